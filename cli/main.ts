@@ -1,0 +1,45 @@
+import { Command, CommanderError } from 'commander';
+import { ConfigError } from '../deploy/config.ts';
+import { InputError } from '../schemas/errors.ts';
+import { COMMANDS } from './commands/index.ts';
+import { EXIT } from './exitCodes.ts';
+
+const program = new Command('passk')
+  .description(
+    'passk tells you whether your LLM agent can be depended on, not just whether it can succeed.\n' +
+      'It runs every labeled row several times and reports mean accuracy, pass@k, pass^k, flip rate\n' +
+      'and a stability class per row; it compares versions row by row and gates releases.',
+  )
+  .option('--config <file>', 'config file (default: ./passk.config.json; env PASSK_CONFIG)')
+  .option('--backend <kind>', 'embedded (default) or kafka (env PASSK_BACKEND)')
+  .option('--data-dir <dir>', 'embedded data directory (default ./.passk; env PASSK_DATA_DIR)')
+  .showHelpAfterError('(run with --help for usage)')
+  .exitOverride()
+  .addHelpText(
+    'after',
+    `
+Exit codes: ${Object.entries(EXIT)
+      .map(([k, v]) => `${v} ${k}`)
+      .join(', ')}
+
+Examples:
+  passk report ../shared/datasets/public-trials/tau_bench.jsonl
+  passk compare --baseline v1 --candidate v2 trials.jsonl
+  passk gate --baseline v1 --candidate v2 --must-not-break mnb.txt trials.jsonl`,
+  );
+
+for (const add of COMMANDS) add(program);
+
+try {
+  await program.parseAsync(process.argv);
+} catch (e) {
+  if (e instanceof CommanderError) {
+    process.exitCode = e.exitCode === 0 ? EXIT.ok : EXIT.usage;
+  } else if (e instanceof InputError || e instanceof ConfigError) {
+    process.stderr.write(`passk: ${e.message}\n`);
+    process.exitCode = EXIT.usage;
+  } else {
+    process.stderr.write(`passk: ${e instanceof Error ? (e.stack ?? e.message) : String(e)}\n`);
+    process.exitCode = EXIT.error;
+  }
+}

@@ -1,0 +1,116 @@
+import { existsSync, readFileSync } from 'node:fs';
+import { resolve } from 'node:path';
+import { z } from 'zod';
+
+/**
+ * Configuration, parsed once. Precedence: command-line flags, then environment, then
+ * `passk.config.json` in the working directory (or `--config FILE` / `PASSK_CONFIG`), then defaults.
+ */
+export const PasskConfig = z
+  .object({
+    /** Which event log and store to use. @default 'embedded' */
+    backend: z.enum(['embedded', 'kafka']).default('embedded'),
+    /** Embedded data directory (event log and chDB store). @default './.passk' */
+    dataDir: z.string().min(1).default('./.passk'),
+    kafka: z
+      .object({
+        brokers: z.array(z.string().min(1)).min(1),
+        schemaRegistryUrl: z.url(),
+        clientId: z.string().default('passk'),
+        /** Partitions for topics passk creates. @default 4 */
+        partitions: z.number().int().positive().default(4),
+        replicationFactor: z.number().int().positive().default(1),
+      })
+      .optional(),
+    clickhouse: z
+      .object({
+        /** A ClickHouse server; absent = embedded chDB in `dataDir`. */
+        url: z.url().optional(),
+        username: z.string().default('default'),
+        password: z.string().default(''),
+        database: z.string().default('passk'),
+      })
+      .default({ username: 'default', password: '', database: 'passk' }),
+    /** Largest event accepted at publish, in bytes; larger ones are refused, never truncated. @default 1000000 */
+    maxEventBytes: z.number().int().positive().default(1_000_000),
+  })
+  .superRefine((c, ctx) => {
+    if (c.backend === 'kafka' && !c.kafka)
+      ctx.addIssue({
+        code: 'custom',
+        path: ['kafka'],
+        message: 'PASSK_BACKEND=kafka needs KAFKA_BROKERS and SCHEMA_REGISTRY_URL',
+      });
+  });
+export type PasskConfig = z.infer<typeof PasskConfig>;
+
+type Flags = Partial<{ backend: string; dataDir: string; config: string }>;
+type Json = Record<string, unknown>;
+
+const fromEnv = (env: NodeJS.ProcessEnv): Json => {
+  const out: Json = {};
+  if (env.PASSK_BACKEND) out.backend = env.PASSK_BACKEND;
+  if (env.PASSK_DATA_DIR) out.dataDir = env.PASSK_DATA_DIR;
+  if (env.PASSK_MAX_EVENT_BYTES) out.maxEventBytes = Number(env.PASSK_MAX_EVENT_BYTES);
+  if (env.KAFKA_BROKERS || env.SCHEMA_REGISTRY_URL)
+    out.kafka = {
+      brokers: (env.KAFKA_BROKERS ?? '').split(',').map((s) => s.trim()).filter(Boolean),
+      schemaRegistryUrl: env.SCHEMA_REGISTRY_URL,
+      ...(env.KAFKA_PARTITIONS ? { partitions: Number(env.KAFKA_PARTITIONS) } : {}),
+    };
+  if (env.CLICKHOUSE_URL)
+    out.clickhouse = {
+      url: env.CLICKHOUSE_URL,
+      ...(env.CLICKHOUSE_USER ? { username: env.CLICKHOUSE_USER } : {}),
+      ...(env.CLICKHOUSE_PASSWORD ? { password: env.CLICKHOUSE_PASSWORD } : {}),
+      ...(env.CLICKHOUSE_DATABASE ? { database: env.CLICKHOUSE_DATABASE } : {}),
+    };
+  return out;
+};
+
+const fromFile = (path: string | undefined, cwd: string): Json => {
+  const file = path ? resolve(cwd, path) : resolve(cwd, 'passk.config.json');
+  if (!existsSync(file)) {
+    if (path) throw new Error(`config file not found: ${file}`);
+    return {};
+  }
+  try {
+    return JSON.parse(readFileSync(file, 'utf8')) as Json;
+  } catch (e) {
+    throw new Error(`${file}: not valid JSON (${(e as Error).message})`);
+  }
+};
+
+const merge = (...layers: Json[]): Json => {
+  const out: Json = {};
+  for (const layer of layers)
+    for (const [k, v] of Object.entries(layer)) {
+      if (v === undefined) continue;
+      const prev = out[k];
+      out[k] =
+        prev && typeof prev === 'object' && !Array.isArray(prev) && v && typeof v === 'object' && !Array.isArray(v)
+          ? merge(prev as Json, v as Json)
+          : v;
+    }
+  return out;
+};
+
+export class ConfigError extends Error {
+  override name = 'ConfigError';
+}
+
+export const loadConfig = (
+  flags: Flags = {},
+  env: NodeJS.ProcessEnv = process.env,
+  cwd: string = process.cwd(),
+): PasskConfig => {
+  const file = fromFile(flags.config ?? env.PASSK_CONFIG, cwd);
+  const fromFlags: Json = { backend: flags.backend, dataDir: flags.dataDir };
+  const result = PasskConfig.safeParse(merge(file, fromEnv(env), fromFlags));
+  if (!result.success)
+    throw new ConfigError(
+      'invalid configuration: ' +
+        result.error.issues.map((i) => `${i.path.join('.') || '(root)'}: ${i.message}`).join('; '),
+    );
+  return { ...result.data, dataDir: resolve(cwd, result.data.dataDir) };
+};

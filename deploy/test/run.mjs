@@ -1,0 +1,36 @@
+#!/usr/bin/env node
+// The README's test command (`npm test`): every test, unit and integration, on a fresh machine.
+// Integration tests bring up their own Kafka + schema registry (see test/setup/stack.ts).
+// Ends with one plain line, `N passed, M failed`, counted from vitest's JSON report.
+import { spawnSync } from 'node:child_process';
+import { existsSync, mkdirSync, readFileSync, rmSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const root = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
+const reportDir = join(root, '.reports');
+const report = join(reportDir, 'vitest.json');
+mkdirSync(reportDir, { recursive: true });
+rmSync(report, { force: true });
+
+const vitest = join(root, 'node_modules', 'vitest', 'vitest.mjs');
+const run = spawnSync(
+  process.execPath,
+  [vitest, 'run', '--reporter=default', '--reporter=json', `--outputFile.json=${report}`, ...process.argv.slice(2)],
+  { cwd: root, stdio: 'inherit', env: { ...process.env, KAFKAJS_NO_PARTITIONER_WARNING: '1' } },
+);
+
+let passed = 0;
+let failed = 0;
+if (existsSync(report)) {
+  const json = JSON.parse(readFileSync(report, 'utf8'));
+  passed = json.numPassedTests ?? 0;
+  // A file that failed to load counts as one failure: it ran none of its tests.
+  failed = (json.numFailedTests ?? 0) + (json.testResults ?? []).filter((f) => f.status === 'failed' && (f.assertionResults ?? []).length === 0).length;
+} else {
+  failed = 1;
+}
+const code = run.status ?? 1;
+if (code !== 0 && failed === 0) failed = 1; // vitest failed outside any test (setup, unhandled error)
+console.log(`${passed} passed, ${failed} failed`);
+process.exit(code);

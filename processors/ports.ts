@@ -1,0 +1,101 @@
+import type { EventCodec } from '../schemas/codec.ts';
+import type { PasskEvent } from '../schemas/events/index.ts';
+import type { Topic } from '../schemas/topics.ts';
+
+/**
+ * Ports: what the processors need from the outside world. Adapters (log/, sinks/) implement them;
+ * `deploy/` wires adapters to the topology. One contract test suite runs against every adapter.
+ */
+
+/** A record as it sits in the log, before decoding. */
+export interface RawRecord {
+  readonly topic: string;
+  readonly partition: number;
+  /** Offsets are integers below 2^53, kept as numbers. */
+  readonly offset: number;
+  readonly key: string;
+  readonly value: Uint8Array;
+  /** Append time, epoch ms (log time, not event time). */
+  readonly timestamp: number;
+}
+
+/** A decoded, valid event with its position in the log. */
+export interface LogEvent<E extends PasskEvent = PasskEvent> {
+  readonly topic: string;
+  readonly partition: number;
+  readonly offset: number;
+  readonly key: string;
+  readonly event: E;
+}
+
+/** A dead letter: the original bytes and why they could not be processed. */
+export interface DeadLetter {
+  readonly source: { topic: string; partition: number; offset: number; key: string };
+  readonly value: Uint8Array;
+  readonly reason: string;
+}
+
+export interface EventPublisher {
+  /**
+   * Appends events to their topics (`topicOf`) under their keys (`keyOf`).
+   * The promise resolves once every event is durable (acknowledged); until then nothing is promised.
+   * An event over the configured maximum size rejects the whole call with `EventTooLarge`.
+   * A duplicate `event_id` is appended as written: de-duplication is the processors' job.
+   */
+  publish(events: readonly PasskEvent[]): Promise<void>;
+  /** Appends raw bytes as they are (tests, DLQ, replays of foreign data). */
+  publishRaw(topic: Topic, records: readonly { key: string; value: Uint8Array }[]): Promise<void>;
+  close(): Promise<void>;
+}
+
+/** A batch from one partition, in offset order. Malformed records were already dead-lettered. */
+export interface EventBatch {
+  readonly topic: string;
+  readonly partition: number;
+  readonly events: readonly LogEvent[];
+  /** Offset of the last record in the batch (valid or dead-lettered); commit `lastOffset + 1`. */
+  readonly lastOffset: number;
+  /** Offset the next append to this partition will get: lag = highWatermark - (lastOffset + 1). */
+  readonly highWatermark: number;
+}
+
+export interface ConsumerOptions {
+  readonly groupId: string;
+  readonly topics: readonly Topic[];
+  /** Where a group with no committed offset starts. @default 'earliest' */
+  readonly fromBeginning?: boolean;
+  /** Max records per batch. @default 1000 */
+  readonly maxBatch?: number;
+  /** Called when this member is given partitions, before their first batch (restore state here). */
+  readonly onAssigned?: (assignment: readonly { topic: string; partition: number }[]) => Promise<void> | void;
+  /** Called when partitions are taken away (flush and drop their state here). */
+  readonly onRevoked?: (assignment: readonly { topic: string; partition: number }[]) => Promise<void> | void;
+}
+
+export interface EventConsumer {
+  /**
+   * Batches in per-partition offset order. The next batch is not fetched until the caller asks,
+   * so a slow caller pauses consumption (backpressure). Ends when `close()` is called.
+   */
+  batches(): AsyncIterable<EventBatch>;
+  /** Commits offsets the caller has made durable: the next read of that partition starts at `nextOffset`. */
+  commit(positions: readonly { topic: string; partition: number; nextOffset: number }[]): Promise<void>;
+  /** Committed position per partition (or undefined). */
+  committed(topic: Topic): Promise<Map<number, number>>;
+  /** Lag per partition: high watermark minus committed position. */
+  lag(): Promise<{ topic: string; partition: number; lag: number }[]>;
+  close(): Promise<void>;
+}
+
+export interface EventSource {
+  consumer(options: ConsumerOptions): Promise<EventConsumer>;
+}
+
+/** One backend: a publisher and a source over the same log, plus its dead letters. */
+export interface EventLog extends EventSource {
+  readonly publisher: EventPublisher;
+  readonly codec: EventCodec;
+  /** Reads the dead-letter topic from the start (tools and tests). */
+  deadLetters(): Promise<DeadLetter[]>;
+  close(): Promise<void>;
+}

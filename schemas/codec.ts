@@ -1,0 +1,39 @@
+import { InvalidEvent } from './errors.ts';
+import { PasskEvent } from './events/index.ts';
+
+/** Turns events into bytes and back. Decoding validates: core code only ever sees typed events. */
+export interface EventCodec {
+  encode(event: PasskEvent): Promise<Uint8Array>;
+  /** @throws InvalidEvent when the bytes are not a valid event (the caller dead-letters them). */
+  decode(bytes: Uint8Array): Promise<PasskEvent>;
+}
+
+const describeIssues = (issues: readonly { path: readonly PropertyKey[]; message: string }[]): string =>
+  issues
+    .slice(0, 5)
+    .map((i) => `${i.path.map(String).join('.') || '(root)'}: ${i.message}`)
+    .join('; ');
+
+/** Validates a parsed value as an event; the reason names the failing fields. */
+export const validateEvent = (value: unknown): PasskEvent => {
+  const result = PasskEvent.safeParse(value);
+  if (!result.success) throw new InvalidEvent(`schema: ${describeIssues(result.error.issues)}`, result.error);
+  return result.data;
+};
+
+const decoder = new TextDecoder('utf-8', { fatal: true });
+const encoder = new TextEncoder();
+
+/** Plain UTF-8 JSON, validated by the zod schemas. Used by the embedded log. */
+export const jsonCodec: EventCodec = {
+  encode: async (event) => encoder.encode(JSON.stringify(validateEvent(event))),
+  decode: async (bytes) => {
+    let value: unknown;
+    try {
+      value = JSON.parse(decoder.decode(bytes));
+    } catch (e) {
+      throw new InvalidEvent(`undecodable: ${(e as Error).message}`, e);
+    }
+    return validateEvent(value);
+  },
+};

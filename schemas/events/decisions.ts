@@ -1,0 +1,56 @@
+import { z } from 'zod';
+import { envelope, Id } from '../envelope.ts';
+
+export const GateRuleResult = z.object({
+  rule: z.string().min(1),
+  passed: z.boolean(),
+  detail: z.string(),
+  rows: z.array(z.string()).optional(),
+});
+
+/** A release decision, with the rows and attempts it used (no gate shopping). */
+export const GateEvaluated = z.object({
+  ...envelope('GateEvaluated'),
+  gate_id: Id,
+  suite: Id,
+  dataset_id: Id.optional(),
+  dataset_version: Id,
+  baseline: Id,
+  candidate: Id,
+  verdict: z.enum(['pass', 'fail']),
+  reasons: z.array(GateRuleResult),
+  /** Event ids of the attempts behind the verdict, per row. */
+  evidence: z.array(z.object({ row_id: Id, baseline_attempts: z.array(z.string()), candidate_attempts: z.array(z.string()) })),
+  /** Set when this is not the first verdict on this candidate. */
+  repeated_verdict: z.boolean().optional(),
+});
+export type GateEvaluated = z.infer<typeof GateEvaluated>;
+
+export const StabilityClass = z.enum(['stable_correct', 'stable_wrong', 'flip', 'unclassified']);
+export type StabilityClass = z.infer<typeof StabilityClass>;
+
+/** Processor changelog: the full state of one row for one version (compacted topic). */
+export const RowStateChanged = z.object({
+  ...envelope('RowStateChanged'),
+  suite: Id,
+  dataset_version: Id,
+  agent_version: Id,
+  row_id: Id,
+  /** Changelog sequence of this key; the sink keeps the highest. */
+  seq: z.number().int().nonnegative(),
+  n: z.number().int().nonnegative(),
+  c: z.number().int().nonnegative(),
+  ungraded: z.number().int().nonnegative(),
+  class: StabilityClass,
+  attempts: z.array(
+    z.object({
+      attempt: z.number().int().nonnegative(),
+      run_id: Id,
+      event_id: z.string(),
+      passed: z.boolean().nullable(),
+      output: z.string().nullable().optional(),
+      checks: z.record(z.string(), z.union([z.string(), z.number(), z.boolean(), z.null()])).optional(),
+    }),
+  ),
+});
+export type RowStateChanged = z.infer<typeof RowStateChanged>;

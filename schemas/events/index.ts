@@ -1,0 +1,45 @@
+import { z } from 'zod';
+import { DatasetRowUpserted, FailureConfirmed } from './datasets.ts';
+import { GateEvaluated, RowStateChanged } from './decisions.ts';
+import { JudgmentRecorded, LabelRecorded } from './judgments.ts';
+import { TraceSampled } from './traceSampled.ts';
+import { TrialRecorded } from './trialRecorded.ts';
+
+export * from './datasets.ts';
+export * from './decisions.ts';
+export * from './judgments.ts';
+export * from './traceSampled.ts';
+export * from './trialRecorded.ts';
+
+/** Every event schema, by its `type`. */
+export const EVENT_SCHEMAS = {
+  TrialRecorded,
+  TraceSampled,
+  JudgmentRecorded,
+  LabelRecorded,
+  DatasetRowUpserted,
+  FailureConfirmed,
+  GateEvaluated,
+  RowStateChanged,
+} as const;
+
+export type EventType = keyof typeof EVENT_SCHEMAS;
+export const EVENT_TYPES = Object.keys(EVENT_SCHEMAS) as EventType[];
+
+export const PasskEvent = z.discriminatedUnion('type', [
+  TrialRecorded,
+  TraceSampled,
+  JudgmentRecorded,
+  LabelRecorded,
+  DatasetRowUpserted,
+  FailureConfirmed,
+  GateEvaluated,
+  RowStateChanged,
+]);
+export type PasskEvent = z.infer<typeof PasskEvent>;
+export type EventOf<T extends EventType> = Extract<PasskEvent, { type: T }>;
+
+export const isEvent =
+  <T extends EventType>(type: T) =>
+  (e: PasskEvent): e is EventOf<T> =>
+    e.type === type;

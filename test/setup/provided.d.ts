@@ -1,0 +1,9 @@
+import 'vitest';
+
+declare module 'vitest' {
+  export interface ProvidedContext {
+    kafkaBrokers: string;
+    schemaRegistryUrl: string;
+    stackKind: 'env' | 'testcontainers' | 'local';
+  }
+}
