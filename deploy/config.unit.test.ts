@@ -1,0 +1,43 @@
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { ConfigError, loadConfig } from './config.ts';
+
+const dir = () => mkdtempSync(join(tmpdir(), 'passk-config-'));
+
+describe('loadConfig', () => {
+  it('defaults to the embedded backend in ./.passk', () => {
+    const cwd = dir();
+    const c = loadConfig({}, {}, cwd);
+    expect(c.backend).toBe('embedded');
+    expect(c.dataDir).toBe(join(cwd, '.passk'));
+    expect(c.clickhouse.url).toBeUndefined();
+  });
+  it('takes flags over env over the config file', () => {
+    const cwd = dir();
+    writeFileSync(join(cwd, 'passk.config.json'), JSON.stringify({ dataDir: 'from-file', maxEventBytes: 42 }));
+    expect(loadConfig({}, {}, cwd).dataDir).toBe(join(cwd, 'from-file'));
+    expect(loadConfig({}, { PASSK_DATA_DIR: 'from-env' }, cwd).dataDir).toBe(join(cwd, 'from-env'));
+    expect(loadConfig({ dataDir: 'from-flag' }, { PASSK_DATA_DIR: 'from-env' }, cwd).dataDir).toBe(join(cwd, 'from-flag'));
+    expect(loadConfig({}, {}, cwd).maxEventBytes).toBe(42);
+  });
+  it('selects Kafka from env', () => {
+    const c = loadConfig({}, { PASSK_BACKEND: 'kafka', KAFKA_BROKERS: 'a:1,b:2', SCHEMA_REGISTRY_URL: 'http://r:8080/apis/ccompat/v7' }, dir());
+    expect(c.backend).toBe('kafka');
+    expect(c.kafka?.brokers).toEqual(['a:1', 'b:2']);
+    expect(c.kafka?.partitions).toBe(4);
+  });
+  it('says what is missing for Kafka', () => {
+    expect(() => loadConfig({ backend: 'kafka' }, {}, dir())).toThrow(/KAFKA_BROKERS and SCHEMA_REGISTRY_URL/);
+  });
+  it('names the bad field', () => {
+    expect(() => loadConfig({ backend: 'nope' }, {}, dir())).toThrow(ConfigError);
+    expect(() => loadConfig({}, { CLICKHOUSE_URL: 'not a url' }, dir())).toThrow(/clickhouse\.url/);
+  });
+  it('names a config file that is not JSON', () => {
+    const cwd = dir();
+    writeFileSync(join(cwd, 'passk.config.json'), '{ nope');
+    expect(() => loadConfig({}, {}, cwd)).toThrow(/passk\.config\.json: not valid JSON/);
+  });
+});
