@@ -5,7 +5,7 @@
 //
 // With kafkajs resolvable (the repo's node_modules, or NODE_PATH): describeCluster() must list
 // the broker at the expected address AND the group coordinator must answer (describeGroups),
-// and an idempotent producer must get a producer id; this also makes the broker create
+// and a transactional producer must get a producer id; this also makes the broker create
 // __consumer_offsets and __transaction_state, so the first test of a run does not pay for them.
 // Without kafkajs (fresh machine before `npm ci`): a dependency-free probe on the wire protocol,
 // ApiVersions v0 (error_code 0) + Metadata v0 (broker list contains host:port).
@@ -40,9 +40,9 @@ async function withKafkajs(kafkajs) {
       throw new Error(`broker ${target} not in cluster metadata: ${JSON.stringify(brokers)}`)
     }
     await admin.describeGroups(['passk-ready-probe']) // FindCoordinator: group coordinator up
-    // InitProducerId through the transaction coordinator: creates/loads __transaction_state, so the
-    // first idempotent or transactional producer of a test run does not hit COORDINATOR_LOAD_IN_PROGRESS.
-    const producer = kafka.producer({ idempotent: true, maxInFlightRequests: 1 })
+    // FindCoordinator(TRANSACTION) + InitProducerId: creates/loads __transaction_state, so the first
+    // idempotent or transactional producer of a test run does not hit COORDINATOR_NOT_AVAILABLE/LOADING.
+    const producer = kafka.producer({ transactionalId: 'passk-ready-probe', idempotent: true, maxInFlightRequests: 1 })
     await producer.connect()
     await producer.disconnect()
     return `kafkajs: brokers=${JSON.stringify(brokers)} controller=${controller}`
