@@ -1,0 +1,50 @@
+import { mkdirSync } from 'node:fs';
+import { join } from 'node:path';
+import { applyTraceRetention } from '../sinks/clickhouse/retention.ts';
+import { migrate, type MigrateResult } from '../sinks/clickhouse/migrate.ts';
+import { openClickHouse, type StoreClient, type StoreTarget } from '../sinks/clickhouse/connection.ts';
+import type { PasskConfig } from './config.ts';
+
+/** Raw traces are kept this many days unless configured otherwise (0 = forever). */
+export const DEFAULT_TRACE_TTL_DAYS = 90;
+
+/** The configured store: a ClickHouse server when `clickhouse.url` is set, else chDB in `<dataDir>/store`. */
+export const storeTarget = (config: PasskConfig): StoreTarget =>
+  config.clickhouse.url
+    ? {
+        kind: 'server',
+        url: config.clickhouse.url,
+        username: config.clickhouse.username,
+        password: config.clickhouse.password,
+        database: config.clickhouse.database,
+      }
+    : { kind: 'embedded', path: join(config.dataDir, 'store'), database: config.clickhouse.database };
+
+export interface OpenStoreOptions {
+  /** Apply pending migrations and the trace retention on open. @default true */
+  readonly migrate?: boolean;
+  /** @default DEFAULT_TRACE_TTL_DAYS */
+  readonly traceTtlDays?: number;
+  readonly log?: (line: string) => void;
+}
+
+export type Store = StoreClient & { readonly migrations: MigrateResult | undefined };
+
+/**
+ * Opens the configured store and brings its schema up to date.
+ * @throws StoreLocked when another process holds the embedded store (the CLI exits with EXIT.unavailable).
+ */
+export const openStore = async (config: PasskConfig, opts: OpenStoreOptions = {}): Promise<Store> => {
+  const target = storeTarget(config);
+  if (target.kind === 'embedded') mkdirSync(target.path, { recursive: true });
+  const store = await openClickHouse(target);
+  try {
+    if (opts.migrate === false) return { ...store, migrations: undefined };
+    const migrations = await migrate(store.client, opts.log ? { log: opts.log } : {});
+    await applyTraceRetention(store.client, opts.traceTtlDays ?? DEFAULT_TRACE_TTL_DAYS);
+    return { ...store, migrations };
+  } catch (e) {
+    await store.close();
+    throw e;
+  }
+};

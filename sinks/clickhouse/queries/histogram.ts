@@ -1,0 +1,153 @@
+import { DEFAULT_MIN_ATTEMPTS } from '../../../processors/core/classify.ts';
+import { summarizeHistogram, type HistogramBin, type HistogramSummary } from '../../../processors/core/histogram.ts';
+import { clusteredMeanAccuracy, wilson, type ClusteredMean, type Interval } from '../../../processors/core/intervals.ts';
+import { z } from 'zod';
+import { any, select, type Querier } from './select.ts';
+
+/**
+ * The per-version numbers come from one small query: each row's (n, c) is counted in SQL and the
+ * rows are grouped by (n, c), so at most a few dozen bins leave the store whatever its size. The
+ * bins go to the core's `summarizeHistogram`, the same code the offline report uses.
+ */
+
+export interface VersionScope {
+  readonly suite: string;
+  readonly agent_version: string;
+  /** One dataset version, or every dataset version of the suite (rows are still per dataset version). */
+  readonly dataset_version?: string;
+  /** Count ungraded trials (passed NULL) as failures. @default false */
+  readonly ungradedAsFailure?: boolean;
+}
+
+const Bin = z.object({ n: z.number(), c: z.number(), count: z.number(), ungraded: z.number() });
+
+const HISTOGRAM_SQL = `
+SELECT n, c, count() AS count, sum(u) AS ungraded
+FROM (
+  SELECT
+    if({ungraded_as_failure:Bool}, count(), countIf(passed IS NOT NULL)) AS n,
+    countIf(passed) AS c,
+    countIf(passed IS NULL) AS u
+  FROM trials FINAL
+  WHERE suite = {suite:String} AND agent_version = {agent_version:String}
+    AND ({dataset_version:String} = '' OR dataset_version = {dataset_version:String})
+  GROUP BY dataset_version, row_id
+)
+GROUP BY n, c
+ORDER BY n, c`;
+
+export interface VersionHistogram {
+  readonly bins: HistogramBin[];
+  /** Trials with passed NULL (left out of n unless ungradedAsFailure). */
+  readonly ungraded: number;
+}
+
+/** The (n, c) histogram of one agent version on one suite, from the raw trials (duplicates counted once). */
+export const versionHistogram = async (client: Querier, scope: VersionScope): Promise<VersionHistogram> => {
+  const rows = await select(client, Bin, HISTOGRAM_SQL, {
+    suite: scope.suite,
+    agent_version: scope.agent_version,
+    dataset_version: any(scope.dataset_version),
+    ungraded_as_failure: scope.ungradedAsFailure === true,
+  });
+  return { bins: rows.map(({ n, c, count }) => ({ n, c, count })), ungraded: rows.reduce((s, r) => s + r.ungraded, 0) };
+};
+
+export interface PassCurvePoint {
+  readonly k: number;
+  readonly pass_hat_k: number | null;
+  readonly pass_at_k: number | null;
+  /** Rows with at least k counted attempts: the rows this k is averaged over. */
+  readonly rows: number;
+}
+
+/** pass^k and pass@k for k = 1..K (default: the fewest counted attempts of any row). */
+export const passCurve = async (client: Querier, scope: VersionScope & { k?: number }): Promise<PassCurvePoint[]> => {
+  const { bins } = await versionHistogram(client, scope);
+  const s = summarizeHistogram(bins, scope.k === undefined ? {} : { k: scope.k });
+  return Array.from({ length: s.k_max }, (_, i) => ({
+    k: i + 1,
+    pass_hat_k: s.pass_hat_k[String(i + 1)] ?? null,
+    pass_at_k: s.pass_at_k[String(i + 1)] ?? null,
+    rows: s.rows_at_k[String(i + 1)] ?? 0,
+  }));
+};
+
+export interface VersionSummary extends HistogramSummary {
+  readonly suite: string;
+  readonly agent_version: string;
+  readonly dataset_version: string | null;
+  readonly ungraded: number;
+  readonly min_attempts: number;
+  readonly bins: HistogramBin[];
+  /** Closed-form intervals (the report's): clustered SE for mean accuracy, Wilson for class shares and flip rate. */
+  readonly intervals: {
+    readonly confidence: number;
+    readonly mean_accuracy: { clustered_se: number | null; clustered: Interval | null; wilson_iid: Interval | null };
+    readonly flip_rate: Interval | null;
+    readonly classes: { stable_correct: Interval | null; stable_wrong: Interval | null; flip: Interval | null };
+  };
+}
+
+/** Rows of a histogram as (n, c) pairs, for the closed-form intervals that need per-row values. */
+const expand = (bins: readonly HistogramBin[]): { n: number; c: number }[] =>
+  bins.flatMap((b) => Array.from({ length: b.count }, () => ({ n: b.n, c: b.c })));
+
+/**
+ * The report's numbers for one version: rows, trials, mean accuracy, pass@k and pass^k for
+ * k = 1..K, flip rate, classes, with their closed-form intervals. (The report's bootstrap intervals
+ * for pass@k / pass^k need the rows in row order: `passk report --from-store` computes them.)
+ */
+export const versionSummary = async (
+  client: Querier,
+  scope: VersionScope & { k?: number; minAttempts?: number; confidence?: number },
+): Promise<VersionSummary> => {
+  const { bins, ungraded } = await versionHistogram(client, scope);
+  const minAttempts = scope.minAttempts ?? DEFAULT_MIN_ATTEMPTS;
+  const confidence = scope.confidence ?? 0.95;
+  const s = summarizeHistogram(bins, { ...(scope.k === undefined ? {} : { k: scope.k }), minAttempts });
+  const clustered: ClusteredMean | null = clusteredMeanAccuracy(expand(bins), confidence);
+  return {
+    suite: scope.suite,
+    agent_version: scope.agent_version,
+    dataset_version: scope.dataset_version ?? null,
+    ...s,
+    ungraded,
+    min_attempts: minAttempts,
+    bins,
+    intervals: {
+      confidence,
+      mean_accuracy: { clustered_se: clustered?.se ?? null, clustered: clustered?.interval ?? null, wilson_iid: wilson(s.passes, s.trials, confidence) },
+      flip_rate: wilson(s.classes.flip, s.classified, confidence),
+      classes: {
+        stable_correct: wilson(s.classes.stable_correct, s.classified, confidence),
+        stable_wrong: wilson(s.classes.stable_wrong, s.classified, confidence),
+        flip: wilson(s.classes.flip, s.classified, confidence),
+      },
+    },
+  };
+};
+
+const VersionRow = z.object({
+  suite: z.string(),
+  dataset_version: z.string(),
+  agent_version: z.string(),
+  rows: z.number(),
+  trials: z.number(),
+  first_at: z.number(),
+  last_at: z.number(),
+});
+
+/** Every (suite, dataset version, agent version) in the store, with its size and time span. */
+export const listVersions = async (client: Querier, opts: { suite?: string } = {}): Promise<z.infer<typeof VersionRow>[]> =>
+  select(
+    client,
+    VersionRow,
+    `SELECT suite, dataset_version, agent_version, uniqExact(row_id) AS rows, count() AS trials,
+            toUnixTimestamp64Milli(min(occurred_at)) AS first_at, toUnixTimestamp64Milli(max(occurred_at)) AS last_at
+     FROM trials FINAL
+     WHERE {suite:String} = '' OR suite = {suite:String}
+     GROUP BY suite, dataset_version, agent_version
+     ORDER BY suite, dataset_version, agent_version`,
+    { suite: any(opts.suite) },
+  );

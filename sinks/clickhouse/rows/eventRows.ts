@@ -1,0 +1,163 @@
+import type { DatasetRowUpserted, FailureConfirmed } from '../../../schemas/events/datasets.ts';
+import type { GateEvaluated, RowStateChanged } from '../../../schemas/events/decisions.ts';
+import type { PasskEvent } from '../../../schemas/events/index.ts';
+import type { JudgmentRecorded, LabelRecorded } from '../../../schemas/events/judgments.ts';
+import type { RunFinished } from '../../../schemas/events/runFinished.ts';
+import type { TraceSampled } from '../../../schemas/events/traceSampled.ts';
+import type { TableName } from '../schema/tables.ts';
+import { toDateTime64 } from '../time.ts';
+import { trialToRow } from './trialRow.ts';
+
+/** Event → a row of its table. Every event type has exactly one table. */
+
+type Row = Record<string, unknown>;
+
+const envelope = (e: PasskEvent): Row => ({
+  event_id: e.event_id,
+  occurred_at: toDateTime64(e.occurred_at),
+  producer: e.producer,
+  schema_version: e.schema_version,
+});
+
+const traceRow = (e: TraceSampled): Row => ({
+  ...envelope(e),
+  trace_id: e.trace_id,
+  agent_version: e.agent_version,
+  segment: e.segment,
+  input_fingerprint: e.input_fingerprint,
+  sampling_policy: e.sampling.policy,
+  sampling_probability: e.sampling.probability,
+  verdicts: (e.verdicts ?? []).map((v) => ({ grader: v.grader, passed: v.passed, score: v.score ?? null })),
+  user_signals: Object.fromEntries(Object.entries(e.user_signals ?? {}).map(([k, v]) => [k, JSON.stringify(v)])),
+  error_kind: e.error_kind ?? null,
+  payload_input: e.payload?.input ?? null,
+  payload_output: e.payload?.output ?? null,
+  has_payload: e.payload !== undefined,
+  tags: e.tags ?? [],
+});
+
+const judgmentRow = (e: JudgmentRecorded): Row => ({
+  ...envelope(e),
+  item_id: e.item_id,
+  judge_id: e.judge.id,
+  judge_version: e.judge.version ?? null,
+  judge_model: e.judge.model ?? null,
+  rubric_version: e.rubric_version,
+  kind: e.kind,
+  label: e.label ?? null,
+  score: e.score ?? null,
+  order: e.order ?? [],
+  has_order: e.order !== undefined,
+  repeat: e.repeat ?? null,
+  output_length: e.output_length ?? null,
+});
+
+const labelRow = (e: LabelRecorded): Row => ({
+  ...envelope(e),
+  item_id: e.item_id,
+  labeler: e.labeler,
+  label: e.label ?? null,
+  score: e.score ?? null,
+});
+
+const datasetRow = (e: DatasetRowUpserted): Row => ({
+  ...envelope(e),
+  dataset_id: e.dataset_id,
+  dataset_version: e.dataset_version,
+  row_id: e.row_id,
+  input: e.input,
+  expected: e.expected,
+  tags: e.tags,
+  provenance_kind: e.provenance.kind,
+  provenance_trace_id: e.provenance.trace_id ?? null,
+  provenance_failure_event_id: e.provenance.failure_event_id ?? null,
+  provenance_note: e.provenance.note ?? null,
+});
+
+const failureRow = (e: FailureConfirmed): Row => ({
+  ...envelope(e),
+  trace_id: e.trace_id,
+  dataset_id: e.dataset_id,
+  input: e.input,
+  expected: e.expected,
+  reviewer: e.reviewer,
+  note: e.note ?? null,
+});
+
+const gateRow = (e: GateEvaluated): Row => ({
+  ...envelope(e),
+  gate_id: e.gate_id,
+  suite: e.suite,
+  dataset_id: e.dataset_id ?? '',
+  dataset_version: e.dataset_version,
+  baseline: e.baseline,
+  candidate: e.candidate,
+  verdict: e.verdict,
+  reasons: e.reasons.map((r) => ({ rule: r.rule, passed: r.passed, detail: r.detail, rows: r.rows ?? [], has_rows: r.rows !== undefined })),
+  evidence: e.evidence.map((x) => ({ row_id: x.row_id, baseline_attempts: x.baseline_attempts, candidate_attempts: x.candidate_attempts })),
+  repeated_verdict: e.repeated_verdict ?? null,
+});
+
+const rowStateRow = (e: RowStateChanged): Row => ({
+  ...envelope(e),
+  suite: e.suite,
+  dataset_version: e.dataset_version,
+  agent_version: e.agent_version,
+  row_id: e.row_id,
+  seq: e.seq,
+  n: e.n,
+  c: e.c,
+  ungraded: e.ungraded,
+  class: e.class,
+  attempts: e.attempts.map((a) => ({
+    attempt: a.attempt,
+    run_id: a.run_id,
+    event_id: a.event_id,
+    passed: a.passed,
+    output: a.output ?? null,
+    has_output: a.output !== undefined,
+    checks: Object.fromEntries(Object.entries(a.checks ?? {}).map(([k, v]) => [k, JSON.stringify(v)])),
+    has_checks: a.checks !== undefined,
+  })),
+});
+
+const runRow = (e: RunFinished): Row => ({
+  ...envelope(e),
+  run_id: e.run_id,
+  suite: e.suite,
+  dataset_id: e.dataset_id ?? '',
+  dataset_version: e.dataset_version,
+  agent_version: e.agent.version,
+  agent: JSON.stringify(e.agent),
+  status: e.status,
+  trials: e.trials,
+  ungraded: e.ungraded ?? null,
+  rows: e.rows ?? null,
+  k: e.k ?? null,
+  started_at: e.started_at === undefined ? null : toDateTime64(e.started_at),
+  note: e.note ?? null,
+});
+
+/** The table an event is stored in, and its row there. */
+export const eventToRow = (e: PasskEvent): { table: TableName; row: Row } => {
+  switch (e.type) {
+    case 'TrialRecorded':
+      return { table: 'trials', row: trialToRow(e) };
+    case 'TraceSampled':
+      return { table: 'traces', row: traceRow(e) };
+    case 'JudgmentRecorded':
+      return { table: 'judgments', row: judgmentRow(e) };
+    case 'LabelRecorded':
+      return { table: 'labels', row: labelRow(e) };
+    case 'DatasetRowUpserted':
+      return { table: 'dataset_rows', row: datasetRow(e) };
+    case 'FailureConfirmed':
+      return { table: 'confirmed_failures', row: failureRow(e) };
+    case 'GateEvaluated':
+      return { table: 'gate_decisions', row: gateRow(e) };
+    case 'RowStateChanged':
+      return { table: 'row_state', row: rowStateRow(e) };
+    case 'RunFinished':
+      return { table: 'runs', row: runRow(e) };
+  }
+};

@@ -1,0 +1,152 @@
+import { z } from 'zod';
+import { TrialRecorded } from '../../../schemas/events/trialRecorded.ts';
+import { toDateTime64 } from '../time.ts';
+
+/**
+ * TrialRecorded ⇄ a row of `trials`. The mapping is lossless: `rowToTrial(trialToRow(e))` equals
+ * `e`. Optional fields map to NULL (or ''), except where NULL or [] already means something;
+ * those fields are listed in `absent` when the event did not have them. One normalization: a
+ * check's `passed: null` and a missing `passed` both read back as missing.
+ */
+
+const NULLABLE_OPTIONAL = ['output', 'expected', 'score', 'error_kind', 'failure_category'] as const;
+const OPTIONAL_ARRAYS = ['checks', 'actions', 'retrieved_refs', 'forbidden_actions', 'tags'] as const;
+
+export const trialToRow = (e: TrialRecorded): Record<string, unknown> => ({
+  event_id: e.event_id,
+  occurred_at: toDateTime64(e.occurred_at),
+  producer: e.producer,
+  schema_version: e.schema_version,
+  suite: e.suite,
+  dataset_id: e.dataset_id ?? '',
+  dataset_version: e.dataset_version,
+  row_id: e.row_id,
+  run_id: e.run_id,
+  attempt: e.attempt,
+  agent_id: e.agent.id ?? '',
+  agent_version: e.agent.version,
+  agent_model: e.agent.model ?? null,
+  prompt_hash: e.agent.prompt_hash ?? null,
+  tools_hash: e.agent.tools_hash ?? null,
+  config_hash: e.agent.config_hash ?? null,
+  input: e.input ?? null,
+  output: e.output ?? null,
+  expected: e.expected ?? null,
+  passed: e.passed,
+  score: e.score ?? null,
+  grader_kind: e.grader?.kind ?? '',
+  grader_id: e.grader?.id ?? null,
+  grader_version: e.grader?.version ?? null,
+  checks: (e.checks ?? []).map((c) => ({
+    name: c.name,
+    answer: JSON.stringify(c.answer),
+    passed: c.passed === undefined ? null : c.passed,
+  })),
+  actions: (e.actions ?? []).map((a) => ({ tool: a.tool, arguments: a.arguments === undefined ? null : JSON.stringify(a.arguments) })),
+  retrieved_refs: e.retrieved_refs ?? [],
+  forbidden_actions: e.forbidden_actions ?? [],
+  error_kind: e.error_kind ?? null,
+  failure_category: e.failure_category ?? null,
+  cost_usd: e.cost_usd ?? null,
+  tokens_input: e.tokens?.input ?? null,
+  tokens_output: e.tokens?.output ?? null,
+  latency_ms: e.latency_ms ?? null,
+  tags: e.tags ?? [],
+  absent: [...NULLABLE_OPTIONAL, ...OPTIONAL_ARRAYS].filter((f) => e[f] === undefined),
+});
+
+/** The columns `rowToTrial` needs, as selected by TRIAL_COLUMNS. */
+export const TrialRow = z.object({
+  event_id: z.string(),
+  occurred_at: z.number(),
+  producer: z.string(),
+  schema_version: z.number(),
+  suite: z.string(),
+  dataset_id: z.string(),
+  dataset_version: z.string(),
+  row_id: z.string(),
+  run_id: z.string(),
+  attempt: z.number(),
+  agent_id: z.string(),
+  agent_version: z.string(),
+  agent_model: z.string().nullable(),
+  prompt_hash: z.string().nullable(),
+  tools_hash: z.string().nullable(),
+  config_hash: z.string().nullable(),
+  input: z.string().nullable(),
+  output: z.string().nullable(),
+  expected: z.string().nullable(),
+  passed: z.boolean().nullable(),
+  score: z.number().nullable(),
+  grader_kind: z.string(),
+  grader_id: z.string().nullable(),
+  grader_version: z.string().nullable(),
+  checks: z.array(z.object({ name: z.string(), answer: z.string(), passed: z.boolean().nullable() })),
+  actions: z.array(z.object({ tool: z.string(), arguments: z.string().nullable() })),
+  retrieved_refs: z.array(z.string()),
+  forbidden_actions: z.array(z.string()),
+  error_kind: z.string().nullable(),
+  failure_category: z.string().nullable(),
+  cost_usd: z.number().nullable(),
+  tokens_input: z.number().nullable(),
+  tokens_output: z.number().nullable(),
+  latency_ms: z.number().nullable(),
+  tags: z.array(z.string()),
+  absent: z.array(z.string()),
+});
+export type TrialRow = z.infer<typeof TrialRow>;
+
+/** Column list for SELECTs that feed `rowToTrial` (times as epoch ms). */
+export const TRIAL_COLUMNS = Object.keys(TrialRow.shape)
+  .map((c) => (c === 'occurred_at' ? 'toUnixTimestamp64Milli(occurred_at) AS occurred_at' : `\`${c}\``))
+  .join(', ');
+
+const defined = <T extends Record<string, unknown>>(o: T): Partial<T> =>
+  Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined && v !== null)) as Partial<T>;
+
+export const rowToTrial = (r: TrialRow): TrialRecorded => {
+  const absent = new Set(r.absent);
+  const keep = <T>(field: string, value: T): T | undefined => (absent.has(field) ? undefined : value);
+  const event = {
+    event_id: r.event_id,
+    type: 'TrialRecorded' as const,
+    schema_version: r.schema_version,
+    occurred_at: r.occurred_at,
+    producer: r.producer,
+    suite: r.suite,
+    ...(r.dataset_id === '' ? {} : { dataset_id: r.dataset_id }),
+    dataset_version: r.dataset_version,
+    row_id: r.row_id,
+    run_id: r.run_id,
+    attempt: r.attempt,
+    agent: {
+      ...(r.agent_id === '' ? {} : { id: r.agent_id }),
+      version: r.agent_version,
+      ...defined({ model: r.agent_model, prompt_hash: r.prompt_hash, tools_hash: r.tools_hash, config_hash: r.config_hash }),
+    },
+    ...defined({ input: r.input }),
+    output: keep('output', r.output),
+    expected: keep('expected', r.expected),
+    passed: r.passed,
+    score: keep('score', r.score),
+    ...(r.grader_kind === ''
+      ? {}
+      : { grader: { kind: r.grader_kind, ...defined({ id: r.grader_id, version: r.grader_version }) } }),
+    checks: keep(
+      'checks',
+      r.checks.map((c) => ({ name: c.name, answer: JSON.parse(c.answer) as unknown, ...defined({ passed: c.passed }) })),
+    ),
+    actions: keep(
+      'actions',
+      r.actions.map((a) => ({ tool: a.tool, ...(a.arguments === null ? {} : { arguments: JSON.parse(a.arguments) as unknown }) })),
+    ),
+    retrieved_refs: keep('retrieved_refs', r.retrieved_refs),
+    forbidden_actions: keep('forbidden_actions', r.forbidden_actions),
+    error_kind: keep('error_kind', r.error_kind),
+    failure_category: keep('failure_category', r.failure_category),
+    ...defined({ cost_usd: r.cost_usd, latency_ms: r.latency_ms }),
+    ...(r.tokens_input === null || r.tokens_output === null ? {} : { tokens: { input: r.tokens_input, output: r.tokens_output } }),
+    tags: keep('tags', r.tags),
+  };
+  return TrialRecorded.parse(Object.fromEntries(Object.entries(event).filter(([, v]) => v !== undefined)));
+};

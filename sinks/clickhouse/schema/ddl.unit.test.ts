@@ -1,0 +1,40 @@
+import { describe, expect, it } from 'vitest';
+import { renderClusterTable, renderCreateTable } from './ddl.ts';
+import { MIGRATIONS, renderClusterDdl } from './migrations.ts';
+import { TABLES } from './tables.ts';
+
+describe('DDL rendered from the table definitions', () => {
+  it('one node: ReplacingMergeTree with its version, partition, order, codecs, settings', () => {
+    const sql = renderCreateTable(TABLES.row_state);
+    expect(sql).toMatch(/^CREATE TABLE IF NOT EXISTS `row_state`\n\(/);
+    expect(sql).toContain('ENGINE = ReplacingMergeTree(seq)');
+    expect(sql).toContain('ORDER BY (`suite`, `agent_version`, `dataset_version`, `row_id`)');
+    expect(sql).toContain('SETTINGS non_replicated_deduplication_window = 1000');
+    const trials = renderCreateTable(TABLES.trials);
+    expect(trials).toContain("`occurred_at` DateTime64(3, 'UTC') CODEC(Delta, ZSTD(1))");
+    expect(trials).toContain("`must_not_break` Bool MATERIALIZED has(tags, 'must_not_break')");
+    expect(trials).toContain("`checks` Array(Tuple(name String, answer String, passed Nullable(Bool))) COMMENT 'answer is JSON text' CODEC(ZSTD(3))");
+    expect(trials).toContain('PARTITION BY toYYYYMM(occurred_at)');
+  });
+
+  it('cluster: a Replicated* local table and a Distributed table over it, ON CLUSTER, from the same definition', () => {
+    const [local, distributed] = renderClusterTable(TABLES.row_state, { cluster: 'prod', database: 'passk' });
+    expect(local).toMatch(/^CREATE TABLE IF NOT EXISTS passk\.`row_state_local` ON CLUSTER 'prod'\n\(/);
+    expect(local).toContain("ENGINE = ReplicatedReplacingMergeTree('/clickhouse/tables/{shard}/{database}/{table}', '{replica}', seq)");
+    expect(local).not.toContain('non_replicated_deduplication_window');
+    expect(distributed).toBe(
+      "CREATE TABLE IF NOT EXISTS passk.`row_state` ON CLUSTER 'prod' AS passk.`row_state_local`\n" +
+        "ENGINE = Distributed('prod', 'passk', 'row_state_local', cityHash64(suite, row_id))",
+    );
+    const [traces] = renderClusterTable(TABLES.traces, { cluster: 'c', database: 'db', zooPath: '/t/{shard}/{table}', replica: 'r1' });
+    expect(traces).toContain("ENGINE = ReplicatedReplacingMergeTree('/t/{shard}/{table}', 'r1')");
+    expect(traces).toContain('SETTINGS ttl_only_drop_parts = 1');
+  });
+
+  it('the cluster script covers the migrations table and every table of every migration', () => {
+    const script = renderClusterDdl({ cluster: 'c', database: 'passk' });
+    expect(script).toHaveLength(2 * (1 + Object.keys(TABLES).length) * MIGRATIONS.length);
+    expect(script[0]).toContain('passk.`passk_migrations_local`');
+    expect(() => renderClusterTable(TABLES.trials, { cluster: 'c', database: 'bad-name' })).toThrow(RangeError);
+  });
+});

@@ -1,0 +1,35 @@
+import type { ClickHouseSettings } from '@clickhouse/client';
+
+/**
+ * Every setting passk relies on, set explicitly on every request: chDB's defaults differ from a
+ * server's (chDB 26.7 has `async_insert=1`, `output_format_json_quote_64bit_integers=0`,
+ * `date_time_input_format='best_effort'`; a server has `async_insert=0` and quotes 64-bit integers).
+ */
+export const STORE_SETTINGS = {
+  /** An insert returns once its part is written: the sink's ack means durable. */
+  async_insert: 0,
+  wait_for_async_insert: 1,
+  /** Identical blocks (same insert_deduplication_token) are written once. */
+  insert_deduplicate: 1,
+  /** 64-bit integers come back as JSON numbers; counts stay far below 2^53. */
+  output_format_json_quote_64bit_integers: 0,
+  output_format_json_quote_64bit_floats: 0,
+  output_format_json_quote_decimals: 0,
+  /** Named tuples travel as JSON objects both ways. */
+  input_format_json_named_tuples_as_objects: 1,
+  output_format_json_named_tuples_as_objects: 1,
+  /** The writer sends epoch seconds with milliseconds ("1767225600.123"), which `basic` parses exactly. */
+  date_time_input_format: 'basic',
+  date_time_output_format: 'simple',
+  /** A column the table does not have is a bug in the row mapping: fail, do not drop it. */
+  input_format_skip_unknown_fields: 0,
+  input_format_null_as_default: 1,
+  join_use_nulls: 0,
+  /** Queries say FINAL where they need it. */
+  final: 0,
+  /**
+   * Safe because every ReplacingMergeTree is partitioned by a column that is part of the row's
+   * identity (a duplicate always lands in the same partition), and it makes FINAL much cheaper.
+   */
+  do_not_merge_across_partitions_select_final: 1,
+} satisfies ClickHouseSettings;

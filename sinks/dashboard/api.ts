@@ -1,0 +1,31 @@
+import { z } from 'zod';
+import type { DashboardData } from './data.ts';
+
+/** The JSON API: one GET route per view; parameters are validated, then passed to the data port. */
+const Scope = z.object({ suite: z.string().min(1), dataset_version: z.string().min(1) });
+
+export class BadRequest extends Error {
+  override name = 'BadRequest';
+}
+
+const parse = <T>(schema: z.ZodType<T>, params: URLSearchParams): T => {
+  const r = schema.safeParse(Object.fromEntries(params));
+  if (!r.success) throw new BadRequest(r.error.issues.map((i) => `${i.path.join('.') || 'query'}: ${i.message}`).join('; '));
+  return r.data;
+};
+
+type Route = (data: DashboardData, params: URLSearchParams) => Promise<unknown>;
+
+export const ROUTES: Record<string, Route> = {
+  '/api/groups': (d) => d.groups(),
+  '/api/overview': (d, p) => d.overview(parse(Scope, p)),
+  '/api/compare': (d, p) => d.compare(parse(Scope.extend({ baseline: z.string().min(1), candidate: z.string().min(1) }), p)),
+  '/api/row': (d, p) => {
+    const q = parse(Scope.extend({ row_id: z.string().min(1), versions: z.string().min(1) }), p);
+    return d.row({ ...q, versions: q.versions.split(',').filter(Boolean) });
+  },
+  '/api/gates': (d, p) => d.gates(parse(z.object({ suite: z.string().min(1).optional() }), p)),
+  '/api/production': (d) => d.production(),
+  '/api/judges': (d) => d.judges(),
+  '/api/datasets': (d) => d.datasets(),
+};

@@ -1,0 +1,109 @@
+import { z } from 'zod';
+import { buildReport, DEFAULT_REPORT_OPTIONS } from '../../processors/core/index.ts';
+import { classTransitions, compareFromStore } from '../clickhouse/queries/compare.ts';
+import { datasetRows, datasetVersions } from '../clickhouse/queries/datasets.ts';
+import { gateHistory } from '../clickhouse/queries/decisions.ts';
+import { judgeCalibration } from '../clickhouse/queries/calibration.ts';
+import { listVersions } from '../clickhouse/queries/histogram.ts';
+import { alerts, productionWindows } from '../clickhouse/queries/production.ts';
+import { loadTrialsForReport, reportGroupsFromStore } from '../clickhouse/queries/report.ts';
+import { select, type Querier } from '../clickhouse/queries/select.ts';
+import type { DashboardData, DatasetRowView, ProductionWindow } from './data.ts';
+import { rowView } from './rowView.ts';
+
+/**
+ * The dashboard's data from the store (ClickHouse server or embedded chDB), through the typed queries of
+ * sinks/clickhouse. The overview is `passk report`'s document built from the stored trials, so its numbers are the
+ * report's; the comparison is `passk compare`'s.
+ */
+const ALL_TIME = { from: 0, to: 8_640_000_000_000 };
+const HOUR = 3_600_000;
+
+const sizeOf = (ms: number): string => (ms % (24 * HOUR) === 0 ? `${ms / (24 * HOUR)}d` : ms % HOUR === 0 ? `${ms / HOUR}h` : `${Math.round(ms / 60_000)}m`);
+
+// A change signal, not a measure: part-level row counts are read from metadata, so this stays cheap at any size.
+const WATERMARK_SQL = `
+SELECT toString(sum(rows)) AS rows, toString(max(modification_time)) AS at, toString(count()) AS parts
+FROM system.parts
+WHERE database = currentDatabase() AND active`;
+const Watermark = z.object({ rows: z.string(), at: z.string(), parts: z.string() });
+
+const DATASET_IDS_SQL = `SELECT DISTINCT dataset_id FROM dataset_rows ORDER BY dataset_id`;
+
+export const clickhouseDashboardData = (client: Querier): DashboardData => ({
+  watermark: async () => {
+    const [w] = await select(client, Watermark, WATERMARK_SQL);
+    return w ? `${w.rows}/${w.parts}/${w.at}` : '';
+  },
+  groups: async () => (await listVersions(client)).map(({ suite, dataset_version, agent_version, rows, trials, last_at }) => ({ suite, dataset_version, agent_version, rows, trials, last_at })),
+  overview: async (scope) => {
+    const groups = await reportGroupsFromStore(client, { suites: [scope.suite], datasetVersions: [scope.dataset_version] });
+    return buildReport(groups, DEFAULT_REPORT_OPTIONS).groups;
+  },
+  compare: async (q) => {
+    const scope = { suite: q.suite, dataset_version: q.dataset_version, baseline: q.baseline, candidate: q.candidate };
+    const [cmp, transitions] = await Promise.all([compareFromStore(client, scope, DEFAULT_REPORT_OPTIONS), classTransitions(client, scope)]);
+    if (!cmp) return null;
+    const mnb = [...transitions.regressions, ...transitions.improvements].filter((r) => r.must_not_break).map((r) => r.row_id);
+    return { ...cmp, must_not_break_rows: mnb };
+  },
+  row: async (q) =>
+    rowView(q, await loadTrialsForReport(client, { suites: [q.suite], datasetVersions: [q.dataset_version], rowIds: [q.row_id], agentVersions: [...q.versions] })),
+  gates: async (q) =>
+    (await gateHistory(client, q.suite === undefined ? {} : { suite: q.suite })).map((g) => ({
+      gate_id: g.gate_id,
+      occurred_at: g.occurred_at,
+      suite: g.suite,
+      dataset_version: g.dataset_version,
+      baseline: g.baseline,
+      candidate: g.candidate,
+      verdict: g.verdict,
+      reasons: g.reasons.map(({ rule, passed, detail, rows }) => ({ rule, passed, detail, rows })),
+      evidence_rows: g.evidence_rows,
+      repeated_verdict: g.repeated_verdict || g.verdict_number > 1,
+    })),
+  production: async () => {
+    const [windows, raised] = await Promise.all([productionWindows(client, ALL_TIME), alerts(client, ALL_TIME)]);
+    return {
+      windows: windows.map(
+        (w): ProductionWindow => ({
+          agent_version: w.agent_version,
+          segment: w.segment,
+          size: sizeOf(w.window_end - w.window_start),
+          start: w.window_start,
+          end: w.window_end,
+          traces: w.sampled,
+          graded: w.sampled - w.ungraded,
+          pass_rate: w.pass_rate,
+          interval: [w.ci_low, w.ci_high],
+        }),
+      ),
+      alerts: raised,
+      repeated_input_flips: [],
+    };
+  },
+  judges: () => judgeCalibration(client),
+  datasets: async () => {
+    const ids = (await select(client, z.object({ dataset_id: z.string() }), DATASET_IDS_SQL)).map((r) => r.dataset_id);
+    const out = [];
+    for (const dataset_id of ids)
+      for (const v of await datasetVersions(client, { dataset_id })) {
+        const rows = await datasetRows(client, { dataset_id, dataset_version: v.dataset_version, mustNotBreakOnly: true });
+        const view = (r: (typeof rows)[number]): DatasetRowView => ({
+          row_id: r.row_id,
+          tags: r.tags,
+          expected: r.expected,
+          provenance: { kind: r.provenance.kind, ...(r.provenance.trace_id ? { trace_id: r.provenance.trace_id } : {}), ...(r.provenance.note ? { note: r.provenance.note } : {}) },
+        });
+        out.push({
+          dataset_id,
+          dataset_version: v.dataset_version,
+          created_at: v.first_at,
+          rows: v.rows,
+          must_not_break: rows.map(view),
+          from_production: rows.filter((r) => r.provenance.kind === 'production_failure').map(view),
+        });
+      }
+    return out;
+  },
+});

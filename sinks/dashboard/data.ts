@@ -1,0 +1,102 @@
+import type { Comparison } from '../../processors/core/compare.ts';
+import type { Divergence } from '../../processors/core/checks.ts';
+import type { JudgeCalibration } from '../../processors/core/judges.ts';
+import type { GroupReport } from '../../processors/core/report.ts';
+
+/**
+ * What the dashboard reads: one method per view, each backed by the store's typed queries.
+ * The server only serializes what these return; `clickhouseDashboardData` implements them over the
+ * ClickHouse (or chDB) queries, and tests may pass anything with the same shape.
+ */
+export type Scope = { suite: string; dataset_version: string };
+export type VersionGroup = Scope & { agent_version: string; rows: number; trials: number; last_at: number | null };
+
+export type Attempt = {
+  event_id: string;
+  run_id: string;
+  attempt: number;
+  occurred_at: number;
+  passed: boolean | null;
+  output: string | null;
+  checks: { name: string; answer: string | number | boolean | null; passed?: boolean | null }[];
+  failure_category: string | null;
+};
+export type RowDrillDown = Scope & {
+  row_id: string;
+  input: string | null;
+  expected: string | null;
+  tags: string[];
+  versions: { agent_version: string; class: string; n: number; c: number; attempts: Attempt[] }[];
+  /** First intermediate check, in order, whose answers differ between the first two versions. */
+  first_divergence: Divergence | null;
+};
+
+export type ProductionWindow = {
+  agent_version: string;
+  segment: string;
+  size: string;
+  start: number;
+  end: number;
+  traces: number;
+  graded: number;
+  /** Sampling-weighted (Horvitz–Thompson) pass rate with its interval. */
+  pass_rate: number | null;
+  interval: [number, number] | null;
+};
+export type ProductionAlert = {
+  alert_id: string;
+  raised_at: number;
+  agent_version: string;
+  segment: string;
+  kind: string;
+  severity: string;
+  message: string;
+  window_start: number | null;
+  /** The window's pass rate, and the offline pass@1 it fell below. */
+  value: number | null;
+  threshold: number | null;
+};
+export type RepeatedInputFlip = { input_fingerprint: string; agent_version: string; traces: number; verdicts: Record<string, number>; trace_ids: string[] };
+export type ProductionView = { windows: ProductionWindow[]; alerts: ProductionAlert[]; repeated_input_flips: RepeatedInputFlip[] };
+
+export type DatasetRowView = { row_id: string; tags: string[]; expected: string | null; provenance: { kind: string; trace_id?: string; note?: string } };
+export type DatasetVersionView = {
+  dataset_id: string;
+  dataset_version: string;
+  created_at: number | null;
+  rows: number;
+  must_not_break: DatasetRowView[];
+  /** Rows that came from confirmed production failures, with the trace they came from. */
+  from_production: DatasetRowView[];
+};
+
+/** One gate decision as the Gates view shows it. */
+export type GateView = {
+  gate_id: string;
+  occurred_at: number;
+  suite: string;
+  dataset_version: string;
+  baseline: string;
+  candidate: string;
+  verdict: 'pass' | 'fail';
+  reasons: { rule: string; passed: boolean; detail: string; rows: string[] }[];
+  /** Rows whose attempts are listed as the verdict's evidence. */
+  evidence_rows: number;
+  repeated_verdict: boolean;
+};
+
+export interface DashboardData {
+  /** Changes whenever anything the dashboard shows may have changed. */
+  watermark(): Promise<string>;
+  groups(): Promise<VersionGroup[]>;
+  /** The report numbers of every agent version on one suite and dataset version. */
+  overview(scope: Scope): Promise<GroupReport[]>;
+  /** The comparison, plus the ids of the must-not-break rows in it. */
+  compare(q: Scope & { baseline: string; candidate: string }): Promise<(Comparison & { must_not_break_rows: string[] }) | null>;
+  row(q: Scope & { row_id: string; versions: readonly string[] }): Promise<RowDrillDown | null>;
+  /** Gate decisions, newest first. */
+  gates(q: { suite?: string }): Promise<GateView[]>;
+  production(): Promise<ProductionView>;
+  judges(): Promise<JudgeCalibration[]>;
+  datasets(): Promise<DatasetVersionView[]>;
+}

@@ -1,0 +1,79 @@
+import { calibrateJudges, compareVersions, DEFAULT_REPORT_OPTIONS, groupTrials, reportGroup, summarizeGroup, type Group } from '../../processors/core/index.ts';
+import type { PasskEvent } from '../../schemas/events/index.ts';
+import type { DatasetRowUpserted, GateEvaluated, JudgmentRecorded, LabelRecorded } from '../../schemas/events/index.ts';
+import type { DashboardData, DatasetVersionView, Scope } from './data.ts';
+import { rowView } from './rowView.ts';
+
+/**
+ * The dashboard's data over events held in memory, computed with the same pure core as every other surface.
+ * For tests and for looking at a handful of events without a store; a deployment reads the store
+ * (`clickhouseDashboardData`).
+ */
+export const createMemoryDashboardData = (initial: readonly PasskEvent[] = []) => {
+  const events: PasskEvent[] = [...initial];
+  const of = <T extends PasskEvent['type']>(type: T) => events.filter((e): e is Extract<PasskEvent, { type: T }> => e.type === type);
+  const groups = (): Group[] => groupTrials(of('TrialRecorded'));
+  const groupOf = (scope: Scope, version: string) =>
+    groups().find((g) => g.key.suite === scope.suite && g.key.dataset_version === scope.dataset_version && g.key.agent_version === version);
+
+  const data: DashboardData = {
+    watermark: async () => String(events.length),
+    groups: async () =>
+      groups().map((g) => {
+        const trials = of('TrialRecorded').filter(
+          (t) => t.suite === g.key.suite && t.dataset_version === g.key.dataset_version && t.agent.version === g.key.agent_version,
+        );
+        return { ...g.key, rows: g.rows.size, trials: trials.length, last_at: Math.max(...trials.map((t) => t.occurred_at)) };
+      }),
+    overview: async (scope) =>
+      groups()
+        .filter((g) => g.key.suite === scope.suite && g.key.dataset_version === scope.dataset_version)
+        .map((g) => reportGroup(g.key, summarizeGroup(g, DEFAULT_REPORT_OPTIONS), DEFAULT_REPORT_OPTIONS)),
+    compare: async (q) => {
+      const b = groupOf(q, q.baseline);
+      const c = groupOf(q, q.candidate);
+      if (!b || !c) return null;
+      const cmp = compareVersions(
+        { suite: q.suite, dataset_version: q.dataset_version, baseline: { version: q.baseline, rows: b.rows }, candidate: { version: q.candidate, rows: c.rows } },
+        DEFAULT_REPORT_OPTIONS,
+      );
+      const mnb = [...new Set([...b.rows, ...c.rows].filter(([, s]) => s.tags.includes('must_not_break')).map(([id]) => id))];
+      return { ...cmp, must_not_break_rows: mnb };
+    },
+    row: async (q) => rowView(q, of('TrialRecorded')),
+    gates: async (q) =>
+      of('GateEvaluated')
+        .filter((g: GateEvaluated) => q.suite === undefined || g.suite === q.suite)
+        .sort((a, b) => b.occurred_at - a.occurred_at)
+        .map((g) => ({
+          gate_id: g.gate_id,
+          occurred_at: g.occurred_at,
+          suite: g.suite,
+          dataset_version: g.dataset_version,
+          baseline: g.baseline,
+          candidate: g.candidate,
+          verdict: g.verdict,
+          reasons: g.reasons.map((r) => ({ ...r, rows: r.rows ?? [] })),
+          evidence_rows: g.evidence.length,
+          repeated_verdict: g.repeated_verdict === true,
+        })),
+    production: async () => ({ windows: [], alerts: [], repeated_input_flips: [] }),
+    judges: async () => calibrateJudges(of('JudgmentRecorded') as JudgmentRecorded[], of('LabelRecorded') as LabelRecorded[]),
+    datasets: async () => {
+      const byVersion = new Map<string, DatasetRowUpserted[]>();
+      for (const r of of('DatasetRowUpserted')) byVersion.set(`${r.dataset_id}\u001f${r.dataset_version}`, [...(byVersion.get(`${r.dataset_id}\u001f${r.dataset_version}`) ?? []), r]);
+      return [...byVersion.values()].map((rows): DatasetVersionView => {
+        const view = (r: DatasetRowUpserted) => ({ row_id: r.row_id, tags: r.tags, expected: r.expected, provenance: r.provenance });
+        return {
+          dataset_id: rows[0]!.dataset_id,
+          dataset_version: rows[0]!.dataset_version,
+          created_at: Math.max(...rows.map((r) => r.occurred_at)),
+          rows: rows.length,
+          must_not_break: rows.filter((r) => r.tags.includes('must_not_break')).map(view),
+          from_production: rows.filter((r) => r.provenance.kind === 'production_failure').map(view),
+        };
+      });
+    },
+  };
+  return { data, append: (more: readonly PasskEvent[]) => void events.push(...more) };
+};

@@ -1,0 +1,109 @@
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { BadRequest, ROUTES } from './api.ts';
+import { authorize, checkBinding, isLoopback, tokenCookie } from './auth.ts';
+import type { DashboardData } from './data.ts';
+import { readStatic, resolveStatic } from './staticFiles.ts';
+import { createUpdateHub } from './updates.ts';
+
+export type DashboardServerOptions = {
+  data: DashboardData;
+  /** @default '127.0.0.1' */
+  host?: string;
+  /** 0 picks a free port. @default 7357 */
+  port?: number;
+  /** Required when `host` is not a loopback address. */
+  token?: string;
+  /** How often the store's watermark is checked while a page listens. @default 1000 */
+  pollMs?: number;
+  onError?: (e: unknown) => void;
+};
+
+export interface DashboardServer {
+  /** The address to open, with the token when one is set. */
+  readonly url: string;
+  readonly port: number;
+  /** Checks the store now and pushes an update to every open page when it changed. */
+  refresh(): Promise<void>;
+  close(): Promise<void>;
+}
+
+const SECURITY_HEADERS = {
+  'content-security-policy': "default-src 'self'; img-src 'self' data:; style-src 'self' 'unsafe-inline'; connect-src 'self'",
+  'x-content-type-options': 'nosniff',
+  'referrer-policy': 'no-referrer',
+  'x-frame-options': 'DENY',
+};
+
+const sendJson = (res: ServerResponse, status: number, body: unknown): void => {
+  res.writeHead(status, { ...SECURITY_HEADERS, 'content-type': 'application/json; charset=utf-8', 'cache-control': 'no-store' });
+  res.end(JSON.stringify(body));
+};
+
+/** Serves the dashboard: static frontend, JSON API over the typed queries, and live updates (SSE). */
+export const createDashboardServer = async (opts: DashboardServerOptions): Promise<DashboardServer> => {
+  const host = opts.host ?? '127.0.0.1';
+  checkBinding(host, opts.token);
+  const loopback = isLoopback(host);
+  const onError = opts.onError ?? ((e: unknown) => process.stderr.write(`dashboard: ${e instanceof Error ? e.message : String(e)}\n`));
+  const hub = createUpdateHub({ watermark: () => opts.data.watermark(), intervalMs: opts.pollMs, onError });
+  let port = opts.port ?? 7357;
+
+  const handle = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
+    const url = new URL(req.url ?? '/', 'http://dashboard');
+    const auth = authorize(req, url, { token: opts.token, loopback });
+    if (auth === 'bad_host') return sendJson(res, 421, { error: 'unexpected Host header' });
+    if (auth === 'unauthorized') return sendJson(res, 401, { error: 'a valid token is required' });
+    if (typeof auth === 'object') {
+      res.writeHead(303, { ...SECURITY_HEADERS, location: auth.setCookieAndRedirect, 'set-cookie': tokenCookie(opts.token!) });
+      return void res.end();
+    }
+    if (req.method !== 'GET' && req.method !== 'HEAD') return sendJson(res, 405, { error: 'only GET' });
+    if (url.pathname === '/api/events') return hub.attach(res);
+    if (url.pathname === '/healthz') return sendJson(res, 200, { ok: true });
+    const route = ROUTES[url.pathname];
+    if (route) {
+      try {
+        return sendJson(res, 200, await route(opts.data, url.searchParams));
+      } catch (e) {
+        if (e instanceof BadRequest) return sendJson(res, 400, { error: e.message });
+        onError(e);
+        return sendJson(res, 500, { error: e instanceof Error ? e.message : String(e) });
+      }
+    }
+    const file = resolveStatic(url.pathname);
+    const found = file === undefined ? undefined : await readStatic(file);
+    if (!found) return sendJson(res, 404, { error: 'not found' });
+    res.writeHead(200, { ...SECURITY_HEADERS, 'content-type': found.type, 'cache-control': 'no-cache' });
+    res.end(req.method === 'HEAD' ? undefined : found.body);
+  };
+
+  const server = createServer((req, res) => {
+    handle(req, res).catch((e: unknown) => {
+      onError(e);
+      if (!res.headersSent) sendJson(res, 500, { error: 'internal error' });
+      else res.end();
+    });
+  });
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(port, host, () => {
+      server.off('error', reject);
+      resolve();
+    });
+  });
+  port = (server.address() as AddressInfo).port;
+  const shown = host.includes(':') ? `[${host}]` : host;
+  const url = `http://${shown === '0.0.0.0' || shown === '[::]' ? '127.0.0.1' : shown}:${port}/${opts.token ? `?token=${encodeURIComponent(opts.token)}` : ''}`;
+
+  return {
+    url,
+    port,
+    refresh: () => hub.poke(),
+    close: async () => {
+      hub.close();
+      server.closeAllConnections();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+    },
+  };
+};

@@ -1,0 +1,132 @@
+import { request } from 'node:http';
+import { afterEach, describe, expect, it } from 'vitest';
+import { DashboardConfigError } from './auth.ts';
+import type { DashboardData } from './data.ts';
+import { createDashboardServer, type DashboardServer } from './server.ts';
+
+const TOKEN = 'a-long-enough-test-token';
+
+const stubData = (mark: { value: string }): DashboardData => ({
+  watermark: async () => mark.value,
+  groups: async () => [{ suite: 's', dataset_version: 'd1', agent_version: 'v1', rows: 2, trials: 6, last_at: 1 }],
+  overview: async () => [],
+  compare: async () => null,
+  row: async () => null,
+  gates: async () => [],
+  production: async () => ({ windows: [], alerts: [], repeated_input_flips: [] }),
+  judges: async () => [],
+  datasets: async () => [],
+});
+
+type Reply = { status: number; headers: Record<string, string | string[] | undefined>; body: string };
+const get = (port: number, path: string, headers: Record<string, string> = {}): Promise<Reply> =>
+  new Promise((resolve, reject) => {
+    const req = request({ host: '127.0.0.1', port, path, headers }, (res) => {
+      let body = '';
+      res.setEncoding('utf8');
+      res.on('data', (c: string) => (body += c));
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body }));
+    });
+    req.on('error', reject);
+    req.end();
+  });
+
+/** Opens the SSE stream and resolves each time an event of `name` arrives. */
+const events = (port: number) => {
+  const seen: { event: string; data: unknown }[] = [];
+  let buffer = '';
+  const waiters: (() => void)[] = [];
+  const req = request({ host: '127.0.0.1', port, path: '/api/events' }, (res) => {
+    res.setEncoding('utf8');
+    res.on('data', (chunk: string) => {
+      buffer += chunk;
+      let at: number;
+      while ((at = buffer.indexOf('\n\n')) >= 0) {
+        const block = buffer.slice(0, at);
+        buffer = buffer.slice(at + 2);
+        const event = /^event: (.+)$/m.exec(block)?.[1];
+        const data = /^data: (.+)$/m.exec(block)?.[1];
+        if (event && data) seen.push({ event, data: JSON.parse(data) });
+        waiters.splice(0).forEach((w) => w());
+      }
+    });
+  });
+  req.end();
+  const next = async (name: string, count: number) => {
+    while (seen.filter((e) => e.event === name).length < count) await new Promise<void>((r) => waiters.push(r));
+    return seen.filter((e) => e.event === name)[count - 1]!;
+  };
+  return { next, close: () => req.destroy() };
+};
+
+let server: DashboardServer | undefined;
+afterEach(async () => {
+  await server?.close();
+  server = undefined;
+});
+
+describe('the dashboard server', () => {
+  it('binds 127.0.0.1 by default and serves the page, the API and uPlot from node_modules', async () => {
+    server = await createDashboardServer({ data: stubData({ value: 'a' }), port: 0 });
+    expect(server.url).toBe(`http://127.0.0.1:${server.port}/`);
+    const page = await get(server.port, '/');
+    expect(page.status).toBe(200);
+    expect(page.body).toContain('<title>passk');
+    expect(JSON.parse((await get(server.port, '/api/groups')).body)).toEqual([
+      { suite: 's', dataset_version: 'd1', agent_version: 'v1', rows: 2, trials: 6, last_at: 1 },
+    ]);
+    const uplot = await get(server.port, '/vendor/uPlot.esm.js');
+    expect(uplot.status).toBe(200);
+    expect(uplot.headers['content-type']).toContain('javascript');
+  });
+
+  it('answers 400 for missing parameters and 404 outside its folders', async () => {
+    server = await createDashboardServer({ data: stubData({ value: 'a' }), port: 0 });
+    expect((await get(server.port, '/api/overview')).status).toBe(400);
+    expect((await get(server.port, '/static/..%2f..%2fpackage.json')).status).toBe(404);
+    expect((await get(server.port, '/static/../server.ts')).status).toBe(404);
+  });
+
+  it('refuses a foreign Host header when bound to loopback (DNS rebinding)', async () => {
+    server = await createDashboardServer({ data: stubData({ value: 'a' }), port: 0 });
+    expect((await get(server.port, '/api/groups', { host: 'evil.example:80' })).status).toBe(421);
+  });
+
+  it('refuses to bind a non-loopback address without a token', async () => {
+    await expect(createDashboardServer({ data: stubData({ value: 'a' }), host: '0.0.0.0', port: 0 })).rejects.toThrow(DashboardConfigError);
+    await expect(createDashboardServer({ data: stubData({ value: 'a' }), host: '0.0.0.0', port: 0, token: 'short' })).rejects.toThrow(
+      DashboardConfigError,
+    );
+  });
+
+  it('requires the token on every request when bound elsewhere', async () => {
+    server = await createDashboardServer({ data: stubData({ value: 'a' }), host: '0.0.0.0', port: 0, token: TOKEN });
+    expect(server.url).toContain(`?token=${TOKEN}`);
+    expect((await get(server.port, '/api/groups')).status).toBe(401);
+    expect((await get(server.port, '/')).status).toBe(401);
+    expect((await get(server.port, '/api/groups', { authorization: 'Bearer wrong-token-of-some-length' })).status).toBe(401);
+    expect((await get(server.port, '/api/groups', { authorization: `Bearer ${TOKEN}` })).status).toBe(200);
+    const login = await get(server.port, `/?token=${TOKEN}`);
+    expect(login.status).toBe(303);
+    expect(login.headers.location).toBe('/');
+    const cookie = String(login.headers['set-cookie']).split(';')[0]!;
+    expect(cookie).toBe(`passk_token=${TOKEN}`);
+    expect((await get(server.port, '/api/groups', { cookie })).status).toBe(200);
+    expect((await get(server.port, '/?token=not-the-right-token-at-all')).status).toBe(401);
+  });
+
+  it('pushes an update to open pages when the store watermark moves', async () => {
+    const mark = { value: 'w1' };
+    server = await createDashboardServer({ data: stubData(mark), port: 0, pollMs: 60_000 });
+    const stream = events(server.port);
+    try {
+      expect((await stream.next('hello', 1)).data).toMatchObject({ watermark: 'w1' });
+      await server.refresh(); // unchanged: nothing is sent
+      mark.value = 'w2';
+      await server.refresh();
+      expect((await stream.next('update', 1)).data).toMatchObject({ watermark: 'w2' });
+    } finally {
+      stream.close();
+    }
+  });
+});

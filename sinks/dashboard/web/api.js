@@ -1,0 +1,19 @@
+/* global fetch */
+/** The dashboard's JSON API (same origin; the token, when there is one, travels as a cookie). */
+const get = async (path, params = {}) => {
+  const qs = new URLSearchParams(Object.entries(params).filter(([, v]) => v !== undefined && v !== null && v !== ''));
+  const res = await fetch(`${path}${qs.size ? `?${qs}` : ''}`, { headers: { accept: 'application/json' } });
+  if (!res.ok) throw new Error(`${path}: ${res.status} ${(await res.json().catch(() => ({}))).error ?? res.statusText}`);
+  return res.json();
+};
+
+export const api = {
+  groups: () => get('/api/groups'),
+  overview: (scope) => get('/api/overview', scope),
+  compare: (q) => get('/api/compare', q),
+  row: (q) => get('/api/row', q),
+  gates: (q = {}) => get('/api/gates', q),
+  production: () => get('/api/production'),
+  judges: () => get('/api/judges'),
+  datasets: () => get('/api/datasets'),
+};

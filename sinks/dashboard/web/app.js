@@ -1,0 +1,142 @@
+/* global document, window, location, EventSource, setTimeout, clearTimeout */
+import { api } from './api.js';
+import { destroyCharts, drawCharts } from './charts.js';
+import { h } from './dom.js';
+import * as compare from './views/compare.js';
+import * as datasets from './views/datasets.js';
+import * as gates from './views/gates.js';
+import * as judges from './views/judges.js';
+import * as overview from './views/overview.js';
+import * as production from './views/production.js';
+
+/**
+ * The dashboard shell: a hash router (#/view?params), the suite / dataset-version scope, and live updates.
+ * Each view module exports `title` and `render(ctx)`, which returns one element. When the server says the
+ * store moved (SSE `update`), the current view is fetched and drawn again, in place, without a reload.
+ */
+const VIEWS = { overview, compare, gates, production, judges, datasets };
+const view = document.getElementById('view');
+const nav = document.getElementById('nav');
+const scopeBox = document.getElementById('scope');
+const liveBox = document.getElementById('live');
+
+const parseHash = () => {
+  const [path, query = ''] = location.hash.replace(/^#\/?/, '').split('?');
+  const name = path in VIEWS ? path : 'overview';
+  return { name, params: Object.fromEntries(new URLSearchParams(query)) };
+};
+
+/** Changes the route; `replace` keeps the current params and overrides some. */
+export const navigate = (name, params = {}, { keep = false } = {}) => {
+  const current = parseHash();
+  const merged = keep ? { ...current.params, ...params } : params;
+  const clean = Object.fromEntries(Object.entries(merged).filter(([, v]) => v !== undefined && v !== null && v !== ''));
+  const qs = new URLSearchParams(clean).toString();
+  location.hash = `#/${name}${qs ? `?${qs}` : ''}`;
+};
+
+const scopesOf = (groups) => {
+  const byKey = new Map();
+  for (const g of groups) {
+    const key = `${g.suite}\u001f${g.dataset_version}`;
+    const s = byKey.get(key) ?? { suite: g.suite, dataset_version: g.dataset_version, last_at: 0, versions: [] };
+    s.versions.push(g.agent_version);
+    s.last_at = Math.max(s.last_at, g.last_at ?? 0);
+    byKey.set(key, s);
+  }
+  return [...byKey.values()].sort((a, b) => b.last_at - a.last_at);
+};
+
+const renderNav = (name, params) => {
+  const keep = { suite: params.suite, dataset_version: params.dataset_version };
+  nav.replaceChildren(
+    ...Object.entries(VIEWS).map(([key, v]) =>
+      h('a', { href: '#', class: key === name ? 'active' : '', 'data-view': key, onclick: (e) => (e.preventDefault(), navigate(key, keep)) }, v.title),
+    ),
+  );
+};
+
+const renderScope = (scopes, scope, name) => {
+  if (scopes.length === 0) return scopeBox.replaceChildren();
+  const select = h(
+    'select',
+    { 'aria-label': 'suite and dataset version', 'data-testid': 'scope', onchange: (e) => {
+      const s = scopes[Number(e.target.value)];
+      navigate(name, { suite: s.suite, dataset_version: s.dataset_version });
+    } },
+    scopes.map((s, i) =>
+      h('option', { value: i, selected: s.suite === scope?.suite && s.dataset_version === scope?.dataset_version }, `${s.suite} · dataset ${s.dataset_version}`),
+    ),
+  );
+  scopeBox.replaceChildren(select);
+};
+
+let renders = 0;
+let running = null;
+let again = false;
+
+const renderOnce = async () => {
+  const { name, params } = parseHash();
+  const groups = await api.groups();
+  const scopes = scopesOf(groups);
+  const scope = scopes.find((s) => s.suite === params.suite && s.dataset_version === params.dataset_version) ?? scopes[0] ?? null;
+  renderNav(name, params);
+  renderScope(scopes, scope, name);
+  let content;
+  try {
+    content = await VIEWS[name].render({ params, scope, scopes, groups, navigate: (p, o) => navigate(name, p, o), go: navigate });
+  } catch (e) {
+    content = h('section', { class: 'card error' }, h('h2', {}, 'Could not load this view'), h('pre', {}, String(e?.message ?? e)));
+  }
+  destroyCharts();
+  view.replaceChildren(content);
+  drawCharts();
+  document.title = `passk — ${VIEWS[name].title}`;
+  document.body.dataset.view = name;
+  document.body.dataset.renders = String(++renders);
+};
+
+/** Renders now, or once more after the render in progress (updates can arrive faster than renders). */
+const render = () => {
+  if (running) {
+    again = true;
+    return running;
+  }
+  running = renderOnce()
+    .catch((e) => view.replaceChildren(h('pre', { class: 'error' }, String(e?.message ?? e))))
+    .finally(() => {
+      running = null;
+      if (again) {
+        again = false;
+        void render();
+      }
+    });
+  return running;
+};
+
+const connect = () => {
+  const source = new EventSource('/api/events');
+  let updates = 0;
+  source.addEventListener('hello', () => {
+    liveBox.textContent = '● live';
+    liveBox.className = 'live on';
+  });
+  source.addEventListener('update', () => {
+    document.body.dataset.updates = String(++updates);
+    liveBox.textContent = `● live · updated ${new Date().toLocaleTimeString()}`;
+    void render();
+  });
+  source.onerror = () => {
+    liveBox.textContent = '○ reconnecting…';
+    liveBox.className = 'live off';
+  };
+};
+
+window.addEventListener('hashchange', () => void render());
+let resizing;
+window.addEventListener('resize', () => {
+  clearTimeout(resizing);
+  resizing = setTimeout(() => void render(), 250);
+});
+connect();
+void render();

@@ -1,0 +1,157 @@
+/* global getComputedStyle, document */
+import uPlot from '/vendor/uPlot.esm.js';
+import { h } from './dom.js';
+
+/**
+ * Charts drawn by uPlot (served from node_modules). Each chart function returns a placeholder element;
+ * `drawCharts()` draws every pending chart once the view is in the document (so each can size itself),
+ * and `destroyCharts()` frees the drawn ones before the view is replaced.
+ */
+const live = new Set();
+let pending = [];
+export const destroyCharts = () => {
+  for (const c of live) c.destroy();
+  live.clear();
+};
+export const drawCharts = () => {
+  const todo = pending;
+  pending = [];
+  for (const { box, build, height } of todo) {
+    if (!box.isConnected) continue;
+    const { opts, data, helpers = [] } = build();
+    const chart = new uPlot({ width: widthOf(box), height, ...opts }, data, box);
+    // Band edges are series of their own; keep them out of the legend.
+    const rows = chart.root.querySelectorAll('.u-legend .u-series');
+    for (const i of helpers) rows[i]?.remove();
+    live.add(chart);
+  }
+};
+
+export const PALETTE = ['#2563eb', '#d97706', '#059669', '#7c3aed', '#dc2626', '#0891b2', '#be185d', '#4d7c0f'];
+const alpha = (hex, a) => {
+  const n = parseInt(hex.slice(1), 16);
+  return `rgba(${(n >> 16) & 255}, ${(n >> 8) & 255}, ${n & 255}, ${a})`;
+};
+
+const widthOf = (el) => Math.max(320, Math.floor(el.getBoundingClientRect().width || 640) - 8);
+
+const mount = (build, height, label) => {
+  const box = h('div', { class: 'chart', role: 'img', 'aria-label': label });
+  pending.push({ box, build, height });
+  return box;
+};
+
+/** A y floor a little under the lowest value, in steps of 10%, so curves near the top stay readable. */
+const floorOf = (columns) => {
+  const values = columns.flat().filter((x) => typeof x === 'number');
+  return values.length ? Math.max(0, Math.floor((Math.min(...values) - 0.05) * 10) / 10) : 0;
+};
+
+const pctAxis = { values: (_u, ticks) => ticks.map((t) => `${Math.round(t * 100)}%`) };
+const fg = () => getComputedStyle(document.body).getPropertyValue('--fg') || '#111';
+
+/**
+ * pass^k (solid) and pass@k (dashed) against k for each version, each with its bootstrap interval band.
+ * `versions`: [{ name, passHat: {k: v}, passHatCI: {k: [lo, hi]}, passAt, passAtCI }]
+ */
+export const passKChart = (versions, kMax) =>
+  mount(
+    () => {
+      const ks = Array.from({ length: kMax }, (_, i) => i + 1);
+      const data = [ks];
+      const series = [{ label: 'k' }];
+      const bands = [];
+      const helpers = [];
+      versions.forEach((v, i) => {
+        const color = PALETTE[i % PALETTE.length];
+        for (const [kind, dash] of [['Hat', undefined], ['At', [6, 4]]]) {
+          const values = v[`pass${kind}`];
+          const cis = v[`pass${kind}CI`] ?? {};
+          const idx = data.length;
+          data.push(ks.map((k) => values[String(k)] ?? null));
+          data.push(ks.map((k) => cis[String(k)]?.[1] ?? null));
+          data.push(ks.map((k) => cis[String(k)]?.[0] ?? null));
+          const name = kind === 'Hat' ? `${v.name} pass^k` : `${v.name} pass@k`;
+          series.push({ label: name, stroke: color, width: 2, dash, points: { size: 6 }, value: (_u, x) => (x == null ? '—' : `${(x * 100).toFixed(1)}%`) });
+          series.push({ label: `${name} hi`, stroke: 'transparent', points: { show: false } });
+          series.push({ label: `${name} lo`, stroke: 'transparent', points: { show: false } });
+          helpers.push(idx + 1, idx + 2);
+          bands.push({ series: [idx + 1, idx + 2], fill: alpha(color, kind === 'Hat' ? 0.16 : 0.07) });
+        }
+      });
+      return {
+        data,
+        helpers,
+        opts: {
+          series,
+          bands,
+          scales: { x: { time: false, range: [0.8, kMax + 0.2] }, y: { range: () => [floorOf(data.slice(1)), 1] } },
+          axes: [{ stroke: fg(), label: 'k (attempts)', splits: () => ks, values: (_u, t) => t.map(String) }, { stroke: fg(), ...pctAxis }],
+          legend: { live: true },
+          cursor: { drag: { x: false, y: false } },
+        },
+      };
+    },
+    300,
+    'pass^k and pass@k by k, with interval bands',
+  );
+
+/** Bars: one value per category (e.g. the four stability classes). */
+export const barChart = (labels, values, { color = PALETTE[0], height = 180, label = 'bar chart' } = {}) =>
+  mount(
+    () => ({
+      data: [labels.map((_, i) => i), values],
+      opts: {
+        series: [{ label: 'class' }, { label: 'rows', fill: alpha(color, 0.7), stroke: color, paths: uPlot.paths.bars({ size: [0.6, 80] }), points: { show: false } }],
+        scales: { x: { time: false, range: [-0.5, labels.length - 0.5] }, y: { range: (_u, _lo, hi) => [0, Math.max(1, hi * 1.15)] } },
+        axes: [
+          { stroke: fg(), splits: () => labels.map((_, i) => i), values: () => labels, grid: { show: false } },
+          { stroke: fg(), size: 40 },
+        ],
+        legend: { show: false },
+        cursor: { show: false },
+      },
+    }),
+    height,
+    label,
+  );
+
+/**
+ * Windowed pass rates over time, one line per (version, segment), each with its interval band.
+ * `lines`: [{ name, points: [{ t, value, lo, hi }] }]
+ */
+export const windowsChart = (lines) =>
+  mount(
+    () => {
+      const xs = [...new Set(lines.flatMap((l) => l.points.map((p) => p.t)))].sort((a, b) => a - b);
+      const data = [xs.map((t) => t / 1000)];
+      const series = [{}];
+      const bands = [];
+      const helpers = [];
+      lines.forEach((l, i) => {
+        const color = PALETTE[i % PALETTE.length];
+        const at = new Map(l.points.map((p) => [p.t, p]));
+        const idx = data.length;
+        data.push(xs.map((t) => at.get(t)?.value ?? null));
+        data.push(xs.map((t) => at.get(t)?.hi ?? null));
+        data.push(xs.map((t) => at.get(t)?.lo ?? null));
+        series.push({ label: l.name, stroke: color, width: 2, spanGaps: false, value: (_u, x) => (x == null ? '—' : `${(x * 100).toFixed(1)}%`) });
+        series.push({ label: `${l.name} hi`, stroke: 'transparent', points: { show: false } });
+        series.push({ label: `${l.name} lo`, stroke: 'transparent', points: { show: false } });
+        helpers.push(idx + 1, idx + 2);
+        bands.push({ series: [idx + 1, idx + 2], fill: alpha(color, 0.12) });
+      });
+      return {
+        data,
+        helpers,
+        opts: {
+          series,
+          bands,
+          scales: { y: { range: () => [floorOf(data.slice(1)), 1] } },
+          axes: [{ stroke: fg() }, { stroke: fg(), ...pctAxis }],
+        },
+      };
+    },
+    280,
+    'production pass rate by window',
+  );

@@ -1,0 +1,37 @@
+/* global document, Node */
+/**
+ * A tiny DOM builder: every text goes through text nodes, never innerHTML, so row inputs and outputs
+ * (which are user data) cannot inject markup.
+ */
+export const h = (tag, attrs = {}, ...children) => {
+  const el = document.createElement(tag);
+  for (const [k, v] of Object.entries(attrs ?? {})) {
+    if (v === undefined || v === null || v === false) continue;
+    if (k.startsWith('on') && typeof v === 'function') el.addEventListener(k.slice(2), v);
+    else if (k === 'dataset') Object.assign(el.dataset, v);
+    else if (k === 'style' && typeof v === 'object')
+      for (const [prop, value] of Object.entries(v)) {
+        if (prop.startsWith('--')) el.style.setProperty(prop, value);
+        else el.style[prop] = value;
+      }
+    else el.setAttribute(k, v === true ? '' : String(v));
+  }
+  for (const c of children.flat(Infinity)) {
+    if (c === undefined || c === null || c === false) continue;
+    el.append(c instanceof Node ? c : document.createTextNode(String(c)));
+  }
+  return el;
+};
+
+export const pct = (x, digits = 1) => (x === null || x === undefined || Number.isNaN(x) ? '—' : `${(100 * x).toFixed(digits)}%`);
+export const signedPct = (x, digits = 1) => (x === null || x === undefined ? '—' : `${x >= 0 ? '+' : '−'}${(100 * Math.abs(x)).toFixed(digits)} pts`);
+export const ci = (iv, fmt = pct) => (iv ? `[${fmt(iv[0])}, ${fmt(iv[1])}]` : '');
+export const time = (ms) => (ms ? new Date(ms).toISOString().replace('T', ' ').slice(0, 16) + ' UTC' : '—');
+export const className = (c) => ({ stable_correct: 'stable-correct', stable_wrong: 'stable-wrong', flip: 'flip', unclassified: 'unclassified' })[c] ?? c;
+
+export const table = (head, rows, attrs = {}) =>
+  h('table', attrs, h('thead', {}, h('tr', {}, head.map((x) => h('th', {}, x)))), h('tbody', {}, rows));
+
+export const card = (title, ...body) => h('section', { class: 'card' }, title ? h('h2', {}, title) : null, ...body);
+
+export const empty = (text) => h('p', { class: 'empty' }, text);

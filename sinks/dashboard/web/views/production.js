@@ -1,0 +1,47 @@
+import { api } from '../api.js';
+import { windowsChart } from '../charts.js';
+import { card, ci, empty, h, pct, table, time } from '../dom.js';
+
+export const title = 'Production';
+
+export const render = async ({ params }) => {
+  const prod = await api.production();
+  if (prod.windows.length === 0 && prod.alerts.length === 0)
+    return card('No production traffic yet', empty('Sampled production traces (TraceSampled) appear here in rolling windows per version and segment.'));
+  const sizes = [...new Set(prod.windows.map((w) => w.size))];
+  const size = params.size && sizes.includes(params.size) ? params.size : sizes[0];
+  const shown = prod.windows.filter((w) => w.size === size);
+  const keys = [...new Set(shown.map((w) => `${w.agent_version} · ${w.segment}`))].sort();
+  const lines = keys.map((name) => ({
+    name,
+    points: shown
+      .filter((w) => `${w.agent_version} · ${w.segment}` === name && w.pass_rate !== null)
+      .map((w) => ({ t: w.end, value: w.pass_rate, lo: w.interval?.[0] ?? null, hi: w.interval?.[1] ?? null })),
+  }));
+  const latest = [...shown].sort((a, b) => b.end - a.end).slice(0, 12);
+  return h('div', { class: 'production' },
+    card(`Sampling-weighted pass rate, ${size} windows`,
+      h('p', { class: 'note' }, 'Each trace is weighted by 1 / its sampling probability (Horvitz–Thompson); bands are 95% intervals.'),
+      sizes.length > 1 ? h('p', {}, sizes.map((s) => h('a', { href: `#/production?size=${encodeURIComponent(s)}`, class: s === size ? 'active pill' : 'pill' }, s))) : null,
+      windowsChart(lines),
+      table(['window', 'version', 'segment', 'traces', 'pass rate', '95% interval'],
+        latest.map((w) => h('tr', {}, h('td', {}, `${time(w.start)} → ${time(w.end).slice(11)}`), h('td', {}, w.agent_version), h('td', {}, w.segment),
+          h('td', {}, String(w.traces)), h('td', {}, pct(w.pass_rate)), h('td', {}, ci(w.interval))))),
+    ),
+    h('div', { class: 'cards two' },
+      card(`Alerts (${prod.alerts.length})`,
+        prod.alerts.length === 0 ? empty('No window fell significantly below the offline pass@1.') :
+          h('ul', { class: 'alerts', 'data-testid': 'alerts' }, prod.alerts.map((a) =>
+            h('li', { class: `alert ${a.severity}`, 'data-kind': a.kind }, h('b', {}, `${a.agent_version} · ${a.segment}`), ` ${time(a.window_start ?? a.raised_at)}: `,
+              a.value !== null ? `pass rate ${pct(a.value)}` : '', a.threshold !== null ? ` vs offline pass@1 ${pct(a.threshold)}` : '',
+              h('div', { class: 'note' }, a.message))))),
+      card(`Flips on repeated inputs (${prod.repeated_input_flips.length})`,
+        h('p', { class: 'note' }, 'The same request (same input fingerprint) got different verdicts: if asking again can change the answer, people learn to ask again.'),
+        prod.repeated_input_flips.length === 0 ? empty('none') :
+          table(['input', 'version', 'traces', 'verdicts'],
+            prod.repeated_input_flips.map((f) => h('tr', { class: params.trace && f.trace_ids.includes(params.trace) ? 'highlight' : '' },
+              h('td', { title: f.input_fingerprint }, f.input_fingerprint.slice(0, 12)), h('td', {}, f.agent_version), h('td', {}, String(f.traces)),
+              h('td', {}, Object.entries(f.verdicts).map(([k, v]) => `${k} ×${v}`).join(', ')))))),
+    ),
+  );
+};
