@@ -11,7 +11,7 @@ STACK=${PASSK_STACK_DIR:-$REPO/.local-stack}
 TIMEOUT=${DOWN_TIMEOUT:-20}
 
 ours() {  # pid -> true if alive and started from this stack dir
-  kill -0 "$1" 2>/dev/null && tr '\0' ' ' < "/proc/$1/cmdline" 2>/dev/null | grep -qF "$STACK"
+  kill -0 "$1" 2>/dev/null && { tr '\0' ' ' < "/proc/$1/cmdline"; } 2>/dev/null | grep -qF "$STACK"
 }
 
 declare -A pids=()

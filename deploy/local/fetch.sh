@@ -21,7 +21,17 @@ APICURIO_VERSION=$(pom_prop apicurio.version)
 command -v "$MVN" >/dev/null || { echo "fetch.sh: '$MVN' not found (apt-get install maven)" >&2; exit 1; }
 mkdir -p "$STACK"
 
-mvn_run() { "$MVN" -B -q -Dstyle.color=never --strict-checksums ${MVN_OPTS_EXTRA:-} -f "$POM" "$@"; }
+# Maven 3.8.x prints stray ESC[0m resets even with -B -q: keep its output in a log, show it on failure.
+mvn_run() {
+  local log="$STACK/fetch-mvn.log"
+  # shellcheck disable=SC2086
+  if ! "$MVN" -B -q --strict-checksums ${MVN_OPTS_EXTRA:-} -f "$POM" "$@" >"$log" 2>&1; then
+    sed $'s/\x1b\[[0-9;]*m//g' "$log" >&2
+    echo "fetch.sh: mvn $* failed (log: $log)" >&2
+    exit 1
+  fi
+  rm -f "$log"
+}
 
 # --- Kafka broker classpath --------------------------------------------------------------
 KAFKA_STAMP="kafka=$KAFKA_VERSION log4j2=$LOG4J2_VERSION"

@@ -94,7 +94,7 @@ async function raw() {
   return `raw protocol: brokers=${JSON.stringify(brokers)}`
 }
 
-const kafkajs = tryRequire('kafkajs')
+const kafkajs = process.env.KAFKA_READY_RAW === '1' ? null : tryRequire('kafkajs') // KAFKA_READY_RAW=1: test the fallback
 const timer = setTimeout(() => { console.error(`kafka-ready: no answer within ${DEADLINE_MS} ms`); process.exit(1) }, DEADLINE_MS)
 ;(kafkajs ? withKafkajs(kafkajs) : raw())
   .then(msg => { clearTimeout(timer); console.log(`kafka-ready: OK (${msg})`); process.exit(0) })
