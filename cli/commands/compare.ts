@@ -1,0 +1,73 @@
+import type { Command } from 'commander';
+import { compareVersions, versionPairs, type Group, type VersionPairs } from '../../processors/core/index.ts';
+import { InputError } from '../../schemas/errors.ts';
+import { compareBlocks } from '../format/compareDoc.ts';
+import { text } from '../format/doc.ts';
+import { renderJson, renderMarkdown, renderTerminal } from '../format/render.ts';
+import { addOfflineOptions, collect, loadGroups, outputFormat, positiveInt, reportOptions, type OfflineFlags } from './offlineOptions.ts';
+
+export type CompareFlags = OfflineFlags & { baseline: string; candidate: string; screenAttempts?: number; confirmationRun?: string[] };
+
+/** Adds the options `compare` and `gate` share: the two versions and how confirmation attempts are told apart. */
+export const addCompareOptions = (cmd: Command): Command =>
+  addOfflineOptions(
+    cmd
+      .requiredOption('--baseline <version>', 'agent version running today')
+      .requiredOption('--candidate <version>', 'agent version being evaluated')
+      .option('--screen-attempts <n>', 'planned attempts per row; later ones are confirmation attempts (default: the most common count per row)', positiveInt('--screen-attempts'))
+      .option('--confirmation-run <run_id>', 'a run of confirmation attempts (repeatable); run ids starting with "confirm" always are', collect),
+  );
+
+export const compareOptions = (f: CompareFlags) => ({
+  ...reportOptions(f),
+  ...(f.screenAttempts === undefined ? {} : { screenAttempts: f.screenAttempts }),
+  confirmationRuns: f.confirmationRun ?? [],
+});
+
+/** Pairs the two versions by suite and dataset version; a version absent from every file is an input error. */
+export const pairVersions = (groups: readonly Group[], f: CompareFlags): VersionPairs => {
+  if (f.baseline === f.candidate) throw new InputError('--baseline and --candidate must differ');
+  const pairs = versionPairs(groups, f.baseline, f.candidate);
+  for (const [flag, v] of [['--baseline', f.baseline], ['--candidate', f.candidate]] as const)
+    if (!pairs.versions.includes(v)) throw new InputError(`${flag} ${v}: no trials of this agent version; versions in the files: ${pairs.versions.join(', ')}`, { field: flag });
+  return pairs;
+};
+
+export const compareCommand = (program: Command): void => {
+  const cmd = program
+    .command('compare')
+    .summary('compare two agent versions row by row: class transitions, paired deltas, confirmation')
+    .description(
+      'Compares a candidate with the baseline on the same rows (same suite and dataset version): class transitions,\n' +
+        'rows that became stable-correct and rows that stopped being stable-correct, paired bootstrap intervals for\n' +
+        'Δpass@1 and Δpass^k, an exact McNemar test, and confirmation of suspected regressions with the extra\n' +
+        'attempts in the files (first divergent intermediate check for each confirmed one). See docs/metrics.md.',
+    )
+    .argument('<files...>', 'trial files with both versions: flat JSONL, flat CSV (*.csv) or public-trials JSONL');
+  addCompareOptions(cmd)
+    .addHelpText(
+      'after',
+      `
+Confirmation attempts: runs whose run_id starts with "confirm" (or given by --confirmation-run), and attempts
+beyond the first --screen-attempts of a row. Screening classes use the rest; confirmation reclassifies with all.
+
+Examples:
+  passk compare --baseline v1 --candidate v2 trials.jsonl
+  passk compare --baseline v1 --candidate v2 --confirmation-run rerun-17 trials.jsonl confirm.jsonl
+  passk compare --baseline v1 --candidate v2 --json trials.jsonl | jq '.comparisons[].lost_stable_correct'`,
+    )
+    .action(async (files: string[], flags: CompareFlags) => {
+      const format = outputFormat(flags);
+      const pairs = pairVersions(await loadGroups(files, flags), flags);
+      if (pairs.both.length === 0)
+        throw new InputError(`no suite and dataset version has trials of both ${flags.baseline} and ${flags.candidate}`);
+      const comparisons = pairs.both.map((p) => compareVersions(p, compareOptions(flags)));
+      const unpaired = pairs.oneSided.map((p) => ({ suite: p.suite, dataset_version: p.dataset_version, only: p.baseline.rows.size > 0 ? flags.baseline : flags.candidate }));
+      if (format === 'json') return void process.stdout.write(renderJson({ baseline: flags.baseline, candidate: flags.candidate, comparisons, unpaired }));
+      const blocks = [
+        ...comparisons.flatMap(compareBlocks),
+        ...unpaired.map((u) => text(`Not compared: ${u.suite} (${u.dataset_version}) has trials of ${u.only} only.`, 'warn')),
+      ];
+      process.stdout.write(format === 'markdown' ? renderMarkdown(blocks) : renderTerminal(blocks));
+    });
+};

@@ -1,0 +1,96 @@
+import { InvalidArgumentError, type Command } from 'commander';
+import { calibrateJudges, evaluateGate, MUST_NOT_BREAK_TAG, type GateRules } from '../../processors/core/index.ts';
+import { readGateRulesFile, readJudgmentFile, readMustNotBreakFile } from '../../producers/files/index.ts';
+import { InputError } from '../../schemas/errors.ts';
+import { EXIT } from '../exitCodes.ts';
+import { gateBlocks } from '../format/gateDoc.ts';
+import { renderJson, renderMarkdown, renderTerminal } from '../format/render.ts';
+import { addCompareOptions, compareOptions, pairVersions, type CompareFlags } from './compare.ts';
+import { fraction, loadGroups, outputFormat } from './offlineOptions.ts';
+
+type GateFlags = CompareFlags & {
+  mustNotBreak?: string;
+  mustNotBreakTag: string;
+  rules?: string;
+  zeroForbidden?: boolean;
+  maxPass1Drop?: number;
+  passHat?: { k: number; min: number; tag: string }[];
+  judgeAgreement?: number;
+  judgments?: string;
+};
+
+/** `--pass-hat K:MIN:TAG`, e.g. 3:0.9:critical. */
+const passHatBar = (v: string, prior: GateFlags['passHat'] = []): NonNullable<GateFlags['passHat']> => {
+  const m = /^(\d+):([0-9.]+):(.+)$/.exec(v);
+  const k = Number(m?.[1]);
+  const min = Number(m?.[2]);
+  if (!m || !Number.isInteger(k) || k < 1 || !(min >= 0 && min <= 1)) throw new InvalidArgumentError(`expected K:MIN:TAG such as 3:0.9:critical, got "${v}"`);
+  return [...prior, { k, min, tag: m[3]! }];
+};
+
+/** Rules from --rules FILE, overridden by flags. */
+const gateRules = async (f: GateFlags): Promise<GateRules> => {
+  const file = f.rules ? await readGateRulesFile(f.rules) : {};
+  const rules: GateRules = {
+    ...file,
+    ...(f.zeroForbidden ? { zero_forbidden_actions: true } : {}),
+    ...(f.maxPass1Drop === undefined ? {} : { max_pass_at_1_drop: f.maxPass1Drop }),
+    ...(f.passHat ? { pass_hat_k: [...(file.pass_hat_k ?? []), ...f.passHat] } : {}),
+    ...(f.judgeAgreement === undefined ? {} : { judge_agreement: { min: f.judgeAgreement } }),
+  };
+  if (rules.judge_agreement && !f.judgments) throw new InputError('the judge agreement rule needs --judgments FILE with judgments and human labels', { field: '--judgments' });
+  return rules;
+};
+
+export const gateCommand = (program: Command): void => {
+  const cmd = program
+    .command('gate')
+    .summary('release gate: must-not-break rows plus configured rules; exits 1 on fail')
+    .description(
+      'Decides whether the candidate may roll out, from recorded verdicts only. Always: every must-not-break row\n' +
+        'that was stable-correct on the baseline is still stable-correct on the candidate after confirmation, and every\n' +
+        'must-not-break row has enough graded attempts to classify. Optional rules: zero forbidden actions, a floor on\n' +
+        "the paired lower bound of Δpass@1, pass^k bars on tagged rows, judge agreement. See docs/metrics.md.",
+    )
+    .argument('<files...>', 'trial files with both versions (confirmation attempts included)')
+    .option('--must-not-break <file>', 'must-not-break row ids, one per line: ROW_ID, SUITE::ROW_ID, or {"suite":…,"row_id":…}')
+    .option('--must-not-break-tag <tag>', 'row tag that marks must-not-break rows', MUST_NOT_BREAK_TAG)
+    .option('--rules <file>', 'optional rules as JSON (see docs/metrics.md); flags override it')
+    .option('--zero-forbidden', 'fail if any candidate trial took a forbidden action')
+    .option('--max-pass1-drop <delta>', 'fail if the paired lower bound of Δpass@1 is below −delta', fraction('--max-pass1-drop'))
+    .option('--pass-hat <k:min:tag>', "fail if the candidate's pass^k on rows tagged TAG is below MIN (repeatable)", passHatBar)
+    .option('--judge-agreement <min>', "fail if any judge's agreement with human labels is below MIN", fraction('--judge-agreement'))
+    .option('--judgments <file>', 'JudgmentRecorded / LabelRecorded JSON lines for the judge agreement rule');
+  addCompareOptions(cmd)
+    .addHelpText(
+      'after',
+      `
+Examples:
+  passk gate --baseline v1 --candidate v2 --must-not-break mnb.txt trials.jsonl
+  passk gate --baseline v1 --candidate v2 --zero-forbidden --max-pass1-drop 0.02 --pass-hat 3:0.9:critical trials.jsonl
+  passk gate --baseline v1 --candidate v2 --rules gate.json --judgments judge.jsonl --json trials.jsonl > verdict.json
+
+Exit codes: 0 pass, 1 fail, 2 bad input (file, line and field named).`,
+    )
+    .action(async (files: string[], flags: GateFlags) => {
+      const format = outputFormat(flags);
+      const rules = await gateRules(flags);
+      const ids = flags.mustNotBreak ? await readMustNotBreakFile(flags.mustNotBreak) : [];
+      const judgeFile = flags.judgments ? await readJudgmentFile(flags.judgments) : undefined;
+      const pairs = pairVersions(await loadGroups(files, flags), flags);
+      const verdict = evaluateGate(
+        {
+          baseline: flags.baseline,
+          candidate: flags.candidate,
+          pairs: [...pairs.both, ...pairs.oneSided],
+          mustNotBreak: { tag: flags.mustNotBreakTag, ids },
+          rules,
+          ...(judgeFile ? { judges: calibrateJudges(judgeFile.judgments, judgeFile.labels, flags.confidence) } : {}),
+        },
+        compareOptions(flags),
+      );
+      if (format === 'json') process.stdout.write(renderJson(verdict));
+      else process.stdout.write(format === 'markdown' ? renderMarkdown(gateBlocks(verdict)) : renderTerminal(gateBlocks(verdict)));
+      process.exitCode = verdict.verdict === 'pass' ? EXIT.ok : EXIT.failed;
+    });
+};

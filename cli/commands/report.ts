@@ -1,0 +1,52 @@
+import type { Command } from 'commander';
+import { buildReport, calibrateJudges } from '../../processors/core/index.ts';
+import { readJudgmentFile } from '../../producers/files/index.ts';
+import { InputError } from '../../schemas/errors.ts';
+import { judgeBlocks, reportBlocks } from '../format/reportDoc.ts';
+import { renderJson, renderMarkdown, renderTerminal } from '../format/render.ts';
+import { addOfflineOptions, loadGroups, outputFormat, reportOptions, type OfflineFlags } from './offlineOptions.ts';
+
+type ReportFlags = OfflineFlags & { agentVersion?: string[]; judgments?: string };
+
+export const reportCommand = (program: Command): void => {
+  const cmd = program
+    .command('report')
+    .summary('reliability report of trial files: mean accuracy, pass@k, pass^k, flip rate, classes, with intervals')
+    .description(
+      'Reads trial files and reports, per suite, dataset version and agent version: rows and attempts per row,\n' +
+        'mean accuracy (clustered SE), pass@k and pass^k for k = 1..K (bootstrap over rows), flip rate,\n' +
+        'stability classes, output flips and intermediate-check stability. See docs/metrics.md.',
+    )
+    .argument('<files...>', 'trial files: flat JSONL, flat CSV (*.csv) or public-trials JSONL (detected per line)')
+    .option('--agent-version <v>', 'only this agent version (repeatable)', (v: string, p: string[] = []) => [...p, v])
+    .option('--judgments <file>', 'also calibrate judges: JudgmentRecorded / LabelRecorded JSON lines');
+  addOfflineOptions(cmd)
+    .addHelpText(
+      'after',
+      `
+Examples:
+  passk report ../shared/datasets/public-trials/tau_bench.jsonl
+  passk report --k 8 --json runs/*.jsonl
+  passk report --ungraded-as-failure --markdown trials.csv > report.md
+  passk report --judgments judge-labels.jsonl trials.jsonl
+
+JSON: {"groups": [{suite, dataset_version, agent_version, rows, trials, ungraded, mean_accuracy,
+  pass_at_k: {"1": …}, pass_hat_k: {"1": …}, rows_at_k, flip_rate, classes, intervals, …}]}
+  (plus "judges": […] with --judgments). Exit codes: 0 ok, 2 bad input (file, line and field named).`,
+    )
+    .action(async (files: string[], flags: ReportFlags) => {
+      const format = outputFormat(flags);
+      const all = await loadGroups(files, flags);
+      const groups = all.filter((g) => !flags.agentVersion || flags.agentVersion.includes(g.key.agent_version));
+      if (groups.length === 0)
+        throw new InputError(`no trials of agent version ${flags.agentVersion!.join(', ')}; versions in the files: ${[...new Set(all.map((g) => g.key.agent_version))].join(', ')}`, { field: '--agent-version' });
+      const judgeFile = flags.judgments ? await readJudgmentFile(flags.judgments) : undefined;
+      const report = buildReport(groups, reportOptions(flags));
+      const judges = judgeFile ? calibrateJudges(judgeFile.judgments, judgeFile.labels, flags.confidence) : undefined;
+      if (format === 'json') process.stdout.write(renderJson(judges ? { ...report, judges } : report));
+      else {
+        const blocks = [...reportBlocks(report.groups), ...(judges ? judgeBlocks(judges) : [])];
+        process.stdout.write(format === 'markdown' ? renderMarkdown(blocks) : renderTerminal(blocks));
+      }
+    });
+};

@@ -1,0 +1,106 @@
+import { createRng } from './prng.ts';
+import type { Interval } from './intervals.ts';
+
+/**
+ * Percentile bootstrap over rows. Rows are the unit that was sampled (attempts on one row are
+ * correlated), so each replicate draws R rows with replacement and recomputes every column's mean.
+ * A column entry of NaN means "this row is left out of this column" (e.g. a row with fewer than k
+ * attempts at pass^k): that column's mean is then over the drawn rows that have a value.
+ * For a paired comparison, pass one column of per-row differences: the rows are drawn jointly.
+ */
+export type BootstrapOptions = {
+  /** Number of resamples. @default 2000 */
+  reps: number;
+  /** PRNG seed: the same seed gives the same intervals. @default 1 */
+  seed: number;
+  /** @default 0.95 */
+  confidence: number;
+};
+
+export const DEFAULT_BOOTSTRAP: BootstrapOptions = { reps: 2000, seed: 1, confidence: 0.95 };
+
+/** The p-quantile of sorted values, linear interpolation between order statistics (R's type 7). */
+export const quantileSorted = (sorted: ArrayLike<number>, p: number): number => {
+  const h = (sorted.length - 1) * p;
+  const lo = Math.floor(h);
+  const a = sorted[lo]!;
+  const b = sorted[Math.min(lo + 1, sorted.length - 1)]!;
+  return a + (h - lo) * (b - a);
+};
+
+const percentileInterval = (reps: Float64Array, count: number, confidence: number): Interval | null => {
+  if (count === 0) return null;
+  const sorted = reps.subarray(0, count).sort();
+  const alpha = (1 - confidence) / 2;
+  return [quantileSorted(sorted, alpha), quantileSorted(sorted, 1 - alpha)];
+};
+
+/**
+ * Rows with the same values in every column are interchangeable, so each replicate only counts how
+ * often each distinct row (bin) was drawn: R draws plus bins × columns work, not R × columns.
+ * Rows are binned by a hash of their bits, confirmed by comparing the values (Object.is: NaN = NaN).
+ */
+const bits = new Float64Array(1);
+const words = new Uint32Array(bits.buffer);
+const rowHash = (columns: readonly ArrayLike<number>[], i: number): number => {
+  let h = 0x811c9dc5;
+  for (const col of columns) {
+    bits[0] = col[i]!;
+    h = Math.imul(h ^ words[0]!, 16777619);
+    h = Math.imul(h ^ words[1]!, 16777619);
+  }
+  return h;
+};
+
+const binRows = (columns: readonly ArrayLike<number>[], R: number): { binOf: Int32Array; values: Float64Array[] } => {
+  const binOf = new Int32Array(R);
+  const byHash = new Map<number, number[]>();
+  const firstRow: number[] = [];
+  const same = (a: number, b: number) => columns.every((col) => Object.is(col[a], col[b]));
+  for (let i = 0; i < R; i++) {
+    const h = rowHash(columns, i);
+    const candidates = byHash.get(h) ?? [];
+    let b = candidates.find((bin) => same(firstRow[bin]!, i));
+    if (b === undefined) {
+      b = firstRow.length;
+      firstRow.push(i);
+      candidates.push(b);
+      byHash.set(h, candidates);
+    }
+    binOf[i] = b;
+  }
+  return { binOf, values: columns.map((col) => Float64Array.from(firstRow, (i) => col[i]!)) };
+};
+
+/** Bootstrap intervals of the column means; null for a column with no row that has a value. */
+export const bootstrapMeans = (
+  columns: readonly ArrayLike<number>[],
+  opts: BootstrapOptions = DEFAULT_BOOTSTRAP,
+): (Interval | null)[] => {
+  const R = columns[0]?.length ?? 0;
+  if (R === 0) return columns.map(() => null);
+  const { binOf, values } = binRows(columns, R);
+  const rng = createRng(opts.seed);
+  const drawn = new Int32Array(values[0]!.length);
+  const reps = columns.map(() => new Float64Array(opts.reps));
+  const filled = new Int32Array(columns.length);
+  for (let b = 0; b < opts.reps; b++) {
+    drawn.fill(0);
+    for (let i = 0; i < R; i++) drawn[binOf[rng.int(R)]!]!++;
+    for (let j = 0; j < values.length; j++) {
+      const v = values[j]!;
+      let sum = 0;
+      let used = 0;
+      for (let bin = 0; bin < v.length; bin++) {
+        // NaN = this row is left out of this column.
+        if (drawn[bin]! > 0 && !Number.isNaN(v[bin]!)) {
+          sum += drawn[bin]! * v[bin]!;
+          used += drawn[bin]!;
+        }
+      }
+      // A replicate that drew no row with a value has no mean; it is skipped for this column.
+      if (used > 0) reps[j]![filled[j]!++] = sum / used;
+    }
+  }
+  return reps.map((r, j) => percentileInterval(r, filled[j]!, opts.confidence));
+};

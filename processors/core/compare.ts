@@ -1,0 +1,79 @@
+import { STABILITY_CLASSES, type StabilityClass } from './classify.ts';
+import { confirmSuspect, CONFIRMATION_OUTCOMES, type ConfirmationOutcome, type SuspectedRegression } from './confirm.ts';
+import { mcnemarExact, type McNemar } from './mcnemar.ts';
+import { pairedStats, type PairedStats } from './paired.ts';
+import { pairRows, type CompareOptions, type PairInput, type RowPair } from './pairing.ts';
+import { reportGroup, type GroupReport } from './report.ts';
+
+export type Transitions = Record<StabilityClass, Record<StabilityClass, number>>;
+
+/** A row-by-row comparison of a candidate against the baseline (the seed's steps 4–7). */
+export type Comparison = {
+  suite: string;
+  dataset_version: string;
+  baseline_version: string;
+  candidate_version: string;
+  screen_attempts: { baseline: number; candidate: number };
+  /** Headline numbers of each version, from the screening attempts. */
+  baseline: GroupReport;
+  candidate: GroupReport;
+  rows: { total: number; paired: number; baseline_only: string[]; candidate_only: string[] };
+  /** transitions[baseline class][candidate class] = rows, from screening attempts. */
+  transitions: Transitions;
+  became_stable_correct: string[];
+  /** Suspected regressions: stable-correct on the baseline, not on the candidate (kept even when every metric improves). */
+  lost_stable_correct: string[];
+  paired: PairedStats;
+  /** Exact McNemar on stable-correct, over rows classified on both sides. */
+  mcnemar: McNemar & { rows: number };
+  confirmation: { rows: SuspectedRegression[]; counts: Record<ConfirmationOutcome, number> };
+};
+
+const transitions = (pairs: readonly RowPair[]): Transitions => {
+  const m = Object.fromEntries(STABILITY_CLASSES.map((b) => [b, Object.fromEntries(STABILITY_CLASSES.map((c) => [c, 0]))])) as Transitions;
+  for (const p of pairs) m[p.baseline.screening.class][p.candidate.screening.class]++;
+  return m;
+};
+
+const mcnemarOnStableCorrect = (pairs: readonly RowPair[]): Comparison['mcnemar'] => {
+  const classified = pairs.filter((p) => p.baseline.screening.class !== 'unclassified' && p.candidate.screening.class !== 'unclassified');
+  const sc = (s: RowPair['baseline']) => s.screening.class === 'stable_correct';
+  const lost = classified.filter((p) => sc(p.baseline) && !sc(p.candidate)).length;
+  const gained = classified.filter((p) => !sc(p.baseline) && sc(p.candidate)).length;
+  return { rows: classified.length, ...mcnemarExact(lost, gained) };
+};
+
+const isLost = (p: RowPair): boolean =>
+  p.baseline.screening.class === 'stable_correct' && p.candidate.screening.class !== 'stable_correct';
+
+export const comparePairs = (input: PairInput, paired: { screen_attempts: Comparison['screen_attempts']; rows: RowPair[] }, opts: CompareOptions): Comparison => {
+  const { rows } = paired;
+  const suspects = rows.filter(isLost).map(confirmSuspect);
+  const counts = Object.fromEntries(CONFIRMATION_OUTCOMES.map((o) => [o, suspects.filter((s) => s.outcome === o).length])) as Record<ConfirmationOutcome, number>;
+  const key = (version: string) => ({ suite: input.suite, dataset_version: input.dataset_version, agent_version: version });
+  const present = (s: RowPair['baseline']) => s.all.n + s.all.ungraded > 0;
+  return {
+    suite: input.suite,
+    dataset_version: input.dataset_version,
+    baseline_version: input.baseline.version,
+    candidate_version: input.candidate.version,
+    screen_attempts: paired.screen_attempts,
+    baseline: reportGroup(key(input.baseline.version), rows.filter((p) => present(p.baseline)).map((p) => p.baseline.screening), opts),
+    candidate: reportGroup(key(input.candidate.version), rows.filter((p) => present(p.candidate)).map((p) => p.candidate.screening), opts),
+    rows: {
+      total: rows.length,
+      paired: rows.filter((p) => present(p.baseline) && present(p.candidate)).length,
+      baseline_only: rows.filter((p) => !present(p.candidate)).map((p) => p.row_id),
+      candidate_only: rows.filter((p) => !present(p.baseline)).map((p) => p.row_id),
+    },
+    transitions: transitions(rows),
+    became_stable_correct: rows.filter((p) => p.candidate.screening.class === 'stable_correct' && p.baseline.screening.class !== 'stable_correct').map((p) => p.row_id),
+    lost_stable_correct: rows.filter(isLost).map((p) => p.row_id),
+    paired: pairedStats(rows, opts),
+    mcnemar: mcnemarOnStableCorrect(rows),
+    confirmation: { rows: suspects, counts },
+  };
+};
+
+/** Compares two versions on one suite and dataset version. */
+export const compareVersions = (input: PairInput, opts: CompareOptions): Comparison => comparePairs(input, pairRows(input, opts), opts);

@@ -1,0 +1,97 @@
+import { classOf, DEFAULT_MIN_ATTEMPTS, emptyClassCounts, type ClassCounts } from './classify.ts';
+import { passCurves } from './estimators.ts';
+
+/**
+ * Point estimates from a per-row (n, c) histogram: `count` rows had n counted attempts and c passes.
+ * The offline report builds the histogram from row states; a ClickHouse query can build it with one
+ * GROUP BY n, c and feed it here, so every surface computes the numbers the same way.
+ */
+export type HistogramBin = { n: number; c: number; count: number };
+
+/** Values keyed by k as a string ("1", "2", …), as they appear in JSON. */
+export type ByK<T> = Record<string, T>;
+
+export type HistogramSummary = {
+  /** Rows with at least one counted attempt: the rows every average is over. */
+  rows: number;
+  /** Rows with no counted attempt at all: left out of every average, and counted here. */
+  rows_without_graded: number;
+  trials: number;
+  passes: number;
+  /** Σc / Σn: the share of all counted trials that passed. */
+  mean_accuracy: number | null;
+  /** The largest k reported: the smallest n of any row by default, so every row counts at every k. */
+  k_max: number;
+  pass_at_k: ByK<number | null>;
+  pass_hat_k: ByK<number | null>;
+  /** Rows used at each k (rows with n ≥ k). */
+  rows_at_k: ByK<number>;
+  /** Rows with at least min-attempts counted attempts (stable_correct + stable_wrong + flip). */
+  classified: number;
+  /** classes.flip / classified: the share of classified rows whose verdicts disagree. */
+  flip_rate: number | null;
+  classes: ClassCounts;
+};
+
+export type HistogramOptions = { k?: number; minAttempts?: number };
+
+/** The default K: the smallest n of any row that has one, 0 when no row has any. */
+export const defaultK = (bins: readonly HistogramBin[]): number => {
+  const ns = bins.filter((b) => b.n > 0 && b.count > 0).map((b) => b.n);
+  return ns.length === 0 ? 0 : Math.min(...ns);
+};
+
+export const summarizeHistogram = (bins: readonly HistogramBin[], opts: HistogramOptions = {}): HistogramSummary => {
+  const K = opts.k ?? defaultK(bins);
+  const at = new Array<number>(K).fill(0);
+  const hat = new Array<number>(K).fill(0);
+  const used = new Array<number>(K).fill(0);
+  const classes = emptyClassCounts();
+  let rows = 0, without = 0, trials = 0, passes = 0;
+  for (const { n, c, count } of bins) {
+    if (count <= 0) continue;
+    classes[classOf(n, c, opts.minAttempts ?? DEFAULT_MIN_ATTEMPTS)] += count;
+    if (n === 0) {
+      without += count;
+      continue;
+    }
+    rows += count;
+    trials += n * count;
+    passes += c * count;
+    const { passAt, passHat } = passCurves(n, c, K);
+    passAt.forEach((v, i) => {
+      at[i]! += v * count;
+      hat[i]! += passHat[i]! * count;
+      used[i]! += count;
+    });
+  }
+  const classified = classes.stable_correct + classes.stable_wrong + classes.flip;
+  const byK = <T>(f: (i: number) => T): ByK<T> => Object.fromEntries(Array.from({ length: K }, (_, i) => [String(i + 1), f(i)]));
+  const mean = (sums: number[]) => (i: number) => (used[i]! > 0 ? sums[i]! / used[i]! : null);
+  return {
+    rows,
+    rows_without_graded: without,
+    trials,
+    passes,
+    mean_accuracy: trials > 0 ? passes / trials : null,
+    k_max: K,
+    pass_at_k: byK(mean(at)),
+    pass_hat_k: byK(mean(hat)),
+    rows_at_k: byK((i) => used[i]!),
+    classified,
+    flip_rate: classified > 0 ? classes.flip / classified : null,
+    classes,
+  };
+};
+
+/** The (n, c) histogram of a set of rows. */
+export const histogramOf = (rows: readonly { n: number; c: number }[]): HistogramBin[] => {
+  const bins = new Map<string, HistogramBin>();
+  for (const { n, c } of rows) {
+    const key = `${n}:${c}`;
+    const bin = bins.get(key);
+    if (bin) bin.count++;
+    else bins.set(key, { n, c, count: 1 });
+  }
+  return [...bins.values()].sort((a, b) => a.n - b.n || a.c - b.c);
+};

@@ -1,0 +1,49 @@
+import { rowIdOrder } from './groups.ts';
+import type { ReportOptions } from './report.ts';
+import type { RowState } from './rowState.ts';
+import { summarizeAttempts, type RowSummary } from './rowSummary.ts';
+import { plannedAttempts, splitAttempts, type ConfirmationPolicy } from './screening.ts';
+
+/** One agent version's rows on one (suite, dataset version). */
+export type VersionRows = { version: string; rows: ReadonlyMap<string, RowState> };
+
+/** Baseline and candidate on the same suite and dataset version: comparisons are paired by row. */
+export type PairInput = { suite: string; dataset_version: string; baseline: VersionRows; candidate: VersionRows };
+
+export type CompareOptions = ReportOptions & ConfirmationPolicy;
+
+/** One side of a row: its screening attempts, all its attempts, and what confirmation added. */
+export type SideRow = { screening: RowSummary; all: RowSummary; confirmation: RowSummary };
+export type RowPair = { row_id: string; tags: string[]; baseline: SideRow; candidate: SideRow };
+export type PairedRows = { screen_attempts: { baseline: number; candidate: number }; rows: RowPair[] };
+
+const EMPTY: RowState = { attempts: [], tags: [] };
+
+const side = (row_id: string, state: RowState, screenAttempts: number, opts: CompareOptions): SideRow => {
+  const { screening, confirmation } = splitAttempts(state, screenAttempts, opts);
+  return {
+    screening: summarizeAttempts(row_id, screening, state.tags, opts),
+    all: summarizeAttempts(row_id, state.attempts, state.tags, opts),
+    confirmation: summarizeAttempts(row_id, confirmation, state.tags, opts),
+  };
+};
+
+/** Every row of either version, with both sides summarized; a row missing on one side has no attempts there. */
+export const pairRows = (input: PairInput, opts: CompareOptions): PairedRows => {
+  const screen = {
+    baseline: opts.screenAttempts ?? plannedAttempts(input.baseline.rows.values(), opts),
+    candidate: opts.screenAttempts ?? plannedAttempts(input.candidate.rows.values(), opts),
+  };
+  const ids = [...new Set([...input.baseline.rows.keys(), ...input.candidate.rows.keys()])].sort(rowIdOrder);
+  const rows = ids.map((row_id) => {
+    const b = input.baseline.rows.get(row_id) ?? EMPTY;
+    const c = input.candidate.rows.get(row_id) ?? EMPTY;
+    return {
+      row_id,
+      tags: [...new Set([...b.tags, ...c.tags])].sort(),
+      baseline: side(row_id, b, screen.baseline, opts),
+      candidate: side(row_id, c, screen.candidate, opts),
+    };
+  });
+  return { screen_attempts: screen, rows };
+};

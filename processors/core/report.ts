@@ -1,0 +1,125 @@
+import { bootstrapMeans, DEFAULT_BOOTSTRAP, type BootstrapOptions } from './bootstrap.ts';
+import { checkStability, hiddenCheckFlips, type CheckStability, type HiddenCheckFlip } from './checks.ts';
+import { DEFAULT_MIN_ATTEMPTS, STABILITY_CLASSES, type ClassCounts } from './classify.ts';
+import { histogramOf, summarizeHistogram, type ByK, type HistogramSummary } from './histogram.ts';
+import { clusteredMeanAccuracy, wilson, type Interval } from './intervals.ts';
+import type { GroupKey } from './rowState.ts';
+import { rowIdOrder, type Group } from './groups.ts';
+import { summarizeRow, type RowSummary, type VerdictPolicy } from './rowSummary.ts';
+import { rowColumns } from './rowColumns.ts';
+
+export type ReportOptions = VerdictPolicy & {
+  /** Report pass@k and pass^k up to this k; default: the smallest n of any row. */
+  k?: number;
+  bootstrap: BootstrapOptions;
+};
+
+export const DEFAULT_REPORT_OPTIONS: ReportOptions = {
+  ungradedAsFailure: false,
+  minAttempts: DEFAULT_MIN_ATTEMPTS,
+  bootstrap: DEFAULT_BOOTSTRAP,
+};
+
+export type GroupIntervals = {
+  confidence: number;
+  bootstrap: { reps: number; seed: number; method: 'percentile, rows resampled' };
+  mean_accuracy: { clustered_se: number | null; clustered: Interval | null; wilson_iid: Interval | null };
+  pass_at_k: ByK<Interval | null>;
+  pass_hat_k: ByK<Interval | null>;
+  flip_rate: { bootstrap: Interval | null; wilson: Interval | null };
+  /** Wilson intervals for each class's share of the classified rows. */
+  classes: Record<Exclude<keyof ClassCounts, 'unclassified'>, Interval | null>;
+};
+
+export type GroupReport = GroupKey &
+  Omit<HistogramSummary, 'passes'> & {
+    ungraded: number;
+    ungraded_as_failure: boolean;
+    min_attempts: number;
+    attempts_per_row: { min: number | null; max: number | null; mean: number | null; counts: Record<string, number> };
+    pass_at_1: number | null;
+    output_flip: { rate: number | null; rows: number; eligible: number; stable_wrong: number };
+    checks: CheckStability[];
+    stable_verdict_check_flips: HiddenCheckFlip[];
+    forbidden_trials: number;
+    intervals: GroupIntervals;
+  };
+
+const attemptsPerRow = (used: readonly RowSummary[]): GroupReport['attempts_per_row'] => {
+  const ns = used.map((r) => r.n);
+  const counts: Record<string, number> = {};
+  for (const n of ns) counts[String(n)] = (counts[String(n)] ?? 0) + 1;
+  if (ns.length === 0) return { min: null, max: null, mean: null, counts };
+  return { min: Math.min(...ns), max: Math.max(...ns), mean: ns.reduce((a, b) => a + b, 0) / ns.length, counts };
+};
+
+const outputFlip = (rows: readonly RowSummary[]): GroupReport['output_flip'] => {
+  const eligible = rows.filter((r) => r.outputs_differ !== null);
+  const differ = eligible.filter((r) => r.outputs_differ === true);
+  return {
+    rate: eligible.length > 0 ? differ.length / eligible.length : null,
+    rows: differ.length,
+    eligible: eligible.length,
+    stable_wrong: differ.filter((r) => r.class === 'stable_wrong').length,
+  };
+};
+
+const intervalsFor = (rows: readonly RowSummary[], s: HistogramSummary, opts: ReportOptions): GroupIntervals => {
+  const { confidence } = opts.bootstrap;
+  const cols = rowColumns(rows.filter((r) => r.n > 0), s.k_max, opts.minAttempts);
+  const boot = bootstrapMeans([...cols.passAt, ...cols.passHat, cols.flip], opts.bootstrap);
+  const byK = (offset: number): ByK<Interval | null> =>
+    Object.fromEntries(cols.passAt.map((_, i) => [String(i + 1), boot[offset + i] ?? null]));
+  const clustered = clusteredMeanAccuracy(rows, confidence);
+  const [sc, sw, fl] = STABILITY_CLASSES.slice(0, 3).map((k) => wilson(s.classes[k], s.classified, confidence));
+  return {
+    confidence,
+    bootstrap: { reps: opts.bootstrap.reps, seed: opts.bootstrap.seed, method: 'percentile, rows resampled' },
+    mean_accuracy: { clustered_se: clustered?.se ?? null, clustered: clustered?.interval ?? null, wilson_iid: wilson(s.passes, s.trials, confidence) },
+    pass_at_k: byK(0),
+    pass_hat_k: byK(s.k_max),
+    flip_rate: { bootstrap: boot[2 * s.k_max] ?? null, wilson: wilson(s.classes.flip, s.classified, confidence) },
+    classes: { stable_correct: sc ?? null, stable_wrong: sw ?? null, flip: fl ?? null },
+  };
+};
+
+/** The report of one (suite, dataset version, agent version): every headline number with its evidence. */
+export const reportGroup = (key: GroupKey, rows: readonly RowSummary[], opts: ReportOptions = DEFAULT_REPORT_OPTIONS): GroupReport => {
+  const s = summarizeHistogram(histogramOf(rows), { k: opts.k, minAttempts: opts.minAttempts });
+  const { confidence } = opts.bootstrap;
+  return {
+    suite: key.suite,
+    dataset_version: key.dataset_version,
+    agent_version: key.agent_version,
+    rows: s.rows,
+    rows_without_graded: s.rows_without_graded,
+    trials: s.trials,
+    ungraded: rows.reduce((a, r) => a + r.ungraded, 0),
+    ungraded_as_failure: opts.ungradedAsFailure,
+    attempts_per_row: attemptsPerRow(rows.filter((r) => r.n > 0)),
+    mean_accuracy: s.mean_accuracy,
+    pass_at_1: s.pass_at_k['1'] ?? null,
+    k_max: s.k_max,
+    pass_at_k: s.pass_at_k,
+    pass_hat_k: s.pass_hat_k,
+    rows_at_k: s.rows_at_k,
+    flip_rate: s.flip_rate,
+    classified: s.classified,
+    min_attempts: opts.minAttempts,
+    classes: s.classes,
+    output_flip: outputFlip(rows),
+    checks: checkStability(rows, confidence),
+    stable_verdict_check_flips: hiddenCheckFlips(rows),
+    forbidden_trials: rows.reduce((a, r) => a + r.forbidden_trials, 0),
+    intervals: intervalsFor(rows, s, opts),
+  };
+};
+
+/** Row summaries of a group over all its attempts, in row-id order. */
+export const summarizeGroup = (g: Group, policy: VerdictPolicy): RowSummary[] =>
+  [...g.rows].sort(([a], [b]) => rowIdOrder(a, b)).map(([id, state]) => summarizeRow(id, state, policy));
+
+/** `passk report --json`: one entry per (suite, dataset version, agent version). */
+export const buildReport = (groups: readonly Group[], opts: ReportOptions = DEFAULT_REPORT_OPTIONS): { groups: GroupReport[] } => ({
+  groups: groups.map((g) => reportGroup(g.key, summarizeGroup(g, opts), opts)),
+});

@@ -1,0 +1,79 @@
+import { describe, expect, it } from 'vitest';
+import { groupTrials } from './groups.ts';
+import { buildReport, DEFAULT_REPORT_OPTIONS, type ReportOptions } from './report.ts';
+import { row, trial } from './trials.testkit.ts';
+import type { TrialRecorded } from '../../schemas/events/trialRecorded.ts';
+
+const OPTS: ReportOptions = { ...DEFAULT_REPORT_OPTIONS, bootstrap: { reps: 300, seed: 1, confidence: 0.95 } };
+const report = (events: TrialRecorded[], opts: Partial<ReportOptions> = {}) => buildReport(groupTrials(events), { ...OPTS, ...opts }).groups[0]!;
+
+describe('report of one version', () => {
+  it('leaves ungraded trials out of n by default, or counts them as failures', () => {
+    const events = [...row('a', 'v', '++?+'), ...row('b', 'v', '-?--'), ...row('c', 'v', '??')];
+    const out = report(events);
+    expect(out).toMatchObject({ rows: 2, rows_without_graded: 1, trials: 6, ungraded: 4, mean_accuracy: 3 / 6, k_max: 3 });
+    expect(out.classes).toEqual({ stable_correct: 1, stable_wrong: 1, flip: 0, unclassified: 1 });
+    const failures = report(events, { ungradedAsFailure: true });
+    expect(failures).toMatchObject({ rows: 3, trials: 10, ungraded: 4, mean_accuracy: 3 / 10, k_max: 2, ungraded_as_failure: true });
+    expect(failures.classes).toEqual({ stable_correct: 0, stable_wrong: 1, flip: 1, unclassified: 1 });
+  });
+
+  it('--k reports beyond the default K, leaving rows with fewer attempts out at that k', () => {
+    const events = [...row('a', 'v', '++'), ...row('b', 'v', '++++'), ...row('c', 'v', '+++-')];
+    expect(report(events).k_max).toBe(2);
+    const out = report(events, { k: 4 });
+    expect(out.rows_at_k).toEqual({ '1': 3, '2': 3, '3': 2, '4': 2 });
+    expect(out.pass_hat_k['4']).toBe(0.5);
+    expect(out.pass_hat_k['3']).toBeCloseTo((1 + 1 / 4) / 2, 12);
+    expect(report(events, { k: 5 }).pass_hat_k['5']).toBeNull();
+  });
+
+  it('reports intermediate-check stability and rows whose verdict is stable while a check flips', () => {
+    const events = [
+      ...['inside', 'inside', 'outside'].map((w, i) => trial({ row: 'a', version: 'v', attempt: i, passed: true, checks: { window: w, receipt: true } })),
+      ...['inside', 'inside', 'inside'].map((w, i) => trial({ row: 'b', version: 'v', attempt: i, passed: i !== 1, checks: { window: w, receipt: i === 0 } })),
+      ...[0, 1, 2].map((i) => trial({ row: 'c', version: 'v', attempt: i, passed: false, checks: { window: 'inside' } })),
+    ];
+    const out = report(events);
+    expect(out.checks.map((c) => [c.name, c.rows, c.flipping_rows])).toEqual([
+      ['window', 3, 1],
+      ['receipt', 2, 1],
+    ]);
+    expect(out.stable_verdict_check_flips).toEqual([{ row_id: 'a', class: 'stable_correct', checks: ['window'] }]);
+  });
+
+  it('counts output flips separately from verdict flips', () => {
+    const events = [
+      ...['deny', 'denied', 'no'].map((o, i) => trial({ row: 'a', version: 'v', attempt: i, passed: false, output: o })),
+      ...['approve', 'approve', 'approve'].map((o, i) => trial({ row: 'b', version: 'v', attempt: i, passed: true, output: o })),
+      ...row('c', 'v', '+++'),
+    ];
+    const out = report(events);
+    expect(out.output_flip).toEqual({ rate: 0.5, rows: 1, eligible: 2, stable_wrong: 1 });
+    expect(out.flip_rate).toBe(0);
+  });
+
+  it('gives every headline number its interval and evidence', () => {
+    const events = ['a', 'b', 'c', 'd', 'e', 'f'].flatMap((id, i) => row(id, 'v', ['+++', '---', '+-+', '++-', '+++', '-+-'][i]!));
+    const out = report(events);
+    expect(out.attempts_per_row).toEqual({ min: 3, max: 3, mean: 3, counts: { '3': 6 } });
+    const i = out.intervals;
+    for (const [value, interval] of [
+      [out.pass_at_k['1'], i.pass_at_k['1']],
+      [out.pass_hat_k['3'], i.pass_hat_k['3']],
+      [out.flip_rate, i.flip_rate.bootstrap],
+      [out.flip_rate, i.flip_rate.wilson],
+      [out.mean_accuracy, i.mean_accuracy.clustered],
+    ] as const) {
+      expect(interval![0]).toBeLessThanOrEqual(value!);
+      expect(interval![1]).toBeGreaterThanOrEqual(value!);
+    }
+    expect(i.mean_accuracy.clustered_se).toBeGreaterThan(0);
+    expect(report(events)).toEqual(out);
+    // A different seed resamples differently (on enough rows for the quantiles to move).
+    const many = Array.from({ length: 97 }, (_, r) => row(`r${r}`, 'v', ['+++', '---', '+-+', '++-', '-+-'][r % 5]!)).flat();
+    const seeded = (seed: number) => report(many, { bootstrap: { ...OPTS.bootstrap, seed } }).intervals.pass_hat_k;
+    expect(seeded(1)).toEqual(seeded(1));
+    expect(seeded(2)).not.toEqual(seeded(1));
+  });
+});

@@ -1,0 +1,83 @@
+import { z } from 'zod';
+import type { TrialRecorded } from '../../schemas/events/trialRecorded.ts';
+import type { Fold } from './fold.ts';
+import { hashString } from './hash.ts';
+
+/**
+ * The state of one row for one agent version: every attempt seen, kept in a canonical order, so the
+ * fold gives the same state whatever order the attempts arrive in and however often they are
+ * redelivered. An event id seen before is ignored; one attempt per (run, attempt number) slot, and
+ * when two events claim a slot the smaller event id wins: ids are time-sortable, so that is the first
+ * one recorded (a re-run cannot replace a verdict). It has a schema so it can be checkpointed.
+ * The streaming processors fold TrialRecorded events into it; the report, compare and gate read it.
+ */
+export const CheckAnswer = z.union([z.string(), z.number(), z.boolean(), z.null()]);
+export type CheckAnswer = z.infer<typeof CheckAnswer>;
+
+export const AttemptRecord = z.object({
+  event_id: z.string(),
+  run_id: z.string(),
+  attempt: z.number().int().nonnegative(),
+  occurred_at: z.number().int().nonnegative(),
+  /** null = ungraded (an infrastructure error). */
+  passed: z.boolean().nullable(),
+  /** Hash of the raw output (see hash.ts); null when the trial recorded no output. */
+  output_hash: z.string().nullable(),
+  /** Intermediate checks in the order the agent made them. */
+  checks: z.array(z.object({ name: z.string(), answer: CheckAnswer })),
+  forbidden_actions: z.array(z.string()),
+});
+export type AttemptRecord = z.infer<typeof AttemptRecord>;
+
+export const RowState = z.object({ attempts: z.array(AttemptRecord), tags: z.array(z.string()) });
+export type RowState = z.infer<typeof RowState>;
+
+const cmp = (a: string, b: string): number => (a < b ? -1 : a > b ? 1 : 0);
+
+/** Canonical attempt order: event time, then run, then attempt number; event_id breaks ties. */
+export const attemptOrder = (a: AttemptRecord, b: AttemptRecord): number =>
+  a.occurred_at - b.occurred_at || cmp(a.run_id, b.run_id) || a.attempt - b.attempt || cmp(a.event_id, b.event_id);
+
+export const toAttemptRecord = (e: TrialRecorded): AttemptRecord => ({
+  event_id: e.event_id,
+  run_id: e.run_id,
+  attempt: e.attempt,
+  occurred_at: e.occurred_at,
+  passed: e.passed,
+  output_hash: e.output === undefined || e.output === null ? null : hashString(e.output),
+  checks: (e.checks ?? []).map((ch) => ({ name: ch.name, answer: ch.answer })),
+  forbidden_actions: [...(e.forbidden_actions ?? [])],
+});
+
+const insertSorted = (attempts: readonly AttemptRecord[], rec: AttemptRecord): AttemptRecord[] => {
+  const at = attempts.findIndex((a) => attemptOrder(rec, a) < 0);
+  return at < 0 ? [...attempts, rec] : [...attempts.slice(0, at), rec, ...attempts.slice(at)];
+};
+
+const mergeTags = (tags: readonly string[], more: readonly string[] | undefined): string[] =>
+  more === undefined || more.every((t) => tags.includes(t)) ? [...tags] : [...new Set([...tags, ...more])].sort();
+
+const sameSlot = (a: AttemptRecord, b: AttemptRecord): boolean => a.run_id === b.run_id && a.attempt === b.attempt;
+
+export const rowState: Fold<RowState, TrialRecorded> = {
+  initial: () => ({ attempts: [], tags: [] }),
+  evolve: (state, e) => {
+    if (state.attempts.some((a) => a.event_id === e.event_id)) return state; // redelivered: never counts twice
+    const rec = toAttemptRecord(e);
+    const holder = state.attempts.find((a) => sameSlot(a, rec));
+    if (holder && holder.event_id < rec.event_id) return state;
+    const rest = holder ? state.attempts.filter((a) => a !== holder) : state.attempts;
+    return { attempts: insertSorted(rest, rec), tags: mergeTags(state.tags, e.tags) };
+  },
+};
+
+/** What a row's state is keyed by: (suite, dataset version, agent version, row). */
+export type GroupKey = Readonly<{ suite: string; dataset_version: string; agent_version: string }>;
+export type RowKey = GroupKey & Readonly<{ row_id: string }>;
+
+export const rowKeyOf = (e: TrialRecorded): RowKey => ({
+  suite: e.suite,
+  dataset_version: e.dataset_version,
+  agent_version: e.agent.version,
+  row_id: e.row_id,
+});

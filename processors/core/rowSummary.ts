@@ -1,0 +1,72 @@
+import { classOf, type StabilityClass } from './classify.ts';
+import type { AttemptRecord, CheckAnswer, RowState } from './rowState.ts';
+
+/** How verdicts count. `ungradedAsFailure` counts a null verdict as a failure instead of leaving it out. */
+export type VerdictPolicy = { ungradedAsFailure: boolean; minAttempts: number };
+
+/** The answers of one intermediate check across a row's counted attempts, in attempt order. */
+export type CheckSeries = { name: string; answers: CheckAnswer[] };
+
+/** One row's numbers, from a chosen set of its attempts. */
+export type RowSummary = {
+  row_id: string;
+  /** Graded attempts (plus ungraded ones under ungradedAsFailure) and their passes. */
+  n: number;
+  c: number;
+  /** Attempts with a null verdict, whether left out or counted as failures. */
+  ungraded: number;
+  class: StabilityClass;
+  /** Whether the raw outputs of counted attempts differ; null with fewer than two outputs. */
+  outputs_differ: boolean | null;
+  checks: CheckSeries[];
+  /** Counted or not, attempts that took a forbidden action. */
+  forbidden_trials: number;
+  event_ids: string[];
+  tags: string[];
+};
+
+const counts = (a: AttemptRecord, p: VerdictPolicy): boolean => a.passed !== null || p.ungradedAsFailure;
+
+const checkSeries = (attempts: readonly AttemptRecord[]): CheckSeries[] => {
+  const byName = new Map<string, CheckAnswer[]>();
+  for (const a of attempts)
+    for (const ch of a.checks) {
+      const answers = byName.get(ch.name) ?? [];
+      answers.push(ch.answer);
+      byName.set(ch.name, answers);
+    }
+  return [...byName].map(([name, answers]) => ({ name, answers }));
+};
+
+export const distinctCount = (values: readonly unknown[]): number => new Set(values.map((v) => JSON.stringify(v))).size;
+
+export const summarizeAttempts = (
+  row_id: string,
+  attempts: readonly AttemptRecord[],
+  tags: readonly string[],
+  policy: VerdictPolicy,
+): RowSummary => {
+  const counted = attempts.filter((a) => counts(a, policy));
+  const n = counted.length;
+  const c = counted.filter((a) => a.passed === true).length;
+  const outputs = counted.flatMap((a) => (a.output_hash === null ? [] : [a.output_hash]));
+  return {
+    row_id,
+    n,
+    c,
+    ungraded: attempts.filter((a) => a.passed === null).length,
+    class: classOf(n, c, policy.minAttempts),
+    outputs_differ: outputs.length < 2 ? null : distinctCount(outputs) > 1,
+    checks: checkSeries(counted),
+    forbidden_trials: attempts.filter((a) => a.forbidden_actions.length > 0).length,
+    event_ids: attempts.map((a) => a.event_id),
+    tags: [...tags],
+  };
+};
+
+export const summarizeRow = (row_id: string, state: RowState, policy: VerdictPolicy): RowSummary =>
+  summarizeAttempts(row_id, state.attempts, state.tags, policy);
+
+/** The check names whose answers differ across a row's attempts. */
+export const flippingChecks = (row: RowSummary): string[] =>
+  row.checks.filter((s) => s.answers.length >= 2 && distinctCount(s.answers) > 1).map((s) => s.name);

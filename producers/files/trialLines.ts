@@ -1,0 +1,37 @@
+import { InputError } from '../../schemas/errors.ts';
+import type { TrialRecorded } from '../../schemas/events/trialRecorded.ts';
+import { FlatTrial } from '../../schemas/trialFile.ts';
+import { parseAt, type Origin } from './fieldError.ts';
+import { looksPublic, PublicTrial, publicToFlat } from './publicTrial.ts';
+import { flatToTrial } from './toTrial.ts';
+
+export type ReadTrial = { event: TrialRecorded; origin: Origin };
+
+/**
+ * One JSON object per line; blank lines are skipped. Each line is read as the flat trial format
+ * (schemas/trialFile.ts) or as a public-trials record (`task_id` and no `suite`), so a file may mix them.
+ */
+export const parseTrialRecord = (value: unknown, origin: Origin): TrialRecorded => {
+  if (value === null || typeof value !== 'object' || Array.isArray(value)) throw new InputError('expected a JSON object', origin);
+  const flat = looksPublic(value)
+    ? publicToFlat(parseAt(PublicTrial, value, origin, 'public-trials record'))
+    : parseAt(FlatTrial, value, origin, 'flat trial');
+  return flatToTrial(flat, origin);
+};
+
+export const parseTrialLines = (text: string, file: string): ReadTrial[] => {
+  const out: ReadTrial[] = [];
+  const lines = text.replace(/^\uFEFF/, '').split(/\r?\n/);
+  lines.forEach((raw, i) => {
+    const origin = { file, line: i + 1 };
+    if (raw.trim() === '') return;
+    let value: unknown;
+    try {
+      value = JSON.parse(raw);
+    } catch (e) {
+      throw new InputError(`not valid JSON (${(e as Error).message})`, origin);
+    }
+    out.push({ event: parseTrialRecord(value, origin), origin });
+  });
+  return out;
+};
