@@ -62,13 +62,20 @@ export interface EventBatch {
 export interface ConsumerOptions {
   readonly groupId: string;
   readonly topics: readonly Topic[];
-  /** Where a group with no committed offset starts. @default 'earliest' */
+  /** Where a partition with no committed offset starts: true = its first record, false = new records only. @default true */
   readonly fromBeginning?: boolean;
   /** Max records per batch. @default 1000 */
   readonly maxBatch?: number;
-  /** Called when this member is given partitions, before their first batch (restore state here). */
+  /**
+   * Called when this member is given partitions, before their first batch (restore state here).
+   * Callbacks run inside `batches()`, between batches: the iterator must be pulled for them to run.
+   */
   readonly onAssigned?: (assignment: readonly { topic: string; partition: number }[]) => Promise<void> | void;
-  /** Called when partitions are taken away (flush and drop their state here). */
+  /**
+   * Called when partitions are taken away (drop their state here). Embedded: before another member
+   * can take them. Kafka: after the rebalance (kafkajs has no earlier hook), so the new owner may
+   * already be reading; commits for them are refused. Not called by `close()`.
+   */
   readonly onRevoked?: (assignment: readonly { topic: string; partition: number }[]) => Promise<void> | void;
 }
 
@@ -78,7 +85,11 @@ export interface EventConsumer {
    * so a slow caller pauses consumption (backpressure). Ends when `close()` is called.
    */
   batches(): AsyncIterable<EventBatch>;
-  /** Commits offsets the caller has made durable: the next read of that partition starts at `nextOffset`. */
+  /**
+   * Commits offsets the caller has made durable: the next read of that partition starts at `nextOffset`.
+   * Rejects with `CommitRejected` (log/errors.ts; retriable: false) when this member no longer owns
+   * one of the partitions; nothing of that call is committed.
+   */
   commit(positions: readonly { topic: string; partition: number; nextOffset: number }[]): Promise<void>;
   /** Committed position per partition (or undefined). */
   committed(topic: Topic): Promise<Map<number, number>>;

@@ -1,0 +1,134 @@
+import { randomBytes } from 'node:crypto';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { SchemaRegistry, SchemaType } from '@kafkajs/confluent-schema-registry';
+import { Kafka, logLevel } from 'kafkajs';
+import { createEmbeddedEventLog, createKafkaEventLog } from '../log/index.ts';
+import type { EventLog } from '../processors/ports.ts';
+import { deterministicEventId } from '../schemas/ids.ts';
+import { TOPICS } from '../schemas/topics.ts';
+import type { TrialRecorded } from '../schemas/events/trialRecorded.ts';
+
+export interface EventLogBenchOptions {
+  /** Events per run. @default 20000 */
+  readonly n?: number;
+  /** Events per publish call. @default 1000 */
+  readonly publishBatch?: number;
+  /** Also measure Kafka (plus a raw kafkajs consume loop on the same topic) when given. */
+  readonly kafka?: { readonly brokers: readonly string[]; readonly schemaRegistryUrl: string };
+  readonly log?: (line: string) => void;
+}
+
+export interface Throughput {
+  /** events/s through publish (encode, validate, append, ack) */
+  readonly publishPerSec: number;
+  /** events/s through a consumer (fetch, decode, validate, commit per batch) */
+  readonly consumePerSec: number;
+  /** n / (publish time + consume time) */
+  readonly endToEndPerSec: number;
+}
+
+export interface EventLogBenchResult {
+  readonly n: number;
+  readonly embedded: Throughput;
+  readonly kafka?: Throughput & { readonly rawConsumePerSec: number; readonly consumeVsRaw: number };
+}
+
+const T0 = Date.UTC(2025, 0, 1);
+const events = (n: number): TrialRecorded[] =>
+  Array.from({ length: n }, (_, i) => ({
+    event_id: deterministicEventId(T0 + i, 'bench', i),
+    type: 'TrialRecorded',
+    schema_version: 1,
+    occurred_at: T0 + i,
+    producer: 'passk-bench/0',
+    suite: 'bench',
+    dataset_version: 'v1',
+    row_id: `row-${i % 500}`,
+    run_id: 'run-1',
+    attempt: Math.floor(i / 500),
+    agent: { version: 'agent-1', model: 'model-x' },
+    output: `answer ${i}`,
+    expected: 'answer',
+    passed: i % 3 !== 0,
+    latency_ms: 120,
+  }));
+
+const perSec = (n: number, ms: number) => Math.round((n / ms) * 1000);
+
+const measure = async (log: EventLog, n: number, batch: number): Promise<Throughput> => {
+  const all = events(n);
+  const t0 = performance.now();
+  for (let i = 0; i < n; i += batch) await log.publisher.publish(all.slice(i, i + batch));
+  const published = performance.now() - t0;
+  const consumer = await log.consumer({ groupId: 'bench', topics: [TOPICS.trials], maxBatch: 1_000 });
+  const t1 = performance.now();
+  let seen = 0;
+  for await (const b of consumer.batches()) {
+    seen += b.events.length;
+    await consumer.commit([{ topic: b.topic, partition: b.partition, nextOffset: b.lastOffset + 1 }]);
+    if (seen >= n) break;
+  }
+  const consumed = performance.now() - t1;
+  await consumer.close();
+  return { publishPerSec: perSec(n, published), consumePerSec: perSec(n, consumed), endToEndPerSec: perSec(n, published + consumed) };
+};
+
+const rawConsume = async (kafka: Kafka, topic: string, n: number): Promise<number> => {
+  const consumer = kafka.consumer({ groupId: `raw-${randomBytes(4).toString('hex')}`, maxBytesPerPartition: 1_048_576 });
+  await consumer.connect();
+  await consumer.subscribe({ topics: [topic], fromBeginning: true });
+  let seen = 0;
+  let t0 = 0;
+  await new Promise<void>((resolve) => {
+    void consumer.run({
+      autoCommit: false,
+      eachBatch: async ({ batch }) => {
+        if (t0 === 0) t0 = performance.now();
+        seen += batch.messages.length;
+        if (seen >= n) resolve();
+      },
+    });
+  });
+  const ms = performance.now() - t0;
+  await consumer.disconnect();
+  return perSec(n, ms);
+};
+
+/** End-to-end events/s through the embedded log and (optionally) Kafka, vs raw kafkajs. */
+export async function benchEventLog(opts: EventLogBenchOptions = {}): Promise<EventLogBenchResult> {
+  const n = opts.n ?? 20_000;
+  const batch = opts.publishBatch ?? 1_000;
+  const say = opts.log ?? (() => {});
+  const dataDir = mkdtempSync(join(tmpdir(), 'passk-bench-log-'));
+  let embedded: Throughput;
+  const log = createEmbeddedEventLog({ dataDir });
+  try {
+    embedded = await measure(log, n, batch);
+  } finally {
+    await log.close();
+    rmSync(dataDir, { recursive: true, force: true });
+  }
+  say(`embedded: publish ${embedded.publishPerSec}/s, consume ${embedded.consumePerSec}/s, end-to-end ${embedded.endToEndPerSec}/s`);
+  if (!opts.kafka) return { n, embedded };
+
+  const namespace = `bench${Date.now().toString(36)}.`;
+  const kafka = new Kafka({ clientId: 'passk-bench', brokers: [...opts.kafka.brokers], logLevel: logLevel.NOTHING });
+  const registry = new SchemaRegistry({ host: opts.kafka.schemaRegistryUrl }, { [SchemaType.JSON]: { allowUnionTypes: true } });
+  const klog = await createKafkaEventLog({ kafka, registry, namespace });
+  try {
+    const k = await measure(klog, n, batch);
+    const raw = await rawConsume(kafka, namespace + TOPICS.trials, n);
+    const result = { ...k, rawConsumePerSec: raw, consumeVsRaw: Math.round((k.consumePerSec / raw) * 100) / 100 };
+    say(`kafka: publish ${k.publishPerSec}/s, consume ${k.consumePerSec}/s, end-to-end ${k.endToEndPerSec}/s; raw kafkajs consume ${raw}/s (passk/raw = ${result.consumeVsRaw})`);
+    return { n, embedded, kafka: result };
+  } finally {
+    await klog.close();
+    const admin = kafka.admin();
+    await admin.connect();
+    const mine = (await admin.listTopics()).filter((t) => t.startsWith(namespace));
+    await admin.deleteTopics({ topics: mine }).catch(() => {});
+    await admin.disconnect();
+  }
+}

@@ -1,0 +1,78 @@
+import type { EventCodec } from '../schemas/codec.ts';
+import { InvalidEvent } from '../schemas/errors.ts';
+import type { DeadLetter, LogEvent, RawRecord } from '../processors/ports.ts';
+
+/**
+ * Dead letters keep the original key and bytes as the record; where they came from and why travel
+ * in headers (Kafka Connect's DLQ convention), the same on both backends.
+ */
+export const DLQ_HEADERS = {
+  topic: 'passk.dlq.topic',
+  partition: 'passk.dlq.partition',
+  offset: 'passk.dlq.offset',
+  reason: 'passk.dlq.reason',
+} as const;
+
+export interface DeadLetterRecord {
+  readonly key: string;
+  readonly value: Uint8Array;
+  readonly headers: Record<string, string>;
+}
+
+export const toDeadLetterRecord = (d: DeadLetter): DeadLetterRecord => ({
+  key: d.source.key,
+  value: d.value,
+  headers: {
+    [DLQ_HEADERS.topic]: d.source.topic,
+    [DLQ_HEADERS.partition]: String(d.source.partition),
+    [DLQ_HEADERS.offset]: String(d.source.offset),
+    [DLQ_HEADERS.reason]: d.reason,
+  },
+});
+
+export const fromDeadLetterRecord = (r: { key: string; value: Uint8Array; headers: Record<string, string | undefined> }): DeadLetter => ({
+  source: {
+    topic: r.headers[DLQ_HEADERS.topic] ?? '',
+    partition: Number(r.headers[DLQ_HEADERS.partition] ?? -1),
+    offset: Number(r.headers[DLQ_HEADERS.offset] ?? -1),
+    key: r.key,
+  },
+  value: r.value,
+  reason: r.headers[DLQ_HEADERS.reason] ?? '(no reason recorded)',
+});
+
+/**
+ * A consumer that dead-letters a record and then restarts before committing dead-letters it again
+ * (at-least-once); readers of the DLQ see each source position once.
+ */
+export const uniqueBySource = (letters: readonly DeadLetter[]): DeadLetter[] => {
+  const seen = new Set<string>();
+  return letters.filter((d) => {
+    const id = `${d.source.topic}\u0000${d.source.partition}\u0000${d.source.offset}`;
+    if (seen.has(id)) return false;
+    seen.add(id);
+    return true;
+  });
+};
+
+/**
+ * Decodes raw records in order. Records that are not valid events become dead letters; any other
+ * error (e.g. the registry is down) propagates, so the consumer stops uncommitted and can retry.
+ */
+export const decodeRecords = async (
+  codec: EventCodec,
+  records: readonly RawRecord[],
+): Promise<{ events: LogEvent[]; dead: DeadLetter[] }> => {
+  const events: LogEvent[] = [];
+  const dead: DeadLetter[] = [];
+  for (const r of records) {
+    try {
+      const event = await codec.decode(r.value);
+      events.push({ topic: r.topic, partition: r.partition, offset: r.offset, key: r.key, event });
+    } catch (e) {
+      if (!(e instanceof InvalidEvent)) throw e;
+      dead.push({ source: { topic: r.topic, partition: r.partition, offset: r.offset, key: r.key }, value: r.value, reason: e.reason });
+    }
+  }
+  return { events, dead };
+};

@@ -1,0 +1,162 @@
+import { randomBytes } from 'node:crypto';
+import { hostname } from 'node:os';
+import type { EventCodec } from '../../schemas/codec.ts';
+import { TOPICS } from '../../schemas/topics.ts';
+import type { ConsumerOptions, EventBatch, EventConsumer } from '../../processors/ports.ts';
+import { decodeRecords, toDeadLetterRecord } from '../deadLetters.ts';
+import { ConsumerMisuse } from '../errors.ts';
+import { partitionOf } from '../partitioner.ts';
+import type { GroupStore, Member, TopicPartition } from './groups.ts';
+import { tpKey } from './groups.ts';
+import type { LogStore } from './store.ts';
+
+export interface EmbeddedConsumerTiming {
+  /** Sleep between polls when no partition has new records. @default 50 */
+  readonly pollMs: number;
+  /** A member whose heartbeat is older than this is dead and loses its partitions. @default 10000 */
+  readonly sessionMs: number;
+  /** Heartbeat period, also how often the assignment is re-checked. @default 1000 */
+  readonly heartbeatMs: number;
+}
+
+/** A batch holds at most this many bytes of values (and at least one record), so memory stays bounded. */
+const MAX_BATCH_BYTES = 8 * 1024 * 1024;
+
+const sleep = (ms: number, signal: AbortSignal): Promise<void> =>
+  new Promise((resolve) => {
+    if (signal.aborted) return resolve();
+    const timer = setTimeout(done, ms);
+    function done() {
+      clearTimeout(timer);
+      signal.removeEventListener('abort', done);
+      resolve();
+    }
+    signal.addEventListener('abort', done, { once: true });
+  });
+
+/** A polling consumer in a group; reads only when asked (the async iterator is the backpressure). */
+export const createEmbeddedConsumer = (deps: {
+  store: LogStore;
+  groups: GroupStore;
+  codec: EventCodec;
+  options: ConsumerOptions;
+  timing: EmbeddedConsumerTiming;
+  onClose: () => void;
+}): EventConsumer => {
+  const { store, groups, codec, options, timing } = deps;
+  if (options.topics.includes(TOPICS.dlq)) throw new ConsumerMisuse(`${TOPICS.dlq} holds dead letters, not events: read it with deadLetters()`);
+  const topics: string[] = [...new Set(options.topics)].sort();
+  for (const t of topics) store.ensureTopic(t);
+  const member: Member = {
+    groupId: options.groupId,
+    memberId: `${hostname()}-${process.pid}-${randomBytes(6).toString('hex')}`,
+    topics,
+    sessionMs: timing.sessionMs,
+  };
+  const maxBatch = options.maxBatch ?? 1000;
+  const fromBeginning = options.fromBeginning ?? true;
+  const abort = new AbortController();
+  /** Fetch position of each partition this member currently owns. */
+  const positions = new Map<string, TopicPartition & { position: number }>();
+  let lastPlan = -Infinity;
+  let waiting = true; // for partitions another member still holds: re-plan at poll speed
+  let cursor = 0;
+  let iterating = false;
+
+  groups.heartbeat(member);
+  const heartbeat = setInterval(() => {
+    try {
+      groups.heartbeat(member);
+    } catch {
+      // busy database: the next beat retries; a session is many beats long
+    }
+  }, timing.heartbeatMs);
+  heartbeat.unref();
+
+  const revoke = async (tps: TopicPartition[]) => {
+    if (tps.length === 0) return;
+    await options.onRevoked?.(tps);
+    for (const tp of tps) positions.delete(tpKey(tp));
+  };
+
+  const rebalance = async () => {
+    lastPlan = Date.now();
+    const plan = groups.plan(member, (t) => store.ensureTopic(t));
+    waiting = plan.waiting > 0;
+    const owned = new Set(plan.owned.map(tpKey));
+    // taken over while this member stalled past its session: gone already, tell the caller
+    await revoke([...positions.values()].filter((tp) => !owned.has(tpKey(tp))).map(({ topic, partition }) => ({ topic, partition })));
+    if (plan.toRelease.length > 0) {
+      await revoke(plan.toRelease);
+      groups.release(member, plan.toRelease);
+    }
+    const releasing = new Set(plan.toRelease.map(tpKey));
+    const added = plan.owned.filter((tp) => topics.includes(tp.topic) && !positions.has(tpKey(tp)) && !releasing.has(tpKey(tp)));
+    if (added.length === 0) return;
+    await options.onAssigned?.(added);
+    const hw = store.highWatermarks(topics);
+    for (const tp of added) {
+      const committed = groups.committed(member.groupId, tp.topic).get(tp.partition);
+      const position = committed ?? (fromBeginning ? 0 : (hw.get(tp.topic)?.get(tp.partition) ?? 0));
+      positions.set(tpKey(tp), { ...tp, position });
+    }
+  };
+
+  const nextBatch = async (): Promise<EventBatch | undefined> => {
+    const owned = [...positions.values()];
+    if (owned.length === 0) return undefined;
+    const hw = store.highWatermarks(topics);
+    for (let i = 0; i < owned.length; i++) {
+      const tp = owned[(cursor + i) % owned.length]!;
+      const high = hw.get(tp.topic)?.get(tp.partition) ?? 0;
+      if (tp.position >= high) continue;
+      cursor = (cursor + i + 1) % owned.length; // round-robin: every partition gets its turn
+      const records = store.read(tp.topic, tp.partition, tp.position, maxBatch, MAX_BATCH_BYTES);
+      const last = records.at(-1);
+      if (!last) continue;
+      const { events, dead } = await decodeRecords(codec, records);
+      if (dead.length > 0) store.append(dead.map((d) => ({ topic: TOPICS.dlq, ...toDeadLetterRecord(d) })), partitionOf);
+      tp.position = last.offset + 1;
+      return { topic: tp.topic, partition: tp.partition, events, lastOffset: last.offset, highWatermark: high };
+    }
+    return undefined;
+  };
+
+  async function* batches(): AsyncGenerator<EventBatch> {
+    if (iterating) throw new ConsumerMisuse('batches() is already being iterated on this consumer');
+    iterating = true;
+    while (!abort.signal.aborted) {
+      if (Date.now() - lastPlan >= (waiting ? timing.pollMs : timing.heartbeatMs)) await rebalance();
+      const batch = await nextBatch();
+      if (abort.signal.aborted) return;
+      if (batch) yield batch;
+      else await sleep(timing.pollMs, abort.signal);
+    }
+  }
+
+  return {
+    batches,
+    commit: async (list) => {
+      if (list.length > 0) groups.commit(member, list);
+    },
+    committed: async (topic) => groups.committed(member.groupId, topic),
+    lag: async () => {
+      const hw = store.highWatermarks(topics);
+      return topics.flatMap((topic) => {
+        const committed = groups.committed(member.groupId, topic);
+        return [...(hw.get(topic) ?? new Map<number, number>())].map(([partition, high]) => ({
+          topic,
+          partition,
+          lag: high - (committed.get(partition) ?? 0),
+        }));
+      });
+    },
+    close: async () => {
+      if (abort.signal.aborted) return;
+      abort.abort();
+      clearInterval(heartbeat);
+      groups.leave(member);
+      deps.onClose();
+    },
+  };
+};

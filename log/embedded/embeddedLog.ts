@@ -1,0 +1,95 @@
+import { jsonCodec, type EventCodec } from '../../schemas/codec.ts';
+import { EventTooLarge } from '../../schemas/errors.ts';
+import { uniqueBySource, fromDeadLetterRecord } from '../deadLetters.ts';
+import { ALL_TOPICS, TOPICS, keyOf, topicOf } from '../../schemas/topics.ts';
+import type { EventConsumer, EventLog, EventPublisher } from '../../processors/ports.ts';
+import { partitionOf } from '../partitioner.ts';
+import { createEmbeddedConsumer, type EmbeddedConsumerTiming } from './consumer.ts';
+import { openLogDatabase, type Synchronous } from './database.ts';
+import { createGroupStore } from './groups.ts';
+import { createLogStore, type AppendRecord } from './store.ts';
+
+export interface EmbeddedEventLogOptions {
+  /** The log lives in `<dataDir>/log.sqlite`. */
+  readonly dataDir: string;
+  /** Largest record value accepted at publish, in bytes. @default 1000000 */
+  readonly maxEventBytes?: number;
+  /** Partitions of a topic when this log creates it; an existing topic keeps its count. @default 4 */
+  readonly partitions?: number;
+  /** @default jsonCodec (UTF-8 JSON, validated by the zod schemas) */
+  readonly codec?: EventCodec;
+  /** @default 'FULL' (see database.ts) */
+  readonly synchronous?: Synchronous;
+  /** How long a writer waits for another process's transaction. @default 10000 */
+  readonly busyTimeoutMs?: number;
+  readonly consumer?: Partial<EmbeddedConsumerTiming>;
+}
+
+/**
+ * The embedded event log: one SQLite database in WAL mode, shared by every process that opens the
+ * same data directory. It is a publisher and an event source, so a whole pipeline runs in one process.
+ */
+export const createEmbeddedEventLog = (opts: EmbeddedEventLogOptions): EventLog => {
+  const maxEventBytes = opts.maxEventBytes ?? 1_000_000;
+  const codec = opts.codec ?? jsonCodec;
+  const timing: EmbeddedConsumerTiming = { pollMs: 50, sessionMs: 10_000, heartbeatMs: 1_000, ...opts.consumer };
+  const db = openLogDatabase({ dataDir: opts.dataDir, synchronous: opts.synchronous ?? 'FULL', busyTimeoutMs: opts.busyTimeoutMs ?? 10_000 });
+  const store = createLogStore(db, { defaultPartitions: opts.partitions ?? 4, now: Date.now });
+  const groups = createGroupStore(db, Date.now);
+  for (const topic of ALL_TOPICS) store.ensureTopic(topic);
+  const consumers = new Set<EventConsumer>();
+  let closed = false;
+
+  const checkOpen = () => {
+    if (closed) throw new Error('the embedded event log is closed');
+  };
+  const checkSize = (records: readonly AppendRecord[]) => {
+    for (const r of records) if (r.value.byteLength > maxEventBytes) throw new EventTooLarge(r.value.byteLength, maxEventBytes, r.topic);
+  };
+  const append = (records: AppendRecord[]) => {
+    checkOpen();
+    checkSize(records);
+    if (records.length > 0) store.append(records, partitionOf);
+  };
+
+  const publisher: EventPublisher = {
+    // One transaction per call: a publish is all-or-nothing here (on Kafka it is per partition).
+    publish: async (events) => {
+      const records: AppendRecord[] = [];
+      for (const e of events) records.push({ topic: topicOf(e), key: keyOf(e), value: await codec.encode(e) });
+      append(records);
+    },
+    publishRaw: async (topic, records) => append(records.map((r) => ({ topic, key: r.key, value: r.value }))),
+    close: async () => {},
+  };
+
+  return {
+    publisher,
+    codec,
+    consumer: async (options) => {
+      checkOpen();
+      const consumer = createEmbeddedConsumer({ store, groups, codec, options, timing, onClose: () => consumers.delete(consumer) });
+      consumers.add(consumer);
+      return consumer;
+    },
+    deadLetters: async () => {
+      checkOpen();
+      const partitions = store.ensureTopic(TOPICS.dlq);
+      const letters = [];
+      for (let p = 0; p < partitions; p++)
+        for (let from = 0; ; ) {
+          const page = store.read(TOPICS.dlq, p, from, 1000);
+          letters.push(...page.map(fromDeadLetterRecord));
+          if (page.length < 1000) break;
+          from = page.at(-1)!.offset + 1;
+        }
+      return uniqueBySource(letters);
+    },
+    close: async () => {
+      if (closed) return;
+      for (const c of [...consumers]) await c.close();
+      closed = true;
+      db.close();
+    },
+  };
+};

@@ -1,0 +1,32 @@
+import kafkajs from 'kafkajs';
+import { BackendUnavailable, PipelineError } from '../../schemas/errors.ts';
+import { LogRejected } from '../errors.ts';
+
+// kafkajs spreads its error classes into module.exports, which Node's ESM named-export detection
+// cannot see: take them from the default export.
+const { KafkaJSConnectionError, KafkaJSError, KafkaJSNumberOfRetriesExceeded, KafkaJSRequestTimeoutError } = kafkajs;
+
+/** Protocol error types of a commit from a member whose generation is over. */
+export const FENCED_COMMIT_TYPES = new Set(['ILLEGAL_GENERATION', 'UNKNOWN_MEMBER_ID', 'REBALANCE_IN_PROGRESS', 'FENCED_INSTANCE_ID']);
+
+/** `type` fields of a kafkajs error and of the errors it wraps. */
+export const protocolTypes = (e: unknown): string[] => {
+  const out: string[] = [];
+  for (let cur = e, depth = 0; cur && typeof cur === 'object' && depth < 5; cur = (cur as { cause?: unknown }).cause, depth++)
+    if ('type' in cur && typeof cur.type === 'string') out.push(cur.type);
+  return out;
+};
+
+/**
+ * From kafkajs's typed fields: `retriable`, or a retry budget that ran out on a connection or
+ * timeout, means the cluster may come back (BackendUnavailable); anything else is a refusal.
+ */
+export const classifyKafkaError = (e: unknown, what: string): unknown => {
+  if (e instanceof PipelineError || !(e instanceof KafkaJSError)) return e;
+  const transient =
+    e.retriable ||
+    e instanceof KafkaJSConnectionError ||
+    e instanceof KafkaJSRequestTimeoutError ||
+    (e instanceof KafkaJSNumberOfRetriesExceeded && (e.cause === undefined || (e.cause instanceof KafkaJSError && e.cause.retriable)));
+  return transient ? new BackendUnavailable(`${what}: ${e.message}`, e) : new LogRejected(`${what}: ${e.message}`, e);
+};

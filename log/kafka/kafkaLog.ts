@@ -1,0 +1,118 @@
+import { randomBytes } from 'node:crypto';
+import type { SchemaRegistry } from '@kafkajs/confluent-schema-registry';
+import type { Kafka } from 'kafkajs';
+import { BackendUnavailable } from '../../schemas/errors.ts';
+import { TOPICS } from '../../schemas/topics.ts';
+import type { DeadLetter, EventConsumer, EventLog } from '../../processors/ports.ts';
+import { fromDeadLetterRecord, uniqueBySource } from '../deadLetters.ts';
+import { createKafkaConsumer } from './consumer.ts';
+import { classifyKafkaError } from './errors.ts';
+import { createKafkaPublisher, type KafkaPublisher } from './publisher.ts';
+import { createRegistryCodec, type RegistryCodec } from './registryCodec.ts';
+import { RECORD_OVERHEAD_BYTES, ensureTopics, partitionCounts, topicNames } from './topics.ts';
+
+export interface KafkaEventLogOptions {
+  readonly kafka: Kafka;
+  readonly registry: SchemaRegistry;
+  /** Largest encoded event accepted at publish, in bytes. @default 1000000 */
+  readonly maxEventBytes?: number;
+  /** Partitions of the topics passk creates. @default 4 */
+  readonly partitions?: number;
+  /** @default 1 */
+  readonly replicationFactor?: number;
+  /** Retention of the append-only topics, ms; -1 = forever (the log is the source of truth). @default -1 */
+  readonly retentionMs?: number;
+  /**
+   * Prefix of every topic, consumer group and registry subject this log uses, so that several passk
+   * installs (or test runs) share one cluster and one registry without colliding. @default ''
+   */
+  readonly namespace?: string;
+}
+
+const DLQ_READ_TIMEOUT_MS = 60_000;
+
+/** Kafka + a Confluent-compatible schema registry behind the EventLog port. */
+export const createKafkaEventLog = async (opts: KafkaEventLogOptions): Promise<EventLog> => {
+  const namespace = opts.namespace ?? '';
+  const maxEventBytes = opts.maxEventBytes ?? 1_000_000;
+  const names = topicNames(namespace);
+  const admin = opts.kafka.admin();
+  const consumers = new Set<EventConsumer>();
+  let codec: RegistryCodec;
+  let publisher: KafkaPublisher;
+  try {
+    await admin.connect();
+    await ensureTopics(admin, names, {
+      partitions: opts.partitions ?? 4,
+      replicationFactor: opts.replicationFactor ?? 1,
+      maxEventBytes,
+      retentionMs: opts.retentionMs ?? -1,
+    });
+    const partitions = await partitionCounts(admin, names);
+    codec = await createRegistryCodec({ registry: opts.registry, subjectPrefix: namespace });
+    publisher = await createKafkaPublisher({ kafka: opts.kafka, codec, names, maxEventBytes, partitionsOf: (topic) => partitions.get(topic) ?? 1 });
+  } catch (e) {
+    await admin.disconnect().catch(() => {});
+    throw classifyKafkaError(e, 'kafka: opening the event log');
+  }
+
+  const deadLetters = async (): Promise<DeadLetter[]> => {
+    const topic = names.physical(TOPICS.dlq);
+    const ends = new Map((await admin.fetchTopicOffsets(topic)).filter((p) => Number(p.high) > Number(p.low)).map((p) => [p.partition, Number(p.high)]));
+    if (ends.size === 0) return [];
+    const groupId = `${namespace}passk-dlq-reader-${randomBytes(4).toString('hex')}`;
+    const reader = opts.kafka.consumer({ groupId, maxBytesPerPartition: maxEventBytes + RECORD_OVERHEAD_BYTES });
+    const letters: DeadLetter[] = [];
+    try {
+      await reader.connect();
+      await reader.subscribe({ topics: [topic], fromBeginning: true });
+      await new Promise<void>((resolve, reject) => {
+        const timer = setTimeout(() => reject(new BackendUnavailable(`reading ${topic}: not at its end after ${DLQ_READ_TIMEOUT_MS} ms`)), DLQ_READ_TIMEOUT_MS);
+        const done = () => (clearTimeout(timer), resolve());
+        reader.on(reader.events.CRASH, ({ payload }) => (clearTimeout(timer), reject(classifyKafkaError(payload.error, `reading ${topic}`))));
+        reader.run({
+          autoCommit: false,
+          eachBatch: async ({ batch }) => {
+            for (const m of batch.messages) {
+              const headers: Record<string, string> = {};
+              for (const [k, v] of Object.entries(m.headers ?? {})) if (v !== undefined) headers[k] = Buffer.isBuffer(v) ? v.toString('utf8') : String(v);
+              letters.push(fromDeadLetterRecord({ key: m.key?.toString('utf8') ?? '', value: m.value ?? new Uint8Array(0), headers }));
+              if (Number(m.offset) + 1 >= (ends.get(batch.partition) ?? 0)) ends.delete(batch.partition);
+            }
+            if (ends.size === 0) done();
+          },
+        }).catch((e: unknown) => (clearTimeout(timer), reject(classifyKafkaError(e, `reading ${topic}`))));
+      });
+    } finally {
+      await reader.disconnect().catch(() => {});
+      await admin.deleteGroups([groupId]).catch(() => {});
+    }
+    return uniqueBySource(letters);
+  };
+
+  return {
+    publisher,
+    codec,
+    consumer: async (options) => {
+      const consumer: EventConsumer = await createKafkaConsumer({
+        kafka: opts.kafka,
+        admin,
+        codec,
+        publisher,
+        names,
+        groupId: namespace + options.groupId,
+        options,
+        maxBytesPerPartition: maxEventBytes + RECORD_OVERHEAD_BYTES,
+        onClose: () => consumers.delete(consumer),
+      });
+      consumers.add(consumer);
+      return consumer;
+    },
+    deadLetters,
+    close: async () => {
+      for (const c of [...consumers]) await c.close();
+      await publisher.close();
+      await admin.disconnect();
+    },
+  };
+};

@@ -1,0 +1,129 @@
+import { COMPATIBILITY, SchemaType, type SchemaRegistry } from '@kafkajs/confluent-schema-registry';
+import {
+  ConfluentSchemaRegistryCompatibilityError,
+  ConfluentSchemaRegistryValidationError,
+} from '@kafkajs/confluent-schema-registry/dist/errors.js';
+import type { EventCodec } from '../../schemas/codec.ts';
+import { validateEvent } from '../../schemas/codec.ts';
+import { BackendUnavailable, InvalidEvent } from '../../schemas/errors.ts';
+import { EVENT_TYPES, type EventType } from '../../schemas/events/index.ts';
+import { jsonSchemaOf, subjectOf } from '../../schemas/jsonSchema.ts';
+import { SchemaRejected } from '../errors.ts';
+
+/** The part of a registered schema the codec uses (the library's JSON Schema helper, backed by ajv). */
+interface RegisteredJsonSchema {
+  isValid(payload: object, opts?: { errorHook: (path: string[], message: unknown) => void }): boolean;
+}
+
+export interface RegistryCodec extends EventCodec {
+  /** Schema id each event type is written with. */
+  readonly ids: ReadonlyMap<EventType, number>;
+}
+
+/**
+ * The schema registered for an event type: `jsonSchemaOf(type)` with a closed content model
+ * (`additionalProperties: false` on every object that lists its properties). The registry's JSON
+ * Schema rules make adding an optional property BACKWARD-compatible only for a closed model (on an
+ * open one Apicurio reports "property schemas narrowed"), so evolution by new optional fields needs it.
+ * Writers never send unknown fields (zod strips them), so nothing valid is refused.
+ */
+export const registeredSchemaOf = (type: EventType): Record<string, unknown> => closeContentModel(jsonSchemaOf(type)) as Record<string, unknown>;
+
+const closeContentModel = (node: unknown): unknown => {
+  if (Array.isArray(node)) return node.map(closeContentModel);
+  if (typeof node !== 'object' || node === null) return node;
+  const out: Record<string, unknown> = {};
+  for (const [k, v] of Object.entries(node)) out[k] = closeContentModel(v);
+  if ('properties' in out && !('additionalProperties' in out)) out.additionalProperties = false;
+  return out;
+};
+
+const MAGIC = 0;
+const utf8 = new TextDecoder('utf-8', { fatal: true });
+/**
+ * Registers a JSON Schema under a subject with BACKWARD compatibility (idempotent: the same schema
+ * gets the same id). @throws SchemaRejected when the registry refuses it; BackendUnavailable when it does not answer.
+ */
+export const registerJsonSchema = async (deps: { registry: SchemaRegistry; subject: string; schema: object }): Promise<number> => {
+  try {
+    const { id } = await deps.registry.register(
+      { type: SchemaType.JSON, schema: JSON.stringify(deps.schema) },
+      { subject: deps.subject, compatibility: COMPATIBILITY.BACKWARD },
+    );
+    return id;
+  } catch (e) {
+    const status = statusOf(e);
+    if (status === 409 || status === 422 || e instanceof ConfluentSchemaRegistryCompatibilityError)
+      throw new SchemaRejected(deps.subject, (e as Error).message, e);
+    throw new BackendUnavailable(`schema registry: registering ${deps.subject}: ${(e as Error).message}`, e);
+  }
+};
+
+const statusOf = (e: unknown): number | undefined =>
+  typeof e === 'object' && e !== null && 'status' in e && typeof e.status === 'number' ? e.status : undefined;
+
+/**
+ * Registers every event's JSON Schema (BACKWARD compatibility) and encodes in the Confluent wire
+ * format: magic byte 0, the 4-byte schema id, then UTF-8 JSON. Decoding checks the frame, the
+ * writer's registered schema and then the zod schema; every refusal is an `InvalidEvent` whose
+ * reason starts with `not wire format`, `unknown schema id`, `json` or `schema`. A registry that
+ * does not answer is `BackendUnavailable` (retriable), never a dead letter.
+ */
+export const createRegistryCodec = async (deps: {
+  registry: SchemaRegistry;
+  /** Prepended to every subject (tests; several passk installs on one registry). @default '' */
+  subjectPrefix?: string;
+}): Promise<RegistryCodec> => {
+  const { registry } = deps;
+  const ids = new Map<EventType, number>();
+  for (const type of EVENT_TYPES) {
+    const subject = `${deps.subjectPrefix ?? ''}${subjectOf(type)}`;
+    ids.set(type, await registerJsonSchema({ registry, subject, schema: registeredSchemaOf(type) }));
+  }
+
+  const schemaOf = async (id: number): Promise<RegisteredJsonSchema> => {
+    try {
+      return (await registry.getSchema(id)) as unknown as RegisteredJsonSchema;
+    } catch (e) {
+      if (statusOf(e) === 404) throw new InvalidEvent(`unknown schema id ${id}`, e);
+      throw new BackendUnavailable(`schema registry: reading schema ${id}: ${(e as Error).message}`, e);
+    }
+  };
+
+  const checkAgainst = (schema: RegisteredJsonSchema, id: number, payload: unknown) => {
+    const problems: string[] = [];
+    const ok = schema.isValid(payload as object, { errorHook: (path, message) => problems.push(`${path.join('.') || '(root)'}: ${String(message)}`) });
+    if (!ok) throw new InvalidEvent(`schema: not valid against registered schema ${id}: ${problems.slice(0, 5).join('; ')}`);
+  };
+
+  return {
+    ids,
+    encode: async (event) => {
+      const valid = validateEvent(event);
+      const id = ids.get(valid.type)!;
+      try {
+        const bytes = await registry.encode(id, valid); // checks the registered schema too
+        return new Uint8Array(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+      } catch (e) {
+        if (e instanceof ConfluentSchemaRegistryValidationError)
+          throw new InvalidEvent(`schema: not valid against registered schema ${id}: ${e.paths.map((p) => p.join('.')).join('; ')}`, e);
+        throw e instanceof InvalidEvent ? e : new BackendUnavailable(`schema registry: reading schema ${id}: ${(e as Error).message}`, e);
+      }
+    },
+    decode: async (bytes) => {
+      if (bytes.byteLength < 6 || bytes[0] !== MAGIC)
+        throw new InvalidEvent(`not wire format: expected magic byte 0 and a 4-byte schema id, got ${bytes.byteLength} bytes starting ${bytes[0] ?? 'nothing'}`);
+      const id = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength).getInt32(1);
+      const schema = await schemaOf(id);
+      let payload: unknown;
+      try {
+        payload = JSON.parse(utf8.decode(bytes.subarray(5)));
+      } catch (e) {
+        throw new InvalidEvent(`json: ${(e as Error).message}`, e);
+      }
+      if (typeof payload !== 'object' || payload === null) throw new InvalidEvent('schema: the payload is not a JSON object');
+      checkAgainst(schema, id, payload);
+      return validateEvent(payload);
+    },
+  };
+};

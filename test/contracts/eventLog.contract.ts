@@ -1,0 +1,274 @@
+import { afterEach, describe, expect, it } from 'vitest';
+import { validateEvent } from '../../schemas/codec.ts';
+import { EventTooLarge } from '../../schemas/errors.ts';
+import type { PasskEvent } from '../../schemas/events/index.ts';
+import { TOPICS, keyOf } from '../../schemas/topics.ts';
+import type { EventBatch, EventConsumer, EventLog, LogEvent } from '../../processors/ports.ts';
+import { partitionOf } from '../../log/partitioner.ts';
+import { trial, trials } from '../helpers/events.ts';
+
+/** What one contract test gets: a fresh log (its own directory or topic namespace) it can reopen. */
+export interface EventLogUnderTest {
+  /** Opens the log under test; calling it again after `close()` opens the same log (a restart). */
+  open(): Promise<EventLog>;
+  /** The maximum event size the log was opened with. */
+  readonly maxEventBytes: number;
+  /** Partitions of each topic the log creates. */
+  readonly partitions: number;
+  /** Removes what `open` created (optional). */
+  dispose?(): Promise<void>;
+}
+
+const withTimeout = <T>(p: Promise<T>, ms: number, what: string): Promise<T> =>
+  new Promise<T>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`timed out after ${ms} ms: ${what}`)), Math.max(ms, 0));
+    p.then(
+      (v) => (clearTimeout(timer), resolve(v)),
+      (e: unknown) => (clearTimeout(timer), reject(e as Error)),
+    );
+  });
+
+/** Reads a consumer's batches through one iterator; commits each batch unless told not to. */
+const reader = (consumer: EventConsumer) => {
+  const it = consumer.batches()[Symbol.asyncIterator]();
+  const batches: EventBatch[] = [];
+  const events: LogEvent[] = [];
+  const take = async (opts: { until: () => boolean; commit?: boolean; timeoutMs?: number; what: string }) => {
+    const deadline = Date.now() + (opts.timeoutMs ?? 90_000);
+    while (!opts.until()) {
+      const r = await withTimeout(it.next(), deadline - Date.now(), opts.what);
+      if (r.done) throw new Error(`consumer ended early: ${opts.what}`);
+      batches.push(r.value);
+      events.push(...r.value.events);
+      if (opts.commit ?? true)
+        await consumer.commit([{ topic: r.value.topic, partition: r.value.partition, nextOffset: r.value.lastOffset + 1 }]);
+    }
+  };
+  return { batches, events, take };
+};
+
+const publishInChunks = async (log: EventLog, events: readonly PasskEvent[], chunk = 1_000) => {
+  for (let i = 0; i < events.length; i += chunk) await log.publisher.publish(events.slice(i, i + chunk));
+};
+
+const ids = (events: readonly LogEvent[]) => events.map((e) => e.event.event_id);
+
+export const eventLogContract = (name: string, setup: () => Promise<EventLogUnderTest>) =>
+  describe(`EventLog contract: ${name}`, () => {
+    const cleanups: (() => Promise<void>)[] = [];
+    afterEach(async () => {
+      for (const c of cleanups.splice(0).reverse()) await c();
+    });
+    const openFresh = async () => {
+      const sut = await setup();
+      const logs: EventLog[] = [];
+      cleanups.push(async () => {
+        for (const l of logs) await l.close();
+        await sut.dispose?.();
+      });
+      const open = async () => {
+        const log = await sut.open();
+        logs.push(log);
+        return log;
+      };
+      return { sut, open };
+    };
+
+    it('reads back exactly the 10,000 events published, decoded, valid and in per-key order', async () => {
+      const { open, sut } = await openFresh();
+      const log = await open();
+      const published = trials(10_000, { rows: 250 });
+      await publishInChunks(log, published);
+
+      const consumer = await log.consumer({ groupId: 'contract-10k', topics: [TOPICS.trials], maxBatch: 500 });
+      const r = reader(consumer);
+      await r.take({ until: () => r.events.length >= published.length, what: '10,000 events' });
+
+      expect(r.events).toHaveLength(published.length);
+      expect(new Set(ids(r.events)).size).toBe(published.length);
+      expect(new Set(ids(r.events))).toEqual(new Set(published.map((e) => e.event_id)));
+      for (const e of r.events) {
+        expect(validateEvent(e.event)).toEqual(e.event);
+        expect(e.topic).toBe(TOPICS.trials);
+        expect(e.key).toBe(keyOf(e.event));
+      }
+      const byKey = (events: readonly PasskEvent[]) => {
+        const m = new Map<string, string[]>();
+        for (const e of events) m.set(keyOf(e), [...(m.get(keyOf(e)) ?? []), e.event_id]);
+        return m;
+      };
+      expect(byKey(r.events.map((e) => e.event))).toEqual(byKey(published));
+      // one key, one partition (the shared murmur2 partitioner); offsets increase within a partition
+      const partitionOfKey = new Map<string, number>();
+      const lastOffset = new Map<number, number>();
+      for (const e of r.events) {
+        expect(e.partition).toBe(partitionOf(e.key, sut.partitions));
+        partitionOfKey.set(e.key, e.partition);
+        expect(e.offset).toBeGreaterThan(lastOffset.get(e.partition) ?? -1);
+        lastOffset.set(e.partition, e.offset);
+      }
+      expect(new Set(partitionOfKey.values()).size).toBeGreaterThan(1);
+      expect((await consumer.lag()).filter((l) => l.topic === TOPICS.trials).reduce((s, l) => s + l.lag, 0)).toBe(0);
+    });
+
+    it('honours committed offsets after a restart mid-stream', async () => {
+      const { open } = await openFresh();
+      const first = await open();
+      const published = trials(1_200, { rows: 40 });
+      await publishInChunks(first, published, 300);
+
+      const c1 = await first.consumer({ groupId: 'contract-restart', topics: [TOPICS.trials], maxBatch: 100 });
+      const r1 = reader(c1);
+      await r1.take({ until: () => r1.events.length >= 400, what: 'first 400 events' });
+      const committedIds = new Set(ids(r1.events));
+      const beforeRestart = await c1.committed(TOPICS.trials);
+      // one more batch read but never committed: the crash happened while it was being processed
+      const committedBatches = r1.batches.length;
+      await r1.take({ until: () => r1.batches.length > committedBatches, commit: false, what: 'uncommitted batch' });
+      const uncommitted = r1.batches.at(-1)!;
+      await first.close();
+
+      const second = await open();
+      const c2 = await second.consumer({ groupId: 'contract-restart', topics: [TOPICS.trials], maxBatch: 100 });
+      expect(await c2.committed(TOPICS.trials)).toEqual(beforeRestart);
+      const r2 = reader(c2);
+      await r2.take({ until: () => r2.events.length >= published.length - committedIds.size, what: 'the rest after restart' });
+
+      expect(r2.events).toHaveLength(published.length - committedIds.size);
+      for (const id of ids(r2.events)) expect(committedIds.has(id)).toBe(false);
+      expect(new Set([...committedIds, ...ids(r2.events)])).toEqual(new Set(published.map((e) => e.event_id)));
+      // each partition resumes exactly at its committed position
+      const firstOffset = new Map<number, number>();
+      for (const b of r2.batches) if (!firstOffset.has(b.partition)) firstOffset.set(b.partition, b.events[0]?.offset ?? b.lastOffset);
+      for (const [partition, offset] of firstOffset) expect(offset).toBe(beforeRestart.get(partition) ?? 0);
+      // the batch that was read but not committed is delivered again (at-least-once)
+      const again = new Set(ids(r2.events));
+      for (const e of uncommitted.events) expect(again.has(e.event.event_id)).toBe(true);
+    });
+
+    it('refuses an event over the maximum size at publish, with a clear error, and never truncates', async () => {
+      const { open, sut } = await openFresh();
+      const log = await open();
+      const small = trial({ seq: 1, row_id: 'small' });
+      const big = trial({ seq: 2, row_id: 'big', output: 'x'.repeat(sut.maxEventBytes + 1) });
+      const error = await log.publisher.publish([small, big]).then(
+        () => undefined,
+        (e: unknown) => e,
+      );
+      expect(error).toBeInstanceOf(EventTooLarge);
+      const tooLarge = error as EventTooLarge;
+      expect(tooLarge.size).toBeGreaterThan(sut.maxEventBytes);
+      expect(tooLarge.max).toBe(sut.maxEventBytes);
+      expect(tooLarge.retriable).toBe(false);
+      expect(tooLarge.message).toMatch(/exceeds the maximum of \d+ bytes/);
+
+      const near = trial({ seq: 3, row_id: 'near', output: 'y'.repeat(sut.maxEventBytes - 2_000) });
+      await log.publisher.publish([near]);
+      const consumer = await log.consumer({ groupId: 'contract-size', topics: [TOPICS.trials] });
+      const r = reader(consumer);
+      await r.take({ until: () => ids(r.events).includes(near.event_id), what: 'the near-maximum event' });
+      expect(ids(r.events)).toEqual([near.event_id]); // nothing of the refused call was written
+      const got = r.events[0]!.event as typeof near;
+      expect(got.output).toHaveLength(near.output!.length);
+      expect(got).toEqual(validateEvent(near));
+    });
+
+    it('delivers a duplicate append as written (de-duplication by event_id is the processors job)', async () => {
+      const { open } = await openFresh();
+      const log = await open();
+      const e = trial({ seq: 7, row_id: 'dup' });
+      await log.publisher.publish([e]);
+      await log.publisher.publish([e]);
+      const consumer = await log.consumer({ groupId: 'contract-dup', topics: [TOPICS.trials] });
+      const r = reader(consumer);
+      await r.take({ until: () => r.events.length >= 2, what: 'both copies' });
+      expect(r.events.map((x) => x.event)).toEqual([validateEvent(e), validateEvent(e)]);
+      expect(r.events[0]!.partition).toBe(r.events[1]!.partition);
+      expect(r.events[1]!.offset).toBeGreaterThan(r.events[0]!.offset);
+    });
+
+    it('dead-letters malformed bytes with the original bytes and a reason, and goes on', async () => {
+      const { open } = await openFresh();
+      const log = await open();
+      const key = keyOf(trial({ seq: 0, row_id: 'dlq' }));
+      const before = trial({ seq: 10, row_id: 'dlq' });
+      const after = trial({ seq: 11, row_id: 'dlq' });
+      const garbage = new Uint8Array([0xff, 0xfe, 0x00, 0x01, 0x7b, 0x7d]);
+      // a well-framed record (whatever the codec puts before the JSON) whose JSON fails the schema
+      const valid = await log.codec.encode(before);
+      const frame = valid.subarray(0, valid.length - JSON.stringify(validateEvent(before)).length);
+      const invalidJson = new TextEncoder().encode(JSON.stringify({ ...before, attempt: -1, row_id: undefined }));
+      const invalid = new Uint8Array([...frame, ...invalidJson]);
+
+      await log.publisher.publish([before]);
+      await log.publisher.publishRaw(TOPICS.trials, [
+        { key, value: garbage },
+        { key, value: invalid },
+      ]);
+      await log.publisher.publish([after]);
+
+      const consumer = await log.consumer({ groupId: 'contract-dlq', topics: [TOPICS.trials] });
+      const r = reader(consumer);
+      await r.take({ until: () => ids(r.events).includes(after.event_id), what: 'the event after the bad records' });
+      expect(ids(r.events)).toEqual([before.event_id, after.event_id]);
+      const [b, a] = r.events;
+      expect(a!.offset - b!.offset).toBe(3); // both bad records sit between them, and were skipped
+      expect(r.batches.at(-1)!.lastOffset).toBe(a!.offset);
+
+      const letters = await waitFor(() => log.deadLetters(), (l) => l.length >= 2, 'two dead letters');
+      expect(letters).toHaveLength(2);
+      const bySource = letters.sort((x, y) => x.source.offset - y.source.offset);
+      expect(bySource.map((l) => l.source)).toEqual([
+        { topic: TOPICS.trials, partition: b!.partition, offset: b!.offset + 1, key },
+        { topic: TOPICS.trials, partition: b!.partition, offset: b!.offset + 2, key },
+      ]);
+      expect([...bySource[0]!.value]).toEqual([...garbage]);
+      expect([...bySource[1]!.value]).toEqual([...invalid]);
+      expect(bySource[0]!.reason.length).toBeGreaterThan(0);
+      expect(bySource[1]!.reason).toMatch(/schema/);
+      expect(bySource[1]!.reason).toMatch(/attempt|row_id/);
+    });
+
+    it('splits the partitions between two members of one group, which together read everything', async () => {
+      const { open } = await openFresh();
+      const log = await open();
+      const published = trials(2_000, { rows: 64 });
+      await publishInChunks(log, published);
+      const assigned = { a: new Set<string>(), b: new Set<string>() };
+      const track = (set: Set<string>) => ({
+        onAssigned: (tps: readonly { topic: string; partition: number }[]) => tps.forEach((tp) => set.add(`${tp.partition}`)),
+        onRevoked: (tps: readonly { topic: string; partition: number }[]) => tps.forEach((tp) => set.delete(`${tp.partition}`)),
+      });
+      const a = await log.consumer({ groupId: 'contract-group', topics: [TOPICS.trials], maxBatch: 50, ...track(assigned.a) });
+      const b = await log.consumer({ groupId: 'contract-group', topics: [TOPICS.trials], maxBatch: 50, ...track(assigned.b) });
+      const ra = reader(a);
+      const rb = reader(b);
+      const seen = () => new Set([...ids(ra.events), ...ids(rb.events)]);
+      const both = () => seen().size >= published.length && assigned.a.size > 0 && assigned.b.size > 0;
+      // pump both members at once, as two processes would
+      const pump = async (r: ReturnType<typeof reader>) => {
+        try {
+          await r.take({ until: both, what: 'two members reading everything' });
+        } catch (e) {
+          if (!both()) throw e;
+        }
+      };
+      await Promise.race([Promise.all([pump(ra), pump(rb)]), waitFor(async () => both(), (x) => x, 'both members done', 90_000)]);
+      expect(seen()).toEqual(new Set(published.map((e) => e.event_id)));
+      expect(assigned.a.size).toBeGreaterThan(0);
+      expect(assigned.b.size).toBeGreaterThan(0);
+      for (const p of assigned.a) expect(assigned.b.has(p)).toBe(false);
+      await a.close();
+      await b.close();
+    });
+  });
+
+const waitFor = async <T>(get: () => Promise<T>, ok: (v: T) => boolean, what: string, timeoutMs = 30_000): Promise<T> => {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const v = await get();
+    if (ok(v)) return v;
+    if (Date.now() > deadline) throw new Error(`timed out: ${what}`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+};

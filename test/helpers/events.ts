@@ -1,0 +1,120 @@
+import { deterministicEventId } from '../../schemas/ids.ts';
+import type { EventOf, EventType, PasskEvent } from '../../schemas/events/index.ts';
+import type { TrialRecorded } from '../../schemas/events/trialRecorded.ts';
+
+/** Event factories for tests: valid by construction, deterministic for the same arguments. */
+
+const T0 = Date.UTC(2025, 0, 1);
+const envelopeOf = <T extends EventType>(type: T, seq: number, producer = 'passk-test/0') => ({
+  event_id: deterministicEventId(T0 + seq, type, seq),
+  type,
+  schema_version: 1,
+  occurred_at: T0 + seq,
+  producer,
+});
+
+export const trial = (over: Partial<TrialRecorded> & { seq?: number } = {}): TrialRecorded => {
+  const { seq = 0, ...rest } = over;
+  return {
+    ...envelopeOf('TrialRecorded', seq),
+    suite: 'refunds',
+    dataset_version: 'v1',
+    row_id: `row-${seq % 100}`,
+    run_id: 'run-1',
+    attempt: seq,
+    agent: { version: 'agent-1.0.0', model: 'model-x' },
+    output: `answer ${seq}`,
+    expected: 'answer',
+    passed: seq % 3 !== 0,
+    checks: [{ name: 'return_window', answer: seq % 2 === 0, passed: true }],
+    latency_ms: 100 + (seq % 50),
+    ...rest,
+  };
+};
+
+/** `n` trials over `rows` rows (the key is suite + row), attempt numbers increasing per row. */
+export const trials = (n: number, opts: { rows?: number; suite?: string; runId?: string } = {}): TrialRecorded[] => {
+  const rows = opts.rows ?? 100;
+  return Array.from({ length: n }, (_, i) =>
+    trial({ seq: i, row_id: `row-${i % rows}`, attempt: Math.floor(i / rows), suite: opts.suite ?? 'refunds', run_id: opts.runId ?? 'run-1' }),
+  );
+};
+
+/** One valid event of every type. */
+export const oneOfEach = (): { [T in EventType]: EventOf<T> } => ({
+  TrialRecorded: trial({ seq: 1 }),
+  TraceSampled: {
+    ...envelopeOf('TraceSampled', 2),
+    trace_id: 'tr-1',
+    agent_version: 'agent-1.0.0',
+    segment: 'eu',
+    input_fingerprint: 'fp-1',
+    sampling: { policy: 'uniform', probability: 0.1 },
+    verdicts: [{ grader: 'judge', passed: false, score: 0.2 }],
+  },
+  JudgmentRecorded: {
+    ...envelopeOf('JudgmentRecorded', 3),
+    item_id: 'item-1',
+    judge: { id: 'judge-1', version: '1' },
+    rubric_version: 'r1',
+    kind: 'pairwise',
+    order: ['a', 'b'],
+    label: 'a',
+  },
+  LabelRecorded: { ...envelopeOf('LabelRecorded', 4), item_id: 'item-1', labeler: 'ann', label: 'a' },
+  DatasetRowUpserted: {
+    ...envelopeOf('DatasetRowUpserted', 5),
+    dataset_id: 'refunds',
+    dataset_version: 'v2',
+    row_id: 'row-1',
+    input: 'refund?',
+    expected: 'yes',
+    tags: ['must_not_break'],
+    provenance: { kind: 'production_failure', trace_id: 'tr-1' },
+  },
+  FailureConfirmed: {
+    ...envelopeOf('FailureConfirmed', 6),
+    trace_id: 'tr-1',
+    dataset_id: 'refunds',
+    input: 'refund?',
+    expected: 'yes',
+    reviewer: 'ann',
+  },
+  GateEvaluated: {
+    ...envelopeOf('GateEvaluated', 7),
+    gate_id: 'gate-1',
+    suite: 'refunds',
+    dataset_version: 'v2',
+    baseline: 'agent-1.0.0',
+    candidate: 'agent-1.1.0',
+    verdict: 'fail',
+    reasons: [{ rule: 'must_not_break', passed: false, detail: 'row-1 regressed', rows: ['row-1'] }],
+    evidence: [{ row_id: 'row-1', baseline_attempts: ['a'], candidate_attempts: ['b'] }],
+  },
+  RowStateChanged: {
+    ...envelopeOf('RowStateChanged', 8),
+    suite: 'refunds',
+    dataset_version: 'v2',
+    agent_version: 'agent-1.1.0',
+    row_id: 'row-1',
+    seq: 1,
+    n: 1,
+    c: 1,
+    ungraded: 0,
+    class: 'unclassified',
+    attempts: [{ attempt: 0, run_id: 'run-1', event_id: 'x', passed: true }],
+  },
+  RunFinished: {
+    ...envelopeOf('RunFinished', 9),
+    run_id: 'run-1',
+    suite: 'refunds',
+    dataset_version: 'v2',
+    agent: { version: 'agent-1.1.0' },
+    status: 'completed',
+    trials: 3,
+    rows: 1,
+    k: 3,
+  },
+});
+
+export const allEventSamples = (): PasskEvent[] => Object.values(oneOfEach());

@@ -1,0 +1,105 @@
+import { randomBytes } from 'node:crypto';
+import { SchemaRegistry, SchemaType } from '@kafkajs/confluent-schema-registry';
+import { describe, expect, inject, it } from 'vitest';
+import { createRegistryCodec, registerJsonSchema, registeredSchemaOf, SchemaRejected } from '../../log/index.ts';
+import { InvalidEvent } from '../../schemas/errors.ts';
+import { EVENT_TYPES } from '../../schemas/events/index.ts';
+import { subjectOf } from '../../schemas/jsonSchema.ts';
+import { allEventSamples, trial } from '../helpers/events.ts';
+
+const registryUrl = inject('schemaRegistryUrl');
+const newClient = () => new SchemaRegistry({ host: registryUrl }, { [SchemaType.JSON]: { allowUnionTypes: true } });
+// a fresh subject prefix per run: reruns against a long-lived registry never collide
+const prefix = () => `t${Date.now().toString(36)}${randomBytes(3).toString('hex')}.`;
+
+const api = async (path: string): Promise<unknown> => {
+  const res = await fetch(`${registryUrl}${path}`, { headers: { accept: 'application/vnd.schemaregistry.v1+json' } });
+  if (!res.ok) throw new Error(`GET ${path}: ${res.status} ${await res.text()}`);
+  return res.json();
+};
+
+type JsonSchema = { properties: Record<string, unknown>; required: string[] };
+const trialSchema = () => registeredSchemaOf('TrialRecorded') as unknown as JsonSchema;
+
+describe('schema registry (JSON Schema, BACKWARD)', () => {
+  it('registers every event schema, with BACKWARD compatibility, and round-trips one event of each type', async () => {
+    const p = prefix();
+    const codec = await createRegistryCodec({ registry: newClient(), subjectPrefix: p });
+    expect([...codec.ids.keys()].sort()).toEqual([...EVENT_TYPES].sort());
+    for (const type of EVENT_TYPES) {
+      const subject = p + subjectOf(type);
+      expect(await api(`/subjects/${encodeURIComponent(subject)}/versions`)).toEqual([1]);
+      expect(await api(`/config/${encodeURIComponent(subject)}`)).toMatchObject({ compatibilityLevel: 'BACKWARD' });
+      const latest = (await api(`/subjects/${encodeURIComponent(subject)}/versions/latest`)) as { id: number; schemaType?: string };
+      expect(latest.id).toBe(codec.ids.get(type));
+      expect(latest.schemaType).toBe('JSON');
+    }
+    for (const event of allEventSamples()) {
+      const bytes = await codec.encode(event);
+      expect(bytes[0]).toBe(0); // Confluent wire format: magic byte, then the schema id
+      expect(new DataView(bytes.buffer, bytes.byteOffset).getInt32(1)).toBe(codec.ids.get(event.type));
+      expect(await codec.decode(bytes)).toEqual(event);
+    }
+    // registering the same schemas again is idempotent: same ids, still version 1
+    const again = await createRegistryCodec({ registry: newClient(), subjectPrefix: p });
+    expect(again.ids).toEqual(codec.ids);
+  });
+
+  it('accepts a compatible change as version 2, refuses an incompatible one, and still decodes v1 data', async () => {
+    const p = prefix();
+    const registry = newClient();
+    const v1codec = await createRegistryCodec({ registry, subjectPrefix: p });
+    const subject = p + subjectOf('TrialRecorded');
+    const event = trial({ seq: 42 });
+    const v1bytes = await v1codec.encode(event);
+
+    // compatible: a new optional field
+    const v2 = trialSchema();
+    v2.properties.reviewer_note = { type: 'string' };
+    const v2id = await registerJsonSchema({ registry, subject, schema: v2 });
+    expect(v2id).not.toBe(v1codec.ids.get('TrialRecorded'));
+    expect(await api(`/subjects/${encodeURIComponent(subject)}/versions`)).toEqual([1, 2]);
+    expect(await api(`/subjects/${encodeURIComponent(subject)}/versions/2`)).toMatchObject({ id: v2id, version: 2 });
+
+    // incompatible: a new required field (data written with v2 has no such field)
+    const v3 = trialSchema();
+    v3.properties.reviewer_note = { type: 'string' };
+    v3.properties.cost_center = { type: 'string' };
+    v3.required = [...v3.required, 'cost_center'];
+    const refused = await registerJsonSchema({ registry, subject, schema: v3 }).then(
+      () => undefined,
+      (e: unknown) => e,
+    );
+    expect(refused).toBeInstanceOf(SchemaRejected);
+    expect((refused as SchemaRejected).retriable).toBe(false);
+    expect((refused as SchemaRejected).subject).toBe(subject);
+    expect((refused as SchemaRejected).cause).toMatchObject({ status: 409 }); // refused by the registry itself
+    expect(await api(`/subjects/${encodeURIComponent(subject)}/versions`)).toEqual([1, 2]);
+
+    // incompatible: a field changes type
+    const v4 = trialSchema();
+    v4.properties.attempt = { type: 'string' };
+    await expect(registerJsonSchema({ registry, subject, schema: v4 })).rejects.toBeInstanceOf(SchemaRejected);
+
+    // a reader that never saw v1 (no cache) still decodes v1 bytes after v2 exists
+    const reader = await createRegistryCodec({ registry: newClient(), subjectPrefix: prefix() });
+    expect(await reader.decode(v1bytes)).toEqual(event);
+  });
+
+  it('refuses bytes that are not a valid event with a reason naming what is wrong', async () => {
+    const codec = await createRegistryCodec({ registry: newClient(), subjectPrefix: prefix() });
+    const valid = await codec.encode(trial({ seq: 1 }));
+    const frame = valid.subarray(0, 5);
+    const reason = async (bytes: Uint8Array) =>
+      codec.decode(bytes).then(
+        () => 'decoded',
+        (e: unknown) => (e instanceof InvalidEvent ? e.reason : `not InvalidEvent: ${String(e)}`),
+      );
+    expect(await reason(new TextEncoder().encode('{"type":"TrialRecorded"}'))).toMatch(/^not wire format/);
+    expect(await reason(new Uint8Array([0, 0, 0]))).toMatch(/^not wire format/);
+    expect(await reason(new Uint8Array([0, 0x7f, 0xff, 0xff, 0xf0, 0x7b, 0x7d]))).toMatch(/^unknown schema id 2147483632/);
+    expect(await reason(new Uint8Array([...frame, ...new TextEncoder().encode('{"broken":')]))).toMatch(/^json/);
+    const missing = new TextEncoder().encode(JSON.stringify({ ...trial({ seq: 1 }), row_id: undefined }));
+    expect(await reason(new Uint8Array([...frame, ...missing]))).toMatch(/^schema: .*row_id/);
+  });
+});
