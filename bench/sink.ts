@@ -82,7 +82,7 @@ export async function benchSink(opts: BenchSinkOptions = {}): Promise<BenchSinkR
       batches.push(Array.from({ length: Math.min(batch, total - i) }, (_, j) => trialToRow(syntheticTrial(i + j, rows))));
 
     // Alternate raw and sink batches, so both see the same machine load over the run.
-    const sink = createClickHouseRowSink({ client: store.client, maxRows: batch, maxWaitMs: 60_000, maxBufferedRows: 2 * batch });
+    const sink = createClickHouseRowSink({ client: store.client, insertJsonRows: store.insertJsonRows, maxRows: batch, maxWaitMs: 60_000, maxBufferedRows: 2 * batch });
     let rawMs = 0;
     let sinkMs = 0;
     for (const [i, b] of batches.entries()) {

@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { createClient, type ClickHouseClient, type ClickHouseClientConfigOptions } from '@clickhouse/client';
+import { Readable } from 'node:stream';
+import { createClient, drainStream, parseError, type ClickHouseClient, type ClickHouseClientConfigOptions, type ClickHouseSettings } from '@clickhouse/client';
 import { StoreLocked } from './errors.ts';
 import { STORE_SETTINGS } from './settings.ts';
 
@@ -9,12 +10,57 @@ export type StoreTarget =
   | { kind: 'server'; url: string; username?: string; password?: string; database: string; requestTimeoutMs?: number }
   | { kind: 'embedded'; path: string; database: string };
 
+/** Inserts a body of JSON lines (JSONEachRow) into a table; resolves once the part is written. */
+export type InsertJsonRows = (table: string, body: Buffer, settings?: ClickHouseSettings) => Promise<void>;
+
 export interface StoreClient {
   readonly client: ClickHouseClient;
   readonly kind: StoreTarget['kind'];
   readonly database: string;
+  /**
+   * The bulk insert the sink uses. On a server it is `client.exec`. On chDB it is the connection's
+   * raw insert, which hands the bytes to the engine's parser: the generic path splices the body into
+   * the SQL text, which measured 5–10× slower for 10k-row batches of trials.
+   */
+  readonly insertJsonRows: InsertJsonRows;
   close(): Promise<void>;
 }
+
+/** `INSERT … FORMAT JSONEachRow` through the client: the path for a ClickHouse server. */
+export const execInsert =
+  (client: Pick<ClickHouseClient, 'exec'>): InsertJsonRows =>
+  async (table, body, settings) => {
+    const result = await client.exec({
+      query: `INSERT INTO ${table} FORMAT JSONEachRow`,
+      values: Readable.from([body], { objectMode: false }),
+      ...(settings ? { clickhouse_settings: settings } : {}),
+    });
+    await drainStream(result.stream);
+  };
+
+interface ChdbRawInsert {
+  chdb: {
+    rawInsert(p: { table: string; values: Buffer; format: 'JSONEachRow'; settings?: Record<string, string | number | boolean> }): Promise<unknown>;
+  };
+}
+
+/**
+ * chDB's raw insert. Its errors carry the engine's `Code: N. DB::Exception: … (TYPE)` text; they are
+ * turned into the typed `ClickHouseError` by clickhouse-js's own `parseError`, exactly as the
+ * connection does for every other request, so the sink classifies both paths by the same typed fields.
+ */
+const chdbInsert =
+  (connection: ChdbRawInsert, database: string): InsertJsonRows =>
+  async (table, body, settings) => {
+    const merged = { ...STORE_SETTINGS, ...settings } as unknown as Record<string, string | number | boolean>;
+    try {
+      await connection.chdb.rawInsert({ table: `${database}.${table}`, values: body, format: 'JSONEachRow', settings: merged });
+    } catch (e) {
+      const typed = parseError(e instanceof Error ? e.message : String(e));
+      if (typed !== e) (typed as Error & { cause?: unknown }).cause = e;
+      throw typed;
+    }
+  };
 
 const IDENTIFIER = /^[A-Za-z_][A-Za-z0-9_]*$/;
 
@@ -42,12 +88,15 @@ const holder = (path: string): { held: boolean; pid?: number } => {
 /** A chDB connection error at open time means the directory is locked (by us or another process). */
 const isChdbConnectionError = (e: unknown): boolean => (e as { code?: unknown } | null)?.code === 'CHDB_CONNECTION';
 
-const openEmbedded = async (path: string): Promise<ClickHouseClient> => {
+const openEmbedded = async (path: string): Promise<{ client: ClickHouseClient; connection: ChdbRawInsert }> => {
   const { createChdbConnection } = await import('chdb/connection');
   try {
     // chDB implements the Connection of its own @clickhouse/client-common copy (1.23.0); same shape.
     const connection = createChdbConnection({ path }) as unknown as NonNullable<ClickHouseClientConfigOptions['connection']>;
-    return createClient({ connection, clickhouse_settings: STORE_SETTINGS });
+    return {
+      client: createClient({ connection, clickhouse_settings: STORE_SETTINGS }),
+      connection: connection as unknown as ChdbRawInsert,
+    };
   } catch (e) {
     if (!isChdbConnectionError(e)) throw e;
     const h = holder(path);
@@ -65,11 +114,17 @@ const openEmbedded = async (path: string): Promise<ClickHouseClient> => {
 export const openClickHouse = async (target: StoreTarget): Promise<StoreClient> => {
   if (!IDENTIFIER.test(target.database)) throw new RangeError(`not a database name: ${target.database}`);
   if (target.kind === 'embedded') {
-    const client = await openEmbedded(target.path);
+    const { client, connection } = await openEmbedded(target.path);
     await client.command({ query: `CREATE DATABASE IF NOT EXISTS ${target.database}` });
     // chDB keeps one session per connection, so USE holds for every later request.
     await client.command({ query: `USE ${target.database}` });
-    return { client, kind: 'embedded', database: target.database, close: () => client.close() };
+    return {
+      client,
+      kind: 'embedded',
+      database: target.database,
+      insertJsonRows: chdbInsert(connection, target.database),
+      close: () => client.close(),
+    };
   }
   const common = {
     url: target.url,
@@ -85,5 +140,5 @@ export const openClickHouse = async (target: StoreTarget): Promise<StoreClient> 
     await bootstrap.close();
   }
   const client = createClient({ ...common, database: target.database });
-  return { client, kind: 'server', database: target.database, close: () => client.close() };
+  return { client, kind: 'server', database: target.database, insertJsonRows: execInsert(client), close: () => client.close() };
 };

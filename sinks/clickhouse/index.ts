@@ -1,5 +1,5 @@
 /** The ClickHouse / chDB adapter: connection, migrations, the batching sink and the typed queries. */
-export { openClickHouse, type StoreClient, type StoreTarget } from './connection.ts';
+export { execInsert, openClickHouse, type InsertJsonRows, type StoreClient, type StoreTarget } from './connection.ts';
 export {
   asClickHouseError,
   classifyFailure,

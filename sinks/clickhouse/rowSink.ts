@@ -1,8 +1,8 @@
 import { createHash } from 'node:crypto';
-import { Readable } from 'node:stream';
-import { drainStream, type ClickHouseClient } from '@clickhouse/client';
+import type { ClickHouseClient } from '@clickhouse/client';
 import type { DeadLetter } from '../../processors/ports.ts';
 import type { PasskEvent } from '../../schemas/events/index.ts';
+import { execInsert, type InsertJsonRows } from './connection.ts';
 import { classifyFailure, describeError, SinkClosed, SinkRejected, SinkUnavailable } from './errors.ts';
 import { DEFAULT_RETRY, backoffMs, sleep, type RetryPolicy } from './retry.ts';
 import { eventToRow } from './rows/eventRows.ts';
@@ -25,6 +25,8 @@ export interface SinkLogger {
 export interface ClickHouseRowSinkOptions {
   /** Only `exec` is used, so tests can pass a fake. */
   readonly client: Pick<ClickHouseClient, 'exec'>;
+  /** The bulk insert (`StoreClient.insertJsonRows`: chDB's raw insert when embedded). @default execInsert(client) */
+  readonly insertJsonRows?: InsertJsonRows;
   /** @default DEFAULT_RETRY (8 retries, 100 ms doubling to 10 s) */
   readonly retry?: RetryPolicy;
   readonly logger?: SinkLogger;
@@ -113,6 +115,7 @@ export const createClickHouseRowSink = (opts: ClickHouseRowSinkOptions): ClickHo
   const deadLetter = opts.deadLetter ?? true;
   const now = opts.now ?? Date.now;
   const { client, logger } = opts;
+  const insertBody = opts.insertJsonRows ?? execInsert(client);
 
   const buffers = new Map<TableName, Buffer_>();
   const stats: SinkStats = { inserts: 0, rows: 0, retries: 0, splits: 0, deadLettered: 0 };
@@ -125,12 +128,7 @@ export const createClickHouseRowSink = (opts: ClickHouseRowSinkOptions): ClickHo
   const send = async (table: TableName, lines: readonly string[]): Promise<void> => {
     const body = lines.join('\n') + '\n';
     const token = createHash('sha256').update(table).update('\n').update(body).digest('hex').slice(0, 40);
-    const result = await client.exec({
-      query: `INSERT INTO ${table} FORMAT JSONEachRow`,
-      values: Readable.from([Buffer.from(body)], { objectMode: false }),
-      clickhouse_settings: { insert_deduplication_token: token },
-    });
-    await drainStream(result.stream);
+    await insertBody(table, Buffer.from(body), { insert_deduplication_token: token });
     stats.inserts++;
     stats.rows += lines.length;
   };

@@ -1,14 +1,14 @@
-import { z } from 'zod';
 import { buildReport, DEFAULT_REPORT_OPTIONS } from '../../processors/core/index.ts';
 import { classTransitions, compareFromStore } from '../clickhouse/queries/compare.ts';
 import { datasetRows, datasetVersions } from '../clickhouse/queries/datasets.ts';
 import { gateHistory } from '../clickhouse/queries/decisions.ts';
 import { judgeCalibration } from '../clickhouse/queries/calibration.ts';
 import { listVersions } from '../clickhouse/queries/histogram.ts';
-import { alerts, productionWindows } from '../clickhouse/queries/production.ts';
+import { alerts, productionWindows, traceWindows } from '../clickhouse/queries/production.ts';
 import { loadTrialsForReport, reportGroupsFromStore } from '../clickhouse/queries/report.ts';
-import { select, type Querier } from '../clickhouse/queries/select.ts';
+import type { Querier } from '../clickhouse/queries/select.ts';
 import type { DashboardData, DatasetRowView, ProductionWindow } from './data.ts';
+import { datasetIds, repeatedInputFlips, storeWatermark, traceGraders } from './queries.ts';
 import { rowView } from './rowView.ts';
 
 /**
@@ -21,20 +21,8 @@ const HOUR = 3_600_000;
 
 const sizeOf = (ms: number): string => (ms % (24 * HOUR) === 0 ? `${ms / (24 * HOUR)}d` : ms % HOUR === 0 ? `${ms / HOUR}h` : `${Math.round(ms / 60_000)}m`);
 
-// A change signal, not a measure: part-level row counts are read from metadata, so this stays cheap at any size.
-const WATERMARK_SQL = `
-SELECT toString(sum(rows)) AS rows, toString(max(modification_time)) AS at, toString(count()) AS parts
-FROM system.parts
-WHERE database = currentDatabase() AND active`;
-const Watermark = z.object({ rows: z.string(), at: z.string(), parts: z.string() });
-
-const DATASET_IDS_SQL = `SELECT DISTINCT dataset_id FROM dataset_rows ORDER BY dataset_id`;
-
 export const clickhouseDashboardData = (client: Querier): DashboardData => ({
-  watermark: async () => {
-    const [w] = await select(client, Watermark, WATERMARK_SQL);
-    return w ? `${w.rows}/${w.parts}/${w.at}` : '';
-  },
+  watermark: () => storeWatermark(client),
   groups: async () => (await listVersions(client)).map(({ suite, dataset_version, agent_version, rows, trials, last_at }) => ({ suite, dataset_version, agent_version, rows, trials, last_at })),
   overview: async (scope) => {
     const groups = await reportGroupsFromStore(client, { suites: [scope.suite], datasetVersions: [scope.dataset_version] });
@@ -63,9 +51,30 @@ export const clickhouseDashboardData = (client: Querier): DashboardData => ({
       repeated_verdict: g.repeated_verdict || g.verdict_number > 1,
     })),
   production: async () => {
-    const [windows, raised] = await Promise.all([productionWindows(client, ALL_TIME), alerts(client, ALL_TIME)]);
+    const [windows, raised, graders] = await Promise.all([productionWindows(client, ALL_TIME), alerts(client, ALL_TIME), traceGraders(client)]);
+    const grader = graders[0];
+    const flips = grader ? await repeatedInputFlips(client, { grader }) : [];
+    // Until the processors have written windows, show the plain weighted rate per hour from the traces (no interval).
+    const fallback =
+      windows.length === 0 && grader
+        ? (await traceWindows(client, { ...ALL_TIME, windowMs: HOUR, grader })).map(
+            (w): ProductionWindow => ({
+              agent_version: w.agent_version,
+              segment: w.segment,
+              size: '1h',
+              start: w.window_start,
+              end: w.window_start + HOUR,
+              traces: w.sampled,
+              graded: w.graded,
+              pass_rate: w.pass_rate,
+              interval: null,
+            }),
+          )
+        : [];
     return {
-      windows: windows.map(
+      windows: [
+        ...fallback,
+        ...windows.map(
         (w): ProductionWindow => ({
           agent_version: w.agent_version,
           segment: w.segment,
@@ -77,16 +86,22 @@ export const clickhouseDashboardData = (client: Querier): DashboardData => ({
           pass_rate: w.pass_rate,
           interval: [w.ci_low, w.ci_high],
         }),
-      ),
+        ),
+      ],
       alerts: raised,
-      repeated_input_flips: [],
+      repeated_input_flips: flips.map((f) => ({
+        input_fingerprint: f.input_fingerprint,
+        agent_version: f.agent_version,
+        traces: f.traces,
+        verdicts: { pass: f.passed, fail: f.failed },
+        trace_ids: f.trace_ids,
+      })),
     };
   },
   judges: () => judgeCalibration(client),
   datasets: async () => {
-    const ids = (await select(client, z.object({ dataset_id: z.string() }), DATASET_IDS_SQL)).map((r) => r.dataset_id);
     const out = [];
-    for (const dataset_id of ids)
+    for (const dataset_id of await datasetIds(client))
       for (const v of await datasetVersions(client, { dataset_id })) {
         const rows = await datasetRows(client, { dataset_id, dataset_version: v.dataset_version, mustNotBreakOnly: true });
         const view = (r: (typeof rows)[number]): DatasetRowView => ({

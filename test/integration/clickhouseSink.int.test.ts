@@ -59,7 +59,7 @@ for (const { name, target } of targets) {
     }),
     indexOf: (r) => Number(r.sampled),
     fresh: async () => void (await (await backend()).client.command({ query: 'TRUNCATE TABLE production_windows' })),
-    open: async (opts) => createClickHouseRowSink({ client: (await backend()).client, retry: { retries: 2, initialMs: 0, factor: 1, maxMs: 0 }, ...opts }),
+    open: async (opts) => createClickHouseRowSink({ client: (await backend()).client, insertJsonRows: (await backend()).insertJsonRows, retry: { retries: 2, initialMs: 0, factor: 1, maxMs: 0 }, ...opts }),
     readBack: async () =>
       select((await backend()).client, Window, 'SELECT agent_version, segment, seq, sampled FROM production_windows FINAL ORDER BY sampled'),
     closeBackend: async () => {

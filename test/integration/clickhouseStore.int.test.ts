@@ -404,4 +404,25 @@ describe.each(targets)('store on $name', ({ open }) => {
     expect(broken.differences.map((d) => [d.agent_version, d.row_id, d.trials_c, d.state_c])).toEqual([['m1', 'row-0', wrong.c, badC]]);
     expect(broken.versions.map((v) => v.agent_version)).toEqual(['m1']);
   });
+  it('splits a batch the store refuses, writes every good row and dead-letters the bad one with the reason', async () => {
+    const sink = createClickHouseRowSink({
+      client: store.client,
+      insertJsonRows: store.insertJsonRows,
+      retry: { retries: 0, initialMs: 0, factor: 1, maxMs: 0 },
+    });
+    const good = Array.from({ length: 7 }, (_, i) => ({
+      agent_version: 'dl', segment: `s${i}`, grader: 'g', window_start: '1767225600.000', window_end: '1767229200.000',
+      sampled: i, ungraded: 0, weight: 1, passed_weight: 1, pass_rate: 1, ci_low: 0, ci_high: 1, seq: 1,
+    }));
+    const bad = { ...good[0]!, segment: 'bad', sampled: 'not a number' };
+    await sink.write('production_windows', [...good.slice(0, 3), bad, ...good.slice(3)]);
+    await sink.close();
+    const stored = await (await store.client.query({ query: "SELECT segment FROM production_windows FINAL WHERE agent_version = 'dl' ORDER BY segment", format: 'JSONEachRow' })).json<{ segment: string }>();
+    expect(stored.map((r) => r.segment)).toEqual(good.map((g) => g.segment));
+    const letters = await (await store.client.query({ query: "SELECT target_table, value_base64, reason FROM dead_letters FINAL WHERE stage = 'sink'", format: 'JSONEachRow' })).json<{ target_table: string; value_base64: string; reason: string }>();
+    expect(letters).toHaveLength(1);
+    expect(letters[0]!.target_table).toBe('production_windows');
+    expect(JSON.parse(Buffer.from(letters[0]!.value_base64, 'base64').toString())).toMatchObject({ segment: 'bad', sampled: 'not a number' });
+    expect(letters[0]!.reason).toMatch(/CANNOT_PARSE|INCORRECT_DATA|TYPE_MISMATCH/);
+  });
 });

@@ -1,4 +1,4 @@
-/* global fetch */
+/* global fetch, URLSearchParams */
 /** The dashboard's JSON API (same origin; the token, when there is one, travels as a cookie). */
 const get = async (path, params = {}) => {
   const qs = new URLSearchParams(Object.entries(params).filter(([, v]) => v !== undefined && v !== null && v !== ''));

@@ -1,4 +1,4 @@
-/* global document, window, location, EventSource, setTimeout, clearTimeout */
+/* global document, window, location, EventSource, URLSearchParams */
 import { api } from './api.js';
 import { destroyCharts, drawCharts } from './charts.js';
 import { h } from './dom.js';
