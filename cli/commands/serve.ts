@@ -1,0 +1,84 @@
+import type { Command } from 'commander';
+import { loadConfig } from '../../deploy/config.ts';
+import { openEventLog } from '../../deploy/eventLog.ts';
+import { startProcessors, type ProcessorsRun } from '../../deploy/processors.ts';
+import { openStore, type Store } from '../../deploy/store.ts';
+import type { EventLog } from '../../processors/ports.ts';
+import { PipelineError } from '../../schemas/errors.ts';
+import { StoreLocked } from '../../sinks/clickhouse/index.ts';
+import { clickhouseDashboardData } from '../../sinks/dashboard/clickhouseData.ts';
+import { createDashboardServer, DashboardConfigError, type DashboardServer } from '../../sinks/dashboard/index.ts';
+import { EXIT } from '../exitCodes.ts';
+
+type ServeFlags = { host: string; port: string; token?: string; process: boolean; json?: boolean };
+
+export const serveCommand = (program: Command): void => {
+  program
+    .command('serve')
+    .summary('the live reliability dashboard over the store (and, by default, the processors that fill it)')
+    .description(
+      'Serves the dashboard: Overview, Compare, Gates, Production, Judges and Datasets, read from the store through\n' +
+        'its typed queries, updated live (server-sent events) as events arrive. By default it also runs the processors\n' +
+        '(the embedded store can be held by one process only), so trials that runners, importers or the SDK publish\n' +
+        'from other processes show up on the page. Binds 127.0.0.1; any other address needs a token. See docs/dashboard.md.',
+    )
+    .option('--host <host>', 'address to bind (anything but loopback needs --token)', '127.0.0.1')
+    .option('--port <port>', 'port (0 = any free port)', '7357')
+    .option('--token <token>', 'token every request must carry, 16+ characters (env PASSK_DASHBOARD_TOKEN)')
+    .option('--no-process', 'only read the store; the processors run elsewhere (a ClickHouse server)')
+    .option('--json', 'print {"url": …} as JSON once listening (for scripts)')
+    .addHelpText(
+      'after',
+      `
+Examples:
+  passk serve                                   # http://127.0.0.1:7357/
+  passk serve --port 0 --json                   # any free port; prints {"url": "http://127.0.0.1:…/"}
+  PASSK_DASHBOARD_TOKEN=$(openssl rand -hex 16) passk serve --host 0.0.0.0
+  CLICKHOUSE_URL=http://ch:8123 passk serve --no-process
+
+Exit codes: 0 stopped by SIGINT/SIGTERM, 2 bad flag or config (e.g. a non-loopback address without a token),
+  3 the event log or the store is unreachable or held by another process.`,
+    )
+    .action(async (flags: ServeFlags, cmd: Command) => {
+      const port = Number(flags.port);
+      if (!Number.isInteger(port) || port < 0 || port > 65535) {
+        process.stderr.write(`passk: --port must be an integer in 0–65535, got "${flags.port}"\n`);
+        process.exitCode = EXIT.usage;
+        return;
+      }
+      const token = flags.token ?? process.env.PASSK_DASHBOARD_TOKEN;
+      const config = loadConfig(cmd.optsWithGlobals());
+      let log: EventLog | undefined;
+      let store: Store | undefined;
+      let processors: ProcessorsRun | undefined;
+      let server: DashboardServer | undefined;
+      const shutdown = async () => {
+        await server?.close();
+        processors?.stop();
+        await processors?.done.catch(() => undefined);
+        await store?.close();
+        await log?.close();
+      };
+      try {
+        store = await openStore(config);
+        if (flags.process) {
+          log = await openEventLog(config);
+          processors = await startProcessors(config, { log, instanceId: `serve-${process.pid}` });
+        }
+        server = await createDashboardServer({ data: clickhouseDashboardData(store.client), host: flags.host, port, ...(token ? { token } : {}) });
+      } catch (e) {
+        await shutdown();
+        const known = e instanceof StoreLocked || (e instanceof PipelineError && e.retriable);
+        if (!known && !(e instanceof DashboardConfigError)) throw e;
+        process.stderr.write(`passk: ${(e as Error).message}\n`);
+        process.exitCode = e instanceof DashboardConfigError ? EXIT.usage : EXIT.unavailable;
+        return;
+      }
+      process.stdout.write(flags.json ? `${JSON.stringify({ url: server.url })}\n` : `passk dashboard: ${server.url}\n`);
+      await new Promise<void>((resolve) => {
+        process.once('SIGINT', () => resolve());
+        process.once('SIGTERM', () => resolve());
+      });
+      await shutdown();
+    });
+};

@@ -1,0 +1,195 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { loadConfig } from '../../deploy/config.ts';
+import { openStore, type Store } from '../../deploy/store.ts';
+import { simulateJudgments } from '../../demo/judges.ts';
+import type { PasskEvent, TraceSampled, TrialRecorded } from '../../schemas/events/index.ts';
+import { deterministicEventId } from '../../schemas/ids.ts';
+import { createClickHouseRowSink } from '../../sinks/clickhouse/index.ts';
+import { clickhouseDashboardData } from '../../sinks/dashboard/clickhouseData.ts';
+import type { DashboardData } from '../../sinks/dashboard/data.ts';
+import { createMemoryDashboardData } from '../../sinks/dashboard/memoryData.ts';
+
+/**
+ * The dashboard's store adapter on embedded chDB, against the in-memory adapter over the same events (both run the
+ * core on what they hold, so they must agree), plus the reads only the store has: production windows from traces,
+ * flips on repeated inputs, dataset versions with provenance, the watermark.
+ */
+const T0 = Date.UTC(2026, 10, 1, 9);
+const env = (type: string, at: number, ...id: (string | number)[]) => ({
+  event_id: deterministicEventId(at, type, ...id),
+  schema_version: 1,
+  occurred_at: at,
+  producer: 'dashboard-test',
+});
+
+// Four rows, two versions, three attempts. r1: stable-correct → stable-wrong, diverging at the second check.
+const verdicts: Record<string, Record<string, boolean[]>> = {
+  v1: { r1: [true, true, true], r2: [true, false, true], r3: [false, false, false], r4: [true, true, true] },
+  v2: { r1: [false, false, false], r2: [true, true, true], r3: [true, true, true], r4: [true, true, true] },
+};
+const trials: TrialRecorded[] = Object.entries(verdicts).flatMap(([version, rows]) =>
+  Object.entries(rows).flatMap(([row, vs]) =>
+    vs.map((passed, attempt) => ({
+      ...env('TrialRecorded', T0 + attempt * 1000, version, row, attempt),
+      type: 'TrialRecorded' as const,
+      suite: 's',
+      dataset_id: 'd',
+      dataset_version: '1',
+      row_id: row,
+      run_id: `${version}-run`,
+      attempt,
+      agent: { version },
+      output: passed ? 'deny' : 'approve',
+      expected: 'deny',
+      input: `{"message":"row ${row}"}`,
+      passed,
+      checks: [
+        { name: 'return_window', answer: true },
+        { name: 'proof_of_purchase', answer: row === 'r1' && version === 'v2' },
+      ],
+      tags: row === 'r1' ? ['must_not_break'] : [],
+    })),
+  ),
+);
+const trace = (i: number, fingerprint: string, passed: boolean, segment = 'standard'): TraceSampled => ({
+  ...env('TraceSampled', T0 + i * 600_000, i),
+  type: 'TraceSampled',
+  trace_id: `t${i}`,
+  agent_version: 'v1',
+  segment,
+  input_fingerprint: fingerprint,
+  sampling: { policy: 'uniform', probability: segment === 'standard' ? 0.5 : 1 },
+  verdicts: [{ grader: 'audit', passed }],
+});
+// Hour 0: three traces (one of them repeated with a different verdict later); hour 1: two.
+const traces = [trace(0, 'fa', true), trace(1, 'fb', false), trace(2, 'fc', true, 'high_value'), trace(6, 'fa', false), trace(7, 'fd', true)];
+const { judgments, labels } = simulateJudgments({ items: 12, pairs: 6 });
+const judgmentEvents: PasskEvent[] = [
+  ...judgments.map((j, i) => ({ ...env('JudgmentRecorded', T0 + i, i), type: 'JudgmentRecorded' as const, ...j })),
+  ...labels.map((l, i) => ({ ...env('LabelRecorded', T0 + i, i), type: 'LabelRecorded' as const, ...l })),
+] as PasskEvent[];
+const datasetEvents: PasskEvent[] = [
+  ...['r1', 'r2', 'r3', 'r4'].map((row, i) => ({
+    ...env('DatasetRowUpserted', T0 + i, row),
+    type: 'DatasetRowUpserted' as const,
+    dataset_id: 'd',
+    dataset_version: '1',
+    row_id: row,
+    input: `{"message":"row ${row}"}`,
+    expected: 'deny',
+    tags: row === 'r1' ? ['must_not_break'] : [],
+    provenance: { kind: 'manual' as const },
+  })),
+  {
+    ...env('DatasetRowUpserted', T0 + 3_600_000, 'prod'),
+    type: 'DatasetRowUpserted',
+    dataset_id: 'd',
+    dataset_version: '2',
+    row_id: 'prod-1',
+    input: 'a production request',
+    expected: 'deny',
+    tags: ['must_not_break'],
+    provenance: { kind: 'production_failure', trace_id: 't1' },
+  },
+];
+const gate: PasskEvent = {
+  ...env('GateEvaluated', T0 + 7_200_000, 'g'),
+  type: 'GateEvaluated',
+  gate_id: 'g1',
+  suite: 's',
+  dataset_version: '1',
+  baseline: 'v1',
+  candidate: 'v2',
+  verdict: 'fail',
+  reasons: [{ rule: 'must_not_break_stable_correct', passed: false, detail: 'r1 broke', rows: ['r1'] }],
+  evidence: [{ row_id: 'r1', baseline_attempts: [], candidate_attempts: [] }],
+};
+const all: PasskEvent[] = [...trials, ...traces, ...judgmentEvents, ...datasetEvents, gate];
+
+let dir: string;
+let store: Store;
+let data: DashboardData;
+const memory = createMemoryDashboardData(all).data;
+
+beforeAll(async () => {
+  dir = mkdtempSync(join(tmpdir(), 'passk-dashboard-'));
+  store = await openStore(loadConfig({ dataDir: dir }, {}, dir));
+  const sink = createClickHouseRowSink({ client: store.client });
+  await sink.writeEvents(all);
+  await sink.flush();
+  await sink.close();
+  data = clickhouseDashboardData(store.client);
+}, 120_000);
+
+afterAll(async () => {
+  await store?.close();
+  if (dir) rmSync(dir, { recursive: true, force: true });
+});
+
+describe('the dashboard data on chDB', () => {
+  it('lists the versions and builds the overview exactly as the in-memory adapter does', async () => {
+    expect((await data.groups()).map((g) => [g.agent_version, g.rows, g.trials])).toEqual([
+      ['v1', 4, 12],
+      ['v2', 4, 12],
+    ]);
+    const scope = { suite: 's', dataset_version: '1' };
+    const [stored, inMemory] = [await data.overview(scope), await memory.overview(scope)];
+    expect(stored).toEqual(inMemory);
+    // v1: 3 + 2 + 0 + 3 of 12; v2: 0 + 3 + 3 + 3 of 12.
+    expect(stored.map((g) => g.mean_accuracy)).toEqual([8 / 12, 9 / 12]);
+  });
+
+  it('compares by row, names the must-not-break rows, and drills down to the first divergent check', async () => {
+    const q = { suite: 's', dataset_version: '1', baseline: 'v1', candidate: 'v2' };
+    const cmp = (await data.compare(q))!;
+    expect(cmp).toEqual(await memory.compare(q));
+    expect(cmp.lost_stable_correct).toEqual(['r1']);
+    expect(cmp.became_stable_correct).toEqual(['r2', 'r3']);
+    expect(cmp.must_not_break_rows).toEqual(['r1']);
+    const row = (await data.row({ suite: 's', dataset_version: '1', row_id: 'r1', versions: ['v1', 'v2'] }))!;
+    expect(row.first_divergence?.check).toBe('proof_of_purchase');
+    expect(row.versions.map((v) => [v.agent_version, v.class, v.attempts.length])).toEqual([
+      ['v1', 'stable_correct', 3],
+      ['v2', 'stable_wrong', 3],
+    ]);
+    expect(row.tags).toEqual(['must_not_break']);
+  });
+
+  it('shows gates, judges and dataset versions with their production provenance', async () => {
+    expect(await data.gates({ suite: 's' })).toEqual([
+      expect.objectContaining({ gate_id: 'g1', verdict: 'fail', evidence_rows: 1, repeated_verdict: false, reasons: [expect.objectContaining({ rows: ['r1'] })] }),
+    ]);
+    expect(await data.judges()).toEqual(await memory.judges());
+    const versions = await data.datasets();
+    expect(versions.map((v) => [v.dataset_version, v.rows, v.must_not_break.map((r) => r.row_id)])).toEqual([
+      ['1', 4, ['r1']],
+      ['2', 5, ['prod-1', 'r1']],
+    ]);
+    expect(versions[1]!.from_production).toEqual([expect.objectContaining({ row_id: 'prod-1', provenance: { kind: 'production_failure', trace_id: 't1' } })]);
+  });
+
+  it('weights production traces per window and finds flips on repeated inputs', async () => {
+    const prod = await data.production();
+    const hour0 = prod.windows.filter((w) => w.start === T0);
+    // standard: t0 passed, t1 failed, both weight 2 → 0.5; high_value: t2 passed → 1.
+    expect(hour0.map((w) => [w.segment, w.traces, w.pass_rate])).toEqual([
+      ['high_value', 1, 1],
+      ['standard', 2, 0.5],
+    ]);
+    expect(prod.repeated_input_flips).toEqual([
+      { input_fingerprint: 'fa', agent_version: 'v1', traces: 2, verdicts: { pass: 1, fail: 1 }, trace_ids: expect.arrayContaining(['t0', 't6']) },
+    ]);
+  });
+
+  it('moves its watermark when something is written', async () => {
+    const before = await data.watermark();
+    expect(await data.watermark()).toBe(before);
+    const sink = createClickHouseRowSink({ client: store.client });
+    await sink.writeEvents([trace(9, 'fe', true)]);
+    await sink.close();
+    expect(await data.watermark()).not.toBe(before);
+  });
+});

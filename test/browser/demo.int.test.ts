@@ -1,0 +1,201 @@
+import { mkdirSync, mkdtempSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { loadConfig } from '../../deploy/config.ts';
+import { openStore } from '../../deploy/store.ts';
+import { simulateTrial } from '../../demo/agents.ts';
+import { loadDemoDataset } from '../../demo/dataset/demoRow.ts';
+import { parseRequest } from '../../demo/refundPolicy.ts';
+import type { DemoResult } from '../../demo/story.ts';
+import { createEmbeddedEventLog } from '../../log/index.ts';
+import type { TrialRecorded } from '../../schemas/events/trialRecorded.ts';
+import { deterministicEventId } from '../../schemas/ids.ts';
+import { loadTrialsForReport } from '../../sinks/clickhouse/queries/report.ts';
+import { launchChromium } from './chromium.ts';
+import { passk, passkServer, ROOT } from './processes.ts';
+
+/**
+ * The main job end to end: `passk demo --no-serve --json` from a clean data directory, then `passk serve` on what it
+ * left, driven by Debian's Chromium. Screenshots of every view go to .reports/screenshots/.
+ */
+const SHOTS = join(ROOT, '.reports', 'screenshots');
+
+// What the page functions below touch in the browser (the project's tsconfig has no DOM lib).
+declare const document: { body: { dataset: Record<string, string | undefined> }; getElementById(id: string): { classList: { contains(c: string): boolean } } | null };
+declare const location: { hash: string };
+declare const window: Record<string, unknown>;
+const SUITE = 'refund-review';
+const dataset = loadDemoDataset();
+// The planted must-not-break regression, found from the dataset itself: the high-value screenshot-only refund.
+const planted = dataset.find((r) => r.tags.includes('must_not_break') && parseRequest(r.input).order.proof === 'cart_screenshot')!;
+
+let dir: string;
+let demo: DemoResult;
+let demoMs: number;
+let report: { groups: { dataset_version: string; agent_version: string; mean_accuracy: number; pass_at_1: number; pass_hat_k: Record<string, number>; flip_rate: number; rows: number; trials: number }[] };
+let server: Awaited<ReturnType<typeof passkServer>>;
+let browser: Awaited<ReturnType<typeof launchChromium>>;
+let page: Page;
+const pageErrors: string[] = [];
+
+const show = async (hash: string, view: string): Promise<void> => {
+  const before = await page.evaluate(() => Number(document.body.dataset.renders ?? 0));
+  await page.evaluate((h) => (location.hash = h), hash);
+  await page.waitForFunction(([v, b]) => document.body.dataset.view === v && Number(document.body.dataset.renders ?? 0) > Number(b), [view, before]);
+};
+const shoot = async (name: string): Promise<string> => {
+  const file = join(SHOTS, `${name}.png`);
+  await page.waitForTimeout(200); // let uPlot finish its first paint
+  await page.screenshot({ path: file, fullPage: true });
+  return file;
+};
+const metric = (version: string, name: string) => page.getAttribute(`[data-testid="version-card"][data-version="${version}"] [data-metric="${name}"]`, 'data-value');
+
+beforeAll(async () => {
+  mkdirSync(SHOTS, { recursive: true });
+  dir = mkdtempSync(join(tmpdir(), 'passk-demo-'));
+  const run = await passk(['--data-dir', dir, 'demo', '--no-serve', '--json']);
+  if (run.code !== 0) throw new Error(`passk demo exited ${run.code}\n${run.stderr}`);
+  demo = JSON.parse(run.stdout) as DemoResult;
+  demoMs = run.ms;
+  writeFileSync(join(ROOT, '.reports', 'demo-wall-time.txt'), `passk demo --no-serve --json: ${demoMs} ms wall (demo's own clock: ${demo.wall_ms} ms)\n`);
+
+  // The same trials the dashboard will read, as a flat trial file for `passk report --json`.
+  const demoDir = join(dir, 'demo');
+  const store = await openStore(loadConfig({ dataDir: demoDir }, {}, ROOT));
+  const trials = await loadTrialsForReport(store.client, { suites: [SUITE] });
+  await store.close();
+  const file = join(dir, 'trials.jsonl');
+  writeFileSync(file, trials.map(({ type: _t, schema_version: _s, producer: _p, agent, ...t }) => JSON.stringify({ ...t, agent_version: agent.version })).join('\n') + '\n');
+  const rep = await passk(['report', '--json', file]);
+  if (rep.code !== 0) throw new Error(`passk report exited ${rep.code}\n${rep.stderr}`);
+  report = JSON.parse(rep.stdout) as typeof report;
+
+  server = await passkServer(['--data-dir', demoDir, 'serve', '--port', '0', '--json'], (line) => {
+    try {
+      return (JSON.parse(line) as { url?: string }).url;
+    } catch {
+      return undefined;
+    }
+  });
+  browser = await launchChromium();
+  page = browser.page;
+  page.on('pageerror', (e) => pageErrors.push(e.message));
+}, 400_000);
+
+afterAll(async () => {
+  await browser?.close();
+  await server?.stop();
+  if (dir) rmSync(dir, { recursive: true, force: true });
+});
+
+describe('passk demo --no-serve --json', () => {
+  it('holds both versions’ numbers, the regressed rows with the planted must-not-break row, and a failing gate naming it', () => {
+    expect(planted).toBeDefined();
+    console.log(`passk demo --no-serve --json took ${demoMs} ms`);
+    expect(demo.numbers.map((n) => n.agent_version)).toEqual([demo.baseline, demo.candidate]);
+    for (const n of demo.numbers) {
+      expect(n.rows).toBe(dataset.length);
+      for (const h of [n.mean_accuracy, n.pass_hat_k, n.flip_rate]) {
+        expect(h.value).toBeTypeOf('number');
+        expect(h.interval![0]).toBeLessThanOrEqual(h.value!);
+        expect(h.interval![1]).toBeGreaterThanOrEqual(h.value!);
+      }
+    }
+    const [b, c] = demo.numbers;
+    expect(c!.mean_accuracy.value!).toBeGreaterThan(b!.mean_accuracy.value!);
+    expect(demo.lost_stable_correct).toContain(planted.row_id);
+    const row = demo.regressions.find((r) => r.row_id === planted.row_id);
+    expect(row).toMatchObject({ must_not_break: true, outcome: 'confirmed_regression', first_divergent_check: 'proof_of_purchase' });
+    expect(demo.gate.verdict).toBe('fail');
+    const failed = demo.gate.reasons.filter((r) => !r.passed);
+    expect(failed.flatMap((r) => r.rows)).toEqual([planted.row_id]);
+  });
+});
+
+describe('the dashboard, in Chromium', () => {
+  it('loads, with every view reachable and no page errors', async () => {
+    await page.goto(server.value);
+    await page.waitForFunction(() => Number(document.body.dataset.renders ?? 0) > 0);
+    expect(await page.title()).toContain('passk');
+    expect(await page.locator('#nav a').allTextContents()).toEqual(['Overview', 'Compare', 'Gates', 'Production', 'Judges', 'Datasets']);
+    await page.waitForFunction(() => document.getElementById('live')?.classList.contains('on'));
+    for (const view of ['gates', 'production', 'judges', 'datasets']) {
+      await show(`#/${view}?suite=${SUITE}&dataset_version=${demo.dataset.version}`, view);
+      expect(statSync(await shoot(view)).size).toBeGreaterThan(10_000);
+    }
+    expect(pageErrors).toEqual([]);
+  });
+
+  it('shows overview numbers equal to `passk report --json` on the same trials', async () => {
+    await show(`#/overview?suite=${SUITE}&dataset_version=${demo.dataset.version}`, 'overview');
+    const groups = report.groups.filter((g) => g.dataset_version === demo.dataset.version);
+    expect(groups.map((g) => g.agent_version).sort()).toEqual([demo.baseline, demo.candidate]);
+    for (const g of groups) {
+      expect(Number(await metric(g.agent_version, 'mean_accuracy'))).toBe(g.mean_accuracy);
+      expect(Number(await metric(g.agent_version, 'pass_at_1'))).toBe(g.pass_at_1);
+      expect(Number(await metric(g.agent_version, 'pass_hat_3'))).toBe(g.pass_hat_k['3']);
+      expect(Number(await metric(g.agent_version, 'flip_rate'))).toBe(g.flip_rate);
+      expect(await page.textContent(`[data-testid="version-card"][data-version="${g.agent_version}"] [data-testid="evidence"]`)).toContain(`${g.rows} rows · ${g.trials} graded trials`);
+    }
+    expect(await page.locator('.chart canvas').count()).toBeGreaterThanOrEqual(3);
+    expect(statSync(await shoot('overview')).size).toBeGreaterThan(10_000);
+  });
+
+  it('lists the planted regression in the compare view, with its first divergent check and a drill-down', async () => {
+    await show(`#/compare?suite=${SUITE}&dataset_version=${demo.dataset.version}&baseline=${demo.baseline}&candidate=${demo.candidate}`, 'compare');
+    const item = page.locator(`[data-testid="regressed-list"] li[data-row="${planted.row_id}"]`);
+    expect(await item.getAttribute('data-outcome')).toBe('confirmed_regression');
+    expect(await item.locator('.chip.mnb').count()).toBe(1);
+    expect(await item.locator('[data-testid="first-divergence"]').getAttribute('data-check')).toBe('proof_of_purchase');
+    await show(`#/compare?suite=${SUITE}&dataset_version=${demo.dataset.version}&baseline=${demo.baseline}&candidate=${demo.candidate}&row=${planted.row_id}`, 'compare');
+    expect(await page.getAttribute('[data-testid="drill-divergence"]', 'data-check')).toBe('proof_of_purchase');
+    expect(await page.locator('[data-testid="drill-down"] table.attempts tbody tr').count()).toBeGreaterThanOrEqual(2 * 3);
+    expect(statSync(await shoot('compare')).size).toBeGreaterThan(10_000);
+  });
+
+  it('updates without a reload when new trials are published', async () => {
+    await show(`#/overview?suite=${SUITE}&dataset_version=${demo.dataset.version}`, 'overview');
+    await page.evaluate(() => (window.notReloaded = true));
+    const updates = await page.evaluate(() => Number(document.body.dataset.updates ?? 0));
+    expect(await page.locator('[data-testid="version-card"][data-version="prompt-v3"]').count()).toBe(0);
+
+    // Another process publishes a new version's trials to the embedded log; `passk serve` processes them.
+    const log = createEmbeddedEventLog({ dataDir: join(dir, 'demo') });
+    const at = Date.now();
+    const events: TrialRecorded[] = dataset.flatMap((r, i) =>
+      [0, 1, 2].map((attempt) => {
+        const t = simulateTrial('prompt-v3', r.input, ['browser-test', attempt]);
+        return {
+          event_id: deterministicEventId(at + i, 'browser-test', r.row_id, attempt),
+          type: 'TrialRecorded' as const,
+          schema_version: 1,
+          occurred_at: at + i,
+          producer: 'browser-test',
+          suite: SUITE,
+          dataset_version: demo.dataset.version,
+          row_id: r.row_id,
+          run_id: 'browser-test',
+          attempt,
+          agent: { version: 'prompt-v3' },
+          output: t.output,
+          expected: r.expected,
+          passed: t.output === r.expected,
+          checks: t.checks,
+          tags: r.tags,
+        };
+      }),
+    );
+    await log.publisher.publish(events);
+    await log.close();
+
+    await page.waitForSelector('[data-testid="version-card"][data-version="prompt-v3"]', { timeout: 60_000 });
+    expect(await page.evaluate(() => window.notReloaded)).toBe(true);
+    expect(await page.evaluate(() => Number(document.body.dataset.updates ?? 0))).toBeGreaterThan(updates);
+    const expected = events.filter((e) => e.passed).length / events.length;
+    expect(Number(await metric('prompt-v3', 'mean_accuracy'))).toBeCloseTo(expected, 12);
+    expect(pageErrors).toEqual([]);
+  });
+});

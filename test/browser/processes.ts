@@ -1,0 +1,57 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+/** Runs the passk command the way a user does (bin/passk.mjs), as a child process. */
+export const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
+const BIN = join(ROOT, 'bin', 'passk.mjs');
+
+export const passk = (args: readonly string[], opts: { timeoutMs?: number } = {}): Promise<{ code: number | null; stdout: string; stderr: string; ms: number }> =>
+  new Promise((resolve, reject) => {
+    const started = Date.now();
+    const child = spawn(process.execPath, [BIN, ...args], { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (c: Buffer) => (stdout += c.toString()));
+    child.stderr.on('data', (c: Buffer) => (stderr += c.toString()));
+    const timer = setTimeout(() => child.kill('SIGKILL'), opts.timeoutMs ?? 240_000);
+    child.on('error', reject);
+    child.on('close', (code) => {
+      clearTimeout(timer);
+      resolve({ code, stdout, stderr, ms: Date.now() - started });
+    });
+  });
+
+/** Starts a long-running passk command and resolves with the first stdout line that `ready` accepts. */
+export const passkServer = (args: readonly string[], ready: (line: string) => string | undefined, timeoutMs = 120_000): Promise<{ child: ChildProcess; value: string; stop: () => Promise<void> }> =>
+  new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [BIN, ...args], { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
+    let out = '';
+    let err = '';
+    const timer = setTimeout(() => {
+      child.kill('SIGKILL');
+      reject(new Error(`passk ${args.join(' ')} was not ready after ${timeoutMs} ms\n${err}`));
+    }, timeoutMs);
+    child.stderr.on('data', (c: Buffer) => (err += c.toString()));
+    child.stdout.on('data', (c: Buffer) => {
+      out += c.toString();
+      for (const line of out.split('\n')) {
+        const value = ready(line);
+        if (value === undefined) continue;
+        clearTimeout(timer);
+        const stop = () =>
+          new Promise<void>((done) => {
+            if (child.exitCode !== null) return done();
+            child.once('close', () => done());
+            child.kill('SIGTERM');
+            setTimeout(() => child.kill('SIGKILL'), 20_000).unref();
+          });
+        resolve({ child, value, stop });
+        return;
+      }
+    });
+    child.on('close', (code) => {
+      clearTimeout(timer);
+      reject(new Error(`passk ${args.join(' ')} exited with ${code} before it was ready\n${err}`));
+    });
+  });
