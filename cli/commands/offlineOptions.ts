@@ -14,6 +14,7 @@ export type OfflineFlags = {
   confidence: number;
   json?: boolean;
   markdown?: boolean;
+  includeConfirmation?: boolean;
 };
 
 export const positiveInt = (name: string) => (v: string): number => {
@@ -54,6 +55,7 @@ export const reportOptions = (f: OfflineFlags): ReportOptions => ({
   ...(f.k === undefined ? {} : { k: f.k }),
   minAttempts: f.minAttempts,
   ungradedAsFailure: f.ungradedAsFailure === true,
+  includeConfirmation: f.includeConfirmation === true,
   bootstrap: { reps: f.bootstrap, seed: f.seed, confidence: f.confidence },
 });
 

@@ -19,7 +19,8 @@ export const reportCommand = (program: Command): void => {
     )
     .argument('<files...>', 'trial files: flat JSONL, flat CSV (*.csv) or public-trials JSONL (detected per line)')
     .option('--agent-version <v>', 'only this agent version (repeatable)', (v: string, p: string[] = []) => [...p, v])
-    .option('--judgments <file>', 'also calibrate judges: JudgmentRecorded / LabelRecorded JSON lines');
+    .option('--judgments <file>', 'also calibrate judges: JudgmentRecorded / LabelRecorded JSON lines')
+    .option('--include-confirmation', 'also count attempts of confirmation runs (run_id starting with "confirm"); by default the report describes the planned attempts only');
   addOfflineOptions(cmd)
     .addHelpText(
       'after',

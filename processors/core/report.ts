@@ -3,7 +3,8 @@ import { checkStability, hiddenCheckFlips, type CheckStability, type HiddenCheck
 import { DEFAULT_MIN_ATTEMPTS, STABILITY_CLASSES, type ClassCounts } from './classify.ts';
 import { histogramOf, summarizeHistogram, type ByK, type HistogramSummary } from './histogram.ts';
 import { clusteredMeanAccuracy, wilson, type Interval } from './intervals.ts';
-import type { GroupKey } from './rowState.ts';
+import type { GroupKey, RowState } from './rowState.ts';
+import { isConfirmationRun } from './screening.ts';
 import { rowIdOrder, type Group } from './groups.ts';
 import { summarizeRow, type RowSummary, type VerdictPolicy } from './rowSummary.ts';
 import { rowColumns } from './rowColumns.ts';
@@ -11,6 +12,12 @@ import { rowColumns } from './rowColumns.ts';
 export type ReportOptions = VerdictPolicy & {
   /** Report pass@k and pass^k up to this k; default: the smallest n of any row. */
   k?: number;
+  /**
+   * Count the attempts of confirmation runs (run_id starting with "confirm"). They target suspected
+   * regressions only, so pooling them with the planned attempts would weigh those rows more in
+   * mean accuracy. @default false: the report describes the planned attempts; compare and gate use both.
+   */
+  includeConfirmation?: boolean;
   bootstrap: BootstrapOptions;
 };
 
@@ -116,10 +123,27 @@ export const reportGroup = (key: GroupKey, rows: readonly RowSummary[], opts: Re
 };
 
 /** Row summaries of a group over all its attempts, in row-id order. */
-export const summarizeGroup = (g: Group, policy: VerdictPolicy): RowSummary[] =>
-  [...g.rows].sort(([a], [b]) => rowIdOrder(a, b)).map(([id, state]) => summarizeRow(id, state, policy));
+const isMarkedConfirmation = isConfirmationRun({});
+
+/** The attempts a report counts: all of them, or all but those of confirmation runs. */
+const reportedState = (state: RowState, includeConfirmation: boolean): RowState =>
+  includeConfirmation ? state : { ...state, attempts: state.attempts.filter((a) => !isMarkedConfirmation(a.run_id)) };
+
+/** Attempts of confirmation runs in a group (counted or not, see `includeConfirmation`). */
+export const confirmationAttempts = (g: Group): number =>
+  [...g.rows.values()].reduce((sum, s) => sum + s.attempts.filter((a) => isMarkedConfirmation(a.run_id)).length, 0);
+
+export const summarizeGroup = (g: Group, policy: VerdictPolicy & { includeConfirmation?: boolean }): RowSummary[] =>
+  [...g.rows]
+    .sort(([a], [b]) => rowIdOrder(a, b))
+    .map(([id, state]) => summarizeRow(id, reportedState(state, policy.includeConfirmation ?? false), policy));
 
 /** `passk report --json`: one entry per (suite, dataset version, agent version). */
-export const buildReport = (groups: readonly Group[], opts: ReportOptions = DEFAULT_REPORT_OPTIONS): { groups: GroupReport[] } => ({
-  groups: groups.map((g) => reportGroup(g.key, summarizeGroup(g, opts), opts)),
+export type ReportedGroup = GroupReport & { confirmation_attempts: { count: number; counted: boolean } };
+
+export const buildReport = (groups: readonly Group[], opts: ReportOptions = DEFAULT_REPORT_OPTIONS): { groups: ReportedGroup[] } => ({
+  groups: groups.map((g) => ({
+    ...reportGroup(g.key, summarizeGroup(g, opts), opts),
+    confirmation_attempts: { count: confirmationAttempts(g), counted: opts.includeConfirmation ?? false },
+  })),
 });

@@ -8,6 +8,15 @@ const OPTS: ReportOptions = { ...DEFAULT_REPORT_OPTIONS, bootstrap: { reps: 300,
 const report = (events: TrialRecorded[], opts: Partial<ReportOptions> = {}) => buildReport(groupTrials(events), { ...OPTS, ...opts }).groups[0]!;
 
 describe('report of one version', () => {
+  it('describes the planned attempts: confirmation runs are left out unless asked for, and counted', () => {
+    const planned = [...row('a', 'v', '+++'), ...row('b', 'v', '+-+')];
+    const confirm = [0, 1, 2].map((i) => trial({ row: 'b', version: 'v', passed: false, run: 'confirm-1', attempt: 10 + i }));
+    const out = report([...planned, ...confirm]);
+    expect(out).toMatchObject({ trials: 6, mean_accuracy: 5 / 6, confirmation_attempts: { count: 3, counted: false } });
+    const all = report([...planned, ...confirm], { includeConfirmation: true });
+    expect(all).toMatchObject({ trials: 9, mean_accuracy: 5 / 9, confirmation_attempts: { count: 3, counted: true } });
+  });
+
   it('leaves ungraded trials out of n by default, or counts them as failures', () => {
     const events = [...row('a', 'v', '++?+'), ...row('b', 'v', '-?--'), ...row('c', 'v', '??')];
     const out = report(events);
