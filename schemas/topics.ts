@@ -22,6 +22,7 @@ export const TOPIC_OF: Record<EventType, Topic> = {
   FailureConfirmed: TOPICS.datasets,
   GateEvaluated: TOPICS.decisions,
   RowStateChanged: TOPICS.rowstate,
+  RunFinished: TOPICS.trials,
 };
 
 const SEP = '\u001f'; // unit separator: cannot collide with ids made of printable text
@@ -44,6 +45,8 @@ export const keyOf = (e: PasskEvent): string => {
       return e.suite + SEP + e.candidate;
     case 'RowStateChanged':
       return [e.suite, e.dataset_version, e.agent_version, e.row_id].join(SEP);
+    case 'RunFinished':
+      return e.suite + SEP + e.run_id;
   }
 };
 

@@ -2,12 +2,14 @@ import { z } from 'zod';
 import { DatasetRowUpserted, FailureConfirmed } from './datasets.ts';
 import { GateEvaluated, RowStateChanged } from './decisions.ts';
 import { JudgmentRecorded, LabelRecorded } from './judgments.ts';
+import { RunFinished } from './runFinished.ts';
 import { TraceSampled } from './traceSampled.ts';
 import { TrialRecorded } from './trialRecorded.ts';
 
 export * from './datasets.ts';
 export * from './decisions.ts';
 export * from './judgments.ts';
+export * from './runFinished.ts';
 export * from './traceSampled.ts';
 export * from './trialRecorded.ts';
 
@@ -21,6 +23,7 @@ export const EVENT_SCHEMAS = {
   FailureConfirmed,
   GateEvaluated,
   RowStateChanged,
+  RunFinished,
 } as const;
 
 export type EventType = keyof typeof EVENT_SCHEMAS;
@@ -35,6 +38,7 @@ export const PasskEvent = z.discriminatedUnion('type', [
   FailureConfirmed,
   GateEvaluated,
   RowStateChanged,
+  RunFinished,
 ]);
 export type PasskEvent = z.infer<typeof PasskEvent>;
 export type EventOf<T extends EventType> = Extract<PasskEvent, { type: T }>;

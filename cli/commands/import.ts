@@ -1,0 +1,114 @@
+import { type Command, InvalidArgumentError } from 'commander';
+import { loadConfig } from '../../deploy/config.ts';
+import { openEventLog } from '../../deploy/eventLog.ts';
+import { FORMATS, type Format } from '../../producers/importers/detect.ts';
+import { type FileReport, importFiles } from '../../producers/importers/importFiles.ts';
+import type { EventLog } from '../../processors/ports.ts';
+import { PipelineError } from '../../schemas/errors.ts';
+import { heading, table, text } from '../format/doc.ts';
+import { renderJson, renderTerminal } from '../format/render.ts';
+import { EXIT } from '../exitCodes.ts';
+
+type Globals = { config?: string; backend?: string; dataDir?: string };
+
+/** Opens the configured event log for one command, and closes it after. Shared by run, import and sample. */
+export const withEventLog = async <T>(cmd: Command, use: (log: EventLog) => Promise<T>): Promise<T> => {
+  const g = cmd.optsWithGlobals<Globals>();
+  const config = loadConfig({ config: g.config, backend: g.backend, dataDir: g.dataDir });
+  let log: EventLog;
+  try {
+    log = await openEventLog(config);
+  } catch (e) {
+    throw new PipelineError(`cannot open the ${config.backend} event log: ${(e as Error).message}`, { retriable: true, cause: e });
+  }
+  try {
+    return await use(log);
+  } finally {
+    await log.close();
+  }
+};
+
+/** A backend that is down gets its own exit code; everything else goes to main's handler. */
+export const exitOnUnavailable = (e: unknown): never => {
+  if (e instanceof PipelineError && e.retriable) {
+    process.stderr.write(`passk: ${e.message}\n`);
+    process.exit(EXIT.unavailable);
+  }
+  throw e;
+};
+
+const formatArg = (v: string): Format => {
+  if (!(FORMATS as readonly string[]).includes(v)) throw new InvalidArgumentError(`one of ${FORMATS.join(', ')}`);
+  return v as Format;
+};
+
+type ImportFlags = {
+  format?: Format;
+  suite?: string;
+  agentVersion?: string;
+  datasetId?: string;
+  datasetVersion?: string;
+  runId?: string;
+  scorer?: string;
+  check: boolean;
+  json?: boolean;
+};
+
+const pct = (x: number | undefined) => (x === undefined ? '—' : x.toFixed(4));
+
+const render = (reports: readonly FileReport[]): string =>
+  renderTerminal(
+    reports.flatMap((r) => [
+      heading(`${r.file} (${r.format})`, 2),
+      text(`${r.trials} trials read; ${r.published} events published, ${r.skipped} already recorded`),
+      table(
+        ['suite', 'agent version', 'rows', 'trials', 'passed', 'failed', 'ungraded', 'pass^1..k'],
+        r.summary.map((s) => [s.suite, s.agentVersion, String(s.rows), String(s.trials), String(s.passed), String(s.failed), String(s.ungraded), s.passHat.map(pct).join(' / ')]),
+      ),
+    ]),
+  );
+
+export const importCommand = (program: Command): void => {
+  program
+    .command('import')
+    .summary("publish other tools' results (τ-bench, τ²-bench, promptfoo, Inspect, flat JSONL/CSV) to the event log")
+    .description(
+      'Reads result files and publishes one TrialRecorded per trial, plus one RunFinished per run and agent,\n' +
+        'to the configured backend (the embedded log in ./.passk by default). Event ids are derived from each\n' +
+        "trial's identity, and events the log already holds are skipped: importing a file twice records nothing new.\n" +
+        'Every file is read and checked before anything is sent. See docs/producers.md for each mapping.',
+    )
+    .argument('<files...>', 'result files; the format is detected from the extension and the JSON shape')
+    .option('--format <format>', `force the format: ${FORMATS.join(', ')}`, formatArg)
+    .option('--suite <name>', 'suite (default: from the file: domain, task or config description)')
+    .option('--agent-version <v>', 'agent version (default: from the file: model, provider label; τ-bench: the file name)')
+    .option('--dataset-id <id>', 'dataset id')
+    .option('--dataset-version <v>', 'dataset version (default: τ²: the git commit; others: a hash of the task definitions)')
+    .option('--run-id <id>', "run id (default: the tool's run/eval id, else a hash of the file)")
+    .option('--scorer <name>', 'Inspect: the scorer that decides pass/fail (default: the first)')
+    .option('--no-check', 'do not read the log to skip events it already holds (ids stay deterministic)')
+    .option('--json', 'print JSON')
+    .addHelpText(
+      'after',
+      `
+Examples:
+  passk import results/tau-bench-gpt-4o-airline.json --agent-version gpt-4o
+  passk import promptfoo-results.json logs/*.json
+  passk --data-dir /tmp/passk import trials.csv`,
+    )
+    .action(async (files: string[], flags: ImportFlags, cmd: Command) => {
+      const opts = {
+        ...(flags.format ? { format: flags.format } : {}),
+        ...(flags.suite ? { suite: flags.suite } : {}),
+        ...(flags.agentVersion ? { agentVersion: flags.agentVersion } : {}),
+        ...(flags.datasetId ? { datasetId: flags.datasetId } : {}),
+        ...(flags.datasetVersion ? { datasetVersion: flags.datasetVersion } : {}),
+        ...(flags.runId ? { runId: flags.runId } : {}),
+        ...(flags.scorer ? { scorer: flags.scorer } : {}),
+      };
+      const reports = await withEventLog(cmd, (log) =>
+        importFiles(files, opts, { publisher: log.publisher, ...(flags.check ? { source: log } : {}) }),
+      ).catch(exitOnUnavailable);
+      process.stdout.write(flags.json ? renderJson({ files: reports }) : render(reports));
+    });
+};

@@ -1,0 +1,189 @@
+import { readFile } from 'node:fs/promises';
+import cliProgress from 'cli-progress';
+import { type Command, InvalidArgumentError } from 'commander';
+import { parseMustNotBreakList } from '../../producers/files/mustNotBreakFile.ts';
+import { DEFAULT_RUN_RETRY, runDataset, type RunOptions, type RunProgress, type RunSummary } from '../../producers/runner/index.ts';
+import { InputError } from '../../schemas/errors.ts';
+import { heading, table, text } from '../format/doc.ts';
+import { renderJson, renderTerminal } from '../format/render.ts';
+import { exitOnUnavailable, withEventLog } from './import.ts';
+
+const positiveInt = (name: string) => (v: string): number => {
+  const n = Number(v);
+  if (!Number.isInteger(n) || n < 1) throw new InvalidArgumentError(`${name} must be a positive integer, got "${v}"`);
+  return n;
+};
+const nonNegativeInt = (name: string) => (v: string): number => {
+  const n = Number(v);
+  if (!Number.isInteger(n) || n < 0) throw new InvalidArgumentError(`${name} must be a non-negative integer, got "${v}"`);
+  return n;
+};
+/** 1500, 1500ms, 30s, 2m */
+const duration = (v: string): number => {
+  const m = /^(\d+(?:\.\d+)?)(ms|s|m)?$/.exec(v.trim());
+  if (!m) throw new InvalidArgumentError(`expected a duration like 30s, 2m or 1500ms, got "${v}"`);
+  const n = Number(m[1]);
+  return Math.round(m[2] === 's' ? n * 1000 : m[2] === 'm' ? n * 60_000 : n);
+};
+
+type RunFlags = {
+  dataset: string;
+  agent: string;
+  k: number;
+  concurrency: number;
+  timeout: number;
+  retries: number;
+  isolation: 'worker' | 'none';
+  grader?: string;
+  regexFlags?: string;
+  schema?: string;
+  rubric?: string;
+  rubricVersion?: string;
+  judgeUrl?: string;
+  judgeModel?: string;
+  judgeVersion?: string;
+  suite?: string;
+  datasetId?: string;
+  datasetVersion?: string;
+  agentVersion?: string;
+  runId?: string;
+  confirm?: string;
+  extra?: number;
+  resume: boolean;
+  json?: boolean;
+};
+
+const summaryBlocks = (s: RunSummary) => [
+  heading(`run ${s.runId}: ${s.status}`, 1, s.status === 'completed' ? 'good' : 'warn'),
+  table(
+    ['planned', 'already recorded', 'ran', 'passed', 'failed', 'ungraded', 'infra retries', 'wall time', 'cost', 'tokens in/out'],
+    [[String(s.total), String(s.skipped), String(s.done), String(s.passed), String(s.failed), String(s.ungraded), String(s.retries), `${(s.wallMs / 1000).toFixed(1)} s`, `$${s.costUsd.toFixed(4)}`, `${s.tokens.input}/${s.tokens.output}`]],
+  ),
+  ...(Object.keys(s.errors).length ? [text(`error kinds: ${Object.entries(s.errors).map(([k, n]) => `${k} ×${n}`).join(', ')}`, 'warn')] : []),
+];
+
+/** A progress bar with ETA on a terminal; nothing when output is piped or --json. */
+const progressBar = (enabled: boolean) => {
+  if (!enabled) return { start: () => {}, update: (_p: RunProgress) => {}, stop: () => {} };
+  const bar = new cliProgress.SingleBar(
+    { format: ' {bar} {value}/{total} trials | pass {passed} fail {failed} ungraded {ungraded} | ETA {eta_formatted} ', hideCursor: true, etaBuffer: 50, stream: process.stderr },
+    cliProgress.Presets.shades_classic,
+  );
+  return {
+    start: (total: number) => bar.start(total, 0, { passed: 0, failed: 0, ungraded: 0 }),
+    update: (p: RunProgress) => bar.update(p.done, { passed: p.passed, failed: p.failed, ungraded: p.ungraded }),
+    stop: () => bar.stop(),
+  };
+};
+
+export const runCommand = (program: Command): void => {
+  program
+    .command('run')
+    .summary('run an agent k times on every row of a dataset, grade and record every trial')
+    .description(
+      'Runs the agent on every row --k times (each trial isolated, with a timeout), grades each output and\n' +
+        'records one TrialRecorded per attempt to the configured backend. Infrastructure failures (timeouts,\n' +
+        'crashes, 5xx, network) are retried, and when retries run out the trial is recorded ungraded (passed: null),\n' +
+        "never as the agent's failure. Re-running the same command resumes: attempts already in the log are skipped.\n" +
+        'See docs/producers.md for the agent and grader protocols.',
+    )
+    .requiredOption('--dataset <file>', 'rows as JSON lines: {"id", "input", "expected"?, "tags"?, "expected_checks"?, "expected_schema"?}')
+    .requiredOption('--agent <spec>', 'a module (agent.ts / .js: default export (input, ctx) => result), http(s)://URL (POST per trial), or cmd:"<command>" (JSON on stdin/stdout)')
+    .option('--k <n>', 'attempts per row', positiveInt('--k'), 3)
+    .option('--concurrency <n>', 'trials at once', positiveInt('--concurrency'), 8)
+    .option('--timeout <duration>', 'time limit per trial (e.g. 30s, 2m, 1500ms)', duration, 60_000)
+    .option('--retries <n>', 'retries of an infrastructure failure per trial', nonNegativeInt('--retries'), DEFAULT_RUN_RETRY.retries)
+    .option('--isolation <mode>', 'module agents: worker (a fresh module instance per trial, in worker threads) or none (one shared instance)', 'worker')
+    .option('--grader <kind>', 'exact, exact-ci, regex, json-schema, judge, or a grader module path', 'exact')
+    .option('--regex-flags <flags>', 'flags for --grader regex, e.g. i')
+    .option('--schema <file>', 'JSON Schema for --grader json-schema (rows may carry expected_schema)')
+    .option('--rubric <file>', 'rubric for --grader judge')
+    .option('--rubric-version <v>', 'rubric version (default: a hash of the rubric)')
+    .option('--judge-url <url>', 'OpenAI-compatible API root of the judge (env PASSK_JUDGE_URL), e.g. http://localhost:8000/v1')
+    .option('--judge-model <model>', 'judge model (env PASSK_JUDGE_MODEL); the API key comes from env PASSK_JUDGE_API_KEY')
+    .option('--judge-version <v>', 'judge version (default: a hash of model and prompt)')
+    .option('--suite <name>', 'suite (default: the dataset file name)')
+    .option('--dataset-id <id>', 'dataset id (default: the dataset file name)')
+    .option('--dataset-version <v>', 'dataset version (default: a hash of the dataset file)')
+    .option('--agent-version <v>', "agent version (default: the module's meta.version, else a hash of its code/command/URL)")
+    .option('--run-id <id>', 'run id (default: derived from suite, dataset version and agent version, so the same command resumes)')
+    .option('--confirm <file>', 'confirmation runs: row ids (one per line, or suite::row) to run --extra more times, in a "confirm-…" run')
+    .option('--extra <n>', 'attempts per row for --confirm', positiveInt('--extra'))
+    .option('--no-resume', 'do not read the log for attempts already recorded')
+    .option('--json', 'print the summary as JSON (no progress bar)')
+    .addHelpText(
+      'after',
+      `
+Examples:
+  passk run --dataset examples/refund-agent/refunds.jsonl --agent examples/refund-agent/agent.ts --k 3
+  passk run --dataset rows.jsonl --agent http://localhost:3000/agent --k 5 --concurrency 16 --timeout 2m
+  passk run --dataset rows.jsonl --agent 'cmd:python3 agent.py' --grader regex
+  passk run --dataset rows.jsonl --agent agent.ts --grader judge --rubric rubric.md --judge-url http://localhost:8000/v1 --judge-model qwen2.5
+  passk run --dataset rows.jsonl --agent agent.ts --confirm suspects.txt --extra 3
+
+Exit codes: 0 every planned trial recorded, 1 the run stopped early (partial), 2 bad input, 3 backend unavailable.`,
+    )
+    .action(async (flags: RunFlags, cmd: Command) => {
+      if (flags.isolation !== 'worker' && flags.isolation !== 'none') throw new InputError('--isolation is worker or none', { field: 'isolation' });
+      if (flags.confirm && !flags.extra) throw new InputError('--confirm needs --extra N', { field: 'extra' });
+      const confirmRows = flags.confirm ? parseMustNotBreakList(await readFile(flags.confirm, 'utf8').catch(() => {
+        throw new InputError('cannot read', { file: flags.confirm! });
+      }), flags.confirm) : undefined;
+      const env = process.env;
+      const judgeUrl = flags.judgeUrl ?? env.PASSK_JUDGE_URL;
+      const judgeModel = flags.judgeModel ?? env.PASSK_JUDGE_MODEL;
+      const opts: RunOptions = {
+        dataset: flags.dataset,
+        agent: flags.agent,
+        k: flags.k,
+        concurrency: flags.concurrency,
+        timeoutMs: flags.timeout,
+        retry: { ...DEFAULT_RUN_RETRY, retries: flags.retries },
+        isolation: flags.isolation,
+        resume: flags.resume,
+        ...(flags.grader ? { grader: flags.grader } : {}),
+        ...(flags.regexFlags ? { regexFlags: flags.regexFlags } : {}),
+        ...(flags.schema ? { schemaFile: flags.schema } : {}),
+        ...(flags.rubric ? { rubricFile: flags.rubric } : {}),
+        ...(flags.rubricVersion ? { rubricVersion: flags.rubricVersion } : {}),
+        ...(flags.judgeVersion ? { judgeVersion: flags.judgeVersion } : {}),
+        judge: { ...(judgeUrl ? { baseUrl: judgeUrl } : {}), ...(judgeModel ? { model: judgeModel } : {}), ...(env.PASSK_JUDGE_API_KEY ? { apiKey: env.PASSK_JUDGE_API_KEY } : {}) },
+        ...(flags.suite ? { suite: flags.suite } : {}),
+        ...(flags.datasetId ? { datasetId: flags.datasetId } : {}),
+        ...(flags.datasetVersion ? { datasetVersion: flags.datasetVersion } : {}),
+        ...(flags.agentVersion ? { agentVersion: flags.agentVersion } : {}),
+        ...(flags.runId ? { runId: flags.runId } : {}),
+        ...(confirmRows ? { confirm: { rows: confirmRows, extra: flags.extra! } } : {}),
+      };
+      const bar = progressBar(Boolean(process.stderr.isTTY) && !flags.json);
+      const stop = new AbortController();
+      const onSignal = () => {
+        process.stderr.write('\npassk: stopping: finishing the trials in flight, then recording them\n');
+        stop.abort();
+      };
+      process.once('SIGINT', onSignal);
+      try {
+        const summary = await withEventLog(cmd, (log) =>
+          runDataset(opts, {
+            publisher: log.publisher,
+            source: log,
+            signal: stop.signal,
+            onStart: (s) => {
+              if (!flags.json)
+                process.stderr.write(`passk: run ${s.runId} · suite ${s.suite} · dataset ${s.datasetVersion} · agent ${s.agentVersion} · ${s.recorded} attempts already recorded\n`);
+            },
+            onProgress: (p) => {
+              if (p.done === 0) bar.start(p.total - p.skipped);
+              bar.update(p);
+            },
+          }),
+        ).catch(exitOnUnavailable);
+        bar.stop();
+        process.stdout.write(flags.json ? renderJson(summary) : renderTerminal(summaryBlocks(summary)));
+        if (summary.status !== 'completed') process.exitCode = 1;
+      } finally {
+        bar.stop();
+        process.off('SIGINT', onSignal);
+      }
+    });
+};

@@ -1,0 +1,127 @@
+import { readFile } from 'node:fs/promises';
+import { type Command, InvalidArgumentError } from 'commander';
+import { DEFAULT_REDACTORS, patternRedactor } from '../../producers/sampler/redact.ts';
+import { SamplingPolicy, type SamplingPolicyInput } from '../../producers/sampler/policy.ts';
+import { sampleFile } from '../../producers/sampler/sampleFile.ts';
+import { createRecorder } from '../../producers/sdk/recorder.ts';
+import { PRODUCER_VERSION } from '../../producers/version.ts';
+import { InputError } from '../../schemas/errors.ts';
+import { heading, table } from '../format/doc.ts';
+import { renderJson, renderTerminal } from '../format/render.ts';
+import { exitOnUnavailable, withEventLog } from './import.ts';
+
+const rate = (v: string): number => {
+  const n = Number(v);
+  if (!Number.isFinite(n) || n < 0 || n > 1) throw new InvalidArgumentError(`a rate in [0, 1], got "${v}"`);
+  return n;
+};
+const segmentRate = (v: string, prior: Record<string, number> = {}): Record<string, number> => {
+  const at = v.lastIndexOf('=');
+  if (at <= 0) throw new InvalidArgumentError(`expected SEGMENT=RATE, got "${v}"`);
+  return { ...prior, [v.slice(0, at)]: rate(v.slice(at + 1)) };
+};
+const UNITS: Record<string, number> = { ms: 1, s: 1_000, m: 60_000, h: 3_600_000, d: 86_400_000 };
+/** 100/1h: at most 100 per segment per hour. */
+const cap = (v: string): { max: number; windowMs: number } => {
+  const m = /^(\d+)\/(\d+)?(ms|s|m|h|d)$/.exec(v.trim());
+  if (!m || Number(m[1]) < 1) throw new InvalidArgumentError(`expected MAX/WINDOW like 100/1h or 20/15m, got "${v}"`);
+  return { max: Number(m[1]), windowMs: Number(m[2] ?? 1) * UNITS[m[3]!]! };
+};
+const collect = (v: string, prior: string[] = []): string[] => [...prior, v];
+
+type SampleFlags = {
+  policy?: string;
+  name?: string;
+  rate?: number;
+  segmentRate?: Record<string, number>;
+  cap?: { max: number; windowMs: number };
+  keepTag?: string[];
+  keepErrors: boolean;
+  keepNegativeFeedback: boolean;
+  redact?: string[];
+  seed?: number;
+  json?: boolean;
+};
+
+const policyFrom = async (f: SampleFlags): Promise<SamplingPolicyInput> => {
+  let base: Record<string, unknown> = {};
+  if (f.policy) {
+    try {
+      base = JSON.parse(await readFile(f.policy, 'utf8')) as Record<string, unknown>;
+    } catch (e) {
+      throw new InputError(`cannot read the policy: ${(e as Error).message}`, { file: f.policy });
+    }
+  }
+  const alwaysKeep = { ...((base.alwaysKeep as object | undefined) ?? {}) } as Record<string, unknown>;
+  if (!f.keepErrors) alwaysKeep.errors = false;
+  if (!f.keepNegativeFeedback) alwaysKeep.negativeFeedback = false;
+  if (f.keepTag) alwaysKeep.tags = f.keepTag;
+  const merged = {
+    ...base,
+    ...(f.name ? { name: f.name } : {}),
+    ...(f.rate === undefined ? {} : { rate: f.rate }),
+    ...(f.segmentRate ? { segments: { ...((base.segments as object | undefined) ?? {}), ...f.segmentRate } } : {}),
+    ...(f.cap ? { cap: f.cap } : {}),
+    alwaysKeep,
+  };
+  const r = SamplingPolicy.safeParse(merged);
+  if (!r.success) throw new InputError(r.error.issues[0]!.message, { ...(f.policy ? { file: f.policy } : {}), field: r.error.issues[0]!.path.join('.') });
+  return merged as SamplingPolicyInput;
+};
+
+const customRedactors = (specs: readonly string[] = []) =>
+  specs.map((s) => {
+    const at = s.indexOf('=');
+    if (at <= 0) throw new InputError(`--redact NAME=REGEX, got "${s}"`, { field: 'redact' });
+    try {
+      return patternRedactor(s.slice(0, at), new RegExp(s.slice(at + 1)));
+    } catch (e) {
+      throw new InputError(`--redact ${s}: ${(e as Error).message}`, { field: 'redact' });
+    }
+  });
+
+export const sampleCommand = (program: Command): void => {
+  program
+    .command('sample')
+    .summary('sample production traces from a file by a policy, redact PII, and record them')
+    .description(
+      'Applies a sampling policy to a JSON-lines file of production traces ({"trace_id", "agent_version", "segment"?,\n' +
+        '"input", "output"?, "verdicts"?, "user_signals"?, "error_kind"?, "tags"?, "occurred_at"?}) and records each kept\n' +
+        'trace as TraceSampled, with its inclusion probability. Emails, phone numbers and card numbers (and --redact\n' +
+        'patterns) are redacted before anything is written. Errors, negative feedback and high_risk tags are always kept.',
+    )
+    .argument('<file>', 'traces, one JSON object per line')
+    .option('--policy <file>', 'a policy as JSON: {"name", "rate", "segments": {SEG: RATE}, "alwaysKeep": {...}, "cap": {"max", "windowMs"}}')
+    .option('--name <name>', 'policy name (recorded on every trace)')
+    .option('--rate <r>', 'uniform rate in [0, 1] (default 1)', rate)
+    .option('--segment-rate <seg=r>', 'stratified rate for one segment (repeatable)', segmentRate)
+    .option('--cap <max/window>', 'at most MAX per segment per window of event time, e.g. 100/1h (a reservoir)', cap)
+    .option('--keep-tag <tag>', 'always keep traces with this tag (repeatable; default high_risk)', collect)
+    .option('--no-keep-errors', 'do not always keep traces that ended in an error')
+    .option('--no-keep-negative-feedback', 'do not always keep traces with negative user feedback')
+    .option('--redact <name=regex>', 'an extra redactor (repeatable), e.g. ssn=\\d{3}-\\d{2}-\\d{4}', collect)
+    .option('--seed <n>', 'seed of the sampling draws (reproducible samples)', (v) => Number.parseInt(v, 10))
+    .option('--json', 'print JSON')
+    .action(async (file: string, flags: SampleFlags, cmd: Command) => {
+      const policy = await policyFrom(flags);
+      const redactors = [...DEFAULT_REDACTORS, ...customRedactors(flags.redact)];
+      const report = await withEventLog(cmd, async (log) => {
+        const recorder = createRecorder({ publisher: log.publisher, producer: `passk-sampler/${PRODUCER_VERSION}` });
+        try {
+          return await sampleFile(file, { policy, recorder, redactors, ...(flags.seed === undefined ? {} : { seed: flags.seed }) });
+        } finally {
+          await recorder.close();
+        }
+      }).catch(exitOnUnavailable);
+      if (flags.json) return void process.stdout.write(renderJson(report));
+      process.stdout.write(
+        renderTerminal([
+          heading(`${report.read} traces read · policy ${report.policy}`, 1),
+          table(
+            ['segment', 'seen', 'kept', 'always kept'],
+            Object.entries(report.segments).map(([s, v]) => [s, String(v.seen), String(v.kept), String(v.alwaysKept)]),
+          ),
+        ]),
+      );
+    });
+};

@@ -1,0 +1,101 @@
+import { createHash } from 'node:crypto';
+import type { z } from 'zod';
+import { InputError } from '../../schemas/errors.ts';
+import { deterministicEventId } from '../../schemas/ids.ts';
+import { trialEventId } from '../sdk/ids.ts';
+import type { TrialInput } from '../sdk/inputs.ts';
+
+/** What the user may set for every format; each importer documents its defaults. */
+export interface ImportOptions {
+  readonly suite?: string;
+  readonly agentVersion?: string;
+  readonly datasetId?: string;
+  readonly datasetVersion?: string;
+  readonly runId?: string;
+  /** Inspect: which scorer decides pass/fail. @default the first scorer of the log */
+  readonly scorer?: string;
+}
+
+/** A trial ready to publish: validated later by the recorder; its id is already fixed. */
+export type ImportedTrial = TrialInput & { event_id: string };
+
+export interface ParsedFile {
+  readonly format: string;
+  readonly trials: ImportedTrial[];
+}
+
+/** A trial's outcome from a reward in [0, 1]: the benchmarks' own rule, reward within 1e-6 of 1. */
+export const passedFromReward = (reward: number): boolean => Math.abs(reward - 1) < 1e-6;
+
+export const sha256 = (data: string | Uint8Array): string => createHash('sha256').update(data).digest('hex');
+
+/** A stable short hash of any JSON value (keys sorted), for content-addressed dataset versions. */
+export const contentHash = (value: unknown): string => sha256(canonicalJson(value)).slice(0, 12);
+
+const canonicalJson = (v: unknown): string =>
+  Array.isArray(v)
+    ? `[${v.map(canonicalJson).join(',')}]`
+    : v !== null && typeof v === 'object'
+      ? `{${Object.keys(v)
+          .sort()
+          .map((k) => `${JSON.stringify(k)}:${canonicalJson((v as Record<string, unknown>)[k])}`)
+          .join(',')}}`
+      : (JSON.stringify(v) ?? 'null');
+
+/**
+ * A run id for a file that has none: `<tool>-<ULID>`, whose time part is the file's own timestamp
+ * (0 when it has none) and whose random part is the hash of the file's bytes. Re-importing the same
+ * bytes gives the same run id, hence the same event ids.
+ */
+export const derivedRunId = (tool: string, bytes: string, atMs: number | undefined): string =>
+  `${tool}-${deterministicEventId(atMs ?? 0, 'import', sha256(bytes))}`;
+
+/** Epoch ms of an ISO time; a time without an offset is read as UTC (the tools write UTC). */
+export const parseTime = (iso: unknown): number | undefined => {
+  if (typeof iso !== 'string') return undefined;
+  const withZone = /[zZ]|[+-]\d\d:?\d\d$/.test(iso) ? iso : `${iso}Z`;
+  const ms = Date.parse(withZone);
+  return Number.isFinite(ms) && ms >= 0 ? Math.round(ms) : undefined;
+};
+
+const MAX_TEXT = 8_000;
+/** Long texts are cut, so one trial stays far below the largest event the log accepts. */
+export const clip = (s: string | undefined | null): string | undefined =>
+  s == null ? undefined : s.length <= MAX_TEXT ? s : `${s.slice(0, MAX_TEXT)}…[${s.length - MAX_TEXT} more characters]`;
+
+export const baseName = (file: string): string => (file.split(/[\\/]/).pop() ?? file).replace(/\.[^.]+$/, '');
+
+/** Parses JSON or says where it is broken. */
+export const parseJson = (text: string, file: string): unknown => {
+  try {
+    return JSON.parse(text);
+  } catch (e) {
+    throw new InputError(`not valid JSON (${(e as Error).message})`, { file });
+  }
+};
+
+/** Checks a file's shape with a zod schema; the error names the first failing field path. */
+export const parseShape = <S extends z.ZodType>(schema: S, value: unknown, file: string, what: string): z.output<S> => {
+  const r = schema.safeParse(value);
+  if (r.success) return r.data;
+  const issue = r.error.issues[0]!;
+  const field = issue.path.map((p) => (typeof p === 'number' ? `[${p}]` : `.${String(p)}`)).join('').replace(/^\./, '');
+  throw new InputError(`not a ${what} file: ${issue.message}`, { file, field: field || '(root)' });
+};
+
+/** Fixes the event id of a trial from its identity (see `trialEventId`). */
+export const withId = (t: TrialInput): ImportedTrial => ({
+  ...t,
+  event_id: trialEventId({ ...t, agent: { version: t.agent.version }, row_id: String(t.row_id) }),
+});
+
+/** Attempt numbers by order of appearance within each (agent, row), for tools that do not number repeats. */
+export const attemptCounter = () => {
+  const seen = new Map<string, number>();
+  return (agent: string, row: string): number => {
+    const key = `${agent}\u001f${row}`;
+    const n = seen.get(key) ?? 0;
+    seen.set(key, n + 1);
+    return n;
+  };
+};

@@ -1,0 +1,138 @@
+import { z } from 'zod';
+import { InputError } from '../../schemas/errors.ts';
+import type { TrialInput } from '../sdk/inputs.ts';
+import { clip, contentHash, type ImportOptions, type ParsedFile, parseShape, parseTime, withId } from './common.ts';
+
+const Score = z.looseObject({ value: z.unknown() });
+const Sample = z.looseObject({
+  id: z.union([z.string(), z.number()]),
+  epoch: z.number().int().nonnegative().optional(),
+  input: z.unknown().optional(),
+  target: z.unknown().optional(),
+  output: z.looseObject({ completion: z.unknown().optional(), choices: z.array(z.unknown()).optional() }).optional(),
+  scores: z.record(z.string(), Score).nullable().optional(),
+  error: z.unknown().optional(),
+  model_usage: z.record(z.string(), z.record(z.string(), z.unknown())).optional(),
+  total_time: z.number().nullable().optional(),
+});
+export const InspectFile = z.looseObject({
+  version: z.number().optional(),
+  eval: z.looseObject({
+    eval_id: z.string().optional(),
+    run_id: z.string().optional(),
+    task: z.string(),
+    task_id: z.string().optional(),
+    created: z.string().optional(),
+    model: z.string(),
+    dataset: z.looseObject({ name: z.string().optional() }).optional(),
+    scorers: z.array(z.looseObject({ name: z.string() })).optional(),
+    packages: z.record(z.string(), z.unknown()).optional(),
+  }),
+  samples: z.array(Sample).optional(),
+});
+
+export const looksLikeInspect = (v: unknown): boolean =>
+  typeof v === 'object' && v !== null && 'eval' in v && ('samples' in v || 'results' in v);
+
+/**
+ * An Inspect score value as pass/fail and a score, following inspect_ai's `value_to_float`:
+ * C (correct) passes with 1; I (incorrect) fails with 0; N (no answer) fails with 0;
+ * P (partial credit) FAILS with score 0.5: a partially right answer is not a pass for pass^k,
+ * and the 0.5 keeps Inspect's own mean reproducible. Numbers pass when within 1e-6 of 1.
+ */
+export const inspectValue = (v: unknown): { passed: boolean; score: number } | undefined => {
+  if (typeof v === 'boolean') return { passed: v, score: v ? 1 : 0 };
+  if (typeof v === 'number' && Number.isFinite(v)) return { passed: Math.abs(v - 1) < 1e-6, score: v };
+  if (typeof v !== 'string') return undefined;
+  const s = v.trim().toLowerCase();
+  if (['c', 'correct', 'yes', 'true'].includes(s)) return { passed: true, score: 1 };
+  if (['i', 'incorrect', 'no', 'false', 'n'].includes(s)) return { passed: false, score: 0 };
+  if (s === 'p' || s === 'partial') return { passed: false, score: 0.5 };
+  const n = Number(s);
+  return s !== '' && Number.isFinite(n) ? { passed: Math.abs(n - 1) < 1e-6, score: n } : undefined;
+};
+
+const textOf = (v: unknown): string | undefined => {
+  if (typeof v === 'string') return v;
+  if (Array.isArray(v)) {
+    const parts = v.map((x) => (typeof x === 'string' ? x : textOf((x as { content?: unknown; text?: unknown })?.content ?? (x as { text?: unknown })?.text)));
+    const joined = parts.filter((p): p is string => typeof p === 'string').join('\n');
+    return joined === '' ? undefined : joined;
+  }
+  return undefined;
+};
+
+const outputOf = (s: z.output<typeof Sample>): string | undefined => {
+  const completion = textOf(s.output?.completion);
+  if (completion) return completion;
+  const first = s.output?.choices?.[0] as { message?: { content?: unknown } } | undefined;
+  return textOf(first?.message?.content);
+};
+
+const tokensOf = (usage: z.output<typeof Sample>['model_usage']) => {
+  if (!usage) return undefined;
+  let input = 0;
+  let output = 0;
+  for (const u of Object.values(usage)) {
+    const n = (k: string) => (typeof u[k] === 'number' ? (u[k] as number) : 0);
+    input += n('input_tokens') + n('prompt_tokens');
+    output += n('output_tokens') + n('completion_tokens');
+  }
+  return input + output > 0 ? { input, output } : undefined;
+};
+
+/**
+ * Inspect AI eval log (JSON, `version: 2`). suite ← the task; agent ← the model; row ← sample id;
+ * attempt ← epoch; passed/score ← the chosen scorer's value (`--scorer`, else the first scorer);
+ * a sample with an `error` is ungraded. run ← eval_id (or run_id/task_id).
+ */
+export const parseInspect = (_text: string, value: unknown, file: string, opts: ImportOptions = {}): ParsedFile => {
+  const doc = parseShape(InspectFile, value, file, 'Inspect eval log');
+  const samples = doc.samples ?? [];
+  if (samples.length === 0) throw new InputError('the log has no samples (was it written with log_samples=False?)', { file, field: 'samples' });
+  const scorer = opts.scorer ?? doc.eval.scorers?.[0]?.name ?? Object.keys(samples.find((s) => s.scores)?.scores ?? {})[0];
+  if (!scorer) throw new InputError('no scorer found in the log', { file, field: 'eval.scorers' });
+  const suite = opts.suite ?? doc.eval.task;
+  const version = opts.agentVersion ?? doc.eval.model;
+  const runId = opts.runId ?? doc.eval.eval_id ?? [doc.eval.run_id, doc.eval.task_id].filter(Boolean).join('/');
+  if (!runId) throw new InputError('the log has no eval_id or run_id: pass --run-id', { file, field: 'eval.run_id' });
+  const rows = [...new Map(samples.map((s) => [String(s.id), textOf(s.target) ?? null])).entries()].sort(([a], [b]) => a.localeCompare(b));
+  const datasetVersion = opts.datasetVersion ?? `${doc.eval.dataset?.name ?? 'inspect'}-${contentHash(rows)}`;
+  const at = parseTime(doc.eval.created);
+  const inspectVersion = doc.eval.packages?.inspect_ai;
+  const trials = samples.map((s, i) => {
+    const errored = s.error !== undefined && s.error !== null;
+    const raw = s.scores?.[scorer]?.value;
+    const verdict = errored ? undefined : inspectValue(raw);
+    if (!errored && !verdict)
+      throw new InputError(`score ${JSON.stringify(raw)} of scorer "${scorer}" is not C/I/P/N, a number or a boolean`, {
+        file,
+        field: `samples[${i}].scores.${scorer}.value`,
+      });
+    const output = outputOf(s);
+    const input = textOf(s.input);
+    const expected = textOf(s.target);
+    const tokens = tokensOf(s.model_usage);
+    const trial: TrialInput = {
+      suite,
+      ...(opts.datasetId ? { dataset_id: opts.datasetId } : {}),
+      dataset_version: datasetVersion,
+      row_id: String(s.id),
+      run_id: runId,
+      attempt: s.epoch ?? 1,
+      agent: { version, model: doc.eval.model },
+      passed: verdict ? verdict.passed : null,
+      score: verdict ? verdict.score : null,
+      grader: { kind: 'external', id: scorer, ...(typeof inspectVersion === 'string' ? { version: `inspect_ai ${inspectVersion}` } : {}) },
+      ...(errored ? { error_kind: 'sample_error', failure_category: 'test_environment' as const } : {}),
+      ...(input ? { input: clip(input) } : {}),
+      ...(output ? { output: clip(output) } : {}),
+      ...(expected ? { expected: clip(expected) } : {}),
+      ...(tokens ? { tokens } : {}),
+      ...(typeof s.total_time === 'number' ? { latency_ms: s.total_time * 1000 } : {}),
+      ...(at !== undefined ? { occurred_at: at } : {}),
+    };
+    return withId(trial);
+  });
+  return { format: 'inspect', trials };
+};

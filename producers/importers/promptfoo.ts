@@ -1,0 +1,127 @@
+import { z } from 'zod';
+import type { TrialInput } from '../sdk/inputs.ts';
+import {
+  clip,
+  contentHash,
+  derivedRunId,
+  type ImportOptions,
+  type ParsedFile,
+  parseShape,
+  parseTime,
+  withId,
+} from './common.ts';
+
+const Result = z.looseObject({
+  testIdx: z.number().int().nonnegative(),
+  /** A column of promptfoo's table: one (prompt, provider) pair. */
+  promptIdx: z.number().int().nonnegative().optional(),
+  promptId: z.string().optional(),
+  provider: z.union([z.looseObject({ id: z.string().optional(), label: z.string().optional() }), z.string()]).optional(),
+  success: z.boolean(),
+  score: z.number().nullable().optional(),
+  latencyMs: z.number().nullable().optional(),
+  cost: z.number().nullable().optional(),
+  error: z.string().nullable().optional(),
+  /** 0 none, 1 an assertion failed, 2 an error (the provider or the harness failed). */
+  failureReason: z.number().optional(),
+  prompt: z.looseObject({ raw: z.string().optional(), label: z.string().optional() }).optional(),
+  response: z
+    .looseObject({
+      output: z.unknown().optional(),
+      tokenUsage: z.looseObject({ prompt: z.number().optional(), completion: z.number().optional() }).optional(),
+    })
+    .nullable()
+    .optional(),
+  testCase: z
+    .looseObject({
+      description: z.string().optional(),
+      vars: z.record(z.string(), z.unknown()).optional(),
+      assert: z.array(z.looseObject({ type: z.string(), value: z.unknown().optional() })).optional(),
+    })
+    .optional(),
+  vars: z.record(z.string(), z.unknown()).optional(),
+});
+export const PromptfooFile = z.looseObject({
+  evalId: z.string().optional(),
+  results: z.looseObject({ version: z.number().optional(), timestamp: z.string().optional(), results: z.array(Result) }),
+  config: z.looseObject({ description: z.string().optional() }).optional(),
+  metadata: z.looseObject({ promptfooVersion: z.string().optional() }).optional(),
+});
+
+export const looksLikePromptfoo = (v: unknown): boolean =>
+  typeof v === 'object' && v !== null && 'results' in v && Array.isArray((v as { results?: { results?: unknown } }).results?.results);
+
+type Result = z.output<typeof Result>;
+
+const providerName = (r: Result): string =>
+  typeof r.provider === 'string' ? r.provider : (r.provider?.label ?? r.provider?.id ?? 'provider');
+
+/** A test case is the row; its identity is its content (vars and assertions), named by its description. */
+const rowKeyOf = (r: Result): string => contentHash({ vars: r.testCase?.vars ?? r.vars ?? {}, assert: r.testCase?.assert ?? [] });
+
+const text = (v: unknown): string | undefined => (v == null ? undefined : typeof v === 'string' ? v : JSON.stringify(v));
+
+/**
+ * promptfoo `-o results.json`. A row is one test case (its description, or a hash of its vars and
+ * assertions when descriptions are missing or shared by different tests); the agent is the provider label
+ * (plus `#prompt<i>` when the file has several prompts); repeats of a test (`--repeat N`) are attempts,
+ * numbered in `testIdx` order. passed ← `success`; a result with `failureReason` 2 (an error, which promptfoo
+ * counts apart from failures) is ungraded. suite ← `--suite`, else the config description, else `promptfoo`.
+ */
+export const parsePromptfoo = (text_: string, value: unknown, file: string, opts: ImportOptions = {}): ParsedFile => {
+  const doc = parseShape(PromptfooFile, value, file, 'promptfoo results');
+  const results = doc.results.results;
+  const suite = opts.suite ?? doc.config?.description?.slice(0, 200) ?? 'promptfoo';
+  const runId = opts.runId ?? doc.evalId ?? derivedRunId('promptfoo', text_, parseTime(doc.results.timestamp));
+  const at = parseTime(doc.results.timestamp);
+  const promptOf = (r: Result): string => r.promptId ?? r.prompt?.raw ?? '';
+  const prompts = [...new Set(results.map(promptOf))];
+
+  // Row ids: the description when it names exactly one test, else description#hash.
+  const keysByName = new Map<string, Set<string>>();
+  for (const r of results) {
+    const name = r.testCase?.description ?? '';
+    keysByName.set(name, (keysByName.get(name) ?? new Set()).add(rowKeyOf(r)));
+  }
+  const rowIdOf = (r: Result): string => {
+    const name = r.testCase?.description;
+    const key = rowKeyOf(r);
+    return name && keysByName.get(name)!.size === 1 ? name : `${name ?? 'test'}#${key}`;
+  };
+  const datasetVersion = opts.datasetVersion ?? `promptfoo-${contentHash([...new Set(results.map(rowKeyOf))].sort())}`;
+
+  const ordered = [...results].sort((a, b) => a.testIdx - b.testIdx);
+  const attempts = new Map<string, number>();
+  const trials = ordered.map((r) => {
+    const version = opts.agentVersion ?? (prompts.length > 1 ? `${providerName(r)}#prompt${prompts.indexOf(promptOf(r))}` : providerName(r));
+    const row = rowIdOf(r);
+    const slot = `${version}\u001f${row}`;
+    const attempt = attempts.get(slot) ?? 0;
+    attempts.set(slot, attempt + 1);
+    const errored = r.failureReason === 2;
+    const equals = r.testCase?.assert?.filter((a) => a.type === 'equals') ?? [];
+    const usage = r.response?.tokenUsage;
+    const trial: TrialInput = {
+      suite,
+      ...(opts.datasetId ? { dataset_id: opts.datasetId } : {}),
+      dataset_version: datasetVersion,
+      row_id: row,
+      run_id: runId,
+      attempt,
+      agent: { version, ...(typeof r.provider === 'object' && r.provider.id ? { id: r.provider.id } : {}) },
+      passed: errored ? null : r.success,
+      score: errored ? null : (r.score ?? null),
+      grader: { kind: 'external', id: 'promptfoo', ...(doc.metadata?.promptfooVersion ? { version: doc.metadata.promptfooVersion } : {}) },
+      ...(errored ? { error_kind: 'provider_error', failure_category: 'test_environment' as const } : {}),
+      ...(r.prompt?.raw ? { input: clip(r.prompt.raw) } : {}),
+      ...(text(r.response?.output) !== undefined ? { output: clip(text(r.response?.output)) } : {}),
+      ...(equals.length === 1 && text(equals[0]!.value) !== undefined ? { expected: clip(text(equals[0]!.value)) } : {}),
+      ...(typeof r.cost === 'number' ? { cost_usd: r.cost } : {}),
+      ...(typeof r.latencyMs === 'number' ? { latency_ms: r.latencyMs } : {}),
+      ...(usage && (usage.prompt || usage.completion) ? { tokens: { input: usage.prompt ?? 0, output: usage.completion ?? 0 } } : {}),
+      ...(at !== undefined ? { occurred_at: at } : {}),
+    };
+    return withId(trial);
+  });
+  return { format: 'promptfoo', trials };
+};

@@ -1,0 +1,48 @@
+import { passCurves } from '../../processors/core/estimators.ts';
+
+export interface TrialOutcome {
+  readonly suite: string;
+  readonly agent: { readonly version: string };
+  readonly row_id: string;
+  readonly passed: boolean | null;
+}
+
+export interface ImportSummary {
+  readonly suite: string;
+  readonly agentVersion: string;
+  readonly rows: number;
+  readonly trials: number;
+  readonly passed: number;
+  readonly failed: number;
+  readonly ungraded: number;
+  /** pass^k averaged over rows, index k−1, for k up to the fewest graded attempts of any row. */
+  readonly passHat: number[];
+}
+
+/** Per (suite, agent version): counts and the pass^k curve, to set beside the tool's own summary. */
+export const summarize = (trials: readonly TrialOutcome[]): ImportSummary[] => {
+  const groups = new Map<string, { suite: string; agent: string; rows: Map<string, { n: number; c: number }>; ungraded: number; trials: number }>();
+  for (const t of trials) {
+    const key = `${t.suite}\u001f${t.agent.version}`;
+    const g = groups.get(key) ?? { suite: t.suite, agent: t.agent.version, rows: new Map(), ungraded: 0, trials: 0 };
+    groups.set(key, g);
+    g.trials++;
+    const row = g.rows.get(t.row_id) ?? { n: 0, c: 0 };
+    g.rows.set(t.row_id, row);
+    if (t.passed === null) g.ungraded++;
+    else {
+      row.n++;
+      if (t.passed) row.c++;
+    }
+  }
+  return [...groups.values()].map((g) => {
+    const graded = [...g.rows.values()].filter((r) => r.n > 0);
+    const maxK = graded.length ? Math.min(...graded.map((r) => r.n)) : 0;
+    const passHat = Array.from({ length: maxK }, (_, i) =>
+      graded.reduce((sum, r) => sum + passCurves(r.n, r.c, maxK).passHat[i]!, 0) / graded.length,
+    );
+    const passed = graded.reduce((s, r) => s + r.c, 0);
+    const gradedTrials = graded.reduce((s, r) => s + r.n, 0);
+    return { suite: g.suite, agentVersion: g.agent, rows: g.rows.size, trials: g.trials, passed, failed: gradedTrials - passed, ungraded: g.ungraded, passHat };
+  });
+};

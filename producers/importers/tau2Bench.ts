@@ -1,0 +1,114 @@
+import { z } from 'zod';
+import type { TrialInput } from '../sdk/inputs.ts';
+import { actionsOf, lastText } from './actions.ts';
+import {
+  attemptCounter,
+  clip,
+  contentHash,
+  derivedRunId,
+  type ImportOptions,
+  type ParsedFile,
+  parseShape,
+  parseTime,
+  passedFromReward,
+  withId,
+} from './common.ts';
+
+const Message = z.looseObject({
+  role: z.string(),
+  usage: z.looseObject({ completion_tokens: z.number().optional(), prompt_tokens: z.number().optional() }).nullable().optional(),
+});
+const Simulation = z.looseObject({
+  task_id: z.union([z.string(), z.number()]),
+  trial: z.number().int().nonnegative().optional(),
+  termination_reason: z.string().optional(),
+  reward_info: z.looseObject({ reward: z.number() }).nullable().optional(),
+  agent_cost: z.number().nullable().optional(),
+  duration: z.number().nullable().optional(),
+  start_time: z.string().optional(),
+  timestamp: z.string().optional(),
+  messages: z.array(Message).optional(),
+});
+export const Tau2File = z.looseObject({
+  timestamp: z.string().optional(),
+  info: z.looseObject({
+    git_commit: z.string().optional(),
+    num_trials: z.number().optional(),
+    agent_info: z.looseObject({ implementation: z.string().optional(), llm: z.string().optional() }).optional(),
+    environment_info: z.looseObject({ domain_name: z.string() }),
+  }),
+  tasks: z.array(z.looseObject({ id: z.union([z.string(), z.number()]) })).optional(),
+  simulations: z.array(Simulation),
+});
+
+export const looksLikeTau2 = (v: unknown): boolean =>
+  typeof v === 'object' && v !== null && !Array.isArray(v) && 'simulations' in v && 'info' in v;
+
+/** The simulation could not be carried out (an LLM call of the agent or the user simulator failed): not graded. */
+const INFRA_TERMINATIONS = new Set(['agent_error', 'user_error']);
+/** The conversation ended as conversations should; anything else is noted as the error kind. */
+const NORMAL_TERMINATIONS = new Set(['agent_stop', 'user_stop']);
+
+const tokensOf = (messages: z.output<typeof Message>[] | undefined) => {
+  let input = 0;
+  let output = 0;
+  let any = false;
+  for (const m of messages ?? [])
+    if (m.role === 'assistant' && m.usage) {
+      any = true;
+      input += m.usage.prompt_tokens ?? 0;
+      output += m.usage.completion_tokens ?? 0;
+    }
+  return any ? { input, output } : undefined;
+};
+
+/**
+ * τ²-bench results JSON. suite ← environment domain; agent ← `agent_info.llm` (id: the implementation);
+ * dataset version ← `tau2@<git commit>` (else a hash of the tasks); run ← a hash of the file, timed by its timestamp;
+ * row ← task_id; attempt ← trial; passed ← `reward_info.reward` within 1e-6 of 1 (τ²'s own rule).
+ * A simulation without a reward, or ended by `agent_error`/`user_error`, is ungraded; other unusual
+ * terminations (max_steps, too_many_errors) stay graded, as τ² counts them, with the reason as error kind.
+ */
+export const parseTau2 = (text: string, value: unknown, file: string, opts: ImportOptions = {}): ParsedFile => {
+  const doc = parseShape(Tau2File, value, file, 'τ²-bench results');
+  const agentInfo = doc.info.agent_info;
+  const version = opts.agentVersion ?? agentInfo?.llm ?? agentInfo?.implementation ?? 'tau2-agent';
+  const commit = doc.info.git_commit?.slice(0, 7);
+  const datasetVersion =
+    opts.datasetVersion ?? (commit ? `tau2@${commit}` : `tau2-${contentHash((doc.tasks ?? []).map((t) => t.id))}`);
+  const runId = opts.runId ?? derivedRunId('tau2', text, parseTime(doc.timestamp));
+  const suite = opts.suite ?? doc.info.environment_info.domain_name;
+  const nextAttempt = attemptCounter();
+  const trials = doc.simulations.map((s) => {
+    const row = String(s.task_id);
+    const reason = s.termination_reason;
+    const ungraded = !s.reward_info || (reason !== undefined && INFRA_TERMINATIONS.has(reason));
+    const errorKind = !s.reward_info ? (reason ?? 'no_reward') : reason && !NORMAL_TERMINATIONS.has(reason) ? reason : undefined;
+    const tokens = tokensOf(s.messages);
+    const actions = actionsOf(s.messages);
+    const output = lastText(s.messages);
+    const at = parseTime(s.start_time ?? s.timestamp);
+    const trial: TrialInput = {
+      suite,
+      ...(opts.datasetId ? { dataset_id: opts.datasetId } : {}),
+      dataset_version: datasetVersion,
+      row_id: row,
+      run_id: runId,
+      attempt: s.trial ?? nextAttempt(version, row),
+      agent: { version, ...(agentInfo?.implementation ? { id: agentInfo.implementation } : {}), ...(agentInfo?.llm ? { model: agentInfo.llm } : {}) },
+      passed: ungraded ? null : passedFromReward(s.reward_info!.reward),
+      score: ungraded ? null : s.reward_info!.reward,
+      grader: { kind: 'external', id: 'tau2-bench', ...(commit ? { version: commit } : {}) },
+      ...(errorKind ? { error_kind: errorKind } : {}),
+      ...(ungraded ? { failure_category: 'test_environment' as const } : {}),
+      ...(output ? { output: clip(output) } : {}),
+      ...(actions.length ? { actions } : {}),
+      ...(typeof s.agent_cost === 'number' ? { cost_usd: s.agent_cost } : {}),
+      ...(tokens ? { tokens } : {}),
+      ...(typeof s.duration === 'number' ? { latency_ms: s.duration * 1000 } : {}),
+      ...(at !== undefined ? { occurred_at: at } : {}),
+    };
+    return withId(trial);
+  });
+  return { format: 'tau2-bench', trials };
+};

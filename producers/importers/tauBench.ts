@@ -1,0 +1,85 @@
+import { z } from 'zod';
+import type { TrialInput } from '../sdk/inputs.ts';
+import { actionsOf, lastText } from './actions.ts';
+import {
+  attemptCounter,
+  baseName,
+  clip,
+  contentHash,
+  derivedRunId,
+  type ImportOptions,
+  type ParsedFile,
+  parseShape,
+  passedFromReward,
+  withId,
+} from './common.ts';
+
+/** τ-bench results JSON: a list of `{task_id, reward, info, traj, trial}` (run.py's checkpoint file). */
+const Entry = z.looseObject({
+  task_id: z.union([z.number(), z.string()]),
+  reward: z.number(),
+  trial: z.number().int().nonnegative().optional(),
+  info: z
+    .looseObject({
+      error: z.string().optional(),
+      user_cost: z.number().optional(),
+      task: z.looseObject({ instruction: z.string().optional() }).optional(),
+    })
+    .optional(),
+  traj: z.array(z.looseObject({ role: z.string(), content: z.unknown().optional() })).optional(),
+});
+export const TauBenchFile = z.array(Entry).min(1);
+
+export const looksLikeTauBench = (v: unknown): boolean =>
+  Array.isArray(v) && v.length > 0 && typeof v[0] === 'object' && v[0] !== null && 'task_id' in v[0] && 'reward' in v[0] && 'traj' in v[0];
+
+/** The domain from the policy τ-bench puts in the system prompt ("# Airline Agent Policy"). */
+const domainOf = (entries: z.output<typeof TauBenchFile>): string | undefined => {
+  for (const e of entries) {
+    const system = e.traj?.find((m) => m.role === 'system')?.content;
+    const m = typeof system === 'string' ? /^#\s*(\w+)\s+agent policy/im.exec(system) : null;
+    if (m) return m[1]!.toLowerCase();
+  }
+  return undefined;
+};
+
+/**
+ * suite ← `--suite`, else the domain named by the system prompt, else `tau-bench`;
+ * agent version ← `--agent-version`, else the file name (τ-bench names files after agent and model);
+ * dataset version ← a hash of the task definitions in the file; run ← a hash of the file;
+ * row ← task_id; attempt ← trial; passed ← reward within 1e-6 of 1.
+ * An entry with `info.error` (τ-bench caught an exception: an API or environment failure) is ungraded.
+ */
+export const parseTauBench = (text: string, value: unknown, file: string, opts: ImportOptions = {}): ParsedFile => {
+  const entries = parseShape(TauBenchFile, value, file, 'τ-bench results');
+  const suite = opts.suite ?? domainOf(entries) ?? 'tau-bench';
+  const version = opts.agentVersion ?? baseName(file);
+  const tasks = new Map(entries.map((e) => [String(e.task_id), e.info?.task ?? null]));
+  const datasetVersion = opts.datasetVersion ?? `tau-bench-${contentHash([...tasks].sort(([a], [b]) => a.localeCompare(b)))}`;
+  const runId = opts.runId ?? derivedRunId('tau-bench', text, undefined);
+  const nextAttempt = attemptCounter();
+  const trials = entries.map((e) => {
+    const row = String(e.task_id);
+    const attempt = e.trial ?? nextAttempt(version, row);
+    const failedToRun = e.info?.error !== undefined;
+    const actions = actionsOf(e.traj);
+    const trial: TrialInput = {
+      suite,
+      ...(opts.datasetId ? { dataset_id: opts.datasetId } : {}),
+      dataset_version: datasetVersion,
+      row_id: row,
+      run_id: runId,
+      attempt,
+      agent: { version },
+      passed: failedToRun ? null : passedFromReward(e.reward),
+      score: failedToRun ? null : e.reward,
+      grader: { kind: 'external', id: 'tau-bench' },
+      ...(failedToRun ? { error_kind: 'exception', failure_category: 'test_environment' as const } : {}),
+      ...(e.info?.task?.instruction ? { input: clip(e.info.task.instruction) } : {}),
+      ...(lastText(e.traj) ? { output: clip(lastText(e.traj)) } : {}),
+      ...(actions.length ? { actions } : {}),
+    };
+    return withId(trial);
+  });
+  return { format: 'tau-bench', trials };
+};

@@ -1,0 +1,94 @@
+import type { EventSource } from '../../processors/ports.ts';
+import { validateEvent } from '../../schemas/codec.ts';
+import { InputError } from '../../schemas/errors.ts';
+import type { FailureConfirmed, TraceSampled } from '../../schemas/events/index.ts';
+import { deterministicEventId } from '../../schemas/ids.ts';
+import { TOPICS } from '../../schemas/topics.ts';
+import { readLog } from '../logReader.ts';
+import { isNegativeFeedback } from '../sampler/policy.ts';
+import { PRODUCER_VERSION } from '../version.ts';
+
+/** A sampled production trace that looks like a failure, waiting for a reviewer. */
+export interface ProductionFailure {
+  readonly trace: TraceSampled;
+  /** Why it is listed: failed graders (`grader:<id>`), `error:<kind>`, `negative_feedback`. */
+  readonly why: readonly string[];
+}
+
+/** The reasons a trace may be a failure, or none. */
+export const failureSignals = (t: TraceSampled): string[] => [
+  ...(t.verdicts ?? []).filter((v) => v.passed === false).map((v) => `grader:${v.grader}`),
+  ...(t.error_kind ? [`error:${t.error_kind}`] : []),
+  ...(isNegativeFeedback(t.user_signals) ? ['negative_feedback'] : []),
+];
+
+/**
+ * Sampled production traces with a failing online verdict, an error or negative feedback, newest first,
+ * leaving out those a reviewer already confirmed (a FailureConfirmed with the same trace id). Read from the
+ * event log, so it works on both backends and while another process holds the embedded store.
+ */
+export const listProductionFailures = async (
+  source: EventSource,
+  opts: { agentVersion?: string; segment?: string; limit?: number } = {},
+): Promise<ProductionFailure[]> => {
+  const traces = new Map<string, TraceSampled>();
+  const confirmed = new Set<string>();
+  await readLog(source, { topics: [TOPICS.traces, TOPICS.datasets] }, ({ event: e }) => {
+    if (e.type === 'FailureConfirmed') confirmed.add(e.trace_id);
+    else if (e.type === 'TraceSampled') {
+      const prior = traces.get(e.trace_id);
+      if (!prior || prior.occurred_at <= e.occurred_at) traces.set(e.trace_id, e);
+    }
+  });
+  return [...traces.values()]
+    .filter((t) => !confirmed.has(t.trace_id))
+    .filter((t) => (opts.agentVersion === undefined || t.agent_version === opts.agentVersion) && (opts.segment === undefined || t.segment === opts.segment))
+    .map((trace) => ({ trace, why: failureSignals(trace) }))
+    .filter((f) => f.why.length > 0)
+    .sort((a, b) => b.trace.occurred_at - a.trace.occurred_at || a.trace.trace_id.localeCompare(b.trace.trace_id))
+    .slice(0, opts.limit ?? Infinity);
+};
+
+export interface Confirmation {
+  readonly trace: TraceSampled;
+  readonly datasetId: string;
+  /** What the agent should have answered. */
+  readonly expected: string;
+  readonly reviewer: string;
+  readonly note?: string;
+  /** The request as the dataset row's input. @default the trace's (redacted) recorded input */
+  readonly input?: string;
+  readonly at: number;
+}
+
+/**
+ * A reviewer's confirmation as a FailureConfirmed event. Its id is derived from (trace, dataset), so confirming
+ * the same trace twice counts once; the processors turn it into a must-not-break row linked to the trace.
+ */
+export const failureConfirmed = (c: Confirmation): FailureConfirmed => {
+  const input = c.input ?? c.trace.payload?.input;
+  if (input === undefined) throw new InputError(`trace ${c.trace.trace_id} has no recorded input: give the input explicitly`, { field: 'input' });
+  if (c.expected.trim() === '') throw new InputError('the expected result is empty', { field: 'expected' });
+  return validateEvent({
+    event_id: deterministicEventId(c.trace.occurred_at, 'FailureConfirmed', c.trace.trace_id, c.datasetId),
+    type: 'FailureConfirmed',
+    schema_version: 1,
+    occurred_at: c.at,
+    producer: `passk-review/${PRODUCER_VERSION}`,
+    trace_id: c.trace.trace_id,
+    dataset_id: c.datasetId,
+    input,
+    expected: c.expected,
+    reviewer: c.reviewer,
+    ...(c.note ? { note: c.note } : {}),
+  }) as FailureConfirmed;
+};
+
+/** Finds one sampled trace by id in the log. */
+export const findTrace = async (source: EventSource, traceId: string): Promise<TraceSampled | undefined> => {
+  let found: TraceSampled | undefined;
+  await readLog(source, { topics: [TOPICS.traces] }, ({ event: e }) => {
+    if (e.type === 'TraceSampled' && e.trace_id === traceId && (!found || found.occurred_at <= e.occurred_at)) found = e;
+  });
+  return found;
+};

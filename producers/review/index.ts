@@ -1,0 +1,2 @@
+/** The review loop: sampled production failures for a reviewer, and their confirmation as FailureConfirmed. */
+export { failureConfirmed, failureSignals, findTrace, listProductionFailures, type Confirmation, type ProductionFailure } from './failures.ts';

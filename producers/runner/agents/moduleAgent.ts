@@ -1,0 +1,142 @@
+import { readFile } from 'node:fs/promises';
+import { resolve } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { Worker } from 'node:worker_threads';
+import { InputError } from '../../../schemas/errors.ts';
+import { sha256 } from '../../importers/common.ts';
+import { AgentFailed, AgentUnavailable, classifyFailure, TrialTimeout } from './failures.ts';
+import { type Agent, AgentMeta, type AgentResult, toAgentResult, type TrialRequest } from './types.ts';
+
+export interface ModuleAgentOptions {
+  /** A .ts/.js/.mjs file whose default export (or `run`) is `(input, ctx) => result`. */
+  readonly path: string;
+  /**
+   * worker: trials run in a pool of worker threads, and each trial imports the module afresh (no module state
+   * is shared; a trial past its timeout is stopped by ending its worker). none: one instance in this thread,
+   * fastest, but module state is shared and a runaway trial cannot be stopped. @default 'worker'
+   */
+  readonly isolation?: 'worker' | 'none';
+  /** A worker is replaced after this many trials (each fresh import stays in its module cache). @default 200 */
+  readonly recycleAfter?: number;
+}
+
+type AgentFn = (input: unknown, ctx: Omit<TrialRequest, 'input'>) => unknown;
+
+const fail = (error: Record<string, unknown>): never => {
+  const c = classifyFailure(error);
+  if (c.infra) throw new AgentUnavailable(c.kind, c.message);
+  throw new AgentFailed(c.kind, c.message);
+};
+
+interface PooledWorker {
+  readonly worker: Worker;
+  readonly ready: Promise<void>;
+  trials: number;
+}
+
+export const createModuleAgent = async (opts: ModuleAgentOptions): Promise<Agent> => {
+  const path = resolve(opts.path);
+  let source: string;
+  try {
+    source = await readFile(path, 'utf8');
+  } catch {
+    throw new InputError('cannot read the agent module', { file: opts.path });
+  }
+  const url = pathToFileURL(path).href;
+  const mod = (await import(url)) as { default?: unknown; run?: unknown; meta?: unknown };
+  const fn = (typeof mod.default === 'function' ? mod.default : mod.run) as AgentFn | undefined;
+  if (typeof fn !== 'function') throw new InputError('the agent module exports no default function (or `run`)', { file: opts.path });
+  const meta = mod.meta === undefined ? undefined : AgentMeta.safeParse(mod.meta);
+  if (meta && !meta.success) throw new InputError(`invalid \`meta\` export: ${meta.error.issues[0]!.message}`, { file: opts.path, field: `meta.${meta.error.issues[0]!.path.join('.')}` });
+  const base = { kind: 'module' as const, fingerprint: `module:${sha256(source)}`, ...(meta?.data ? { meta: meta.data } : {}) };
+
+  if (opts.isolation === 'none') {
+    return {
+      ...base,
+      async run(request, { timeoutMs }) {
+        const { input, ...ctx } = request;
+        let timer: NodeJS.Timeout | undefined;
+        const timeout = new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new TrialTimeout(timeoutMs)), timeoutMs)));
+        try {
+          const value = await Promise.race([Promise.resolve().then(() => fn(input, { ...ctx })), timeout]);
+          return toAgentResult(value);
+        } catch (e) {
+          if (e instanceof TrialTimeout) throw e;
+          return fail(e as Record<string, unknown>);
+        } finally {
+          clearTimeout(timer);
+        }
+      },
+      close: async () => {},
+    };
+  }
+
+  const typescript = /\.(c|m)?tsx?$/.test(path);
+  const idle: PooledWorker[] = [];
+  const all = new Set<PooledWorker>();
+  const recycleAfter = opts.recycleAfter ?? 200;
+  let seq = 0;
+
+  const spawn = (): PooledWorker => {
+    const worker = new Worker(new URL('./moduleWorker.mjs', import.meta.url), { workerData: { typescript } });
+    const ready = new Promise<void>((res, rej) => {
+      worker.once('message', () => res());
+      worker.once('error', rej);
+      worker.once('exit', (code) => rej(new AgentUnavailable('agent_crashed', `the agent worker exited with code ${code} while starting`)));
+    });
+    const pooled = { worker, ready, trials: 0 };
+    all.add(pooled);
+    worker.once('exit', () => all.delete(pooled));
+    return pooled;
+  };
+  const retire = (p: PooledWorker) => {
+    all.delete(p);
+    void p.worker.terminate();
+  };
+
+  const runIn = (p: PooledWorker, request: TrialRequest, timeoutMs: number): Promise<AgentResult> =>
+    new Promise<AgentResult>((res, rej) => {
+      const id = `${++seq}`;
+      const timer = setTimeout(() => done(() => rej(new TrialTimeout(timeoutMs)), true), timeoutMs);
+      const onMessage = (m: { id?: string; ok?: boolean; result?: unknown; error?: Record<string, unknown> }) => {
+        if (m.id !== id) return;
+        done(() => {
+          try {
+            res(m.ok ? toAgentResult(m.result) : fail(m.error ?? {}));
+          } catch (e) {
+            rej(e);
+          }
+        }, false);
+      };
+      const onError = (e: Error) => done(() => rej(new AgentUnavailable('agent_crashed', `the agent crashed its worker: ${e.message}`, e)), true);
+      const onExit = (code: number) => done(() => rej(new AgentUnavailable('agent_crashed', `the agent's worker exited (code ${code})`)), true);
+      const done = (settle: () => void, dead: boolean) => {
+        clearTimeout(timer);
+        p.worker.off('message', onMessage).off('error', onError).off('exit', onExit);
+        if (dead || ++p.trials >= recycleAfter) retire(p);
+        else idle.push(p);
+        settle();
+      };
+      p.worker.on('message', onMessage).on('error', onError).on('exit', onExit);
+      p.worker.postMessage({ id, url, request });
+    });
+
+  return {
+    ...base,
+    async run(request, { timeoutMs }) {
+      const p = idle.pop() ?? spawn();
+      try {
+        await p.ready; // starting a worker (and the TypeScript loader) is not the trial's time
+      } catch (e) {
+        retire(p);
+        throw e instanceof AgentUnavailable ? e : new AgentUnavailable('agent_crashed', `the agent worker did not start: ${(e as Error).message}`, e);
+      }
+      return runIn(p, request, timeoutMs);
+    },
+    async close() {
+      await Promise.all([...all].map((p) => p.worker.terminate()));
+      all.clear();
+      idle.length = 0;
+    },
+  };
+};

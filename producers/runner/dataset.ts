@@ -1,0 +1,74 @@
+import { readFile } from 'node:fs/promises';
+import { z } from 'zod';
+import { InputError } from '../../schemas/errors.ts';
+import { baseName, sha256 } from '../importers/common.ts';
+
+const Scalar = z.union([z.string(), z.number(), z.boolean(), z.null()]);
+
+/** One labeled row of a runner dataset (one JSON object per line). */
+export const DatasetRow = z
+  .object({
+    id: z.union([z.string().min(1), z.number()]).transform(String).optional(),
+    row_id: z.union([z.string().min(1), z.number()]).transform(String).optional(),
+    /** What the agent gets: a string or any JSON value. */
+    input: z.unknown(),
+    /** The expected result (exact, regex pattern, judge reference); a JSON value is compared as JSON. */
+    expected: z.unknown().optional(),
+    tags: z.array(z.string().min(1)).optional(),
+    /** Expected answers of intermediate checks, by check name: each reported check is graded against it. */
+    expected_checks: z.record(z.string(), Scalar).optional(),
+    /** A JSON Schema for this row's output (the json-schema grader). */
+    expected_schema: z.record(z.string(), z.unknown()).optional(),
+    metadata: z.record(z.string(), z.unknown()).optional(),
+  })
+  .refine((r) => r.id !== undefined || r.row_id !== undefined, { message: 'every row needs an "id" (or "row_id")', path: ['id'] })
+  .transform(({ row_id, id, ...rest }) => ({ ...rest, id: (id ?? row_id)! }));
+export type DatasetRow = z.output<typeof DatasetRow>;
+
+export interface Dataset {
+  readonly file: string;
+  /** Default suite and dataset id: the file name without extension. */
+  readonly name: string;
+  /** Content-addressed: `sha-<12 hex>` of the file's bytes, so any edit makes a new version. */
+  readonly version: string;
+  readonly rows: readonly DatasetRow[];
+}
+
+export const parseDataset = (text: string, file: string): Dataset => {
+  const rows: DatasetRow[] = [];
+  const seen = new Map<string, number>();
+  text.split(/\r?\n/).forEach((raw, i) => {
+    if (raw.trim() === '') return;
+    const line = i + 1;
+    let value: unknown;
+    try {
+      value = JSON.parse(raw);
+    } catch (e) {
+      throw new InputError(`not valid JSON (${(e as Error).message})`, { file, line });
+    }
+    const r = DatasetRow.safeParse(value);
+    if (!r.success) {
+      const issue = r.error.issues[0]!;
+      throw new InputError(issue.message, { file, line, field: issue.path.map(String).join('.') || '(row)' });
+    }
+    const prior = seen.get(r.data.id);
+    if (prior !== undefined) throw new InputError(`row id "${r.data.id}" already used on line ${prior}`, { file, line, field: 'id' });
+    seen.set(r.data.id, line);
+    rows.push(r.data);
+  });
+  if (rows.length === 0) throw new InputError('the dataset has no rows', { file });
+  return { file, name: baseName(file), version: `sha-${sha256(text).slice(0, 12)}`, rows };
+};
+
+export const readDataset = async (file: string): Promise<Dataset> => {
+  let text: string;
+  try {
+    text = await readFile(file, 'utf8');
+  } catch (e) {
+    throw new InputError(`cannot read: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`, { file });
+  }
+  return parseDataset(text, file);
+};
+
+/** Rows' inputs and expected results as the strings a TrialRecorded carries. */
+export const asText = (v: unknown): string | undefined => (v === undefined ? undefined : typeof v === 'string' ? v : JSON.stringify(v));

@@ -1,0 +1,118 @@
+import type { EventPublisher, EventSource } from '../../processors/ports.ts';
+import { InputError } from '../../schemas/errors.ts';
+import { contentHash, sha256 } from '../importers/common.ts';
+import { createRecorder } from '../sdk/recorder.ts';
+import { DEFAULT_RETRY, type RetryPolicy } from '../sdk/retry.ts';
+import { PRODUCER_VERSION } from '../version.ts';
+import { createAgent } from './agents/index.ts';
+import type { AgentMeta } from './agents/types.ts';
+import { readDataset } from './dataset.ts';
+import { createGrader, type GraderChoice } from './graders/index.ts';
+import { recordedAttempts } from './resume.ts';
+import { type RunProgress, type RunSummary, runTrials } from './runTrials.ts';
+
+export interface RunOptions extends GraderChoice {
+  readonly dataset: string;
+  /** A module path, `http(s)://…`, or `cmd:<command>`. */
+  readonly agent: string;
+  /** @default 3 */
+  readonly k?: number;
+  /** @default 8 */
+  readonly concurrency?: number;
+  /** @default 60000 */
+  readonly timeoutMs?: number;
+  /** Infrastructure retries per trial. @default DEFAULT_RUN_RETRY */
+  readonly retry?: RetryPolicy;
+  readonly isolation?: 'worker' | 'none';
+  /** @default the dataset file name */
+  readonly suite?: string;
+  readonly datasetId?: string;
+  /** @default `sha-<hash of the dataset file>` */
+  readonly datasetVersion?: string;
+  /** @default the module's `meta.version`, else `sha-<hash of the agent's code, command or URL>` */
+  readonly agentVersion?: string;
+  /** @default deterministic from (suite, dataset version, agent version): re-running the same command resumes */
+  readonly runId?: string;
+  /** Confirmation: run only these rows, `extra` attempts each, in a run whose id starts with "confirm". */
+  readonly confirm?: { readonly rows: readonly { suite?: string; row_id: string }[]; readonly extra: number };
+  /** Read the log to skip attempts already recorded. @default true */
+  readonly resume?: boolean;
+}
+
+export interface RunDatasetDeps {
+  readonly publisher: EventPublisher;
+  readonly source?: EventSource;
+  readonly onStart?: (info: { runId: string; suite: string; datasetVersion: string; agentVersion: string; planned: number; recorded: number }) => void;
+  readonly onProgress?: (p: RunProgress) => void;
+  readonly signal?: AbortSignal;
+  readonly sleep?: (ms: number) => Promise<void>;
+}
+
+/** @default 2 retries after 500 ms, then 1 s: for timeouts, crashes, 5xx, a judge that is down. */
+export const DEFAULT_RUN_RETRY: RetryPolicy = { ...DEFAULT_RETRY, retries: 2, initialMs: 500, maxMs: 10_000 };
+
+const agentFields = (meta: AgentMeta | undefined) => ({
+  ...(meta?.id ? { id: meta.id } : {}),
+  ...(meta?.model ? { model: meta.model } : {}),
+  ...(meta?.prompt ? { prompt_hash: `sha-${sha256(meta.prompt).slice(0, 12)}` } : {}),
+  ...(meta?.tools !== undefined ? { tools_hash: `sha-${contentHash(meta.tools)}` } : {}),
+  ...(meta?.config !== undefined ? { config_hash: `sha-${contentHash(meta.config)}` } : {}),
+});
+
+/** Runs an agent k times on every row of a dataset file and records every trial; see `runTrials`. */
+export const runDataset = async (opts: RunOptions, deps: RunDatasetDeps): Promise<RunSummary> => {
+  const dataset = await readDataset(opts.dataset);
+  const k = opts.k ?? 3;
+  const suite = opts.suite ?? dataset.name;
+  let rows = dataset.rows;
+  if (opts.confirm) {
+    const wanted = new Set(opts.confirm.rows.filter((r) => r.suite === undefined || r.suite === suite).map((r) => r.row_id));
+    const missing = [...wanted].filter((id) => !rows.some((r) => r.id === id));
+    if (missing.length) throw new InputError(`rows to confirm are not in the dataset: ${missing.slice(0, 5).join(', ')}`, { file: opts.dataset });
+    rows = rows.filter((r) => wanted.has(r.id));
+  }
+  const grader = await createGrader(opts);
+  const agent = await createAgent(opts.agent, { ...(opts.isolation ? { isolation: opts.isolation } : {}) });
+  try {
+    const agentVersion = opts.agentVersion ?? agent.meta?.version ?? `sha-${sha256(agent.fingerprint).slice(0, 12)}`;
+    const datasetVersion = opts.datasetVersion ?? dataset.version;
+    const confirmKey = opts.confirm ? `confirm-${contentHash(rows.map((r) => r.id))}-` : '';
+    const runId = opts.runId ?? `${opts.confirm ? confirmKey : 'run-'}${sha256(JSON.stringify([suite, datasetVersion, agentVersion])).slice(0, 16)}`;
+    const identity = {
+      suite,
+      dataset_id: opts.datasetId ?? dataset.name,
+      dataset_version: datasetVersion,
+      run_id: runId,
+      agent: { version: agentVersion, ...agentFields(agent.meta) },
+    };
+    const recorded = opts.resume === false || !deps.source ? new Map<string, boolean | null>() : await recordedAttempts(deps.source, identity);
+    const planK = opts.confirm ? opts.confirm.extra : k;
+    deps.onStart?.({ runId, suite, datasetVersion, agentVersion, planned: rows.length * planK, recorded: recorded.size });
+    const recorder = createRecorder({ publisher: deps.publisher, producer: `passk-runner/${PRODUCER_VERSION}`, maxBatch: 50, maxWaitMs: 250 });
+    try {
+      return await runTrials(
+        {
+          rows,
+          identity,
+          k: planK,
+          concurrency: opts.concurrency ?? 8,
+          timeoutMs: opts.timeoutMs ?? 60_000,
+          retry: opts.retry ?? DEFAULT_RUN_RETRY,
+        },
+        {
+          agent,
+          grader,
+          recorder,
+          recorded,
+          ...(deps.onProgress ? { onProgress: deps.onProgress } : {}),
+          ...(deps.signal ? { signal: deps.signal } : {}),
+          ...(deps.sleep ? { sleep: deps.sleep } : {}),
+        },
+      );
+    } finally {
+      await recorder.close();
+    }
+  } finally {
+    await agent.close();
+  }
+};

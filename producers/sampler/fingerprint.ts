@@ -1,0 +1,42 @@
+import { createHash } from 'node:crypto';
+import { contentHash } from '../importers/common.ts';
+
+/**
+ * The normalized text of an input: JSON (or a string holding a JSON object or array) as canonical JSON with
+ * sorted keys; text as Unicode NFKC, lower case, with runs of whitespace made one space and the ends trimmed.
+ */
+export const normalizeInput = (input: unknown): string => {
+  let value = input;
+  if (typeof input === 'string') {
+    const t = input.trim();
+    if (t.startsWith('{') || t.startsWith('['))
+      try {
+        value = JSON.parse(t);
+      } catch {
+        value = input;
+      }
+  }
+  const text = typeof value === 'string' ? value : canonical(value);
+  return text.normalize('NFKC').toLowerCase().replace(/\s+/g, ' ').trim();
+};
+
+const canonical = (v: unknown): string => {
+  if (Array.isArray(v)) return `[${v.map(canonical).join(',')}]`;
+  if (v && typeof v === 'object')
+    return `{${Object.keys(v)
+      .sort()
+      .map((k) => `${JSON.stringify(k)}:${canonical((v as Record<string, unknown>)[k])}`)
+      .join(',')}}`;
+  return JSON.stringify(v) ?? 'null';
+};
+
+/**
+ * The fingerprint of an input: `fp-` and 24 hex digits of the SHA-256 of its normalized text. The sampler
+ * fingerprints the *redacted* input, so two requests that differ only in an email or a phone number count as
+ * the same request, and no personal data can be recovered from (or guessed against) a fingerprint.
+ */
+export const inputFingerprint = (input: unknown): string =>
+  `fp-${createHash('sha256').update(normalizeInput(input)).digest('hex').slice(0, 24)}`;
+
+/** Short content hash, for policy names. */
+export const policyHash = (value: unknown): string => contentHash(value).slice(0, 8);

@@ -1,0 +1,156 @@
+import { randomBytes } from 'node:crypto';
+import { createRng } from '../../processors/core/prng.ts';
+import { clip } from '../importers/common.ts';
+import type { TraceInput } from '../sdk/inputs.ts';
+import type { Recorder } from '../sdk/recorder.ts';
+import { inputFingerprint, policyHash } from './fingerprint.ts';
+import { alwaysKeepReason, rateOf, SamplingPolicy, type SamplingPolicyInput } from './policy.ts';
+import { DEFAULT_REDACTORS, type Redactor, redactText, redactValue } from './redact.ts';
+
+/** A production request as the app sees it, before sampling and redaction. */
+export interface TraceCandidate {
+  readonly trace_id: string;
+  readonly agent_version: string;
+  /** @default 'default' */
+  readonly segment?: string;
+  readonly input: unknown;
+  readonly output?: unknown;
+  readonly verdicts?: TraceInput['verdicts'];
+  readonly user_signals?: Record<string, string | number | boolean>;
+  readonly error_kind?: string | null;
+  readonly tags?: string[];
+  /** Event time, epoch ms. @default the sampler's clock */
+  readonly occurred_at?: number;
+}
+
+export interface SamplerOptions {
+  readonly policy: SamplingPolicyInput;
+  /** Kept traces go here, redacted. */
+  readonly recorder: Pick<Recorder, 'recordTrace' | 'flush'>;
+  /** Run over every string of a kept trace before it is recorded. @default DEFAULT_REDACTORS (email, card, phone) */
+  readonly redactors?: readonly Redactor[];
+  /** Seeds the sampling draws, for reproducible tests. @default a random seed */
+  readonly seed?: number;
+  readonly clock?: () => number;
+}
+
+export type Decision =
+  | { readonly kept: true; readonly probability: number; readonly reason: string }
+  | { readonly kept: false; readonly reason: 'rate' }
+  /** Held in the window's reservoir: kept or not when the window closes. */
+  | { readonly kept: 'pending'; readonly reason: 'cap' };
+
+export interface SegmentStats {
+  seen: number;
+  kept: number;
+  alwaysKept: number;
+}
+
+interface Window {
+  readonly end: number;
+  readonly rate: number;
+  candidates: number;
+  readonly reservoir: Omit<TraceInput, 'sampling'>[];
+}
+
+export interface TraceSampler {
+  /** Decides at once (or, under a cap, when the window closes). Nothing leaves the process unredacted. */
+  offer(trace: TraceCandidate): Decision;
+  /** Closes the windows that ended by now (the clock), emitting their reservoirs. */
+  tick(): void;
+  /** Closes every window (emitting the reservoirs) and flushes the recorder. */
+  flush(): Promise<void>;
+  readonly stats: ReadonlyMap<string, SegmentStats>;
+  readonly policyId: string;
+}
+
+export const createTraceSampler = (opts: SamplerOptions): TraceSampler => {
+  const policy = SamplingPolicy.parse(opts.policy);
+  const policyId = `${policy.name}@${policyHash(policy)}`;
+  const redactors = opts.redactors ?? DEFAULT_REDACTORS;
+  const random = createRng(opts.seed ?? randomBytes(4).readUInt32BE(0)).next;
+  const clock = opts.clock ?? Date.now;
+  const stats = new Map<string, SegmentStats>();
+  const windows = new Map<string, Window>();
+
+  const statsOf = (segment: string): SegmentStats => {
+    let s = stats.get(segment);
+    if (!s) stats.set(segment, (s = { seen: 0, kept: 0, alwaysKept: 0 }));
+    return s;
+  };
+
+  /** Redaction happens here, before a trace is buffered or recorded. */
+  const prepare = (t: TraceCandidate, segment: string, at: number): Omit<TraceInput, 'sampling'> => {
+    const input = redactValue(t.input, redactors);
+    const output = t.output === undefined ? undefined : redactValue(t.output, redactors);
+    const text = (v: unknown) => clip(typeof v === 'string' ? v : JSON.stringify(v));
+    return {
+      trace_id: t.trace_id,
+      agent_version: t.agent_version,
+      segment,
+      input_fingerprint: inputFingerprint(input),
+      occurred_at: at,
+      payload: { ...(input !== undefined ? { input: text(input) } : {}), ...(output !== undefined ? { output: text(output) } : {}) },
+      ...(t.verdicts ? { verdicts: t.verdicts } : {}),
+      ...(t.user_signals ? { user_signals: redactValue(t.user_signals, redactors) as Record<string, string | number | boolean> } : {}),
+      ...(t.error_kind ? { error_kind: redactText(t.error_kind, redactors) } : {}),
+      ...(t.tags ? { tags: t.tags } : {}),
+    };
+  };
+
+  const emit = (trace: Omit<TraceInput, 'sampling'>, probability: number): void => {
+    statsOf(trace.segment).kept++;
+    void opts.recorder.recordTrace({ ...trace, sampling: { policy: policyId, probability } });
+  };
+
+  const close = (key: string, w: Window): void => {
+    windows.delete(key);
+    const p = w.rate * Math.min(1, policy.cap!.max / w.candidates);
+    for (const t of w.reservoir) emit(t, p);
+  };
+  const closeBefore = (at: number): void => {
+    for (const [key, w] of windows) if (w.end <= at) close(key, w);
+  };
+
+  return {
+    policyId,
+    stats,
+    offer(t) {
+      const segment = t.segment ?? 'default';
+      const at = t.occurred_at ?? clock();
+      const s = statsOf(segment);
+      s.seen++;
+      if (policy.cap) closeBefore(at);
+      const always = alwaysKeepReason(policy, { segment, ...t });
+      if (always) {
+        s.alwaysKept++;
+        emit(prepare(t, segment, at), 1);
+        return { kept: true, probability: 1, reason: `always_keep:${always}` };
+      }
+      const rate = rateOf(policy, segment);
+      if (rate <= 0 || random() >= rate) return { kept: false, reason: 'rate' };
+      if (!policy.cap) {
+        emit(prepare(t, segment, at), rate);
+        return { kept: true, probability: rate, reason: 'rate' };
+      }
+      const start = Math.floor(at / policy.cap.windowMs) * policy.cap.windowMs;
+      const key = `${segment}\u001f${start}`;
+      let w = windows.get(key);
+      if (!w) windows.set(key, (w = { end: start + policy.cap.windowMs, rate, candidates: 0, reservoir: [] }));
+      w.candidates++;
+      if (w.reservoir.length < policy.cap.max) w.reservoir.push(prepare(t, segment, at));
+      else {
+        const j = Math.floor(random() * w.candidates);
+        if (j < policy.cap.max) w.reservoir[j] = prepare(t, segment, at);
+      }
+      return { kept: 'pending', reason: 'cap' };
+    },
+    tick() {
+      closeBefore(clock());
+    },
+    async flush() {
+      for (const [key, w] of [...windows]) close(key, w);
+      await opts.recorder.flush();
+    },
+  };
+};

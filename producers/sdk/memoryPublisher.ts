@@ -1,0 +1,38 @@
+import type { EventPublisher } from '../../processors/ports.ts';
+import { validateEvent } from '../../schemas/codec.ts';
+import { EventTooLarge } from '../../schemas/errors.ts';
+import type { PasskEvent } from '../../schemas/events/index.ts';
+import { topicOf, type Topic } from '../../schemas/topics.ts';
+
+export interface MemoryPublisher extends EventPublisher {
+  /** Every published event, in publish order. */
+  readonly events: PasskEvent[];
+  readonly raw: { topic: Topic; key: string; value: Uint8Array }[];
+}
+
+/**
+ * An in-process publisher for tests and examples: validates like the real adapters, keeps
+ * what it was given, and refuses events over `maxEventBytes` with `EventTooLarge`.
+ */
+export const createMemoryPublisher = (opts: { maxEventBytes?: number } = {}): MemoryPublisher => {
+  const events: PasskEvent[] = [];
+  const raw: MemoryPublisher['raw'] = [];
+  const max = opts.maxEventBytes ?? 1_000_000;
+  return {
+    events,
+    raw,
+    async publish(batch) {
+      const checked = batch.map((e) => {
+        const event = validateEvent(e);
+        const size = Buffer.byteLength(JSON.stringify(event));
+        if (size > max) throw new EventTooLarge(size, max, topicOf(event));
+        return event;
+      });
+      events.push(...checked);
+    },
+    async publishRaw(topic, records) {
+      raw.push(...records.map((r) => ({ topic, ...r })));
+    },
+    async close() {},
+  };
+};

@@ -1,0 +1,96 @@
+import { spawn, spawnSync } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createEmbeddedEventLog } from '../../log/embedded/embeddedLog.ts';
+import { readLog } from '../../producers/logReader.ts';
+import type { PasskEvent, RunFinished, TrialRecorded } from '../../schemas/events/index.ts';
+import { TOPICS } from '../../schemas/topics.ts';
+
+const ROOT = join(import.meta.dirname, '..', '..');
+const BIN = join(ROOT, 'bin', 'passk.mjs');
+const DATASET = join(ROOT, 'examples', 'refund-agent', 'refunds.jsonl');
+const ROWS = 24;
+
+let dir: string;
+beforeAll(() => {
+  dir = mkdtempSync(join(tmpdir(), 'passk-run-'));
+});
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+const passk = (dataDir: string, args: string[]) =>
+  spawnSync(process.execPath, [BIN, '--data-dir', dataDir, ...args], { cwd: ROOT, encoding: 'utf8', timeout: 170_000 });
+
+const events = async (dataDir: string): Promise<PasskEvent[]> => {
+  const log = createEmbeddedEventLog({ dataDir });
+  try {
+    const out: PasskEvent[] = [];
+    await readLog(log, { topics: [TOPICS.trials] }, (e) => out.push(e.event));
+    return out;
+  } finally {
+    await log.close();
+  }
+};
+const trialsOf = (es: PasskEvent[]) => es.filter((e): e is TrialRecorded => e.type === 'TrialRecorded');
+
+describe('passk run on the example refund agent', () => {
+  it('k=3 records exactly rows × 3 trials, with checks, tokens and cost; running it again records nothing new', async () => {
+    const data = join(dir, 'plain');
+    const run = passk(data, ['run', '--dataset', DATASET, '--agent', 'examples/refund-agent/agent.ts', '--k', '3', '--json']);
+    expect(run.status, run.stderr).toBe(0);
+    const summary = JSON.parse(run.stdout) as { done: number; status: string; wallMs: number };
+    expect(summary).toMatchObject({ status: 'completed', done: ROWS * 3 });
+    const trials = trialsOf(await events(data));
+    expect(trials).toHaveLength(ROWS * 3);
+    expect(new Set(trials.map((t) => `${t.row_id}/${t.attempt}`)).size).toBe(ROWS * 3);
+    expect(trials.every((t) => t.agent.version === 'refund-agent-v1' && t.checks?.length === 3 && t.tokens && t.cost_usd! > 0 && t.latency_ms !== undefined)).toBe(true);
+    expect(trials.every((t) => t.checks!.every((c) => typeof c.passed === 'boolean'))).toBe(true);
+    const again = passk(data, ['run', '--dataset', DATASET, '--agent', 'examples/refund-agent/agent.ts', '--k', '3', '--json']);
+    expect(again.status, again.stderr).toBe(0);
+    expect(JSON.parse(again.stdout)).toMatchObject({ skipped: ROWS * 3, done: 0, status: 'completed' });
+    expect(trialsOf(await events(data))).toHaveLength(ROWS * 3);
+  });
+
+  it('killed midway (SIGKILL), then run again: completes with no duplicates', async () => {
+    const data = join(dir, 'killed');
+    const args = ['--data-dir', data, 'run', '--dataset', DATASET, '--agent', 'test/integration/producers-fixtures/slowRefundAgent.ts', '--k', '3', '--concurrency', '2', '--json'];
+    const child = spawn(process.execPath, [BIN, ...args], { cwd: ROOT, stdio: 'ignore' });
+    const exited = new Promise<NodeJS.Signals | null>((r) => child.on('exit', (_c, s) => r(s)));
+    let seen = 0;
+    for (const started = Date.now(); Date.now() - started < 120_000; ) {
+      await new Promise((r) => setTimeout(r, 300));
+      seen = trialsOf(await events(data).catch(() => [])).length;
+      if (seen >= 10) break;
+    }
+    child.kill('SIGKILL');
+    expect(await exited).toBe('SIGKILL');
+    const beforeResume = trialsOf(await events(data));
+    expect(beforeResume.length).toBeGreaterThanOrEqual(10);
+    expect(beforeResume.length).toBeLessThan(ROWS * 3);
+
+    const resumed = spawnSync(process.execPath, [BIN, ...args], { cwd: ROOT, encoding: 'utf8', timeout: 170_000 });
+    expect(resumed.status, resumed.stderr).toBe(0);
+    expect(JSON.parse(resumed.stdout)).toMatchObject({ status: 'completed', skipped: beforeResume.length, done: ROWS * 3 - beforeResume.length });
+    const all = await events(data);
+    const trials = trialsOf(all);
+    expect(trials).toHaveLength(ROWS * 3);
+    expect(new Set(trials.map((t) => t.event_id)).size).toBe(ROWS * 3);
+    expect(new Set(trials.map((t) => `${t.row_id}/${t.attempt}`)).size).toBe(ROWS * 3);
+    const finished = all.filter((e): e is RunFinished => e.type === 'RunFinished');
+    expect(finished.map((f) => [f.status, f.trials])).toEqual([['completed', ROWS * 3]]);
+  });
+
+  it('an agent that times out or fails for infrastructure yields ungraded trials, not failures', async () => {
+    const data = join(dir, 'infra');
+    const rows = join(dir, 'infra.jsonl');
+    writeFileSync(rows, ['{"id": "slow", "input": "slow", "expected": "x"}', '{"id": "down", "input": "down", "expected": "x"}', '{"id": "ok", "input": "ok", "expected": "x"}'].join('\n'));
+    const agent = `cmd:node -e "let s='';process.stdin.on('data',d=>s+=d).on('end',()=>{const r=JSON.parse(s);if(r.input==='slow')setTimeout(()=>{},60000);else if(r.input==='down')process.exit(75);else console.log('x')})"`;
+    const run = passk(data, ['run', '--dataset', rows, '--agent', agent, '--k', '2', '--timeout', '1500ms', '--retries', '1', '--json']);
+    expect(run.status, run.stderr).toBe(0);
+    expect(JSON.parse(run.stdout)).toMatchObject({ passed: 2, failed: 0, ungraded: 4, retries: 4, errors: { timeout: 2, agent_tempfail: 2 } });
+    const by = trialsOf(await events(data));
+    expect(by.filter((t) => t.row_id === 'slow').map((t) => [t.passed, t.error_kind])).toEqual([[null, 'timeout'], [null, 'timeout']]);
+    expect(by.filter((t) => t.row_id === 'down').every((t) => t.passed === null && t.failure_category === 'test_environment')).toBe(true);
+  });
+});
