@@ -1,13 +1,13 @@
 import { Command, CommanderError } from 'commander';
 import { ConfigError } from '../deploy/config.ts';
 import { InputError } from '../schemas/errors.ts';
-import { COMMANDS } from './commands/index.ts';
+import { commandIn, COMMANDS } from './commands/index.ts';
 import { EXIT } from './exitCodes.ts';
 
 const program = new Command('passk')
   .description(
-    'passk tells you whether your LLM agent can be depended on, not just whether it can succeed.\n' +
-      'It runs every labeled row several times and reports mean accuracy, pass@k, pass^k, flip rate\n' +
+    'passk tells you whether your LLM agent can be depended on, not just whether it can succeed. ' +
+      'It runs every labeled row several times and reports mean accuracy, pass@k, pass^k, flip rate ' +
       'and a stability class per row; it compares versions row by row and gates releases.',
   )
   .option('--config <file>', 'config file (default: ./passk.config.json; env PASSK_CONFIG)')
@@ -28,9 +28,9 @@ Examples:
   passk gate --baseline v1 --candidate v2 --must-not-break mnb.txt trials.jsonl`,
   );
 
-for (const add of COMMANDS) add(program);
-
 try {
+  const named = commandIn(process.argv.slice(2));
+  for (const name of named ? [named] : Object.keys(COMMANDS)) (await COMMANDS[name]!())(program);
   await program.parseAsync(process.argv);
 } catch (e) {
   if (e instanceof CommanderError) {
