@@ -12,7 +12,7 @@ const layer = (files, forbidden, message) => ({
 });
 
 export default tseslint.config(
-  { ignores: ['node_modules/', '.local-stack/', '.passk/', '.reports/', 'dist/', 'deploy/local/*.cjs'] },
+  { ignores: ['node_modules/', '.local-stack/', '.passk/', '.reports/', 'dist/', 'tmp/', '.tmp-*/', 'deploy/local/*.cjs'] },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {

@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { pathToFileURL } from 'node:url';
+import type { RowStateChanged } from '../schemas/events/decisions.ts';
 import type { TrialRecorded } from '../schemas/events/trialRecorded.ts';
 import { deterministicEventId } from '../schemas/ids.ts';
 import { createClickHouseRowSink, migrate, openClickHouse, passCurve, renderCreateTable, TABLES, trialToRow, versionSummary } from '../sinks/clickhouse/index.ts';
@@ -34,6 +35,9 @@ export interface BenchSinkResult {
   /** sink / raw: 1.0 means the sink costs nothing over a raw insert. */
   readonly ratio: number;
   readonly summaryMs: number;
+  /** The same summary from the processors' row state (one row per dataset row), checked equal. */
+  readonly summaryFromRowStateMs: number;
+  readonly summaryFromRowStateMsPer1M: number;
   readonly passCurveMs: number;
   /** Summary ms scaled to 1M trials, against the 100 ms target. */
   readonly summaryMsPer1M: number;
@@ -109,11 +113,37 @@ export async function benchSink(opts: BenchSinkOptions = {}): Promise<BenchSinkR
       return median(ms);
     };
     const summaryMs = await timed(() => versionSummary(store.client, scope));
+
+    // What the processors keep: one RowStateChanged per row with its attempts (a plain fold here).
+    const states = new Map<number, TrialRecorded[]>();
+    for (let i = 0; i < total; i++) {
+      const t = syntheticTrial(i, rows);
+      const row = i % rows;
+      states.set(row, [...(states.get(row) ?? []), t]);
+    }
+    const stateSink = createClickHouseRowSink({ client: store.client, insertJsonRows: store.insertJsonRows, maxRows: batch, maxWaitMs: 60_000 });
+    const pending: RowStateChanged[] = [];
+    for (const [row, ts] of states) {
+      pending.push({
+        event_id: deterministicEventId(T0, 'bench-state', row),
+        type: 'RowStateChanged', schema_version: 1, occurred_at: T0, producer: 'passk-bench/0',
+        suite: 'bench', dataset_version: 'd1', agent_version: 'agent-1', row_id: `row-${row}`, seq: ts.length,
+        n: ts.length, c: ts.filter((t) => t.passed).length, ungraded: 0, class: 'unclassified',
+        attempts: ts.map((t) => ({ attempt: t.attempt, run_id: t.run_id, event_id: t.event_id, passed: t.passed, output: t.output ?? null })),
+      });
+      if (pending.length === batch) await stateSink.writeEvents(pending.splice(0));
+    }
+    await stateSink.writeEvents(pending);
+    await stateSink.close();
+    const fromState = { ...scope, from: 'row_state' as const };
+    const [a, b] = [await versionSummary(store.client, scope), await versionSummary(store.client, fromState)];
+    if (JSON.stringify(a.bins) !== JSON.stringify(b.bins)) throw new Error('row-state summary differs from the trials summary');
+    const summaryFromRowStateMs = await timed(() => versionSummary(store.client, fromState));
     const passCurveMs = await timed(() => passCurve(store.client, scope));
     const parts = (await (await store.client.query({ query: "SELECT count() AS p FROM system.parts WHERE active AND database = currentDatabase() AND table = 'trials'", format: 'JSONEachRow' })).json<{ p: number }>())[0]!.p;
     const rawRowsPerSec = total / (rawMs / 1000);
     const sinkRowsPerSec = total / (sinkMs / 1000);
-    return { trials: total, rows, rawRowsPerSec, sinkRowsPerSec, ratio: sinkRowsPerSec / rawRowsPerSec, summaryMs, passCurveMs, summaryMsPer1M: summaryMs * (1_000_000 / total), parts };
+    return { trials: total, rows, rawRowsPerSec, sinkRowsPerSec, ratio: sinkRowsPerSec / rawRowsPerSec, summaryMs, summaryFromRowStateMs, summaryFromRowStateMsPer1M: summaryFromRowStateMs * (1_000_000 / total), passCurveMs, summaryMsPer1M: summaryMs * (1_000_000 / total), parts };
   } finally {
     await store.close();
     rmSync(dir, { recursive: true, force: true });

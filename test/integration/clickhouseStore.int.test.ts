@@ -391,6 +391,14 @@ describe.each(targets)('store on $name', ({ open }) => {
     expect(report.differences).toEqual([]);
     expect(report.ok).toBe(true);
     expect(report.rows).toBe(60);
+    // So the summary may read the row state (one row per row) instead of every trial: same numbers.
+    for (const agent_version of ['m1', 'm2'])
+      for (const ungradedAsFailure of [false, true]) {
+        const scope = { suite: 'mix', agent_version, ungradedAsFailure };
+        const fromState = await versionSummary(store.client, { ...scope, from: 'row_state' });
+        expect(fromState.bins.length).toBeGreaterThan(1);
+        expect(fromState).toEqual(await versionSummary(store.client, scope));
+      }
 
     // A state that disagrees with the trials is reported, with both sides.
     const wrong = states

@@ -17,6 +17,13 @@ export interface VersionScope {
   readonly dataset_version?: string;
   /** Count ungraded trials (passed NULL) as failures. @default false */
   readonly ungradedAsFailure?: boolean;
+  /**
+   * Where the per-row (n, c) come from: the raw `trials` (duplicates collapsed with FINAL), or the
+   * processors' `row_state` (one row per row, the latest seq): the same numbers when the consistency
+   * invariant holds (`checkConsistency`), at a tenth of the rows to read with 10 attempts per row.
+   * @default 'trials'
+   */
+  readonly from?: 'trials' | 'row_state';
 }
 
 const Bin = z.object({ n: z.number(), c: z.number(), count: z.number(), ungraded: z.number() });
@@ -36,6 +43,17 @@ FROM (
 GROUP BY n, c
 ORDER BY n, c`;
 
+const ROW_STATE_HISTOGRAM_SQL = `
+SELECT n, c, count() AS count, sum(u) AS ungraded
+FROM (
+  SELECT if({ungraded_as_failure:Bool}, n + ungraded, n) AS n, c, ungraded AS u
+  FROM row_state FINAL
+  WHERE suite = {suite:String} AND agent_version = {agent_version:String}
+    AND ({dataset_version:String} = '' OR dataset_version = {dataset_version:String})
+)
+GROUP BY n, c
+ORDER BY n, c`;
+
 export interface VersionHistogram {
   readonly bins: HistogramBin[];
   /** Trials with passed NULL (left out of n unless ungradedAsFailure). */
@@ -44,7 +62,7 @@ export interface VersionHistogram {
 
 /** The (n, c) histogram of one agent version on one suite, from the raw trials (duplicates counted once). */
 export const versionHistogram = async (client: Querier, scope: VersionScope): Promise<VersionHistogram> => {
-  const rows = await select(client, Bin, HISTOGRAM_SQL, {
+  const rows = await select(client, Bin, scope.from === 'row_state' ? ROW_STATE_HISTOGRAM_SQL : HISTOGRAM_SQL, {
     suite: scope.suite,
     agent_version: scope.agent_version,
     dataset_version: any(scope.dataset_version),
