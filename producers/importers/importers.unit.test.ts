@@ -1,3 +1,4 @@
+import { fileURLToPath } from 'node:url';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -8,7 +9,7 @@ import { detectFormat, parseResultsFile } from './detect.ts';
 import { inspectValue } from './inspect.ts';
 import { summarize } from './summary.ts';
 
-const DIR = '/work/shared/datasets/tool-outputs';
+const DIR = fileURLToPath(new URL('../../../shared/datasets/tool-outputs', import.meta.url));
 const load = (name: string, opts = {}) => {
   const file = join(DIR, name);
   const text = readFileSync(file, 'utf8');

@@ -11,6 +11,7 @@ import { recordedAttempts } from '../../producers/runner/resume.ts';
 import { createRecorder, newRunId } from '../../producers/sdk/index.ts';
 import type { PasskEvent } from '../../schemas/events/index.ts';
 import { ALL_TOPICS, TOPICS } from '../../schemas/topics.ts';
+import { sharedPath } from '../helpers/shared.ts';
 
 /** The producers on the distributed backend: the same code path as the embedded log. */
 const brokers = inject('kafkaBrokers').split(',');
@@ -51,7 +52,7 @@ describe('producers on Kafka + schema registry', () => {
   });
 
   it('importing a file twice records nothing new', async () => {
-    const file = join('/work/shared/datasets/tool-outputs', 'tau2-grok-4-airline-4trials.json');
+    const file = sharedPath('datasets/tool-outputs', 'tau2-grok-4-airline-4trials.json');
     const first = await importFiles([file], {}, { publisher: log.publisher, source: log });
     const second = await importFiles([file], {}, { publisher: log.publisher, source: log });
     expect(first[0]).toMatchObject({ trials: 16, published: 17, skipped: 0 });
