@@ -1,4 +1,4 @@
-import { calibrateJudges, compareVersions, DEFAULT_REPORT_OPTIONS, groupTrials, reportGroup, summarizeGroup, type Group } from '../../processors/core/index.ts';
+import { buildReport, calibrateJudges, compareVersions, DEFAULT_REPORT_OPTIONS, groupTrials, type Group } from '../../processors/core/index.ts';
 import type { PasskEvent } from '../../schemas/events/index.ts';
 import type { DatasetRowUpserted, GateEvaluated, JudgmentRecorded, LabelRecorded } from '../../schemas/events/index.ts';
 import type { DashboardData, DatasetVersionView, Scope } from './data.ts';
@@ -26,9 +26,10 @@ export const createMemoryDashboardData = (initial: readonly PasskEvent[] = []) =
         return { ...g.key, rows: g.rows.size, trials: trials.length, last_at: Math.max(...trials.map((t) => t.occurred_at)) };
       }),
     overview: async (scope) =>
-      groups()
-        .filter((g) => g.key.suite === scope.suite && g.key.dataset_version === scope.dataset_version)
-        .map((g) => reportGroup(g.key, summarizeGroup(g, DEFAULT_REPORT_OPTIONS), DEFAULT_REPORT_OPTIONS)),
+      buildReport(
+        groups().filter((g) => g.key.suite === scope.suite && g.key.dataset_version === scope.dataset_version),
+        DEFAULT_REPORT_OPTIONS,
+      ).groups,
     compare: async (q) => {
       const b = groupOf(q, q.baseline);
       const c = groupOf(q, q.candidate);
