@@ -25,8 +25,12 @@ let failed = 0;
 if (existsSync(report)) {
   const json = JSON.parse(readFileSync(report, 'utf8'));
   passed = json.numPassedTests ?? 0;
-  // A file that failed to load counts as one failure: it ran none of its tests.
-  failed = (json.numFailedTests ?? 0) + (json.testResults ?? []).filter((f) => f.status === 'failed' && (f.assertionResults ?? []).length === 0).length;
+  // A file that failed outside its tests (it did not load, or a hook threw and its tests were
+  // skipped) counts as one failure.
+  const failedOutsideTests = (json.testResults ?? []).filter(
+    (f) => f.status === 'failed' && !(f.assertionResults ?? []).some((a) => a.status === 'failed'),
+  ).length;
+  failed = (json.numFailedTests ?? 0) + failedOutsideTests;
 } else {
   failed = 1;
 }
