@@ -23,6 +23,11 @@ export const TOPIC_OF: Record<EventType, Topic> = {
   GateEvaluated: TOPICS.decisions,
   RowStateChanged: TOPICS.rowstate,
   RunFinished: TOPICS.trials,
+  ComparisonDeclared: TOPICS.decisions,
+  ConfirmationRequested: TOPICS.decisions,
+  RunClosed: TOPICS.decisions,
+  WindowAlertRaised: TOPICS.decisions,
+  TraceWindowsUpdated: TOPICS.rowstate,
 };
 
 const SEP = '\u001f'; // unit separator: cannot collide with ids made of printable text
@@ -47,6 +52,17 @@ export const keyOf = (e: PasskEvent): string => {
       return [e.suite, e.dataset_version, e.agent_version, e.row_id].join(SEP);
     case 'RunFinished':
       return e.suite + SEP + e.run_id;
+    // a candidate's comparisons, confirmations and closed runs share its gates' partition
+    case 'ComparisonDeclared':
+    case 'ConfirmationRequested':
+      return e.suite + SEP + e.candidate;
+    case 'RunClosed':
+      return e.suite + SEP + e.agent_version;
+    case 'WindowAlertRaised':
+      return e.agent_version + SEP + e.segment;
+    // one compacted record per source partition of passk.traces
+    case 'TraceWindowsUpdated':
+      return 'windows' + SEP + e.source_partition;
   }
 };
 

@@ -1,17 +1,23 @@
 import { z } from 'zod';
+import { ComparisonDeclared, ConfirmationRequested, RunClosed } from './comparisons.ts';
 import { DatasetRowUpserted, FailureConfirmed } from './datasets.ts';
 import { GateEvaluated, RowStateChanged } from './decisions.ts';
 import { JudgmentRecorded, LabelRecorded } from './judgments.ts';
 import { RunFinished } from './runFinished.ts';
 import { TraceSampled } from './traceSampled.ts';
+import { TraceWindowsUpdated } from './traceWindowsUpdated.ts';
 import { TrialRecorded } from './trialRecorded.ts';
+import { WindowAlertRaised } from './windowAlertRaised.ts';
 
+export * from './comparisons.ts';
 export * from './datasets.ts';
 export * from './decisions.ts';
 export * from './judgments.ts';
 export * from './runFinished.ts';
 export * from './traceSampled.ts';
+export * from './traceWindowsUpdated.ts';
 export * from './trialRecorded.ts';
+export * from './windowAlertRaised.ts';
 
 /** Every event schema, by its `type`. */
 export const EVENT_SCHEMAS = {
@@ -24,6 +30,11 @@ export const EVENT_SCHEMAS = {
   GateEvaluated,
   RowStateChanged,
   RunFinished,
+  ComparisonDeclared,
+  ConfirmationRequested,
+  RunClosed,
+  WindowAlertRaised,
+  TraceWindowsUpdated,
 } as const;
 
 export type EventType = keyof typeof EVENT_SCHEMAS;
@@ -39,6 +50,11 @@ export const PasskEvent = z.discriminatedUnion('type', [
   GateEvaluated,
   RowStateChanged,
   RunFinished,
+  ComparisonDeclared,
+  ConfirmationRequested,
+  RunClosed,
+  WindowAlertRaised,
+  TraceWindowsUpdated,
 ]);
 export type PasskEvent = z.infer<typeof PasskEvent>;
 export type EventOf<T extends EventType> = Extract<PasskEvent, { type: T }>;

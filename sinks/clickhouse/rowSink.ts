@@ -260,7 +260,9 @@ export const createClickHouseRowSink = (opts: ClickHouseRowSinkOptions): ClickHo
     async writeEvents(events) {
       const byTable = new Map<TableName, Row[]>();
       for (const e of events) {
-        const { table, row } = eventToRow(e);
+        const stored = eventToRow(e);
+        if (!stored) continue;
+        const { table, row } = stored;
         const list = byTable.get(table) ?? [];
         list.push(row);
         byTable.set(table, list);

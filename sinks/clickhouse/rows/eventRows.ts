@@ -138,8 +138,12 @@ const runRow = (e: RunFinished): Row => ({
   note: e.note ?? null,
 });
 
-/** The table an event is stored in, and its row there. */
-export const eventToRow = (e: PasskEvent): { table: TableName; row: Row } => {
+/**
+ * The table an event is stored in, and its row there; undefined for events that only steer the
+ * processors (declared comparisons, confirmation requests, closed runs) or that the processors store
+ * as rows of their own (window totals and alerts: `production_windows`, `alerts`).
+ */
+export const eventToRow = (e: PasskEvent): { table: TableName; row: Row } | undefined => {
   switch (e.type) {
     case 'TrialRecorded':
       return { table: 'trials', row: trialToRow(e) };
@@ -159,5 +163,11 @@ export const eventToRow = (e: PasskEvent): { table: TableName; row: Row } => {
       return { table: 'row_state', row: rowStateRow(e) };
     case 'RunFinished':
       return { table: 'runs', row: runRow(e) };
+    case 'ComparisonDeclared':
+    case 'ConfirmationRequested':
+    case 'RunClosed':
+    case 'WindowAlertRaised':
+    case 'TraceWindowsUpdated':
+      return undefined;
   }
 };

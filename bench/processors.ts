@@ -1,0 +1,359 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { performance } from 'node:perf_hooks';
+import { lastValueFrom, toArray } from 'rxjs';
+import { jsonCodec } from '../schemas/codec.ts';
+import type { TrialRecorded } from '../schemas/events/trialRecorded.ts';
+import { deterministicEventId } from '../schemas/ids.ts';
+import { TOPICS } from '../schemas/topics.ts';
+import { decodeRecords } from '../log/deadLetters.ts';
+import { createEmbeddedEventLog } from '../log/embedded/embeddedLog.ts';
+import { partitionOf } from '../log/partitioner.ts';
+import { evolveRow, trialRowKey, type RowState } from '../processors/folds/rowState.ts';
+import { Kafka, logLevel } from 'kafkajs';
+import { PasskConfig } from '../deploy/config.ts';
+import { openEventLog } from '../deploy/eventLog.ts';
+import type { EventBatch, EventConsumer, EventLog, EventPublisher, EventSource, RawRecord } from '../processors/ports.ts';
+import { trialTopology, type TrialSink } from '../processors/topology.ts';
+
+/**
+ * Processor benchmarks. Every number is a ratio to a baseline measured in the same run on the same
+ * events, so machines and load cancel out:
+ * - fold: the trial topology (its real operators, with no-op log and sink ports) vs a plain `for`
+ *   loop calling the same row fold on a Map. The topology also builds a changelog record per changed
+ *   row per durable unit, which the loop does not.
+ * - decode+fold: the topology fed raw bytes decoded as the log adapters do (`decodeRecords`: JSON
+ *   parse + zod validation) vs a plain loop that decodes each record the same way, then folds.
+ * - end to end (embedded log): events/s of the topology consuming a real embedded log, vs a raw
+ *   consume loop over the same log (fetch, decode, commit; no fold).
+ * - end to end (Kafka, when `kafka` is given): the topology through the Kafka adapter (registry
+ *   decode, group consumer, commits), with and without its changelog publish, vs a raw kafkajs
+ *   consume loop on the same topic (no decode, no commit). Wall time, group joins included.
+ * In-memory ratios are medians of alternating runs, in CPU time of this process (GC threads
+ * included): on a shared machine that is steadier than wall time.
+ */
+export interface BenchProcessorsOptions {
+  /** @default 2_000_000 */
+  readonly events?: number;
+  /** Distinct rows (each run on `versions` agent versions, events/(rows·versions) attempts each). @default 50_000 */
+  readonly rows?: number;
+  /** @default 4 */
+  readonly versions?: number;
+  /** Alternating baseline/topology runs per in-memory ratio (median reported). @default 3 */
+  readonly pairs?: number;
+  /** Events through the embedded log end to end. @default 200_000 */
+  readonly e2eEvents?: number;
+  /**
+   * Also measure end to end through Kafka: `open` opens the Kafka event log under a fresh topic
+   * namespace (or give `schemaRegistryUrl` and one is opened here).
+   */
+  readonly kafka?: { readonly brokers: string[]; readonly schemaRegistryUrl?: string; readonly open?: () => Promise<EventLog> };
+  /** Events through Kafka end to end. @default 100_000 */
+  readonly kafkaEvents?: number;
+  readonly log?: (line: string) => void;
+}
+
+export interface BenchLine {
+  readonly name: string;
+  readonly eventsPerSec: number;
+  readonly baseline: string;
+  readonly baselineEventsPerSec: number;
+  readonly ratio: number;
+}
+
+const T0 = 1_767_225_600_000;
+const PRODUCER = 'passk-bench/0';
+
+/** Attempt-major order, like k runs over the dataset one after the other. */
+export const syntheticTrials = function* (o: { events: number; rows: number; versions: number }): Generator<TrialRecorded> {
+  const agents = Array.from({ length: o.versions }, (_, v) => ({ version: `agent-${v}`, model: 'model-x' }));
+  const attempts = Math.ceil(o.events / (o.rows * o.versions));
+  let i = 0;
+  for (let a = 0; a < attempts; a++)
+    for (let r = 0; r < o.rows; r++)
+      for (let v = 0; v < o.versions; v++) {
+        if (i >= o.events) return;
+        const at = T0 + i;
+        yield {
+          event_id: deterministicEventId(at, i),
+          type: 'TrialRecorded',
+          schema_version: 1,
+          occurred_at: at,
+          producer: PRODUCER,
+          suite: 'bench',
+          dataset_version: 'd1',
+          row_id: `row-${r}`,
+          run_id: `run-${a}`,
+          attempt: a,
+          agent: agents[v]!,
+          output: (r + a) % 7 === 0 ? 'deny' : 'approve',
+          passed: (r * 31 + v * 7 + a) % 5 !== 0,
+          checks: [{ name: 'return_window', answer: (r + a) % 3 === 0 }],
+        };
+        i++;
+      }
+};
+
+/** Every event's JSON in one buffer; ends[i] is where event i's bytes end. */
+const encodeAll = (events: Iterable<TrialRecorded>, n: number): { bytes: Buffer; ends: Uint32Array } => {
+  let bytes = Buffer.allocUnsafe(n * 400);
+  const ends = new Uint32Array(n);
+  let at = 0;
+  let i = 0;
+  for (const e of events) {
+    const json = JSON.stringify(e);
+    if (at + json.length * 3 > bytes.length) {
+      const bigger = Buffer.allocUnsafe(bytes.length * 2);
+      bytes.copy(bigger, 0, 0, at);
+      bytes = bigger;
+    }
+    at += bytes.write(json, at);
+    ends[i++] = at;
+  }
+  return { bytes: bytes.subarray(0, at), ends };
+};
+
+const plainFold = (events: readonly TrialRecorded[]): number => {
+  const table = new Map<string, RowState>();
+  for (const e of events) {
+    const key = trialRowKey(e);
+    const before = table.get(key);
+    const after = evolveRow(before, e);
+    if (after !== before) table.set(key, after);
+  }
+  return table.size;
+};
+
+/** A consumer over batches already in memory: the topology's I/O costs nothing. */
+const memorySource = (batches: () => AsyncIterable<EventBatch>): EventSource => ({
+  consumer: async (o) => {
+    const consumer: EventConsumer = {
+      batches: async function* () {
+        await o.onAssigned?.([]);
+        yield* batches();
+      },
+      commit: async () => {},
+      committed: async () => new Map(),
+      lag: async () => [],
+      close: async () => {},
+    };
+    return consumer;
+  },
+});
+const noSink: TrialSink = { writeTrials: async () => {} };
+const noPublisher: EventPublisher = { publish: async () => {}, publishRaw: async () => {}, close: async () => {} };
+
+const runTopology = async (source: EventSource): Promise<number> => {
+  const progress = await lastValueFrom(
+    trialTopology(
+      { source, publisher: noPublisher, sink: noSink },
+      { instanceId: 'bench', producer: PRODUCER, partitionOf, maxRows: 5_000, maxWaitMs: 50, maxInFlight: 20_000 },
+    ).pipe(toArray()),
+  );
+  return progress.reduce((a, p) => a + p.trials, 0);
+};
+
+const chunks = <T>(items: readonly T[], size: number): T[][] => {
+  const out: T[][] = [];
+  for (let i = 0; i < items.length; i += size) out.push(items.slice(i, i + size));
+  return out;
+};
+
+const timed = async (f: () => Promise<unknown> | unknown): Promise<number> => {
+  const t = performance.now();
+  await f();
+  return (performance.now() - t) / 1000;
+};
+
+/** CPU seconds of this process (all threads: GC included) spent in f. On a shared machine this is steadier than wall time. */
+const cpu = async (f: () => Promise<unknown> | unknown): Promise<number> => {
+  const c = process.cpuUsage();
+  await f();
+  const d = process.cpuUsage(c);
+  return (d.user + d.system) / 1e6;
+};
+
+/**
+ * Baseline and candidate run alternately (after one warm-up each), `pairs` times; the ratio is the
+ * median of the per-pair ratios of CPU time, so a burst of load on the machine hits both sides.
+ */
+const paired = async (pairs: number, baseline: () => Promise<unknown> | unknown, candidate: () => Promise<unknown> | unknown) => {
+  await baseline();
+  await candidate();
+  const ratios: number[] = [];
+  let b = Infinity;
+  let c = Infinity;
+  for (let i = 0; i < pairs; i++) {
+    const tb = await cpu(baseline);
+    const tc = await cpu(candidate);
+    ratios.push(tb / tc);
+    b = Math.min(b, tb);
+    c = Math.min(c, tc);
+  }
+  ratios.sort((x, y) => x - y);
+  return { ratio: ratios[Math.floor(ratios.length / 2)]!, baseline: b, candidate: c };
+};
+
+export async function benchProcessors(opts: BenchProcessorsOptions = {}): Promise<BenchLine[]> {
+  const say = opts.log ?? ((line: string) => console.log(line));
+  const shape = { events: opts.events ?? 2_000_000, rows: opts.rows ?? 50_000, versions: opts.versions ?? 4 };
+  const lines: BenchLine[] = [];
+  const report = (l: BenchLine) => {
+    lines.push(l);
+    say(`${l.name.padEnd(44)} ${Math.round(l.eventsPerSec).toLocaleString('en-US').padStart(11)} ev/s   ${l.ratio.toFixed(2)}× ${l.baseline} (${Math.round(l.baselineEventsPerSec).toLocaleString('en-US')} ev/s)`);
+  };
+  say(`processors: ${shape.events.toLocaleString('en-US')} trials over ${shape.rows.toLocaleString('en-US')} rows × ${shape.versions} versions`);
+
+  // 1. fold: topology vs plain loop, 4 partitions of 1000-event batches
+  {
+    const events = [...syntheticTrials(shape)];
+    const batches: EventBatch[] = chunks(events, 1_000).map((evs, i) => ({
+      topic: TOPICS.trials,
+      partition: i % 4,
+      lastOffset: Math.floor(i / 4) * 1_000 + evs.length - 1,
+      highWatermark: shape.events,
+      events: evs.map((event, j) => ({ topic: TOPICS.trials, partition: i % 4, offset: Math.floor(i / 4) * 1_000 + j, key: '', event })),
+    }));
+    const m = await paired(opts.pairs ?? 3, () => plainFold(events), () => runTopology(memorySource(async function* () { yield* batches; })));
+    report({ name: 'fold: trial topology', eventsPerSec: shape.events / m.candidate, baseline: 'plain-loop fold', baselineEventsPerSec: shape.events / m.baseline, ratio: m.ratio });
+  }
+
+  // 2. decode + fold: both decode every record with the adapters' decoder (JSON + zod). The bytes sit in
+  //    one buffer (2M small Buffers would not fit the heap next to the tables); both sides cut the same
+  //    views out of it.
+  {
+    const { bytes, ends } = encodeAll(syntheticTrials(shape), shape.events);
+    const recordsOf = function* (size: number): Generator<RawRecord[]> {
+      for (let from = 0; from < shape.events; from += size) {
+        const batch: RawRecord[] = [];
+        for (let i = from; i < Math.min(shape.events, from + size); i++)
+          batch.push({ topic: TOPICS.trials, partition: 0, offset: i, key: '', value: bytes.subarray(i === 0 ? 0 : ends[i - 1]!, ends[i]!), timestamp: 0 });
+        yield batch;
+      }
+    };
+    const loop = async () => {
+      const table = new Map<string, RowState>();
+      for (const batch of recordsOf(1_000))
+        for (const r of batch) {
+          const e = (await jsonCodec.decode(r.value)) as TrialRecorded;
+          const key = trialRowKey(e);
+          const before = table.get(key);
+          const after = evolveRow(before, e);
+          if (after !== before) table.set(key, after);
+        }
+    };
+    const m = await paired(opts.pairs ?? 3, loop, () =>
+      runTopology(
+        memorySource(async function* () {
+          for (const records of recordsOf(1_000)) {
+            const { events } = await decodeRecords(jsonCodec, records);
+            yield { topic: TOPICS.trials, partition: 0, events, lastOffset: records.at(-1)!.offset, highWatermark: shape.events };
+          }
+        }),
+      ),
+    );
+    report({ name: 'decode+fold: trial topology', eventsPerSec: shape.events / m.candidate, baseline: 'plain loop: decode + fold', baselineEventsPerSec: shape.events / m.baseline, ratio: m.ratio });
+  }
+
+  // 3. end to end through the embedded log
+  {
+    const n = opts.e2eEvents ?? 200_000;
+    const dir = mkdtempSync(join(tmpdir(), 'passk-bench-'));
+    try {
+      const log = createEmbeddedEventLog({ dataDir: dir, synchronous: 'NORMAL' });
+      const events = [...syntheticTrials({ ...shape, events: n })];
+      for (const part of chunks(events, 5_000)) await log.publisher.publish(part);
+      const raw = await timed(async () => {
+        const c = await log.consumer({ groupId: 'bench-raw', topics: [TOPICS.trials], maxBatch: 1_000 });
+        let seen = 0;
+        for await (const b of c.batches()) {
+          seen += b.events.length;
+          await c.commit([{ topic: b.topic, partition: b.partition, nextOffset: b.lastOffset + 1 }]);
+          if (seen >= n) break;
+        }
+        await c.close();
+      });
+      const topo = await timed(() =>
+        lastValueFrom(
+          trialTopology(
+            { source: log, publisher: noPublisher, sink: noSink },
+            { instanceId: 'bench', producer: PRODUCER, partitionOf, maxBatch: 1_000, untilCaughtUpEveryMs: 20 },
+          ).pipe(toArray()),
+        ),
+      );
+      await log.close();
+      report({ name: 'end to end: embedded log → topology', eventsPerSec: n / topo, baseline: 'raw consume loop (embedded)', baselineEventsPerSec: n / raw, ratio: raw / topo });
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  }
+  if (opts.kafka) for (const line of await benchKafka(opts.kafka, opts.kafkaEvents ?? 100_000, shape)) report(line);
+  return lines;
+}
+
+/** The cluster's name for passk.trials under the bench's namespace (or the newest bench namespace when the caller opened the log). */
+const physicalTrialsTopic = async (brokers: string[], namespace: string, callerOpened: boolean): Promise<string> => {
+  if (!callerOpened) return `${namespace}${TOPICS.trials}`;
+  const admin = new Kafka({ clientId: 'passk-bench', brokers, logLevel: logLevel.NOTHING }).admin();
+  await admin.connect();
+  try {
+    const names = (await admin.listTopics()).filter((t) => t.endsWith(TOPICS.trials) && t.startsWith('bench'));
+    return names.sort().at(-1) ?? TOPICS.trials;
+  } finally {
+    await admin.disconnect();
+  }
+};
+
+/**
+ * End to end through Kafka: the trial topology (C's Kafka adapter: registry decode, group consumer,
+ * commits; changelog publish to passk.rowstate) vs a raw kafkajs consume loop over the same topic
+ * (eachBatch, no decode, no commit): what the broker and client alone cost. Wall time.
+ */
+const benchKafka = async (k: NonNullable<BenchProcessorsOptions['kafka']>, n: number, shape: { rows: number; versions: number }): Promise<BenchLine[]> => {
+  const namespace = `bench${Date.now().toString(36)}.`;
+  const log = k.open
+    ? await k.open()
+    : await openEventLog(PasskConfig.parse({ backend: 'kafka', kafka: { brokers: k.brokers, schemaRegistryUrl: k.schemaRegistryUrl } }), { namespace });
+  try {
+    // the raw loop reads the physical topic: find it from where the log put the first record
+    const physical = await physicalTrialsTopic(k.brokers, namespace, Boolean(k.open));
+    const events = [...syntheticTrials({ ...shape, events: n })];
+    for (const part of chunks(events, 5_000)) await log.publisher.publish(part);
+    const kafka = new Kafka({ clientId: 'passk-bench', brokers: k.brokers, logLevel: logLevel.NOTHING });
+    const raw = await timed(async () => {
+      const consumer = kafka.consumer({ groupId: `${namespace}raw`, maxBytesPerPartition: 4 * 1024 * 1024 });
+      await consumer.connect();
+      await consumer.subscribe({ topics: [physical], fromBeginning: true });
+      let seen = 0;
+      await new Promise<void>((resolve) => {
+        void consumer.run({
+          autoCommit: false,
+          eachBatch: async ({ batch }) => {
+            seen += batch.messages.length;
+            if (seen >= n) resolve();
+          },
+        });
+      });
+      await consumer.disconnect();
+    });
+    const run = (groupId: string, publisher: EventPublisher) =>
+      timed(() =>
+        lastValueFrom(
+          trialTopology(
+            { source: log, publisher, sink: noSink },
+            { instanceId: 'bench', groupId, producer: PRODUCER, partitionOf, maxBatch: 1_000, untilCaughtUpEveryMs: 50 },
+          ).pipe(toArray()),
+        ),
+      );
+    const full = await run('bench-full', log.publisher);
+    const fold = await run('bench-fold', noPublisher);
+    const base = { baseline: 'raw kafkajs consume loop', baselineEventsPerSec: n / raw };
+    return [
+      { name: 'end to end: Kafka → topology → changelog', eventsPerSec: n / full, ...base, ratio: raw / full },
+      { name: 'end to end: Kafka → topology (no changelog)', eventsPerSec: n / fold, ...base, ratio: raw / fold },
+    ];
+  } finally {
+    await log.close();
+  }
+};

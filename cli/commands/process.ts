@@ -1,0 +1,122 @@
+import type { Command } from 'commander';
+import { loadConfig } from '../../deploy/config.ts';
+import { startProcessors, type ProcessorsRun } from '../../deploy/processors.ts';
+import { numbersOf } from '../../processors/folds/versionSummary.ts';
+import type { TrialProgress } from '../../processors/topology.ts';
+import { PipelineError } from '../../schemas/errors.ts';
+import { StoreLocked } from '../../sinks/clickhouse/index.ts';
+import { heading, table, text } from '../format/doc.ts';
+import { pct } from '../format/numbers.ts';
+import { renderJson, renderTerminal } from '../format/render.ts';
+import { EXIT } from '../exitCodes.ts';
+
+type ProcessFlags = { untilCaughtUp?: boolean; store: boolean; minAttempts?: string; json?: boolean };
+
+/** Lag per partition from the latest progress of each, summed. */
+const lagTracker = () => {
+  const lag = new Map<string, number>();
+  return {
+    add: (p: TrialProgress) => {
+      for (const l of p.lag) lag.set(`${l.topic}[${l.partition}]`, l.lag);
+    },
+    total: () => [...lag.values()].reduce((a, b) => a + b, 0),
+    parts: () => [...lag].map(([k, v]) => `${k} ${v}`).join(', '),
+  };
+};
+
+const summaryBlocks = (p: TrialProgress | undefined, totals: { records: number; trials: number; decisions: number }) => {
+  const rows = (p?.summaries() ?? []).map((s) => {
+    const n = numbersOf(s);
+    return [s.suite, s.dataset_version, s.agent_version, String(n.rows), String(n.trials), pct(n.mean_accuracy), Object.values(n.pass_hat_k).map((x) => pct(x)).join(' / ') || '—', pct(n.flip_rate)];
+  });
+  return [
+    heading('passk process'),
+    text(`${totals.records} trial records consumed, ${totals.trials} trials folded, ${totals.decisions} events decided; everything consumed is durable and committed`),
+    table(['suite', 'dataset', 'agent version', 'rows', 'trials', 'mean acc.', 'pass^1..K', 'flip rate'], rows),
+  ];
+};
+
+export const processCommand = (program: Command): void => {
+  program
+    .command('process')
+    .summary('run the stream processors: live per-row state, changelog and store, exactly once')
+    .description(
+      'Consumes passk.trials from the configured event log (the embedded log in ./.passk, or Kafka), folds\n' +
+        'per-row reliability state, publishes it to the passk.rowstate changelog and writes trials and row\n' +
+        'states to the store. Offsets are committed only once the changelog and the store writes are durable.\n' +
+        'Shows progress and lag on stderr. SIGTERM or Ctrl-C stops cleanly: what is in flight is made durable\n' +
+        'and committed first. Several `passk process` share the work as one consumer group. See docs/processors.md.',
+    )
+    .option('--until-caught-up', 'exit 0 once every partition’s lag is zero and everything is durable')
+    .option('--no-store', 'do not write to the store (changelog only)')
+    .option('--min-attempts <n>', 'graded attempts before a row is classified (default 3)')
+    .option('--json', 'print the final summary as JSON')
+    .addHelpText(
+      'after',
+      `
+Examples:
+  passk process                      # run until SIGTERM
+  passk process --until-caught-up    # batch: process what is there, then exit
+  PASSK_BACKEND=kafka KAFKA_BROKERS=127.0.0.1:9092 SCHEMA_REGISTRY_URL=http://127.0.0.1:8080/apis/ccompat/v7 passk process
+
+Exit codes: 0 ok, 2 bad flag or config, 3 the event log or the store is unreachable or held by another process.`,
+    )
+    .action(async (flags: ProcessFlags, cmd: Command) => {
+      const config = loadConfig(cmd.optsWithGlobals());
+      const minAttempts = flags.minAttempts === undefined ? undefined : Number(flags.minAttempts);
+      if (minAttempts !== undefined && !(Number.isInteger(minAttempts) && minAttempts >= 1)) {
+        process.stderr.write(`passk: --min-attempts must be a positive integer, got "${flags.minAttempts}"\n`);
+        process.exitCode = EXIT.usage;
+        return;
+      }
+      const lag = lagTracker();
+      let last: TrialProgress | undefined;
+      let shownAt = 0;
+      let records = 0;
+      let trials = 0;
+      let run: ProcessorsRun;
+      try {
+        run = await startProcessors(config, {
+          untilCaughtUp: flags.untilCaughtUp ?? false,
+          store: flags.store,
+          ...(minAttempts ? { minAttempts } : {}),
+          onProgress: (p) => {
+            last = p;
+            lag.add(p);
+            records += p.records;
+            trials += p.trials;
+            if (Date.now() - shownAt < 1_000) return;
+            shownAt = Date.now();
+            process.stderr.write(`passk process: ${records} records, ${trials} trials durable and committed · lag ${lag.total()} (${lag.parts()})\n`);
+          },
+          onDecision: (d) => {
+            for (const e of d.emitted)
+              if (e.type === 'GateEvaluated') process.stderr.write(`passk process: gate ${e.gate_id}: ${e.verdict} (${e.baseline} → ${e.candidate})${e.repeated_verdict ? ', a repeated verdict on this candidate' : ''}\n`);
+              else if (e.type === 'ConfirmationRequested') process.stderr.write(`passk process: confirmation runs requested for ${e.comparison_id}: ${e.rows.length} row(s)\n`);
+              else if (e.type === 'WindowAlertRaised') process.stderr.write(`passk process: alert: ${e.message}\n`);
+          },
+        });
+      } catch (e) {
+        if (e instanceof StoreLocked || (e instanceof PipelineError && e.retriable)) {
+          process.stderr.write(`passk: ${(e as Error).message}\n`);
+          process.exitCode = EXIT.unavailable;
+          return;
+        }
+        throw e;
+      }
+      let signals = 0;
+      const onSignal = (name: string) => {
+        if (++signals > 1) process.exit(EXIT.error); // a second signal: give up at once (nothing durable is lost)
+        process.stderr.write(`passk process: ${name}: finishing what is in flight, then committing\n`);
+        run.stop();
+      };
+      process.on('SIGTERM', () => onSignal('SIGTERM'));
+      process.on('SIGINT', () => onSignal('SIGINT'));
+      const totals = await run.done;
+      const versions = (last?.summaries() ?? []).map((s) => ({ suite: s.suite, dataset_version: s.dataset_version, agent_version: s.agent_version, ...numbersOf(s) }));
+      const out = flags.json ? renderJson({ ...totals, lag: lag.total(), versions }) : renderTerminal(summaryBlocks(last, totals));
+      // Everything is durable and committed. Exit explicitly: a Kafka client closed mid-rebalance can leave a
+      // reconnect timer behind that would keep the process alive.
+      process.stdout.write(out, () => process.exit(EXIT.ok));
+    });
+};

@@ -1,0 +1,201 @@
+import { randomBytes } from 'node:crypto';
+import { hostname } from 'node:os';
+import { EMPTY, exhaustMap, filter, from, ignoreElements, interval, lastValueFrom, merge, take, tap } from 'rxjs';
+import { CommitRejected } from '../log/errors.ts';
+import { partitionOf } from '../log/partitioner.ts';
+import type { EventLog } from '../processors/ports.ts';
+import type { WindowTotal } from '../processors/folds/windowTotals.ts';
+import type { PasskEvent } from '../schemas/events/index.ts';
+import type { WindowAlertRaised } from '../schemas/events/windowAlertRaised.ts';
+import { toDateTime64 } from '../sinks/clickhouse/time.ts';
+import {
+  datasetTopology,
+  gateTopology,
+  trialTopology,
+  windowTopology,
+  type DecisionProgress,
+  type EventSink,
+  type TrialProgress,
+  type TrialSink,
+  type TrialTopologyOptions,
+} from '../processors/topology.ts';
+import { PRODUCER_VERSION } from '../producers/version.ts';
+import { createClickHouseRowSink, type ClickHouseRowSink } from '../sinks/clickhouse/index.ts';
+import type { PasskConfig } from './config.ts';
+import { openEventLog } from './eventLog.ts';
+import { openStore, type Store } from './store.ts';
+
+/** `producer` of everything the processors emit: part of the changelog's bytes, so a replay reproduces them. */
+export const PROCESSORS_PRODUCER = `passk-processors/${PRODUCER_VERSION}`;
+
+export type ProcessorName = 'trials' | 'datasets' | 'gates' | 'windows';
+export const ALL_PROCESSORS: readonly ProcessorName[] = ['trials', 'datasets', 'gates', 'windows'];
+
+export interface StartProcessorsOptions {
+  /** Stop once every consumer's lag is zero and everything is durable (`passk process --until-caught-up`). */
+  readonly untilCaughtUp?: boolean;
+  /** Write to the configured store (chDB in `<dataDir>/store`, or a ClickHouse server). @default true */
+  readonly store?: boolean;
+  /** An event log already open (tests); otherwise the configured one is opened and closed here. */
+  readonly log?: EventLog;
+  /** Unique per process. @default host-pid-random */
+  readonly instanceId?: string;
+  /** Which topologies to run. @default all */
+  readonly only?: readonly ProcessorName[];
+  /** Graded attempts before a row is classified. @default 3 */
+  readonly minAttempts?: number;
+  readonly maxBatch?: number;
+  readonly maxWaitMs?: number;
+  readonly onProgress?: (p: TrialProgress) => void;
+  readonly onDecision?: (p: DecisionProgress) => void;
+  readonly onAssignment?: TrialTopologyOptions['onAssignment'];
+  /** How late (event time) a trace may arrive and still count in its window. @default 300000 */
+  readonly allowedLatenessMs?: number;
+}
+
+export interface ProcessorsRun {
+  /** Stops pulling, makes what is in flight durable, commits it, closes; `done` resolves after. */
+  stop(): void;
+  readonly done: Promise<{ records: number; trials: number; decisions: number }>;
+}
+
+/** The trial topology's sink: raw trials, row states and finished runs, durable when the promise resolves. */
+export const storeTrialSink = (sink: ClickHouseRowSink): TrialSink => ({
+  writeTrials: async ({ trials, rowStates, finished }) => {
+    await sink.writeEvents([...trials, ...rowStates, ...finished]);
+    await sink.flush();
+  },
+});
+/** A production-window alert as a row of the store's `alerts` table. */
+const alertRow = (a: WindowAlertRaised) => ({
+  alert_id: a.alert_id,
+  raised_at: toDateTime64(a.occurred_at),
+  agent_version: a.agent_version,
+  segment: a.segment,
+  kind: 'production_below_offline',
+  severity: a.p_value < 0.001 ? 'critical' : 'warning',
+  message: a.message,
+  window_start: toDateTime64(a.window.start),
+  value: a.pass_rate,
+  threshold: a.offline_pass_at_1,
+});
+
+/** A production window total as a row of `production_windows` (the highest seq of a window wins). */
+const windowRow = (w: WindowTotal) => ({
+  agent_version: w.agent_version,
+  segment: w.segment,
+  grader: w.grader,
+  window_start: toDateTime64(w.start),
+  window_end: toDateTime64(w.end),
+  sampled: w.graded,
+  ungraded: w.ungraded,
+  weight: w.w,
+  passed_weight: w.wy,
+  pass_rate: w.pass_rate ?? 0,
+  ci_low: w.interval?.[0] ?? 0,
+  ci_high: w.interval?.[1] ?? 1,
+  seq: w.seq,
+});
+
+export const storeEventSink = (sink: ClickHouseRowSink): EventSink => ({
+  writeEvents: async (events) => {
+    if (events.length === 0) return;
+    const alerts = events.filter((e): e is WindowAlertRaised => e.type === 'WindowAlertRaised');
+    const stored = events.filter((e) => STORED.has(e.type));
+    if (stored.length > 0) await sink.writeEvents(stored);
+    if (alerts.length > 0) await sink.write('alerts', alerts.map(alertRow));
+    await sink.flush();
+  },
+  writeWindows: async (windows) => {
+    await sink.write('production_windows', windows.map(windowRow));
+    await sink.flush();
+  },
+});
+/** Event types with a table of their own in the store; the processors' bookkeeping events have none. */
+const STORED = new Set<PasskEvent['type']>(['TrialRecorded', 'TraceSampled', 'DatasetRowUpserted', 'FailureConfirmed', 'GateEvaluated', 'RowStateChanged', 'RunFinished']);
+const noTrialSink: TrialSink = { writeTrials: async () => {} };
+const noEventSink: EventSink = { writeEvents: async () => {}, writeWindows: async () => {} };
+
+/**
+ * Polls every topology's idle probe; once all say idle twice in a row (nothing in flight, no lag,
+ * the followed tables at their end), resolves.
+ */
+const allIdle = (probes: (() => Promise<boolean>)[], expected: number, stop: Promise<unknown>): Promise<unknown> =>
+  lastValueFrom(
+    merge(
+      from(stop),
+      interval(100).pipe(
+        exhaustMap(async () => probes.length === expected && (await Promise.all(probes.map((p) => p()))).every(Boolean)),
+        filter(Boolean),
+        take(2),
+      ),
+    ).pipe(take(1), ignoreElements()),
+    { defaultValue: undefined },
+  );
+
+/** Starts the processors against the configured backend: config → event log + store → topologies. */
+export const startProcessors = async (config: PasskConfig, opts: StartProcessorsOptions = {}): Promise<ProcessorsRun> => {
+  const log = opts.log ?? (await openEventLog(config));
+  let store: Store | undefined;
+  let sink: ClickHouseRowSink | undefined;
+  try {
+    if (opts.store ?? true) {
+      store = await openStore(config);
+      sink = createClickHouseRowSink({ client: store.client });
+    }
+  } catch (e) {
+    if (!opts.log) await log.close();
+    throw e;
+  }
+  let stop!: () => void;
+  const stopped = new Promise<void>((resolve) => (stop = resolve));
+  const only = new Set(opts.only ?? ALL_PROCESSORS);
+  const probes: (() => Promise<boolean>)[] = [];
+  const halt = opts.untilCaughtUp ? allIdle(probes, only.size, stopped) : stopped;
+  const instanceId = opts.instanceId ?? `${hostname()}-${process.pid}-${randomBytes(4).toString('hex')}`;
+  const common = {
+    instanceId,
+    producer: PROCESSORS_PRODUCER,
+    stop: halt,
+    isCommitRejected: (e: unknown) => e instanceof CommitRejected,
+    onIdleProbe: (p: () => Promise<boolean>) => void probes.push(p),
+    ...(opts.maxBatch ? { maxBatch: opts.maxBatch } : {}),
+  };
+  const ports = { source: log, publisher: log.publisher, sink: sink ? storeEventSink(sink) : noEventSink };
+  const totals = { records: 0, trials: 0, decisions: 0 };
+  const trials$ = only.has('trials')
+    ? trialTopology(
+        { ...ports, sink: sink ? storeTrialSink(sink) : noTrialSink },
+        {
+          ...common,
+          partitionOf,
+          ...(opts.minAttempts ? { minAttempts: opts.minAttempts } : {}),
+          ...(opts.maxWaitMs !== undefined ? { maxWaitMs: opts.maxWaitMs } : {}),
+          ...(opts.onAssignment ? { onAssignment: opts.onAssignment } : {}),
+        },
+      ).pipe(
+        tap((p) => {
+          totals.records += p.records;
+          totals.trials += p.trials;
+          opts.onProgress?.(p);
+        }),
+      )
+    : EMPTY;
+  const decided = tap((p: DecisionProgress) => {
+    totals.decisions += p.emitted.length;
+    opts.onDecision?.(p);
+  });
+  const datasets$ = only.has('datasets') ? datasetTopology(ports, common).pipe(decided) : EMPTY;
+  const gates$ = only.has('gates') ? gateTopology(ports, { ...common, partitionOf, ...(opts.minAttempts ? { minAttempts: opts.minAttempts } : {}) }).pipe(decided) : EMPTY;
+  const windows$ = only.has('windows')
+    ? windowTopology(ports, { ...common, ...(opts.maxWaitMs !== undefined ? { maxWaitMs: opts.maxWaitMs } : {}), ...(opts.allowedLatenessMs !== undefined ? { allowedLatenessMs: opts.allowedLatenessMs } : {}) }).pipe(decided)
+    : EMPTY;
+  const done = lastValueFrom(merge(trials$, datasets$, gates$, windows$), { defaultValue: undefined })
+    .then(() => totals)
+    .finally(async () => {
+      await sink?.close().catch(() => {});
+      await store?.close().catch(() => {});
+      if (!opts.log) await log.close();
+    });
+  return { stop, done };
+};

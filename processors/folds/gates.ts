@@ -1,0 +1,238 @@
+import { z } from 'zod';
+import { ComparisonDeclared, ConfirmationRequested, RunClosed } from '../../schemas/events/comparisons.ts';
+import { GateEvaluated } from '../../schemas/events/decisions.ts';
+import type { RunFinished } from '../../schemas/events/runFinished.ts';
+import type { WindowAlertRaised } from '../../schemas/events/windowAlertRaised.ts';
+import { deterministicEventId, eventIdTime } from '../../schemas/ids.ts';
+import { compareVersions } from '../core/compare.ts';
+import { evaluateGate, type GateVerdict } from '../core/gate.ts';
+import { MUST_NOT_BREAK_TAG } from '../core/mustNotBreak.ts';
+import type { PairInput } from '../core/pairing.ts';
+import { DEFAULT_REPORT_OPTIONS } from '../core/report.ts';
+import type { RowState as CoreRowState } from '../core/rowState.ts';
+import { isConfirmationRun } from '../core/screening.ts';
+import { mustNotBreakAt, rowsAt, type DatasetState } from './datasets.ts';
+import type { RowState } from './rowState.ts';
+
+/**
+ * Live gates, as a fold of passk.decisions (keyed by suite + candidate, so one owner per candidate)
+ * plus a pure decision step over the row states and datasets it can see:
+ *   open ─(candidate and baseline complete)─▶ suspected regressions? ─yes─▶ ConfirmationRequested ─▶ confirming
+ *        └──────────────────────────────no──▶ GateEvaluated ◀─(confirmation attempts recorded)───────┘
+ * Complete = every row of the dataset version (known from passk.datasets, or by the declared row
+ * count) has the required graded attempts, or the version's RunClosed on that dataset version are
+ * fully reflected in its rows. Row states arrive row by row, so without one of these a gate could not
+ * tell a finished run from one still arriving. Decided events are applied at once
+ * and their echoes from the log are duplicates. A second verdict on the same candidate (another
+ * comparison) is flagged `repeated_verdict`: re-running to get another verdict is visible.
+ */
+export const ComparisonState = z.object({
+  declared: ComparisonDeclared,
+  status: z.enum(['open', 'confirming', 'decided']),
+  confirmation: ConfirmationRequested.optional(),
+  verdict: GateEvaluated.optional(),
+});
+export type ComparisonState = z.infer<typeof ComparisonState>;
+
+export const GateBook = z.object({
+  comparisons: z.record(z.string(), ComparisonState),
+  /** suite␟candidate → event ids of its verdicts, in log order. */
+  verdicts: z.record(z.string(), z.array(z.string())),
+  /** suite␟agent version → runs declared finished. */
+  closed: z.record(z.string(), z.array(RunClosed)),
+  /** Production-window alerts raised (one per window). */
+  alerts: z.array(z.string()),
+  seen: z.array(z.string()),
+});
+export type GateBook = z.infer<typeof GateBook>;
+export type DecisionEvent = ComparisonDeclared | ConfirmationRequested | GateEvaluated | RunClosed | WindowAlertRaised;
+
+export const emptyBook = (): GateBook => ({ comparisons: {}, verdicts: {}, closed: {}, alerts: [], seen: [] });
+const SEP = '\u001f';
+const candidateKey = (suite: string, candidate: string) => suite + SEP + candidate;
+
+/** Folds one event of passk.decisions into the book (duplicates by event id change nothing). */
+export const evolveBook = (book: GateBook, e: DecisionEvent): GateBook => {
+  if (book.seen.includes(e.event_id)) return book;
+  const b: GateBook = { ...book, seen: [...book.seen, e.event_id] };
+  switch (e.type) {
+    case 'ComparisonDeclared':
+      if (b.comparisons[e.comparison_id]) return b; // the first declaration of an id holds
+      return { ...b, comparisons: { ...b.comparisons, [e.comparison_id]: { declared: e, status: 'open' } } };
+    case 'ConfirmationRequested': {
+      const c = b.comparisons[e.comparison_id];
+      if (!c || c.status !== 'open') return b;
+      return { ...b, comparisons: { ...b.comparisons, [e.comparison_id]: { ...c, status: 'confirming', confirmation: e } } };
+    }
+    case 'GateEvaluated': {
+      const key = candidateKey(e.suite, e.candidate);
+      const verdicts = { ...b.verdicts, [key]: [...(b.verdicts[key] ?? []), e.event_id] };
+      const c = b.comparisons[e.gate_id];
+      const comparisons = c && c.status !== 'decided' ? { ...b.comparisons, [e.gate_id]: { ...c, status: 'decided' as const, verdict: e } } : b.comparisons;
+      return { ...b, verdicts, comparisons };
+    }
+    case 'RunClosed': {
+      const key = candidateKey(e.suite, e.agent_version);
+      return { ...b, closed: { ...b.closed, [key]: [...(b.closed[key] ?? []), e] } };
+    }
+    case 'WindowAlertRaised':
+      return { ...b, alerts: [...b.alerts, e.alert_id] };
+  }
+};
+
+/** What the decision step may look at: row states by version, and datasets. */
+export interface GateView {
+  rows(suite: string, datasetVersion: string, agentVersion: string): ReadonlyMap<string, RowState>;
+  dataset(datasetId: string): DatasetState | undefined;
+}
+
+export interface GateOptions {
+  readonly producer: string;
+  /** @default 3 */
+  readonly minAttempts?: number;
+}
+
+/** A row state as the core's compare and gate read it. Attempt time is the event id's time (ULIDs are time-sortable). */
+export const toCoreRow = (r: RowState): CoreRowState => ({
+  attempts: r.attempts.map((a) => ({
+    event_id: a.event_id,
+    run_id: a.run_id,
+    attempt: a.attempt,
+    occurred_at: eventIdTime(a.event_id),
+    passed: a.passed,
+    output_hash: a.output ?? null,
+    checks: Object.entries(a.checks ?? {}).map(([name, answer]) => ({ name, answer })),
+    forbidden_actions: [],
+  })),
+  tags: [],
+});
+
+const coreRows = (rows: ReadonlyMap<string, RowState>, only?: ReadonlySet<string>): Map<string, CoreRowState> => {
+  const out = new Map<string, CoreRowState>();
+  for (const [id, r] of rows) if (!only || only.has(id)) out.set(id, toCoreRow(r));
+  return out;
+};
+
+/**
+ * A version is complete when every row of the comparison has the required graded attempts (the row
+ * set is known: from the dataset, or from the declared row count), or when its closed runs on the
+ * dataset version are all reflected in its rows.
+ */
+const complete = (rows: ReadonlyMap<string, RowState>, rowIds: readonly string[], known: boolean, required: number, closed: readonly RunClosed[]): boolean => {
+  if (known && rowIds.length > 0 && rowIds.every((id) => (rows.get(id)?.n ?? 0) >= required)) return true;
+  if (closed.length === 0) return false;
+  return closed.every((run) => {
+    let recorded = 0;
+    for (const r of rows.values()) for (const a of r.attempts) if (a.run_id === run.run_id) recorded++;
+    return recorded >= run.trials;
+  });
+};
+
+const confirmed = (rows: ReadonlyMap<string, RowState>, req: ConfirmationRequested): boolean => {
+  const marked = isConfirmationRun({ confirmationRuns: [req.run_id] });
+  return req.rows.every((id) => (rows.get(id)?.attempts.filter((a) => a.passed !== null && marked(a.run_id)).length ?? 0) >= req.attempts);
+};
+
+const maxTime = (...groups: ReadonlyMap<string, RowState>[]): number => {
+  let t = 0;
+  for (const g of groups) for (const r of g.values()) t = Math.max(t, r.occurred_at);
+  return t;
+};
+
+const toGateEvaluated = (c: ComparisonState, v: GateVerdict, at: number, repeated: boolean, producer: string): GateEvaluated => {
+  const d = c.declared;
+  const evidence = v.evidence.map((x) => ({ row_id: x.row_id, baseline_attempts: x.baseline_attempts, candidate_attempts: x.candidate_attempts }));
+  return {
+    event_id: deterministicEventId(at, 'GateEvaluated', d.comparison_id, JSON.stringify(evidence)),
+    type: 'GateEvaluated',
+    schema_version: 1,
+    occurred_at: at,
+    producer,
+    gate_id: d.comparison_id,
+    suite: d.suite,
+    ...(d.dataset_id ? { dataset_id: d.dataset_id } : {}),
+    dataset_version: d.dataset_version,
+    baseline: d.baseline,
+    candidate: d.candidate,
+    verdict: v.verdict,
+    reasons: v.rules.map((r) => ({ rule: r.rule, passed: r.passed, detail: r.detail, rows: r.rows })),
+    evidence,
+    ...(repeated ? { repeated_verdict: true } : {}),
+  };
+};
+
+/**
+ * The decision step for one comparison: nothing yet, a confirmation request, or the verdict.
+ * Pure: the same book entry and view give the same events.
+ */
+export const decideComparison = (book: GateBook, c: ComparisonState, view: GateView, o: GateOptions): (ConfirmationRequested | GateEvaluated)[] => {
+  if (c.status === 'decided') return [];
+  const d = c.declared;
+  const minAttempts = o.minAttempts ?? DEFAULT_REPORT_OPTIONS.minAttempts;
+  const required = d.required_attempts ?? minAttempts;
+  const baseline = view.rows(d.suite, d.dataset_version, d.baseline);
+  const candidate = view.rows(d.suite, d.dataset_version, d.candidate);
+  const dataset = d.dataset_id ? view.dataset(d.dataset_id) : undefined;
+  const datasetRows = dataset ? [...rowsAt(dataset, d.dataset_version).keys()] : [];
+  const rowIds = datasetRows.length > 0 ? datasetRows : [...new Set([...baseline.keys(), ...candidate.keys()])];
+  const known = datasetRows.length > 0 || (d.rows !== undefined && rowIds.length >= d.rows);
+  const closedOf = (v: string) => (book.closed[candidateKey(d.suite, v)] ?? []).filter((r) => r.dataset_version === d.dataset_version);
+  if (!complete(candidate, rowIds, known, required, closedOf(d.candidate)) || !complete(baseline, rowIds, known, required, closedOf(d.baseline))) return [];
+  const only = datasetRows.length > 0 ? new Set(datasetRows) : undefined;
+  const pair: PairInput = {
+    suite: d.suite,
+    dataset_version: d.dataset_version,
+    baseline: { version: d.baseline, rows: coreRows(baseline, only) },
+    candidate: { version: d.candidate, rows: coreRows(candidate, only) },
+  };
+  const opts = { ...DEFAULT_REPORT_OPTIONS, minAttempts };
+  const at = Math.max(d.occurred_at, maxTime(baseline, candidate));
+  const confirmations = d.confirmation_attempts ?? 3;
+  if (c.status === 'open' && confirmations > 0) {
+    const suspects = compareVersions(pair, opts).lost_stable_correct;
+    if (suspects.length > 0) {
+      const run_id = `confirm-${d.comparison_id}`;
+      return [{
+        event_id: deterministicEventId(at, 'ConfirmationRequested', d.comparison_id),
+        type: 'ConfirmationRequested', schema_version: 1, occurred_at: at, producer: o.producer,
+        comparison_id: d.comparison_id, suite: d.suite, ...(d.dataset_id ? { dataset_id: d.dataset_id } : {}),
+        dataset_version: d.dataset_version, baseline: d.baseline, candidate: d.candidate,
+        rows: suspects, attempts: confirmations, run_id,
+        reason: `${suspects.length} row(s) stable-correct on ${d.baseline} are not on ${d.candidate}: run both versions again on them`,
+      }];
+    }
+  }
+  if (c.status === 'confirming' && c.confirmation && !(confirmed(baseline, c.confirmation) && confirmed(candidate, c.confirmation))) return [];
+  // every must-not-break row of the dataset's latest version counts: a confirmed failure binds every later gate
+  const ids = [...new Set([...(d.must_not_break ?? []), ...(dataset ? mustNotBreakAt(dataset) : [])])].sort();
+  const verdict = evaluateGate(
+    {
+      baseline: d.baseline,
+      candidate: d.candidate,
+      pairs: [pair],
+      mustNotBreak: { tag: MUST_NOT_BREAK_TAG, ids: ids.map((row_id) => ({ suite: d.suite, row_id })) },
+      rules: d.rules ?? {},
+    },
+    opts,
+  );
+  const previous = book.verdicts[candidateKey(d.suite, d.candidate)] ?? [];
+  const draft = toGateEvaluated(c, verdict, at, false, o.producer);
+  const repeated = previous.some((id) => id !== draft.event_id);
+  return [repeated ? toGateEvaluated(c, verdict, at, true, o.producer) : draft];
+};
+
+/** The RunClosed a RunFinished becomes (the trial topology forwards it to where the gates are). */
+export const toRunClosed = (f: RunFinished, producer: string): RunClosed => ({
+  event_id: deterministicEventId(f.occurred_at, 'RunClosed', f.event_id),
+  type: 'RunClosed',
+  schema_version: 1,
+  occurred_at: f.occurred_at,
+  producer,
+  run_id: f.run_id,
+  suite: f.suite,
+  dataset_version: f.dataset_version,
+  agent_version: f.agent.version,
+  status: f.status,
+  trials: f.trials,
+  source_event_id: f.event_id,
+});

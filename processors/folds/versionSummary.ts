@@ -1,0 +1,81 @@
+import { z } from 'zod';
+import { StabilityClass } from '../../schemas/events/decisions.ts';
+import { summarizeHistogram, type HistogramBin, type HistogramOptions, type HistogramSummary } from '../core/histogram.ts';
+import type { RowState } from './rowState.ts';
+
+/**
+ * Per-version aggregates, kept incrementally from row changes: each change removes the row's old
+ * (n, c, class) and adds its new one. The histogram of per-row (n, c) pairs is all the estimators
+ * need, so the report numbers come out of it in O(distinct pairs), not O(rows).
+ */
+export const VersionSummary = z.object({
+  suite: z.string(),
+  dataset_version: z.string(),
+  agent_version: z.string(),
+  rows: z.number().int().nonnegative(),
+  trials: z.number().int().nonnegative(),
+  passes: z.number().int().nonnegative(),
+  ungraded: z.number().int().nonnegative(),
+  classes: z.record(StabilityClass, z.number().int().nonnegative()),
+  /** `${n},${c}` → number of rows with n graded attempts and c passes. */
+  histogram: z.record(z.string(), z.number().int().positive()),
+});
+export type VersionSummary = z.infer<typeof VersionSummary>;
+
+const SEP = '\u001f';
+export const versionKeyOf = (r: { suite: string; dataset_version: string; agent_version: string }): string =>
+  r.suite + SEP + r.dataset_version + SEP + r.agent_version;
+
+const empty = (r: RowState): VersionSummary => ({
+  suite: r.suite,
+  dataset_version: r.dataset_version,
+  agent_version: r.agent_version,
+  rows: 0,
+  trials: 0,
+  passes: 0,
+  ungraded: 0,
+  classes: { stable_correct: 0, stable_wrong: 0, flip: 0, unclassified: 0 },
+  histogram: {},
+});
+
+const add = (s: VersionSummary, r: RowState, sign: 1 | -1): void => {
+  s.rows += sign;
+  s.trials += sign * r.n;
+  s.passes += sign * r.c;
+  s.ungraded += sign * r.ungraded;
+  s.classes[r.class] += sign;
+  const bin = `${r.n},${r.c}`;
+  const count = (s.histogram[bin] ?? 0) + sign;
+  if (count === 0) delete s.histogram[bin];
+  else s.histogram[bin] = count;
+};
+
+/** Applies one row change (before: the row's previous state, if any) to a copy of the summary. */
+export const applyRowChange = (summary: VersionSummary | undefined, before: RowState | undefined, after: RowState): VersionSummary => {
+  const s = summary ? structuredClone(summary) : empty(after);
+  if (before) add(s, before, -1);
+  add(s, after, 1);
+  return s;
+};
+
+/** The summaries of many versions, updated in place from a batch's row changes (the topology's hot path). */
+export type VersionSummaries = Map<string, VersionSummary>;
+export const applyRowChanges = (summaries: VersionSummaries, changes: Iterable<{ before: RowState | undefined; after: RowState }>): void => {
+  for (const { before, after } of changes) {
+    const key = versionKeyOf(after);
+    let s = summaries.get(key);
+    if (!s) summaries.set(key, (s = empty(after)));
+    if (before) add(s, before, -1);
+    add(s, after, 1);
+  }
+};
+
+/** The histogram as the core's bins. */
+export const binsOf = (s: VersionSummary): HistogramBin[] =>
+  Object.entries(s.histogram).map(([bin, count]) => {
+    const [n, c] = bin.split(',').map(Number) as [number, number];
+    return { n, c, count };
+  });
+
+/** The `report` headline numbers of a version, from its histogram, by the core's estimator (one implementation of the math). */
+export const numbersOf = (s: VersionSummary, opts: HistogramOptions = {}): HistogramSummary => summarizeHistogram(binsOf(s), opts);

@@ -1,0 +1,180 @@
+import { map, type OperatorFunction } from 'rxjs';
+import type { ConfirmationRequested } from '../../schemas/events/comparisons.ts';
+import type { GateEvaluated } from '../../schemas/events/decisions.ts';
+import type { PasskEvent } from '../../schemas/events/index.ts';
+import type { TraceWindowsUpdated } from '../../schemas/events/traceWindowsUpdated.ts';
+import type { WindowAlertRaised } from '../../schemas/events/windowAlertRaised.ts';
+import { TOPICS } from '../../schemas/topics.ts';
+import { evolveDataset, type DatasetState } from '../folds/datasets.ts';
+import { decideComparison, emptyBook, evolveBook, type DecisionEvent, type GateBook, type GateView } from '../folds/gates.ts';
+import { fromRowStateChanged, type RowState } from '../folds/rowState.ts';
+import { versionKeyOf } from '../folds/versionSummary.ts';
+import { alertFor, totalOf, windowKeyOf, type AlertOptions, type WindowTotal } from '../folds/windowTotals.ts';
+import type { EventBatch } from '../ports.ts';
+import { weightOf, type Position } from './foldRows.ts';
+
+/**
+ * What the gates see: their own books (owned partitions of passk.decisions) and two global tables,
+ * every row state by version and every dataset.
+ */
+export interface GateStore {
+  readonly books: Map<number, GateBook>;
+  readonly rows: Map<string, Map<string, RowState>>;
+  readonly datasets: Map<string, DatasetState>;
+  /** Production windows: source partition of passk.traces → its latest snapshot. */
+  readonly snapshots: Map<number, TraceWindowsUpdated>;
+  /** Partitions of passk.decisions (known once assigned): who owns a window's alerts. */
+  decisionPartitions: number;
+  readonly view: GateView;
+}
+
+export const createGateStore = (): GateStore => {
+  const rows = new Map<string, Map<string, RowState>>();
+  const datasets = new Map<string, DatasetState>();
+  const none = new Map<string, RowState>();
+  return {
+    books: new Map(),
+    rows,
+    datasets,
+    snapshots: new Map(),
+    decisionPartitions: 0,
+    view: {
+      rows: (suite, dataset_version, agent_version) => rows.get(versionKeyOf({ suite, dataset_version, agent_version })) ?? none,
+      dataset: (id) => datasets.get(id),
+    },
+  };
+};
+
+/** An input batch, or a tick: decide again without new input (after a restore). */
+export type GateInput = { readonly source: 'decisions' | 'rowstate' | 'datasets'; readonly batch: EventBatch } | { readonly source: 'tick' };
+
+export type Decided = ConfirmationRequested | GateEvaluated | WindowAlertRaised;
+
+export interface DecidedGates {
+  /** Positions to commit (decisions batches only: the global tables never commit). */
+  readonly positions: readonly Position[];
+  readonly weight: number;
+  readonly emitted: readonly Decided[];
+  /** Production windows this instance owns that changed. */
+  readonly windows: readonly WindowTotal[];
+}
+
+export interface GateDecisionOptions {
+  readonly producer: string;
+  readonly minAttempts?: number;
+  /** The log's partitioner: a window's alerts belong to the owner of its key's decisions partition. */
+  readonly partitionOf: (key: string, partitions: number) => number;
+  readonly alert?: Omit<AlertOptions, 'producer'>;
+}
+
+const isDecision = (e: PasskEvent): e is DecisionEvent =>
+  e.type === 'ComparisonDeclared' || e.type === 'ConfirmationRequested' || e.type === 'GateEvaluated' || e.type === 'RunClosed' || e.type === 'WindowAlertRaised';
+
+type Touched = { versions: Set<string> | 'all'; windows: Set<string> | 'all' };
+
+/** Applies one input batch to the store (row states and window shares keep the highest seq). Returns what it touched. */
+export const applyGateInput = (store: GateStore, input: GateInput, producer: string): Touched => {
+  if (input.source === 'tick') return { versions: 'all', windows: 'all' };
+  const { batch } = input;
+  if (input.source === 'rowstate') {
+    const touched = new Set<string>();
+    const windows = new Set<string>();
+    for (const { event } of batch.events) {
+      if (event.type === 'TraceWindowsUpdated') {
+        if ((store.snapshots.get(event.source_partition)?.through_offset ?? -1) >= event.through_offset) continue;
+        store.snapshots.set(event.source_partition, event);
+        for (const share of event.shares) windows.add(windowKeyOf(share));
+        continue;
+      }
+      if (event.type !== 'RowStateChanged') continue;
+      const key = versionKeyOf(event);
+      let table = store.rows.get(key);
+      if (!table) store.rows.set(key, (table = new Map()));
+      if ((table.get(event.row_id)?.seq ?? -1) < event.seq) table.set(event.row_id, fromRowStateChanged(event));
+      touched.add(key);
+    }
+    return { versions: touched, windows };
+  }
+  if (input.source === 'datasets') {
+    for (const { event } of batch.events)
+      if (event.type === 'DatasetRowUpserted' || event.type === 'FailureConfirmed')
+        store.datasets.set(event.dataset_id, evolveDataset(store.datasets.get(event.dataset_id), event, producer).state);
+    return { versions: 'all', windows: new Set() };
+  }
+  let book = store.books.get(batch.partition) ?? emptyBook();
+  for (const { event } of batch.events) if (isDecision(event)) book = evolveBook(book, event);
+  store.books.set(batch.partition, book);
+  return { versions: 'all', windows: 'all' };
+};
+
+/** Offline pass@1 of an agent version over every suite and dataset version: the mean over rows of c/n. */
+export const offlinePassAt1 = (store: GateStore, agentVersion: string): number | undefined => {
+  let sum = 0;
+  let rows = 0;
+  for (const table of store.rows.values())
+    for (const r of table.values()) {
+      if (r.agent_version !== agentVersion) break; // one table holds one version
+      if (r.n > 0) {
+        sum += r.c / r.n;
+        rows++;
+      }
+    }
+  return rows === 0 ? undefined : sum / rows;
+};
+
+/** Totals of the windows this instance owns that changed, and alerts for the closed ones not yet alerted. */
+export const decideWindows = (store: GateStore, touched: Set<string> | 'all', o: GateDecisionOptions): { windows: WindowTotal[]; alerts: WindowAlertRaised[] } => {
+  const windows: WindowTotal[] = [];
+  const alerts: WindowAlertRaised[] = [];
+  if (store.decisionPartitions === 0) return { windows, alerts };
+  const all = () => new Set([...store.snapshots.values()].flatMap((s) => s.shares.map(windowKeyOf)));
+  for (const key of [...(touched === 'all' ? all() : touched)].sort()) {
+    const total = totalOf(key, store.snapshots);
+    if (!total) continue;
+    const partition = o.partitionOf(total.agent_version + '\u001f' + total.segment, store.decisionPartitions);
+    const book = store.books.get(partition);
+    if (!book) continue; // another instance owns this window
+    windows.push(total);
+    const alert = alertFor(total, offlinePassAt1(store, total.agent_version), { producer: o.producer, ...o.alert });
+    if (alert && !book.alerts.includes(alert.alert_id)) {
+      store.books.set(partition, evolveBook(book, alert));
+      alerts.push(alert);
+    }
+  }
+  return { windows, alerts };
+};
+
+/** Decides every open comparison the change may concern, applying what it decides to the books at once. */
+export const decideOpen = (store: GateStore, touched: Set<string> | 'all', producer: string, minAttempts?: number): (ConfirmationRequested | GateEvaluated)[] => {
+  if (touched !== 'all' && touched.size === 0) return [];
+  const out: (ConfirmationRequested | GateEvaluated)[] = [];
+  for (const [partition, book] of [...store.books].sort((a, b) => a[0] - b[0])) {
+    let b = book;
+    for (const id of Object.keys(b.comparisons).sort()) {
+      const c = b.comparisons[id]!;
+      const d = c.declared;
+      const concerned = touched === 'all' || touched.has(versionKeyOf({ suite: d.suite, dataset_version: d.dataset_version, agent_version: d.candidate })) ||
+        touched.has(versionKeyOf({ suite: d.suite, dataset_version: d.dataset_version, agent_version: d.baseline }));
+      if (!concerned || c.status === 'decided') continue;
+      for (const e of decideComparison(b, c, store.view, { producer, ...(minAttempts ? { minAttempts } : {}) })) {
+        b = evolveBook(b, e);
+        out.push(e);
+      }
+    }
+    store.books.set(partition, b);
+  }
+  return out;
+};
+
+/** One step of the gates: fold the input, then decide what it may have completed. */
+export const decideGates = (store: GateStore, o: GateDecisionOptions): OperatorFunction<GateInput, DecidedGates> =>
+  map((input) => {
+    const touched = applyGateInput(store, input, o.producer);
+    const emitted: Decided[] = decideOpen(store, touched.versions, o.producer, o.minAttempts);
+    const { windows, alerts } = decideWindows(store, touched.windows, o);
+    emitted.push(...alerts);
+    if (input.source === 'tick') return { positions: [], weight: 0, emitted, windows };
+    const { batch } = input;
+    const positions = input.source === 'decisions' ? [{ topic: TOPICS.decisions, partition: batch.partition, nextOffset: batch.lastOffset + 1 }] : [];
+    return { positions, weight: weightOf(batch), emitted, windows };
+  });

@@ -1,0 +1,51 @@
+import type { PasskEvent } from '../../schemas/events/index.ts';
+import type { Topic } from '../../schemas/topics.ts';
+import type { EventSource } from '../ports.ts';
+
+/**
+ * Reads a topic from its start to the end it had when the read began (a compacted changelog, or a
+ * small source topic used as its own changelog), with a group of its own that never commits.
+ * `upTo` stops earlier, per partition (exclusive): e.g. at a consumer group's committed positions.
+ */
+export const readToEnd = async (
+  source: EventSource,
+  opts: {
+    topic: Topic;
+    groupId: string;
+    upTo?: ReadonlyMap<number, number>;
+    onEvent: (event: PasskEvent, partition: number) => void;
+    /** Resolves to give up early (shutdown): the read ends with what it has. */
+    stop?: Promise<unknown>;
+  },
+): Promise<number> => {
+  const consumer = await source.consumer({ groupId: opts.groupId, topics: [opts.topic], fromBeginning: true, maxBatch: 5_000 });
+  let stopped = false;
+  void opts.stop?.then(() => {
+    stopped = true;
+    void consumer.close();
+  });
+  try {
+    const ends = new Map<number, number>();
+    for (const { topic, partition, lag } of await consumer.lag()) {
+      if (topic !== opts.topic) continue;
+      const end = Math.min(lag, opts.upTo ? (opts.upTo.get(partition) ?? 0) : lag);
+      if (end > 0) ends.set(partition, end);
+    }
+    let read = 0;
+    if (ends.size === 0 || stopped) return read;
+    for await (const batch of consumer.batches()) {
+      const end = ends.get(batch.partition);
+      if (end === undefined) continue;
+      for (const e of batch.events) {
+        if (e.offset >= end) break;
+        opts.onEvent(e.event, batch.partition);
+        read++;
+      }
+      if (batch.lastOffset + 1 >= end) ends.delete(batch.partition);
+      if (ends.size === 0) break;
+    }
+    return read;
+  } finally {
+    await consumer.close();
+  }
+};

@@ -1,0 +1,64 @@
+import { TestScheduler } from 'rxjs/testing';
+import { describe, expect, it } from 'vitest';
+import type { PasskEvent } from '../../schemas/events/index.ts';
+import { trial } from '../helpers/processorFixtures.ts';
+import type { EventBatch } from '../../processors/ports.ts';
+import { mergeFolded } from '../../processors/operators/coalesceTrials.ts';
+import { foldRows } from '../../processors/operators/foldRows.ts';
+import { createRowStore } from '../../processors/operators/rowStore.ts';
+import { toChangelog } from '../../processors/operators/toChangelog.ts';
+
+const batchOf = (partition: number, events: PasskEvent[], firstOffset = 0, highWatermark = 100): EventBatch => ({
+  topic: 'passk.trials',
+  partition,
+  events: events.map((event, i) => ({ topic: 'passk.trials', partition, offset: firstOffset + i, key: 'k', event })),
+  lastOffset: firstOffset + events.length - 1,
+  highWatermark,
+});
+const t = (row: string, attempt: number, passed: boolean) => trial({ row, version: 'v1', attempt, passed });
+
+describe('foldRows', () => {
+  it('folds each batch into its partition’s table and emits the rows it changed, once each', () => {
+    new TestScheduler((a, e) => expect(a).toEqual(e)).run(({ cold, expectObservable }) => {
+      const store = createRowStore();
+      const a = batchOf(0, [t('r1', 0, true), t('r1', 1, true), t('r2', 0, false)]);
+      const b = batchOf(0, [t('r1', 1, true), t('r1', 2, false)], 3, 5); // a redelivered attempt, then a new one
+      const out = cold('ab|', { a, b }).pipe(foldRows(store));
+      expectObservable(out.pipe(toChangelog('p'))).toBe('xy|', {
+        x: expect.objectContaining({ positions: [{ topic: 'passk.trials', partition: 0, nextOffset: 3 }], weight: 3, changes: new Map([[expect.any(String), expect.objectContaining({ row_id: 'r1', n: 2, seq: 2 })], [expect.any(String), expect.objectContaining({ row_id: 'r2', n: 1 })]]) }),
+        y: expect.objectContaining({ changes: new Map([[expect.any(String), expect.objectContaining({ row_id: 'r1', n: 3, c: 2, class: 'flip', seq: 3 })]]), lag: [{ topic: 'passk.trials', partition: 0, lag: 0 }] }),
+      });
+    });
+  });
+
+  it('counts events of other types without folding them, and keeps RunFinished for the sink', () => {
+    const store = createRowStore();
+    const finished: PasskEvent = {
+      event_id: '01KA0000000000000000000000', type: 'RunFinished', schema_version: 1, occurred_at: 1, producer: 'p',
+      run_id: 'run-1', suite: 'refunds', dataset_version: 'd1', agent: { version: 'v1' }, status: 'completed', trials: 3,
+    };
+    let out: unknown;
+    new TestScheduler((a, e) => expect(a).toEqual(e)).run(({ cold }) => {
+      cold('a|', { a: batchOf(1, [finished, t('r1', 0, true)]) }).pipe(foldRows(store)).subscribe((f) => (out = f));
+    });
+    expect(out).toMatchObject({ finished: [finished], trials: [expect.anything()], skipped: 0 });
+    expect(store.summaries(1).size).toBe(1);
+  });
+});
+
+describe('mergeFolded', () => {
+  it('keeps the latest state per row and the furthest position per partition', () => {
+    const store = createRowStore();
+    const folded: ReturnType<typeof mergeFolded>[] = [];
+    new TestScheduler((a, e) => expect(a).toEqual(e)).run(({ cold }) => {
+      cold('abc|', { a: batchOf(0, [t('r1', 0, true)]), b: batchOf(1, [t('r9', 0, true)]), c: batchOf(0, [t('r1', 1, false)], 1) })
+        .pipe(foldRows(store))
+        .subscribe((f) => folded.push(f));
+    });
+    const merged = mergeFolded(folded);
+    expect(merged.positions).toEqual([{ topic: 'passk.trials', partition: 0, nextOffset: 2 }, { topic: 'passk.trials', partition: 1, nextOffset: 1 }]);
+    expect([...merged.changes.values()].map((r) => [r.row_id, r.seq])).toEqual([['r1', 2], ['r9', 1]]);
+    expect(merged.weight).toBe(3);
+    expect(merged.trials.length).toBe(3);
+  });
+});
