@@ -27,9 +27,27 @@ import { stopWhenCaughtUp } from './operators/stopWhenCaughtUp.ts';
 import { toChangelog } from './operators/toChangelog.ts';
 import { writeRows } from './operators/writeRows.ts';
 
+/**
+ * One version's aggregates over one trial partition, as of `nextOffset` of that partition: the
+ * store keeps the snapshot with the highest `nextOffset` per (version, partition), and a version's
+ * summary is the sum of its partitions' snapshots (a few rows, whatever the number of trials).
+ */
+export interface VersionSnapshot {
+  readonly partition: number;
+  /** The partition's position after the unit that produced this snapshot (monotonic per partition). */
+  readonly nextOffset: number;
+  readonly summary: VersionSummary;
+}
+
 /** What the trial topology writes to the store, per durable unit. Idempotent: a replay writes the same rows. */
 export interface TrialSink {
-  writeTrials(unit: { trials: readonly TrialRecorded[]; rowStates: readonly RowStateChanged[]; finished: readonly RunFinished[] }): Promise<void>;
+  writeTrials(unit: {
+    trials: readonly TrialRecorded[];
+    rowStates: readonly RowStateChanged[];
+    finished: readonly RunFinished[];
+    /** Snapshots of the versions this unit changed, taken when it was folded. */
+    summaries?: readonly VersionSnapshot[];
+  }): Promise<void>;
 }
 
 export interface TrialPorts {
