@@ -33,6 +33,21 @@ export const PasskConfig = z
       .default({ username: 'default', password: '', database: 'passk' }),
     /** Largest event accepted at publish, in bytes; larger ones are refused, never truncated. @default 1000000 */
     maxEventBytes: z.number().int().positive().default(1_000_000),
+    /**
+     * The LLM judge of `passk run --grader judge`: any OpenAI-compatible endpoint. Every field is optional
+     * here (most commands never call a judge); the judge grader refuses to start without `url` and `model`.
+     */
+    judge: z
+      .object({
+        /** API root, e.g. `http://localhost:8000/v1`; the judge POSTs to `<url>/chat/completions`. */
+        url: z.url().optional(),
+        model: z.string().min(1).optional(),
+        /** Sent as a bearer token. Env `PASSK_JUDGE_API_KEY` or the config file; never a flag (it would show in `ps`). */
+        apiKey: z.string().min(1).optional(),
+        /** Time limit per judge call. @default 60000 */
+        timeoutMs: z.number().int().positive().optional(),
+      })
+      .default({}),
   })
   .superRefine((c, ctx) => {
     if (c.backend === 'kafka' && !c.kafka)
@@ -44,7 +59,7 @@ export const PasskConfig = z
   });
 export type PasskConfig = z.infer<typeof PasskConfig>;
 
-type Flags = Partial<{ backend: string; dataDir: string; config: string }>;
+type Flags = Partial<{ backend: string; dataDir: string; config: string; judgeUrl: string; judgeModel: string }>;
 type Json = Record<string, unknown>;
 
 const fromEnv = (env: NodeJS.ProcessEnv): Json => {
@@ -52,6 +67,12 @@ const fromEnv = (env: NodeJS.ProcessEnv): Json => {
   if (env.PASSK_BACKEND) out.backend = env.PASSK_BACKEND;
   if (env.PASSK_DATA_DIR) out.dataDir = env.PASSK_DATA_DIR;
   if (env.PASSK_MAX_EVENT_BYTES) out.maxEventBytes = Number(env.PASSK_MAX_EVENT_BYTES);
+  out.judge = {
+    url: env.PASSK_JUDGE_URL || undefined,
+    model: env.PASSK_JUDGE_MODEL || undefined,
+    apiKey: env.PASSK_JUDGE_API_KEY || undefined,
+    timeoutMs: env.PASSK_JUDGE_TIMEOUT_MS ? Number(env.PASSK_JUDGE_TIMEOUT_MS) : undefined,
+  };
   if (env.KAFKA_BROKERS || env.SCHEMA_REGISTRY_URL)
     out.kafka = {
       brokers: (env.KAFKA_BROKERS ?? '').split(',').map((s) => s.trim()).filter(Boolean),
@@ -105,7 +126,7 @@ export const loadConfig = (
   cwd: string = process.cwd(),
 ): PasskConfig => {
   const file = fromFile(flags.config ?? env.PASSK_CONFIG, cwd);
-  const fromFlags: Json = { backend: flags.backend, dataDir: flags.dataDir };
+  const fromFlags: Json = { backend: flags.backend, dataDir: flags.dataDir, judge: { url: flags.judgeUrl, model: flags.judgeModel } };
   const result = PasskConfig.safeParse(merge(file, fromEnv(env), fromFlags));
   if (!result.success)
     throw new ConfigError(

@@ -35,6 +35,24 @@ describe('loadConfig', () => {
     expect(() => loadConfig({ backend: 'nope' }, {}, dir())).toThrow(ConfigError);
     expect(() => loadConfig({}, { CLICKHOUSE_URL: 'not a url' }, dir())).toThrow(/clickhouse\.url/);
   });
+  it('takes the judge endpoint from flags over env over the config file, field by field', () => {
+    const cwd = dir();
+    expect(loadConfig({}, {}, cwd).judge).toEqual({});
+    writeFileSync(
+      join(cwd, 'passk.config.json'),
+      JSON.stringify({ judge: { url: 'http://file:8000/v1', model: 'file-model', apiKey: 'file-key', timeoutMs: 5000 } }),
+    );
+    expect(loadConfig({}, {}, cwd).judge).toEqual({ url: 'http://file:8000/v1', model: 'file-model', apiKey: 'file-key', timeoutMs: 5000 });
+    const env = { PASSK_JUDGE_URL: 'http://env:8000/v1', PASSK_JUDGE_API_KEY: 'env-key', PASSK_JUDGE_TIMEOUT_MS: '9000' };
+    expect(loadConfig({}, env, cwd).judge).toEqual({ url: 'http://env:8000/v1', model: 'file-model', apiKey: 'env-key', timeoutMs: 9000 });
+    expect(loadConfig({ judgeModel: 'flag-model' }, env, cwd).judge).toEqual({ url: 'http://env:8000/v1', model: 'flag-model', apiKey: 'env-key', timeoutMs: 9000 });
+    expect(loadConfig({ judgeUrl: 'http://flag:1/v1', judgeModel: 'flag-model' }, { PASSK_JUDGE_MODEL: 'env-model' }, cwd).judge).toMatchObject({ url: 'http://flag:1/v1', model: 'flag-model', apiKey: 'file-key' });
+    expect(loadConfig({}, { PASSK_JUDGE_MODEL: 'env-model' }, cwd).judge.model).toBe('env-model');
+  });
+  it('names a bad judge field', () => {
+    expect(() => loadConfig({ judgeUrl: 'not a url' }, {}, dir())).toThrow(/judge\.url/);
+    expect(() => loadConfig({}, { PASSK_JUDGE_TIMEOUT_MS: '-1' }, dir())).toThrow(/judge\.timeoutMs/);
+  });
   it('names a config file that is not JSON', () => {
     const cwd = dir();
     writeFileSync(join(cwd, 'passk.config.json'), '{ nope');

@@ -1,5 +1,5 @@
 import { type Command, InvalidArgumentError } from 'commander';
-import { loadConfig } from '../../deploy/config.ts';
+import { loadConfig, type PasskConfig } from '../../deploy/config.ts';
 import { openEventLog } from '../../deploy/eventLog.ts';
 import { FORMATS, type Format } from '../../producers/importers/detect.ts';
 import { type FileReport, importFiles } from '../../producers/importers/importFiles.ts';
@@ -11,10 +11,17 @@ import { EXIT } from '../exitCodes.ts';
 
 type Globals = { config?: string; backend?: string; dataDir?: string };
 
-/** Opens the configured event log for one command, and closes it after. Shared by run, import and sample. */
-export const withEventLog = async <T>(cmd: Command, use: (log: EventLog) => Promise<T>): Promise<T> => {
+/** The configuration of one command, from its global flags (`--config`, `--backend`, `--data-dir`). */
+export const configOf = (cmd: Command, extra: Parameters<typeof loadConfig>[0] = {}): PasskConfig => {
   const g = cmd.optsWithGlobals<Globals>();
-  const config = loadConfig({ config: g.config, backend: g.backend, dataDir: g.dataDir });
+  return loadConfig({ config: g.config, backend: g.backend, dataDir: g.dataDir, ...extra });
+};
+
+/**
+ * Opens the configured event log for one command, and closes it after. Shared by run, import, sample and
+ * review; a command that already loaded its configuration passes it.
+ */
+export const withEventLog = async <T>(cmd: Command, use: (log: EventLog) => Promise<T>, config: PasskConfig = configOf(cmd)): Promise<T> => {
   let log: EventLog;
   try {
     log = await openEventLog(config);

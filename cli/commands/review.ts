@@ -1,11 +1,15 @@
 import type { Command } from 'commander';
 import { existingEventIds } from '../../producers/logReader.ts';
-import { failureConfirmed, findTrace, listProductionFailures } from '../../producers/review/index.ts';
+import type { PasskConfig } from '../../deploy/config.ts';
+import { openStore } from '../../deploy/store.ts';
+import { confirmedTraceIds, failureConfirmed, findTrace, listProductionFailures, listStoredFailures, type ProductionFailure } from '../../producers/review/index.ts';
+import { StoreLocked } from '../../sinks/clickhouse/index.ts';
 import { TOPICS } from '../../schemas/topics.ts';
-import { InputError } from '../../schemas/errors.ts';
+import { InputError, PipelineError } from '../../schemas/errors.ts';
 import { heading, table, text } from '../format/doc.ts';
 import { renderJson, renderTerminal } from '../format/render.ts';
-import { exitOnUnavailable, withEventLog } from './import.ts';
+import { EXIT } from '../exitCodes.ts';
+import { configOf, exitOnUnavailable, withEventLog } from './import.ts';
 
 type ReviewFlags = {
   agentVersion?: string;
@@ -17,7 +21,22 @@ type ReviewFlags = {
   reviewer?: string;
   note?: string;
   input?: string;
+  from: string;
   json?: boolean;
+};
+
+/**
+ * The store's failures, minus those confirmed in the log and not yet stored. A store held by another
+ * process (the embedded store while `passk process` runs) throws StoreLocked.
+ */
+const fromStore = async (cmd: Command, config: PasskConfig, filter: { limit: number; agentVersion?: string; segment?: string }): Promise<ProductionFailure[]> => {
+  const store = await openStore(config);
+  try {
+    const confirmed = await withEventLog(cmd, confirmedTraceIds, config);
+    return await listStoredFailures(store.client, { ...filter, alsoConfirmed: confirmed });
+  } finally {
+    await store.close();
+  }
 };
 
 const excerpt = (s: string | undefined, n = 60) => (s === undefined ? '—' : s.length <= n ? s : `${s.slice(0, n - 1)}…`);
@@ -28,7 +47,8 @@ export const reviewCommand = (program: Command): void => {
     .summary('list sampled production failures, and confirm one with its expected result')
     .description(
       'Without --confirm: lists sampled production traces that failed an online grader, ended in an error or got\n' +
-        'negative feedback, newest first, leaving out those already confirmed.\n' +
+        'negative feedback, newest first, leaving out those already confirmed. It reads the store, where passk process\n' +
+        'writes the sampled traces (--from log reads the event log instead).\n' +
         'With --confirm TRACE_ID: records a FailureConfirmed (reviewer, expected result, dataset); the processors turn it\n' +
         'into a must-not-break row of a new dataset version, linked to the trace. Confirming the same trace twice counts once.',
     )
@@ -41,6 +61,7 @@ export const reviewCommand = (program: Command): void => {
     .option('--reviewer <name>', 'with --confirm: who confirmed it')
     .option('--note <text>', 'with --confirm: why')
     .option('--input <text>', "with --confirm: the row's input (default: the trace's redacted input)")
+    .option('--from <where>', 'list from the store (filled by passk process), the event log, or auto: the store, else the log when another process holds it', 'auto')
     .option('--json', 'print JSON')
     .addHelpText(
       'after',
@@ -74,13 +95,32 @@ Examples:
         process.stdout.write(flags.json ? renderJson(event) : renderTerminal([text(`confirmed ${event.trace_id} as a failure for dataset ${event.dataset_id} (event ${event.event_id})`, 'good')]));
         return;
       }
-      const failures = await withEventLog(cmd, (log) =>
-        listProductionFailures(log, { limit, ...(flags.agentVersion ? { agentVersion: flags.agentVersion } : {}), ...(flags.segment ? { segment: flags.segment } : {}) }),
-      ).catch(exitOnUnavailable);
-      if (flags.json) return void process.stdout.write(renderJson({ failures: failures.map((f) => ({ ...f.trace, why: f.why })) }));
+      if (!['auto', 'store', 'log'].includes(flags.from)) throw new InputError('--from is auto, store or log', { field: 'from' });
+      const config = configOf(cmd);
+      const filter = { limit, ...(flags.agentVersion ? { agentVersion: flags.agentVersion } : {}), ...(flags.segment ? { segment: flags.segment } : {}) };
+      const fromLog = () => withEventLog(cmd, (log) => listProductionFailures(log, filter), config).catch(exitOnUnavailable);
+      let source: 'store' | 'log' = flags.from === 'log' ? 'log' : 'store';
+      let failures: ProductionFailure[];
+      if (source === 'log') failures = await fromLog();
+      else
+        try {
+          failures = await fromStore(cmd, config, filter);
+        } catch (e) {
+          if (!(e instanceof StoreLocked || (e instanceof PipelineError && e.retriable))) throw e;
+          if (flags.from === 'store') {
+            process.stderr.write(`passk: ${(e as Error).message}\n  (another passk process holds the embedded store: stop it, or use --from log)\n`);
+            process.exitCode = EXIT.unavailable;
+            return;
+          }
+          process.stderr.write(`passk: the store is busy (${(e as Error).message}); listing from the event log instead\n`);
+          source = 'log';
+          failures = await fromLog();
+        }
+      if (flags.json) return void process.stdout.write(renderJson({ source, failures: failures.map((f) => ({ ...f.trace, why: f.why })) }));
       process.stdout.write(
         renderTerminal([
           heading(`${failures.length} sampled production failures to review`),
+          text(source === 'store' ? 'from the store (traces reach it through passk process; --from log reads the event log)' : 'from the event log'),
           table(
             ['trace', 'time', 'agent version', 'segment', 'why', 'input', 'output'],
             failures.map(({ trace: t, why }) => [t.trace_id, new Date(t.occurred_at).toISOString(), t.agent_version, t.segment, why.join(', '), excerpt(t.payload?.input), excerpt(t.payload?.output)]),

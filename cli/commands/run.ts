@@ -2,11 +2,21 @@ import { readFile } from 'node:fs/promises';
 import cliProgress from 'cli-progress';
 import { type Command, InvalidArgumentError } from 'commander';
 import { parseMustNotBreakList } from '../../producers/files/mustNotBreakFile.ts';
-import { DEFAULT_RUN_RETRY, runDataset, type RunOptions, type RunProgress, type RunSummary } from '../../producers/runner/index.ts';
+import type { EventLog } from '../../processors/ports.ts';
+import {
+  DEFAULT_RUN_RETRY,
+  runConfirmations,
+  runDataset,
+  type ConfirmationsSummary,
+  type RunDatasetDeps,
+  type RunOptions,
+  type RunProgress,
+  type RunSummary,
+} from '../../producers/runner/index.ts';
 import { InputError } from '../../schemas/errors.ts';
 import { heading, table, text } from '../format/doc.ts';
 import { renderJson, renderTerminal } from '../format/render.ts';
-import { exitOnUnavailable, withEventLog } from './import.ts';
+import { configOf, exitOnUnavailable, withEventLog } from './import.ts';
 
 const positiveInt = (name: string) => (v: string): number => {
   const n = Number(v);
@@ -49,9 +59,23 @@ type RunFlags = {
   runId?: string;
   confirm?: string;
   extra?: number;
+  confirmations?: boolean;
   resume: boolean;
   json?: boolean;
 };
+
+/** What `--confirmations` did: one line per request, plus the requests it left and why. */
+const confirmationBlocks = (s: ConfirmationsSummary) => [
+  heading(`confirmation requests for ${s.agentVersion} · suite ${s.suite} · dataset ${s.datasetVersion}`, 1, s.status === 'completed' ? 'good' : 'warn'),
+  s.runs.length === 0
+    ? text('no confirmation request of the processors is waiting for this agent version on this dataset')
+    : table(
+        ['comparison', 'run', 'rows', 'attempts per row', 'already recorded', 'ran', 'passed', 'failed', 'ungraded', 'status'],
+        s.runs.map((r) => [r.comparisonId, r.runId, String(r.rows.length), String(r.attempts), String(r.summary.skipped), String(r.summary.done), String(r.summary.passed), String(r.summary.failed), String(r.summary.ungraded), r.summary.status]),
+      ),
+  ...s.elsewhere.map((e) => text(`not run: ${e.request.comparison_id} asks for ${e.why}`, 'warn')),
+  ...(s.decided ? [text(`${s.decided} request(s) whose gate is already decided: nothing to run`)] : []),
+];
 
 const summaryBlocks = (s: RunSummary) => [
   heading(`run ${s.runId}: ${s.status}`, 1, s.status === 'completed' ? 'good' : 'warn'),
@@ -85,6 +109,7 @@ export const runCommand = (program: Command): void => {
         'records one TrialRecorded per attempt to the configured backend. Infrastructure failures (timeouts,\n' +
         'crashes, 5xx, network) are retried, and when retries run out the trial is recorded ungraded (passed: null),\n' +
         "never as the agent's failure. Re-running the same command resumes: attempts already in the log are skipped.\n" +
+        "--confirmations runs instead what the processors' confirmation requests still need from this agent version.\n" +
         'See docs/producers.md for the agent and grader protocols.',
     )
     .requiredOption('--dataset <file>', 'rows as JSON lines: {"id", "input", "expected"?, "tags"?, "expected_checks"?, "expected_schema"?}')
@@ -99,8 +124,8 @@ export const runCommand = (program: Command): void => {
     .option('--schema <file>', 'JSON Schema for --grader json-schema (rows may carry expected_schema)')
     .option('--rubric <file>', 'rubric for --grader judge')
     .option('--rubric-version <v>', 'rubric version (default: a hash of the rubric)')
-    .option('--judge-url <url>', 'OpenAI-compatible API root of the judge (env PASSK_JUDGE_URL), e.g. http://localhost:8000/v1')
-    .option('--judge-model <model>', 'judge model (env PASSK_JUDGE_MODEL); the API key comes from env PASSK_JUDGE_API_KEY')
+    .option('--judge-url <url>', 'OpenAI-compatible API root of the judge, e.g. http://localhost:8000/v1 (else env PASSK_JUDGE_URL, else judge.url in passk.config.json)')
+    .option('--judge-model <model>', 'judge model (else PASSK_JUDGE_MODEL, else judge.model); the API key comes from PASSK_JUDGE_API_KEY or judge.apiKey')
     .option('--judge-version <v>', 'judge version (default: a hash of model and prompt)')
     .option('--suite <name>', 'suite (default: the dataset file name)')
     .option('--dataset-id <id>', 'dataset id (default: the dataset file name)')
@@ -109,6 +134,7 @@ export const runCommand = (program: Command): void => {
     .option('--run-id <id>', 'run id (default: derived from suite, dataset version and agent version, so the same command resumes)')
     .option('--confirm <file>', 'confirmation runs: row ids (one per line, or suite::row) to run --extra more times, in a "confirm-…" run')
     .option('--extra <n>', 'attempts per row for --confirm', positiveInt('--extra'))
+    .option('--confirmations', "run what the processors' confirmation requests (ConfirmationRequested) still need from this agent version, then stop")
     .option('--no-resume', 'do not read the log for attempts already recorded')
     .option('--json', 'print the summary as JSON (no progress bar)')
     .addHelpText(
@@ -120,18 +146,21 @@ Examples:
   passk run --dataset rows.jsonl --agent 'cmd:python3 agent.py' --grader regex
   passk run --dataset rows.jsonl --agent agent.ts --grader judge --rubric rubric.md --judge-url http://localhost:8000/v1 --judge-model qwen2.5
   passk run --dataset rows.jsonl --agent agent.ts --confirm suspects.txt --extra 3
+  passk run --dataset rows.jsonl --agent baseline.ts --confirmations   # then the same with candidate.ts
 
 Exit codes: 0 every planned trial recorded, 1 the run stopped early (partial), 2 bad input, 3 backend unavailable.`,
     )
     .action(async (flags: RunFlags, cmd: Command) => {
       if (flags.isolation !== 'worker' && flags.isolation !== 'none') throw new InputError('--isolation is worker or none', { field: 'isolation' });
       if (flags.confirm && !flags.extra) throw new InputError('--confirm needs --extra N', { field: 'extra' });
+      if (flags.confirmations && (flags.confirm || flags.runId))
+        throw new InputError('--confirmations takes its rows, attempts and run ids from the requests: drop --confirm and --run-id', { field: 'confirmations' });
       const confirmRows = flags.confirm ? parseMustNotBreakList(await readFile(flags.confirm, 'utf8').catch(() => {
         throw new InputError('cannot read', { file: flags.confirm! });
       }), flags.confirm) : undefined;
-      const env = process.env;
-      const judgeUrl = flags.judgeUrl ?? env.PASSK_JUDGE_URL;
-      const judgeModel = flags.judgeModel ?? env.PASSK_JUDGE_MODEL;
+      // flags over env over passk.config.json, as for the rest of the configuration (deploy/config.ts)
+      const config = configOf(cmd, { ...(flags.judgeUrl ? { judgeUrl: flags.judgeUrl } : {}), ...(flags.judgeModel ? { judgeModel: flags.judgeModel } : {}) });
+      const { url: judgeUrl, model: judgeModel, apiKey: judgeKey, timeoutMs: judgeTimeout } = config.judge;
       const opts: RunOptions = {
         dataset: flags.dataset,
         agent: flags.agent,
@@ -147,7 +176,7 @@ Exit codes: 0 every planned trial recorded, 1 the run stopped early (partial), 2
         ...(flags.rubric ? { rubricFile: flags.rubric } : {}),
         ...(flags.rubricVersion ? { rubricVersion: flags.rubricVersion } : {}),
         ...(flags.judgeVersion ? { judgeVersion: flags.judgeVersion } : {}),
-        judge: { ...(judgeUrl ? { baseUrl: judgeUrl } : {}), ...(judgeModel ? { model: judgeModel } : {}), ...(env.PASSK_JUDGE_API_KEY ? { apiKey: env.PASSK_JUDGE_API_KEY } : {}) },
+        judge: { ...(judgeUrl ? { baseUrl: judgeUrl } : {}), ...(judgeModel ? { model: judgeModel } : {}), ...(judgeKey ? { apiKey: judgeKey } : {}), ...(judgeTimeout ? { timeoutMs: judgeTimeout } : {}) },
         ...(flags.suite ? { suite: flags.suite } : {}),
         ...(flags.datasetId ? { datasetId: flags.datasetId } : {}),
         ...(flags.datasetVersion ? { datasetVersion: flags.datasetVersion } : {}),
@@ -162,22 +191,28 @@ Exit codes: 0 every planned trial recorded, 1 the run stopped early (partial), 2
         stop.abort();
       };
       process.once('SIGINT', onSignal);
+      const deps = (log: EventLog): RunDatasetDeps => ({
+        publisher: log.publisher,
+        source: log,
+        signal: stop.signal,
+        onStart: (s) => {
+          if (!flags.json)
+            process.stderr.write(`passk: run ${s.runId} · suite ${s.suite} · dataset ${s.datasetVersion} · agent ${s.agentVersion} · ${s.recorded} attempts already recorded\n`);
+        },
+        onProgress: (p) => {
+          if (p.done === 0) bar.start(p.total - p.skipped);
+          bar.update(p);
+        },
+      });
       try {
-        const summary = await withEventLog(cmd, (log) =>
-          runDataset(opts, {
-            publisher: log.publisher,
-            source: log,
-            signal: stop.signal,
-            onStart: (s) => {
-              if (!flags.json)
-                process.stderr.write(`passk: run ${s.runId} · suite ${s.suite} · dataset ${s.datasetVersion} · agent ${s.agentVersion} · ${s.recorded} attempts already recorded\n`);
-            },
-            onProgress: (p) => {
-              if (p.done === 0) bar.start(p.total - p.skipped);
-              bar.update(p);
-            },
-          }),
-        ).catch(exitOnUnavailable);
+        if (flags.confirmations) {
+          const summary = await withEventLog(cmd, (log) => runConfirmations(opts, deps(log)), config).catch(exitOnUnavailable);
+          bar.stop();
+          process.stdout.write(flags.json ? renderJson(summary) : renderTerminal(confirmationBlocks(summary)));
+          if (summary.status !== 'completed') process.exitCode = 1;
+          return;
+        }
+        const summary = await withEventLog(cmd, (log) => runDataset(opts, deps(log)), config).catch(exitOnUnavailable);
         bar.stop();
         process.stdout.write(flags.json ? renderJson(summary) : renderTerminal(summaryBlocks(summary)));
         if (summary.status !== 'completed') process.exitCode = 1;

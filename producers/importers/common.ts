@@ -99,3 +99,82 @@ export const attemptCounter = () => {
     return n;
   };
 };
+
+/** What a results file says once for all its trials; `fileRun` applies the user's overrides. */
+export interface FileRun {
+  readonly suite: string;
+  readonly datasetVersion: string;
+  readonly runId: string;
+  readonly grader: TrialInput['grader'];
+  readonly datasetId?: string;
+}
+
+/** A file's run from the importer's defaults, each overridden by its option (`--suite`, `--dataset-version`, …). */
+export const fileRun = (opts: ImportOptions, defaults: Omit<FileRun, 'datasetId'>): FileRun => ({
+  suite: opts.suite ?? defaults.suite,
+  datasetVersion: opts.datasetVersion ?? defaults.datasetVersion,
+  runId: opts.runId ?? defaults.runId,
+  grader: defaults.grader,
+  ...(opts.datasetId ? { datasetId: opts.datasetId } : {}),
+});
+
+/** One result of a file in the tool's terms, before the mapping every importer shares (`fileTrial`). */
+export interface FileEntry {
+  readonly row: string;
+  readonly attempt: number;
+  readonly agent: TrialInput['agent'];
+  /** The tool's verdict; null when the tool could not carry the trial out (ungraded, a test-environment failure). */
+  readonly passed: boolean | null;
+  /** Ignored when ungraded. */
+  readonly score?: number | null;
+  readonly errorKind?: string | undefined;
+  /** Texts are clipped; undefined or null leaves the field out. */
+  readonly input?: string | null | undefined;
+  readonly output?: string | null | undefined;
+  readonly expected?: string | null | undefined;
+  readonly actions?: TrialInput['actions'];
+  readonly costUsd?: number | null | undefined;
+  readonly tokens?: { input: number; output: number } | undefined;
+  readonly latencyMs?: number | null | undefined;
+  readonly at?: number | undefined;
+}
+
+/**
+ * The trial of one file entry, with its event id: the run's identity, the verdict (an ungraded entry gets no
+ * score and `failure_category: test_environment`, never counted as the agent's failure), and the optional
+ * texts, actions, cost, tokens, latency and time when the tool recorded them.
+ */
+export const fileTrial = (run: FileRun, e: FileEntry): ImportedTrial => {
+  const ungraded = e.passed === null;
+  const input = clip(e.input);
+  const output = clip(e.output);
+  const expected = clip(e.expected);
+  return withId({
+    suite: run.suite,
+    ...(run.datasetId ? { dataset_id: run.datasetId } : {}),
+    dataset_version: run.datasetVersion,
+    row_id: e.row,
+    run_id: run.runId,
+    attempt: e.attempt,
+    agent: e.agent,
+    passed: e.passed,
+    score: ungraded ? null : (e.score ?? null),
+    grader: run.grader,
+    ...(e.errorKind ? { error_kind: e.errorKind } : {}),
+    ...(ungraded ? { failure_category: 'test_environment' as const } : {}),
+    ...(input !== undefined ? { input } : {}),
+    ...(output !== undefined ? { output } : {}),
+    ...(expected !== undefined ? { expected } : {}),
+    ...(e.actions?.length ? { actions: e.actions } : {}),
+    ...(typeof e.costUsd === 'number' ? { cost_usd: e.costUsd } : {}),
+    ...(e.tokens ? { tokens: e.tokens } : {}),
+    ...(typeof e.latencyMs === 'number' ? { latency_ms: e.latencyMs } : {}),
+    ...(e.at !== undefined ? { occurred_at: e.at } : {}),
+  });
+};
+
+/** A parsed file: every entry mapped by `fileTrial`. */
+export const parsedFile = (format: string, run: FileRun, entries: readonly FileEntry[]): ParsedFile => ({
+  format,
+  trials: entries.map((e) => fileTrial(run, e)),
+});

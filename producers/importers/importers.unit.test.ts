@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { passCurves } from '../../processors/core/estimators.ts';
 import { TrialRecorded } from '../../schemas/events/trialRecorded.ts';
-import type { ImportedTrial } from './common.ts';
+import { fileRun, fileTrial, type ImportedTrial } from './common.ts';
 import { detectFormat, parseResultsFile } from './detect.ts';
 import { inspectValue } from './inspect.ts';
 import { summarize } from './summary.ts';
@@ -162,5 +162,24 @@ describe('every importer', () => {
     const doc = JSON.parse(readFileSync(file, 'utf8')) as { simulations: { task_id: unknown }[] };
     doc.simulations[2]!.task_id = { nope: true };
     expect(() => parseResultsFile(file, JSON.stringify(doc), 'tau2-bench', {})).toThrow(/field simulations\[2\]\.task_id/);
+  });
+});
+
+describe('the mapping every results importer shares (fileTrial)', () => {
+  const run = fileRun({ suite: 'mine', datasetId: 'ds' }, { suite: 'tool-suite', datasetVersion: 'dv', runId: 'r1', grader: { kind: 'external', id: 'tool' } });
+  it('applies the user overrides to the file defaults', () => {
+    expect(run).toEqual({ suite: 'mine', datasetVersion: 'dv', runId: 'r1', grader: { kind: 'external', id: 'tool' }, datasetId: 'ds' });
+  });
+  it('an ungraded entry has no score and is a test-environment failure; absent values are left out; texts are clipped', () => {
+    const t = fileTrial(run, { row: 'q1', attempt: 2, agent: { version: 'v' }, passed: null, score: 0.5, errorKind: 'exception', output: 'x'.repeat(9_000), input: null, costUsd: null, actions: [] });
+    expect(t).toMatchObject({ suite: 'mine', dataset_id: 'ds', row_id: 'q1', attempt: 2, passed: null, score: null, error_kind: 'exception', failure_category: 'test_environment' });
+    expect(t).not.toHaveProperty('input');
+    expect(t).not.toHaveProperty('cost_usd');
+    expect(t).not.toHaveProperty('actions');
+    expect(t.output).toMatch(/…\[1000 more characters\]$/);
+    const graded = fileTrial(run, { row: 'q1', attempt: 2, agent: { version: 'v' }, passed: false, score: 0.5, costUsd: 0.01, latencyMs: 12, at: 5 });
+    expect(graded).toMatchObject({ passed: false, score: 0.5, cost_usd: 0.01, latency_ms: 12, occurred_at: 5 });
+    expect(graded).not.toHaveProperty('failure_category');
+    expect(graded.event_id).toBe(t.event_id); // the id is the trial's identity (run, row, attempt, version), not its verdict
   });
 });

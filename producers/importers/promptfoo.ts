@@ -1,14 +1,14 @@
 import { z } from 'zod';
-import type { TrialInput } from '../sdk/inputs.ts';
 import {
-  clip,
+  attemptCounter,
   contentHash,
   derivedRunId,
+  fileRun,
   type ImportOptions,
   type ParsedFile,
+  parsedFile,
   parseShape,
   parseTime,
-  withId,
 } from './common.ts';
 
 const Result = z.looseObject({
@@ -71,8 +71,6 @@ const text = (v: unknown): string | undefined => (v == null ? undefined : typeof
 export const parsePromptfoo = (text_: string, value: unknown, file: string, opts: ImportOptions = {}): ParsedFile => {
   const doc = parseShape(PromptfooFile, value, file, 'promptfoo results');
   const results = doc.results.results;
-  const suite = opts.suite ?? doc.config?.description?.slice(0, 200) ?? 'promptfoo';
-  const runId = opts.runId ?? doc.evalId ?? derivedRunId('promptfoo', text_, parseTime(doc.results.timestamp));
   const at = parseTime(doc.results.timestamp);
   const promptOf = (r: Result): string => r.promptId ?? r.prompt?.raw ?? '';
   const prompts = [...new Set(results.map(promptOf))];
@@ -88,40 +86,39 @@ export const parsePromptfoo = (text_: string, value: unknown, file: string, opts
     const key = rowKeyOf(r);
     return name && keysByName.get(name)!.size === 1 ? name : `${name ?? 'test'}#${key}`;
   };
-  const datasetVersion = opts.datasetVersion ?? `promptfoo-${contentHash([...new Set(results.map(rowKeyOf))].sort())}`;
+  const run = fileRun(opts, {
+    suite: doc.config?.description?.slice(0, 200) ?? 'promptfoo',
+    datasetVersion: `promptfoo-${contentHash([...new Set(results.map(rowKeyOf))].sort())}`,
+    runId: doc.evalId ?? derivedRunId('promptfoo', text_, at),
+    grader: { kind: 'external', id: 'promptfoo', ...(doc.metadata?.promptfooVersion ? { version: doc.metadata.promptfooVersion } : {}) },
+  });
 
   const ordered = [...results].sort((a, b) => a.testIdx - b.testIdx);
-  const attempts = new Map<string, number>();
-  const trials = ordered.map((r) => {
-    const version = opts.agentVersion ?? (prompts.length > 1 ? `${providerName(r)}#prompt${prompts.indexOf(promptOf(r))}` : providerName(r));
-    const row = rowIdOf(r);
-    const slot = `${version}\u001f${row}`;
-    const attempt = attempts.get(slot) ?? 0;
-    attempts.set(slot, attempt + 1);
-    const errored = r.failureReason === 2;
-    const equals = r.testCase?.assert?.filter((a) => a.type === 'equals') ?? [];
-    const usage = r.response?.tokenUsage;
-    const trial: TrialInput = {
-      suite,
-      ...(opts.datasetId ? { dataset_id: opts.datasetId } : {}),
-      dataset_version: datasetVersion,
-      row_id: row,
-      run_id: runId,
-      attempt,
-      agent: { version, ...(typeof r.provider === 'object' && r.provider.id ? { id: r.provider.id } : {}) },
-      passed: errored ? null : r.success,
-      score: errored ? null : (r.score ?? null),
-      grader: { kind: 'external', id: 'promptfoo', ...(doc.metadata?.promptfooVersion ? { version: doc.metadata.promptfooVersion } : {}) },
-      ...(errored ? { error_kind: 'provider_error', failure_category: 'test_environment' as const } : {}),
-      ...(r.prompt?.raw ? { input: clip(r.prompt.raw) } : {}),
-      ...(text(r.response?.output) !== undefined ? { output: clip(text(r.response?.output)) } : {}),
-      ...(equals.length === 1 && text(equals[0]!.value) !== undefined ? { expected: clip(text(equals[0]!.value)) } : {}),
-      ...(typeof r.cost === 'number' ? { cost_usd: r.cost } : {}),
-      ...(typeof r.latencyMs === 'number' ? { latency_ms: r.latencyMs } : {}),
-      ...(usage && (usage.prompt || usage.completion) ? { tokens: { input: usage.prompt ?? 0, output: usage.completion ?? 0 } } : {}),
-      ...(at !== undefined ? { occurred_at: at } : {}),
-    };
-    return withId(trial);
-  });
-  return { format: 'promptfoo', trials };
+  const nextAttempt = attemptCounter();
+  return parsedFile(
+    'promptfoo',
+    run,
+    ordered.map((r) => {
+      const version = opts.agentVersion ?? (prompts.length > 1 ? `${providerName(r)}#prompt${prompts.indexOf(promptOf(r))}` : providerName(r));
+      const row = rowIdOf(r);
+      const errored = r.failureReason === 2;
+      const equals = r.testCase?.assert?.filter((a) => a.type === 'equals') ?? [];
+      const usage = r.response?.tokenUsage;
+      return {
+        row,
+        attempt: nextAttempt(version, row),
+        agent: { version, ...(typeof r.provider === 'object' && r.provider.id ? { id: r.provider.id } : {}) },
+        passed: errored ? null : r.success,
+        score: r.score,
+        ...(errored ? { errorKind: 'provider_error' } : {}),
+        input: r.prompt?.raw || undefined,
+        output: text(r.response?.output),
+        expected: equals.length === 1 ? text(equals[0]!.value) : undefined,
+        costUsd: r.cost,
+        latencyMs: r.latencyMs,
+        tokens: usage && (usage.prompt || usage.completion) ? { input: usage.prompt ?? 0, output: usage.completion ?? 0 } : undefined,
+        at,
+      };
+    }),
+  );
 };

@@ -1,17 +1,16 @@
 import { z } from 'zod';
-import type { TrialInput } from '../sdk/inputs.ts';
 import { actionsOf, lastText } from './actions.ts';
 import {
   attemptCounter,
-  clip,
   contentHash,
   derivedRunId,
+  fileRun,
   type ImportOptions,
   type ParsedFile,
+  parsedFile,
   parseShape,
   parseTime,
   passedFromReward,
-  withId,
 } from './common.ts';
 
 const Message = z.looseObject({
@@ -73,42 +72,36 @@ export const parseTau2 = (text: string, value: unknown, file: string, opts: Impo
   const doc = parseShape(Tau2File, value, file, 'τ²-bench results');
   const agentInfo = doc.info.agent_info;
   const version = opts.agentVersion ?? agentInfo?.llm ?? agentInfo?.implementation ?? 'tau2-agent';
+  const agent = { version, ...(agentInfo?.implementation ? { id: agentInfo.implementation } : {}), ...(agentInfo?.llm ? { model: agentInfo.llm } : {}) };
   const commit = doc.info.git_commit?.slice(0, 7);
-  const datasetVersion =
-    opts.datasetVersion ?? (commit ? `tau2@${commit}` : `tau2-${contentHash((doc.tasks ?? []).map((t) => t.id))}`);
-  const runId = opts.runId ?? derivedRunId('tau2', text, parseTime(doc.timestamp));
-  const suite = opts.suite ?? doc.info.environment_info.domain_name;
-  const nextAttempt = attemptCounter();
-  const trials = doc.simulations.map((s) => {
-    const row = String(s.task_id);
-    const reason = s.termination_reason;
-    const ungraded = !s.reward_info || (reason !== undefined && INFRA_TERMINATIONS.has(reason));
-    const errorKind = !s.reward_info ? (reason ?? 'no_reward') : reason && !NORMAL_TERMINATIONS.has(reason) ? reason : undefined;
-    const tokens = tokensOf(s.messages);
-    const actions = actionsOf(s.messages);
-    const output = lastText(s.messages);
-    const at = parseTime(s.start_time ?? s.timestamp);
-    const trial: TrialInput = {
-      suite,
-      ...(opts.datasetId ? { dataset_id: opts.datasetId } : {}),
-      dataset_version: datasetVersion,
-      row_id: row,
-      run_id: runId,
-      attempt: s.trial ?? nextAttempt(version, row),
-      agent: { version, ...(agentInfo?.implementation ? { id: agentInfo.implementation } : {}), ...(agentInfo?.llm ? { model: agentInfo.llm } : {}) },
-      passed: ungraded ? null : passedFromReward(s.reward_info!.reward),
-      score: ungraded ? null : s.reward_info!.reward,
-      grader: { kind: 'external', id: 'tau2-bench', ...(commit ? { version: commit } : {}) },
-      ...(errorKind ? { error_kind: errorKind } : {}),
-      ...(ungraded ? { failure_category: 'test_environment' as const } : {}),
-      ...(output ? { output: clip(output) } : {}),
-      ...(actions.length ? { actions } : {}),
-      ...(typeof s.agent_cost === 'number' ? { cost_usd: s.agent_cost } : {}),
-      ...(tokens ? { tokens } : {}),
-      ...(typeof s.duration === 'number' ? { latency_ms: s.duration * 1000 } : {}),
-      ...(at !== undefined ? { occurred_at: at } : {}),
-    };
-    return withId(trial);
+  const run = fileRun(opts, {
+    suite: doc.info.environment_info.domain_name,
+    datasetVersion: commit ? `tau2@${commit}` : `tau2-${contentHash((doc.tasks ?? []).map((t) => t.id))}`,
+    runId: derivedRunId('tau2', text, parseTime(doc.timestamp)),
+    grader: { kind: 'external', id: 'tau2-bench', ...(commit ? { version: commit } : {}) },
   });
-  return { format: 'tau2-bench', trials };
+  const nextAttempt = attemptCounter();
+  return parsedFile(
+    'tau2-bench',
+    run,
+    doc.simulations.map((s) => {
+      const row = String(s.task_id);
+      const reason = s.termination_reason;
+      const ungraded = !s.reward_info || (reason !== undefined && INFRA_TERMINATIONS.has(reason));
+      return {
+        row,
+        attempt: s.trial ?? nextAttempt(version, row),
+        agent,
+        passed: ungraded ? null : passedFromReward(s.reward_info!.reward),
+        score: s.reward_info?.reward ?? null,
+        errorKind: !s.reward_info ? (reason ?? 'no_reward') : reason && !NORMAL_TERMINATIONS.has(reason) ? reason : undefined,
+        output: lastText(s.messages) || undefined,
+        actions: actionsOf(s.messages),
+        costUsd: s.agent_cost,
+        tokens: tokensOf(s.messages),
+        latencyMs: typeof s.duration === 'number' ? s.duration * 1000 : undefined,
+        at: parseTime(s.start_time ?? s.timestamp),
+      };
+    }),
+  );
 };

@@ -1,17 +1,16 @@
 import { z } from 'zod';
-import type { TrialInput } from '../sdk/inputs.ts';
 import { actionsOf, lastText } from './actions.ts';
 import {
   attemptCounter,
   baseName,
-  clip,
   contentHash,
   derivedRunId,
+  fileRun,
   type ImportOptions,
   type ParsedFile,
+  parsedFile,
   parseShape,
   passedFromReward,
-  withId,
 } from './common.ts';
 
 /** τ-bench results JSON: a list of `{task_id, reward, info, traj, trial}` (run.py's checkpoint file). */
@@ -52,34 +51,32 @@ const domainOf = (entries: z.output<typeof TauBenchFile>): string | undefined =>
  */
 export const parseTauBench = (text: string, value: unknown, file: string, opts: ImportOptions = {}): ParsedFile => {
   const entries = parseShape(TauBenchFile, value, file, 'τ-bench results');
-  const suite = opts.suite ?? domainOf(entries) ?? 'tau-bench';
   const version = opts.agentVersion ?? baseName(file);
   const tasks = new Map(entries.map((e) => [String(e.task_id), e.info?.task ?? null]));
-  const datasetVersion = opts.datasetVersion ?? `tau-bench-${contentHash([...tasks].sort(([a], [b]) => a.localeCompare(b)))}`;
-  const runId = opts.runId ?? derivedRunId('tau-bench', text, undefined);
-  const nextAttempt = attemptCounter();
-  const trials = entries.map((e) => {
-    const row = String(e.task_id);
-    const attempt = e.trial ?? nextAttempt(version, row);
-    const failedToRun = e.info?.error !== undefined;
-    const actions = actionsOf(e.traj);
-    const trial: TrialInput = {
-      suite,
-      ...(opts.datasetId ? { dataset_id: opts.datasetId } : {}),
-      dataset_version: datasetVersion,
-      row_id: row,
-      run_id: runId,
-      attempt,
-      agent: { version },
-      passed: failedToRun ? null : passedFromReward(e.reward),
-      score: failedToRun ? null : e.reward,
-      grader: { kind: 'external', id: 'tau-bench' },
-      ...(failedToRun ? { error_kind: 'exception', failure_category: 'test_environment' as const } : {}),
-      ...(e.info?.task?.instruction ? { input: clip(e.info.task.instruction) } : {}),
-      ...(lastText(e.traj) ? { output: clip(lastText(e.traj)) } : {}),
-      ...(actions.length ? { actions } : {}),
-    };
-    return withId(trial);
+  const run = fileRun(opts, {
+    suite: domainOf(entries) ?? 'tau-bench',
+    datasetVersion: `tau-bench-${contentHash([...tasks].sort(([a], [b]) => a.localeCompare(b)))}`,
+    runId: derivedRunId('tau-bench', text, undefined),
+    grader: { kind: 'external', id: 'tau-bench' },
   });
-  return { format: 'tau-bench', trials };
+  const nextAttempt = attemptCounter();
+  return parsedFile(
+    'tau-bench',
+    run,
+    entries.map((e) => {
+      const row = String(e.task_id);
+      const failedToRun = e.info?.error !== undefined;
+      return {
+        row,
+        attempt: e.trial ?? nextAttempt(version, row),
+        agent: { version },
+        passed: failedToRun ? null : passedFromReward(e.reward),
+        score: e.reward,
+        ...(failedToRun ? { errorKind: 'exception' } : {}),
+        input: e.info?.task?.instruction || undefined,
+        output: lastText(e.traj) || undefined,
+        actions: actionsOf(e.traj),
+      };
+    }),
+  );
 };

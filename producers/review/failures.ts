@@ -84,6 +84,13 @@ export const failureConfirmed = (c: Confirmation): FailureConfirmed => {
   }) as FailureConfirmed;
 };
 
+/** Trace ids a reviewer confirmed, from passk.datasets (a small topic): the store may not have them yet. */
+export const confirmedTraceIds = async (source: EventSource): Promise<Set<string>> => {
+  const ids = new Set<string>();
+  await readLog(source, { topics: [TOPICS.datasets] }, ({ event: e }) => e.type === 'FailureConfirmed' && ids.add(e.trace_id));
+  return ids;
+};
+
 /** Finds one sampled trace by id in the log. */
 export const findTrace = async (source: EventSource, traceId: string): Promise<TraceSampled | undefined> => {
   let found: TraceSampled | undefined;

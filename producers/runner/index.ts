@@ -1,5 +1,6 @@
 /** The repeated-trial runner: agents (module, HTTP, command), graders, resumable runs. */
 export * from './agents/index.ts';
+export { confirmationRequests, runConfirmations, type ConfirmationRun, type ConfirmationsSummary, type RequestElsewhere } from './confirmations.ts';
 export * from './dataset.ts';
 export * from './graders/index.ts';
 export { recordedAttempts } from './resume.ts';

@@ -5,9 +5,9 @@ import { createRecorder } from '../sdk/recorder.ts';
 import { DEFAULT_RETRY, type RetryPolicy } from '../sdk/retry.ts';
 import { PRODUCER_VERSION } from '../version.ts';
 import { createAgent } from './agents/index.ts';
-import type { AgentMeta } from './agents/types.ts';
-import { readDataset } from './dataset.ts';
-import { createGrader, type GraderChoice } from './graders/index.ts';
+import type { Agent, AgentMeta } from './agents/types.ts';
+import { type DatasetRow, readDataset } from './dataset.ts';
+import { createGrader, type Grader, type GraderChoice } from './graders/index.ts';
 import { recordedAttempts } from './resume.ts';
 import { type RunProgress, type RunSummary, runTrials } from './runTrials.ts';
 
@@ -59,60 +59,98 @@ const agentFields = (meta: AgentMeta | undefined) => ({
   ...(meta?.config !== undefined ? { config_hash: `sha-${contentHash(meta.config)}` } : {}),
 });
 
-/** Runs an agent k times on every row of a dataset file and records every trial; see `runTrials`. */
-export const runDataset = async (opts: RunOptions, deps: RunDatasetDeps): Promise<RunSummary> => {
+/** What every run of one dataset file with one agent shares: its rows, grader, agent and versions. */
+export interface PreparedRun {
+  readonly rows: readonly DatasetRow[];
+  readonly datasetFile: string;
+  readonly suite: string;
+  readonly datasetId: string;
+  readonly datasetVersion: string;
+  readonly agentVersion: string;
+  readonly agentMeta: AgentMeta | undefined;
+  readonly grader: Grader;
+  readonly agent: Agent;
+}
+
+/** Reads the dataset, builds the grader and starts the agent; `use` runs with them, then the agent is closed. */
+export const withPreparedRun = async <T>(opts: RunOptions, use: (p: PreparedRun) => Promise<T>): Promise<T> => {
   const dataset = await readDataset(opts.dataset);
-  const k = opts.k ?? 3;
-  const suite = opts.suite ?? dataset.name;
-  let rows = dataset.rows;
-  if (opts.confirm) {
-    const wanted = new Set(opts.confirm.rows.filter((r) => r.suite === undefined || r.suite === suite).map((r) => r.row_id));
-    const missing = [...wanted].filter((id) => !rows.some((r) => r.id === id));
-    if (missing.length) throw new InputError(`rows to confirm are not in the dataset: ${missing.slice(0, 5).join(', ')}`, { file: opts.dataset });
-    rows = rows.filter((r) => wanted.has(r.id));
-  }
   const grader = await createGrader(opts);
   const agent = await createAgent(opts.agent, { ...(opts.isolation ? { isolation: opts.isolation } : {}) });
   try {
-    const agentVersion = opts.agentVersion ?? agent.meta?.version ?? `sha-${sha256(agent.fingerprint).slice(0, 12)}`;
-    const datasetVersion = opts.datasetVersion ?? dataset.version;
-    const confirmKey = opts.confirm ? `confirm-${contentHash(rows.map((r) => r.id))}-` : '';
-    const runId = opts.runId ?? `${opts.confirm ? confirmKey : 'run-'}${sha256(JSON.stringify([suite, datasetVersion, agentVersion])).slice(0, 16)}`;
-    const identity = {
-      suite,
-      dataset_id: opts.datasetId ?? dataset.name,
-      dataset_version: datasetVersion,
-      run_id: runId,
-      agent: { version: agentVersion, ...agentFields(agent.meta) },
-    };
-    const recorded = opts.resume === false || !deps.source ? new Map<string, boolean | null>() : await recordedAttempts(deps.source, identity);
-    const planK = opts.confirm ? opts.confirm.extra : k;
-    deps.onStart?.({ runId, suite, datasetVersion, agentVersion, planned: rows.length * planK, recorded: recorded.size });
-    const recorder = createRecorder({ publisher: deps.publisher, producer: `passk-runner/${PRODUCER_VERSION}`, maxBatch: 50, maxWaitMs: 250 });
-    try {
-      return await runTrials(
-        {
-          rows,
-          identity,
-          k: planK,
-          concurrency: opts.concurrency ?? 8,
-          timeoutMs: opts.timeoutMs ?? 60_000,
-          retry: opts.retry ?? DEFAULT_RUN_RETRY,
-        },
-        {
-          agent,
-          grader,
-          recorder,
-          recorded,
-          ...(deps.onProgress ? { onProgress: deps.onProgress } : {}),
-          ...(deps.signal ? { signal: deps.signal } : {}),
-          ...(deps.sleep ? { sleep: deps.sleep } : {}),
-        },
-      );
-    } finally {
-      await recorder.close();
-    }
+    return await use({
+      rows: dataset.rows,
+      datasetFile: opts.dataset,
+      suite: opts.suite ?? dataset.name,
+      datasetId: opts.datasetId ?? dataset.name,
+      datasetVersion: opts.datasetVersion ?? dataset.version,
+      agentVersion: opts.agentVersion ?? agent.meta?.version ?? `sha-${sha256(agent.fingerprint).slice(0, 12)}`,
+      agentMeta: agent.meta,
+      grader,
+      agent,
+    });
   } finally {
     await agent.close();
   }
 };
+
+/** The rows of a dataset with these ids, in dataset order; ids the dataset lacks are an input error. */
+export const pickRows = (p: PreparedRun, ids: Iterable<string>): DatasetRow[] => {
+  const wanted = new Set(ids);
+  const missing = [...wanted].filter((id) => !p.rows.some((r) => r.id === id));
+  if (missing.length) throw new InputError(`rows to confirm are not in the dataset: ${missing.slice(0, 5).join(', ')}`, { file: p.datasetFile });
+  return p.rows.filter((r) => wanted.has(r.id));
+};
+
+/** One run of a prepared dataset and agent: skips what the log already holds for the run id, records the rest. */
+export const executeRun = async (
+  p: PreparedRun,
+  run: { readonly runId: string; readonly rows: readonly DatasetRow[]; readonly k: number; readonly moreAttempts?: ReadonlyMap<string, number>; readonly recorded?: ReadonlyMap<string, boolean | null> },
+  opts: RunOptions,
+  deps: RunDatasetDeps,
+): Promise<RunSummary> => {
+  const identity = {
+    suite: p.suite,
+    dataset_id: p.datasetId,
+    dataset_version: p.datasetVersion,
+    run_id: run.runId,
+    agent: { version: p.agentVersion, ...agentFields(p.agentMeta) },
+  };
+  const recorded = run.recorded ?? (opts.resume === false || !deps.source ? new Map<string, boolean | null>() : await recordedAttempts(deps.source, identity));
+  const planned = run.rows.reduce((n, r) => n + run.k + (run.moreAttempts?.get(r.id) ?? 0), 0);
+  deps.onStart?.({ runId: run.runId, suite: p.suite, datasetVersion: p.datasetVersion, agentVersion: p.agentVersion, planned, recorded: recorded.size });
+  const recorder = createRecorder({ publisher: deps.publisher, producer: `passk-runner/${PRODUCER_VERSION}`, maxBatch: 50, maxWaitMs: 250 });
+  try {
+    return await runTrials(
+      {
+        rows: run.rows,
+        identity,
+        k: run.k,
+        ...(run.moreAttempts ? { moreAttempts: run.moreAttempts } : {}),
+        concurrency: opts.concurrency ?? 8,
+        timeoutMs: opts.timeoutMs ?? 60_000,
+        retry: opts.retry ?? DEFAULT_RUN_RETRY,
+      },
+      {
+        agent: p.agent,
+        grader: p.grader,
+        recorder,
+        recorded,
+        ...(deps.onProgress ? { onProgress: deps.onProgress } : {}),
+        ...(deps.signal ? { signal: deps.signal } : {}),
+        ...(deps.sleep ? { sleep: deps.sleep } : {}),
+      },
+    );
+  } finally {
+    await recorder.close();
+  }
+};
+
+/** Runs an agent k times on every row of a dataset file and records every trial; see `runTrials`. */
+export const runDataset = async (opts: RunOptions, deps: RunDatasetDeps): Promise<RunSummary> =>
+  withPreparedRun(opts, async (p) => {
+    const rows = opts.confirm ? pickRows(p, opts.confirm.rows.filter((r) => r.suite === undefined || r.suite === p.suite).map((r) => r.row_id)) : p.rows;
+    const confirmKey = opts.confirm ? `confirm-${contentHash(rows.map((r) => r.id))}-` : '';
+    const runId = opts.runId ?? `${opts.confirm ? confirmKey : 'run-'}${sha256(JSON.stringify([p.suite, p.datasetVersion, p.agentVersion])).slice(0, 16)}`;
+    return executeRun(p, { runId, rows, k: opts.confirm ? opts.confirm.extra : (opts.k ?? 3) }, opts, deps);
+  });

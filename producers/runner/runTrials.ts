@@ -14,6 +14,11 @@ export interface RunPlan {
   readonly k: number;
   /** Confirmation runs: extra attempts (numbered from k on) for these rows. */
   readonly confirm?: { readonly rows: readonly string[]; readonly extra: number };
+  /**
+   * More attempts for some rows, numbered after the others: requested confirmations top up a row by one
+   * attempt per ungraded one already recorded, so the gate gets the graded attempts it waits for.
+   */
+  readonly moreAttempts?: ReadonlyMap<string, number>;
   readonly concurrency: number;
   readonly timeoutMs: number;
   readonly retry: RetryPolicy;
@@ -56,10 +61,10 @@ export interface RunSummary extends RunProgress {
 export const attemptKey = (rowId: string, attempt: number): string => `${rowId}\u001f${attempt}`;
 
 /** Every (row, attempt) the plan asks for, in row order then attempt order. */
-export const plannedAttempts = (plan: Pick<RunPlan, 'rows' | 'k' | 'confirm'>): { row: DatasetRow; attempt: number }[] => {
+export const plannedAttempts = (plan: Pick<RunPlan, 'rows' | 'k' | 'confirm' | 'moreAttempts'>): { row: DatasetRow; attempt: number }[] => {
   const confirm = new Set(plan.confirm?.rows ?? []);
   return plan.rows.flatMap((row) => {
-    const n = plan.k + (confirm.has(row.id) ? (plan.confirm?.extra ?? 0) : 0);
+    const n = plan.k + (confirm.has(row.id) ? (plan.confirm?.extra ?? 0) : 0) + (plan.moreAttempts?.get(row.id) ?? 0);
     return Array.from({ length: n }, (_, attempt) => ({ row, attempt }));
   });
 };

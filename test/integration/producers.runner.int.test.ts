@@ -1,5 +1,7 @@
 import { spawn, spawnSync } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -92,5 +94,52 @@ describe('passk run on the example refund agent', () => {
     const by = trialsOf(await events(data));
     expect(by.filter((t) => t.row_id === 'slow').map((t) => [t.passed, t.error_kind])).toEqual([[null, 'timeout'], [null, 'timeout']]);
     expect(by.filter((t) => t.row_id === 'down').every((t) => t.passed === null && t.failure_category === 'test_environment')).toBe(true);
+  });
+
+  it('takes the judge endpoint from passk.config.json, with env over the file and flags over env (a local server; no hosted model)', async () => {
+    const seen: { model: string; auth?: string }[] = [];
+    const server = createServer((req, res) => {
+      let body = '';
+      req.on('data', (d) => (body += d)).on('end', () => {
+        seen.push({ model: (JSON.parse(body) as { model: string }).model, ...(req.headers.authorization ? { auth: req.headers.authorization } : {}) });
+        res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ choices: [{ message: { role: 'assistant', content: '{"verdict": "pass", "score": 1}' } }] }));
+      });
+    });
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    try {
+      const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/v1`;
+      const config = join(dir, 'judge.config.json');
+      writeFileSync(config, JSON.stringify({ judge: { url, model: 'file-model', apiKey: 'file-key' } }));
+      const rows = join(dir, 'judged.jsonl');
+      writeFileSync(rows, '{"id": "j1", "input": "hello"}\n');
+      writeFileSync(join(dir, 'rubric.md'), 'Say pass when the answer greets back.');
+      const judged = (data: string, env: NodeJS.ProcessEnv, ...more: string[]) =>
+        new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve) => {
+          // async: this process serves the judge while the run waits for it
+          const child = spawn(process.execPath, [BIN, '--config', config, '--data-dir', join(dir, data), 'run', '--dataset', rows, '--agent', 'cmd:echo hi', '--k', '1', '--grader', 'judge', '--rubric', join(dir, 'rubric.md'), '--json', ...more], {
+            cwd: ROOT,
+            env: { ...process.env, PASSK_JUDGE_URL: '', PASSK_JUDGE_MODEL: '', PASSK_JUDGE_API_KEY: '', ...env },
+          });
+          let stdout = '';
+          let stderr = '';
+          child.stdout.on('data', (d) => (stdout += d));
+          child.stderr.on('data', (d) => (stderr += d));
+          child.on('exit', (code) => resolve({ code, stdout, stderr }));
+        });
+      const fromFile = await judged('judge-file', {});
+      expect(fromFile.code, fromFile.stderr).toBe(0);
+      expect(JSON.parse(fromFile.stdout)).toMatchObject({ passed: 1 });
+      const fromEnv = await judged('judge-env', { PASSK_JUDGE_MODEL: 'env-model', PASSK_JUDGE_API_KEY: 'env-key' });
+      expect(fromEnv.code, fromEnv.stderr).toBe(0);
+      const fromFlag = await judged('judge-flag', { PASSK_JUDGE_MODEL: 'env-model' }, '--judge-model', 'flag-model');
+      expect(fromFlag.code, fromFlag.stderr).toBe(0);
+      expect(seen).toEqual([
+        { model: 'file-model', auth: 'Bearer file-key' },
+        { model: 'env-model', auth: 'Bearer env-key' },
+        { model: 'flag-model', auth: 'Bearer file-key' },
+      ]);
+    } finally {
+      await new Promise<void>((r) => server.close(() => r()));
+    }
   });
 });

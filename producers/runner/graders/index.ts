@@ -48,7 +48,7 @@ export const createGrader = async (c: GraderChoice): Promise<Grader> => {
       return jsonSchemaGrader(c.schemaFile ? { schema: await readJsonFile(c.schemaFile) } : {});
     case 'judge': {
       const { baseUrl, model } = c.judge ?? {};
-      if (!baseUrl || !model) throw new InputError('the judge needs an endpoint and a model (--judge-url, --judge-model, or PASSK_JUDGE_URL, PASSK_JUDGE_MODEL)', { field: 'judge' });
+      if (!baseUrl || !model) throw new InputError('the judge needs an endpoint and a model (--judge-url and --judge-model, env PASSK_JUDGE_URL and PASSK_JUDGE_MODEL, or judge.url and judge.model in passk.config.json)', { field: 'judge' });
       if (!c.rubricFile) throw new InputError('the judge needs a rubric (--rubric FILE)', { field: 'rubric' });
       let rubric: string;
       try {

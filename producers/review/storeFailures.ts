@@ -1,0 +1,103 @@
+import { z } from 'zod';
+import type { TraceSampled } from '../../schemas/events/index.ts';
+import { select, type Querier } from '../../sinks/clickhouse/index.ts';
+import { failureSignals, type ProductionFailure } from './failures.ts';
+
+/**
+ * Sampled production failures from the store (the processors' `traces` and `confirmed_failures` tables),
+ * for `passk review`: the store keeps traces for their retention and answers by index, where the log
+ * would have to be read whole. Traces reach it through `passk process`.
+ */
+
+const Row = z.object({
+  event_id: z.string(),
+  occurred_at: z.coerce.number(),
+  producer: z.string(),
+  schema_version: z.number(),
+  trace_id: z.string(),
+  agent_version: z.string(),
+  segment: z.string(),
+  input_fingerprint: z.string(),
+  sampling_policy: z.string(),
+  sampling_probability: z.number(),
+  graders: z.array(z.string()),
+  passed: z.array(z.boolean().nullable()),
+  scores: z.array(z.number().nullable()),
+  user_signals: z.record(z.string(), z.string()),
+  error_kind: z.string().nullable(),
+  payload_input: z.string().nullable(),
+  payload_output: z.string().nullable(),
+  has_payload: z.boolean(),
+  tags: z.array(z.string()),
+});
+type Row = z.infer<typeof Row>;
+
+const parseSignal = (text: string): string | number | boolean => {
+  try {
+    const v: unknown = JSON.parse(text);
+    return typeof v === 'string' || typeof v === 'number' || typeof v === 'boolean' ? v : text;
+  } catch {
+    return text;
+  }
+};
+
+/** A stored trace as the event it was (the sink's row mapping, inverted). */
+export const traceOfRow = (r: Row): TraceSampled => ({
+  event_id: r.event_id,
+  type: 'TraceSampled',
+  schema_version: r.schema_version,
+  occurred_at: r.occurred_at,
+  producer: r.producer,
+  trace_id: r.trace_id,
+  agent_version: r.agent_version,
+  segment: r.segment,
+  input_fingerprint: r.input_fingerprint,
+  sampling: { policy: r.sampling_policy, probability: r.sampling_probability },
+  ...(r.graders.length ? { verdicts: r.graders.map((grader, i) => ({ grader, passed: r.passed[i] ?? null, ...(r.scores[i] != null ? { score: r.scores[i] } : {}) })) } : {}),
+  ...(Object.keys(r.user_signals).length ? { user_signals: Object.fromEntries(Object.entries(r.user_signals).map(([k, v]) => [k, parseSignal(v)])) } : {}),
+  ...(r.error_kind !== null ? { error_kind: r.error_kind } : {}),
+  ...(r.has_payload ? { payload: { ...(r.payload_input !== null ? { input: r.payload_input } : {}), ...(r.payload_output !== null ? { output: r.payload_output } : {}) } } : {}),
+  ...(r.tags.length ? { tags: r.tags } : {}),
+});
+
+// Candidates: a failed verdict, an error, or any user signal (whether a signal is negative is decided in
+// TypeScript, by the sampler's own rule). Newest first, one event per trace, confirmed ones left out.
+const QUERY = `
+  SELECT event_id, toUnixTimestamp64Milli(occurred_at) AS occurred_at, producer, schema_version, trace_id, agent_version,
+         segment, input_fingerprint, sampling_policy, sampling_probability,
+         arrayMap(v -> tupleElement(v, 'grader'), verdicts) AS graders,
+         arrayMap(v -> tupleElement(v, 'passed'), verdicts) AS passed,
+         arrayMap(v -> tupleElement(v, 'score'), verdicts) AS scores,
+         user_signals, error_kind, payload_input, payload_output, has_payload, tags
+  FROM traces FINAL
+  WHERE (arrayExists(v -> coalesce(tupleElement(v, 'passed'), true) = false, verdicts) OR error_kind IS NOT NULL OR notEmpty(user_signals))
+    AND ({agent_version:String} = '' OR agent_version = {agent_version:String})
+    AND ({segment:String} = '' OR segment = {segment:String})
+    AND trace_id NOT IN (SELECT trace_id FROM confirmed_failures)
+  ORDER BY occurred_at DESC, trace_id
+  LIMIT 1 BY trace_id
+  LIMIT {page:UInt32} OFFSET {offset:UInt64}`;
+
+/**
+ * Sampled production failures in the store, newest first, without those confirmed (in the store, or
+ * in `alsoConfirmed`: confirmations the processors have not stored yet).
+ */
+export const listStoredFailures = async (
+  client: Querier,
+  opts: { agentVersion?: string; segment?: string; limit?: number; alsoConfirmed?: ReadonlySet<string> } = {},
+): Promise<ProductionFailure[]> => {
+  const limit = opts.limit ?? Infinity;
+  const page = Math.min(10_000, Math.max(200, Number.isFinite(limit) ? limit * 2 : 1_000));
+  const out: ProductionFailure[] = [];
+  for (let offset = 0; out.length < limit; offset += page) {
+    const rows = await select(client, Row, QUERY, { agent_version: opts.agentVersion ?? '', segment: opts.segment ?? '', page, offset });
+    for (const r of rows) {
+      if (opts.alsoConfirmed?.has(r.trace_id)) continue;
+      const trace = traceOfRow(r);
+      const why = failureSignals(trace);
+      if (why.length > 0 && out.length < limit) out.push({ trace, why });
+    }
+    if (rows.length < page) break;
+  }
+  return out;
+};
