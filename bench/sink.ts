@@ -3,17 +3,37 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { pathToFileURL } from 'node:url';
+import { classOf } from '../processors/core/classify.ts';
+import type { RowState } from '../processors/folds/rowState.ts';
+import { applyRowChanges, type VersionSummaries } from '../processors/folds/versionSummary.ts';
+import type { VersionSnapshot } from '../processors/index.ts';
 import type { RowStateChanged } from '../schemas/events/decisions.ts';
 import type { TrialRecorded } from '../schemas/events/trialRecorded.ts';
 import { deterministicEventId } from '../schemas/ids.ts';
-import { createClickHouseRowSink, migrate, openClickHouse, passCurve, renderCreateTable, TABLES, trialToRow, versionSummary } from '../sinks/clickhouse/index.ts';
+import {
+  createClickHouseRowSink,
+  migrate,
+  openClickHouse,
+  passCurve,
+  renderCreateTable,
+  TABLES,
+  toTrialSink,
+  type StoreClient,
+  trialToRow,
+  versionSummary,
+  type VersionScope,
+} from '../sinks/clickhouse/index.ts';
 
 /**
  * Store benchmarks on embedded chDB:
  * - sink insert throughput (rows/s) as a ratio to a raw `client.insert` of the same rows, in the
  *   same run (same batch size), so machine and load mostly cancel out;
- * - the per-version summary and the pass^k curve queries over `trials` trials of one version, warm
- *   (median of `queryRuns` runs after one untimed run). Target: summary under 100 ms per 1M trials.
+ * - the per-version summary over `trials` trials of one version from each source (raw trials, row
+ *   state, version summaries) and the pass^k curve, warm (median of `queryRuns` runs after one
+ *   untimed run), each as a ratio to a plain scan of the same trials in the same run (`countIf(passed)`,
+ *   no FINAL: the least any query that reads every trial costs). Target: summary under 100 ms per 1M trials.
+ *   The version summaries are written as the trial topology writes them: one snapshot per
+ *   (version, partition) touched by each unit of `unitTrials` trials, over `partitions` partitions.
  */
 export interface BenchSinkOptions {
   /** Trials of one agent version. @default 1_000_000 */
@@ -24,7 +44,18 @@ export interface BenchSinkOptions {
   readonly batch?: number;
   /** @default 5 */
   readonly queryRuns?: number;
+  /** Trial partitions of the simulated topology. @default 12 */
+  readonly partitions?: number;
+  /** Trials per durable unit of the simulated topology (each writes its snapshots). @default 5000 */
+  readonly unitTrials?: number;
   readonly log?: (line: string) => void;
+}
+
+/** One timed query: warm median ms, scaled to 1M trials, and as a ratio to the same run's plain scan. */
+export interface QueryTiming {
+  readonly ms: number;
+  readonly msPer1M: number;
+  readonly vsScan: number;
 }
 
 export interface BenchSinkResult {
@@ -34,13 +65,15 @@ export interface BenchSinkResult {
   readonly sinkRowsPerSec: number;
   /** sink / raw: 1.0 means the sink costs nothing over a raw insert. */
   readonly ratio: number;
-  readonly summaryMs: number;
-  /** The same summary from the processors' row state (one row per dataset row), checked equal. */
-  readonly summaryFromRowStateMs: number;
-  readonly summaryFromRowStateMsPer1M: number;
-  readonly passCurveMs: number;
-  /** Summary ms scaled to 1M trials, against the 100 ms target. */
-  readonly summaryMsPer1M: number;
+  /** The baseline: `countIf(passed)` over the version's trials, no FINAL. */
+  readonly scanMs: number;
+  /** The per-version summary from each source (checked equal): raw trials (FINAL), row state (FINAL), version summaries. */
+  readonly summary: { readonly trials: QueryTiming; readonly row_state: QueryTiming; readonly summaries: QueryTiming };
+  /** The pass^k curve k = 1..K from the raw trials and from the version summaries. */
+  readonly passCurve: { readonly trials: QueryTiming; readonly summaries: QueryTiming };
+  /** Snapshot rows written (units × partitions touched) and the table's active parts when timed. */
+  readonly snapshots: number;
+  readonly snapshotParts: number;
   readonly parts: number;
 }
 
@@ -69,6 +102,44 @@ const syntheticTrial = (i: number, rows: number): TrialRecorded => {
 };
 
 const median = (xs: number[]): number => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
+
+/**
+ * Folds the synthetic trials in arrival order, as the trial topology does, into per-partition version
+ * summaries (the processors' own `applyRowChanges`), and writes after every unit of `unitTrials` trials
+ * one snapshot per partition the unit touched, through the store's trial sink (one insert per unit).
+ */
+const writeSnapshots = async (store: StoreClient, total: number, rows: number, partitions: number, unitTrials: number): Promise<number> => {
+  const rowSink = createClickHouseRowSink({ client: store.client, insertJsonRows: store.insertJsonRows, maxWaitMs: 60_000 });
+  const sink = toTrialSink(rowSink);
+  const sums: VersionSummaries[] = Array.from({ length: partitions }, () => new Map());
+  const offsets = new Array<number>(partitions).fill(0);
+  const current = new Map<number, RowState>();
+  let written = 0;
+  for (let start = 0; start < total; start += unitTrials) {
+    const touched = new Set<number>();
+    for (let i = start; i < Math.min(total, start + unitTrials); i++) {
+      const t = syntheticTrial(i, rows);
+      const row = i % rows;
+      const p = row % partitions;
+      const before = current.get(row);
+      const n = (before?.n ?? 0) + 1;
+      const c = (before?.c ?? 0) + (t.passed ? 1 : 0);
+      const after: RowState = {
+        suite: t.suite, dataset_version: t.dataset_version, agent_version: t.agent.version, row_id: t.row_id, seq: n, occurred_at: t.occurred_at,
+        n, c, ungraded: 0, class: classOf(n, c), attempts: [],
+      };
+      applyRowChanges(sums[p]!, [{ before, after }]);
+      current.set(row, after);
+      offsets[p]!++;
+      touched.add(p);
+    }
+    const snapshots: VersionSnapshot[] = [...touched].flatMap((p) => [...sums[p]!.values()].map((summary) => ({ partition: p, nextOffset: offsets[p]!, summary: structuredClone(summary) })));
+    await sink.writeTrials({ trials: [], rowStates: [], finished: [], summaries: snapshots });
+    written += snapshots.length;
+  }
+  await rowSink.close();
+  return written;
+};
 
 export async function benchSink(opts: BenchSinkOptions = {}): Promise<BenchSinkResult> {
   const total = opts.trials ?? 1_000_000;
@@ -112,14 +183,15 @@ export async function benchSink(opts: BenchSinkOptions = {}): Promise<BenchSinkR
       }
       return median(ms);
     };
-    const summaryMs = await timed(() => versionSummary(store.client, scope));
 
     // What the processors keep: one RowStateChanged per row with its attempts (a plain fold here).
     const states = new Map<number, TrialRecorded[]>();
     for (let i = 0; i < total; i++) {
       const t = syntheticTrial(i, rows);
       const row = i % rows;
-      states.set(row, [...(states.get(row) ?? []), t]);
+      const list = states.get(row);
+      if (list) list.push(t);
+      else states.set(row, [t]);
     }
     const stateSink = createClickHouseRowSink({ client: store.client, insertJsonRows: store.insertJsonRows, maxRows: batch, maxWaitMs: 60_000 });
     const pending: RowStateChanged[] = [];
@@ -135,15 +207,36 @@ export async function benchSink(opts: BenchSinkOptions = {}): Promise<BenchSinkR
     }
     await stateSink.writeEvents(pending);
     await stateSink.close();
-    const fromState = { ...scope, from: 'row_state' as const };
-    const [a, b] = [await versionSummary(store.client, scope), await versionSummary(store.client, fromState)];
-    if (JSON.stringify(a.bins) !== JSON.stringify(b.bins)) throw new Error('row-state summary differs from the trials summary');
-    const summaryFromRowStateMs = await timed(() => versionSummary(store.client, fromState));
-    const passCurveMs = await timed(() => passCurve(store.client, scope));
-    const parts = (await (await store.client.query({ query: "SELECT count() AS p FROM system.parts WHERE active AND database = currentDatabase() AND table = 'trials'", format: 'JSONEachRow' })).json<{ p: number }>())[0]!.p;
+    states.clear();
+
+    // What the trial topology writes per durable unit: a snapshot of each (version, partition) it touched.
+    const snapshotCount = await writeSnapshots(store, total, rows, opts.partitions ?? 12, opts.unitTrials ?? 5_000);
+
+    const sources = { trials: scope, row_state: { ...scope, from: 'row_state' }, summaries: { ...scope, from: 'summaries' } } satisfies Record<string, VersionScope>;
+    const bins = await Promise.all(Object.values(sources).map(async (s) => JSON.stringify((await versionSummary(store.client, s)).bins)));
+    if (new Set(bins).size !== 1) throw new Error('the summaries from trials, row state and version summaries differ');
+
+    const scanMs = await timed(() =>
+      store.client.query({ query: "SELECT countIf(passed) AS c FROM trials WHERE suite = 'bench' AND agent_version = 'agent-1'", format: 'JSONEachRow' }).then((r) => r.json()),
+    );
+    const timing = (ms: number): QueryTiming => ({ ms, msPer1M: ms * (1_000_000 / total), vsScan: ms / scanMs });
+    const summary = {
+      trials: timing(await timed(() => versionSummary(store.client, sources.trials))),
+      row_state: timing(await timed(() => versionSummary(store.client, sources.row_state))),
+      summaries: timing(await timed(() => versionSummary(store.client, sources.summaries))),
+    };
+    const curve = {
+      trials: timing(await timed(() => passCurve(store.client, sources.trials))),
+      summaries: timing(await timed(() => passCurve(store.client, sources.summaries))),
+    };
+    const activeParts = async (table: string) =>
+      (await (await store.client.query({ query: 'SELECT count() AS p FROM system.parts WHERE active AND database = currentDatabase() AND table = {t:String}', query_params: { t: table }, format: 'JSONEachRow' })).json<{ p: number }>())[0]!.p;
     const rawRowsPerSec = total / (rawMs / 1000);
     const sinkRowsPerSec = total / (sinkMs / 1000);
-    return { trials: total, rows, rawRowsPerSec, sinkRowsPerSec, ratio: sinkRowsPerSec / rawRowsPerSec, summaryMs, summaryFromRowStateMs, summaryFromRowStateMsPer1M: summaryFromRowStateMs * (1_000_000 / total), passCurveMs, summaryMsPer1M: summaryMs * (1_000_000 / total), parts };
+    return {
+      trials: total, rows, rawRowsPerSec, sinkRowsPerSec, ratio: sinkRowsPerSec / rawRowsPerSec, scanMs, summary, passCurve: curve,
+      snapshots: snapshotCount, snapshotParts: await activeParts('version_summaries'), parts: await activeParts('trials'),
+    };
   } finally {
     await store.close();
     rmSync(dir, { recursive: true, force: true });

@@ -20,7 +20,7 @@ import {
   type TrialTopologyOptions,
 } from '../processors/topology.ts';
 import { PRODUCER_VERSION } from '../producers/version.ts';
-import { createClickHouseRowSink, type ClickHouseRowSink } from '../sinks/clickhouse/index.ts';
+import { createClickHouseRowSink, writeTrialUnit, type ClickHouseRowSink } from '../sinks/clickhouse/index.ts';
 import type { PasskConfig } from './config.ts';
 import { openEventLog } from './eventLog.ts';
 import { openStore, type Store } from './store.ts';
@@ -59,12 +59,9 @@ export interface ProcessorsRun {
   readonly done: Promise<{ records: number; trials: number; decisions: number }>;
 }
 
-/** The trial topology's sink: raw trials, row states and finished runs, durable when the promise resolves. */
+/** The trial topology's sink: raw trials, row states, finished runs and version snapshots, durable when the promise resolves. */
 export const storeTrialSink = (sink: ClickHouseRowSink): TrialSink => ({
-  writeTrials: async ({ trials, rowStates, finished }) => {
-    await sink.writeEvents([...trials, ...rowStates, ...finished]);
-    await sink.flush();
-  },
+  writeTrials: (unit) => writeTrialUnit(sink, unit),
 });
 /** A production-window alert as a row of the store's `alerts` table. */
 const alertRow = (a: WindowAlertRaised) => ({

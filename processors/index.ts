@@ -13,6 +13,7 @@ export {
   type TrialProgress,
   type TrialSink,
   type TrialTopologyOptions,
+  type VersionSnapshot,
 } from './topology.ts';
 export { AttemptRecord, RowState, evolveRow, fromRowStateChanged, rowKeyOf, toRowStateChanged, type RowFoldOptions } from './folds/rowState.ts';
 export { RowTableCheckpoint, checkpointOf, foldTrials, restoreTable, type RowChange, type RowTable } from './folds/rowTable.ts';

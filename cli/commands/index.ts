@@ -20,6 +20,7 @@ export const COMMANDS: Record<string, () => Promise<AddCommand>> = {
   review: async () => (await import('./review.ts')).reviewCommand,
   dataset: async () => (await import('./dataset.ts')).datasetCommand,
   migrate: async () => (await import('./migrate.ts')).migrateCommand,
+  check: async () => (await import('./check.ts')).checkCommand,
 };
 
 /** Global options that take a value: their value is not the command name. */

@@ -128,7 +128,8 @@ export const createClickHouseRowSink = (opts: ClickHouseRowSinkOptions): ClickHo
   const send = async (table: TableName, lines: readonly string[]): Promise<void> => {
     const body = lines.join('\n') + '\n';
     const token = createHash('sha256').update(table).update('\n').update(body).digest('hex').slice(0, 40);
-    await insertBody(table, Buffer.from(body), { insert_deduplication_token: token });
+    // The store's name of the table, which may carry a version (production_windows → production_windows_v2).
+    await insertBody(TABLES[table].name, Buffer.from(body), { insert_deduplication_token: token });
     stats.inserts++;
     stats.rows += lines.length;
   };

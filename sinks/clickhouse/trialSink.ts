@@ -1,16 +1,21 @@
-import type { RowStateChanged } from '../../schemas/events/decisions.ts';
-import type { RunFinished } from '../../schemas/events/runFinished.ts';
-import type { TrialRecorded } from '../../schemas/events/trialRecorded.ts';
+import type { TrialSink } from '../../processors/index.ts';
 import type { ClickHouseRowSink } from './rowSink.ts';
+import { snapshotRow } from './rows/snapshotRow.ts';
+
+/** One durable unit of the trial topology (`TrialSink.writeTrials`, processors/topologies/trials.ts). */
+export type TrialUnit = Parameters<TrialSink['writeTrials']>[0];
 
 /**
- * The trial topology's sink port (processors/topology.ts `TrialSink`, matched structurally):
- * each durable unit is written and flushed before the promise resolves, so offsets committed
- * after it never run ahead of the store.
+ * Writes a unit's raw trials, row states, finished runs and version snapshots, and resolves once all
+ * of them are durable: the offsets committed after it never run ahead of the store. Every table is
+ * idempotent (event ids, the row state's seq, the snapshot's next offset), so a replayed unit
+ * changes nothing.
  */
-export const toTrialSink = (sink: ClickHouseRowSink) => ({
-  async writeTrials(unit: { trials: readonly TrialRecorded[]; rowStates: readonly RowStateChanged[]; finished: readonly RunFinished[] }): Promise<void> {
-    await sink.writeEvents([...unit.trials, ...unit.rowStates, ...unit.finished]);
-    await sink.flush();
-  },
-});
+export const writeTrialUnit = async (sink: ClickHouseRowSink, unit: TrialUnit): Promise<void> => {
+  await sink.writeEvents([...unit.trials, ...unit.rowStates, ...unit.finished]);
+  if (unit.summaries?.length) await sink.write('version_summaries', unit.summaries.map(snapshotRow));
+  await sink.flush();
+};
+
+/** The trial topology's sink port over the store's writer. */
+export const toTrialSink = (sink: ClickHouseRowSink): TrialSink => ({ writeTrials: (unit) => writeTrialUnit(sink, unit) });

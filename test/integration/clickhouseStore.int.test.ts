@@ -4,6 +4,10 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildReport, DEFAULT_REPORT_OPTIONS, groupTrials } from '../../processors/core/index.ts';
 import { readTrialFiles } from '../../producers/files/index.ts';
+import { fromRowStateChanged, type RowState } from '../../processors/folds/rowState.ts';
+import { applyRowChanges, type VersionSummaries } from '../../processors/folds/versionSummary.ts';
+import type { VersionSnapshot } from '../../processors/index.ts';
+import type { RowStateChanged } from '../../schemas/events/decisions.ts';
 import type { PasskEvent, TrialRecorded } from '../../schemas/events/index.ts';
 import { deterministicEventId } from '../../schemas/ids.ts';
 import {
@@ -26,11 +30,13 @@ import {
   productionWindows,
   reportGroupsFromStore,
   rowAttempts,
+  toTrialSink,
   traceRetentionDays,
   applyTraceRetention,
   traceWindows,
   versionSummary,
   type StoreClient,
+  type VersionNumbers,
 } from '../../sinks/clickhouse/index.ts';
 
 /**
@@ -131,9 +137,10 @@ describe.each(targets)('store on $name', ({ open }) => {
     const tables = async () =>
       (await (await store.client.query({ query: 'SELECT name, create_table_query FROM system.tables WHERE database = currentDatabase() ORDER BY name', format: 'JSONEachRow' })).json()) as unknown[];
     const before = await tables();
-    expect(await migrate(store.client)).toEqual({ applied: [], current: 1 });
+    const latest = Math.max(...MIGRATIONS.map((m) => m.version));
+    expect(await migrate(store.client)).toEqual({ applied: [], current: latest });
     expect(await tables()).toEqual(before);
-    expect((await appliedMigrations(store.client)).map((m) => m.version)).toEqual([1]);
+    expect((await appliedMigrations(store.client)).map((m) => m.version)).toEqual(MIGRATIONS.map((m) => m.version));
     // An applied migration whose statements changed is refused, not re-run.
     const edited = [{ ...MIGRATIONS[0]!, up: () => ['SELECT 1'] }];
     await expect(migrate(store.client, { migrations: edited })).rejects.toBeInstanceOf(MigrationError);
@@ -354,7 +361,7 @@ describe.each(targets)('store on $name', ({ open }) => {
     expect(fromStore).toEqual(buildReport(groupTrials(trials), DEFAULT_REPORT_OPTIONS));
   });
 
-  it('consistency invariant: raw trials and row state agree after a random mix with duplicates and out-of-order attempts', async () => {
+  it('consistency invariant: raw trials, row state and version summaries agree after a random mix with duplicates and out-of-order attempts', async () => {
     // A small PRNG (mulberry32) keeps the case reproducible.
     let x = 20260101;
     const rnd = () => ((x = (x + 0x6d2b79f5) | 0), (((x ^ (x >>> 15)) * (1 | x)) >>> 0) / 2 ** 32);
@@ -370,35 +377,63 @@ describe.each(targets)('store on $name', ({ open }) => {
     for (let i = 0; i < withDuplicates.length; i += 23) await sink.writeEvents(withDuplicates.slice(i, i + 23));
     // The reference fold (the processors come later): one state per row, seq = events folded so far;
     // every intermediate state is emitted, out of order, and the highest seq must win.
+    // Version snapshots as the trial topology takes them: rows spread over 3 trial partitions, one
+    // snapshot per (version, partition) a unit of 23 events touched, at the partition's offset.
     const states: PasskEvent[] = [];
+    const snapshots: VersionSnapshot[] = [];
     const byRow = new Map<string, TrialRecorded[]>();
-    for (const t of withDuplicates) {
-      const key = `${t.agent.version}/${t.row_id}`;
-      const seen = byRow.get(key) ?? [];
-      if (!seen.some((s) => s.event_id === t.event_id)) seen.push(t);
-      byRow.set(key, seen);
-      states.push({
-        ...env('RowStateChanged', T0),
-        suite: 'mix', dataset_version: 'd1', agent_version: t.agent.version, row_id: t.row_id, seq: seen.length,
-        n: seen.filter((s) => s.passed !== null).length, c: seen.filter((s) => s.passed === true).length,
-        ungraded: seen.filter((s) => s.passed === null).length, class: 'unclassified',
-        attempts: seen.map((s) => ({ attempt: s.attempt, run_id: s.run_id, event_id: s.event_id, passed: s.passed })),
-      });
+    const current = new Map<string, RowState>();
+    const partitions = [new Map(), new Map(), new Map()] as VersionSummaries[];
+    const offsets = [0, 0, 0];
+    const partitionOfRow = (rowId: string) => Number(rowId.slice('row-'.length)) % 3;
+    for (let i = 0; i < withDuplicates.length; i += 23) {
+      const touched = new Set<number>();
+      for (const t of withDuplicates.slice(i, i + 23)) {
+        const key = `${t.agent.version}/${t.row_id}`;
+        const seen = byRow.get(key) ?? [];
+        if (!seen.some((s) => s.event_id === t.event_id)) seen.push(t);
+        byRow.set(key, seen);
+        const change: RowStateChanged = {
+          ...env('RowStateChanged', T0),
+          suite: 'mix', dataset_version: 'd1', agent_version: t.agent.version, row_id: t.row_id, seq: seen.length,
+          n: seen.filter((s) => s.passed !== null).length, c: seen.filter((s) => s.passed === true).length,
+          ungraded: seen.filter((s) => s.passed === null).length, class: 'unclassified',
+          attempts: seen.map((s) => ({ attempt: s.attempt, run_id: s.run_id, event_id: s.event_id, passed: s.passed })),
+        };
+        states.push(change);
+        const p = partitionOfRow(t.row_id);
+        const after = fromRowStateChanged(change);
+        applyRowChanges(partitions[p]!, [{ before: current.get(key), after }]);
+        current.set(key, after);
+        offsets[p]!++;
+        touched.add(p);
+      }
+      for (const p of touched)
+        for (const summary of partitions[p]!.values()) snapshots.push({ partition: p, nextOffset: offsets[p]!, summary: structuredClone(summary) });
     }
     await sink.writeEvents(states.sort(() => rnd() - 0.5));
+    // Out of order, with every third snapshot written twice: the highest offset per partition must win.
+    await toTrialSink(sink).writeTrials({ trials: [], rowStates: [], finished: [], summaries: [...snapshots, ...snapshots.filter((_, i) => i % 3 === 0)].sort(() => rnd() - 0.5) });
     await sink.close();
     const report = await checkConsistency(store.client, { suite: 'mix' });
     expect(report.differences).toEqual([]);
+    expect(report.versions).toEqual([]);
     expect(report.ok).toBe(true);
     expect(report.rows).toBe(60);
-    // So the summary may read the row state (one row per row) instead of every trial: same numbers.
-    for (const agent_version of ['m1', 'm2'])
+    // Rows with graded attempts + rows with only ungraded ones = the 30 rows of each version.
+    const rowsOf = (x: VersionNumbers | null | undefined) => (x && 'rows' in x ? x.rows + x.rows_without_graded : null);
+    expect(report.checked.map((v) => [v.agent_version, rowsOf(v.from_trials), rowsOf(v.from_summaries)])).toEqual([['m1', 30, 30], ['m2', 30, 30]]);
+    // So the summary may read the row state (one row per row) or the snapshots instead of every trial: same numbers.
+    for (const agent_version of ['m1', 'm2']) {
       for (const ungradedAsFailure of [false, true]) {
         const scope = { suite: 'mix', agent_version, ungradedAsFailure };
         const fromState = await versionSummary(store.client, { ...scope, from: 'row_state' });
         expect(fromState.bins.length).toBeGreaterThan(1);
         expect(fromState).toEqual(await versionSummary(store.client, scope));
       }
+      const scope = { suite: 'mix', agent_version };
+      expect(await versionSummary(store.client, { ...scope, from: 'summaries' })).toEqual(await versionSummary(store.client, scope));
+    }
 
     // A state that disagrees with the trials is reported, with both sides.
     const wrong = states
@@ -411,6 +446,20 @@ describe.each(targets)('store on $name', ({ open }) => {
     expect(broken.ok).toBe(false);
     expect(broken.differences.map((d) => [d.agent_version, d.row_id, d.trials_c, d.state_c])).toEqual([['m1', 'row-0', wrong.c, badC]]);
     expect(broken.versions.map((v) => v.agent_version)).toEqual(['m1']);
+
+    // A snapshot that lost a row (a newer offset of m2's partition 1) is reported too, trials and row state agreeing.
+    const latest = snapshots.filter((x) => x.partition === 1 && x.summary.agent_version === 'm2').at(-1)!;
+    const [bin, count] = Object.entries(latest.summary.histogram)[0] as [string, number];
+    const [n, c] = bin.split(',').map(Number) as [number, number];
+    const lost = { ...latest.summary, rows: latest.summary.rows - 1, trials: latest.summary.trials - n, passes: latest.summary.passes - c, histogram: { ...latest.summary.histogram, [bin]: count - 1 } };
+    const sink2 = createClickHouseRowSink({ client: store.client });
+    await toTrialSink(sink2).writeTrials({ trials: [], rowStates: [], finished: [], summaries: [{ partition: 1, nextOffset: latest.nextOffset + 1, summary: lost }] });
+    await sink2.close();
+    const m2 = (await checkConsistency(store.client, { suite: 'mix' })).versions.find((v) => v.agent_version === 'm2')!;
+    expect(m2.from_trials).toEqual(m2.from_row_state);
+    expect(rowsOf(m2.from_summaries)).toBe(29);
+    // Without the summaries only the row-state difference remains.
+    expect((await checkConsistency(store.client, { suite: 'mix', summaries: false })).versions.map((v) => v.agent_version)).toEqual(['m1']);
   });
   it('splits a batch the store refuses, writes every good row and dead-letters the bad one with the reason', async () => {
     const sink = createClickHouseRowSink({
@@ -425,7 +474,7 @@ describe.each(targets)('store on $name', ({ open }) => {
     const bad = { ...good[0]!, segment: 'bad', sampled: 'not a number' };
     await sink.write('production_windows', [...good.slice(0, 3), bad, ...good.slice(3)]);
     await sink.close();
-    const stored = await (await store.client.query({ query: "SELECT segment FROM production_windows FINAL WHERE agent_version = 'dl' ORDER BY segment", format: 'JSONEachRow' })).json<{ segment: string }>();
+    const stored = await (await store.client.query({ query: "SELECT segment FROM production_windows_v2 FINAL WHERE agent_version = 'dl' ORDER BY segment", format: 'JSONEachRow' })).json<{ segment: string }>();
     expect(stored.map((r) => r.segment)).toEqual(good.map((g) => g.segment));
     const letters = await (await store.client.query({ query: "SELECT target_table, value_base64, reason FROM dead_letters FINAL WHERE stage = 'sink'", format: 'JSONEachRow' })).json<{ target_table: string; value_base64: string; reason: string }>();
     expect(letters).toHaveLength(1);

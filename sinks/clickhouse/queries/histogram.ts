@@ -2,6 +2,7 @@ import { DEFAULT_MIN_ATTEMPTS } from '../../../processors/core/classify.ts';
 import { summarizeHistogram, type HistogramBin, type HistogramSummary } from '../../../processors/core/histogram.ts';
 import { clusteredMeanAccuracy, wilson, type ClusteredMean, type Interval } from '../../../processors/core/intervals.ts';
 import { z } from 'zod';
+import { InputError } from '../../../schemas/errors.ts';
 import { any, select, type Querier } from './select.ts';
 
 /**
@@ -18,12 +19,17 @@ export interface VersionScope {
   /** Count ungraded trials (passed NULL) as failures. @default false */
   readonly ungradedAsFailure?: boolean;
   /**
-   * Where the per-row (n, c) come from: the raw `trials` (duplicates collapsed with FINAL), or the
-   * processors' `row_state` (one row per row, the latest seq): the same numbers when the consistency
-   * invariant holds (`checkConsistency`), at a tenth of the rows to read with 10 attempts per row.
+   * Where the per-row (n, c) come from, all the same numbers when the consistency invariant holds
+   * (`checkConsistency`):
+   * - `trials`: the raw trials, duplicates collapsed with FINAL (reads every trial);
+   * - `row_state`: the processors' row state, one row per dataset row (the latest seq);
+   * - `summaries`: the processors' per-version snapshots, the latest per trial partition, summed
+   *   (a few rows whatever the size). Only versions the trial topology has folded; cannot answer
+   *   `ungradedAsFailure` (the histogram holds graded attempts only) and refuses it.
+   * Every source counts all attempts, confirmation runs included (`passk report` leaves them out by default).
    * @default 'trials'
    */
-  readonly from?: 'trials' | 'row_state';
+  readonly from?: 'trials' | 'row_state' | 'summaries';
 }
 
 const Bin = z.object({ n: z.number(), c: z.number(), count: z.number(), ungraded: z.number() });
@@ -54,18 +60,54 @@ FROM (
 GROUP BY n, c
 ORDER BY n, c`;
 
+/**
+ * The latest snapshot of each (dataset version, trial partition) of the version, summed: `sumMap`
+ * adds the `"n,c" → rows` maps. An aggregate without GROUP BY: always one row (empty when none).
+ */
+const SUMMARIES_HISTOGRAM_SQL = `
+SELECT sumMap(histogram) AS histogram, sum(ungraded) AS ungraded
+FROM version_summaries FINAL
+WHERE suite = {suite:String} AND agent_version = {agent_version:String}
+  AND ({dataset_version:String} = '' OR dataset_version = {dataset_version:String})`;
+
+/** A `version_summaries` histogram (`"n,c" → rows`) as the core's bins, in (n, c) order. */
+export const SnapshotHistogram = z
+  .record(z.string().regex(/^\d+,\d+$/), z.number())
+  .transform((h): HistogramBin[] =>
+    Object.entries(h)
+      .map(([bin, count]) => {
+        const [n, c] = bin.split(',').map(Number) as [number, number];
+        return { n, c, count };
+      })
+      .filter((b) => b.count > 0)
+      .sort((a, b) => a.n - b.n || a.c - b.c),
+  );
+const SummariesRow = z.object({ histogram: SnapshotHistogram, ungraded: z.number() });
+
 export interface VersionHistogram {
   readonly bins: HistogramBin[];
   /** Trials with passed NULL (left out of n unless ungradedAsFailure). */
   readonly ungraded: number;
 }
 
-/** The (n, c) histogram of one agent version on one suite, from the raw trials (duplicates counted once). */
+/**
+ * The (n, c) histogram of one agent version on one suite (duplicates counted once), from `scope.from`.
+ * @throws InputError for `from: 'summaries'` with `ungradedAsFailure`: the snapshots cannot answer it.
+ */
 export const versionHistogram = async (client: Querier, scope: VersionScope): Promise<VersionHistogram> => {
+  const params = { suite: scope.suite, agent_version: scope.agent_version, dataset_version: any(scope.dataset_version) };
+  if (scope.from === 'summaries') {
+    if (scope.ungradedAsFailure)
+      throw new InputError(
+        "version_summaries cannot count ungraded trials as failures: its histogram holds each row's graded attempts only, " +
+          "not where its ungraded ones fall; read from 'trials' or 'row_state' instead",
+        { field: 'ungradedAsFailure' },
+      );
+    const [row] = await select(client, SummariesRow, SUMMARIES_HISTOGRAM_SQL, params);
+    return { bins: row?.histogram ?? [], ungraded: row?.ungraded ?? 0 };
+  }
   const rows = await select(client, Bin, scope.from === 'row_state' ? ROW_STATE_HISTOGRAM_SQL : HISTOGRAM_SQL, {
-    suite: scope.suite,
-    agent_version: scope.agent_version,
-    dataset_version: any(scope.dataset_version),
+    ...params,
     ungraded_as_failure: scope.ungradedAsFailure === true,
   });
   return { bins: rows.map(({ n, c, count }) => ({ n, c, count })), ungraded: rows.reduce((s, r) => s + r.ungraded, 0) };

@@ -24,23 +24,27 @@ const WindowRow = z.object({
 });
 export type ProductionWindow = z.infer<typeof WindowRow>;
 
-/** Production windows in a time range (latest `seq` of each window), oldest first. */
+/**
+ * Production windows starting in a time range (latest `seq` of each window), oldest first; windows of
+ * every length (1 h, 24 h …) unless `windowMs` picks one. Windows sharing a start are ordered shortest first.
+ */
 export const productionWindows = async (
   client: Querier,
-  opts: TimeRange & { agent_version?: string; segment?: string },
+  opts: TimeRange & { agent_version?: string; segment?: string; windowMs?: number },
 ): Promise<ProductionWindow[]> =>
   select(
     client,
     WindowRow,
     `SELECT agent_version, segment, grader, toUnixTimestamp64Milli(window_start) AS window_start,
             toUnixTimestamp64Milli(window_end) AS window_end, sampled, ungraded, weight, passed_weight, pass_rate, ci_low, ci_high
-     FROM production_windows AS w FINAL
+     FROM production_windows_v2 AS w FINAL
      -- qualified: the SELECT aliases window_start (as epoch ms), and an alias would win over the column
      WHERE w.window_start >= fromUnixTimestamp64Milli({from:Int64}, 'UTC') AND w.window_start < fromUnixTimestamp64Milli({to:Int64}, 'UTC')
        AND ({agent_version:String} = '' OR agent_version = {agent_version:String})
        AND ({segment:String} = '' OR segment = {segment:String})
-     ORDER BY w.window_start, agent_version, segment, grader`,
-    { from: opts.from, to: opts.to, agent_version: any(opts.agent_version), segment: any(opts.segment) },
+       AND ({window_ms:Int64} = 0 OR toUnixTimestamp64Milli(w.window_end) - toUnixTimestamp64Milli(w.window_start) = {window_ms:Int64})
+     ORDER BY w.window_start, w.window_end, agent_version, segment, grader`,
+    { from: opts.from, to: opts.to, agent_version: any(opts.agent_version), segment: any(opts.segment), window_ms: opts.windowMs ?? 0 },
   );
 
 const AlertRow = z.object({
@@ -85,7 +89,7 @@ const TraceWindowRow = z.object({
 /**
  * Production pass rate per window straight from the sampled traces, for one grader: each graded
  * trace weighs 1/probability (Horvitz–Thompson), so a policy that over-samples failures does not
- * bias the rate. The processors' `production_windows` add intervals and alerts on top.
+ * bias the rate. The processors' production windows (`productionWindows`) add intervals and alerts on top.
  */
 export const traceWindows = async (
   client: Querier,

@@ -17,6 +17,16 @@ describe('DDL rendered from the table definitions', () => {
     expect(trials).toContain('PARTITION BY toYYYYMM(occurred_at)');
   });
 
+  it('version_summaries and production_windows_v2: keyed so that every snapshot and every window length is its own row', () => {
+    const summaries = renderCreateTable(TABLES.version_summaries);
+    expect(summaries).toContain('ENGINE = ReplacingMergeTree(next_offset)');
+    expect(summaries).toContain('ORDER BY (`suite`, `dataset_version`, `agent_version`, `partition`)');
+    expect(summaries).toContain('`histogram` Map(String, UInt64)');
+    const windows = renderCreateTable(TABLES.production_windows);
+    expect(windows).toMatch(/^CREATE TABLE IF NOT EXISTS `production_windows_v2`/);
+    expect(windows).toContain('ORDER BY (`agent_version`, `segment`, `grader`, `window_start`, `window_end`)');
+  });
+
   it('cluster: a Replicated* local table and a Distributed table over it, ON CLUSTER, from the same definition', () => {
     const [local, distributed] = renderClusterTable(TABLES.row_state, { cluster: 'prod', database: 'passk' });
     expect(local).toMatch(/^CREATE TABLE IF NOT EXISTS passk\.`row_state_local` ON CLUSTER 'prod'\n\(/);
@@ -33,8 +43,16 @@ describe('DDL rendered from the table definitions', () => {
 
   it('the cluster script covers the migrations table and every table of every migration', () => {
     const script = renderClusterDdl({ cluster: 'c', database: 'passk' });
-    expect(script).toHaveLength(2 * (1 + Object.keys(TABLES).length) * MIGRATIONS.length);
+    // migrations table + migration 1's 12 tables + version_summaries + production_windows_v2, each local and distributed; then the copy.
+    expect(script).toHaveLength(2 * (1 + 12 + 1 + 1) + 1);
     expect(script[0]).toContain('passk.`passk_migrations_local`');
+    for (const t of [...Object.values(TABLES).map((d) => d.name), 'production_windows']) {
+      expect(script.filter((s) => s.startsWith(`CREATE TABLE IF NOT EXISTS passk.\`${t}_local\` ON CLUSTER 'c'`))).toHaveLength(1);
+      expect(script.filter((s) => s.startsWith(`CREATE TABLE IF NOT EXISTS passk.\`${t}\` ON CLUSTER 'c' AS passk.\`${t}_local\``))).toHaveLength(1);
+    }
+    // Migration 3 copies through the Distributed tables, so every shard's rows move.
+    expect(script.at(-1)).toMatch(/^INSERT INTO `passk`\.`production_windows_v2` \(.*\) SELECT .* FROM `passk`\.`production_windows`$/);
+    expect(MIGRATIONS.map((m) => m.version)).toEqual([1, 2, 3]);
     expect(() => renderClusterTable(TABLES.trials, { cluster: 'c', database: 'bad-name' })).toThrow(RangeError);
   });
 });

@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { renderClusterTable, renderCreateTable, type ClusterDdlOptions } from './ddl.ts';
 import { col, DEDUP_WINDOW, type TableDef } from './table.ts';
-import { TABLES } from './tables.ts';
+import { MIGRATION_1_TABLES, productionWindowsV1, TABLES } from './tables.ts';
 
 /**
  * Versioned migrations. Each statement is idempotent (IF NOT EXISTS, ADD COLUMN IF NOT EXISTS …),
@@ -36,8 +36,27 @@ const createTables =
   (cluster?: ClusterDdlOptions): string[] =>
     cluster ? defs.flatMap((d) => renderClusterTable(d, cluster)) : defs.map(renderCreateTable);
 
+/**
+ * Migration 3: `production_windows` was keyed without the window's end, so windows of different
+ * lengths starting together collapsed. A sorting key cannot take an existing column, so the rows go
+ * to a new table keyed by start and end. Every statement can run again: the copy reads the old table
+ * (left in place) without FINAL, so versions of a window not yet merged away are copied too, and
+ * copies of the same row collapse (ReplacingMergeTree on seq).
+ */
+const rekeyProductionWindows = (cluster?: ClusterDdlOptions): string[] => {
+  const v2 = TABLES.production_windows;
+  const cols = v2.columns.map((c) => `\`${c.name}\``).join(', ');
+  const db = cluster ? `\`${cluster.database}\`.` : '';
+  return [
+    ...createTables([v2])(cluster),
+    `INSERT INTO ${db}\`${v2.name}\` (${cols}) SELECT ${cols} FROM ${db}\`${productionWindowsV1.name}\``,
+  ];
+};
+
 export const MIGRATIONS: readonly Migration[] = [
-  { version: 1, name: 'event tables, row state, gate decisions, production windows, dead letters', up: createTables(Object.values(TABLES)) },
+  { version: 1, name: 'event tables, row state, gate decisions, production windows, dead letters', up: createTables(MIGRATION_1_TABLES) },
+  { version: 2, name: 'version_summaries: per-version aggregates per trial partition', up: createTables([TABLES.version_summaries]) },
+  { version: 3, name: 'production windows keyed by start and end (production_windows_v2, rows copied)', up: rekeyProductionWindows },
 ];
 
 /** What identifies a migration's content: its single-node statements. */

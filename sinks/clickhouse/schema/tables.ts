@@ -256,7 +256,12 @@ const runs: TableDef = {
   settings: DEDUP_WINDOW,
 };
 
-const productionWindows: TableDef = {
+/**
+ * `production_windows` as migration 1 created it, kept only so that migration's statements (and
+ * checksum) never change. Its key lacks the window's end: a 1 h and a 24 h window starting at the
+ * same time collapsed into one row. Migration 3 replaces it with `production_windows_v2`.
+ */
+export const productionWindowsV1: TableDef = {
   name: 'production_windows',
   comment: 'Production pass rate per window (Horvitz–Thompson weights), written by the processors',
   columns: [
@@ -282,6 +287,37 @@ const productionWindows: TableDef = {
   settings: DEDUP_WINDOW,
 };
 
+/**
+ * Production windows, keyed by start *and* end: the processors keep windows of several lengths
+ * (1 h tumbling, 24 h sliding by 1 h) that share start times. Physically `production_windows_v2`
+ * (migration 3 copied the v1 rows over); the sink and the code still call it `production_windows`.
+ */
+const productionWindows: TableDef = {
+  name: 'production_windows_v2',
+  comment: 'Production pass rate per window (Horvitz–Thompson weights), written by the processors; one row per window (start and end)',
+  columns: [
+    col('agent_version', 'LowCardinality(String)'),
+    col('segment', 'LowCardinality(String)'),
+    col('grader', 'LowCardinality(String)'),
+    col('window_start', "DateTime64(3, 'UTC')"),
+    col('window_end', "DateTime64(3, 'UTC')"),
+    col('sampled', 'UInt64'),
+    col('ungraded', 'UInt64'),
+    col('weight', 'Float64', { comment: 'sum of 1/p over graded traces' }),
+    col('passed_weight', 'Float64'),
+    col('pass_rate', 'Float64'),
+    col('ci_low', 'Float64'),
+    col('ci_high', 'Float64'),
+    col('seq', 'UInt64', { comment: 'version of this window; the highest wins' }),
+  ],
+  engine: { kind: 'ReplacingMergeTree', version: 'seq' },
+  orderBy: ['agent_version', 'segment', 'grader', 'window_start', 'window_end'],
+  partitionBy: 'toYYYYMM(window_start)',
+  key: ['agent_version', 'segment', 'grader', 'window_start', 'window_end', 'seq'],
+  shardBy: 'cityHash64(agent_version, segment)',
+  settings: DEDUP_WINDOW,
+};
+
 const alerts: TableDef = {
   name: 'alerts',
   comment: 'Production alerts raised by the processors',
@@ -302,6 +338,34 @@ const alerts: TableDef = {
   partitionBy: 'toYYYYMM(raised_at)',
   key: ['alert_id'],
   shardBy: 'cityHash64(agent_version)',
+  settings: DEDUP_WINDOW,
+};
+
+/**
+ * The trial topology's per-version aggregates, one snapshot per (version, trial partition) as of
+ * `next_offset` of that partition: the highest offset wins, and a version's summary is the sum of
+ * its partitions' latest snapshots (a few rows to read, whatever the number of trials).
+ */
+const versionSummaries: TableDef = {
+  name: 'version_summaries',
+  comment: "Per-version aggregates per trial partition (the processors' VersionSnapshot); the highest next_offset wins",
+  columns: [
+    col('suite', 'LowCardinality(String)'),
+    col('dataset_version', 'LowCardinality(String)'),
+    col('agent_version', 'LowCardinality(String)'),
+    col('partition', 'UInt32', { comment: 'partition of passk.trials the snapshot covers' }),
+    col('next_offset', 'UInt64', { comment: "the partition's position after the unit that wrote the snapshot" }),
+    col('rows', 'UInt64'),
+    col('trials', 'UInt64', { comment: 'graded attempts (the sum of n)' }),
+    col('passes', 'UInt64'),
+    col('ungraded', 'UInt64'),
+    col('classes', 'Map(LowCardinality(String), UInt64)', { comment: "stability class → rows, at the processors' minAttempts" }),
+    col('histogram', 'Map(String, UInt64)', { comment: "'n,c' → rows with n graded attempts and c passes" }),
+  ],
+  engine: { kind: 'ReplacingMergeTree', version: 'next_offset' },
+  orderBy: ['suite', 'dataset_version', 'agent_version', 'partition'],
+  key: ['suite', 'dataset_version', 'agent_version', 'partition', 'next_offset'],
+  shardBy: 'cityHash64(suite, dataset_version, agent_version, partition)',
   settings: DEDUP_WINDOW,
 };
 
@@ -340,7 +404,14 @@ export const TABLES = {
   production_windows: productionWindows,
   alerts,
   dead_letters: deadLetters,
+  version_summaries: versionSummaries,
 } as const satisfies Record<string, TableDef>;
 
+/** The tables migration 1 created, in its order: an applied migration's statements never change. */
+export const MIGRATION_1_TABLES: readonly TableDef[] = [
+  trials, traces, judgments, labels, datasetRows, confirmedFailures, gateDecisions, rowState, runs, productionWindowsV1, alerts, deadLetters,
+];
+
+/** The code's name of a table (the sink's `write(table, …)`); `TABLES[name].name` is its name in the store. */
 export type TableName = keyof typeof TABLES;
 export const TABLE_NAMES = Object.keys(TABLES) as TableName[];
