@@ -15,7 +15,7 @@ import { Kafka, logLevel } from 'kafkajs';
 import { PasskConfig } from '../deploy/config.ts';
 import { openEventLog } from '../deploy/eventLog.ts';
 import type { EventBatch, EventConsumer, EventLog, EventPublisher, EventSource, RawRecord } from '../processors/ports.ts';
-import { trialTopology, type TrialSink } from '../processors/topology.ts';
+import { trialTopology, type TrialSink } from '../processors/index.ts';
 
 /**
  * Processor benchmarks. Every number is a ratio to a baseline measured in the same run on the same

@@ -18,7 +18,7 @@ import {
   type TrialProgress,
   type TrialSink,
   type TrialTopologyOptions,
-} from '../processors/topology.ts';
+} from '../processors/index.ts';
 import { PRODUCER_VERSION } from '../producers/version.ts';
 import { createClickHouseRowSink, writeTrialUnit, type ClickHouseRowSink } from '../sinks/clickhouse/index.ts';
 import type { PasskConfig } from './config.ts';

@@ -1,20 +1,10 @@
 /** The stream processors' public surface: the topologies, their ports, and the folds they run. */
 export type { ConsumerOptions, DeadLetter, EventBatch, EventConsumer, EventLog, EventPublisher, EventSource, LogEvent, RawRecord } from './ports.ts';
-export {
-  datasetTopology,
-  gateTopology,
-  trialTopology,
-  windowTopology,
-  type DecisionProgress,
-  type EventPorts,
-  type EventSink,
-  type TopologyOptions,
-  type TrialPorts,
-  type TrialProgress,
-  type TrialSink,
-  type TrialTopologyOptions,
-  type VersionSnapshot,
-} from './topology.ts';
+export { trialTopology, type TrialPorts, type TrialProgress, type TrialSink, type TrialTopologyOptions, type VersionSnapshot } from './topologies/trials.ts';
+export { datasetTopology } from './topologies/datasets.ts';
+export { gateTopology, type GateTopologyOptions } from './topologies/gates.ts';
+export { windowTopology, type WindowTopologyOptions } from './topologies/windows.ts';
+export type { DecisionProgress, EventPorts, EventSink, TopologyOptions } from './topologies/eventPorts.ts';
 export { AttemptRecord, RowState, evolveRow, fromRowStateChanged, rowKeyOf, toRowStateChanged, type RowFoldOptions } from './folds/rowState.ts';
 export { RowTableCheckpoint, checkpointOf, foldTrials, restoreTable, type RowChange, type RowTable } from './folds/rowTable.ts';
 export { VersionSummary, applyRowChanges, numbersOf, versionKeyOf, type VersionSummaries } from './folds/versionSummary.ts';

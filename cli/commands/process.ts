@@ -2,7 +2,7 @@ import type { Command } from 'commander';
 import { loadConfig } from '../../deploy/config.ts';
 import { startProcessors, type ProcessorsRun } from '../../deploy/processors.ts';
 import { numbersOf } from '../../processors/folds/versionSummary.ts';
-import type { TrialProgress } from '../../processors/topology.ts';
+import type { TrialProgress } from '../../processors/index.ts';
 import { PipelineError } from '../../schemas/errors.ts';
 import { StoreLocked } from '../../sinks/clickhouse/index.ts';
 import { heading, table, text } from '../format/doc.ts';

@@ -49,25 +49,45 @@ export const toAttemptRecord = (e: TrialRecorded): AttemptRecord => ({
   forbidden_actions: [...(e.forbidden_actions ?? [])],
 });
 
-const insertSorted = (attempts: readonly AttemptRecord[], rec: AttemptRecord): AttemptRecord[] => {
-  const at = attempts.findIndex((a) => attemptOrder(rec, a) < 0);
-  return at < 0 ? [...attempts, rec] : [...attempts.slice(0, at), rec, ...attempts.slice(at)];
+/** What places an attempt in its row: its event, and the (run, attempt number) slot it fills. */
+export type AttemptSlot = Readonly<{ event_id: string; run_id: string; attempt: number }>;
+
+/**
+ * The de-duplication rule of a row's attempts, the one implementation behind both folds (this
+ * offline one and the stream's, processors/folds/rowState.ts): `rec` added to `attempts`, which
+ * are sorted by `order`. Null when it changes nothing: its event id was seen before (a redelivery
+ * never counts twice), or its (run, attempt) slot is held by a smaller event id (ids are
+ * time-sortable, so the first one recorded keeps the slot: a re-run cannot replace a verdict).
+ * Otherwise a new sorted array, and the attempt `rec` displaced from its slot, if any.
+ */
+export const addAttempt = <A extends AttemptSlot>(
+  attempts: readonly A[],
+  rec: A,
+  order: (a: A, b: A) => number,
+): { attempts: A[]; displaced: A | undefined } | null => {
+  let holder = -1;
+  for (let i = 0; i < attempts.length; i++) {
+    const a = attempts[i]!;
+    if (a.event_id === rec.event_id) return null;
+    if (a.attempt === rec.attempt && a.run_id === rec.run_id) holder = i;
+  }
+  const displaced = holder < 0 ? undefined : attempts[holder]!;
+  if (displaced && displaced.event_id < rec.event_id) return null;
+  const next = holder < 0 ? attempts.slice() : attempts.filter((_, i) => i !== holder);
+  let at = next.length; // from the end: attempts mostly arrive in order
+  while (at > 0 && order(rec, next[at - 1]!) < 0) at--;
+  next.splice(at, 0, rec);
+  return { attempts: next, displaced };
 };
 
 const mergeTags = (tags: readonly string[], more: readonly string[] | undefined): string[] =>
   more === undefined || more.every((t) => tags.includes(t)) ? [...tags] : [...new Set([...tags, ...more])].sort();
 
-const sameSlot = (a: AttemptRecord, b: AttemptRecord): boolean => a.run_id === b.run_id && a.attempt === b.attempt;
-
 export const rowState: Fold<RowState, TrialRecorded> = {
   initial: () => ({ attempts: [], tags: [] }),
   evolve: (state, e) => {
-    if (state.attempts.some((a) => a.event_id === e.event_id)) return state; // redelivered: never counts twice
-    const rec = toAttemptRecord(e);
-    const holder = state.attempts.find((a) => sameSlot(a, rec));
-    if (holder && holder.event_id < rec.event_id) return state;
-    const rest = holder ? state.attempts.filter((a) => a !== holder) : state.attempts;
-    return { attempts: insertSorted(rest, rec), tags: mergeTags(state.tags, e.tags) };
+    const added = addAttempt(state.attempts, toAttemptRecord(e), attemptOrder);
+    return added === null ? state : { attempts: added.attempts, tags: mergeTags(state.tags, e.tags) };
   },
 };
 

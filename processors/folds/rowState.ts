@@ -3,14 +3,17 @@ import { StabilityClass, type RowStateChanged } from '../../schemas/events/decis
 import type { TrialRecorded } from '../../schemas/events/trialRecorded.ts';
 import { classOf, DEFAULT_MIN_ATTEMPTS } from '../core/classify.ts';
 import { hashString } from '../core/hash.ts';
+import { addAttempt } from '../core/rowState.ts';
 
 /**
  * Per-row trial state for one (suite, dataset version, agent version, row): every attempt kept once,
  * n graded, c passed, ungraded, and the stability class. The state is a function of the *set* of
- * trials seen, whatever their arrival order or repetition:
+ * trials seen, whatever their arrival order or repetition, by the core's rule (`addAttempt`, shared
+ * with the offline fold in core/rowState.ts):
  * - an event id seen before is ignored (de-duplication by `event_id`);
  * - one slot per (run, attempt): when two events claim the same slot, the smaller event id wins.
  *   Event ids are time-sortable ULIDs, so that is the first one recorded (no re-run shopping).
+ * This is the stream's incremental form of that fold: counts kept alongside, a changelog schema.
  * Only `seq` (changes so far) and `occurred_at` (latest event time that changed the row) depend on
  * the order, and the order per key is the log's: a replay gives them back exactly.
  */
@@ -68,25 +71,8 @@ const attemptOf = (t: TrialRecorded): AttemptRecord => {
 };
 
 /** Slot order: attempt number, then run id (code-unit order, never locale-dependent). */
-const before = (a: AttemptRecord, b: AttemptRecord): boolean =>
-  a.attempt !== b.attempt ? a.attempt < b.attempt : a.run_id < b.run_id;
-
-/** Where `a` goes in the sorted attempts, and whether that slot is taken. Null: a duplicate event id. */
-const place = (attempts: readonly AttemptRecord[], a: AttemptRecord): { at: number; taken: boolean } | null => {
-  let at = attempts.length;
-  let taken = false;
-  for (let i = 0; i < attempts.length; i++) {
-    const x = attempts[i]!;
-    if (x.event_id === a.event_id) return null;
-    if (at === attempts.length) {
-      if (x.attempt === a.attempt && x.run_id === a.run_id) {
-        at = i;
-        taken = true;
-      } else if (before(a, x)) at = i;
-    }
-  }
-  return { at, taken };
-};
+const slotOrder = (a: AttemptRecord, b: AttemptRecord): number =>
+  a.attempt - b.attempt || (a.run_id < b.run_id ? -1 : a.run_id > b.run_id ? 1 : 0);
 
 type RowBase = Pick<RowState, 'suite' | 'dataset_version' | 'agent_version' | 'row_id' | 'seq' | 'attempts'>;
 type Counts = Pick<RowState, 'n' | 'c' | 'ungraded'>;
@@ -120,15 +106,11 @@ export const evolveRow = (state: RowState | undefined, trial: TrialRecorded, opt
     const base = { suite: trial.suite, dataset_version: trial.dataset_version, agent_version: trial.agent.version, row_id: trial.row_id };
     return build({ ...base, seq: 1, attempts: [a] }, add, minAttempts, trial.occurred_at);
   }
-  const spot = place(state.attempts, a);
-  if (spot === null) return state;
-  const old = spot.taken ? state.attempts[spot.at]! : undefined;
-  if (old && old.event_id < a.event_id) return state;
-  const attempts = state.attempts.slice();
-  attempts.splice(spot.at, old ? 1 : 0, a);
-  const sub = old ? countOf(old) : { n: 0, c: 0, ungraded: 0 };
+  const added = addAttempt(state.attempts, a, slotOrder); // the core's de-duplication rule
+  if (added === null) return state;
+  const sub = added.displaced ? countOf(added.displaced) : { n: 0, c: 0, ungraded: 0 };
   const counts = { n: state.n + add.n - sub.n, c: state.c + add.c - sub.c, ungraded: state.ungraded + add.ungraded - sub.ungraded };
-  return build({ ...state, seq: state.seq + 1, attempts }, counts, minAttempts, Math.max(state.occurred_at, trial.occurred_at));
+  return build({ ...state, seq: state.seq + 1, attempts: added.attempts }, counts, minAttempts, Math.max(state.occurred_at, trial.occurred_at));
 };
 
 const CROCKFORD = '0123456789ABCDEFGHJKMNPQRSTVWXYZ';

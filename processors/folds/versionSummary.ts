@@ -70,6 +70,60 @@ export const applyRowChanges = (summaries: VersionSummaries, changes: Iterable<{
   }
 };
 
+/** A copy that later in-place updates of `s` do not reach. */
+export const copySummary = (s: VersionSummary): VersionSummary => ({ ...s, classes: { ...s.classes }, histogram: { ...s.histogram } });
+
+/** The summary of a version over two disjoint sets of rows (e.g. two partitions). */
+export const addSummaries = (a: VersionSummary, b: VersionSummary): VersionSummary => {
+  const histogram = { ...a.histogram };
+  for (const [bin, count] of Object.entries(b.histogram)) histogram[bin] = (histogram[bin] ?? 0) + count;
+  return {
+    ...a,
+    rows: a.rows + b.rows,
+    trials: a.trials + b.trials,
+    passes: a.passes + b.passes,
+    ungraded: a.ungraded + b.ungraded,
+    classes: {
+      stable_correct: a.classes.stable_correct + b.classes.stable_correct,
+      stable_wrong: a.classes.stable_wrong + b.classes.stable_wrong,
+      flip: a.classes.flip + b.classes.flip,
+      unclassified: a.classes.unclassified + b.classes.unclassified,
+    },
+    histogram,
+  };
+};
+
+/**
+ * One version's aggregates over one trial partition, as of `nextOffset` of that partition: the
+ * store keeps the snapshot with the highest `nextOffset` per (version, partition), and a version's
+ * summary is the sum of its partitions' snapshots (a few rows, whatever the number of trials).
+ */
+export interface VersionSnapshot {
+  readonly partition: number;
+  /** The partition's position after the unit that produced this snapshot (monotonic per partition). */
+  readonly nextOffset: number;
+  readonly summary: VersionSummary;
+}
+
+/**
+ * What a store of snapshots serves: the latest snapshot per (partition, version), summed over
+ * partitions, one summary per version in key order (the reference for the sink's query).
+ */
+export const summariesOfSnapshots = (snapshots: Iterable<VersionSnapshot>): VersionSummary[] => {
+  const latest = new Map<string, VersionSnapshot>();
+  for (const s of snapshots) {
+    const key = `${s.partition}${SEP}${versionKeyOf(s.summary)}`;
+    if ((latest.get(key)?.nextOffset ?? -1) < s.nextOffset) latest.set(key, s);
+  }
+  const sums = new Map<string, VersionSummary>();
+  for (const { summary } of latest.values()) {
+    const key = versionKeyOf(summary);
+    const have = sums.get(key);
+    sums.set(key, have ? addSummaries(have, summary) : copySummary(summary));
+  }
+  return [...sums.keys()].sort().map((k) => sums.get(k)!);
+};
+
 /** The histogram as the core's bins. */
 export const binsOf = (s: VersionSummary): HistogramBin[] =>
   Object.entries(s.histogram).map(([bin, count]) => {

@@ -1,13 +1,18 @@
 import { map, type OperatorFunction } from 'rxjs';
 import type { RowState } from '../folds/rowState.ts';
+import { versionKeyOf, type VersionSnapshot } from '../folds/versionSummary.ts';
 import type { FoldedTrials, Position } from './foldRows.ts';
 
-/** Several folded batches as one durable unit: the latest state per row, the furthest position per partition. */
+/**
+ * Several folded batches as one durable unit: the latest state per row, the furthest position per
+ * partition, the latest snapshot per (partition, version).
+ */
 export const mergeFolded = (group: readonly FoldedTrials[]): FoldedTrials => {
   if (group.length === 1) return group[0]!;
   const changes = new Map<string, RowState>();
   const positions = new Map<string, Position>();
   const lag = new Map<string, FoldedTrials['lag'][number]>();
+  const summaries = new Map<string, VersionSnapshot>();
   let weight = 0;
   let skipped = 0;
   for (const f of group) {
@@ -17,6 +22,10 @@ export const mergeFolded = (group: readonly FoldedTrials[]): FoldedTrials => {
       if ((positions.get(key)?.nextOffset ?? -1) < p.nextOffset) positions.set(key, p);
     }
     for (const l of f.lag) lag.set(`${l.topic}\u0000${l.partition}`, l);
+    for (const s of f.summaries) {
+      const key = `${s.partition}\u0000${versionKeyOf(s.summary)}`;
+      if ((summaries.get(key)?.nextOffset ?? -1) <= s.nextOffset) summaries.set(key, s);
+    }
     weight += f.weight;
     skipped += f.skipped;
   }
@@ -26,6 +35,7 @@ export const mergeFolded = (group: readonly FoldedTrials[]): FoldedTrials => {
     changes,
     trials: group.flatMap((f) => f.trials),
     finished: group.flatMap((f) => f.finished),
+    summaries: [...summaries.values()],
     skipped,
     lag: [...lag.values()],
   };

@@ -4,7 +4,7 @@ import type { TrialRecorded } from '../../schemas/events/trialRecorded.ts';
 import type { RowState } from '../folds/rowState.ts';
 import { foldTrials } from '../folds/rowTable.ts';
 import type { RowFoldOptions } from '../folds/rowState.ts';
-import { applyRowChanges } from '../folds/versionSummary.ts';
+import { applyRowChanges, copySummary, versionKeyOf, type VersionSnapshot } from '../folds/versionSummary.ts';
 import type { EventBatch } from '../ports.ts';
 import type { RowStore } from './rowStore.ts';
 
@@ -23,6 +23,11 @@ export interface FoldedTrials {
   readonly changes: ReadonlyMap<string, RowState>;
   readonly trials: readonly TrialRecorded[];
   readonly finished: readonly RunFinished[];
+  /**
+   * The partition's summary of each version the batch changed, copied at fold time (the store's
+   * summaries are updated in place by later batches), as of the batch's position.
+   */
+  readonly summaries: readonly VersionSnapshot[];
   /** Valid events of another type on the trials topic: counted, not folded. */
   readonly skipped: number;
   readonly lag: readonly { topic: string; partition: number; lag: number }[];
@@ -32,8 +37,8 @@ export interface FoldedTrials {
 export const weightOf = (b: EventBatch): number => Math.max(1, b.events.length);
 
 /**
- * Folds each batch into its partition's row table in one plain loop (no per-key streams), and
- * updates the partition's version summaries once per changed row.
+ * Folds each batch into its partition's row table in one plain loop (no per-key streams), updates
+ * the partition's version summaries once per changed row, and snapshots the versions it changed.
  */
 export const foldRows = (store: RowStore, opts: RowFoldOptions = {}): OperatorFunction<EventBatch, FoldedTrials> =>
   map((batch) => {
@@ -46,14 +51,18 @@ export const foldRows = (store: RowStore, opts: RowFoldOptions = {}): OperatorFu
       else skipped++;
     }
     const changes = foldTrials(store.table(batch.partition), trials, opts);
-    applyRowChanges(store.summaries(batch.partition), changes);
+    const sums = store.summaries(batch.partition);
+    applyRowChanges(sums, changes);
     const nextOffset = batch.lastOffset + 1;
+    const versions = new Set(changes.map((c) => versionKeyOf(c.after)));
+    const summaries = [...versions].map((key) => ({ partition: batch.partition, nextOffset, summary: copySummary(sums.get(key)!) }));
     return {
       positions: [{ topic: batch.topic, partition: batch.partition, nextOffset }],
       weight: weightOf(batch),
       changes: new Map(changes.map((c) => [c.key, c.after])),
       trials,
       finished,
+      summaries,
       skipped,
       lag: [{ topic: batch.topic, partition: batch.partition, lag: Math.max(0, batch.highWatermark - nextOffset) }],
     };

@@ -1,6 +1,7 @@
 import type { PasskEvent } from '../../schemas/events/index.ts';
 import type { Topic } from '../../schemas/topics.ts';
 import type { EventSource } from '../ports.ts';
+import { onStop } from './onStop.ts';
 
 /**
  * Reads a topic from its start to the end it had when the read began (a compacted changelog, or a
@@ -20,10 +21,13 @@ export const readToEnd = async (
 ): Promise<number> => {
   const consumer = await source.consumer({ groupId: opts.groupId, topics: [opts.topic], fromBeginning: true, maxBatch: 5_000 });
   let stopped = false;
-  void opts.stop?.then(() => {
-    stopped = true;
-    void consumer.close();
-  });
+  // taken off when the read ends: a restore per rebalance must not pile handlers on a long-lived stop
+  const off = opts.stop
+    ? onStop(opts.stop, () => {
+        stopped = true;
+        void consumer.close();
+      })
+    : () => {};
   try {
     const ends = new Map<number, number>();
     for (const { topic, partition, lag } of await consumer.lag()) {
@@ -46,6 +50,7 @@ export const readToEnd = async (
     }
     return read;
   } finally {
+    off();
     await consumer.close();
   }
 };

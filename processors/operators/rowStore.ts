@@ -1,7 +1,7 @@
 import type { RowStateChanged } from '../../schemas/events/decisions.ts';
 import { fromRowStateChanged, type RowState } from '../folds/rowState.ts';
 import { restoreTable, type RowTable } from '../folds/rowTable.ts';
-import { applyRowChanges, type VersionSummaries, type VersionSummary } from '../folds/versionSummary.ts';
+import { addSummaries, applyRowChanges, copySummary, type VersionSummaries, type VersionSummary } from '../folds/versionSummary.ts';
 
 /** The partition a trial key lands in (the log's partitioner, handed in by deploy/). */
 export type PartitionOf = (key: string, partitions: number) => number;
@@ -66,28 +66,9 @@ export const createRowStore = (): RowStore => {
       for (const summaries of sums.values())
         for (const [key, s] of summaries) {
           const have = all.get(key);
-          all.set(key, have ? mergeSummaries(have, s) : structuredClone(s));
+          all.set(key, have ? addSummaries(have, s) : copySummary(s));
         }
       return [...all.keys()].sort().map((k) => all.get(k)!);
     },
-  };
-};
-
-const mergeSummaries = (a: VersionSummary, b: VersionSummary): VersionSummary => {
-  const histogram = { ...a.histogram };
-  for (const [bin, count] of Object.entries(b.histogram)) histogram[bin] = (histogram[bin] ?? 0) + count;
-  return {
-    ...a,
-    rows: a.rows + b.rows,
-    trials: a.trials + b.trials,
-    passes: a.passes + b.passes,
-    ungraded: a.ungraded + b.ungraded,
-    classes: {
-      stable_correct: a.classes.stable_correct + b.classes.stable_correct,
-      stable_wrong: a.classes.stable_wrong + b.classes.stable_wrong,
-      flip: a.classes.flip + b.classes.flip,
-      unclassified: a.classes.unclassified + b.classes.unclassified,
-    },
-    histogram,
   };
 };

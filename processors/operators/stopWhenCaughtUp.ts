@@ -1,6 +1,7 @@
-import { asyncScheduler, exhaustMap, filter, firstValueFrom, from, interval, map, race, type SchedulerLike } from 'rxjs';
+import { asyncScheduler, exhaustMap, filter, firstValueFrom, interval, map, race, type SchedulerLike } from 'rxjs';
 import type { EventConsumer } from '../ports.ts';
 import type { InFlight } from './inFlight.ts';
+import { stopped$ } from './onStop.ts';
 
 /**
  * Resolves once nothing is in flight and the group's lag is zero on every partition: everything
@@ -13,7 +14,7 @@ export const stopWhenCaughtUp = (
 ): Promise<unknown> =>
   firstValueFrom(
     race(
-      from(opts.stop),
+      stopped$(opts.stop),
       interval(opts.everyMs, opts.scheduler ?? asyncScheduler).pipe(
         filter(() => inFlight.count === 0),
         exhaustMap(() => consumer.lag()),

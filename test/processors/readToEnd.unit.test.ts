@@ -4,6 +4,7 @@ import { createMemoryLog } from '../helpers/memoryLog.ts';
 import { trial } from '../helpers/processorFixtures.ts';
 import { toRowStateChanged } from '../../processors/folds/rowState.ts';
 import { foldTrials } from '../../processors/folds/rowTable.ts';
+import { stopListeners } from '../../processors/operators/onStop.ts';
 import { readToEnd } from '../../processors/operators/readToEnd.ts';
 
 describe('readToEnd', () => {
@@ -13,9 +14,11 @@ describe('readToEnd', () => {
     const changes = foldTrials(table, Array.from({ length: 30 }, (_, i) => trial({ row: `r${i}`, version: 'v', attempt: 0, passed: true })));
     await log.publisher.publish(changes.map((c) => toRowStateChanged(c.after, 'p')));
     const seen: string[] = [];
-    const read = await readToEnd(log, { topic: TOPICS.rowstate, groupId: 'restore-1', onEvent: (e) => seen.push(e.event_id) });
+    const stop = new Promise<void>(() => {});
+    const read = await readToEnd(log, { topic: TOPICS.rowstate, groupId: 'restore-1', onEvent: (e) => seen.push(e.event_id), stop });
     expect(read).toBe(30);
     expect(new Set(seen).size).toBe(30);
+    expect(stopListeners(stop)).toBe(0); // a restore per rebalance leaves nothing on a long-lived stop
   });
 
   it('stops at given positions, and returns at once on an empty topic', async () => {

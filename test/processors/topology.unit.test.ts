@@ -9,7 +9,8 @@ import { createMemoryLog, type MemoryLog } from '../helpers/memoryLog.ts';
 import { trial } from '../helpers/processorFixtures.ts';
 import { fromRowStateChanged } from '../../processors/folds/rowState.ts';
 import { checkpointOf, foldTrials, restoreTable, type RowTable } from '../../processors/folds/rowTable.ts';
-import { trialTopology, type TrialSink, type TrialTopologyOptions } from '../../processors/topology.ts';
+import { applyRowChanges, summariesOfSnapshots, type VersionSummaries, type VersionSummary } from '../../processors/folds/versionSummary.ts';
+import { trialTopology, type TrialSink, type TrialTopologyOptions, type VersionSnapshot } from '../../processors/index.ts';
 
 const workload = (rows: number, versions: number, attempts: number): TrialRecorded[] => {
   const out: TrialRecorded[] = [];
@@ -22,15 +23,25 @@ const workload = (rows: number, versions: number, attempts: number): TrialRecord
 const memorySink = () => {
   const rowStates: RowStateChanged[] = [];
   const trials: TrialRecorded[] = [];
-  const sink: TrialSink & { rowStates: RowStateChanged[]; trials: TrialRecorded[] } = {
+  const summaries: VersionSnapshot[] = [];
+  const sink: TrialSink & { rowStates: RowStateChanged[]; trials: TrialRecorded[]; summaries: VersionSnapshot[] } = {
     rowStates,
     trials,
+    summaries,
     writeTrials: async (u) => {
       rowStates.push(...u.rowStates);
       trials.push(...u.trials);
+      summaries.push(...(u.summaries ?? []));
     },
   };
   return sink;
+};
+
+const straightSummaries = (events: readonly TrialRecorded[]): VersionSummary[] => {
+  const t: RowTable = new Map();
+  const sums: VersionSummaries = new Map();
+  applyRowChanges(sums, foldTrials(t, events));
+  return [...sums.keys()].sort().map((k) => sums.get(k)!);
 };
 
 const changelogOf = async (log: MemoryLog): Promise<RowTable> => {
@@ -72,6 +83,8 @@ describe('trial topology on the in-memory log', () => {
     const totals = progress.at(-1)!.summaries();
     expect(totals.map((s) => s.rows)).toEqual([30, 30]);
     expect(totals.every((s) => s.classes.unclassified === 0)).toBe(true);
+    expect(summariesOfSnapshots(sink.summaries)).toEqual(totals);
+    expect(summariesOfSnapshots(sink.summaries)).toEqual(straightSummaries(events));
   });
 
   it('restarted at any point, restores rows from the changelog and ends where one straight run ends', async () => {
@@ -79,11 +92,14 @@ describe('trial topology on the in-memory log', () => {
     for (const cut of [1, 57, 100, 159]) {
       const log = createMemoryLog();
       await log.publisher.publish(events.slice(0, cut));
-      await run(log, memorySink());
+      const first = memorySink();
+      await run(log, first);
       await log.publisher.publish(events.slice(cut));
       const second = memorySink();
       await run(log, second);
       expect(JSON.stringify(checkpointOf(await changelogOf(log)))).toBe(straight(events));
+      // the restored summaries carry on: the snapshots of both runs add up to one straight run's
+      expect(summariesOfSnapshots([...first.summaries, ...second.summaries])).toEqual(straightSummaries(events));
       // the second run re-read no trial published before the cut
       expect(second.trials.length).toBe(events.length - cut);
     }

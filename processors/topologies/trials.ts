@@ -1,0 +1,144 @@
+import { map, type Observable, type SchedulerLike } from 'rxjs';
+import type { RowStateChanged } from '../../schemas/events/decisions.ts';
+import type { RunFinished } from '../../schemas/events/runFinished.ts';
+import type { TrialRecorded } from '../../schemas/events/trialRecorded.ts';
+import { TOPICS } from '../../schemas/topics.ts';
+import { toRunClosed } from '../folds/gates.ts';
+import type { VersionSnapshot, VersionSummary } from '../folds/versionSummary.ts';
+import { batchRows } from '../operators/batchRows.ts';
+import { coalesceTrials } from '../operators/coalesceTrials.ts';
+import { emitChanges } from '../operators/emitChanges.ts';
+import { foldRows, type FoldedTrials } from '../operators/foldRows.ts';
+import { createInFlight } from '../operators/inFlight.ts';
+import { readToEnd } from '../operators/readToEnd.ts';
+import { createRowStore, type PartitionOf } from '../operators/rowStore.ts';
+import { toChangelog } from '../operators/toChangelog.ts';
+import { writeRows } from '../operators/writeRows.ts';
+import type { EventPublisher, EventSource } from '../ports.ts';
+import { runTopology } from './runner.ts';
+
+export type { VersionSnapshot } from '../folds/versionSummary.ts';
+
+/** What the trial topology writes to the store, per durable unit. Idempotent: a replay writes the same rows. */
+export interface TrialSink {
+  writeTrials(unit: {
+    trials: readonly TrialRecorded[];
+    rowStates: readonly RowStateChanged[];
+    finished: readonly RunFinished[];
+    /** Snapshots of the versions this unit changed, taken when it was folded: the latest per (partition, version). */
+    summaries?: readonly VersionSnapshot[];
+  }): Promise<void>;
+}
+
+export interface TrialPorts {
+  readonly source: EventSource;
+  readonly publisher: EventPublisher;
+  readonly sink: TrialSink;
+}
+
+export interface TrialTopologyOptions {
+  /** @default 'passk-trials' */
+  readonly groupId?: string;
+  /** Unique per process: names the group that reads the changelog on restore. */
+  readonly instanceId: string;
+  /** `producer` of the events this topology emits; part of their bytes, so keep it stable. */
+  readonly producer: string;
+  /** The log's partitioner: which trial partition a restored row belongs to. */
+  readonly partitionOf: PartitionOf;
+  /** Graded attempts before a row is classified. @default 3 */
+  readonly minAttempts?: number;
+  /** Records per consumer batch. @default 1000 */
+  readonly maxBatch?: number;
+  /** A durable unit (changelog publish, sink write, commit) holds up to this many records… @default 5000 */
+  readonly maxRows?: number;
+  /** …or what arrived within this many ms of its first batch. @default 500 */
+  readonly maxWaitMs?: number;
+  /** Records pulled and not yet committed; the consumer pauses beyond it. @default 4 × maxRows */
+  readonly maxInFlight?: number;
+  /** Resolve to stop: pulling stops, what is in flight becomes durable and is committed, the stream completes. */
+  readonly stop?: Promise<unknown>;
+  /** Also stop once every partition's lag is zero and nothing is in flight, checked this often (ms). */
+  readonly untilCaughtUpEveryMs?: number;
+  /** Hands over a probe: true when nothing is in flight and every partition's lag is zero (deploy's until-caught-up). */
+  readonly onIdleProbe?: (probe: () => Promise<boolean>) => void;
+  /** Told when trial partitions are assigned (after their rows are restored) or revoked. */
+  readonly onAssignment?: (change: { assigned: number[]; revoked: number[]; restoredRows: number }) => void;
+  /** A commit refused because the partition moved to another member (dropped, not fatal). */
+  readonly isCommitRejected?: (e: unknown) => boolean;
+  readonly scheduler?: SchedulerLike;
+}
+
+/** Emitted after each commit. */
+export interface TrialProgress {
+  readonly committed: boolean;
+  readonly positions: FoldedTrials['positions'];
+  readonly lag: FoldedTrials['lag'];
+  readonly records: number;
+  readonly trials: number;
+  readonly rowsChanged: number;
+  readonly skipped: number;
+  readonly summaries: () => VersionSummary[];
+}
+
+/**
+ * passk.trials → fold per-row state → passk.rowstate (changelog) + sink → commit.
+ * Restore: the rows of newly assigned partitions from the compacted changelog (no replay of trials).
+ *
+ *   pullBatches ─▶ foldRows ─▶ batchRows ─▶ coalesceTrials ─▶ toChangelog ─▶ emitChanges ─▶ writeRows ─▶ commitWhenDurable
+ */
+export const trialTopology = (ports: TrialPorts, o: TrialTopologyOptions): Observable<TrialProgress> => {
+  const groupId = o.groupId ?? 'passk-trials';
+  const maxRows = o.maxRows ?? 5_000;
+  const store = createRowStore();
+  return runTopology(
+    {
+      source: ports.source,
+      groupId,
+      topic: TOPICS.trials,
+      maxBatch: o.maxBatch,
+      inFlight: createInFlight(o.maxInFlight ?? 4 * maxRows),
+      stop: o.stop,
+      untilCaughtUpEveryMs: o.untilCaughtUpEveryMs,
+      onIdleProbe: o.onIdleProbe,
+      isCommitRejected: o.isCommitRejected,
+      scheduler: o.scheduler,
+      restore: async (partitions, { consumer, stop, stopping }) => {
+        const total = (await consumer.lag()).filter((l) => l.topic === TOPICS.trials).length;
+        const records: RowStateChanged[] = [];
+        await readToEnd(ports.source, {
+          topic: TOPICS.rowstate,
+          groupId: `${groupId}.restore.${o.instanceId}`,
+          onEvent: (e) => void (e.type === 'RowStateChanged' && records.push(e)),
+          stop,
+        });
+        if (stopping()) return;
+        const restoredRows = store.restore(partitions, records, o.partitionOf, total);
+        o.onAssignment?.({ assigned: partitions, revoked: [], restoredRows });
+      },
+      drop: (revoked) => {
+        store.drop(revoked);
+        o.onAssignment?.({ assigned: [], revoked, restoredRows: 0 });
+      },
+    },
+    (batches) =>
+      batches.pipe(
+        foldRows(store, { minAttempts: o.minAttempts }),
+        batchRows({ maxRows, maxWaitMs: o.maxWaitMs ?? 500, sizeOf: (f) => f.weight, scheduler: o.scheduler }),
+        coalesceTrials(),
+        toChangelog(o.producer),
+        emitChanges((events) => ports.publisher.publish(events), (u) => [...u.changelog, ...u.finished.map((f) => toRunClosed(f, o.producer))]),
+        writeRows((u) => ports.sink.writeTrials({ trials: u.trials, rowStates: u.changelog, finished: u.finished, summaries: u.summaries })),
+      ),
+  ).pipe(
+    map((u) => ({
+      committed: u.committed,
+      positions: u.positions,
+      lag: u.lag,
+      records: u.weight,
+      trials: u.trials.length,
+      rowsChanged: u.changes.size,
+      skipped: u.skipped,
+      summaries: () => store.totals(),
+    })),
+  );
+};

@@ -1,0 +1,70 @@
+import { map, type Observable } from 'rxjs';
+import type { TraceWindowsUpdated } from '../../schemas/events/traceWindowsUpdated.ts';
+import { TOPICS } from '../../schemas/topics.ts';
+import { DEFAULT_WINDOWS, restoreWindows, type WindowSpec } from '../folds/windows.ts';
+import { batchRows } from '../operators/batchRows.ts';
+import { emitChanges } from '../operators/emitChanges.ts';
+import { createInFlight } from '../operators/inFlight.ts';
+import { readToEnd } from '../operators/readToEnd.ts';
+import { mergeFoldedTraces, windowTraces, type WindowTables } from '../operators/windowTraces.ts';
+import { writeRows } from '../operators/writeRows.ts';
+import type { DecisionProgress, EventPorts, TopologyOptions } from './eventPorts.ts';
+import { runTopology } from './runner.ts';
+
+export interface WindowTopologyOptions extends TopologyOptions {
+  readonly windows?: readonly WindowSpec[];
+  readonly allowedLatenessMs?: number;
+  readonly maxRows?: number;
+  readonly maxWaitMs?: number;
+}
+
+/**
+ * passk.traces → per-partition shares of every production window (event time, allowed lateness,
+ * Horvitz–Thompson sums, flips) → passk.rowstate (compacted: one snapshot record per partition)
+ * + raw traces to the store → commit. The gates sum the shares, write the windows and raise alerts.
+ * Restore: a partition's latest snapshot, skipping the traces it already reflects.
+ *
+ *   pullBatches ─▶ windowTraces ─▶ batchRows ─▶ coalesce ─▶ emitChanges ─▶ writeRows ─▶ commitWhenDurable
+ */
+export const windowTopology = (ports: EventPorts, o: WindowTopologyOptions): Observable<DecisionProgress> => {
+  const groupId = o.groupId ?? 'passk-windows';
+  const w = { specs: o.windows ?? DEFAULT_WINDOWS, allowedLatenessMs: o.allowedLatenessMs ?? 300_000, producer: o.producer };
+  const tables: WindowTables = new Map();
+  const maxRows = o.maxRows ?? 5_000;
+  let partitions = 1;
+  return runTopology(
+    {
+      source: ports.source,
+      groupId,
+      topic: TOPICS.traces,
+      maxBatch: o.maxBatch,
+      inFlight: createInFlight(o.maxInFlight ?? 4 * maxRows),
+      stop: o.stop,
+      onIdleProbe: o.onIdleProbe,
+      isCommitRejected: o.isCommitRejected,
+      restore: async (assigned, { consumer, stop }) => {
+        const owned = new Set(assigned);
+        partitions = (await consumer.lag()).filter((l) => l.topic === TOPICS.traces).length;
+        const snapshots: TraceWindowsUpdated[] = [];
+        await readToEnd(ports.source, {
+          topic: TOPICS.rowstate,
+          groupId: `${groupId}.restore.${o.instanceId}`,
+          stop,
+          onEvent: (e) => void (e.type === 'TraceWindowsUpdated' && owned.has(e.source_partition) && snapshots.push(e)),
+        });
+        for (const p of owned) tables.set(p, restoreWindows(p, snapshots, w));
+      },
+      drop: (revoked) => {
+        for (const p of revoked) tables.delete(p);
+      },
+    },
+    (batches) =>
+      batches.pipe(
+        windowTraces(tables, { ...w, partitions: () => partitions }),
+        batchRows({ maxRows, maxWaitMs: o.maxWaitMs ?? 500, sizeOf: (f) => f.weight }),
+        map(mergeFoldedTraces),
+        emitChanges((events) => ports.publisher.publish(events), (u) => [...u.snapshots.values()]),
+        writeRows((u) => ports.sink.writeEvents(u.traces)),
+      ),
+  ).pipe(map((u) => ({ committed: u.committed, emitted: [...u.snapshots.values()] })));
+};

@@ -1,0 +1,92 @@
+import fc from 'fast-check';
+import { from, toArray } from 'rxjs';
+import { describe, expect, it } from 'vitest';
+import type { TrialRecorded } from '../../schemas/events/trialRecorded.ts';
+import { TOPICS } from '../../schemas/topics.ts';
+import { partitionOf } from '../../log/partitioner.ts';
+import { foldTrials, type RowTable } from '../../processors/folds/rowTable.ts';
+import { applyRowChanges, summariesOfSnapshots, versionKeyOf, type VersionSummaries, type VersionSummary } from '../../processors/folds/versionSummary.ts';
+import { mergeFolded } from '../../processors/operators/coalesceTrials.ts';
+import { foldRows, type FoldedTrials } from '../../processors/operators/foldRows.ts';
+import { createRowStore, trialKeyOf } from '../../processors/operators/rowStore.ts';
+import type { EventBatch } from '../../processors/ports.ts';
+import { arbTrialStream } from '../helpers/processorFixtures.ts';
+
+const PARTITIONS = 3;
+
+/** The summaries of a set of trials, from scratch: fold them into a fresh table, count every row once. */
+const fromScratch = (trials: readonly TrialRecorded[]): VersionSummaries => {
+  const table: RowTable = new Map();
+  foldTrials(table, trials);
+  const sums: VersionSummaries = new Map();
+  applyRowChanges(sums, [...table.values()].map((after) => ({ before: undefined, after })));
+  return sums;
+};
+const byKey = (summaries: Iterable<VersionSummary>) => [...summaries].sort((a, b) => (versionKeyOf(a) < versionKeyOf(b) ? -1 : 1));
+
+/** The stream cut into batches, each batch on its trials' partition (as the log partitions them), with offsets. */
+const batchesOf = (stream: readonly TrialRecorded[], sizes: readonly number[]): EventBatch[] => {
+  const perPartition = Array.from({ length: PARTITIONS }, () => [] as TrialRecorded[]);
+  for (const t of stream) perPartition[partitionOf(trialKeyOf(t), PARTITIONS)]!.push(t);
+  const batches: EventBatch[] = [];
+  let cut = 0;
+  perPartition.forEach((trials, partition) => {
+    for (let at = 0; at < trials.length; ) {
+      const size = sizes.length === 0 ? trials.length : 1 + (sizes[cut++ % sizes.length]! % 5);
+      const events = trials.slice(at, at + size).map((event, i) => ({ topic: TOPICS.trials, partition, offset: at + i, key: '', event }));
+      batches.push({ topic: TOPICS.trials, partition, events, lastOffset: at + events.length - 1, highWatermark: trials.length });
+      at += events.length;
+    }
+  });
+  // interleave the partitions' batches, keeping each partition's order
+  return batches.sort((a, b) => a.events[0]!.offset - b.events[0]!.offset || a.partition - b.partition);
+};
+
+/** The batches folded, then grouped into durable units of `unitSizes` batches each, as coalesceTrials does. */
+const unitsOf = (batches: EventBatch[], unitSizes: readonly number[]) => {
+  const store = createRowStore();
+  let folded: FoldedTrials[] = [];
+  from(batches).pipe(foldRows(store), toArray()).subscribe((f) => (folded = f));
+  const units: FoldedTrials[] = [];
+  for (let i = 0, u = 0; i < folded.length; u++) {
+    const n = 1 + ((unitSizes[u % Math.max(1, unitSizes.length)] ?? 0) % 4);
+    units.push(mergeFolded(folded.slice(i, i + n)));
+    i += n;
+  }
+  return { store, units };
+};
+
+const arbRun = fc.record({ run: arbTrialStream, sizes: fc.array(fc.nat(), { maxLength: 8 }), units: fc.array(fc.nat(), { maxLength: 8 }) });
+
+describe('per-partition version snapshots', () => {
+  it('summed over partitions, the latest per (partition, version) = the store’s totals = summaries from scratch', () => {
+    fc.assert(
+      fc.property(arbRun, ({ run: { stream }, sizes, units: unitSizes }) => {
+        const { store, units } = unitsOf(batchesOf(stream, sizes), unitSizes);
+        const summed = summariesOfSnapshots(units.flatMap((u) => u.summaries));
+        expect(summed).toEqual(byKey(store.totals()));
+        expect(summed).toEqual(byKey(fromScratch(stream).values()));
+      }),
+    );
+  });
+
+  it('each snapshot is its partition’s summary as of its nextOffset, not as later batches left it', () => {
+    fc.assert(
+      fc.property(arbRun, ({ run: { stream }, sizes, units: unitSizes }) => {
+        const batches = batchesOf(stream, sizes);
+        const { units } = unitsOf(batches, unitSizes);
+        for (const u of units) {
+          // one snapshot per (partition, version) in a unit
+          expect(new Set(u.summaries.map((s) => `${s.partition}/${versionKeyOf(s.summary)}`)).size).toBe(u.summaries.length);
+          for (const s of u.summaries) {
+            const upTo = batches.filter((b) => b.partition === s.partition).flatMap((b) => b.events.filter((e) => e.offset < s.nextOffset).map((e) => e.event as TrialRecorded));
+            expect(s.summary).toEqual(fromScratch(upTo).get(versionKeyOf(s.summary)));
+          }
+          // and it carries one for every (partition, version) it changed, and no other
+          const changed = new Set([...u.changes.values()].map((r) => `${partitionOf(trialKeyOf(r), PARTITIONS)}/${versionKeyOf(r)}`));
+          expect(new Set(u.summaries.map((s) => `${s.partition}/${versionKeyOf(s.summary)}`))).toEqual(changed);
+        }
+      }),
+    );
+  });
+});
