@@ -81,10 +81,10 @@ export interface TrialProgress {
 }
 
 /**
- * passk.trials → fold per-row state → passk.rowstate (changelog) + sink → commit.
+ * passk.trials → fold per-row state → sink + passk.rowstate (changelog) → commit.
  * Restore: the rows of newly assigned partitions from the compacted changelog (no replay of trials).
  *
- *   pullBatches ─▶ foldRows ─▶ batchRows ─▶ coalesceTrials ─▶ toChangelog ─▶ emitChanges ─▶ writeRows ─▶ commitWhenDurable
+ *   pullBatches ─▶ foldRows ─▶ batchRows ─▶ coalesceTrials ─▶ toChangelog ─▶ writeRows ─▶ emitChanges ─▶ commitWhenDurable
  */
 export const trialTopology = (ports: TrialPorts, o: TrialTopologyOptions): Observable<TrialProgress> => {
   const groupId = o.groupId ?? 'passk-trials';
@@ -126,8 +126,10 @@ export const trialTopology = (ports: TrialPorts, o: TrialTopologyOptions): Obser
         batchRows({ maxRows, maxWaitMs: o.maxWaitMs ?? 500, sizeOf: (f) => f.weight, scheduler: o.scheduler }),
         coalesceTrials(),
         toChangelog(o.producer),
-        emitChanges((events) => ports.publisher.publish(events), (u) => [...u.changelog, ...u.finished.map((f) => toRunClosed(f, o.producer))]),
+        // store before changelog: a restore reads the changelog, and a redelivered unit whose changes it
+        // already holds changes no row, so nothing would rewrite rows the store had missed
         writeRows((u) => ports.sink.writeTrials({ trials: u.trials, rowStates: u.changelog, finished: u.finished, summaries: u.summaries })),
+        emitChanges((events) => ports.publisher.publish(events), (u) => [...u.changelog, ...u.finished.map((f) => toRunClosed(f, o.producer))]),
       ),
   ).pipe(
     map((u) => ({
