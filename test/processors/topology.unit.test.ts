@@ -10,7 +10,7 @@ import { trial } from '../helpers/processorFixtures.ts';
 import { fromRowStateChanged } from '../../processors/folds/rowState.ts';
 import { checkpointOf, foldTrials, restoreTable, type RowTable } from '../../processors/folds/rowTable.ts';
 import { applyRowChanges, summariesOfSnapshots, type VersionSummaries, type VersionSummary } from '../../processors/folds/versionSummary.ts';
-import { trialTopology, type TrialSink, type TrialTopologyOptions, type VersionSnapshot } from '../../processors/index.ts';
+import { trialTopology, type EventSource, type TrialSink, type TrialTopologyOptions, type VersionSnapshot } from '../../processors/index.ts';
 
 const workload = (rows: number, versions: number, attempts: number): TrialRecorded[] => {
   const out: TrialRecorded[] = [];
@@ -105,17 +105,55 @@ describe('trial topology on the in-memory log', () => {
     }
   });
 
-  it('a crash after the changelog publish, before the commit, counts nothing twice', async () => {
+  it('a failed store write publishes no changelog and commits nothing; the rerun counts everything once', async () => {
     const log = createMemoryLog();
     const events = workload(10, 1, 3);
     await log.publisher.publish(events);
     const failing: TrialSink = { writeTrials: () => Promise.reject(new Error('sink down')) };
     await expect(run(log, failing)).rejects.toThrow('sink down');
-    expect(log.records(TOPICS.rowstate).flat().length).toBeGreaterThan(0); // changelog written, nothing committed
+    expect(log.records(TOPICS.rowstate).flat().length).toBe(0); // the store comes first
     const sink = memorySink();
     await run(log, sink);
     expect(JSON.stringify(checkpointOf(await changelogOf(log)))).toBe(straight(events));
     expect(sink.trials.length).toBe(events.length);
+  });
+
+  // One store across the crash and the rerun: what it holds must equal one straight run's rows.
+  const storeRows = (sink: ReturnType<typeof memorySink>) => JSON.stringify(checkpointOf(restoreTable(sink.rowStates.map(fromRowStateChanged))));
+  const uniqueTrials = (sink: ReturnType<typeof memorySink>) => new Set(sink.trials.map((t) => t.event_id)).size;
+
+  it('a crash after the store write, before the changelog: the rerun rewrites the same rows, the changelog catches up', async () => {
+    const log = createMemoryLog();
+    const events = workload(10, 2, 3);
+    await log.publisher.publish(events);
+    const store = memorySink();
+    const publisher = { ...log.publisher, publish: () => Promise.reject(new Error('broker down')) };
+    await expect(lastValueFrom(trialTopology({ source: log, publisher, sink: store }, options()))).rejects.toThrow('broker down');
+    expect(store.rowStates.length).toBeGreaterThan(0); // the store got the first unit
+    expect(log.records(TOPICS.rowstate).flat().length).toBe(0);
+    await run(log, store);
+    expect(storeRows(store)).toBe(straight(events));
+    expect(JSON.stringify(checkpointOf(await changelogOf(log)))).toBe(straight(events));
+    expect(uniqueTrials(store)).toBe(events.length);
+  });
+
+  it('a crash after the changelog publish, before the commit: the store already holds every row state', async () => {
+    const log = createMemoryLog();
+    const events = workload(10, 2, 3);
+    await log.publisher.publish(events);
+    const store = memorySink();
+    // every commit fails: the whole first run is folded, stored and published, and none of it committed
+    const source: EventSource = {
+      consumer: async (o) => {
+        const c = await log.consumer(o);
+        return { batches: () => c.batches(), commit: () => Promise.reject(new Error('crash before commit')), committed: (t) => c.committed(t), lag: () => c.lag(), close: () => c.close() };
+      },
+    };
+    await expect(lastValueFrom(trialTopology({ source, publisher: log.publisher, sink: store }, options()))).rejects.toThrow('crash before commit');
+    expect(log.records(TOPICS.rowstate).flat().length).toBeGreaterThan(0);
+    await run(log, store); // restores the changed rows from the changelog: the redelivered trials change nothing
+    expect(storeRows(store)).toBe(straight(events));
+    expect(uniqueTrials(store)).toBe(events.length);
   });
 
   it('two instances in one group produce the row states of one', async () => {
