@@ -1,26 +1,16 @@
 import { createHash } from 'node:crypto';
+import { createRng } from '../processors/core/prng.ts';
 
 /**
- * Seeded randomness for the demo. Every draw is keyed by what it is about (seed, version, row, attempt),
- * so a trial's outcome does not depend on the order or the concurrency the runner uses.
+ * Seeded randomness for the demo, drawn from passk's one generator (processors/core/prng.ts). Every draw is keyed
+ * by what it is about (seed, version, row, attempt), so a trial's outcome does not depend on the order or the
+ * concurrency the runner uses.
  */
 export type Rng = () => number;
 
-/** mulberry32: a small, well-known 32-bit generator; returns floats in [0, 1). */
-export const mulberry32 = (seed: number): Rng => {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-};
-
-/** A generator seeded from any parts (strings or numbers): the same parts give the same stream. */
+/** A generator seeded from any parts (strings or numbers): the same parts give the same stream of floats in [0, 1). */
 export const rngFor = (...parts: readonly (string | number)[]): Rng =>
-  mulberry32(createHash('sha256').update(JSON.stringify(parts)).digest().readUInt32LE(0));
+  createRng(createHash('sha256').update(JSON.stringify(parts)).digest().readUInt32LE(0)).next;
 
 export const pick = <T>(rng: Rng, items: readonly T[]): T => {
   if (items.length === 0) throw new RangeError('pick from an empty list');

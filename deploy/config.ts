@@ -62,7 +62,8 @@ export type PasskConfig = z.infer<typeof PasskConfig>;
 type Flags = Partial<{ backend: string; dataDir: string; config: string; judgeUrl: string; judgeModel: string }>;
 type Json = Record<string, unknown>;
 
-const fromEnv = (env: NodeJS.ProcessEnv): Json => {
+/** The settings the environment gives (exported for `passk config`, which shows where each value came from). */
+export const fromEnv = (env: NodeJS.ProcessEnv): Json => {
   const out: Json = {};
   if (env.PASSK_BACKEND) out.backend = env.PASSK_BACKEND;
   if (env.PASSK_DATA_DIR) out.dataDir = env.PASSK_DATA_DIR;
@@ -89,7 +90,7 @@ const fromEnv = (env: NodeJS.ProcessEnv): Json => {
   return out;
 };
 
-const fromFile = (path: string | undefined, cwd: string): Json => {
+export const fromFile = (path: string | undefined, cwd: string): Json => {
   const file = path ? resolve(cwd, path) : resolve(cwd, 'passk.config.json');
   if (!existsSync(file)) {
     if (path) throw new Error(`config file not found: ${file}`);

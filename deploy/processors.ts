@@ -22,14 +22,15 @@ import {
 import { PRODUCER_VERSION } from '../producers/version.ts';
 import { createClickHouseRowSink, writeTrialUnit, type ClickHouseRowSink } from '../sinks/clickhouse/index.ts';
 import type { PasskConfig } from './config.ts';
+import { archiveTopology, ARCHIVED } from './archive.ts';
 import { openEventLog } from './eventLog.ts';
 import { openStore, type Store } from './store.ts';
 
 /** `producer` of everything the processors emit: part of the changelog's bytes, so a replay reproduces them. */
 export const PROCESSORS_PRODUCER = `passk-processors/${PRODUCER_VERSION}`;
 
-export type ProcessorName = 'trials' | 'datasets' | 'gates' | 'windows';
-export const ALL_PROCESSORS: readonly ProcessorName[] = ['trials', 'datasets', 'gates', 'windows'];
+export type ProcessorName = 'trials' | 'datasets' | 'gates' | 'windows' | 'archive';
+export const ALL_PROCESSORS: readonly ProcessorName[] = ['trials', 'datasets', 'gates', 'windows', 'archive'];
 
 export interface StartProcessorsOptions {
   /** Stop once every consumer's lag is zero and everything is durable (`passk process --until-caught-up`). */
@@ -109,7 +110,7 @@ export const storeEventSink = (sink: ClickHouseRowSink): EventSink => ({
   },
 });
 /** Event types with a table of their own in the store; the processors' bookkeeping events have none. */
-const STORED = new Set<PasskEvent['type']>(['TrialRecorded', 'TraceSampled', 'DatasetRowUpserted', 'FailureConfirmed', 'GateEvaluated', 'RowStateChanged', 'RunFinished']);
+const STORED = new Set<PasskEvent['type']>(['TrialRecorded', 'TraceSampled', 'DatasetRowUpserted', 'FailureConfirmed', 'GateEvaluated', 'RowStateChanged', 'RunFinished', 'JudgmentRecorded', 'LabelRecorded']);
 const noTrialSink: TrialSink = { writeTrials: async () => {} };
 const noEventSink: EventSink = { writeEvents: async () => {}, writeWindows: async () => {} };
 
@@ -148,7 +149,9 @@ export const startProcessors = async (config: PasskConfig, opts: StartProcessors
   const stopped = new Promise<void>((resolve) => (stop = resolve));
   const only = new Set(opts.only ?? ALL_PROCESSORS);
   const probes: (() => Promise<boolean>)[] = [];
-  const halt = opts.untilCaughtUp ? allIdle(probes, only.size, stopped) : stopped;
+  // one idle probe per consumer group: the archive has one per topic it copies
+  const groups = [...only].reduce((n, p) => n + (p === 'archive' ? (sink ? ARCHIVED.size : 0) : 1), 0);
+  const halt = opts.untilCaughtUp ? allIdle(probes, groups, stopped) : stopped;
   const instanceId = opts.instanceId ?? `${hostname()}-${process.pid}-${randomBytes(4).toString('hex')}`;
   const common = {
     instanceId,
@@ -187,7 +190,10 @@ export const startProcessors = async (config: PasskConfig, opts: StartProcessors
   const windows$ = only.has('windows')
     ? windowTopology(ports, { ...common, ...(opts.maxWaitMs !== undefined ? { maxWaitMs: opts.maxWaitMs } : {}), ...(opts.allowedLatenessMs !== undefined ? { allowedLatenessMs: opts.allowedLatenessMs } : {}) }).pipe(decided)
     : EMPTY;
-  const done = lastValueFrom(merge(trials$, datasets$, gates$, windows$), { defaultValue: undefined })
+  const archive$ = only.has('archive') && sink
+    ? merge(...[...ARCHIVED.keys()].map((topic) => archiveTopology({ source: log, sink: storeEventSink(sink) }, { ...common, topic })))
+    : EMPTY;
+  const done = lastValueFrom(merge(trials$, datasets$, gates$, windows$, archive$.pipe(ignoreElements())), { defaultValue: undefined })
     .then(() => totals)
     .finally(async () => {
       await sink?.close().catch(() => {});

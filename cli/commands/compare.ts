@@ -54,7 +54,10 @@ beyond the first --screen-attempts of a row. Screening classes use the rest; con
 Examples:
   passk compare --baseline v1 --candidate v2 trials.jsonl
   passk compare --baseline v1 --candidate v2 --confirmation-run rerun-17 trials.jsonl confirm.jsonl
-  passk compare --baseline v1 --candidate v2 --json trials.jsonl | jq '.comparisons[].lost_stable_correct'`,
+  passk compare --baseline v1 --candidate v2 --json trials.jsonl | jq '.comparisons[].lost_stable_correct'
+
+Exit codes: 0 ok (a regression is reported, not an error; use passk gate to fail on one), 2 bad input (file, line
+  and field named, or no row both versions ran).`,
     )
     .action(async (files: string[], flags: CompareFlags) => {
       const format = outputFormat(flags);

@@ -122,7 +122,7 @@ const progressReporter = (json: boolean) => {
 /**
  * The demo never writes into your own data: it uses `<data-dir>/demo` (the embedded log and chDB store), emptied first
  * so every run starts from nothing (`passk --data-dir .passk/demo serve` shows it again later); on a ClickHouse
- * server the database `<database>_demo`, and on Kafka the `passk-demo` topic namespace.
+ * server the database `<database>_demo`, and on Kafka a topic namespace of its own per run (`demoNamespace`).
  */
 export const demoConfig = (config: PasskConfig): PasskConfig => {
   const dataDir = join(config.dataDir, 'demo');
@@ -130,6 +130,12 @@ export const demoConfig = (config: PasskConfig): PasskConfig => {
   if (!config.clickhouse.url) return { ...config, dataDir };
   return { ...config, dataDir, clickhouse: { ...config.clickhouse, database: `${config.clickhouse.database}_demo` } };
 };
+
+/**
+ * On Kafka the demo cannot empty anything, so each run gets topics and consumer groups of its own
+ * (`passk-demo-<time>.passk.trials`, …): a run never reads a previous run's events or committed offsets.
+ */
+export const demoNamespace = (now: number = Date.now()): string => `passk-demo-${now.toString(36)}.`;
 
 export const demoCommand = (program: Command): void => {
   program
@@ -142,7 +148,8 @@ export const demoCommand = (program: Command): void => {
         'of each confirmed regression and the gate verdict. Then a day of sampled production traffic, one confirmed\n' +
         'failure that becomes a must-not-break row, and the next gate that picks it up. Then it serves the dashboard.\n' +
         'Embedded (default): everything in <data-dir>/demo, emptied first. With PASSK_BACKEND=kafka and CLICKHOUSE_URL\n' +
-        'the same loop runs on Kafka (topic namespace passk-demo) and a ClickHouse server (database <database>_demo).\n' +
+        'the same loop runs on Kafka (topics passk-demo-<time>.passk.*, new each run) and a ClickHouse server\n' +
+        '(database <database>_demo); without CLICKHOUSE_URL the store stays embedded chDB in <data-dir>/demo.\n' +
         'No API keys: the agents are seeded simulations.',
     )
     .option('--no-serve', 'exit after the run instead of serving the dashboard')
@@ -176,9 +183,10 @@ Exit codes: 0 ok (the demo's first gate failing is the expected result), 2 bad f
       }
       const token = flags.token ?? process.env.PASSK_DASHBOARD_TOKEN;
       const config = demoConfig(loadConfig(cmd.optsWithGlobals()));
+      const namespace = config.backend === 'kafka' ? demoNamespace() : undefined;
       let log, store;
       try {
-        log = await openEventLog(config, config.backend === 'kafka' ? { namespace: 'passk-demo' } : {});
+        log = await openEventLog(config, namespace ? { namespace } : {});
         store = await openStore(config);
       } catch (e) {
         await log?.close();
@@ -190,11 +198,14 @@ Exit codes: 0 ok (the demo's first gate failing is the expected result), 2 bad f
         throw e;
       }
       const opened = log;
+      let settles = 0;
       const pipeline: DemoPipeline = {
         publisher: opened.publisher,
         store: store.client,
+        // A new instance id each time: the groups that read changelogs on restore are named after it, and on Kafka
+        // a group the previous run just left may still be rebalancing.
         settle: async () => {
-          const run = await startProcessors(config, { untilCaughtUp: true, log: opened, instanceId: `demo-${process.pid}`, maxWaitMs: 50 });
+          const run = await startProcessors(config, { untilCaughtUp: true, log: opened, instanceId: `demo-${process.pid}-${++settles}`, maxWaitMs: 50 });
           await run.done;
         },
       };
@@ -217,7 +228,8 @@ Exit codes: 0 ok (the demo's first gate failing is the expected result), 2 bad f
         }
         url = server?.url ?? null;
       }
-      process.stdout.write(flags.json ? renderJson({ ...result, dashboard: url }) : renderTerminal(demoBlocks(result, url)));
+      const backend = { log: config.backend, ...(namespace ? { namespace } : {}), store: config.clickhouse.url ? 'clickhouse' : 'chdb' };
+      process.stdout.write(flags.json ? renderJson({ ...result, backend, dashboard: url }) : renderTerminal(demoBlocks(result, url)));
       if (!server) {
         await store.close();
         await opened.close();

@@ -20,6 +20,7 @@ export const COMMANDS: Record<string, () => Promise<AddCommand>> = {
   review: async () => (await import('./review.ts')).reviewCommand,
   dataset: async () => (await import('./dataset.ts')).datasetCommand,
   migrate: async () => (await import('./migrate.ts')).migrateCommand,
+  config: async () => (await import('./config.ts')).configCommand,
   check: async () => (await import('./check.ts')).checkCommand,
 };
 

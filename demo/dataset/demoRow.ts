@@ -3,7 +3,7 @@ import { fileURLToPath } from 'node:url';
 import { z } from 'zod';
 
 /** The seed of everything the demo simulates. */
-export const DEMO_SEED = 20261113;
+export const DEMO_SEED = 20261124;
 export const DEMO_DATASET_ID = 'refund-review';
 
 /**

@@ -1,8 +1,11 @@
+import { createRng } from '../../processors/core/prng.ts';
+
 /**
  * A stand-in refund agent: it decides "approve" or "deny" through three intermediate checks, and each check
  * is noisy where the case is ambiguous (a return window near its limit, a partial receipt, damage near the
  * 90-day cut-off) — the way a real LLM agent flips on hard rows and stays stable on easy ones.
- * All randomness comes from the trial's seed, so a re-run of the same attempt repeats itself.
+ * All randomness comes from the trial's seed (through passk's one generator, processors/core/prng.ts), so a re-run
+ * of the same attempt repeats itself.
  */
 export interface RefundRequest {
   order_id: string;
@@ -25,20 +28,8 @@ export interface Noise {
   readonly slip: number;
 }
 
-/** mulberry32: a tiny seeded generator, enough for a stand-in agent. */
-const rng = (seed: number) => {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-};
-
 export const decideRefund = (noise: Noise) => async (input: RefundRequest, ctx: { seed: number }) => {
-  const random = rng(ctx.seed);
+  const random = createRng(ctx.seed).next;
   const judge = (truth: boolean, pError: number) => (random() < pError ? !truth : truth);
   const days = input.days_since_purchase;
   const returnWindow = judge(days <= 30, Math.abs(days - 30) <= 2 ? noise.borderlineWindow : noise.slip);

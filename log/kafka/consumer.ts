@@ -54,6 +54,9 @@ export const createKafkaConsumer = async (deps: {
     heartbeatInterval: 3_000,
     // an idle fetch waits at most this long at the broker; close() waits for it (kafkajs default 5 s)
     maxWaitTimeInMs: 1_000,
+    // A crash while close() disconnects (e.g. "write after end") would otherwise restart the consumer 300 ms
+    // later: a member nobody reads from rejoins the group and holds partitions, so the group never catches up.
+    retry: { restartOnFailure: async () => !abort.signal.aborted },
   });
   consumer.on(consumer.events.GROUP_JOIN, ({ payload }) => {
     const assignment = Object.entries(payload.memberAssignment).flatMap(([physical, partitions]) =>

@@ -26,6 +26,7 @@ export const ROUTES: Record<string, Route> = {
   },
   '/api/gates': (d, p) => d.gates(parse(z.object({ suite: z.string().min(1).optional() }), p)),
   '/api/production': (d) => d.production(),
+  '/api/trace': (d, p) => d.trace(parse(z.object({ trace_id: z.string().min(1) }), p)),
   '/api/judges': (d) => d.judges(),
   '/api/datasets': (d) => d.datasets(),
 };

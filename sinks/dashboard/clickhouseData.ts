@@ -8,7 +8,7 @@ import { alerts, productionWindows, traceWindows } from '../clickhouse/queries/p
 import { loadTrialsForReport, reportGroupsFromStore } from '../clickhouse/queries/report.ts';
 import type { Querier } from '../clickhouse/queries/select.ts';
 import type { DashboardData, DatasetRowView, ProductionWindow } from './data.ts';
-import { datasetIds, repeatedInputFlips, storeWatermark, traceGraders } from './queries.ts';
+import { datasetIds, repeatedInputFlips, storeWatermark, traceById, traceGraders } from './queries.ts';
 import { rowView } from './rowView.ts';
 
 /**
@@ -98,6 +98,7 @@ export const clickhouseDashboardData = (client: Querier): DashboardData => ({
       })),
     };
   },
+  trace: (q) => traceById(client, q.trace_id),
   judges: () => judgeCalibration(client),
   datasets: async () => {
     const out = [];

@@ -58,6 +58,18 @@ export type ProductionAlert = {
 };
 export type RepeatedInputFlip = { input_fingerprint: string; agent_version: string; traces: number; verdicts: Record<string, number>; trace_ids: string[] };
 export type ProductionView = { windows: ProductionWindow[]; alerts: ProductionAlert[]; repeated_input_flips: RepeatedInputFlip[] };
+/** A sampled production trace, as the provenance link of a dataset row shows it. */
+export type TraceView = {
+  trace_id: string;
+  occurred_at: number;
+  agent_version: string;
+  segment: string;
+  input_fingerprint: string;
+  sampling_probability: number;
+  verdicts: { grader: string; passed: boolean | null }[];
+  input: string | null;
+  output: string | null;
+};
 
 export type DatasetRowView = { row_id: string; tags: string[]; expected: string | null; provenance: { kind: string; trace_id?: string; note?: string } };
 export type DatasetVersionView = {
@@ -97,6 +109,8 @@ export interface DashboardData {
   /** Gate decisions, newest first. */
   gates(q: { suite?: string }): Promise<GateView[]>;
   production(): Promise<ProductionView>;
+  /** One sampled trace, or null when it is not (or no longer) stored. */
+  trace(q: { trace_id: string }): Promise<TraceView | null>;
   judges(): Promise<JudgeCalibration[]>;
   datasets(): Promise<DatasetVersionView[]>;
 }

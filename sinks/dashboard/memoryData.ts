@@ -59,6 +59,21 @@ export const createMemoryDashboardData = (initial: readonly PasskEvent[] = []) =
           repeated_verdict: g.repeated_verdict === true,
         })),
     production: async () => ({ windows: [], alerts: [], repeated_input_flips: [] }),
+    trace: async (q) => {
+      const t = of('TraceSampled').find((x) => x.trace_id === q.trace_id);
+      if (!t) return null;
+      return {
+        trace_id: t.trace_id,
+        occurred_at: t.occurred_at,
+        agent_version: t.agent_version,
+        segment: t.segment,
+        input_fingerprint: t.input_fingerprint,
+        sampling_probability: t.sampling.probability,
+        verdicts: (t.verdicts ?? []).map((v) => ({ grader: v.grader, passed: v.passed })),
+        input: t.payload?.input ?? null,
+        output: t.payload?.output ?? null,
+      };
+    },
     judges: async () => calibrateJudges(of('JudgmentRecorded') as JudgmentRecorded[], of('LabelRecorded') as LabelRecorded[]),
     datasets: async () => {
       const byVersion = new Map<string, DatasetRowUpserted[]>();

@@ -57,3 +57,34 @@ export const repeatedInputFlips = async (client: Querier, opts: { grader: string
      LIMIT {limit:UInt32}`,
     { grader: opts.grader, limit: opts.limit ?? 100 },
   );
+
+const Trace = z.object({
+  trace_id: z.string(),
+  occurred_at: z.number(),
+  agent_version: z.string(),
+  segment: z.string(),
+  input_fingerprint: z.string(),
+  sampling_probability: z.number(),
+  graders: z.array(z.string()),
+  passed: z.array(z.boolean().nullable()),
+  input: z.string().nullable(),
+  output: z.string().nullable(),
+});
+export type TraceRow = Omit<z.infer<typeof Trace>, 'graders' | 'passed'> & { verdicts: { grader: string; passed: boolean | null }[] };
+
+/** One sampled production trace by id: where a dataset row's provenance link leads. */
+export const traceById = async (client: Querier, trace_id: string): Promise<TraceRow | null> => {
+  const [t] = await select(
+      client,
+      Trace,
+      `SELECT trace_id, toUnixTimestamp64Milli(occurred_at) AS occurred_at, agent_version, segment, input_fingerprint,
+              sampling_probability, arrayMap(v -> v.grader, verdicts) AS graders, arrayMap(v -> v.passed, verdicts) AS passed,
+              payload_input AS input, payload_output AS output
+       FROM traces FINAL WHERE trace_id = {trace_id:String}
+       ORDER BY occurred_at LIMIT 1`,
+    { trace_id },
+  );
+  if (!t) return null;
+  const { graders, passed, ...rest } = t;
+  return { ...rest, verdicts: graders.map((grader, i) => ({ grader, passed: passed[i] ?? null })) };
+};

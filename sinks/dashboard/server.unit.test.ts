@@ -14,6 +14,7 @@ const stubData = (mark: { value: string }): DashboardData => ({
   row: async () => null,
   gates: async () => [],
   production: async () => ({ windows: [], alerts: [], repeated_input_flips: [] }),
+  trace: async () => null,
   judges: async () => [],
   datasets: async () => [],
 });

@@ -12,7 +12,12 @@ import type { DemoResult } from '../../demo/story.ts';
 import { createEmbeddedEventLog } from '../../log/index.ts';
 import type { TrialRecorded } from '../../schemas/events/trialRecorded.ts';
 import { deterministicEventId } from '../../schemas/ids.ts';
+import { judgeCalibration } from '../../sinks/clickhouse/queries/calibration.ts';
+import { datasetRows, datasetVersions } from '../../sinks/clickhouse/queries/datasets.ts';
+import { gateHistory } from '../../sinks/clickhouse/queries/decisions.ts';
+import { alerts, productionWindows } from '../../sinks/clickhouse/queries/production.ts';
 import { loadTrialsForReport } from '../../sinks/clickhouse/queries/report.ts';
+import { repeatedInputFlips, traceById, traceGraders } from '../../sinks/dashboard/queries.ts';
 import { launchChromium } from './chromium.ts';
 import { passk, passkServer, ROOT } from './processes.ts';
 
@@ -29,12 +34,22 @@ declare const window: Record<string, unknown>;
 const SUITE = 'refund-review';
 const dataset = loadDemoDataset();
 // The planted must-not-break regression, found from the dataset itself: the high-value screenshot-only refund.
-const planted = dataset.find((r) => r.tags.includes('must_not_break') && parseRequest(r.input).order.proof === 'cart_screenshot')!;
+const planted = dataset.find((r) => r.tags.includes('must_not_break') && parseRequest(r.input).order.proof === 'cart_screenshot' && r.expected_checks.return_window === true)!;
 
 let dir: string;
 let demo: DemoResult;
 let demoMs: number;
 let report: { groups: { dataset_version: string; agent_version: string; mean_accuracy: number; pass_at_1: number; pass_hat_k: Record<string, number>; flip_rate: number; rows: number; trials: number }[] };
+/** What the typed queries return on the demo's store, read before `passk serve` takes it (one process per store). */
+let stored: {
+  gates: Awaited<ReturnType<typeof gateHistory>>;
+  windows: Awaited<ReturnType<typeof productionWindows>>;
+  alerts: Awaited<ReturnType<typeof alerts>>;
+  flips: Awaited<ReturnType<typeof repeatedInputFlips>>;
+  trace: Awaited<ReturnType<typeof traceById>>;
+  judges: Awaited<ReturnType<typeof judgeCalibration>>;
+  datasets: { version: string; rows: number; mnb: Awaited<ReturnType<typeof datasetRows>> }[];
+};
 let server: Awaited<ReturnType<typeof passkServer>>;
 let browser: Awaited<ReturnType<typeof launchChromium>>;
 let page: Page;
@@ -43,7 +58,10 @@ const pageErrors: string[] = [];
 const show = async (hash: string, view: string): Promise<void> => {
   const before = await page.evaluate(() => Number(document.body.dataset.renders ?? 0));
   await page.evaluate((h) => (location.hash = h), hash);
-  await page.waitForFunction(([v, b]) => document.body.dataset.view === v && Number(document.body.dataset.renders ?? 0) > Number(b), [view, before]);
+  await page.waitForFunction(
+    ([v, b, h]) => document.body.dataset.view === v && document.body.dataset.route === h && Number(document.body.dataset.renders ?? 0) > Number(b),
+    [view, before, hash],
+  );
 };
 const shoot = async (name: string): Promise<string> => {
   const file = join(SHOTS, `${name}.png`);
@@ -51,6 +69,8 @@ const shoot = async (name: string): Promise<string> => {
   await page.screenshot({ path: file, fullPage: true });
   return file;
 };
+/** A data-value attribute as the number it holds ('' = null). */
+const valueOf = (v: string | null): number | null => (v === null || v === '' ? null : Number(v));
 const metric = (version: string, name: string) => page.getAttribute(`[data-testid="version-card"][data-version="${version}"] [data-metric="${name}"]`, 'data-value');
 
 beforeAll(async () => {
@@ -66,6 +86,23 @@ beforeAll(async () => {
   const demoDir = join(dir, 'demo');
   const store = await openStore(loadConfig({ dataDir: demoDir }, {}, ROOT));
   const trials = await loadTrialsForReport(store.client, { suites: [SUITE] });
+  const ALL = { from: 0, to: 8_640_000_000_000 };
+  const [grader] = await traceGraders(store.client);
+  stored = {
+    gates: await gateHistory(store.client, { suite: SUITE }),
+    windows: await productionWindows(store.client, ALL),
+    alerts: await alerts(store.client, ALL),
+    flips: grader ? await repeatedInputFlips(store.client, { grader }) : [],
+    trace: await traceById(store.client, demo.production.confirmed_failure.trace_id),
+    judges: await judgeCalibration(store.client),
+    datasets: await Promise.all(
+      (await datasetVersions(store.client, { dataset_id: demo.dataset.id })).map(async (v) => ({
+        version: v.dataset_version,
+        rows: v.rows,
+        mnb: await datasetRows(store.client, { dataset_id: demo.dataset.id, dataset_version: v.dataset_version, mustNotBreakOnly: true }),
+      })),
+    ),
+  };
   await store.close();
   const file = join(dir, 'trials.jsonl');
   writeFileSync(file, trials.map(({ type: _t, schema_version: _s, producer: _p, agent, ...t }) => JSON.stringify({ ...t, agent_version: agent.version })).join('\n') + '\n');
@@ -124,7 +161,7 @@ describe('the dashboard, in Chromium', () => {
     await page.waitForFunction(() => document.getElementById('live')?.classList.contains('on'));
     for (const view of ['gates', 'production', 'judges', 'datasets']) {
       await show(`#/${view}?suite=${SUITE}&dataset_version=${demo.dataset.version}`, view);
-      expect(statSync(await shoot(view)).size).toBeGreaterThan(10_000);
+      expect(await page.locator('#view .card').count()).toBeGreaterThan(0);
     }
     expect(pageErrors).toEqual([]);
   });
@@ -154,6 +191,94 @@ describe('the dashboard, in Chromium', () => {
     expect(await page.getAttribute('[data-testid="drill-divergence"]', 'data-check')).toBe('proof_of_purchase');
     expect(await page.locator('[data-testid="drill-down"] table.attempts tbody tr').count()).toBeGreaterThanOrEqual(2 * 3);
     expect(statSync(await shoot('compare')).size).toBeGreaterThan(10_000);
+  });
+
+  it('shows the gate history and the current verdict with its reasons, as the store holds them', async () => {
+    await show(`#/gates?suite=${SUITE}`, 'gates');
+    expect(stored.gates.map((g) => g.gate_id)).toEqual(expect.arrayContaining([demo.gate.gate_id, demo.next_gate.gate_id]));
+    const history = page.locator('[data-testid="gate-history"] tbody tr');
+    expect(await history.evaluateAll((trs) => trs.map((tr) => [tr.getAttribute('data-gate'), tr.getAttribute('data-verdict')]))).toEqual(
+      stored.gates.map((g) => [g.gate_id, g.verdict]),
+    );
+    const newest = stored.gates[0]!;
+    expect(await page.getAttribute('[data-testid="current-gate"]', 'data-gate')).toBe(newest.gate_id);
+    expect(await page.getAttribute('[data-testid="current-gate"] [data-testid="verdict"]', 'data-verdict')).toBe(newest.verdict);
+    const reasons = async () =>
+      page.locator('[data-testid="reasons"] li').evaluateAll((lis) => lis.map((li) => [li.getAttribute('data-rule'), li.classList.contains('ok'), li.querySelector('.detail')?.textContent]));
+    expect(await reasons()).toEqual(newest.reasons.map((r) => [r.rule, r.passed, r.detail]));
+
+    // The demo's first gate, from the history: FAIL, naming the planted must-not-break row (as `passk demo --json` says).
+    await show(`#/gates?suite=${SUITE}&gate=${demo.gate.gate_id}`, 'gates');
+    expect(await page.getAttribute('[data-testid="current-gate"] [data-testid="verdict"]', 'data-verdict')).toBe('fail');
+    expect(await reasons()).toEqual(demo.gate.reasons.map((r) => [r.rule, r.passed, r.detail]));
+    expect(await page.locator('[data-testid="reasons"] li.bad .chip').evaluateAll((cs) => cs.map((c) => c.getAttribute('data-row')))).toEqual([planted.row_id]);
+    expect(statSync(await shoot('gates')).size).toBeGreaterThan(10_000);
+  });
+
+  it('shows production windows, alerts and flips on repeated inputs, as the store holds them', async () => {
+    await show(`#/production?suite=${SUITE}`, 'production');
+    const rows = await page.locator('[data-testid="windows"] tbody tr').evaluateAll((trs) =>
+      trs.map((tr) => ['data-version', 'data-segment', 'data-start', 'data-end', 'data-pass-rate'].map((a) => tr.getAttribute(a))),
+    );
+    expect(rows.length).toBeGreaterThan(0);
+    for (const [version, segment, start, end, rate] of rows) {
+      const w = stored.windows.find((x) => x.agent_version === version && x.segment === segment && x.window_start === Number(start) && x.window_end === Number(end));
+      expect(w, `window ${version} ${segment} ${start}`).toBeDefined();
+      expect(Number(rate)).toBe(w!.pass_rate);
+    }
+    expect(new Set(rows.map((r) => r[0]))).toEqual(new Set([demo.production.agent_version]));
+    const shownAlerts = await page.locator('[data-testid="alerts"] li').evaluateAll((lis) => lis.map((li) => li.getAttribute('data-alert')));
+    expect(shownAlerts.sort()).toEqual(stored.alerts.map((a) => a.alert_id).sort());
+    const flips = await page.locator('[data-testid="repeated-flips"] tbody tr').evaluateAll((trs) => trs.map((tr) => tr.getAttribute('data-fingerprint')));
+    expect(flips).toEqual(stored.flips.map((f) => f.input_fingerprint));
+    expect(flips).toHaveLength(demo.production.repeated_inputs_that_flipped);
+    expect(flips.length).toBeGreaterThan(0);
+    expect(statSync(await shoot('production')).size).toBeGreaterThan(10_000);
+  });
+
+  it('shows each judge’s κ and confusion matrix, as the store holds them', async () => {
+    await show(`#/judges?suite=${SUITE}`, 'judges');
+    expect(stored.judges.length).toBeGreaterThan(0);
+    expect(await page.locator('[data-testid="judge"]').count()).toBe(stored.judges.length);
+    for (const j of stored.judges) {
+      const card = page.locator(`[data-testid="judge"][data-judge="${j.judge.id}"]`);
+      expect(valueOf(await card.locator('[data-metric="kappa"]').getAttribute('data-value'))).toBe(j.agreement.kappa);
+      expect(valueOf(await card.locator('[data-metric="position_swap"]').getAttribute('data-value'))).toBe(j.position_swap.rate);
+      if (!j.agreement.items) continue;
+      const cells = await card.locator('[data-testid="confusion"] td').evaluateAll((tds) => tds.map((td) => [td.getAttribute('data-human'), td.getAttribute('data-judge'), Number(td.textContent)]));
+      expect(cells).toEqual(j.agreement.confusion.labels.flatMap((hl) => j.agreement.confusion.labels.map((jl) => [hl, jl, j.agreement.confusion.matrix[hl]?.[jl] ?? 0])));
+    }
+    expect(stored.judges.some((j) => j.agreement.items > 0 && j.agreement.kappa !== null)).toBe(true);
+    expect(statSync(await shoot('judges')).size).toBeGreaterThan(10_000);
+  });
+
+  it('shows dataset versions and must-not-break rows, with the production row linked to its trace', async () => {
+    await show(`#/datasets?suite=${SUITE}`, 'datasets');
+    const versions = await page.locator('[data-testid="dataset-versions"] tbody tr').evaluateAll((trs) =>
+      trs.map((tr) => [tr.getAttribute('data-version'), Number(tr.getAttribute('data-rows')), Number(tr.getAttribute('data-mnb'))]),
+    );
+    expect(versions.sort()).toEqual(stored.datasets.map((d) => [d.version, d.rows, d.mnb.length]).sort());
+    const pf = demo.production.confirmed_failure;
+    expect(versions.map((v) => v[0])).toEqual(expect.arrayContaining([demo.dataset.version, pf.dataset_version]));
+    for (const d of stored.datasets) {
+      const ids = await page.locator(`[data-testid="mnb-rows"][data-version="${d.version}"] tbody tr`).evaluateAll((trs) => trs.map((tr) => tr.getAttribute('data-row')));
+      expect(ids.sort()).toEqual(d.mnb.map((r) => r.row_id).sort());
+    }
+    expect(stored.datasets.find((d) => d.version === demo.dataset.version)!.mnb).toHaveLength(demo.dataset.must_not_break);
+    const link = page.locator(`[data-testid="mnb-rows"][data-version="${pf.dataset_version}"] tr[data-row="${pf.row_id}"] a[data-trace]`);
+    expect(await link.getAttribute('data-trace')).toBe(pf.trace_id);
+    expect(statSync(await shoot('datasets')).size).toBeGreaterThan(10_000);
+
+    // The provenance link leads to the trace the row came from: what the live version answered, and its audit.
+    const before = await page.evaluate(() => Number(document.body.dataset.renders ?? 0));
+    await link.click();
+    await page.waitForFunction((b) => document.body.dataset.view === 'production' && Number(document.body.dataset.renders ?? 0) > b, before);
+    expect(stored.trace).toMatchObject({ trace_id: pf.trace_id, output: pf.output });
+    expect(await page.getAttribute('[data-testid="trace"]', 'data-trace')).toBe(pf.trace_id);
+    expect(await page.textContent('[data-testid="trace"] [data-field="output"]')).toBe(pf.output);
+    expect(await page.textContent('[data-testid="trace"] [data-field="verdicts"]')).toBe(stored.trace!.verdicts.map((v) => `${v.grader}: ${v.passed ? 'pass' : 'fail'}`).join(', '));
+    expect(await page.textContent('[data-testid="trace"] [data-field="input"]')).toBe(stored.trace!.input);
+    expect(pageErrors).toEqual([]);
   });
 
   it('updates without a reload when new trials are published', async () => {

@@ -14,6 +14,7 @@ export const api = {
   row: (q) => get('/api/row', q),
   gates: (q = {}) => get('/api/gates', q),
   production: () => get('/api/production'),
+  trace: (trace_id) => get('/api/trace', { trace_id }),
   judges: () => get('/api/judges'),
   datasets: () => get('/api/datasets'),
 };

@@ -76,6 +76,7 @@ let running = null;
 let again = false;
 
 const renderOnce = async () => {
+  const route = location.hash;
   const { name, params } = parseHash();
   const groups = await api.groups();
   const scopes = scopesOf(groups);
@@ -93,6 +94,7 @@ const renderOnce = async () => {
   drawCharts();
   document.title = `passk — ${VIEWS[name].title}`;
   document.body.dataset.view = name;
+  document.body.dataset.route = route; // the hash this render drew (tests wait for it)
   document.body.dataset.renders = String(++renders);
 };
 

@@ -15,7 +15,7 @@ export const render = async () => {
   return h('div', { class: 'datasets' },
     card('Versions',
       table(['dataset', 'version', 'created', 'rows', 'must-not-break', 'from production'],
-        sorted.map((v) => h('tr', { 'data-version': v.dataset_version }, h('td', {}, v.dataset_id), h('td', {}, v.dataset_version), h('td', {}, time(v.created_at)),
+        sorted.map((v) => h('tr', { 'data-dataset': v.dataset_id, 'data-version': v.dataset_version, 'data-rows': v.rows, 'data-mnb': v.must_not_break.length }, h('td', {}, v.dataset_id), h('td', {}, v.dataset_version), h('td', {}, time(v.created_at)),
           h('td', {}, String(v.rows)), h('td', {}, String(v.must_not_break.length)), h('td', {}, String(v.from_production.length)))),
         { 'data-testid': 'dataset-versions' })),
     sorted.map((v) =>
@@ -24,6 +24,6 @@ export const render = async () => {
         table(['row', 'expected', 'tags', 'provenance'],
           v.must_not_break.map((r) => h('tr', { 'data-row': r.row_id, class: r.provenance.kind === 'production_failure' ? 'highlight' : '' },
             h('td', {}, r.row_id), h('td', {}, r.expected ?? '—'), h('td', {}, r.tags.join(', ')), h('td', {}, provenance(r.provenance)))),
-          { 'data-testid': 'mnb-rows' }))),
+          { 'data-testid': 'mnb-rows', 'data-version': v.dataset_version }))),
   );
 };

@@ -15,10 +15,10 @@ const ruleName = (r) =>
 
 const verdictBadge = (v) => h('span', { class: `verdict ${v}`, 'data-testid': 'verdict', 'data-verdict': v }, v === 'pass' ? 'PASS' : 'FAIL');
 
-const current = (g, navigate) =>
+const current = (g, navigate, newest) =>
   card(
-    'Current verdict',
-    h('div', { class: 'gate-head' },
+    newest ? 'Current verdict' : 'Verdict (from the history)',
+    h('div', { class: 'gate-head', 'data-testid': 'current-gate', 'data-gate': g.gate_id },
       verdictBadge(g.verdict),
       h('div', {},
         h('div', { class: 'big' }, `${g.baseline} → ${g.candidate}`),
@@ -38,17 +38,19 @@ const current = (g, navigate) =>
     h('p', { class: 'note' }, `Computed from recorded verdicts only; the attempts behind ${g.evidence_rows} rows are listed as its evidence.`),
   );
 
-export const render = async ({ scope, go }) => {
+export const render = async ({ scope, params, go, navigate }) => {
   const gates = await api.gates(scope ? { suite: scope.suite } : {});
   if (gates.length === 0) return card('No gate has been evaluated yet', empty('A gate verdict appears when a candidate run is complete.'));
   const sorted = gates;
+  // The newest verdict is the current one; a row of the history shows an older one in its place (?gate=ID).
+  const shown = sorted.find((g) => g.gate_id === params.gate) ?? sorted[0];
   return h('div', { class: 'gates' },
-    current(sorted[0], go),
+    current(shown, go, shown === sorted[0]),
     card('History',
       table(['when', 'baseline → candidate', 'dataset', 'verdict', 'failed rules', 'rows'],
         sorted.map((g) =>
-          h('tr', { 'data-gate': g.gate_id },
-            h('td', {}, time(g.occurred_at)),
+          h('tr', { 'data-gate': g.gate_id, 'data-verdict': g.verdict, class: g === shown ? 'highlight' : '' },
+            h('td', {}, h('a', { href: '#', onclick: (e) => (e.preventDefault(), navigate({ gate: g.gate_id }, { keep: true })) }, time(g.occurred_at))),
             h('td', {}, `${g.baseline} → ${g.candidate}`),
             h('td', {}, g.dataset_version),
             h('td', {}, verdictBadge(g.verdict), g.repeated_verdict ? ' (repeated)' : ''),

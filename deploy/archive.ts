@@ -1,0 +1,49 @@
+import { map, type Observable } from 'rxjs';
+import { createInFlight } from '../processors/operators/inFlight.ts';
+import { writeRows } from '../processors/operators/writeRows.ts';
+import type { EventSink, TopologyOptions } from '../processors/topologies/eventPorts.ts';
+import { runTopology } from '../processors/topologies/runner.ts';
+import type { EventSource } from '../processors/ports.ts';
+import type { PasskEvent } from '../schemas/events/index.ts';
+import { TOPICS, type Topic } from '../schemas/topics.ts';
+
+/**
+ * Events no fold consumes but the store must hold as they are: judge verdicts and human labels (the Judges view,
+ * `judgeCalibration`), and the gate verdicts other processes publish (`passk gate`, `passk demo`; the Gates view,
+ * `gateHistory`). One group per topic copies them to the store, committing once they are durable; the store's
+ * tables are keyed by event id, so a replay writes nothing twice.
+ */
+export const ARCHIVED: ReadonlyMap<Topic, ReadonlySet<PasskEvent['type']>> = new Map<Topic, ReadonlySet<PasskEvent['type']>>([
+  [TOPICS.judgments, new Set(['JudgmentRecorded', 'LabelRecorded'])],
+  [TOPICS.decisions, new Set(['GateEvaluated'])],
+]);
+
+export const archiveTopology = (
+  ports: { source: EventSource; sink: Pick<EventSink, 'writeEvents'> },
+  o: TopologyOptions & { topic: Topic },
+): Observable<{ committed: boolean; records: number }> => {
+  const keep = ARCHIVED.get(o.topic) ?? new Set();
+  const inFlight = createInFlight(o.maxInFlight ?? 10_000);
+  return runTopology(
+    {
+      source: ports.source,
+      groupId: o.groupId ?? `passk-archive-${o.topic}`,
+      topic: o.topic,
+      maxBatch: o.maxBatch,
+      inFlight,
+      stop: o.stop,
+      onIdleProbe: o.onIdleProbe,
+      isCommitRejected: o.isCommitRejected,
+    },
+    (batches) =>
+      batches.pipe(
+        map((b) => ({
+          events: b.events.map((e) => e.event).filter((e) => keep.has(e.type)),
+          positions: [{ topic: b.topic, partition: b.partition, nextOffset: b.lastOffset + 1 }],
+          weight: Math.max(1, b.events.length),
+        })),
+        // runTopology commits each unit once written; `weight` releases what was pulled for the batch
+        writeRows((u) => (u.events.length > 0 ? ports.sink.writeEvents(u.events) : Promise.resolve())),
+      ),
+  ).pipe(map((u) => ({ committed: u.committed, records: u.events.length })));
+};
