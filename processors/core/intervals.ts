@@ -42,21 +42,25 @@ export type ClusteredMean = { value: number; se: number | null; interval: Interv
 /**
  * Mean accuracy Σc / Σn with a cluster-robust (CR1) standard error, clusters = rows:
  * Var = R/(R−1) · Σ (c_i − p̂·n_i)² / (Σn)². Normal interval, clipped to [0, 1].
+ * Rows may come grouped: `count` rows with the same (n, c) (a histogram bin; default 1), so the
+ * store's (n, c) histogram gives the interval without one object per row.
  */
-export const clusteredMeanAccuracy = (rows: readonly { n: number; c: number }[], confidence: number): ClusteredMean | null => {
+export const clusteredMeanAccuracy = (rows: readonly { n: number; c: number; count?: number }[], confidence: number): ClusteredMean | null => {
   let N = 0;
   let C = 0;
+  let R = 0;
   for (const r of rows) {
-    N += r.n;
-    C += r.c;
+    const k = r.count ?? 1;
+    N += k * r.n;
+    C += k * r.c;
+    if (r.n > 0) R += k;
   }
   if (N === 0) return null;
   const value = C / N;
-  const used = rows.filter((r) => r.n > 0);
-  if (used.length < 2) return { value, se: null, interval: null };
+  if (R < 2) return { value, se: null, interval: null };
   let ss = 0;
-  for (const r of used) ss += (r.c - value * r.n) ** 2;
-  const se = Math.sqrt((used.length / (used.length - 1)) * ss) / N;
+  for (const r of rows) if (r.n > 0) ss += (r.count ?? 1) * (r.c - value * r.n) ** 2;
+  const se = Math.sqrt((R / (R - 1)) * ss) / N;
   const half = zFor(confidence) * se;
   return { value, se, interval: [Math.max(0, value - half), Math.min(1, value + half)] };
 };

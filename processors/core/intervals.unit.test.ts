@@ -41,6 +41,21 @@ describe('clustered mean accuracy', () => {
     const [lo, hi] = wilson(50, 100, 0.95)!;
     expect(r.interval![1] - r.interval![0]).toBeGreaterThan(hi - lo);
   });
+  it('gives the same answer from rows grouped into (n, c) bins as from the rows one by one', () => {
+    const rows = Array.from({ length: 60 }, (_, i) => ({ n: 3 + (i % 3), c: (i * 7) % (4 + (i % 3)) }));
+    const bins = new Map<string, { n: number; c: number; count: number }>();
+    for (const r of rows) {
+      const b = bins.get(`${r.n},${r.c}`) ?? { ...r, count: 0 };
+      b.count++;
+      bins.set(`${r.n},${r.c}`, b);
+    }
+    const one = clusteredMeanAccuracy(rows, 0.9)!;
+    const grouped = clusteredMeanAccuracy([...bins.values(), { n: 0, c: 0, count: 5 }], 0.9)!;
+    expect(bins.size).toBeLessThan(rows.length);
+    expect(grouped.value).toBe(one.value);
+    expect(grouped.se).toBeCloseTo(one.se!, 14);
+    expect(grouped.interval![0]).toBeCloseTo(one.interval![0], 14);
+  });
 });
 
 describe('exact McNemar', () => {

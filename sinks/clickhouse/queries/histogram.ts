@@ -149,10 +149,6 @@ export interface VersionSummary extends HistogramSummary {
   };
 }
 
-/** Rows of a histogram as (n, c) pairs, for the closed-form intervals that need per-row values. */
-const expand = (bins: readonly HistogramBin[]): { n: number; c: number }[] =>
-  bins.flatMap((b) => Array.from({ length: b.count }, () => ({ n: b.n, c: b.c })));
-
 /**
  * The report's numbers for one version: rows, trials, mean accuracy, pass@k and pass^k for
  * k = 1..K, flip rate, classes, with their closed-form intervals. (The report's bootstrap intervals
@@ -166,7 +162,7 @@ export const versionSummary = async (
   const minAttempts = scope.minAttempts ?? DEFAULT_MIN_ATTEMPTS;
   const confidence = scope.confidence ?? 0.95;
   const s = summarizeHistogram(bins, { ...(scope.k === undefined ? {} : { k: scope.k }), minAttempts });
-  const clustered: ClusteredMean | null = clusteredMeanAccuracy(expand(bins), confidence);
+  const clustered: ClusteredMean | null = clusteredMeanAccuracy(bins, confidence);
   return {
     suite: scope.suite,
     agent_version: scope.agent_version,
