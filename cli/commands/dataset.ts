@@ -34,6 +34,7 @@ const withStore = async <T>(cmd: Command, use: (store: Store) => Promise<T>): Pr
 /** A version by its id, or by its number N (1 = the oldest). */
 const pickVersion = (versions: readonly { dataset_version: string }[], wanted: string, datasetId: string): string => {
   if (versions.some((v) => v.dataset_version === wanted)) return wanted;
+  if (wanted === 'latest' && versions.length > 0) return versions.at(-1)!.dataset_version;
   const n = Number(wanted);
   if (Number.isInteger(n) && n >= 1 && n <= versions.length) return versions[n - 1]!.dataset_version;
   throw new InputError(
@@ -43,7 +44,19 @@ const pickVersion = (versions: readonly { dataset_version: string }[], wanted: s
 };
 
 export const datasetCommand = (program: Command): void => {
-  const dataset = program.command('dataset').summary('dataset versions from the store: list them, export one as JSONL');
+  const dataset = program
+    .command('dataset')
+    .summary('dataset versions from the store: list them, export one as JSONL')
+    .addHelpText(
+      'after',
+      `
+Examples:
+  passk dataset versions --dataset refunds
+  passk dataset export --dataset refunds --version 2 --out refunds-v2.jsonl
+  passk dataset export --dataset refunds --version latest --must-not-break-only
+
+Exit codes: 0 ok, 2 bad input (an unknown dataset or version), 3 the store is unreachable or held by another process.`,
+    );
   dataset
     .command('versions')
     .summary('the versions of a dataset, oldest first')
@@ -66,7 +79,7 @@ export const datasetCommand = (program: Command): void => {
     .command('export')
     .summary('write one dataset version as JSON lines, with tags and provenance (ready for passk run --dataset)')
     .requiredOption('--dataset <id>', 'dataset id')
-    .requiredOption('--version <v>', 'the version id, or its number N (1 = the oldest)')
+    .requiredOption('--version <v>', 'the version id, its number N (1 = the oldest), or latest')
     .option('--out <file>', 'write here instead of stdout')
     .option('--must-not-break-only', 'only the must-not-break rows')
     .action(async (flags: { dataset: string; version: string; out?: string; mustNotBreakOnly?: boolean }, cmd: Command) => {

@@ -101,7 +101,10 @@ export const importCommand = (program: Command): void => {
 Examples:
   passk import results/tau-bench-gpt-4o-airline.json --agent-version gpt-4o
   passk import promptfoo-results.json logs/*.json
-  passk --data-dir /tmp/passk import trials.csv`,
+  passk --data-dir /tmp/passk import trials.csv
+
+Importing a file twice records nothing new (event ids come from the trial identity).
+Exit codes: 0 ok, 2 bad input (file, line and field named), 3 the event log is unreachable.`,
     )
     .action(async (files: string[], flags: ImportFlags, cmd: Command) => {
       const opts = {

@@ -68,7 +68,10 @@ export const reviewCommand = (program: Command): void => {
       `
 Examples:
   passk review --agent-version support-v3
-  passk review --confirm t-81f2 --expected deny --dataset refunds --reviewer ana --note "opened item, cosmetic wear"`,
+  passk review --confirm t-81f2 --expected deny --dataset refunds --reviewer ana --note "opened item, cosmetic wear"
+
+Exit codes: 0 ok, 2 bad input (an unknown trace id, a missing --expected/--dataset/--reviewer),
+3 the event log is unreachable, or --from store while another process holds the embedded store.`,
     )
     .action(async (flags: ReviewFlags, cmd: Command) => {
       const limit = Number(flags.limit);

@@ -102,6 +102,15 @@ export const sampleCommand = (program: Command): void => {
     .option('--redact <name=regex>', 'an extra redactor (repeatable), e.g. ssn=\\d{3}-\\d{2}-\\d{4}', collect)
     .option('--seed <n>', 'seed of the sampling draws (reproducible samples)', (v) => Number.parseInt(v, 10))
     .option('--json', 'print JSON')
+    .addHelpText(
+      'after',
+      `
+Examples:
+  passk sample traces.jsonl --rate 0.05 --segment-rate enterprise=0.5 --cap 200/1h --seed 7
+  passk sample traces.jsonl --policy policy.json --redact 'ssn=\\d{3}-\\d{2}-\\d{4}' --json
+
+Exit codes: 0 ok, 2 bad input (file, line and field named; a bad rate, cap or pattern), 3 the event log is unreachable.`,
+    )
     .action(async (file: string, flags: SampleFlags, cmd: Command) => {
       const policy = await policyFrom(flags);
       const redactors = [...DEFAULT_REDACTORS, ...customRedactors(flags.redact)];

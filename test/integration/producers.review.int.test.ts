@@ -136,6 +136,7 @@ describe('the review loop end to end: sampled traces → processors → store �
     });
     const v1 = passk('dataset', 'export', '--dataset', 'refunds', '--version', 'v1', '--must-not-break-only');
     expect(v1.stdout.trim().split('\n').map((l) => (JSON.parse(l) as { id: string }).id)).toEqual(['r03']);
+    expect(passk('dataset', 'export', '--dataset', 'refunds', '--version', 'latest').stdout).toBe(readFileSync(out, 'utf8'));
     expect(passk('dataset', 'export', '--dataset', 'refunds', '--version', '9').status).toBe(2);
   });
 });
