@@ -1,6 +1,7 @@
 import { Command, CommanderError } from 'commander';
 import { ConfigError } from '../deploy/config.ts';
-import { InputError } from '../schemas/errors.ts';
+import { InputError, PipelineError } from '../schemas/errors.ts';
+import { StoreLocked } from '../sinks/clickhouse/errors.ts';
 import { commandIn, COMMANDS } from './commands/index.ts';
 import { EXIT } from './exitCodes.ts';
 
@@ -38,6 +39,10 @@ try {
   } else if (e instanceof InputError || e instanceof ConfigError) {
     process.stderr.write(`passk: ${e.message}\n`);
     process.exitCode = EXIT.usage;
+  } else if (e instanceof StoreLocked || (e instanceof PipelineError && e.retriable)) {
+    // a backend held by another process, or unreachable after every retry
+    process.stderr.write(`passk: ${e.message}\n`);
+    process.exitCode = EXIT.unavailable;
   } else {
     process.stderr.write(`passk: ${e instanceof Error ? (e.stack ?? e.message) : String(e)}\n`);
     process.exitCode = EXIT.error;

@@ -1,12 +1,12 @@
 import { InvalidArgumentError, type Command } from 'commander';
-import { loadConfig } from '../../deploy/config.ts';
-import { openStore, storeTarget } from '../../deploy/store.ts';
+import { storeTarget } from '../../deploy/store.ts';
 import { InputError } from '../../schemas/errors.ts';
-import { checkConsistency, StoreLocked, type ConsistencyReport, type RowDifference, type VersionCheck, type VersionNumbers } from '../../sinks/clickhouse/index.ts';
+import { checkConsistency, type ConsistencyReport, type RowDifference, type VersionCheck, type VersionNumbers } from '../../sinks/clickhouse/index.ts';
 import { heading, list, table, text, type Block, type Cell } from '../format/doc.ts';
 import { pct } from '../format/numbers.ts';
 import { renderJson, renderTerminal } from '../format/render.ts';
 import { EXIT } from '../exitCodes.ts';
+import { withStore } from '../store.ts';
 
 type CheckFlags = { suite?: string; summaries: boolean; json?: boolean };
 
@@ -99,28 +99,14 @@ Exit codes: 0 consistent, 1 not consistent, 2 bad input (a flag, or a suite the 
 3 the store is unreachable or held by another passk process.`,
     )
     .action(async (flags: CheckFlags, cmd: Command) => {
-      const config = loadConfig(cmd.optsWithGlobals());
-      const target = storeTarget(config);
-      let store;
-      try {
-        store = await openStore(config);
-      } catch (e) {
-        if (e instanceof StoreLocked) {
-          process.stderr.write(`passk: ${e.message}\n`);
-          process.exitCode = EXIT.unavailable;
-          return;
-        }
-        throw e;
-      }
-      try {
+      await withStore(cmd, async (store, config) => {
+        const target = storeTarget(config);
         const report = await checkConsistency(store.client, { ...(flags.suite ? { suite: flags.suite } : {}), summaries: flags.summaries });
         if (flags.suite && report.checked.length === 0)
           throw new InputError(`the store holds no trials, row states or summaries of suite "${flags.suite}"`, { field: '--suite' });
         const where = target.kind === 'embedded' ? target.path : target.url;
         process.stdout.write(flags.json ? renderJson({ store: where, database: store.database, ...report }) : renderTerminal(reportBlocks(report, where)));
         process.exitCode = report.ok ? EXIT.ok : EXIT.failed;
-      } finally {
-        await store.close();
-      }
+      });
     });
 };

@@ -1,35 +1,10 @@
 import { writeFile } from 'node:fs/promises';
 import type { Command } from 'commander';
-import { loadConfig } from '../../deploy/config.ts';
-import { openStore, type Store } from '../../deploy/store.ts';
-import { PipelineError, InputError } from '../../schemas/errors.ts';
-import { datasetRows, datasetVersions, StoreLocked } from '../../sinks/clickhouse/index.ts';
+import { InputError } from '../../schemas/errors.ts';
+import { datasetRows, datasetVersions } from '../../sinks/clickhouse/index.ts';
 import { heading, table } from '../format/doc.ts';
 import { renderJson, renderTerminal } from '../format/render.ts';
-import { EXIT } from '../exitCodes.ts';
-
-type Globals = { config?: string; backend?: string; dataDir?: string };
-
-/** Opens the store for one command; a store held by another process (passk serve/process) is exit code 3. */
-const withStore = async <T>(cmd: Command, use: (store: Store) => Promise<T>): Promise<T> => {
-  const g = cmd.optsWithGlobals<Globals>();
-  const config = loadConfig({ config: g.config, backend: g.backend, dataDir: g.dataDir });
-  let store: Store;
-  try {
-    store = await openStore(config);
-  } catch (e) {
-    if (e instanceof StoreLocked || (e instanceof PipelineError && e.retriable)) {
-      process.stderr.write(`passk: ${(e as Error).message}\n  (another passk process holds the embedded store: stop it, or run this command against a ClickHouse server)\n`);
-      process.exit(EXIT.unavailable);
-    }
-    throw e;
-  }
-  try {
-    return await use(store);
-  } finally {
-    await store.close();
-  }
-};
+import { withStore } from '../store.ts';
 
 /** A version by its id, or by its number N (1 = the oldest). */
 const pickVersion = (versions: readonly { dataset_version: string }[], wanted: string, datasetId: string): string => {

@@ -1,8 +1,8 @@
 import { InvalidArgumentError, type Command } from 'commander';
 import { loadConfig } from '../../deploy/config.ts';
-import { DEFAULT_TRACE_TTL_DAYS, openStore, storeTarget } from '../../deploy/store.ts';
-import { MIGRATIONS, renderClusterDdl, StoreLocked } from '../../sinks/clickhouse/index.ts';
-import { EXIT } from '../exitCodes.ts';
+import { DEFAULT_TRACE_TTL_DAYS, storeTarget } from '../../deploy/store.ts';
+import { MIGRATIONS, renderClusterDdl } from '../../sinks/clickhouse/index.ts';
+import { withStore } from '../store.ts';
 
 type MigrateFlags = { printClusterDdl?: boolean; cluster: string; database?: string; traceTtlDays: number; json?: boolean };
 
@@ -44,18 +44,7 @@ Exit codes: 0 ok, 3 the store is unreachable or held by another passk process.`,
         return;
       }
       const target = storeTarget(config);
-      let store;
-      try {
-        store = await openStore(config, { traceTtlDays: flags.traceTtlDays });
-      } catch (e) {
-        if (e instanceof StoreLocked) {
-          process.stderr.write(`passk: ${e.message}\n`);
-          process.exitCode = EXIT.unavailable;
-          return;
-        }
-        throw e;
-      }
-      try {
+      await withStore(cmd, async (store) => {
         const applied = store.migrations?.applied ?? [];
         const current = store.migrations?.current ?? 0;
         const where = target.kind === 'embedded' ? target.path : target.url;
@@ -66,8 +55,6 @@ Exit codes: 0 ok, 3 the store is unreachable or held by another passk process.`,
               ? `applied migrations ${applied.join(', ')} to ${where} (database ${store.database}); now at version ${current}\n`
               : `store ${where} (database ${store.database}) is up to date at version ${current}\n`,
           );
-      } finally {
-        await store.close();
-      }
+      }, { traceTtlDays: flags.traceTtlDays });
     });
 };

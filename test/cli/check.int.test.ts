@@ -73,7 +73,7 @@ const states = [stateOf(r1, 3), stateOf(r2, 4)];
 const partition0: VersionSummaries = new Map();
 applyRowChanges(partition0, states.map((s) => ({ before: undefined, after: fromRowStateChanged(s) })));
 
-const results = {} as Record<'consistent' | 'json' | 'unknownSuite' | 'badFlag' | 'help' | 'broken' | 'brokenJson', Run>;
+const results = {} as Record<'consistent' | 'json' | 'unknownSuite' | 'badFlag' | 'help' | 'broken' | 'brokenJson' | 'locked' | 'migrateLocked', Run>;
 beforeAll(async () => {
   await writeStore([...r1, ...r2, ...states], [partition0]);
   results.consistent = await passk('check');
@@ -85,6 +85,14 @@ beforeAll(async () => {
   await writeStore([stateOf(r1, 9, { c: 1 })]);
   results.broken = await passk('check');
   results.brokenJson = await passk('check', '--json');
+  // another process (this one) holds the embedded store
+  const held = await openClickHouse({ kind: 'embedded', path: join(dataDir, 'store'), database: 'passk' });
+  try {
+    results.locked = await passk('check');
+    results.migrateLocked = await passk('migrate');
+  } finally {
+    await held.close();
+  }
 }, 180_000);
 
 describe('passk check', () => {
@@ -128,6 +136,13 @@ describe('passk check', () => {
     expect(results.unknownSuite.stderr).toContain('the store holds no trials, row states or summaries of suite "retail"');
     expect(results.badFlag.code).toBe(2);
     expect(results.badFlag.stderr).toContain('--suite needs a suite name');
+  });
+
+  it('exits 3 and says who holds the store when another process holds it (check and migrate alike)', () => {
+    for (const r of [results.locked, results.migrateLocked]) {
+      expect(r.code, r.stderr).toBe(3);
+      expect(r.stderr).toMatch(/is held by another passk process/);
+    }
   });
 
   it('--help explains the command with an example and the exit codes', () => {

@@ -293,29 +293,11 @@ export const productionWindowsV1: TableDef = {
  * (migration 3 copied the v1 rows over); the sink and the code still call it `production_windows`.
  */
 const productionWindows: TableDef = {
+  ...productionWindowsV1,
   name: 'production_windows_v2',
   comment: 'Production pass rate per window (Horvitz–Thompson weights), written by the processors; one row per window (start and end)',
-  columns: [
-    col('agent_version', 'LowCardinality(String)'),
-    col('segment', 'LowCardinality(String)'),
-    col('grader', 'LowCardinality(String)'),
-    col('window_start', "DateTime64(3, 'UTC')"),
-    col('window_end', "DateTime64(3, 'UTC')"),
-    col('sampled', 'UInt64'),
-    col('ungraded', 'UInt64'),
-    col('weight', 'Float64', { comment: 'sum of 1/p over graded traces' }),
-    col('passed_weight', 'Float64'),
-    col('pass_rate', 'Float64'),
-    col('ci_low', 'Float64'),
-    col('ci_high', 'Float64'),
-    col('seq', 'UInt64', { comment: 'version of this window; the highest wins' }),
-  ],
-  engine: { kind: 'ReplacingMergeTree', version: 'seq' },
   orderBy: ['agent_version', 'segment', 'grader', 'window_start', 'window_end'],
-  partitionBy: 'toYYYYMM(window_start)',
   key: ['agent_version', 'segment', 'grader', 'window_start', 'window_end', 'seq'],
-  shardBy: 'cityHash64(agent_version, segment)',
-  settings: DEDUP_WINDOW,
 };
 
 const alerts: TableDef = {
