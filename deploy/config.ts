@@ -1,10 +1,11 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
+import { parseDocument } from 'yaml';
 import { z } from 'zod';
 
 /**
  * Configuration, parsed once. Precedence: command-line flags, then environment, then
- * `passk.config.json` in the working directory (or `--config FILE` / `PASSK_CONFIG`), then defaults.
+ * `passk.config.json` (or `.yaml` / `.yml`) in the working directory (or `--config FILE` / `PASSK_CONFIG`), then defaults.
  */
 export const PasskConfig = z
   .object({
@@ -90,18 +91,54 @@ export const fromEnv = (env: NodeJS.ProcessEnv): Json => {
   return out;
 };
 
+/** Config files looked for in the working directory when none is named, first found wins. */
+export const CONFIG_FILES = ['passk.config.json', 'passk.config.yaml', 'passk.config.yml'] as const;
+
+/** The config file in use: the one named (which must exist), else the first of CONFIG_FILES present, else null. */
+export const configFileOf = (path: string | undefined, cwd: string): string | null => {
+  if (path) {
+    const file = resolve(cwd, path);
+    if (!existsSync(file)) throw new ConfigError(`config file not found: ${file}`);
+    return file;
+  }
+  return CONFIG_FILES.map((name) => resolve(cwd, name)).find((file) => existsSync(file)) ?? null;
+};
+
+/** Line and column of a character offset, for parse errors that give only the offset. */
+const lineColOf = (text: string, offset: number): string => {
+  const before = text.slice(0, offset).split('\n');
+  return `line ${before.length}, column ${before.at(-1)!.length + 1}`;
+};
+
+/** The settings of the config file (JSON, or YAML for .yaml/.yml); a parse error names the file and the line. */
 export const fromFile = (path: string | undefined, cwd: string): Json => {
-  const file = path ? resolve(cwd, path) : resolve(cwd, 'passk.config.json');
-  if (!existsSync(file)) {
-    if (path) throw new Error(`config file not found: ${file}`);
-    return {};
+  const file = configFileOf(path, cwd);
+  if (!file) return {};
+  const text = readFileSync(file, 'utf8');
+  if (/\.ya?ml$/i.test(file)) {
+    const doc = parseDocument(text, { prettyErrors: false });
+    const error = doc.errors[0];
+    if (error) throw new ConfigError(`${file}: not valid YAML at ${lineColOf(text, error.pos[0])}: ${error.message}`);
+    const value: unknown = doc.toJS();
+    if (value === null || value === undefined) return {};
+    if (typeof value !== 'object' || Array.isArray(value)) throw new ConfigError(`${file}: the configuration must be a mapping of settings`);
+    return value as Json;
   }
   try {
-    return JSON.parse(readFileSync(file, 'utf8')) as Json;
+    const value: unknown = JSON.parse(text);
+    if (typeof value !== 'object' || value === null || Array.isArray(value)) throw new ConfigError(`${file}: the configuration must be a JSON object`);
+    return value as Json;
   } catch (e) {
-    throw new Error(`${file}: not valid JSON (${(e as Error).message})`);
+    if (e instanceof ConfigError) throw e;
+    // JSON.parse's message gives no line; the YAML parser in JSON mode finds where the text goes wrong
+    const error = parseDocument(text, { schema: 'json', prettyErrors: false }).errors[0];
+    throw new ConfigError(`${file}: not valid JSON${error ? ` at ${lineColOf(text, error.pos[0])}` : ''} (${(e as Error).message})`);
   }
 };
+
+export class ConfigError extends Error {
+  override name = 'ConfigError';
+}
 
 const merge = (...layers: Json[]): Json => {
   const out: Json = {};
@@ -116,10 +153,6 @@ const merge = (...layers: Json[]): Json => {
     }
   return out;
 };
-
-export class ConfigError extends Error {
-  override name = 'ConfigError';
-}
 
 export const loadConfig = (
   flags: Flags = {},

@@ -58,4 +58,28 @@ describe('loadConfig', () => {
     writeFileSync(join(cwd, 'passk.config.json'), '{ nope');
     expect(() => loadConfig({}, {}, cwd)).toThrow(/passk\.config\.json: not valid JSON/);
   });
+  it('names the line of a JSON syntax error, as a configuration error (exit 2), not a crash', () => {
+    const cwd = dir();
+    writeFileSync(join(cwd, 'passk.config.json'), '{\n  "backend": "kafka",\n  "dataDir": oops\n}\n');
+    expect(() => loadConfig({}, {}, cwd)).toThrow(ConfigError);
+    expect(() => loadConfig({}, {}, cwd)).toThrow(/passk\.config\.json: not valid JSON at line 3, column 14/);
+  });
+  it('reads passk.config.yaml when there is no passk.config.json, with the same precedence', () => {
+    const cwd = dir();
+    writeFileSync(join(cwd, 'passk.config.yaml'), 'dataDir: from-yaml\nmaxEventBytes: 4096\njudge:\n  url: http://127.0.0.1:1/v1\n  model: m\n');
+    const c = loadConfig({}, {}, cwd);
+    expect([c.dataDir, c.maxEventBytes, c.judge?.model]).toEqual([join(cwd, 'from-yaml'), 4096, 'm']);
+    expect(loadConfig({}, { PASSK_MAX_EVENT_BYTES: '7' }, cwd).maxEventBytes).toBe(7);
+    writeFileSync(join(cwd, 'passk.config.json'), JSON.stringify({ dataDir: 'from-json' }));
+    expect(loadConfig({}, {}, cwd).dataDir).toBe(join(cwd, 'from-json')); // JSON first, when both exist
+    expect(loadConfig({ config: 'passk.config.yaml' }, {}, cwd).dataDir).toBe(join(cwd, 'from-yaml'));
+  });
+  it('names the file and line of a YAML error, and a named file that does not exist', () => {
+    const cwd = dir();
+    writeFileSync(join(cwd, 'team.yml'), 'backend: embedded\ndataDir: [unclosed\n');
+    expect(() => loadConfig({ config: 'team.yml' }, {}, cwd)).toThrow(/team\.yml: not valid YAML at line \d/);
+    writeFileSync(join(cwd, 'list.yaml'), '- a\n- b\n');
+    expect(() => loadConfig({ config: 'list.yaml' }, {}, cwd)).toThrow(/list\.yaml: the configuration must be a mapping/);
+    expect(() => loadConfig({ config: 'missing.yaml' }, {}, cwd)).toThrow(ConfigError);
+  });
 });

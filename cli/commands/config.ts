@@ -1,6 +1,5 @@
-import { resolve } from 'node:path';
 import type { Command } from 'commander';
-import { fromEnv, fromFile, loadConfig } from '../../deploy/config.ts';
+import { configFileOf, fromEnv, fromFile, loadConfig } from '../../deploy/config.ts';
 import { table, text } from '../format/doc.ts';
 import { renderJson, renderTerminal } from '../format/render.ts';
 
@@ -38,8 +37,7 @@ export const effectiveConfig = (flags: { config?: string; backend?: string; data
     value: SECRET.has(key) && value ? '***' : value,
     source: has(flagLayer, key) ? 'flag' : has(envLayer, key) ? 'env' : has(file, key) ? 'file' : 'default',
   }));
-  const path = flags.config ?? env.PASSK_CONFIG;
-  return { file: path ? resolve(cwd, path) : Object.keys(file).length ? resolve(cwd, 'passk.config.json') : null, settings };
+  return { file: configFileOf(flags.config ?? env.PASSK_CONFIG, cwd), settings };
 };
 
 export const configCommand = (program: Command): void => {
