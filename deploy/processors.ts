@@ -1,8 +1,9 @@
 import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
-import { EMPTY, exhaustMap, filter, from, ignoreElements, interval, lastValueFrom, merge, take, tap } from 'rxjs';
+import { EMPTY, exhaustMap, filter, ignoreElements, interval, lastValueFrom, merge, scan, take, tap } from 'rxjs';
 import { CommitRejected } from '../log/errors.ts';
 import { partitionOf } from '../log/partitioner.ts';
+import { stopped$ } from '../processors/operators/onStop.ts';
 import type { EventLog } from '../processors/ports.ts';
 import type { WindowTotal } from '../processors/folds/windowTotals.ts';
 import type { PasskEvent } from '../schemas/events/index.ts';
@@ -57,6 +58,12 @@ export interface StartProcessorsOptions {
 export interface ProcessorsRun {
   /** Stops pulling, makes what is in flight durable, commits it, closes; `done` resolves after. */
   stop(): void;
+  /**
+   * Resolves once everything published before the call is processed, durable and committed (every
+   * idle probe says so twice in a row), or once the run stops. The processors keep running: a long-lived
+   * run can wait for this again and again (the demo, between its stages).
+   */
+  caughtUp(): Promise<void>;
   readonly done: Promise<{ records: number; trials: number; decisions: number }>;
 }
 
@@ -116,16 +123,17 @@ const noEventSink: EventSink = { writeEvents: async () => {}, writeWindows: asyn
 
 /**
  * Polls every topology's idle probe; once all say idle twice in a row (nothing in flight, no lag,
- * the followed tables at their end), resolves.
+ * the followed tables at their end), resolves. In a row: a round that is not idle starts the count
+ * again (what one processor published between two rounds is another's lag in the next).
  */
-const allIdle = (probes: (() => Promise<boolean>)[], expected: number, stop: Promise<unknown>): Promise<unknown> =>
+const allIdle = (probes: (() => Promise<boolean>)[], expected: number, stop: Promise<unknown>): Promise<void> =>
   lastValueFrom(
     merge(
-      from(stop),
+      stopped$(stop),
       interval(100).pipe(
         exhaustMap(async () => probes.length === expected && (await Promise.all(probes.map((p) => p()))).every(Boolean)),
-        filter(Boolean),
-        take(2),
+        scan((inARow, idle) => (idle ? inARow + 1 : 0), 0),
+        filter((inARow) => inARow >= 2),
       ),
     ).pipe(take(1), ignoreElements()),
     { defaultValue: undefined },
@@ -200,5 +208,12 @@ export const startProcessors = async (config: PasskConfig, opts: StartProcessors
       await store?.close().catch(() => {});
       if (!opts.log) await log.close();
     });
-  return { stop, done };
+  // caughtUp() also gives up when the run ends on its own (an error): then it rethrows that error
+  let failure: { error: unknown } | undefined;
+  const ended = Promise.race([stopped, done.then(() => {}, (error: unknown) => void (failure = { error }))]);
+  const caughtUp = async () => {
+    await allIdle(probes, groups, ended);
+    if (failure) throw failure.error;
+  };
+  return { stop, done, caughtUp };
 };

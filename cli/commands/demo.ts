@@ -198,21 +198,19 @@ Exit codes: 0 ok (the demo's first gate failing is the expected result), 2 bad f
         throw e;
       }
       const opened = log;
-      let settles = 0;
-      const pipeline: DemoPipeline = {
-        publisher: opened.publisher,
-        store: store.client,
-        // A new instance id each time: the groups that read changelogs on restore are named after it, and on Kafka
-        // a group the previous run just left may still be rebalancing.
-        settle: async () => {
-          const run = await startProcessors(config, { untilCaughtUp: true, log: opened, instanceId: `demo-${process.pid}-${++settles}`, maxWaitMs: 50 });
-          await run.done;
-        },
-      };
+      // One set of processors for the whole demo (and the dashboard after it), as `passk process` runs them:
+      // each stage waits until they have caught up with what it published, instead of restarting them (on
+      // Kafka every restart is a rebalance of each group and a restore of each changelog).
+      const processors = await startProcessors(config, { log: opened, instanceId: `demo-${process.pid}`, maxWaitMs: 50 });
+      const pipeline: DemoPipeline = { publisher: opened.publisher, store: store.client, settle: () => processors.caughtUp() };
       const progress = progressReporter(flags.json === true);
       let result: DemoResult;
       try {
         result = await runDemo(pipeline, { concurrency, onProgress: progress.update });
+      } catch (e) {
+        processors.stop();
+        await processors.done.catch(() => {});
+        throw e;
       } finally {
         progress.stop();
       }
@@ -231,12 +229,13 @@ Exit codes: 0 ok (the demo's first gate failing is the expected result), 2 bad f
       const backend = { log: config.backend, ...(namespace ? { namespace } : {}), store: config.clickhouse.url ? 'clickhouse' : 'chdb' };
       process.stdout.write(flags.json ? renderJson({ ...result, backend, dashboard: url }) : renderTerminal(demoBlocks(result, url)));
       if (!server) {
+        processors.stop();
+        await processors.done;
         await store.close();
         await opened.close();
         return;
       }
-      // Keep processing what other processes publish, so the page stays live.
-      const processors = await startProcessors(config, { log: opened, instanceId: `demo-serve-${process.pid}` });
+      // The processors keep processing what other processes publish, so the page stays live.
       const running = server;
       await new Promise<void>((resolve) => {
         const stop = () => resolve();

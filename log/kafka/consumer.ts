@@ -17,6 +17,19 @@ type Item =
 
 const tpKey = (tp: TP) => `${tp.topic}\u0000${tp.partition}`;
 
+const SESSION_TIMEOUT_MS = 30_000;
+/** kafkajs's rebalance timeout (its default): the longest a join waits for the group's other members. */
+const REBALANCE_TIMEOUT_MS = 60_000;
+/** How long close() waits for a join in flight before it disconnects anyway (the join then crashes). */
+const JOIN_WAIT_MS = REBALANCE_TIMEOUT_MS + 5_000;
+
+/** Resolves when `p` settles or after `ms`, whichever comes first; leaves no timer behind. */
+const settledWithin = async (p: Promise<unknown>, ms: number): Promise<void> => {
+  let timer: NodeJS.Timeout | undefined;
+  await Promise.race([p.catch(() => {}), new Promise<void>((resolve) => (timer = setTimeout(resolve, ms)))]);
+  clearTimeout(timer);
+};
+
 /**
  * A kafkajs group consumer behind the port. `eachBatch` hands each chunk of a fetched batch to the
  * iterator and waits until the caller asks for the next one, so nothing more is fetched or processed
@@ -50,12 +63,13 @@ export const createKafkaConsumer = async (deps: {
     groupId: deps.groupId,
     allowAutoTopicCreation: false,
     maxBytesPerPartition: deps.maxBytesPerPartition,
-    sessionTimeout: 30_000,
+    sessionTimeout: SESSION_TIMEOUT_MS,
+    rebalanceTimeout: REBALANCE_TIMEOUT_MS,
     heartbeatInterval: 3_000,
     // an idle fetch waits at most this long at the broker; close() waits for it (kafkajs default 5 s)
     maxWaitTimeInMs: 1_000,
-    // A crash while close() disconnects (e.g. "write after end") would otherwise restart the consumer 300 ms
-    // later: a member nobody reads from rejoins the group and holds partitions, so the group never catches up.
+    // A crash once close() began (a join cut short by the disconnect) would otherwise restart the consumer
+    // 300 ms later: a member nobody reads from rejoins the group and holds partitions, so it never catches up.
     retry: { restartOnFailure: async () => !abort.signal.aborted },
   });
   consumer.on(consumer.events.GROUP_JOIN, ({ payload }) => {
@@ -94,37 +108,44 @@ export const createKafkaConsumer = async (deps: {
       queue.push({ kind: 'batch', batch, done });
     });
 
-  // not awaited: kafkajs's run() resolves only after the first join, which waits for the other
-  // members of the group to rejoin, and they may be waiting for their callers
-  consumer.run({
-    autoCommit: false,
-    eachBatchAutoResolve: false,
-    partitionsConsumedConcurrently: 1,
-    eachBatch: async ({ batch, resolveOffset, heartbeat, isRunning, isStale }) => {
-      const topic = names.logical(batch.topic);
-      rebalancing = false;
-      for (let i = 0; i < batch.messages.length && !abort.signal.aborted; i += maxBatch) {
-        if (!isRunning() || isStale() || rebalancing) return;
-        const records: RawRecord[] = batch.messages.slice(i, i + maxBatch).map((m) => ({
-          topic,
-          partition: batch.partition,
-          offset: Number(m.offset),
-          key: m.key?.toString('utf8') ?? '',
-          value: m.value ?? new Uint8Array(0),
-          timestamp: Number(m.timestamp),
-        }));
-        const { events, dead } = await decodeRecords(codec, records);
-        if (dead.length > 0) await deps.publisher.send(dead.map((d) => ({ topic: TOPICS.dlq, ...toDeadLetterRecord(d) })));
-        const last = records.at(-1)!;
-        await deliver({ topic, partition: batch.partition, events, lastOffset: last.offset, highWatermark: Number(batch.highWatermark) }, heartbeat);
-        resolveOffset(String(last.offset));
-      }
-    },
-  }).catch((error: unknown) => queue.push({ kind: 'crash', error }));
+  /**
+   * kafkajs's run(): started by the first pull of `batches()`, so a consumer closed before it reads
+   * (a restore with nothing to read, `lag()` only) never joins its group. Not awaited there: it
+   * resolves only after the first join, which waits for the other members of the group to rejoin,
+   * and they may be waiting for their callers.
+   */
+  let running: Promise<void> | undefined;
+  const start = () =>
+    (running ??= consumer.run({
+      autoCommit: false,
+      eachBatchAutoResolve: false,
+      partitionsConsumedConcurrently: 1,
+      eachBatch: async ({ batch, resolveOffset, heartbeat, isRunning, isStale }) => {
+        const topic = names.logical(batch.topic);
+        rebalancing = false;
+        for (let i = 0; i < batch.messages.length && !abort.signal.aborted; i += maxBatch) {
+          if (!isRunning() || isStale() || rebalancing) return;
+          const records: RawRecord[] = batch.messages.slice(i, i + maxBatch).map((m) => ({
+            topic,
+            partition: batch.partition,
+            offset: Number(m.offset),
+            key: m.key?.toString('utf8') ?? '',
+            value: m.value ?? new Uint8Array(0),
+            timestamp: Number(m.timestamp),
+          }));
+          const { events, dead } = await decodeRecords(codec, records);
+          if (dead.length > 0) await deps.publisher.send(dead.map((d) => ({ topic: TOPICS.dlq, ...toDeadLetterRecord(d) })));
+          const last = records.at(-1)!;
+          await deliver({ topic, partition: batch.partition, events, lastOffset: last.offset, highWatermark: Number(batch.highWatermark) }, heartbeat);
+          resolveOffset(String(last.offset));
+        }
+      },
+    }).catch((error: unknown) => queue.push({ kind: 'crash', error })));
 
   async function* batches(): AsyncGenerator<EventBatch> {
     if (iterating) throw new ConsumerMisuse('batches() is already being iterated on this consumer');
     iterating = true;
+    if (!abort.signal.aborted) start();
     let pending: (() => void) | undefined;
     try {
       for (;;) {
@@ -150,6 +171,24 @@ export const createKafkaConsumer = async (deps: {
       pending?.();
     }
   }
+
+  /**
+   * A clean leave, so the group hands this member's partitions to the others at once instead of
+   * after the session timeout. Stopping before run() has joined is unsafe in kafkajs 2.2.4
+   * (tulios/kafkajs#1639): stop() sees no running member and sends no LeaveGroup, the disconnect
+   * fails the join in flight ("write after end", a crash) and a join that still completes starts
+   * fetching on a closed client (the timer left behind). So: end the handoffs (abort wakes the
+   * iterator and any `eachBatch` waiting on its caller), wait for the join (bounded), stop the run
+   * loop (waits for the in-flight `eachBatch`, then leaves the group), and only then disconnect.
+   */
+  let closing: Promise<void> | undefined;
+  const leave = async () => {
+    abort.abort();
+    if (running) await settledWithin(running, JOIN_WAIT_MS);
+    await consumer.stop();
+    await consumer.disconnect();
+    deps.onClose();
+  };
 
   return {
     batches,
@@ -179,11 +218,6 @@ export const createKafkaConsumer = async (deps: {
       }
       return out;
     },
-    close: async () => {
-      if (abort.signal.aborted) return;
-      abort.abort();
-      await consumer.disconnect();
-      deps.onClose();
-    },
+    close: () => (closing ??= leave()),
   };
 };

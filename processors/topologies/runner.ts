@@ -1,4 +1,4 @@
-import { defer, finalize, from, switchMap, type Observable, type SchedulerLike } from 'rxjs';
+import { concatWith, defer, finalize, from, ignoreElements, switchMap, type Observable, type SchedulerLike } from 'rxjs';
 import type { Topic } from '../../schemas/topics.ts';
 import { commitWhenDurable, type Committable } from '../operators/commitWhenDurable.ts';
 import type { InFlight } from '../operators/inFlight.ts';
@@ -71,7 +71,7 @@ export interface RunOptions extends ConsumerSpec {
  * The consumer wiring every topology fed by one group repeats, around the topology's own `steps`
  * (fold → publish → write):
  *
- *   openConsumer (restore / drop) ─▶ pullBatches ─▶ steps ─▶ commitWhenDurable ─▶ close
+ *   openConsumer (restore / drop) ─▶ pullBatches ─▶ steps ─▶ commitWhenDurable ─▶ close (awaited)
  *
  * It ends when the caller's stop resolves, or once caught up, or on an error or unsubscribe; then
  * the topology's own stop is resolved too, so no timer or listener outlives it.
@@ -89,6 +89,9 @@ export const runTopology = <U extends Committable>(
           void stopWhenCaughtUp(consumer, o.inFlight, { everyMs: o.untilCaughtUpEveryMs, stop: stop.promise, scheduler: o.scheduler }).then(stop.request);
         return steps(pullBatches(consumer.batches(), o.inFlight, stop.promise)).pipe(
           commitWhenDurable((positions) => consumer.commit(positions), o.inFlight, o.isCommitRejected),
+          // closed (the member has left its group) before the topology completes, so whoever waits
+          // for it can start the next member of the group at once; on an error or unsubscribe, closed anyway
+          concatWith(defer(() => consumer.close()).pipe(ignoreElements())),
           finalize(() => void consumer.close()),
         );
       }),

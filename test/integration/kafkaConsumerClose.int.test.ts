@@ -1,0 +1,88 @@
+import { randomBytes } from 'node:crypto';
+import { SchemaRegistry, SchemaType } from '@kafkajs/confluent-schema-registry';
+import { Kafka, logLevel, type Admin } from 'kafkajs';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { createKafkaEventLog } from '../../log/index.ts';
+import { readToEnd } from '../../processors/operators/readToEnd.ts';
+import type { EventLog } from '../../processors/ports.ts';
+import { ALL_TOPICS, TOPICS } from '../../schemas/topics.ts';
+import { trial } from '../helpers/processorFixtures.ts';
+
+/**
+ * Closing a Kafka consumer leaves its group at once, whenever it is closed: the next member of the group gets the
+ * partitions without waiting for the session timeout, and nothing crashes on the disconnect (kafkajs 2.2.4 crashes
+ * with "write after end" and sends no LeaveGroup when it is stopped while its first join is in flight).
+ */
+const brokers = inject('kafkaBrokers').split(',');
+const namespace = `tclose${Date.now().toString(36)}${randomBytes(3).toString('hex')}.`;
+/** kafkajs's own log lines at ERROR and above: a consumer crash is logged there. */
+const errors: string[] = [];
+const kafka = new Kafka({
+  clientId: 'passk-test',
+  brokers,
+  logLevel: logLevel.ERROR,
+  logCreator: () => (entry) => void errors.push(entry.log.message),
+});
+const TRIALS = 40;
+let log: EventLog;
+let admin: Admin;
+
+const membersOf = async (groupId: string): Promise<number> => {
+  const { groups } = await admin.describeGroups([namespace + groupId]);
+  return groups[0]?.members.length ?? 0;
+};
+
+beforeAll(async () => {
+  const registry = new SchemaRegistry({ host: inject('schemaRegistryUrl') }, { [SchemaType.JSON]: { allowUnionTypes: true } });
+  log = await createKafkaEventLog({ kafka, registry, namespace, partitions: 4 });
+  admin = kafka.admin();
+  await admin.connect();
+  await log.publisher.publish(Array.from({ length: TRIALS }, (_, i) => trial({ row: `r${i}`, version: 'v1', attempt: 1, passed: true })));
+});
+
+afterAll(async () => {
+  await log?.close();
+  await admin?.deleteTopics({ topics: ALL_TOPICS.map((t) => namespace + t) }).catch(() => {});
+  await admin?.disconnect();
+});
+
+describe('Kafka consumer close', () => {
+  it('a consumer closed before it is read from never joins its group', async () => {
+    const consumer = await log.consumer({ groupId: 'never-read', topics: [TOPICS.trials] });
+    expect((await consumer.lag()).reduce((n, l) => n + l.lag, 0)).toBe(TRIALS);
+    await consumer.close();
+    const { groups } = await admin.describeGroups([`${namespace}never-read`]);
+    expect(groups[0]).toMatchObject({ state: 'Dead', members: [] });
+  });
+
+  it('a member closed while its first join is in flight leaves the group; the next member reads everything', async () => {
+    const first = await log.consumer({ groupId: 'mid-join', topics: [TOPICS.trials] });
+    const pending = first.batches()[Symbol.asyncIterator]().next(); // starts the join
+    await first.close();
+    expect(await pending).toMatchObject({ done: true });
+    expect(await membersOf('mid-join')).toBe(0);
+
+    const assigned: number[] = [];
+    const second = await log.consumer({ groupId: 'mid-join', topics: [TOPICS.trials], onAssigned: (tps) => void assigned.push(...tps.map((tp) => tp.partition)) });
+    let read = 0;
+    for await (const batch of second.batches()) {
+      read += batch.events.length;
+      await second.commit([{ topic: batch.topic, partition: batch.partition, nextOffset: batch.lastOffset + 1 }]);
+      if (read >= TRIALS) break;
+    }
+    expect(read).toBe(TRIALS);
+    expect(assigned.sort()).toEqual([0, 1, 2, 3]);
+    expect(await membersOf('mid-join')).toBe(1);
+    await second.close();
+    expect(await membersOf('mid-join')).toBe(0);
+    expect(errors.filter((m) => m.includes('Crash'))).toEqual([]);
+  });
+
+  it('a restore read (readToEnd) reads to the end and leaves its group', async () => {
+    let read = 0;
+    expect(await readToEnd(log, { topic: TOPICS.trials, groupId: 'restore', onEvent: () => void read++ })).toBe(TRIALS);
+    expect(read).toBe(TRIALS);
+    expect(await membersOf('restore')).toBe(0);
+    expect(errors.filter((m) => m.includes('Crash'))).toEqual([]);
+  });
+});
