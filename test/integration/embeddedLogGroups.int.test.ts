@@ -55,9 +55,15 @@ describe('embedded log consumer groups', () => {
     });
     const rb = b.batches()[Symbol.asyncIterator]();
     const bFirst = rb.next();
-    // A gives partitions up at its next poll (between batches), then B takes them
+    // A gives partitions up at its next poll (between batches), then B takes them. A may have read
+    // everything by then: its iterator then parks without yielding (but keeps polling), so wait on
+    // one pending next() and the clock rather than on next() alone.
     const deadline = Date.now() + 10_000;
-    while (aOwned.size === 4 && Date.now() < deadline) await ra.next();
+    let pending = ra.next();
+    while (aOwned.size === 4 && Date.now() < deadline) {
+      const got = await Promise.race([pending.then(() => true), new Promise<false>((r) => setTimeout(() => r(false), 20))]);
+      if (got) pending = ra.next();
+    }
     const bBatch = (await bFirst).value as EventBatch;
 
     expect(aOwned.size).toBe(2);
