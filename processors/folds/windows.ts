@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import type { TraceSampled } from '../../schemas/events/traceSampled.ts';
-import type { TraceWindowsUpdated, WindowShareRecord } from '../../schemas/events/traceWindowsUpdated.ts';
+import { WindowShareRecord, type TraceWindowsUpdated } from '../../schemas/events/traceWindowsUpdated.ts';
 import { deterministicEventId } from '../../schemas/ids.ts';
 
 /**
@@ -20,23 +20,8 @@ export const DEFAULT_WINDOWS: readonly WindowSpec[] = [
   { size_ms: 86_400_000, slide_ms: 3_600_000 },
 ];
 
-export const WindowShare = z.object({
-  agent_version: z.string(),
-  segment: z.string(),
-  grader: z.string(),
-  size_ms: z.number().int().positive(),
-  start: z.number().int(),
-  seq: z.number().int().nonnegative(),
-  closed: z.boolean(),
-  graded: z.number().int().nonnegative(),
-  ungraded: z.number().int().nonnegative(),
-  w: z.number(),
-  wy: z.number(),
-  w2: z.number(),
-  w2y: z.number(),
-  repeated: z.number().int().nonnegative(),
-  flipping: z.number().int().nonnegative(),
-  late: z.number().int().nonnegative(),
+/** A window share as the snapshot records it, plus what stays in memory. */
+export const WindowShare = WindowShareRecord.extend({
   /** fingerprint → [graded count, verdict bits: 1 passed, 2 failed]. In memory only (see restore). */
   fingerprints: z.record(z.string(), z.tuple([z.number(), z.number()])),
 });
@@ -160,10 +145,7 @@ export const pruneWindows = (s: WindowsState, o: WindowOptions): WindowsState =>
 /** The horizon: shares of windows ending before it are dropped (closed long ago). */
 export const horizonOf = (s: WindowsState, o: WindowOptions): number => watermarkOf(s, o) - Math.max(...o.specs.map((x) => x.size_ms));
 
-const record = (w: WindowShare): WindowShareRecord => ({
-  agent_version: w.agent_version, segment: w.segment, grader: w.grader, size_ms: w.size_ms, start: w.start, seq: w.seq, closed: w.closed,
-  graded: w.graded, ungraded: w.ungraded, w: w.w, wy: w.wy, w2: w.w2, w2y: w.w2y, repeated: w.repeated, flipping: w.flipping, late: w.late,
-});
+const record = ({ fingerprints: _inMemory, ...share }: WindowShare): WindowShareRecord => share;
 
 /** The partition's snapshot: every share it keeps, at its position (one compacted record per partition). */
 export const toWindowsSnapshot = (s: WindowsState, partitions: number, producer: string, o: WindowOptions): TraceWindowsUpdated => ({
