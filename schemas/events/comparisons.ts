@@ -1,6 +1,16 @@
 import { z } from 'zod';
 import { envelope, Id } from '../envelope.ts';
 
+/** Which comparison an event belongs to: the gated pair of agent versions on one dataset version. */
+const comparisonScope = {
+  comparison_id: Id,
+  suite: Id,
+  dataset_id: Id.optional(),
+  dataset_version: Id,
+  baseline: Id,
+  candidate: Id,
+};
+
 /**
  * A baseline/candidate pair to gate live: the processors re-evaluate it as the candidate's trials
  * arrive, and emit one GateEvaluated when the candidate's run is complete (after confirmation runs
@@ -8,12 +18,7 @@ import { envelope, Id } from '../envelope.ts';
  */
 export const ComparisonDeclared = z.object({
   ...envelope('ComparisonDeclared'),
-  comparison_id: Id,
-  suite: Id,
-  dataset_id: Id.optional(),
-  dataset_version: Id,
-  baseline: Id,
-  candidate: Id,
+  ...comparisonScope,
   /** Row ids that must not break, besides rows tagged `must_not_break` in the dataset or on trials. */
   must_not_break: z.array(Id).optional(),
   /**
@@ -33,12 +38,7 @@ export type ComparisonDeclared = z.infer<typeof ComparisonDeclared>;
 /** Confirmation runs the trial runner should make: both versions, again, on the suspected regressions. */
 export const ConfirmationRequested = z.object({
   ...envelope('ConfirmationRequested'),
-  comparison_id: Id,
-  suite: Id,
-  dataset_id: Id.optional(),
-  dataset_version: Id,
-  baseline: Id,
-  candidate: Id,
+  ...comparisonScope,
   rows: z.array(Id).min(1),
   /** Attempts per row and version. */
   attempts: z.number().int().positive(),
