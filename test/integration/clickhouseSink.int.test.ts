@@ -1,4 +1,5 @@
 import { spawn, type ChildProcess } from 'node:child_process';
+import { storeTargets } from '../helpers/storeTargets.ts';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -10,7 +11,6 @@ import {
   select,
   StoreLocked,
   type StoreClient,
-  type StoreTarget,
 } from '../../sinks/clickhouse/index.ts';
 import { z } from 'zod';
 import { rowSinkContract } from '../contracts/rowSink.contract.ts';
@@ -20,20 +20,7 @@ import { rowSinkContract } from '../contracts/rowSink.contract.ts';
 const dir = mkdtempSync(join(tmpdir(), 'passk-sink-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
-const targets: { name: string; target: StoreTarget }[] = [
-  { name: 'chDB', target: { kind: 'embedded', path: join(dir, 'store'), database: 'passk_sink_test' } },
-];
-if (process.env.CLICKHOUSE_URL)
-  targets.push({
-    name: 'ClickHouse server',
-    target: {
-      kind: 'server',
-      url: process.env.CLICKHOUSE_URL,
-      username: process.env.CLICKHOUSE_USER ?? 'default',
-      password: process.env.CLICKHOUSE_PASSWORD ?? '',
-      database: `passk_sink_test_${process.pid}`,
-    },
-  });
+const targets = storeTargets(dir, 'passk_sink_test');
 
 const Window = z.object({ agent_version: z.string(), segment: z.string(), seq: z.number(), sampled: z.number() });
 

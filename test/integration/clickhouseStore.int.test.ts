@@ -1,4 +1,5 @@
 import { mkdtempSync, rmSync } from 'node:fs';
+import { storeTargets } from '../helpers/storeTargets.ts';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -98,21 +99,8 @@ const fixtureTrials: TrialRecorded[] = Object.entries(verdicts).flatMap(([versio
   ),
 );
 
-const targets: { name: string; open: () => Promise<StoreClient> }[] = [];
 const dir = mkdtempSync(join(tmpdir(), 'passk-store-'));
-targets.push({ name: 'chDB', open: () => openClickHouse({ kind: 'embedded', path: join(dir, 'store'), database: 'passk_store_test' }) });
-if (process.env.CLICKHOUSE_URL)
-  targets.push({
-    name: 'server',
-    open: () =>
-      openClickHouse({
-        kind: 'server',
-        url: process.env.CLICKHOUSE_URL!,
-        username: process.env.CLICKHOUSE_USER ?? 'default',
-        password: process.env.CLICKHOUSE_PASSWORD ?? '',
-        database: `passk_store_test_${process.pid}`,
-      }),
-  });
+const targets = storeTargets(dir, 'passk_store_test').map(({ name, target }) => ({ name, open: () => openClickHouse(target) }));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
 describe.each(targets)('store on $name', ({ open }) => {

@@ -1,3 +1,4 @@
+import { storeTargets } from '../helpers/storeTargets.ts';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -27,21 +28,7 @@ import {
 
 const dir = mkdtempSync(join(tmpdir(), 'passk-summaries-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
-const targets: { name: string; open: () => Promise<StoreClient> }[] = [
-  { name: 'chDB', open: () => openClickHouse({ kind: 'embedded', path: join(dir, 'store'), database: 'passk_summaries_test' }) },
-];
-if (process.env.CLICKHOUSE_URL)
-  targets.push({
-    name: 'server',
-    open: () =>
-      openClickHouse({
-        kind: 'server',
-        url: process.env.CLICKHOUSE_URL!,
-        username: process.env.CLICKHOUSE_USER ?? 'default',
-        password: process.env.CLICKHOUSE_PASSWORD ?? '',
-        database: `passk_summaries_test_${process.pid}`,
-      }),
-  });
+const targets = storeTargets(dir, 'passk_summaries_test').map(({ name, target }) => ({ name, open: () => openClickHouse(target) }));
 
 /** A row state with only what the summaries read (class: the processors' default minAttempts 3). */
 const state = (dataset_version: string, row_id: string, n: number, c: number, ungraded = 0): RowState => ({
