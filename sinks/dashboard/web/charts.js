@@ -51,6 +51,20 @@ const pctAxis = { values: (_u, ticks) => ticks.map((t) => `${Math.round(t * 100)
 const fg = () => getComputedStyle(document.body).getPropertyValue('--fg') || '#111';
 
 /**
+ * A share over x with its interval band: the line, two invisible helper series (hi, lo) left out of
+ * the legend by `helpers`, and the band filled between them.
+ */
+const addBanded = (chart, { line, values, hi, lo, fill }) => {
+  const idx = chart.data.length;
+  chart.data.push(values, hi, lo);
+  chart.series.push({ width: 2, ...line, value: (_u, x) => (x == null ? '—' : `${(x * 100).toFixed(1)}%`) });
+  chart.series.push({ label: `${line.label} hi`, stroke: 'transparent', points: { show: false } });
+  chart.series.push({ label: `${line.label} lo`, stroke: 'transparent', points: { show: false } });
+  chart.helpers.push(idx + 1, idx + 2);
+  chart.bands.push({ series: [idx + 1, idx + 2], fill });
+};
+
+/**
  * pass^k (solid) and pass@k (dashed) against k for each version, each with its bootstrap interval band.
  * `versions`: [{ name, passHat: {k: v}, passHatCI: {k: [lo, hi]}, passAt, passAtCI }]
  */
@@ -67,16 +81,13 @@ export const passKChart = (versions, kMax) =>
         for (const [kind, dash] of [['Hat', undefined], ['At', [6, 4]]]) {
           const values = v[`pass${kind}`];
           const cis = v[`pass${kind}CI`] ?? {};
-          const idx = data.length;
-          data.push(ks.map((k) => values[String(k)] ?? null));
-          data.push(ks.map((k) => cis[String(k)]?.[1] ?? null));
-          data.push(ks.map((k) => cis[String(k)]?.[0] ?? null));
-          const name = kind === 'Hat' ? `${v.name} pass^k` : `${v.name} pass@k`;
-          series.push({ label: name, stroke: color, width: 2, dash, points: { size: 6 }, value: (_u, x) => (x == null ? '—' : `${(x * 100).toFixed(1)}%`) });
-          series.push({ label: `${name} hi`, stroke: 'transparent', points: { show: false } });
-          series.push({ label: `${name} lo`, stroke: 'transparent', points: { show: false } });
-          helpers.push(idx + 1, idx + 2);
-          bands.push({ series: [idx + 1, idx + 2], fill: alpha(color, kind === 'Hat' ? 0.16 : 0.07) });
+          addBanded({ data, series, bands, helpers }, {
+            line: { label: kind === 'Hat' ? `${v.name} pass^k` : `${v.name} pass@k`, stroke: color, dash, points: { size: 6 } },
+            values: ks.map((k) => values[String(k)] ?? null),
+            hi: ks.map((k) => cis[String(k)]?.[1] ?? null),
+            lo: ks.map((k) => cis[String(k)]?.[0] ?? null),
+            fill: alpha(color, kind === 'Hat' ? 0.16 : 0.07),
+          });
         }
       });
       return {
@@ -131,15 +142,13 @@ export const windowsChart = (lines) =>
       lines.forEach((l, i) => {
         const color = PALETTE[i % PALETTE.length];
         const at = new Map(l.points.map((p) => [p.t, p]));
-        const idx = data.length;
-        data.push(xs.map((t) => at.get(t)?.value ?? null));
-        data.push(xs.map((t) => at.get(t)?.hi ?? null));
-        data.push(xs.map((t) => at.get(t)?.lo ?? null));
-        series.push({ label: l.name, stroke: color, width: 2, spanGaps: false, value: (_u, x) => (x == null ? '—' : `${(x * 100).toFixed(1)}%`) });
-        series.push({ label: `${l.name} hi`, stroke: 'transparent', points: { show: false } });
-        series.push({ label: `${l.name} lo`, stroke: 'transparent', points: { show: false } });
-        helpers.push(idx + 1, idx + 2);
-        bands.push({ series: [idx + 1, idx + 2], fill: alpha(color, 0.12) });
+        addBanded({ data, series, bands, helpers }, {
+          line: { label: l.name, stroke: color, spanGaps: false },
+          values: xs.map((t) => at.get(t)?.value ?? null),
+          hi: xs.map((t) => at.get(t)?.hi ?? null),
+          lo: xs.map((t) => at.get(t)?.lo ?? null),
+          fill: alpha(color, 0.12),
+        });
       });
       return {
         data,
