@@ -15,7 +15,10 @@ import { createRecorder as createRecorderFor, type Recorder, type RecorderOption
 
 export type RecorderSetup = Omit<RecorderOptions, 'publisher'> &
   (
-    | { /** Publish through this publisher (tests: `createMemoryPublisher()`); the caller closes it. */ readonly publisher: EventPublisher; readonly backend?: never }
+    | {
+        /** Publish through this publisher (tests: `createMemoryPublisher()`); the caller closes it. */ readonly publisher: EventPublisher;
+        readonly backend?: never;
+      }
     | {
         readonly publisher?: never;
         /**
@@ -72,6 +75,20 @@ export {
 } from './producers/sdk/index.ts';
 export type { RetryPolicy } from './producers/sdk/retry.ts';
 export * from './producers/sampler/index.ts';
-export { runDataset, createAgent, type AgentResult, type TrialRequest, type RunOptions, type RunSummary } from './producers/runner/index.ts';
+export {
+  runDataset,
+  createAgent,
+  type AgentResult,
+  type TrialRequest,
+  type RunOptions,
+  type RunSummary,
+} from './producers/runner/index.ts';
 export { importFiles, type FileReport } from './producers/importers/importFiles.ts';
-export type { PasskEvent, TrialRecorded, TraceSampled, JudgmentRecorded, LabelRecorded, RunFinished } from './schemas/events/index.ts';
+export type {
+  PasskEvent,
+  TrialRecorded,
+  TraceSampled,
+  JudgmentRecorded,
+  LabelRecorded,
+  RunFinished,
+} from './schemas/events/index.ts';

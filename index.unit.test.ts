@@ -14,7 +14,15 @@ describe('the package main export', () => {
       const recorder = await createRecorder({ backend: { backend: 'embedded', dataDir } });
       const run_id = newRunId();
       for (let attempt = 0; attempt < 3; attempt++)
-        void recorder.recordTrial({ suite: 'refunds', dataset_version: 'v1', row_id: 'r17', run_id, attempt, agent: { version: 'p2' }, passed: attempt !== 1 });
+        void recorder.recordTrial({
+          suite: 'refunds',
+          dataset_version: 'v1',
+          row_id: 'r17',
+          run_id,
+          attempt,
+          agent: { version: 'p2' },
+          passed: attempt !== 1,
+        });
       expect(() => recorder.recordTrial({ suite: 'refunds' } as never)).toThrow(InvalidRecord);
       await recorder.markRunFinished({ run_id });
       await recorder.close();

@@ -72,11 +72,18 @@ const measure = async (log: EventLog, n: number, batch: number): Promise<Through
   }
   const consumed = performance.now() - t1;
   await consumer.close();
-  return { publishPerSec: perSec(n, published), consumePerSec: perSec(n, consumed), endToEndPerSec: perSec(n, published + consumed) };
+  return {
+    publishPerSec: perSec(n, published),
+    consumePerSec: perSec(n, consumed),
+    endToEndPerSec: perSec(n, published + consumed),
+  };
 };
 
 const rawConsume = async (kafka: Kafka, topic: string, n: number): Promise<number> => {
-  const consumer = kafka.consumer({ groupId: `raw-${randomBytes(4).toString('hex')}`, maxBytesPerPartition: 1_048_576 });
+  const consumer = kafka.consumer({
+    groupId: `raw-${randomBytes(4).toString('hex')}`,
+    maxBytesPerPartition: 1_048_576,
+  });
   await consumer.connect();
   await consumer.subscribe({ topics: [topic], fromBeginning: true });
   let seen = 0;
@@ -110,18 +117,25 @@ export async function benchEventLog(opts: EventLogBenchOptions = {}): Promise<Ev
     await log.close();
     rmSync(dataDir, { recursive: true, force: true });
   }
-  say(`embedded: publish ${embedded.publishPerSec}/s, consume ${embedded.consumePerSec}/s, end-to-end ${embedded.endToEndPerSec}/s`);
+  say(
+    `embedded: publish ${embedded.publishPerSec}/s, consume ${embedded.consumePerSec}/s, end-to-end ${embedded.endToEndPerSec}/s`,
+  );
   if (!opts.kafka) return { n, embedded };
 
   const namespace = `bench${Date.now().toString(36)}.`;
   const kafka = new Kafka({ clientId: 'passk-bench', brokers: [...opts.kafka.brokers], logLevel: logLevel.NOTHING });
-  const registry = new SchemaRegistry({ host: opts.kafka.schemaRegistryUrl }, { [SchemaType.JSON]: { allowUnionTypes: true } });
+  const registry = new SchemaRegistry(
+    { host: opts.kafka.schemaRegistryUrl },
+    { [SchemaType.JSON]: { allowUnionTypes: true } },
+  );
   const klog = await createKafkaEventLog({ kafka, registry, namespace });
   try {
     const k = await measure(klog, n, batch);
     const raw = await rawConsume(kafka, namespace + TOPICS.trials, n);
     const result = { ...k, rawConsumePerSec: raw, consumeVsRaw: Math.round((k.consumePerSec / raw) * 100) / 100 };
-    say(`kafka: publish ${k.publishPerSec}/s, consume ${k.consumePerSec}/s, end-to-end ${k.endToEndPerSec}/s; raw kafkajs consume ${raw}/s (passk/raw = ${result.consumeVsRaw})`);
+    say(
+      `kafka: publish ${k.publishPerSec}/s, consume ${k.consumePerSec}/s, end-to-end ${k.endToEndPerSec}/s; raw kafkajs consume ${raw}/s (passk/raw = ${result.consumeVsRaw})`,
+    );
     return { n, embedded, kafka: result };
   } finally {
     await klog.close();

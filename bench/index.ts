@@ -42,7 +42,8 @@ if (wanted('processors')) {
       : {}),
     log,
   });
-  for (const l of lines) table.push([l.name, rate(l.eventsPerSec), l.baseline, rate(l.baselineEventsPerSec), `${l.ratio.toFixed(2)}×`]);
+  for (const l of lines)
+    table.push([l.name, rate(l.eventsPerSec), l.baseline, rate(l.baselineEventsPerSec), `${l.ratio.toFixed(2)}×`]);
 }
 
 if (wanted('log')) {
@@ -50,23 +51,44 @@ if (wanted('log')) {
   const r = await benchEventLog({ n: Math.round(20_000 * scale), ...(kafka ? { kafka } : {}), log });
   table.push(['embedded log, end to end', rate(r.embedded.endToEndPerSec), '—', '—', '—']);
   if (r.kafka)
-    table.push(['Kafka consume (decode + validate)', rate(r.kafka.consumePerSec), 'raw kafkajs consume, same topic', rate(r.kafka.rawConsumePerSec), `${r.kafka.consumeVsRaw.toFixed(2)}×`]);
+    table.push([
+      'Kafka consume (decode + validate)',
+      rate(r.kafka.consumePerSec),
+      'raw kafkajs consume, same topic',
+      rate(r.kafka.rawConsumePerSec),
+      `${r.kafka.consumeVsRaw.toFixed(2)}×`,
+    ]);
 }
 
 if (wanted('sink')) {
   log('store: inserts and queries on chDB …');
   const r = await benchSink({ trials: Math.round(1_000_000 * scale), log });
-  table.push(['sink insert (trials)', rate(r.sinkRowsPerSec), 'raw client.insert, same rows', rate(r.rawRowsPerSec), `${r.ratio.toFixed(2)}×`]);
+  table.push([
+    'sink insert (trials)',
+    rate(r.sinkRowsPerSec),
+    'raw client.insert, same rows',
+    rate(r.rawRowsPerSec),
+    `${r.ratio.toFixed(2)}×`,
+  ]);
   const per1M = (ms: number) => `${((ms * 1_000_000) / r.trials).toFixed(0)} ms per 1M`;
   const scan = 'plain scan, same trials (countIf, no FINAL)';
-  const query = (what: string, t: { ms: number; vsScan: number }) => table.push([what, `${t.ms.toFixed(1)} ms (${per1M(t.ms)})`, scan, `${r.scanMs.toFixed(1)} ms`, `${t.vsScan.toFixed(2)}×`]);
+  const query = (what: string, t: { ms: number; vsScan: number }) =>
+    table.push([
+      what,
+      `${t.ms.toFixed(1)} ms (${per1M(t.ms)})`,
+      scan,
+      `${r.scanMs.toFixed(1)} ms`,
+      `${t.vsScan.toFixed(2)}×`,
+    ]);
   const trials = `${r.trials.toLocaleString('en-US')} trials`;
   query(`summary from trials FINAL (${trials})`, r.summary.trials);
   query(`summary from row_state FINAL (${r.rows.toLocaleString('en-US')} rows)`, r.summary.row_state);
   query(`summary from version_summaries (${r.snapshots} snapshots, ${r.snapshotParts} parts)`, r.summary.summaries);
   query('pass^k curve from trials FINAL', r.passCurve.trials);
   query('pass^k curve from version_summaries', r.passCurve.summaries);
-  log(`summary target: under 100 ms per 1M trials; from version_summaries ${per1M(r.summary.summaries.ms)}, from row_state ${per1M(r.summary.row_state.ms)}, from trials ${per1M(r.summary.trials.ms)}`);
+  log(
+    `summary target: under 100 ms per 1M trials; from version_summaries ${per1M(r.summary.summaries.ms)}, from row_state ${per1M(r.summary.row_state.ms)}, from trials ${per1M(r.summary.trials.ms)}`,
+  );
 }
 
 process.stdout.write(`${table.toString()}\n`);

@@ -14,7 +14,14 @@ import { evolveRow, trialRowKey, type RowState } from '../processors/folds/rowSt
 import { Kafka, logLevel } from 'kafkajs';
 import { PasskConfig } from '../deploy/config.ts';
 import { openEventLog } from '../deploy/eventLog.ts';
-import type { EventBatch, EventConsumer, EventLog, EventPublisher, EventSource, RawRecord } from '../processors/ports.ts';
+import type {
+  EventBatch,
+  EventConsumer,
+  EventLog,
+  EventPublisher,
+  EventSource,
+  RawRecord,
+} from '../processors/ports.ts';
 import { trialTopology, type TrialSink } from '../processors/index.ts';
 
 /**
@@ -48,7 +55,11 @@ export interface BenchProcessorsOptions {
    * Also measure end to end through Kafka: `open` opens the Kafka event log under a fresh topic
    * namespace (or give `schemaRegistryUrl` and one is opened here).
    */
-  readonly kafka?: { readonly brokers: string[]; readonly schemaRegistryUrl?: string; readonly open?: () => Promise<EventLog> };
+  readonly kafka?: {
+    readonly brokers: string[];
+    readonly schemaRegistryUrl?: string;
+    readonly open?: () => Promise<EventLog>;
+  };
   /** Events through Kafka end to end. @default 100_000 */
   readonly kafkaEvents?: number;
   readonly log?: (line: string) => void;
@@ -66,7 +77,11 @@ const T0 = 1_767_225_600_000;
 const PRODUCER = 'passk-bench/0';
 
 /** Attempt-major order, like k runs over the dataset one after the other. */
-export const syntheticTrials = function* (o: { events: number; rows: number; versions: number }): Generator<TrialRecorded> {
+export const syntheticTrials = function* (o: {
+  events: number;
+  rows: number;
+  versions: number;
+}): Generator<TrialRecorded> {
   const agents = Array.from({ length: o.versions }, (_, v) => ({ version: `agent-${v}`, model: 'model-x' }));
   const attempts = Math.ceil(o.events / (o.rows * o.versions));
   let i = 0;
@@ -178,7 +193,11 @@ const cpu = async (f: () => Promise<unknown> | unknown): Promise<number> => {
  * Baseline and candidate run alternately (after one warm-up each), `pairs` times; the ratio is the
  * median of the per-pair ratios of CPU time, so a burst of load on the machine hits both sides.
  */
-const paired = async (pairs: number, baseline: () => Promise<unknown> | unknown, candidate: () => Promise<unknown> | unknown) => {
+const paired = async (
+  pairs: number,
+  baseline: () => Promise<unknown> | unknown,
+  candidate: () => Promise<unknown> | unknown,
+) => {
   await baseline();
   await candidate();
   const ratios: number[] = [];
@@ -201,9 +220,13 @@ export async function benchProcessors(opts: BenchProcessorsOptions = {}): Promis
   const lines: BenchLine[] = [];
   const report = (l: BenchLine) => {
     lines.push(l);
-    say(`${l.name.padEnd(44)} ${Math.round(l.eventsPerSec).toLocaleString('en-US').padStart(11)} ev/s   ${l.ratio.toFixed(2)}× ${l.baseline} (${Math.round(l.baselineEventsPerSec).toLocaleString('en-US')} ev/s)`);
+    say(
+      `${l.name.padEnd(44)} ${Math.round(l.eventsPerSec).toLocaleString('en-US').padStart(11)} ev/s   ${l.ratio.toFixed(2)}× ${l.baseline} (${Math.round(l.baselineEventsPerSec).toLocaleString('en-US')} ev/s)`,
+    );
   };
-  say(`processors: ${shape.events.toLocaleString('en-US')} trials over ${shape.rows.toLocaleString('en-US')} rows × ${shape.versions} versions`);
+  say(
+    `processors: ${shape.events.toLocaleString('en-US')} trials over ${shape.rows.toLocaleString('en-US')} rows × ${shape.versions} versions`,
+  );
 
   // 1. fold: topology vs plain loop, 4 partitions of 1000-event batches
   {
@@ -213,10 +236,31 @@ export async function benchProcessors(opts: BenchProcessorsOptions = {}): Promis
       partition: i % 4,
       lastOffset: Math.floor(i / 4) * 1_000 + evs.length - 1,
       highWatermark: shape.events,
-      events: evs.map((event, j) => ({ topic: TOPICS.trials, partition: i % 4, offset: Math.floor(i / 4) * 1_000 + j, key: '', event })),
+      events: evs.map((event, j) => ({
+        topic: TOPICS.trials,
+        partition: i % 4,
+        offset: Math.floor(i / 4) * 1_000 + j,
+        key: '',
+        event,
+      })),
     }));
-    const m = await paired(opts.pairs ?? 3, () => plainFold(events), () => runTopology(memorySource(async function* () { yield* batches; })));
-    report({ name: 'fold: trial topology', eventsPerSec: shape.events / m.candidate, baseline: 'plain-loop fold', baselineEventsPerSec: shape.events / m.baseline, ratio: m.ratio });
+    const m = await paired(
+      opts.pairs ?? 3,
+      () => plainFold(events),
+      () =>
+        runTopology(
+          memorySource(async function* () {
+            yield* batches;
+          }),
+        ),
+    );
+    report({
+      name: 'fold: trial topology',
+      eventsPerSec: shape.events / m.candidate,
+      baseline: 'plain-loop fold',
+      baselineEventsPerSec: shape.events / m.baseline,
+      ratio: m.ratio,
+    });
   }
 
   // 2. decode + fold: both decode every record with the adapters' decoder (JSON + zod). The bytes sit in
@@ -228,7 +272,14 @@ export async function benchProcessors(opts: BenchProcessorsOptions = {}): Promis
       for (let from = 0; from < shape.events; from += size) {
         const batch: RawRecord[] = [];
         for (let i = from; i < Math.min(shape.events, from + size); i++)
-          batch.push({ topic: TOPICS.trials, partition: 0, offset: i, key: '', value: bytes.subarray(i === 0 ? 0 : ends[i - 1]!, ends[i]!), timestamp: 0 });
+          batch.push({
+            topic: TOPICS.trials,
+            partition: 0,
+            offset: i,
+            key: '',
+            value: bytes.subarray(i === 0 ? 0 : ends[i - 1]!, ends[i]!),
+            timestamp: 0,
+          });
         yield batch;
       }
     };
@@ -248,12 +299,24 @@ export async function benchProcessors(opts: BenchProcessorsOptions = {}): Promis
         memorySource(async function* () {
           for (const records of recordsOf(1_000)) {
             const { events } = await decodeRecords(jsonCodec, records);
-            yield { topic: TOPICS.trials, partition: 0, events, lastOffset: records.at(-1)!.offset, highWatermark: shape.events };
+            yield {
+              topic: TOPICS.trials,
+              partition: 0,
+              events,
+              lastOffset: records.at(-1)!.offset,
+              highWatermark: shape.events,
+            };
           }
         }),
       ),
     );
-    report({ name: 'decode+fold: trial topology', eventsPerSec: shape.events / m.candidate, baseline: 'plain loop: decode + fold', baselineEventsPerSec: shape.events / m.baseline, ratio: m.ratio });
+    report({
+      name: 'decode+fold: trial topology',
+      eventsPerSec: shape.events / m.candidate,
+      baseline: 'plain loop: decode + fold',
+      baselineEventsPerSec: shape.events / m.baseline,
+      ratio: m.ratio,
+    });
   }
 
   // 3. end to end through the embedded log
@@ -283,7 +346,13 @@ export async function benchProcessors(opts: BenchProcessorsOptions = {}): Promis
         ),
       );
       await log.close();
-      report({ name: 'end to end: embedded log → topology', eventsPerSec: n / topo, baseline: 'raw consume loop (embedded)', baselineEventsPerSec: n / raw, ratio: raw / topo });
+      report({
+        name: 'end to end: embedded log → topology',
+        eventsPerSec: n / topo,
+        baseline: 'raw consume loop (embedded)',
+        baselineEventsPerSec: n / raw,
+        ratio: raw / topo,
+      });
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }
@@ -310,11 +379,18 @@ const physicalTrialsTopic = async (brokers: string[], namespace: string, callerO
  * commits; changelog publish to passk.rowstate) vs a raw kafkajs consume loop over the same topic
  * (eachBatch, no decode, no commit): what the broker and client alone cost. Wall time.
  */
-const benchKafka = async (k: NonNullable<BenchProcessorsOptions['kafka']>, n: number, shape: { rows: number; versions: number }): Promise<BenchLine[]> => {
+const benchKafka = async (
+  k: NonNullable<BenchProcessorsOptions['kafka']>,
+  n: number,
+  shape: { rows: number; versions: number },
+): Promise<BenchLine[]> => {
   const namespace = `bench${Date.now().toString(36)}.`;
   const log = k.open
     ? await k.open()
-    : await openEventLog(PasskConfig.parse({ backend: 'kafka', kafka: { brokers: k.brokers, schemaRegistryUrl: k.schemaRegistryUrl } }), { namespace });
+    : await openEventLog(
+        PasskConfig.parse({ backend: 'kafka', kafka: { brokers: k.brokers, schemaRegistryUrl: k.schemaRegistryUrl } }),
+        { namespace },
+      );
   try {
     // the raw loop reads the physical topic: find it from where the log put the first record
     const physical = await physicalTrialsTopic(k.brokers, namespace, Boolean(k.open));
@@ -342,7 +418,14 @@ const benchKafka = async (k: NonNullable<BenchProcessorsOptions['kafka']>, n: nu
         lastValueFrom(
           trialTopology(
             { source: log, publisher, sink: noSink },
-            { instanceId: 'bench', groupId, producer: PRODUCER, partitionOf, maxBatch: 1_000, untilCaughtUpEveryMs: 50 },
+            {
+              instanceId: 'bench',
+              groupId,
+              producer: PRODUCER,
+              partitionOf,
+              maxBatch: 1_000,
+              untilCaughtUpEveryMs: 50,
+            },
           ).pipe(toArray()),
         ),
       );

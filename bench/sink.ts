@@ -108,8 +108,18 @@ const median = (xs: number[]): number => [...xs].sort((a, b) => a - b)[Math.floo
  * summaries (the processors' own `applyRowChanges`), and writes after every unit of `unitTrials` trials
  * one snapshot per partition the unit touched, through the store's trial sink (one insert per unit).
  */
-const writeSnapshots = async (store: StoreClient, total: number, rows: number, partitions: number, unitTrials: number): Promise<number> => {
-  const rowSink = createClickHouseRowSink({ client: store.client, insertJsonRows: store.insertJsonRows, maxWaitMs: 60_000 });
+const writeSnapshots = async (
+  store: StoreClient,
+  total: number,
+  rows: number,
+  partitions: number,
+  unitTrials: number,
+): Promise<number> => {
+  const rowSink = createClickHouseRowSink({
+    client: store.client,
+    insertJsonRows: store.insertJsonRows,
+    maxWaitMs: 60_000,
+  });
   const sink = toTrialSink(rowSink);
   const sums: VersionSummaries[] = Array.from({ length: partitions }, () => new Map());
   const offsets = new Array<number>(partitions).fill(0);
@@ -125,15 +135,30 @@ const writeSnapshots = async (store: StoreClient, total: number, rows: number, p
       const n = (before?.n ?? 0) + 1;
       const c = (before?.c ?? 0) + (t.passed ? 1 : 0);
       const after: RowState = {
-        suite: t.suite, dataset_version: t.dataset_version, agent_version: t.agent.version, row_id: t.row_id, seq: n, occurred_at: t.occurred_at,
-        n, c, ungraded: 0, class: classOf(n, c), attempts: [],
+        suite: t.suite,
+        dataset_version: t.dataset_version,
+        agent_version: t.agent.version,
+        row_id: t.row_id,
+        seq: n,
+        occurred_at: t.occurred_at,
+        n,
+        c,
+        ungraded: 0,
+        class: classOf(n, c),
+        attempts: [],
       };
       applyRowChanges(sums[p]!, [{ before, after }]);
       current.set(row, after);
       offsets[p]!++;
       touched.add(p);
     }
-    const snapshots: VersionSnapshot[] = [...touched].flatMap((p) => [...sums[p]!.values()].map((summary) => ({ partition: p, nextOffset: offsets[p]!, summary: structuredClone(summary) })));
+    const snapshots: VersionSnapshot[] = [...touched].flatMap((p) =>
+      [...sums[p]!.values()].map((summary) => ({
+        partition: p,
+        nextOffset: offsets[p]!,
+        summary: structuredClone(summary),
+      })),
+    );
     await sink.writeTrials({ trials: [], rowStates: [], finished: [], summaries: snapshots });
     written += snapshots.length;
   }
@@ -154,10 +179,18 @@ export async function benchSink(opts: BenchSinkOptions = {}): Promise<BenchSinkR
     await store.client.command({ query: renderCreateTable({ ...TABLES.trials, name: 'bench_raw_trials' }) });
     const batches: Record<string, unknown>[][] = [];
     for (let i = 0; i < total; i += batch)
-      batches.push(Array.from({ length: Math.min(batch, total - i) }, (_, j) => trialToRow(syntheticTrial(i + j, rows))));
+      batches.push(
+        Array.from({ length: Math.min(batch, total - i) }, (_, j) => trialToRow(syntheticTrial(i + j, rows))),
+      );
 
     // Alternate raw and sink batches, so both see the same machine load over the run.
-    const sink = createClickHouseRowSink({ client: store.client, insertJsonRows: store.insertJsonRows, maxRows: batch, maxWaitMs: 60_000, maxBufferedRows: 2 * batch });
+    const sink = createClickHouseRowSink({
+      client: store.client,
+      insertJsonRows: store.insertJsonRows,
+      maxRows: batch,
+      maxWaitMs: 60_000,
+      maxBufferedRows: 2 * batch,
+    });
     let rawMs = 0;
     let sinkMs = 0;
     for (const [i, b] of batches.entries()) {
@@ -193,15 +226,36 @@ export async function benchSink(opts: BenchSinkOptions = {}): Promise<BenchSinkR
       if (list) list.push(t);
       else states.set(row, [t]);
     }
-    const stateSink = createClickHouseRowSink({ client: store.client, insertJsonRows: store.insertJsonRows, maxRows: batch, maxWaitMs: 60_000 });
+    const stateSink = createClickHouseRowSink({
+      client: store.client,
+      insertJsonRows: store.insertJsonRows,
+      maxRows: batch,
+      maxWaitMs: 60_000,
+    });
     const pending: RowStateChanged[] = [];
     for (const [row, ts] of states) {
       pending.push({
         event_id: deterministicEventId(T0, 'bench-state', row),
-        type: 'RowStateChanged', schema_version: 1, occurred_at: T0, producer: 'passk-bench/0',
-        suite: 'bench', dataset_version: 'd1', agent_version: 'agent-1', row_id: `row-${row}`, seq: ts.length,
-        n: ts.length, c: ts.filter((t) => t.passed).length, ungraded: 0, class: 'unclassified',
-        attempts: ts.map((t) => ({ attempt: t.attempt, run_id: t.run_id, event_id: t.event_id, passed: t.passed, output: t.output ?? null })),
+        type: 'RowStateChanged',
+        schema_version: 1,
+        occurred_at: T0,
+        producer: 'passk-bench/0',
+        suite: 'bench',
+        dataset_version: 'd1',
+        agent_version: 'agent-1',
+        row_id: `row-${row}`,
+        seq: ts.length,
+        n: ts.length,
+        c: ts.filter((t) => t.passed).length,
+        ungraded: 0,
+        class: 'unclassified',
+        attempts: ts.map((t) => ({
+          attempt: t.attempt,
+          run_id: t.run_id,
+          event_id: t.event_id,
+          passed: t.passed,
+          output: t.output ?? null,
+        })),
       });
       if (pending.length === batch) await stateSink.writeEvents(pending.splice(0));
     }
@@ -212,12 +266,23 @@ export async function benchSink(opts: BenchSinkOptions = {}): Promise<BenchSinkR
     // What the trial topology writes per durable unit: a snapshot of each (version, partition) it touched.
     const snapshotCount = await writeSnapshots(store, total, rows, opts.partitions ?? 12, opts.unitTrials ?? 5_000);
 
-    const sources = { trials: scope, row_state: { ...scope, from: 'row_state' }, summaries: { ...scope, from: 'summaries' } } satisfies Record<string, VersionScope>;
-    const bins = await Promise.all(Object.values(sources).map(async (s) => JSON.stringify((await versionSummary(store.client, s)).bins)));
+    const sources = {
+      trials: scope,
+      row_state: { ...scope, from: 'row_state' },
+      summaries: { ...scope, from: 'summaries' },
+    } satisfies Record<string, VersionScope>;
+    const bins = await Promise.all(
+      Object.values(sources).map(async (s) => JSON.stringify((await versionSummary(store.client, s)).bins)),
+    );
     if (new Set(bins).size !== 1) throw new Error('the summaries from trials, row state and version summaries differ');
 
     const scanMs = await timed(() =>
-      store.client.query({ query: "SELECT countIf(passed) AS c FROM trials WHERE suite = 'bench' AND agent_version = 'agent-1'", format: 'JSONEachRow' }).then((r) => r.json()),
+      store.client
+        .query({
+          query: "SELECT countIf(passed) AS c FROM trials WHERE suite = 'bench' AND agent_version = 'agent-1'",
+          format: 'JSONEachRow',
+        })
+        .then((r) => r.json()),
     );
     const timing = (ms: number): QueryTiming => ({ ms, msPer1M: ms * (1_000_000 / total), vsScan: ms / scanMs });
     const summary = {
@@ -230,12 +295,30 @@ export async function benchSink(opts: BenchSinkOptions = {}): Promise<BenchSinkR
       summaries: timing(await timed(() => passCurve(store.client, sources.summaries))),
     };
     const activeParts = async (table: string) =>
-      (await (await store.client.query({ query: 'SELECT count() AS p FROM system.parts WHERE active AND database = currentDatabase() AND table = {t:String}', query_params: { t: table }, format: 'JSONEachRow' })).json<{ p: number }>())[0]!.p;
+      (
+        await (
+          await store.client.query({
+            query:
+              'SELECT count() AS p FROM system.parts WHERE active AND database = currentDatabase() AND table = {t:String}',
+            query_params: { t: table },
+            format: 'JSONEachRow',
+          })
+        ).json<{ p: number }>()
+      )[0]!.p;
     const rawRowsPerSec = total / (rawMs / 1000);
     const sinkRowsPerSec = total / (sinkMs / 1000);
     return {
-      trials: total, rows, rawRowsPerSec, sinkRowsPerSec, ratio: sinkRowsPerSec / rawRowsPerSec, scanMs, summary, passCurve: curve,
-      snapshots: snapshotCount, snapshotParts: await activeParts('version_summaries'), parts: await activeParts('trials'),
+      trials: total,
+      rows,
+      rawRowsPerSec,
+      sinkRowsPerSec,
+      ratio: sinkRowsPerSec / rawRowsPerSec,
+      scanMs,
+      summary,
+      passCurve: curve,
+      snapshots: snapshotCount,
+      snapshotParts: await activeParts('version_summaries'),
+      parts: await activeParts('trials'),
     };
   } finally {
     await store.close();

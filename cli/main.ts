@@ -11,7 +11,10 @@ const program = new Command('passk')
       'It runs every labeled row several times and reports mean accuracy, pass@k, pass^k, flip rate ' +
       'and a stability class per row; it compares versions row by row and gates releases.',
   )
-  .option('--config <file>', 'config file, JSON or YAML (default: ./passk.config.json, .yaml or .yml; env PASSK_CONFIG)')
+  .option(
+    '--config <file>',
+    'config file, JSON or YAML (default: ./passk.config.json, .yaml or .yml; env PASSK_CONFIG)',
+  )
   .option('--backend <kind>', 'embedded (default) or kafka (env PASSK_BACKEND)')
   .option('--data-dir <dir>', 'embedded data directory (default ./.passk; env PASSK_DATA_DIR)')
   .showHelpAfterError('(run with --help for usage)')

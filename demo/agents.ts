@@ -1,5 +1,14 @@
 import { createHash } from 'node:crypto';
-import { CHECKS, decide, hardChecks, parseRequest, policyChecks, type CheckName, type Decision, type Order } from './refundPolicy.ts';
+import {
+  CHECKS,
+  decide,
+  hardChecks,
+  parseRequest,
+  policyChecks,
+  type CheckName,
+  type Decision,
+  type Order,
+} from './refundPolicy.ts';
 import { rngFor } from './rng.ts';
 import { DEMO_SEED } from './dataset/demoRow.ts';
 
@@ -38,7 +47,13 @@ const baselineRate = (order: Order, check: CheckName, key: string, seed: number)
 };
 
 /** The chance that `version` answers `check` wrongly on this request. */
-export const errorRate = (version: AgentVersion, order: Order, check: CheckName, key: string, seed = DEMO_SEED): number => {
+export const errorRate = (
+  version: AgentVersion,
+  order: Order,
+  check: CheckName,
+  key: string,
+  seed = DEMO_SEED,
+): number => {
   const base = baselineRate(order, check, key, seed);
   if (version === BASELINE) return base;
   if (check === 'damage_criteria' && base > 0) return rngFor(seed, 'clearer-damage-rubric', key)() < 0.8 ? 0 : base;
@@ -57,7 +72,10 @@ export interface SimulatedTrial {
   readonly costUsd: number;
 }
 
-const FAILURE_OF: Record<CheckName, [whenWronglyTrue: SimulatedTrial['failureCategory'], whenWronglyFalse: SimulatedTrial['failureCategory']]> = {
+const FAILURE_OF: Record<
+  CheckName,
+  [whenWronglyTrue: SimulatedTrial['failureCategory'], whenWronglyFalse: SimulatedTrial['failureCategory']]
+> = {
   return_window: ['bad_arguments', 'bad_arguments'],
   proof_of_purchase: ['unsupported_claim', 'retrieval_miss'],
   damage_criteria: ['policy_violation', 'policy_violation'],

@@ -15,7 +15,9 @@ export const PAIRWISE_JUDGE = { id: 'preference-judge', version: '2026-11-02', m
 export const RUBRIC_VERSION = 'explanation-r3';
 export const LABELER = 'support-lead';
 
-export const simulateJudgments = (opts: { items?: number; pairs?: number; seed?: number } = {}): { judgments: JudgmentInput[]; labels: LabelInput[] } => {
+export const simulateJudgments = (
+  opts: { items?: number; pairs?: number; seed?: number } = {},
+): { judgments: JudgmentInput[]; labels: LabelInput[] } => {
   const { items = 80, pairs = 40, seed = DEMO_SEED } = opts;
   const judgments: JudgmentInput[] = [];
   const labels: LabelInput[] = [];
@@ -30,8 +32,14 @@ export const simulateJudgments = (opts: { items?: number; pairs?: number; seed?:
     for (let repeat = 0; repeat < 2; repeat++) {
       const says = rngFor(seed, 'judge-call', i, repeat)() < pGood ? 'good' : 'bad';
       judgments.push({
-        item_id, judge: { ...JUDGE }, rubric_version: RUBRIC_VERSION, kind: 'pointwise',
-        label: says, score: says === 'good' ? 4 : 2, repeat, output_length: length,
+        item_id,
+        judge: { ...JUDGE },
+        rubric_version: RUBRIC_VERSION,
+        kind: 'pointwise',
+        label: says,
+        score: says === 'good' ? 4 : 2,
+        repeat,
+        output_length: length,
       });
     }
   }
@@ -41,12 +49,24 @@ export const simulateJudgments = (opts: { items?: number; pairs?: number; seed?:
     const better = r() < 0.6 ? CANDIDATE : BASELINE;
     const close = r() < 0.15;
     labels.push({ item_id, labeler: LABELER, label: better });
-    for (const order of [[BASELINE, CANDIDATE], [CANDIDATE, BASELINE]]) {
+    for (const order of [
+      [BASELINE, CANDIDATE],
+      [CANDIDATE, BASELINE],
+    ]) {
       // On a close call the judge picks whichever answer it saw first.
-      const picked = close ? order[0]! : rngFor(seed, 'pair-call', i, order[0]!)() < 0.95 ? better : order.find((v) => v !== better)!;
+      const picked = close
+        ? order[0]!
+        : rngFor(seed, 'pair-call', i, order[0]!)() < 0.95
+          ? better
+          : order.find((v) => v !== better)!;
       judgments.push({
-        item_id, judge: { ...PAIRWISE_JUDGE }, rubric_version: RUBRIC_VERSION, kind: 'pairwise',
-        order: [...order], label: picked === order[0] ? 'first' : 'second', repeat: 0,
+        item_id,
+        judge: { ...PAIRWISE_JUDGE },
+        rubric_version: RUBRIC_VERSION,
+        kind: 'pairwise',
+        order: [...order],
+        label: picked === order[0] ? 'first' : 'second',
+        repeat: 0,
       });
     }
   }

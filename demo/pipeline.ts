@@ -13,7 +13,8 @@ export interface DemoPipeline {
   settle(): Promise<void>;
 }
 
-export type DemoStage = 'dataset' | 'baseline' | 'candidate' | 'confirmation' | 'production' | 'review' | 'next-gate' | 'judges';
+export type DemoStage =
+  'dataset' | 'baseline' | 'candidate' | 'confirmation' | 'production' | 'review' | 'next-gate' | 'judges';
 
 export interface DemoProgress {
   readonly stage: DemoStage;

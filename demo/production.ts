@@ -41,7 +41,11 @@ const requestMessage = (o: Order): string =>
   `Refund request: ${o.item.toLowerCase()}, $${o.price_usd.toFixed(2)}, delivered ${o.days_since_delivery} days ago (${o.condition.replaceAll('_', ' ')}; proof: ${o.proof.replaceAll('_', ' ')}).`;
 
 /** The planted failure: the live version approves it on every attempt; the policy and the fix deny it. */
-export const findPlantedFailure = (seed = DEMO_SEED, live: AgentVersion = BASELINE, fix: AgentVersion = FIXED): string => {
+export const findPlantedFailure = (
+  seed = DEMO_SEED,
+  live: AgentVersion = BASELINE,
+  fix: AgentVersion = FIXED,
+): string => {
   const rng = rngFor(seed, 'planted-production-failure');
   for (let i = 0; i < 10_000; i++) {
     const order: Order = {
@@ -62,7 +66,12 @@ export const findPlantedFailure = (seed = DEMO_SEED, live: AgentVersion = BASELI
 
 const segmentOf = (o: Order): Segment => (o.price_usd >= MUST_NOT_BREAK_MIN_USD ? 'high_value' : 'standard');
 
-const stormOrder = (rng: Rng): Order => ({ ...randomOrder(rng), condition: 'damaged_packaging_only', proof: 'receipt', days_since_delivery: 2 + Math.floor(rng() * 10) });
+const stormOrder = (rng: Rng): Order => ({
+  ...randomOrder(rng),
+  condition: 'damaged_packaging_only',
+  proof: 'receipt',
+  days_since_delivery: 2 + Math.floor(rng() * 10),
+});
 
 /** A day of traffic for `version`, starting at `startMs`: about `perHour` requests an hour. */
 export const simulateProduction = (opts: {
@@ -94,7 +103,8 @@ export const simulateProduction = (opts: {
   for (let h = 0; h < hours; h++) {
     const storm = h >= hours - 6;
     const again = resubmissions.get(h) ?? [];
-    for (const [i, input] of again.entries()) emit(input, startMs + h * HOUR + Math.floor(((i + 0.5) / again.length) * HOUR), true);
+    for (const [i, input] of again.entries())
+      emit(input, startMs + h * HOUR + Math.floor(((i + 0.5) / again.length) * HOUR), true);
     for (let i = 0; i < perHour; i++) {
       const at = startMs + h * HOUR + Math.floor(((i + rng()) / perHour) * HOUR);
       const order = storm && rng() < 0.7 ? stormOrder(rng) : randomOrder(rng);

@@ -6,7 +6,14 @@ import { z } from 'zod';
  * either arrived damaged or defective, is missing parts, or is unopened. The three intermediate checks are made
  * in that order; the verdict is `approve` only when all three pass.
  */
-export const PROOFS = ['receipt', 'order_number', 'card_statement', 'cart_screenshot', 'other_retailer_receipt', 'none'] as const;
+export const PROOFS = [
+  'receipt',
+  'order_number',
+  'card_statement',
+  'cart_screenshot',
+  'other_retailer_receipt',
+  'none',
+] as const;
 export const CONDITIONS = [
   'arrived_damaged',
   'defective',
@@ -37,7 +44,12 @@ export type Decision = 'approve' | 'deny';
 
 export const RETURN_WINDOW_DAYS = 30;
 const VALID_PROOF: ReadonlySet<string> = new Set(['receipt', 'order_number', 'card_statement']);
-const MEETS_DAMAGE_CRITERIA: ReadonlySet<string> = new Set(['arrived_damaged', 'defective', 'missing_parts', 'unopened']);
+const MEETS_DAMAGE_CRITERIA: ReadonlySet<string> = new Set([
+  'arrived_damaged',
+  'defective',
+  'missing_parts',
+  'unopened',
+]);
 
 /** The correct answer of every check for an order. */
 export const policyChecks = (o: Order): CheckAnswers => ({
@@ -46,8 +58,7 @@ export const policyChecks = (o: Order): CheckAnswers => ({
   damage_criteria: MEETS_DAMAGE_CRITERIA.has(o.condition),
 });
 
-export const decide = (answers: CheckAnswers): Decision =>
-  CHECKS.every((c) => answers[c]) ? 'approve' : 'deny';
+export const decide = (answers: CheckAnswers): Decision => (CHECKS.every((c) => answers[c]) ? 'approve' : 'deny');
 
 /**
  * Which checks are genuinely ambiguous for this order (a human reviewer would pause): a delivery date near the

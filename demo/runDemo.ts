@@ -1,5 +1,12 @@
 import { fileURLToPath } from 'node:url';
-import { DEFAULT_REPORT_OPTIONS, evaluateGate, MUST_NOT_BREAK_TAG, versionPairs, type Comparison, type GateVerdict } from '../processors/core/index.ts';
+import {
+  DEFAULT_REPORT_OPTIONS,
+  evaluateGate,
+  MUST_NOT_BREAK_TAG,
+  versionPairs,
+  type Comparison,
+  type GateVerdict,
+} from '../processors/core/index.ts';
 import { createModuleAgent } from '../producers/runner/agents/moduleAgent.ts';
 import type { DatasetRow } from '../producers/runner/dataset.ts';
 import { exactGrader } from '../producers/runner/graders/exact.ts';
@@ -32,7 +39,13 @@ export interface DemoOptions {
 
 const agentPath = (version: AgentVersion): string => fileURLToPath(new URL(`./agents/${version}.ts`, import.meta.url));
 
-export const toRunnerRow = (r: DemoRow): DatasetRow => ({ id: r.row_id, input: r.input, expected: r.expected, tags: r.tags, expected_checks: r.expected_checks });
+export const toRunnerRow = (r: DemoRow): DatasetRow => ({
+  id: r.row_id,
+  input: r.input,
+  expected: r.expected,
+  tags: r.tags,
+  expected_checks: r.expected_checks,
+});
 
 /** Runs one version over rows through the trial runner (module agent, exact grader), recording to the log. */
 export const runVersion = async (ctx: {
@@ -53,7 +66,13 @@ export const runVersion = async (ctx: {
     return await runTrials(
       {
         rows: ctx.rows,
-        identity: { suite: DEMO_SUITE, dataset_id: DEMO_DATASET_ID, dataset_version: ctx.datasetVersion, run_id: ctx.runId, agent: { id: AGENT_ID, version: ctx.version } },
+        identity: {
+          suite: DEMO_SUITE,
+          dataset_id: DEMO_DATASET_ID,
+          dataset_version: ctx.datasetVersion,
+          run_id: ctx.runId,
+          agent: { id: AGENT_ID, version: ctx.version },
+        },
         k: ctx.k,
         ...(ctx.confirm ? { confirm: ctx.confirm } : {}),
         concurrency: ctx.concurrency,
@@ -65,7 +84,13 @@ export const runVersion = async (ctx: {
         grader: exactGrader(),
         recorder: ctx.recorder,
         ...(ctx.clock ? { clock: ctx.clock } : {}),
-        onProgress: (p) => ctx.onProgress?.({ stage: ctx.stage, label: `${ctx.version} · ${ctx.runId}`, done: p.done + p.skipped, total: p.total }),
+        onProgress: (p) =>
+          ctx.onProgress?.({
+            stage: ctx.stage,
+            label: `${ctx.version} · ${ctx.runId}`,
+            done: p.done + p.skipped,
+            total: p.total,
+          }),
       },
     );
   } finally {
@@ -85,11 +110,18 @@ export const gateFromStore = async (
   });
   const pairs = versionPairs(groups, scope.baseline, scope.candidate).both;
   const verdict = evaluateGate(
-    { baseline: scope.baseline, candidate: scope.candidate, pairs, mustNotBreak: { tag: MUST_NOT_BREAK_TAG, ids: [] }, rules: {} },
+    {
+      baseline: scope.baseline,
+      candidate: scope.candidate,
+      pairs,
+      mustNotBreak: { tag: MUST_NOT_BREAK_TAG, ids: [] },
+      rules: {},
+    },
     DEFAULT_REPORT_OPTIONS,
   );
   const comparison = verdict.comparisons[0];
-  if (!comparison) throw new Error(`no trials of both ${scope.baseline} and ${scope.candidate} on dataset ${scope.datasetVersion}`);
+  if (!comparison)
+    throw new Error(`no trials of both ${scope.baseline} and ${scope.candidate} on dataset ${scope.datasetVersion}`);
   return { verdict, comparison };
 };
 
@@ -109,7 +141,11 @@ export const gateEvent = (v: GateVerdict, scope: { datasetVersion: string }, at:
     candidate: v.candidate,
     verdict: v.verdict,
     reasons: v.rules.map((r) => ({ rule: r.rule, passed: r.passed, detail: r.detail, rows: r.rows })),
-    evidence: v.evidence.map((e) => ({ row_id: e.row_id, baseline_attempts: e.baseline_attempts, candidate_attempts: e.candidate_attempts })),
+    evidence: v.evidence.map((e) => ({
+      row_id: e.row_id,
+      baseline_attempts: e.baseline_attempts,
+      candidate_attempts: e.candidate_attempts,
+    })),
   };
 };
 

@@ -10,21 +10,31 @@ const rows = loadDemoDataset();
 const attempts = (from: number, to: number): number[] => Array.from({ length: to - from + 1 }, (_, i) => from + i);
 
 /** Verdicts of `version` on a row for the given attempts of one run (true = right). */
-const verdicts = (version: AgentVersion, row: DemoRow, run: string, nums: readonly number[], seed = DEMO_SEED): boolean[] =>
-  nums.map((a) => simulateTrial(version, row.input, [run, a], seed).output === row.expected);
+const verdicts = (
+  version: AgentVersion,
+  row: DemoRow,
+  run: string,
+  nums: readonly number[],
+  seed = DEMO_SEED,
+): boolean[] => nums.map((a) => simulateTrial(version, row.input, [run, a], seed).output === row.expected);
 const classOf = (v: readonly boolean[]): 'stable_correct' | 'stable_wrong' | 'flip' =>
   v.every(Boolean) ? 'stable_correct' : v.every((x) => !x) ? 'stable_wrong' : 'flip';
-const screen = (version: AgentVersion, row: DemoRow, seed = DEMO_SEED) => classOf(verdicts(version, row, 'run-1', attempts(1, 3), seed));
+const screen = (version: AgentVersion, row: DemoRow, seed = DEMO_SEED) =>
+  classOf(verdicts(version, row, 'run-1', attempts(1, 3), seed));
 const mean = (version: AgentVersion): number => {
   const all = rows.flatMap((r) => verdicts(version, r, 'run-1', attempts(1, 3)));
   return all.filter(Boolean).length / all.length;
 };
 const isMnb = (r: DemoRow): boolean => r.tags.includes('must_not_break');
-const isPlanted = (r: DemoRow): boolean => parseRequest(r.input).order.proof === 'cart_screenshot' && r.expected_checks.return_window === true;
+const isPlanted = (r: DemoRow): boolean =>
+  parseRequest(r.input).order.proof === 'cart_screenshot' && r.expected_checks.return_window === true;
 
 /** The seed's step 7: baseline kept right on all attempts, and the candidate failed again on its confirmation runs. */
 const confirmed = (row: DemoRow, seed = DEMO_SEED): boolean => {
-  const b = [...verdicts(BASELINE, row, 'run-1', attempts(1, 3), seed), ...verdicts(BASELINE, row, 'confirm', attempts(1, 6), seed)];
+  const b = [
+    ...verdicts(BASELINE, row, 'run-1', attempts(1, 3), seed),
+    ...verdicts(BASELINE, row, 'confirm', attempts(1, 6), seed),
+  ];
   const c = verdicts(CANDIDATE, row, 'confirm', attempts(1, 6), seed);
   return b.every(Boolean) && c.some((x) => !x);
 };
@@ -78,7 +88,9 @@ describe('the simulated agents', () => {
     expect(mean(CANDIDATE)).toBeGreaterThan(mean(BASELINE) + 0.02);
     const sc = (v: AgentVersion) => rows.filter((r) => screen(v, r) === 'stable_correct').length;
     expect(sc(CANDIDATE)).toBeGreaterThan(sc(BASELINE));
-    const regressed = rows.filter((r) => screen(BASELINE, r) === 'stable_correct' && screen(CANDIDATE, r) !== 'stable_correct');
+    const regressed = rows.filter(
+      (r) => screen(BASELINE, r) === 'stable_correct' && screen(CANDIDATE, r) !== 'stable_correct',
+    );
     const planted = rows.filter(isPlanted);
     expect(planted).toHaveLength(4);
     expect(regressed).toEqual(expect.arrayContaining(planted));
@@ -115,7 +127,12 @@ describe('simulated production traffic', () => {
   it('holds the planted failure: high value (always sampled), approved by the live version, denied by the policy and the fix', () => {
     const input = findPlantedFailure();
     const trace = traffic.find((t) => t.input === input);
-    expect(trace).toMatchObject({ segment: 'high_value', agent_version: BASELINE, output: 'approve', expected: 'deny' });
+    expect(trace).toMatchObject({
+      segment: 'high_value',
+      agent_version: BASELINE,
+      output: 'approve',
+      expected: 'deny',
+    });
     expect(SAMPLING_POLICY.segments.high_value).toBe(1);
     const row: DemoRow = { row_id: 'prod', input, expected: 'deny', expected_checks: {}, tags: [] };
     expect(classOf(verdicts(BASELINE, row, 'run-1', attempts(1, 6)))).toBe('stable_wrong');

@@ -10,7 +10,15 @@ import { DEMO_DATASET_ID, DEMO_SEED, loadDemoDataset } from './dataset/demoRow.t
 import { simulateJudgments } from './judges.ts';
 import type { DemoPipeline } from './pipeline.ts';
 import { findPlantedFailure, SAMPLING_POLICY, simulateProduction } from './production.ts';
-import { DEMO_SUITE, gateEvent, gateFromStore, PRODUCER, runVersion, toRunnerRow, type DemoOptions } from './runDemo.ts';
+import {
+  DEMO_SUITE,
+  gateEvent,
+  gateFromStore,
+  PRODUCER,
+  runVersion,
+  toRunnerRow,
+  type DemoOptions,
+} from './runDemo.ts';
 
 /**
  * The whole demo, the seed's steps in order, through the real pipeline (runner → log → processors → store):
@@ -72,15 +80,26 @@ export type DemoResult = {
     sampled: number;
     failed_sampled: number;
     repeated_inputs_that_flipped: number;
-    confirmed_failure: { trace_id: string; expected: string; output: string; row_id: string | null; dataset_version: string | null };
+    confirmed_failure: {
+      trace_id: string;
+      expected: string;
+      output: string;
+      row_id: string | null;
+      dataset_version: string | null;
+    };
   };
-  next_gate: GateSummary & { picked_up: { row_id: string; status: string | null; baseline: string | null; candidate: string | null } | null };
+  next_gate: GateSummary & {
+    picked_up: { row_id: string; status: string | null; baseline: string | null; candidate: string | null } | null;
+  };
   judges: { judgments: number; labels: number };
   events: { trials: number; traces: number };
   wall_ms: number;
 };
 
-const headline = (value: number | null | undefined, interval: Interval | null | undefined): Headline => ({ value: value ?? null, interval: interval ?? null });
+const headline = (value: number | null | undefined, interval: Interval | null | undefined): Headline => ({
+  value: value ?? null,
+  interval: interval ?? null,
+});
 
 export const versionNumbers = (g: GroupReport, k: number): VersionNumbers => ({
   agent_version: g.agent_version,
@@ -147,8 +166,26 @@ export const runDemo = async (pipeline: DemoPipeline, opts: DemoOptions = {}): P
     const mnbIds = new Set(dataset.filter((r) => r.tags.includes('must_not_break')).map((r) => r.row_id));
 
     // Steps 2–4: every row, k times, both versions.
-    const run = (version: AgentVersion, stage: 'baseline' | 'candidate' | 'next-gate', rs: readonly DatasetRow[], dv: string) =>
-      counted(runVersion({ recorder, version, rows: rs, datasetVersion: dv, runId: `${version}-${dv}-screen`, k, concurrency, stage, ...(progress ? { onProgress: progress } : {}), clock }));
+    const run = (
+      version: AgentVersion,
+      stage: 'baseline' | 'candidate' | 'next-gate',
+      rs: readonly DatasetRow[],
+      dv: string,
+    ) =>
+      counted(
+        runVersion({
+          recorder,
+          version,
+          rows: rs,
+          datasetVersion: dv,
+          runId: `${version}-${dv}-screen`,
+          k,
+          concurrency,
+          stage,
+          ...(progress ? { onProgress: progress } : {}),
+          clock,
+        }),
+      );
     await run(BASELINE, 'baseline', rows, DATASET_V1);
     await run(CANDIDATE, 'candidate', rows, DATASET_V1);
 
@@ -157,18 +194,41 @@ export const runDemo = async (pipeline: DemoPipeline, opts: DemoOptions = {}): P
     for (const j of judgments) void recorder.recordJudgment(j);
     for (const l of labels) void recorder.recordLabel(l);
     await recorder.flush();
-    progress?.({ stage: 'judges', label: 'judge calibration', done: judgments.length + labels.length, total: judgments.length + labels.length });
+    progress?.({
+      stage: 'judges',
+      label: 'judge calibration',
+      done: judgments.length + labels.length,
+      total: judgments.length + labels.length,
+    });
     await pipeline.settle();
 
     // Step 7: confirm the suspected regressions, with extra attempts on must-not-break rows.
-    const confirm = async (baseline: AgentVersion, candidate: AgentVersion, dv: string, rs: readonly DatasetRow[], mnb: ReadonlySet<string>) => {
+    const confirm = async (
+      baseline: AgentVersion,
+      candidate: AgentVersion,
+      dv: string,
+      rs: readonly DatasetRow[],
+      mnb: ReadonlySet<string>,
+    ) => {
       const screened = await gateFromStore(pipeline, { datasetVersion: dv, baseline, candidate });
       const suspects = rs.filter((r) => screened.comparison.lost_stable_correct.includes(r.id));
       if (suspects.length > 0) {
         const extra = { rows: suspects.filter((r) => mnb.has(r.id)).map((r) => r.id), extra: mnbExtra };
         for (const version of [baseline, candidate])
           await counted(
-            runVersion({ recorder, version, rows: suspects, datasetVersion: dv, runId: `confirm-${version}-${dv}`, k: confirmAttempts, confirm: extra, concurrency, stage: 'confirmation', ...(progress ? { onProgress: progress } : {}), clock }),
+            runVersion({
+              recorder,
+              version,
+              rows: suspects,
+              datasetVersion: dv,
+              runId: `confirm-${version}-${dv}`,
+              k: confirmAttempts,
+              confirm: extra,
+              concurrency,
+              stage: 'confirmation',
+              ...(progress ? { onProgress: progress } : {}),
+              clock,
+            }),
           );
         await pipeline.settle();
       }
@@ -199,7 +259,12 @@ export const runDemo = async (pipeline: DemoPipeline, opts: DemoOptions = {}): P
         }).kept === true,
     );
     await sampler.flush();
-    progress?.({ stage: 'production', label: `${kept.length} of ${traffic.length} requests sampled`, done: traffic.length, total: traffic.length });
+    progress?.({
+      stage: 'production',
+      label: `${kept.length} of ${traffic.length} requests sampled`,
+      done: traffic.length,
+      total: traffic.length,
+    });
     const flips = new Map<string, Set<string>>();
     for (const t of kept) flips.set(t.input, (flips.get(t.input) ?? new Set()).add(t.output));
 
@@ -228,7 +293,12 @@ export const runDemo = async (pipeline: DemoPipeline, opts: DemoOptions = {}): P
     const v2 = latest && latest.dataset_version !== DATASET_V1 ? latest.dataset_version : null;
     const v2Rows = v2 ? await datasetRows(pipeline.store, { dataset_id: DEMO_DATASET_ID, dataset_version: v2 }) : [];
     const fromProduction = v2Rows.find((r) => r.provenance.trace_id === trace.trace_id) ?? null;
-    progress?.({ stage: 'review', label: fromProduction ? `${fromProduction.row_id} in dataset ${v2}` : 'no new dataset version', done: 1, total: 1 });
+    progress?.({
+      stage: 'review',
+      label: fromProduction ? `${fromProduction.row_id} in dataset ${v2}` : 'no new dataset version',
+      done: 1,
+      total: 1,
+    });
 
     // The next gate runs on the new dataset version, which holds the production row: the fix (prompt-v3).
     let next: DemoResult['next_gate'];
@@ -236,22 +306,40 @@ export const runDemo = async (pipeline: DemoPipeline, opts: DemoOptions = {}): P
       const byId = new Map(dataset.map((r) => [r.row_id, r]));
       const nextRows: DatasetRow[] = v2Rows.map((r) => {
         const known = byId.get(r.row_id);
-        return known ? toRunnerRow(known) : { id: r.row_id, input: r.input, expected: r.expected ?? undefined, tags: r.tags };
+        return known
+          ? toRunnerRow(known)
+          : { id: r.row_id, input: r.input, expected: r.expected ?? undefined, tags: r.tags };
       });
       const nextMnb = new Set(v2Rows.filter((r) => r.must_not_break).map((r) => r.row_id));
       await run(BASELINE, 'next-gate', nextRows, v2);
       await run(FIXED, 'next-gate', nextRows, v2);
       await pipeline.settle();
       const second = await confirm(BASELINE, FIXED, v2, nextRows, nextMnb);
-      const row = fromProduction ? second.verdict.must_not_break.find((m) => m.row_id === fromProduction.row_id) : undefined;
+      const row = fromProduction
+        ? second.verdict.must_not_break.find((m) => m.row_id === fromProduction.row_id)
+        : undefined;
       next = {
         ...gateSummary(second.verdict, second.gate_id, v2),
         picked_up: fromProduction
-          ? { row_id: fromProduction.row_id, status: row?.status ?? null, baseline: row?.baseline.class ?? null, candidate: row?.candidate.class ?? null }
+          ? {
+              row_id: fromProduction.row_id,
+              status: row?.status ?? null,
+              baseline: row?.baseline.class ?? null,
+              candidate: row?.candidate.class ?? null,
+            }
           : null,
       };
     } else {
-      next = { gate_id: '', dataset_version: '', baseline: BASELINE, candidate: FIXED, verdict: 'fail', reasons: [], must_not_break_rows: 0, picked_up: null };
+      next = {
+        gate_id: '',
+        dataset_version: '',
+        baseline: BASELINE,
+        candidate: FIXED,
+        verdict: 'fail',
+        reasons: [],
+        must_not_break_rows: 0,
+        picked_up: null,
+      };
     }
 
     return {
@@ -280,7 +368,13 @@ export const runDemo = async (pipeline: DemoPipeline, opts: DemoOptions = {}): P
         sampled: kept.length,
         failed_sampled: kept.filter((t) => t.output !== t.expected).length,
         repeated_inputs_that_flipped: [...flips.values()].filter((s) => s.size > 1).length,
-        confirmed_failure: { trace_id: trace.trace_id, expected: trace.expected, output: trace.output, row_id: fromProduction?.row_id ?? null, dataset_version: v2 },
+        confirmed_failure: {
+          trace_id: trace.trace_id,
+          expected: trace.expected,
+          output: trace.output,
+          row_id: fromProduction?.row_id ?? null,
+          dataset_version: v2,
+        },
       },
       next_gate: next,
       judges: { judgments: judgments.length, labels: labels.length },

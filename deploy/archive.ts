@@ -13,7 +13,10 @@ import { TOPICS, type Topic } from '../schemas/topics.ts';
  * `gateHistory`). One group per topic copies them to the store, committing once they are durable; the store's
  * tables are keyed by event id, so a replay writes nothing twice.
  */
-export const ARCHIVED: ReadonlyMap<Topic, ReadonlySet<PasskEvent['type']>> = new Map<Topic, ReadonlySet<PasskEvent['type']>>([
+export const ARCHIVED: ReadonlyMap<Topic, ReadonlySet<PasskEvent['type']>> = new Map<
+  Topic,
+  ReadonlySet<PasskEvent['type']>
+>([
   [TOPICS.judgments, new Set(['JudgmentRecorded', 'LabelRecorded'])],
   [TOPICS.decisions, new Set(['GateEvaluated'])],
 ]);

@@ -77,7 +77,10 @@ export const fromEnv = (env: NodeJS.ProcessEnv): Json => {
   };
   if (env.KAFKA_BROKERS || env.SCHEMA_REGISTRY_URL)
     out.kafka = {
-      brokers: (env.KAFKA_BROKERS ?? '').split(',').map((s) => s.trim()).filter(Boolean),
+      brokers: (env.KAFKA_BROKERS ?? '')
+        .split(',')
+        .map((s) => s.trim())
+        .filter(Boolean),
       schemaRegistryUrl: env.SCHEMA_REGISTRY_URL,
       ...(env.KAFKA_PARTITIONS ? { partitions: Number(env.KAFKA_PARTITIONS) } : {}),
     };
@@ -121,18 +124,22 @@ export const fromFile = (path: string | undefined, cwd: string): Json => {
     if (error) throw new ConfigError(`${file}: not valid YAML at ${lineColOf(text, error.pos[0])}: ${error.message}`);
     const value: unknown = doc.toJS();
     if (value === null || value === undefined) return {};
-    if (typeof value !== 'object' || Array.isArray(value)) throw new ConfigError(`${file}: the configuration must be a mapping of settings`);
+    if (typeof value !== 'object' || Array.isArray(value))
+      throw new ConfigError(`${file}: the configuration must be a mapping of settings`);
     return value as Json;
   }
   try {
     const value: unknown = JSON.parse(text);
-    if (typeof value !== 'object' || value === null || Array.isArray(value)) throw new ConfigError(`${file}: the configuration must be a JSON object`);
+    if (typeof value !== 'object' || value === null || Array.isArray(value))
+      throw new ConfigError(`${file}: the configuration must be a JSON object`);
     return value as Json;
   } catch (e) {
     if (e instanceof ConfigError) throw e;
     // JSON.parse's message gives no line; the YAML parser in JSON mode finds where the text goes wrong
     const error = parseDocument(text, { schema: 'json', prettyErrors: false }).errors[0];
-    throw new ConfigError(`${file}: not valid JSON${error ? ` at ${lineColOf(text, error.pos[0])}` : ''} (${(e as Error).message})`);
+    throw new ConfigError(
+      `${file}: not valid JSON${error ? ` at ${lineColOf(text, error.pos[0])}` : ''} (${(e as Error).message})`,
+    );
   }
 };
 
@@ -160,7 +167,11 @@ export const loadConfig = (
   cwd: string = process.cwd(),
 ): PasskConfig => {
   const file = fromFile(flags.config ?? env.PASSK_CONFIG, cwd);
-  const fromFlags: Json = { backend: flags.backend, dataDir: flags.dataDir, judge: { url: flags.judgeUrl, model: flags.judgeModel } };
+  const fromFlags: Json = {
+    backend: flags.backend,
+    dataDir: flags.dataDir,
+    judge: { url: flags.judgeUrl, model: flags.judgeModel },
+  };
   const result = PasskConfig.safeParse(merge(file, fromEnv(env), fromFlags));
   if (!result.success)
     throw new ConfigError(

@@ -19,11 +19,17 @@ describe('loadConfig', () => {
     writeFileSync(join(cwd, 'passk.config.json'), JSON.stringify({ dataDir: 'from-file', maxEventBytes: 42 }));
     expect(loadConfig({}, {}, cwd).dataDir).toBe(join(cwd, 'from-file'));
     expect(loadConfig({}, { PASSK_DATA_DIR: 'from-env' }, cwd).dataDir).toBe(join(cwd, 'from-env'));
-    expect(loadConfig({ dataDir: 'from-flag' }, { PASSK_DATA_DIR: 'from-env' }, cwd).dataDir).toBe(join(cwd, 'from-flag'));
+    expect(loadConfig({ dataDir: 'from-flag' }, { PASSK_DATA_DIR: 'from-env' }, cwd).dataDir).toBe(
+      join(cwd, 'from-flag'),
+    );
     expect(loadConfig({}, {}, cwd).maxEventBytes).toBe(42);
   });
   it('selects Kafka from env', () => {
-    const c = loadConfig({}, { PASSK_BACKEND: 'kafka', KAFKA_BROKERS: 'a:1,b:2', SCHEMA_REGISTRY_URL: 'http://r:8080/apis/ccompat/v7' }, dir());
+    const c = loadConfig(
+      {},
+      { PASSK_BACKEND: 'kafka', KAFKA_BROKERS: 'a:1,b:2', SCHEMA_REGISTRY_URL: 'http://r:8080/apis/ccompat/v7' },
+      dir(),
+    );
     expect(c.backend).toBe('kafka');
     expect(c.kafka?.brokers).toEqual(['a:1', 'b:2']);
     expect(c.kafka?.partitions).toBe(4);
@@ -40,13 +46,37 @@ describe('loadConfig', () => {
     expect(loadConfig({}, {}, cwd).judge).toEqual({});
     writeFileSync(
       join(cwd, 'passk.config.json'),
-      JSON.stringify({ judge: { url: 'http://file:8000/v1', model: 'file-model', apiKey: 'file-key', timeoutMs: 5000 } }),
+      JSON.stringify({
+        judge: { url: 'http://file:8000/v1', model: 'file-model', apiKey: 'file-key', timeoutMs: 5000 },
+      }),
     );
-    expect(loadConfig({}, {}, cwd).judge).toEqual({ url: 'http://file:8000/v1', model: 'file-model', apiKey: 'file-key', timeoutMs: 5000 });
-    const env = { PASSK_JUDGE_URL: 'http://env:8000/v1', PASSK_JUDGE_API_KEY: 'env-key', PASSK_JUDGE_TIMEOUT_MS: '9000' };
-    expect(loadConfig({}, env, cwd).judge).toEqual({ url: 'http://env:8000/v1', model: 'file-model', apiKey: 'env-key', timeoutMs: 9000 });
-    expect(loadConfig({ judgeModel: 'flag-model' }, env, cwd).judge).toEqual({ url: 'http://env:8000/v1', model: 'flag-model', apiKey: 'env-key', timeoutMs: 9000 });
-    expect(loadConfig({ judgeUrl: 'http://flag:1/v1', judgeModel: 'flag-model' }, { PASSK_JUDGE_MODEL: 'env-model' }, cwd).judge).toMatchObject({ url: 'http://flag:1/v1', model: 'flag-model', apiKey: 'file-key' });
+    expect(loadConfig({}, {}, cwd).judge).toEqual({
+      url: 'http://file:8000/v1',
+      model: 'file-model',
+      apiKey: 'file-key',
+      timeoutMs: 5000,
+    });
+    const env = {
+      PASSK_JUDGE_URL: 'http://env:8000/v1',
+      PASSK_JUDGE_API_KEY: 'env-key',
+      PASSK_JUDGE_TIMEOUT_MS: '9000',
+    };
+    expect(loadConfig({}, env, cwd).judge).toEqual({
+      url: 'http://env:8000/v1',
+      model: 'file-model',
+      apiKey: 'env-key',
+      timeoutMs: 9000,
+    });
+    expect(loadConfig({ judgeModel: 'flag-model' }, env, cwd).judge).toEqual({
+      url: 'http://env:8000/v1',
+      model: 'flag-model',
+      apiKey: 'env-key',
+      timeoutMs: 9000,
+    });
+    expect(
+      loadConfig({ judgeUrl: 'http://flag:1/v1', judgeModel: 'flag-model' }, { PASSK_JUDGE_MODEL: 'env-model' }, cwd)
+        .judge,
+    ).toMatchObject({ url: 'http://flag:1/v1', model: 'flag-model', apiKey: 'file-key' });
     expect(loadConfig({}, { PASSK_JUDGE_MODEL: 'env-model' }, cwd).judge.model).toBe('env-model');
   });
   it('names a bad judge field', () => {
@@ -66,7 +96,10 @@ describe('loadConfig', () => {
   });
   it('reads passk.config.yaml when there is no passk.config.json, with the same precedence', () => {
     const cwd = dir();
-    writeFileSync(join(cwd, 'passk.config.yaml'), 'dataDir: from-yaml\nmaxEventBytes: 4096\njudge:\n  url: http://127.0.0.1:1/v1\n  model: m\n');
+    writeFileSync(
+      join(cwd, 'passk.config.yaml'),
+      'dataDir: from-yaml\nmaxEventBytes: 4096\njudge:\n  url: http://127.0.0.1:1/v1\n  model: m\n',
+    );
     const c = loadConfig({}, {}, cwd);
     expect([c.dataDir, c.maxEventBytes, c.judge?.model]).toEqual([join(cwd, 'from-yaml'), 4096, 'm']);
     expect(loadConfig({}, { PASSK_MAX_EVENT_BYTES: '7' }, cwd).maxEventBytes).toBe(7);
@@ -79,7 +112,9 @@ describe('loadConfig', () => {
     writeFileSync(join(cwd, 'team.yml'), 'backend: embedded\ndataDir: [unclosed\n');
     expect(() => loadConfig({ config: 'team.yml' }, {}, cwd)).toThrow(/team\.yml: not valid YAML at line \d/);
     writeFileSync(join(cwd, 'list.yaml'), '- a\n- b\n');
-    expect(() => loadConfig({ config: 'list.yaml' }, {}, cwd)).toThrow(/list\.yaml: the configuration must be a mapping/);
+    expect(() => loadConfig({ config: 'list.yaml' }, {}, cwd)).toThrow(
+      /list\.yaml: the configuration must be a mapping/,
+    );
     expect(() => loadConfig({ config: 'missing.yaml' }, {}, cwd)).toThrow(ConfigError);
   });
 });

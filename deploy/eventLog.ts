@@ -10,13 +10,17 @@ import type { PasskConfig } from './config.ts';
  * SCHEMA_REGISTRY_URL).
  */
 export const openEventLog = async (config: PasskConfig, opts: { namespace?: string } = {}): Promise<EventLog> => {
-  if (config.backend === 'embedded') return createEmbeddedEventLog({ dataDir: config.dataDir, maxEventBytes: config.maxEventBytes });
+  if (config.backend === 'embedded')
+    return createEmbeddedEventLog({ dataDir: config.dataDir, maxEventBytes: config.maxEventBytes });
   const k = config.kafka;
   if (!k) throw new Error('PASSK_BACKEND=kafka needs KAFKA_BROKERS and SCHEMA_REGISTRY_URL');
   return createKafkaEventLog({
     kafka: new Kafka({ clientId: k.clientId, brokers: k.brokers, logLevel: logLevel.WARN }),
     // ajv (inside the registry client) is told the union types zod emits are fine
-    registry: new SchemaRegistry({ host: k.schemaRegistryUrl, clientId: k.clientId }, { [SchemaType.JSON]: { allowUnionTypes: true } }),
+    registry: new SchemaRegistry(
+      { host: k.schemaRegistryUrl, clientId: k.clientId },
+      { [SchemaType.JSON]: { allowUnionTypes: true } },
+    ),
     maxEventBytes: config.maxEventBytes,
     partitions: k.partitions,
     replicationFactor: k.replicationFactor,

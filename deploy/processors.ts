@@ -117,7 +117,17 @@ export const storeEventSink = (sink: ClickHouseRowSink): EventSink => ({
   },
 });
 /** Event types with a table of their own in the store; the processors' bookkeeping events have none. */
-const STORED = new Set<PasskEvent['type']>(['TrialRecorded', 'TraceSampled', 'DatasetRowUpserted', 'FailureConfirmed', 'GateEvaluated', 'RowStateChanged', 'RunFinished', 'JudgmentRecorded', 'LabelRecorded']);
+const STORED = new Set<PasskEvent['type']>([
+  'TrialRecorded',
+  'TraceSampled',
+  'DatasetRowUpserted',
+  'FailureConfirmed',
+  'GateEvaluated',
+  'RowStateChanged',
+  'RunFinished',
+  'JudgmentRecorded',
+  'LabelRecorded',
+]);
 const noTrialSink: TrialSink = { writeTrials: async () => {} };
 const noEventSink: EventSink = { writeEvents: async () => {}, writeWindows: async () => {} };
 
@@ -131,7 +141,9 @@ const allIdle = (probes: (() => Promise<boolean>)[], expected: number, stop: Pro
     merge(
       stopped$(stop),
       interval(100).pipe(
-        exhaustMap(async () => probes.length === expected && (await Promise.all(probes.map((p) => p()))).every(Boolean)),
+        exhaustMap(
+          async () => probes.length === expected && (await Promise.all(probes.map((p) => p()))).every(Boolean),
+        ),
         scan((inARow, idle) => (idle ? inARow + 1 : 0), 0),
         filter((inARow) => inARow >= 2),
       ),
@@ -140,7 +152,10 @@ const allIdle = (probes: (() => Promise<boolean>)[], expected: number, stop: Pro
   );
 
 /** Starts the processors against the configured backend: config → event log + store → topologies. */
-export const startProcessors = async (config: PasskConfig, opts: StartProcessorsOptions = {}): Promise<ProcessorsRun> => {
+export const startProcessors = async (
+  config: PasskConfig,
+  opts: StartProcessorsOptions = {},
+): Promise<ProcessorsRun> => {
   const log = opts.log ?? (await openEventLog(config));
   let store: Store | undefined;
   let sink: ClickHouseRowSink | undefined;
@@ -194,14 +209,31 @@ export const startProcessors = async (config: PasskConfig, opts: StartProcessors
     opts.onDecision?.(p);
   });
   const datasets$ = only.has('datasets') ? datasetTopology(ports, common).pipe(decided) : EMPTY;
-  const gates$ = only.has('gates') ? gateTopology(ports, { ...common, partitionOf, ...(opts.minAttempts ? { minAttempts: opts.minAttempts } : {}) }).pipe(decided) : EMPTY;
+  const gates$ = only.has('gates')
+    ? gateTopology(ports, {
+        ...common,
+        partitionOf,
+        ...(opts.minAttempts ? { minAttempts: opts.minAttempts } : {}),
+      }).pipe(decided)
+    : EMPTY;
   const windows$ = only.has('windows')
-    ? windowTopology(ports, { ...common, ...(opts.maxWaitMs !== undefined ? { maxWaitMs: opts.maxWaitMs } : {}), ...(opts.allowedLatenessMs !== undefined ? { allowedLatenessMs: opts.allowedLatenessMs } : {}) }).pipe(decided)
+    ? windowTopology(ports, {
+        ...common,
+        ...(opts.maxWaitMs !== undefined ? { maxWaitMs: opts.maxWaitMs } : {}),
+        ...(opts.allowedLatenessMs !== undefined ? { allowedLatenessMs: opts.allowedLatenessMs } : {}),
+      }).pipe(decided)
     : EMPTY;
-  const archive$ = only.has('archive') && sink
-    ? merge(...[...ARCHIVED.keys()].map((topic) => archiveTopology({ source: log, sink: storeEventSink(sink) }, { ...common, topic })))
-    : EMPTY;
-  const done = lastValueFrom(merge(trials$, datasets$, gates$, windows$, archive$.pipe(ignoreElements())), { defaultValue: undefined })
+  const archive$ =
+    only.has('archive') && sink
+      ? merge(
+          ...[...ARCHIVED.keys()].map((topic) =>
+            archiveTopology({ source: log, sink: storeEventSink(sink) }, { ...common, topic }),
+          ),
+        )
+      : EMPTY;
+  const done = lastValueFrom(merge(trials$, datasets$, gates$, windows$, archive$.pipe(ignoreElements())), {
+    defaultValue: undefined,
+  })
     .then(() => totals)
     .finally(async () => {
       await sink?.close().catch(() => {});
@@ -210,7 +242,13 @@ export const startProcessors = async (config: PasskConfig, opts: StartProcessors
     });
   // caughtUp() also gives up when the run ends on its own (an error): then it rethrows that error
   let failure: { error: unknown } | undefined;
-  const ended = Promise.race([stopped, done.then(() => {}, (error: unknown) => void (failure = { error }))]);
+  const ended = Promise.race([
+    stopped,
+    done.then(
+      () => {},
+      (error: unknown) => void (failure = { error }),
+    ),
+  ]);
   const caughtUp = async () => {
     await allIdle(probes, groups, ended);
     if (failure) throw failure.error;

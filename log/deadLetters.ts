@@ -30,7 +30,11 @@ export const toDeadLetterRecord = (d: DeadLetter): DeadLetterRecord => ({
   },
 });
 
-export const fromDeadLetterRecord = (r: { key: string; value: Uint8Array; headers: Record<string, string | undefined> }): DeadLetter => ({
+export const fromDeadLetterRecord = (r: {
+  key: string;
+  value: Uint8Array;
+  headers: Record<string, string | undefined>;
+}): DeadLetter => ({
   source: {
     topic: r.headers[DLQ_HEADERS.topic] ?? '',
     partition: Number(r.headers[DLQ_HEADERS.partition] ?? -1),
@@ -71,7 +75,11 @@ export const decodeRecords = async (
       events.push({ topic: r.topic, partition: r.partition, offset: r.offset, key: r.key, event });
     } catch (e) {
       if (!(e instanceof InvalidEvent)) throw e;
-      dead.push({ source: { topic: r.topic, partition: r.partition, offset: r.offset, key: r.key }, value: r.value, reason: e.reason });
+      dead.push({
+        source: { topic: r.topic, partition: r.partition, offset: r.offset, key: r.key },
+        value: r.value,
+        reason: e.reason,
+      });
     }
   }
   return { events, dead };

@@ -10,10 +10,13 @@ export class CommitRejected extends PipelineError {
     readonly partitions: readonly { topic: string; partition: number }[],
     cause?: unknown,
   ) {
-    super(`commit rejected: partitions no longer owned by this consumer: ${partitions.map((p) => `${p.topic}[${p.partition}]`).join(', ')}`, {
-      retriable: false,
-      cause,
-    });
+    super(
+      `commit rejected: partitions no longer owned by this consumer: ${partitions.map((p) => `${p.topic}[${p.partition}]`).join(', ')}`,
+      {
+        retriable: false,
+        cause,
+      },
+    );
   }
 }
 

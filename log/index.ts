@@ -1,7 +1,12 @@
 /** Event-log adapters: the embedded SQLite log and Kafka with a schema registry. */
 export { createEmbeddedEventLog, type EmbeddedEventLogOptions } from './embedded/embeddedLog.ts';
 export { createKafkaEventLog, type KafkaEventLogOptions } from './kafka/kafkaLog.ts';
-export { createRegistryCodec, registerJsonSchema, registeredSchemaOf, type RegistryCodec } from './kafka/registryCodec.ts';
+export {
+  createRegistryCodec,
+  registerJsonSchema,
+  registeredSchemaOf,
+  type RegistryCodec,
+} from './kafka/registryCodec.ts';
 export { CommitRejected, ConsumerMisuse, LogRejected, SchemaRejected } from './errors.ts';
 export { DLQ_HEADERS } from './deadLetters.ts';
 export { partitionOf } from './partitioner.ts';

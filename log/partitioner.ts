@@ -40,6 +40,7 @@ export const murmur2 = (data: Uint8Array): number => {
 };
 
 export const partitionOf = (key: string, partitions: number): number => {
-  if (!Number.isInteger(partitions) || partitions < 1) throw new RangeError(`partitions must be a positive integer, got ${partitions}`);
+  if (!Number.isInteger(partitions) || partitions < 1)
+    throw new RangeError(`partitions must be a positive integer, got ${partitions}`);
   return (murmur2(encoder.encode(key)) & 0x7fffffff) % partitions;
 };

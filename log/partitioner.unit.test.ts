@@ -8,7 +8,17 @@ const kafkajsMurmur2 = require('kafkajs/src/producer/partitioners/default/murmur
 
 describe('partitionOf', () => {
   it('hashes exactly like kafkajs DefaultPartitioner (Java client murmur2)', () => {
-    const keys = ['', 'a', 'ab', 'abc', 'abcd', 'abcde', 'suite\u001frow-17', 'ünïcødé ✓', ...Array.from({ length: 500 }, (_, i) => `key-${i * 7919}`)];
+    const keys = [
+      '',
+      'a',
+      'ab',
+      'abc',
+      'abcd',
+      'abcde',
+      'suite\u001frow-17',
+      'ünïcødé ✓',
+      ...Array.from({ length: 500 }, (_, i) => `key-${i * 7919}`),
+    ];
     for (const key of keys) expect(murmur2(Buffer.from(key)), key).toBe(kafkajsMurmur2(Buffer.from(key)));
   });
 

@@ -14,7 +14,11 @@ export interface ReadLogOptions {
  * (nothing committed) reads from the beginning up to the high watermarks taken at the start.
  * Producers use it to skip what is already recorded (imports, resumed runs).
  */
-export const readLog = async (source: EventSource, opts: ReadLogOptions, visit: (e: LogEvent) => void): Promise<number> => {
+export const readLog = async (
+  source: EventSource,
+  opts: ReadLogOptions,
+  visit: (e: LogEvent) => void,
+): Promise<number> => {
   const consumer = await source.consumer({
     groupId: `passk-reader-${process.pid}-${randomBytes(6).toString('hex')}`,
     topics: opts.topics,
@@ -31,7 +35,15 @@ export const readLog = async (source: EventSource, opts: ReadLogOptions, visit: 
     while (due.size > 0) {
       let timer: NodeJS.Timeout | undefined;
       const idle = new Promise<never>((_, reject) => {
-        timer = setTimeout(() => reject(new BackendUnavailable(`the event log sent nothing for ${idleMs} ms while reading ${[...due.keys()].join(', ')}`)), idleMs);
+        timer = setTimeout(
+          () =>
+            reject(
+              new BackendUnavailable(
+                `the event log sent nothing for ${idleMs} ms while reading ${[...due.keys()].join(', ')}`,
+              ),
+            ),
+          idleMs,
+        );
       });
       const next = await Promise.race([iterator.next(), idle]).finally(() => clearTimeout(timer));
       if (next.done) break;

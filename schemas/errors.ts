@@ -22,7 +22,11 @@ export class InvalidEvent extends PipelineError {
 
 /** An event larger than the configured maximum; refused at publish, never truncated. */
 export class EventTooLarge extends PipelineError {
-  constructor(readonly size: number, readonly max: number, readonly topic: string) {
+  constructor(
+    readonly size: number,
+    readonly max: number,
+    readonly topic: string,
+  ) {
     super(`event of ${size} bytes exceeds the maximum of ${max} bytes for topic ${topic}`, { retriable: false });
   }
 }
@@ -40,7 +44,11 @@ export class InputError extends Error {
     message: string,
     readonly where: { file?: string; line?: number; field?: string } = {},
   ) {
-    const at = [where.file, where.line === undefined ? undefined : `line ${where.line}`, where.field && `field ${where.field}`]
+    const at = [
+      where.file,
+      where.line === undefined ? undefined : `line ${where.line}`,
+      where.field && `field ${where.field}`,
+    ]
       .filter(Boolean)
       .join(', ');
     super(at ? `${at}: ${message}` : message);

@@ -43,7 +43,9 @@ describe('JSON Schema generation', () => {
     const schema = jsonSchemaOf(type) as { type: string; required: string[]; title: string };
     expect(schema.type).toBe('object');
     expect(schema.title).toBe(type);
-    expect(schema.required).toEqual(expect.arrayContaining(['event_id', 'type', 'schema_version', 'occurred_at', 'producer']));
+    expect(schema.required).toEqual(
+      expect.arrayContaining(['event_id', 'type', 'schema_version', 'occurred_at', 'producer']),
+    );
   });
   it('gives each event its own subject on its topic', () => {
     expect(subjectOf('TrialRecorded')).toBe('passk.trials-TrialRecorded');

@@ -1,7 +1,13 @@
 import { InvalidArgumentError, type Command } from 'commander';
 import { storeTarget } from '../../deploy/store.ts';
 import { InputError } from '../../schemas/errors.ts';
-import { checkConsistency, type ConsistencyReport, type RowDifference, type VersionCheck, type VersionNumbers } from '../../sinks/clickhouse/index.ts';
+import {
+  checkConsistency,
+  type ConsistencyReport,
+  type RowDifference,
+  type VersionCheck,
+  type VersionNumbers,
+} from '../../sinks/clickhouse/index.ts';
 import { heading, list, table, text, type Block, type Cell } from '../format/doc.ts';
 import { pct } from '../format/numbers.ts';
 import { renderJson, renderTerminal } from '../format/render.ts';
@@ -18,7 +24,11 @@ const suiteName = (v: string): string => {
 const SOURCES = ['from_trials', 'from_row_state', 'from_summaries'] as const;
 
 /** One number of a version as the sources give it: once when they agree, else each source's value. */
-const compared = (v: VersionCheck, sources: readonly (typeof SOURCES)[number][], pick: (x: Exclude<VersionNumbers, { invalid: unknown }>) => string): Cell => {
+const compared = (
+  v: VersionCheck,
+  sources: readonly (typeof SOURCES)[number][],
+  pick: (x: Exclude<VersionNumbers, { invalid: unknown }>) => string,
+): Cell => {
   const values = sources.map((s) => {
     const x = v[s];
     return x === null || x === undefined ? 'missing' : 'invalid' in x ? 'invalid' : pick(x);
@@ -29,8 +39,10 @@ const compared = (v: VersionCheck, sources: readonly (typeof SOURCES)[number][],
 
 const rowLine = (d: RowDifference): string => {
   const where = `${d.suite} · ${d.dataset_version} · ${d.agent_version} · ${d.row_id}`;
-  if (d.in_trials !== 1) return `${where}: in row_state only (n ${d.state_n}, c ${d.state_c}, ungraded ${d.state_ungraded})`;
-  if (d.in_row_state !== 1) return `${where}: in trials only (n ${d.trials_n}, c ${d.trials_c}, ungraded ${d.trials_ungraded})`;
+  if (d.in_trials !== 1)
+    return `${where}: in row_state only (n ${d.state_n}, c ${d.state_c}, ungraded ${d.state_ungraded})`;
+  if (d.in_row_state !== 1)
+    return `${where}: in trials only (n ${d.trials_n}, c ${d.trials_c}, ungraded ${d.trials_ungraded})`;
   const counts = `trials n ${d.trials_n}, c ${d.trials_c}, ungraded ${d.trials_ungraded}; row_state n ${d.state_n}, c ${d.state_c}, ungraded ${d.state_ungraded}`;
   return `${where}: ${counts}${d.same_attempts === 1 ? '' : '; attempt ids differ'}`;
 };
@@ -40,10 +52,21 @@ const reportBlocks = (r: ConsistencyReport, where: string): Block[] => {
   const sources = r.summaries ? SOURCES : SOURCES.slice(0, 2);
   const names = r.summaries ? 'trials / row_state / version_summaries' : 'trials / row_state';
   const blocks: Block[] = [heading(`Consistency of ${where}: ${names}`)];
-  if (r.checked.length === 0) return [...blocks, text('nothing to check: the store holds no trials, row states or summaries', 'dim')];
+  if (r.checked.length === 0)
+    return [...blocks, text('nothing to check: the store holds no trials, row states or summaries', 'dim')];
   blocks.push(
     table(
-      ['suite', 'dataset version', 'agent version', 'rows', 'graded trials', 'passes', 'ungraded', 'mean accuracy', 'status'],
+      [
+        'suite',
+        'dataset version',
+        'agent version',
+        'rows',
+        'graded trials',
+        'passes',
+        'ungraded',
+        'mean accuracy',
+        'status',
+      ],
       r.checked.map((v) => [
         v.suite,
         v.dataset_version,
@@ -60,13 +83,17 @@ const reportBlocks = (r: ConsistencyReport, where: string): Block[] => {
   if (r.versions.some((v) => !v.ok)) blocks.push(text(`where the sources differ, cells show ${names}`, 'dim'));
   if (r.differences.length > 0) {
     const shown = r.differences.slice(0, 50).map(rowLine);
-    if (r.differences.length > shown.length) shown.push(`… and ${r.differences.length - shown.length} more (--json lists them all)`);
+    if (r.differences.length > shown.length)
+      shown.push(`… and ${r.differences.length - shown.length} more (--json lists them all)`);
     blocks.push(list(`Rows where trials and row_state differ (${r.differences.length})`, shown, 'bad'));
   }
   blocks.push(
     r.ok
       ? text(`consistent: ${r.rows} rows in ${r.checked.length} versions`, 'good')
-      : text(`NOT consistent: ${r.differences.length} of ${r.rows} rows and ${r.versions.length} of ${r.checked.length} versions differ`, 'bad'),
+      : text(
+          `NOT consistent: ${r.differences.length} of ${r.rows} rows and ${r.versions.length} of ${r.checked.length} versions differ`,
+          'bad',
+        ),
   );
   return blocks;
 };
@@ -76,8 +103,8 @@ export const checkCommand = (program: Command): void => {
     .command('check')
     .summary('check the store: metrics from the raw trials equal the row state and the version summaries')
     .description(
-      'Recomputes in SQL, from the raw trials, each row\'s graded attempts, passes and ungraded\n' +
-        'attempts, and compares them with the processors\' row state; then compares each version\'s\n' +
+      "Recomputes in SQL, from the raw trials, each row's graded attempts, passes and ungraded\n" +
+        "attempts, and compares them with the processors' row state; then compares each version's\n" +
         'numbers (mean accuracy, pass@k, pass^k, flip rate, classes, ungraded) from the trials, the\n' +
         'row state and the version summaries. Runs on the configured store: embedded chDB in\n' +
         '<data-dir>/store, or the server of CLICKHOUSE_URL. See docs/store.md.',
@@ -101,11 +128,20 @@ Exit codes: 0 consistent, 1 not consistent, 2 bad input (a flag, or a suite the 
     .action(async (flags: CheckFlags, cmd: Command) => {
       await withStore(cmd, async (store, config) => {
         const target = storeTarget(config);
-        const report = await checkConsistency(store.client, { ...(flags.suite ? { suite: flags.suite } : {}), summaries: flags.summaries });
+        const report = await checkConsistency(store.client, {
+          ...(flags.suite ? { suite: flags.suite } : {}),
+          summaries: flags.summaries,
+        });
         if (flags.suite && report.checked.length === 0)
-          throw new InputError(`the store holds no trials, row states or summaries of suite "${flags.suite}"`, { field: '--suite' });
+          throw new InputError(`the store holds no trials, row states or summaries of suite "${flags.suite}"`, {
+            field: '--suite',
+          });
         const where = target.kind === 'embedded' ? target.path : target.url;
-        process.stdout.write(flags.json ? renderJson({ store: where, database: store.database, ...report }) : renderTerminal(reportBlocks(report, where)));
+        process.stdout.write(
+          flags.json
+            ? renderJson({ store: where, database: store.database, ...report })
+            : renderTerminal(reportBlocks(report, where)),
+        );
         process.exitCode = report.ok ? EXIT.ok : EXIT.failed;
       });
     });

@@ -4,9 +4,22 @@ import { InputError } from '../../schemas/errors.ts';
 import { compareBlocks } from '../format/compareDoc.ts';
 import { text } from '../format/doc.ts';
 import { renderJson, renderMarkdown, renderTerminal } from '../format/render.ts';
-import { addOfflineOptions, collect, loadGroups, outputFormat, positiveInt, reportOptions, type OfflineFlags } from './offlineOptions.ts';
+import {
+  addOfflineOptions,
+  collect,
+  loadGroups,
+  outputFormat,
+  positiveInt,
+  reportOptions,
+  type OfflineFlags,
+} from './offlineOptions.ts';
 
-export type CompareFlags = OfflineFlags & { baseline: string; candidate: string; screenAttempts?: number; confirmationRun?: string[] };
+export type CompareFlags = OfflineFlags & {
+  baseline: string;
+  candidate: string;
+  screenAttempts?: number;
+  confirmationRun?: string[];
+};
 
 /** Adds the options `compare` and `gate` share: the two versions and how confirmation attempts are told apart. */
 export const addCompareOptions = (cmd: Command): Command =>
@@ -14,8 +27,16 @@ export const addCompareOptions = (cmd: Command): Command =>
     cmd
       .requiredOption('--baseline <version>', 'agent version running today')
       .requiredOption('--candidate <version>', 'agent version being evaluated')
-      .option('--screen-attempts <n>', 'planned attempts per row; later ones are confirmation attempts (default: the most common count per row)', positiveInt('--screen-attempts'))
-      .option('--confirmation-run <run_id>', 'a run of confirmation attempts (repeatable); run ids starting with "confirm" always are', collect),
+      .option(
+        '--screen-attempts <n>',
+        'planned attempts per row; later ones are confirmation attempts (default: the most common count per row)',
+        positiveInt('--screen-attempts'),
+      )
+      .option(
+        '--confirmation-run <run_id>',
+        'a run of confirmation attempts (repeatable); run ids starting with "confirm" always are',
+        collect,
+      ),
   );
 
 export const compareOptions = (f: CompareFlags) => ({
@@ -28,8 +49,15 @@ export const compareOptions = (f: CompareFlags) => ({
 export const pairVersions = (groups: readonly Group[], f: CompareFlags): VersionPairs => {
   if (f.baseline === f.candidate) throw new InputError('--baseline and --candidate must differ');
   const pairs = versionPairs(groups, f.baseline, f.candidate);
-  for (const [flag, v] of [['--baseline', f.baseline], ['--candidate', f.candidate]] as const)
-    if (!pairs.versions.includes(v)) throw new InputError(`${flag} ${v}: no trials of this agent version; versions in the files: ${pairs.versions.join(', ')}`, { field: flag });
+  for (const [flag, v] of [
+    ['--baseline', f.baseline],
+    ['--candidate', f.candidate],
+  ] as const)
+    if (!pairs.versions.includes(v))
+      throw new InputError(
+        `${flag} ${v}: no trials of this agent version; versions in the files: ${pairs.versions.join(', ')}`,
+        { field: flag },
+      );
   return pairs;
 };
 
@@ -63,13 +91,24 @@ Exit codes: 0 ok (a regression is reported, not an error; use passk gate to fail
       const format = outputFormat(flags);
       const pairs = pairVersions(await loadGroups(files, flags), flags);
       if (pairs.both.length === 0)
-        throw new InputError(`no suite and dataset version has trials of both ${flags.baseline} and ${flags.candidate}`);
+        throw new InputError(
+          `no suite and dataset version has trials of both ${flags.baseline} and ${flags.candidate}`,
+        );
       const comparisons = pairs.both.map((p) => compareVersions(p, compareOptions(flags)));
-      const unpaired = pairs.oneSided.map((p) => ({ suite: p.suite, dataset_version: p.dataset_version, only: p.baseline.rows.size > 0 ? flags.baseline : flags.candidate }));
-      if (format === 'json') return void process.stdout.write(renderJson({ baseline: flags.baseline, candidate: flags.candidate, comparisons, unpaired }));
+      const unpaired = pairs.oneSided.map((p) => ({
+        suite: p.suite,
+        dataset_version: p.dataset_version,
+        only: p.baseline.rows.size > 0 ? flags.baseline : flags.candidate,
+      }));
+      if (format === 'json')
+        return void process.stdout.write(
+          renderJson({ baseline: flags.baseline, candidate: flags.candidate, comparisons, unpaired }),
+        );
       const blocks = [
         ...comparisons.flatMap(compareBlocks),
-        ...unpaired.map((u) => text(`Not compared: ${u.suite} (${u.dataset_version}) has trials of ${u.only} only.`, 'warn')),
+        ...unpaired.map((u) =>
+          text(`Not compared: ${u.suite} (${u.dataset_version}) has trials of ${u.only} only.`, 'warn'),
+        ),
       ];
       process.stdout.write(format === 'markdown' ? renderMarkdown(blocks) : renderTerminal(blocks));
     });

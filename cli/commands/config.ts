@@ -27,7 +27,11 @@ const has = (layer: Record<string, unknown>, key: string): boolean => {
  * The effective configuration, one line per setting, with the layer it came from: flags win over the environment,
  * the environment over the config file, the file over the defaults (the order `loadConfig` merges them in).
  */
-export const effectiveConfig = (flags: { config?: string; backend?: string; dataDir?: string }, env: NodeJS.ProcessEnv, cwd: string) => {
+export const effectiveConfig = (
+  flags: { config?: string; backend?: string; dataDir?: string },
+  env: NodeJS.ProcessEnv,
+  cwd: string,
+) => {
   const config = loadConfig(flags, env, cwd);
   const file = fromFile(flags.config ?? env.PASSK_CONFIG, cwd);
   const envLayer = fromEnv(env);
@@ -66,7 +70,10 @@ Exit codes: 0 ok, 2 invalid configuration (the setting is named).`,
       process.stdout.write(
         renderTerminal([
           text(`config file: ${result.file ?? 'none'}`, 'dim'),
-          table(['setting', 'value', 'from'], result.settings.map((s) => [s.key, show(s.value), s.source])),
+          table(
+            ['setting', 'value', 'from'],
+            result.settings.map((s) => [s.key, show(s.value), s.source]),
+          ),
         ]),
       );
     });

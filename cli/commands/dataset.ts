@@ -45,7 +45,15 @@ Exit codes: 0 ok, 2 bad input (an unknown dataset or version), 3 the store is un
           heading(`dataset ${flags.dataset}`),
           table(
             ['#', 'version', 'first seen', 'changed rows', 'rows', 'must-not-break', 'from production'],
-            versions.map((v, i) => [String(i + 1), v.dataset_version, new Date(v.first_at).toISOString(), String(v.changed_rows), String(v.rows), String(v.must_not_break_rows), String(v.from_production)]),
+            versions.map((v, i) => [
+              String(i + 1),
+              v.dataset_version,
+              new Date(v.first_at).toISOString(),
+              String(v.changed_rows),
+              String(v.rows),
+              String(v.must_not_break_rows),
+              String(v.from_production),
+            ]),
           ),
         ]),
       );
@@ -57,27 +65,42 @@ Exit codes: 0 ok, 2 bad input (an unknown dataset or version), 3 the store is un
     .requiredOption('--version <v>', 'the version id, its number N (1 = the oldest), or latest')
     .option('--out <file>', 'write here instead of stdout')
     .option('--must-not-break-only', 'only the must-not-break rows')
-    .action(async (flags: { dataset: string; version: string; out?: string; mustNotBreakOnly?: boolean }, cmd: Command) => {
-      const { version, rows } = await withStore(cmd, async (s) => {
-        const version = pickVersion(await datasetVersions(s.client, { dataset_id: flags.dataset }), flags.version, flags.dataset);
-        return { version, rows: await datasetRows(s.client, { dataset_id: flags.dataset, dataset_version: version, mustNotBreakOnly: flags.mustNotBreakOnly === true }) };
-      });
-      const lines = rows.map((r) =>
-        JSON.stringify({
-          id: r.row_id,
-          input: r.input,
-          ...(r.expected === null ? {} : { expected: r.expected }),
-          tags: r.tags,
-          must_not_break: r.must_not_break,
-          dataset_version: version,
-          changed_in: r.changed_in,
-          provenance: Object.fromEntries(Object.entries(r.provenance).filter(([, v]) => v !== null)),
-        }),
-      );
-      const body = lines.length ? `${lines.join('\n')}\n` : '';
-      if (flags.out) {
-        await writeFile(flags.out, body);
-        process.stderr.write(`passk: wrote ${rows.length} rows of ${flags.dataset} version ${version} to ${flags.out}\n`);
-      } else process.stdout.write(body);
-    });
+    .action(
+      async (flags: { dataset: string; version: string; out?: string; mustNotBreakOnly?: boolean }, cmd: Command) => {
+        const { version, rows } = await withStore(cmd, async (s) => {
+          const version = pickVersion(
+            await datasetVersions(s.client, { dataset_id: flags.dataset }),
+            flags.version,
+            flags.dataset,
+          );
+          return {
+            version,
+            rows: await datasetRows(s.client, {
+              dataset_id: flags.dataset,
+              dataset_version: version,
+              mustNotBreakOnly: flags.mustNotBreakOnly === true,
+            }),
+          };
+        });
+        const lines = rows.map((r) =>
+          JSON.stringify({
+            id: r.row_id,
+            input: r.input,
+            ...(r.expected === null ? {} : { expected: r.expected }),
+            tags: r.tags,
+            must_not_break: r.must_not_break,
+            dataset_version: version,
+            changed_in: r.changed_in,
+            provenance: Object.fromEntries(Object.entries(r.provenance).filter(([, v]) => v !== null)),
+          }),
+        );
+        const body = lines.length ? `${lines.join('\n')}\n` : '';
+        if (flags.out) {
+          await writeFile(flags.out, body);
+          process.stderr.write(
+            `passk: wrote ${rows.length} rows of ${flags.dataset} version ${version} to ${flags.out}\n`,
+          );
+        } else process.stdout.write(body);
+      },
+    );
 };

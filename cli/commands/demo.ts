@@ -21,21 +21,33 @@ type DemoFlags = { serve: boolean; json?: boolean; host: string; port: string; t
 
 const numbers = (r: DemoResult): Block => {
   const [b, c] = r.numbers;
-  const row = (label: string, pick: (v: DemoResult['numbers'][number]) => { value: number | null; interval: readonly [number, number] | null }) => [
-    label,
-    ...[b, c].map((v) => (v ? `${pct(pick(v).value)}  (${pctInterval(pick(v).interval)})` : '—')),
-  ];
-  return table(['', `${r.baseline} (baseline)`, `${r.candidate} (candidate)`], [
-    row('mean accuracy', (v) => v.mean_accuracy),
-    row(`pass^${r.k}`, (v) => v.pass_hat_k),
-    row('flip rate', (v) => v.flip_rate),
-    ['evidence', ...[b, c].map((v) => (v ? `${v.rows} rows × ${v.attempts_per_row} attempts` : '—'))],
-  ]);
+  const row = (
+    label: string,
+    pick: (v: DemoResult['numbers'][number]) => { value: number | null; interval: readonly [number, number] | null },
+  ) => [label, ...[b, c].map((v) => (v ? `${pct(pick(v).value)}  (${pctInterval(pick(v).interval)})` : '—'))];
+  return table(
+    ['', `${r.baseline} (baseline)`, `${r.candidate} (candidate)`],
+    [
+      row('mean accuracy', (v) => v.mean_accuracy),
+      row(`pass^${r.k}`, (v) => v.pass_hat_k),
+      row('flip rate', (v) => v.flip_rate),
+      ['evidence', ...[b, c].map((v) => (v ? `${v.rows} rows × ${v.attempts_per_row} attempts` : '—'))],
+    ],
+  );
 };
 
 const gateBlocks = (g: GateSummary, title: string): Block[] => [
-  heading(`${title}: ${g.verdict.toUpperCase()} — ${g.baseline} → ${g.candidate} on dataset ${g.dataset_version}`, 2, g.verdict === 'pass' ? 'good' : 'bad'),
-  ...g.reasons.map((x) => text(`  ${x.passed ? '✓' : '✗'} ${x.detail}${x.rows.length ? `: ${x.rows.join(', ')}` : ''}`, x.passed ? 'good' : 'bad')),
+  heading(
+    `${title}: ${g.verdict.toUpperCase()} — ${g.baseline} → ${g.candidate} on dataset ${g.dataset_version}`,
+    2,
+    g.verdict === 'pass' ? 'good' : 'bad',
+  ),
+  ...g.reasons.map((x) =>
+    text(
+      `  ${x.passed ? '✓' : '✗'} ${x.detail}${x.rows.length ? `: ${x.rows.join(', ')}` : ''}`,
+      x.passed ? 'good' : 'bad',
+    ),
+  ),
 ];
 
 export const demoBlocks = (r: DemoResult, url: string | null): Block[] => {
@@ -43,13 +55,26 @@ export const demoBlocks = (r: DemoResult, url: string | null): Block[] => {
   const next = r.next_gate;
   const prod = r.production;
   return [
-    heading(`passk demo — ${r.suite}: ${r.dataset.rows} labeled rows, ${r.dataset.must_not_break} must-not-break, ${r.k} attempts per row per version`),
-    text(`${r.events.trials} trials through runner → event log → processors → store; seed ${r.seed}; ${(r.wall_ms / 1000).toFixed(1)} s`, 'dim'),
+    heading(
+      `passk demo — ${r.suite}: ${r.dataset.rows} labeled rows, ${r.dataset.must_not_break} must-not-break, ${r.k} attempts per row per version`,
+    ),
+    text(
+      `${r.events.trials} trials through runner → event log → processors → store; seed ${r.seed}; ${(r.wall_ms / 1000).toFixed(1)} s`,
+      'dim',
+    ),
     text(''),
     heading('The three numbers, side by side (95% intervals)', 2),
     numbers(r),
-    list(`Became stable-correct (${r.became_stable_correct.length}):`, r.became_stable_correct.length ? [rowList(r.became_stable_correct, 40)] : [], 'good'),
-    list(`Stable-correct on the baseline, not on the candidate (${r.lost_stable_correct.length}):`, r.lost_stable_correct.length ? [rowList(r.lost_stable_correct, 40)] : [], r.lost_stable_correct.length ? 'bad' : undefined),
+    list(
+      `Became stable-correct (${r.became_stable_correct.length}):`,
+      r.became_stable_correct.length ? [rowList(r.became_stable_correct, 40)] : [],
+      'good',
+    ),
+    list(
+      `Stable-correct on the baseline, not on the candidate (${r.lost_stable_correct.length}):`,
+      r.lost_stable_correct.length ? [rowList(r.lost_stable_correct, 40)] : [],
+      r.lost_stable_correct.length ? 'bad' : undefined,
+    ),
     text(''),
     heading('Confirmation runs on the suspected regressions', 2),
     table(
@@ -65,7 +90,9 @@ export const demoBlocks = (r: DemoResult, url: string | null): Block[] => {
           : '',
       ]),
     ),
-    text(`${confirmed.length} confirmed regressions; each diverges first at the check named above: a specific instruction to inspect.`),
+    text(
+      `${confirmed.length} confirmed regressions; each diverges first at the check named above: a specific instruction to inspect.`,
+    ),
     text(''),
     ...gateBlocks(r.gate, 'Gate'),
     text(''),
@@ -73,7 +100,9 @@ export const demoBlocks = (r: DemoResult, url: string | null): Block[] => {
     text(
       `${prod.failed_sampled} sampled traces failed the audit; ${prod.repeated_inputs_that_flipped} repeated ${prod.repeated_inputs_that_flipped === 1 ? 'input got' : 'inputs got'} different answers. ` +
         `Confirmed failure: trace ${prod.confirmed_failure.trace_id} (${prod.confirmed_failure.output}, expected ${prod.confirmed_failure.expected})` +
-        (prod.confirmed_failure.row_id ? ` → must-not-break row ${prod.confirmed_failure.row_id} in dataset ${prod.confirmed_failure.dataset_version}` : ' → no new dataset version appeared (see the processors)'),
+        (prod.confirmed_failure.row_id
+          ? ` → must-not-break row ${prod.confirmed_failure.row_id} in dataset ${prod.confirmed_failure.dataset_version}`
+          : ' → no new dataset version appeared (see the processors)'),
     ),
     ...(next.gate_id
       ? [
@@ -105,7 +134,15 @@ const progressReporter = (json: boolean) => {
       stop: () => {},
     };
   }
-  const bars = new MultiBar({ format: ' {stage} |{bar}| {value}/{total} {label}', hideCursor: true, clearOnComplete: false, stream: process.stderr }, Presets.shades_classic);
+  const bars = new MultiBar(
+    {
+      format: ' {stage} |{bar}| {value}/{total} {label}',
+      hideCursor: true,
+      clearOnComplete: false,
+      stream: process.stderr,
+    },
+    Presets.shades_classic,
+  );
   const byKey = new Map<string, ReturnType<MultiBar['create']>>();
   return {
     update: (p: DemoProgress) => {
@@ -140,7 +177,9 @@ export const demoNamespace = (now: number = Date.now()): string => `passk-demo-$
 export const demoCommand = (program: Command): void => {
   program
     .command('demo')
-    .summary('the whole loop on a labeled refund-review dataset: two agent versions, the gate, production, the dashboard')
+    .summary(
+      'the whole loop on a labeled refund-review dataset: two agent versions, the gate, production, the dashboard',
+    )
     .description(
       'Runs a simulated refund-review agent (baseline prompt-v1, candidate prompt-v2) 3 times on each of 200 labeled\n' +
         'rows through the real pipeline (runner → event log → processors → store), confirms suspected regressions with\n' +
@@ -201,8 +240,16 @@ Exit codes: 0 ok (the demo's first gate failing is the expected result), 2 bad f
       // One set of processors for the whole demo (and the dashboard after it), as `passk process` runs them:
       // each stage waits until they have caught up with what it published, instead of restarting them (on
       // Kafka every restart is a rebalance of each group and a restore of each changelog).
-      const processors = await startProcessors(config, { log: opened, instanceId: `demo-${process.pid}`, maxWaitMs: 50 });
-      const pipeline: DemoPipeline = { publisher: opened.publisher, store: store.client, settle: () => processors.caughtUp() };
+      const processors = await startProcessors(config, {
+        log: opened,
+        instanceId: `demo-${process.pid}`,
+        maxWaitMs: 50,
+      });
+      const pipeline: DemoPipeline = {
+        publisher: opened.publisher,
+        store: store.client,
+        settle: () => processors.caughtUp(),
+      };
       const progress = progressReporter(flags.json === true);
       let result: DemoResult;
       try {
@@ -218,7 +265,12 @@ Exit codes: 0 ok (the demo's first gate failing is the expected result), 2 bad f
       let server;
       if (flags.serve) {
         try {
-          server = await createDashboardServer({ data: clickhouseDashboardData(store.client), host: flags.host, port, ...(token ? { token } : {}) });
+          server = await createDashboardServer({
+            data: clickhouseDashboardData(store.client),
+            host: flags.host,
+            port,
+            ...(token ? { token } : {}),
+          });
         } catch (e) {
           if (!(e instanceof DashboardConfigError)) throw e;
           process.stderr.write(`passk: ${e.message}\n`);
@@ -226,8 +278,14 @@ Exit codes: 0 ok (the demo's first gate failing is the expected result), 2 bad f
         }
         url = server?.url ?? null;
       }
-      const backend = { log: config.backend, ...(namespace ? { namespace } : {}), store: config.clickhouse.url ? 'clickhouse' : 'chdb' };
-      process.stdout.write(flags.json ? renderJson({ ...result, backend, dashboard: url }) : renderTerminal(demoBlocks(result, url)));
+      const backend = {
+        log: config.backend,
+        ...(namespace ? { namespace } : {}),
+        store: config.clickhouse.url ? 'clickhouse' : 'chdb',
+      };
+      process.stdout.write(
+        flags.json ? renderJson({ ...result, backend, dashboard: url }) : renderTerminal(demoBlocks(result, url)),
+      );
       if (!server) {
         processors.stop();
         await processors.done;

@@ -24,7 +24,8 @@ const passHatBar = (v: string, prior: GateFlags['passHat'] = []): NonNullable<Ga
   const m = /^(\d+):([0-9.]+):(.+)$/.exec(v);
   const k = Number(m?.[1]);
   const min = Number(m?.[2]);
-  if (!m || !Number.isInteger(k) || k < 1 || !(min >= 0 && min <= 1)) throw new InvalidArgumentError(`expected K:MIN:TAG such as 3:0.9:critical, got "${v}"`);
+  if (!m || !Number.isInteger(k) || k < 1 || !(min >= 0 && min <= 1))
+    throw new InvalidArgumentError(`expected K:MIN:TAG such as 3:0.9:critical, got "${v}"`);
   return [...prior, { k, min, tag: m[3]! }];
 };
 
@@ -38,7 +39,10 @@ const gateRules = async (f: GateFlags): Promise<GateRules> => {
     ...(f.passHat ? { pass_hat_k: [...(file.pass_hat_k ?? []), ...f.passHat] } : {}),
     ...(f.judgeAgreement === undefined ? {} : { judge_agreement: { min: f.judgeAgreement } }),
   };
-  if (rules.judge_agreement && !f.judgments) throw new InputError('the judge agreement rule needs --judgments FILE with judgments and human labels', { field: '--judgments' });
+  if (rules.judge_agreement && !f.judgments)
+    throw new InputError('the judge agreement rule needs --judgments FILE with judgments and human labels', {
+      field: '--judgments',
+    });
   return rules;
 };
 
@@ -50,16 +54,31 @@ export const gateCommand = (program: Command): void => {
       'Decides whether the candidate may roll out, from recorded verdicts only. Always: every must-not-break row\n' +
         'that was stable-correct on the baseline is still stable-correct on the candidate after confirmation, and every\n' +
         'must-not-break row has enough graded attempts to classify. Optional rules: zero forbidden actions, a floor on\n' +
-        "the paired lower bound of Δpass@1, pass^k bars on tagged rows, judge agreement. See docs/metrics.md.",
+        'the paired lower bound of Δpass@1, pass^k bars on tagged rows, judge agreement. See docs/metrics.md.',
     )
     .argument('<files...>', 'trial files with both versions (confirmation attempts included)')
-    .option('--must-not-break <file>', 'must-not-break row ids, one per line: ROW_ID, SUITE::ROW_ID, or {"suite":…,"row_id":…}')
+    .option(
+      '--must-not-break <file>',
+      'must-not-break row ids, one per line: ROW_ID, SUITE::ROW_ID, or {"suite":…,"row_id":…}',
+    )
     .option('--must-not-break-tag <tag>', 'row tag that marks must-not-break rows', MUST_NOT_BREAK_TAG)
     .option('--rules <file>', 'optional rules as JSON (see docs/metrics.md); flags override it')
     .option('--zero-forbidden', 'fail if any candidate trial took a forbidden action')
-    .option('--max-pass1-drop <delta>', 'fail if the paired lower bound of Δpass@1 is below −delta', fraction('--max-pass1-drop'))
-    .option('--pass-hat <k:min:tag>', "fail if the candidate's pass^k on rows tagged TAG is below MIN (repeatable)", passHatBar)
-    .option('--judge-agreement <min>', "fail if any judge's agreement with human labels is below MIN", fraction('--judge-agreement'))
+    .option(
+      '--max-pass1-drop <delta>',
+      'fail if the paired lower bound of Δpass@1 is below −delta',
+      fraction('--max-pass1-drop'),
+    )
+    .option(
+      '--pass-hat <k:min:tag>',
+      "fail if the candidate's pass^k on rows tagged TAG is below MIN (repeatable)",
+      passHatBar,
+    )
+    .option(
+      '--judge-agreement <min>',
+      "fail if any judge's agreement with human labels is below MIN",
+      fraction('--judge-agreement'),
+    )
     .option('--judgments <file>', 'JudgmentRecorded / LabelRecorded JSON lines for the judge agreement rule');
   addCompareOptions(cmd)
     .addHelpText(
@@ -90,7 +109,10 @@ Exit codes: 0 pass, 1 fail, 2 bad input (file, line and field named).`,
         compareOptions(flags),
       );
       if (format === 'json') process.stdout.write(renderJson(verdict));
-      else process.stdout.write(format === 'markdown' ? renderMarkdown(gateBlocks(verdict)) : renderTerminal(gateBlocks(verdict)));
+      else
+        process.stdout.write(
+          format === 'markdown' ? renderMarkdown(gateBlocks(verdict)) : renderTerminal(gateBlocks(verdict)),
+        );
       process.exitCode = verdict.verdict === 'pass' ? EXIT.ok : EXIT.failed;
     });
 };

@@ -21,12 +21,19 @@ export const configOf = (cmd: Command, extra: Parameters<typeof loadConfig>[0] =
  * Opens the configured event log for one command, and closes it after. Shared by run, import, sample and
  * review; a command that already loaded its configuration passes it.
  */
-export const withEventLog = async <T>(cmd: Command, use: (log: EventLog) => Promise<T>, config: PasskConfig = configOf(cmd)): Promise<T> => {
+export const withEventLog = async <T>(
+  cmd: Command,
+  use: (log: EventLog) => Promise<T>,
+  config: PasskConfig = configOf(cmd),
+): Promise<T> => {
   let log: EventLog;
   try {
     log = await openEventLog(config);
   } catch (e) {
-    throw new PipelineError(`cannot open the ${config.backend} event log: ${(e as Error).message}`, { retriable: true, cause: e });
+    throw new PipelineError(`cannot open the ${config.backend} event log: ${(e as Error).message}`, {
+      retriable: true,
+      cause: e,
+    });
   }
   try {
     return await use(log);
@@ -70,7 +77,16 @@ const render = (reports: readonly FileReport[]): string =>
       text(`${r.trials} trials read; ${r.published} events published, ${r.skipped} already recorded`),
       table(
         ['suite', 'agent version', 'rows', 'trials', 'passed', 'failed', 'ungraded', 'pass^1..k'],
-        r.summary.map((s) => [s.suite, s.agentVersion, String(s.rows), String(s.trials), String(s.passed), String(s.failed), String(s.ungraded), s.passHat.map(pct).join(' / ')]),
+        r.summary.map((s) => [
+          s.suite,
+          s.agentVersion,
+          String(s.rows),
+          String(s.trials),
+          String(s.passed),
+          String(s.failed),
+          String(s.ungraded),
+          s.passHat.map(pct).join(' / '),
+        ]),
       ),
     ]),
   );
@@ -88,9 +104,15 @@ export const importCommand = (program: Command): void => {
     .argument('<files...>', 'result files; the format is detected from the extension and the JSON shape')
     .option('--format <format>', `force the format: ${FORMATS.join(', ')}`, formatArg)
     .option('--suite <name>', 'suite (default: from the file: domain, task or config description)')
-    .option('--agent-version <v>', 'agent version (default: from the file: model, provider label; τ-bench: the file name)')
+    .option(
+      '--agent-version <v>',
+      'agent version (default: from the file: model, provider label; τ-bench: the file name)',
+    )
     .option('--dataset-id <id>', 'dataset id')
-    .option('--dataset-version <v>', 'dataset version (default: τ²: the git commit; others: a hash of the task definitions)')
+    .option(
+      '--dataset-version <v>',
+      'dataset version (default: τ²: the git commit; others: a hash of the task definitions)',
+    )
     .option('--run-id <id>', "run id (default: the tool's run/eval id, else a hash of the file)")
     .option('--scorer <name>', 'Inspect: the scorer that decides pass/fail (default: the first)')
     .option('--no-check', 'do not read the log to skip events it already holds (ids stay deterministic)')

@@ -4,11 +4,18 @@ import { DEFAULT_TRACE_TTL_DAYS, storeTarget } from '../../deploy/store.ts';
 import { MIGRATIONS, renderClusterDdl } from '../../sinks/clickhouse/index.ts';
 import { withStore } from '../store.ts';
 
-type MigrateFlags = { printClusterDdl?: boolean; cluster: string; database?: string; traceTtlDays: number; json?: boolean };
+type MigrateFlags = {
+  printClusterDdl?: boolean;
+  cluster: string;
+  database?: string;
+  traceTtlDays: number;
+  json?: boolean;
+};
 
 const wholeDays = (v: string): number => {
   const n = Number(v);
-  if (!Number.isInteger(n) || n < 0) throw new InvalidArgumentError(`--trace-ttl-days must be a whole number >= 0, got "${v}"`);
+  if (!Number.isInteger(n) || n < 0)
+    throw new InvalidArgumentError(`--trace-ttl-days must be a whole number >= 0, got "${v}"`);
   return n;
 };
 
@@ -24,7 +31,12 @@ export const migrateCommand = (program: Command): void => {
     .option('--print-cluster-ddl', 'print the ON CLUSTER / Replicated* / Distributed DDL instead of applying anything')
     .option('--cluster <name>', 'cluster name for --print-cluster-ddl', 'passk')
     .option('--database <name>', 'database for --print-cluster-ddl (default: the configured one)')
-    .option('--trace-ttl-days <days>', 'keep raw traces this many days (0 = forever)', wholeDays, DEFAULT_TRACE_TTL_DAYS)
+    .option(
+      '--trace-ttl-days <days>',
+      'keep raw traces this many days (0 = forever)',
+      wholeDays,
+      DEFAULT_TRACE_TTL_DAYS,
+    )
     .option('--json', 'print JSON')
     .addHelpText(
       'after',
@@ -39,22 +51,38 @@ Exit codes: 0 ok, 3 the store is unreachable or held by another passk process.`,
     .action(async (flags: MigrateFlags, cmd: Command) => {
       const config = loadConfig(cmd.optsWithGlobals());
       if (flags.printClusterDdl) {
-        const statements = renderClusterDdl({ cluster: flags.cluster, database: flags.database ?? config.clickhouse.database });
+        const statements = renderClusterDdl({
+          cluster: flags.cluster,
+          database: flags.database ?? config.clickhouse.database,
+        });
         process.stdout.write(statements.map((s) => `${s};\n`).join('\n'));
         return;
       }
       const target = storeTarget(config);
-      await withStore(cmd, async (store) => {
-        const applied = store.migrations?.applied ?? [];
-        const current = store.migrations?.current ?? 0;
-        const where = target.kind === 'embedded' ? target.path : target.url;
-        if (flags.json) process.stdout.write(JSON.stringify({ store: where, database: store.database, applied, current, latest: Math.max(...MIGRATIONS.map((m) => m.version)) }) + '\n');
-        else
-          process.stdout.write(
-            applied.length
-              ? `applied migrations ${applied.join(', ')} to ${where} (database ${store.database}); now at version ${current}\n`
-              : `store ${where} (database ${store.database}) is up to date at version ${current}\n`,
-          );
-      }, { traceTtlDays: flags.traceTtlDays });
+      await withStore(
+        cmd,
+        async (store) => {
+          const applied = store.migrations?.applied ?? [];
+          const current = store.migrations?.current ?? 0;
+          const where = target.kind === 'embedded' ? target.path : target.url;
+          if (flags.json)
+            process.stdout.write(
+              JSON.stringify({
+                store: where,
+                database: store.database,
+                applied,
+                current,
+                latest: Math.max(...MIGRATIONS.map((m) => m.version)),
+              }) + '\n',
+            );
+          else
+            process.stdout.write(
+              applied.length
+                ? `applied migrations ${applied.join(', ')} to ${where} (database ${store.database}); now at version ${current}\n`
+                : `store ${where} (database ${store.database}) is up to date at version ${current}\n`,
+            );
+        },
+        { traceTtlDays: flags.traceTtlDays },
+      );
     });
 };

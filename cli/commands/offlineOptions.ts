@@ -1,5 +1,11 @@
 import { InvalidArgumentError, type Command } from 'commander';
-import { DEFAULT_BOOTSTRAP, DEFAULT_MIN_ATTEMPTS, groupTrials, type Group, type ReportOptions } from '../../processors/core/index.ts';
+import {
+  DEFAULT_BOOTSTRAP,
+  DEFAULT_MIN_ATTEMPTS,
+  groupTrials,
+  type Group,
+  type ReportOptions,
+} from '../../processors/core/index.ts';
 import { readTrialFiles } from '../../producers/files/index.ts';
 import { InputError } from '../../schemas/errors.ts';
 
@@ -17,21 +23,27 @@ export type OfflineFlags = {
   includeConfirmation?: boolean;
 };
 
-export const positiveInt = (name: string) => (v: string): number => {
-  const n = Number(v);
-  if (!Number.isInteger(n) || n < 1) throw new InvalidArgumentError(`${name} must be a positive integer, got "${v}"`);
-  return n;
-};
+export const positiveInt =
+  (name: string) =>
+  (v: string): number => {
+    const n = Number(v);
+    if (!Number.isInteger(n) || n < 1) throw new InvalidArgumentError(`${name} must be a positive integer, got "${v}"`);
+    return n;
+  };
 const nonNegativeInt = (v: string): number => {
   const n = Number(v);
-  if (!Number.isInteger(n) || n < 0 || n > 0xffffffff) throw new InvalidArgumentError(`seed must be an integer in [0, 2^32), got "${v}"`);
+  if (!Number.isInteger(n) || n < 0 || n > 0xffffffff)
+    throw new InvalidArgumentError(`seed must be an integer in [0, 2^32), got "${v}"`);
   return n;
 };
-export const fraction = (name: string) => (v: string): number => {
-  const n = Number(v);
-  if (!Number.isFinite(n) || n < 0 || n > 1) throw new InvalidArgumentError(`${name} must be a number in [0, 1], got "${v}"`);
-  return n;
-};
+export const fraction =
+  (name: string) =>
+  (v: string): number => {
+    const n = Number(v);
+    if (!Number.isFinite(n) || n < 0 || n > 1)
+      throw new InvalidArgumentError(`${name} must be a number in [0, 1], got "${v}"`);
+    return n;
+  };
 const openFraction = (v: string): number => {
   const n = fraction('confidence')(v);
   if (n <= 0 || n >= 1) throw new InvalidArgumentError(`confidence must be strictly between 0 and 1, got "${v}"`);
@@ -41,8 +53,17 @@ export const collect = (v: string, prior: string[] = []): string[] => [...prior,
 
 export const addOfflineOptions = (cmd: Command): Command =>
   cmd
-    .option('--k <K>', 'report pass@k and pass^k for k = 1..K; a row with fewer than k graded attempts is left out at that k (default: the fewest graded attempts of any row)', positiveInt('--k'))
-    .option('--min-attempts <n>', 'graded attempts a row needs to get a stability class', positiveInt('--min-attempts'), DEFAULT_MIN_ATTEMPTS)
+    .option(
+      '--k <K>',
+      'report pass@k and pass^k for k = 1..K; a row with fewer than k graded attempts is left out at that k (default: the fewest graded attempts of any row)',
+      positiveInt('--k'),
+    )
+    .option(
+      '--min-attempts <n>',
+      'graded attempts a row needs to get a stability class',
+      positiveInt('--min-attempts'),
+      DEFAULT_MIN_ATTEMPTS,
+    )
     .option('--ungraded-as-failure', 'count ungraded trials (passed: null) as failures instead of leaving them out')
     .option('--suite <name>', 'only this suite (repeatable)', collect)
     .option('--seed <n>', 'seed of the bootstrap resampling', nonNegativeInt, DEFAULT_BOOTSTRAP.seed)
@@ -69,9 +90,15 @@ export const outputFormat = (f: OfflineFlags): OutputFormat => {
 export const loadGroups = async (files: readonly string[], f: OfflineFlags): Promise<Group[]> => {
   const { trials, files: read } = await readTrialFiles(files);
   for (const r of read)
-    if (r.duplicates > 0) process.stderr.write(`passk: ${r.file}: ${r.duplicates} lines repeat attempts already read (same event id and content); each counted once\n`);
+    if (r.duplicates > 0)
+      process.stderr.write(
+        `passk: ${r.file}: ${r.duplicates} lines repeat attempts already read (same event id and content); each counted once\n`,
+      );
   const groups = groupTrials(trials);
   const wanted = f.suite ? groups.filter((g) => f.suite!.includes(g.key.suite)) : groups;
-  if (wanted.length === 0) throw new InputError(`no trials for suite ${f.suite!.join(', ')}; suites in the files: ${[...new Set(groups.map((g) => g.key.suite))].join(', ')}`);
+  if (wanted.length === 0)
+    throw new InputError(
+      `no trials for suite ${f.suite!.join(', ')}; suites in the files: ${[...new Set(groups.map((g) => g.key.suite))].join(', ')}`,
+    );
   return wanted;
 };

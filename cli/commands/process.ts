@@ -24,14 +24,30 @@ const lagTracker = () => {
   };
 };
 
-const summaryBlocks = (p: TrialProgress | undefined, totals: { records: number; trials: number; decisions: number }) => {
+const summaryBlocks = (
+  p: TrialProgress | undefined,
+  totals: { records: number; trials: number; decisions: number },
+) => {
   const rows = (p?.summaries() ?? []).map((s) => {
     const n = numbersOf(s);
-    return [s.suite, s.dataset_version, s.agent_version, String(n.rows), String(n.trials), pct(n.mean_accuracy), Object.values(n.pass_hat_k).map((x) => pct(x)).join(' / ') || '—', pct(n.flip_rate)];
+    return [
+      s.suite,
+      s.dataset_version,
+      s.agent_version,
+      String(n.rows),
+      String(n.trials),
+      pct(n.mean_accuracy),
+      Object.values(n.pass_hat_k)
+        .map((x) => pct(x))
+        .join(' / ') || '—',
+      pct(n.flip_rate),
+    ];
   });
   return [
     heading('passk process'),
-    text(`${totals.records} trial records consumed, ${totals.trials} trials folded, ${totals.decisions} events decided; everything consumed is durable and committed`),
+    text(
+      `${totals.records} trial records consumed, ${totals.trials} trials folded, ${totals.decisions} events decided; everything consumed is durable and committed`,
+    ),
     table(['suite', 'dataset', 'agent version', 'rows', 'trials', 'mean acc.', 'pass^1..K', 'flip rate'], rows),
   ];
 };
@@ -87,12 +103,20 @@ Exit codes: 0 ok, 2 bad flag or config, 3 the event log or the store is unreacha
             trials += p.trials;
             if (Date.now() - shownAt < 1_000) return;
             shownAt = Date.now();
-            process.stderr.write(`passk process: ${records} records, ${trials} trials durable and committed · lag ${lag.total()} (${lag.parts()})\n`);
+            process.stderr.write(
+              `passk process: ${records} records, ${trials} trials durable and committed · lag ${lag.total()} (${lag.parts()})\n`,
+            );
           },
           onDecision: (d) => {
             for (const e of d.emitted)
-              if (e.type === 'GateEvaluated') process.stderr.write(`passk process: gate ${e.gate_id}: ${e.verdict} (${e.baseline} → ${e.candidate})${e.repeated_verdict ? ', a repeated verdict on this candidate' : ''}\n`);
-              else if (e.type === 'ConfirmationRequested') process.stderr.write(`passk process: confirmation runs requested for ${e.comparison_id}: ${e.rows.length} row(s)\n`);
+              if (e.type === 'GateEvaluated')
+                process.stderr.write(
+                  `passk process: gate ${e.gate_id}: ${e.verdict} (${e.baseline} → ${e.candidate})${e.repeated_verdict ? ', a repeated verdict on this candidate' : ''}\n`,
+                );
+              else if (e.type === 'ConfirmationRequested')
+                process.stderr.write(
+                  `passk process: confirmation runs requested for ${e.comparison_id}: ${e.rows.length} row(s)\n`,
+                );
               else if (e.type === 'WindowAlertRaised') process.stderr.write(`passk process: alert: ${e.message}\n`);
           },
         });
@@ -113,8 +137,15 @@ Exit codes: 0 ok, 2 bad flag or config, 3 the event log or the store is unreacha
       process.on('SIGTERM', () => onSignal('SIGTERM'));
       process.on('SIGINT', () => onSignal('SIGINT'));
       const totals = await run.done;
-      const versions = (last?.summaries() ?? []).map((s) => ({ suite: s.suite, dataset_version: s.dataset_version, agent_version: s.agent_version, ...numbersOf(s) }));
-      const out = flags.json ? renderJson({ ...totals, lag: lag.total(), versions }) : renderTerminal(summaryBlocks(last, totals));
+      const versions = (last?.summaries() ?? []).map((s) => ({
+        suite: s.suite,
+        dataset_version: s.dataset_version,
+        agent_version: s.agent_version,
+        ...numbersOf(s),
+      }));
+      const out = flags.json
+        ? renderJson({ ...totals, lag: lag.total(), versions })
+        : renderTerminal(summaryBlocks(last, totals));
       // Everything is durable and committed. Exit explicitly: a Kafka client closed mid-rebalance can leave a
       // reconnect timer behind that would keep the process alive.
       process.stdout.write(out, () => process.exit(EXIT.ok));

@@ -20,7 +20,10 @@ export const reportCommand = (program: Command): void => {
     .argument('<files...>', 'trial files: flat JSONL, flat CSV (*.csv) or public-trials JSONL (detected per line)')
     .option('--agent-version <v>', 'only this agent version (repeatable)', (v: string, p: string[] = []) => [...p, v])
     .option('--judgments <file>', 'also calibrate judges: JudgmentRecorded / LabelRecorded JSON lines')
-    .option('--include-confirmation', 'also count attempts of confirmation runs (run_id starting with "confirm"); by default the report describes the planned attempts only');
+    .option(
+      '--include-confirmation',
+      'also count attempts of confirmation runs (run_id starting with "confirm"); by default the report describes the planned attempts only',
+    );
   addOfflineOptions(cmd)
     .addHelpText(
       'after',
@@ -40,7 +43,10 @@ JSON: {"groups": [{suite, dataset_version, agent_version, rows, trials, ungraded
       const all = await loadGroups(files, flags);
       const groups = all.filter((g) => !flags.agentVersion || flags.agentVersion.includes(g.key.agent_version));
       if (groups.length === 0)
-        throw new InputError(`no trials of agent version ${flags.agentVersion!.join(', ')}; versions in the files: ${[...new Set(all.map((g) => g.key.agent_version))].join(', ')}`, { field: '--agent-version' });
+        throw new InputError(
+          `no trials of agent version ${flags.agentVersion!.join(', ')}; versions in the files: ${[...new Set(all.map((g) => g.key.agent_version))].join(', ')}`,
+          { field: '--agent-version' },
+        );
       const judgeFile = flags.judgments ? await readJudgmentFile(flags.judgments) : undefined;
       const report = buildReport(groups, reportOptions(flags));
       const judges = judgeFile ? calibrateJudges(judgeFile.judgments, judgeFile.labels, flags.confidence) : undefined;

@@ -2,7 +2,14 @@ import type { Command } from 'commander';
 import { existingEventIds } from '../../producers/logReader.ts';
 import type { PasskConfig } from '../../deploy/config.ts';
 import { openStore } from '../../deploy/store.ts';
-import { confirmedTraceIds, failureConfirmed, findTrace, listProductionFailures, listStoredFailures, type ProductionFailure } from '../../producers/review/index.ts';
+import {
+  confirmedTraceIds,
+  failureConfirmed,
+  findTrace,
+  listProductionFailures,
+  listStoredFailures,
+  type ProductionFailure,
+} from '../../producers/review/index.ts';
 import { StoreLocked } from '../../sinks/clickhouse/index.ts';
 import { TOPICS } from '../../schemas/topics.ts';
 import { InputError, PipelineError } from '../../schemas/errors.ts';
@@ -29,7 +36,11 @@ type ReviewFlags = {
  * The store's failures, minus those confirmed in the log and not yet stored. A store held by another
  * process (the embedded store while `passk process` runs) throws StoreLocked.
  */
-const fromStore = async (cmd: Command, config: PasskConfig, filter: { limit: number; agentVersion?: string; segment?: string }): Promise<ProductionFailure[]> => {
+const fromStore = async (
+  cmd: Command,
+  config: PasskConfig,
+  filter: { limit: number; agentVersion?: string; segment?: string },
+): Promise<ProductionFailure[]> => {
   const store = await openStore(config);
   try {
     const confirmed = await withEventLog(cmd, confirmedTraceIds, config);
@@ -39,7 +50,8 @@ const fromStore = async (cmd: Command, config: PasskConfig, filter: { limit: num
   }
 };
 
-const excerpt = (s: string | undefined, n = 60) => (s === undefined ? '—' : s.length <= n ? s : `${s.slice(0, n - 1)}…`);
+const excerpt = (s: string | undefined, n = 60) =>
+  s === undefined ? '—' : s.length <= n ? s : `${s.slice(0, n - 1)}…`;
 
 export const reviewCommand = (program: Command): void => {
   program
@@ -61,7 +73,11 @@ export const reviewCommand = (program: Command): void => {
     .option('--reviewer <name>', 'with --confirm: who confirmed it')
     .option('--note <text>', 'with --confirm: why')
     .option('--input <text>', "with --confirm: the row's input (default: the trace's redacted input)")
-    .option('--from <where>', 'list from the store (filled by passk process), the event log, or auto: the store, else the log when another process holds it', 'auto')
+    .option(
+      '--from <where>',
+      'list from the store (filled by passk process), the event log, or auto: the store, else the log when another process holds it',
+      'auto',
+    )
     .option('--json', 'print JSON')
     .addHelpText(
       'after',
@@ -75,9 +91,11 @@ Exit codes: 0 ok, 2 bad input (an unknown trace id, a missing --expected/--datas
     )
     .action(async (flags: ReviewFlags, cmd: Command) => {
       const limit = Number(flags.limit);
-      if (!Number.isInteger(limit) || limit < 1) throw new InputError('--limit must be a positive integer', { field: 'limit' });
+      if (!Number.isInteger(limit) || limit < 1)
+        throw new InputError('--limit must be a positive integer', { field: 'limit' });
       if (flags.confirm) {
-        for (const f of ['expected', 'dataset', 'reviewer'] as const) if (!flags[f]) throw new InputError(`--confirm needs --${f}`, { field: f });
+        for (const f of ['expected', 'dataset', 'reviewer'] as const)
+          if (!flags[f]) throw new InputError(`--confirm needs --${f}`, { field: f });
         const event = await withEventLog(cmd, async (log) => {
           const trace = await findTrace(log, flags.confirm!);
           if (!trace) throw new InputError(`no sampled trace with id ${flags.confirm}`, { field: 'confirm' });
@@ -95,13 +113,28 @@ Exit codes: 0 ok, 2 bad input (an unknown trace id, a missing --expected/--datas
           if (!known.has(e.event_id)) await log.publisher.publish([e]);
           return e;
         }).catch(exitOnUnavailable);
-        process.stdout.write(flags.json ? renderJson(event) : renderTerminal([text(`confirmed ${event.trace_id} as a failure for dataset ${event.dataset_id} (event ${event.event_id})`, 'good')]));
+        process.stdout.write(
+          flags.json
+            ? renderJson(event)
+            : renderTerminal([
+                text(
+                  `confirmed ${event.trace_id} as a failure for dataset ${event.dataset_id} (event ${event.event_id})`,
+                  'good',
+                ),
+              ]),
+        );
         return;
       }
-      if (!['auto', 'store', 'log'].includes(flags.from)) throw new InputError('--from is auto, store or log', { field: 'from' });
+      if (!['auto', 'store', 'log'].includes(flags.from))
+        throw new InputError('--from is auto, store or log', { field: 'from' });
       const config = configOf(cmd);
-      const filter = { limit, ...(flags.agentVersion ? { agentVersion: flags.agentVersion } : {}), ...(flags.segment ? { segment: flags.segment } : {}) };
-      const fromLog = () => withEventLog(cmd, (log) => listProductionFailures(log, filter), config).catch(exitOnUnavailable);
+      const filter = {
+        limit,
+        ...(flags.agentVersion ? { agentVersion: flags.agentVersion } : {}),
+        ...(flags.segment ? { segment: flags.segment } : {}),
+      };
+      const fromLog = () =>
+        withEventLog(cmd, (log) => listProductionFailures(log, filter), config).catch(exitOnUnavailable);
       let source: 'store' | 'log' = flags.from === 'log' ? 'log' : 'store';
       let failures: ProductionFailure[];
       if (source === 'log') failures = await fromLog();
@@ -111,22 +144,41 @@ Exit codes: 0 ok, 2 bad input (an unknown trace id, a missing --expected/--datas
         } catch (e) {
           if (!(e instanceof StoreLocked || (e instanceof PipelineError && e.retriable))) throw e;
           if (flags.from === 'store') {
-            process.stderr.write(`passk: ${(e as Error).message}\n  (another passk process holds the embedded store: stop it, or use --from log)\n`);
+            process.stderr.write(
+              `passk: ${(e as Error).message}\n  (another passk process holds the embedded store: stop it, or use --from log)\n`,
+            );
             process.exitCode = EXIT.unavailable;
             return;
           }
-          process.stderr.write(`passk: the store is busy (${(e as Error).message}); listing from the event log instead\n`);
+          process.stderr.write(
+            `passk: the store is busy (${(e as Error).message}); listing from the event log instead\n`,
+          );
           source = 'log';
           failures = await fromLog();
         }
-      if (flags.json) return void process.stdout.write(renderJson({ source, failures: failures.map((f) => ({ ...f.trace, why: f.why })) }));
+      if (flags.json)
+        return void process.stdout.write(
+          renderJson({ source, failures: failures.map((f) => ({ ...f.trace, why: f.why })) }),
+        );
       process.stdout.write(
         renderTerminal([
           heading(`${failures.length} sampled production failures to review`),
-          text(source === 'store' ? 'from the store (traces reach it through passk process; --from log reads the event log)' : 'from the event log'),
+          text(
+            source === 'store'
+              ? 'from the store (traces reach it through passk process; --from log reads the event log)'
+              : 'from the event log',
+          ),
           table(
             ['trace', 'time', 'agent version', 'segment', 'why', 'input', 'output'],
-            failures.map(({ trace: t, why }) => [t.trace_id, new Date(t.occurred_at).toISOString(), t.agent_version, t.segment, why.join(', '), excerpt(t.payload?.input), excerpt(t.payload?.output)]),
+            failures.map(({ trace: t, why }) => [
+              t.trace_id,
+              new Date(t.occurred_at).toISOString(),
+              t.agent_version,
+              t.segment,
+              why.join(', '),
+              excerpt(t.payload?.input),
+              excerpt(t.payload?.output),
+            ]),
           ),
         ]),
       );

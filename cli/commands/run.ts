@@ -18,16 +18,21 @@ import { heading, table, text } from '../format/doc.ts';
 import { renderJson, renderTerminal } from '../format/render.ts';
 import { configOf, exitOnUnavailable, withEventLog } from './import.ts';
 
-const positiveInt = (name: string) => (v: string): number => {
-  const n = Number(v);
-  if (!Number.isInteger(n) || n < 1) throw new InvalidArgumentError(`${name} must be a positive integer, got "${v}"`);
-  return n;
-};
-const nonNegativeInt = (name: string) => (v: string): number => {
-  const n = Number(v);
-  if (!Number.isInteger(n) || n < 0) throw new InvalidArgumentError(`${name} must be a non-negative integer, got "${v}"`);
-  return n;
-};
+const positiveInt =
+  (name: string) =>
+  (v: string): number => {
+    const n = Number(v);
+    if (!Number.isInteger(n) || n < 1) throw new InvalidArgumentError(`${name} must be a positive integer, got "${v}"`);
+    return n;
+  };
+const nonNegativeInt =
+  (name: string) =>
+  (v: string): number => {
+    const n = Number(v);
+    if (!Number.isInteger(n) || n < 0)
+      throw new InvalidArgumentError(`${name} must be a non-negative integer, got "${v}"`);
+    return n;
+  };
 /** 1500, 1500ms, 30s, 2m */
 const duration = (v: string): number => {
   const m = /^(\d+(?:\.\d+)?)(ms|s|m)?$/.exec(v.trim());
@@ -66,12 +71,38 @@ type RunFlags = {
 
 /** What `--confirmations` did: one line per request, plus the requests it left and why. */
 const confirmationBlocks = (s: ConfirmationsSummary) => [
-  heading(`confirmation requests for ${s.agentVersion} · suite ${s.suite} · dataset ${s.datasetVersion}`, 1, s.status === 'completed' ? 'good' : 'warn'),
+  heading(
+    `confirmation requests for ${s.agentVersion} · suite ${s.suite} · dataset ${s.datasetVersion}`,
+    1,
+    s.status === 'completed' ? 'good' : 'warn',
+  ),
   s.runs.length === 0
     ? text('no confirmation request of the processors is waiting for this agent version on this dataset')
     : table(
-        ['comparison', 'run', 'rows', 'attempts per row', 'already recorded', 'ran', 'passed', 'failed', 'ungraded', 'status'],
-        s.runs.map((r) => [r.comparisonId, r.runId, String(r.rows.length), String(r.attempts), String(r.summary.skipped), String(r.summary.done), String(r.summary.passed), String(r.summary.failed), String(r.summary.ungraded), r.summary.status]),
+        [
+          'comparison',
+          'run',
+          'rows',
+          'attempts per row',
+          'already recorded',
+          'ran',
+          'passed',
+          'failed',
+          'ungraded',
+          'status',
+        ],
+        s.runs.map((r) => [
+          r.comparisonId,
+          r.runId,
+          String(r.rows.length),
+          String(r.attempts),
+          String(r.summary.skipped),
+          String(r.summary.done),
+          String(r.summary.passed),
+          String(r.summary.failed),
+          String(r.summary.ungraded),
+          r.summary.status,
+        ]),
       ),
   ...s.elsewhere.map((e) => text(`not run: ${e.request.comparison_id} asks for ${e.why}`, 'warn')),
   ...(s.decided ? [text(`${s.decided} request(s) whose gate is already decided: nothing to run`)] : []),
@@ -80,17 +111,55 @@ const confirmationBlocks = (s: ConfirmationsSummary) => [
 const summaryBlocks = (s: RunSummary) => [
   heading(`run ${s.runId}: ${s.status}`, 1, s.status === 'completed' ? 'good' : 'warn'),
   table(
-    ['planned', 'already recorded', 'ran', 'passed', 'failed', 'ungraded', 'infra retries', 'wall time', 'cost', 'tokens in/out'],
-    [[String(s.total), String(s.skipped), String(s.done), String(s.passed), String(s.failed), String(s.ungraded), String(s.retries), `${(s.wallMs / 1000).toFixed(1)} s`, `$${s.costUsd.toFixed(4)}`, `${s.tokens.input}/${s.tokens.output}`]],
+    [
+      'planned',
+      'already recorded',
+      'ran',
+      'passed',
+      'failed',
+      'ungraded',
+      'infra retries',
+      'wall time',
+      'cost',
+      'tokens in/out',
+    ],
+    [
+      [
+        String(s.total),
+        String(s.skipped),
+        String(s.done),
+        String(s.passed),
+        String(s.failed),
+        String(s.ungraded),
+        String(s.retries),
+        `${(s.wallMs / 1000).toFixed(1)} s`,
+        `$${s.costUsd.toFixed(4)}`,
+        `${s.tokens.input}/${s.tokens.output}`,
+      ],
+    ],
   ),
-  ...(Object.keys(s.errors).length ? [text(`error kinds: ${Object.entries(s.errors).map(([k, n]) => `${k} ×${n}`).join(', ')}`, 'warn')] : []),
+  ...(Object.keys(s.errors).length
+    ? [
+        text(
+          `error kinds: ${Object.entries(s.errors)
+            .map(([k, n]) => `${k} ×${n}`)
+            .join(', ')}`,
+          'warn',
+        ),
+      ]
+    : []),
 ];
 
 /** A progress bar with ETA on a terminal; nothing when output is piped or --json. */
 const progressBar = (enabled: boolean) => {
   if (!enabled) return { start: () => {}, update: (_p: RunProgress) => {}, stop: () => {} };
   const bar = new cliProgress.SingleBar(
-    { format: ' {bar} {value}/{total} trials | pass {passed} fail {failed} ungraded {ungraded} | ETA {eta_formatted} ', hideCursor: true, etaBuffer: 50, stream: process.stderr },
+    {
+      format: ' {bar} {value}/{total} trials | pass {passed} fail {failed} ungraded {ungraded} | ETA {eta_formatted} ',
+      hideCursor: true,
+      etaBuffer: 50,
+      stream: process.stderr,
+    },
     cliProgress.Presets.shades_classic,
   );
   return {
@@ -112,29 +181,62 @@ export const runCommand = (program: Command): void => {
         "--confirmations runs instead what the processors' confirmation requests still need from this agent version.\n" +
         'See docs/producers.md for the agent and grader protocols.',
     )
-    .requiredOption('--dataset <file>', 'rows as JSON lines: {"id", "input", "expected"?, "tags"?, "expected_checks"?, "expected_schema"?}')
-    .requiredOption('--agent <spec>', 'a module (agent.ts / .js: default export (input, ctx) => result), http(s)://URL (POST per trial), or cmd:"<command>" (JSON on stdin/stdout)')
+    .requiredOption(
+      '--dataset <file>',
+      'rows as JSON lines: {"id", "input", "expected"?, "tags"?, "expected_checks"?, "expected_schema"?}',
+    )
+    .requiredOption(
+      '--agent <spec>',
+      'a module (agent.ts / .js: default export (input, ctx) => result), http(s)://URL (POST per trial), or cmd:"<command>" (JSON on stdin/stdout)',
+    )
     .option('--k <n>', 'attempts per row', positiveInt('--k'), 3)
     .option('--concurrency <n>', 'trials at once', positiveInt('--concurrency'), 8)
     .option('--timeout <duration>', 'time limit per trial (e.g. 30s, 2m, 1500ms)', duration, 60_000)
-    .option('--retries <n>', 'retries of an infrastructure failure per trial', nonNegativeInt('--retries'), DEFAULT_RUN_RETRY.retries)
-    .option('--isolation <mode>', 'module agents: worker (a fresh module instance per trial, in worker threads) or none (one shared instance)', 'worker')
+    .option(
+      '--retries <n>',
+      'retries of an infrastructure failure per trial',
+      nonNegativeInt('--retries'),
+      DEFAULT_RUN_RETRY.retries,
+    )
+    .option(
+      '--isolation <mode>',
+      'module agents: worker (a fresh module instance per trial, in worker threads) or none (one shared instance)',
+      'worker',
+    )
     .option('--grader <kind>', 'exact, exact-ci, regex, json-schema, judge, or a grader module path', 'exact')
     .option('--regex-flags <flags>', 'flags for --grader regex, e.g. i')
     .option('--schema <file>', 'JSON Schema for --grader json-schema (rows may carry expected_schema)')
     .option('--rubric <file>', 'rubric for --grader judge')
     .option('--rubric-version <v>', 'rubric version (default: a hash of the rubric)')
-    .option('--judge-url <url>', 'OpenAI-compatible API root of the judge, e.g. http://localhost:8000/v1 (else env PASSK_JUDGE_URL, else judge.url in passk.config.json)')
-    .option('--judge-model <model>', 'judge model (else PASSK_JUDGE_MODEL, else judge.model); the API key comes from PASSK_JUDGE_API_KEY or judge.apiKey')
+    .option(
+      '--judge-url <url>',
+      'OpenAI-compatible API root of the judge, e.g. http://localhost:8000/v1 (else env PASSK_JUDGE_URL, else judge.url in passk.config.json)',
+    )
+    .option(
+      '--judge-model <model>',
+      'judge model (else PASSK_JUDGE_MODEL, else judge.model); the API key comes from PASSK_JUDGE_API_KEY or judge.apiKey',
+    )
     .option('--judge-version <v>', 'judge version (default: a hash of model and prompt)')
     .option('--suite <name>', 'suite (default: the dataset file name)')
     .option('--dataset-id <id>', 'dataset id (default: the dataset file name)')
     .option('--dataset-version <v>', 'dataset version (default: a hash of the dataset file)')
-    .option('--agent-version <v>', "agent version (default: the module's meta.version, else a hash of its code/command/URL)")
-    .option('--run-id <id>', 'run id (default: derived from suite, dataset version and agent version, so the same command resumes)')
-    .option('--confirm <file>', 'confirmation runs: row ids (one per line, or suite::row) to run --extra more times, in a "confirm-…" run')
+    .option(
+      '--agent-version <v>',
+      "agent version (default: the module's meta.version, else a hash of its code/command/URL)",
+    )
+    .option(
+      '--run-id <id>',
+      'run id (default: derived from suite, dataset version and agent version, so the same command resumes)',
+    )
+    .option(
+      '--confirm <file>',
+      'confirmation runs: row ids (one per line, or suite::row) to run --extra more times, in a "confirm-…" run',
+    )
     .option('--extra <n>', 'attempts per row for --confirm', positiveInt('--extra'))
-    .option('--confirmations', "run what the processors' confirmation requests (ConfirmationRequested) still need from this agent version, then stop")
+    .option(
+      '--confirmations',
+      "run what the processors' confirmation requests (ConfirmationRequested) still need from this agent version, then stop",
+    )
     .option('--no-resume', 'do not read the log for attempts already recorded')
     .option('--json', 'print the summary as JSON (no progress bar)')
     .addHelpText(
@@ -151,15 +253,27 @@ Examples:
 Exit codes: 0 every planned trial recorded, 1 the run stopped early (partial), 2 bad input, 3 backend unavailable.`,
     )
     .action(async (flags: RunFlags, cmd: Command) => {
-      if (flags.isolation !== 'worker' && flags.isolation !== 'none') throw new InputError('--isolation is worker or none', { field: 'isolation' });
+      if (flags.isolation !== 'worker' && flags.isolation !== 'none')
+        throw new InputError('--isolation is worker or none', { field: 'isolation' });
       if (flags.confirm && !flags.extra) throw new InputError('--confirm needs --extra N', { field: 'extra' });
       if (flags.confirmations && (flags.confirm || flags.runId))
-        throw new InputError('--confirmations takes its rows, attempts and run ids from the requests: drop --confirm and --run-id', { field: 'confirmations' });
-      const confirmRows = flags.confirm ? parseMustNotBreakList(await readFile(flags.confirm, 'utf8').catch(() => {
-        throw new InputError('cannot read', { file: flags.confirm! });
-      }), flags.confirm) : undefined;
+        throw new InputError(
+          '--confirmations takes its rows, attempts and run ids from the requests: drop --confirm and --run-id',
+          { field: 'confirmations' },
+        );
+      const confirmRows = flags.confirm
+        ? parseMustNotBreakList(
+            await readFile(flags.confirm, 'utf8').catch(() => {
+              throw new InputError('cannot read', { file: flags.confirm! });
+            }),
+            flags.confirm,
+          )
+        : undefined;
       // flags over env over passk.config.json, as for the rest of the configuration (deploy/config.ts)
-      const config = configOf(cmd, { ...(flags.judgeUrl ? { judgeUrl: flags.judgeUrl } : {}), ...(flags.judgeModel ? { judgeModel: flags.judgeModel } : {}) });
+      const config = configOf(cmd, {
+        ...(flags.judgeUrl ? { judgeUrl: flags.judgeUrl } : {}),
+        ...(flags.judgeModel ? { judgeModel: flags.judgeModel } : {}),
+      });
       const { url: judgeUrl, model: judgeModel, apiKey: judgeKey, timeoutMs: judgeTimeout } = config.judge;
       const opts: RunOptions = {
         dataset: flags.dataset,
@@ -176,7 +290,12 @@ Exit codes: 0 every planned trial recorded, 1 the run stopped early (partial), 2
         ...(flags.rubric ? { rubricFile: flags.rubric } : {}),
         ...(flags.rubricVersion ? { rubricVersion: flags.rubricVersion } : {}),
         ...(flags.judgeVersion ? { judgeVersion: flags.judgeVersion } : {}),
-        judge: { ...(judgeUrl ? { baseUrl: judgeUrl } : {}), ...(judgeModel ? { model: judgeModel } : {}), ...(judgeKey ? { apiKey: judgeKey } : {}), ...(judgeTimeout ? { timeoutMs: judgeTimeout } : {}) },
+        judge: {
+          ...(judgeUrl ? { baseUrl: judgeUrl } : {}),
+          ...(judgeModel ? { model: judgeModel } : {}),
+          ...(judgeKey ? { apiKey: judgeKey } : {}),
+          ...(judgeTimeout ? { timeoutMs: judgeTimeout } : {}),
+        },
         ...(flags.suite ? { suite: flags.suite } : {}),
         ...(flags.datasetId ? { datasetId: flags.datasetId } : {}),
         ...(flags.datasetVersion ? { datasetVersion: flags.datasetVersion } : {}),
@@ -197,7 +316,9 @@ Exit codes: 0 every planned trial recorded, 1 the run stopped early (partial), 2
         signal: stop.signal,
         onStart: (s) => {
           if (!flags.json)
-            process.stderr.write(`passk: run ${s.runId} · suite ${s.suite} · dataset ${s.datasetVersion} · agent ${s.agentVersion} · ${s.recorded} attempts already recorded\n`);
+            process.stderr.write(
+              `passk: run ${s.runId} · suite ${s.suite} · dataset ${s.datasetVersion} · agent ${s.agentVersion} · ${s.recorded} attempts already recorded\n`,
+            );
         },
         onProgress: (p) => {
           if (p.done === 0) bar.start(p.total - p.skipped);
@@ -206,7 +327,9 @@ Exit codes: 0 every planned trial recorded, 1 the run stopped early (partial), 2
       });
       try {
         if (flags.confirmations) {
-          const summary = await withEventLog(cmd, (log) => runConfirmations(opts, deps(log)), config).catch(exitOnUnavailable);
+          const summary = await withEventLog(cmd, (log) => runConfirmations(opts, deps(log)), config).catch(
+            exitOnUnavailable,
+          );
           bar.stop();
           process.stdout.write(flags.json ? renderJson(summary) : renderTerminal(confirmationBlocks(summary)));
           if (summary.status !== 'completed') process.exitCode = 1;

@@ -65,7 +65,11 @@ const policyFrom = async (f: SampleFlags): Promise<SamplingPolicyInput> => {
     alwaysKeep,
   };
   const r = SamplingPolicy.safeParse(merged);
-  if (!r.success) throw new InputError(r.error.issues[0]!.message, { ...(f.policy ? { file: f.policy } : {}), field: r.error.issues[0]!.path.join('.') });
+  if (!r.success)
+    throw new InputError(r.error.issues[0]!.message, {
+      ...(f.policy ? { file: f.policy } : {}),
+      field: r.error.issues[0]!.path.join('.'),
+    });
   return merged as SamplingPolicyInput;
 };
 
@@ -91,7 +95,10 @@ export const sampleCommand = (program: Command): void => {
         'patterns) are redacted before anything is written. Errors, negative feedback and high_risk tags are always kept.',
     )
     .argument('<file>', 'traces, one JSON object per line')
-    .option('--policy <file>', 'a policy as JSON: {"name", "rate", "segments": {SEG: RATE}, "alwaysKeep": {...}, "cap": {"max", "windowMs"}}')
+    .option(
+      '--policy <file>',
+      'a policy as JSON: {"name", "rate", "segments": {SEG: RATE}, "alwaysKeep": {...}, "cap": {"max", "windowMs"}}',
+    )
     .option('--name <name>', 'policy name (recorded on every trace)')
     .option('--rate <r>', 'uniform rate in [0, 1] (default 1)', rate)
     .option('--segment-rate <seg=r>', 'stratified rate for one segment (repeatable)', segmentRate)
@@ -117,7 +124,12 @@ Exit codes: 0 ok, 2 bad input (file, line and field named; a bad rate, cap or pa
       const report = await withEventLog(cmd, async (log) => {
         const recorder = createRecorder({ publisher: log.publisher, producer: `passk-sampler/${PRODUCER_VERSION}` });
         try {
-          return await sampleFile(file, { policy, recorder, redactors, ...(flags.seed === undefined ? {} : { seed: flags.seed }) });
+          return await sampleFile(file, {
+            policy,
+            recorder,
+            redactors,
+            ...(flags.seed === undefined ? {} : { seed: flags.seed }),
+          });
         } finally {
           await recorder.close();
         }

@@ -65,7 +65,12 @@ Exit codes: 0 stopped by SIGINT/SIGTERM, 2 bad flag or config (e.g. a non-loopba
           log = await openEventLog(config);
           processors = await startProcessors(config, { log, instanceId: `serve-${process.pid}` });
         }
-        server = await createDashboardServer({ data: clickhouseDashboardData(store.client), host: flags.host, port, ...(token ? { token } : {}) });
+        server = await createDashboardServer({
+          data: clickhouseDashboardData(store.client),
+          host: flags.host,
+          port,
+          ...(token ? { token } : {}),
+        });
       } catch (e) {
         await shutdown();
         const known = e instanceof StoreLocked || (e instanceof PipelineError && e.retriable);
@@ -74,7 +79,9 @@ Exit codes: 0 stopped by SIGINT/SIGTERM, 2 bad flag or config (e.g. a non-loopba
         process.exitCode = e instanceof DashboardConfigError ? EXIT.usage : EXIT.unavailable;
         return;
       }
-      process.stdout.write(flags.json ? `${JSON.stringify({ url: server.url })}\n` : `passk dashboard: ${server.url}\n`);
+      process.stdout.write(
+        flags.json ? `${JSON.stringify({ url: server.url })}\n` : `passk dashboard: ${server.url}\n`,
+      );
       await new Promise<void>((resolve) => {
         process.once('SIGINT', () => resolve());
         process.once('SIGTERM', () => resolve());

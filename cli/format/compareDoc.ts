@@ -2,7 +2,12 @@ import { STABILITY_CLASSES, type Comparison, type SuspectedRegression } from '..
 import { heading, list, table, text, type Block, type Cell } from './doc.ts';
 import { pct, ptsInterval, pValue, rowList, signedPts } from './numbers.ts';
 
-const LABEL: Record<string, string> = { stable_correct: 'stable-correct', stable_wrong: 'stable-wrong', flip: 'flip', unclassified: 'unclassified' };
+const LABEL: Record<string, string> = {
+  stable_correct: 'stable-correct',
+  stable_wrong: 'stable-wrong',
+  flip: 'flip',
+  unclassified: 'unclassified',
+};
 const OUTCOME: Record<string, Cell> = {
   confirmed_regression: { text: 'confirmed regression', tone: 'bad' },
   baseline_also_varies: { text: 'baseline also varies', tone: 'dim' },
@@ -14,50 +19,118 @@ const headline = (c: Comparison): Block => {
   const p = c.paired;
   const k = p.k_max;
   const hat = p.pass_hat_k[String(k)];
-  return table(['metric', c.baseline_version, c.candidate_version, `paired Δ (${p.rows} rows)`, `${pct(c.baseline.intervals.confidence, 0)} interval`], [
-    ['mean accuracy', pct(c.baseline.mean_accuracy), pct(c.candidate.mean_accuracy), signedPts(c.candidate.mean_accuracy === null || c.baseline.mean_accuracy === null ? null : c.candidate.mean_accuracy - c.baseline.mean_accuracy), '(all trials, not paired)'],
-    ['pass@1', pct(p.pass_at_1.baseline), pct(p.pass_at_1.candidate), signedPts(p.pass_at_1.delta), ptsInterval(p.pass_at_1.interval)],
-    ...(k >= 2 && hat ? [[`pass^${k}`, pct(hat.baseline), pct(hat.candidate), signedPts(hat.delta), ptsInterval(hat.interval)]] : []),
-    ['flip rate', pct(c.baseline.flip_rate), pct(c.candidate.flip_rate), '', ''],
-    ['stable-correct rows', String(c.baseline.classes.stable_correct), String(c.candidate.classes.stable_correct), '', ''],
-  ]);
+  return table(
+    [
+      'metric',
+      c.baseline_version,
+      c.candidate_version,
+      `paired Δ (${p.rows} rows)`,
+      `${pct(c.baseline.intervals.confidence, 0)} interval`,
+    ],
+    [
+      [
+        'mean accuracy',
+        pct(c.baseline.mean_accuracy),
+        pct(c.candidate.mean_accuracy),
+        signedPts(
+          c.candidate.mean_accuracy === null || c.baseline.mean_accuracy === null
+            ? null
+            : c.candidate.mean_accuracy - c.baseline.mean_accuracy,
+        ),
+        '(all trials, not paired)',
+      ],
+      [
+        'pass@1',
+        pct(p.pass_at_1.baseline),
+        pct(p.pass_at_1.candidate),
+        signedPts(p.pass_at_1.delta),
+        ptsInterval(p.pass_at_1.interval),
+      ],
+      ...(k >= 2 && hat
+        ? [[`pass^${k}`, pct(hat.baseline), pct(hat.candidate), signedPts(hat.delta), ptsInterval(hat.interval)]]
+        : []),
+      ['flip rate', pct(c.baseline.flip_rate), pct(c.candidate.flip_rate), '', ''],
+      [
+        'stable-correct rows',
+        String(c.baseline.classes.stable_correct),
+        String(c.candidate.classes.stable_correct),
+        '',
+        '',
+      ],
+    ],
+  );
 };
 
 const transitions = (c: Comparison): Block =>
-  table(['baseline ↓ / candidate →', ...STABILITY_CLASSES.map((k) => LABEL[k]!)], STABILITY_CLASSES.map((b) => [LABEL[b]!, ...STABILITY_CLASSES.map((k) => String(c.transitions[b][k]))]));
+  table(
+    ['baseline ↓ / candidate →', ...STABILITY_CLASSES.map((k) => LABEL[k]!)],
+    STABILITY_CLASSES.map((b) => [LABEL[b]!, ...STABILITY_CLASSES.map((k) => String(c.transitions[b][k]))]),
+  );
 
 const divergence = (s: SuspectedRegression): string => {
   const d = s.first_divergence;
   if (!d) return s.outcome === 'confirmed_regression' ? 'no check differs' : '';
-  const show = (xs: typeof d.baseline) => xs.map((a) => `${JSON.stringify(a.answer)}×${a.count}`).join(' ') || 'not answered';
+  const show = (xs: typeof d.baseline) =>
+    xs.map((a) => `${JSON.stringify(a.answer)}×${a.count}`).join(' ') || 'not answered';
   return `#${d.position} ${d.check}: ${show(d.baseline)} → ${show(d.candidate)}`;
 };
 
 const suspects = (c: Comparison): Block[] => {
   const rows = c.confirmation.rows;
-  if (rows.length === 0) return [text('No suspected regressions: every row stable-correct on the baseline is stable-correct on the candidate.', 'good')];
+  if (rows.length === 0)
+    return [
+      text(
+        'No suspected regressions: every row stable-correct on the baseline is stable-correct on the candidate.',
+        'good',
+      ),
+    ];
   return [
-    table(['suspected regression', 'screening (base → cand)', 'confirmation attempts (base / cand)', 'all attempts (base → cand)', 'outcome', 'first divergent check'], rows.map((s) => [
-      s.row_id,
-      `${LABEL[s.screening.baseline]} → ${LABEL[s.screening.candidate]}`,
-      `${s.baseline.confirmation_passes}/${s.baseline.confirmation_attempts} · ${s.candidate.confirmation_passes}/${s.candidate.confirmation_attempts} passed`,
-      `${s.baseline.c}/${s.baseline.n} → ${s.candidate.c}/${s.candidate.n}`,
-      OUTCOME[s.outcome]!,
-      divergence(s),
-    ])),
+    table(
+      [
+        'suspected regression',
+        'screening (base → cand)',
+        'confirmation attempts (base / cand)',
+        'all attempts (base → cand)',
+        'outcome',
+        'first divergent check',
+      ],
+      rows.map((s) => [
+        s.row_id,
+        `${LABEL[s.screening.baseline]} → ${LABEL[s.screening.candidate]}`,
+        `${s.baseline.confirmation_passes}/${s.baseline.confirmation_attempts} · ${s.candidate.confirmation_passes}/${s.candidate.confirmation_attempts} passed`,
+        `${s.baseline.c}/${s.baseline.n} → ${s.candidate.c}/${s.candidate.n}`,
+        OUTCOME[s.outcome]!,
+        divergence(s),
+      ]),
+    ),
   ];
 };
 
 export const compareBlocks = (c: Comparison): Block[] => [
   heading(`${c.suite} · dataset ${c.dataset_version}: ${c.baseline_version} → ${c.candidate_version}`),
-  text(`${c.rows.paired} rows on both versions; screening uses ${c.screen_attempts.baseline} / ${c.screen_attempts.candidate} attempts per row (baseline / candidate)` +
-    (c.rows.baseline_only.length || c.rows.candidate_only.length ? `; only on baseline: ${rowList(c.rows.baseline_only, 10)}; only on candidate: ${rowList(c.rows.candidate_only, 10)}` : ''), 'dim'),
+  text(
+    `${c.rows.paired} rows on both versions; screening uses ${c.screen_attempts.baseline} / ${c.screen_attempts.candidate} attempts per row (baseline / candidate)` +
+      (c.rows.baseline_only.length || c.rows.candidate_only.length
+        ? `; only on baseline: ${rowList(c.rows.baseline_only, 10)}; only on candidate: ${rowList(c.rows.candidate_only, 10)}`
+        : ''),
+    'dim',
+  ),
   headline(c),
   heading('Class transitions', 2),
   transitions(c),
-  list(`Became stable-correct (${c.became_stable_correct.length}):`, c.became_stable_correct.length ? [rowList(c.became_stable_correct, 40)] : [], 'good'),
-  list(`Stable-correct on the baseline, not on the candidate (${c.lost_stable_correct.length}):`, c.lost_stable_correct.length ? [rowList(c.lost_stable_correct, 40)] : [], c.lost_stable_correct.length ? 'bad' : undefined),
-  text(`Exact McNemar on stable-correct: ${c.mcnemar.lost} lost, ${c.mcnemar.gained} gained over ${c.mcnemar.rows} rows classified on both; p = ${pValue(c.mcnemar.p_value)}.`),
+  list(
+    `Became stable-correct (${c.became_stable_correct.length}):`,
+    c.became_stable_correct.length ? [rowList(c.became_stable_correct, 40)] : [],
+    'good',
+  ),
+  list(
+    `Stable-correct on the baseline, not on the candidate (${c.lost_stable_correct.length}):`,
+    c.lost_stable_correct.length ? [rowList(c.lost_stable_correct, 40)] : [],
+    c.lost_stable_correct.length ? 'bad' : undefined,
+  ),
+  text(
+    `Exact McNemar on stable-correct: ${c.mcnemar.lost} lost, ${c.mcnemar.gained} gained over ${c.mcnemar.rows} rows classified on both; p = ${pValue(c.mcnemar.p_value)}.`,
+  ),
   heading('Confirmation', 2),
   ...suspects(c),
   text(''),

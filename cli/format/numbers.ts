@@ -1,8 +1,10 @@
 /** Number formatting shared by the terminal and Markdown output. JSON keeps full precision. */
 type Interval = readonly [number, number] | null | undefined;
 
-export const pct = (x: number | null | undefined, digits = 1): string => (x === null || x === undefined ? '—' : `${(100 * x).toFixed(digits)}%`);
-export const num = (x: number | null | undefined, digits = 3): string => (x === null || x === undefined ? '—' : x.toFixed(digits));
+export const pct = (x: number | null | undefined, digits = 1): string =>
+  x === null || x === undefined ? '—' : `${(100 * x).toFixed(digits)}%`;
+export const num = (x: number | null | undefined, digits = 3): string =>
+  x === null || x === undefined ? '—' : x.toFixed(digits);
 export const signedPts = (x: number | null | undefined): string =>
   x === null || x === undefined ? '—' : `${x >= 0 ? '+' : '−'}${Math.abs(100 * x).toFixed(1)} pts`;
 export const pctInterval = (i: Interval): string => (i ? `${pct(i[0])} – ${pct(i[1])}` : '—');
@@ -10,4 +12,8 @@ export const ptsInterval = (i: Interval): string => (i ? `${signedPts(i[0])} …
 export const pValue = (p: number): string => (p < 0.001 ? '< 0.001' : p.toFixed(3));
 /** A list of row ids, cut after `max` with a count of the rest. */
 export const rowList = (ids: readonly string[], max = 20): string =>
-  ids.length === 0 ? '—' : ids.length <= max ? ids.join(', ') : `${ids.slice(0, max).join(', ')} … (+${ids.length - max} more)`;
+  ids.length === 0
+    ? '—'
+    : ids.length <= max
+      ? ids.join(', ')
+      : `${ids.slice(0, max).join(', ')} … (+${ids.length - max} more)`;

@@ -3,7 +3,15 @@ import pc from 'picocolors';
 import { cellText, type Block, type Cell, type Tone } from './doc.ts';
 
 const paint = (s: string, tone: Tone): string =>
-  tone === 'good' ? pc.green(s) : tone === 'bad' ? pc.red(s) : tone === 'warn' ? pc.yellow(s) : tone === 'dim' ? pc.dim(s) : s;
+  tone === 'good'
+    ? pc.green(s)
+    : tone === 'bad'
+      ? pc.red(s)
+      : tone === 'warn'
+        ? pc.yellow(s)
+        : tone === 'dim'
+          ? pc.dim(s)
+          : s;
 const paintCell = (c: Cell): string => (typeof c === 'string' ? c : paint(c.text, c.tone));
 
 /** No rule between body rows: tables stay short enough to read in a terminal. */
@@ -21,7 +29,12 @@ export const renderTerminal = (blocks: readonly Block[]): string =>
         case 'list':
           return `${paint(b.title, b.tone)}\n${b.items.length === 0 ? '  —' : b.items.map((i) => `  • ${i}`).join('\n')}`;
         case 'table': {
-          const t = new Table({ head: b.head.map((h) => pc.bold(h)), style: { head: [], border: [] }, wordWrap: true, chars: COMPACT });
+          const t = new Table({
+            head: b.head.map((h) => pc.bold(h)),
+            style: { head: [], border: [] },
+            wordWrap: true,
+            chars: COMPACT,
+          });
           t.push(...b.rows.map((r) => r.map(paintCell)));
           return t.toString();
         }

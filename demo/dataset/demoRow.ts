@@ -30,6 +30,7 @@ export const loadDemoDataset = (file: string = DATASET_FILE): DemoRow[] =>
     .filter((l) => l.trim() !== '')
     .map((l, i) => {
       const parsed = DemoRow.safeParse(JSON.parse(l));
-      if (!parsed.success) throw new Error(`${file}: line ${i + 1}: ${parsed.error.issues[0]?.message ?? 'invalid row'}`);
+      if (!parsed.success)
+        throw new Error(`${file}: line ${i + 1}: ${parsed.error.issues[0]?.message ?? 'invalid row'}`);
       return parsed.data;
     });

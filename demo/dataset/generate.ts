@@ -17,10 +17,22 @@ import { DEMO_SEED, type DemoRow } from './demoRow.ts';
 export const MUST_NOT_BREAK_MIN_USD = 750;
 
 const ITEMS = [
-  ['Blender', 60, 180], ['Espresso machine', 180, 900], ['Wireless headphones', 40, 400], ['Laptop', 600, 2400],
-  ['Office chair', 120, 700], ['Running shoes', 50, 220], ['Smartwatch', 150, 800], ['Rain jacket', 40, 300],
-  ['Stand mixer', 200, 650], ['4K monitor', 250, 1200], ['Robot vacuum', 180, 1000], ['Cast-iron pan', 20, 120],
-  ['Desk lamp', 15, 90], ['Camera lens', 300, 1900], ['Kids bike', 90, 350], ['Air purifier', 90, 600],
+  ['Blender', 60, 180],
+  ['Espresso machine', 180, 900],
+  ['Wireless headphones', 40, 400],
+  ['Laptop', 600, 2400],
+  ['Office chair', 120, 700],
+  ['Running shoes', 50, 220],
+  ['Smartwatch', 150, 800],
+  ['Rain jacket', 40, 300],
+  ['Stand mixer', 200, 650],
+  ['4K monitor', 250, 1200],
+  ['Robot vacuum', 180, 1000],
+  ['Cast-iron pan', 20, 120],
+  ['Desk lamp', 15, 90],
+  ['Camera lens', 300, 1900],
+  ['Kids bike', 90, 350],
+  ['Air purifier', 90, 600],
 ] as const;
 
 const PROOF_TEXT: Record<Order['proof'], string> = {
@@ -54,11 +66,20 @@ export const randomOrder = (rng: Rng): Order => {
     [() => 34 + Math.floor(rng() * 57), 20],
   ])();
   const proof = weighted<Order['proof']>(rng, [
-    ['receipt', 34], ['order_number', 30], ['card_statement', 13], ['other_retailer_receipt', 10], ['none', 13],
+    ['receipt', 34],
+    ['order_number', 30],
+    ['card_statement', 13],
+    ['other_retailer_receipt', 10],
+    ['none', 13],
   ]);
   const condition = weighted<Order['condition']>(rng, [
-    ['arrived_damaged', 18], ['defective', 17], ['unopened', 17], ['changed_mind', 12],
-    ['cosmetic_wear', 13], ['damaged_packaging_only', 11], ['missing_parts', 12],
+    ['arrived_damaged', 18],
+    ['defective', 17],
+    ['unopened', 17],
+    ['changed_mind', 12],
+    ['cosmetic_wear', 13],
+    ['damaged_packaging_only', 11],
+    ['missing_parts', 12],
   ]);
   return { item, price_usd: price, days_since_delivery: days, proof, condition };
 };
@@ -74,7 +95,11 @@ const plantedRegressions = (rng: Rng): Order[] =>
   }));
 
 const plantedScreenshotsOutsideWindow = (rng: Rng): Order[] =>
-  [0, 1, 2, 3].map(() => ({ ...randomOrder(rng), proof: 'cart_screenshot' as const, days_since_delivery: 40 + Math.floor(rng() * 40) }));
+  [0, 1, 2, 3].map(() => ({
+    ...randomOrder(rng),
+    proof: 'cart_screenshot' as const,
+    days_since_delivery: 40 + Math.floor(rng() * 40),
+  }));
 
 export const rowOf = (row_id: string, order: Order, extraTags: readonly string[] = []): DemoRow => {
   const checks = policyChecks(order);

@@ -34,7 +34,10 @@ export const decideRefund = (noise: Noise) => async (input: RefundRequest, ctx: 
   const days = input.days_since_purchase;
   const returnWindow = judge(days <= 30, Math.abs(days - 30) <= 2 ? noise.borderlineWindow : noise.slip);
   const proof = judge(input.receipt !== 'no', input.receipt === 'partial' ? noise.partialReceipt : noise.slip);
-  const damage = judge(input.damaged && days <= 90, input.damaged && Math.abs(days - 90) <= 10 ? noise.borderlineDamage : noise.slip);
+  const damage = judge(
+    input.damaged && days <= 90,
+    input.damaged && Math.abs(days - 90) <= 10 ? noise.borderlineDamage : noise.slip,
+  );
   let approve = proof && (returnWindow || damage);
   if (random() < noise.slip) approve = !approve;
   await new Promise((r) => setTimeout(r, 2 + Math.floor(random() * 10))); // a model call takes a moment

@@ -44,7 +44,8 @@ export const createEmbeddedConsumer = (deps: {
   onClose: () => void;
 }): EventConsumer => {
   const { store, groups, codec, options, timing } = deps;
-  if (options.topics.includes(TOPICS.dlq)) throw new ConsumerMisuse(`${TOPICS.dlq} holds dead letters, not events: read it with deadLetters()`);
+  if (options.topics.includes(TOPICS.dlq))
+    throw new ConsumerMisuse(`${TOPICS.dlq} holds dead letters, not events: read it with deadLetters()`);
   const topics: string[] = [...new Set(options.topics)].sort();
   for (const t of topics) store.ensureTopic(t);
   const member: Member = {
@@ -85,13 +86,19 @@ export const createEmbeddedConsumer = (deps: {
     waiting = plan.waiting > 0;
     const owned = new Set(plan.owned.map(tpKey));
     // taken over while this member stalled past its session: gone already, tell the caller
-    await revoke([...positions.values()].filter((tp) => !owned.has(tpKey(tp))).map(({ topic, partition }) => ({ topic, partition })));
+    await revoke(
+      [...positions.values()]
+        .filter((tp) => !owned.has(tpKey(tp)))
+        .map(({ topic, partition }) => ({ topic, partition })),
+    );
     if (plan.toRelease.length > 0) {
       await revoke(plan.toRelease);
       groups.release(member, plan.toRelease);
     }
     const releasing = new Set(plan.toRelease.map(tpKey));
-    const added = plan.owned.filter((tp) => topics.includes(tp.topic) && !positions.has(tpKey(tp)) && !releasing.has(tpKey(tp)));
+    const added = plan.owned.filter(
+      (tp) => topics.includes(tp.topic) && !positions.has(tpKey(tp)) && !releasing.has(tpKey(tp)),
+    );
     if (added.length === 0) return;
     await options.onAssigned?.(added);
     const hw = store.highWatermarks(topics);
@@ -115,7 +122,11 @@ export const createEmbeddedConsumer = (deps: {
       const last = records.at(-1);
       if (!last) continue;
       const { events, dead } = await decodeRecords(codec, records);
-      if (dead.length > 0) store.append(dead.map((d) => ({ topic: TOPICS.dlq, ...toDeadLetterRecord(d) })), partitionOf);
+      if (dead.length > 0)
+        store.append(
+          dead.map((d) => ({ topic: TOPICS.dlq, ...toDeadLetterRecord(d) })),
+          partitionOf,
+        );
       tp.position = last.offset + 1;
       return { topic: tp.topic, partition: tp.partition, events, lastOffset: last.offset, highWatermark: high };
     }

@@ -52,7 +52,8 @@ export const openLogDatabase = (opts: { dataDir: string; synchronous: Synchronou
       db.exec(SCHEMA);
       const row = db.prepare('SELECT v FROM meta WHERE k = ?').get('format') as { v: string } | undefined;
       if (!row) db.prepare('INSERT INTO meta (k, v) VALUES (?, ?)').run('format', FORMAT_VERSION);
-      else if (row.v !== FORMAT_VERSION) throw new Error(`${opts.dataDir}/log.sqlite has log format ${row.v}; this passk reads ${FORMAT_VERSION}`);
+      else if (row.v !== FORMAT_VERSION)
+        throw new Error(`${opts.dataDir}/log.sqlite has log format ${row.v}; this passk reads ${FORMAT_VERSION}`);
     }).immediate();
     return db;
   } catch (e) {

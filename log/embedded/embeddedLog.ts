@@ -33,7 +33,11 @@ export const createEmbeddedEventLog = (opts: EmbeddedEventLogOptions): EventLog 
   const maxEventBytes = opts.maxEventBytes ?? 1_000_000;
   const codec = opts.codec ?? jsonCodec;
   const timing: EmbeddedConsumerTiming = { pollMs: 50, sessionMs: 10_000, heartbeatMs: 1_000, ...opts.consumer };
-  const db = openLogDatabase({ dataDir: opts.dataDir, synchronous: opts.synchronous ?? 'FULL', busyTimeoutMs: opts.busyTimeoutMs ?? 10_000 });
+  const db = openLogDatabase({
+    dataDir: opts.dataDir,
+    synchronous: opts.synchronous ?? 'FULL',
+    busyTimeoutMs: opts.busyTimeoutMs ?? 10_000,
+  });
   const store = createLogStore(db, { defaultPartitions: opts.partitions ?? 4, now: Date.now });
   const groups = createGroupStore(db, Date.now);
   for (const topic of ALL_TOPICS) store.ensureTopic(topic);
@@ -44,7 +48,8 @@ export const createEmbeddedEventLog = (opts: EmbeddedEventLogOptions): EventLog 
     if (closed) throw new Error('the embedded event log is closed');
   };
   const checkSize = (records: readonly AppendRecord[]) => {
-    for (const r of records) if (r.value.byteLength > maxEventBytes) throw new EventTooLarge(r.value.byteLength, maxEventBytes, r.topic);
+    for (const r of records)
+      if (r.value.byteLength > maxEventBytes) throw new EventTooLarge(r.value.byteLength, maxEventBytes, r.topic);
   };
   const append = (records: AppendRecord[]) => {
     checkOpen();
@@ -68,7 +73,14 @@ export const createEmbeddedEventLog = (opts: EmbeddedEventLogOptions): EventLog 
     codec,
     consumer: async (options) => {
       checkOpen();
-      const consumer = createEmbeddedConsumer({ store, groups, codec, options, timing, onClose: () => consumers.delete(consumer) });
+      const consumer = createEmbeddedConsumer({
+        store,
+        groups,
+        codec,
+        options,
+        timing,
+        onClose: () => consumers.delete(consumer),
+      });
       consumers.add(consumer);
       return consumer;
     },
@@ -77,7 +89,7 @@ export const createEmbeddedEventLog = (opts: EmbeddedEventLogOptions): EventLog 
       const partitions = store.ensureTopic(TOPICS.dlq);
       const letters = [];
       for (let p = 0; p < partitions; p++)
-        for (let from = 0; ; ) {
+        for (let from = 0; ;) {
           const page = store.read(TOPICS.dlq, p, from, 1000);
           letters.push(...page.map(fromDeadLetterRecord));
           if (page.length < 1000) break;

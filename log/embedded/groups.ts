@@ -71,7 +71,9 @@ export const createGroupStore = (db: Db, now: () => number): GroupStore => {
       `INSERT INTO group_leases (group_id, topic, partition, member_id) VALUES (?, ?, ?, ?)
        ON CONFLICT (group_id, topic, partition) DO UPDATE SET member_id = excluded.member_id`,
     ),
-    release: db.prepare('DELETE FROM group_leases WHERE group_id = ? AND topic = ? AND partition = ? AND member_id = ?'),
+    release: db.prepare(
+      'DELETE FROM group_leases WHERE group_id = ? AND topic = ? AND partition = ? AND member_id = ?',
+    ),
     releaseAll: db.prepare('DELETE FROM group_leases WHERE group_id = ? AND member_id = ?'),
     commit: db.prepare(
       `INSERT INTO group_offsets (group_id, topic, partition, next_offset, committed_at) VALUES (?, ?, ?, ?, ?)
@@ -91,7 +93,8 @@ export const createGroupStore = (db: Db, now: () => number): GroupStore => {
     const t = now();
     const live: { id: string; topics: Set<string> }[] = [];
     for (const row of q.members.all(m.groupId)) {
-      if (row.expires_at >= t && processAlive(row.pid)) live.push({ id: row.member_id, topics: new Set(JSON.parse(row.topics) as string[]) });
+      if (row.expires_at >= t && processAlive(row.pid))
+        live.push({ id: row.member_id, topics: new Set(JSON.parse(row.topics) as string[]) });
       else q.deleteMember.run(m.groupId, row.member_id);
     }
     const liveIds = new Set(live.map((x) => x.id));
@@ -124,26 +127,32 @@ export const createGroupStore = (db: Db, now: () => number): GroupStore => {
     return { owned, toRelease, waiting };
   });
 
-  const commit = db.transaction((m: Member, positions: readonly { topic: string; partition: number; nextOffset: number }[]) => {
-    const notOwned = positions.filter((p) => q.owner.get(m.groupId, p.topic, p.partition)?.member_id !== m.memberId);
-    if (notOwned.length > 0) throw new CommitRejected(notOwned.map(({ topic, partition }) => ({ topic, partition })));
-    const t = now();
-    for (const p of positions) q.commit.run(m.groupId, p.topic, p.partition, p.nextOffset, t);
-    heartbeat(m);
-  });
+  const commit = db.transaction(
+    (m: Member, positions: readonly { topic: string; partition: number; nextOffset: number }[]) => {
+      const notOwned = positions.filter((p) => q.owner.get(m.groupId, p.topic, p.partition)?.member_id !== m.memberId);
+      if (notOwned.length > 0) throw new CommitRejected(notOwned.map(({ topic, partition }) => ({ topic, partition })));
+      const t = now();
+      for (const p of positions) q.commit.run(m.groupId, p.topic, p.partition, p.nextOffset, t);
+      heartbeat(m);
+    },
+  );
 
   return {
     heartbeat,
     plan: (m, partitionsOf) => plan.immediate(m, partitionsOf),
     release: (m, tps) =>
-      db.transaction(() => {
-        for (const tp of tps) q.release.run(m.groupId, tp.topic, tp.partition, m.memberId);
-      }).immediate(),
+      db
+        .transaction(() => {
+          for (const tp of tps) q.release.run(m.groupId, tp.topic, tp.partition, m.memberId);
+        })
+        .immediate(),
     leave: (m) =>
-      db.transaction(() => {
-        q.releaseAll.run(m.groupId, m.memberId);
-        q.deleteMember.run(m.groupId, m.memberId);
-      }).immediate(),
+      db
+        .transaction(() => {
+          q.releaseAll.run(m.groupId, m.memberId);
+          q.deleteMember.run(m.groupId, m.memberId);
+        })
+        .immediate(),
     commit: (m, positions) => commit.immediate(m, positions),
     committed: (groupId, topic) => new Map(q.committed.all(groupId, topic).map((r) => [r.partition, r.next_offset])),
   };

@@ -17,14 +17,18 @@ export interface LogStore {
   /** Creates the topic with `defaultPartitions` unless it exists; returns its partition count. */
   ensureTopic(topic: string): number;
   /** Appends all records in one `BEGIN IMMEDIATE` transaction: all or nothing, durable on return. */
-  append(records: readonly AppendRecord[], partitionOf: (key: string, partitions: number) => number): { topic: string; partition: number; offset: number }[];
+  append(
+    records: readonly AppendRecord[],
+    partitionOf: (key: string, partitions: number) => number,
+  ): { topic: string; partition: number; offset: number }[];
   /** Records from `fromOffset` on, at most `limit` of them and, past the first, at most `maxBytes` of values. */
   read(topic: string, partition: number, fromOffset: number, limit: number, maxBytes?: number): StoredRecord[];
   /** Next offset per partition of each topic (`topic` → partition → next offset). */
   highWatermarks(topics: readonly string[]): Map<string, Map<number, number>>;
 }
 
-const parseHeaders = (text: string | null): Record<string, string> => (text ? (JSON.parse(text) as Record<string, string>) : {});
+const parseHeaders = (text: string | null): Record<string, string> =>
+  text ? (JSON.parse(text) as Record<string, string>) : {};
 
 export const createLogStore = (db: Db, opts: { defaultPartitions: number; now: () => number }): LogStore => {
   const partitionCount = new Map<string, number>(); // partition counts never change once created
@@ -32,10 +36,17 @@ export const createLogStore = (db: Db, opts: { defaultPartitions: number; now: (
     topic: db.prepare<[string], { partitions: number }>('SELECT partitions FROM topics WHERE topic = ?'),
     addTopic: db.prepare('INSERT OR IGNORE INTO topics (topic, partitions, created_at) VALUES (?, ?, ?)'),
     addPartition: db.prepare('INSERT OR IGNORE INTO partitions (topic, partition, next_offset) VALUES (?, ?, 0)'),
-    next: db.prepare<[string, number], { next_offset: number }>('SELECT next_offset FROM partitions WHERE topic = ? AND partition = ?'),
+    next: db.prepare<[string, number], { next_offset: number }>(
+      'SELECT next_offset FROM partitions WHERE topic = ? AND partition = ?',
+    ),
     setNext: db.prepare('UPDATE partitions SET next_offset = ? WHERE topic = ? AND partition = ?'),
-    insert: db.prepare('INSERT INTO records (topic, partition, offset, key, value, headers, timestamp) VALUES (?, ?, ?, ?, ?, ?, ?)'),
-    read: db.prepare<[string, number, number, number], { offset: number; key: string; value: Buffer; headers: string | null; timestamp: number }>(
+    insert: db.prepare(
+      'INSERT INTO records (topic, partition, offset, key, value, headers, timestamp) VALUES (?, ?, ?, ?, ?, ?, ?)',
+    ),
+    read: db.prepare<
+      [string, number, number, number],
+      { offset: number; key: string; value: Buffer; headers: string | null; timestamp: number }
+    >(
       'SELECT offset, key, value, headers, timestamp FROM records WHERE topic = ? AND partition = ? AND offset >= ? ORDER BY offset LIMIT ?',
     ),
     watermarks: db.prepare<[string], { topic: string; partition: number; next_offset: number }>(
@@ -60,24 +71,30 @@ export const createLogStore = (db: Db, opts: { defaultPartitions: number; now: (
     return n;
   };
 
-  const appendTx = db.transaction((records: readonly AppendRecord[], partitionOf: (key: string, n: number) => number, counts: Map<string, number>) => {
-    const now = opts.now();
-    const next = new Map<string, number>();
-    const out: { topic: string; partition: number; offset: number }[] = [];
-    for (const r of records) {
-      const partition = partitionOf(r.key, counts.get(r.topic)!);
-      const id = `${r.topic}\u0000${partition}`;
-      const offset = next.get(id) ?? q.next.get(r.topic, partition)!.next_offset;
-      q.insert.run(r.topic, partition, offset, r.key, r.value, r.headers ? JSON.stringify(r.headers) : null, now);
-      next.set(id, offset + 1);
-      out.push({ topic: r.topic, partition, offset });
-    }
-    for (const [id, offset] of next) {
-      const [topic, partition] = id.split('\u0000') as [string, string];
-      q.setNext.run(offset, topic, Number(partition));
-    }
-    return out;
-  });
+  const appendTx = db.transaction(
+    (
+      records: readonly AppendRecord[],
+      partitionOf: (key: string, n: number) => number,
+      counts: Map<string, number>,
+    ) => {
+      const now = opts.now();
+      const next = new Map<string, number>();
+      const out: { topic: string; partition: number; offset: number }[] = [];
+      for (const r of records) {
+        const partition = partitionOf(r.key, counts.get(r.topic)!);
+        const id = `${r.topic}\u0000${partition}`;
+        const offset = next.get(id) ?? q.next.get(r.topic, partition)!.next_offset;
+        q.insert.run(r.topic, partition, offset, r.key, r.value, r.headers ? JSON.stringify(r.headers) : null, now);
+        next.set(id, offset + 1);
+        out.push({ topic: r.topic, partition, offset });
+      }
+      for (const [id, offset] of next) {
+        const [topic, partition] = id.split('\u0000') as [string, string];
+        q.setNext.run(offset, topic, Number(partition));
+      }
+      return out;
+    },
+  );
 
   return {
     ensureTopic,

@@ -50,7 +50,8 @@ export const createKafkaConsumer = async (deps: {
   onClose: () => void;
 }): Promise<EventConsumer> => {
   const { options, names, codec } = deps;
-  if (options.topics.includes(TOPICS.dlq)) throw new ConsumerMisuse(`${TOPICS.dlq} holds dead letters, not events: read it with deadLetters()`);
+  if (options.topics.includes(TOPICS.dlq))
+    throw new ConsumerMisuse(`${TOPICS.dlq} holds dead letters, not events: read it with deadLetters()`);
   const maxBatch = options.maxBatch ?? 1000;
   const abort = new AbortController();
   const queue = createHandoffQueue<Item>(abort.signal);
@@ -85,7 +86,10 @@ export const createKafkaConsumer = async (deps: {
 
   try {
     await consumer.connect();
-    await consumer.subscribe({ topics: options.topics.map(names.physical), fromBeginning: options.fromBeginning ?? true });
+    await consumer.subscribe({
+      topics: options.topics.map(names.physical),
+      fromBeginning: options.fromBeginning ?? true,
+    });
   } catch (e) {
     await consumer.disconnect().catch(() => {});
     throw classifyKafkaError(e, `kafka consumer ${deps.groupId}: connect`);
@@ -97,7 +101,8 @@ export const createKafkaConsumer = async (deps: {
     new Promise<void>((resolve) => {
       // keep the membership alive while the caller works on the batch
       const beat = setInterval(() => {
-        if (!rebalancing) void heartbeat().catch((e: unknown) => (rebalancing = protocolTypes(e).includes('REBALANCE_IN_PROGRESS')));
+        if (!rebalancing)
+          void heartbeat().catch((e: unknown) => (rebalancing = protocolTypes(e).includes('REBALANCE_IN_PROGRESS')));
       }, 3_000);
       const done = () => {
         clearInterval(beat);
@@ -116,31 +121,43 @@ export const createKafkaConsumer = async (deps: {
    */
   let running: Promise<void> | undefined;
   const start = () =>
-    (running ??= consumer.run({
-      autoCommit: false,
-      eachBatchAutoResolve: false,
-      partitionsConsumedConcurrently: 1,
-      eachBatch: async ({ batch, resolveOffset, heartbeat, isRunning, isStale }) => {
-        const topic = names.logical(batch.topic);
-        rebalancing = false;
-        for (let i = 0; i < batch.messages.length && !abort.signal.aborted; i += maxBatch) {
-          if (!isRunning() || isStale() || rebalancing) return;
-          const records: RawRecord[] = batch.messages.slice(i, i + maxBatch).map((m) => ({
-            topic,
-            partition: batch.partition,
-            offset: Number(m.offset),
-            key: m.key?.toString('utf8') ?? '',
-            value: m.value ?? new Uint8Array(0),
-            timestamp: Number(m.timestamp),
-          }));
-          const { events, dead } = await decodeRecords(codec, records);
-          if (dead.length > 0) await deps.publisher.send(dead.map((d) => ({ topic: TOPICS.dlq, ...toDeadLetterRecord(d) })));
-          const last = records.at(-1)!;
-          await deliver({ topic, partition: batch.partition, events, lastOffset: last.offset, highWatermark: Number(batch.highWatermark) }, heartbeat);
-          resolveOffset(String(last.offset));
-        }
-      },
-    }).catch((error: unknown) => queue.push({ kind: 'crash', error })));
+    (running ??= consumer
+      .run({
+        autoCommit: false,
+        eachBatchAutoResolve: false,
+        partitionsConsumedConcurrently: 1,
+        eachBatch: async ({ batch, resolveOffset, heartbeat, isRunning, isStale }) => {
+          const topic = names.logical(batch.topic);
+          rebalancing = false;
+          for (let i = 0; i < batch.messages.length && !abort.signal.aborted; i += maxBatch) {
+            if (!isRunning() || isStale() || rebalancing) return;
+            const records: RawRecord[] = batch.messages.slice(i, i + maxBatch).map((m) => ({
+              topic,
+              partition: batch.partition,
+              offset: Number(m.offset),
+              key: m.key?.toString('utf8') ?? '',
+              value: m.value ?? new Uint8Array(0),
+              timestamp: Number(m.timestamp),
+            }));
+            const { events, dead } = await decodeRecords(codec, records);
+            if (dead.length > 0)
+              await deps.publisher.send(dead.map((d) => ({ topic: TOPICS.dlq, ...toDeadLetterRecord(d) })));
+            const last = records.at(-1)!;
+            await deliver(
+              {
+                topic,
+                partition: batch.partition,
+                events,
+                lastOffset: last.offset,
+                highWatermark: Number(batch.highWatermark),
+              },
+              heartbeat,
+            );
+            resolveOffset(String(last.offset));
+          }
+        },
+      })
+      .catch((error: unknown) => queue.push({ kind: 'crash', error })));
 
   async function* batches(): AsyncGenerator<EventBatch> {
     if (iterating) throw new ConsumerMisuse('batches() is already being iterated on this consumer');
@@ -197,24 +214,42 @@ export const createKafkaConsumer = async (deps: {
       const notOwned = positions.filter((p) => !owned.has(tpKey(p)));
       if (notOwned.length > 0) throw new CommitRejected(notOwned.map(({ topic, partition }) => ({ topic, partition })));
       try {
-        await consumer.commitOffsets(positions.map((p) => ({ topic: names.physical(p.topic), partition: p.partition, offset: String(p.nextOffset) })));
+        await consumer.commitOffsets(
+          positions.map((p) => ({
+            topic: names.physical(p.topic),
+            partition: p.partition,
+            offset: String(p.nextOffset),
+          })),
+        );
       } catch (e) {
         if (protocolTypes(e).some((t) => FENCED_COMMIT_TYPES.has(t)))
-          throw new CommitRejected(positions.map(({ topic, partition }) => ({ topic, partition })), e);
+          throw new CommitRejected(
+            positions.map(({ topic, partition }) => ({ topic, partition })),
+            e,
+          );
         throw classifyKafkaError(e, `kafka consumer ${deps.groupId}: commit`);
       }
     },
     committed: async (topic) => {
       const [offsets] = await deps.admin.fetchOffsets({ groupId: deps.groupId, topics: [names.physical(topic)] });
-      return new Map((offsets?.partitions ?? []).filter((p) => Number(p.offset) >= 0).map((p) => [p.partition, Number(p.offset)]));
+      return new Map(
+        (offsets?.partitions ?? []).filter((p) => Number(p.offset) >= 0).map((p) => [p.partition, Number(p.offset)]),
+      );
     },
     lag: async () => {
       const out: { topic: string; partition: number; lag: number }[] = [];
-      const committed = await deps.admin.fetchOffsets({ groupId: deps.groupId, topics: options.topics.map(names.physical) });
+      const committed = await deps.admin.fetchOffsets({
+        groupId: deps.groupId,
+        topics: options.topics.map(names.physical),
+      });
       for (const { topic: physical, partitions } of committed) {
         const high = new Map((await deps.admin.fetchTopicOffsets(physical)).map((p) => [p.partition, Number(p.high)]));
         for (const p of partitions)
-          out.push({ topic: names.logical(physical), partition: p.partition, lag: (high.get(p.partition) ?? 0) - Math.max(Number(p.offset), 0) });
+          out.push({
+            topic: names.logical(physical),
+            partition: p.partition,
+            lag: (high.get(p.partition) ?? 0) - Math.max(Number(p.offset), 0),
+          });
       }
       return out;
     },

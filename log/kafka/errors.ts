@@ -7,12 +7,21 @@ import { LogRejected } from '../errors.ts';
 const { KafkaJSConnectionError, KafkaJSError, KafkaJSNumberOfRetriesExceeded, KafkaJSRequestTimeoutError } = kafkajs;
 
 /** Protocol error types of a commit from a member whose generation is over. */
-export const FENCED_COMMIT_TYPES = new Set(['ILLEGAL_GENERATION', 'UNKNOWN_MEMBER_ID', 'REBALANCE_IN_PROGRESS', 'FENCED_INSTANCE_ID']);
+export const FENCED_COMMIT_TYPES = new Set([
+  'ILLEGAL_GENERATION',
+  'UNKNOWN_MEMBER_ID',
+  'REBALANCE_IN_PROGRESS',
+  'FENCED_INSTANCE_ID',
+]);
 
 /** `type` fields of a kafkajs error and of the errors it wraps. */
 export const protocolTypes = (e: unknown): string[] => {
   const out: string[] = [];
-  for (let cur = e, depth = 0; cur && typeof cur === 'object' && depth < 5; cur = (cur as { cause?: unknown }).cause, depth++)
+  for (
+    let cur = e, depth = 0;
+    cur && typeof cur === 'object' && depth < 5;
+    cur = (cur as { cause?: unknown }).cause, depth++
+  )
     if ('type' in cur && typeof cur.type === 'string') out.push(cur.type);
   return out;
 };
@@ -27,6 +36,7 @@ export const classifyKafkaError = (e: unknown, what: string): unknown => {
     e.retriable ||
     e instanceof KafkaJSConnectionError ||
     e instanceof KafkaJSRequestTimeoutError ||
-    (e instanceof KafkaJSNumberOfRetriesExceeded && (e.cause === undefined || (e.cause instanceof KafkaJSError && e.cause.retriable)));
+    (e instanceof KafkaJSNumberOfRetriesExceeded &&
+      (e.cause === undefined || (e.cause instanceof KafkaJSError && e.cause.retriable)));
   return transient ? new BackendUnavailable(`${what}: ${e.message}`, e) : new LogRejected(`${what}: ${e.message}`, e);
 };

@@ -50,7 +50,13 @@ export const createKafkaEventLog = async (opts: KafkaEventLogOptions): Promise<E
     });
     const partitions = await partitionCounts(admin, names);
     codec = await createRegistryCodec({ registry: opts.registry, subjectPrefix: namespace });
-    publisher = await createKafkaPublisher({ kafka: opts.kafka, codec, names, maxEventBytes, partitionsOf: (topic) => partitions.get(topic) ?? 1 });
+    publisher = await createKafkaPublisher({
+      kafka: opts.kafka,
+      codec,
+      names,
+      maxEventBytes,
+      partitionsOf: (topic) => partitions.get(topic) ?? 1,
+    });
   } catch (e) {
     await admin.disconnect().catch(() => {});
     throw classifyKafkaError(e, 'kafka: opening the event log');
@@ -58,7 +64,11 @@ export const createKafkaEventLog = async (opts: KafkaEventLogOptions): Promise<E
 
   const deadLetters = async (): Promise<DeadLetter[]> => {
     const topic = names.physical(TOPICS.dlq);
-    const ends = new Map((await admin.fetchTopicOffsets(topic)).filter((p) => Number(p.high) > Number(p.low)).map((p) => [p.partition, Number(p.high)]));
+    const ends = new Map(
+      (await admin.fetchTopicOffsets(topic))
+        .filter((p) => Number(p.high) > Number(p.low))
+        .map((p) => [p.partition, Number(p.high)]),
+    );
     if (ends.size === 0) return [];
     const groupId = `${namespace}passk-dlq-reader-${randomBytes(4).toString('hex')}`;
     const reader = opts.kafka.consumer({ groupId, maxBytesPerPartition: maxEventBytes + RECORD_OVERHEAD_BYTES });
@@ -67,21 +77,36 @@ export const createKafkaEventLog = async (opts: KafkaEventLogOptions): Promise<E
       await reader.connect();
       await reader.subscribe({ topics: [topic], fromBeginning: true });
       await new Promise<void>((resolve, reject) => {
-        const timer = setTimeout(() => reject(new BackendUnavailable(`reading ${topic}: not at its end after ${DLQ_READ_TIMEOUT_MS} ms`)), DLQ_READ_TIMEOUT_MS);
+        const timer = setTimeout(
+          () => reject(new BackendUnavailable(`reading ${topic}: not at its end after ${DLQ_READ_TIMEOUT_MS} ms`)),
+          DLQ_READ_TIMEOUT_MS,
+        );
         const done = () => (clearTimeout(timer), resolve());
-        reader.on(reader.events.CRASH, ({ payload }) => (clearTimeout(timer), reject(classifyKafkaError(payload.error, `reading ${topic}`))));
-        reader.run({
-          autoCommit: false,
-          eachBatch: async ({ batch }) => {
-            for (const m of batch.messages) {
-              const headers: Record<string, string> = {};
-              for (const [k, v] of Object.entries(m.headers ?? {})) if (v !== undefined) headers[k] = Buffer.isBuffer(v) ? v.toString('utf8') : String(v);
-              letters.push(fromDeadLetterRecord({ key: m.key?.toString('utf8') ?? '', value: m.value ?? new Uint8Array(0), headers }));
-              if (Number(m.offset) + 1 >= (ends.get(batch.partition) ?? 0)) ends.delete(batch.partition);
-            }
-            if (ends.size === 0) done();
-          },
-        }).catch((e: unknown) => (clearTimeout(timer), reject(classifyKafkaError(e, `reading ${topic}`))));
+        reader.on(
+          reader.events.CRASH,
+          ({ payload }) => (clearTimeout(timer), reject(classifyKafkaError(payload.error, `reading ${topic}`))),
+        );
+        reader
+          .run({
+            autoCommit: false,
+            eachBatch: async ({ batch }) => {
+              for (const m of batch.messages) {
+                const headers: Record<string, string> = {};
+                for (const [k, v] of Object.entries(m.headers ?? {}))
+                  if (v !== undefined) headers[k] = Buffer.isBuffer(v) ? v.toString('utf8') : String(v);
+                letters.push(
+                  fromDeadLetterRecord({
+                    key: m.key?.toString('utf8') ?? '',
+                    value: m.value ?? new Uint8Array(0),
+                    headers,
+                  }),
+                );
+                if (Number(m.offset) + 1 >= (ends.get(batch.partition) ?? 0)) ends.delete(batch.partition);
+              }
+              if (ends.size === 0) done();
+            },
+          })
+          .catch((e: unknown) => (clearTimeout(timer), reject(classifyKafkaError(e, `reading ${topic}`))));
       });
     } finally {
       await reader.disconnect().catch(() => {});

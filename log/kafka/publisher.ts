@@ -53,7 +53,9 @@ export const createKafkaPublisher = async (deps: {
   });
 
   const send = async (records: readonly OutRecord[]) => {
-    for (const r of records) if (r.value.byteLength > deps.maxEventBytes) throw new EventTooLarge(r.value.byteLength, deps.maxEventBytes, r.topic);
+    for (const r of records)
+      if (r.value.byteLength > deps.maxEventBytes)
+        throw new EventTooLarge(r.value.byteLength, deps.maxEventBytes, r.topic);
     // one request may carry up to maxEventBytes per partition: each partition's record batch stays
     // under the topic's max.message.bytes (maxEventBytes + overhead)
     let chunk: OutRecord[] = [];
@@ -67,7 +69,10 @@ export const createKafkaPublisher = async (deps: {
         byTopic.set(r.topic, messages);
       }
       try {
-        await producer.sendBatch({ acks: -1, topicMessages: [...byTopic].map(([topic, messages]) => ({ topic: deps.names.physical(topic), messages })) });
+        await producer.sendBatch({
+          acks: -1,
+          topicMessages: [...byTopic].map(([topic, messages]) => ({ topic: deps.names.physical(topic), messages })),
+        });
       } catch (e) {
         throw classifyKafkaError(e, 'kafka producer: send');
       }
@@ -76,7 +81,11 @@ export const createKafkaPublisher = async (deps: {
     };
     for (const r of records) {
       const slot = `${r.topic}\u0000${partitionOf(r.key, deps.partitionsOf(r.topic))}`;
-      const size = r.value.byteLength + Buffer.byteLength(r.key) + PER_RECORD_BYTES + (r.headers ? Buffer.byteLength(JSON.stringify(r.headers)) : 0);
+      const size =
+        r.value.byteLength +
+        Buffer.byteLength(r.key) +
+        PER_RECORD_BYTES +
+        (r.headers ? Buffer.byteLength(JSON.stringify(r.headers)) : 0);
       if ((bytes.get(slot) ?? 0) + size > deps.maxEventBytes) await flush();
       chunk.push(r);
       bytes.set(slot, (bytes.get(slot) ?? 0) + size);

@@ -27,7 +27,8 @@ export interface RegistryCodec extends EventCodec {
  * open one Apicurio reports "property schemas narrowed"), so evolution by new optional fields needs it.
  * Writers never send unknown fields (zod strips them), so nothing valid is refused.
  */
-export const registeredSchemaOf = (type: EventType): Record<string, unknown> => closeContentModel(jsonSchemaOf(type)) as Record<string, unknown>;
+export const registeredSchemaOf = (type: EventType): Record<string, unknown> =>
+  closeContentModel(jsonSchemaOf(type)) as Record<string, unknown>;
 
 const closeContentModel = (node: unknown): unknown => {
   if (Array.isArray(node)) return node.map(closeContentModel);
@@ -44,7 +45,11 @@ const utf8 = new TextDecoder('utf-8', { fatal: true });
  * Registers a JSON Schema under a subject with BACKWARD compatibility (idempotent: the same schema
  * gets the same id). @throws SchemaRejected when the registry refuses it; BackendUnavailable when it does not answer.
  */
-export const registerJsonSchema = async (deps: { registry: SchemaRegistry; subject: string; schema: object }): Promise<number> => {
+export const registerJsonSchema = async (deps: {
+  registry: SchemaRegistry;
+  subject: string;
+  schema: object;
+}): Promise<number> => {
   try {
     const { id } = await deps.registry.register(
       { type: SchemaType.JSON, schema: JSON.stringify(deps.schema) },
@@ -92,8 +97,11 @@ export const createRegistryCodec = async (deps: {
 
   const checkAgainst = (schema: RegisteredJsonSchema, id: number, payload: unknown) => {
     const problems: string[] = [];
-    const ok = schema.isValid(payload as object, { errorHook: (path, message) => problems.push(`${path.join('.') || '(root)'}: ${String(message)}`) });
-    if (!ok) throw new InvalidEvent(`schema: not valid against registered schema ${id}: ${problems.slice(0, 5).join('; ')}`);
+    const ok = schema.isValid(payload as object, {
+      errorHook: (path, message) => problems.push(`${path.join('.') || '(root)'}: ${String(message)}`),
+    });
+    if (!ok)
+      throw new InvalidEvent(`schema: not valid against registered schema ${id}: ${problems.slice(0, 5).join('; ')}`);
   };
 
   return {
@@ -106,13 +114,20 @@ export const createRegistryCodec = async (deps: {
         return new Uint8Array(bytes.buffer, bytes.byteOffset, bytes.byteLength);
       } catch (e) {
         if (e instanceof ConfluentSchemaRegistryValidationError)
-          throw new InvalidEvent(`schema: not valid against registered schema ${id}: ${e.paths.map((p) => p.join('.')).join('; ')}`, e);
-        throw e instanceof InvalidEvent ? e : new BackendUnavailable(`schema registry: reading schema ${id}: ${(e as Error).message}`, e);
+          throw new InvalidEvent(
+            `schema: not valid against registered schema ${id}: ${e.paths.map((p) => p.join('.')).join('; ')}`,
+            e,
+          );
+        throw e instanceof InvalidEvent
+          ? e
+          : new BackendUnavailable(`schema registry: reading schema ${id}: ${(e as Error).message}`, e);
       }
     },
     decode: async (bytes) => {
       if (bytes.byteLength < 6 || bytes[0] !== MAGIC)
-        throw new InvalidEvent(`not wire format: expected magic byte 0 and a 4-byte schema id, got ${bytes.byteLength} bytes starting ${bytes[0] ?? 'nothing'}`);
+        throw new InvalidEvent(
+          `not wire format: expected magic byte 0 and a 4-byte schema id, got ${bytes.byteLength} bytes starting ${bytes[0] ?? 'nothing'}`,
+        );
       const id = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength).getInt32(1);
       const schema = await schemaOf(id);
       let payload: unknown;
@@ -121,7 +136,8 @@ export const createRegistryCodec = async (deps: {
       } catch (e) {
         throw new InvalidEvent(`json: ${(e as Error).message}`, e);
       }
-      if (typeof payload !== 'object' || payload === null) throw new InvalidEvent('schema: the payload is not a JSON object');
+      if (typeof payload !== 'object' || payload === null)
+        throw new InvalidEvent('schema: the payload is not a JSON object');
       checkAgainst(schema, id, payload);
       return validateEvent(payload);
     },

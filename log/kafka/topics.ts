@@ -66,7 +66,11 @@ const waitForLeaders = async (admin: Admin, topics: string[], timeoutMs = 30_000
   for (;;) {
     try {
       const { topics: meta } = await admin.fetchTopicMetadata({ topics });
-      if (meta.length === topics.length && meta.every((t) => t.partitions.length > 0 && t.partitions.every((p) => p.leader >= 0))) return;
+      if (
+        meta.length === topics.length &&
+        meta.every((t) => t.partitions.length > 0 && t.partitions.every((p) => p.leader >= 0))
+      )
+        return;
     } catch (e) {
       if (Date.now() > deadline) throw e;
     }

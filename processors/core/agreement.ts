@@ -5,11 +5,21 @@
  */
 export type Confusion = { labels: string[]; matrix: Record<string, Record<string, number>> };
 export type ClassScores = Record<string, { precision: number | null; recall: number | null; support: number }>;
-export type Agreement = { items: number; agreed: number; agreement: number | null; kappa: number | null; confusion: Confusion; per_class: ClassScores };
+export type Agreement = {
+  items: number;
+  agreed: number;
+  agreement: number | null;
+  kappa: number | null;
+  confusion: Confusion;
+  per_class: ClassScores;
+};
 
 export const agreementStats = (pairs: readonly { human: string; judge: string }[]): Agreement => {
   const labels = [...new Set(pairs.flatMap((p) => [p.human, p.judge]))].sort();
-  const matrix = Object.fromEntries(labels.map((h) => [h, Object.fromEntries(labels.map((j) => [j, 0]))])) as Record<string, Record<string, number>>;
+  const matrix = Object.fromEntries(labels.map((h) => [h, Object.fromEntries(labels.map((j) => [j, 0]))])) as Record<
+    string,
+    Record<string, number>
+  >;
   for (const { human, judge } of pairs) matrix[human]![judge]!++;
   const N = pairs.length;
   const rowSum = (h: string) => labels.reduce((a, j) => a + matrix[h]![j]!, 0);

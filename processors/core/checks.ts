@@ -20,7 +20,9 @@ export type CheckStability = {
 export type HiddenCheckFlip = { row_id: string; class: 'stable_correct' | 'stable_wrong'; checks: string[] };
 
 /** Check names in the order the agent makes them: first appearance across rows. */
-const checkNames = (rows: readonly RowSummary[]): string[] => [...new Set(rows.flatMap((r) => r.checks.map((s) => s.name)))];
+const checkNames = (rows: readonly RowSummary[]): string[] => [
+  ...new Set(rows.flatMap((r) => r.checks.map((s) => s.name))),
+];
 
 export const checkStability = (rows: readonly RowSummary[], confidence: number): CheckStability[] => {
   const flipping = new Map(rows.map((r) => [r.row_id, new Set(flippingChecks(r))]));

@@ -1,7 +1,12 @@
 import type { StabilityClass } from '../../schemas/events/decisions.ts';
 
 export type { StabilityClass };
-export const STABILITY_CLASSES = ['stable_correct', 'stable_wrong', 'flip', 'unclassified'] as const satisfies readonly StabilityClass[];
+export const STABILITY_CLASSES = [
+  'stable_correct',
+  'stable_wrong',
+  'flip',
+  'unclassified',
+] as const satisfies readonly StabilityClass[];
 
 /** Passk's default: three graded attempts before a row gets a stability class (the seed's step 2). */
 export const DEFAULT_MIN_ATTEMPTS = 3;

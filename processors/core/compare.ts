@@ -1,5 +1,10 @@
 import { STABILITY_CLASSES, type StabilityClass } from './classify.ts';
-import { confirmSuspect, CONFIRMATION_OUTCOMES, type ConfirmationOutcome, type SuspectedRegression } from './confirm.ts';
+import {
+  confirmSuspect,
+  CONFIRMATION_OUTCOMES,
+  type ConfirmationOutcome,
+  type SuspectedRegression,
+} from './confirm.ts';
 import { mcnemarExact, type McNemar } from './mcnemar.ts';
 import { pairedStats, type PairedStats } from './paired.ts';
 import { pairRows, type CompareOptions, type PairInput, type RowPair } from './pairing.ts';
@@ -30,13 +35,17 @@ export type Comparison = {
 };
 
 const transitions = (pairs: readonly RowPair[]): Transitions => {
-  const m = Object.fromEntries(STABILITY_CLASSES.map((b) => [b, Object.fromEntries(STABILITY_CLASSES.map((c) => [c, 0]))])) as Transitions;
+  const m = Object.fromEntries(
+    STABILITY_CLASSES.map((b) => [b, Object.fromEntries(STABILITY_CLASSES.map((c) => [c, 0]))]),
+  ) as Transitions;
   for (const p of pairs) m[p.baseline.screening.class][p.candidate.screening.class]++;
   return m;
 };
 
 const mcnemarOnStableCorrect = (pairs: readonly RowPair[]): Comparison['mcnemar'] => {
-  const classified = pairs.filter((p) => p.baseline.screening.class !== 'unclassified' && p.candidate.screening.class !== 'unclassified');
+  const classified = pairs.filter(
+    (p) => p.baseline.screening.class !== 'unclassified' && p.candidate.screening.class !== 'unclassified',
+  );
   const sc = (s: RowPair['baseline']) => s.screening.class === 'stable_correct';
   const lost = classified.filter((p) => sc(p.baseline) && !sc(p.candidate)).length;
   const gained = classified.filter((p) => !sc(p.baseline) && sc(p.candidate)).length;
@@ -46,11 +55,21 @@ const mcnemarOnStableCorrect = (pairs: readonly RowPair[]): Comparison['mcnemar'
 const isLost = (p: RowPair): boolean =>
   p.baseline.screening.class === 'stable_correct' && p.candidate.screening.class !== 'stable_correct';
 
-export const comparePairs = (input: PairInput, paired: { screen_attempts: Comparison['screen_attempts']; rows: RowPair[] }, opts: CompareOptions): Comparison => {
+export const comparePairs = (
+  input: PairInput,
+  paired: { screen_attempts: Comparison['screen_attempts']; rows: RowPair[] },
+  opts: CompareOptions,
+): Comparison => {
   const { rows } = paired;
   const suspects = rows.filter(isLost).map(confirmSuspect);
-  const counts = Object.fromEntries(CONFIRMATION_OUTCOMES.map((o) => [o, suspects.filter((s) => s.outcome === o).length])) as Record<ConfirmationOutcome, number>;
-  const key = (version: string) => ({ suite: input.suite, dataset_version: input.dataset_version, agent_version: version });
+  const counts = Object.fromEntries(
+    CONFIRMATION_OUTCOMES.map((o) => [o, suspects.filter((s) => s.outcome === o).length]),
+  ) as Record<ConfirmationOutcome, number>;
+  const key = (version: string) => ({
+    suite: input.suite,
+    dataset_version: input.dataset_version,
+    agent_version: version,
+  });
   const present = (s: RowPair['baseline']) => s.all.n + s.all.ungraded > 0;
   return {
     suite: input.suite,
@@ -58,8 +77,16 @@ export const comparePairs = (input: PairInput, paired: { screen_attempts: Compar
     baseline_version: input.baseline.version,
     candidate_version: input.candidate.version,
     screen_attempts: paired.screen_attempts,
-    baseline: reportGroup(key(input.baseline.version), rows.filter((p) => present(p.baseline)).map((p) => p.baseline.screening), opts),
-    candidate: reportGroup(key(input.candidate.version), rows.filter((p) => present(p.candidate)).map((p) => p.candidate.screening), opts),
+    baseline: reportGroup(
+      key(input.baseline.version),
+      rows.filter((p) => present(p.baseline)).map((p) => p.baseline.screening),
+      opts,
+    ),
+    candidate: reportGroup(
+      key(input.candidate.version),
+      rows.filter((p) => present(p.candidate)).map((p) => p.candidate.screening),
+      opts,
+    ),
     rows: {
       total: rows.length,
       paired: rows.filter((p) => present(p.baseline) && present(p.candidate)).length,
@@ -67,7 +94,11 @@ export const comparePairs = (input: PairInput, paired: { screen_attempts: Compar
       candidate_only: rows.filter((p) => !present(p.baseline)).map((p) => p.row_id),
     },
     transitions: transitions(rows),
-    became_stable_correct: rows.filter((p) => p.candidate.screening.class === 'stable_correct' && p.baseline.screening.class !== 'stable_correct').map((p) => p.row_id),
+    became_stable_correct: rows
+      .filter(
+        (p) => p.candidate.screening.class === 'stable_correct' && p.baseline.screening.class !== 'stable_correct',
+      )
+      .map((p) => p.row_id),
     lost_stable_correct: rows.filter(isLost).map((p) => p.row_id),
     paired: pairedStats(rows, opts),
     mcnemar: mcnemarOnStableCorrect(rows),
@@ -76,4 +107,5 @@ export const comparePairs = (input: PairInput, paired: { screen_attempts: Compar
 };
 
 /** Compares two versions on one suite and dataset version. */
-export const compareVersions = (input: PairInput, opts: CompareOptions): Comparison => comparePairs(input, pairRows(input, opts), opts);
+export const compareVersions = (input: PairInput, opts: CompareOptions): Comparison =>
+  comparePairs(input, pairRows(input, opts), opts);

@@ -21,10 +21,18 @@ export const confirmationOutcome = (pair: RowPair): ConfirmationOutcome => {
   if (pair.candidate.all.class === 'stable_correct') return 'cleared';
   const { baseline, candidate } = pair;
   const reproduced = candidate.confirmation.n > candidate.confirmation.c;
-  return baseline.confirmation.n > 0 && candidate.confirmation.n > 0 && reproduced ? 'confirmed_regression' : 'unresolved';
+  return baseline.confirmation.n > 0 && candidate.confirmation.n > 0 && reproduced
+    ? 'confirmed_regression'
+    : 'unresolved';
 };
 
-type SideEvidence = { n: number; c: number; class: StabilityClass; confirmation_attempts: number; confirmation_passes: number };
+type SideEvidence = {
+  n: number;
+  c: number;
+  class: StabilityClass;
+  confirmation_attempts: number;
+  confirmation_passes: number;
+};
 
 export type SuspectedRegression = {
   row_id: string;
@@ -52,6 +60,7 @@ export const confirmSuspect = (pair: RowPair): SuspectedRegression => {
     baseline: evidence(pair.baseline),
     candidate: evidence(pair.candidate),
     outcome,
-    first_divergence: outcome === 'confirmed_regression' ? firstDivergentCheck(pair.baseline.all, pair.candidate.all) : null,
+    first_divergence:
+      outcome === 'confirmed_regression' ? firstDivergentCheck(pair.baseline.all, pair.candidate.all) : null,
   };
 };

@@ -5,7 +5,9 @@ export const pearson = (xs: readonly number[], ys: readonly number[]): number | 
   if (n < 2 || ys.length !== n) return null;
   const mx = xs.reduce((a, b) => a + b, 0) / n;
   const my = ys.reduce((a, b) => a + b, 0) / n;
-  let sxy = 0, sxx = 0, syy = 0;
+  let sxy = 0,
+    sxx = 0,
+    syy = 0;
   for (let i = 0; i < n; i++) {
     const dx = xs[i]! - mx;
     const dy = ys[i]! - my;
@@ -20,7 +22,7 @@ export const pearson = (xs: readonly number[], ys: readonly number[]): number | 
 export const ranks = (xs: readonly number[]): number[] => {
   const order = xs.map((x, i) => [x, i] as const).sort((a, b) => a[0] - b[0]);
   const out = new Array<number>(xs.length);
-  for (let i = 0; i < order.length; ) {
+  for (let i = 0; i < order.length;) {
     let j = i;
     while (j + 1 < order.length && order[j + 1]![0] === order[i]![0]) j++;
     for (let t = i; t <= j; t++) out[order[t]![1]] = (i + j) / 2 + 1;
@@ -36,8 +38,12 @@ export const spearman = (xs: readonly number[], ys: readonly number[]): number |
  * Pooled within-group Pearson correlation: each group is centred on its own means before pooling,
  * so differences between groups (e.g. good answers being both longer and better) do not count.
  */
-export const withinGroupCorrelation = (groups: readonly { xs: readonly number[]; ys: readonly number[] }[]): number | null => {
-  let sxy = 0, sxx = 0, syy = 0;
+export const withinGroupCorrelation = (
+  groups: readonly { xs: readonly number[]; ys: readonly number[] }[],
+): number | null => {
+  let sxy = 0,
+    sxx = 0,
+    syy = 0;
   for (const { xs, ys } of groups) {
     if (xs.length < 2) continue;
     const mx = xs.reduce((a, b) => a + b, 0) / xs.length;

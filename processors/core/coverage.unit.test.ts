@@ -40,7 +40,18 @@ const simulateRows = (rng: Rng): RowSummary[] =>
     const p = drawP(rng);
     let c = 0;
     for (let a = 0; a < ATTEMPTS; a++) if (rng.next() < p) c++;
-    return { row_id: String(i), n: ATTEMPTS, c, ungraded: 0, class: classOf(ATTEMPTS, c, 3), outputs_differ: null, checks: [], forbidden_trials: 0, event_ids: [], tags: [] };
+    return {
+      row_id: String(i),
+      n: ATTEMPTS,
+      c,
+      ungraded: 0,
+      class: classOf(ATTEMPTS, c, 3),
+      outputs_differ: null,
+      checks: [],
+      forbidden_trials: 0,
+      event_ids: [],
+      tags: [],
+    };
   });
 
 const covers = (i: readonly [number, number] | null | undefined, v: number): boolean => !!i && i[0] <= v && v <= i[1];

@@ -30,7 +30,9 @@ const bruteClass = (n: number, c: number, min: number): string => {
   return 'flip';
 };
 
-const rowArb = fc.integer({ min: 1, max: 10 }).chain((n) => fc.record({ n: fc.constant(n), c: fc.integer({ min: 0, max: n }), k: fc.integer({ min: 1, max: n }) }));
+const rowArb = fc
+  .integer({ min: 1, max: 10 })
+  .chain((n) => fc.record({ n: fc.constant(n), c: fc.integer({ min: 0, max: n }), k: fc.integer({ min: 1, max: n }) }));
 
 describe('pass@k and pass^k equal brute-force enumeration (n ≤ 10)', () => {
   it('pass^k = share of k-subsets that all pass, pass@k = share with at least one pass', () => {
@@ -91,7 +93,9 @@ describe('extremes: n = 100,000', () => {
       for (const k of [1, 2, 64, 65, 5_000, 99_990, 99_999, 100_000]) {
         expect(withinExact(passHat[k - 1]!, exact(c, k), 12), `pass^${k} c=${c}`).toBe(true);
         const miss = exact(n - c, k);
-        expect(withinExact(passAt[k - 1]!, { num: miss.den - miss.num, den: miss.den }, 12), `pass@${k} c=${c}`).toBe(true);
+        expect(withinExact(passAt[k - 1]!, { num: miss.den - miss.num, den: miss.den }, 12), `pass@${k} c=${c}`).toBe(
+          true,
+        );
       }
     }
   });

@@ -1,7 +1,22 @@
 import { comparePairs, type Comparison } from './compare.ts';
-import { forbiddenRule, judgeRule, mnbClassifiableRule, mnbStableRule, pass1DropRule, passHatRule, type GateRules, type RuleResult } from './gateRules.ts';
+import {
+  forbiddenRule,
+  judgeRule,
+  mnbClassifiableRule,
+  mnbStableRule,
+  pass1DropRule,
+  passHatRule,
+  type GateRules,
+  type RuleResult,
+} from './gateRules.ts';
 import type { JudgeCalibration } from './judges.ts';
-import { isMustNotBreak, mustNotBreakRow, unmatchedIds, type MustNotBreak, type MustNotBreakRow } from './mustNotBreak.ts';
+import {
+  isMustNotBreak,
+  mustNotBreakRow,
+  unmatchedIds,
+  type MustNotBreak,
+  type MustNotBreakRow,
+} from './mustNotBreak.ts';
 import { pairRows, type CompareOptions, type PairInput } from './pairing.ts';
 
 /**
@@ -20,7 +35,13 @@ export type GateInput = {
   judges?: readonly JudgeCalibration[];
 };
 
-export type GateEvidence = { suite: string; dataset_version: string; row_id: string; baseline_attempts: string[]; candidate_attempts: string[] };
+export type GateEvidence = {
+  suite: string;
+  dataset_version: string;
+  row_id: string;
+  baseline_attempts: string[];
+  candidate_attempts: string[];
+};
 
 export type GateVerdict = {
   verdict: 'pass' | 'fail';
@@ -47,7 +68,12 @@ const suiteRules = (input: GateInput, pair: PairInput, opts: CompareOptions) => 
   const suspects = new Set(comparison.lost_stable_correct);
   const evidence = paired.rows
     .filter((p) => suspects.has(p.row_id) || mnbPairs.includes(p))
-    .map((p) => ({ ...where, row_id: p.row_id, baseline_attempts: p.baseline.all.event_ids, candidate_attempts: p.candidate.all.event_ids }));
+    .map((p) => ({
+      ...where,
+      row_id: p.row_id,
+      baseline_attempts: p.baseline.all.event_ids,
+      candidate_attempts: p.candidate.all.event_ids,
+    }));
   return { results, mnb, evidence, comparison };
 };
 
@@ -55,11 +81,15 @@ const unmatchedRule = (input: GateInput): RuleResult[] => {
   const missing = unmatchedIds(input.mustNotBreak, input.pairs);
   if (missing.length === 0) return [];
   const ids = missing.map((m) => (m.suite === undefined ? m.row_id : `${m.suite}::${m.row_id}`));
-  return [{
-    rule: 'must_not_break_classifiable', passed: false, rows: ids,
-    detail: `${ids.length} listed must-not-break row${ids.length === 1 ? ' has' : 's have'} no attempts in the files: an unclassifiable row is not a pass`,
-    evidence: { not_found: ids },
-  }];
+  return [
+    {
+      rule: 'must_not_break_classifiable',
+      passed: false,
+      rows: ids,
+      detail: `${ids.length} listed must-not-break row${ids.length === 1 ? ' has' : 's have'} no attempts in the files: an unclassifiable row is not a pass`,
+      evidence: { not_found: ids },
+    },
+  ];
 };
 
 export const evaluateGate = (input: GateInput, opts: CompareOptions): GateVerdict => {

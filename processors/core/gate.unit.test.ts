@@ -13,22 +13,35 @@ const MNB = { tags: [MUST_NOT_BREAK_TAG] };
 const gate = (events: TrialRecorded[], more: Partial<GateInput> = {}) => {
   const p = versionPairs(groupTrials(events), 'v1', 'v2');
   return evaluateGate(
-    { baseline: 'v1', candidate: 'v2', pairs: [...p.both, ...p.oneSided], mustNotBreak: { tag: MUST_NOT_BREAK_TAG, ids: [] }, rules: {}, ...more },
+    {
+      baseline: 'v1',
+      candidate: 'v2',
+      pairs: [...p.both, ...p.oneSided],
+      mustNotBreak: { tag: MUST_NOT_BREAK_TAG, ids: [] },
+      rules: {},
+      ...more,
+    },
     OPTS,
   );
 };
 const rule = (v: ReturnType<typeof gate>, name: string) => v.rules.find((r) => r.rule === name)!;
 
 /** Ten ordinary rows the candidate improves: it raises mean accuracy on its own. */
-const improved = ['a', 'b', 'c', 'd', 'e', 'f', 'g', 'h', 'i', 'j'].flatMap((id, i) => [...row(id, 'v1', i < 4 ? '+++' : '---'), ...row(id, 'v2', '+++')]);
+const improved = ['a', 'b', 'c', 'd', 'e', 'f', 'g', 'h', 'i', 'j'].flatMap((id, i) => [
+  ...row(id, 'v1', i < 4 ? '+++' : '---'),
+  ...row(id, 'v2', '+++'),
+]);
 
 describe('gate scenarios from the seed', () => {
   it('(a) a candidate that raises mean accuracy but breaks one must-not-break row fails', () => {
     const events = [
       ...improved,
-      ...row('mnb-1', 'v1', '+++', MNB), ...row('mnb-1', 'v2', '+--', MNB),
-      ...row('mnb-2', 'v1', '+++', MNB), ...row('mnb-2', 'v2', '+++', MNB),
-      ...row('mnb-1', 'v1', '+++', { ...MNB, run: 'confirm-1' }), ...row('mnb-1', 'v2', '+-+', { ...MNB, run: 'confirm-1' }),
+      ...row('mnb-1', 'v1', '+++', MNB),
+      ...row('mnb-1', 'v2', '+--', MNB),
+      ...row('mnb-2', 'v1', '+++', MNB),
+      ...row('mnb-2', 'v2', '+++', MNB),
+      ...row('mnb-1', 'v1', '+++', { ...MNB, run: 'confirm-1' }),
+      ...row('mnb-1', 'v2', '+-+', { ...MNB, run: 'confirm-1' }),
     ];
     const v = gate(events);
     const cmp = v.comparisons[0]!;
@@ -36,7 +49,10 @@ describe('gate scenarios from the seed', () => {
     expect(cmp.candidate.pass_hat_k['3']!).toBeGreaterThan(cmp.baseline.pass_hat_k['3']!);
     expect(v.verdict).toBe('fail');
     expect(rule(v, 'must_not_break_stable_correct')).toMatchObject({ passed: false, rows: ['mnb-1'] });
-    expect(v.must_not_break.find((m) => m.row_id === 'mnb-1')).toMatchObject({ status: 'broken', outcome: 'confirmed_regression' });
+    expect(v.must_not_break.find((m) => m.row_id === 'mnb-1')).toMatchObject({
+      status: 'broken',
+      outcome: 'confirmed_regression',
+    });
     expect(v.evidence.find((e) => e.row_id === 'mnb-1')!.candidate_attempts).toHaveLength(6);
   });
 
@@ -47,7 +63,9 @@ describe('gate scenarios from the seed', () => {
     expect(rule(v, 'must_not_break_classifiable')).toMatchObject({ passed: false, rows: ['mnb-1'] });
     expect(rule(v, 'must_not_break_stable_correct').passed).toBe(true);
 
-    const listed = gate(improved, { mustNotBreak: { tag: MUST_NOT_BREAK_TAG, ids: [{ row_id: 'a' }, { suite: 'refunds', row_id: 'gone' }] } });
+    const listed = gate(improved, {
+      mustNotBreak: { tag: MUST_NOT_BREAK_TAG, ids: [{ row_id: 'a' }, { suite: 'refunds', row_id: 'gone' }] },
+    });
     expect(listed.verdict).toBe('fail');
     expect(listed.rules.filter((r) => !r.passed).flatMap((r) => r.rows)).toEqual(['refunds::gone']);
   });
@@ -56,13 +74,18 @@ describe('gate scenarios from the seed', () => {
     const events = [
       ...improved,
       // Stable-correct on the baseline's screening only: it fails on confirmation.
-      ...row('mnb-1', 'v1', '+++', MNB), ...row('mnb-1', 'v2', '+-+', MNB),
-      ...row('mnb-1', 'v1', '+-+', { ...MNB, run: 'confirm-1' }), ...row('mnb-1', 'v2', '+-+', { ...MNB, run: 'confirm-1' }),
+      ...row('mnb-1', 'v1', '+++', MNB),
+      ...row('mnb-1', 'v2', '+-+', MNB),
+      ...row('mnb-1', 'v1', '+-+', { ...MNB, run: 'confirm-1' }),
+      ...row('mnb-1', 'v2', '+-+', { ...MNB, run: 'confirm-1' }),
       // Flipping on the baseline from the start.
-      ...row('mnb-2', 'v1', '+-+', MNB), ...row('mnb-2', 'v2', '--+', MNB),
+      ...row('mnb-2', 'v1', '+-+', MNB),
+      ...row('mnb-2', 'v2', '--+', MNB),
     ];
     const v = gate(events);
-    expect(v.comparisons[0]!.confirmation.rows.map((s) => [s.row_id, s.outcome])).toEqual([['mnb-1', 'baseline_also_varies']]);
+    expect(v.comparisons[0]!.confirmation.rows.map((s) => [s.row_id, s.outcome])).toEqual([
+      ['mnb-1', 'baseline_also_varies'],
+    ]);
     expect(v.comparisons[0]!.lost_stable_correct).not.toContain('mnb-2');
     expect(v.must_not_break.map((m) => m.status)).toEqual(['not_covered', 'not_covered']);
     expect(v.verdict).toBe('pass');
@@ -72,37 +95,79 @@ describe('gate scenarios from the seed', () => {
     const events = [...improved, ...row('only-base', 'v1', '+++', { ...MNB, suite: 'other' })];
     const v = gate(events);
     expect(v.verdict).toBe('fail');
-    expect(v.rules.find((r) => r.suite === 'other' && r.rule === 'must_not_break_classifiable')).toMatchObject({ passed: false, rows: ['only-base'] });
+    expect(v.rules.find((r) => r.suite === 'other' && r.rule === 'must_not_break_classifiable')).toMatchObject({
+      passed: false,
+      rows: ['only-base'],
+    });
   });
 });
 
 describe('configured rules', () => {
   it('zero forbidden actions counts candidate trials only', () => {
-    const events = [...improved, ...row('x', 'v1', '+++', { forbidden: ['refund_without_receipt'] }), ...row('x', 'v2', '+++')];
+    const events = [
+      ...improved,
+      ...row('x', 'v1', '+++', { forbidden: ['refund_without_receipt'] }),
+      ...row('x', 'v2', '+++'),
+    ];
     expect(rule(gate(events, { rules: { zero_forbidden_actions: true } }), 'zero_forbidden_actions').passed).toBe(true);
-    const bad = [...improved, ...row('x', 'v1', '+++'), ...row('x', 'v2', '+++', { forbidden: ['refund_without_receipt'] })];
-    expect(rule(gate(bad, { rules: { zero_forbidden_actions: true } }), 'zero_forbidden_actions')).toMatchObject({ passed: false, rows: ['x'], evidence: { trials: 3 } });
+    const bad = [
+      ...improved,
+      ...row('x', 'v1', '+++'),
+      ...row('x', 'v2', '+++', { forbidden: ['refund_without_receipt'] }),
+    ];
+    expect(rule(gate(bad, { rules: { zero_forbidden_actions: true } }), 'zero_forbidden_actions')).toMatchObject({
+      passed: false,
+      rows: ['x'],
+      evidence: { trials: 3 },
+    });
   });
 
   it('the paired lower bound of Δpass@1 must stay above −δ', () => {
-    const worse = ['a', 'b', 'c', 'd', 'e', 'f', 'g', 'h'].flatMap((id, i) => [...row(id, 'v1', '+++'), ...row(id, 'v2', i < 4 ? '+++' : '-+-')]);
+    const worse = ['a', 'b', 'c', 'd', 'e', 'f', 'g', 'h'].flatMap((id, i) => [
+      ...row(id, 'v1', '+++'),
+      ...row(id, 'v2', i < 4 ? '+++' : '-+-'),
+    ]);
     const v = gate(worse, { rules: { max_pass_at_1_drop: 0.05 } });
     expect(rule(v, 'pass_at_1_drop').passed).toBe(false);
     expect(rule(gate(improved, { rules: { max_pass_at_1_drop: 0.05 } }), 'pass_at_1_drop').passed).toBe(true);
   });
 
-  it("pass^k on tagged rows must reach the bar; no tagged row is not a pass", () => {
-    const events = [...row('c1', 'v1', '+++', { tags: ['critical'] }), ...row('c1', 'v2', '++-', { tags: ['critical'] }), ...row('c2', 'v1', '+++'), ...row('c2', 'v2', '+++', { tags: ['critical'] })];
-    const v = gate(events, { rules: { pass_hat_k: [{ k: 2, min: 0.6, tag: 'critical' }, { k: 2, min: 0.1, tag: 'nothing' }] } });
+  it('pass^k on tagged rows must reach the bar; no tagged row is not a pass', () => {
+    const events = [
+      ...row('c1', 'v1', '+++', { tags: ['critical'] }),
+      ...row('c1', 'v2', '++-', { tags: ['critical'] }),
+      ...row('c2', 'v1', '+++'),
+      ...row('c2', 'v2', '+++', { tags: ['critical'] }),
+    ];
+    const v = gate(events, {
+      rules: {
+        pass_hat_k: [
+          { k: 2, min: 0.6, tag: 'critical' },
+          { k: 2, min: 0.1, tag: 'nothing' },
+        ],
+      },
+    });
     const [hat, none] = v.rules.filter((r) => r.rule === 'pass_hat_k');
     expect(hat).toMatchObject({ passed: true, evidence: { value: (1 / 3 + 1) / 2 } });
     expect(none!.passed).toBe(false);
   });
 
   it('judge agreement must reach the bar for every judge, and missing data fails', () => {
-    const judge = (agreement: number) => ({ judge: { id: 'j', version: null, rubric_version: 'r1' }, agreement: { agreement, items: 10, kappa: 0.5 } }) as unknown as JudgeCalibration;
-    expect(rule(gate(improved, { rules: { judge_agreement: { min: 0.8 } }, judges: [judge(0.9)] }), 'judge_agreement').passed).toBe(true);
-    expect(rule(gate(improved, { rules: { judge_agreement: { min: 0.8 } }, judges: [judge(0.9), judge(0.7)] }), 'judge_agreement').passed).toBe(false);
+    const judge = (agreement: number) =>
+      ({
+        judge: { id: 'j', version: null, rubric_version: 'r1' },
+        agreement: { agreement, items: 10, kappa: 0.5 },
+      }) as unknown as JudgeCalibration;
+    expect(
+      rule(gate(improved, { rules: { judge_agreement: { min: 0.8 } }, judges: [judge(0.9)] }), 'judge_agreement')
+        .passed,
+    ).toBe(true);
+    expect(
+      rule(
+        gate(improved, { rules: { judge_agreement: { min: 0.8 } }, judges: [judge(0.9), judge(0.7)] }),
+        'judge_agreement',
+      ).passed,
+    ).toBe(false);
     expect(rule(gate(improved, { rules: { judge_agreement: { min: 0.8 } } }), 'judge_agreement').passed).toBe(false);
   });
 });

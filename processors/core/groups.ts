@@ -7,7 +7,9 @@ export type Group = { key: GroupKey; rows: Map<string, RowState> };
 export const groupId = (k: GroupKey): string => JSON.stringify([k.suite, k.dataset_version, k.agent_version]);
 
 const byKey = (a: GroupKey, b: GroupKey): number =>
-  a.suite.localeCompare(b.suite) || a.dataset_version.localeCompare(b.dataset_version) || a.agent_version.localeCompare(b.agent_version);
+  a.suite.localeCompare(b.suite) ||
+  a.dataset_version.localeCompare(b.dataset_version) ||
+  a.agent_version.localeCompare(b.agent_version);
 
 /** Folds trials into row states, grouped by (suite, dataset version, agent version), sorted by key. */
 export const groupTrials = (events: Iterable<TrialRecorded>): Group[] => {
@@ -17,7 +19,10 @@ export const groupTrials = (events: Iterable<TrialRecorded>): Group[] => {
     const id = groupId(key);
     let g = groups.get(id);
     if (!g) {
-      g = { key: { suite: key.suite, dataset_version: key.dataset_version, agent_version: key.agent_version }, rows: new Map() };
+      g = {
+        key: { suite: key.suite, dataset_version: key.dataset_version, agent_version: key.agent_version },
+        rows: new Map(),
+      };
       groups.set(id, g);
     }
     g.rows.set(key.row_id, rowState.evolve(g.rows.get(key.row_id) ?? rowState.initial(), e));

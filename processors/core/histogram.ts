@@ -47,7 +47,10 @@ export const summarizeHistogram = (bins: readonly HistogramBin[], opts: Histogra
   const hat = new Array<number>(K).fill(0);
   const used = new Array<number>(K).fill(0);
   const classes = emptyClassCounts();
-  let rows = 0, without = 0, trials = 0, passes = 0;
+  let rows = 0,
+    without = 0,
+    trials = 0,
+    passes = 0;
   for (const { n, c, count } of bins) {
     if (count <= 0) continue;
     classes[classOf(n, c, opts.minAttempts ?? DEFAULT_MIN_ATTEMPTS)] += count;
@@ -66,7 +69,8 @@ export const summarizeHistogram = (bins: readonly HistogramBin[], opts: Histogra
     });
   }
   const classified = classes.stable_correct + classes.stable_wrong + classes.flip;
-  const byK = <T>(f: (i: number) => T): ByK<T> => Object.fromEntries(Array.from({ length: K }, (_, i) => [String(i + 1), f(i)]));
+  const byK = <T>(f: (i: number) => T): ByK<T> =>
+    Object.fromEntries(Array.from({ length: K }, (_, i) => [String(i + 1), f(i)]));
   const mean = (sums: number[]) => (i: number) => (used[i]! > 0 ? sums[i]! / used[i]! : null);
   return {
     rows,

@@ -37,8 +37,14 @@ describe('summarizeHistogram', () => {
             expect(s.pass_hat_k[String(j)]).toBeNull();
             continue;
           }
-          const hat = exactMean(used.map((r) => ({ n: r.n, a: r.c })), j);
-          const miss = exactMean(used.map((r) => ({ n: r.n, a: r.n - r.c })), j);
+          const hat = exactMean(
+            used.map((r) => ({ n: r.n, a: r.c })),
+            j,
+          );
+          const miss = exactMean(
+            used.map((r) => ({ n: r.n, a: r.n - r.c })),
+            j,
+          );
           expect(withinExact(s.pass_hat_k[String(j)]!, hat, 13)).toBe(true);
           expect(withinExact(s.pass_at_k[String(j)]!, { num: miss.den - miss.num, den: miss.den }, 13)).toBe(true);
         }
@@ -59,7 +65,10 @@ describe('summarizeHistogram', () => {
   });
 
   it('mean accuracy is Σc/Σn, not the mean of per-row rates', () => {
-    const s = summarizeHistogram([{ n: 1, c: 1, count: 1 }, { n: 9, c: 0, count: 1 }]);
+    const s = summarizeHistogram([
+      { n: 1, c: 1, count: 1 },
+      { n: 9, c: 0, count: 1 },
+    ]);
     expect(s.mean_accuracy).toBe(0.1);
     expect(s.pass_at_k['1']).toBe(0.5);
   });

@@ -9,18 +9,26 @@ export type Interval = readonly [number, number];
 /** The standard normal quantile (Acklam's rational approximation, relative error < 1.2e-9). */
 export const normalQuantile = (p: number): number => {
   if (!(p > 0 && p < 1)) throw new RangeError(`quantile needs 0 < p < 1, got ${p}`);
-  const a = [-39.69683028665376, 220.9460984245205, -275.9285104469687, 138.357751867269, -30.66479806614716, 2.506628277459239];
+  const a = [
+    -39.69683028665376, 220.9460984245205, -275.9285104469687, 138.357751867269, -30.66479806614716, 2.506628277459239,
+  ];
   const b = [-54.47609879822406, 161.5858368580409, -155.6989798598866, 66.80131188771972, -13.28068155288572];
-  const c = [-0.007784894002430293, -0.3223964580411365, -2.400758277161838, -2.549732539343734, 4.374664141464968, 2.938163982698783];
+  const c = [
+    -0.007784894002430293, -0.3223964580411365, -2.400758277161838, -2.549732539343734, 4.374664141464968,
+    2.938163982698783,
+  ];
   const d = [0.007784695709041462, 0.3224671290700398, 2.445134137142996, 3.754408661907416];
   const tail = (q: number): number =>
-    (((((c[0]! * q + c[1]!) * q + c[2]!) * q + c[3]!) * q + c[4]!) * q + c[5]!) / ((((d[0]! * q + d[1]!) * q + d[2]!) * q + d[3]!) * q + 1);
+    (((((c[0]! * q + c[1]!) * q + c[2]!) * q + c[3]!) * q + c[4]!) * q + c[5]!) /
+    ((((d[0]! * q + d[1]!) * q + d[2]!) * q + d[3]!) * q + 1);
   if (p < 0.02425) return tail(Math.sqrt(-2 * Math.log(p)));
   if (p > 1 - 0.02425) return -tail(Math.sqrt(-2 * Math.log(1 - p)));
   const q = p - 0.5;
   const r = q * q;
-  return ((((((a[0]! * r + a[1]!) * r + a[2]!) * r + a[3]!) * r + a[4]!) * r + a[5]!) * q) /
-    (((((b[0]! * r + b[1]!) * r + b[2]!) * r + b[3]!) * r + b[4]!) * r + 1);
+  return (
+    ((((((a[0]! * r + a[1]!) * r + a[2]!) * r + a[3]!) * r + a[4]!) * r + a[5]!) * q) /
+    (((((b[0]! * r + b[1]!) * r + b[2]!) * r + b[3]!) * r + b[4]!) * r + 1)
+  );
 };
 
 /** z for a two-sided interval at `confidence`, e.g. 1.959964 for 0.95. */
@@ -45,7 +53,10 @@ export type ClusteredMean = { value: number; se: number | null; interval: Interv
  * Rows may come grouped: `count` rows with the same (n, c) (a histogram bin; default 1), so the
  * store's (n, c) histogram gives the interval without one object per row.
  */
-export const clusteredMeanAccuracy = (rows: readonly { n: number; c: number; count?: number }[], confidence: number): ClusteredMean | null => {
+export const clusteredMeanAccuracy = (
+  rows: readonly { n: number; c: number; count?: number }[],
+  confidence: number,
+): ClusteredMean | null => {
   let N = 0;
   let C = 0;
   let R = 0;

@@ -29,7 +29,11 @@ describe('Wilson interval', () => {
 
 describe('clustered mean accuracy', () => {
   it('is Σc/Σn with the CR1 sandwich standard error', () => {
-    const rows = [{ n: 4, c: 4 }, { n: 4, c: 0 }, { n: 2, c: 1 }];
+    const rows = [
+      { n: 4, c: 4 },
+      { n: 4, c: 0 },
+      { n: 2, c: 1 },
+    ];
     const r = clusteredMeanAccuracy(rows, 0.95)!;
     expect(r.value).toBe(0.5);
     // residuals c - p n: 2, -2, 0; Var = 3/2 · 8 / 10² = 0.12

@@ -4,8 +4,20 @@ import { ranks, spearman, withinGroupCorrelation } from './correlation.ts';
 import { calibrateJudges, type JudgmentInput, type LabelInput } from './judges.ts';
 
 const J = { id: 'judge-a', version: '1' };
-const point = (item_id: string, label: string | null, extra: Partial<JudgmentInput> = {}): JudgmentInput => ({ item_id, judge: J, rubric_version: 'r1', kind: 'pointwise', label, ...extra });
-const human = (item_id: string, label: string | null, score?: number): LabelInput => ({ item_id, labeler: 'h1', label, ...(score === undefined ? {} : { score }) });
+const point = (item_id: string, label: string | null, extra: Partial<JudgmentInput> = {}): JudgmentInput => ({
+  item_id,
+  judge: J,
+  rubric_version: 'r1',
+  kind: 'pointwise',
+  label,
+  ...extra,
+});
+const human = (item_id: string, label: string | null, score?: number): LabelInput => ({
+  item_id,
+  labeler: 'h1',
+  label,
+  ...(score === undefined ? {} : { score }),
+});
 
 describe('agreement and Cohen’s κ', () => {
   it('matches a worked example', () => {
@@ -34,13 +46,22 @@ describe('correlations', () => {
   });
   it('within-group correlation ignores differences between groups', () => {
     // Inside each group, longer = higher score; across groups, the opposite.
-    const g = [{ xs: [1, 2, 3], ys: [10, 11, 12] }, { xs: [101, 102, 103], ys: [0, 1, 2] }];
+    const g = [
+      { xs: [1, 2, 3], ys: [10, 11, 12] },
+      { xs: [101, 102, 103], ys: [0, 1, 2] },
+    ];
     expect(withinGroupCorrelation(g)).toBeCloseTo(1, 12);
   });
 });
 
 describe('judge calibration', () => {
-  const labels = [human('i1', 'pass', 5), human('i2', 'pass', 4), human('i3', 'fail', 1), human('i4', 'fail', 2), human('i5', 'fail')];
+  const labels = [
+    human('i1', 'pass', 5),
+    human('i2', 'pass', 4),
+    human('i3', 'fail', 1),
+    human('i4', 'fail', 2),
+    human('i5', 'fail'),
+  ];
   const judgments = [
     point('i1', 'pass', { score: 5, output_length: 300 }),
     point('i2', 'pass', { score: 4, output_length: 100 }),
@@ -75,9 +96,22 @@ describe('judge calibration', () => {
   });
 
   it('position swap: the same pair judged in both orders should prefer the same answer', () => {
-    const pair = (item_id: string, order: string[], label: string): JudgmentInput => ({ item_id, judge: J, rubric_version: 'r1', kind: 'pairwise', order, label });
+    const pair = (item_id: string, order: string[], label: string): JudgmentInput => ({
+      item_id,
+      judge: J,
+      rubric_version: 'r1',
+      kind: 'pairwise',
+      order,
+      label,
+    });
     const [p] = calibrateJudges(
-      [pair('q1', ['A', 'B'], 'A'), pair('q1', ['B', 'A'], 'second'), pair('q2', ['A', 'B'], 'first'), pair('q2', ['B', 'A'], 'first'), pair('q3', ['A', 'B'], 'tie')],
+      [
+        pair('q1', ['A', 'B'], 'A'),
+        pair('q1', ['B', 'A'], 'second'),
+        pair('q2', ['A', 'B'], 'first'),
+        pair('q2', ['B', 'A'], 'first'),
+        pair('q3', ['A', 'B'], 'tie'),
+      ],
       [human('q1', 'A'), human('q2', 'B')],
     );
     expect(p!.position_swap).toEqual({ items: 2, flagged: 1, rate: 0.5 });

@@ -14,14 +14,17 @@ export type MustNotBreakId = { suite?: string; row_id: string };
 export type MustNotBreak = { tag: string; ids: readonly MustNotBreakId[] };
 
 export const isMustNotBreak = (mnb: MustNotBreak, suite: string, pair: RowPair): boolean =>
-  pair.tags.includes(mnb.tag) || mnb.ids.some((id) => id.row_id === pair.row_id && (id.suite === undefined || id.suite === suite));
+  pair.tags.includes(mnb.tag) ||
+  mnb.ids.some((id) => id.row_id === pair.row_id && (id.suite === undefined || id.suite === suite));
 
 /** Listed ids that match no row of any compared suite. */
 export const unmatchedIds = (mnb: MustNotBreak, pairs: readonly PairInput[]): MustNotBreakId[] =>
   mnb.ids.filter(
     (id) =>
       !pairs.some(
-        (p) => (id.suite === undefined || id.suite === p.suite) && (p.baseline.rows.has(id.row_id) || p.candidate.rows.has(id.row_id)),
+        (p) =>
+          (id.suite === undefined || id.suite === p.suite) &&
+          (p.baseline.rows.has(id.row_id) || p.candidate.rows.has(id.row_id)),
       ),
   );
 
@@ -48,7 +51,14 @@ const sideClass = (s: RowPair['baseline']): SideClass => ({ n: s.all.n, c: s.all
 export const mustNotBreakRow = (suite: string, dataset_version: string, p: RowPair): MustNotBreakRow => {
   const b = p.baseline.all.class;
   const c = p.candidate.all.class;
-  const status = b === 'unclassified' || c === 'unclassified' ? 'unclassifiable' : b !== 'stable_correct' ? 'not_covered' : c === 'stable_correct' ? 'ok' : 'broken';
+  const status =
+    b === 'unclassified' || c === 'unclassified'
+      ? 'unclassifiable'
+      : b !== 'stable_correct'
+        ? 'not_covered'
+        : c === 'stable_correct'
+          ? 'ok'
+          : 'broken';
   const suspected = p.baseline.screening.class === 'stable_correct' && p.candidate.screening.class !== 'stable_correct';
   return {
     suite,

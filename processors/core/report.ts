@@ -73,7 +73,11 @@ const outputFlip = (rows: readonly RowSummary[]): GroupReport['output_flip'] => 
 
 const intervalsFor = (rows: readonly RowSummary[], s: HistogramSummary, opts: ReportOptions): GroupIntervals => {
   const { confidence } = opts.bootstrap;
-  const cols = rowColumns(rows.filter((r) => r.n > 0), s.k_max, opts.minAttempts);
+  const cols = rowColumns(
+    rows.filter((r) => r.n > 0),
+    s.k_max,
+    opts.minAttempts,
+  );
   const boot = bootstrapMeans([...cols.passAt, ...cols.passHat, cols.flip], opts.bootstrap);
   const byK = (offset: number): ByK<Interval | null> =>
     Object.fromEntries(cols.passAt.map((_, i) => [String(i + 1), boot[offset + i] ?? null]));
@@ -82,7 +86,11 @@ const intervalsFor = (rows: readonly RowSummary[], s: HistogramSummary, opts: Re
   return {
     confidence,
     bootstrap: { reps: opts.bootstrap.reps, seed: opts.bootstrap.seed, method: 'percentile, rows resampled' },
-    mean_accuracy: { clustered_se: clustered?.se ?? null, clustered: clustered?.interval ?? null, wilson_iid: wilson(s.passes, s.trials, confidence) },
+    mean_accuracy: {
+      clustered_se: clustered?.se ?? null,
+      clustered: clustered?.interval ?? null,
+      wilson_iid: wilson(s.passes, s.trials, confidence),
+    },
     pass_at_k: byK(0),
     pass_hat_k: byK(s.k_max),
     flip_rate: { bootstrap: boot[2 * s.k_max] ?? null, wilson: wilson(s.classes.flip, s.classified, confidence) },
@@ -91,7 +99,11 @@ const intervalsFor = (rows: readonly RowSummary[], s: HistogramSummary, opts: Re
 };
 
 /** The report of one (suite, dataset version, agent version): every headline number with its evidence. */
-export const reportGroup = (key: GroupKey, rows: readonly RowSummary[], opts: ReportOptions = DEFAULT_REPORT_OPTIONS): GroupReport => {
+export const reportGroup = (
+  key: GroupKey,
+  rows: readonly RowSummary[],
+  opts: ReportOptions = DEFAULT_REPORT_OPTIONS,
+): GroupReport => {
   const s = summarizeHistogram(histogramOf(rows), { k: opts.k, minAttempts: opts.minAttempts });
   const { confidence } = opts.bootstrap;
   return {
@@ -141,7 +153,10 @@ export const summarizeGroup = (g: Group, policy: VerdictPolicy & { includeConfir
 /** `passk report --json`: one entry per (suite, dataset version, agent version). */
 export type ReportedGroup = GroupReport & { confirmation_attempts: { count: number; counted: boolean } };
 
-export const buildReport = (groups: readonly Group[], opts: ReportOptions = DEFAULT_REPORT_OPTIONS): { groups: ReportedGroup[] } => ({
+export const buildReport = (
+  groups: readonly Group[],
+  opts: ReportOptions = DEFAULT_REPORT_OPTIONS,
+): { groups: ReportedGroup[] } => ({
   groups: groups.map((g) => ({
     ...reportGroup(g.key, summarizeGroup(g, opts), opts),
     confirmation_attempts: { count: confirmationAttempts(g), counted: opts.includeConfirmation ?? false },

@@ -5,12 +5,15 @@ import { row, trial } from './trials.testkit.ts';
 import type { TrialRecorded } from '../../schemas/events/trialRecorded.ts';
 
 const OPTS: ReportOptions = { ...DEFAULT_REPORT_OPTIONS, bootstrap: { reps: 300, seed: 1, confidence: 0.95 } };
-const report = (events: TrialRecorded[], opts: Partial<ReportOptions> = {}) => buildReport(groupTrials(events), { ...OPTS, ...opts }).groups[0]!;
+const report = (events: TrialRecorded[], opts: Partial<ReportOptions> = {}) =>
+  buildReport(groupTrials(events), { ...OPTS, ...opts }).groups[0]!;
 
 describe('report of one version', () => {
   it('describes the planned attempts: confirmation runs are left out unless asked for, and counted', () => {
     const planned = [...row('a', 'v', '+++'), ...row('b', 'v', '+-+')];
-    const confirm = [0, 1, 2].map((i) => trial({ row: 'b', version: 'v', passed: false, run: 'confirm-1', attempt: 10 + i }));
+    const confirm = [0, 1, 2].map((i) =>
+      trial({ row: 'b', version: 'v', passed: false, run: 'confirm-1', attempt: 10 + i }),
+    );
     const out = report([...planned, ...confirm]);
     expect(out).toMatchObject({ trials: 6, mean_accuracy: 5 / 6, confirmation_attempts: { count: 3, counted: false } });
     const all = report([...planned, ...confirm], { includeConfirmation: true });
@@ -20,10 +23,24 @@ describe('report of one version', () => {
   it('leaves ungraded trials out of n by default, or counts them as failures', () => {
     const events = [...row('a', 'v', '++?+'), ...row('b', 'v', '-?--'), ...row('c', 'v', '??')];
     const out = report(events);
-    expect(out).toMatchObject({ rows: 2, rows_without_graded: 1, trials: 6, ungraded: 4, mean_accuracy: 3 / 6, k_max: 3 });
+    expect(out).toMatchObject({
+      rows: 2,
+      rows_without_graded: 1,
+      trials: 6,
+      ungraded: 4,
+      mean_accuracy: 3 / 6,
+      k_max: 3,
+    });
     expect(out.classes).toEqual({ stable_correct: 1, stable_wrong: 1, flip: 0, unclassified: 1 });
     const failures = report(events, { ungradedAsFailure: true });
-    expect(failures).toMatchObject({ rows: 3, trials: 10, ungraded: 4, mean_accuracy: 3 / 10, k_max: 2, ungraded_as_failure: true });
+    expect(failures).toMatchObject({
+      rows: 3,
+      trials: 10,
+      ungraded: 4,
+      mean_accuracy: 3 / 10,
+      k_max: 2,
+      ungraded_as_failure: true,
+    });
     expect(failures.classes).toEqual({ stable_correct: 0, stable_wrong: 1, flip: 1, unclassified: 1 });
   });
 
@@ -39,9 +56,15 @@ describe('report of one version', () => {
 
   it('reports intermediate-check stability and rows whose verdict is stable while a check flips', () => {
     const events = [
-      ...['inside', 'inside', 'outside'].map((w, i) => trial({ row: 'a', version: 'v', attempt: i, passed: true, checks: { window: w, receipt: true } })),
-      ...['inside', 'inside', 'inside'].map((w, i) => trial({ row: 'b', version: 'v', attempt: i, passed: i !== 1, checks: { window: w, receipt: i === 0 } })),
-      ...[0, 1, 2].map((i) => trial({ row: 'c', version: 'v', attempt: i, passed: false, checks: { window: 'inside' } })),
+      ...['inside', 'inside', 'outside'].map((w, i) =>
+        trial({ row: 'a', version: 'v', attempt: i, passed: true, checks: { window: w, receipt: true } }),
+      ),
+      ...['inside', 'inside', 'inside'].map((w, i) =>
+        trial({ row: 'b', version: 'v', attempt: i, passed: i !== 1, checks: { window: w, receipt: i === 0 } }),
+      ),
+      ...[0, 1, 2].map((i) =>
+        trial({ row: 'c', version: 'v', attempt: i, passed: false, checks: { window: 'inside' } }),
+      ),
     ];
     const out = report(events);
     expect(out.checks.map((c) => [c.name, c.rows, c.flipping_rows])).toEqual([
@@ -53,8 +76,12 @@ describe('report of one version', () => {
 
   it('counts output flips separately from verdict flips', () => {
     const events = [
-      ...['deny', 'denied', 'no'].map((o, i) => trial({ row: 'a', version: 'v', attempt: i, passed: false, output: o })),
-      ...['approve', 'approve', 'approve'].map((o, i) => trial({ row: 'b', version: 'v', attempt: i, passed: true, output: o })),
+      ...['deny', 'denied', 'no'].map((o, i) =>
+        trial({ row: 'a', version: 'v', attempt: i, passed: false, output: o }),
+      ),
+      ...['approve', 'approve', 'approve'].map((o, i) =>
+        trial({ row: 'b', version: 'v', attempt: i, passed: true, output: o }),
+      ),
       ...row('c', 'v', '+++'),
     ];
     const out = report(events);
@@ -63,7 +90,9 @@ describe('report of one version', () => {
   });
 
   it('gives every headline number its interval and evidence', () => {
-    const events = ['a', 'b', 'c', 'd', 'e', 'f'].flatMap((id, i) => row(id, 'v', ['+++', '---', '+-+', '++-', '+++', '-+-'][i]!));
+    const events = ['a', 'b', 'c', 'd', 'e', 'f'].flatMap((id, i) =>
+      row(id, 'v', ['+++', '---', '+-+', '++-', '+++', '-+-'][i]!),
+    );
     const out = report(events);
     expect(out.attempts_per_row).toEqual({ min: 3, max: 3, mean: 3, counts: { '3': 6 } });
     const i = out.intervals;
@@ -80,7 +109,9 @@ describe('report of one version', () => {
     expect(i.mean_accuracy.clustered_se).toBeGreaterThan(0);
     expect(report(events)).toEqual(out);
     // A different seed resamples differently (on enough rows for the quantiles to move).
-    const many = Array.from({ length: 97 }, (_, r) => row(`r${r}`, 'v', ['+++', '---', '+-+', '++-', '-+-'][r % 5]!)).flat();
+    const many = Array.from({ length: 97 }, (_, r) =>
+      row(`r${r}`, 'v', ['+++', '---', '+-+', '++-', '-+-'][r % 5]!),
+    ).flat();
     const seeded = (seed: number) => report(many, { bootstrap: { ...OPTS.bootstrap, seed } }).intervals.pass_hat_k;
     expect(seeded(1)).toEqual(seeded(1));
     expect(seeded(2)).not.toEqual(seeded(1));

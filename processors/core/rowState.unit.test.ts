@@ -7,9 +7,23 @@ import { summarizeRow } from './rowSummary.ts';
 import { trial } from './trials.testkit.ts';
 
 const verdict = fc.constantFrom<boolean | null>(true, false, null);
-const attempts = fc.array(fc.record({ passed: verdict, output: fc.constantFrom('approve', 'deny'), window: fc.boolean() }), { minLength: 1, maxLength: 10 });
+const attempts = fc.array(
+  fc.record({ passed: verdict, output: fc.constantFrom('approve', 'deny'), window: fc.boolean() }),
+  { minLength: 1, maxLength: 10 },
+);
 const events = (xs: { passed: boolean | null; output: string; window: boolean }[]) =>
-  xs.map((x, i) => trial({ row: 'r', version: 'v', attempt: i, at: 1_000 + i, passed: x.passed, output: x.output, checks: { window: x.window }, tags: i === 0 ? ['must_not_break'] : [] }));
+  xs.map((x, i) =>
+    trial({
+      row: 'r',
+      version: 'v',
+      attempt: i,
+      at: 1_000 + i,
+      passed: x.passed,
+      output: x.output,
+      checks: { window: x.window },
+      tags: i === 0 ? ['must_not_break'] : [],
+    }),
+  );
 
 describe('row state fold', () => {
   it('gives the same state for any arrival order and any redelivery', () => {
@@ -17,7 +31,10 @@ describe('row state fold', () => {
       fc.property(attempts, fc.infiniteStream(fc.nat()), fc.array(fc.nat(), { maxLength: 5 }), (xs, keys, dupes) => {
         const es = events(xs);
         const k = [...keys.take(es.length)];
-        const shuffled = es.map((e, i) => [k[i]!, e] as const).sort((a, b) => a[0] - b[0]).map(([, e]) => e);
+        const shuffled = es
+          .map((e, i) => [k[i]!, e] as const)
+          .sort((a, b) => a[0] - b[0])
+          .map(([, e]) => e);
         const withDupes = [...shuffled, ...dupes.map((d) => es[d % es.length]!)];
         expect(replay(rowState, withDupes)).toEqual(replay(rowState, es));
       }),

@@ -25,5 +25,9 @@ export const versionPairs = (groups: readonly Group[], baseline: string, candida
   }
   const all = [...scopes.values()];
   const has = (p: PairInput) => p.baseline.rows.size > 0 && p.candidate.rows.size > 0;
-  return { both: all.filter(has), oneSided: all.filter((p) => !has(p)), versions: [...new Set(groups.map((g) => g.key.agent_version))].sort() };
+  return {
+    both: all.filter(has),
+    oneSided: all.filter((p) => !has(p)),
+    versions: [...new Set(groups.map((g) => g.key.agent_version))].sort(),
+  };
 };

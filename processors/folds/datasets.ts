@@ -58,26 +58,46 @@ export const decideFailure = (state: DatasetState, f: FailureConfirmed, producer
   input: f.input,
   expected: f.expected,
   tags: [MUST_NOT_BREAK_TAG, 'production_failure'],
-  provenance: { kind: 'production_failure', trace_id: f.trace_id, failure_event_id: f.event_id, ...(f.note ? { note: f.note } : {}) },
+  provenance: {
+    kind: 'production_failure',
+    trace_id: f.trace_id,
+    failure_event_id: f.event_id,
+    ...(f.note ? { note: f.note } : {}),
+  },
 });
 
 const upsert = (s: DatasetState, e: DatasetRowUpserted): DatasetState => {
   const known = s.versions.indexOf(e.dataset_version);
   const versions = known >= 0 ? s.versions : [...s.versions, e.dataset_version];
   const version_index = known >= 0 ? known : versions.length - 1;
-  const entry: DatasetRow = { version_index, event_id: e.event_id, input: e.input, expected: e.expected, tags: [...e.tags], provenance: e.provenance };
-  const history = [...(s.rows[e.row_id] ?? []), entry].sort((a, b) => a.version_index - b.version_index || (a.event_id < b.event_id ? -1 : 1));
+  const entry: DatasetRow = {
+    version_index,
+    event_id: e.event_id,
+    input: e.input,
+    expected: e.expected,
+    tags: [...e.tags],
+    provenance: e.provenance,
+  };
+  const history = [...(s.rows[e.row_id] ?? []), entry].sort(
+    (a, b) => a.version_index - b.version_index || (a.event_id < b.event_id ? -1 : 1),
+  );
   return { ...s, versions, rows: { ...s.rows, [e.row_id]: history }, seen: [...s.seen, e.event_id] };
 };
 
 /** Folds one event; returns the new state and what it decided to emit (a failure's new row). */
-export const evolveDataset = (state: DatasetState | undefined, e: DatasetEvent, producer: string): { state: DatasetState; emitted: DatasetRowUpserted[] } => {
+export const evolveDataset = (
+  state: DatasetState | undefined,
+  e: DatasetEvent,
+  producer: string,
+): { state: DatasetState; emitted: DatasetRowUpserted[] } => {
   const s = state ?? empty(e.dataset_id);
   if (s.seen.includes(e.event_id)) return { state: s, emitted: [] };
   if (e.type === 'DatasetRowUpserted') return { state: upsert(s, e), emitted: [] };
   const marked = { ...s, seen: [...s.seen, e.event_id] };
   const row = decideFailure(s, e, producer);
-  return marked.seen.includes(row.event_id) ? { state: marked, emitted: [] } : { state: upsert(marked, row), emitted: [row] };
+  return marked.seen.includes(row.event_id)
+    ? { state: marked, emitted: [] }
+    : { state: upsert(marked, row), emitted: [row] };
 };
 
 /** The rows of a version (undefined: the latest), keyed by row id. */
@@ -93,4 +113,7 @@ export const rowsAt = (s: DatasetState, version?: string): Map<string, DatasetRo
 };
 
 export const mustNotBreakAt = (s: DatasetState, version?: string): string[] =>
-  [...rowsAt(s, version)].filter(([, r]) => r.tags.includes(MUST_NOT_BREAK_TAG)).map(([id]) => id).sort();
+  [...rowsAt(s, version)]
+    .filter(([, r]) => r.tags.includes(MUST_NOT_BREAK_TAG))
+    .map(([id]) => id)
+    .sort();

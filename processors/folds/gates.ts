@@ -62,13 +62,19 @@ export const evolveBook = (book: GateBook, e: DecisionEvent): GateBook => {
     case 'ConfirmationRequested': {
       const c = b.comparisons[e.comparison_id];
       if (!c || c.status !== 'open') return b;
-      return { ...b, comparisons: { ...b.comparisons, [e.comparison_id]: { ...c, status: 'confirming', confirmation: e } } };
+      return {
+        ...b,
+        comparisons: { ...b.comparisons, [e.comparison_id]: { ...c, status: 'confirming', confirmation: e } },
+      };
     }
     case 'GateEvaluated': {
       const key = candidateKey(e.suite, e.candidate);
       const verdicts = { ...b.verdicts, [key]: [...(b.verdicts[key] ?? []), e.event_id] };
       const c = b.comparisons[e.gate_id];
-      const comparisons = c && c.status !== 'decided' ? { ...b.comparisons, [e.gate_id]: { ...c, status: 'decided' as const, verdict: e } } : b.comparisons;
+      const comparisons =
+        c && c.status !== 'decided'
+          ? { ...b.comparisons, [e.gate_id]: { ...c, status: 'decided' as const, verdict: e } }
+          : b.comparisons;
       return { ...b, verdicts, comparisons };
     }
     case 'RunClosed': {
@@ -118,7 +124,13 @@ const coreRows = (rows: ReadonlyMap<string, RowState>, only?: ReadonlySet<string
  * set is known: from the dataset, or from the declared row count), or when its closed runs on the
  * dataset version are all reflected in its rows.
  */
-const complete = (rows: ReadonlyMap<string, RowState>, rowIds: readonly string[], known: boolean, required: number, closed: readonly RunClosed[]): boolean => {
+const complete = (
+  rows: ReadonlyMap<string, RowState>,
+  rowIds: readonly string[],
+  known: boolean,
+  required: number,
+  closed: readonly RunClosed[],
+): boolean => {
   if (known && rowIds.length > 0 && rowIds.every((id) => (rows.get(id)?.n ?? 0) >= required)) return true;
   if (closed.length === 0) return false;
   return closed.every((run) => {
@@ -130,7 +142,9 @@ const complete = (rows: ReadonlyMap<string, RowState>, rowIds: readonly string[]
 
 const confirmed = (rows: ReadonlyMap<string, RowState>, req: ConfirmationRequested): boolean => {
   const marked = isConfirmationRun({ confirmationRuns: [req.run_id] });
-  return req.rows.every((id) => (rows.get(id)?.attempts.filter((a) => a.passed !== null && marked(a.run_id)).length ?? 0) >= req.attempts);
+  return req.rows.every(
+    (id) => (rows.get(id)?.attempts.filter((a) => a.passed !== null && marked(a.run_id)).length ?? 0) >= req.attempts,
+  );
 };
 
 const maxTime = (...groups: ReadonlyMap<string, RowState>[]): number => {
@@ -139,9 +153,19 @@ const maxTime = (...groups: ReadonlyMap<string, RowState>[]): number => {
   return t;
 };
 
-const toGateEvaluated = (c: ComparisonState, v: GateVerdict, at: number, repeated: boolean, producer: string): GateEvaluated => {
+const toGateEvaluated = (
+  c: ComparisonState,
+  v: GateVerdict,
+  at: number,
+  repeated: boolean,
+  producer: string,
+): GateEvaluated => {
   const d = c.declared;
-  const evidence = v.evidence.map((x) => ({ row_id: x.row_id, baseline_attempts: x.baseline_attempts, candidate_attempts: x.candidate_attempts }));
+  const evidence = v.evidence.map((x) => ({
+    row_id: x.row_id,
+    baseline_attempts: x.baseline_attempts,
+    candidate_attempts: x.candidate_attempts,
+  }));
   return {
     event_id: deterministicEventId(at, 'GateEvaluated', d.comparison_id, JSON.stringify(evidence)),
     type: 'GateEvaluated',
@@ -165,7 +189,12 @@ const toGateEvaluated = (c: ComparisonState, v: GateVerdict, at: number, repeate
  * The decision step for one comparison: nothing yet, a confirmation request, or the verdict.
  * Pure: the same book entry and view give the same events.
  */
-export const decideComparison = (book: GateBook, c: ComparisonState, view: GateView, o: GateOptions): (ConfirmationRequested | GateEvaluated)[] => {
+export const decideComparison = (
+  book: GateBook,
+  c: ComparisonState,
+  view: GateView,
+  o: GateOptions,
+): (ConfirmationRequested | GateEvaluated)[] => {
   if (c.status === 'decided') return [];
   const d = c.declared;
   const minAttempts = o.minAttempts ?? DEFAULT_REPORT_OPTIONS.minAttempts;
@@ -176,8 +205,13 @@ export const decideComparison = (book: GateBook, c: ComparisonState, view: GateV
   const datasetRows = dataset ? [...rowsAt(dataset, d.dataset_version).keys()] : [];
   const rowIds = datasetRows.length > 0 ? datasetRows : [...new Set([...baseline.keys(), ...candidate.keys()])];
   const known = datasetRows.length > 0 || (d.rows !== undefined && rowIds.length >= d.rows);
-  const closedOf = (v: string) => (book.closed[candidateKey(d.suite, v)] ?? []).filter((r) => r.dataset_version === d.dataset_version);
-  if (!complete(candidate, rowIds, known, required, closedOf(d.candidate)) || !complete(baseline, rowIds, known, required, closedOf(d.baseline))) return [];
+  const closedOf = (v: string) =>
+    (book.closed[candidateKey(d.suite, v)] ?? []).filter((r) => r.dataset_version === d.dataset_version);
+  if (
+    !complete(candidate, rowIds, known, required, closedOf(d.candidate)) ||
+    !complete(baseline, rowIds, known, required, closedOf(d.baseline))
+  )
+    return [];
   const only = datasetRows.length > 0 ? new Set(datasetRows) : undefined;
   const pair: PairInput = {
     suite: d.suite,
@@ -192,17 +226,33 @@ export const decideComparison = (book: GateBook, c: ComparisonState, view: GateV
     const suspects = compareVersions(pair, opts).lost_stable_correct;
     if (suspects.length > 0) {
       const run_id = `confirm-${d.comparison_id}`;
-      return [{
-        event_id: deterministicEventId(at, 'ConfirmationRequested', d.comparison_id),
-        type: 'ConfirmationRequested', schema_version: 1, occurred_at: at, producer: o.producer,
-        comparison_id: d.comparison_id, suite: d.suite, ...(d.dataset_id ? { dataset_id: d.dataset_id } : {}),
-        dataset_version: d.dataset_version, baseline: d.baseline, candidate: d.candidate,
-        rows: suspects, attempts: confirmations, run_id,
-        reason: `${suspects.length} row(s) stable-correct on ${d.baseline} are not on ${d.candidate}: run both versions again on them`,
-      }];
+      return [
+        {
+          event_id: deterministicEventId(at, 'ConfirmationRequested', d.comparison_id),
+          type: 'ConfirmationRequested',
+          schema_version: 1,
+          occurred_at: at,
+          producer: o.producer,
+          comparison_id: d.comparison_id,
+          suite: d.suite,
+          ...(d.dataset_id ? { dataset_id: d.dataset_id } : {}),
+          dataset_version: d.dataset_version,
+          baseline: d.baseline,
+          candidate: d.candidate,
+          rows: suspects,
+          attempts: confirmations,
+          run_id,
+          reason: `${suspects.length} row(s) stable-correct on ${d.baseline} are not on ${d.candidate}: run both versions again on them`,
+        },
+      ];
     }
   }
-  if (c.status === 'confirming' && c.confirmation && !(confirmed(baseline, c.confirmation) && confirmed(candidate, c.confirmation))) return [];
+  if (
+    c.status === 'confirming' &&
+    c.confirmation &&
+    !(confirmed(baseline, c.confirmation) && confirmed(candidate, c.confirmation))
+  )
+    return [];
   // every must-not-break row of the dataset's latest version counts: a confirmed failure binds every later gate
   const ids = [...new Set([...(d.must_not_break ?? []), ...(dataset ? mustNotBreakAt(dataset) : [])])].sort();
   const verdict = evaluateGate(

@@ -54,8 +54,12 @@ export interface RowFoldOptions {
 }
 
 const SEP = '\u001f';
-export const rowKeyOf = (r: { suite: string; dataset_version: string; agent_version: string; row_id: string }): string =>
-  r.suite + SEP + r.dataset_version + SEP + r.agent_version + SEP + r.row_id;
+export const rowKeyOf = (r: {
+  suite: string;
+  dataset_version: string;
+  agent_version: string;
+  row_id: string;
+}): string => r.suite + SEP + r.dataset_version + SEP + r.agent_version + SEP + r.row_id;
 export const trialRowKey = (t: TrialRecorded): string =>
   t.suite + SEP + t.dataset_version + SEP + t.agent.version + SEP + t.row_id;
 
@@ -77,7 +81,11 @@ const slotOrder = (a: AttemptRecord, b: AttemptRecord): number =>
 type RowBase = Pick<RowState, 'suite' | 'dataset_version' | 'agent_version' | 'row_id' | 'seq' | 'attempts'>;
 type Counts = Pick<RowState, 'n' | 'c' | 'ungraded'>;
 
-const countOf = (a: AttemptRecord): Counts => ({ n: a.passed === null ? 0 : 1, c: a.passed === true ? 1 : 0, ungraded: a.passed === null ? 1 : 0 });
+const countOf = (a: AttemptRecord): Counts => ({
+  n: a.passed === null ? 0 : 1,
+  c: a.passed === true ? 1 : 0,
+  ungraded: a.passed === null ? 1 : 0,
+});
 
 /** Builds the state with its keys in schema order, so an evolved and a restored state serialize alike. */
 const build = (b: RowBase, k: Counts, minAttempts: number, occurredAt: number): RowState => ({
@@ -103,14 +111,28 @@ export const evolveRow = (state: RowState | undefined, trial: TrialRecorded, opt
   const a = attemptOf(trial);
   const add = countOf(a);
   if (state === undefined) {
-    const base = { suite: trial.suite, dataset_version: trial.dataset_version, agent_version: trial.agent.version, row_id: trial.row_id };
+    const base = {
+      suite: trial.suite,
+      dataset_version: trial.dataset_version,
+      agent_version: trial.agent.version,
+      row_id: trial.row_id,
+    };
     return build({ ...base, seq: 1, attempts: [a] }, add, minAttempts, trial.occurred_at);
   }
   const added = addAttempt(state.attempts, a, slotOrder); // the core's de-duplication rule
   if (added === null) return state;
   const sub = added.displaced ? countOf(added.displaced) : { n: 0, c: 0, ungraded: 0 };
-  const counts = { n: state.n + add.n - sub.n, c: state.c + add.c - sub.c, ungraded: state.ungraded + add.ungraded - sub.ungraded };
-  return build({ ...state, seq: state.seq + 1, attempts: added.attempts }, counts, minAttempts, Math.max(state.occurred_at, trial.occurred_at));
+  const counts = {
+    n: state.n + add.n - sub.n,
+    c: state.c + add.c - sub.c,
+    ungraded: state.ungraded + add.ungraded - sub.ungraded,
+  };
+  return build(
+    { ...state, seq: state.seq + 1, attempts: added.attempts },
+    counts,
+    minAttempts,
+    Math.max(state.occurred_at, trial.occurred_at),
+  );
 };
 
 const CROCKFORD = '0123456789ABCDEFGHJKMNPQRSTVWXYZ';

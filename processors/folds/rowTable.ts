@@ -17,7 +17,11 @@ export interface RowChange {
 }
 
 /** Folds a batch in order; returns the rows it changed, once each, in first-change order. */
-export const foldTrials = (table: RowTable, trials: Iterable<TrialRecorded>, opts: RowFoldOptions = {}): RowChange[] => {
+export const foldTrials = (
+  table: RowTable,
+  trials: Iterable<TrialRecorded>,
+  opts: RowFoldOptions = {},
+): RowChange[] => {
   const before = new Map<string, RowState | undefined>();
   for (const t of trials) {
     const key = trialRowKey(t);
@@ -36,8 +40,7 @@ export const foldTrials = (table: RowTable, trials: Iterable<TrialRecorded>, opt
 export const RowTableCheckpoint = z.array(RowState);
 export type RowTableCheckpoint = z.infer<typeof RowTableCheckpoint>;
 
-export const checkpointOf = (table: RowTable): RowTableCheckpoint =>
-  [...table.keys()].sort().map((k) => table.get(k)!);
+export const checkpointOf = (table: RowTable): RowTableCheckpoint => [...table.keys()].sort().map((k) => table.get(k)!);
 
 export const restoreTable = (rows: Iterable<RowState>): RowTable => {
   const table: RowTable = new Map();

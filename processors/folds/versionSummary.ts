@@ -1,6 +1,11 @@
 import { z } from 'zod';
 import { StabilityClass } from '../../schemas/events/decisions.ts';
-import { summarizeHistogram, type HistogramBin, type HistogramOptions, type HistogramSummary } from '../core/histogram.ts';
+import {
+  summarizeHistogram,
+  type HistogramBin,
+  type HistogramOptions,
+  type HistogramSummary,
+} from '../core/histogram.ts';
 import type { RowState } from './rowState.ts';
 
 /**
@@ -51,7 +56,11 @@ const add = (s: VersionSummary, r: RowState, sign: 1 | -1): void => {
 };
 
 /** Applies one row change (before: the row's previous state, if any) to a copy of the summary. */
-export const applyRowChange = (summary: VersionSummary | undefined, before: RowState | undefined, after: RowState): VersionSummary => {
+export const applyRowChange = (
+  summary: VersionSummary | undefined,
+  before: RowState | undefined,
+  after: RowState,
+): VersionSummary => {
   const s = summary ? structuredClone(summary) : empty(after);
   if (before) add(s, before, -1);
   add(s, after, 1);
@@ -60,7 +69,10 @@ export const applyRowChange = (summary: VersionSummary | undefined, before: RowS
 
 /** The summaries of many versions, updated in place from a batch's row changes (the topology's hot path). */
 export type VersionSummaries = Map<string, VersionSummary>;
-export const applyRowChanges = (summaries: VersionSummaries, changes: Iterable<{ before: RowState | undefined; after: RowState }>): void => {
+export const applyRowChanges = (
+  summaries: VersionSummaries,
+  changes: Iterable<{ before: RowState | undefined; after: RowState }>,
+): void => {
   for (const { before, after } of changes) {
     const key = versionKeyOf(after);
     let s = summaries.get(key);
@@ -71,7 +83,11 @@ export const applyRowChanges = (summaries: VersionSummaries, changes: Iterable<{
 };
 
 /** A copy that later in-place updates of `s` do not reach. */
-export const copySummary = (s: VersionSummary): VersionSummary => ({ ...s, classes: { ...s.classes }, histogram: { ...s.histogram } });
+export const copySummary = (s: VersionSummary): VersionSummary => ({
+  ...s,
+  classes: { ...s.classes },
+  histogram: { ...s.histogram },
+});
 
 /** The summary of a version over two disjoint sets of rows (e.g. two partitions). */
 export const addSummaries = (a: VersionSummary, b: VersionSummary): VersionSummary => {
@@ -132,4 +148,5 @@ export const binsOf = (s: VersionSummary): HistogramBin[] =>
   });
 
 /** The `report` headline numbers of a version, from its histogram, by the core's estimator (one implementation of the math). */
-export const numbersOf = (s: VersionSummary, opts: HistogramOptions = {}): HistogramSummary => summarizeHistogram(binsOf(s), opts);
+export const numbersOf = (s: VersionSummary, opts: HistogramOptions = {}): HistogramSummary =>
+  summarizeHistogram(binsOf(s), opts);

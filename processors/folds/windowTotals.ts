@@ -33,8 +33,9 @@ export interface WindowTotal {
 }
 
 const SEP = '\u001f';
-export const windowKeyOf = (r: Pick<WindowShareRecord, 'agent_version' | 'segment' | 'grader' | 'size_ms' | 'start'>): string =>
-  [r.agent_version, r.segment, r.grader, r.size_ms, r.start].join(SEP);
+export const windowKeyOf = (
+  r: Pick<WindowShareRecord, 'agent_version' | 'segment' | 'grader' | 'size_ms' | 'start'>,
+): string => [r.agent_version, r.segment, r.grader, r.size_ms, r.start].join(SEP);
 
 /**
  * The total of one window over the partitions' latest snapshots. It is final (`closed`) once every
@@ -42,7 +43,11 @@ export const windowKeyOf = (r: Pick<WindowShareRecord, 'agent_version' | 'segmen
  * keeps the window (its horizon is before the end): each snapshot is one partition at one position,
  * so its share, or its lack of one, is that partition's last word on the window.
  */
-export const totalOf = (key: string, snapshots: ReadonlyMap<number, TraceWindowsUpdated>, confidence = 0.95): WindowTotal | undefined => {
+export const totalOf = (
+  key: string,
+  snapshots: ReadonlyMap<number, TraceWindowsUpdated>,
+  confidence = 0.95,
+): WindowTotal | undefined => {
   const shares: WindowShareRecord[] = [];
   let partitions = 0;
   for (const snap of snapshots.values()) {
@@ -91,7 +96,11 @@ export const totalOf = (key: string, snapshots: ReadonlyMap<number, TraceWindows
 export const normalCdf = (z: number): number => {
   const x = Math.abs(z) / Math.SQRT2;
   const t = 1 / (1 + 0.3275911 * x);
-  const erf = 1 - t * (0.254829592 + t * (-0.284496736 + t * (1.421413741 + t * (-1.453152027 + t * 1.061405429)))) * Math.exp(-x * x);
+  const erf =
+    1 -
+    t *
+      (0.254829592 + t * (-0.284496736 + t * (1.421413741 + t * (-1.453152027 + t * 1.061405429)))) *
+      Math.exp(-x * x);
   return z >= 0 ? (1 + erf) / 2 : (1 - erf) / 2;
 };
 
@@ -107,13 +116,26 @@ export interface AlertOptions {
  * An alert when a closed window's pass rate is significantly below the offline pass@1 of the same
  * version (treated as known: it rests on many more attempts). Undefined when there is no evidence.
  */
-export const alertFor = (t: WindowTotal, offlinePassAt1: number | undefined, o: AlertOptions): WindowAlertRaised | undefined => {
-  if (!t.closed || offlinePassAt1 === undefined || t.pass_rate === null || t.variance === null || t.interval === null) return undefined;
+export const alertFor = (
+  t: WindowTotal,
+  offlinePassAt1: number | undefined,
+  o: AlertOptions,
+): WindowAlertRaised | undefined => {
+  if (!t.closed || offlinePassAt1 === undefined || t.pass_rate === null || t.variance === null || t.interval === null)
+    return undefined;
   if (t.graded < (o.minGraded ?? 30) || t.pass_rate >= offlinePassAt1) return undefined;
   const se = Math.sqrt(Math.max(t.variance, 1e-12));
   const p = 1 - normalCdf((offlinePassAt1 - t.pass_rate) / se);
   if (p >= (o.alpha ?? 0.01)) return undefined;
-  const alert_id = deterministicEventId(t.end, 'WindowAlertRaised', t.agent_version, t.segment, t.grader, t.size_ms, t.start);
+  const alert_id = deterministicEventId(
+    t.end,
+    'WindowAlertRaised',
+    t.agent_version,
+    t.segment,
+    t.grader,
+    t.size_ms,
+    t.start,
+  );
   const pct = (x: number) => `${(100 * x).toFixed(1)}%`;
   return {
     event_id: alert_id,

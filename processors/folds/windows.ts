@@ -48,19 +48,41 @@ const SEP = '\u001f';
 const shareKey = (s: Pick<WindowShare, 'agent_version' | 'segment' | 'grader' | 'size_ms' | 'start'>) =>
   [s.agent_version, s.segment, s.grader, s.size_ms, s.start].join(SEP);
 
-export const emptyWindows = (partition: number): WindowsState => ({ partition, maxTime: 0, through: 0, windows: {}, recent: {} });
+export const emptyWindows = (partition: number): WindowsState => ({
+  partition,
+  maxTime: 0,
+  through: 0,
+  windows: {},
+  recent: {},
+});
 export const watermarkOf = (s: WindowsState, o: WindowOptions): number => s.maxTime - o.allowedLatenessMs;
 
 /** Starts of the windows of `spec` that hold time t. */
 export const windowStarts = (t: number, spec: WindowSpec): number[] => {
   const out: number[] = [];
-  for (let start = Math.floor(t / spec.slide_ms) * spec.slide_ms; start > t - spec.size_ms; start -= spec.slide_ms) out.push(start);
+  for (let start = Math.floor(t / spec.slide_ms) * spec.slide_ms; start > t - spec.size_ms; start -= spec.slide_ms)
+    out.push(start);
   return out.reverse();
 };
 
 const share = (trace: TraceSampled, grader: string, size_ms: number, start: number): WindowShare => ({
-  agent_version: trace.agent_version, segment: trace.segment, grader, size_ms, start, seq: 0, closed: false,
-  graded: 0, ungraded: 0, w: 0, wy: 0, w2: 0, w2y: 0, repeated: 0, flipping: 0, late: 0, fingerprints: {},
+  agent_version: trace.agent_version,
+  segment: trace.segment,
+  grader,
+  size_ms,
+  start,
+  seq: 0,
+  closed: false,
+  graded: 0,
+  ungraded: 0,
+  w: 0,
+  wy: 0,
+  w2: 0,
+  w2y: 0,
+  repeated: 0,
+  flipping: 0,
+  late: 0,
+  fingerprints: {},
 });
 
 const add = (s: WindowShare, fingerprint: string, weight: number, passed: boolean | null): void => {
@@ -100,7 +122,13 @@ export const foldTrace = (s: WindowsState, trace: TraceSampled, offset: number, 
   for (const spec of o.specs)
     for (const start of windowStarts(t, spec))
       for (const v of verdicts) {
-        const key = shareKey({ agent_version: trace.agent_version, segment: trace.segment, grader: v.grader, size_ms: spec.size_ms, start });
+        const key = shareKey({
+          agent_version: trace.agent_version,
+          segment: trace.segment,
+          grader: v.grader,
+          size_ms: spec.size_ms,
+          start,
+        });
         let w = s.windows[key];
         if (w?.closed || (!w && start + spec.size_ms <= watermark)) {
           if (w) {
@@ -137,18 +165,25 @@ const closeWindows = (s: WindowsState, o: WindowOptions): string[] => {
 /** Drops closed shares and remembered ids older than the longest window plus the lateness (bounded memory). */
 export const pruneWindows = (s: WindowsState, o: WindowOptions): WindowsState => {
   const horizon = horizonOf(s, o);
-  for (const [key, w] of Object.entries(s.windows)) if (w.closed && w.start + w.size_ms < horizon) delete s.windows[key];
+  for (const [key, w] of Object.entries(s.windows))
+    if (w.closed && w.start + w.size_ms < horizon) delete s.windows[key];
   for (const [id, t] of Object.entries(s.recent)) if (t < horizon - o.allowedLatenessMs) delete s.recent[id];
   return s;
 };
 
 /** The horizon: shares of windows ending before it are dropped (closed long ago). */
-export const horizonOf = (s: WindowsState, o: WindowOptions): number => watermarkOf(s, o) - Math.max(...o.specs.map((x) => x.size_ms));
+export const horizonOf = (s: WindowsState, o: WindowOptions): number =>
+  watermarkOf(s, o) - Math.max(...o.specs.map((x) => x.size_ms));
 
 const record = ({ fingerprints: _inMemory, ...share }: WindowShare): WindowShareRecord => share;
 
 /** The partition's snapshot: every share it keeps, at its position (one compacted record per partition). */
-export const toWindowsSnapshot = (s: WindowsState, partitions: number, producer: string, o: WindowOptions): TraceWindowsUpdated => ({
+export const toWindowsSnapshot = (
+  s: WindowsState,
+  partitions: number,
+  producer: string,
+  o: WindowOptions,
+): TraceWindowsUpdated => ({
   event_id: deterministicEventId(s.maxTime, 'TraceWindowsUpdated', s.partition, s.through),
   type: 'TraceWindowsUpdated',
   schema_version: 1,
@@ -159,7 +194,9 @@ export const toWindowsSnapshot = (s: WindowsState, partitions: number, producer:
   through_offset: s.through,
   watermark: watermarkOf(s, o),
   horizon: horizonOf(s, o),
-  shares: Object.keys(s.windows).sort().map((k) => record(s.windows[k]!)),
+  shares: Object.keys(s.windows)
+    .sort()
+    .map((k) => record(s.windows[k]!)),
 });
 
 /**
@@ -167,9 +204,14 @@ export const toWindowsSnapshot = (s: WindowsState, partitions: number, producer:
  * resume after. Fingerprint sets and remembered ids are not in the snapshot (they would make it
  * unbounded): after a restore, flips and duplicate ids are tracked again from that point on.
  */
-export const restoreWindows = (partition: number, snapshots: readonly TraceWindowsUpdated[], o: WindowOptions): WindowsState => {
+export const restoreWindows = (
+  partition: number,
+  snapshots: readonly TraceWindowsUpdated[],
+  o: WindowOptions,
+): WindowsState => {
   let latest: TraceWindowsUpdated | undefined;
-  for (const u of snapshots) if (u.source_partition === partition && (!latest || latest.through_offset < u.through_offset)) latest = u;
+  for (const u of snapshots)
+    if (u.source_partition === partition && (!latest || latest.through_offset < u.through_offset)) latest = u;
   const s = emptyWindows(partition);
   if (!latest) return s;
   s.through = latest.through_offset;

@@ -16,7 +16,12 @@ export interface BatchRowsOptions<T> {
  * Hand-written: `bufferTime` counts items, not rows, and ticks when idle.
  */
 export const batchRows =
-  <T>({ maxRows, maxWaitMs, sizeOf = () => 1, scheduler = asyncScheduler }: BatchRowsOptions<T>): OperatorFunction<T, T[]> =>
+  <T>({
+    maxRows,
+    maxWaitMs,
+    sizeOf = () => 1,
+    scheduler = asyncScheduler,
+  }: BatchRowsOptions<T>): OperatorFunction<T, T[]> =>
   (source) =>
     new Observable<T[]>((subscriber) => {
       let group: T[] = [];

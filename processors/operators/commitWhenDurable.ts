@@ -1,4 +1,15 @@
-import { catchError, concatMap, defaultIfEmpty, from, last, map, of, throwError, type ObservableInput, type OperatorFunction } from 'rxjs';
+import {
+  catchError,
+  concatMap,
+  defaultIfEmpty,
+  from,
+  last,
+  map,
+  of,
+  throwError,
+  type ObservableInput,
+  type OperatorFunction,
+} from 'rxjs';
 import type { Position } from './foldRows.ts';
 import type { InFlight } from './inFlight.ts';
 

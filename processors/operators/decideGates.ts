@@ -6,7 +6,14 @@ import type { TraceWindowsUpdated } from '../../schemas/events/traceWindowsUpdat
 import type { WindowAlertRaised } from '../../schemas/events/windowAlertRaised.ts';
 import { TOPICS } from '../../schemas/topics.ts';
 import { evolveDataset, type DatasetState } from '../folds/datasets.ts';
-import { decideComparison, emptyBook, evolveBook, type DecisionEvent, type GateBook, type GateView } from '../folds/gates.ts';
+import {
+  decideComparison,
+  emptyBook,
+  evolveBook,
+  type DecisionEvent,
+  type GateBook,
+  type GateView,
+} from '../folds/gates.ts';
 import { fromRowStateChanged, type RowState } from '../folds/rowState.ts';
 import { versionKeyOf } from '../folds/versionSummary.ts';
 import { alertFor, totalOf, windowKeyOf, type AlertOptions, type WindowTotal } from '../folds/windowTotals.ts';
@@ -39,14 +46,16 @@ export const createGateStore = (): GateStore => {
     snapshots: new Map(),
     decisionPartitions: 0,
     view: {
-      rows: (suite, dataset_version, agent_version) => rows.get(versionKeyOf({ suite, dataset_version, agent_version })) ?? none,
+      rows: (suite, dataset_version, agent_version) =>
+        rows.get(versionKeyOf({ suite, dataset_version, agent_version })) ?? none,
       dataset: (id) => datasets.get(id),
     },
   };
 };
 
 /** An input batch, or a tick: decide again without new input (after a restore). */
-export type GateInput = { readonly source: 'decisions' | 'rowstate' | 'datasets'; readonly batch: EventBatch } | { readonly source: 'tick' };
+export type GateInput =
+  { readonly source: 'decisions' | 'rowstate' | 'datasets'; readonly batch: EventBatch } | { readonly source: 'tick' };
 
 export type Decided = ConfirmationRequested | GateEvaluated | WindowAlertRaised;
 
@@ -68,7 +77,11 @@ export interface GateDecisionOptions {
 }
 
 const isDecision = (e: PasskEvent): e is DecisionEvent =>
-  e.type === 'ComparisonDeclared' || e.type === 'ConfirmationRequested' || e.type === 'GateEvaluated' || e.type === 'RunClosed' || e.type === 'WindowAlertRaised';
+  e.type === 'ComparisonDeclared' ||
+  e.type === 'ConfirmationRequested' ||
+  e.type === 'GateEvaluated' ||
+  e.type === 'RunClosed' ||
+  e.type === 'WindowAlertRaised';
 
 type Touched = { versions: Set<string> | 'all'; windows: Set<string> | 'all' };
 
@@ -98,7 +111,10 @@ export const applyGateInput = (store: GateStore, input: GateInput, producer: str
   if (input.source === 'datasets') {
     for (const { event } of batch.events)
       if (event.type === 'DatasetRowUpserted' || event.type === 'FailureConfirmed')
-        store.datasets.set(event.dataset_id, evolveDataset(store.datasets.get(event.dataset_id), event, producer).state);
+        store.datasets.set(
+          event.dataset_id,
+          evolveDataset(store.datasets.get(event.dataset_id), event, producer).state,
+        );
     return { versions: 'all', windows: new Set() };
   }
   let book = store.books.get(batch.partition) ?? emptyBook();
@@ -123,7 +139,11 @@ export const offlinePassAt1 = (store: GateStore, agentVersion: string): number |
 };
 
 /** Totals of the windows this instance owns that changed, and alerts for the closed ones not yet alerted. */
-export const decideWindows = (store: GateStore, touched: Set<string> | 'all', o: GateDecisionOptions): { windows: WindowTotal[]; alerts: WindowAlertRaised[] } => {
+export const decideWindows = (
+  store: GateStore,
+  touched: Set<string> | 'all',
+  o: GateDecisionOptions,
+): { windows: WindowTotal[]; alerts: WindowAlertRaised[] } => {
   const windows: WindowTotal[] = [];
   const alerts: WindowAlertRaised[] = [];
   if (store.decisionPartitions === 0) return { windows, alerts };
@@ -145,7 +165,12 @@ export const decideWindows = (store: GateStore, touched: Set<string> | 'all', o:
 };
 
 /** Decides every open comparison the change may concern, applying what it decides to the books at once. */
-export const decideOpen = (store: GateStore, touched: Set<string> | 'all', producer: string, minAttempts?: number): (ConfirmationRequested | GateEvaluated)[] => {
+export const decideOpen = (
+  store: GateStore,
+  touched: Set<string> | 'all',
+  producer: string,
+  minAttempts?: number,
+): (ConfirmationRequested | GateEvaluated)[] => {
   if (touched !== 'all' && touched.size === 0) return [];
   const out: (ConfirmationRequested | GateEvaluated)[] = [];
   for (const [partition, book] of [...store.books].sort((a, b) => a[0] - b[0])) {
@@ -153,7 +178,9 @@ export const decideOpen = (store: GateStore, touched: Set<string> | 'all', produ
     for (const id of Object.keys(b.comparisons).sort()) {
       const c = b.comparisons[id]!;
       const d = c.declared;
-      const concerned = touched === 'all' || touched.has(versionKeyOf({ suite: d.suite, dataset_version: d.dataset_version, agent_version: d.candidate })) ||
+      const concerned =
+        touched === 'all' ||
+        touched.has(versionKeyOf({ suite: d.suite, dataset_version: d.dataset_version, agent_version: d.candidate })) ||
         touched.has(versionKeyOf({ suite: d.suite, dataset_version: d.dataset_version, agent_version: d.baseline }));
       if (!concerned || c.status === 'decided') continue;
       for (const e of decideComparison(b, c, store.view, { producer, ...(minAttempts ? { minAttempts } : {}) })) {
@@ -175,6 +202,9 @@ export const decideGates = (store: GateStore, o: GateDecisionOptions): OperatorF
     emitted.push(...alerts);
     if (input.source === 'tick') return { positions: [], weight: 0, emitted, windows };
     const { batch } = input;
-    const positions = input.source === 'decisions' ? [{ topic: TOPICS.decisions, partition: batch.partition, nextOffset: batch.lastOffset + 1 }] : [];
+    const positions =
+      input.source === 'decisions'
+        ? [{ topic: TOPICS.decisions, partition: batch.partition, nextOffset: batch.lastOffset + 1 }]
+        : [];
     return { positions, weight: weightOf(batch), emitted, windows };
   });

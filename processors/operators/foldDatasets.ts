@@ -18,10 +18,16 @@ export interface FoldedDatasets {
   readonly emitted: readonly DatasetRowUpserted[];
 }
 
-const isDatasetEvent = (e: PasskEvent): e is DatasetEvent => e.type === 'DatasetRowUpserted' || e.type === 'FailureConfirmed';
+const isDatasetEvent = (e: PasskEvent): e is DatasetEvent =>
+  e.type === 'DatasetRowUpserted' || e.type === 'FailureConfirmed';
 
 /** Folds a batch into one partition's datasets, in order, one plain loop. */
-export const foldDatasetBatch = (tables: DatasetTables, partition: number, events: readonly PasskEvent[], producer: string): { events: DatasetEvent[]; emitted: DatasetRowUpserted[] } => {
+export const foldDatasetBatch = (
+  tables: DatasetTables,
+  partition: number,
+  events: readonly PasskEvent[],
+  producer: string,
+): { events: DatasetEvent[]; emitted: DatasetRowUpserted[] } => {
   let table = tables.get(partition);
   if (!table) tables.set(partition, (table = new Map()));
   const own: DatasetEvent[] = [];
@@ -39,6 +45,16 @@ export const foldDatasetBatch = (tables: DatasetTables, partition: number, event
 /** Folds each batch of passk.datasets; a confirmed failure decides a new must-not-break row. */
 export const foldDatasets = (tables: DatasetTables, producer: string): OperatorFunction<EventBatch, FoldedDatasets> =>
   map((batch) => {
-    const { events, emitted } = foldDatasetBatch(tables, batch.partition, batch.events.map((e) => e.event), producer);
-    return { positions: [{ topic: batch.topic, partition: batch.partition, nextOffset: batch.lastOffset + 1 }], weight: weightOf(batch), events, emitted };
+    const { events, emitted } = foldDatasetBatch(
+      tables,
+      batch.partition,
+      batch.events.map((e) => e.event),
+      producer,
+    );
+    return {
+      positions: [{ topic: batch.topic, partition: batch.partition, nextOffset: batch.lastOffset + 1 }],
+      weight: weightOf(batch),
+      events,
+      emitted,
+    };
   });

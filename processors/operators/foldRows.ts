@@ -55,7 +55,11 @@ export const foldRows = (store: RowStore, opts: RowFoldOptions = {}): OperatorFu
     applyRowChanges(sums, changes);
     const nextOffset = batch.lastOffset + 1;
     const versions = new Set(changes.map((c) => versionKeyOf(c.after)));
-    const summaries = [...versions].map((key) => ({ partition: batch.partition, nextOffset, summary: copySummary(sums.get(key)!) }));
+    const summaries = [...versions].map((key) => ({
+      partition: batch.partition,
+      nextOffset,
+      summary: copySummary(sums.get(key)!),
+    }));
     return {
       positions: [{ topic: batch.topic, partition: batch.partition, nextOffset }],
       weight: weightOf(batch),

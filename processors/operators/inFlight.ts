@@ -16,7 +16,8 @@ export interface InFlight {
 }
 
 export const createInFlight = (max: number): InFlight => {
-  if (!Number.isInteger(max) || max < 1) throw new RangeError(`max in-flight records must be a positive integer, got ${max}`);
+  if (!Number.isInteger(max) || max < 1)
+    throw new RangeError(`max in-flight records must be a positive integer, got ${max}`);
   let count = 0;
   let waiters: { test: () => boolean; resolve: () => void }[] = [];
   const wake = () => {

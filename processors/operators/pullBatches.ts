@@ -15,7 +15,11 @@ import { onStop } from './onStop.ts';
  * handler on its inputs, and one left on `stop` per batch would keep every batch ever pulled (the
  * race's result) reachable until the stop.
  */
-export const pullBatches = (batches: AsyncIterable<EventBatch>, inFlight: InFlight, stop: Promise<unknown>): Observable<EventBatch> =>
+export const pullBatches = (
+  batches: AsyncIterable<EventBatch>,
+  inFlight: InFlight,
+  stop: Promise<unknown>,
+): Observable<EventBatch> =>
   new Observable<EventBatch>((subscriber) => {
     const iterator = batches[Symbol.asyncIterator]();
     let stopped = false;

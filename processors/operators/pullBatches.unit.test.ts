@@ -43,7 +43,9 @@ describe('pullBatches', () => {
     const inFlight = createInFlight(20);
     let stop!: () => void;
     let completed = false;
-    pullBatches(iterable, inFlight, new Promise<void>((r) => (stop = r))).subscribe({ complete: () => (completed = true) });
+    pullBatches(iterable, inFlight, new Promise<void>((r) => (stop = r))).subscribe({
+      complete: () => (completed = true),
+    });
     await ticks(20);
     stop();
     await ticks(20);
@@ -60,9 +62,18 @@ describe('pullBatches', () => {
     })();
     const inFlight = createInFlight(10);
     const got: EventBatch[] = [];
-    await new Promise<void>((resolve) => pullBatches(finite, inFlight, new Promise(() => {})).subscribe({ next: (b) => (got.push(b), inFlight.release(1)), complete: resolve }));
+    await new Promise<void>((resolve) =>
+      pullBatches(finite, inFlight, new Promise(() => {})).subscribe({
+        next: (b) => (got.push(b), inFlight.release(1)),
+        complete: resolve,
+      }),
+    );
     expect(got.map((b) => b.lastOffset)).toEqual([9]);
-    const failing: AsyncIterable<EventBatch> = { [Symbol.asyncIterator]: () => ({ next: () => Promise.reject(new Error('log gone')) }) };
-    await expect(new Promise((_, reject) => pullBatches(failing, inFlight, new Promise(() => {})).subscribe({ error: reject }))).rejects.toThrow('log gone');
+    const failing: AsyncIterable<EventBatch> = {
+      [Symbol.asyncIterator]: () => ({ next: () => Promise.reject(new Error('log gone')) }),
+    };
+    await expect(
+      new Promise((_, reject) => pullBatches(failing, inFlight, new Promise(() => {})).subscribe({ error: reject })),
+    ).rejects.toThrow('log gone');
   });
 });

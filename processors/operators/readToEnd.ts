@@ -19,7 +19,12 @@ export const readToEnd = async (
     stop?: Promise<unknown>;
   },
 ): Promise<number> => {
-  const consumer = await source.consumer({ groupId: opts.groupId, topics: [opts.topic], fromBeginning: true, maxBatch: 5_000 });
+  const consumer = await source.consumer({
+    groupId: opts.groupId,
+    topics: [opts.topic],
+    fromBeginning: true,
+    maxBatch: 5_000,
+  });
   let stopped = false;
   // taken off when the read ends: a restore per rebalance must not pile handlers on a long-lived stop
   const off = opts.stop

@@ -1,7 +1,13 @@
 import type { RowStateChanged } from '../../schemas/events/decisions.ts';
 import { fromRowStateChanged, type RowState } from '../folds/rowState.ts';
 import { restoreTable, type RowTable } from '../folds/rowTable.ts';
-import { addSummaries, applyRowChanges, copySummary, type VersionSummaries, type VersionSummary } from '../folds/versionSummary.ts';
+import {
+  addSummaries,
+  applyRowChanges,
+  copySummary,
+  type VersionSummaries,
+  type VersionSummary,
+} from '../folds/versionSummary.ts';
 
 /** The partition a trial key lands in (the log's partitioner, handed in by deploy/). */
 export type PartitionOf = (key: string, partitions: number) => number;
@@ -19,7 +25,12 @@ export interface RowStore {
   summaries(partition: number): VersionSummaries;
   partitions(): number[];
   /** Fills the tables of `partitions` from changelog records (all of them: only those rows are kept). */
-  restore(partitions: readonly number[], records: Iterable<RowStateChanged>, partitionOf: PartitionOf, total: number): number;
+  restore(
+    partitions: readonly number[],
+    records: Iterable<RowStateChanged>,
+    partitionOf: PartitionOf,
+    total: number,
+  ): number;
   drop(partitions: readonly number[]): void;
   /** Version summaries summed over the owned partitions. */
   totals(): VersionSummary[];
@@ -48,7 +59,10 @@ export const createRowStore = (): RowStore => {
       for (const p of partitions) {
         const table = restoreTable(rows.get(p) ?? []);
         const summaries: VersionSummaries = new Map();
-        applyRowChanges(summaries, [...table.values()].map((after) => ({ before: undefined, after })));
+        applyRowChanges(
+          summaries,
+          [...table.values()].map((after) => ({ before: undefined, after })),
+        );
         tables.set(p, table);
         sums.set(p, summaries);
         restored += table.size;

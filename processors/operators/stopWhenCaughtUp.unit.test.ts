@@ -4,10 +4,16 @@ import { stopWhenCaughtUp } from './stopWhenCaughtUp.ts';
 
 describe('stopWhenCaughtUp', () => {
   it('resolves once nothing is in flight and every partition’s lag is zero', async () => {
-    const lags = [[{ topic: 't', partition: 0, lag: 3 }], [{ topic: 't', partition: 0, lag: 1 }], [{ topic: 't', partition: 0, lag: 0 }]];
+    const lags = [
+      [{ topic: 't', partition: 0, lag: 3 }],
+      [{ topic: 't', partition: 0, lag: 1 }],
+      [{ topic: 't', partition: 0, lag: 0 }],
+    ];
     let asked = 0;
     const consumer = { lag: async () => lags[Math.min(asked++, lags.length - 1)]! };
-    await expect(stopWhenCaughtUp(consumer, createInFlight(10), { everyMs: 1, stop: new Promise(() => {}) })).resolves.toBe('caught-up');
+    await expect(
+      stopWhenCaughtUp(consumer, createInFlight(10), { everyMs: 1, stop: new Promise(() => {}) }),
+    ).resolves.toBe('caught-up');
     expect(asked).toBe(3);
   });
 

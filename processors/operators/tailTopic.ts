@@ -21,7 +21,12 @@ export const tailTopic = async (
   source: EventSource,
   o: { topic: Topic; groupId: string; inFlight: InFlight; stop: Promise<unknown>; maxBatch?: number },
 ): Promise<TailedTopic> => {
-  const consumer: EventConsumer = await source.consumer({ groupId: o.groupId, topics: [o.topic], fromBeginning: true, maxBatch: o.maxBatch ?? 5_000 });
+  const consumer: EventConsumer = await source.consumer({
+    groupId: o.groupId,
+    topics: [o.topic],
+    fromBeginning: true,
+    maxBatch: o.maxBatch ?? 5_000,
+  });
   const position = new Map<number, number>();
   const ends = new Map<number, number>();
   for (const l of await consumer.lag()) if (l.topic === o.topic && l.lag > 0) ends.set(l.partition, l.lag);
@@ -40,6 +45,7 @@ export const tailTopic = async (
     batches$,
     loaded,
     // no commits: the group's lag is the high watermark; compare it with what was delivered
-    caughtUp: async () => (await consumer.lag()).every((l) => l.topic !== o.topic || (position.get(l.partition) ?? 0) >= l.lag),
+    caughtUp: async () =>
+      (await consumer.lag()).every((l) => l.topic !== o.topic || (position.get(l.partition) ?? 0) >= l.lag),
   };
 };

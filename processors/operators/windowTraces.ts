@@ -1,7 +1,14 @@
 import { map, type OperatorFunction } from 'rxjs';
 import type { TraceSampled } from '../../schemas/events/traceSampled.ts';
 import type { TraceWindowsUpdated } from '../../schemas/events/traceWindowsUpdated.ts';
-import { emptyWindows, foldTrace, pruneWindows, toWindowsSnapshot, type WindowOptions, type WindowsState } from '../folds/windows.ts';
+import {
+  emptyWindows,
+  foldTrace,
+  pruneWindows,
+  toWindowsSnapshot,
+  type WindowOptions,
+  type WindowsState,
+} from '../folds/windows.ts';
 import type { EventBatch } from '../ports.ts';
 import { weightOf, type Position } from './foldRows.ts';
 
@@ -20,7 +27,10 @@ export interface FoldedTraces {
  * Folds each batch of traces into its partition's window shares (event time; lateness; flips), and
  * snapshots the partition when something changed. `partitions()` is the number of partitions of passk.traces.
  */
-export const windowTraces = (tables: WindowTables, o: WindowOptions & { producer: string; partitions: () => number }): OperatorFunction<EventBatch, FoldedTraces> =>
+export const windowTraces = (
+  tables: WindowTables,
+  o: WindowOptions & { producer: string; partitions: () => number },
+): OperatorFunction<EventBatch, FoldedTraces> =>
   map((batch) => {
     let s = tables.get(batch.partition);
     if (!s) tables.set(batch.partition, (s = emptyWindows(batch.partition)));
@@ -33,8 +43,15 @@ export const windowTraces = (tables: WindowTables, o: WindowOptions & { producer
     }
     s.through = Math.max(s.through, batch.lastOffset + 1);
     pruneWindows(s, o);
-    const snapshots = new Map(changed.size > 0 ? [[batch.partition, toWindowsSnapshot(s, o.partitions(), o.producer, o)]] : []);
-    return { positions: [{ topic: batch.topic, partition: batch.partition, nextOffset: batch.lastOffset + 1 }], weight: weightOf(batch), snapshots, traces };
+    const snapshots = new Map(
+      changed.size > 0 ? [[batch.partition, toWindowsSnapshot(s, o.partitions(), o.producer, o)]] : [],
+    );
+    return {
+      positions: [{ topic: batch.topic, partition: batch.partition, nextOffset: batch.lastOffset + 1 }],
+      weight: weightOf(batch),
+      snapshots,
+      traces,
+    };
   });
 
 /** Several folded batches as one durable unit: the latest snapshot per partition, the furthest position per partition. */
@@ -49,5 +66,10 @@ export const mergeFoldedTraces = (group: readonly FoldedTraces[]): FoldedTraces 
       if ((positions.get(key)?.nextOffset ?? -1) < p.nextOffset) positions.set(key, p);
     }
   }
-  return { positions: [...positions.values()], weight: group.reduce((a, f) => a + f.weight, 0), snapshots, traces: group.flatMap((f) => f.traces) };
+  return {
+    positions: [...positions.values()],
+    weight: group.reduce((a, f) => a + f.weight, 0),
+    snapshots,
+    traces: group.flatMap((f) => f.traces),
+  };
 };

@@ -50,7 +50,10 @@ export const datasetTopology = (ports: EventPorts, o: TopologyOptions): Observab
     (batches) =>
       batches.pipe(
         foldDatasets(tables, o.producer),
-        emitChanges((events) => ports.publisher.publish(events), (u) => u.emitted),
+        emitChanges(
+          (events) => ports.publisher.publish(events),
+          (u) => u.emitted,
+        ),
         writeRows((u) => ports.sink.writeEvents(u.events)),
       ),
   ).pipe(map((u) => ({ committed: u.committed, emitted: u.emitted })));

@@ -2,7 +2,13 @@ import { defer, EMPTY, finalize, from, map, merge, Subject, switchMap, type Obse
 import type { PasskEvent } from '../../schemas/events/index.ts';
 import { TOPICS, type Topic } from '../../schemas/topics.ts';
 import { commitWhenDurable } from '../operators/commitWhenDurable.ts';
-import { applyGateInput, createGateStore, decideGates, type GateDecisionOptions, type GateInput } from '../operators/decideGates.ts';
+import {
+  applyGateInput,
+  createGateStore,
+  decideGates,
+  type GateDecisionOptions,
+  type GateInput,
+} from '../operators/decideGates.ts';
 import { emitChanges } from '../operators/emitChanges.ts';
 import { createInFlight } from '../operators/inFlight.ts';
 import { ownStop } from '../operators/onStop.ts';
@@ -42,7 +48,8 @@ export const gateTopology = (ports: EventPorts, o: GateTopologyOptions): Observa
     const stop = own.promise;
     const ticks = new Subject<GateInput>();
     void stop.then(() => ticks.complete());
-    const tail = (topic: Topic) => tailTopic(ports.source, { topic, groupId: `${groupId}.${topic}.${o.instanceId}`, inFlight, stop });
+    const tail = (topic: Topic) =>
+      tailTopic(ports.source, { topic, groupId: `${groupId}.${topic}.${o.instanceId}`, inFlight, stop });
     const openDecisions = () =>
       openConsumer(
         {
@@ -62,8 +69,27 @@ export const gateTopology = (ports: EventPorts, o: GateTopologyOptions): Observa
               onEvent: (e, p) => void (owned.has(p) && (replay.get(p) ?? replay.set(p, []).get(p)!).push(e)),
             });
             for (const p of owned) {
-              const events = (replay.get(p) ?? []).map((event, offset) => ({ topic: TOPICS.decisions, partition: p, offset, key: '', event }));
-              applyGateInput(store, { source: 'decisions', batch: { topic: TOPICS.decisions, partition: p, events, lastOffset: events.length - 1, highWatermark: events.length } }, o.producer);
+              const events = (replay.get(p) ?? []).map((event, offset) => ({
+                topic: TOPICS.decisions,
+                partition: p,
+                offset,
+                key: '',
+                event,
+              }));
+              applyGateInput(
+                store,
+                {
+                  source: 'decisions',
+                  batch: {
+                    topic: TOPICS.decisions,
+                    partition: p,
+                    events,
+                    lastOffset: events.length - 1,
+                    highWatermark: events.length,
+                  },
+                },
+                o.producer,
+              );
             }
             ticks.next({ source: 'tick' }); // decide what the restored books and loaded tables already complete
           },
@@ -81,7 +107,9 @@ export const gateTopology = (ports: EventPorts, o: GateTopologyOptions): Observa
           switchMap((ready) => (ready === 'stopped' ? EMPTY : from(openDecisions()))),
           switchMap((consumer) => {
             decisions = consumer;
-            o.onIdleProbe?.(async () => (await isIdle(consumer, inFlight)) && (await rows.caughtUp()) && (await datasets.caughtUp()));
+            o.onIdleProbe?.(
+              async () => (await isIdle(consumer, inFlight)) && (await rows.caughtUp()) && (await datasets.caughtUp()),
+            );
             return pullBatches(consumer.batches(), inFlight, stop).pipe(
               map((batch): GateInput => ({ source: 'decisions', batch })),
               finalize(() => void consumer.close()),
@@ -94,13 +122,25 @@ export const gateTopology = (ports: EventPorts, o: GateTopologyOptions): Observa
           datasets.batches$.pipe(map((batch): GateInput => ({ source: 'datasets', batch }))),
           decisions$,
         ).pipe(
-          decideGates(store, { producer: o.producer, partitionOf: o.partitionOf, ...(o.minAttempts ? { minAttempts: o.minAttempts } : {}), ...(o.alert ? { alert: o.alert } : {}) }),
-          emitChanges((events) => ports.publisher.publish(events), (u) => u.emitted),
+          decideGates(store, {
+            producer: o.producer,
+            partitionOf: o.partitionOf,
+            ...(o.minAttempts ? { minAttempts: o.minAttempts } : {}),
+            ...(o.alert ? { alert: o.alert } : {}),
+          }),
+          emitChanges(
+            (events) => ports.publisher.publish(events),
+            (u) => u.emitted,
+          ),
           writeRows(async (u) => {
             await ports.sink.writeEvents(u.emitted.filter((e) => e.type !== 'ConfirmationRequested'));
             if (u.windows.length > 0) await ports.sink.writeWindows(u.windows);
           }),
-          commitWhenDurable((positions) => (positions.length === 0 || !decisions ? Promise.resolve() : decisions.commit(positions)), inFlight, o.isCommitRejected),
+          commitWhenDurable(
+            (positions) => (positions.length === 0 || !decisions ? Promise.resolve() : decisions.commit(positions)),
+            inFlight,
+            o.isCommitRejected,
+          ),
           map((u) => ({ committed: u.committed, emitted: u.emitted })),
         );
       }),

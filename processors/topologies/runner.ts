@@ -1,4 +1,13 @@
-import { concatWith, defer, finalize, from, ignoreElements, switchMap, type Observable, type SchedulerLike } from 'rxjs';
+import {
+  concatWith,
+  defer,
+  finalize,
+  from,
+  ignoreElements,
+  switchMap,
+  type Observable,
+  type SchedulerLike,
+} from 'rxjs';
 import type { Topic } from '../../schemas/topics.ts';
 import { commitWhenDurable, type Committable } from '../operators/commitWhenDurable.ts';
 import type { InFlight } from '../operators/inFlight.ts';
@@ -33,7 +42,8 @@ export interface ConsumerSpec {
 export const openConsumer = async (spec: ConsumerSpec, stop: Promise<void>): Promise<EventConsumer> => {
   let stopping = false;
   void stop.then(() => (stopping = true));
-  const ofTopic = (tps: readonly { topic: string; partition: number }[]) => tps.filter((tp) => tp.topic === spec.topic).map((tp) => tp.partition);
+  const ofTopic = (tps: readonly { topic: string; partition: number }[]) =>
+    tps.filter((tp) => tp.topic === spec.topic).map((tp) => tp.partition);
   // the callbacks run only while batches() is iterated, after `consumer` is set
   const consumer: EventConsumer = await spec.source.consumer({
     groupId: spec.groupId,
@@ -86,7 +96,11 @@ export const runTopology = <U extends Committable>(
       switchMap((consumer) => {
         o.onIdleProbe?.(() => isIdle(consumer, o.inFlight));
         if (o.untilCaughtUpEveryMs)
-          void stopWhenCaughtUp(consumer, o.inFlight, { everyMs: o.untilCaughtUpEveryMs, stop: stop.promise, scheduler: o.scheduler }).then(stop.request);
+          void stopWhenCaughtUp(consumer, o.inFlight, {
+            everyMs: o.untilCaughtUpEveryMs,
+            stop: stop.promise,
+            scheduler: o.scheduler,
+          }).then(stop.request);
         return steps(pullBatches(consumer.batches(), o.inFlight, stop.promise)).pipe(
           commitWhenDurable((positions) => consumer.commit(positions), o.inFlight, o.isCommitRejected),
           // closed (the member has left its group) before the topology completes, so whoever waits

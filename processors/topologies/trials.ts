@@ -128,8 +128,18 @@ export const trialTopology = (ports: TrialPorts, o: TrialTopologyOptions): Obser
         toChangelog(o.producer),
         // store before changelog: a restore reads the changelog, and a redelivered unit whose changes it
         // already holds changes no row, so nothing would rewrite rows the store had missed
-        writeRows((u) => ports.sink.writeTrials({ trials: u.trials, rowStates: u.changelog, finished: u.finished, summaries: u.summaries })),
-        emitChanges((events) => ports.publisher.publish(events), (u) => [...u.changelog, ...u.finished.map((f) => toRunClosed(f, o.producer))]),
+        writeRows((u) =>
+          ports.sink.writeTrials({
+            trials: u.trials,
+            rowStates: u.changelog,
+            finished: u.finished,
+            summaries: u.summaries,
+          }),
+        ),
+        emitChanges(
+          (events) => ports.publisher.publish(events),
+          (u) => [...u.changelog, ...u.finished.map((f) => toRunClosed(f, o.producer))],
+        ),
       ),
   ).pipe(
     map((u) => ({

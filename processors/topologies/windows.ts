@@ -28,7 +28,11 @@ export interface WindowTopologyOptions extends TopologyOptions {
  */
 export const windowTopology = (ports: EventPorts, o: WindowTopologyOptions): Observable<DecisionProgress> => {
   const groupId = o.groupId ?? 'passk-windows';
-  const w = { specs: o.windows ?? DEFAULT_WINDOWS, allowedLatenessMs: o.allowedLatenessMs ?? 300_000, producer: o.producer };
+  const w = {
+    specs: o.windows ?? DEFAULT_WINDOWS,
+    allowedLatenessMs: o.allowedLatenessMs ?? 300_000,
+    producer: o.producer,
+  };
   const tables: WindowTables = new Map();
   const maxRows = o.maxRows ?? 5_000;
   let partitions = 1;
@@ -63,7 +67,10 @@ export const windowTopology = (ports: EventPorts, o: WindowTopologyOptions): Obs
         windowTraces(tables, { ...w, partitions: () => partitions }),
         batchRows({ maxRows, maxWaitMs: o.maxWaitMs ?? 500, sizeOf: (f) => f.weight }),
         map(mergeFoldedTraces),
-        emitChanges((events) => ports.publisher.publish(events), (u) => [...u.snapshots.values()]),
+        emitChanges(
+          (events) => ports.publisher.publish(events),
+          (u) => [...u.snapshots.values()],
+        ),
         writeRows((u) => ports.sink.writeEvents(u.traces)),
       ),
   ).pipe(map((u) => ({ committed: u.committed, emitted: [...u.snapshots.values()] })));

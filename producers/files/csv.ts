@@ -48,7 +48,10 @@ export const parseCsv = (text: string, file: string): CsvRecord[] => {
   const names = header.cells.map((h) => h.trim());
   return rows.map((r) => {
     if (r.cells.length !== names.length)
-      throw new InputError(`expected ${names.length} cells as in the header, found ${r.cells.length}`, { file, line: r.line });
+      throw new InputError(`expected ${names.length} cells as in the header, found ${r.cells.length}`, {
+        file,
+        line: r.line,
+      });
     return { line: r.line, fields: Object.fromEntries(names.map((n, i) => [n, r.cells[i]!])) };
   });
 };

@@ -7,7 +7,8 @@ export type Origin = { file: string; line?: number };
 /** The first failing field of a zod error as an InputError naming file, line and field. */
 export const fieldError = (origin: Origin, error: z.ZodError, what: string): InputError => {
   const issue = error.issues[0];
-  const field = issue?.path.map(String).join('.') || (issue?.code === 'unrecognized_keys' ? issue.keys.join(',') : undefined);
+  const field =
+    issue?.path.map(String).join('.') || (issue?.code === 'unrecognized_keys' ? issue.keys.join(',') : undefined);
   return new InputError(`not a valid ${what}: ${issue?.message ?? 'invalid'}`, { ...origin, field });
 };
 

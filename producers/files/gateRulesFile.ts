@@ -13,8 +13,13 @@ export const GateRulesFile = z
   .object({
     zero_forbidden_actions: z.boolean().optional(),
     max_pass_at_1_drop: z.number().min(0).max(1).optional(),
-    pass_hat_k: z.array(z.object({ k: z.number().int().min(1), min: z.number().min(0).max(1), tag: z.string().min(1) }).strict()).optional(),
-    judge_agreement: z.object({ min: z.number().min(0).max(1) }).strict().optional(),
+    pass_hat_k: z
+      .array(z.object({ k: z.number().int().min(1), min: z.number().min(0).max(1), tag: z.string().min(1) }).strict())
+      .optional(),
+    judge_agreement: z
+      .object({ min: z.number().min(0).max(1) })
+      .strict()
+      .optional(),
   })
   .strict();
 export type GateRulesFile = z.output<typeof GateRulesFile>;

@@ -11,7 +11,9 @@ import { parseAt } from './fieldError.ts';
  *   {"suite": "a::b", "row_id": "x"}   a JSON object, for ids that contain "::" or start with "{" or "#"
  * Surrounding whitespace is trimmed.
  */
-const JsonId = z.object({ suite: z.string().min(1).optional(), row_id: z.union([z.string().min(1), z.number()]).transform(String) }).strict();
+const JsonId = z
+  .object({ suite: z.string().min(1).optional(), row_id: z.union([z.string().min(1), z.number()]).transform(String) })
+  .strict();
 
 export const parseMustNotBreakList = (text: string, file: string): MustNotBreakId[] =>
   text
@@ -35,7 +37,11 @@ export const parseMustNotBreakList = (text: string, file: string): MustNotBreakI
       if (at < 0) return [{ row_id: line }];
       const suite = line.slice(0, at).trim();
       const row_id = line.slice(at + 2).trim();
-      if (!suite || !row_id) throw new InputError('expected SUITE::ROW_ID with both parts non-empty', { ...origin, field: suite ? 'row_id' : 'suite' });
+      if (!suite || !row_id)
+        throw new InputError('expected SUITE::ROW_ID with both parts non-empty', {
+          ...origin,
+          field: suite ? 'row_id' : 'suite',
+        });
       return [{ suite, row_id }];
     });
 

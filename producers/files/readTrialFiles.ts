@@ -20,9 +20,11 @@ const firstDifference = (a: TrialRecorded, b: TrialRecorded): string => {
   return keys.find((k) => get(a, k) !== get(b, k)) ?? 'event_id';
 };
 
-const slotOf = (e: TrialRecorded): string => JSON.stringify([e.suite, e.dataset_version, e.agent.version, e.run_id, e.row_id, e.attempt]);
+const slotOf = (e: TrialRecorded): string =>
+  JSON.stringify([e.suite, e.dataset_version, e.agent.version, e.run_id, e.row_id, e.attempt]);
 const where = (o: ReadTrial['origin']): string => `${o.file}${o.line === undefined ? '' : ` line ${o.line}`}`;
-const describe = (e: TrialRecorded): string => `attempt ${e.attempt} of row ${e.row_id} (run ${e.run_id}, agent ${e.agent.version})`;
+const describe = (e: TrialRecorded): string =>
+  `attempt ${e.attempt} of row ${e.row_id} (run ${e.run_id}, agent ${e.agent.version})`;
 
 /**
  * Merges trials by event id. The same attempt read twice with the same content counts once (so a
@@ -30,7 +32,9 @@ const describe = (e: TrialRecorded): string => `attempt ${e.attempt} of row ${e.
  * event ids for the same attempt slot (run, row, attempt), is an error naming both places: offline,
  * passk never silently chooses between two verdicts.
  */
-export const mergeTrials = (read: readonly ReadTrial[]): { trials: TrialRecorded[]; duplicates: Map<string, number> } => {
+export const mergeTrials = (
+  read: readonly ReadTrial[],
+): { trials: TrialRecorded[]; duplicates: Map<string, number> } => {
   const seen = new Map<string, ReadTrial>();
   const slots = new Map<string, ReadTrial>();
   const duplicates = new Map<string, number>();
@@ -39,13 +43,20 @@ export const mergeTrials = (read: readonly ReadTrial[]): { trials: TrialRecorded
     if (prior) {
       if (JSON.stringify(prior.event) !== JSON.stringify(r.event)) {
         const field = firstDifference(prior.event, r.event);
-        throw new InputError(`${describe(r.event)} was already read from ${where(prior.origin)} with a different ${field}`, { ...r.origin, field });
+        throw new InputError(
+          `${describe(r.event)} was already read from ${where(prior.origin)} with a different ${field}`,
+          { ...r.origin, field },
+        );
       }
       duplicates.set(r.origin.file, (duplicates.get(r.origin.file) ?? 0) + 1);
       continue;
     }
     const holder = slots.get(slotOf(r.event));
-    if (holder) throw new InputError(`${describe(r.event)} was already read from ${where(holder.origin)} under another event id`, { ...r.origin, field: 'event_id' });
+    if (holder)
+      throw new InputError(
+        `${describe(r.event)} was already read from ${where(holder.origin)} under another event id`,
+        { ...r.origin, field: 'event_id' },
+      );
     seen.set(r.event.event_id, r);
     slots.set(slotOf(r.event), r);
   }
@@ -55,7 +66,9 @@ export const mergeTrials = (read: readonly ReadTrial[]): { trials: TrialRecorded
 /** Reads trial files; any bad line fails the whole read (never a partial result). */
 export const readTrialFiles = async (paths: readonly string[]): Promise<TrialFiles> => {
   if (paths.length === 0) throw new InputError('no trial files given');
-  const perFile = await Promise.all(paths.map(async (file) => ({ file, read: parseTrialText(await readText(file), file) })));
+  const perFile = await Promise.all(
+    paths.map(async (file) => ({ file, read: parseTrialText(await readText(file), file) })),
+  );
   const { trials, duplicates } = mergeTrials(perFile.flatMap((f) => f.read));
   const files = perFile.map((f) => ({ file: f.file, trials: f.read.length, duplicates: duplicates.get(f.file) ?? 0 }));
   for (const f of files) if (f.trials === 0) throw new InputError('no trials in this file', { file: f.file });

@@ -8,7 +8,17 @@ import { mergeTrials, parseTrialText, readTrialFiles } from './readTrialFiles.ts
 import { readGateRulesFile } from './gateRulesFile.ts';
 
 const fixture = (name: string) => fileURLToPath(new URL(`../../test/fixtures/${name}`, import.meta.url));
-const flat = (o: Record<string, unknown>) => JSON.stringify({ suite: 's', dataset_version: 'd', row_id: 'r', agent_version: 'v', run_id: 'run', attempt: 0, passed: true, ...o });
+const flat = (o: Record<string, unknown>) =>
+  JSON.stringify({
+    suite: 's',
+    dataset_version: 'd',
+    row_id: 'r',
+    agent_version: 'v',
+    run_id: 'run',
+    attempt: 0,
+    passed: true,
+    ...o,
+  });
 
 /** The InputError a call throws, so its file, line and field can be checked. */
 const inputError = (f: () => unknown): InputError => {
@@ -24,7 +34,9 @@ const inputError = (f: () => unknown): InputError => {
 describe('public-trials format', () => {
   it('maps domain, model, task_id and trial; reward null is ungraded; source is the dataset version', async () => {
     const { trials } = await readTrialFiles([fixture('public-mini.jsonl')]);
-    expect(trials.map((t) => [t.suite, t.agent.version, t.row_id, t.attempt, t.passed, t.dataset_version, t.run_id])).toEqual([
+    expect(
+      trials.map((t) => [t.suite, t.agent.version, t.row_id, t.attempt, t.passed, t.dataset_version, t.run_id]),
+    ).toEqual([
       ['airline', 'm1', '0', 0, true, 'mini-bench', 'mini-bench'],
       ['airline', 'm1', '0', 1, false, 'mini-bench', 'mini-bench'],
       ['airline', 'm1', '0', 2, null, 'mini-bench', 'mini-bench'],
@@ -50,8 +62,18 @@ describe('public-trials format', () => {
 
 describe('flat format', () => {
   it('reads JSONL lines into TrialRecorded events, keeping the optional fields', () => {
-    const [t] = parseTrialText(flat({ output: 'deny', checks: [{ name: 'window', answer: 'inside' }], tags: ['must_not_break'], model: 'gpt' }), 'f.jsonl');
-    expect(t!.event).toMatchObject({ type: 'TrialRecorded', suite: 's', agent: { version: 'v', model: 'gpt' }, output: 'deny', tags: ['must_not_break'], occurred_at: 0 });
+    const [t] = parseTrialText(
+      flat({ output: 'deny', checks: [{ name: 'window', answer: 'inside' }], tags: ['must_not_break'], model: 'gpt' }),
+      'f.jsonl',
+    );
+    expect(t!.event).toMatchObject({
+      type: 'TrialRecorded',
+      suite: 's',
+      agent: { version: 'v', model: 'gpt' },
+      output: 'deny',
+      tags: ['must_not_break'],
+      occurred_at: 0,
+    });
     expect(t!.origin).toEqual({ file: 'f.jsonl', line: 1 });
   });
 
@@ -62,8 +84,16 @@ describe('flat format', () => {
 
   it('reads the flat format as CSV: quoted cells, multi-line cells, empty = ungraded, tags and JSON cells', () => {
     const read = parseTrialText(readFileSync(fixture('flat-mini.csv'), 'utf8'), 'flat-mini.csv');
-    expect(read.map((r) => [r.origin.line, r.event.row_id, r.event.passed])).toEqual([[2, 'r1', true], [3, 'r1', false], [5, 'r2', null]]);
-    expect(read[0]!.event).toMatchObject({ output: 'approve, with note', tags: ['must_not_break', 'vip'], checks: [{ name: 'window', answer: 'inside' }] });
+    expect(read.map((r) => [r.origin.line, r.event.row_id, r.event.passed])).toEqual([
+      [2, 'r1', true],
+      [3, 'r1', false],
+      [5, 'r2', null],
+    ]);
+    expect(read[0]!.event).toMatchObject({
+      output: 'approve, with note',
+      tags: ['must_not_break', 'vip'],
+      checks: [{ name: 'window', answer: 'inside' }],
+    });
     expect(read[1]!.event.output).toBe('deny\n(multi-line)');
   });
 
@@ -88,7 +118,11 @@ describe('bad input names file, line and field', () => {
     ['a wrong type', `${flat({})}\n\n${flat({ passed: 'yes' })}`, { line: 3, field: 'passed' }],
     ['a missing field', flat({ suite: undefined }), { line: 1, field: 'suite' }],
     ['a bad nested field', flat({ checks: [{ name: '' }] }), { line: 1, field: 'checks.0.name' }],
-    ['a bad public record', '{"model":"m","domain":"d","task_id":"1","trial":-1,"reward":1}', { line: 1, field: 'trial' }],
+    [
+      'a bad public record',
+      '{"model":"m","domain":"d","task_id":"1","trial":-1,"reward":1}',
+      { line: 1, field: 'trial' },
+    ],
     ['an array', '[1,2]', { line: 1 }],
   ];
   it.each(cases)('%s', (_, text, where) => {
@@ -97,9 +131,20 @@ describe('bad input names file, line and field', () => {
 
   it('CSV: a bad verdict cell, a bad number, a short row', () => {
     const head = 'suite,dataset_version,row_id,agent_version,run_id,attempt,passed\n';
-    expect(inputError(() => parseTrialText(`${head}s,d,r,v,run,0,yes\n`, 'b.csv')).where).toEqual({ file: 'b.csv', line: 2, field: 'passed' });
-    expect(inputError(() => parseTrialText(`${head}s,d,r,v,run,x,true\n`, 'b.csv')).where).toEqual({ file: 'b.csv', line: 2, field: 'attempt' });
-    expect(inputError(() => parseTrialText(`${head}s,d,r,v,run,0,true\ns,d\n`, 'b.csv')).where).toEqual({ file: 'b.csv', line: 3 });
+    expect(inputError(() => parseTrialText(`${head}s,d,r,v,run,0,yes\n`, 'b.csv')).where).toEqual({
+      file: 'b.csv',
+      line: 2,
+      field: 'passed',
+    });
+    expect(inputError(() => parseTrialText(`${head}s,d,r,v,run,x,true\n`, 'b.csv')).where).toEqual({
+      file: 'b.csv',
+      line: 2,
+      field: 'attempt',
+    });
+    expect(inputError(() => parseTrialText(`${head}s,d,r,v,run,0,true\ns,d\n`, 'b.csv')).where).toEqual({
+      file: 'b.csv',
+      line: 3,
+    });
   });
 
   it('a file with no trials, or one that cannot be read, is an error too', async () => {
@@ -110,7 +155,8 @@ describe('bad input names file, line and field', () => {
 
 describe('must-not-break lists', () => {
   it('reads plain ids, suite-qualified ids and JSON objects; skips blanks and comments', () => {
-    const text = '# tagged before results\n42\n\nairline::7\n  retail :: a::b  \n{"suite":"x","row_id":"#1"}\n{"row_id":3}\n';
+    const text =
+      '# tagged before results\n42\n\nairline::7\n  retail :: a::b  \n{"suite":"x","row_id":"#1"}\n{"row_id":3}\n';
     expect(parseMustNotBreakList(text, 'm.txt')).toEqual([
       { row_id: '42' },
       { suite: 'airline', row_id: '7' },
@@ -120,8 +166,15 @@ describe('must-not-break lists', () => {
     ]);
   });
   it('names the line of a bad entry', () => {
-    expect(inputError(() => parseMustNotBreakList('ok\n::7\n', 'm.txt')).where).toEqual({ file: 'm.txt', line: 2, field: 'suite' });
-    expect(inputError(() => parseMustNotBreakList('{"row": 1}', 'm.txt')).where).toMatchObject({ file: 'm.txt', line: 1 });
+    expect(inputError(() => parseMustNotBreakList('ok\n::7\n', 'm.txt')).where).toEqual({
+      file: 'm.txt',
+      line: 2,
+      field: 'suite',
+    });
+    expect(inputError(() => parseMustNotBreakList('{"row": 1}', 'm.txt')).where).toMatchObject({
+      file: 'm.txt',
+      line: 1,
+    });
   });
 });
 
@@ -134,11 +187,15 @@ describe('judgment files and gate rules', () => {
     const r = parseJudgmentLines(text, 'j.jsonl');
     expect(r.judgments).toHaveLength(1);
     expect(r.labels[0]).toMatchObject({ item_id: 'i1', label: 'pass' });
-    expect(inputError(() => parseJudgmentLines('{"type":"JudgmentRecorded","item_id":"i1"}', 'j.jsonl')).where).toMatchObject({ file: 'j.jsonl', line: 1, field: 'judge' });
+    expect(
+      inputError(() => parseJudgmentLines('{"type":"JudgmentRecorded","item_id":"i1"}', 'j.jsonl')).where,
+    ).toMatchObject({ file: 'j.jsonl', line: 1, field: 'judge' });
   });
   it('refuses a misspelled gate rule instead of ignoring it', async () => {
     await expect(readGateRulesFile(fixture('gate-rules-typo.json'))).rejects.toThrow(/max_pass1_drop/);
-    await expect(readGateRulesFile(fixture('gate-rules.json'))).resolves.toMatchObject({ zero_forbidden_actions: true });
+    await expect(readGateRulesFile(fixture('gate-rules.json'))).resolves.toMatchObject({
+      zero_forbidden_actions: true,
+    });
   });
 });
 

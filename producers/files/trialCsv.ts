@@ -25,10 +25,15 @@ const cellValue = (name: string, cell: string, origin: Origin): unknown => {
   if (cell === '') return undefined;
   if (NUMBER_FIELDS.has(name)) {
     const n = Number(cell);
-    if (cell.trim() === '' || !Number.isFinite(n)) throw new InputError(`expected a number, found "${cell}"`, { ...origin, field: name });
+    if (cell.trim() === '' || !Number.isFinite(n))
+      throw new InputError(`expected a number, found "${cell}"`, { ...origin, field: name });
     return n;
   }
-  if (name === 'tags') return cell.split(';').map((t) => t.trim()).filter(Boolean);
+  if (name === 'tags')
+    return cell
+      .split(';')
+      .map((t) => t.trim())
+      .filter(Boolean);
   if (JSON_FIELDS.has(name))
     try {
       return JSON.parse(cell);
@@ -41,7 +46,11 @@ const cellValue = (name: string, cell: string, origin: Origin): unknown => {
 export const parseTrialCsv = (text: string, file: string): ReadTrial[] =>
   parseCsv(text, file).map(({ line, fields }) => {
     const origin = { file, line };
-    const value = Object.fromEntries(Object.entries(fields).map(([k, v]) => [k, cellValue(k, v, origin)]).filter(([, v]) => v !== undefined));
+    const value = Object.fromEntries(
+      Object.entries(fields)
+        .map(([k, v]) => [k, cellValue(k, v, origin)])
+        .filter(([, v]) => v !== undefined),
+    );
     if (!('passed' in fields)) throw new InputError('missing column', { ...origin, field: 'passed' });
     return { event: parseTrialRecord(value, origin), origin };
   });

@@ -12,7 +12,8 @@ export type ReadTrial = { event: TrialRecorded; origin: Origin };
  * (schemas/trialFile.ts) or as a public-trials record (`task_id` and no `suite`), so a file may mix them.
  */
 export const parseTrialRecord = (value: unknown, origin: Origin): TrialRecorded => {
-  if (value === null || typeof value !== 'object' || Array.isArray(value)) throw new InputError('expected a JSON object', origin);
+  if (value === null || typeof value !== 'object' || Array.isArray(value))
+    throw new InputError('expected a JSON object', origin);
   const flat = looksPublic(value)
     ? publicToFlat(parseAt(PublicTrial, value, origin, 'public-trials record'))
     : parseAt(FlatTrial, value, origin, 'flat trial');

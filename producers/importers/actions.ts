@@ -21,7 +21,11 @@ export const actionsOf = (messages: readonly unknown[] | undefined, role = 'assi
   for (const m of messages ?? []) {
     const msg = m as { role?: string; tool_calls?: unknown };
     if (msg.role !== role || !Array.isArray(msg.tool_calls)) continue;
-    for (const call of msg.tool_calls as { function?: { name?: string; arguments?: unknown }; name?: string; arguments?: unknown }[]) {
+    for (const call of msg.tool_calls as {
+      function?: { name?: string; arguments?: unknown };
+      name?: string;
+      arguments?: unknown;
+    }[]) {
       const name = call.function?.name ?? call.name;
       if (!name) continue;
       const args = parseArgs(call.function?.arguments ?? call.arguments);

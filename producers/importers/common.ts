@@ -79,7 +79,10 @@ export const parseShape = <S extends z.ZodType>(schema: S, value: unknown, file:
   const r = schema.safeParse(value);
   if (r.success) return r.data;
   const issue = r.error.issues[0]!;
-  const field = issue.path.map((p) => (typeof p === 'number' ? `[${p}]` : `.${String(p)}`)).join('').replace(/^\./, '');
+  const field = issue.path
+    .map((p) => (typeof p === 'number' ? `[${p}]` : `.${String(p)}`))
+    .join('')
+    .replace(/^\./, '');
   throw new InputError(`not a ${what} file: ${issue.message}`, { file, field: field || '(root)' });
 };
 

@@ -22,13 +22,15 @@ export const detectFormat = (file: string, text: string, forced?: Format): Forma
   if (/\.csv$/i.test(file)) return 'csv';
   if (/\.(jsonl|ndjson)$/i.test(file)) return 'jsonl';
   const trimmed = text.trimStart();
-  if (!trimmed.startsWith('{') && !trimmed.startsWith('[')) throw new InputError('not JSON, JSONL or CSV: pass --format', { file });
+  if (!trimmed.startsWith('{') && !trimmed.startsWith('['))
+    throw new InputError('not JSON, JSONL or CSV: pass --format', { file });
   // A JSON Lines file also starts with "{": one object per line, more than one line.
   const firstLine = trimmed.split('\n', 1)[0]!;
   if (trimmed.includes('\n{') && safeParse(firstLine) !== undefined) return 'jsonl';
   const value = parseJson(text, file);
   const match = JSON_FORMATS.find(([, looks]) => looks(value));
-  if (!match) throw new InputError(`unrecognized results file (expected one of ${FORMATS.join(', ')}): pass --format`, { file });
+  if (!match)
+    throw new InputError(`unrecognized results file (expected one of ${FORMATS.join(', ')}): pass --format`, { file });
   return match[0];
 };
 

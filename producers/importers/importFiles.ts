@@ -45,7 +45,10 @@ const IDENTITY_FLAGS = ['suite', 'agentVersion', 'datasetId', 'datasetVersion', 
 const flatTrials = (file: string, text: string, opts: ImportOptions): ImportedTrial[] => {
   const given = IDENTITY_FLAGS.filter((f) => opts[f] !== undefined);
   if (given.length > 0)
-    throw new InputError(`--${given[0]!.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`)} applies to other tools' results; a flat trial file names its own`, { file });
+    throw new InputError(
+      `--${given[0]!.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`)} applies to other tools' results; a flat trial file names its own`,
+      { file },
+    );
   return parseTrialText(text, file).map((r) => eventToInput(r.event));
 };
 
@@ -57,7 +60,18 @@ const runsOf = (trials: readonly ImportedTrial[]): RunFinishedInput[] => {
     const key = [t.suite, t.dataset_version, t.agent.version, t.run_id].join('\u001f');
     const r =
       runs.get(key) ??
-      ({ run_id: t.run_id, suite: t.suite, dataset_version: t.dataset_version, agent: t.agent, status: 'completed', trials: 0, ungraded: 0, perRow: new Map(), rowsSet: new Set(), ...(t.dataset_id ? { dataset_id: t.dataset_id } : {}) } as RunFinishedInput & {
+      ({
+        run_id: t.run_id,
+        suite: t.suite,
+        dataset_version: t.dataset_version,
+        agent: t.agent,
+        status: 'completed',
+        trials: 0,
+        ungraded: 0,
+        perRow: new Map(),
+        rowsSet: new Set(),
+        ...(t.dataset_id ? { dataset_id: t.dataset_id } : {}),
+      } as RunFinishedInput & {
         perRow: Map<string, number>;
         rowsSet: Set<string>;
       });
@@ -86,7 +100,10 @@ export const importFiles = async (
   for (const file of files) {
     const text = await readFile(file, 'utf8');
     const format = detectFormat(file, text, opts.format);
-    const trials = format === 'jsonl' || format === 'csv' ? flatTrials(file, text, opts) : parseResultsFile(file, text, format, opts).trials;
+    const trials =
+      format === 'jsonl' || format === 'csv'
+        ? flatTrials(file, text, opts)
+        : parseResultsFile(file, text, format, opts).trials;
     parsed.push({ file, format, trials });
   }
   const known = deps.source ? await existingEventIds(deps.source, [TOPICS.trials]) : new Set<string>();
@@ -111,14 +128,28 @@ export const importFiles = async (
         }
       }
       for (const run of runsOf(trials)) {
-        const id = runFinishedEventId({ suite: run.suite!, dataset_version: run.dataset_version!, agent: { version: run.agent!.version }, run_id: run.run_id, status: 'completed', trials: run.trials ?? 0 });
+        const id = runFinishedEventId({
+          suite: run.suite!,
+          dataset_version: run.dataset_version!,
+          agent: { version: run.agent!.version },
+          run_id: run.run_id,
+          status: 'completed',
+          trials: run.trials ?? 0,
+        });
         if (known.has(id)) continue;
         known.add(id);
         await recorder.markRunFinished({ ...run, event_id: id });
         published++;
       }
       await recorder.flush();
-      reports.push({ file, format, trials: trials.length, published, skipped, summary: summarize(trials.map((t) => ({ ...t, row_id: String(t.row_id) }))) });
+      reports.push({
+        file,
+        format,
+        trials: trials.length,
+        published,
+        skipped,
+        summary: summarize(trials.map((t) => ({ ...t, row_id: String(t.row_id) }))),
+      });
     }
   } finally {
     await recorder.close();

@@ -38,12 +38,22 @@ const round4 = (xs: number[]) => xs.map((x) => Math.round(x * 10_000) / 10_000);
 /** Every trial is a valid TrialRecorded once the recorder adds the envelope, and ids are unique. */
 const expectValid = (trials: readonly ImportedTrial[]) => {
   for (const t of trials)
-    expect(() => TrialRecorded.parse({ ...t, type: 'TrialRecorded', schema_version: 1, producer: 'test', occurred_at: t.occurred_at ?? 0 })).not.toThrow();
+    expect(() =>
+      TrialRecorded.parse({
+        ...t,
+        type: 'TrialRecorded',
+        schema_version: 1,
+        producer: 'test',
+        occurred_at: t.occurred_at ?? 0,
+      }),
+    ).not.toThrow();
   expect(new Set(trials.map((t) => t.event_id)).size).toBe(trials.length);
 };
 
 describe('τ-bench results (neo-τ-bench, claude-3.7-sonnet, airline revised test)', () => {
-  const { detected, trials } = load('tau-bench-claude-3.7-sonnet-airline-revised-test.json', { agentVersion: 'claude-3.7-sonnet' });
+  const { detected, trials } = load('tau-bench-claude-3.7-sonnet-airline-revised-test.json', {
+    agentVersion: 'claude-3.7-sonnet',
+  });
   it('reproduces the fork README: 108 trials, 56 passes, pass^1..4 = 0.5185 / 0.3580 / 0.2685 / 0.2222', () => {
     expect(detected).toBe('tau-bench');
     expect(trials).toHaveLength(108);
@@ -70,7 +80,11 @@ describe('τ²-bench results', () => {
     expect(trials).toHaveLength(20);
     expect(trials.filter((t) => t.passed).length).toBe(16);
     expect(round4(passHatCurve(trials, 4))).toEqual([0.8, 0.8, 0.8, 0.8]);
-    expect(trials[0]).toMatchObject({ suite: 'telecom', agent: { version: 'gpt-4.1-2025-04-14', id: 'llm_agent_solo' }, dataset_version: 'tau2@21e5e57' });
+    expect(trials[0]).toMatchObject({
+      suite: 'telecom',
+      agent: { version: 'gpt-4.1-2025-04-14', id: 'llm_agent_solo' },
+      dataset_version: 'tau2@21e5e57',
+    });
     expectValid(trials);
   });
   it('airline, grok-4: 16 trials, 7 passes, pass^1..4 = 0.4375 / 0.2083 / 0.0625 / 0', () => {
@@ -120,7 +134,10 @@ describe('Inspect AI eval logs', () => {
       ['59', 1, true],
       ['59', 2, false],
     ]);
-    expect(trials[0]).toMatchObject({ suite: 'inspect_evals/luce_intercode_ctf', agent: { version: 'anthropic/claude-3-5-sonnet-20241022' } });
+    expect(trials[0]).toMatchObject({
+      suite: 'inspect_evals/luce_intercode_ctf',
+      agent: { version: 'anthropic/claude-3-5-sonnet-20241022' },
+    });
     expectValid(trials);
   });
   it('vitals (epochs 3, C/P/I): 84 samples, 28 pass; P is a fail scored 0.5, so the mean is 0.506', () => {
@@ -151,7 +168,11 @@ describe('Inspect AI eval logs', () => {
 
 describe('every importer', () => {
   it('gives the same ids when the same file is read twice', () => {
-    for (const name of ['tau2-grok-4-airline-4trials.json', 'promptfoo-repeat3-results.json', 'inspect-epochs2-intercode-ctf.json']) {
+    for (const name of [
+      'tau2-grok-4-airline-4trials.json',
+      'promptfoo-repeat3-results.json',
+      'inspect-epochs2-intercode-ctf.json',
+    ]) {
       const a = load(name).trials.map((t) => t.event_id);
       const b = load(name).trials.map((t) => t.event_id);
       expect(a).toEqual(b);
@@ -161,23 +182,63 @@ describe('every importer', () => {
     const file = join(DIR, 'tau2-grok-4-airline-4trials.json');
     const doc = JSON.parse(readFileSync(file, 'utf8')) as { simulations: { task_id: unknown }[] };
     doc.simulations[2]!.task_id = { nope: true };
-    expect(() => parseResultsFile(file, JSON.stringify(doc), 'tau2-bench', {})).toThrow(/field simulations\[2\]\.task_id/);
+    expect(() => parseResultsFile(file, JSON.stringify(doc), 'tau2-bench', {})).toThrow(
+      /field simulations\[2\]\.task_id/,
+    );
   });
 });
 
 describe('the mapping every results importer shares (fileTrial)', () => {
-  const run = fileRun({ suite: 'mine', datasetId: 'ds' }, { suite: 'tool-suite', datasetVersion: 'dv', runId: 'r1', grader: { kind: 'external', id: 'tool' } });
+  const run = fileRun(
+    { suite: 'mine', datasetId: 'ds' },
+    { suite: 'tool-suite', datasetVersion: 'dv', runId: 'r1', grader: { kind: 'external', id: 'tool' } },
+  );
   it('applies the user overrides to the file defaults', () => {
-    expect(run).toEqual({ suite: 'mine', datasetVersion: 'dv', runId: 'r1', grader: { kind: 'external', id: 'tool' }, datasetId: 'ds' });
+    expect(run).toEqual({
+      suite: 'mine',
+      datasetVersion: 'dv',
+      runId: 'r1',
+      grader: { kind: 'external', id: 'tool' },
+      datasetId: 'ds',
+    });
   });
   it('an ungraded entry has no score and is a test-environment failure; absent values are left out; texts are clipped', () => {
-    const t = fileTrial(run, { row: 'q1', attempt: 2, agent: { version: 'v' }, passed: null, score: 0.5, errorKind: 'exception', output: 'x'.repeat(9_000), input: null, costUsd: null, actions: [] });
-    expect(t).toMatchObject({ suite: 'mine', dataset_id: 'ds', row_id: 'q1', attempt: 2, passed: null, score: null, error_kind: 'exception', failure_category: 'test_environment' });
+    const t = fileTrial(run, {
+      row: 'q1',
+      attempt: 2,
+      agent: { version: 'v' },
+      passed: null,
+      score: 0.5,
+      errorKind: 'exception',
+      output: 'x'.repeat(9_000),
+      input: null,
+      costUsd: null,
+      actions: [],
+    });
+    expect(t).toMatchObject({
+      suite: 'mine',
+      dataset_id: 'ds',
+      row_id: 'q1',
+      attempt: 2,
+      passed: null,
+      score: null,
+      error_kind: 'exception',
+      failure_category: 'test_environment',
+    });
     expect(t).not.toHaveProperty('input');
     expect(t).not.toHaveProperty('cost_usd');
     expect(t).not.toHaveProperty('actions');
     expect(t.output).toMatch(/…\[1000 more characters\]$/);
-    const graded = fileTrial(run, { row: 'q1', attempt: 2, agent: { version: 'v' }, passed: false, score: 0.5, costUsd: 0.01, latencyMs: 12, at: 5 });
+    const graded = fileTrial(run, {
+      row: 'q1',
+      attempt: 2,
+      agent: { version: 'v' },
+      passed: false,
+      score: 0.5,
+      costUsd: 0.01,
+      latencyMs: 12,
+      at: 5,
+    });
     expect(graded).toMatchObject({ passed: false, score: 0.5, cost_usd: 0.01, latency_ms: 12, occurred_at: 5 });
     expect(graded).not.toHaveProperty('failure_category');
     expect(graded.event_id).toBe(t.event_id); // the id is the trial's identity (run, row, attempt, version), not its verdict

@@ -55,7 +55,11 @@ export const inspectValue = (v: unknown): { passed: boolean; score: number } | u
 const textOf = (v: unknown): string | undefined => {
   if (typeof v === 'string') return v;
   if (Array.isArray(v)) {
-    const parts = v.map((x) => (typeof x === 'string' ? x : textOf((x as { content?: unknown; text?: unknown })?.content ?? (x as { text?: unknown })?.text)));
+    const parts = v.map((x) =>
+      typeof x === 'string'
+        ? x
+        : textOf((x as { content?: unknown; text?: unknown })?.content ?? (x as { text?: unknown })?.text),
+    );
     const joined = parts.filter((p): p is string => typeof p === 'string').join('\n');
     return joined === '' ? undefined : joined;
   }
@@ -89,14 +93,18 @@ const tokensOf = (usage: z.output<typeof Sample>['model_usage']) => {
 export const parseInspect = (_text: string, value: unknown, file: string, opts: ImportOptions = {}): ParsedFile => {
   const doc = parseShape(InspectFile, value, file, 'Inspect eval log');
   const samples = doc.samples ?? [];
-  if (samples.length === 0) throw new InputError('the log has no samples (was it written with log_samples=False?)', { file, field: 'samples' });
-  const scorer = opts.scorer ?? doc.eval.scorers?.[0]?.name ?? Object.keys(samples.find((s) => s.scores)?.scores ?? {})[0];
+  if (samples.length === 0)
+    throw new InputError('the log has no samples (was it written with log_samples=False?)', { file, field: 'samples' });
+  const scorer =
+    opts.scorer ?? doc.eval.scorers?.[0]?.name ?? Object.keys(samples.find((s) => s.scores)?.scores ?? {})[0];
   if (!scorer) throw new InputError('no scorer found in the log', { file, field: 'eval.scorers' });
   const suite = opts.suite ?? doc.eval.task;
   const version = opts.agentVersion ?? doc.eval.model;
   const runId = opts.runId ?? doc.eval.eval_id ?? [doc.eval.run_id, doc.eval.task_id].filter(Boolean).join('/');
   if (!runId) throw new InputError('the log has no eval_id or run_id: pass --run-id', { file, field: 'eval.run_id' });
-  const rows = [...new Map(samples.map((s) => [String(s.id), textOf(s.target) ?? null])).entries()].sort(([a], [b]) => a.localeCompare(b));
+  const rows = [...new Map(samples.map((s) => [String(s.id), textOf(s.target) ?? null])).entries()].sort(([a], [b]) =>
+    a.localeCompare(b),
+  );
   const datasetVersion = opts.datasetVersion ?? `${doc.eval.dataset?.name ?? 'inspect'}-${contentHash(rows)}`;
   const at = parseTime(doc.eval.created);
   const inspectVersion = doc.eval.packages?.inspect_ai;
@@ -123,7 +131,11 @@ export const parseInspect = (_text: string, value: unknown, file: string, opts: 
       agent: { version, model: doc.eval.model },
       passed: verdict ? verdict.passed : null,
       score: verdict ? verdict.score : null,
-      grader: { kind: 'external', id: scorer, ...(typeof inspectVersion === 'string' ? { version: `inspect_ai ${inspectVersion}` } : {}) },
+      grader: {
+        kind: 'external',
+        id: scorer,
+        ...(typeof inspectVersion === 'string' ? { version: `inspect_ai ${inspectVersion}` } : {}),
+      },
       ...(errored ? { error_kind: 'sample_error', failure_category: 'test_environment' as const } : {}),
       ...(input ? { input: clip(input) } : {}),
       ...(output ? { output: clip(output) } : {}),

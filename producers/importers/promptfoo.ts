@@ -16,7 +16,9 @@ const Result = z.looseObject({
   /** A column of promptfoo's table: one (prompt, provider) pair. */
   promptIdx: z.number().int().nonnegative().optional(),
   promptId: z.string().optional(),
-  provider: z.union([z.looseObject({ id: z.string().optional(), label: z.string().optional() }), z.string()]).optional(),
+  provider: z
+    .union([z.looseObject({ id: z.string().optional(), label: z.string().optional() }), z.string()])
+    .optional(),
   success: z.boolean(),
   score: z.number().nullable().optional(),
   latencyMs: z.number().nullable().optional(),
@@ -43,13 +45,20 @@ const Result = z.looseObject({
 });
 export const PromptfooFile = z.looseObject({
   evalId: z.string().optional(),
-  results: z.looseObject({ version: z.number().optional(), timestamp: z.string().optional(), results: z.array(Result) }),
+  results: z.looseObject({
+    version: z.number().optional(),
+    timestamp: z.string().optional(),
+    results: z.array(Result),
+  }),
   config: z.looseObject({ description: z.string().optional() }).optional(),
   metadata: z.looseObject({ promptfooVersion: z.string().optional() }).optional(),
 });
 
 export const looksLikePromptfoo = (v: unknown): boolean =>
-  typeof v === 'object' && v !== null && 'results' in v && Array.isArray((v as { results?: { results?: unknown } }).results?.results);
+  typeof v === 'object' &&
+  v !== null &&
+  'results' in v &&
+  Array.isArray((v as { results?: { results?: unknown } }).results?.results);
 
 type Result = z.output<typeof Result>;
 
@@ -57,9 +66,11 @@ const providerName = (r: Result): string =>
   typeof r.provider === 'string' ? r.provider : (r.provider?.label ?? r.provider?.id ?? 'provider');
 
 /** A test case is the row; its identity is its content (vars and assertions), named by its description. */
-const rowKeyOf = (r: Result): string => contentHash({ vars: r.testCase?.vars ?? r.vars ?? {}, assert: r.testCase?.assert ?? [] });
+const rowKeyOf = (r: Result): string =>
+  contentHash({ vars: r.testCase?.vars ?? r.vars ?? {}, assert: r.testCase?.assert ?? [] });
 
-const text = (v: unknown): string | undefined => (v == null ? undefined : typeof v === 'string' ? v : JSON.stringify(v));
+const text = (v: unknown): string | undefined =>
+  v == null ? undefined : typeof v === 'string' ? v : JSON.stringify(v);
 
 /**
  * promptfoo `-o results.json`. A row is one test case (its description, or a hash of its vars and
@@ -90,7 +101,11 @@ export const parsePromptfoo = (text_: string, value: unknown, file: string, opts
     suite: doc.config?.description?.slice(0, 200) ?? 'promptfoo',
     datasetVersion: `promptfoo-${contentHash([...new Set(results.map(rowKeyOf))].sort())}`,
     runId: doc.evalId ?? derivedRunId('promptfoo', text_, at),
-    grader: { kind: 'external', id: 'promptfoo', ...(doc.metadata?.promptfooVersion ? { version: doc.metadata.promptfooVersion } : {}) },
+    grader: {
+      kind: 'external',
+      id: 'promptfoo',
+      ...(doc.metadata?.promptfooVersion ? { version: doc.metadata.promptfooVersion } : {}),
+    },
   });
 
   const ordered = [...results].sort((a, b) => a.testIdx - b.testIdx);
@@ -99,7 +114,9 @@ export const parsePromptfoo = (text_: string, value: unknown, file: string, opts
     'promptfoo',
     run,
     ordered.map((r) => {
-      const version = opts.agentVersion ?? (prompts.length > 1 ? `${providerName(r)}#prompt${prompts.indexOf(promptOf(r))}` : providerName(r));
+      const version =
+        opts.agentVersion ??
+        (prompts.length > 1 ? `${providerName(r)}#prompt${prompts.indexOf(promptOf(r))}` : providerName(r));
       const row = rowIdOf(r);
       const errored = r.failureReason === 2;
       const equals = r.testCase?.assert?.filter((a) => a.type === 'equals') ?? [];
@@ -116,7 +133,10 @@ export const parsePromptfoo = (text_: string, value: unknown, file: string, opts
         expected: equals.length === 1 ? text(equals[0]!.value) : undefined,
         costUsd: r.cost,
         latencyMs: r.latencyMs,
-        tokens: usage && (usage.prompt || usage.completion) ? { input: usage.prompt ?? 0, output: usage.completion ?? 0 } : undefined,
+        tokens:
+          usage && (usage.prompt || usage.completion)
+            ? { input: usage.prompt ?? 0, output: usage.completion ?? 0 }
+            : undefined,
         at,
       };
     }),

@@ -21,7 +21,10 @@ export interface ImportSummary {
 
 /** Per (suite, agent version): counts and the pass^k curve, to set beside the tool's own summary. */
 export const summarize = (trials: readonly TrialOutcome[]): ImportSummary[] => {
-  const groups = new Map<string, { suite: string; agent: string; rows: Map<string, { n: number; c: number }>; ungraded: number; trials: number }>();
+  const groups = new Map<
+    string,
+    { suite: string; agent: string; rows: Map<string, { n: number; c: number }>; ungraded: number; trials: number }
+  >();
   for (const t of trials) {
     const key = `${t.suite}\u001f${t.agent.version}`;
     const g = groups.get(key) ?? { suite: t.suite, agent: t.agent.version, rows: new Map(), ungraded: 0, trials: 0 };
@@ -38,11 +41,21 @@ export const summarize = (trials: readonly TrialOutcome[]): ImportSummary[] => {
   return [...groups.values()].map((g) => {
     const graded = [...g.rows.values()].filter((r) => r.n > 0);
     const maxK = graded.length ? Math.min(...graded.map((r) => r.n)) : 0;
-    const passHat = Array.from({ length: maxK }, (_, i) =>
-      graded.reduce((sum, r) => sum + passCurves(r.n, r.c, maxK).passHat[i]!, 0) / graded.length,
+    const passHat = Array.from(
+      { length: maxK },
+      (_, i) => graded.reduce((sum, r) => sum + passCurves(r.n, r.c, maxK).passHat[i]!, 0) / graded.length,
     );
     const passed = graded.reduce((s, r) => s + r.c, 0);
     const gradedTrials = graded.reduce((s, r) => s + r.n, 0);
-    return { suite: g.suite, agentVersion: g.agent, rows: g.rows.size, trials: g.trials, passed, failed: gradedTrials - passed, ungraded: g.ungraded, passHat };
+    return {
+      suite: g.suite,
+      agentVersion: g.agent,
+      rows: g.rows.size,
+      trials: g.trials,
+      passed,
+      failed: gradedTrials - passed,
+      ungraded: g.ungraded,
+      passHat,
+    };
   });
 };

@@ -15,7 +15,10 @@ import {
 
 const Message = z.looseObject({
   role: z.string(),
-  usage: z.looseObject({ completion_tokens: z.number().optional(), prompt_tokens: z.number().optional() }).nullable().optional(),
+  usage: z
+    .looseObject({ completion_tokens: z.number().optional(), prompt_tokens: z.number().optional() })
+    .nullable()
+    .optional(),
 });
 const Simulation = z.looseObject({
   task_id: z.union([z.string(), z.number()]),
@@ -72,7 +75,11 @@ export const parseTau2 = (text: string, value: unknown, file: string, opts: Impo
   const doc = parseShape(Tau2File, value, file, 'τ²-bench results');
   const agentInfo = doc.info.agent_info;
   const version = opts.agentVersion ?? agentInfo?.llm ?? agentInfo?.implementation ?? 'tau2-agent';
-  const agent = { version, ...(agentInfo?.implementation ? { id: agentInfo.implementation } : {}), ...(agentInfo?.llm ? { model: agentInfo.llm } : {}) };
+  const agent = {
+    version,
+    ...(agentInfo?.implementation ? { id: agentInfo.implementation } : {}),
+    ...(agentInfo?.llm ? { model: agentInfo.llm } : {}),
+  };
   const commit = doc.info.git_commit?.slice(0, 7);
   const run = fileRun(opts, {
     suite: doc.info.environment_info.domain_name,
@@ -94,7 +101,11 @@ export const parseTau2 = (text: string, value: unknown, file: string, opts: Impo
         agent,
         passed: ungraded ? null : passedFromReward(s.reward_info!.reward),
         score: s.reward_info?.reward ?? null,
-        errorKind: !s.reward_info ? (reason ?? 'no_reward') : reason && !NORMAL_TERMINATIONS.has(reason) ? reason : undefined,
+        errorKind: !s.reward_info
+          ? (reason ?? 'no_reward')
+          : reason && !NORMAL_TERMINATIONS.has(reason)
+            ? reason
+            : undefined,
         output: lastText(s.messages) || undefined,
         actions: actionsOf(s.messages),
         costUsd: s.agent_cost,

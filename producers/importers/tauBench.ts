@@ -30,7 +30,13 @@ const Entry = z.looseObject({
 export const TauBenchFile = z.array(Entry).min(1);
 
 export const looksLikeTauBench = (v: unknown): boolean =>
-  Array.isArray(v) && v.length > 0 && typeof v[0] === 'object' && v[0] !== null && 'task_id' in v[0] && 'reward' in v[0] && 'traj' in v[0];
+  Array.isArray(v) &&
+  v.length > 0 &&
+  typeof v[0] === 'object' &&
+  v[0] !== null &&
+  'task_id' in v[0] &&
+  'reward' in v[0] &&
+  'traj' in v[0];
 
 /** The domain from the policy τ-bench puts in the system prompt ("# Airline Agent Policy"). */
 const domainOf = (entries: z.output<typeof TauBenchFile>): string | undefined => {

@@ -42,7 +42,11 @@ export const listProductionFailures = async (
   });
   return [...traces.values()]
     .filter((t) => !confirmed.has(t.trace_id))
-    .filter((t) => (opts.agentVersion === undefined || t.agent_version === opts.agentVersion) && (opts.segment === undefined || t.segment === opts.segment))
+    .filter(
+      (t) =>
+        (opts.agentVersion === undefined || t.agent_version === opts.agentVersion) &&
+        (opts.segment === undefined || t.segment === opts.segment),
+    )
     .map((trace) => ({ trace, why: failureSignals(trace) }))
     .filter((f) => f.why.length > 0)
     .sort((a, b) => b.trace.occurred_at - a.trace.occurred_at || a.trace.trace_id.localeCompare(b.trace.trace_id))
@@ -67,7 +71,10 @@ export interface Confirmation {
  */
 export const failureConfirmed = (c: Confirmation): FailureConfirmed => {
   const input = c.input ?? c.trace.payload?.input;
-  if (input === undefined) throw new InputError(`trace ${c.trace.trace_id} has no recorded input: give the input explicitly`, { field: 'input' });
+  if (input === undefined)
+    throw new InputError(`trace ${c.trace.trace_id} has no recorded input: give the input explicitly`, {
+      field: 'input',
+    });
   if (c.expected.trim() === '') throw new InputError('the expected result is empty', { field: 'expected' });
   return validateEvent({
     event_id: deterministicEventId(c.trace.occurred_at, 'FailureConfirmed', c.trace.trace_id, c.datasetId),
@@ -87,7 +94,11 @@ export const failureConfirmed = (c: Confirmation): FailureConfirmed => {
 /** Trace ids a reviewer confirmed, from passk.datasets (a small topic): the store may not have them yet. */
 export const confirmedTraceIds = async (source: EventSource): Promise<Set<string>> => {
   const ids = new Set<string>();
-  await readLog(source, { topics: [TOPICS.datasets] }, ({ event: e }) => e.type === 'FailureConfirmed' && ids.add(e.trace_id));
+  await readLog(
+    source,
+    { topics: [TOPICS.datasets] },
+    ({ event: e }) => e.type === 'FailureConfirmed' && ids.add(e.trace_id),
+  );
   return ids;
 };
 
@@ -95,7 +106,8 @@ export const confirmedTraceIds = async (source: EventSource): Promise<Set<string
 export const findTrace = async (source: EventSource, traceId: string): Promise<TraceSampled | undefined> => {
   let found: TraceSampled | undefined;
   await readLog(source, { topics: [TOPICS.traces] }, ({ event: e }) => {
-    if (e.type === 'TraceSampled' && e.trace_id === traceId && (!found || found.occurred_at <= e.occurred_at)) found = e;
+    if (e.type === 'TraceSampled' && e.trace_id === traceId && (!found || found.occurred_at <= e.occurred_at))
+      found = e;
   });
   return found;
 };

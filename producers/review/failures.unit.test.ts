@@ -21,11 +21,18 @@ const trace = (over: Partial<TraceSampled> = {}): TraceSampled => ({
 describe('review', () => {
   it('lists why a trace looks like a failure', () => {
     expect(failureSignals(trace())).toEqual([]);
-    expect(failureSignals(trace({ verdicts: [{ grader: 'a', passed: true }, { grader: 'b', passed: false }], error_kind: 'crash', user_signals: { rating: 1 } }))).toEqual([
-      'grader:b',
-      'error:crash',
-      'negative_feedback',
-    ]);
+    expect(
+      failureSignals(
+        trace({
+          verdicts: [
+            { grader: 'a', passed: true },
+            { grader: 'b', passed: false },
+          ],
+          error_kind: 'crash',
+          user_signals: { rating: 1 },
+        }),
+      ),
+    ).toEqual(['grader:b', 'error:crash', 'negative_feedback']);
   });
 
   it('builds a valid FailureConfirmed whose id depends on the trace and dataset, not the time of the confirmation', () => {
@@ -33,8 +40,14 @@ describe('review', () => {
     const b = failureConfirmed({ trace: trace(), datasetId: 'refunds', expected: 'deny', reviewer: 'ana', at: 999 });
     expect(a).toMatchObject({ type: 'FailureConfirmed', trace_id: 't1', input: 'refund please', expected: 'deny' });
     expect(a.event_id).toBe(b.event_id);
-    expect(failureConfirmed({ trace: trace(), datasetId: 'other', expected: 'deny', reviewer: 'ana', at: 1 }).event_id).not.toBe(a.event_id);
-    expect(() => failureConfirmed({ trace: trace({ payload: {} }), datasetId: 'd', expected: 'x', reviewer: 'r', at: 1 })).toThrow(InputError);
-    expect(() => failureConfirmed({ trace: trace(), datasetId: 'd', expected: '  ', reviewer: 'r', at: 1 })).toThrow(/expected/);
+    expect(
+      failureConfirmed({ trace: trace(), datasetId: 'other', expected: 'deny', reviewer: 'ana', at: 1 }).event_id,
+    ).not.toBe(a.event_id);
+    expect(() =>
+      failureConfirmed({ trace: trace({ payload: {} }), datasetId: 'd', expected: 'x', reviewer: 'r', at: 1 }),
+    ).toThrow(InputError);
+    expect(() => failureConfirmed({ trace: trace(), datasetId: 'd', expected: '  ', reviewer: 'r', at: 1 })).toThrow(
+      /expected/,
+    );
   });
 });

@@ -53,10 +53,27 @@ export const traceOfRow = (r: Row): TraceSampled => ({
   segment: r.segment,
   input_fingerprint: r.input_fingerprint,
   sampling: { policy: r.sampling_policy, probability: r.sampling_probability },
-  ...(r.graders.length ? { verdicts: r.graders.map((grader, i) => ({ grader, passed: r.passed[i] ?? null, ...(r.scores[i] != null ? { score: r.scores[i] } : {}) })) } : {}),
-  ...(Object.keys(r.user_signals).length ? { user_signals: Object.fromEntries(Object.entries(r.user_signals).map(([k, v]) => [k, parseSignal(v)])) } : {}),
+  ...(r.graders.length
+    ? {
+        verdicts: r.graders.map((grader, i) => ({
+          grader,
+          passed: r.passed[i] ?? null,
+          ...(r.scores[i] != null ? { score: r.scores[i] } : {}),
+        })),
+      }
+    : {}),
+  ...(Object.keys(r.user_signals).length
+    ? { user_signals: Object.fromEntries(Object.entries(r.user_signals).map(([k, v]) => [k, parseSignal(v)])) }
+    : {}),
   ...(r.error_kind !== null ? { error_kind: r.error_kind } : {}),
-  ...(r.has_payload ? { payload: { ...(r.payload_input !== null ? { input: r.payload_input } : {}), ...(r.payload_output !== null ? { output: r.payload_output } : {}) } } : {}),
+  ...(r.has_payload
+    ? {
+        payload: {
+          ...(r.payload_input !== null ? { input: r.payload_input } : {}),
+          ...(r.payload_output !== null ? { output: r.payload_output } : {}),
+        },
+      }
+    : {}),
   ...(r.tags.length ? { tags: r.tags } : {}),
 });
 
@@ -90,7 +107,12 @@ export const listStoredFailures = async (
   const page = Math.min(10_000, Math.max(200, Number.isFinite(limit) ? limit * 2 : 1_000));
   const out: ProductionFailure[] = [];
   for (let offset = 0; out.length < limit; offset += page) {
-    const rows = await select(client, Row, QUERY, { agent_version: opts.agentVersion ?? '', segment: opts.segment ?? '', page, offset });
+    const rows = await select(client, Row, QUERY, {
+      agent_version: opts.agentVersion ?? '',
+      segment: opts.segment ?? '',
+      page,
+      offset,
+    });
     for (const r of rows) {
       if (opts.alsoConfirmed?.has(r.trace_id)) continue;
       const trace = traceOfRow(r);

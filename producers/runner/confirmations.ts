@@ -37,17 +37,28 @@ export const confirmationRequests = async (
   const requests = new Map<string, ConfirmationRequested>();
   const gated = new Set<string>();
   await readLog(source, { topics: [TOPICS.decisions] }, ({ event: e }) => {
-    if (e.type === 'ConfirmationRequested' && (e.baseline === agentVersion || e.candidate === agentVersion) && !requests.has(e.event_id)) requests.set(e.event_id, e);
+    if (
+      e.type === 'ConfirmationRequested' &&
+      (e.baseline === agentVersion || e.candidate === agentVersion) &&
+      !requests.has(e.event_id)
+    )
+      requests.set(e.event_id, e);
     else if (e.type === 'GateEvaluated') gated.add(e.gate_id);
   });
-  const all = [...requests.values()].sort((a, b) => a.occurred_at - b.occurred_at || a.comparison_id.localeCompare(b.comparison_id));
-  return { open: all.filter((r) => !gated.has(r.comparison_id)), decided: all.filter((r) => gated.has(r.comparison_id)) };
+  const all = [...requests.values()].sort(
+    (a, b) => a.occurred_at - b.occurred_at || a.comparison_id.localeCompare(b.comparison_id),
+  );
+  return {
+    open: all.filter((r) => !gated.has(r.comparison_id)),
+    decided: all.filter((r) => gated.has(r.comparison_id)),
+  };
 };
 
 /** Why a request is not for this dataset file (another suite or dataset version), or undefined when it is. */
 export const mismatch = (r: ConfirmationRequested, s: ConfirmationScope): string | undefined => {
   if (r.suite !== s.suite) return `suite ${r.suite}, not ${s.suite} (pass --suite ${r.suite})`;
-  if (r.dataset_version !== s.datasetVersion) return `dataset version ${r.dataset_version}, not ${s.datasetVersion} (pass --dataset-version ${r.dataset_version})`;
+  if (r.dataset_version !== s.datasetVersion)
+    return `dataset version ${r.dataset_version}, not ${s.datasetVersion} (pass --dataset-version ${r.dataset_version})`;
   return undefined;
 };
 
@@ -55,7 +66,12 @@ export const mismatch = (r: ConfirmationRequested, s: ConfirmationScope): string
  * Attempts to add per row so that each row reaches `attempts` graded ones: an ungraded attempt (an
  * infrastructure failure) does not count for the gate, so each one recorded earns a replacement.
  */
-export const topUp = (rows: readonly string[], attempts: number, recorded: ReadonlyMap<string, boolean | null>, keyOf: (row: string, attempt: number) => string): Map<string, number> => {
+export const topUp = (
+  rows: readonly string[],
+  attempts: number,
+  recorded: ReadonlyMap<string, boolean | null>,
+  keyOf: (row: string, attempt: number) => string,
+): Map<string, number> => {
   const more = new Map<string, number>();
   for (const row of rows) {
     let ungraded = 0;
@@ -67,8 +83,19 @@ export const topUp = (rows: readonly string[], attempts: number, recorded: Reado
 };
 
 const nothingToRun = (runId: string, recorded: number): RunSummary => ({
-  runId, status: 'completed', total: recorded, skipped: recorded, done: 0, passed: 0, failed: 0, ungraded: 0,
-  retries: 0, wallMs: 0, costUsd: 0, tokens: { input: 0, output: 0 }, errors: {},
+  runId,
+  status: 'completed',
+  total: recorded,
+  skipped: recorded,
+  done: 0,
+  passed: 0,
+  failed: 0,
+  ungraded: 0,
+  retries: 0,
+  wallMs: 0,
+  costUsd: 0,
+  tokens: { input: 0, output: 0 },
+  errors: {},
 });
 
 export interface ConfirmationRun {
@@ -97,9 +124,15 @@ export interface ConfirmationsSummary {
  * `passk run --confirmations`: reads the open confirmation requests for the agent's version from the log
  * and runs, for each, exactly the attempts it still needs, under its run id; then stops.
  */
-export const runConfirmations = async (opts: RunOptions, deps: RunDatasetDeps & { readonly onRequest?: (r: ConfirmationRequested) => void }): Promise<ConfirmationsSummary> => {
+export const runConfirmations = async (
+  opts: RunOptions,
+  deps: RunDatasetDeps & { readonly onRequest?: (r: ConfirmationRequested) => void },
+): Promise<ConfirmationsSummary> => {
   const source = deps.source;
-  if (!source) throw new InputError('confirmation requests are read from the event log: none is configured', { field: 'confirmations' });
+  if (!source)
+    throw new InputError('confirmation requests are read from the event log: none is configured', {
+      field: 'confirmations',
+    });
   return withPreparedRun(opts, async (p) => {
     const scope = { suite: p.suite, datasetVersion: p.datasetVersion, agentVersion: p.agentVersion };
     const { open, decided } = await confirmationRequests(source, p.agentVersion);
@@ -114,18 +147,44 @@ export const runConfirmations = async (opts: RunOptions, deps: RunDatasetDeps & 
     for (const request of mine) {
       if (deps.signal?.aborted) break;
       deps.onRequest?.(request);
-      const identity = { suite: p.suite, dataset_version: p.datasetVersion, run_id: request.run_id, agent: { version: p.agentVersion } };
+      const identity = {
+        suite: p.suite,
+        dataset_version: p.datasetVersion,
+        run_id: request.run_id,
+        agent: { version: p.agentVersion },
+      };
       const recorded = await recordedAttempts(source, identity);
       const moreAttempts = topUp(request.rows, request.attempts, recorded, attemptKey);
-      const run = { runId: request.run_id, rows: rowsOf.get(request.event_id)!, k: request.attempts, moreAttempts, recorded };
+      const run = {
+        runId: request.run_id,
+        rows: rowsOf.get(request.event_id)!,
+        k: request.attempts,
+        moreAttempts,
+        recorded,
+      };
       const planned = plannedAttempts(run);
       // already done (a rerun): publish nothing at all, not even the run's RunFinished again
       const summary = planned.every(({ row, attempt }) => recorded.has(attemptKey(row.id, attempt)))
         ? nothingToRun(request.run_id, planned.length)
         : await executeRun(p, run, { ...opts, resume: true }, deps);
-      runs.push({ comparisonId: request.comparison_id, runId: request.run_id, rows: request.rows, attempts: request.attempts, summary });
+      runs.push({
+        comparisonId: request.comparison_id,
+        runId: request.run_id,
+        rows: request.rows,
+        attempts: request.attempts,
+        summary,
+      });
     }
-    const status = runs.length === mine.length && runs.every((r) => r.summary.status === 'completed') ? 'completed' : 'partial';
-    return { agentVersion: p.agentVersion, suite: p.suite, datasetVersion: p.datasetVersion, runs, elsewhere, decided: decided.length, status };
+    const status =
+      runs.length === mine.length && runs.every((r) => r.summary.status === 'completed') ? 'completed' : 'partial';
+    return {
+      agentVersion: p.agentVersion,
+      suite: p.suite,
+      datasetVersion: p.datasetVersion,
+      runs,
+      elsewhere,
+      decided: decided.length,
+      status,
+    };
   });
 };

@@ -15,7 +15,9 @@ describe('confirmation requests', () => {
     const more = topUp(['a', 'b', 'c'], 2, recorded, attemptKey);
     expect([...more]).toEqual([['a', 2]]);
     const rows = ['a', 'b', 'c'].map((id) => ({ id, input: id }));
-    const todo = plannedAttempts({ rows, k: 2, moreAttempts: more }).filter(({ row, attempt }) => !recorded.has(attemptKey(row.id, attempt)));
+    const todo = plannedAttempts({ rows, k: 2, moreAttempts: more }).filter(
+      ({ row, attempt }) => !recorded.has(attemptKey(row.id, attempt)),
+    );
     // a: one more (attempt 3) gives 2 graded; b is done; c has not started
     expect(todo.map(({ row, attempt }) => `${row.id}${attempt}`)).toEqual(['a3', 'c0', 'c1']);
   });
@@ -23,7 +25,11 @@ describe('confirmation requests', () => {
   it('names the flag that would match a request for another suite or dataset version', () => {
     const r = { suite: 's', dataset_version: 'v1' } as ConfirmationRequested;
     expect(mismatch(r, { suite: 's', datasetVersion: 'v1', agentVersion: 'a' })).toBeUndefined();
-    expect(mismatch(r, { suite: 't', datasetVersion: 'v1', agentVersion: 'a' })).toBe('suite s, not t (pass --suite s)');
-    expect(mismatch(r, { suite: 's', datasetVersion: 'v2', agentVersion: 'a' })).toBe('dataset version v1, not v2 (pass --dataset-version v1)');
+    expect(mismatch(r, { suite: 't', datasetVersion: 'v1', agentVersion: 'a' })).toBe(
+      'suite s, not t (pass --suite s)',
+    );
+    expect(mismatch(r, { suite: 's', datasetVersion: 'v2', agentVersion: 'a' })).toBe(
+      'dataset version v1, not v2 (pass --dataset-version v1)',
+    );
   });
 });

@@ -8,8 +8,14 @@ const Scalar = z.union([z.string(), z.number(), z.boolean(), z.null()]);
 /** One labeled row of a runner dataset (one JSON object per line). */
 export const DatasetRow = z
   .object({
-    id: z.union([z.string().min(1), z.number()]).transform(String).optional(),
-    row_id: z.union([z.string().min(1), z.number()]).transform(String).optional(),
+    id: z
+      .union([z.string().min(1), z.number()])
+      .transform(String)
+      .optional(),
+    row_id: z
+      .union([z.string().min(1), z.number()])
+      .transform(String)
+      .optional(),
     /** What the agent gets: a string or any JSON value. */
     input: z.unknown(),
     /** The expected result (exact, regex pattern, judge reference); a JSON value is compared as JSON. */
@@ -21,7 +27,10 @@ export const DatasetRow = z
     expected_schema: z.record(z.string(), z.unknown()).optional(),
     metadata: z.record(z.string(), z.unknown()).optional(),
   })
-  .refine((r) => r.id !== undefined || r.row_id !== undefined, { message: 'every row needs an "id" (or "row_id")', path: ['id'] })
+  .refine((r) => r.id !== undefined || r.row_id !== undefined, {
+    message: 'every row needs an "id" (or "row_id")',
+    path: ['id'],
+  })
   .transform(({ row_id, id, ...rest }) => ({ ...rest, id: (id ?? row_id)! }));
 export type DatasetRow = z.output<typeof DatasetRow>;
 
@@ -52,7 +61,8 @@ export const parseDataset = (text: string, file: string): Dataset => {
       throw new InputError(issue.message, { file, line, field: issue.path.map(String).join('.') || '(row)' });
     }
     const prior = seen.get(r.data.id);
-    if (prior !== undefined) throw new InputError(`row id "${r.data.id}" already used on line ${prior}`, { file, line, field: 'id' });
+    if (prior !== undefined)
+      throw new InputError(`row id "${r.data.id}" already used on line ${prior}`, { file, line, field: 'id' });
     seen.set(r.data.id, line);
     rows.push(r.data);
   });
@@ -71,4 +81,5 @@ export const readDataset = async (file: string): Promise<Dataset> => {
 };
 
 /** Rows' inputs and expected results as the strings a TrialRecorded carries. */
-export const asText = (v: unknown): string | undefined => (v === undefined ? undefined : typeof v === 'string' ? v : JSON.stringify(v));
+export const asText = (v: unknown): string | undefined =>
+  v === undefined ? undefined : typeof v === 'string' ? v : JSON.stringify(v);

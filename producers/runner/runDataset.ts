@@ -42,7 +42,14 @@ export interface RunOptions extends GraderChoice {
 export interface RunDatasetDeps {
   readonly publisher: EventPublisher;
   readonly source?: EventSource;
-  readonly onStart?: (info: { runId: string; suite: string; datasetVersion: string; agentVersion: string; planned: number; recorded: number }) => void;
+  readonly onStart?: (info: {
+    runId: string;
+    suite: string;
+    datasetVersion: string;
+    agentVersion: string;
+    planned: number;
+    recorded: number;
+  }) => void;
   readonly onProgress?: (p: RunProgress) => void;
   readonly signal?: AbortSignal;
   readonly sleep?: (ms: number) => Promise<void>;
@@ -98,14 +105,23 @@ export const withPreparedRun = async <T>(opts: RunOptions, use: (p: PreparedRun)
 export const pickRows = (p: PreparedRun, ids: Iterable<string>): DatasetRow[] => {
   const wanted = new Set(ids);
   const missing = [...wanted].filter((id) => !p.rows.some((r) => r.id === id));
-  if (missing.length) throw new InputError(`rows to confirm are not in the dataset: ${missing.slice(0, 5).join(', ')}`, { file: p.datasetFile });
+  if (missing.length)
+    throw new InputError(`rows to confirm are not in the dataset: ${missing.slice(0, 5).join(', ')}`, {
+      file: p.datasetFile,
+    });
   return p.rows.filter((r) => wanted.has(r.id));
 };
 
 /** One run of a prepared dataset and agent: skips what the log already holds for the run id, records the rest. */
 export const executeRun = async (
   p: PreparedRun,
-  run: { readonly runId: string; readonly rows: readonly DatasetRow[]; readonly k: number; readonly moreAttempts?: ReadonlyMap<string, number>; readonly recorded?: ReadonlyMap<string, boolean | null> },
+  run: {
+    readonly runId: string;
+    readonly rows: readonly DatasetRow[];
+    readonly k: number;
+    readonly moreAttempts?: ReadonlyMap<string, number>;
+    readonly recorded?: ReadonlyMap<string, boolean | null>;
+  },
   opts: RunOptions,
   deps: RunDatasetDeps,
 ): Promise<RunSummary> => {
@@ -116,10 +132,26 @@ export const executeRun = async (
     run_id: run.runId,
     agent: { version: p.agentVersion, ...agentFields(p.agentMeta) },
   };
-  const recorded = run.recorded ?? (opts.resume === false || !deps.source ? new Map<string, boolean | null>() : await recordedAttempts(deps.source, identity));
+  const recorded =
+    run.recorded ??
+    (opts.resume === false || !deps.source
+      ? new Map<string, boolean | null>()
+      : await recordedAttempts(deps.source, identity));
   const planned = run.rows.reduce((n, r) => n + run.k + (run.moreAttempts?.get(r.id) ?? 0), 0);
-  deps.onStart?.({ runId: run.runId, suite: p.suite, datasetVersion: p.datasetVersion, agentVersion: p.agentVersion, planned, recorded: recorded.size });
-  const recorder = createRecorder({ publisher: deps.publisher, producer: `passk-runner/${PRODUCER_VERSION}`, maxBatch: 50, maxWaitMs: 250 });
+  deps.onStart?.({
+    runId: run.runId,
+    suite: p.suite,
+    datasetVersion: p.datasetVersion,
+    agentVersion: p.agentVersion,
+    planned,
+    recorded: recorded.size,
+  });
+  const recorder = createRecorder({
+    publisher: deps.publisher,
+    producer: `passk-runner/${PRODUCER_VERSION}`,
+    maxBatch: 50,
+    maxWaitMs: 250,
+  });
   try {
     return await runTrials(
       {
@@ -149,8 +181,15 @@ export const executeRun = async (
 /** Runs an agent k times on every row of a dataset file and records every trial; see `runTrials`. */
 export const runDataset = async (opts: RunOptions, deps: RunDatasetDeps): Promise<RunSummary> =>
   withPreparedRun(opts, async (p) => {
-    const rows = opts.confirm ? pickRows(p, opts.confirm.rows.filter((r) => r.suite === undefined || r.suite === p.suite).map((r) => r.row_id)) : p.rows;
+    const rows = opts.confirm
+      ? pickRows(
+          p,
+          opts.confirm.rows.filter((r) => r.suite === undefined || r.suite === p.suite).map((r) => r.row_id),
+        )
+      : p.rows;
     const confirmKey = opts.confirm ? `confirm-${contentHash(rows.map((r) => r.id))}-` : '';
-    const runId = opts.runId ?? `${opts.confirm ? confirmKey : 'run-'}${sha256(JSON.stringify([p.suite, p.datasetVersion, p.agentVersion])).slice(0, 16)}`;
+    const runId =
+      opts.runId ??
+      `${opts.confirm ? confirmKey : 'run-'}${sha256(JSON.stringify([p.suite, p.datasetVersion, p.agentVersion])).slice(0, 16)}`;
     return executeRun(p, { runId, rows, k: opts.confirm ? opts.confirm.extra : (opts.k ?? 3) }, opts, deps);
   });

@@ -61,7 +61,9 @@ export interface RunSummary extends RunProgress {
 export const attemptKey = (rowId: string, attempt: number): string => `${rowId}\u001f${attempt}`;
 
 /** Every (row, attempt) the plan asks for, in row order then attempt order. */
-export const plannedAttempts = (plan: Pick<RunPlan, 'rows' | 'k' | 'confirm' | 'moreAttempts'>): { row: DatasetRow; attempt: number }[] => {
+export const plannedAttempts = (
+  plan: Pick<RunPlan, 'rows' | 'k' | 'confirm' | 'moreAttempts'>,
+): { row: DatasetRow; attempt: number }[] => {
   const confirm = new Set(plan.confirm?.rows ?? []);
   return plan.rows.flatMap((row) => {
     const n = plan.k + (confirm.has(row.id) ? (plan.confirm?.extra ?? 0) : 0) + (plan.moreAttempts?.get(row.id) ?? 0);
@@ -80,7 +82,14 @@ export const runTrials = async (plan: RunPlan, deps: RunDeps): Promise<RunSummar
   for (const row of plan.rows) deps.grader.check(row);
   const planned = plannedAttempts(plan);
   const todo = planned.filter(({ row, attempt }) => !deps.recorded?.has(attemptKey(row.id, attempt)));
-  const counts = { total: planned.length, skipped: planned.length - todo.length, done: 0, passed: 0, failed: 0, ungraded: 0 };
+  const counts = {
+    total: planned.length,
+    skipped: planned.length - todo.length,
+    done: 0,
+    passed: 0,
+    failed: 0,
+    ungraded: 0,
+  };
   const errors: Record<string, number> = {};
   let retries = 0;
   let costUsd = 0;
@@ -136,5 +145,14 @@ export const runTrials = async (plan: RunPlan, deps: RunDeps): Promise<RunSummar
     k: plan.k,
     started_at: started,
   });
-  return { runId: plan.identity.run_id, status, ...counts, retries, wallMs: clock() - started, costUsd, tokens, errors };
+  return {
+    runId: plan.identity.run_id,
+    status,
+    ...counts,
+    retries,
+    wallMs: clock() - started,
+    costUsd,
+    tokens,
+    errors,
+  };
 };

@@ -5,7 +5,15 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { JudgmentRecorded, TrialRecorded } from '../../schemas/events/index.ts';
 import { createMemoryPublisher } from '../sdk/memoryPublisher.ts';
 import { createRecorder } from '../sdk/recorder.ts';
-import { classifyFailure, createCommandAgent, createHttpAgent, createModuleAgent, type Agent, type AgentResult, TrialTimeout } from './agents/index.ts';
+import {
+  classifyFailure,
+  createCommandAgent,
+  createHttpAgent,
+  createModuleAgent,
+  type Agent,
+  type AgentResult,
+  TrialTimeout,
+} from './agents/index.ts';
 import { parseDataset, type DatasetRow } from './dataset.ts';
 import { createFunctionGrader, exactGrader, jsonSchemaGrader, llmJudge, regexGrader } from './graders/index.ts';
 import { attemptKey, runTrials, type RunPlan } from './runTrials.ts';
@@ -13,10 +21,20 @@ import { attemptKey, runTrials, type RunPlan } from './runTrials.ts';
 const noWait = { retries: 2, initialMs: 0, factor: 1, maxMs: 0 };
 const rows = (ids: string[], expected = 'ok'): DatasetRow[] => ids.map((id) => ({ id, input: id, expected }));
 const identity = { suite: 's', dataset_id: 'd', dataset_version: 'v1', run_id: 'run-test', agent: { version: 'a1' } };
-const plan = (over: Partial<RunPlan> = {}): RunPlan => ({ rows: rows(['r1', 'r2', 'r3', 'r4']), identity, k: 3, concurrency: 4, timeoutMs: 1_000, retry: noWait, ...over });
+const plan = (over: Partial<RunPlan> = {}): RunPlan => ({
+  rows: rows(['r1', 'r2', 'r3', 'r4']),
+  identity,
+  k: 3,
+  concurrency: 4,
+  timeoutMs: 1_000,
+  retry: noWait,
+  ...over,
+});
 
 /** An agent from a function, counting calls per row. */
-const fakeAgent = (fn: (input: unknown, attempt: number, call: number) => Promise<AgentResult>): Agent & { calls: Map<string, number> } => {
+const fakeAgent = (
+  fn: (input: unknown, attempt: number, call: number) => Promise<AgentResult>,
+): Agent & { calls: Map<string, number> } => {
   const calls = new Map<string, number>();
   return {
     kind: 'module',
@@ -31,10 +49,21 @@ const fakeAgent = (fn: (input: unknown, attempt: number, call: number) => Promis
   };
 };
 
-const runWith = async (agent: Agent, over: Partial<RunPlan> = {}, grader = exactGrader(), recorded?: Map<string, boolean | null>) => {
+const runWith = async (
+  agent: Agent,
+  over: Partial<RunPlan> = {},
+  grader = exactGrader(),
+  recorded?: Map<string, boolean | null>,
+) => {
   const publisher = createMemoryPublisher();
   const recorder = createRecorder({ publisher, maxWaitMs: 5 });
-  const summary = await runTrials(plan(over), { agent, grader, recorder, ...(recorded ? { recorded } : {}), sleep: async () => {} });
+  const summary = await runTrials(plan(over), {
+    agent,
+    grader,
+    recorder,
+    ...(recorded ? { recorded } : {}),
+    sleep: async () => {},
+  });
   await recorder.close();
   const trials = publisher.events.filter((e): e is TrialRecorded => e.type === 'TrialRecorded');
   return { summary, trials, events: publisher.events };
@@ -42,17 +71,31 @@ const runWith = async (agent: Agent, over: Partial<RunPlan> = {}, grader = exact
 
 describe('runTrials', () => {
   it('records exactly rows × k trials, attempts 0..k-1, each once, then marks the run finished', async () => {
-    const { summary, trials, events } = await runWith(fakeAgent(async () => ({ output: 'ok', tokens: { input: 10, output: 2 }, cost_usd: 0.001 })));
+    const { summary, trials, events } = await runWith(
+      fakeAgent(async () => ({ output: 'ok', tokens: { input: 10, output: 2 }, cost_usd: 0.001 })),
+    );
     expect(trials).toHaveLength(12);
     expect(new Set(trials.map((t) => attemptKey(t.row_id, t.attempt))).size).toBe(12);
     expect(new Set(trials.map((t) => t.attempt))).toEqual(new Set([0, 1, 2]));
-    expect(trials.every((t) => t.passed === true && t.grader?.kind === 'exact' && t.latency_ms !== undefined)).toBe(true);
-    expect(summary).toMatchObject({ status: 'completed', done: 12, passed: 12, costUsd: expect.closeTo(0.012, 9), tokens: { input: 120, output: 24 } });
+    expect(trials.every((t) => t.passed === true && t.grader?.kind === 'exact' && t.latency_ms !== undefined)).toBe(
+      true,
+    );
+    expect(summary).toMatchObject({
+      status: 'completed',
+      done: 12,
+      passed: 12,
+      costUsd: expect.closeTo(0.012, 9),
+      tokens: { input: 120, output: 24 },
+    });
     expect(events.at(-1)).toMatchObject({ type: 'RunFinished', status: 'completed', trials: 12, rows: 4, k: 3 });
   });
 
   it('skips attempts the log already holds for this run', async () => {
-    const recorded = new Map<string, boolean | null>([[attemptKey('r1', 0), true], [attemptKey('r1', 1), null], [attemptKey('r3', 2), false]]);
+    const recorded = new Map<string, boolean | null>([
+      [attemptKey('r1', 0), true],
+      [attemptKey('r1', 1), null],
+      [attemptKey('r3', 2), false],
+    ]);
     const agent = fakeAgent(async () => ({ output: 'ok' }));
     const { summary, trials, events } = await runWith(agent, {}, exactGrader(), recorded);
     expect(trials).toHaveLength(9);
@@ -72,7 +115,11 @@ describe('runTrials', () => {
     const { trials, summary } = await runWith(agent, { k: 1 });
     const by = Object.fromEntries(trials.map((t) => [t.row_id, t]));
     expect(by.r1).toMatchObject({ passed: true });
-    expect(by.r2).toMatchObject({ passed: null, error_kind: 'network_econnrefused', failure_category: 'test_environment' });
+    expect(by.r2).toMatchObject({
+      passed: null,
+      error_kind: 'network_econnrefused',
+      failure_category: 'test_environment',
+    });
     expect(by.r3).toMatchObject({ passed: null, error_kind: 'timeout' });
     expect(by.r4).toMatchObject({ passed: false, error_kind: 'agent_exception' });
     expect(agent.calls.get('r2')).toBe(3); // 1 + 2 retries
@@ -87,7 +134,14 @@ describe('runTrials', () => {
   });
 
   it("grades intermediate checks against the row's expected answers", async () => {
-    const agent = fakeAgent(async () => ({ output: 'ok', checks: [{ name: 'window', answer: true }, { name: 'receipt', answer: false }, { name: 'other', answer: 1 }] }));
+    const agent = fakeAgent(async () => ({
+      output: 'ok',
+      checks: [
+        { name: 'window', answer: true },
+        { name: 'receipt', answer: false },
+        { name: 'other', answer: 1 },
+      ],
+    }));
     const row: DatasetRow = { id: 'r1', input: 'x', expected: 'ok', expected_checks: { window: true, receipt: true } };
     const { trials } = await runWith(agent, { k: 1, rows: [row] });
     expect(trials[0]!.checks).toEqual([
@@ -105,7 +159,12 @@ describe('runTrials', () => {
     });
     const publisher = createMemoryPublisher();
     const recorder = createRecorder({ publisher });
-    const summary = await runTrials(plan({ concurrency: 1 }), { agent, grader: exactGrader(), recorder, signal: stop.signal });
+    const summary = await runTrials(plan({ concurrency: 1 }), {
+      agent,
+      grader: exactGrader(),
+      recorder,
+      signal: stop.signal,
+    });
     expect(summary.status).toBe('partial');
     expect(publisher.events.filter((e) => e.type === 'TrialRecorded')).toHaveLength(2);
     expect(publisher.events.at(-1)).toMatchObject({ type: 'RunFinished', status: 'partial', trials: 2 });
@@ -116,9 +175,17 @@ describe('failure classification', () => {
   it('reads typed fields, never message text', () => {
     expect(classifyFailure({ status: 503, message: 'x' })).toMatchObject({ infra: true, kind: 'http_503' });
     expect(classifyFailure({ statusCode: 400, message: 'x' })).toMatchObject({ infra: false, kind: 'http_400' });
-    expect(classifyFailure(new Error('ECONNREFUSED timeout 503'))).toMatchObject({ infra: false, kind: 'agent_exception' });
-    expect(classifyFailure(new Error('x', { cause: Object.assign(new Error('y'), { code: 'ETIMEDOUT' }) }))).toMatchObject({ infra: true, kind: 'network_etimedout' });
-    expect(classifyFailure(Object.assign(new Error('x'), { infra: true, kind: 'sandbox_lost' }))).toMatchObject({ infra: true, kind: 'sandbox_lost' });
+    expect(classifyFailure(new Error('ECONNREFUSED timeout 503'))).toMatchObject({
+      infra: false,
+      kind: 'agent_exception',
+    });
+    expect(
+      classifyFailure(new Error('x', { cause: Object.assign(new Error('y'), { code: 'ETIMEDOUT' }) })),
+    ).toMatchObject({ infra: true, kind: 'network_etimedout' });
+    expect(classifyFailure(Object.assign(new Error('x'), { infra: true, kind: 'sandbox_lost' }))).toMatchObject({
+      infra: true,
+      kind: 'sandbox_lost',
+    });
   });
 });
 
@@ -129,7 +196,13 @@ describe('module agents', () => {
     const agent = await createModuleAgent({ path: join(dir, 'counterAgent.ts') });
     expect(agent.meta).toMatchObject({ version: 'counter-v1' });
     const results = [];
-    for (let i = 0; i < 4; i++) results.push(await agent.run({ row_id: 'r', attempt: i, run_id: 'x', trial_id: `t${i}`, seed: i, input: 'in' }, { timeoutMs: 20_000 }));
+    for (let i = 0; i < 4; i++)
+      results.push(
+        await agent.run(
+          { row_id: 'r', attempt: i, run_id: 'x', trial_id: `t${i}`, seed: i, input: 'in' },
+          { timeoutMs: 20_000 },
+        ),
+      );
     await agent.close();
     expect(results.map((r) => r.output)).toEqual(['in:1', 'in:1', 'in:1', 'in:1']);
     expect(results[3]!.checks).toEqual([{ name: 'attempt', answer: 3 }]);
@@ -138,13 +211,26 @@ describe('module agents', () => {
   it('isolation none shares one instance (documented trade-off)', async () => {
     const agent = await createModuleAgent({ path: join(dir, 'counterAgent.ts'), isolation: 'none' });
     const outs = [];
-    for (let i = 0; i < 3; i++) outs.push((await agent.run({ row_id: 'r', attempt: i, run_id: 'x', trial_id: `t${i}`, seed: i, input: 'in' }, { timeoutMs: 1000 })).output);
+    for (let i = 0; i < 3; i++)
+      outs.push(
+        (
+          await agent.run(
+            { row_id: 'r', attempt: i, run_id: 'x', trial_id: `t${i}`, seed: i, input: 'in' },
+            { timeoutMs: 1000 },
+          )
+        ).output,
+      );
     expect(outs).toEqual(['in:1', 'in:2', 'in:3']);
   });
 
   it('a runaway or hanging trial times out (its worker is stopped), an upstream 503 is infrastructure, a bug is a failure', async () => {
     const agent = await createModuleAgent({ path: join(dir, 'hangingAgent.mjs') });
-    const { trials } = await runWith(agent, { k: 1, rows: rows(['loop', 'wait', 'infra', 'bug', 'fine'], 'fine'), timeoutMs: 1_500, retry: { ...noWait, retries: 1 } });
+    const { trials } = await runWith(agent, {
+      k: 1,
+      rows: rows(['loop', 'wait', 'infra', 'bug', 'fine'], 'fine'),
+      timeoutMs: 1_500,
+      retry: { ...noWait, retries: 1 },
+    });
     await agent.close();
     const by = Object.fromEntries(trials.map((t) => [t.row_id, t]));
     expect(by.loop).toMatchObject({ passed: null, error_kind: 'timeout' });
@@ -157,15 +243,31 @@ describe('module agents', () => {
 
 describe('command and HTTP agents', () => {
   it('a command gets the request on stdin and answers on stdout; exit 75 is infrastructure, another code a failure', async () => {
-    const script = (body: string) => `node -e ${JSON.stringify(`let s='';process.stdin.on('data',d=>s+=d).on('end',()=>{const r=JSON.parse(s);${body}})`)}`;
-    const ok = createCommandAgent({ command: script(`console.log(JSON.stringify({output: 'got ' + r.input + ' #' + r.attempt}))`) });
-    expect((await ok.run({ row_id: 'r', attempt: 2, run_id: 'x', trial_id: 't', seed: 1, input: 'hi' }, { timeoutMs: 20_000 })).output).toBe('got hi #2');
+    const script = (body: string) =>
+      `node -e ${JSON.stringify(`let s='';process.stdin.on('data',d=>s+=d).on('end',()=>{const r=JSON.parse(s);${body}})`)}`;
+    const ok = createCommandAgent({
+      command: script(`console.log(JSON.stringify({output: 'got ' + r.input + ' #' + r.attempt}))`),
+    });
+    expect(
+      (
+        await ok.run(
+          { row_id: 'r', attempt: 2, run_id: 'x', trial_id: 't', seed: 1, input: 'hi' },
+          { timeoutMs: 20_000 },
+        )
+      ).output,
+    ).toBe('got hi #2');
     const temp = createCommandAgent({ command: script('process.exit(75)') });
-    await expect(temp.run({ row_id: 'r', attempt: 0, run_id: 'x', trial_id: 't', seed: 1, input: '' }, { timeoutMs: 20_000 })).rejects.toMatchObject({ kind: 'agent_tempfail', retriable: true });
+    await expect(
+      temp.run({ row_id: 'r', attempt: 0, run_id: 'x', trial_id: 't', seed: 1, input: '' }, { timeoutMs: 20_000 }),
+    ).rejects.toMatchObject({ kind: 'agent_tempfail', retriable: true });
     const bad = createCommandAgent({ command: script('process.exit(3)') });
-    await expect(bad.run({ row_id: 'r', attempt: 0, run_id: 'x', trial_id: 't', seed: 1, input: '' }, { timeoutMs: 20_000 })).rejects.toMatchObject({ kind: 'agent_exit' });
+    await expect(
+      bad.run({ row_id: 'r', attempt: 0, run_id: 'x', trial_id: 't', seed: 1, input: '' }, { timeoutMs: 20_000 }),
+    ).rejects.toMatchObject({ kind: 'agent_exit' });
     const slow = createCommandAgent({ command: 'sleep 30' });
-    await expect(slow.run({ row_id: 'r', attempt: 0, run_id: 'x', trial_id: 't', seed: 1, input: '' }, { timeoutMs: 300 })).rejects.toBeInstanceOf(TrialTimeout);
+    await expect(
+      slow.run({ row_id: 'r', attempt: 0, run_id: 'x', trial_id: 't', seed: 1, input: '' }, { timeoutMs: 300 }),
+    ).rejects.toBeInstanceOf(TrialTimeout);
   });
 
   describe('over HTTP', () => {
@@ -175,13 +277,17 @@ describe('command and HTTP agents', () => {
     beforeAll(async () => {
       server = createServer((req, res) => {
         let body = '';
-        req.on('data', (d) => (body += d)).on('end', () => {
-          const r = JSON.parse(body) as { input: string };
-          hits++;
-          if (r.input === 'flaky' && hits % 2 === 1) return res.writeHead(503).end('busy');
-          if (r.input === 'bad') return res.writeHead(422).end('no');
-          res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ output: r.input.toUpperCase() }));
-        });
+        req
+          .on('data', (d) => (body += d))
+          .on('end', () => {
+            const r = JSON.parse(body) as { input: string };
+            hits++;
+            if (r.input === 'flaky' && hits % 2 === 1) return res.writeHead(503).end('busy');
+            if (r.input === 'bad') return res.writeHead(422).end('no');
+            res
+              .writeHead(200, { 'content-type': 'application/json' })
+              .end(JSON.stringify({ output: r.input.toUpperCase() }));
+          });
       });
       await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
       url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/agent`;
@@ -190,7 +296,14 @@ describe('command and HTTP agents', () => {
 
     it('retries a 503 and records a 4xx as a failure', async () => {
       const agent = createHttpAgent({ url });
-      const { trials } = await runWith(agent, { k: 1, rows: [{ id: 'a', input: 'flaky', expected: 'FLAKY' }, { id: 'b', input: 'bad', expected: 'BAD' }], concurrency: 1 });
+      const { trials } = await runWith(agent, {
+        k: 1,
+        rows: [
+          { id: 'a', input: 'flaky', expected: 'FLAKY' },
+          { id: 'b', input: 'bad', expected: 'BAD' },
+        ],
+        concurrency: 1,
+      });
       const by = Object.fromEntries(trials.map((t) => [t.row_id, t]));
       expect(by.a).toMatchObject({ passed: true, output: 'FLAKY' });
       expect(by.b).toMatchObject({ passed: false, error_kind: 'http_422' });
@@ -200,18 +313,31 @@ describe('command and HTTP agents', () => {
 
 describe('graders', () => {
   const grade = (g: ReturnType<typeof exactGrader>, row: DatasetRow, value: unknown) =>
-    g.grade({ row, value, output: typeof value === 'string' ? value : JSON.stringify(value), result: { output: value }, trialEventId: 'E' });
+    g.grade({
+      row,
+      value,
+      output: typeof value === 'string' ? value : JSON.stringify(value),
+      result: { output: value },
+      trialEventId: 'E',
+    });
 
   it('exact: trimmed strings, and JSON compared as JSON', async () => {
     expect((await grade(exactGrader(), { id: 'r', input: '', expected: 'approve' }, ' approve\n')).passed).toBe(true);
     expect((await grade(exactGrader(), { id: 'r', input: '', expected: 'approve' }, 'Approve')).passed).toBe(false);
-    expect((await grade(exactGrader({ caseInsensitive: true }), { id: 'r', input: '', expected: 'approve' }, 'Approve')).passed).toBe(true);
-    expect((await grade(exactGrader(), { id: 'r', input: '', expected: { a: 1, b: [2] } }, '{"b":[2],"a":1}')).passed).toBe(true);
+    expect(
+      (await grade(exactGrader({ caseInsensitive: true }), { id: 'r', input: '', expected: 'approve' }, 'Approve'))
+        .passed,
+    ).toBe(true);
+    expect(
+      (await grade(exactGrader(), { id: 'r', input: '', expected: { a: 1, b: [2] } }, '{"b":[2],"a":1}')).passed,
+    ).toBe(true);
     expect(() => exactGrader().check({ id: 'r', input: '' })).toThrow(/no "expected"/);
   });
 
   it('regex and JSON Schema (Ajv)', async () => {
-    expect((await grade(regexGrader({ flags: 'i' }), { id: 'r', input: '', expected: '^refund(ed)?$' }, 'REFUNDED')).passed).toBe(true);
+    expect(
+      (await grade(regexGrader({ flags: 'i' }), { id: 'r', input: '', expected: '^refund(ed)?$' }, 'REFUNDED')).passed,
+    ).toBe(true);
     expect(() => regexGrader().check({ id: 'r', input: '', expected: '(' })).toThrow(/invalid regular expression/);
     const schema = { type: 'object', required: ['decision'], properties: { decision: { enum: ['approve', 'deny'] } } };
     const g = jsonSchemaGrader({ schema });
@@ -234,15 +360,28 @@ describe('graders', () => {
     beforeAll(async () => {
       server = createServer((req, res) => {
         let body = '';
-        req.on('data', (d) => (body += d)).on('end', () => {
-          const r = JSON.parse(body) as { model: string; messages: { role: string; content: string }[] };
-          seen.push({ ...r, ...(req.headers.authorization ? { auth: req.headers.authorization } : {}) });
-          if (failNext > 0) return (failNext--, res.writeHead(502).end('bad gateway'));
-          const answer = r.messages[1]!.content.includes('Answer to grade:\napprove') ? 'pass' : 'fail';
-          res.writeHead(200, { 'content-type': 'application/json' }).end(
-            JSON.stringify({ choices: [{ message: { role: 'assistant', content: `Sure:\n{"verdict": "${answer}", "score": ${answer === 'pass' ? 0.9 : 0.1}, "reason": "r"}` } }] }),
-          );
-        });
+        req
+          .on('data', (d) => (body += d))
+          .on('end', () => {
+            const r = JSON.parse(body) as { model: string; messages: { role: string; content: string }[] };
+            seen.push({ ...r, ...(req.headers.authorization ? { auth: req.headers.authorization } : {}) });
+            if (failNext > 0) return (failNext--, res.writeHead(502).end('bad gateway'));
+            const answer = r.messages[1]!.content.includes('Answer to grade:\napprove') ? 'pass' : 'fail';
+            res
+              .writeHead(200, { 'content-type': 'application/json' })
+              .end(
+                JSON.stringify({
+                  choices: [
+                    {
+                      message: {
+                        role: 'assistant',
+                        content: `Sure:\n{"verdict": "${answer}", "score": ${answer === 'pass' ? 0.9 : 0.1}, "reason": "r"}`,
+                      },
+                    },
+                  ],
+                }),
+              );
+          });
       });
       await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
       baseUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}/v1`;
@@ -250,12 +389,25 @@ describe('graders', () => {
     afterAll(() => new Promise<void>((r) => server.close(() => r())));
 
     it('grades each trial, records rubric and judge versions, and retries a 502', async () => {
-      const judge = llmJudge({ endpoint: { baseUrl, model: 'local-judge', apiKey: 'k' }, rubric: 'Approve only eligible refunds.', rubricVersion: 'rubric-3', judgeVersion: 'j-1' });
+      const judge = llmJudge({
+        endpoint: { baseUrl, model: 'local-judge', apiKey: 'k' },
+        rubric: 'Approve only eligible refunds.',
+        rubricVersion: 'rubric-3',
+        judgeVersion: 'j-1',
+      });
       failNext = 1;
       const agent = fakeAgent(async (input) => ({ output: input === 'r1' ? 'approve' : 'deny' }));
-      const { trials, events } = await runWith(agent, { k: 1, rows: rows(['r1', 'r2'], 'approve'), concurrency: 1 }, judge);
+      const { trials, events } = await runWith(
+        agent,
+        { k: 1, rows: rows(['r1', 'r2'], 'approve'), concurrency: 1 },
+        judge,
+      );
       const by = Object.fromEntries(trials.map((t) => [t.row_id, t]));
-      expect(by.r1).toMatchObject({ passed: true, score: 0.9, grader: { kind: 'llm_judge', id: 'local-judge', version: 'j-1+rubric.rubric-3' } });
+      expect(by.r1).toMatchObject({
+        passed: true,
+        score: 0.9,
+        grader: { kind: 'llm_judge', id: 'local-judge', version: 'j-1+rubric.rubric-3' },
+      });
       expect(by.r2).toMatchObject({ passed: false, score: 0.1 });
       const judgments = events.filter((e): e is JudgmentRecorded => e.type === 'JudgmentRecorded');
       expect(judgments.map((j) => [j.item_id, j.label, j.rubric_version, j.judge.version])).toEqual([
@@ -268,8 +420,15 @@ describe('graders', () => {
     });
 
     it('a judge that cannot be reached leaves the trial ungraded', async () => {
-      const judge = llmJudge({ endpoint: { baseUrl: 'http://127.0.0.1:9/v1', model: 'm', timeoutMs: 2_000 }, rubric: 'r' });
-      const { trials } = await runWith(fakeAgent(async () => ({ output: 'approve' })), { k: 1, rows: rows(['r1']) }, judge);
+      const judge = llmJudge({
+        endpoint: { baseUrl: 'http://127.0.0.1:9/v1', model: 'm', timeoutMs: 2_000 },
+        rubric: 'r',
+      });
+      const { trials } = await runWith(
+        fakeAgent(async () => ({ output: 'approve' })),
+        { k: 1, rows: rows(['r1']) },
+        judge,
+      );
       expect(trials[0]).toMatchObject({ passed: null, error_kind: 'judge_unavailable', output: 'approve' });
     });
   });
@@ -277,10 +436,17 @@ describe('graders', () => {
 
 describe('datasets', () => {
   it('reads rows, versions them by content, and names the line of a bad row', () => {
-    const d = parseDataset('{"id": 1, "input": "a", "expected": "x"}\n\n{"row_id": "r2", "input": {"q": 1}}\n', 'rows.jsonl');
+    const d = parseDataset(
+      '{"id": 1, "input": "a", "expected": "x"}\n\n{"row_id": "r2", "input": {"q": 1}}\n',
+      'rows.jsonl',
+    );
     expect(d.rows.map((r) => r.id)).toEqual(['1', 'r2']);
     expect(d).toMatchObject({ name: 'rows', version: expect.stringMatching(/^sha-[0-9a-f]{12}$/) });
-    expect(() => parseDataset('{"id": "a", "input": 1}\n{"input": 2}\n', 'rows.jsonl')).toThrow(/rows\.jsonl, line 2, field id/);
-    expect(() => parseDataset('{"id": "a", "input": 1}\n{"id": "a", "input": 2}\n', 'rows.jsonl')).toThrow(/already used on line 1/);
+    expect(() => parseDataset('{"id": "a", "input": 1}\n{"input": 2}\n', 'rows.jsonl')).toThrow(
+      /rows\.jsonl, line 2, field id/,
+    );
+    expect(() => parseDataset('{"id": "a", "input": 1}\n{"id": "a", "input": 2}\n', 'rows.jsonl')).toThrow(
+      /already used on line 1/,
+    );
   });
 });

@@ -28,18 +28,28 @@ export interface TrialOutcome {
 
 /** A 32-bit seed from (run, row, attempt): the same attempt gets the same seed on a re-run. */
 export const trialSeed = (runId: string, rowId: string, attempt: number): number =>
-  createHash('sha256').update(JSON.stringify([runId, rowId, attempt])).digest().readUInt32BE(0);
+  createHash('sha256')
+    .update(JSON.stringify([runId, rowId, attempt]))
+    .digest()
+    .readUInt32BE(0);
 
 /** Checks graded against the row's expected answers, where it has one for that check. */
 const gradeChecks = (checks: Check[] | undefined, expected: DatasetRow['expected_checks']): Check[] | undefined =>
-  checks?.map((c) => (expected && c.name in expected && c.passed === undefined ? { ...c, passed: c.answer === expected[c.name] } : c));
+  checks?.map((c) =>
+    expected && c.name in expected && c.passed === undefined ? { ...c, passed: c.answer === expected[c.name] } : c,
+  );
 
 /**
  * Runs one attempt and grades it. Infrastructure failures (of the agent or the grader) are retried by the
  * policy and, when retries run out, give an ungraded trial (passed: null, error_kind, failure category
  * test_environment). The agent's own failures are graded as failed. Never throws for a failed trial.
  */
-export const runTrial = async (ctx: TrialContext, row: DatasetRow, attempt: number, eventId: string): Promise<TrialOutcome> => {
+export const runTrial = async (
+  ctx: TrialContext,
+  row: DatasetRow,
+  attempt: number,
+  eventId: string,
+): Promise<TrialOutcome> => {
   let retries = 0;
   const onRetry = () => void retries++;
   const request = {
@@ -99,14 +109,27 @@ export const runTrial = async (ctx: TrialContext, row: DatasetRow, attempt: numb
   };
   if (result.error) {
     const checks = gradeChecks(result.checks, row.expected_checks);
-    return { trial: { ...base, ...measured, passed: false, score: 0, error_kind: result.error.kind, ...(checks ? { checks } : {}) }, retries };
+    return {
+      trial: {
+        ...base,
+        ...measured,
+        passed: false,
+        score: 0,
+        error_kind: result.error.kind,
+        ...(checks ? { checks } : {}),
+      },
+      retries,
+    };
   }
   try {
-    const grade = await withRetry(() => ctx.grader.grade({ row, output, value: result.output, result, trialEventId: eventId }), {
-      policy: ctx.retry,
-      onRetry,
-      ...(ctx.sleep ? { sleep: ctx.sleep } : {}),
-    });
+    const grade = await withRetry(
+      () => ctx.grader.grade({ row, output, value: result.output, result, trialEventId: eventId }),
+      {
+        policy: ctx.retry,
+        onRetry,
+        ...(ctx.sleep ? { sleep: ctx.sleep } : {}),
+      },
+    );
     const checks = gradeChecks(grade.checks ?? result.checks, row.expected_checks);
     const trial: TrialInput = {
       ...base,
@@ -120,6 +143,16 @@ export const runTrial = async (ctx: TrialContext, row: DatasetRow, attempt: numb
   } catch (e) {
     const kind = typeof (e as { kind?: unknown }).kind === 'string' ? (e as { kind: string }).kind : 'grader_error';
     const checks = gradeChecks(result.checks, row.expected_checks);
-    return { trial: { ...base, ...measured, passed: null, error_kind: kind, failure_category: 'test_environment', ...(checks ? { checks } : {}) }, retries };
+    return {
+      trial: {
+        ...base,
+        ...measured,
+        passed: null,
+        error_kind: kind,
+        failure_category: 'test_environment',
+        ...(checks ? { checks } : {}),
+      },
+      retries,
+    };
   }
 };

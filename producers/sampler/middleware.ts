@@ -34,7 +34,10 @@ export const withTraceSampling =
     try {
       output = await fn(input);
     } catch (e) {
-      const kind = typeof (e as { kind?: unknown })?.kind === 'string' ? (e as { kind: string }).kind : ((e as Error)?.name ?? 'error');
+      const kind =
+        typeof (e as { kind?: unknown })?.kind === 'string'
+          ? (e as { kind: string }).kind
+          : ((e as Error)?.name ?? 'error');
       opts.sampler.offer({ ...base, error_kind: kind, occurred_at: clock() });
       throw e;
     }

@@ -36,8 +36,10 @@ export const isNegativeFeedback = (signals: Record<string, string | number | boo
   if (!signals) return false;
   for (const [key, value] of Object.entries(signals)) {
     const k = key.toLowerCase();
-    if (typeof value === 'string' && /^(thumbs?[_ -]?down|down|negative|dislike|bad|complaint)$/i.test(value.trim())) return true;
-    if (/thumbs?[_ -]?down|dislike|complaint|negative/.test(k) && value !== false && value !== 0 && value !== '') return true;
+    if (typeof value === 'string' && /^(thumbs?[_ -]?down|down|negative|dislike|bad|complaint)$/i.test(value.trim()))
+      return true;
+    if (/thumbs?[_ -]?down|dislike|complaint|negative/.test(k) && value !== false && value !== 0 && value !== '')
+      return true;
     if (/thumbs?[_ -]?up|like|helpful/.test(k) && (value === false || value === 0)) return true;
     if (/rating|score|stars/.test(k) && typeof value === 'number' && value <= 2) return true;
   }

@@ -24,7 +24,10 @@ const luhn = (digits: string): boolean => {
 };
 
 /** Email addresses. */
-export const emailRedactor: Redactor = patternRedactor('email', /[A-Za-z0-9._%+-]+@[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)*\.[A-Za-z]{2,}/);
+export const emailRedactor: Redactor = patternRedactor(
+  'email',
+  /[A-Za-z0-9._%+-]+@[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)*\.[A-Za-z]{2,}/,
+);
 
 /** Payment card numbers: 13–19 digits, spaces or dashes allowed between them, passing the Luhn check. */
 export const cardRedactor: Redactor = {
@@ -47,7 +50,12 @@ export const phoneRedactor: Redactor = {
     text.replace(/(?:\+\d{1,3}[\s.-]?)?(?:\(\d{1,4}\)[\s.-]?)?\d{2,4}(?:[\s.-]\d{2,4}){1,4}\b|\+\d{7,15}\b/g, (m) => {
       const digits = m.replace(/\D/g, '');
       const separated = /[\s.()-]/.test(m) || m.startsWith('+');
-      return separated && digits.length >= 7 && digits.length <= 15 && (m.startsWith('+') || /^\(|^\d{2,4}[\s.-]\d{3,4}[\s.-]?\d{3,4}$|\)/.test(m.trim())) ? '[PHONE]' : m;
+      return separated &&
+        digits.length >= 7 &&
+        digits.length <= 15 &&
+        (m.startsWith('+') || /^\(|^\d{2,4}[\s.-]\d{3,4}[\s.-]?\d{3,4}$|\)/.test(m.trim()))
+        ? '[PHONE]'
+        : m;
     }),
 };
 
@@ -62,6 +70,8 @@ export const redactValue = (value: unknown, redactors: readonly Redactor[] = DEF
   if (typeof value === 'string') return redactText(value, redactors);
   if (Array.isArray(value)) return value.map((v) => redactValue(v, redactors));
   if (value && typeof value === 'object')
-    return Object.fromEntries(Object.entries(value).map(([k, v]) => [redactText(k, redactors), redactValue(v, redactors)]));
+    return Object.fromEntries(
+      Object.entries(value).map(([k, v]) => [redactText(k, redactors), redactValue(v, redactors)]),
+    );
   return value;
 };

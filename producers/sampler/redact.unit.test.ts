@@ -25,6 +25,10 @@ describe('redaction', () => {
   it('takes custom redactors, and redacts every string of a JSON value', () => {
     const ssn = patternRedactor('ssn', /\b\d{3}-\d{2}-\d{4}\b/);
     const value = { note: 'ssn 123-45-6789, mail a@b.io', list: ['x@y.org', 7], 'z@q.com': true };
-    expect(redactValue(value, [...DEFAULT_REDACTORS, ssn])).toEqual({ note: 'ssn [SSN], mail [EMAIL]', list: ['[EMAIL]', 7], '[EMAIL]': true });
+    expect(redactValue(value, [...DEFAULT_REDACTORS, ssn])).toEqual({
+      note: 'ssn [SSN], mail [EMAIL]',
+      list: ['[EMAIL]', 7],
+      '[EMAIL]': true,
+    });
   });
 });

@@ -13,7 +13,11 @@ export const TraceLine = z.object({
   segment: z.string().min(1).optional(),
   input: z.unknown(),
   output: z.unknown().optional(),
-  verdicts: z.array(z.object({ grader: z.string().min(1), passed: z.boolean().nullable(), score: z.number().nullable().optional() })).optional(),
+  verdicts: z
+    .array(
+      z.object({ grader: z.string().min(1), passed: z.boolean().nullable(), score: z.number().nullable().optional() }),
+    )
+    .optional(),
   user_signals: z.record(z.string(), z.union([z.string(), z.number(), z.boolean()])).optional(),
   error_kind: z.string().nullable().optional(),
   tags: z.array(z.string().min(1)).optional(),
@@ -29,7 +33,12 @@ export interface SampleFileReport {
 /** `passk sample`: applies a policy to a file of traces; kept ones are redacted and recorded. */
 export const sampleFile = async (
   file: string,
-  opts: { policy: SamplingPolicyInput; recorder: Pick<Recorder, 'recordTrace' | 'flush'>; seed?: number; redactors?: readonly Redactor[] },
+  opts: {
+    policy: SamplingPolicyInput;
+    recorder: Pick<Recorder, 'recordTrace' | 'flush'>;
+    seed?: number;
+    redactors?: readonly Redactor[];
+  },
 ): Promise<SampleFileReport> => {
   let text: string;
   try {
@@ -46,7 +55,12 @@ export const sampleFile = async (
       throw new InputError(`not valid JSON (${(e as Error).message})`, { file, line: i + 1 });
     }
     const r = TraceLine.safeParse(value);
-    if (!r.success) throw new InputError(r.error.issues[0]!.message, { file, line: i + 1, field: r.error.issues[0]!.path.join('.') || '(line)' });
+    if (!r.success)
+      throw new InputError(r.error.issues[0]!.message, {
+        file,
+        line: i + 1,
+        field: r.error.issues[0]!.path.join('.') || '(line)',
+      });
     return [r.data];
   });
   // Event time orders the windows of a cap: offer in time order.

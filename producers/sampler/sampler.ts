@@ -90,9 +90,14 @@ export const createTraceSampler = (opts: SamplerOptions): TraceSampler => {
       segment,
       input_fingerprint: inputFingerprint(input),
       occurred_at: at,
-      payload: { ...(input !== undefined ? { input: text(input) } : {}), ...(output !== undefined ? { output: text(output) } : {}) },
+      payload: {
+        ...(input !== undefined ? { input: text(input) } : {}),
+        ...(output !== undefined ? { output: text(output) } : {}),
+      },
       ...(t.verdicts ? { verdicts: t.verdicts } : {}),
-      ...(t.user_signals ? { user_signals: redactValue(t.user_signals, redactors) as Record<string, string | number | boolean> } : {}),
+      ...(t.user_signals
+        ? { user_signals: redactValue(t.user_signals, redactors) as Record<string, string | number | boolean> }
+        : {}),
       ...(t.error_kind ? { error_kind: redactText(t.error_kind, redactors) } : {}),
       ...(t.tags ? { tags: t.tags } : {}),
     };

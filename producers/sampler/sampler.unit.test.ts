@@ -63,7 +63,11 @@ const hajek = (kept: readonly TraceInput[]) => {
   return { p, se: Math.sqrt(v) / w };
 };
 
-const stratified: SamplingPolicyInput = { name: 'stratified', rate: 0.1, segments: { free: 0.04, pro: 0.15, enterprise: 0.5 } };
+const stratified: SamplingPolicyInput = {
+  name: 'stratified',
+  rate: 0.1,
+  segments: { free: 0.04, pro: 0.15, enterprise: 0.5 },
+};
 
 describe('trace sampler: statistics', () => {
   const people = population(3_000, 42);
@@ -142,8 +146,25 @@ describe('trace sampler: rules', () => {
 
   it('a cap keeps at most `max` per segment and window, each with probability rate × max / candidates', async () => {
     const s = sink();
-    const sampler = createTraceSampler({ policy: { rate: 1, cap: { max: 3, windowMs: 60_000 }, alwaysKeep: { errors: false, negativeFeedback: false, tags: [] } }, recorder: s, seed: 9 });
-    for (let i = 0; i < 100; i++) expect(sampler.offer({ trace_id: `t${i}`, agent_version: 'v', segment: i < 40 ? 'a' : 'b', input: i, occurred_at: (i % 50) * 1_000 + (i >= 50 ? 60_000 : 0) })).toMatchObject({ kept: 'pending' });
+    const sampler = createTraceSampler({
+      policy: {
+        rate: 1,
+        cap: { max: 3, windowMs: 60_000 },
+        alwaysKeep: { errors: false, negativeFeedback: false, tags: [] },
+      },
+      recorder: s,
+      seed: 9,
+    });
+    for (let i = 0; i < 100; i++)
+      expect(
+        sampler.offer({
+          trace_id: `t${i}`,
+          agent_version: 'v',
+          segment: i < 40 ? 'a' : 'b',
+          input: i,
+          occurred_at: (i % 50) * 1_000 + (i >= 50 ? 60_000 : 0),
+        }),
+      ).toMatchObject({ kept: 'pending' });
     await sampler.flush();
     const byWindow = new Map<string, TraceInput[]>();
     for (const t of s.traces) {
@@ -151,12 +172,29 @@ describe('trace sampler: rules', () => {
       byWindow.set(k, [...(byWindow.get(k) ?? []), t]);
     }
     // candidates: a/w0 = 40; b/w0 = 10 (i 40..49); b/w1 = 50 (i 50..99)
-    expect(Object.fromEntries([...byWindow].map(([k, v]) => [k, [v.length, v[0]!.sampling.probability]]))).toEqual({ 'a/0': [3, 3 / 40], 'b/0': [3, 3 / 10], 'b/1': [3, 3 / 50] });
+    expect(Object.fromEntries([...byWindow].map(([k, v]) => [k, [v.length, v[0]!.sampling.probability]]))).toEqual({
+      'a/0': [3, 3 / 40],
+      'b/0': [3, 3 / 10],
+      'b/1': [3, 3 / 50],
+    });
   });
 
   it('reads negative feedback from common signal shapes', () => {
-    const negative: Record<string, string | number | boolean>[] = [{ thumbs: 'down' }, { thumbs_down: true }, { rating: 1 }, { stars: 2 }, { helpful: false }, { feedback: 'negative' }];
-    const fine: Record<string, string | number | boolean>[] = [{ thumbs: 'up' }, { rating: 5 }, { helpful: true }, { thumbs_down: false }, {}];
+    const negative: Record<string, string | number | boolean>[] = [
+      { thumbs: 'down' },
+      { thumbs_down: true },
+      { rating: 1 },
+      { stars: 2 },
+      { helpful: false },
+      { feedback: 'negative' },
+    ];
+    const fine: Record<string, string | number | boolean>[] = [
+      { thumbs: 'up' },
+      { rating: 5 },
+      { helpful: true },
+      { thumbs_down: false },
+      {},
+    ];
     expect(negative.map((s) => isNegativeFeedback(s))).toEqual(negative.map(() => true));
     expect(fine.map((s) => isNegativeFeedback(s))).toEqual(fine.map(() => false));
   });
@@ -165,7 +203,13 @@ describe('trace sampler: rules', () => {
     const publisher = createMemoryPublisher();
     const recorder = createRecorder({ publisher });
     const sampler = createTraceSampler({ policy: { rate: 1 }, recorder, seed: 1 });
-    sampler.offer({ trace_id: 'a', agent_version: 'v', input: 'Refund please, I am  jane@example.com', output: 'Sure, call 555-123-4567', user_signals: { comment: 'card 4111 1111 1111 1111' } });
+    sampler.offer({
+      trace_id: 'a',
+      agent_version: 'v',
+      input: 'Refund please, I am  jane@example.com',
+      output: 'Sure, call 555-123-4567',
+      user_signals: { comment: 'card 4111 1111 1111 1111' },
+    });
     sampler.offer({ trace_id: 'b', agent_version: 'v', input: ' refund please, i am bob@example.org ' });
     await sampler.flush();
     const [a, b] = publisher.events.map((e) => TraceSampled.parse(e));
@@ -191,12 +235,26 @@ describe('trace sampler: rules', () => {
         if (q.text === 'boom') throw Object.assign(new Error('x'), { kind: 'tool_failed' });
         return q.text.toUpperCase();
       },
-      { sampler, agentVersion: 'v9', segmentOf: (q) => q.tier, traceIdOf: (q) => `id-${q.text}`, grade: (_q, out) => [{ grader: 'len', passed: out.length < 10 }] },
+      {
+        sampler,
+        agentVersion: 'v9',
+        segmentOf: (q) => q.tier,
+        traceIdOf: (q) => `id-${q.text}`,
+        grade: (_q, out) => [{ grader: 'len', passed: out.length < 10 }],
+      },
     );
     expect(await agent({ text: 'hi', tier: 'pro' })).toBe('HI');
     await expect(agent({ text: 'boom', tier: 'free' })).rejects.toThrow('x');
     await sampler.flush();
-    expect(s.traces.map((t) => [t.trace_id, t.segment, t.error_kind ?? null, t.verdicts?.[0]?.passed ?? null, t.sampling.probability])).toEqual([
+    expect(
+      s.traces.map((t) => [
+        t.trace_id,
+        t.segment,
+        t.error_kind ?? null,
+        t.verdicts?.[0]?.passed ?? null,
+        t.sampling.probability,
+      ]),
+    ).toEqual([
       ['id-hi', 'pro', null, true, 1],
       ['id-boom', 'free', 'tool_failed', null, 1],
     ]);

@@ -4,7 +4,9 @@ import { PipelineError } from '../../schemas/errors.ts';
 /** More events are waiting than the recorder may hold: slow down, or flush and try again. */
 export class Backpressure extends PipelineError {
   constructor(readonly buffered: number) {
-    super(`the recorder already holds ${buffered} unsent events; await flush() before recording more`, { retriable: true });
+    super(`the recorder already holds ${buffered} unsent events; await flush() before recording more`, {
+      retriable: true,
+    });
   }
 }
 

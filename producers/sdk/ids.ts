@@ -32,11 +32,31 @@ export const newRunId = (atMs: number = Date.now()): string => `run-${ulid(atMs)
 
 /** Deterministic id of a trial from (suite, dataset version, agent version, run, row, attempt). */
 export const trialEventId = (t: TrialIdentity): string =>
-  deterministicEventId(runTime(t.run_id), 'TrialRecorded', t.suite, t.dataset_version, t.agent.version, t.run_id, t.row_id, t.attempt);
+  deterministicEventId(
+    runTime(t.run_id),
+    'TrialRecorded',
+    t.suite,
+    t.dataset_version,
+    t.agent.version,
+    t.run_id,
+    t.row_id,
+    t.attempt,
+  );
 
 /**
  * Deterministic id of an end-of-run marker. Status and trial count are part of it: a run marked partial,
  * then resumed and completed, gets a second marker, while marking the same state twice counts once.
  */
-export const runFinishedEventId = (r: Omit<TrialIdentity, 'row_id' | 'attempt'> & { status: string; trials: number }): string =>
-  deterministicEventId(runTime(r.run_id), 'RunFinished', r.suite, r.dataset_version, r.agent.version, r.run_id, r.status, r.trials);
+export const runFinishedEventId = (
+  r: Omit<TrialIdentity, 'row_id' | 'attempt'> & { status: string; trials: number },
+): string =>
+  deterministicEventId(
+    runTime(r.run_id),
+    'RunFinished',
+    r.suite,
+    r.dataset_version,
+    r.agent.version,
+    r.run_id,
+    r.status,
+    r.trials,
+  );

@@ -3,6 +3,14 @@ export { createRecorder, type Recorder, type RecorderOptions } from './recorder.
 export { createBatcher, type Batcher, type BatcherOptions, type BatcherStats } from './batcher.ts';
 export { Backpressure, RecorderClosed, UnsentEvents } from './errors.ts';
 export { newRunId, runFinishedEventId, runTime, trialEventId, type TrialIdentity } from './ids.ts';
-export { InvalidRecord, type FieldIssue, type JudgmentInput, type LabelInput, type RunFinishedInput, type TraceInput, type TrialInput } from './inputs.ts';
+export {
+  InvalidRecord,
+  type FieldIssue,
+  type JudgmentInput,
+  type LabelInput,
+  type RunFinishedInput,
+  type TraceInput,
+  type TrialInput,
+} from './inputs.ts';
 export { createMemoryPublisher, type MemoryPublisher } from './memoryPublisher.ts';
 export { backoffMs, DEFAULT_RETRY, isRetriable, RetryPolicy, withRetry, type RetryOptions } from './retry.ts';

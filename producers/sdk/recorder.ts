@@ -117,7 +117,16 @@ export const createRecorder = (opts: RecorderOptions): Recorder => {
     recordJudgment(input) {
       const given = (input as { occurred_at?: number } | null)?.occurred_at ?? 0;
       const id = (j: JudgmentRecorded) =>
-        deterministicEventId(given, 'JudgmentRecorded', j.item_id, j.judge.id, j.judge.version ?? '', j.rubric_version, j.repeat ?? 0, (j.order ?? []).join(SEP));
+        deterministicEventId(
+          given,
+          'JudgmentRecorded',
+          j.item_id,
+          j.judge.id,
+          j.judge.version ?? '',
+          j.rubric_version,
+          j.repeat ?? 0,
+          (j.order ?? []).join(SEP),
+        );
       return batcher.add(build('JudgmentRecorded', input, id));
     },
     recordLabel(input) {

@@ -45,8 +45,22 @@ describe('createRecorder', () => {
     const id = await rec.recordTrial(trial());
     expect(publisher.events).toHaveLength(1);
     const e = publisher.events[0] as TrialRecorded;
-    expect(e).toMatchObject({ type: 'TrialRecorded', event_id: id, occurred_at: 1_764_000_000_000, producer: 'passk-sdk/0.1.0' });
-    expect(id).toBe(trialEventId({ suite: 'refunds', dataset_version: 'v1', agent: { version: 'prompt-v2' }, run_id: 'run-1', row_id: 'r1', attempt: 0 }));
+    expect(e).toMatchObject({
+      type: 'TrialRecorded',
+      event_id: id,
+      occurred_at: 1_764_000_000_000,
+      producer: 'passk-sdk/0.1.0',
+    });
+    expect(id).toBe(
+      trialEventId({
+        suite: 'refunds',
+        dataset_version: 'v1',
+        agent: { version: 'prompt-v2' },
+        run_id: 'run-1',
+        row_id: 'r1',
+        attempt: 0,
+      }),
+    );
     await rec.close();
   });
 
@@ -132,7 +146,9 @@ describe('createRecorder', () => {
     const publisher = createMemoryPublisher({ maxEventBytes: 2_000 });
     const errors: unknown[] = [];
     const rec = createRecorder({ publisher, maxWaitMs: 10_000, onError: (e) => errors.push(e) });
-    const receipts = [0, 1, 2, 3, 4].map((i) => rec.recordTrial(trial({ attempt: i, output: i === 3 ? 'x'.repeat(5_000) : 'ok' })));
+    const receipts = [0, 1, 2, 3, 4].map((i) =>
+      rec.recordTrial(trial({ attempt: i, output: i === 3 ? 'x'.repeat(5_000) : 'ok' })),
+    );
     await rec.flush();
     expect(publisher.events.map((e) => (e as TrialRecorded).attempt)).toEqual([0, 1, 2, 4]);
     await expect(receipts[3]).rejects.toBeInstanceOf(EventTooLarge);
@@ -141,7 +157,12 @@ describe('createRecorder', () => {
   });
 
   it('pushes back instead of growing without bound', () => {
-    const rec = createRecorder({ publisher: createMemoryPublisher(), maxBuffered: 3, maxBatch: 100, maxWaitMs: 10_000 });
+    const rec = createRecorder({
+      publisher: createMemoryPublisher(),
+      maxBuffered: 3,
+      maxBatch: 100,
+      maxWaitMs: 10_000,
+    });
     for (let i = 0; i < 3; i++) void rec.recordTrial(trial({ attempt: i }));
     expect(() => rec.recordTrial(trial({ attempt: 3 }))).toThrow(Backpressure);
   });
@@ -149,10 +170,19 @@ describe('createRecorder', () => {
   it('records judgments and labels, and refuses a judgment without a rubric version', async () => {
     const publisher = createMemoryPublisher();
     const rec = createRecorder({ publisher });
-    await rec.recordJudgment({ item_id: 'i1', judge: { id: 'j', version: '3' }, rubric_version: 'r2', kind: 'pointwise', label: 'pass', score: 1 });
+    await rec.recordJudgment({
+      item_id: 'i1',
+      judge: { id: 'j', version: '3' },
+      rubric_version: 'r2',
+      kind: 'pointwise',
+      label: 'pass',
+      score: 1,
+    });
     await rec.recordLabel({ item_id: 'i1', labeler: 'ana', label: 'pass' });
     expect(publisher.events.map((e) => e.type)).toEqual(['JudgmentRecorded', 'LabelRecorded']);
-    expect(() => rec.recordJudgment({ item_id: 'i1', judge: { id: 'j' }, kind: 'pointwise' } as never)).toThrow(/rubric_version/);
+    expect(() => rec.recordJudgment({ item_id: 'i1', judge: { id: 'j' }, kind: 'pointwise' } as never)).toThrow(
+      /rubric_version/,
+    );
   });
 
   it('markRunFinished infers the run from its trials and flushes everything', async () => {
@@ -164,7 +194,15 @@ describe('createRecorder', () => {
     await rec.markRunFinished({ run_id: 'run-1', k: 2 });
     const last = publisher.events.at(-1) as PasskEvent & { type: 'RunFinished' };
     expect(publisher.events).toHaveLength(4);
-    expect(last).toMatchObject({ type: 'RunFinished', suite: 'refunds', trials: 3, ungraded: 1, rows: 2, k: 2, status: 'completed' });
+    expect(last).toMatchObject({
+      type: 'RunFinished',
+      suite: 'refunds',
+      trials: 3,
+      ungraded: 1,
+      rows: 2,
+      k: 2,
+      status: 'completed',
+    });
     await expect(createRecorder({ publisher }).markRunFinished({ run_id: 'unknown' })).rejects.toThrow(/suite/);
   });
 });

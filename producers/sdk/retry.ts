@@ -24,7 +24,8 @@ export const isRetriable = (e: unknown): boolean => e instanceof PipelineError &
 export const backoffMs = (policy: RetryPolicy, retry: number): number =>
   Math.min(policy.maxMs, policy.initialMs * policy.factor ** retry);
 
-export const sleep = (ms: number): Promise<void> => (ms <= 0 ? Promise.resolve() : new Promise((r) => setTimeout(r, ms)));
+export const sleep = (ms: number): Promise<void> =>
+  ms <= 0 ? Promise.resolve() : new Promise((r) => setTimeout(r, ms));
 
 export interface RetryOptions {
   readonly policy: RetryPolicy;

@@ -31,7 +31,9 @@ export const ComparisonDeclared = z.object({
   /** Extra attempts per version asked for each suspected regression; 0 = decide without confirmation. @default 3 */
   confirmation_attempts: z.number().int().nonnegative().optional(),
   /** Optional configured gate rules. */
-  rules: z.object({ zero_forbidden_actions: z.boolean().optional(), max_pass_at_1_drop: z.number().nonnegative().optional() }).optional(),
+  rules: z
+    .object({ zero_forbidden_actions: z.boolean().optional(), max_pass_at_1_drop: z.number().nonnegative().optional() })
+    .optional(),
 });
 export type ComparisonDeclared = z.infer<typeof ComparisonDeclared>;
 

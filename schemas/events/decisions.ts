@@ -20,7 +20,9 @@ export const GateEvaluated = z.object({
   verdict: z.enum(['pass', 'fail']),
   reasons: z.array(GateRuleResult),
   /** Event ids of the attempts behind the verdict, per row. */
-  evidence: z.array(z.object({ row_id: Id, baseline_attempts: z.array(z.string()), candidate_attempts: z.array(z.string()) })),
+  evidence: z.array(
+    z.object({ row_id: Id, baseline_attempts: z.array(z.string()), candidate_attempts: z.array(z.string()) }),
+  ),
   /** Set when this is not the first verdict on this candidate. */
   repeated_verdict: z.boolean().optional(),
 });

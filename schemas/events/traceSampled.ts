@@ -15,7 +15,9 @@ export const TraceSampled = z.object({
     probability: z.number().gt(0).lte(1),
   }),
   verdicts: z
-    .array(z.object({ grader: z.string().min(1), passed: z.boolean().nullable(), score: z.number().nullable().optional() }))
+    .array(
+      z.object({ grader: z.string().min(1), passed: z.boolean().nullable(), score: z.number().nullable().optional() }),
+    )
     .optional(),
   user_signals: z.record(z.string(), z.union([z.string(), z.number(), z.boolean()])).optional(),
   error_kind: z.string().nullable().optional(),

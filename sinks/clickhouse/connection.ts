@@ -1,7 +1,14 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Readable } from 'node:stream';
-import { createClient, drainStream, parseError, type ClickHouseClient, type ClickHouseClientConfigOptions, type ClickHouseSettings } from '@clickhouse/client';
+import {
+  createClient,
+  drainStream,
+  parseError,
+  type ClickHouseClient,
+  type ClickHouseClientConfigOptions,
+  type ClickHouseSettings,
+} from '@clickhouse/client';
 import { StoreLocked } from './errors.ts';
 import { STORE_SETTINGS } from './settings.ts';
 
@@ -40,7 +47,12 @@ export const execInsert =
 
 interface ChdbRawInsert {
   chdb: {
-    rawInsert(p: { table: string; values: Buffer; format: 'JSONEachRow'; settings?: Record<string, string | number | boolean> }): Promise<unknown>;
+    rawInsert(p: {
+      table: string;
+      values: Buffer;
+      format: 'JSONEachRow';
+      settings?: Record<string, string | number | boolean>;
+    }): Promise<unknown>;
   };
 }
 
@@ -54,7 +66,12 @@ const chdbInsert =
   async (table, body, settings) => {
     const merged = { ...STORE_SETTINGS, ...settings } as unknown as Record<string, string | number | boolean>;
     try {
-      await connection.chdb.rawInsert({ table: `${database}.${table}`, values: body, format: 'JSONEachRow', settings: merged });
+      await connection.chdb.rawInsert({
+        table: `${database}.${table}`,
+        values: body,
+        format: 'JSONEachRow',
+        settings: merged,
+      });
     } catch (e) {
       const typed = parseError(e instanceof Error ? e.message : String(e));
       if (typed !== e) (typed as Error & { cause?: unknown }).cause = e;
@@ -92,7 +109,9 @@ const openEmbedded = async (path: string): Promise<{ client: ClickHouseClient; c
   const { createChdbConnection } = await import('chdb/connection');
   try {
     // chDB implements the Connection of its own @clickhouse/client-common copy (1.23.0); same shape.
-    const connection = createChdbConnection({ path }) as unknown as NonNullable<ClickHouseClientConfigOptions['connection']>;
+    const connection = createChdbConnection({ path }) as unknown as NonNullable<
+      ClickHouseClientConfigOptions['connection']
+    >;
     return {
       client: createClient({ connection, clickhouse_settings: STORE_SETTINGS }),
       connection: connection as unknown as ChdbRawInsert,
@@ -140,5 +159,11 @@ export const openClickHouse = async (target: StoreTarget): Promise<StoreClient> 
     await bootstrap.close();
   }
   const client = createClient({ ...common, database: target.database });
-  return { client, kind: 'server', database: target.database, insertJsonRows: execInsert(client), close: () => client.close() };
+  return {
+    client,
+    kind: 'server',
+    database: target.database,
+    insertJsonRows: execInsert(client),
+    close: () => client.close(),
+  };
 };

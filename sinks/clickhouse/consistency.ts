@@ -1,5 +1,10 @@
 import { z } from 'zod';
-import { summarizeHistogram, histogramOf, type HistogramBin, type HistogramSummary } from '../../processors/core/histogram.ts';
+import {
+  summarizeHistogram,
+  histogramOf,
+  type HistogramBin,
+  type HistogramSummary,
+} from '../../processors/core/histogram.ts';
 import { SnapshotHistogram } from './queries/histogram.ts';
 import { select, type Querier } from './queries/select.ts';
 
@@ -98,12 +103,18 @@ export interface ConsistencyReport {
   readonly ok: boolean;
 }
 
-const numbersOf = (bins: HistogramBin[], ungraded: number): VersionNumbers => ({ ...summarizeHistogram(bins), ungraded });
+const numbersOf = (bins: HistogramBin[], ungraded: number): VersionNumbers => ({
+  ...summarizeHistogram(bins),
+  ungraded,
+});
 
 /** Per-row (n, c) pairs as numbers; a state with c > n cannot be summarized (it is already a row difference). */
 const fromRows = (rs: { n: number; c: number; u: number }[]): VersionNumbers =>
   rs.every((r) => r.c <= r.n)
-    ? numbersOf(histogramOf(rs), rs.reduce((a, r) => a + r.u, 0))
+    ? numbersOf(
+        histogramOf(rs),
+        rs.reduce((a, r) => a + r.u, 0),
+      )
     : { invalid: rs.filter((r) => r.c > r.n).map(({ n, c }) => ({ n, c })) };
 
 /** A version's snapshots: their totals must match their own histogram too. */
@@ -124,7 +135,10 @@ const same = (a: VersionNumbers | null | undefined, b: VersionNumbers | null | u
  * `ok` when every row and every version agree. `summaries: false` leaves `version_summaries` out (a
  * store written before it existed, until the processors rewrite it).
  */
-export const checkConsistency = async (client: Querier, opts: { suite?: string; summaries?: boolean } = {}): Promise<ConsistencyReport> => {
+export const checkConsistency = async (
+  client: Querier,
+  opts: { suite?: string; summaries?: boolean } = {},
+): Promise<ConsistencyReport> => {
   const withSummaries = opts.summaries ?? true;
   const rows = await select(client, Diff, ROWS_SQL, { suite: opts.suite ?? '' });
   const snapshots = withSummaries ? await select(client, Snapshots, SUMMARIES_SQL, { suite: opts.suite ?? '' }) : [];
@@ -137,12 +151,23 @@ export const checkConsistency = async (client: Querier, opts: { suite?: string; 
       r.trials_ungraded !== r.state_ungraded ||
       r.same_attempts !== 1,
   );
-  type Sides = { suite: string; dataset_version: string; agent_version: string; t: { n: number; c: number; u: number }[]; s: { n: number; c: number; u: number }[]; snap?: z.infer<typeof Snapshots> };
+  type Sides = {
+    suite: string;
+    dataset_version: string;
+    agent_version: string;
+    t: { n: number; c: number; u: number }[];
+    s: { n: number; c: number; u: number }[];
+    snap?: z.infer<typeof Snapshots>;
+  };
   const byVersion = new Map<string, Sides>();
   const version = (r: { suite: string; dataset_version: string; agent_version: string }): Sides => {
     const id = JSON.stringify([r.suite, r.dataset_version, r.agent_version]);
     let v = byVersion.get(id);
-    if (!v) byVersion.set(id, (v = { suite: r.suite, dataset_version: r.dataset_version, agent_version: r.agent_version, t: [], s: [] }));
+    if (!v)
+      byVersion.set(
+        id,
+        (v = { suite: r.suite, dataset_version: r.dataset_version, agent_version: r.agent_version, t: [], s: [] }),
+      );
     return v;
   };
   for (const r of rows) {
@@ -152,14 +177,34 @@ export const checkConsistency = async (client: Querier, opts: { suite?: string; 
   }
   for (const snap of snapshots) version(snap).snap = snap;
   const checked = [...byVersion.values()]
-    .sort((a, b) => a.suite.localeCompare(b.suite) || a.dataset_version.localeCompare(b.dataset_version) || a.agent_version.localeCompare(b.agent_version))
+    .sort(
+      (a, b) =>
+        a.suite.localeCompare(b.suite) ||
+        a.dataset_version.localeCompare(b.dataset_version) ||
+        a.agent_version.localeCompare(b.agent_version),
+    )
     .map(({ suite, dataset_version, agent_version, t, s, snap }): VersionCheck => {
       const from_trials = t.length ? fromRows(t) : null;
       const from_row_state = s.length ? fromRows(s) : null;
       const from_summaries = snap ? fromSnapshots(snap) : null;
       const ok = same(from_trials, from_row_state) && (!withSummaries || same(from_trials, from_summaries));
-      return { suite, dataset_version, agent_version, from_trials, from_row_state, ...(withSummaries ? { from_summaries } : {}), ok };
+      return {
+        suite,
+        dataset_version,
+        agent_version,
+        from_trials,
+        from_row_state,
+        ...(withSummaries ? { from_summaries } : {}),
+        ok,
+      };
     });
   const versions = checked.filter((v) => !v.ok);
-  return { rows: rows.length, differences, checked, versions, summaries: withSummaries, ok: differences.length === 0 && versions.length === 0 };
+  return {
+    rows: rows.length,
+    differences,
+    checked,
+    versions,
+    summaries: withSummaries,
+    ok: differences.length === 0 && versions.length === 0,
+  };
 };

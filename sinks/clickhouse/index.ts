@@ -38,6 +38,12 @@ export * from './queries/production.ts';
 export * from './queries/failures.ts';
 export * from './queries/calibration.ts';
 export * from './queries/datasets.ts';
-export { checkConsistency, type ConsistencyReport, type RowDifference, type VersionCheck, type VersionNumbers } from './consistency.ts';
+export {
+  checkConsistency,
+  type ConsistencyReport,
+  type RowDifference,
+  type VersionCheck,
+  type VersionNumbers,
+} from './consistency.ts';
 export { toTrialSink, writeTrialUnit, type TrialUnit } from './trialSink.ts';
 export { snapshotRow } from './rows/snapshotRow.ts';

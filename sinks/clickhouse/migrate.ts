@@ -63,5 +63,8 @@ export const migrate = async (
     opts.log?.(`applied migration ${m.version}: ${m.name}`);
     applied.push(m.version);
   }
-  return { applied, current: Math.max(0, ...migrations.map((m) => m.version).filter((v) => done.has(v) || applied.includes(v))) };
+  return {
+    applied,
+    current: Math.max(0, ...migrations.map((m) => m.version).filter((v) => done.has(v) || applied.includes(v))),
+  };
 };

@@ -6,8 +6,12 @@ import { z } from 'zod';
  * Applied at every start-up; it is metadata only (`materialize_ttl_after_modify = 0`): expired
  * daily partitions are dropped whole by the background TTL merges (`ttl_only_drop_parts`).
  */
-export const applyTraceRetention = async (client: Pick<ClickHouseClient, 'command' | 'query'>, days: number): Promise<void> => {
-  if (!Number.isInteger(days) || days < 0) throw new RangeError(`trace retention must be a whole number of days >= 0, got ${days}`);
+export const applyTraceRetention = async (
+  client: Pick<ClickHouseClient, 'command' | 'query'>,
+  days: number,
+): Promise<void> => {
+  if (!Number.isInteger(days) || days < 0)
+    throw new RangeError(`trace retention must be a whole number of days >= 0, got ${days}`);
   const rs = await client.query({
     query: `SELECT engine_full FROM system.tables WHERE database = currentDatabase() AND name = 'traces'`,
     format: 'JSONEachRow',

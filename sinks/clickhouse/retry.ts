@@ -16,4 +16,5 @@ export const DEFAULT_RETRY: RetryPolicy = { retries: 8, initialMs: 100, factor: 
 export const backoffMs = (p: RetryPolicy, attempt: number, random: () => number = Math.random): number =>
   Math.min(p.maxMs, p.initialMs * p.factor ** attempt) * (0.5 + random() / 2);
 
-export const sleep = (ms: number): Promise<void> => (ms <= 0 ? Promise.resolve() : new Promise((r) => setTimeout(r, ms)));
+export const sleep = (ms: number): Promise<void> =>
+  ms <= 0 ? Promise.resolve() : new Promise((r) => setTimeout(r, ms));

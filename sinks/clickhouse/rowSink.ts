@@ -177,9 +177,13 @@ export const createClickHouseRowSink = (opts: ClickHouseRowSinkOptions): ClickHo
             await sleep(backoffMs(retry, attempt));
             continue;
           }
-          throw new SinkUnavailable(`insert into ${table} failed after ${retry.retries} retries: ${describeError(e)}`, e);
+          throw new SinkUnavailable(
+            `insert into ${table} failed after ${retry.retries} retries: ${describeError(e)}`,
+            e,
+          );
         }
-        if (kind === 'fatal') throw new SinkRejected(`insert into ${table} refused: ${describeError(e)}`, table, lines.length, e);
+        if (kind === 'fatal')
+          throw new SinkRejected(`insert into ${table} refused: ${describeError(e)}`, table, lines.length, e);
         if (lines.length === 1) return sendDeadLetter(table, lines[0]!, describeError(e));
         stats.splits++;
         const half = Math.ceil(lines.length / 2);

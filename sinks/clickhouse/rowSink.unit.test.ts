@@ -12,7 +12,10 @@ const fakeClient = (fail: (table: string, rows: Record<string, unknown>[], call:
     const table = /INSERT INTO (\w+)/.exec(p.query)![1]!;
     let body = '';
     for await (const chunk of p.values as Readable) body += String(chunk);
-    const rows = body.trim().split('\n').map((l) => JSON.parse(l) as Record<string, unknown>);
+    const rows = body
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as Record<string, unknown>);
     const error = fail(table, rows, calls++);
     if (error) throw error;
     inserts.push({ table, rows, token: String(p.clickhouse_settings?.insert_deduplication_token) });
@@ -35,7 +38,9 @@ describe('createClickHouseRowSink', () => {
   });
 
   it('retries transient failures (by error type, or an untyped network error) with the same dedup token', async () => {
-    const { client, inserts } = fakeClient((_t, _r, call) => (call === 0 ? ch('TOO_MANY_PARTS') : call === 1 ? new Error('socket hang up') : undefined));
+    const { client, inserts } = fakeClient((_t, _r, call) =>
+      call === 0 ? ch('TOO_MANY_PARTS') : call === 1 ? new Error('socket hang up') : undefined,
+    );
     const sink = createClickHouseRowSink({ client, retry: noWait });
     await sink.write('alerts', rows(3));
     await sink.close();
@@ -44,14 +49,24 @@ describe('createClickHouseRowSink', () => {
   });
 
   it('splits a batch to find a row the store refuses, writes the rest, and dead-letters that row with the reason', async () => {
-    const { client, inserts } = fakeClient((table, rs) => (table === 'alerts' && rs.some((r) => r.alert_id === 'a5') ? ch('CANNOT_PARSE_TEXT') : undefined));
+    const { client, inserts } = fakeClient((table, rs) =>
+      table === 'alerts' && rs.some((r) => r.alert_id === 'a5') ? ch('CANNOT_PARSE_TEXT') : undefined,
+    );
     const sink = createClickHouseRowSink({ client, retry: noWait });
     await sink.write('alerts', rows(8));
     await sink.close();
-    const written = inserts.filter((i) => i.table === 'alerts').flatMap((i) => i.rows.map((r) => r.alert_id)).sort();
+    const written = inserts
+      .filter((i) => i.table === 'alerts')
+      .flatMap((i) => i.rows.map((r) => r.alert_id))
+      .sort();
     expect(written).toEqual(['a0', 'a1', 'a2', 'a3', 'a4', 'a6', 'a7']);
     const [letter] = inserts.filter((i) => i.table === 'dead_letters').flatMap((i) => i.rows);
-    expect(letter).toMatchObject({ id: 'alerts/a5', stage: 'sink', target_table: 'alerts', reason: 'CANNOT_PARSE_TEXT: CANNOT_PARSE_TEXT' });
+    expect(letter).toMatchObject({
+      id: 'alerts/a5',
+      stage: 'sink',
+      target_table: 'alerts',
+      reason: 'CANNOT_PARSE_TEXT: CANNOT_PARSE_TEXT',
+    });
     expect(JSON.parse(Buffer.from(String(letter!.value_base64), 'base64').toString())).toEqual({ alert_id: 'a5' });
   });
 

@@ -18,4 +18,6 @@ export const writeTrialUnit = async (sink: ClickHouseRowSink, unit: TrialUnit): 
 };
 
 /** The trial topology's sink port over the store's writer. */
-export const toTrialSink = (sink: ClickHouseRowSink): TrialSink => ({ writeTrials: (unit) => writeTrialUnit(sink, unit) });
+export const toTrialSink = (sink: ClickHouseRowSink): TrialSink => ({
+  writeTrials: (unit) => writeTrialUnit(sink, unit),
+});

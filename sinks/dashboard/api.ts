@@ -10,7 +10,8 @@ export class BadRequest extends Error {
 
 const parse = <T>(schema: z.ZodType<T>, params: URLSearchParams): T => {
   const r = schema.safeParse(Object.fromEntries(params));
-  if (!r.success) throw new BadRequest(r.error.issues.map((i) => `${i.path.join('.') || 'query'}: ${i.message}`).join('; '));
+  if (!r.success)
+    throw new BadRequest(r.error.issues.map((i) => `${i.path.join('.') || 'query'}: ${i.message}`).join('; '));
   return r.data;
 };
 
@@ -19,7 +20,8 @@ type Route = (data: DashboardData, params: URLSearchParams) => Promise<unknown>;
 export const ROUTES: Record<string, Route> = {
   '/api/groups': (d) => d.groups(),
   '/api/overview': (d, p) => d.overview(parse(Scope, p)),
-  '/api/compare': (d, p) => d.compare(parse(Scope.extend({ baseline: z.string().min(1), candidate: z.string().min(1) }), p)),
+  '/api/compare': (d, p) =>
+    d.compare(parse(Scope.extend({ baseline: z.string().min(1), candidate: z.string().min(1) }), p)),
   '/api/row': (d, p) => {
     const q = parse(Scope.extend({ row_id: z.string().min(1), versions: z.string().min(1) }), p);
     return d.row({ ...q, versions: q.versions.split(',').filter(Boolean) });

@@ -19,24 +19,49 @@ import { rowView } from './rowView.ts';
 const ALL_TIME = { from: 0, to: 8_640_000_000_000 };
 const HOUR = 3_600_000;
 
-const sizeOf = (ms: number): string => (ms % (24 * HOUR) === 0 ? `${ms / (24 * HOUR)}d` : ms % HOUR === 0 ? `${ms / HOUR}h` : `${Math.round(ms / 60_000)}m`);
+const sizeOf = (ms: number): string =>
+  ms % (24 * HOUR) === 0 ? `${ms / (24 * HOUR)}d` : ms % HOUR === 0 ? `${ms / HOUR}h` : `${Math.round(ms / 60_000)}m`;
 
 export const clickhouseDashboardData = (client: Querier): DashboardData => ({
   watermark: () => storeWatermark(client),
-  groups: async () => (await listVersions(client)).map(({ suite, dataset_version, agent_version, rows, trials, last_at }) => ({ suite, dataset_version, agent_version, rows, trials, last_at })),
+  groups: async () =>
+    (await listVersions(client)).map(({ suite, dataset_version, agent_version, rows, trials, last_at }) => ({
+      suite,
+      dataset_version,
+      agent_version,
+      rows,
+      trials,
+      last_at,
+    })),
   overview: async (scope) => {
-    const groups = await reportGroupsFromStore(client, { suites: [scope.suite], datasetVersions: [scope.dataset_version] });
+    const groups = await reportGroupsFromStore(client, {
+      suites: [scope.suite],
+      datasetVersions: [scope.dataset_version],
+    });
     return buildReport(groups, DEFAULT_REPORT_OPTIONS).groups;
   },
   compare: async (q) => {
     const scope = { suite: q.suite, dataset_version: q.dataset_version, baseline: q.baseline, candidate: q.candidate };
-    const [cmp, transitions] = await Promise.all([compareFromStore(client, scope, DEFAULT_REPORT_OPTIONS), classTransitions(client, scope)]);
+    const [cmp, transitions] = await Promise.all([
+      compareFromStore(client, scope, DEFAULT_REPORT_OPTIONS),
+      classTransitions(client, scope),
+    ]);
     if (!cmp) return null;
-    const mnb = [...transitions.regressions, ...transitions.improvements].filter((r) => r.must_not_break).map((r) => r.row_id);
+    const mnb = [...transitions.regressions, ...transitions.improvements]
+      .filter((r) => r.must_not_break)
+      .map((r) => r.row_id);
     return { ...cmp, must_not_break_rows: mnb };
   },
   row: async (q) =>
-    rowView(q, await loadTrialsForReport(client, { suites: [q.suite], datasetVersions: [q.dataset_version], rowIds: [q.row_id], agentVersions: [...q.versions] })),
+    rowView(
+      q,
+      await loadTrialsForReport(client, {
+        suites: [q.suite],
+        datasetVersions: [q.dataset_version],
+        rowIds: [q.row_id],
+        agentVersions: [...q.versions],
+      }),
+    ),
   gates: async (q) =>
     (await gateHistory(client, q.suite === undefined ? {} : { suite: q.suite })).map((g) => ({
       gate_id: g.gate_id,
@@ -51,31 +76,32 @@ export const clickhouseDashboardData = (client: Querier): DashboardData => ({
       repeated_verdict: g.repeated_verdict || g.verdict_number > 1,
     })),
   production: async () => {
-    const [windows, raised, graders] = await Promise.all([productionWindows(client, ALL_TIME), alerts(client, ALL_TIME), traceGraders(client)]);
+    const [windows, raised, graders] = await Promise.all([
+      productionWindows(client, ALL_TIME),
+      alerts(client, ALL_TIME),
+      traceGraders(client),
+    ]);
     const grader = graders[0];
     const flips = grader ? await repeatedInputFlips(client, { grader }) : [];
     // Until the processors have written windows, show the plain weighted rate per hour from the traces (no interval).
     const fallback =
       windows.length === 0 && grader
-        ? (await traceWindows(client, { ...ALL_TIME, windowMs: HOUR, grader })).map(
-            (w): ProductionWindow => ({
-              agent_version: w.agent_version,
-              segment: w.segment,
-              size: '1h',
-              start: w.window_start,
-              end: w.window_start + HOUR,
-              traces: w.sampled,
-              graded: w.graded,
-              pass_rate: w.pass_rate,
-              interval: null,
-            }),
-          )
+        ? (await traceWindows(client, { ...ALL_TIME, windowMs: HOUR, grader })).map((w): ProductionWindow => ({
+            agent_version: w.agent_version,
+            segment: w.segment,
+            size: '1h',
+            start: w.window_start,
+            end: w.window_start + HOUR,
+            traces: w.sampled,
+            graded: w.graded,
+            pass_rate: w.pass_rate,
+            interval: null,
+          }))
         : [];
     return {
       windows: [
         ...fallback,
-        ...windows.map(
-        (w): ProductionWindow => ({
+        ...windows.map((w): ProductionWindow => ({
           agent_version: w.agent_version,
           segment: w.segment,
           size: sizeOf(w.window_end - w.window_start),
@@ -85,8 +111,7 @@ export const clickhouseDashboardData = (client: Querier): DashboardData => ({
           graded: w.sampled - w.ungraded,
           pass_rate: w.pass_rate,
           interval: [w.ci_low, w.ci_high],
-        }),
-        ),
+        })),
       ],
       alerts: raised,
       repeated_input_flips: flips.map((f) => ({
@@ -104,12 +129,20 @@ export const clickhouseDashboardData = (client: Querier): DashboardData => ({
     const out = [];
     for (const dataset_id of await datasetIds(client))
       for (const v of await datasetVersions(client, { dataset_id })) {
-        const rows = await datasetRows(client, { dataset_id, dataset_version: v.dataset_version, mustNotBreakOnly: true });
+        const rows = await datasetRows(client, {
+          dataset_id,
+          dataset_version: v.dataset_version,
+          mustNotBreakOnly: true,
+        });
         const view = (r: (typeof rows)[number]): DatasetRowView => ({
           row_id: r.row_id,
           tags: r.tags,
           expected: r.expected,
-          provenance: { kind: r.provenance.kind, ...(r.provenance.trace_id ? { trace_id: r.provenance.trace_id } : {}), ...(r.provenance.note ? { note: r.provenance.note } : {}) },
+          provenance: {
+            kind: r.provenance.kind,
+            ...(r.provenance.trace_id ? { trace_id: r.provenance.trace_id } : {}),
+            ...(r.provenance.note ? { note: r.provenance.note } : {}),
+          },
         });
         out.push({
           dataset_id,

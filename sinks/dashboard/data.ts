@@ -56,8 +56,18 @@ export type ProductionAlert = {
   value: number | null;
   threshold: number | null;
 };
-export type RepeatedInputFlip = { input_fingerprint: string; agent_version: string; traces: number; verdicts: Record<string, number>; trace_ids: string[] };
-export type ProductionView = { windows: ProductionWindow[]; alerts: ProductionAlert[]; repeated_input_flips: RepeatedInputFlip[] };
+export type RepeatedInputFlip = {
+  input_fingerprint: string;
+  agent_version: string;
+  traces: number;
+  verdicts: Record<string, number>;
+  trace_ids: string[];
+};
+export type ProductionView = {
+  windows: ProductionWindow[];
+  alerts: ProductionAlert[];
+  repeated_input_flips: RepeatedInputFlip[];
+};
 /** A sampled production trace, as the provenance link of a dataset row shows it. */
 export type TraceView = {
   trace_id: string;
@@ -71,7 +81,12 @@ export type TraceView = {
   output: string | null;
 };
 
-export type DatasetRowView = { row_id: string; tags: string[]; expected: string | null; provenance: { kind: string; trace_id?: string; note?: string } };
+export type DatasetRowView = {
+  row_id: string;
+  tags: string[];
+  expected: string | null;
+  provenance: { kind: string; trace_id?: string; note?: string };
+};
 export type DatasetVersionView = {
   dataset_id: string;
   dataset_version: string;
@@ -104,7 +119,9 @@ export interface DashboardData {
   /** The report numbers of every agent version on one suite and dataset version. */
   overview(scope: Scope): Promise<GroupReport[]>;
   /** The comparison, plus the ids of the must-not-break rows in it. */
-  compare(q: Scope & { baseline: string; candidate: string }): Promise<(Comparison & { must_not_break_rows: string[] }) | null>;
+  compare(
+    q: Scope & { baseline: string; candidate: string },
+  ): Promise<(Comparison & { must_not_break_rows: string[] }) | null>;
   row(q: Scope & { row_id: string; versions: readonly string[] }): Promise<RowDrillDown | null>;
   /** Gate decisions, newest first. */
   gates(q: { suite?: string }): Promise<GateView[]>;

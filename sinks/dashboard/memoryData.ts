@@ -1,4 +1,11 @@
-import { buildReport, calibrateJudges, compareVersions, DEFAULT_REPORT_OPTIONS, groupTrials, type Group } from '../../processors/core/index.ts';
+import {
+  buildReport,
+  calibrateJudges,
+  compareVersions,
+  DEFAULT_REPORT_OPTIONS,
+  groupTrials,
+  type Group,
+} from '../../processors/core/index.ts';
 import type { PasskEvent } from '../../schemas/events/index.ts';
 import type { DatasetRowUpserted, GateEvaluated, JudgmentRecorded, LabelRecorded } from '../../schemas/events/index.ts';
 import type { DashboardData, DatasetVersionView, Scope } from './data.ts';
@@ -11,19 +18,33 @@ import { rowView } from './rowView.ts';
  */
 export const createMemoryDashboardData = (initial: readonly PasskEvent[] = []) => {
   const events: PasskEvent[] = [...initial];
-  const of = <T extends PasskEvent['type']>(type: T) => events.filter((e): e is Extract<PasskEvent, { type: T }> => e.type === type);
+  const of = <T extends PasskEvent['type']>(type: T) =>
+    events.filter((e): e is Extract<PasskEvent, { type: T }> => e.type === type);
   const groups = (): Group[] => groupTrials(of('TrialRecorded'));
   const groupOf = (scope: Scope, version: string) =>
-    groups().find((g) => g.key.suite === scope.suite && g.key.dataset_version === scope.dataset_version && g.key.agent_version === version);
+    groups().find(
+      (g) =>
+        g.key.suite === scope.suite &&
+        g.key.dataset_version === scope.dataset_version &&
+        g.key.agent_version === version,
+    );
 
   const data: DashboardData = {
     watermark: async () => String(events.length),
     groups: async () =>
       groups().map((g) => {
         const trials = of('TrialRecorded').filter(
-          (t) => t.suite === g.key.suite && t.dataset_version === g.key.dataset_version && t.agent.version === g.key.agent_version,
+          (t) =>
+            t.suite === g.key.suite &&
+            t.dataset_version === g.key.dataset_version &&
+            t.agent.version === g.key.agent_version,
         );
-        return { ...g.key, rows: g.rows.size, trials: trials.length, last_at: Math.max(...trials.map((t) => t.occurred_at)) };
+        return {
+          ...g.key,
+          rows: g.rows.size,
+          trials: trials.length,
+          last_at: Math.max(...trials.map((t) => t.occurred_at)),
+        };
       }),
     overview: async (scope) =>
       buildReport(
@@ -35,10 +56,17 @@ export const createMemoryDashboardData = (initial: readonly PasskEvent[] = []) =
       const c = groupOf(q, q.candidate);
       if (!b || !c) return null;
       const cmp = compareVersions(
-        { suite: q.suite, dataset_version: q.dataset_version, baseline: { version: q.baseline, rows: b.rows }, candidate: { version: q.candidate, rows: c.rows } },
+        {
+          suite: q.suite,
+          dataset_version: q.dataset_version,
+          baseline: { version: q.baseline, rows: b.rows },
+          candidate: { version: q.candidate, rows: c.rows },
+        },
         DEFAULT_REPORT_OPTIONS,
       );
-      const mnb = [...new Set([...b.rows, ...c.rows].filter(([, s]) => s.tags.includes('must_not_break')).map(([id]) => id))];
+      const mnb = [
+        ...new Set([...b.rows, ...c.rows].filter(([, s]) => s.tags.includes('must_not_break')).map(([id]) => id)),
+      ];
       return { ...cmp, must_not_break_rows: mnb };
     },
     row: async (q) => rowView(q, of('TrialRecorded')),
@@ -74,12 +102,22 @@ export const createMemoryDashboardData = (initial: readonly PasskEvent[] = []) =
         output: t.payload?.output ?? null,
       };
     },
-    judges: async () => calibrateJudges(of('JudgmentRecorded') as JudgmentRecorded[], of('LabelRecorded') as LabelRecorded[]),
+    judges: async () =>
+      calibrateJudges(of('JudgmentRecorded') as JudgmentRecorded[], of('LabelRecorded') as LabelRecorded[]),
     datasets: async () => {
       const byVersion = new Map<string, DatasetRowUpserted[]>();
-      for (const r of of('DatasetRowUpserted')) byVersion.set(`${r.dataset_id}\u001f${r.dataset_version}`, [...(byVersion.get(`${r.dataset_id}\u001f${r.dataset_version}`) ?? []), r]);
+      for (const r of of('DatasetRowUpserted'))
+        byVersion.set(`${r.dataset_id}\u001f${r.dataset_version}`, [
+          ...(byVersion.get(`${r.dataset_id}\u001f${r.dataset_version}`) ?? []),
+          r,
+        ]);
       return [...byVersion.values()].map((rows): DatasetVersionView => {
-        const view = (r: DatasetRowUpserted) => ({ row_id: r.row_id, tags: r.tags, expected: r.expected, provenance: r.provenance });
+        const view = (r: DatasetRowUpserted) => ({
+          row_id: r.row_id,
+          tags: r.tags,
+          expected: r.expected,
+          provenance: r.provenance,
+        });
         return {
           dataset_id: rows[0]!.dataset_id,
           dataset_version: rows[0]!.dataset_version,

@@ -19,7 +19,13 @@ export const storeWatermark = async (client: Querier): Promise<string> => {
 };
 
 export const datasetIds = async (client: Querier): Promise<string[]> =>
-  (await select(client, z.object({ dataset_id: z.string() }), `SELECT DISTINCT dataset_id FROM dataset_rows ORDER BY dataset_id`)).map((r) => r.dataset_id);
+  (
+    await select(
+      client,
+      z.object({ dataset_id: z.string() }),
+      `SELECT DISTINCT dataset_id FROM dataset_rows ORDER BY dataset_id`,
+    )
+  ).map((r) => r.dataset_id);
 
 export const traceGraders = async (client: Querier): Promise<string[]> =>
   (
@@ -70,14 +76,16 @@ const Trace = z.object({
   input: z.string().nullable(),
   output: z.string().nullable(),
 });
-export type TraceRow = Omit<z.infer<typeof Trace>, 'graders' | 'passed'> & { verdicts: { grader: string; passed: boolean | null }[] };
+export type TraceRow = Omit<z.infer<typeof Trace>, 'graders' | 'passed'> & {
+  verdicts: { grader: string; passed: boolean | null }[];
+};
 
 /** One sampled production trace by id: where a dataset row's provenance link leads. */
 export const traceById = async (client: Querier, trace_id: string): Promise<TraceRow | null> => {
   const [t] = await select(
-      client,
-      Trace,
-      `SELECT trace_id, toUnixTimestamp64Milli(occurred_at) AS occurred_at, agent_version, segment, input_fingerprint,
+    client,
+    Trace,
+    `SELECT trace_id, toUnixTimestamp64Milli(occurred_at) AS occurred_at, agent_version, segment, input_fingerprint,
               sampling_probability, arrayMap(v -> v.grader, verdicts) AS graders, arrayMap(v -> v.passed, verdicts) AS passed,
               payload_input AS input, payload_output AS output
        FROM traces FINAL WHERE trace_id = {trace_id:String}

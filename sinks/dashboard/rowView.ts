@@ -1,4 +1,9 @@
-import { DEFAULT_REPORT_OPTIONS, firstDivergentCheck, summarizeAttempts, rowState } from '../../processors/core/index.ts';
+import {
+  DEFAULT_REPORT_OPTIONS,
+  firstDivergentCheck,
+  summarizeAttempts,
+  rowState,
+} from '../../processors/core/index.ts';
 import type { TrialRecorded } from '../../schemas/events/trialRecorded.ts';
 import type { RowDrillDown, Scope } from './data.ts';
 
@@ -6,8 +11,13 @@ import type { RowDrillDown, Scope } from './data.ts';
  * One row under a few versions, from its trials: every attempt's output and checks, each version's class over all
  * its attempts, and the first intermediate check whose answers differ between the first two versions.
  */
-export const rowView = (q: Scope & { row_id: string; versions: readonly string[] }, trials: readonly TrialRecorded[]): RowDrillDown | null => {
-  const mine = trials.filter((t) => t.suite === q.suite && t.dataset_version === q.dataset_version && t.row_id === q.row_id);
+export const rowView = (
+  q: Scope & { row_id: string; versions: readonly string[] },
+  trials: readonly TrialRecorded[],
+): RowDrillDown | null => {
+  const mine = trials.filter(
+    (t) => t.suite === q.suite && t.dataset_version === q.dataset_version && t.row_id === q.row_id,
+  );
   const first = mine[0];
   if (!first) return null;
   const versions = q.versions.map((v) => {

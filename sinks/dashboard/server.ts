@@ -29,14 +29,19 @@ export interface DashboardServer {
 }
 
 const SECURITY_HEADERS = {
-  'content-security-policy': "default-src 'self'; img-src 'self' data:; style-src 'self' 'unsafe-inline'; connect-src 'self'",
+  'content-security-policy':
+    "default-src 'self'; img-src 'self' data:; style-src 'self' 'unsafe-inline'; connect-src 'self'",
   'x-content-type-options': 'nosniff',
   'referrer-policy': 'no-referrer',
   'x-frame-options': 'DENY',
 };
 
 const sendJson = (res: ServerResponse, status: number, body: unknown): void => {
-  res.writeHead(status, { ...SECURITY_HEADERS, 'content-type': 'application/json; charset=utf-8', 'cache-control': 'no-store' });
+  res.writeHead(status, {
+    ...SECURITY_HEADERS,
+    'content-type': 'application/json; charset=utf-8',
+    'cache-control': 'no-store',
+  });
   res.end(JSON.stringify(body));
 };
 
@@ -45,7 +50,9 @@ export const createDashboardServer = async (opts: DashboardServerOptions): Promi
   const host = opts.host ?? '127.0.0.1';
   checkBinding(host, opts.token);
   const loopback = isLoopback(host);
-  const onError = opts.onError ?? ((e: unknown) => process.stderr.write(`dashboard: ${e instanceof Error ? e.message : String(e)}\n`));
+  const onError =
+    opts.onError ??
+    ((e: unknown) => process.stderr.write(`dashboard: ${e instanceof Error ? e.message : String(e)}\n`));
   const hub = createUpdateHub({ watermark: () => opts.data.watermark(), intervalMs: opts.pollMs, onError });
   let port = opts.port ?? 7357;
 
@@ -55,7 +62,11 @@ export const createDashboardServer = async (opts: DashboardServerOptions): Promi
     if (auth === 'bad_host') return sendJson(res, 421, { error: 'unexpected Host header' });
     if (auth === 'unauthorized') return sendJson(res, 401, { error: 'a valid token is required' });
     if (typeof auth === 'object') {
-      res.writeHead(303, { ...SECURITY_HEADERS, location: auth.setCookieAndRedirect, 'set-cookie': tokenCookie(opts.token!) });
+      res.writeHead(303, {
+        ...SECURITY_HEADERS,
+        location: auth.setCookieAndRedirect,
+        'set-cookie': tokenCookie(opts.token!),
+      });
       return void res.end();
     }
     if (req.method !== 'GET' && req.method !== 'HEAD') return sendJson(res, 405, { error: 'only GET' });

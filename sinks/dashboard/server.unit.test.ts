@@ -94,10 +94,12 @@ describe('the dashboard server', () => {
   });
 
   it('refuses to bind a non-loopback address without a token', async () => {
-    await expect(createDashboardServer({ data: stubData({ value: 'a' }), host: '0.0.0.0', port: 0 })).rejects.toThrow(DashboardConfigError);
-    await expect(createDashboardServer({ data: stubData({ value: 'a' }), host: '0.0.0.0', port: 0, token: 'short' })).rejects.toThrow(
+    await expect(createDashboardServer({ data: stubData({ value: 'a' }), host: '0.0.0.0', port: 0 })).rejects.toThrow(
       DashboardConfigError,
     );
+    await expect(
+      createDashboardServer({ data: stubData({ value: 'a' }), host: '0.0.0.0', port: 0, token: 'short' }),
+    ).rejects.toThrow(DashboardConfigError);
   });
 
   it('requires the token on every request when bound elsewhere', async () => {
@@ -105,7 +107,9 @@ describe('the dashboard server', () => {
     expect(server.url).toContain(`?token=${TOKEN}`);
     expect((await get(server.port, '/api/groups')).status).toBe(401);
     expect((await get(server.port, '/')).status).toBe(401);
-    expect((await get(server.port, '/api/groups', { authorization: 'Bearer wrong-token-of-some-length' })).status).toBe(401);
+    expect((await get(server.port, '/api/groups', { authorization: 'Bearer wrong-token-of-some-length' })).status).toBe(
+      401,
+    );
     expect((await get(server.port, '/api/groups', { authorization: `Bearer ${TOKEN}` })).status).toBe(200);
     const login = await get(server.port, `/?token=${TOKEN}`);
     expect(login.status).toBe(303);

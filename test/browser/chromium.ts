@@ -9,7 +9,9 @@ import { chromium, type BrowserContext, type Page } from 'playwright-core';
  */
 export const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 
-export const launchChromium = async (viewport = { width: 1360, height: 900 }): Promise<{ context: BrowserContext; page: Page; close: () => Promise<void> }> => {
+export const launchChromium = async (
+  viewport = { width: 1360, height: 900 },
+): Promise<{ context: BrowserContext; page: Page; close: () => Promise<void> }> => {
   const profile = mkdtempSync(join(tmpdir(), 'passk-chromium-'));
   const context = await chromium.launchPersistentContext(profile, {
     executablePath: CHROMIUM,

@@ -65,7 +65,13 @@ const trace = (i: number, fingerprint: string, passed: boolean, segment = 'stand
   verdicts: [{ grader: 'audit', passed }],
 });
 // Hour 0: three traces (one of them repeated with a different verdict later); hour 1: two.
-const traces = [trace(0, 'fa', true), trace(1, 'fb', false), trace(2, 'fc', true, 'high_value'), trace(6, 'fa', false), trace(7, 'fd', true)];
+const traces = [
+  trace(0, 'fa', true),
+  trace(1, 'fb', false),
+  trace(2, 'fc', true, 'high_value'),
+  trace(6, 'fa', false),
+  trace(7, 'fd', true),
+];
 const { judgments, labels } = simulateJudgments({ items: 12, pairs: 6 });
 const judgmentEvents: PasskEvent[] = [
   ...judgments.map((j, i) => ({ ...env('JudgmentRecorded', T0 + i, i), type: 'JudgmentRecorded' as const, ...j })),
@@ -160,7 +166,13 @@ describe('the dashboard data on chDB', () => {
 
   it('shows gates, judges and dataset versions with their production provenance', async () => {
     expect(await data.gates({ suite: 's' })).toEqual([
-      expect.objectContaining({ gate_id: 'g1', verdict: 'fail', evidence_rows: 1, repeated_verdict: false, reasons: [expect.objectContaining({ rows: ['r1'] })] }),
+      expect.objectContaining({
+        gate_id: 'g1',
+        verdict: 'fail',
+        evidence_rows: 1,
+        repeated_verdict: false,
+        reasons: [expect.objectContaining({ rows: ['r1'] })],
+      }),
     ]);
     expect(await data.judges()).toEqual(await memory.judges());
     const versions = await data.datasets();
@@ -168,7 +180,9 @@ describe('the dashboard data on chDB', () => {
       ['1', 4, ['r1']],
       ['2', 5, ['prod-1', 'r1']],
     ]);
-    expect(versions[1]!.from_production).toEqual([expect.objectContaining({ row_id: 'prod-1', provenance: { kind: 'production_failure', trace_id: 't1' } })]);
+    expect(versions[1]!.from_production).toEqual([
+      expect.objectContaining({ row_id: 'prod-1', provenance: { kind: 'production_failure', trace_id: 't1' } }),
+    ]);
   });
 
   it('weights production traces per window and finds flips on repeated inputs', async () => {
@@ -180,7 +194,13 @@ describe('the dashboard data on chDB', () => {
       ['standard', 2, 0.5],
     ]);
     expect(prod.repeated_input_flips).toEqual([
-      { input_fingerprint: 'fa', agent_version: 'v1', traces: 2, verdicts: { pass: 1, fail: 1 }, trace_ids: expect.arrayContaining(['t0', 't6']) },
+      {
+        input_fingerprint: 'fa',
+        agent_version: 'v1',
+        traces: 2,
+        verdicts: { pass: 1, fail: 1 },
+        trace_ids: expect.arrayContaining(['t0', 't6']),
+      },
     ]);
   });
 

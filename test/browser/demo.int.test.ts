@@ -28,18 +28,37 @@ import { passk, passkServer, ROOT } from './processes.ts';
 const SHOTS = join(ROOT, '.reports', 'screenshots');
 
 // What the page functions below touch in the browser (the project's tsconfig has no DOM lib).
-declare const document: { body: { dataset: Record<string, string | undefined> }; getElementById(id: string): { classList: { contains(c: string): boolean } } | null };
+declare const document: {
+  body: { dataset: Record<string, string | undefined> };
+  getElementById(id: string): { classList: { contains(c: string): boolean } } | null;
+};
 declare const location: { hash: string };
 declare const window: Record<string, unknown>;
 const SUITE = 'refund-review';
 const dataset = loadDemoDataset();
 // The planted must-not-break regression, found from the dataset itself: the high-value screenshot-only refund.
-const planted = dataset.find((r) => r.tags.includes('must_not_break') && parseRequest(r.input).order.proof === 'cart_screenshot' && r.expected_checks.return_window === true)!;
+const planted = dataset.find(
+  (r) =>
+    r.tags.includes('must_not_break') &&
+    parseRequest(r.input).order.proof === 'cart_screenshot' &&
+    r.expected_checks.return_window === true,
+)!;
 
 let dir: string;
 let demo: DemoResult;
 let demoMs: number;
-let report: { groups: { dataset_version: string; agent_version: string; mean_accuracy: number; pass_at_1: number; pass_hat_k: Record<string, number>; flip_rate: number; rows: number; trials: number }[] };
+let report: {
+  groups: {
+    dataset_version: string;
+    agent_version: string;
+    mean_accuracy: number;
+    pass_at_1: number;
+    pass_hat_k: Record<string, number>;
+    flip_rate: number;
+    rows: number;
+    trials: number;
+  }[];
+};
 /** What the typed queries return on the demo's store, read before `passk serve` takes it (one process per store). */
 let stored: {
   gates: Awaited<ReturnType<typeof gateHistory>>;
@@ -59,7 +78,10 @@ const show = async (hash: string, view: string): Promise<void> => {
   const before = await page.evaluate(() => Number(document.body.dataset.renders ?? 0));
   await page.evaluate((h) => (location.hash = h), hash);
   await page.waitForFunction(
-    ([v, b, h]) => document.body.dataset.view === v && document.body.dataset.route === h && Number(document.body.dataset.renders ?? 0) > Number(b),
+    ([v, b, h]) =>
+      document.body.dataset.view === v &&
+      document.body.dataset.route === h &&
+      Number(document.body.dataset.renders ?? 0) > Number(b),
     [view, before, hash],
   );
 };
@@ -71,7 +93,8 @@ const shoot = async (name: string): Promise<string> => {
 };
 /** A data-value attribute as the number it holds ('' = null). */
 const valueOf = (v: string | null): number | null => (v === null || v === '' ? null : Number(v));
-const metric = (version: string, name: string) => page.getAttribute(`[data-testid="version-card"][data-version="${version}"] [data-metric="${name}"]`, 'data-value');
+const metric = (version: string, name: string) =>
+  page.getAttribute(`[data-testid="version-card"][data-version="${version}"] [data-metric="${name}"]`, 'data-value');
 
 beforeAll(async () => {
   mkdirSync(SHOTS, { recursive: true });
@@ -80,7 +103,10 @@ beforeAll(async () => {
   if (run.code !== 0) throw new Error(`passk demo exited ${run.code}\n${run.stderr}`);
   demo = JSON.parse(run.stdout) as DemoResult;
   demoMs = run.ms;
-  writeFileSync(join(ROOT, '.reports', 'demo-wall-time.txt'), `passk demo --no-serve --json: ${demoMs} ms wall (demo's own clock: ${demo.wall_ms} ms)\n`);
+  writeFileSync(
+    join(ROOT, '.reports', 'demo-wall-time.txt'),
+    `passk demo --no-serve --json: ${demoMs} ms wall (demo's own clock: ${demo.wall_ms} ms)\n`,
+  );
 
   // The same trials the dashboard will read, as a flat trial file for `passk report --json`.
   const demoDir = join(dir, 'demo');
@@ -99,13 +125,24 @@ beforeAll(async () => {
       (await datasetVersions(store.client, { dataset_id: demo.dataset.id })).map(async (v) => ({
         version: v.dataset_version,
         rows: v.rows,
-        mnb: await datasetRows(store.client, { dataset_id: demo.dataset.id, dataset_version: v.dataset_version, mustNotBreakOnly: true }),
+        mnb: await datasetRows(store.client, {
+          dataset_id: demo.dataset.id,
+          dataset_version: v.dataset_version,
+          mustNotBreakOnly: true,
+        }),
       })),
     ),
   };
   await store.close();
   const file = join(dir, 'trials.jsonl');
-  writeFileSync(file, trials.map(({ type: _t, schema_version: _s, producer: _p, agent, ...t }) => JSON.stringify({ ...t, agent_version: agent.version })).join('\n') + '\n');
+  writeFileSync(
+    file,
+    trials
+      .map(({ type: _t, schema_version: _s, producer: _p, agent, ...t }) =>
+        JSON.stringify({ ...t, agent_version: agent.version }),
+      )
+      .join('\n') + '\n',
+  );
   const rep = await passk(['report', '--json', file]);
   if (rep.code !== 0) throw new Error(`passk report exited ${rep.code}\n${rep.stderr}`);
   report = JSON.parse(rep.stdout) as typeof report;
@@ -145,7 +182,11 @@ describe('passk demo --no-serve --json', () => {
     expect(c!.mean_accuracy.value!).toBeGreaterThan(b!.mean_accuracy.value!);
     expect(demo.lost_stable_correct).toContain(planted.row_id);
     const row = demo.regressions.find((r) => r.row_id === planted.row_id);
-    expect(row).toMatchObject({ must_not_break: true, outcome: 'confirmed_regression', first_divergent_check: 'proof_of_purchase' });
+    expect(row).toMatchObject({
+      must_not_break: true,
+      outcome: 'confirmed_regression',
+      first_divergent_check: 'proof_of_purchase',
+    });
     expect(demo.gate.verdict).toBe('fail');
     const failed = demo.gate.reasons.filter((r) => !r.passed);
     expect(failed.flatMap((r) => r.rows)).toEqual([planted.row_id]);
@@ -157,7 +198,14 @@ describe('the dashboard, in Chromium', () => {
     await page.goto(server.value);
     await page.waitForFunction(() => Number(document.body.dataset.renders ?? 0) > 0);
     expect(await page.title()).toContain('passk');
-    expect(await page.locator('#nav a').allTextContents()).toEqual(['Overview', 'Compare', 'Gates', 'Production', 'Judges', 'Datasets']);
+    expect(await page.locator('#nav a').allTextContents()).toEqual([
+      'Overview',
+      'Compare',
+      'Gates',
+      'Production',
+      'Judges',
+      'Datasets',
+    ]);
     await page.waitForFunction(() => document.getElementById('live')?.classList.contains('on'));
     for (const view of ['gates', 'production', 'judges', 'datasets']) {
       await show(`#/${view}?suite=${SUITE}&dataset_version=${demo.dataset.version}`, view);
@@ -175,61 +223,107 @@ describe('the dashboard, in Chromium', () => {
       expect(Number(await metric(g.agent_version, 'pass_at_1'))).toBe(g.pass_at_1);
       expect(Number(await metric(g.agent_version, 'pass_hat_3'))).toBe(g.pass_hat_k['3']);
       expect(Number(await metric(g.agent_version, 'flip_rate'))).toBe(g.flip_rate);
-      expect(await page.textContent(`[data-testid="version-card"][data-version="${g.agent_version}"] [data-testid="evidence"]`)).toContain(`${g.rows} rows · ${g.trials} graded trials`);
+      expect(
+        await page.textContent(
+          `[data-testid="version-card"][data-version="${g.agent_version}"] [data-testid="evidence"]`,
+        ),
+      ).toContain(`${g.rows} rows · ${g.trials} graded trials`);
     }
     expect(await page.locator('.chart canvas').count()).toBeGreaterThanOrEqual(3);
     expect(statSync(await shoot('overview')).size).toBeGreaterThan(10_000);
   });
 
   it('lists the planted regression in the compare view, with its first divergent check and a drill-down', async () => {
-    await show(`#/compare?suite=${SUITE}&dataset_version=${demo.dataset.version}&baseline=${demo.baseline}&candidate=${demo.candidate}`, 'compare');
+    await show(
+      `#/compare?suite=${SUITE}&dataset_version=${demo.dataset.version}&baseline=${demo.baseline}&candidate=${demo.candidate}`,
+      'compare',
+    );
     const item = page.locator(`[data-testid="regressed-list"] li[data-row="${planted.row_id}"]`);
     expect(await item.getAttribute('data-outcome')).toBe('confirmed_regression');
     expect(await item.locator('.chip.mnb').count()).toBe(1);
     expect(await item.locator('[data-testid="first-divergence"]').getAttribute('data-check')).toBe('proof_of_purchase');
-    await show(`#/compare?suite=${SUITE}&dataset_version=${demo.dataset.version}&baseline=${demo.baseline}&candidate=${demo.candidate}&row=${planted.row_id}`, 'compare');
+    await show(
+      `#/compare?suite=${SUITE}&dataset_version=${demo.dataset.version}&baseline=${demo.baseline}&candidate=${demo.candidate}&row=${planted.row_id}`,
+      'compare',
+    );
     expect(await page.getAttribute('[data-testid="drill-divergence"]', 'data-check')).toBe('proof_of_purchase');
-    expect(await page.locator('[data-testid="drill-down"] table.attempts tbody tr').count()).toBeGreaterThanOrEqual(2 * 3);
+    expect(await page.locator('[data-testid="drill-down"] table.attempts tbody tr').count()).toBeGreaterThanOrEqual(
+      2 * 3,
+    );
     expect(statSync(await shoot('compare')).size).toBeGreaterThan(10_000);
   });
 
   it('shows the gate history and the current verdict with its reasons, as the store holds them', async () => {
     await show(`#/gates?suite=${SUITE}`, 'gates');
-    expect(stored.gates.map((g) => g.gate_id)).toEqual(expect.arrayContaining([demo.gate.gate_id, demo.next_gate.gate_id]));
-    const history = page.locator('[data-testid="gate-history"] tbody tr');
-    expect(await history.evaluateAll((trs) => trs.map((tr) => [tr.getAttribute('data-gate'), tr.getAttribute('data-verdict')]))).toEqual(
-      stored.gates.map((g) => [g.gate_id, g.verdict]),
+    expect(stored.gates.map((g) => g.gate_id)).toEqual(
+      expect.arrayContaining([demo.gate.gate_id, demo.next_gate.gate_id]),
     );
+    const history = page.locator('[data-testid="gate-history"] tbody tr');
+    expect(
+      await history.evaluateAll((trs) =>
+        trs.map((tr) => [tr.getAttribute('data-gate'), tr.getAttribute('data-verdict')]),
+      ),
+    ).toEqual(stored.gates.map((g) => [g.gate_id, g.verdict]));
     const newest = stored.gates[0]!;
     expect(await page.getAttribute('[data-testid="current-gate"]', 'data-gate')).toBe(newest.gate_id);
-    expect(await page.getAttribute('[data-testid="current-gate"] [data-testid="verdict"]', 'data-verdict')).toBe(newest.verdict);
+    expect(await page.getAttribute('[data-testid="current-gate"] [data-testid="verdict"]', 'data-verdict')).toBe(
+      newest.verdict,
+    );
     const reasons = async () =>
-      page.locator('[data-testid="reasons"] li').evaluateAll((lis) => lis.map((li) => [li.getAttribute('data-rule'), li.classList.contains('ok'), li.querySelector('.detail')?.textContent]));
+      page
+        .locator('[data-testid="reasons"] li')
+        .evaluateAll((lis) =>
+          lis.map((li) => [
+            li.getAttribute('data-rule'),
+            li.classList.contains('ok'),
+            li.querySelector('.detail')?.textContent,
+          ]),
+        );
     expect(await reasons()).toEqual(newest.reasons.map((r) => [r.rule, r.passed, r.detail]));
 
     // The demo's first gate, from the history: FAIL, naming the planted must-not-break row (as `passk demo --json` says).
     await show(`#/gates?suite=${SUITE}&gate=${demo.gate.gate_id}`, 'gates');
-    expect(await page.getAttribute('[data-testid="current-gate"] [data-testid="verdict"]', 'data-verdict')).toBe('fail');
+    expect(await page.getAttribute('[data-testid="current-gate"] [data-testid="verdict"]', 'data-verdict')).toBe(
+      'fail',
+    );
     expect(await reasons()).toEqual(demo.gate.reasons.map((r) => [r.rule, r.passed, r.detail]));
-    expect(await page.locator('[data-testid="reasons"] li.bad .chip').evaluateAll((cs) => cs.map((c) => c.getAttribute('data-row')))).toEqual([planted.row_id]);
+    expect(
+      await page
+        .locator('[data-testid="reasons"] li.bad .chip')
+        .evaluateAll((cs) => cs.map((c) => c.getAttribute('data-row'))),
+    ).toEqual([planted.row_id]);
     expect(statSync(await shoot('gates')).size).toBeGreaterThan(10_000);
   });
 
   it('shows production windows, alerts and flips on repeated inputs, as the store holds them', async () => {
     await show(`#/production?suite=${SUITE}`, 'production');
-    const rows = await page.locator('[data-testid="windows"] tbody tr').evaluateAll((trs) =>
-      trs.map((tr) => ['data-version', 'data-segment', 'data-start', 'data-end', 'data-pass-rate'].map((a) => tr.getAttribute(a))),
-    );
+    const rows = await page
+      .locator('[data-testid="windows"] tbody tr')
+      .evaluateAll((trs) =>
+        trs.map((tr) =>
+          ['data-version', 'data-segment', 'data-start', 'data-end', 'data-pass-rate'].map((a) => tr.getAttribute(a)),
+        ),
+      );
     expect(rows.length).toBeGreaterThan(0);
     for (const [version, segment, start, end, rate] of rows) {
-      const w = stored.windows.find((x) => x.agent_version === version && x.segment === segment && x.window_start === Number(start) && x.window_end === Number(end));
+      const w = stored.windows.find(
+        (x) =>
+          x.agent_version === version &&
+          x.segment === segment &&
+          x.window_start === Number(start) &&
+          x.window_end === Number(end),
+      );
       expect(w, `window ${version} ${segment} ${start}`).toBeDefined();
       expect(Number(rate)).toBe(w!.pass_rate);
     }
     expect(new Set(rows.map((r) => r[0]))).toEqual(new Set([demo.production.agent_version]));
-    const shownAlerts = await page.locator('[data-testid="alerts"] li').evaluateAll((lis) => lis.map((li) => li.getAttribute('data-alert')));
+    const shownAlerts = await page
+      .locator('[data-testid="alerts"] li')
+      .evaluateAll((lis) => lis.map((li) => li.getAttribute('data-alert')));
     expect(shownAlerts.sort()).toEqual(stored.alerts.map((a) => a.alert_id).sort());
-    const flips = await page.locator('[data-testid="repeated-flips"] tbody tr').evaluateAll((trs) => trs.map((tr) => tr.getAttribute('data-fingerprint')));
+    const flips = await page
+      .locator('[data-testid="repeated-flips"] tbody tr')
+      .evaluateAll((trs) => trs.map((tr) => tr.getAttribute('data-fingerprint')));
     expect(flips).toEqual(stored.flips.map((f) => f.input_fingerprint));
     expect(flips).toHaveLength(demo.production.repeated_inputs_that_flipped);
     expect(flips.length).toBeGreaterThan(0);
@@ -243,10 +337,20 @@ describe('the dashboard, in Chromium', () => {
     for (const j of stored.judges) {
       const card = page.locator(`[data-testid="judge"][data-judge="${j.judge.id}"]`);
       expect(valueOf(await card.locator('[data-metric="kappa"]').getAttribute('data-value'))).toBe(j.agreement.kappa);
-      expect(valueOf(await card.locator('[data-metric="position_swap"]').getAttribute('data-value'))).toBe(j.position_swap.rate);
+      expect(valueOf(await card.locator('[data-metric="position_swap"]').getAttribute('data-value'))).toBe(
+        j.position_swap.rate,
+      );
       if (!j.agreement.items) continue;
-      const cells = await card.locator('[data-testid="confusion"] td').evaluateAll((tds) => tds.map((td) => [td.getAttribute('data-human'), td.getAttribute('data-judge'), Number(td.textContent)]));
-      expect(cells).toEqual(j.agreement.confusion.labels.flatMap((hl) => j.agreement.confusion.labels.map((jl) => [hl, jl, j.agreement.confusion.matrix[hl]?.[jl] ?? 0])));
+      const cells = await card
+        .locator('[data-testid="confusion"] td')
+        .evaluateAll((tds) =>
+          tds.map((td) => [td.getAttribute('data-human'), td.getAttribute('data-judge'), Number(td.textContent)]),
+        );
+      expect(cells).toEqual(
+        j.agreement.confusion.labels.flatMap((hl) =>
+          j.agreement.confusion.labels.map((jl) => [hl, jl, j.agreement.confusion.matrix[hl]?.[jl] ?? 0]),
+        ),
+      );
     }
     expect(stored.judges.some((j) => j.agreement.items > 0 && j.agreement.kappa !== null)).toBe(true);
     expect(statSync(await shoot('judges')).size).toBeGreaterThan(10_000);
@@ -254,29 +358,46 @@ describe('the dashboard, in Chromium', () => {
 
   it('shows dataset versions and must-not-break rows, with the production row linked to its trace', async () => {
     await show(`#/datasets?suite=${SUITE}`, 'datasets');
-    const versions = await page.locator('[data-testid="dataset-versions"] tbody tr').evaluateAll((trs) =>
-      trs.map((tr) => [tr.getAttribute('data-version'), Number(tr.getAttribute('data-rows')), Number(tr.getAttribute('data-mnb'))]),
-    );
+    const versions = await page
+      .locator('[data-testid="dataset-versions"] tbody tr')
+      .evaluateAll((trs) =>
+        trs.map((tr) => [
+          tr.getAttribute('data-version'),
+          Number(tr.getAttribute('data-rows')),
+          Number(tr.getAttribute('data-mnb')),
+        ]),
+      );
     expect(versions.sort()).toEqual(stored.datasets.map((d) => [d.version, d.rows, d.mnb.length]).sort());
     const pf = demo.production.confirmed_failure;
     expect(versions.map((v) => v[0])).toEqual(expect.arrayContaining([demo.dataset.version, pf.dataset_version]));
     for (const d of stored.datasets) {
-      const ids = await page.locator(`[data-testid="mnb-rows"][data-version="${d.version}"] tbody tr`).evaluateAll((trs) => trs.map((tr) => tr.getAttribute('data-row')));
+      const ids = await page
+        .locator(`[data-testid="mnb-rows"][data-version="${d.version}"] tbody tr`)
+        .evaluateAll((trs) => trs.map((tr) => tr.getAttribute('data-row')));
       expect(ids.sort()).toEqual(d.mnb.map((r) => r.row_id).sort());
     }
-    expect(stored.datasets.find((d) => d.version === demo.dataset.version)!.mnb).toHaveLength(demo.dataset.must_not_break);
-    const link = page.locator(`[data-testid="mnb-rows"][data-version="${pf.dataset_version}"] tr[data-row="${pf.row_id}"] a[data-trace]`);
+    expect(stored.datasets.find((d) => d.version === demo.dataset.version)!.mnb).toHaveLength(
+      demo.dataset.must_not_break,
+    );
+    const link = page.locator(
+      `[data-testid="mnb-rows"][data-version="${pf.dataset_version}"] tr[data-row="${pf.row_id}"] a[data-trace]`,
+    );
     expect(await link.getAttribute('data-trace')).toBe(pf.trace_id);
     expect(statSync(await shoot('datasets')).size).toBeGreaterThan(10_000);
 
     // The provenance link leads to the trace the row came from: what the live version answered, and its audit.
     const before = await page.evaluate(() => Number(document.body.dataset.renders ?? 0));
     await link.click();
-    await page.waitForFunction((b) => document.body.dataset.view === 'production' && Number(document.body.dataset.renders ?? 0) > b, before);
+    await page.waitForFunction(
+      (b) => document.body.dataset.view === 'production' && Number(document.body.dataset.renders ?? 0) > b,
+      before,
+    );
     expect(stored.trace).toMatchObject({ trace_id: pf.trace_id, output: pf.output });
     expect(await page.getAttribute('[data-testid="trace"]', 'data-trace')).toBe(pf.trace_id);
     expect(await page.textContent('[data-testid="trace"] [data-field="output"]')).toBe(pf.output);
-    expect(await page.textContent('[data-testid="trace"] [data-field="verdicts"]')).toBe(stored.trace!.verdicts.map((v) => `${v.grader}: ${v.passed ? 'pass' : 'fail'}`).join(', '));
+    expect(await page.textContent('[data-testid="trace"] [data-field="verdicts"]')).toBe(
+      stored.trace!.verdicts.map((v) => `${v.grader}: ${v.passed ? 'pass' : 'fail'}`).join(', '),
+    );
     expect(await page.textContent('[data-testid="trace"] [data-field="input"]')).toBe(stored.trace!.input);
     expect(pageErrors).toEqual([]);
   });

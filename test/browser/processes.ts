@@ -12,7 +12,11 @@ export const passk = (
 ): Promise<{ code: number | null; stdout: string; stderr: string; ms: number }> =>
   new Promise((resolve, reject) => {
     const started = Date.now();
-    const child = spawn(process.execPath, [BIN, ...args], { cwd: opts.cwd ?? ROOT, env: { ...process.env, ...opts.env }, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, [BIN, ...args], {
+      cwd: opts.cwd ?? ROOT,
+      env: { ...process.env, ...opts.env },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     let stdout = '';
     let stderr = '';
     child.stdout.on('data', (c: Buffer) => (stdout += c.toString()));
@@ -26,7 +30,11 @@ export const passk = (
   });
 
 /** Starts a long-running passk command and resolves with the first stdout line that `ready` accepts. */
-export const passkServer = (args: readonly string[], ready: (line: string) => string | undefined, timeoutMs = 120_000): Promise<{ child: ChildProcess; value: string; stop: () => Promise<void> }> =>
+export const passkServer = (
+  args: readonly string[],
+  ready: (line: string) => string | undefined,
+  timeoutMs = 120_000,
+): Promise<{ child: ChildProcess; value: string; stop: () => Promise<void> }> =>
   new Promise((resolve, reject) => {
     const child = spawn(process.execPath, [BIN, ...args], { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
     let out = '';

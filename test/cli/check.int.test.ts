@@ -24,10 +24,15 @@ afterAll(() => rmSync(dataDir, { recursive: true, force: true }));
 type Run = { code: number; stdout: string; stderr: string };
 /** The configured store is the embedded one under `dataDir`: no server, no config file from the environment. */
 const passk = (...args: string[]): Promise<Run> => {
-  const env = Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith('CLICKHOUSE_') && !k.startsWith('PASSK_')));
+  const env = Object.fromEntries(
+    Object.entries(process.env).filter(([k]) => !k.startsWith('CLICKHOUSE_') && !k.startsWith('PASSK_')),
+  );
   return new Promise((resolve) => {
-    execFile(process.execPath, [join(root, 'bin/passk.mjs'), '--data-dir', dataDir, ...args], { cwd: dataDir, env: { ...env, NO_COLOR: '1' } }, (err, stdout, stderr) =>
-      resolve({ code: err ? ((err as { code?: number }).code ?? 1) : 0, stdout, stderr }),
+    execFile(
+      process.execPath,
+      [join(root, 'bin/passk.mjs'), '--data-dir', dataDir, ...args],
+      { cwd: dataDir, env: { ...env, NO_COLOR: '1' } },
+      (err, stdout, stderr) => resolve({ code: err ? ((err as { code?: number }).code ?? 1) : 0, stdout, stderr }),
     );
   });
 };
@@ -42,7 +47,9 @@ const writeStore = async (events: PasskEvent[], summaries: VersionSummaries[] = 
       trials: events.filter((e): e is TrialRecorded => e.type === 'TrialRecorded'),
       rowStates: events.filter((e): e is RowStateChanged => e.type === 'RowStateChanged'),
       finished: [],
-      summaries: summaries.flatMap((sums, partition) => [...sums.values()].map((summary) => ({ partition, nextOffset: 100, summary }))),
+      summaries: summaries.flatMap((sums, partition) =>
+        [...sums.values()].map((summary) => ({ partition, nextOffset: 100, summary })),
+      ),
     });
     await sink.close();
   } finally {
@@ -54,15 +61,35 @@ const T0 = Date.UTC(2026, 0, 1);
 let n = 0;
 const trial = (row: string, attempt: number, passed: boolean | null): TrialRecorded => ({
   event_id: deterministicEventId(T0 + n, 'check-test', n++),
-  type: 'TrialRecorded', schema_version: 1, occurred_at: T0 + attempt, producer: 'passk-test/0',
-  suite: 'airline', dataset_version: 'd1', row_id: row, run_id: 'run-1', attempt, agent: { version: 'v1' }, passed,
+  type: 'TrialRecorded',
+  schema_version: 1,
+  occurred_at: T0 + attempt,
+  producer: 'passk-test/0',
+  suite: 'airline',
+  dataset_version: 'd1',
+  row_id: row,
+  run_id: 'run-1',
+  attempt,
+  agent: { version: 'v1' },
+  passed,
 });
 /** The row state of a row's trials, as the processors would write it. */
 const stateOf = (ts: TrialRecorded[], seq: number, override: Partial<RowStateChanged> = {}): RowStateChanged => ({
-  event_id: deterministicEventId(T0, 'check-state', n++), type: 'RowStateChanged', schema_version: 1, occurred_at: T0, producer: 'passk-test/0',
-  suite: 'airline', dataset_version: 'd1', agent_version: 'v1', row_id: ts[0]!.row_id, seq,
-  n: ts.filter((t) => t.passed !== null).length, c: ts.filter((t) => t.passed === true).length, ungraded: ts.filter((t) => t.passed === null).length,
-  class: 'unclassified', attempts: ts.map((t) => ({ attempt: t.attempt, run_id: t.run_id, event_id: t.event_id, passed: t.passed })),
+  event_id: deterministicEventId(T0, 'check-state', n++),
+  type: 'RowStateChanged',
+  schema_version: 1,
+  occurred_at: T0,
+  producer: 'passk-test/0',
+  suite: 'airline',
+  dataset_version: 'd1',
+  agent_version: 'v1',
+  row_id: ts[0]!.row_id,
+  seq,
+  n: ts.filter((t) => t.passed !== null).length,
+  c: ts.filter((t) => t.passed === true).length,
+  ungraded: ts.filter((t) => t.passed === null).length,
+  class: 'unclassified',
+  attempts: ts.map((t) => ({ attempt: t.attempt, run_id: t.run_id, event_id: t.event_id, passed: t.passed })),
   ...override,
 });
 
@@ -71,9 +98,15 @@ const r1 = [trial('r1', 0, true), trial('r1', 1, true), trial('r1', 2, false)];
 const r2 = [trial('r2', 0, true), trial('r2', 1, true), trial('r2', 2, true), trial('r2', 3, null)];
 const states = [stateOf(r1, 3), stateOf(r2, 4)];
 const partition0: VersionSummaries = new Map();
-applyRowChanges(partition0, states.map((s) => ({ before: undefined, after: fromRowStateChanged(s) })));
+applyRowChanges(
+  partition0,
+  states.map((s) => ({ before: undefined, after: fromRowStateChanged(s) })),
+);
 
-const results = {} as Record<'consistent' | 'json' | 'unknownSuite' | 'badFlag' | 'help' | 'broken' | 'brokenJson' | 'locked' | 'migrateLocked', Run>;
+const results = {} as Record<
+  'consistent' | 'json' | 'unknownSuite' | 'badFlag' | 'help' | 'broken' | 'brokenJson' | 'locked' | 'migrateLocked',
+  Run
+>;
 beforeAll(async () => {
   await writeStore([...r1, ...r2, ...states], [partition0]);
   results.consistent = await passk('check');
@@ -102,7 +135,12 @@ describe('passk check', () => {
     expect(r.code).toBe(0);
     // rows 2, graded 6, passes 5, ungraded 1, mean accuracy 5/6 = 83.3%
     const line = r.stdout.split('\n').find((l) => l.includes('airline'))!;
-    expect(line.split('│').map((c) => c.trim()).filter(Boolean)).toEqual(['airline', 'd1', 'v1', '2', '6', '5', '1', '83.3%', 'consistent']);
+    expect(
+      line
+        .split('│')
+        .map((c) => c.trim())
+        .filter(Boolean),
+    ).toEqual(['airline', 'd1', 'v1', '2', '6', '5', '1', '83.3%', 'consistent']);
     expect(r.stdout).toContain('trials / row_state / version_summaries');
     expect(r.stdout).toContain('consistent: 2 rows in 1 versions');
   });
@@ -128,12 +166,20 @@ describe('passk check', () => {
     const out = JSON.parse(results.brokenJson.stdout);
     expect(results.brokenJson.code).toBe(1);
     expect(out.ok).toBe(false);
-    expect(out.differences.map((d: { row_id: string; trials_c: number; state_c: number }) => [d.row_id, d.trials_c, d.state_c])).toEqual([['r1', 2, 1]]);
+    expect(
+      out.differences.map((d: { row_id: string; trials_c: number; state_c: number }) => [
+        d.row_id,
+        d.trials_c,
+        d.state_c,
+      ]),
+    ).toEqual([['r1', 2, 1]]);
   });
 
   it('exits 2 on bad input: a suite the store does not hold, an empty --suite', () => {
     expect(results.unknownSuite.code).toBe(2);
-    expect(results.unknownSuite.stderr).toContain('the store holds no trials, row states or summaries of suite "retail"');
+    expect(results.unknownSuite.stderr).toContain(
+      'the store holds no trials, row states or summaries of suite "retail"',
+    );
     expect(results.badFlag.code).toBe(2);
     expect(results.badFlag.stderr).toContain('--suite needs a suite name');
   });

@@ -9,8 +9,11 @@ const fixture = (name: string) => `test/fixtures/${name}`;
 type Run = { code: number; stdout: string; stderr: string };
 const passk = (...args: string[]): Promise<Run> =>
   new Promise((resolve) => {
-    execFile(process.execPath, ['bin/passk.mjs', ...args], { cwd: root, env: { ...process.env, NO_COLOR: '1' } }, (err, stdout, stderr) =>
-      resolve({ code: err ? ((err as { code?: number }).code ?? 1) : 0, stdout, stderr }),
+    execFile(
+      process.execPath,
+      ['bin/passk.mjs', ...args],
+      { cwd: root, env: { ...process.env, NO_COLOR: '1' } },
+      (err, stdout, stderr) => resolve({ code: err ? ((err as { code?: number }).code ?? 1) : 0, stdout, stderr }),
     );
   });
 
@@ -23,11 +26,28 @@ const runs = {
   reportJson: () => passk('report', '--json', TAU_BENCH),
   reportMarkdown: () => passk('report', '--markdown', '--suite', 'airline', TAU_BENCH),
   gateFails: () => passk('gate', ...versions, '--json', fixture('refunds-breaks-mnb.jsonl')),
-  gatePasses: () => passk('gate', ...versions, '--judge-agreement', '0.7', '--judgments', fixture('judgments.jsonl'), fixture('refunds-flaky-baseline.jsonl')),
-  gateMissingRow: () => passk('gate', ...versions, '--must-not-break', fixture('must-not-break.txt'), fixture('refunds-flaky-baseline.jsonl')),
+  gatePasses: () =>
+    passk(
+      'gate',
+      ...versions,
+      '--judge-agreement',
+      '0.7',
+      '--judgments',
+      fixture('judgments.jsonl'),
+      fixture('refunds-flaky-baseline.jsonl'),
+    ),
+  gateMissingRow: () =>
+    passk(
+      'gate',
+      ...versions,
+      '--must-not-break',
+      fixture('must-not-break.txt'),
+      fixture('refunds-flaky-baseline.jsonl'),
+    ),
   compareJson: () => passk('compare', ...versions, '--json', fixture('refunds-breaks-mnb.jsonl')),
   malformed: () => passk('report', fixture('public-mini.jsonl'), fixture('malformed.jsonl')),
-  unknownVersion: () => passk('compare', '--baseline', 'v1', '--candidate', 'v9', fixture('refunds-flaky-baseline.jsonl')),
+  unknownVersion: () =>
+    passk('compare', '--baseline', 'v1', '--candidate', 'v9', fixture('refunds-flaky-baseline.jsonl')),
   help: () => passk('gate', '--help'),
 };
 const results = {} as Record<keyof typeof runs, Run>;
@@ -46,13 +66,43 @@ describe('passk report', () => {
     const out = JSON.parse(r.stdout);
     expect(Object.keys(out)).toEqual(['groups']);
     const airline = out.groups.find((g: { suite: string }) => g.suite === 'airline');
-    for (const field of ['suite', 'agent_version', 'rows', 'trials', 'ungraded', 'mean_accuracy', 'pass_at_k', 'pass_hat_k', 'rows_at_k', 'flip_rate', 'classes', 'intervals'])
+    for (const field of [
+      'suite',
+      'agent_version',
+      'rows',
+      'trials',
+      'ungraded',
+      'mean_accuracy',
+      'pass_at_k',
+      'pass_hat_k',
+      'rows_at_k',
+      'flip_rate',
+      'classes',
+      'intervals',
+    ])
       expect(airline).toHaveProperty(field);
-    expect(airline).toMatchObject({ suite: 'airline', agent_version: 'gpt-4o', rows: 50, trials: 200, ungraded: 0, rows_at_k: { '1': 50, '4': 50 } });
+    expect(airline).toMatchObject({
+      suite: 'airline',
+      agent_version: 'gpt-4o',
+      rows: 50,
+      trials: 200,
+      ungraded: 0,
+      rows_at_k: { '1': 50, '4': 50 },
+    });
     expect(Object.keys(airline.classes)).toEqual(['stable_correct', 'stable_wrong', 'flip', 'unclassified']);
-    expect(Object.values(airline.pass_hat_k).map((x) => (x as number).toFixed(3))).toEqual(['0.420', '0.273', '0.220', '0.200']);
+    expect(Object.values(airline.pass_hat_k).map((x) => (x as number).toFixed(3))).toEqual([
+      '0.420',
+      '0.273',
+      '0.220',
+      '0.200',
+    ]);
     const retail = out.groups.find((g: { suite: string }) => g.suite === 'retail');
-    expect(Object.values(retail.pass_hat_k).map((x) => (x as number).toFixed(3))).toEqual(['0.604', '0.491', '0.430', '0.383']);
+    expect(Object.values(retail.pass_hat_k).map((x) => (x as number).toFixed(3))).toEqual([
+      '0.604',
+      '0.491',
+      '0.430',
+      '0.383',
+    ]);
     expect(airline.intervals.pass_hat_k['4']).toHaveLength(2);
   });
 
@@ -78,8 +128,14 @@ describe('passk gate', () => {
     expect(r.code).toBe(1);
     const v = JSON.parse(r.stdout);
     expect(v.verdict).toBe('fail');
-    expect(v.rules.find((x: { rule: string }) => x.rule === 'must_not_break_stable_correct')).toMatchObject({ passed: false, rows: ['r1'] });
-    expect(v.must_not_break.find((m: { row_id: string }) => m.row_id === 'r1')).toMatchObject({ status: 'broken', outcome: 'confirmed_regression' });
+    expect(v.rules.find((x: { rule: string }) => x.rule === 'must_not_break_stable_correct')).toMatchObject({
+      passed: false,
+      rows: ['r1'],
+    });
+    expect(v.must_not_break.find((m: { row_id: string }) => m.row_id === 'r1')).toMatchObject({
+      status: 'broken',
+      outcome: 'confirmed_regression',
+    });
     expect(v.evidence.find((e: { row_id: string }) => e.row_id === 'r1').candidate_attempts).toHaveLength(6);
   });
 
@@ -109,12 +165,18 @@ describe('passk compare', () => {
     const [c] = JSON.parse(r.stdout).comparisons;
     expect(c.lost_stable_correct).toEqual(['r1']);
     expect(c.became_stable_correct).toEqual(['r3', 'r4', 'r5', 'r6', 'r7', 'r8', 'r9']);
-    expect(c.confirmation.rows[0]).toMatchObject({ row_id: 'r1', outcome: 'confirmed_regression', first_divergence: { check: 'proof_of_purchase', position: 2 } });
+    expect(c.confirmation.rows[0]).toMatchObject({
+      row_id: 'r1',
+      outcome: 'confirmed_regression',
+      first_divergence: { check: 'proof_of_purchase', position: 2 },
+    });
     expect(c.candidate.mean_accuracy).toBeGreaterThan(c.baseline.mean_accuracy);
   });
 
   it('an agent version that is not in the files is bad input (exit 2)', () => {
     expect(results.unknownVersion.code).toBe(2);
-    expect(results.unknownVersion.stderr).toMatch(/--candidate v9: no trials of this agent version; versions in the files: v1, v2/);
+    expect(results.unknownVersion.stderr).toMatch(
+      /--candidate v9: no trials of this agent version; versions in the files: v1, v2/,
+    );
   });
 });

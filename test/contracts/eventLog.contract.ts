@@ -41,7 +41,9 @@ const reader = (consumer: EventConsumer) => {
       batches.push(r.value);
       events.push(...r.value.events);
       if (opts.commit ?? true)
-        await consumer.commit([{ topic: r.value.topic, partition: r.value.partition, nextOffset: r.value.lastOffset + 1 }]);
+        await consumer.commit([
+          { topic: r.value.topic, partition: r.value.partition, nextOffset: r.value.lastOffset + 1 },
+        ]);
     }
   };
   return { batches, events, take };
@@ -132,14 +134,18 @@ export const eventLogContract = (name: string, setup: () => Promise<EventLogUnde
       const c2 = await second.consumer({ groupId: 'contract-restart', topics: [TOPICS.trials], maxBatch: 100 });
       expect(await c2.committed(TOPICS.trials)).toEqual(beforeRestart);
       const r2 = reader(c2);
-      await r2.take({ until: () => r2.events.length >= published.length - committedIds.size, what: 'the rest after restart' });
+      await r2.take({
+        until: () => r2.events.length >= published.length - committedIds.size,
+        what: 'the rest after restart',
+      });
 
       expect(r2.events).toHaveLength(published.length - committedIds.size);
       for (const id of ids(r2.events)) expect(committedIds.has(id)).toBe(false);
       expect(new Set([...committedIds, ...ids(r2.events)])).toEqual(new Set(published.map((e) => e.event_id)));
       // each partition resumes exactly at its committed position
       const firstOffset = new Map<number, number>();
-      for (const b of r2.batches) if (!firstOffset.has(b.partition)) firstOffset.set(b.partition, b.events[0]?.offset ?? b.lastOffset);
+      for (const b of r2.batches)
+        if (!firstOffset.has(b.partition)) firstOffset.set(b.partition, b.events[0]?.offset ?? b.lastOffset);
       for (const [partition, offset] of firstOffset) expect(offset).toBe(beforeRestart.get(partition) ?? 0);
       // the batch that was read but not committed is delivered again (at-least-once)
       const again = new Set(ids(r2.events));
@@ -215,7 +221,11 @@ export const eventLogContract = (name: string, setup: () => Promise<EventLogUnde
       expect(a!.offset - b!.offset).toBe(3); // both bad records sit between them, and were skipped
       expect(r.batches.at(-1)!.lastOffset).toBe(a!.offset);
 
-      const letters = await waitFor(() => log.deadLetters(), (l) => l.length >= 2, 'two dead letters');
+      const letters = await waitFor(
+        () => log.deadLetters(),
+        (l) => l.length >= 2,
+        'two dead letters',
+      );
       expect(letters).toHaveLength(2);
       const bySource = letters.sort((x, y) => x.source.offset - y.source.offset);
       expect(bySource.map((l) => l.source)).toEqual([
@@ -236,11 +246,23 @@ export const eventLogContract = (name: string, setup: () => Promise<EventLogUnde
       await publishInChunks(log, published);
       const assigned = { a: new Set<string>(), b: new Set<string>() };
       const track = (set: Set<string>) => ({
-        onAssigned: (tps: readonly { topic: string; partition: number }[]) => tps.forEach((tp) => set.add(`${tp.partition}`)),
-        onRevoked: (tps: readonly { topic: string; partition: number }[]) => tps.forEach((tp) => set.delete(`${tp.partition}`)),
+        onAssigned: (tps: readonly { topic: string; partition: number }[]) =>
+          tps.forEach((tp) => set.add(`${tp.partition}`)),
+        onRevoked: (tps: readonly { topic: string; partition: number }[]) =>
+          tps.forEach((tp) => set.delete(`${tp.partition}`)),
       });
-      const a = await log.consumer({ groupId: 'contract-group', topics: [TOPICS.trials], maxBatch: 50, ...track(assigned.a) });
-      const b = await log.consumer({ groupId: 'contract-group', topics: [TOPICS.trials], maxBatch: 50, ...track(assigned.b) });
+      const a = await log.consumer({
+        groupId: 'contract-group',
+        topics: [TOPICS.trials],
+        maxBatch: 50,
+        ...track(assigned.a),
+      });
+      const b = await log.consumer({
+        groupId: 'contract-group',
+        topics: [TOPICS.trials],
+        maxBatch: 50,
+        ...track(assigned.b),
+      });
       const ra = reader(a);
       const rb = reader(b);
       const seen = () => new Set([...ids(ra.events), ...ids(rb.events)]);
@@ -253,7 +275,15 @@ export const eventLogContract = (name: string, setup: () => Promise<EventLogUnde
           if (!both()) throw e;
         }
       };
-      await Promise.race([Promise.all([pump(ra), pump(rb)]), waitFor(async () => both(), (x) => x, 'both members done', 90_000)]);
+      await Promise.race([
+        Promise.all([pump(ra), pump(rb)]),
+        waitFor(
+          async () => both(),
+          (x) => x,
+          'both members done',
+          90_000,
+        ),
+      ]);
       expect(seen()).toEqual(new Set(published.map((e) => e.event_id)));
       expect(assigned.a.size).toBeGreaterThan(0);
       expect(assigned.b.size).toBeGreaterThan(0);
@@ -263,7 +293,12 @@ export const eventLogContract = (name: string, setup: () => Promise<EventLogUnde
     });
   });
 
-const waitFor = async <T>(get: () => Promise<T>, ok: (v: T) => boolean, what: string, timeoutMs = 30_000): Promise<T> => {
+const waitFor = async <T>(
+  get: () => Promise<T>,
+  ok: (v: T) => boolean,
+  what: string,
+  timeoutMs = 30_000,
+): Promise<T> => {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const v = await get();

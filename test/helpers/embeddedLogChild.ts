@@ -12,13 +12,14 @@ import { TOPICS } from '../../schemas/topics.ts';
 import { trial } from './events.ts';
 
 const [dataDir, ackFile, producer, count, consume] = process.argv.slice(2);
-if (!dataDir || !ackFile || !producer || !count) throw new Error('usage: embeddedLogChild.ts <dataDir> <ackFile> <producer> <events|forever> [consume]');
+if (!dataDir || !ackFile || !producer || !count)
+  throw new Error('usage: embeddedLogChild.ts <dataDir> <ackFile> <producer> <events|forever> [consume]');
 const total = count === 'forever' ? Infinity : Number(count);
 
 const log = createEmbeddedEventLog({ dataDir, consumer: { pollMs: 5, heartbeatMs: 100, sessionMs: 60_000 } });
 
 const publishLoop = async () => {
-  for (let seq = 0; seq < total; ) {
+  for (let seq = 0; seq < total;) {
     const batch = Array.from({ length: Math.min(10, total - seq) }, (_, i) =>
       trial({
         seq: seq + i,

@@ -36,7 +36,13 @@ export const trial = (over: Partial<TrialRecorded> & { seq?: number } = {}): Tri
 export const trials = (n: number, opts: { rows?: number; suite?: string; runId?: string } = {}): TrialRecorded[] => {
   const rows = opts.rows ?? 100;
   return Array.from({ length: n }, (_, i) =>
-    trial({ seq: i, row_id: `row-${i % rows}`, attempt: Math.floor(i / rows), suite: opts.suite ?? 'refunds', run_id: opts.runId ?? 'run-1' }),
+    trial({
+      seq: i,
+      row_id: `row-${i % rows}`,
+      attempt: Math.floor(i / rows),
+      suite: opts.suite ?? 'refunds',
+      run_id: opts.runId ?? 'run-1',
+    }),
   );
 };
 
@@ -170,7 +176,24 @@ export const oneOfEach = (): { [T in EventType]: EventOf<T> } => ({
     watermark: T0,
     horizon: T0 - 86_400_000,
     shares: [
-      { agent_version: 'agent-1.1.0', segment: 'eu', grader: 'judge', size_ms: 3_600_000, start: T0, seq: 1, closed: false, graded: 2, ungraded: 0, w: 20, wy: 10, w2: 200, w2y: 100, repeated: 0, flipping: 0, late: 0 },
+      {
+        agent_version: 'agent-1.1.0',
+        segment: 'eu',
+        grader: 'judge',
+        size_ms: 3_600_000,
+        start: T0,
+        seq: 1,
+        closed: false,
+        graded: 2,
+        ungraded: 0,
+        w: 20,
+        wy: 10,
+        w2: 200,
+        w2y: 100,
+        repeated: 0,
+        flipping: 0,
+        late: 0,
+      },
     ],
   },
 });

@@ -33,7 +33,13 @@ export const failureConfirmed = (traceId: string, at = T0 + 10_000): FailureConf
   reviewer: 'alice',
 });
 
-export const comparison = (id: string, version: string, baseline: string, candidate: string, over: Partial<ComparisonDeclared> = {}): ComparisonDeclared => ({
+export const comparison = (
+  id: string,
+  version: string,
+  baseline: string,
+  candidate: string,
+  over: Partial<ComparisonDeclared> = {},
+): ComparisonDeclared => ({
   event_id: deterministicEventId(T0 + 50_000, 'comparison', id),
   type: 'ComparisonDeclared',
   schema_version: 1,
@@ -49,9 +55,23 @@ export const comparison = (id: string, version: string, baseline: string, candid
 });
 
 /** k attempts of `version` on every row, passing except where `fails` says. */
-export const runOf = (version: string, datasetVersion: string, rows: readonly string[], opts: { k?: number; fails?: readonly string[]; run?: string } = {}): PasskEvent[] =>
+export const runOf = (
+  version: string,
+  datasetVersion: string,
+  rows: readonly string[],
+  opts: { k?: number; fails?: readonly string[]; run?: string } = {},
+): PasskEvent[] =>
   rows.flatMap((row) =>
     Array.from({ length: opts.k ?? 3 }, (_, a) =>
-      trial({ row, version, dataset_version: datasetVersion, run: opts.run ?? `run-${version}`, attempt: a, passed: !(opts.fails ?? []).includes(row), output: 'x', at: T0 + 20_000 + a }),
+      trial({
+        row,
+        version,
+        dataset_version: datasetVersion,
+        run: opts.run ?? `run-${version}`,
+        attempt: a,
+        passed: !(opts.fails ?? []).includes(row),
+        output: 'x',
+        at: T0 + 20_000 + a,
+      }),
     ),
   );

@@ -3,7 +3,14 @@ import { InvalidEvent } from '../../schemas/errors.ts';
 import type { PasskEvent } from '../../schemas/events/index.ts';
 import { ALL_TOPICS, keyOf, topicOf, type Topic } from '../../schemas/topics.ts';
 import { partitionOf } from '../../log/partitioner.ts';
-import type { ConsumerOptions, DeadLetter, EventBatch, EventConsumer, EventLog, LogEvent } from '../../processors/ports.ts';
+import type {
+  ConsumerOptions,
+  DeadLetter,
+  EventBatch,
+  EventConsumer,
+  EventLog,
+  LogEvent,
+} from '../../processors/ports.ts';
 
 /**
  * An in-memory EventLog that honours the port, for unit tests of topologies: partitions by the real
@@ -60,7 +67,9 @@ export const createMemoryLog = (opts: { partitions?: number; codec?: typeof json
     publisher: {
       publish: async (events) => {
         await log.beforePublish?.(events);
-        const encoded = await Promise.all(events.map(async (e) => ({ topic: topicOf(e), key: keyOf(e), value: await codec.encode(e) })));
+        const encoded = await Promise.all(
+          events.map(async (e) => ({ topic: topicOf(e), key: keyOf(e), value: await codec.encode(e) })),
+        );
         for (const e of encoded) append(e.topic, [{ key: e.key, value: e.value }]);
       },
       publishRaw: async (topic, records) => append(topic, records),
@@ -114,13 +123,16 @@ export const createMemoryLog = (opts: { partitions?: number; codec?: typeof json
         await o.onAssigned?.(added);
         for (const a of added) {
           const key = tp(a.topic, a.partition);
-          const start = group.committed.get(key) ?? (o.fromBeginning === false ? part(a.topic)[a.partition]!.length : 0);
+          const start =
+            group.committed.get(key) ?? (o.fromBeginning === false ? part(a.topic)[a.partition]!.length : 0);
           positions.set(key, { ...a, position: start });
         }
       };
 
       const nextBatch = async (): Promise<EventBatch | undefined> => {
-        const owned = [...positions.values()].sort((a, b) => (a.topic === b.topic ? a.partition - b.partition : a.topic < b.topic ? -1 : 1));
+        const owned = [...positions.values()].sort((a, b) =>
+          a.topic === b.topic ? a.partition - b.partition : a.topic < b.topic ? -1 : 1,
+        );
         for (let i = 0; i < owned.length; i++) {
           const x = owned[(cursor + i) % owned.length]!;
           const records = part(x.topic)[x.partition]!;
@@ -131,10 +143,20 @@ export const createMemoryLog = (opts: { partitions?: number; codec?: typeof json
           for (const [i2, r] of slice.entries()) {
             const offset = x.position + i2;
             try {
-              events.push({ topic: x.topic, partition: x.partition, offset, key: r.key, event: await codec.decode(r.value) });
+              events.push({
+                topic: x.topic,
+                partition: x.partition,
+                offset,
+                key: r.key,
+                event: await codec.decode(r.value),
+              });
             } catch (e) {
               if (!(e instanceof InvalidEvent)) throw e;
-              dead.push({ source: { topic: x.topic, partition: x.partition, offset, key: r.key }, value: r.value, reason: e.reason });
+              dead.push({
+                source: { topic: x.topic, partition: x.partition, offset, key: r.key },
+                value: r.value,
+                reason: e.reason,
+              });
             }
           }
           const lastOffset = x.position + slice.length - 1;
@@ -160,15 +182,24 @@ export const createMemoryLog = (opts: { partitions?: number; codec?: typeof json
         commit: async (list) => {
           for (const p of list) {
             const key = tp(p.topic, p.partition);
-            if (group.leases.get(key) !== me.id) throw Object.assign(new Error(`commit rejected: ${key} not owned`), { name: 'CommitRejected' });
+            if (group.leases.get(key) !== me.id)
+              throw Object.assign(new Error(`commit rejected: ${key} not owned`), { name: 'CommitRejected' });
             group.committed.set(key, p.nextOffset);
           }
         },
         committed: async (topic) =>
-          new Map([...group.committed].filter(([k]) => k.startsWith(`${topic}/`)).map(([k, v]) => [Number(k.slice(topic.length + 1)), v])),
+          new Map(
+            [...group.committed]
+              .filter(([k]) => k.startsWith(`${topic}/`))
+              .map(([k, v]) => [Number(k.slice(topic.length + 1)), v]),
+          ),
         lag: async () =>
           o.topics.flatMap((topic) =>
-            part(topic).map((records, partition) => ({ topic, partition, lag: records.length - (group.committed.get(tp(topic, partition)) ?? 0) })),
+            part(topic).map((records, partition) => ({
+              topic,
+              partition,
+              lag: records.length - (group.committed.get(tp(topic, partition)) ?? 0),
+            })),
           ),
         close: async () => {
           if (closed) return;

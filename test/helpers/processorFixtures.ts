@@ -24,7 +24,8 @@ export interface TrialSpec {
 export const trial = (s: TrialSpec): TrialRecorded => {
   const at = s.at ?? T0 + s.attempt * 1000;
   const t: TrialRecorded = {
-    event_id: s.id ?? deterministicEventId(at, 'trial', s.suite ?? 'refunds', s.row, s.version, s.run ?? 'run-1', s.attempt),
+    event_id:
+      s.id ?? deterministicEventId(at, 'trial', s.suite ?? 'refunds', s.row, s.version, s.run ?? 'run-1', s.attempt),
     type: 'TrialRecorded',
     schema_version: 1,
     occurred_at: at,
@@ -71,7 +72,17 @@ export const arbTrialPool = fc
         attempt: s.attempt,
         passed: s.passed,
         at: T0 + s.at,
-        id: deterministicEventId(T0 + s.at, s.row, s.version, s.run, s.attempt, s.salt, String(s.passed), String(s.output), s.check),
+        id: deterministicEventId(
+          T0 + s.at,
+          s.row,
+          s.version,
+          s.run,
+          s.attempt,
+          s.salt,
+          String(s.passed),
+          String(s.output),
+          s.check,
+        ),
         output: s.output,
         checks: [{ name: 'return_window', answer: s.check }],
       }),
@@ -79,7 +90,9 @@ export const arbTrialPool = fc
   );
 
 export const arbTrialStream = arbTrialPool.chain((pool) =>
-  fc.array(fc.nat(pool.length - 1), { minLength: 0, maxLength: 60 }).map((picks) => ({ pool, stream: picks.map((i) => pool[i]!) })),
+  fc
+    .array(fc.nat(pool.length - 1), { minLength: 0, maxLength: 60 })
+    .map((picks) => ({ pool, stream: picks.map((i) => pool[i]!) })),
 );
 
 export const trace = (s: {

@@ -26,7 +26,9 @@ const o = JSON.parse(process.argv[2] ?? '{}') as ChildOptions;
 const config = PasskConfig.parse({
   backend: o.backend,
   dataDir: o.dataDir,
-  ...(o.backend === 'kafka' ? { kafka: { brokers: o.brokers!.split(','), schemaRegistryUrl: o.registry!, partitions: 4 } } : {}),
+  ...(o.backend === 'kafka'
+    ? { kafka: { brokers: o.brokers!.split(','), schemaRegistryUrl: o.registry!, partitions: 4 } }
+    : {}),
 });
 const log = await openEventLog(config, o.namespace === undefined ? {} : { namespace: o.namespace });
 const run = await startProcessors(config, {
@@ -40,7 +42,10 @@ const run = await startProcessors(config, {
     for (const e of d.emitted) process.stdout.write(JSON.stringify({ type: 'decision', event: e.type }) + '\n');
   },
   onAssignment: (a) => process.stdout.write(JSON.stringify({ type: 'assignment', ...a }) + '\n'),
-  onProgress: (p) => process.stdout.write(JSON.stringify({ type: 'progress', records: p.records, trials: p.trials, committed: p.committed }) + '\n'),
+  onProgress: (p) =>
+    process.stdout.write(
+      JSON.stringify({ type: 'progress', records: p.records, trials: p.trials, committed: p.committed }) + '\n',
+    ),
 });
 process.on('SIGTERM', () => {
   process.stdout.write(JSON.stringify({ type: 'stopping' }) + '\n');

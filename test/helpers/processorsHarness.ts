@@ -28,7 +28,11 @@ export const embeddedBackend: ProcessorsBackend = {
   fresh: () => {
     const dataDir = mkdtempSync(join(tmpdir(), 'passk-proc-'));
     const child = { backend: 'embedded' as const, dataDir };
-    return { child, open: () => openEventLog(PasskConfig.parse(child)), dispose: () => rmSync(dataDir, { recursive: true, force: true }) };
+    return {
+      child,
+      open: () => openEventLog(PasskConfig.parse(child)),
+      dispose: () => rmSync(dataDir, { recursive: true, force: true }),
+    };
   },
 };
 
@@ -38,8 +42,16 @@ export const kafkaBackend = (brokers: string, registry: string): ProcessorsBacke
     const dataDir = mkdtempSync(join(tmpdir(), 'passk-proc-k-'));
     const namespace = `t${randomBytes(4).toString('hex')}.`;
     const child = { backend: 'kafka' as const, dataDir, brokers, registry, namespace };
-    const config = PasskConfig.parse({ backend: 'kafka', dataDir, kafka: { brokers: brokers.split(','), schemaRegistryUrl: registry, partitions: 4 } });
-    return { child, open: () => openEventLog(config, { namespace }), dispose: () => rmSync(dataDir, { recursive: true, force: true }) };
+    const config = PasskConfig.parse({
+      backend: 'kafka',
+      dataDir,
+      kafka: { brokers: brokers.split(','), schemaRegistryUrl: registry, partitions: 4 },
+    });
+    return {
+      child,
+      open: () => openEventLog(config, { namespace }),
+      dispose: () => rmSync(dataDir, { recursive: true, force: true }),
+    };
   },
 });
 
@@ -57,7 +69,9 @@ export interface Child {
 const script = join(import.meta.dirname, 'processorsChild.ts');
 
 export const startChild = (o: ChildOptions): Child => {
-  const proc = spawn(process.execPath, ['--import', 'tsx', script, JSON.stringify(o)], { stdio: ['ignore', 'pipe', 'inherit'] });
+  const proc = spawn(process.execPath, ['--import', 'tsx', script, JSON.stringify(o)], {
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
   const lines: Record<string, unknown>[] = [];
   let buffer = '';
   let markStarted!: () => void;
@@ -86,7 +100,8 @@ export const startChild = (o: ChildOptions): Child => {
         }
       return owned;
     },
-    committed: () => lines.filter((l) => l.type === 'progress' && l.committed).reduce((a, l) => a + (l.records as number), 0),
+    committed: () =>
+      lines.filter((l) => l.type === 'progress' && l.committed).reduce((a, l) => a + (l.records as number), 0),
   };
 };
 
@@ -107,9 +122,24 @@ export const workload = (rows: number): TrialRecorded[] => {
   const out: TrialRecorded[] = [];
   for (let a = 2; a >= 0; a--)
     for (let r = 0; r < rows; r++)
-      for (const v of ['v1', 'v2']) out.push(trial({ row: `r${r}`, version: v, attempt: a, passed: (r * 7 + a + (v === 'v2' ? 1 : 0)) % 4 !== 0, output: `o${(r + a) % 3}` }));
+      for (const v of ['v1', 'v2'])
+        out.push(
+          trial({
+            row: `r${r}`,
+            version: v,
+            attempt: a,
+            passed: (r * 7 + a + (v === 'v2' ? 1 : 0)) % 4 !== 0,
+            output: `o${(r + a) % 3}`,
+          }),
+        );
   const dupes = out.filter((_, i) => i % 5 === 0);
-  const rivals = out.slice(0, 20).map((t) => ({ ...t, event_id: t.event_id.slice(0, 25) + (t.event_id.endsWith('Z') ? 'Y' : 'Z'), passed: !t.passed }));
+  const rivals = out
+    .slice(0, 20)
+    .map((t) => ({
+      ...t,
+      event_id: t.event_id.slice(0, 25) + (t.event_id.endsWith('Z') ? 'Y' : 'Z'),
+      passed: !t.passed,
+    }));
   return [...out, ...dupes, ...rivals];
 };
 
@@ -124,7 +154,11 @@ export const gateWorkload = (rows: number): PasskEvent[] => {
     ...ids.map((id) => ({ ...datasetRow('dg', id), dataset_id: 'gate-ds' })),
     ...runOf('gate-base', 'dg', ids),
     ...runOf('gate-cand', 'dg', ids, { fails: ['g3', 'g7'] }),
-    comparison('cmp-now', 'dg', 'gate-base', 'gate-cand', { dataset_id: 'gate-ds', must_not_break: ['g3', 'g7', 'g9'], confirmation_attempts: 0 }),
+    comparison('cmp-now', 'dg', 'gate-base', 'gate-cand', {
+      dataset_id: 'gate-ds',
+      must_not_break: ['g3', 'g7', 'g9'],
+      confirmation_attempts: 0,
+    }),
     comparison('cmp-confirm', 'dg', 'gate-base', 'gate-cand', { dataset_id: undefined, rows, must_not_break: ['g3'] }),
   ];
 };
@@ -136,7 +170,8 @@ export const decisionsOf = async (log: EventLog): Promise<string[]> => {
     topic: TOPICS.decisions,
     groupId: `decisions-${randomBytes(4).toString('hex')}`,
     onEvent: (e) => {
-      if (e.type === 'GateEvaluated') out.add(JSON.stringify([e.event_id, e.gate_id, e.verdict, e.repeated_verdict ?? false, e.reasons, e.evidence]));
+      if (e.type === 'GateEvaluated')
+        out.add(JSON.stringify([e.event_id, e.gate_id, e.verdict, e.repeated_verdict ?? false, e.reasons, e.evidence]));
       if (e.type === 'ConfirmationRequested') out.add(JSON.stringify([e.event_id, e.comparison_id, e.rows]));
     },
   });
@@ -150,7 +185,11 @@ export const publishAll = async (log: EventLog, events: readonly PasskEvent[]) =
 /** The row states the changelog holds (highest seq per key), as checkpoint bytes. */
 export const changelogState = async (log: EventLog): Promise<string> => {
   const rows: RowStateChanged[] = [];
-  await readToEnd(log, { topic: TOPICS.rowstate, groupId: `check-${randomBytes(4).toString('hex')}`, onEvent: (e) => void (e.type === 'RowStateChanged' && rows.push(e)) });
+  await readToEnd(log, {
+    topic: TOPICS.rowstate,
+    groupId: `check-${randomBytes(4).toString('hex')}`,
+    onEvent: (e) => void (e.type === 'RowStateChanged' && rows.push(e)),
+  });
   return JSON.stringify(checkpointOf(restoreTable(rows.map(fromRowStateChanged))));
 };
 

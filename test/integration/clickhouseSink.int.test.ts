@@ -41,14 +41,35 @@ for (const { name, target } of targets) {
     table: 'production_windows',
     // One window per i; the key (agent_version, segment, grader, window_start, window_end) is distinct per i.
     row: (i) => ({
-      agent_version: 'v', segment: `s${i}`, grader: 'g', window_start: '1767225600.000', window_end: '1767229200.000',
-      sampled: i, ungraded: 0, weight: 1, passed_weight: 1, pass_rate: 1, ci_low: 0, ci_high: 1, seq: 1,
+      agent_version: 'v',
+      segment: `s${i}`,
+      grader: 'g',
+      window_start: '1767225600.000',
+      window_end: '1767229200.000',
+      sampled: i,
+      ungraded: 0,
+      weight: 1,
+      passed_weight: 1,
+      pass_rate: 1,
+      ci_low: 0,
+      ci_high: 1,
+      seq: 1,
     }),
     indexOf: (r) => Number(r.sampled),
     fresh: async () => void (await (await backend()).client.command({ query: 'TRUNCATE TABLE production_windows_v2' })),
-    open: async (opts) => createClickHouseRowSink({ client: (await backend()).client, insertJsonRows: (await backend()).insertJsonRows, retry: { retries: 2, initialMs: 0, factor: 1, maxMs: 0 }, ...opts }),
+    open: async (opts) =>
+      createClickHouseRowSink({
+        client: (await backend()).client,
+        insertJsonRows: (await backend()).insertJsonRows,
+        retry: { retries: 2, initialMs: 0, factor: 1, maxMs: 0 },
+        ...opts,
+      }),
     readBack: async () =>
-      select((await backend()).client, Window, 'SELECT agent_version, segment, seq, sampled FROM production_windows_v2 FINAL ORDER BY sampled'),
+      select(
+        (await backend()).client,
+        Window,
+        'SELECT agent_version, segment, seq, sampled FROM production_windows_v2 FINAL ORDER BY sampled',
+      ),
     closeBackend: async () => {
       await store?.close();
       store = undefined;
@@ -60,7 +81,10 @@ describe('embedded store lock', () => {
   it('says which process holds the store when another one has it open', async () => {
     const path = join(dir, 'held');
     const code = `const { createChdbConnection } = require('chdb/connection'); createChdbConnection({ path: ${JSON.stringify(path)} }); console.log('ready'); setInterval(() => {}, 1000);`;
-    const child: ChildProcess = spawn(process.execPath, ['-e', code], { cwd: process.cwd(), stdio: ['ignore', 'pipe', 'inherit'] });
+    const child: ChildProcess = spawn(process.execPath, ['-e', code], {
+      cwd: process.cwd(),
+      stdio: ['ignore', 'pipe', 'inherit'],
+    });
     try {
       await new Promise<void>((resolve, reject) => {
         child.stdout!.on('data', (d: Buffer) => d.toString().includes('ready') && resolve());

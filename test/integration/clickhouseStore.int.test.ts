@@ -58,7 +58,13 @@ const env = <T extends string>(type: T, at: number) => ({
 });
 
 type V = boolean | null;
-const trial = (version: string, row: string, attempt: number, passed: V, extra: Partial<TrialRecorded> = {}): TrialRecorded => ({
+const trial = (
+  version: string,
+  row: string,
+  attempt: number,
+  passed: V,
+  extra: Partial<TrialRecorded> = {},
+): TrialRecorded => ({
   ...env('TrialRecorded', (version === 'base' ? T0 : T0 + DAY) + attempt * 1000),
   suite: 's',
   dataset_version: 'd1',
@@ -91,8 +97,12 @@ const fixtureTrials: TrialRecorded[] = Object.entries(verdicts).flatMap(([versio
   Object.entries(rows).flatMap(([row, vs]) =>
     vs.map((passed, attempt) =>
       trial(version, row, attempt, passed, {
-        ...(row === 'r4' ? { tags: ['must_not_break'], checks: [{ name: 'refund_ok', answer: passed === true, passed: true }] } : {}),
-        ...(categories[`${version}/${row}/${attempt}`] ? { failure_category: categories[`${version}/${row}/${attempt}`] as never } : {}),
+        ...(row === 'r4'
+          ? { tags: ['must_not_break'], checks: [{ name: 'refund_ok', answer: passed === true, passed: true }] }
+          : {}),
+        ...(categories[`${version}/${row}/${attempt}`]
+          ? { failure_category: categories[`${version}/${row}/${attempt}`] as never }
+          : {}),
         output: `out-${row}-${attempt}`,
       }),
     ),
@@ -100,13 +110,19 @@ const fixtureTrials: TrialRecorded[] = Object.entries(verdicts).flatMap(([versio
 );
 
 const dir = mkdtempSync(join(tmpdir(), 'passk-store-'));
-const targets = storeTargets(dir, 'passk_store_test').map(({ name, target }) => ({ name, open: () => openClickHouse(target) }));
+const targets = storeTargets(dir, 'passk_store_test').map(({ name, target }) => ({
+  name,
+  open: () => openClickHouse(target),
+}));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
 describe.each(targets)('store on $name', ({ open }) => {
   let store: StoreClient;
   const write = async (events: readonly PasskEvent[]) => {
-    const sink = createClickHouseRowSink({ client: store.client, retry: { retries: 0, initialMs: 0, factor: 1, maxMs: 0 } });
+    const sink = createClickHouseRowSink({
+      client: store.client,
+      retry: { retries: 0, initialMs: 0, factor: 1, maxMs: 0 },
+    });
     await sink.writeEvents(events);
     await sink.close();
   };
@@ -123,7 +139,12 @@ describe.each(targets)('store on $name', ({ open }) => {
 
   it('applies migrations once: a second run applies nothing and changes no table', async () => {
     const tables = async () =>
-      (await (await store.client.query({ query: 'SELECT name, create_table_query FROM system.tables WHERE database = currentDatabase() ORDER BY name', format: 'JSONEachRow' })).json()) as unknown[];
+      (await (
+        await store.client.query({
+          query: 'SELECT name, create_table_query FROM system.tables WHERE database = currentDatabase() ORDER BY name',
+          format: 'JSONEachRow',
+        })
+      ).json()) as unknown[];
     const before = await tables();
     const latest = Math.max(...MIGRATIONS.map((m) => m.version));
     expect(await migrate(store.client)).toEqual({ applied: [], current: latest });
@@ -148,7 +169,11 @@ describe.each(targets)('store on $name', ({ open }) => {
     // pass^1 = (1 + 2/3 + 0 + 1)/4 = 2/3; pass^2 = (1 + C(2,2)/C(3,2) + 0 + 1)/4 = (2 + 1/3)/4 = 7/12; pass^3 = 2/4.
     // pass@2 = 1 − C(n−c,2)/C(3,2): 1, 1, 0, 1 → 3/4; classes sc 2, flip 1, sw 1 → flip rate 1/4.
     const s = await versionSummary(store.client, { suite: 's', agent_version: 'base' });
-    expect(s.bins).toEqual([{ n: 3, c: 0, count: 1 }, { n: 3, c: 2, count: 1 }, { n: 3, c: 3, count: 2 }]);
+    expect(s.bins).toEqual([
+      { n: 3, c: 0, count: 1 },
+      { n: 3, c: 2, count: 1 },
+      { n: 3, c: 3, count: 2 },
+    ]);
     expect([s.rows, s.trials, s.ungraded, s.k_max]).toEqual([4, 12, 0, 3]);
     expect(s.mean_accuracy).toBeCloseTo(8 / 12, 12);
     expect(s.pass_hat_k['1']).toBeCloseTo(2 / 3, 12);
@@ -161,11 +186,19 @@ describe.each(targets)('store on $name', ({ open }) => {
     expect(s.intervals.flip_rate![1]).toBeGreaterThan(0.25);
     // cand: r3 has an ungraded attempt, left out of n: c = 3, 3, 1, 2 of n = 3; ungraded 1.
     const c = await versionSummary(store.client, { suite: 's', agent_version: 'cand' });
-    expect(c.bins).toEqual([{ n: 3, c: 1, count: 1 }, { n: 3, c: 2, count: 1 }, { n: 3, c: 3, count: 2 }]);
+    expect(c.bins).toEqual([
+      { n: 3, c: 1, count: 1 },
+      { n: 3, c: 2, count: 1 },
+      { n: 3, c: 3, count: 2 },
+    ]);
     expect([c.trials, c.ungraded, c.mean_accuracy]).toEqual([12, 1, 0.75]);
     // Counted as a failure instead, r3 has n = 4, c = 1.
     const f = await versionSummary(store.client, { suite: 's', agent_version: 'cand', ungradedAsFailure: true });
-    expect(f.bins).toEqual([{ n: 3, c: 2, count: 1 }, { n: 3, c: 3, count: 2 }, { n: 4, c: 1, count: 1 }]);
+    expect(f.bins).toEqual([
+      { n: 3, c: 2, count: 1 },
+      { n: 3, c: 3, count: 2 },
+      { n: 4, c: 1, count: 1 },
+    ]);
   });
 
   it('pass^k curve k = 1..K', async () => {
@@ -178,17 +211,37 @@ describe.each(targets)('store on $name', ({ open }) => {
 
   it('class transitions, regression lists and the drill-down to attempts and checks', async () => {
     // r1 sc→sc, r2 flip→sc, r3 sw→flip, r4 sc→flip (must_not_break): r4 is the regression, r2 the improvement.
-    const t = await classTransitions(store.client, { suite: 's', dataset_version: 'd1', baseline: 'base', candidate: 'cand' });
+    const t = await classTransitions(store.client, {
+      suite: 's',
+      dataset_version: 'd1',
+      baseline: 'base',
+      candidate: 'cand',
+    });
     expect(t.matrix.stable_correct).toEqual({ stable_correct: 1, stable_wrong: 0, flip: 1, unclassified: 0 });
     expect(t.matrix.flip).toEqual({ stable_correct: 1, stable_wrong: 0, flip: 0, unclassified: 0 });
     expect(t.matrix.stable_wrong).toEqual({ stable_correct: 0, stable_wrong: 0, flip: 1, unclassified: 0 });
     expect(t.regressions).toEqual([
-      { row_id: 'r4', must_not_break: true, baseline: { n: 3, c: 3, class: 'stable_correct' }, candidate: { n: 3, c: 2, class: 'flip' } },
+      {
+        row_id: 'r4',
+        must_not_break: true,
+        baseline: { n: 3, c: 3, class: 'stable_correct' },
+        candidate: { n: 3, c: 2, class: 'flip' },
+      },
     ]);
     expect(t.improvements.map((r) => r.row_id)).toEqual(['r2']);
-    const attempts = await rowAttempts(store.client, { suite: 's', dataset_version: 'd1', row_id: 'r4', versions: ['base', 'cand'] });
+    const attempts = await rowAttempts(store.client, {
+      suite: 's',
+      dataset_version: 'd1',
+      row_id: 'r4',
+      versions: ['base', 'cand'],
+    });
     expect(attempts.map((a) => [a.agent_version, a.attempt, a.passed])).toEqual([
-      ['base', 0, true], ['base', 1, true], ['base', 2, true], ['cand', 0, true], ['cand', 1, false], ['cand', 2, true],
+      ['base', 0, true],
+      ['base', 1, true],
+      ['base', 2, true],
+      ['cand', 0, true],
+      ['cand', 1, false],
+      ['cand', 2, true],
     ]);
     expect(attempts[4]!.checks).toEqual([{ name: 'refund_ok', answer: false, passed: true }]);
     expect(attempts[4]!.failure_category).toBe('policy_violation');
@@ -218,7 +271,12 @@ describe.each(targets)('store on $name', ({ open }) => {
       candidate: 'cand',
       verdict,
       reasons: [
-        { rule: 'must_not_break', passed: verdict === 'pass', detail: 'r4', ...(verdict === 'fail' ? { rows: ['r4'] } : {}) },
+        {
+          rule: 'must_not_break',
+          passed: verdict === 'pass',
+          detail: 'r4',
+          ...(verdict === 'fail' ? { rows: ['r4'] } : {}),
+        },
         { rule: 'pass_hat_k', passed: true, detail: 'ok' },
       ],
       evidence: [{ row_id: 'r4', baseline_attempts: ['a'], candidate_attempts: ['b', 'c'] }],
@@ -228,36 +286,72 @@ describe.each(targets)('store on $name', ({ open }) => {
     const second = gate(T0 + 3 * DAY, 'pass', true);
     await write([first, second, first]); // a redelivered decision is stored once
     const h = await gateHistory(store.client, { suite: 's', candidate: 'cand' });
-    expect(h.map((g) => [g.event_id, g.verdict, g.failed_rules, g.verdict_number, g.repeated_verdict, g.evidence_rows])).toEqual([
+    expect(
+      h.map((g) => [g.event_id, g.verdict, g.failed_rules, g.verdict_number, g.repeated_verdict, g.evidence_rows]),
+    ).toEqual([
       [second.event_id, 'pass', [], 2, true, 1],
       [first.event_id, 'fail', ['must_not_break'], 1, false, 1],
     ]);
-    expect(h[1]!.reasons[0]).toEqual({ rule: 'must_not_break', passed: false, detail: 'r4', rows: ['r4'], has_rows: true });
+    expect(h[1]!.reasons[0]).toEqual({
+      rule: 'must_not_break',
+      passed: false,
+      detail: 'r4',
+      rows: ['r4'],
+      has_rows: true,
+    });
   });
 
   it('production windows (latest seq wins), alerts in range, and weighted pass rate from traces', async () => {
     const sink = createClickHouseRowSink({ client: store.client });
     const w = (start: number, s: number, rate: number) => ({
-      agent_version: 'cand', segment: 'all', grader: 'g', window_start: `${start / 1000}.000`, window_end: `${(start + 3_600_000) / 1000}.000`,
-      sampled: 10, ungraded: 0, weight: 10, passed_weight: 10 * rate, pass_rate: rate, ci_low: rate - 0.1, ci_high: rate + 0.1, seq: s,
+      agent_version: 'cand',
+      segment: 'all',
+      grader: 'g',
+      window_start: `${start / 1000}.000`,
+      window_end: `${(start + 3_600_000) / 1000}.000`,
+      sampled: 10,
+      ungraded: 0,
+      weight: 10,
+      passed_weight: 10 * rate,
+      pass_rate: rate,
+      ci_low: rate - 0.1,
+      ci_high: rate + 0.1,
+      seq: s,
     });
     await sink.write('production_windows', [w(T0, 1, 0.5), w(T0, 2, 0.6), w(T0 + 3_600_000, 1, 0.9)]);
     const alert = (id: string, at: number) => ({
-      alert_id: id, raised_at: `${at / 1000}.000`, agent_version: 'cand', segment: 'all', kind: 'pass_rate_drop', severity: 'page',
-      message: `drop ${id}`, window_start: `${T0 / 1000}.000`, value: 0.6, threshold: 0.8,
+      alert_id: id,
+      raised_at: `${at / 1000}.000`,
+      agent_version: 'cand',
+      segment: 'all',
+      kind: 'pass_rate_drop',
+      severity: 'page',
+      message: `drop ${id}`,
+      window_start: `${T0 / 1000}.000`,
+      value: 0.6,
+      threshold: 0.8,
     });
     await sink.write('alerts', [alert('a1', T0 + 1000), alert('a2', T0 + 2000), alert('a3', T0 + 10 * DAY)]);
     await sink.close();
     const ws = await productionWindows(store.client, { from: T0, to: T0 + DAY, agent_version: 'cand' });
-    expect(ws.map((x) => [x.window_start - T0, x.pass_rate])).toEqual([[0, 0.6], [3_600_000, 0.9]]);
+    expect(ws.map((x) => [x.window_start - T0, x.pass_rate])).toEqual([
+      [0, 0.6],
+      [3_600_000, 0.9],
+    ]);
     const as = await alerts(store.client, { from: T0, to: T0 + DAY });
-    expect(as.map((a) => [a.alert_id, a.window_start, a.threshold])).toEqual([['a2', T0, 0.8], ['a1', T0, 0.8]]);
+    expect(as.map((a) => [a.alert_id, a.window_start, a.threshold])).toEqual([
+      ['a2', T0, 0.8],
+      ['a1', T0, 0.8],
+    ]);
 
     // Traces in hour 0: passed with p = 1, failed with p = 0.5, passed with p = 0.25, and one without grader g.
     // weight = 1 + 2 + 4 = 7, passed weight = 1 + 4 = 5 → 5/7; 4 sampled, 3 graded.
     const trace = (i: number, p: number, passed: boolean | null): PasskEvent => ({
       ...env('TraceSampled', T0 + i * 1000),
-      trace_id: `t${i}`, agent_version: 'cand', segment: 'all', input_fingerprint: `f${i}`,
+      trace_id: `t${i}`,
+      agent_version: 'cand',
+      segment: 'all',
+      input_fingerprint: `f${i}`,
       sampling: { policy: 'uniform', probability: p },
       verdicts: passed === null ? [{ grader: 'other', passed: true }] : [{ grader: 'g', passed }],
       user_signals: { thumbs: 'up', stars: 4 },
@@ -276,9 +370,19 @@ describe.each(targets)('store on $name', ({ open }) => {
     const human = ['pass', 'fail', 'fail', 'pass'];
     await write([
       ...judge.map((label, i): PasskEvent => ({
-        ...env('JudgmentRecorded', T0 + i), item_id: `i${i + 1}`, judge: { id: 'J', version: '1' }, rubric_version: 'r1', kind: 'pointwise', label,
+        ...env('JudgmentRecorded', T0 + i),
+        item_id: `i${i + 1}`,
+        judge: { id: 'J', version: '1' },
+        rubric_version: 'r1',
+        kind: 'pointwise',
+        label,
       })),
-      ...human.map((label, i): PasskEvent => ({ ...env('LabelRecorded', T0 + i), item_id: `i${i + 1}`, labeler: 'ann', label })),
+      ...human.map((label, i): PasskEvent => ({
+        ...env('LabelRecorded', T0 + i),
+        item_id: `i${i + 1}`,
+        labeler: 'ann',
+        label,
+      })),
     ]);
     const [cal, ...rest] = await judgeCalibration(store.client, { judge_id: 'J' });
     expect(rest).toEqual([]);
@@ -290,9 +394,21 @@ describe.each(targets)('store on $name', ({ open }) => {
   it('dataset versions with must-not-break rows and provenance', async () => {
     // v1: a (no tags), b (must_not_break). v2: c (must_not_break, from a confirmed production failure), a re-tagged must_not_break.
     // v1 → changed 2, rows 2, mnb 1; v2 → changed 2, rows 3 (a, b, c), mnb 3, from production 1.
-    const up = (at: number, version: string, row: string, tags: string[], provenance: { kind: 'manual' | 'production_failure'; trace_id?: string }): PasskEvent => ({
-      ...env('DatasetRowUpserted', at), dataset_id: 'ds', dataset_version: version, row_id: row, input: `in-${row}`,
-      expected: `exp-${row}-${version}`, tags, provenance,
+    const up = (
+      at: number,
+      version: string,
+      row: string,
+      tags: string[],
+      provenance: { kind: 'manual' | 'production_failure'; trace_id?: string },
+    ): PasskEvent => ({
+      ...env('DatasetRowUpserted', at),
+      dataset_id: 'ds',
+      dataset_version: version,
+      row_id: row,
+      input: `in-${row}`,
+      expected: `exp-${row}-${version}`,
+      tags,
+      provenance,
     });
     const events = [
       up(T0, 'v1', 'a', [], { kind: 'manual' }),
@@ -302,7 +418,16 @@ describe.each(targets)('store on $name', ({ open }) => {
     ];
     await write([...events, events[0]!]);
     const vs = await datasetVersions(store.client, { dataset_id: 'ds' });
-    expect(vs.map((v) => [v.dataset_version, v.first_at - T0, v.changed_rows, v.rows, v.must_not_break_rows, v.from_production])).toEqual([
+    expect(
+      vs.map((v) => [
+        v.dataset_version,
+        v.first_at - T0,
+        v.changed_rows,
+        v.rows,
+        v.must_not_break_rows,
+        v.from_production,
+      ]),
+    ).toEqual([
       ['v1', 0, 2, 2, 1, 0],
       ['v2', DAY, 2, 3, 3, 1],
     ]);
@@ -313,13 +438,21 @@ describe.each(targets)('store on $name', ({ open }) => {
       ['c', 'v2', 'exp-c-v2', 'production_failure', 't9'],
     ]);
     const v1 = await datasetRows(store.client, { dataset_id: 'ds', dataset_version: 'v1' });
-    expect(v1.map((r) => [r.row_id, r.must_not_break, r.tags])).toEqual([['a', false, []], ['b', true, ['must_not_break']]]);
+    expect(v1.map((r) => [r.row_id, r.must_not_break, r.tags])).toEqual([
+      ['a', false, []],
+      ['b', true, ['must_not_break']],
+    ]);
   });
 
   it('writing the same batch twice leaves every query result unchanged', async () => {
     const snapshot = async () => ({
       summary: await versionSummary(store.client, { suite: 's', agent_version: 'base' }),
-      transitions: await classTransitions(store.client, { suite: 's', dataset_version: 'd1', baseline: 'base', candidate: 'cand' }),
+      transitions: await classTransitions(store.client, {
+        suite: 's',
+        dataset_version: 'd1',
+        baseline: 'base',
+        candidate: 'cand',
+      }),
       trials: await loadTrialsForReport(store.client, { suites: ['s'] }),
       failures: await failureCategories(store.client, { suite: 's', bucketMs: DAY }),
     });
@@ -345,7 +478,10 @@ describe.each(targets)('store on $name', ({ open }) => {
     const retail = await passCurve(store.client, { suite: 'retail', agent_version: 'gpt-4o' });
     expect(round(airline.map((p) => p.pass_hat_k))).toEqual([0.42, 0.273, 0.22, 0.2]);
     expect(round(retail.map((p) => p.pass_hat_k))).toEqual([0.604, 0.491, 0.43, 0.383]);
-    const fromStore = buildReport(await reportGroupsFromStore(store.client, { suites: ['airline', 'retail'] }), DEFAULT_REPORT_OPTIONS);
+    const fromStore = buildReport(
+      await reportGroupsFromStore(store.client, { suites: ['airline', 'retail'] }),
+      DEFAULT_REPORT_OPTIONS,
+    );
     expect(fromStore).toEqual(buildReport(groupTrials(trials), DEFAULT_REPORT_OPTIONS));
   });
 
@@ -358,7 +494,11 @@ describe.each(targets)('store on $name', ({ open }) => {
       for (let r = 0; r < 30; r++)
         for (let a = 0, n = 1 + Math.floor(rnd() * 5); a < n; a++) {
           const u = rnd();
-          mixed.push({ ...trial(version, `row-${r}`, a, u < 0.1 ? null : u < 0.6), suite: 'mix', occurred_at: T0 + Math.floor(rnd() * DAY) });
+          mixed.push({
+            ...trial(version, `row-${r}`, a, u < 0.1 ? null : u < 0.6),
+            suite: 'mix',
+            occurred_at: T0 + Math.floor(rnd() * DAY),
+          });
         }
     const withDuplicates = [...mixed, ...mixed.filter(() => rnd() < 0.3)].sort(() => rnd() - 0.5);
     const sink = createClickHouseRowSink({ client: store.client, maxRows: 17, maxWaitMs: 5 });
@@ -383,9 +523,15 @@ describe.each(targets)('store on $name', ({ open }) => {
         byRow.set(key, seen);
         const change: RowStateChanged = {
           ...env('RowStateChanged', T0),
-          suite: 'mix', dataset_version: 'd1', agent_version: t.agent.version, row_id: t.row_id, seq: seen.length,
-          n: seen.filter((s) => s.passed !== null).length, c: seen.filter((s) => s.passed === true).length,
-          ungraded: seen.filter((s) => s.passed === null).length, class: 'unclassified',
+          suite: 'mix',
+          dataset_version: 'd1',
+          agent_version: t.agent.version,
+          row_id: t.row_id,
+          seq: seen.length,
+          n: seen.filter((s) => s.passed !== null).length,
+          c: seen.filter((s) => s.passed === true).length,
+          ungraded: seen.filter((s) => s.passed === null).length,
+          class: 'unclassified',
           attempts: seen.map((s) => ({ attempt: s.attempt, run_id: s.run_id, event_id: s.event_id, passed: s.passed })),
         };
         states.push(change);
@@ -397,11 +543,17 @@ describe.each(targets)('store on $name', ({ open }) => {
         touched.add(p);
       }
       for (const p of touched)
-        for (const summary of partitions[p]!.values()) snapshots.push({ partition: p, nextOffset: offsets[p]!, summary: structuredClone(summary) });
+        for (const summary of partitions[p]!.values())
+          snapshots.push({ partition: p, nextOffset: offsets[p]!, summary: structuredClone(summary) });
     }
     await sink.writeEvents(states.sort(() => rnd() - 0.5));
     // Out of order, with every third snapshot written twice: the highest offset per partition must win.
-    await toTrialSink(sink).writeTrials({ trials: [], rowStates: [], finished: [], summaries: [...snapshots, ...snapshots.filter((_, i) => i % 3 === 0)].sort(() => rnd() - 0.5) });
+    await toTrialSink(sink).writeTrials({
+      trials: [],
+      rowStates: [],
+      finished: [],
+      summaries: [...snapshots, ...snapshots.filter((_, i) => i % 3 === 0)].sort(() => rnd() - 0.5),
+    });
     await sink.close();
     const report = await checkConsistency(store.client, { suite: 'mix' });
     expect(report.differences).toEqual([]);
@@ -410,7 +562,10 @@ describe.each(targets)('store on $name', ({ open }) => {
     expect(report.rows).toBe(60);
     // Rows with graded attempts + rows with only ungraded ones = the 30 rows of each version.
     const rowsOf = (x: VersionNumbers | null | undefined) => (x && 'rows' in x ? x.rows + x.rows_without_graded : null);
-    expect(report.checked.map((v) => [v.agent_version, rowsOf(v.from_trials), rowsOf(v.from_summaries)])).toEqual([['m1', 30, 30], ['m2', 30, 30]]);
+    expect(report.checked.map((v) => [v.agent_version, rowsOf(v.from_trials), rowsOf(v.from_summaries)])).toEqual([
+      ['m1', 30, 30],
+      ['m2', 30, 30],
+    ]);
     // So the summary may read the row state (one row per row) or the snapshots instead of every trial: same numbers.
     for (const agent_version of ['m1', 'm2']) {
       for (const ungradedAsFailure of [false, true]) {
@@ -420,7 +575,9 @@ describe.each(targets)('store on $name', ({ open }) => {
         expect(fromState).toEqual(await versionSummary(store.client, scope));
       }
       const scope = { suite: 'mix', agent_version };
-      expect(await versionSummary(store.client, { ...scope, from: 'summaries' })).toEqual(await versionSummary(store.client, scope));
+      expect(await versionSummary(store.client, { ...scope, from: 'summaries' })).toEqual(
+        await versionSummary(store.client, scope),
+      );
     }
 
     // A state that disagrees with the trials is reported, with both sides.
@@ -432,22 +589,37 @@ describe.each(targets)('store on $name', ({ open }) => {
     await write([{ ...wrong, event_id: deterministicEventId(T0, 'wrong'), seq: 999, c: badC }]);
     const broken = await checkConsistency(store.client, { suite: 'mix' });
     expect(broken.ok).toBe(false);
-    expect(broken.differences.map((d) => [d.agent_version, d.row_id, d.trials_c, d.state_c])).toEqual([['m1', 'row-0', wrong.c, badC]]);
+    expect(broken.differences.map((d) => [d.agent_version, d.row_id, d.trials_c, d.state_c])).toEqual([
+      ['m1', 'row-0', wrong.c, badC],
+    ]);
     expect(broken.versions.map((v) => v.agent_version)).toEqual(['m1']);
 
     // A snapshot that lost a row (a newer offset of m2's partition 1) is reported too, trials and row state agreeing.
     const latest = snapshots.filter((x) => x.partition === 1 && x.summary.agent_version === 'm2').at(-1)!;
     const [bin, count] = Object.entries(latest.summary.histogram)[0] as [string, number];
     const [n, c] = bin.split(',').map(Number) as [number, number];
-    const lost = { ...latest.summary, rows: latest.summary.rows - 1, trials: latest.summary.trials - n, passes: latest.summary.passes - c, histogram: { ...latest.summary.histogram, [bin]: count - 1 } };
+    const lost = {
+      ...latest.summary,
+      rows: latest.summary.rows - 1,
+      trials: latest.summary.trials - n,
+      passes: latest.summary.passes - c,
+      histogram: { ...latest.summary.histogram, [bin]: count - 1 },
+    };
     const sink2 = createClickHouseRowSink({ client: store.client });
-    await toTrialSink(sink2).writeTrials({ trials: [], rowStates: [], finished: [], summaries: [{ partition: 1, nextOffset: latest.nextOffset + 1, summary: lost }] });
+    await toTrialSink(sink2).writeTrials({
+      trials: [],
+      rowStates: [],
+      finished: [],
+      summaries: [{ partition: 1, nextOffset: latest.nextOffset + 1, summary: lost }],
+    });
     await sink2.close();
     const m2 = (await checkConsistency(store.client, { suite: 'mix' })).versions.find((v) => v.agent_version === 'm2')!;
     expect(m2.from_trials).toEqual(m2.from_row_state);
     expect(rowsOf(m2.from_summaries)).toBe(29);
     // Without the summaries only the row-state difference remains.
-    expect((await checkConsistency(store.client, { suite: 'mix', summaries: false })).versions.map((v) => v.agent_version)).toEqual(['m1']);
+    expect(
+      (await checkConsistency(store.client, { suite: 'mix', summaries: false })).versions.map((v) => v.agent_version),
+    ).toEqual(['m1']);
   });
   it('splits a batch the store refuses, writes every good row and dead-letters the bad one with the reason', async () => {
     const sink = createClickHouseRowSink({
@@ -456,18 +628,42 @@ describe.each(targets)('store on $name', ({ open }) => {
       retry: { retries: 0, initialMs: 0, factor: 1, maxMs: 0 },
     });
     const good = Array.from({ length: 7 }, (_, i) => ({
-      agent_version: 'dl', segment: `s${i}`, grader: 'g', window_start: '1767225600.000', window_end: '1767229200.000',
-      sampled: i, ungraded: 0, weight: 1, passed_weight: 1, pass_rate: 1, ci_low: 0, ci_high: 1, seq: 1,
+      agent_version: 'dl',
+      segment: `s${i}`,
+      grader: 'g',
+      window_start: '1767225600.000',
+      window_end: '1767229200.000',
+      sampled: i,
+      ungraded: 0,
+      weight: 1,
+      passed_weight: 1,
+      pass_rate: 1,
+      ci_low: 0,
+      ci_high: 1,
+      seq: 1,
     }));
     const bad = { ...good[0]!, segment: 'bad', sampled: 'not a number' };
     await sink.write('production_windows', [...good.slice(0, 3), bad, ...good.slice(3)]);
     await sink.close();
-    const stored = await (await store.client.query({ query: "SELECT segment FROM production_windows_v2 FINAL WHERE agent_version = 'dl' ORDER BY segment", format: 'JSONEachRow' })).json<{ segment: string }>();
+    const stored = await (
+      await store.client.query({
+        query: "SELECT segment FROM production_windows_v2 FINAL WHERE agent_version = 'dl' ORDER BY segment",
+        format: 'JSONEachRow',
+      })
+    ).json<{ segment: string }>();
     expect(stored.map((r) => r.segment)).toEqual(good.map((g) => g.segment));
-    const letters = await (await store.client.query({ query: "SELECT target_table, value_base64, reason FROM dead_letters FINAL WHERE stage = 'sink'", format: 'JSONEachRow' })).json<{ target_table: string; value_base64: string; reason: string }>();
+    const letters = await (
+      await store.client.query({
+        query: "SELECT target_table, value_base64, reason FROM dead_letters FINAL WHERE stage = 'sink'",
+        format: 'JSONEachRow',
+      })
+    ).json<{ target_table: string; value_base64: string; reason: string }>();
     expect(letters).toHaveLength(1);
     expect(letters[0]!.target_table).toBe('production_windows');
-    expect(JSON.parse(Buffer.from(letters[0]!.value_base64, 'base64').toString())).toMatchObject({ segment: 'bad', sampled: 'not a number' });
+    expect(JSON.parse(Buffer.from(letters[0]!.value_base64, 'base64').toString())).toMatchObject({
+      segment: 'bad',
+      sampled: 'not a number',
+    });
     expect(letters[0]!.reason).toMatch(/CANNOT_PARSE|INCORRECT_DATA|TYPE_MISMATCH/);
   });
 });

@@ -28,18 +28,37 @@ import {
 
 const dir = mkdtempSync(join(tmpdir(), 'passk-summaries-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
-const targets = storeTargets(dir, 'passk_summaries_test').map(({ name, target }) => ({ name, open: () => openClickHouse(target) }));
+const targets = storeTargets(dir, 'passk_summaries_test').map(({ name, target }) => ({
+  name,
+  open: () => openClickHouse(target),
+}));
 
 /** A row state with only what the summaries read (class: the processors' default minAttempts 3). */
 const state = (dataset_version: string, row_id: string, n: number, c: number, ungraded = 0): RowState => ({
-  suite: 's', dataset_version, agent_version: 'v', row_id, seq: n + ungraded, occurred_at: 0, n, c, ungraded,
+  suite: 's',
+  dataset_version,
+  agent_version: 'v',
+  row_id,
+  seq: n + ungraded,
+  occurred_at: 0,
+  n,
+  c,
+  ungraded,
   class: n < 3 ? 'unclassified' : c === n ? 'stable_correct' : c === 0 ? 'stable_wrong' : 'flip',
   attempts: [],
 });
 
 /** Folds row changes into a partition's summaries and snapshots every version it holds at `nextOffset`. */
-const snapshotsAfter = (sums: VersionSummaries, partition: number, nextOffset: number, changes: { before?: RowState; after: RowState }[]): VersionSnapshot[] => {
-  applyRowChanges(sums, changes.map(({ before, after }) => ({ before, after })));
+const snapshotsAfter = (
+  sums: VersionSummaries,
+  partition: number,
+  nextOffset: number,
+  changes: { before?: RowState; after: RowState }[],
+): VersionSnapshot[] => {
+  applyRowChanges(
+    sums,
+    changes.map(({ before, after }) => ({ before, after })),
+  );
   return [...sums.values()].map((summary) => ({ partition, nextOffset, summary: structuredClone(summary) }));
 };
 
@@ -77,8 +96,17 @@ describe.each(targets)('version summaries and production windows on $name', ({ o
     // trials 12, passes 0 + 2 + 2 + 3 = 7 → mean accuracy 7/12; ungraded 1 (r3).
     // pass^1 = (0 + 2/3 + 2/3 + 1)/4 = 7/12; pass^2 = (0 + 1/3 + 1/3 + 1)/4 = 5/12; pass^3 = 1/4.
     // pass@2 = 1 − C(n−c, 2)/C(3, 2): 0, 1, 1, 1 → 3/4. Classes: sw 1, flip 2, sc 1 → flip rate 1/2.
-    const s = await versionSummary(store.client, { suite: 's', agent_version: 'v', dataset_version: 'd1', from: 'summaries' });
-    expect(s.bins).toEqual([{ n: 3, c: 0, count: 1 }, { n: 3, c: 2, count: 2 }, { n: 3, c: 3, count: 1 }]);
+    const s = await versionSummary(store.client, {
+      suite: 's',
+      agent_version: 'v',
+      dataset_version: 'd1',
+      from: 'summaries',
+    });
+    expect(s.bins).toEqual([
+      { n: 3, c: 0, count: 1 },
+      { n: 3, c: 2, count: 2 },
+      { n: 3, c: 3, count: 1 },
+    ]);
     expect([s.rows, s.trials, s.passes, s.ungraded, s.k_max]).toEqual([4, 12, 7, 1, 3]);
     expect(s.mean_accuracy).toBeCloseTo(7 / 12, 12);
     expect(s.pass_hat_k['1']).toBeCloseTo(7 / 12, 12);
@@ -89,13 +117,24 @@ describe.each(targets)('version summaries and production windows on $name', ({ o
     expect(s.flip_rate).toBe(0.5);
     // Every dataset version of the agent version: d2 adds a TTT row → (3,3)×2, 5 rows.
     const all = await versionSummary(store.client, { suite: 's', agent_version: 'v', from: 'summaries' });
-    expect(all.bins).toEqual([{ n: 3, c: 0, count: 1 }, { n: 3, c: 2, count: 2 }, { n: 3, c: 3, count: 2 }]);
+    expect(all.bins).toEqual([
+      { n: 3, c: 0, count: 1 },
+      { n: 3, c: 2, count: 2 },
+      { n: 3, c: 3, count: 2 },
+    ]);
     // The pass^k curve reads the same histogram.
-    const curve = await passCurve(store.client, { suite: 's', agent_version: 'v', dataset_version: 'd1', from: 'summaries' });
+    const curve = await passCurve(store.client, {
+      suite: 's',
+      agent_version: 'v',
+      dataset_version: 'd1',
+      from: 'summaries',
+    });
     expect(curve.map((p) => p.rows)).toEqual([4, 4, 4]);
     [7 / 12, 5 / 12, 1 / 4].forEach((v, i) => expect(curve[i]!.pass_hat_k).toBeCloseTo(v, 12));
     // A version the processors have not folded has no rows, not an error.
-    expect((await versionSummary(store.client, { suite: 's', agent_version: 'nope', from: 'summaries' })).bins).toEqual([]);
+    expect((await versionSummary(store.client, { suite: 's', agent_version: 'nope', from: 'summaries' })).bins).toEqual(
+      [],
+    );
   });
 
   it('is idempotent: the same snapshots again, or an older one after a newer one, change nothing', async () => {
@@ -106,13 +145,22 @@ describe.each(targets)('version summaries and production windows on $name', ({ o
     await writeSnapshots(unitA);
     expect(await versionSummary(store.client, scope)).toEqual(before);
     const stored = await (
-      await store.client.query({ query: "SELECT partition, next_offset FROM version_summaries FINAL WHERE dataset_version = 'd1' ORDER BY partition", format: 'JSONEachRow' })
+      await store.client.query({
+        query:
+          "SELECT partition, next_offset FROM version_summaries FINAL WHERE dataset_version = 'd1' ORDER BY partition",
+        format: 'JSONEachRow',
+      })
     ).json();
-    expect(stored).toEqual([{ partition: 0, next_offset: 15 }, { partition: 1, next_offset: 12 }]);
+    expect(stored).toEqual([
+      { partition: 0, next_offset: 15 },
+      { partition: 1, next_offset: 12 },
+    ]);
   });
 
   it('refuses ungradedAsFailure rather than give a wrong number', async () => {
-    await expect(versionSummary(store.client, { suite: 's', agent_version: 'v', from: 'summaries', ungradedAsFailure: true })).rejects.toSatisfy(
+    await expect(
+      versionSummary(store.client, { suite: 's', agent_version: 'v', from: 'summaries', ungradedAsFailure: true }),
+    ).rejects.toSatisfy(
       (e: unknown) => e instanceof InputError && /cannot count ungraded trials as failures/.test(e.message),
     );
   });
@@ -120,8 +168,19 @@ describe.each(targets)('version summaries and production windows on $name', ({ o
   it('keeps a 1 h and a 24 h production window that start together', async () => {
     const T0 = Date.UTC(2026, 0, 1);
     const w = (lengthMs: number, seq: number, rate: number) => ({
-      agent_version: 'pw', segment: 'all', grader: 'g', window_start: `${T0 / 1000}.000`, window_end: `${(T0 + lengthMs) / 1000}.000`,
-      sampled: 10, ungraded: 0, weight: 10, passed_weight: 10 * rate, pass_rate: rate, ci_low: rate - 0.1, ci_high: rate + 0.1, seq,
+      agent_version: 'pw',
+      segment: 'all',
+      grader: 'g',
+      window_start: `${T0 / 1000}.000`,
+      window_end: `${(T0 + lengthMs) / 1000}.000`,
+      sampled: 10,
+      ungraded: 0,
+      weight: 10,
+      passed_weight: 10 * rate,
+      pass_rate: rate,
+      ci_low: rate - 0.1,
+      ci_high: rate + 0.1,
+      seq,
     });
     const sink = createClickHouseRowSink({ client: store.client, insertJsonRows: store.insertJsonRows });
     await sink.write('production_windows', [w(3_600_000, 1, 0.5), w(86_400_000, 1, 0.7), w(3_600_000, 2, 0.6)]);
@@ -130,8 +189,16 @@ describe.each(targets)('version summaries and production windows on $name', ({ o
     await sink.close();
     const all = await productionWindows(store.client, { from: T0, to: T0 + 1, agent_version: 'pw' });
     // Both windows, the 1 h one at its latest seq; shorter first.
-    expect(all.map((x) => [x.window_end - x.window_start, x.pass_rate])).toEqual([[3_600_000, 0.6], [86_400_000, 0.7]]);
-    const day = await productionWindows(store.client, { from: T0, to: T0 + 1, agent_version: 'pw', windowMs: 86_400_000 });
+    expect(all.map((x) => [x.window_end - x.window_start, x.pass_rate])).toEqual([
+      [3_600_000, 0.6],
+      [86_400_000, 0.7],
+    ]);
+    const day = await productionWindows(store.client, {
+      from: T0,
+      to: T0 + 1,
+      agent_version: 'pw',
+      windowMs: 86_400_000,
+    });
     expect(day.map((x) => x.pass_rate)).toEqual([0.7]);
   });
 });
@@ -144,17 +211,43 @@ describe('migration 3 on a store that had production_windows v1', () => {
       await migrate(store.client, { migrations: MIGRATIONS.filter((m) => m.version < 3) });
       const T0 = Date.UTC(2026, 0, 1);
       const legacy = (start: number, seq: number, rate: number) => ({
-        agent_version: 'old', segment: 'all', grader: 'g', window_start: `${start / 1000}.000`, window_end: `${(start + 3_600_000) / 1000}.000`,
-        sampled: 4, ungraded: 0, weight: 4, passed_weight: 4 * rate, pass_rate: rate, ci_low: 0, ci_high: 1, seq,
+        agent_version: 'old',
+        segment: 'all',
+        grader: 'g',
+        window_start: `${start / 1000}.000`,
+        window_end: `${(start + 3_600_000) / 1000}.000`,
+        sampled: 4,
+        ungraded: 0,
+        weight: 4,
+        passed_weight: 4 * rate,
+        pass_rate: rate,
+        ci_low: 0,
+        ci_high: 1,
+        seq,
       });
       // Written straight to the v1 table, as an older passk did.
-      await store.client.insert({ table: 'production_windows', values: [legacy(T0, 1, 0.25), legacy(T0, 2, 0.5), legacy(T0 + 3_600_000, 1, 0.75)], format: 'JSONEachRow' });
+      await store.client.insert({
+        table: 'production_windows',
+        values: [legacy(T0, 1, 0.25), legacy(T0, 2, 0.5), legacy(T0 + 3_600_000, 1, 0.75)],
+        format: 'JSONEachRow',
+      });
       expect(await migrate(store.client)).toEqual({ applied: [3], current: 3 });
-      const read = async () => (await productionWindows(store.client, { from: T0, to: T0 + 86_400_000, agent_version: 'old' })).map((x) => [x.window_start - T0, x.pass_rate]);
-      expect(await read()).toEqual([[0, 0.5], [3_600_000, 0.75]]);
+      const read = async () =>
+        (await productionWindows(store.client, { from: T0, to: T0 + 86_400_000, agent_version: 'old' })).map((x) => [
+          x.window_start - T0,
+          x.pass_rate,
+        ]);
+      expect(await read()).toEqual([
+        [0, 0.5],
+        [3_600_000, 0.75],
+      ]);
       // Each statement may run again (a migration interrupted half-way is re-run whole).
-      for (const statement of MIGRATIONS.find((m) => m.version === 3)!.up()) await store.client.command({ query: statement });
-      expect(await read()).toEqual([[0, 0.5], [3_600_000, 0.75]]);
+      for (const statement of MIGRATIONS.find((m) => m.version === 3)!.up())
+        await store.client.command({ query: statement });
+      expect(await read()).toEqual([
+        [0, 0.5],
+        [3_600_000, 0.75],
+      ]);
       expect((await appliedMigrations(store.client)).map((m) => m.version)).toEqual([1, 2, 3]);
     } finally {
       await store.close();

@@ -15,7 +15,12 @@ import { passk } from '../browser/processes.ts';
  */
 type DemoJson = DemoResult & { backend: { log: string; namespace?: string; store: string } };
 
-const planted = loadDemoDataset().find((r) => r.tags.includes('must_not_break') && parseRequest(r.input).order.proof === 'cart_screenshot' && r.expected_checks.return_window === true)!;
+const planted = loadDemoDataset().find(
+  (r) =>
+    r.tags.includes('must_not_break') &&
+    parseRequest(r.input).order.proof === 'cart_screenshot' &&
+    r.expected_checks.return_window === true,
+)!;
 const dirs: string[] = [];
 let embedded: DemoJson;
 let kafka: DemoJson;
@@ -30,7 +35,12 @@ const demo = async (env: NodeJS.ProcessEnv): Promise<DemoJson> => {
 
 beforeAll(async () => {
   embedded = await demo({ PASSK_BACKEND: 'embedded' });
-  kafka = await demo({ PASSK_BACKEND: 'kafka', KAFKA_BROKERS: inject('kafkaBrokers'), SCHEMA_REGISTRY_URL: inject('schemaRegistryUrl'), CLICKHOUSE_URL: '' });
+  kafka = await demo({
+    PASSK_BACKEND: 'kafka',
+    KAFKA_BROKERS: inject('kafkaBrokers'),
+    SCHEMA_REGISTRY_URL: inject('schemaRegistryUrl'),
+    CLICKHOUSE_URL: '',
+  });
 }, 600_000);
 
 afterAll(() => {
@@ -40,7 +50,11 @@ afterAll(() => {
 describe('passk demo on Kafka', () => {
   it('ran on Kafka, in topics of its own, with the embedded store', () => {
     expect(embedded.backend).toEqual({ log: 'embedded', store: 'chdb' });
-    expect(kafka.backend).toMatchObject({ log: 'kafka', store: 'chdb', namespace: expect.stringMatching(/^passk-demo-[0-9a-z]+\.$/) });
+    expect(kafka.backend).toMatchObject({
+      log: 'kafka',
+      store: 'chdb',
+      namespace: expect.stringMatching(/^passk-demo-[0-9a-z]+\.$/),
+    });
   });
 
   it('gives both versions the same numbers as the embedded run', () => {
@@ -54,14 +68,21 @@ describe('passk demo on Kafka', () => {
     expect(kafka.lost_stable_correct).toEqual(embedded.lost_stable_correct);
     expect(kafka.lost_stable_correct).toContain(planted.row_id);
     expect(kafka.regressions).toEqual(embedded.regressions);
-    expect(kafka.regressions.find((r) => r.row_id === planted.row_id)).toMatchObject({ must_not_break: true, outcome: 'confirmed_regression', first_divergent_check: 'proof_of_purchase' });
+    expect(kafka.regressions.find((r) => r.row_id === planted.row_id)).toMatchObject({
+      must_not_break: true,
+      outcome: 'confirmed_regression',
+      first_divergent_check: 'proof_of_purchase',
+    });
     expect(kafka.gate.verdict).toBe('fail');
     expect(kafka.gate.reasons.filter((r) => !r.passed).flatMap((r) => r.rows)).toEqual([planted.row_id]);
     expect({ ...kafka.gate, gate_id: '' }).toEqual({ ...embedded.gate, gate_id: '' });
   });
 
   it('turns the confirmed production failure into a must-not-break row the next gate picks up', () => {
-    expect(kafka.production).toMatchObject({ requests: embedded.production.requests, sampled: embedded.production.sampled });
+    expect(kafka.production).toMatchObject({
+      requests: embedded.production.requests,
+      sampled: embedded.production.sampled,
+    });
     expect(kafka.production.confirmed_failure.row_id).toBe(embedded.production.confirmed_failure.row_id);
     expect(kafka.next_gate.verdict).toBe('pass');
     expect(kafka.next_gate.picked_up).toEqual(embedded.next_gate.picked_up);

@@ -11,7 +11,13 @@ eventLogContract('embedded (SQLite WAL)', async () => {
   return {
     maxEventBytes,
     partitions: 4,
-    open: async () => createEmbeddedEventLog({ dataDir, maxEventBytes, partitions: 4, consumer: { pollMs: 20, heartbeatMs: 200, sessionMs: 2_000 } }),
+    open: async () =>
+      createEmbeddedEventLog({
+        dataDir,
+        maxEventBytes,
+        partitions: 4,
+        consumer: { pollMs: 20, heartbeatMs: 200, sessionMs: 2_000 },
+      }),
     dispose: async () => rmSync(dataDir, { recursive: true, force: true }),
   };
 });

@@ -61,7 +61,10 @@ describe('embedded log consumer groups', () => {
     const deadline = Date.now() + 10_000;
     let pending = ra.next();
     while (aOwned.size === 4 && Date.now() < deadline) {
-      const got = await Promise.race([pending.then(() => true), new Promise<false>((r) => setTimeout(() => r(false), 20))]);
+      const got = await Promise.race([
+        pending.then(() => true),
+        new Promise<false>((r) => setTimeout(() => r(false), 20)),
+      ]);
       if (got) pending = ra.next();
     }
     const bBatch = (await bFirst).value as EventBatch;
@@ -69,7 +72,9 @@ describe('embedded log consumer groups', () => {
     expect(aOwned.size).toBe(2);
     expect(bOwned.size).toBe(2);
     expect([...aOwned].filter((p) => bOwned.has(p))).toEqual([]);
-    expect(events.indexOf(events.find((e) => e.startsWith('A revoked'))!)).toBeLessThan(events.findIndex((e) => e.startsWith('B assigned')));
+    expect(events.indexOf(events.find((e) => e.startsWith('A revoked'))!)).toBeLessThan(
+      events.findIndex((e) => e.startsWith('B assigned')),
+    );
     // B starts each partition at the group's committed position
     expect(bBatch.events[0]!.offset).toBe(committedByA.get(bBatch.partition) ?? 0);
 
@@ -89,7 +94,11 @@ describe('embedded log consumer groups', () => {
     const a = await log.consumer({ groupId: 'g', topics: [TOPICS.trials] });
     await a.batches()[Symbol.asyncIterator]().next();
     const owned = new Set<number>();
-    const b = await log.consumer({ groupId: 'g', topics: [TOPICS.trials], onAssigned: (tps) => tps.forEach((tp) => owned.add(tp.partition)) });
+    const b = await log.consumer({
+      groupId: 'g',
+      topics: [TOPICS.trials],
+      onAssigned: (tps) => tps.forEach((tp) => owned.add(tp.partition)),
+    });
     const rb = b.batches()[Symbol.asyncIterator]();
     await a.close();
     const t0 = Date.now();

@@ -22,7 +22,9 @@ const start = (args: string[]): ChildProcess =>
   spawn(process.execPath, ['--import', 'tsx', child, ...args], { stdio: ['ignore', 'pipe', 'inherit'] });
 
 const exited = (p: ChildProcess): Promise<number | null> =>
-  new Promise((resolve) => (p.exitCode !== null || p.signalCode !== null ? resolve(p.exitCode) : p.once('exit', (code) => resolve(code))));
+  new Promise((resolve) =>
+    p.exitCode !== null || p.signalCode !== null ? resolve(p.exitCode) : p.once('exit', (code) => resolve(code)),
+  );
 
 const lines = (file: string) => (existsSync(file) ? readFileSync(file, 'utf8').split('\n') : []);
 const acked = (file: string) => lines(file).flatMap((l) => (l.startsWith('A ') ? [l.slice(2)] : []));
@@ -85,7 +87,9 @@ describe('embedded log across processes', () => {
         // one new record in every partition, so each partition has something after its commit
         const keys = new Map<number, string>();
         for (let i = 0; keys.size < 4; i++) keys.set(partitionOf(keyOf(trial({ row_id: `row-${i}` })), 4), `row-${i}`);
-        await log.publisher.publish([...keys.values()].map((row, i) => trial({ seq: 90_000 + round * 10 + i, row_id: row })));
+        await log.publisher.publish(
+          [...keys.values()].map((row, i) => trial({ seq: 90_000 + round * 10 + i, row_id: row })),
+        );
         const behind = (await consumer.lag()).filter((l) => l.lag > 0).map((l) => l.partition);
         expect(behind).toHaveLength(4);
         const first = new Map<number, number>();
@@ -110,7 +114,11 @@ describe('embedded log across processes', () => {
   it('takes appends from several processes at once, keeping each producer’s per-key order', async () => {
     const dataDir = freshDir();
     const n = 1_500;
-    const procs = ['a', 'b', 'c'].map((p) => ({ p, ackFile: join(dataDir, `acks-${p}.txt`), proc: start([dataDir, join(dataDir, `acks-${p}.txt`), p, String(n)]) }));
+    const procs = ['a', 'b', 'c'].map((p) => ({
+      p,
+      ackFile: join(dataDir, `acks-${p}.txt`),
+      proc: start([dataDir, join(dataDir, `acks-${p}.txt`), p, String(n)]),
+    }));
     const codes = await Promise.all(procs.map((x) => exited(x.proc)));
     expect(codes).toEqual([0, 0, 0]);
     const log = createEmbeddedEventLog({ dataDir, consumer: { pollMs: 10 } });
@@ -122,7 +130,11 @@ describe('embedded log across processes', () => {
         expect(mine).toHaveLength(n);
         expect(new Set(mine.map((e) => e.event.event_id))).toEqual(new Set(acked(ackFile)));
         const attemptsByKey = new Map<string, number[]>();
-        for (const e of mine) attemptsByKey.set(e.key, [...(attemptsByKey.get(e.key) ?? []), e.event.type === 'TrialRecorded' ? e.event.attempt : -1]);
+        for (const e of mine)
+          attemptsByKey.set(e.key, [
+            ...(attemptsByKey.get(e.key) ?? []),
+            e.event.type === 'TrialRecorded' ? e.event.attempt : -1,
+          ]);
         for (const attempts of attemptsByKey.values()) expect(attempts).toEqual([...attempts].sort((x, y) => x - y));
       }
     } finally {

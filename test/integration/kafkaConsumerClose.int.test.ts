@@ -33,11 +33,16 @@ const membersOf = async (groupId: string): Promise<number> => {
 };
 
 beforeAll(async () => {
-  const registry = new SchemaRegistry({ host: inject('schemaRegistryUrl') }, { [SchemaType.JSON]: { allowUnionTypes: true } });
+  const registry = new SchemaRegistry(
+    { host: inject('schemaRegistryUrl') },
+    { [SchemaType.JSON]: { allowUnionTypes: true } },
+  );
   log = await createKafkaEventLog({ kafka, registry, namespace, partitions: 4 });
   admin = kafka.admin();
   await admin.connect();
-  await log.publisher.publish(Array.from({ length: TRIALS }, (_, i) => trial({ row: `r${i}`, version: 'v1', attempt: 1, passed: true })));
+  await log.publisher.publish(
+    Array.from({ length: TRIALS }, (_, i) => trial({ row: `r${i}`, version: 'v1', attempt: 1, passed: true })),
+  );
 });
 
 afterAll(async () => {
@@ -63,7 +68,11 @@ describe('Kafka consumer close', () => {
     expect(await membersOf('mid-join')).toBe(0);
 
     const assigned: number[] = [];
-    const second = await log.consumer({ groupId: 'mid-join', topics: [TOPICS.trials], onAssigned: (tps) => void assigned.push(...tps.map((tp) => tp.partition)) });
+    const second = await log.consumer({
+      groupId: 'mid-join',
+      topics: [TOPICS.trials],
+      onAssigned: (tps) => void assigned.push(...tps.map((tp) => tp.partition)),
+    });
     let read = 0;
     for await (const batch of second.batches()) {
       read += batch.events.length;

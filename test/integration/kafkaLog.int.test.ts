@@ -46,7 +46,8 @@ describe('Kafka event log: topics', () => {
         resources: names.map((name) => ({ type: ConfigResourceTypes.TOPIC, name })),
       });
       const config = (topic: string, key: string) =>
-        resources.find((r) => r.resourceName === namespace + topic)?.configEntries.find((c) => c.configName === key)?.configValue;
+        resources.find((r) => r.resourceName === namespace + topic)?.configEntries.find((c) => c.configName === key)
+          ?.configValue;
       expect(config(TOPICS.rowstate, 'cleanup.policy')).toBe('compact');
       for (const t of ALL_TOPICS.filter((x) => x !== TOPICS.rowstate)) {
         expect(config(t, 'cleanup.policy')).toBe('delete');

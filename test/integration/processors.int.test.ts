@@ -15,7 +15,10 @@ import {
   type ProcessorsBackend,
 } from '../helpers/processorsHarness.ts';
 
-const backends: ProcessorsBackend[] = [embeddedBackend, kafkaBackend(inject('kafkaBrokers'), inject('schemaRegistryUrl'))];
+const backends: ProcessorsBackend[] = [
+  embeddedBackend,
+  kafkaBackend(inject('kafkaBrokers'), inject('schemaRegistryUrl')),
+];
 const disposers: (() => void)[] = [];
 afterAll(() => disposers.forEach((d) => d()));
 
@@ -46,11 +49,19 @@ describe.each(backends)('processors on the $name', (backend) => {
     const log2 = await pair.open();
     const a = startChild({ ...pair.child, instanceId: 'a', maxBatch: 50, maxWaitMs: 20 });
     const b = startChild({ ...pair.child, instanceId: 'b', maxBatch: 50, maxWaitMs: 20 });
-    await until(() => a.owned().size > 0 && b.owned().size > 0 && a.owned().size + b.owned().size === 4, 150_000, 'the two instances to share the 4 partitions');
+    await until(
+      () => a.owned().size > 0 && b.owned().size > 0 && a.owned().size + b.owned().size === 4,
+      150_000,
+      'the two instances to share the 4 partitions',
+    );
     await publishAll(log2, events);
     const trials = events.filter((e) => e.type === 'TrialRecorded').length;
     await until(() => a.committed() + b.committed() >= trials, 150_000, 'both instances to commit every trial');
-    await until(() => [...a.lines, ...b.lines].filter((l) => l.type === 'decision').length >= 2, 150_000, 'the gates to decide');
+    await until(
+      () => [...a.lines, ...b.lines].filter((l) => l.type === 'decision').length >= 2,
+      150_000,
+      'the gates to decide',
+    );
     a.proc.kill('SIGTERM');
     b.proc.kill('SIGTERM');
     expect(await a.exited).toBe(0);
@@ -83,7 +94,10 @@ describe.each(backends)('processors on the $name', (backend) => {
 
 describe('passk process (the command, embedded log)', () => {
   const bin = join(import.meta.dirname, '..', '..', 'bin', 'passk.mjs');
-  const passk = (dataDir: string, args: string[]) => spawn(process.execPath, [bin, '--data-dir', dataDir, 'process', '--no-store', ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
+  const passk = (dataDir: string, args: string[]) =>
+    spawn(process.execPath, [bin, '--data-dir', dataDir, 'process', '--no-store', ...args], {
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
   const finished = (p: ReturnType<typeof passk>) =>
     new Promise<{ code: number | null; out: string; err: string }>((resolve) => {
       let out = '';

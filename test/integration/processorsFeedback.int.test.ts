@@ -12,7 +12,10 @@ import { datasetRows, gateHistory } from '../../sinks/clickhouse/index.ts';
 import { comparison, datasetRow, failureConfirmed, runOf } from '../helpers/feedbackLoop.ts';
 import { embeddedBackend, kafkaBackend, type ProcessorsBackend } from '../helpers/processorsHarness.ts';
 
-const backends: ProcessorsBackend[] = [embeddedBackend, kafkaBackend(inject('kafkaBrokers'), inject('schemaRegistryUrl'))];
+const backends: ProcessorsBackend[] = [
+  embeddedBackend,
+  kafkaBackend(inject('kafkaBrokers'), inject('schemaRegistryUrl')),
+];
 const disposers: (() => void)[] = [];
 afterAll(() => disposers.forEach((d) => d()));
 
@@ -28,14 +31,24 @@ describe.each(backends)('the feedback loop end to end on the $name', (backend) =
     disposers.push(env.dispose);
     const log = await env.open();
     const config = PasskConfig.parse({ backend: 'embedded', dataDir: env.child.dataDir });
-    const drain = async () => (await startProcessors(config, { log, store: true, untilCaughtUp: true, maxWaitMs: 20 })).done;
+    const drain = async () =>
+      (await startProcessors(config, { log, store: true, untilCaughtUp: true, maxWaitMs: 20 })).done;
     const ROWS = ['r1', 'r2', 'r3', 'r4'];
     await log.publisher.publish([...ROWS.map((r) => datasetRow('2026-11', r)), failureConfirmed('trace-77')]);
     await drain();
 
     // the confirmed failure is a must-not-break row of a new dataset version, in the log and in the store
-    const fresh = (await read(log, TOPICS.datasets)).filter((e) => e.type === 'DatasetRowUpserted' && e.provenance.kind === 'production_failure');
-    expect(fresh).toMatchObject([{ dataset_version: '2026-11.pf1', row_id: failureRowId('trace-77'), expected: 'deny', provenance: { trace_id: 'trace-77' } }]);
+    const fresh = (await read(log, TOPICS.datasets)).filter(
+      (e) => e.type === 'DatasetRowUpserted' && e.provenance.kind === 'production_failure',
+    );
+    expect(fresh).toMatchObject([
+      {
+        dataset_version: '2026-11.pf1',
+        row_id: failureRowId('trace-77'),
+        expected: 'deny',
+        provenance: { trace_id: 'trace-77' },
+      },
+    ]);
 
     // the fixed version gets every row of the new version right; the candidate breaks the new row
     const rows = [...ROWS, failureRowId('trace-77')];
@@ -49,13 +62,20 @@ describe.each(backends)('the feedback loop end to end on the $name', (backend) =
     const verdicts = (await read(log, TOPICS.decisions)).filter((e) => e.type === 'GateEvaluated');
     expect(verdicts).toHaveLength(1);
     expect(verdicts[0]).toMatchObject({ gate_id: 'release-v3', verdict: 'fail', candidate: 'v3-candidate' });
-    expect(verdicts[0]!.type === 'GateEvaluated' && verdicts[0]!.reasons.find((r) => !r.passed)).toMatchObject({ rule: 'must_not_break_stable_correct', rows: [failureRowId('trace-77')] });
+    expect(verdicts[0]!.type === 'GateEvaluated' && verdicts[0]!.reasons.find((r) => !r.passed)).toMatchObject({
+      rule: 'must_not_break_stable_correct',
+      rows: [failureRowId('trace-77')],
+    });
 
     const store = await openStore(config);
     try {
       const history = await gateHistory(store.client, { candidate: 'v3-candidate' });
       expect(history.map((h) => [h.gate_id, h.verdict])).toEqual([['release-v3', 'fail']]);
-      const mnb = await datasetRows(store.client, { dataset_id: 'refunds-ds', dataset_version: '2026-11.pf1', mustNotBreakOnly: true });
+      const mnb = await datasetRows(store.client, {
+        dataset_id: 'refunds-ds',
+        dataset_version: '2026-11.pf1',
+        mustNotBreakOnly: true,
+      });
       expect(mnb.map((r) => [r.row_id, r.provenance.trace_id])).toEqual([[failureRowId('trace-77'), 'trace-77']]);
     } finally {
       await store.close();

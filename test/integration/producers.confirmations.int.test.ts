@@ -23,8 +23,24 @@ let dir: string;
 let data: string;
 let rows: string;
 
-const passk = (...args: string[]) => spawnSync(process.execPath, [BIN, '--data-dir', data, ...args], { cwd: ROOT, encoding: 'utf8', timeout: 170_000 });
-const run = (agent: string, ...more: string[]) => passk('run', '--dataset', rows, '--agent', agent, '--suite', SUITE, '--dataset-version', 'dv1', '--isolation', 'none', '--json', ...more);
+const passk = (...args: string[]) =>
+  spawnSync(process.execPath, [BIN, '--data-dir', data, ...args], { cwd: ROOT, encoding: 'utf8', timeout: 170_000 });
+const run = (agent: string, ...more: string[]) =>
+  passk(
+    'run',
+    '--dataset',
+    rows,
+    '--agent',
+    agent,
+    '--suite',
+    SUITE,
+    '--dataset-version',
+    'dv1',
+    '--isolation',
+    'none',
+    '--json',
+    ...more,
+  );
 const processAll = () => {
   const r = passk('process', '--until-caught-up', '--json');
   expect(r.status, r.stderr).toBe(0);
@@ -40,15 +56,33 @@ const events = async (...topics: (typeof TOPICS)[keyof typeof TOPICS][]): Promis
   }
 };
 const confirmTrials = async (version: string) =>
-  (await events(TOPICS.trials)).filter((e): e is TrialRecorded => e.type === 'TrialRecorded' && e.run_id === 'confirm-cmp-1' && e.agent.version === version);
+  (await events(TOPICS.trials)).filter(
+    (e): e is TrialRecorded =>
+      e.type === 'TrialRecorded' && e.run_id === 'confirm-cmp-1' && e.agent.version === version,
+  );
 
-type Summary = { agentVersion: string; status: string; decided: number; runs: { comparisonId: string; runId: string; rows: string[]; attempts: number; summary: { done: number; skipped: number; failed: number; passed: number } }[]; elsewhere: { why: string }[] };
+type Summary = {
+  agentVersion: string;
+  status: string;
+  decided: number;
+  runs: {
+    comparisonId: string;
+    runId: string;
+    rows: string[];
+    attempts: number;
+    summary: { done: number; skipped: number; failed: number; passed: number };
+  }[];
+  elsewhere: { why: string }[];
+};
 
 beforeAll(async () => {
   dir = mkdtempSync(join(tmpdir(), 'passk-confirm-'));
   data = join(dir, 'data');
   rows = join(dir, 'rows.jsonl');
-  writeFileSync(rows, ['x1', 'x2', 'x3'].map((x) => JSON.stringify({ id: x, input: x, expected: 'yes' })).join('\n') + '\n');
+  writeFileSync(
+    rows,
+    ['x1', 'x2', 'x3'].map((x) => JSON.stringify({ id: x, input: x, expected: 'yes' })).join('\n') + '\n',
+  );
   for (const agent of [BASE, CAND]) {
     const r = run(agent, '--k', '3');
     expect(r.status, r.stderr).toBe(0);
@@ -90,8 +124,19 @@ describe('passk run --confirmations acts on the processors’ confirmation reque
     expect(base.status, base.stderr).toBe(0);
     const b = JSON.parse(base.stdout) as Summary;
     expect(b).toMatchObject({ agentVersion: 'gate-base', status: 'completed', decided: 0, elsewhere: [] });
-    expect(b.runs).toMatchObject([{ comparisonId: 'cmp-1', runId: 'confirm-cmp-1', rows: ['x2'], attempts: 2, summary: { done: 2, skipped: 0, passed: 2 } }]);
-    expect((await confirmTrials('gate-base')).map((t) => [t.row_id, t.attempt, t.passed])).toEqual([['x2', 0, true], ['x2', 1, true]]);
+    expect(b.runs).toMatchObject([
+      {
+        comparisonId: 'cmp-1',
+        runId: 'confirm-cmp-1',
+        rows: ['x2'],
+        attempts: 2,
+        summary: { done: 2, skipped: 0, passed: 2 },
+      },
+    ]);
+    expect((await confirmTrials('gate-base')).map((t) => [t.row_id, t.attempt, t.passed])).toEqual([
+      ['x2', 0, true],
+      ['x2', 1, true],
+    ]);
 
     const before = (await events(TOPICS.trials)).length;
     const again = JSON.parse(run(BASE, '--confirmations').stdout) as Summary;
@@ -106,17 +151,32 @@ describe('passk run --confirmations acts on the processors’ confirmation reque
 
     const cand = JSON.parse(run(CAND, '--confirmations').stdout) as Summary;
     expect(cand.runs).toMatchObject([{ runId: 'confirm-cmp-1', summary: { done: 2, failed: 2 } }]);
-    expect((await confirmTrials('gate-cand')).map((t) => [t.row_id, t.attempt, t.passed])).toEqual([['x2', 0, false], ['x2', 1, false]]);
-    const finished = (await events(TOPICS.trials)).filter((e): e is RunFinished => e.type === 'RunFinished' && e.run_id === 'confirm-cmp-1');
-    expect(finished.map((f) => [f.agent.version, f.trials]).sort()).toEqual([['gate-base', 2], ['gate-cand', 2]]);
+    expect((await confirmTrials('gate-cand')).map((t) => [t.row_id, t.attempt, t.passed])).toEqual([
+      ['x2', 0, false],
+      ['x2', 1, false],
+    ]);
+    const finished = (await events(TOPICS.trials)).filter(
+      (e): e is RunFinished => e.type === 'RunFinished' && e.run_id === 'confirm-cmp-1',
+    );
+    expect(finished.map((f) => [f.agent.version, f.trials]).sort()).toEqual([
+      ['gate-base', 2],
+      ['gate-cand', 2],
+    ]);
   });
 
   it('the gate is then evaluated with the confirmation attempts, and nothing is left to run', async () => {
     processAll();
     const verdicts = (await events(TOPICS.decisions)).filter((e): e is GateEvaluated => e.type === 'GateEvaluated');
     expect(verdicts).toHaveLength(1);
-    expect(verdicts[0]).toMatchObject({ gate_id: 'cmp-1', verdict: 'fail', baseline: 'gate-base', candidate: 'gate-cand' });
-    expect(verdicts[0]!.reasons.filter((r) => !r.passed)).toMatchObject([{ rule: 'must_not_break_stable_correct', rows: ['x2'] }]);
+    expect(verdicts[0]).toMatchObject({
+      gate_id: 'cmp-1',
+      verdict: 'fail',
+      baseline: 'gate-base',
+      candidate: 'gate-cand',
+    });
+    expect(verdicts[0]!.reasons.filter((r) => !r.passed)).toMatchObject([
+      { rule: 'must_not_break_stable_correct', rows: ['x2'] },
+    ]);
     const x2 = verdicts[0]!.evidence.find((e) => e.row_id === 'x2')!;
     const ids = async (v: string) => (await confirmTrials(v)).map((t) => t.event_id);
     expect(x2.baseline_attempts).toEqual(expect.arrayContaining(await ids('gate-base')));

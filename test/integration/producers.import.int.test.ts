@@ -35,15 +35,30 @@ const passHat = (trials: readonly TrialRecorded[], maxK: number): number[] => {
     if (t.passed) r.c++;
   }
   const curves = [...rows.values()].map((r) => passCurves(r.n, r.c, maxK).passHat);
-  return Array.from({ length: maxK }, (_, i) => Math.round((curves.reduce((s, c) => s + c[i]!, 0) / curves.length) * 1000) / 1000);
+  return Array.from(
+    { length: maxK },
+    (_, i) => Math.round((curves.reduce((s, c) => s + c[i]!, 0) / curves.length) * 1000) / 1000,
+  );
 };
 
 /** A CSV copy of a public-trials file, in the flat format, so the CSV importer reads real data. */
 const toCsv = (jsonl: string): string => {
-  const lines = readFileSync(jsonl, 'utf8').trim().split('\n').map((l) => JSON.parse(l) as Record<string, unknown>);
+  const lines = readFileSync(jsonl, 'utf8')
+    .trim()
+    .split('\n')
+    .map((l) => JSON.parse(l) as Record<string, unknown>);
   const head = 'suite,dataset_version,row_id,agent_version,run_id,attempt,passed,score';
   const body = lines.map((p) =>
-    [p.domain, p.source, p.task_id, `${String(p.model)}-csv`, 'csv-run', p.trial, p.reward === null ? '' : p.passed, p.reward ?? ''].join(','),
+    [
+      p.domain,
+      p.source,
+      p.task_id,
+      `${String(p.model)}-csv`,
+      'csv-run',
+      p.trial,
+      p.reward === null ? '' : p.passed,
+      p.reward ?? '',
+    ].join(','),
   );
   return [head, ...body].join('\n') + '\n';
 };
@@ -73,7 +88,16 @@ describe('passk import into the embedded log', () => {
     const csv = join(dir, 'neo.csv');
     writeFileSync(csv, toCsv(join(PUBLIC, 'neo_tau_bench.jsonl')));
     const reports = await importFiles([...files, csv], {}, { publisher: log.publisher, source: log, retry: noWait });
-    expect(reports.map((r) => r.format)).toEqual(['tau-bench', 'tau2-bench', 'tau2-bench', 'promptfoo', 'inspect', 'inspect', 'jsonl', 'csv']);
+    expect(reports.map((r) => r.format)).toEqual([
+      'tau-bench',
+      'tau2-bench',
+      'tau2-bench',
+      'promptfoo',
+      'inspect',
+      'inspect',
+      'jsonl',
+      'csv',
+    ]);
     expect(reports.map((r) => r.trials)).toEqual([108, 20, 16, 120, 2, 84, 660, 216]);
     expect(reports.every((r) => r.skipped === 0)).toBe(true);
     const events = await all();
@@ -81,17 +105,34 @@ describe('passk import into the embedded log', () => {
     expect(trials).toHaveLength(expectedTrials + 216);
     expect(new Set(trials.map((t) => t.event_id)).size).toBe(trials.length);
     const promptfoo = trials.filter((t) => t.grader?.id === 'promptfoo');
-    expect([promptfoo.filter((t) => t.passed === true).length, promptfoo.filter((t) => t.passed === false).length]).toEqual([50, 70]);
+    expect([
+      promptfoo.filter((t) => t.passed === true).length,
+      promptfoo.filter((t) => t.passed === false).length,
+    ]).toEqual([50, 70]);
     const grok = trials.filter((t) => t.agent.version === 'xai/grok-4');
     expect(passHat(grok, 4)).toEqual([0.438, 0.208, 0.063, 0]);
     // one end-of-run marker per run and agent
-    expect(events.filter((e) => e.type === 'RunFinished').length).toBe(reports.reduce((s, r) => s + r.published, 0) - trials.length);
+    expect(events.filter((e) => e.type === 'RunFinished').length).toBe(
+      reports.reduce((s, r) => s + r.published, 0) - trials.length,
+    );
   });
 
   it("reproduces τ-bench's README table from its public trials, read back from the log", async () => {
-    const trials = (await all()).filter((e): e is TrialRecorded => e.type === 'TrialRecorded' && e.run_id === 'tau-bench');
-    expect(passHat(trials.filter((t) => t.suite === 'airline'), 4)).toEqual([0.42, 0.273, 0.22, 0.2]);
-    expect(passHat(trials.filter((t) => t.suite === 'retail'), 4)).toEqual([0.604, 0.491, 0.43, 0.383]);
+    const trials = (await all()).filter(
+      (e): e is TrialRecorded => e.type === 'TrialRecorded' && e.run_id === 'tau-bench',
+    );
+    expect(
+      passHat(
+        trials.filter((t) => t.suite === 'airline'),
+        4,
+      ),
+    ).toEqual([0.42, 0.273, 0.22, 0.2]);
+    expect(
+      passHat(
+        trials.filter((t) => t.suite === 'retail'),
+        4,
+      ),
+    ).toEqual([0.604, 0.491, 0.43, 0.383]);
   });
 
   it('reads the CSV copy of neo-τ-bench to the same pass^k as the τ-bench JSON of the same run', async () => {
@@ -115,7 +156,9 @@ describe('passk import into the embedded log', () => {
   it('without the log check, a re-import republishes the same event ids, which count once', async () => {
     const file = join(TOOLS, 'inspect-epochs2-intercode-ctf.json');
     await importFiles([file], {}, { publisher: log.publisher, retry: noWait });
-    const ids = (await all()).filter((e) => e.type === 'TrialRecorded' && e.suite === 'inspect_evals/luce_intercode_ctf').map((e) => e.event_id);
+    const ids = (await all())
+      .filter((e) => e.type === 'TrialRecorded' && e.suite === 'inspect_evals/luce_intercode_ctf')
+      .map((e) => e.event_id);
     expect(ids).toHaveLength(4);
     expect(new Set(ids).size).toBe(2);
   });

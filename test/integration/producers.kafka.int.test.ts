@@ -19,7 +19,10 @@ const kafka = new Kafka({ clientId: 'passk-producers-test', brokers, logLevel: l
 let log: EventLog;
 
 beforeAll(async () => {
-  const registry = new SchemaRegistry({ host: inject('schemaRegistryUrl') }, { [SchemaType.JSON]: { allowUnionTypes: true } });
+  const registry = new SchemaRegistry(
+    { host: inject('schemaRegistryUrl') },
+    { [SchemaType.JSON]: { allowUnionTypes: true } },
+  );
   log = await createKafkaEventLog({ kafka, registry, namespace, partitions: 3 });
 });
 afterAll(async () => {
@@ -38,15 +41,33 @@ const trials = async (): Promise<PasskEvent[]> => {
 
 describe('producers on Kafka + schema registry', () => {
   it('the SDK publishes through the registry codec, and a resumed run sees what it recorded', async () => {
-    const recorder = createRecorder({ publisher: log.publisher, retry: { retries: 3, initialMs: 100, factor: 2, maxMs: 1_000 } });
+    const recorder = createRecorder({
+      publisher: log.publisher,
+      retry: { retries: 3, initialMs: 100, factor: 2, maxMs: 1_000 },
+    });
     const run_id = newRunId();
-    for (let i = 0; i < 30; i++) void recorder.recordTrial({ suite: 'refunds', dataset_version: 'v1', row_id: `r${i % 10}`, run_id, attempt: Math.floor(i / 10), agent: { version: 'p2' }, passed: i % 4 !== 0, checks: [{ name: 'window', answer: true }] });
+    for (let i = 0; i < 30; i++)
+      void recorder.recordTrial({
+        suite: 'refunds',
+        dataset_version: 'v1',
+        row_id: `r${i % 10}`,
+        run_id,
+        attempt: Math.floor(i / 10),
+        agent: { version: 'p2' },
+        passed: i % 4 !== 0,
+        checks: [{ name: 'window', answer: true }],
+      });
     await recorder.markRunFinished({ run_id, k: 3 });
     await recorder.close();
     const events = await trials();
     expect(events.filter((e) => e.type === 'TrialRecorded')).toHaveLength(30);
     expect(events.find((e) => e.type === 'RunFinished')).toMatchObject({ trials: 30, rows: 10, k: 3 });
-    const recorded = await recordedAttempts(log, { suite: 'refunds', dataset_version: 'v1', run_id, agent: { version: 'p2' } });
+    const recorded = await recordedAttempts(log, {
+      suite: 'refunds',
+      dataset_version: 'v1',
+      run_id,
+      agent: { version: 'p2' },
+    });
     expect(recorded.size).toBe(30);
   });
 

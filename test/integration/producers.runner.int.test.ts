@@ -39,16 +39,43 @@ const trialsOf = (es: PasskEvent[]) => es.filter((e): e is TrialRecorded => e.ty
 describe('passk run on the example refund agent', () => {
   it('k=3 records exactly rows × 3 trials, with checks, tokens and cost; running it again records nothing new', async () => {
     const data = join(dir, 'plain');
-    const run = passk(data, ['run', '--dataset', DATASET, '--agent', 'examples/refund-agent/agent.ts', '--k', '3', '--json']);
+    const run = passk(data, [
+      'run',
+      '--dataset',
+      DATASET,
+      '--agent',
+      'examples/refund-agent/agent.ts',
+      '--k',
+      '3',
+      '--json',
+    ]);
     expect(run.status, run.stderr).toBe(0);
     const summary = JSON.parse(run.stdout) as { done: number; status: string; wallMs: number };
     expect(summary).toMatchObject({ status: 'completed', done: ROWS * 3 });
     const trials = trialsOf(await events(data));
     expect(trials).toHaveLength(ROWS * 3);
     expect(new Set(trials.map((t) => `${t.row_id}/${t.attempt}`)).size).toBe(ROWS * 3);
-    expect(trials.every((t) => t.agent.version === 'refund-agent-v1' && t.checks?.length === 3 && t.tokens && t.cost_usd! > 0 && t.latency_ms !== undefined)).toBe(true);
+    expect(
+      trials.every(
+        (t) =>
+          t.agent.version === 'refund-agent-v1' &&
+          t.checks?.length === 3 &&
+          t.tokens &&
+          t.cost_usd! > 0 &&
+          t.latency_ms !== undefined,
+      ),
+    ).toBe(true);
     expect(trials.every((t) => t.checks!.every((c) => typeof c.passed === 'boolean'))).toBe(true);
-    const again = passk(data, ['run', '--dataset', DATASET, '--agent', 'examples/refund-agent/agent.ts', '--k', '3', '--json']);
+    const again = passk(data, [
+      'run',
+      '--dataset',
+      DATASET,
+      '--agent',
+      'examples/refund-agent/agent.ts',
+      '--k',
+      '3',
+      '--json',
+    ]);
     expect(again.status, again.stderr).toBe(0);
     expect(JSON.parse(again.stdout)).toMatchObject({ skipped: ROWS * 3, done: 0, status: 'completed' });
     expect(trialsOf(await events(data))).toHaveLength(ROWS * 3);
@@ -56,11 +83,24 @@ describe('passk run on the example refund agent', () => {
 
   it('killed midway (SIGKILL), then run again: completes with no duplicates', async () => {
     const data = join(dir, 'killed');
-    const args = ['--data-dir', data, 'run', '--dataset', DATASET, '--agent', 'test/integration/producers-fixtures/slowRefundAgent.ts', '--k', '3', '--concurrency', '2', '--json'];
+    const args = [
+      '--data-dir',
+      data,
+      'run',
+      '--dataset',
+      DATASET,
+      '--agent',
+      'test/integration/producers-fixtures/slowRefundAgent.ts',
+      '--k',
+      '3',
+      '--concurrency',
+      '2',
+      '--json',
+    ];
     const child = spawn(process.execPath, [BIN, ...args], { cwd: ROOT, stdio: 'ignore' });
     const exited = new Promise<NodeJS.Signals | null>((r) => child.on('exit', (_c, s) => r(s)));
     let seen = 0;
-    for (const started = Date.now(); Date.now() - started < 120_000; ) {
+    for (const started = Date.now(); Date.now() - started < 120_000;) {
       await new Promise((r) => setTimeout(r, 300));
       seen = trialsOf(await events(data).catch(() => [])).length;
       if (seen >= 10) break;
@@ -73,7 +113,11 @@ describe('passk run on the example refund agent', () => {
 
     const resumed = spawnSync(process.execPath, [BIN, ...args], { cwd: ROOT, encoding: 'utf8', timeout: 170_000 });
     expect(resumed.status, resumed.stderr).toBe(0);
-    expect(JSON.parse(resumed.stdout)).toMatchObject({ status: 'completed', skipped: beforeResume.length, done: ROWS * 3 - beforeResume.length });
+    expect(JSON.parse(resumed.stdout)).toMatchObject({
+      status: 'completed',
+      skipped: beforeResume.length,
+      done: ROWS * 3 - beforeResume.length,
+    });
     const all = await events(data);
     const trials = trialsOf(all);
     expect(trials).toHaveLength(ROWS * 3);
@@ -86,24 +130,68 @@ describe('passk run on the example refund agent', () => {
   it('an agent that times out or fails for infrastructure yields ungraded trials, not failures', async () => {
     const data = join(dir, 'infra');
     const rows = join(dir, 'infra.jsonl');
-    writeFileSync(rows, ['{"id": "slow", "input": "slow", "expected": "x"}', '{"id": "down", "input": "down", "expected": "x"}', '{"id": "ok", "input": "ok", "expected": "x"}'].join('\n'));
+    writeFileSync(
+      rows,
+      [
+        '{"id": "slow", "input": "slow", "expected": "x"}',
+        '{"id": "down", "input": "down", "expected": "x"}',
+        '{"id": "ok", "input": "ok", "expected": "x"}',
+      ].join('\n'),
+    );
     const agent = `cmd:node -e "let s='';process.stdin.on('data',d=>s+=d).on('end',()=>{const r=JSON.parse(s);if(r.input==='slow')setTimeout(()=>{},60000);else if(r.input==='down')process.exit(75);else console.log('x')})"`;
-    const run = passk(data, ['run', '--dataset', rows, '--agent', agent, '--k', '2', '--timeout', '1500ms', '--retries', '1', '--json']);
+    const run = passk(data, [
+      'run',
+      '--dataset',
+      rows,
+      '--agent',
+      agent,
+      '--k',
+      '2',
+      '--timeout',
+      '1500ms',
+      '--retries',
+      '1',
+      '--json',
+    ]);
     expect(run.status, run.stderr).toBe(0);
-    expect(JSON.parse(run.stdout)).toMatchObject({ passed: 2, failed: 0, ungraded: 4, retries: 4, errors: { timeout: 2, agent_tempfail: 2 } });
+    expect(JSON.parse(run.stdout)).toMatchObject({
+      passed: 2,
+      failed: 0,
+      ungraded: 4,
+      retries: 4,
+      errors: { timeout: 2, agent_tempfail: 2 },
+    });
     const by = trialsOf(await events(data));
-    expect(by.filter((t) => t.row_id === 'slow').map((t) => [t.passed, t.error_kind])).toEqual([[null, 'timeout'], [null, 'timeout']]);
-    expect(by.filter((t) => t.row_id === 'down').every((t) => t.passed === null && t.failure_category === 'test_environment')).toBe(true);
+    expect(by.filter((t) => t.row_id === 'slow').map((t) => [t.passed, t.error_kind])).toEqual([
+      [null, 'timeout'],
+      [null, 'timeout'],
+    ]);
+    expect(
+      by
+        .filter((t) => t.row_id === 'down')
+        .every((t) => t.passed === null && t.failure_category === 'test_environment'),
+    ).toBe(true);
   });
 
   it('takes the judge endpoint from passk.config.json, with env over the file and flags over env (a local server; no hosted model)', async () => {
     const seen: { model: string; auth?: string }[] = [];
     const server = createServer((req, res) => {
       let body = '';
-      req.on('data', (d) => (body += d)).on('end', () => {
-        seen.push({ model: (JSON.parse(body) as { model: string }).model, ...(req.headers.authorization ? { auth: req.headers.authorization } : {}) });
-        res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ choices: [{ message: { role: 'assistant', content: '{"verdict": "pass", "score": 1}' } }] }));
-      });
+      req
+        .on('data', (d) => (body += d))
+        .on('end', () => {
+          seen.push({
+            model: (JSON.parse(body) as { model: string }).model,
+            ...(req.headers.authorization ? { auth: req.headers.authorization } : {}),
+          });
+          res
+            .writeHead(200, { 'content-type': 'application/json' })
+            .end(
+              JSON.stringify({
+                choices: [{ message: { role: 'assistant', content: '{"verdict": "pass", "score": 1}' } }],
+              }),
+            );
+        });
     });
     await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
     try {
@@ -116,10 +204,33 @@ describe('passk run on the example refund agent', () => {
       const judged = (data: string, env: NodeJS.ProcessEnv, ...more: string[]) =>
         new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve) => {
           // async: this process serves the judge while the run waits for it
-          const child = spawn(process.execPath, [BIN, '--config', config, '--data-dir', join(dir, data), 'run', '--dataset', rows, '--agent', 'cmd:echo hi', '--k', '1', '--grader', 'judge', '--rubric', join(dir, 'rubric.md'), '--json', ...more], {
-            cwd: ROOT,
-            env: { ...process.env, PASSK_JUDGE_URL: '', PASSK_JUDGE_MODEL: '', PASSK_JUDGE_API_KEY: '', ...env },
-          });
+          const child = spawn(
+            process.execPath,
+            [
+              BIN,
+              '--config',
+              config,
+              '--data-dir',
+              join(dir, data),
+              'run',
+              '--dataset',
+              rows,
+              '--agent',
+              'cmd:echo hi',
+              '--k',
+              '1',
+              '--grader',
+              'judge',
+              '--rubric',
+              join(dir, 'rubric.md'),
+              '--json',
+              ...more,
+            ],
+            {
+              cwd: ROOT,
+              env: { ...process.env, PASSK_JUDGE_URL: '', PASSK_JUDGE_MODEL: '', PASSK_JUDGE_API_KEY: '', ...env },
+            },
+          );
           let stdout = '';
           let stderr = '';
           child.stdout.on('data', (d) => (stdout += d));

@@ -55,7 +55,11 @@ describe('no unredacted value reaches the log', () => {
         trace_id: `t${i}`,
         agent_version: 'support-v3',
         segment: i % 3 === 0 ? 'enterprise' : 'free',
-        input: { message: `I am ${EMAILS[i % 2]}, call me on ${PHONES[i % 3]}`, card: CARDS[i % 2], ssn: SECRET_IDS[0] },
+        input: {
+          message: `I am ${EMAILS[i % 2]}, call me on ${PHONES[i % 3]}`,
+          card: CARDS[i % 2],
+          ssn: SECRET_IDS[0],
+        },
         output: `Refund sent to card ${CARDS[(i + 1) % 2]}; we will email ${EMAILS[(i + 1) % 2]}`,
         user_signals: { comment: `reach me at ${PHONES[(i + 1) % 3]}`, rating: i % 10 === 0 ? 1 : 5 },
         ...(i % 7 === 0 ? { error_kind: `lookup failed for ${EMAILS[0]}` } : {}),
@@ -63,11 +67,35 @@ describe('no unredacted value reaches the log', () => {
       }),
     );
     writeFileSync(file, lines.join('\n') + '\n');
-    const r = spawnSync(process.execPath, [BIN, '--data-dir', data, 'sample', file, '--rate', '1', '--redact', 'ssn=\\d{3}-\\d{2}-\\d{4}', '--seed', '1', '--json'], { cwd: ROOT, encoding: 'utf8', timeout: 120_000 });
+    const r = spawnSync(
+      process.execPath,
+      [
+        BIN,
+        '--data-dir',
+        data,
+        'sample',
+        file,
+        '--rate',
+        '1',
+        '--redact',
+        'ssn=\\d{3}-\\d{2}-\\d{4}',
+        '--seed',
+        '1',
+        '--json',
+      ],
+      { cwd: ROOT, encoding: 'utf8', timeout: 120_000 },
+    );
     expect(r.status, r.stderr).toBe(0);
     const kept = await traces(data);
     expect(kept).toHaveLength(60);
-    expect(kept.every((t) => t.payload?.input?.includes('[EMAIL]') && t.payload.input.includes('[CARD]') && t.payload.input.includes('[SSN]'))).toBe(true);
+    expect(
+      kept.every(
+        (t) =>
+          t.payload?.input?.includes('[EMAIL]') &&
+          t.payload.input.includes('[CARD]') &&
+          t.payload.input.includes('[SSN]'),
+      ),
+    ).toBe(true);
     const bytes = allBytes(data);
     expect(bytes.length).toBeGreaterThan(10_000);
     for (const n of needles) expect(bytes.includes(n), `found "${n}" on disk`).toBe(false);
@@ -79,12 +107,16 @@ describe('no unredacted value reaches the log', () => {
     const log = createEmbeddedEventLog({ dataDir: data });
     const recorder = createRecorder({ publisher: log.publisher });
     const sampler = createTraceSampler({ policy: { rate: 0.5, segments: { vip: 1 } }, recorder, seed: 5 });
-    const answer = withTraceSampling(async (_q: { text: string; tier: string }) => `We emailed ${EMAILS[1]} and texted ${PHONES[0]}.`, {
-      sampler,
-      agentVersion: 'support-v3',
-      segmentOf: (q) => q.tier,
-    });
-    for (let i = 0; i < 40; i++) await answer({ text: `my card is ${CARDS[0]}, mail ${EMAILS[0]}`, tier: i % 2 ? 'vip' : 'free' });
+    const answer = withTraceSampling(
+      async (_q: { text: string; tier: string }) => `We emailed ${EMAILS[1]} and texted ${PHONES[0]}.`,
+      {
+        sampler,
+        agentVersion: 'support-v3',
+        segmentOf: (q) => q.tier,
+      },
+    );
+    for (let i = 0; i < 40; i++)
+      await answer({ text: `my card is ${CARDS[0]}, mail ${EMAILS[0]}`, tier: i % 2 ? 'vip' : 'free' });
     await sampler.flush();
     await recorder.close();
     await log.close();

@@ -30,7 +30,10 @@ describe('schema registry (JSON Schema, BACKWARD)', () => {
       const subject = p + subjectOf(type);
       expect(await api(`/subjects/${encodeURIComponent(subject)}/versions`)).toEqual([1]);
       expect(await api(`/config/${encodeURIComponent(subject)}`)).toMatchObject({ compatibilityLevel: 'BACKWARD' });
-      const latest = (await api(`/subjects/${encodeURIComponent(subject)}/versions/latest`)) as { id: number; schemaType?: string };
+      const latest = (await api(`/subjects/${encodeURIComponent(subject)}/versions/latest`)) as {
+        id: number;
+        schemaType?: string;
+      };
       expect(latest.id).toBe(codec.ids.get(type));
       expect(latest.schemaType).toBe('JSON');
     }
@@ -97,7 +100,9 @@ describe('schema registry (JSON Schema, BACKWARD)', () => {
       );
     expect(await reason(new TextEncoder().encode('{"type":"TrialRecorded"}'))).toMatch(/^not wire format/);
     expect(await reason(new Uint8Array([0, 0, 0]))).toMatch(/^not wire format/);
-    expect(await reason(new Uint8Array([0, 0x7f, 0xff, 0xff, 0xf0, 0x7b, 0x7d]))).toMatch(/^unknown schema id 2147483632/);
+    expect(await reason(new Uint8Array([0, 0x7f, 0xff, 0xff, 0xf0, 0x7b, 0x7d]))).toMatch(
+      /^unknown schema id 2147483632/,
+    );
     expect(await reason(new Uint8Array([...frame, ...new TextEncoder().encode('{"broken":')]))).toMatch(/^json/);
     const missing = new TextEncoder().encode(JSON.stringify({ ...trial({ seq: 1 }), row_id: undefined }));
     expect(await reason(new Uint8Array([...frame, ...missing]))).toMatch(/^schema: .*row_id/);

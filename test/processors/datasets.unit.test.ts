@@ -1,6 +1,15 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { decideFailure, DatasetState, evolveDataset, failureRowId, mustNotBreakAt, nextFailureVersion, rowsAt, type DatasetEvent } from '../../processors/folds/datasets.ts';
+import {
+  decideFailure,
+  DatasetState,
+  evolveDataset,
+  failureRowId,
+  mustNotBreakAt,
+  nextFailureVersion,
+  rowsAt,
+  type DatasetEvent,
+} from '../../processors/folds/datasets.ts';
 import { datasetRow, failureConfirmed } from '../helpers/feedbackLoop.ts';
 
 const fold = (events: readonly DatasetEvent[], from?: DatasetState) => {
@@ -16,7 +25,11 @@ const fold = (events: readonly DatasetEvent[], from?: DatasetState) => {
 
 describe('datasets fold', () => {
   it('folds rows into versions; a later version keeps the rows it did not change', () => {
-    const { state } = fold([datasetRow('v1', 'r1', ['must_not_break']), datasetRow('v1', 'r2'), datasetRow('v2', 'r2', ['must_not_break'])]);
+    const { state } = fold([
+      datasetRow('v1', 'r1', ['must_not_break']),
+      datasetRow('v1', 'r2'),
+      datasetRow('v2', 'r2', ['must_not_break']),
+    ]);
     expect(state.versions).toEqual(['v1', 'v2']);
     expect([...rowsAt(state, 'v1').keys()].sort()).toEqual(['r1', 'r2']);
     expect(mustNotBreakAt(state, 'v1')).toEqual(['r1']);
@@ -27,7 +40,14 @@ describe('datasets fold', () => {
     const f = failureConfirmed('t-9');
     const { state, emitted } = fold([datasetRow('v1', 'r1'), f]);
     expect(emitted).toHaveLength(1);
-    expect(emitted[0]).toMatchObject({ dataset_version: 'v1.pf1', row_id: failureRowId('t-9'), input: f.input, expected: 'deny', tags: ['must_not_break', 'production_failure'], provenance: { kind: 'production_failure', trace_id: 't-9', failure_event_id: f.event_id } });
+    expect(emitted[0]).toMatchObject({
+      dataset_version: 'v1.pf1',
+      row_id: failureRowId('t-9'),
+      input: f.input,
+      expected: 'deny',
+      tags: ['must_not_break', 'production_failure'],
+      provenance: { kind: 'production_failure', trace_id: 't-9', failure_event_id: f.event_id },
+    });
     expect(state.versions).toEqual(['v1', 'v1.pf1']);
     expect(mustNotBreakAt(state)).toEqual([failureRowId('t-9')]);
     expect([...rowsAt(state).keys()].sort()).toEqual([failureRowId('t-9'), 'r1']);
@@ -52,11 +72,21 @@ describe('datasets fold', () => {
   });
 
   it('checkpoint, restore, continue = one straight replay, for any split point', () => {
-    const events: DatasetEvent[] = [datasetRow('v1', 'r1'), datasetRow('v1', 'r2', ['must_not_break']), failureConfirmed('t1'), datasetRow('v2', 'r1'), failureConfirmed('t2'), failureConfirmed('t1')];
+    const events: DatasetEvent[] = [
+      datasetRow('v1', 'r1'),
+      datasetRow('v1', 'r2', ['must_not_break']),
+      failureConfirmed('t1'),
+      datasetRow('v2', 'r1'),
+      failureConfirmed('t2'),
+      failureConfirmed('t1'),
+    ];
     fc.assert(
       fc.property(fc.array(fc.constantFrom(...events), { maxLength: 12 }), fc.nat(), (stream, cut) => {
         const i = cut % (stream.length + 1);
-        const head = stream.length === 0 || i === 0 ? undefined : DatasetState.parse(JSON.parse(JSON.stringify(fold(stream.slice(0, i)).state)));
+        const head =
+          stream.length === 0 || i === 0
+            ? undefined
+            : DatasetState.parse(JSON.parse(JSON.stringify(fold(stream.slice(0, i)).state)));
         const tail = fold(stream.slice(i), head);
         const straight = fold(stream);
         if (stream.length > 0) expect(JSON.stringify(tail.state)).toBe(JSON.stringify(straight.state));

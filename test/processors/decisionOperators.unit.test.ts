@@ -30,8 +30,16 @@ describe('foldDatasets', () => {
   it('folds dataset batches and emits the row a confirmed failure decides, with the batch position', () => {
     marbles().run(({ cold, expectObservable }) => {
       const tables: DatasetTables = new Map();
-      const input = cold('a-b|', { a: batchOf(TOPICS.datasets, 2, [datasetRow('v1', 'r1')]), b: batchOf(TOPICS.datasets, 2, [failureConfirmed('t1')], 1) });
-      expectObservable(input.pipe(foldDatasets(tables, 'p'), map((u) => `${u.positions[0]!.nextOffset}:${u.emitted.map((e) => e.dataset_version).join()}`))).toBe('a-b|', { a: '1:', b: '2:v1.pf1' });
+      const input = cold('a-b|', {
+        a: batchOf(TOPICS.datasets, 2, [datasetRow('v1', 'r1')]),
+        b: batchOf(TOPICS.datasets, 2, [failureConfirmed('t1')], 1),
+      });
+      expectObservable(
+        input.pipe(
+          foldDatasets(tables, 'p'),
+          map((u) => `${u.positions[0]!.nextOffset}:${u.emitted.map((e) => e.dataset_version).join()}`),
+        ),
+      ).toBe('a-b|', { a: '1:', b: '2:v1.pf1' });
     });
   });
 });
@@ -41,14 +49,24 @@ describe('decideGates', () => {
     const store = createGateStore();
     const rows = ['r1', 'r2'];
     const table = new Map();
-    const changelog = foldTrials(table, [...runOf('b', 'd1', rows), ...runOf('c', 'd1', rows)] as TrialRecorded[]).map((ch) => toRowStateChanged(ch.after, 'p'));
+    const changelog = foldTrials(table, [...runOf('b', 'd1', rows), ...runOf('c', 'd1', rows)] as TrialRecorded[]).map(
+      (ch) => toRowStateChanged(ch.after, 'p'),
+    );
     marbles().run(({ cold, expectObservable }) => {
       const input = cold('a-b-c|', {
-        a: { source: 'decisions' as const, batch: batchOf(TOPICS.decisions, 0, [comparison('g', 'd1', 'b', 'c', { dataset_id: undefined, rows: 2, confirmation_attempts: 0 })]) },
+        a: {
+          source: 'decisions' as const,
+          batch: batchOf(TOPICS.decisions, 0, [
+            comparison('g', 'd1', 'b', 'c', { dataset_id: undefined, rows: 2, confirmation_attempts: 0 }),
+          ]),
+        },
         b: { source: 'rowstate' as const, batch: batchOf(TOPICS.rowstate, 1, changelog.slice(0, 1)) },
         c: { source: 'rowstate' as const, batch: batchOf(TOPICS.rowstate, 3, changelog.slice(1)) },
       });
-      const out = input.pipe(decideGates(store, { producer: 'p', partitionOf }), map((u) => `${u.positions.length}:${u.emitted.map((e) => e.type === 'GateEvaluated' && e.verdict).join()}`));
+      const out = input.pipe(
+        decideGates(store, { producer: 'p', partitionOf }),
+        map((u) => `${u.positions.length}:${u.emitted.map((e) => e.type === 'GateEvaluated' && e.verdict).join()}`),
+      );
       expectObservable(out).toBe('a-b-c|', { a: '1:', b: '0:', c: '0:pass' });
     });
   });
@@ -64,12 +82,27 @@ describe('windowTraces / mergeFoldedTraces', () => {
         b: batchOf(TOPICS.traces, 1, [trace({ at: T0 + 2, passed: false })]),
         c: batchOf(TOPICS.traces, 0, [trace({ at: T0 + 3, passed: true })], 1),
       })
-        .pipe(windowTraces(tables, { specs: [{ size_ms: 1000, slide_ms: 1000 }], allowedLatenessMs: 0, producer: 'p', partitions: () => 2 }))
+        .pipe(
+          windowTraces(tables, {
+            specs: [{ size_ms: 1000, slide_ms: 1000 }],
+            allowedLatenessMs: 0,
+            producer: 'p',
+            partitions: () => 2,
+          }),
+        )
         .subscribe((u) => units.push(u));
     });
     const merged = mergeFoldedTraces(units);
-    expect(merged.positions.map((p) => [p.partition, p.nextOffset])).toEqual([[0, 2], [1, 1]]);
-    expect([...merged.snapshots.values()].map((s) => [s.source_partition, s.through_offset, s.shares[0]!.graded])).toEqual([[0, 2, 2], [1, 1, 1]]);
+    expect(merged.positions.map((p) => [p.partition, p.nextOffset])).toEqual([
+      [0, 2],
+      [1, 1],
+    ]);
+    expect(
+      [...merged.snapshots.values()].map((s) => [s.source_partition, s.through_offset, s.shares[0]!.graded]),
+    ).toEqual([
+      [0, 2, 2],
+      [1, 1, 1],
+    ]);
     expect(merged.traces).toHaveLength(3);
   });
 });
@@ -79,7 +112,12 @@ describe('tailTopic', () => {
     const log = createMemoryLog();
     await log.publisher.publish([datasetRow('v1', 'a'), datasetRow('v1', 'b')]);
     let stop!: () => void;
-    const tail = await tailTopic(log, { topic: TOPICS.datasets, groupId: 'tail-1', inFlight: createInFlight(1_000), stop: new Promise<void>((r) => (stop = r)) });
+    const tail = await tailTopic(log, {
+      topic: TOPICS.datasets,
+      groupId: 'tail-1',
+      inFlight: createInFlight(1_000),
+      stop: new Promise<void>((r) => (stop = r)),
+    });
     const seen: string[] = [];
     const sub = tail.batches$.subscribe((b) => seen.push(...b.events.map((e) => e.event.event_id)));
     await tail.loaded;

@@ -15,7 +15,10 @@ describe('emitChanges', () => {
         return cold('---(a|)');
       };
       const input = cold('ab|', { a: { events: [e1] }, b: { events: [e1, e1] } });
-      expectObservable(input.pipe(emitChanges(publish, (u) => u.events))).toBe('---a--(b|)', { a: { events: [e1] }, b: { events: [e1, e1] } });
+      expectObservable(input.pipe(emitChanges(publish, (u) => u.events))).toBe('---a--(b|)', {
+        a: { events: [e1] },
+        b: { events: [e1, e1] },
+      });
     });
   });
 
@@ -23,7 +26,14 @@ describe('emitChanges', () => {
     new TestScheduler((a, e) => expect(a).toEqual(e)).run(({ cold, expectObservable }) => {
       let calls = 0;
       const input = cold('a|', { a: { events: [] as PasskEvent[] } });
-      expectObservable(input.pipe(emitChanges(() => (calls++, cold('-|')), (u) => u.events))).toBe('a|', { a: { events: [] } });
+      expectObservable(
+        input.pipe(
+          emitChanges(
+            () => (calls++, cold('-|')),
+            (u) => u.events,
+          ),
+        ),
+      ).toBe('a|', { a: { events: [] } });
       expect(calls).toBe(0);
     });
   });
@@ -31,7 +41,14 @@ describe('emitChanges', () => {
   it('fails the stream when a publish fails (nothing after it is committed)', () => {
     new TestScheduler((a, e) => expect(a).toEqual(e)).run(({ cold, expectObservable }) => {
       const input = cold('ab|', { a: { events: [e1] }, b: { events: [e1] } });
-      expectObservable(input.pipe(emitChanges(() => cold('--#', {}, new Error('broker down')), (u) => u.events))).toBe('--#', {}, new Error('broker down'));
+      expectObservable(
+        input.pipe(
+          emitChanges(
+            () => cold('--#', {}, new Error('broker down')),
+            (u) => u.events,
+          ),
+        ),
+      ).toBe('--#', {}, new Error('broker down'));
     });
   });
 });

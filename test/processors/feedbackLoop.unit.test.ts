@@ -10,9 +10,15 @@ import { comparison, datasetRow, failureConfirmed, runOf } from '../helpers/feed
 import { T0, trace } from '../helpers/processorFixtures.ts';
 
 const config = PasskConfig.parse({ dataDir: '/nonexistent' });
-const drain = async (log: MemoryLog) => (await startProcessors(config, { log, store: false, untilCaughtUp: true, maxWaitMs: 1 })).done;
+const drain = async (log: MemoryLog) =>
+  (await startProcessors(config, { log, store: false, untilCaughtUp: true, maxWaitMs: 1 })).done;
 const eventsOf = async (log: MemoryLog, topic: (typeof TOPICS)[keyof typeof TOPICS]): Promise<PasskEvent[]> =>
-  Promise.all(log.records(topic).flat().map((r) => jsonCodec.decode(r.value)));
+  Promise.all(
+    log
+      .records(topic)
+      .flat()
+      .map((r) => jsonCodec.decode(r.value)),
+  );
 
 describe('the feedback loop through the processors (in-memory log)', () => {
   it('a confirmed production failure becomes a must-not-break row, and the next gate refuses a candidate that fails it', async () => {
@@ -23,22 +29,44 @@ describe('the feedback loop through the processors (in-memory log)', () => {
     await log.publisher.publish([failureConfirmed('t42')]);
     await drain(log);
     // 2. a must-not-break row appears in a new dataset version
-    const upserts = (await eventsOf(log, TOPICS.datasets)).filter((e) => e.type === 'DatasetRowUpserted' && e.provenance.kind === 'production_failure');
+    const upserts = (await eventsOf(log, TOPICS.datasets)).filter(
+      (e) => e.type === 'DatasetRowUpserted' && e.provenance.kind === 'production_failure',
+    );
     expect(upserts).toHaveLength(1);
-    expect(upserts[0]).toMatchObject({ dataset_version: 'd1.pf1', row_id: failureRowId('t42'), tags: expect.arrayContaining(['must_not_break']) });
+    expect(upserts[0]).toMatchObject({
+      dataset_version: 'd1.pf1',
+      row_id: failureRowId('t42'),
+      tags: expect.arrayContaining(['must_not_break']),
+    });
     // 3. the fixed baseline passes every row of the new version; the candidate fails the new row
     const rows = [...ROWS, failureRowId('t42')];
-    await log.publisher.publish([...runOf('fixed', 'd1.pf1', rows), ...runOf('cand', 'd1.pf1', rows, { fails: [failureRowId('t42')] })]);
-    await log.publisher.publish([comparison('gate-1', 'd1.pf1', 'fixed', 'cand', { confirmation_attempts: 0 }), comparison('gate-2', 'd1.pf1', 'fixed', 'fixed', { confirmation_attempts: 0 })]);
+    await log.publisher.publish([
+      ...runOf('fixed', 'd1.pf1', rows),
+      ...runOf('cand', 'd1.pf1', rows, { fails: [failureRowId('t42')] }),
+    ]);
+    await log.publisher.publish([
+      comparison('gate-1', 'd1.pf1', 'fixed', 'cand', { confirmation_attempts: 0 }),
+      comparison('gate-2', 'd1.pf1', 'fixed', 'fixed', { confirmation_attempts: 0 }),
+    ]);
     await drain(log);
     const verdicts = (await eventsOf(log, TOPICS.decisions)).filter((e) => e.type === 'GateEvaluated');
-    expect(verdicts.map((v) => [v.gate_id, v.verdict])).toEqual(expect.arrayContaining([['gate-1', 'fail'], ['gate-2', 'pass']]));
+    expect(verdicts.map((v) => [v.gate_id, v.verdict])).toEqual(
+      expect.arrayContaining([
+        ['gate-1', 'fail'],
+        ['gate-2', 'pass'],
+      ]),
+    );
     const refused = verdicts.find((v) => v.gate_id === 'gate-1')!;
-    expect(refused.reasons.find((r) => !r.passed)).toMatchObject({ rule: 'must_not_break_stable_correct', rows: [failureRowId('t42')] });
+    expect(refused.reasons.find((r) => !r.passed)).toMatchObject({
+      rule: 'must_not_break_stable_correct',
+      rows: [failureRowId('t42')],
+    });
     expect(refused.evidence.find((e) => e.row_id === failureRowId('t42'))!.candidate_attempts).toHaveLength(3);
     // processing again decides nothing new: verdicts are made once
     await drain(log);
-    expect((await eventsOf(log, TOPICS.decisions)).filter((e) => e.type === 'GateEvaluated')).toHaveLength(verdicts.length);
+    expect((await eventsOf(log, TOPICS.decisions)).filter((e) => e.type === 'GateEvaluated')).toHaveLength(
+      verdicts.length,
+    );
   });
 });
 
@@ -51,14 +79,32 @@ describe('production windows through the processors (in-memory log)', () => {
     await log.publisher.publish(runOf('v1', 'd1', rows, { fails: ['r0'] }));
     // production, hour 1: half the sampled traces fail; later traces on every partition close the window
     const t0 = T0 + H;
-    await log.publisher.publish(Array.from({ length: 240 }, (_, i) => trace({ at: t0 + i * 1000, version: 'v1', fingerprint: `in-${i}`, probability: 0.5, passed: i % 2 === 0 })));
-    await log.publisher.publish(Array.from({ length: 40 }, (_, i) => trace({ at: t0 + 3 * H, version: 'v1', fingerprint: `tick-${i}`, passed: true })));
+    await log.publisher.publish(
+      Array.from({ length: 240 }, (_, i) =>
+        trace({ at: t0 + i * 1000, version: 'v1', fingerprint: `in-${i}`, probability: 0.5, passed: i % 2 === 0 }),
+      ),
+    );
+    await log.publisher.publish(
+      Array.from({ length: 40 }, (_, i) =>
+        trace({ at: t0 + 3 * H, version: 'v1', fingerprint: `tick-${i}`, passed: true }),
+      ),
+    );
     await drain(log);
     const alerts = (await eventsOf(log, TOPICS.decisions)).filter((e) => e.type === 'WindowAlertRaised');
-    const hourly = alerts.filter((a) => a.type === 'WindowAlertRaised' && a.window.size_ms === H && a.window.start === t0);
+    const hourly = alerts.filter(
+      (a) => a.type === 'WindowAlertRaised' && a.window.size_ms === H && a.window.start === t0,
+    );
     expect(hourly).toHaveLength(1);
-    expect(hourly[0]).toMatchObject({ agent_version: 'v1', sampled: 240, weight: 480, pass_rate: 0.5, offline_pass_at_1: 0.9 });
+    expect(hourly[0]).toMatchObject({
+      agent_version: 'v1',
+      sampled: 240,
+      weight: 480,
+      pass_rate: 0.5,
+      offline_pass_at_1: 0.9,
+    });
     await drain(log);
-    expect((await eventsOf(log, TOPICS.decisions)).filter((e) => e.type === 'WindowAlertRaised')).toHaveLength(alerts.length);
+    expect((await eventsOf(log, TOPICS.decisions)).filter((e) => e.type === 'WindowAlertRaised')).toHaveLength(
+      alerts.length,
+    );
   });
 });

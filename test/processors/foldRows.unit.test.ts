@@ -25,8 +25,20 @@ describe('foldRows', () => {
       const b = batchOf(0, [t('r1', 1, true), t('r1', 2, false)], 3, 5); // a redelivered attempt, then a new one
       const out = cold('ab|', { a, b }).pipe(foldRows(store));
       expectObservable(out.pipe(toChangelog('p'))).toBe('xy|', {
-        x: expect.objectContaining({ positions: [{ topic: 'passk.trials', partition: 0, nextOffset: 3 }], weight: 3, changes: new Map([[expect.any(String), expect.objectContaining({ row_id: 'r1', n: 2, seq: 2 })], [expect.any(String), expect.objectContaining({ row_id: 'r2', n: 1 })]]) }),
-        y: expect.objectContaining({ changes: new Map([[expect.any(String), expect.objectContaining({ row_id: 'r1', n: 3, c: 2, class: 'flip', seq: 3 })]]), lag: [{ topic: 'passk.trials', partition: 0, lag: 0 }] }),
+        x: expect.objectContaining({
+          positions: [{ topic: 'passk.trials', partition: 0, nextOffset: 3 }],
+          weight: 3,
+          changes: new Map([
+            [expect.any(String), expect.objectContaining({ row_id: 'r1', n: 2, seq: 2 })],
+            [expect.any(String), expect.objectContaining({ row_id: 'r2', n: 1 })],
+          ]),
+        }),
+        y: expect.objectContaining({
+          changes: new Map([
+            [expect.any(String), expect.objectContaining({ row_id: 'r1', n: 3, c: 2, class: 'flip', seq: 3 })],
+          ]),
+          lag: [{ topic: 'passk.trials', partition: 0, lag: 0 }],
+        }),
       });
     });
   });
@@ -34,12 +46,23 @@ describe('foldRows', () => {
   it('counts events of other types without folding them, and keeps RunFinished for the sink', () => {
     const store = createRowStore();
     const finished: PasskEvent = {
-      event_id: '01KA0000000000000000000000', type: 'RunFinished', schema_version: 1, occurred_at: 1, producer: 'p',
-      run_id: 'run-1', suite: 'refunds', dataset_version: 'd1', agent: { version: 'v1' }, status: 'completed', trials: 3,
+      event_id: '01KA0000000000000000000000',
+      type: 'RunFinished',
+      schema_version: 1,
+      occurred_at: 1,
+      producer: 'p',
+      run_id: 'run-1',
+      suite: 'refunds',
+      dataset_version: 'd1',
+      agent: { version: 'v1' },
+      status: 'completed',
+      trials: 3,
     };
     let out: unknown;
     new TestScheduler((a, e) => expect(a).toEqual(e)).run(({ cold }) => {
-      cold('a|', { a: batchOf(1, [finished, t('r1', 0, true)]) }).pipe(foldRows(store)).subscribe((f) => (out = f));
+      cold('a|', { a: batchOf(1, [finished, t('r1', 0, true)]) })
+        .pipe(foldRows(store))
+        .subscribe((f) => (out = f));
     });
     expect(out).toMatchObject({ finished: [finished], trials: [expect.anything()], skipped: 0 });
     expect(store.summaries(1).size).toBe(1);
@@ -51,13 +74,23 @@ describe('mergeFolded', () => {
     const store = createRowStore();
     const folded: ReturnType<typeof mergeFolded>[] = [];
     new TestScheduler((a, e) => expect(a).toEqual(e)).run(({ cold }) => {
-      cold('abc|', { a: batchOf(0, [t('r1', 0, true)]), b: batchOf(1, [t('r9', 0, true)]), c: batchOf(0, [t('r1', 1, false)], 1) })
+      cold('abc|', {
+        a: batchOf(0, [t('r1', 0, true)]),
+        b: batchOf(1, [t('r9', 0, true)]),
+        c: batchOf(0, [t('r1', 1, false)], 1),
+      })
         .pipe(foldRows(store))
         .subscribe((f) => folded.push(f));
     });
     const merged = mergeFolded(folded);
-    expect(merged.positions).toEqual([{ topic: 'passk.trials', partition: 0, nextOffset: 2 }, { topic: 'passk.trials', partition: 1, nextOffset: 1 }]);
-    expect([...merged.changes.values()].map((r) => [r.row_id, r.seq])).toEqual([['r1', 2], ['r9', 1]]);
+    expect(merged.positions).toEqual([
+      { topic: 'passk.trials', partition: 0, nextOffset: 2 },
+      { topic: 'passk.trials', partition: 1, nextOffset: 1 },
+    ]);
+    expect([...merged.changes.values()].map((r) => [r.row_id, r.seq])).toEqual([
+      ['r1', 2],
+      ['r9', 1],
+    ]);
     expect(merged.weight).toBe(3);
     expect(merged.trials.length).toBe(3);
   });

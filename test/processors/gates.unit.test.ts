@@ -14,7 +14,10 @@ const viewOf = (trials: readonly TrialRecorded[], datasets: DatasetState[] = [])
     rows.set(key, table);
     table.set(t.row_id, evolveRow(table.get(t.row_id), t));
   }
-  return { rows: (s, d, a) => rows.get(`${s}|${d}|${a}`) ?? new Map(), dataset: (id) => datasets.find((d) => d.dataset_id === id) };
+  return {
+    rows: (s, d, a) => rows.get(`${s}|${d}|${a}`) ?? new Map(),
+    dataset: (id) => datasets.find((d) => d.dataset_id === id),
+  };
 };
 const ROWS = ['r1', 'r2', 'r3'];
 const bookWith = (...declared: ReturnType<typeof comparison>[]) => declared.reduce(evolveBook, emptyBook());
@@ -26,50 +29,97 @@ describe('live gates', () => {
     expect(decideComparison(book, book.comparisons.c1!, viewOf(partial), { producer: 'p' })).toEqual([]);
     const full = [...runOf('base', 'd1', ROWS), ...runOf('cand', 'd1', ROWS)] as TrialRecorded[];
     const [verdict] = decideComparison(book, book.comparisons.c1!, viewOf(full), { producer: 'p' });
-    expect(verdict).toMatchObject({ type: 'GateEvaluated', verdict: 'pass', gate_id: 'c1', baseline: 'base', candidate: 'cand' });
+    expect(verdict).toMatchObject({
+      type: 'GateEvaluated',
+      verdict: 'pass',
+      gate_id: 'c1',
+      baseline: 'base',
+      candidate: 'cand',
+    });
   });
 
   it('asks for confirmation runs on suspected regressions, then decides on them', () => {
     const declared = comparison('c2', 'd1', 'base', 'cand', { dataset_id: undefined, rows: 3, must_not_break: ['r2'] });
     const book = bookWith(declared);
-    const screening = [...runOf('base', 'd1', ROWS), ...runOf('cand', 'd1', ROWS, { fails: ['r2'] })] as TrialRecorded[];
+    const screening = [
+      ...runOf('base', 'd1', ROWS),
+      ...runOf('cand', 'd1', ROWS, { fails: ['r2'] }),
+    ] as TrialRecorded[];
     const [request] = decideComparison(book, book.comparisons.c2!, viewOf(screening), { producer: 'p' });
     expect(request).toMatchObject({ type: 'ConfirmationRequested', rows: ['r2'], attempts: 3, run_id: 'confirm-c2' });
     const confirming = evolveBook(book, request!);
     expect(decideComparison(confirming, confirming.comparisons.c2!, viewOf(screening), { producer: 'p' })).toEqual([]);
-    const confirmation = [...runOf('base', 'd1', ['r2'], { run: 'confirm-c2' }), ...runOf('cand', 'd1', ['r2'], { run: 'confirm-c2', fails: ['r2'] })].map((t, i) => ({ ...t, event_id: t.event_id.slice(0, 24) + String(10 + i).slice(-2), attempt: (t as TrialRecorded).attempt + 3 })) as TrialRecorded[];
-    const [verdict] = decideComparison(confirming, confirming.comparisons.c2!, viewOf([...screening, ...confirmation]), { producer: 'p' }) as GateEvaluated[];
+    const confirmation = [
+      ...runOf('base', 'd1', ['r2'], { run: 'confirm-c2' }),
+      ...runOf('cand', 'd1', ['r2'], { run: 'confirm-c2', fails: ['r2'] }),
+    ].map((t, i) => ({
+      ...t,
+      event_id: t.event_id.slice(0, 24) + String(10 + i).slice(-2),
+      attempt: (t as TrialRecorded).attempt + 3,
+    })) as TrialRecorded[];
+    const [verdict] = decideComparison(
+      confirming,
+      confirming.comparisons.c2!,
+      viewOf([...screening, ...confirmation]),
+      { producer: 'p' },
+    ) as GateEvaluated[];
     expect(verdict).toMatchObject({ type: 'GateEvaluated', verdict: 'fail' });
-    expect(verdict!.reasons.find((r) => r.rule === 'must_not_break_stable_correct')).toMatchObject({ passed: false, rows: ['r2'] });
+    expect(verdict!.reasons.find((r) => r.rule === 'must_not_break_stable_correct')).toMatchObject({
+      passed: false,
+      rows: ['r2'],
+    });
     expect(verdict!.evidence.find((e) => e.row_id === 'r2')!.candidate_attempts).toHaveLength(6);
   });
 
   it('cannot call a run complete without knowing its rows; a RunClosed of each version completes it', () => {
-    const unknown = bookWith(comparison('c4', 'd1', 'base', 'cand', { dataset_id: undefined, confirmation_attempts: 0 }));
+    const unknown = bookWith(
+      comparison('c4', 'd1', 'base', 'cand', { dataset_id: undefined, confirmation_attempts: 0 }),
+    );
     const trials = [...runOf('base', 'd1', ROWS), ...runOf('cand', 'd1', ROWS)] as TrialRecorded[];
     expect(decideComparison(unknown, unknown.comparisons.c4!, viewOf(trials), { producer: 'p' })).toEqual([]);
     const closed = (v: string) => ({
-      event_id: `01KA${v === 'base' ? 'B' : 'C'}0000000000000000000000`, type: 'RunClosed' as const, schema_version: 1, occurred_at: 1, producer: 'p',
-      run_id: `run-${v}`, suite: 'refunds', dataset_version: 'd1', agent_version: v, status: 'completed' as const, trials: 9, source_event_id: 'x',
+      event_id: `01KA${v === 'base' ? 'B' : 'C'}0000000000000000000000`,
+      type: 'RunClosed' as const,
+      schema_version: 1,
+      occurred_at: 1,
+      producer: 'p',
+      run_id: `run-${v}`,
+      suite: 'refunds',
+      dataset_version: 'd1',
+      agent_version: v,
+      status: 'completed' as const,
+      trials: 9,
+      source_event_id: 'x',
     });
     const book = evolveBook(evolveBook(unknown, closed('base')), closed('cand'));
-    expect(decideComparison(book, book.comparisons.c4!, viewOf(trials), { producer: 'p' })).toMatchObject([{ type: 'GateEvaluated', verdict: 'pass' }]);
+    expect(decideComparison(book, book.comparisons.c4!, viewOf(trials), { producer: 'p' })).toMatchObject([
+      { type: 'GateEvaluated', verdict: 'pass' },
+    ]);
     expect(decideComparison(book, book.comparisons.c4!, viewOf(trials.slice(1)), { producer: 'p' })).toEqual([]);
   });
 
   it('counts a confirmed production failure in every later gate, even one on an older dataset version', () => {
     let ds: DatasetState | undefined;
-    for (const e of [...ROWS.map((r) => datasetRow('d1', r)), failureConfirmed('t7')]) ds = evolveDataset(ds, e, 'p').state;
+    for (const e of [...ROWS.map((r) => datasetRow('d1', r)), failureConfirmed('t7')])
+      ds = evolveDataset(ds, e, 'p').state;
     const book = bookWith(comparison('c3', 'd1', 'base', 'cand', { confirmation_attempts: 0 }));
     const trials = [...runOf('base', 'd1', ROWS), ...runOf('cand', 'd1', ROWS)] as TrialRecorded[];
-    const [verdict] = decideComparison(book, book.comparisons.c3!, viewOf(trials, [ds!]), { producer: 'p' }) as GateEvaluated[];
+    const [verdict] = decideComparison(book, book.comparisons.c3!, viewOf(trials, [ds!]), {
+      producer: 'p',
+    }) as GateEvaluated[];
     expect(verdict).toMatchObject({ verdict: 'fail' });
-    expect(verdict!.reasons.find((r) => !r.passed)).toMatchObject({ rule: 'must_not_break_classifiable', rows: ['refunds::pf-t7'] });
+    expect(verdict!.reasons.find((r) => !r.passed)).toMatchObject({
+      rule: 'must_not_break_classifiable',
+      rows: ['refunds::pf-t7'],
+    });
   });
 
   it('flags a second verdict on the same candidate (no gate shopping), and decides nothing twice', () => {
     const trials = [...runOf('base', 'd1', ROWS), ...runOf('cand', 'd1', ROWS)] as TrialRecorded[];
-    let book = bookWith(comparison('first', 'd1', 'base', 'cand', { dataset_id: undefined, rows: 3 }), comparison('again', 'd1', 'base', 'cand', { dataset_id: undefined, rows: 3 }));
+    let book = bookWith(
+      comparison('first', 'd1', 'base', 'cand', { dataset_id: undefined, rows: 3 }),
+      comparison('again', 'd1', 'base', 'cand', { dataset_id: undefined, rows: 3 }),
+    );
     const [v1] = decideComparison(book, book.comparisons.first!, viewOf(trials), { producer: 'p' }) as GateEvaluated[];
     book = evolveBook(book, v1!);
     expect(v1!.repeated_verdict).toBeUndefined();

@@ -3,7 +3,15 @@ import { runInNewContext } from 'node:vm';
 import { lastValueFrom, type Observable, type Subscription, toArray } from 'rxjs';
 import { describe, expect, it } from 'vitest';
 import { partitionOf } from '../../log/partitioner.ts';
-import { datasetTopology, gateTopology, trialTopology, windowTopology, type DecisionProgress, type EventSink, type TrialSink } from '../../processors/index.ts';
+import {
+  datasetTopology,
+  gateTopology,
+  trialTopology,
+  windowTopology,
+  type DecisionProgress,
+  type EventSink,
+  type TrialSink,
+} from '../../processors/index.ts';
 import { createInFlight } from '../../processors/operators/inFlight.ts';
 import { stopListeners } from '../../processors/operators/onStop.ts';
 import { pullBatches } from '../../processors/operators/pullBatches.ts';
@@ -44,7 +52,9 @@ const opts = { instanceId: 'leak', producer: 'passk-processors/test', partitionO
 
 const eventSink = (): EventSink => ({ writeEvents: async () => {}, writeWindows: async () => {} });
 /** Runs a decision topology until its consumer has caught up with what the log holds, then unsubscribes. */
-const untilIdle = async (topology: (onIdleProbe: (p: () => Promise<boolean>) => void) => Observable<DecisionProgress>) => {
+const untilIdle = async (
+  topology: (onIdleProbe: (p: () => Promise<boolean>) => void) => Observable<DecisionProgress>,
+) => {
   let probe: (() => Promise<boolean>) | undefined;
   const sub = topology((p) => (probe = p)).subscribe();
   for (let i = 0; i < 500 && !(probe && (await probe())); i++) await new Promise((r) => setTimeout(r, 2));
@@ -55,11 +65,18 @@ const untilIdle = async (topology: (onIdleProbe: (p: () => Promise<boolean>) => 
 describe('a finished topology is released', () => {
   const trialRun = (stop: Promise<unknown> | undefined) => async (track: (o: object) => void) => {
     const log = createMemoryLog();
-    await log.publisher.publish(Array.from({ length: 200 }, (_, i) => trial({ row: `r${i % 40}`, version: 'v1', attempt: Math.floor(i / 40), passed: i % 3 > 0 })));
+    await log.publisher.publish(
+      Array.from({ length: 200 }, (_, i) =>
+        trial({ row: `r${i % 40}`, version: 'v1', attempt: Math.floor(i / 40), passed: i % 3 > 0 }),
+      ),
+    );
     const sink: TrialSink = { writeTrials: async () => {} };
     track(sink);
     const progress = await lastValueFrom(
-      trialTopology({ source: log, publisher: log.publisher, sink }, { ...opts, untilCaughtUpEveryMs: 2, ...(stop ? { stop } : {}) }).pipe(toArray()),
+      trialTopology(
+        { source: log, publisher: log.publisher, sink },
+        { ...opts, untilCaughtUpEveryMs: 2, ...(stop ? { stop } : {}) },
+      ).pipe(toArray()),
     );
     expect(progress.reduce((a, p) => a + p.trials, 0)).toBe(200);
   };
@@ -74,12 +91,22 @@ describe('a finished topology is released', () => {
   });
 
   it('trial topology without a stop whose consumer ends (as in the bench)', async () => {
-    const events = Array.from({ length: 200 }, (_, i) => trial({ row: `r${i % 40}`, version: 'v1', attempt: Math.floor(i / 40), passed: i % 3 > 0 }));
+    const events = Array.from({ length: 200 }, (_, i) =>
+      trial({ row: `r${i % 40}`, version: 'v1', attempt: Math.floor(i / 40), passed: i % 3 > 0 }),
+    );
     const finite: EventSource = {
       consumer: async () => ({
         batches: async function* () {
           for (let i = 0; i < events.length; i += 20)
-            yield { topic: TOPICS.trials, partition: 0, lastOffset: i + 19, highWatermark: events.length, events: events.slice(i, i + 20).map((event, j) => ({ topic: TOPICS.trials, partition: 0, offset: i + j, key: '', event })) };
+            yield {
+              topic: TOPICS.trials,
+              partition: 0,
+              lastOffset: i + 19,
+              highWatermark: events.length,
+              events: events
+                .slice(i, i + 20)
+                .map((event, j) => ({ topic: TOPICS.trials, partition: 0, offset: i + j, key: '', event })),
+            };
         },
         commit: async () => {},
         committed: async () => new Map(),
@@ -105,7 +132,9 @@ describe('a finished topology is released', () => {
         await log.publisher.publish([trial({ row: 'r1', version: 'v1', attempt: 0, passed: true })]);
         const sink: TrialSink = { writeTrials: () => Promise.reject(new Error('sink down')) };
         track(sink);
-        const failed = await lastValueFrom(trialTopology({ source: log, publisher: log.publisher, sink }, { ...opts, stop: shutdown })).catch((e: unknown) => e);
+        const failed = await lastValueFrom(
+          trialTopology({ source: log, publisher: log.publisher, sink }, { ...opts, stop: shutdown }),
+        ).catch((e: unknown) => e);
         expect(String(failed)).toContain('sink down');
       }),
     ).toBe(true);
@@ -114,7 +143,9 @@ describe('a finished topology is released', () => {
 
   const decisions = async (log: MemoryLog) => {
     await log.publisher.publish([datasetRow('d1', 'r1'), datasetRow('d1', 'r2')]);
-    await log.publisher.publish(Array.from({ length: 60 }, (_, i) => trace({ at: T0 + i * 1000, fingerprint: `f${i % 7}`, passed: i % 4 > 0 })));
+    await log.publisher.publish(
+      Array.from({ length: 60 }, (_, i) => trace({ at: T0 + i * 1000, fingerprint: `f${i % 7}`, passed: i % 4 > 0 })),
+    );
   };
 
   it('datasets, windows and gates topologies, unsubscribed once idle', async () => {
@@ -153,7 +184,12 @@ describe('pullBatches', () => {
     const source: AsyncIterable<EventBatch> = {
       [Symbol.asyncIterator]: () => {
         let n = 0;
-        return { next: async () => ({ done: false, value: { topic: 't', partition: 0, lastOffset: n++, highWatermark: 1e9, events: [] } }) };
+        return {
+          next: async () => ({
+            done: false,
+            value: { topic: 't', partition: 0, lastOffset: n++, highWatermark: 1e9, events: [] },
+          }),
+        };
       },
     };
     let sub: Subscription | undefined;

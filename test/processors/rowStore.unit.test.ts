@@ -13,7 +13,9 @@ describe('row store', () => {
   });
 
   it('restores only the rows of the assigned partitions, highest seq winning, with their summaries', () => {
-    const trials = Array.from({ length: 40 }, (_, i) => trial({ row: `r${i % 20}`, version: 'v', attempt: Math.floor(i / 20), passed: i % 3 > 0 }));
+    const trials = Array.from({ length: 40 }, (_, i) =>
+      trial({ row: `r${i % 20}`, version: 'v', attempt: Math.floor(i / 20), passed: i % 3 > 0 }),
+    );
     const table = new Map();
     const records = foldTrials(table, trials).map((c) => toRowStateChanged(c.after, 'p'));
     const stale = records.map((r) => ({ ...r, seq: 1, n: 0 }));

@@ -9,14 +9,35 @@ import { createMemoryLog, type MemoryLog } from '../helpers/memoryLog.ts';
 import { trial } from '../helpers/processorFixtures.ts';
 import { fromRowStateChanged } from '../../processors/folds/rowState.ts';
 import { checkpointOf, foldTrials, restoreTable, type RowTable } from '../../processors/folds/rowTable.ts';
-import { applyRowChanges, summariesOfSnapshots, type VersionSummaries, type VersionSummary } from '../../processors/folds/versionSummary.ts';
-import { trialTopology, type EventSource, type TrialSink, type TrialTopologyOptions, type VersionSnapshot } from '../../processors/index.ts';
+import {
+  applyRowChanges,
+  summariesOfSnapshots,
+  type VersionSummaries,
+  type VersionSummary,
+} from '../../processors/folds/versionSummary.ts';
+import {
+  trialTopology,
+  type EventSource,
+  type TrialSink,
+  type TrialTopologyOptions,
+  type VersionSnapshot,
+} from '../../processors/index.ts';
 
 const workload = (rows: number, versions: number, attempts: number): TrialRecorded[] => {
   const out: TrialRecorded[] = [];
-  for (let a = attempts - 1; a >= 0; a--) // attempts arrive newest first: order must not matter
+  for (let a = attempts - 1; a >= 0; a--)
+    // attempts arrive newest first: order must not matter
     for (let r = 0; r < rows; r++)
-      for (let v = 0; v < versions; v++) out.push(trial({ row: `r${r}`, version: `v${v}`, attempt: a, passed: (r + v + a) % 3 !== 0, output: `o${(r * a) % 2}` }));
+      for (let v = 0; v < versions; v++)
+        out.push(
+          trial({
+            row: `r${r}`,
+            version: `v${v}`,
+            attempt: a,
+            passed: (r + v + a) % 3 !== 0,
+            output: `o${(r * a) % 2}`,
+          }),
+        );
   return out;
 };
 
@@ -45,7 +66,12 @@ const straightSummaries = (events: readonly TrialRecorded[]): VersionSummary[] =
 };
 
 const changelogOf = async (log: MemoryLog): Promise<RowTable> => {
-  const records = await Promise.all(log.records(TOPICS.rowstate).flat().map((r) => jsonCodec.decode(r.value)));
+  const records = await Promise.all(
+    log
+      .records(TOPICS.rowstate)
+      .flat()
+      .map((r) => jsonCodec.decode(r.value)),
+  );
   return restoreTable(records.map((e) => fromRowStateChanged(e as RowStateChanged)));
 };
 const straight = (events: readonly TrialRecorded[]): string => {
@@ -119,7 +145,8 @@ describe('trial topology on the in-memory log', () => {
   });
 
   // One store across the crash and the rerun: what it holds must equal one straight run's rows.
-  const storeRows = (sink: ReturnType<typeof memorySink>) => JSON.stringify(checkpointOf(restoreTable(sink.rowStates.map(fromRowStateChanged))));
+  const storeRows = (sink: ReturnType<typeof memorySink>) =>
+    JSON.stringify(checkpointOf(restoreTable(sink.rowStates.map(fromRowStateChanged))));
   const uniqueTrials = (sink: ReturnType<typeof memorySink>) => new Set(sink.trials.map((t) => t.event_id)).size;
 
   it('a crash after the store write, before the changelog: the rerun rewrites the same rows, the changelog catches up', async () => {
@@ -128,7 +155,9 @@ describe('trial topology on the in-memory log', () => {
     await log.publisher.publish(events);
     const store = memorySink();
     const publisher = { ...log.publisher, publish: () => Promise.reject(new Error('broker down')) };
-    await expect(lastValueFrom(trialTopology({ source: log, publisher, sink: store }, options()))).rejects.toThrow('broker down');
+    await expect(lastValueFrom(trialTopology({ source: log, publisher, sink: store }, options()))).rejects.toThrow(
+      'broker down',
+    );
     expect(store.rowStates.length).toBeGreaterThan(0); // the store got the first unit
     expect(log.records(TOPICS.rowstate).flat().length).toBe(0);
     await run(log, store);
@@ -146,10 +175,18 @@ describe('trial topology on the in-memory log', () => {
     const source: EventSource = {
       consumer: async (o) => {
         const c = await log.consumer(o);
-        return { batches: () => c.batches(), commit: () => Promise.reject(new Error('crash before commit')), committed: (t) => c.committed(t), lag: () => c.lag(), close: () => c.close() };
+        return {
+          batches: () => c.batches(),
+          commit: () => Promise.reject(new Error('crash before commit')),
+          committed: (t) => c.committed(t),
+          lag: () => c.lag(),
+          close: () => c.close(),
+        };
       },
     };
-    await expect(lastValueFrom(trialTopology({ source, publisher: log.publisher, sink: store }, options()))).rejects.toThrow('crash before commit');
+    await expect(
+      lastValueFrom(trialTopology({ source, publisher: log.publisher, sink: store }, options())),
+    ).rejects.toThrow('crash before commit');
     expect(log.records(TOPICS.rowstate).flat().length).toBeGreaterThan(0);
     await run(log, store); // restores the changed rows from the changelog: the redelivered trials change nothing
     expect(storeRows(store)).toBe(straight(events));
@@ -168,7 +205,9 @@ describe('trial topology on the in-memory log', () => {
     expect(a.trials.length).toBeGreaterThan(0);
     expect(b.trials.length).toBeGreaterThan(0);
     expect(a.trials.length + b.trials.length).toBe(events.length);
-    expect(JSON.stringify(checkpointOf(await changelogOf(two)))).toBe(JSON.stringify(checkpointOf(await changelogOf(one))));
+    expect(JSON.stringify(checkpointOf(await changelogOf(two)))).toBe(
+      JSON.stringify(checkpointOf(await changelogOf(one))),
+    );
   });
 
   it('a slow sink pauses consumption: records in flight stay within the window', async () => {
@@ -184,12 +223,28 @@ describe('trial topology on the in-memory log', () => {
       },
     };
     let pulled = 0;
-    const counting = { ...log, consumer: async (o: Parameters<MemoryLog['consumer']>[0]) => {
-      const c = await log.consumer(o);
-      const batches = c.batches.bind(c);
-      return { ...c, batches: async function* () { for await (const b of batches()) { if (b.topic === TOPICS.trials) pulled += b.events.length; yield b; } } };
-    } };
-    const done = lastValueFrom(trialTopology({ source: counting, publisher: log.publisher, sink: slow }, options({ maxInFlight: 100, maxRows: 50 })).pipe(toArray()));
+    const counting = {
+      ...log,
+      consumer: async (o: Parameters<MemoryLog['consumer']>[0]) => {
+        const c = await log.consumer(o);
+        const batches = c.batches.bind(c);
+        return {
+          ...c,
+          batches: async function* () {
+            for await (const b of batches()) {
+              if (b.topic === TOPICS.trials) pulled += b.events.length;
+              yield b;
+            }
+          },
+        };
+      },
+    };
+    const done = lastValueFrom(
+      trialTopology(
+        { source: counting, publisher: log.publisher, sink: slow },
+        options({ maxInFlight: 100, maxRows: 50 }),
+      ).pipe(toArray()),
+    );
     await new Promise((r) => setImmediate(r)); // let the pipeline reach the blocked write
     for (let i = 0; i < 20 && writes.length === 0; i++) await new Promise((r) => setImmediate(r));
     expect(writes.length).toBe(1);

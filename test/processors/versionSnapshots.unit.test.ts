@@ -5,7 +5,13 @@ import type { TrialRecorded } from '../../schemas/events/trialRecorded.ts';
 import { TOPICS } from '../../schemas/topics.ts';
 import { partitionOf } from '../../log/partitioner.ts';
 import { foldTrials, type RowTable } from '../../processors/folds/rowTable.ts';
-import { applyRowChanges, summariesOfSnapshots, versionKeyOf, type VersionSummaries, type VersionSummary } from '../../processors/folds/versionSummary.ts';
+import {
+  applyRowChanges,
+  summariesOfSnapshots,
+  versionKeyOf,
+  type VersionSummaries,
+  type VersionSummary,
+} from '../../processors/folds/versionSummary.ts';
 import { mergeFolded } from '../../processors/operators/coalesceTrials.ts';
 import { foldRows, type FoldedTrials } from '../../processors/operators/foldRows.ts';
 import { createRowStore, trialKeyOf } from '../../processors/operators/rowStore.ts';
@@ -19,10 +25,14 @@ const fromScratch = (trials: readonly TrialRecorded[]): VersionSummaries => {
   const table: RowTable = new Map();
   foldTrials(table, trials);
   const sums: VersionSummaries = new Map();
-  applyRowChanges(sums, [...table.values()].map((after) => ({ before: undefined, after })));
+  applyRowChanges(
+    sums,
+    [...table.values()].map((after) => ({ before: undefined, after })),
+  );
   return sums;
 };
-const byKey = (summaries: Iterable<VersionSummary>) => [...summaries].sort((a, b) => (versionKeyOf(a) < versionKeyOf(b) ? -1 : 1));
+const byKey = (summaries: Iterable<VersionSummary>) =>
+  [...summaries].sort((a, b) => (versionKeyOf(a) < versionKeyOf(b) ? -1 : 1));
 
 /** The stream cut into batches, each batch on its trials' partition (as the log partitions them), with offsets. */
 const batchesOf = (stream: readonly TrialRecorded[], sizes: readonly number[]): EventBatch[] => {
@@ -31,10 +41,18 @@ const batchesOf = (stream: readonly TrialRecorded[], sizes: readonly number[]): 
   const batches: EventBatch[] = [];
   let cut = 0;
   perPartition.forEach((trials, partition) => {
-    for (let at = 0; at < trials.length; ) {
+    for (let at = 0; at < trials.length;) {
       const size = sizes.length === 0 ? trials.length : 1 + (sizes[cut++ % sizes.length]! % 5);
-      const events = trials.slice(at, at + size).map((event, i) => ({ topic: TOPICS.trials, partition, offset: at + i, key: '', event }));
-      batches.push({ topic: TOPICS.trials, partition, events, lastOffset: at + events.length - 1, highWatermark: trials.length });
+      const events = trials
+        .slice(at, at + size)
+        .map((event, i) => ({ topic: TOPICS.trials, partition, offset: at + i, key: '', event }));
+      batches.push({
+        topic: TOPICS.trials,
+        partition,
+        events,
+        lastOffset: at + events.length - 1,
+        highWatermark: trials.length,
+      });
       at += events.length;
     }
   });
@@ -46,7 +64,9 @@ const batchesOf = (stream: readonly TrialRecorded[], sizes: readonly number[]): 
 const unitsOf = (batches: EventBatch[], unitSizes: readonly number[]) => {
   const store = createRowStore();
   let folded: FoldedTrials[] = [];
-  from(batches).pipe(foldRows(store), toArray()).subscribe((f) => (folded = f));
+  from(batches)
+    .pipe(foldRows(store), toArray())
+    .subscribe((f) => (folded = f));
   const units: FoldedTrials[] = [];
   for (let i = 0, u = 0; i < folded.length; u++) {
     const n = 1 + ((unitSizes[u % Math.max(1, unitSizes.length)] ?? 0) % 4);
@@ -56,7 +76,11 @@ const unitsOf = (batches: EventBatch[], unitSizes: readonly number[]) => {
   return { store, units };
 };
 
-const arbRun = fc.record({ run: arbTrialStream, sizes: fc.array(fc.nat(), { maxLength: 8 }), units: fc.array(fc.nat(), { maxLength: 8 }) });
+const arbRun = fc.record({
+  run: arbTrialStream,
+  sizes: fc.array(fc.nat(), { maxLength: 8 }),
+  units: fc.array(fc.nat(), { maxLength: 8 }),
+});
 
 describe('per-partition version snapshots', () => {
   it('summed over partitions, the latest per (partition, version) = the store’s totals = summaries from scratch', () => {
@@ -77,13 +101,19 @@ describe('per-partition version snapshots', () => {
         const { units } = unitsOf(batches, unitSizes);
         for (const u of units) {
           // one snapshot per (partition, version) in a unit
-          expect(new Set(u.summaries.map((s) => `${s.partition}/${versionKeyOf(s.summary)}`)).size).toBe(u.summaries.length);
+          expect(new Set(u.summaries.map((s) => `${s.partition}/${versionKeyOf(s.summary)}`)).size).toBe(
+            u.summaries.length,
+          );
           for (const s of u.summaries) {
-            const upTo = batches.filter((b) => b.partition === s.partition).flatMap((b) => b.events.filter((e) => e.offset < s.nextOffset).map((e) => e.event as TrialRecorded));
+            const upTo = batches
+              .filter((b) => b.partition === s.partition)
+              .flatMap((b) => b.events.filter((e) => e.offset < s.nextOffset).map((e) => e.event as TrialRecorded));
             expect(s.summary).toEqual(fromScratch(upTo).get(versionKeyOf(s.summary)));
           }
           // and it carries one for every (partition, version) it changed, and no other
-          const changed = new Set([...u.changes.values()].map((r) => `${partitionOf(trialKeyOf(r), PARTITIONS)}/${versionKeyOf(r)}`));
+          const changed = new Set(
+            [...u.changes.values()].map((r) => `${partitionOf(trialKeyOf(r), PARTITIONS)}/${versionKeyOf(r)}`),
+          );
           expect(new Set(u.summaries.map((s) => `${s.partition}/${versionKeyOf(s.summary)}`))).toEqual(changed);
         }
       }),

@@ -3,14 +3,28 @@ import { map } from 'rxjs';
 import { TestScheduler } from 'rxjs/testing';
 import { describe, expect, it } from 'vitest';
 import type { TraceWindowsUpdated, WindowShareRecord } from '../../schemas/events/traceWindowsUpdated.ts';
-import { emptyWindows, foldTrace, pruneWindows, restoreWindows, toWindowsSnapshot, windowStarts, type WindowsState } from '../../processors/folds/windows.ts';
+import {
+  emptyWindows,
+  foldTrace,
+  pruneWindows,
+  restoreWindows,
+  toWindowsSnapshot,
+  windowStarts,
+  type WindowsState,
+} from '../../processors/folds/windows.ts';
 import { alertFor, normalCdf, totalOf, windowKeyOf } from '../../processors/folds/windowTotals.ts';
 import { windowTraces, type WindowTables } from '../../processors/operators/windowTraces.ts';
 import type { EventBatch } from '../../processors/ports.ts';
 import { T0, trace } from '../helpers/processorFixtures.ts';
 
 const H = 3_600_000;
-const o = { specs: [{ size_ms: H, slide_ms: H }, { size_ms: 4 * H, slide_ms: H }], allowedLatenessMs: 10 * 60_000 };
+const o = {
+  specs: [
+    { size_ms: H, slide_ms: H },
+    { size_ms: 4 * H, slide_ms: H },
+  ],
+  allowedLatenessMs: 10 * 60_000,
+};
 const fold = (traces: ReturnType<typeof trace>[], s: WindowsState = emptyWindows(0), from = 0) => {
   const changed = new Set<string>();
   traces.forEach((t, i) => foldTrace(s, t, from + i, o).forEach((k) => changed.add(k)));
@@ -19,7 +33,10 @@ const fold = (traces: ReturnType<typeof trace>[], s: WindowsState = emptyWindows
 const snap = (s: WindowsState, partitions = 1) => toWindowsSnapshot(s, partitions, 'p', o);
 const updates = (s: WindowsState) => snap(s).shares;
 const totalAt = (start: number, size: number, ...snaps: TraceWindowsUpdated[]) =>
-  totalOf(windowKeyOf({ agent_version: 'v1', segment: 'all', grader: 'online', size_ms: size, start }), new Map(snaps.map((x) => [x.source_partition, x])))!;
+  totalOf(
+    windowKeyOf({ agent_version: 'v1', segment: 'all', grader: 'online', size_ms: size, start }),
+    new Map(snaps.map((x) => [x.source_partition, x])),
+  )!;
 const hour = (h: number, m = 0) => T0 + h * H + m * 60_000;
 
 describe('production windows (first stage)', () => {
@@ -67,10 +84,19 @@ describe('production windows (first stage)', () => {
   });
 
   it('restored from its latest shares and continued = one straight run, for any split point', () => {
-    const arb = fc.array(fc.record({ minute: fc.integer({ min: 0, max: 600 }), p: fc.constantFrom(0.1, 0.5, 1), passed: fc.constantFrom(true, false, null) }), { maxLength: 40 });
+    const arb = fc.array(
+      fc.record({
+        minute: fc.integer({ min: 0, max: 600 }),
+        p: fc.constantFrom(0.1, 0.5, 1),
+        passed: fc.constantFrom(true, false, null),
+      }),
+      { maxLength: 40 },
+    );
     fc.assert(
       fc.property(arb, fc.nat(), (specs, cut) => {
-        const traces = specs.map((x, i) => trace({ at: T0 + x.minute * 60_000, fingerprint: `f${i}`, probability: x.p, passed: x.passed }));
+        const traces = specs.map((x, i) =>
+          trace({ at: T0 + x.minute * 60_000, fingerprint: `f${i}`, probability: x.p, passed: x.passed }),
+        );
         const i = cut % (traces.length + 1);
         const head = fold(traces.slice(0, i)).s;
         const saved: TraceWindowsUpdated = JSON.parse(JSON.stringify(snap(pruneWindows(head, o))));
@@ -86,7 +112,10 @@ describe('production windows (first stage)', () => {
 
 describe('production windows (second stage)', () => {
   it('sums the shares of every partition; the interval narrows with volume and widens with unequal weights', () => {
-    const a = fold([trace({ at: hour(1, 1), fingerprint: 'a', passed: true }), trace({ at: hour(1, 2), fingerprint: 'b', passed: false })]).s;
+    const a = fold([
+      trace({ at: hour(1, 1), fingerprint: 'a', passed: true }),
+      trace({ at: hour(1, 2), fingerprint: 'b', passed: false }),
+    ]).s;
     const b = fold([trace({ at: hour(1, 3), fingerprint: 'c', probability: 0.25, passed: true })], emptyWindows(1)).s;
     const total = totalAt(hour(1), H, snap(a, 2), snap(b, 2));
     expect(total).toMatchObject({ graded: 3, w: 6, wy: 5 });
@@ -96,12 +125,19 @@ describe('production windows (second stage)', () => {
   });
 
   it('alerts when a closed window is significantly below offline pass@1, and not otherwise', () => {
-    const traces = Array.from({ length: 200 }, (_, i) => trace({ at: hour(1) + i * 1000, fingerprint: `f${i}`, passed: i % 2 === 0 }));
+    const traces = Array.from({ length: 200 }, (_, i) =>
+      trace({ at: hour(1) + i * 1000, fingerprint: `f${i}`, passed: i % 2 === 0 }),
+    );
     const { s } = fold([...traces, trace({ at: hour(3), fingerprint: 'tick', passed: true })]);
     const total = totalAt(hour(1), H, snap(s));
     expect(total.closed).toBe(true);
     expect(totalAt(hour(1), H, snap(s, 2)).closed).toBe(false); // partition 1 has not passed the window's end
-    expect(alertFor(total, 0.9, { producer: 'p' })).toMatchObject({ type: 'WindowAlertRaised', pass_rate: 0.5, offline_pass_at_1: 0.9, sampled: 200 });
+    expect(alertFor(total, 0.9, { producer: 'p' })).toMatchObject({
+      type: 'WindowAlertRaised',
+      pass_rate: 0.5,
+      offline_pass_at_1: 0.9,
+      sampled: 200,
+    });
     expect(alertFor(total, 0.52, { producer: 'p' })).toBeUndefined(); // within noise
     expect(alertFor({ ...total, closed: false }, 0.9, { producer: 'p' })).toBeUndefined();
     expect(alertFor(total, undefined, { producer: 'p' })).toBeUndefined();
@@ -128,7 +164,14 @@ describe('windowTraces (marbles)', () => {
       });
       const closedHourOne = (u: WindowShareRecord) => u.size_ms === H && u.start === hour(1) && u.closed;
       const out = input.pipe(windowTraces(tables, { ...o, producer: 'p', partitions: () => 4 }));
-      expectObservable(out.pipe(map((f) => { const s = f.snapshots.get(0)!; return `${s.shares.length}:${s.shares.some(closedHourOne)}:${s.through_offset}`; }))).toBe(
+      expectObservable(
+        out.pipe(
+          map((f) => {
+            const s = f.snapshots.get(0)!;
+            return `${s.shares.length}:${s.shares.some(closedHourOne)}:${s.through_offset}`;
+          }),
+        ),
+      ).toBe(
         'a 59m b 1m c|',
         // a: 1 tumbling + 4 sliding windows; b: 5 more (2 shared); c closes hour 1's tumbling window and the sliding one ending at hour 2
         { a: '5:false:1', b: '7:false:2', c: '7:true:3' },

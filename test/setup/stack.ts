@@ -22,7 +22,10 @@ const dockerAnswers = (): boolean => {
 };
 
 const startLocalStack = (): { brokers: string; registry: string; stop: () => void } => {
-  const up = spawnSync('bash', [join(root, 'deploy/local/up.sh')], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'] });
+  const up = spawnSync('bash', [join(root, 'deploy/local/up.sh')], {
+    encoding: 'utf8',
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
   process.stderr.write(up.stdout ?? '');
   if (up.status !== 0) throw new Error(`deploy/local/up.sh failed with exit code ${up.status}`);
   const value = (name: string) => up.stdout.match(new RegExp(`^${name}=(.+)$`, 'm'))?.[1]?.trim();
@@ -83,7 +86,9 @@ export default async function setup(project: TestProject): Promise<() => Promise
     project.provide('stackKind', 'env');
     return async () => {};
   }
-  const stack = dockerAnswers() ? { kind: 'testcontainers' as const, ...(await startContainers()) } : { kind: 'local' as const, ...startLocalStack() };
+  const stack = dockerAnswers()
+    ? { kind: 'testcontainers' as const, ...(await startContainers()) }
+    : { kind: 'local' as const, ...startLocalStack() };
   project.provide('kafkaBrokers', stack.brokers);
   project.provide('schemaRegistryUrl', stack.registry);
   project.provide('stackKind', stack.kind);

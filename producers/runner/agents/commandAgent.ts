@@ -24,7 +24,13 @@ export const createCommandAgent = (opts: CommandAgentOptions): Agent => ({
   fingerprint: `command:${sha256(opts.command)}`,
   run: (request, { timeoutMs }) =>
     new Promise<AgentResult>((resolve, reject) => {
-      const child = spawn(opts.command, { shell: true, cwd: opts.cwd, ...(opts.env ? { env: opts.env } : {}), detached: true, stdio: ['pipe', 'pipe', 'pipe'] });
+      const child = spawn(opts.command, {
+        shell: true,
+        cwd: opts.cwd,
+        ...(opts.env ? { env: opts.env } : {}),
+        detached: true,
+        stdio: ['pipe', 'pipe', 'pipe'],
+      });
       let stdout = '';
       let stderr = '';
       let timedOut = false;
@@ -48,9 +54,16 @@ export const createCommandAgent = (opts: CommandAgentOptions): Agent => ({
         clearTimeout(timer);
         if (timedOut) return reject(new TrialTimeout(timeoutMs));
         const tail = stderr.trim().split('\n').slice(-3).join(' | ');
-        if (signal) return reject(new AgentUnavailable('agent_crashed', `the agent was killed by ${signal}${tail ? `: ${tail}` : ''}`));
-        if (code === EXIT_TEMPFAIL) return reject(new AgentUnavailable('agent_tempfail', `the agent exited with 75 (try again)${tail ? `: ${tail}` : ''}`));
-        if (code !== 0) return reject(new AgentFailed('agent_exit', `the agent exited with code ${code}${tail ? `: ${tail}` : ''}`));
+        if (signal)
+          return reject(
+            new AgentUnavailable('agent_crashed', `the agent was killed by ${signal}${tail ? `: ${tail}` : ''}`),
+          );
+        if (code === EXIT_TEMPFAIL)
+          return reject(
+            new AgentUnavailable('agent_tempfail', `the agent exited with 75 (try again)${tail ? `: ${tail}` : ''}`),
+          );
+        if (code !== 0)
+          return reject(new AgentFailed('agent_exit', `the agent exited with code ${code}${tail ? `: ${tail}` : ''}`));
         const last = stdout.trim().split('\n').at(-1) ?? '';
         let value: unknown = last;
         try {

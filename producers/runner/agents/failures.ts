@@ -38,7 +38,19 @@ export interface FailureClass {
 }
 
 /** Error codes of a network that did not carry the call (Node's and undici's). */
-const NETWORK_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'ENOTFOUND', 'EAI_AGAIN', 'EPIPE', 'EHOSTUNREACH', 'ENETUNREACH', 'UND_ERR_CONNECT_TIMEOUT', 'UND_ERR_SOCKET', 'UND_ERR_HEADERS_TIMEOUT']);
+const NETWORK_CODES = new Set([
+  'ECONNREFUSED',
+  'ECONNRESET',
+  'ETIMEDOUT',
+  'ENOTFOUND',
+  'EAI_AGAIN',
+  'EPIPE',
+  'EHOSTUNREACH',
+  'ENETUNREACH',
+  'UND_ERR_CONNECT_TIMEOUT',
+  'UND_ERR_SOCKET',
+  'UND_ERR_HEADERS_TIMEOUT',
+]);
 
 const httpClass = (status: number, message: string): FailureClass =>
   status === 408 || status === 429 || status >= 500
@@ -54,15 +66,28 @@ const httpClass = (status: number, message: string): FailureClass =>
  * - anything else the agent threw is its own failure (`agent_exception`), graded as failed.
  */
 export const classifyFailure = (e: unknown): FailureClass => {
-  const err = (e ?? {}) as { name?: unknown; message?: unknown; kind?: unknown; infra?: unknown; retriable?: unknown; status?: unknown; statusCode?: unknown; code?: unknown; cause?: unknown };
+  const err = (e ?? {}) as {
+    name?: unknown;
+    message?: unknown;
+    kind?: unknown;
+    infra?: unknown;
+    retriable?: unknown;
+    status?: unknown;
+    statusCode?: unknown;
+    code?: unknown;
+    cause?: unknown;
+  };
   const message = typeof err.message === 'string' ? err.message : String(e);
   const kind = typeof err.kind === 'string' ? err.kind : undefined;
   if (e instanceof AgentFailed) return { infra: false, kind: e.kind, message };
-  if (e instanceof PipelineError) return { infra: e.retriable, kind: kind ?? (e.retriable ? 'infra_error' : 'agent_error'), message };
+  if (e instanceof PipelineError)
+    return { infra: e.retriable, kind: kind ?? (e.retriable ? 'infra_error' : 'agent_error'), message };
   if (err.infra === true || err.retriable === true) return { infra: true, kind: kind ?? 'infra_error', message };
-  const status = typeof err.status === 'number' ? err.status : typeof err.statusCode === 'number' ? err.statusCode : undefined;
+  const status =
+    typeof err.status === 'number' ? err.status : typeof err.statusCode === 'number' ? err.statusCode : undefined;
   if (status !== undefined && status >= 400) return httpClass(status, message);
-  if (typeof err.code === 'string' && NETWORK_CODES.has(err.code)) return { infra: true, kind: `network_${err.code.toLowerCase()}`, message };
+  if (typeof err.code === 'string' && NETWORK_CODES.has(err.code))
+    return { infra: true, kind: `network_${err.code.toLowerCase()}`, message };
   if (err.name === 'AbortError' || err.name === 'TimeoutError') return { infra: true, kind: 'timeout', message };
   if (err.cause !== undefined && err.cause !== e) {
     const inner = classifyFailure(err.cause);

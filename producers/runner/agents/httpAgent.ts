@@ -34,12 +34,17 @@ export const createHttpAgent = (opts: HttpAgentOptions): Agent => {
       } catch (e) {
         if (abort.signal.aborted) throw new TrialTimeout(timeoutMs);
         const c = classifyFailure(e);
-        throw c.infra ? new AgentUnavailable(c.kind, `${opts.url}: ${c.message}`, e) : new AgentFailed(c.kind, c.message);
+        throw c.infra
+          ? new AgentUnavailable(c.kind, `${opts.url}: ${c.message}`, e)
+          : new AgentFailed(c.kind, c.message);
       } finally {
         clearTimeout(timer);
       }
       if (!res.ok) {
-        const c = classifyFailure({ status: res.status, message: `${opts.url} answered ${res.status}: ${body.slice(0, 200)}` });
+        const c = classifyFailure({
+          status: res.status,
+          message: `${opts.url} answered ${res.status}: ${body.slice(0, 200)}`,
+        });
         throw c.infra ? new AgentUnavailable(c.kind, c.message) : new AgentFailed(c.kind, c.message);
       }
       let value: unknown;

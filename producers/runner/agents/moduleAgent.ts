@@ -45,10 +45,19 @@ export const createModuleAgent = async (opts: ModuleAgentOptions): Promise<Agent
   const url = pathToFileURL(path).href;
   const mod = (await import(url)) as { default?: unknown; run?: unknown; meta?: unknown };
   const fn = (typeof mod.default === 'function' ? mod.default : mod.run) as AgentFn | undefined;
-  if (typeof fn !== 'function') throw new InputError('the agent module exports no default function (or `run`)', { file: opts.path });
+  if (typeof fn !== 'function')
+    throw new InputError('the agent module exports no default function (or `run`)', { file: opts.path });
   const meta = mod.meta === undefined ? undefined : AgentMeta.safeParse(mod.meta);
-  if (meta && !meta.success) throw new InputError(`invalid \`meta\` export: ${meta.error.issues[0]!.message}`, { file: opts.path, field: `meta.${meta.error.issues[0]!.path.join('.')}` });
-  const base = { kind: 'module' as const, fingerprint: `module:${sha256(source)}`, ...(meta?.data ? { meta: meta.data } : {}) };
+  if (meta && !meta.success)
+    throw new InputError(`invalid \`meta\` export: ${meta.error.issues[0]!.message}`, {
+      file: opts.path,
+      field: `meta.${meta.error.issues[0]!.path.join('.')}`,
+    });
+  const base = {
+    kind: 'module' as const,
+    fingerprint: `module:${sha256(source)}`,
+    ...(meta?.data ? { meta: meta.data } : {}),
+  };
 
   if (opts.isolation === 'none') {
     return {
@@ -56,7 +65,9 @@ export const createModuleAgent = async (opts: ModuleAgentOptions): Promise<Agent
       async run(request, { timeoutMs }) {
         const { input, ...ctx } = request;
         let timer: NodeJS.Timeout | undefined;
-        const timeout = new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new TrialTimeout(timeoutMs)), timeoutMs)));
+        const timeout = new Promise<never>(
+          (_, reject) => (timer = setTimeout(() => reject(new TrialTimeout(timeoutMs)), timeoutMs)),
+        );
         try {
           const value = await Promise.race([Promise.resolve().then(() => fn(input, { ...ctx })), timeout]);
           return toAgentResult(value);
@@ -82,7 +93,9 @@ export const createModuleAgent = async (opts: ModuleAgentOptions): Promise<Agent
     const ready = new Promise<void>((res, rej) => {
       worker.once('message', () => res());
       worker.once('error', rej);
-      worker.once('exit', (code) => rej(new AgentUnavailable('agent_crashed', `the agent worker exited with code ${code} while starting`)));
+      worker.once('exit', (code) =>
+        rej(new AgentUnavailable('agent_crashed', `the agent worker exited with code ${code} while starting`)),
+      );
     });
     const pooled = { worker, ready, trials: 0 };
     all.add(pooled);
@@ -108,8 +121,10 @@ export const createModuleAgent = async (opts: ModuleAgentOptions): Promise<Agent
           }
         }, false);
       };
-      const onError = (e: Error) => done(() => rej(new AgentUnavailable('agent_crashed', `the agent crashed its worker: ${e.message}`, e)), true);
-      const onExit = (code: number) => done(() => rej(new AgentUnavailable('agent_crashed', `the agent's worker exited (code ${code})`)), true);
+      const onError = (e: Error) =>
+        done(() => rej(new AgentUnavailable('agent_crashed', `the agent crashed its worker: ${e.message}`, e)), true);
+      const onExit = (code: number) =>
+        done(() => rej(new AgentUnavailable('agent_crashed', `the agent's worker exited (code ${code})`)), true);
       const done = (settle: () => void, dead: boolean) => {
         clearTimeout(timer);
         p.worker.off('message', onMessage).off('error', onError).off('exit', onExit);
@@ -129,7 +144,9 @@ export const createModuleAgent = async (opts: ModuleAgentOptions): Promise<Agent
         await p.ready; // starting a worker (and the TypeScript loader) is not the trial's time
       } catch (e) {
         retire(p);
-        throw e instanceof AgentUnavailable ? e : new AgentUnavailable('agent_crashed', `the agent worker did not start: ${(e as Error).message}`, e);
+        throw e instanceof AgentUnavailable
+          ? e
+          : new AgentUnavailable('agent_crashed', `the agent worker did not start: ${(e as Error).message}`, e);
       }
       return runIn(p, request, timeoutMs);
     },

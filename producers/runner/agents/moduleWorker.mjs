@@ -20,7 +20,10 @@ parentPort.on('message', async ({ id, url, request }) => {
   try {
     const mod = await import(`${url}${url.includes('?') ? '&' : '?'}passk_trial=${encodeURIComponent(id)}`);
     const fn = typeof mod.default === 'function' ? mod.default : mod.run;
-    if (typeof fn !== 'function') throw Object.assign(new Error('the agent module exports no default function (or `run`)'), { kind: 'agent_protocol' });
+    if (typeof fn !== 'function')
+      throw Object.assign(new Error('the agent module exports no default function (or `run`)'), {
+        kind: 'agent_protocol',
+      });
     const { input, ...ctx } = request;
     const result = await fn(input, ctx);
     parentPort.postMessage({ id, ok: true, result });

@@ -25,7 +25,9 @@ export const AgentResult = z.object({
   tokens: z.object({ input: z.number().int().nonnegative(), output: z.number().int().nonnegative() }).optional(),
   model: z.string().optional(),
   /** The agent reports it could not do its job. `infra: true` = not its fault (ungraded, retried). */
-  error: z.object({ kind: z.string().min(1), message: z.string().optional(), infra: z.boolean().optional() }).optional(),
+  error: z
+    .object({ kind: z.string().min(1), message: z.string().optional(), infra: z.boolean().optional() })
+    .optional(),
 });
 export type AgentResult = z.infer<typeof AgentResult>;
 
@@ -35,7 +37,9 @@ export const toAgentResult = (value: unknown): AgentResult => {
   const r = AgentResult.safeParse(value);
   if (r.success) return r.data;
   const issue = r.error.issues[0]!;
-  throw new AgentProtocolError(`the agent returned an invalid result: ${issue.path.map(String).join('.') || '(root)'}: ${issue.message}`);
+  throw new AgentProtocolError(
+    `the agent returned an invalid result: ${issue.path.map(String).join('.') || '(root)'}: ${issue.message}`,
+  );
 };
 
 /** The agent broke the protocol (bad result shape): its fault, graded as a failure. */

@@ -20,7 +20,8 @@ export const exactGrader = (opts: { caseInsensitive?: boolean } = {}): Grader =>
   return {
     spec: { kind: 'exact', id: opts.caseInsensitive ? 'exact-ci' : 'exact', version: '1' },
     check(row) {
-      if (row.expected === undefined) throw new InputError(`row ${row.id} has no "expected" to match exactly`, { field: 'expected' });
+      if (row.expected === undefined)
+        throw new InputError(`row ${row.id} has no "expected" to match exactly`, { field: 'expected' });
     },
     async grade({ row, output, value }) {
       if (typeof row.expected === 'string') {
@@ -45,11 +46,16 @@ export const regexGrader = (opts: { flags?: string } = {}): Grader => {
   return {
     spec: { kind: 'regex', id: `regex${opts.flags ? `/${opts.flags}` : ''}`, version: '1' },
     check(row) {
-      if (typeof row.expected !== 'string') throw new InputError(`row ${row.id}: "expected" must be a regular expression (a string)`, { field: 'expected' });
+      if (typeof row.expected !== 'string')
+        throw new InputError(`row ${row.id}: "expected" must be a regular expression (a string)`, {
+          field: 'expected',
+        });
       try {
         compile(row.expected);
       } catch (e) {
-        throw new InputError(`row ${row.id}: invalid regular expression: ${(e as Error).message}`, { field: 'expected' });
+        throw new InputError(`row ${row.id}: invalid regular expression: ${(e as Error).message}`, {
+          field: 'expected',
+        });
       }
     },
     async grade({ row, output }) {

@@ -10,7 +10,11 @@ import type { GradeInput, Grader } from './types.ts';
 const Verdict = z.union([
   z.boolean(),
   z.null(),
-  z.object({ passed: z.boolean().nullable(), score: z.number().nullable().optional(), checks: z.array(Check).optional() }),
+  z.object({
+    passed: z.boolean().nullable(),
+    score: z.number().nullable().optional(),
+    checks: z.array(Check).optional(),
+  }),
 ]);
 
 /**
@@ -26,9 +30,16 @@ export const createFunctionGrader = async (path: string): Promise<Grader> => {
   } catch {
     throw new InputError('cannot read the grader module', { file: path });
   }
-  const mod = (await import(pathToFileURL(abs).href)) as { default?: unknown; grade?: unknown; version?: unknown; id?: unknown };
-  const fn = (typeof mod.default === 'function' ? mod.default : mod.grade) as ((input: GradeInput) => unknown) | undefined;
-  if (typeof fn !== 'function') throw new InputError('the grader module exports no default function (or `grade`)', { file: path });
+  const mod = (await import(pathToFileURL(abs).href)) as {
+    default?: unknown;
+    grade?: unknown;
+    version?: unknown;
+    id?: unknown;
+  };
+  const fn = (typeof mod.default === 'function' ? mod.default : mod.grade) as
+    ((input: GradeInput) => unknown) | undefined;
+  if (typeof fn !== 'function')
+    throw new InputError('the grader module exports no default function (or `grade`)', { file: path });
   return {
     spec: {
       kind: 'function',
@@ -38,10 +49,15 @@ export const createFunctionGrader = async (path: string): Promise<Grader> => {
     check: () => {},
     async grade(input) {
       const r = Verdict.safeParse(await fn(input));
-      if (!r.success) throw new InputError(`the grader returned an invalid verdict: ${r.error.issues[0]!.message}`, { file: path });
+      if (!r.success)
+        throw new InputError(`the grader returned an invalid verdict: ${r.error.issues[0]!.message}`, { file: path });
       const v = r.data;
       if (v === null || typeof v === 'boolean') return { passed: v, score: v === null ? null : v ? 1 : 0 };
-      return { passed: v.passed, ...(v.score === undefined ? {} : { score: v.score }), ...(v.checks ? { checks: v.checks } : {}) };
+      return {
+        passed: v.passed,
+        ...(v.score === undefined ? {} : { score: v.score }),
+        ...(v.checks ? { checks: v.checks } : {}),
+      };
     },
   };
 };

@@ -48,7 +48,11 @@ export const createGrader = async (c: GraderChoice): Promise<Grader> => {
       return jsonSchemaGrader(c.schemaFile ? { schema: await readJsonFile(c.schemaFile) } : {});
     case 'judge': {
       const { baseUrl, model } = c.judge ?? {};
-      if (!baseUrl || !model) throw new InputError('the judge needs an endpoint and a model (--judge-url and --judge-model, env PASSK_JUDGE_URL and PASSK_JUDGE_MODEL, or judge.url and judge.model in passk.config.json)', { field: 'judge' });
+      if (!baseUrl || !model)
+        throw new InputError(
+          'the judge needs an endpoint and a model (--judge-url and --judge-model, env PASSK_JUDGE_URL and PASSK_JUDGE_MODEL, or judge.url and judge.model in passk.config.json)',
+          { field: 'judge' },
+        );
       if (!c.rubricFile) throw new InputError('the judge needs a rubric (--rubric FILE)', { field: 'rubric' });
       let rubric: string;
       try {
@@ -57,7 +61,12 @@ export const createGrader = async (c: GraderChoice): Promise<Grader> => {
         throw new InputError('cannot read the rubric', { file: c.rubricFile });
       }
       return llmJudge({
-        endpoint: { baseUrl, model, ...(c.judge?.apiKey ? { apiKey: c.judge.apiKey } : {}), ...(c.judge?.timeoutMs ? { timeoutMs: c.judge.timeoutMs } : {}) },
+        endpoint: {
+          baseUrl,
+          model,
+          ...(c.judge?.apiKey ? { apiKey: c.judge.apiKey } : {}),
+          ...(c.judge?.timeoutMs ? { timeoutMs: c.judge.timeoutMs } : {}),
+        },
         rubric,
         ...(c.rubricVersion ? { rubricVersion: c.rubricVersion } : {}),
         ...(c.judgeVersion ? { judgeVersion: c.judgeVersion } : {}),
@@ -65,6 +74,9 @@ export const createGrader = async (c: GraderChoice): Promise<Grader> => {
     }
     default:
       if (/\.(c|m)?(t|j)sx?$/.test(kind)) return createFunctionGrader(kind);
-      throw new InputError(`unknown grader "${kind}": exact, exact-ci, regex, json-schema, judge, or a grader module path`, { field: 'grader' });
+      throw new InputError(
+        `unknown grader "${kind}": exact, exact-ci, regex, json-schema, judge, or a grader module path`,
+        { field: 'grader' },
+      );
   }
 };

@@ -21,11 +21,16 @@ export const jsonSchemaGrader = (opts: { schema?: Record<string, unknown> } = {}
     spec: { kind: 'json_schema', id: opts.schema ? `schema-${contentHash(opts.schema)}` : 'row-schema', version: '1' },
     check(row) {
       const schema = schemaOf(row);
-      if (!schema) throw new InputError(`row ${row.id} has no "expected_schema" and no --schema was given`, { field: 'expected_schema' });
+      if (!schema)
+        throw new InputError(`row ${row.id} has no "expected_schema" and no --schema was given`, {
+          field: 'expected_schema',
+        });
       try {
         validatorFor(schema);
       } catch (e) {
-        throw new InputError(`row ${row.id}: invalid JSON Schema: ${(e as Error).message}`, { field: 'expected_schema' });
+        throw new InputError(`row ${row.id}: invalid JSON Schema: ${(e as Error).message}`, {
+          field: 'expected_schema',
+        });
       }
     },
     async grade({ row, value }) {

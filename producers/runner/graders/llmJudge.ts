@@ -39,7 +39,12 @@ const SYSTEM =
   'Reply with one JSON object and nothing else: {"verdict": "pass" or "fail", "score": a number from 0 to 1, "reason": one sentence}.';
 
 const prompt = (rubric: string, input: string, expected: string | undefined, output: string) =>
-  [`Rubric:\n${rubric}`, `Input:\n${input}`, ...(expected === undefined ? [] : [`Reference answer:\n${expected}`]), `Answer to grade:\n${output}`].join('\n\n');
+  [
+    `Rubric:\n${rubric}`,
+    `Input:\n${input}`,
+    ...(expected === undefined ? [] : [`Reference answer:\n${expected}`]),
+    `Answer to grade:\n${output}`,
+  ].join('\n\n');
 
 /** The first JSON object in a reply (models wrap JSON in prose or code fences). */
 const firstObject = (text: string): Record<string, unknown> | undefined => {
@@ -74,7 +79,10 @@ export const llmJudge = (opts: JudgeOptions): Grader => {
         temperature: 0,
         messages: [
           { role: 'system', content: SYSTEM },
-          { role: 'user', content: prompt(opts.rubric, asText(row.input) ?? '', asText(row.expected), output ?? '(no output)') },
+          {
+            role: 'user',
+            content: prompt(opts.rubric, asText(row.input) ?? '', asText(row.expected), output ?? '(no output)'),
+          },
         ],
       };
       let res: Response;
@@ -82,7 +90,10 @@ export const llmJudge = (opts: JudgeOptions): Grader => {
       try {
         res = await doFetch(url, {
           method: 'POST',
-          headers: { 'content-type': 'application/json', ...(endpoint.apiKey ? { authorization: `Bearer ${endpoint.apiKey}` } : {}) },
+          headers: {
+            'content-type': 'application/json',
+            ...(endpoint.apiKey ? { authorization: `Bearer ${endpoint.apiKey}` } : {}),
+          },
           body: JSON.stringify(body),
           signal: AbortSignal.timeout(endpoint.timeoutMs ?? 60_000),
         });
@@ -92,13 +103,26 @@ export const llmJudge = (opts: JudgeOptions): Grader => {
       }
       if (!res.ok) {
         const retriable = res.status === 408 || res.status === 429 || res.status >= 500;
-        throw new JudgeFailed(`judge_http_${res.status}`, `the judge at ${url} answered ${res.status}: ${text.slice(0, 200)}`, retriable);
+        throw new JudgeFailed(
+          `judge_http_${res.status}`,
+          `the judge at ${url} answered ${res.status}: ${text.slice(0, 200)}`,
+          retriable,
+        );
       }
-      const content = (firstObject(text) as { choices?: { message?: { content?: unknown } }[] } | undefined)?.choices?.[0]?.message?.content;
+      const content = (firstObject(text) as { choices?: { message?: { content?: unknown } }[] } | undefined)
+        ?.choices?.[0]?.message?.content;
       const verdict = typeof content === 'string' ? firstObject(content) : undefined;
       const label = typeof verdict?.verdict === 'string' ? verdict.verdict.trim().toLowerCase() : undefined;
-      if (label !== 'pass' && label !== 'fail') throw new JudgeFailed('judge_unreadable', `the judge's reply has no pass/fail verdict: ${String(content).slice(0, 200)}`, false);
-      const raw = typeof verdict!.score === 'number' && Number.isFinite(verdict!.score) ? Math.min(1, Math.max(0, verdict!.score)) : undefined;
+      if (label !== 'pass' && label !== 'fail')
+        throw new JudgeFailed(
+          'judge_unreadable',
+          `the judge's reply has no pass/fail verdict: ${String(content).slice(0, 200)}`,
+          false,
+        );
+      const raw =
+        typeof verdict!.score === 'number' && Number.isFinite(verdict!.score)
+          ? Math.min(1, Math.max(0, verdict!.score))
+          : undefined;
       const score = raw ?? (label === 'pass' ? 1 : 0);
       return {
         passed: label === 'pass',

@@ -1,2 +1,3 @@
 export const version = 'g-7';
-export default ({ row, output }) => (output === undefined ? null : { passed: output.length === String(row.expected).length, score: output.length / 10 });
+export default ({ row, output }) =>
+  output === undefined ? null : { passed: output.length === String(row.expected).length, score: output.length / 10 };

@@ -1,5 +1,10 @@
 import { z } from 'zod';
-import { calibrateJudges, type JudgeCalibration, type JudgmentInput, type LabelInput } from '../../../processors/core/judges.ts';
+import {
+  calibrateJudges,
+  type JudgeCalibration,
+  type JudgmentInput,
+  type LabelInput,
+} from '../../../processors/core/judges.ts';
 import { any, select, type Querier } from './select.ts';
 
 const Judgment = z.object({
@@ -16,7 +21,12 @@ const Judgment = z.object({
   repeat: z.number().nullable(),
   output_length: z.number().nullable(),
 });
-const Label = z.object({ item_id: z.string(), labeler: z.string(), label: z.string().nullable(), score: z.number().nullable() });
+const Label = z.object({
+  item_id: z.string(),
+  labeler: z.string(),
+  label: z.string().nullable(),
+  score: z.number().nullable(),
+});
 
 /**
  * The judge calibration table (agreement with humans and its interval, score correlation, position
@@ -46,7 +56,11 @@ export const judgeCalibration = async (
   );
   const js: JudgmentInput[] = judgments.map((j) => ({
     item_id: j.item_id,
-    judge: { id: j.judge_id, ...(j.judge_version === null ? {} : { version: j.judge_version }), ...(j.judge_model === null ? {} : { model: j.judge_model }) },
+    judge: {
+      id: j.judge_id,
+      ...(j.judge_version === null ? {} : { version: j.judge_version }),
+      ...(j.judge_model === null ? {} : { model: j.judge_model }),
+    },
     rubric_version: j.rubric_version,
     kind: j.kind,
     label: j.label,

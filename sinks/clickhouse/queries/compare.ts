@@ -78,7 +78,9 @@ export const classTransitions = async (client: Querier, scope: PairScope): Promi
     candidate: scope.candidate,
     min_attempts: scope.minAttempts ?? DEFAULT_MIN_ATTEMPTS,
   });
-  const matrix = Object.fromEntries(STABILITY_CLASSES.map((b) => [b, Object.fromEntries(STABILITY_CLASSES.map((c) => [c, 0]))])) as TransitionMatrix;
+  const matrix = Object.fromEntries(
+    STABILITY_CLASSES.map((b) => [b, Object.fromEntries(STABILITY_CLASSES.map((c) => [c, 0]))]),
+  ) as TransitionMatrix;
   const all: RowTransition[] = rows.map((r) => {
     matrix[r.b_class][r.c_class]++;
     return {
@@ -128,11 +130,18 @@ export const rowAttempts = async (
      ORDER BY agent_version, occurred_at, run_id, attempt, event_id`,
     { suite: scope.suite, dataset_version: scope.dataset_version, row_id: scope.row_id, versions: [...scope.versions] },
   );
-  return rows.map((r) => ({ ...r, checks: r.checks.map((c) => ({ name: c.name, answer: JSON.parse(c.answer) as unknown, passed: c.passed })) }));
+  return rows.map((r) => ({
+    ...r,
+    checks: r.checks.map((c) => ({ name: c.name, answer: JSON.parse(c.answer) as unknown, passed: c.passed })),
+  }));
 };
 
 /** `passk compare`'s document for one suite and dataset version, computed by the core from the stored trials. */
-export const compareFromStore = async (client: Querier, scope: PairScope, opts: CompareOptions): Promise<Comparison | undefined> => {
+export const compareFromStore = async (
+  client: Querier,
+  scope: PairScope,
+  opts: CompareOptions,
+): Promise<Comparison | undefined> => {
   const trials = await loadTrialsForReport(client, {
     suites: [scope.suite],
     datasetVersions: [scope.dataset_version],

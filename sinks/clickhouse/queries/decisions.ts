@@ -11,7 +11,15 @@ const GateRow = z.object({
   candidate: z.string(),
   verdict: z.enum(['pass', 'fail']),
   failed_rules: z.array(z.string()),
-  reasons: z.array(z.object({ rule: z.string(), passed: z.boolean(), detail: z.string(), rows: z.array(z.string()), has_rows: z.boolean() })),
+  reasons: z.array(
+    z.object({
+      rule: z.string(),
+      passed: z.boolean(),
+      detail: z.string(),
+      rows: z.array(z.string()),
+      has_rows: z.boolean(),
+    }),
+  ),
   evidence_rows: z.number(),
   repeated_verdict: z.boolean(),
   /** Verdicts on this (suite, candidate) up to and including this one: > 1 means gate shopping to look at. */

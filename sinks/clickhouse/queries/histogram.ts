@@ -1,6 +1,11 @@
 import { DEFAULT_MIN_ATTEMPTS } from '../../../processors/core/classify.ts';
 import { summarizeHistogram, type HistogramBin, type HistogramSummary } from '../../../processors/core/histogram.ts';
-import { clusteredMeanAccuracy, wilson, type ClusteredMean, type Interval } from '../../../processors/core/intervals.ts';
+import {
+  clusteredMeanAccuracy,
+  wilson,
+  type ClusteredMean,
+  type Interval,
+} from '../../../processors/core/intervals.ts';
 import { z } from 'zod';
 import { InputError } from '../../../schemas/errors.ts';
 import { any, select, type Querier } from './select.ts';
@@ -71,17 +76,15 @@ WHERE suite = {suite:String} AND agent_version = {agent_version:String}
   AND ({dataset_version:String} = '' OR dataset_version = {dataset_version:String})`;
 
 /** A `version_summaries` histogram (`"n,c" → rows`) as the core's bins, in (n, c) order. */
-export const SnapshotHistogram = z
-  .record(z.string().regex(/^\d+,\d+$/), z.number())
-  .transform((h): HistogramBin[] =>
-    Object.entries(h)
-      .map(([bin, count]) => {
-        const [n, c] = bin.split(',').map(Number) as [number, number];
-        return { n, c, count };
-      })
-      .filter((b) => b.count > 0)
-      .sort((a, b) => a.n - b.n || a.c - b.c),
-  );
+export const SnapshotHistogram = z.record(z.string().regex(/^\d+,\d+$/), z.number()).transform((h): HistogramBin[] =>
+  Object.entries(h)
+    .map(([bin, count]) => {
+      const [n, c] = bin.split(',').map(Number) as [number, number];
+      return { n, c, count };
+    })
+    .filter((b) => b.count > 0)
+    .sort((a, b) => a.n - b.n || a.c - b.c),
+);
 const SummariesRow = z.object({ histogram: SnapshotHistogram, ungraded: z.number() });
 
 export interface VersionHistogram {
@@ -95,7 +98,11 @@ export interface VersionHistogram {
  * @throws InputError for `from: 'summaries'` with `ungradedAsFailure`: the snapshots cannot answer it.
  */
 export const versionHistogram = async (client: Querier, scope: VersionScope): Promise<VersionHistogram> => {
-  const params = { suite: scope.suite, agent_version: scope.agent_version, dataset_version: any(scope.dataset_version) };
+  const params = {
+    suite: scope.suite,
+    agent_version: scope.agent_version,
+    dataset_version: any(scope.dataset_version),
+  };
   if (scope.from === 'summaries') {
     if (scope.ungradedAsFailure)
       throw new InputError(
@@ -173,7 +180,11 @@ export const versionSummary = async (
     bins,
     intervals: {
       confidence,
-      mean_accuracy: { clustered_se: clustered?.se ?? null, clustered: clustered?.interval ?? null, wilson_iid: wilson(s.passes, s.trials, confidence) },
+      mean_accuracy: {
+        clustered_se: clustered?.se ?? null,
+        clustered: clustered?.interval ?? null,
+        wilson_iid: wilson(s.passes, s.trials, confidence),
+      },
       flip_rate: wilson(s.classes.flip, s.classified, confidence),
       classes: {
         stable_correct: wilson(s.classes.stable_correct, s.classified, confidence),
@@ -195,7 +206,10 @@ const VersionRow = z.object({
 });
 
 /** Every (suite, dataset version, agent version) in the store, with its size and time span. */
-export const listVersions = async (client: Querier, opts: { suite?: string } = {}): Promise<z.infer<typeof VersionRow>[]> =>
+export const listVersions = async (
+  client: Querier,
+  opts: { suite?: string } = {},
+): Promise<z.infer<typeof VersionRow>[]> =>
   select(
     client,
     VersionRow,

@@ -44,7 +44,13 @@ export const productionWindows = async (
        AND ({segment:String} = '' OR segment = {segment:String})
        AND ({window_ms:Int64} = 0 OR toUnixTimestamp64Milli(w.window_end) - toUnixTimestamp64Milli(w.window_start) = {window_ms:Int64})
      ORDER BY w.window_start, w.window_end, agent_version, segment, grader`,
-    { from: opts.from, to: opts.to, agent_version: any(opts.agent_version), segment: any(opts.segment), window_ms: opts.windowMs ?? 0 },
+    {
+      from: opts.from,
+      to: opts.to,
+      agent_version: any(opts.agent_version),
+      segment: any(opts.segment),
+      window_ms: opts.windowMs ?? 0,
+    },
   );
 
 const AlertRow = z.object({

@@ -93,8 +93,18 @@ const gateRow = (e: GateEvaluated): Row => ({
   baseline: e.baseline,
   candidate: e.candidate,
   verdict: e.verdict,
-  reasons: e.reasons.map((r) => ({ rule: r.rule, passed: r.passed, detail: r.detail, rows: r.rows ?? [], has_rows: r.rows !== undefined })),
-  evidence: e.evidence.map((x) => ({ row_id: x.row_id, baseline_attempts: x.baseline_attempts, candidate_attempts: x.candidate_attempts })),
+  reasons: e.reasons.map((r) => ({
+    rule: r.rule,
+    passed: r.passed,
+    detail: r.detail,
+    rows: r.rows ?? [],
+    has_rows: r.rows !== undefined,
+  })),
+  evidence: e.evidence.map((x) => ({
+    row_id: x.row_id,
+    baseline_attempts: x.baseline_attempts,
+    candidate_attempts: x.candidate_attempts,
+  })),
   repeated_verdict: e.repeated_verdict ?? null,
 });
 

@@ -42,7 +42,10 @@ export const trialToRow = (e: TrialRecorded): Record<string, unknown> => ({
     answer: JSON.stringify(c.answer),
     passed: c.passed === undefined ? null : c.passed,
   })),
-  actions: (e.actions ?? []).map((a) => ({ tool: a.tool, arguments: a.arguments === undefined ? null : JSON.stringify(a.arguments) })),
+  actions: (e.actions ?? []).map((a) => ({
+    tool: a.tool,
+    arguments: a.arguments === undefined ? null : JSON.stringify(a.arguments),
+  })),
   retrieved_refs: e.retrieved_refs ?? [],
   forbidden_actions: e.forbidden_actions ?? [],
   error_kind: e.error_kind ?? null,
@@ -122,7 +125,12 @@ export const rowToTrial = (r: TrialRow): TrialRecorded => {
     agent: {
       ...(r.agent_id === '' ? {} : { id: r.agent_id }),
       version: r.agent_version,
-      ...defined({ model: r.agent_model, prompt_hash: r.prompt_hash, tools_hash: r.tools_hash, config_hash: r.config_hash }),
+      ...defined({
+        model: r.agent_model,
+        prompt_hash: r.prompt_hash,
+        tools_hash: r.tools_hash,
+        config_hash: r.config_hash,
+      }),
     },
     ...defined({ input: r.input }),
     output: keep('output', r.output),
@@ -134,18 +142,27 @@ export const rowToTrial = (r: TrialRow): TrialRecorded => {
       : { grader: { kind: r.grader_kind, ...defined({ id: r.grader_id, version: r.grader_version }) } }),
     checks: keep(
       'checks',
-      r.checks.map((c) => ({ name: c.name, answer: JSON.parse(c.answer) as unknown, ...defined({ passed: c.passed }) })),
+      r.checks.map((c) => ({
+        name: c.name,
+        answer: JSON.parse(c.answer) as unknown,
+        ...defined({ passed: c.passed }),
+      })),
     ),
     actions: keep(
       'actions',
-      r.actions.map((a) => ({ tool: a.tool, ...(a.arguments === null ? {} : { arguments: JSON.parse(a.arguments) as unknown }) })),
+      r.actions.map((a) => ({
+        tool: a.tool,
+        ...(a.arguments === null ? {} : { arguments: JSON.parse(a.arguments) as unknown }),
+      })),
     ),
     retrieved_refs: keep('retrieved_refs', r.retrieved_refs),
     forbidden_actions: keep('forbidden_actions', r.forbidden_actions),
     error_kind: keep('error_kind', r.error_kind),
     failure_category: keep('failure_category', r.failure_category),
     ...defined({ cost_usd: r.cost_usd, latency_ms: r.latency_ms }),
-    ...(r.tokens_input === null || r.tokens_output === null ? {} : { tokens: { input: r.tokens_input, output: r.tokens_output } }),
+    ...(r.tokens_input === null || r.tokens_output === null
+      ? {}
+      : { tokens: { input: r.tokens_input, output: r.tokens_output } }),
     tags: keep('tags', r.tags),
   };
   return TrialRecorded.parse(Object.fromEntries(Object.entries(event).filter(([, v]) => v !== undefined)));

@@ -36,7 +36,11 @@ describe('TrialRecorded ⇄ trials row', () => {
       passed: true,
       score: 0,
       grader: { kind: 'llm_judge', id: 'j', version: '2' },
-      checks: [{ name: 'a', answer: null }, { name: 'b', answer: 3, passed: false }, { name: 'c', answer: 'y', passed: true }],
+      checks: [
+        { name: 'a', answer: null },
+        { name: 'b', answer: 3, passed: false },
+        { name: 'c', answer: 'y', passed: true },
+      ],
       actions: [{ tool: 't' }, { tool: 'u', arguments: { q: [1, 'x'] } }],
       retrieved_refs: [],
       forbidden_actions: ['rm'],

@@ -34,7 +34,8 @@ const renderColumn = (c: Column): string =>
     .filter(Boolean)
     .join(' ');
 
-const engineArgs = (def: TableDef): string[] => (def.engine.kind === 'ReplacingMergeTree' && def.engine.version ? [def.engine.version] : []);
+const engineArgs = (def: TableDef): string[] =>
+  def.engine.kind === 'ReplacingMergeTree' && def.engine.version ? [def.engine.version] : [];
 
 const body = (def: TableDef, engine: string, settings: Readonly<Record<string, string | number>>): string => {
   const entries = Object.entries(settings);
@@ -43,7 +44,9 @@ const body = (def: TableDef, engine: string, settings: Readonly<Record<string, s
     `ENGINE = ${engine}`,
     def.partitionBy ? `PARTITION BY ${def.partitionBy}` : '',
     `ORDER BY (${def.orderBy.map((c) => `\`${ident(c)}\``).join(', ')})`,
-    entries.length ? `SETTINGS ${entries.map(([k, v]) => `${ident(k)} = ${typeof v === 'number' ? v : quote(v)}`).join(', ')}` : '',
+    entries.length
+      ? `SETTINGS ${entries.map(([k, v]) => `${ident(k)} = ${typeof v === 'number' ? v : quote(v)}`).join(', ')}`
+      : '',
     `COMMENT ${quote(def.comment)}`,
   ]
     .filter(Boolean)
@@ -62,7 +65,11 @@ export const renderClusterTable = (def: TableDef, opts: ClusterDdlOptions): [loc
   const db = ident(opts.database);
   const cluster = quote(opts.cluster);
   const local = `${ident(def.name)}_local`;
-  const args = [quote(opts.zooPath ?? '/clickhouse/tables/{shard}/{database}/{table}'), quote(opts.replica ?? '{replica}'), ...engineArgs(def)];
+  const args = [
+    quote(opts.zooPath ?? '/clickhouse/tables/{shard}/{database}/{table}'),
+    quote(opts.replica ?? '{replica}'),
+    ...engineArgs(def),
+  ];
   // Replicated tables deduplicate inserts by themselves; the non-replicated window is not needed.
   const { non_replicated_deduplication_window: _unused, ...settings } = def.settings ?? {};
   return [

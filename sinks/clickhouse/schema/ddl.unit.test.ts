@@ -13,7 +13,9 @@ describe('DDL rendered from the table definitions', () => {
     const trials = renderCreateTable(TABLES.trials);
     expect(trials).toContain("`occurred_at` DateTime64(3, 'UTC') CODEC(Delta, ZSTD(1))");
     expect(trials).toContain("`must_not_break` Bool MATERIALIZED has(tags, 'must_not_break')");
-    expect(trials).toContain("`checks` Array(Tuple(name String, answer String, passed Nullable(Bool))) COMMENT 'answer is JSON text' CODEC(ZSTD(3))");
+    expect(trials).toContain(
+      "`checks` Array(Tuple(name String, answer String, passed Nullable(Bool))) COMMENT 'answer is JSON text' CODEC(ZSTD(3))",
+    );
     expect(trials).toContain('PARTITION BY toYYYYMM(occurred_at)');
   });
 
@@ -30,13 +32,20 @@ describe('DDL rendered from the table definitions', () => {
   it('cluster: a Replicated* local table and a Distributed table over it, ON CLUSTER, from the same definition', () => {
     const [local, distributed] = renderClusterTable(TABLES.row_state, { cluster: 'prod', database: 'passk' });
     expect(local).toMatch(/^CREATE TABLE IF NOT EXISTS passk\.`row_state_local` ON CLUSTER 'prod'\n\(/);
-    expect(local).toContain("ENGINE = ReplicatedReplacingMergeTree('/clickhouse/tables/{shard}/{database}/{table}', '{replica}', seq)");
+    expect(local).toContain(
+      "ENGINE = ReplicatedReplacingMergeTree('/clickhouse/tables/{shard}/{database}/{table}', '{replica}', seq)",
+    );
     expect(local).not.toContain('non_replicated_deduplication_window');
     expect(distributed).toBe(
       "CREATE TABLE IF NOT EXISTS passk.`row_state` ON CLUSTER 'prod' AS passk.`row_state_local`\n" +
         "ENGINE = Distributed('prod', 'passk', 'row_state_local', cityHash64(suite, row_id))",
     );
-    const [traces] = renderClusterTable(TABLES.traces, { cluster: 'c', database: 'db', zooPath: '/t/{shard}/{table}', replica: 'r1' });
+    const [traces] = renderClusterTable(TABLES.traces, {
+      cluster: 'c',
+      database: 'db',
+      zooPath: '/t/{shard}/{table}',
+      replica: 'r1',
+    });
     expect(traces).toContain("ENGINE = ReplicatedReplacingMergeTree('/t/{shard}/{table}', 'r1')");
     expect(traces).toContain('SETTINGS ttl_only_drop_parts = 1');
   });
@@ -47,11 +56,19 @@ describe('DDL rendered from the table definitions', () => {
     expect(script).toHaveLength(2 * (1 + 12 + 1 + 1) + 1);
     expect(script[0]).toContain('passk.`passk_migrations_local`');
     for (const t of [...Object.values(TABLES).map((d) => d.name), 'production_windows']) {
-      expect(script.filter((s) => s.startsWith(`CREATE TABLE IF NOT EXISTS passk.\`${t}_local\` ON CLUSTER 'c'`))).toHaveLength(1);
-      expect(script.filter((s) => s.startsWith(`CREATE TABLE IF NOT EXISTS passk.\`${t}\` ON CLUSTER 'c' AS passk.\`${t}_local\``))).toHaveLength(1);
+      expect(
+        script.filter((s) => s.startsWith(`CREATE TABLE IF NOT EXISTS passk.\`${t}_local\` ON CLUSTER 'c'`)),
+      ).toHaveLength(1);
+      expect(
+        script.filter((s) =>
+          s.startsWith(`CREATE TABLE IF NOT EXISTS passk.\`${t}\` ON CLUSTER 'c' AS passk.\`${t}_local\``),
+        ),
+      ).toHaveLength(1);
     }
     // Migration 3 copies through the Distributed tables, so every shard's rows move.
-    expect(script.at(-1)).toMatch(/^INSERT INTO `passk`\.`production_windows_v2` \(.*\) SELECT .* FROM `passk`\.`production_windows`$/);
+    expect(script.at(-1)).toMatch(
+      /^INSERT INTO `passk`\.`production_windows_v2` \(.*\) SELECT .* FROM `passk`\.`production_windows`$/,
+    );
     expect(MIGRATIONS.map((m) => m.version)).toEqual([1, 2, 3]);
     expect(() => renderClusterTable(TABLES.trials, { cluster: 'c', database: 'bad-name' })).toThrow(RangeError);
   });

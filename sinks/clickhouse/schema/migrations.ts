@@ -54,16 +54,29 @@ const rekeyProductionWindows = (cluster?: ClusterDdlOptions): string[] => {
 };
 
 export const MIGRATIONS: readonly Migration[] = [
-  { version: 1, name: 'event tables, row state, gate decisions, production windows, dead letters', up: createTables(MIGRATION_1_TABLES) },
-  { version: 2, name: 'version_summaries: per-version aggregates per trial partition', up: createTables([TABLES.version_summaries]) },
-  { version: 3, name: 'production windows keyed by start and end (production_windows_v2, rows copied)', up: rekeyProductionWindows },
+  {
+    version: 1,
+    name: 'event tables, row state, gate decisions, production windows, dead letters',
+    up: createTables(MIGRATION_1_TABLES),
+  },
+  {
+    version: 2,
+    name: 'version_summaries: per-version aggregates per trial partition',
+    up: createTables([TABLES.version_summaries]),
+  },
+  {
+    version: 3,
+    name: 'production windows keyed by start and end (production_windows_v2, rows copied)',
+    up: rekeyProductionWindows,
+  },
 ];
 
 /** What identifies a migration's content: its single-node statements. */
-export const checksumOf = (m: Migration): string => createHash('sha256').update(m.up().join(';\n')).digest('hex').slice(0, 16);
+export const checksumOf = (m: Migration): string =>
+  createHash('sha256').update(m.up().join(';\n')).digest('hex').slice(0, 16);
 
 /** Every statement a cluster needs, in order: the migrations table, then each migration. */
-export const renderClusterDdl = (cluster: ClusterDdlOptions, migrations: readonly Migration[] = MIGRATIONS): string[] => [
-  ...renderClusterTable(MIGRATIONS_TABLE, cluster),
-  ...migrations.flatMap((m) => m.up(cluster)),
-];
+export const renderClusterDdl = (
+  cluster: ClusterDdlOptions,
+  migrations: readonly Migration[] = MIGRATIONS,
+): string[] => [...renderClusterTable(MIGRATIONS_TABLE, cluster), ...migrations.flatMap((m) => m.up(cluster))];

@@ -23,7 +23,11 @@ export interface TableDef {
   readonly settings?: Readonly<Record<string, string | number>>;
 }
 
-export const col = (name: string, type: string, extra: Omit<Column, 'name' | 'type'> = {}): Column => ({ name, type, ...extra });
+export const col = (name: string, type: string, extra: Omit<Column, 'name' | 'type'> = {}): Column => ({
+  name,
+  type,
+  ...extra,
+});
 
 /** The envelope columns every event table starts with. */
 export const envelopeColumns: readonly Column[] = [

@@ -36,7 +36,10 @@ const trials: TableDef = {
       comment: 'answer is JSON text',
       codec: 'ZSTD(3)',
     }),
-    col('actions', 'Array(Tuple(tool String, arguments Nullable(String)))', { comment: 'arguments is JSON text', codec: 'ZSTD(3)' }),
+    col('actions', 'Array(Tuple(tool String, arguments Nullable(String)))', {
+      comment: 'arguments is JSON text',
+      codec: 'ZSTD(3)',
+    }),
     col('retrieved_refs', 'Array(String)', { codec: 'ZSTD(3)' }),
     col('forbidden_actions', 'Array(LowCardinality(String))'),
     col('error_kind', 'LowCardinality(Nullable(String))'),
@@ -295,7 +298,8 @@ export const productionWindowsV1: TableDef = {
 const productionWindows: TableDef = {
   ...productionWindowsV1,
   name: 'production_windows_v2',
-  comment: 'Production pass rate per window (Horvitz–Thompson weights), written by the processors; one row per window (start and end)',
+  comment:
+    'Production pass rate per window (Horvitz–Thompson weights), written by the processors; one row per window (start and end)',
   orderBy: ['agent_version', 'segment', 'grader', 'window_start', 'window_end'],
   key: ['agent_version', 'segment', 'grader', 'window_start', 'window_end', 'seq'],
 };
@@ -341,7 +345,9 @@ const versionSummaries: TableDef = {
     col('trials', 'UInt64', { comment: 'graded attempts (the sum of n)' }),
     col('passes', 'UInt64'),
     col('ungraded', 'UInt64'),
-    col('classes', 'Map(LowCardinality(String), UInt64)', { comment: "stability class → rows, at the processors' minAttempts" }),
+    col('classes', 'Map(LowCardinality(String), UInt64)', {
+      comment: "stability class → rows, at the processors' minAttempts",
+    }),
     col('histogram', 'Map(String, UInt64)', { comment: "'n,c' → rows with n graded attempts and c passes" }),
   ],
   engine: { kind: 'ReplacingMergeTree', version: 'next_offset' },
@@ -391,7 +397,18 @@ export const TABLES = {
 
 /** The tables migration 1 created, in its order: an applied migration's statements never change. */
 export const MIGRATION_1_TABLES: readonly TableDef[] = [
-  trials, traces, judgments, labels, datasetRows, confirmedFailures, gateDecisions, rowState, runs, productionWindowsV1, alerts, deadLetters,
+  trials,
+  traces,
+  judgments,
+  labels,
+  datasetRows,
+  confirmedFailures,
+  gateDecisions,
+  rowState,
+  runs,
+  productionWindowsV1,
+  alerts,
+  deadLetters,
 ];
 
 /** The code's name of a table (the sink's `write(table, …)`); `TABLES[name].name` is its name in the store. */

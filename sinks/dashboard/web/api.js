@@ -3,7 +3,8 @@
 const get = async (path, params = {}) => {
   const qs = new URLSearchParams(Object.entries(params).filter(([, v]) => v !== undefined && v !== null && v !== ''));
   const res = await fetch(`${path}${qs.size ? `?${qs}` : ''}`, { headers: { accept: 'application/json' } });
-  if (!res.ok) throw new Error(`${path}: ${res.status} ${(await res.json().catch(() => ({}))).error ?? res.statusText}`);
+  if (!res.ok)
+    throw new Error(`${path}: ${res.status} ${(await res.json().catch(() => ({}))).error ?? res.statusText}`);
   return res.json();
 };
 

@@ -51,7 +51,16 @@ const renderNav = (name, params) => {
   const keep = { suite: params.suite, dataset_version: params.dataset_version };
   nav.replaceChildren(
     ...Object.entries(VIEWS).map(([key, v]) =>
-      h('a', { href: '#', class: key === name ? 'active' : '', 'data-view': key, onclick: (e) => (e.preventDefault(), navigate(key, keep)) }, v.title),
+      h(
+        'a',
+        {
+          href: '#',
+          class: key === name ? 'active' : '',
+          'data-view': key,
+          onclick: (e) => (e.preventDefault(), navigate(key, keep)),
+        },
+        v.title,
+      ),
     ),
   );
 };
@@ -60,12 +69,20 @@ const renderScope = (scopes, scope, name) => {
   if (scopes.length === 0) return scopeBox.replaceChildren();
   const select = h(
     'select',
-    { 'aria-label': 'suite and dataset version', 'data-testid': 'scope', onchange: (e) => {
-      const s = scopes[Number(e.target.value)];
-      navigate(name, { suite: s.suite, dataset_version: s.dataset_version });
-    } },
+    {
+      'aria-label': 'suite and dataset version',
+      'data-testid': 'scope',
+      onchange: (e) => {
+        const s = scopes[Number(e.target.value)];
+        navigate(name, { suite: s.suite, dataset_version: s.dataset_version });
+      },
+    },
     scopes.map((s, i) =>
-      h('option', { value: i, selected: s.suite === scope?.suite && s.dataset_version === scope?.dataset_version }, `${s.suite} · dataset ${s.dataset_version}`),
+      h(
+        'option',
+        { value: i, selected: s.suite === scope?.suite && s.dataset_version === scope?.dataset_version },
+        `${s.suite} · dataset ${s.dataset_version}`,
+      ),
     ),
   );
   scopeBox.replaceChildren(select);
@@ -80,14 +97,27 @@ const renderOnce = async () => {
   const { name, params } = parseHash();
   const groups = await api.groups();
   const scopes = scopesOf(groups);
-  const scope = scopes.find((s) => s.suite === params.suite && s.dataset_version === params.dataset_version) ?? scopes[0] ?? null;
+  const scope =
+    scopes.find((s) => s.suite === params.suite && s.dataset_version === params.dataset_version) ?? scopes[0] ?? null;
   renderNav(name, params);
   renderScope(scopes, scope, name);
   let content;
   try {
-    content = await VIEWS[name].render({ params, scope, scopes, groups, navigate: (p, o) => navigate(name, p, o), go: navigate });
+    content = await VIEWS[name].render({
+      params,
+      scope,
+      scopes,
+      groups,
+      navigate: (p, o) => navigate(name, p, o),
+      go: navigate,
+    });
   } catch (e) {
-    content = h('section', { class: 'card error' }, h('h2', {}, 'Could not load this view'), h('pre', {}, String(e?.message ?? e)));
+    content = h(
+      'section',
+      { class: 'card error' },
+      h('h2', {}, 'Could not load this view'),
+      h('pre', {}, String(e?.message ?? e)),
+    );
   }
   destroyCharts();
   view.replaceChildren(content);

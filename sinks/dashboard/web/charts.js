@@ -78,16 +78,27 @@ export const passKChart = (versions, kMax) =>
       const helpers = [];
       versions.forEach((v, i) => {
         const color = PALETTE[i % PALETTE.length];
-        for (const [kind, dash] of [['Hat', undefined], ['At', [6, 4]]]) {
+        for (const [kind, dash] of [
+          ['Hat', undefined],
+          ['At', [6, 4]],
+        ]) {
           const values = v[`pass${kind}`];
           const cis = v[`pass${kind}CI`] ?? {};
-          addBanded({ data, series, bands, helpers }, {
-            line: { label: kind === 'Hat' ? `${v.name} pass^k` : `${v.name} pass@k`, stroke: color, dash, points: { size: 6 } },
-            values: ks.map((k) => values[String(k)] ?? null),
-            hi: ks.map((k) => cis[String(k)]?.[1] ?? null),
-            lo: ks.map((k) => cis[String(k)]?.[0] ?? null),
-            fill: alpha(color, kind === 'Hat' ? 0.16 : 0.07),
-          });
+          addBanded(
+            { data, series, bands, helpers },
+            {
+              line: {
+                label: kind === 'Hat' ? `${v.name} pass^k` : `${v.name} pass@k`,
+                stroke: color,
+                dash,
+                points: { size: 6 },
+              },
+              values: ks.map((k) => values[String(k)] ?? null),
+              hi: ks.map((k) => cis[String(k)]?.[1] ?? null),
+              lo: ks.map((k) => cis[String(k)]?.[0] ?? null),
+              fill: alpha(color, kind === 'Hat' ? 0.16 : 0.07),
+            },
+          );
         }
       });
       return {
@@ -97,7 +108,10 @@ export const passKChart = (versions, kMax) =>
           series,
           bands,
           scales: { x: { time: false, range: [0.8, kMax + 0.2] }, y: { range: () => [floorOf(data.slice(1)), 1] } },
-          axes: [{ stroke: fg(), label: 'k (attempts)', splits: () => ks, values: (_u, t) => t.map(String) }, { stroke: fg(), ...pctAxis }],
+          axes: [
+            { stroke: fg(), label: 'k (attempts)', splits: () => ks, values: (_u, t) => t.map(String) },
+            { stroke: fg(), ...pctAxis },
+          ],
           legend: { live: true },
           cursor: { drag: { x: false, y: false } },
         },
@@ -113,8 +127,20 @@ export const barChart = (labels, values, { color = PALETTE[0], height = 180, lab
     () => ({
       data: [labels.map((_, i) => i), values],
       opts: {
-        series: [{ label: 'class' }, { label: 'rows', fill: alpha(color, 0.7), stroke: color, paths: uPlot.paths.bars({ size: [0.6, 80] }), points: { show: false } }],
-        scales: { x: { time: false, range: [-0.5, labels.length - 0.5] }, y: { range: (_u, _lo, hi) => [0, Math.max(1, hi * 1.15)] } },
+        series: [
+          { label: 'class' },
+          {
+            label: 'rows',
+            fill: alpha(color, 0.7),
+            stroke: color,
+            paths: uPlot.paths.bars({ size: [0.6, 80] }),
+            points: { show: false },
+          },
+        ],
+        scales: {
+          x: { time: false, range: [-0.5, labels.length - 0.5] },
+          y: { range: (_u, _lo, hi) => [0, Math.max(1, hi * 1.15)] },
+        },
         axes: [
           { stroke: fg(), splits: () => labels.map((_, i) => i), values: () => labels, grid: { show: false } },
           { stroke: fg(), size: 40 },
@@ -142,13 +168,16 @@ export const windowsChart = (lines) =>
       lines.forEach((l, i) => {
         const color = PALETTE[i % PALETTE.length];
         const at = new Map(l.points.map((p) => [p.t, p]));
-        addBanded({ data, series, bands, helpers }, {
-          line: { label: l.name, stroke: color, spanGaps: false },
-          values: xs.map((t) => at.get(t)?.value ?? null),
-          hi: xs.map((t) => at.get(t)?.hi ?? null),
-          lo: xs.map((t) => at.get(t)?.lo ?? null),
-          fill: alpha(color, 0.12),
-        });
+        addBanded(
+          { data, series, bands, helpers },
+          {
+            line: { label: l.name, stroke: color, spanGaps: false },
+            values: xs.map((t) => at.get(t)?.value ?? null),
+            hi: xs.map((t) => at.get(t)?.hi ?? null),
+            lo: xs.map((t) => at.get(t)?.lo ?? null),
+            fill: alpha(color, 0.12),
+          },
+        );
       });
       return {
         data,

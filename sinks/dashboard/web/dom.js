@@ -23,14 +23,31 @@ export const h = (tag, attrs = {}, ...children) => {
   return el;
 };
 
-export const pct = (x, digits = 1) => (x === null || x === undefined || Number.isNaN(x) ? '—' : `${(100 * x).toFixed(digits)}%`);
-export const signedPct = (x, digits = 1) => (x === null || x === undefined ? '—' : `${x >= 0 ? '+' : '−'}${(100 * Math.abs(x)).toFixed(digits)} pts`);
+export const pct = (x, digits = 1) =>
+  x === null || x === undefined || Number.isNaN(x) ? '—' : `${(100 * x).toFixed(digits)}%`;
+export const signedPct = (x, digits = 1) =>
+  x === null || x === undefined ? '—' : `${x >= 0 ? '+' : '−'}${(100 * Math.abs(x)).toFixed(digits)} pts`;
 export const ci = (iv, fmt = pct) => (iv ? `[${fmt(iv[0])}, ${fmt(iv[1])}]` : '');
 export const time = (ms) => (ms ? new Date(ms).toISOString().replace('T', ' ').slice(0, 16) + ' UTC' : '—');
-export const className = (c) => ({ stable_correct: 'stable-correct', stable_wrong: 'stable-wrong', flip: 'flip', unclassified: 'unclassified' })[c] ?? c;
+export const className = (c) =>
+  ({ stable_correct: 'stable-correct', stable_wrong: 'stable-wrong', flip: 'flip', unclassified: 'unclassified' })[c] ??
+  c;
 
 export const table = (head, rows, attrs = {}) =>
-  h('table', attrs, h('thead', {}, h('tr', {}, head.map((x) => h('th', {}, x)))), h('tbody', {}, rows));
+  h(
+    'table',
+    attrs,
+    h(
+      'thead',
+      {},
+      h(
+        'tr',
+        {},
+        head.map((x) => h('th', {}, x)),
+      ),
+    ),
+    h('tbody', {}, rows),
+  );
 
 export const card = (title, ...body) => h('section', { class: 'card' }, title ? h('h2', {}, title) : null, ...body);
 

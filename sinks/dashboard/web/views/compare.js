@@ -25,15 +25,54 @@ const headline = (cmp) => {
   const k = Math.min(b.k_max, c.k_max);
   const p = cmp.paired;
   const row = (label, key, bv, cv, biv, civ, delta) =>
-    h('tr', { 'data-metric': key }, h('th', {}, label), h('td', {}, pct(bv), h('small', {}, ` ${ci(biv)}`)), h('td', {}, pct(cv), h('small', {}, ` ${ci(civ)}`)), h('td', {}, delta));
+    h(
+      'tr',
+      { 'data-metric': key },
+      h('th', {}, label),
+      h('td', {}, pct(bv), h('small', {}, ` ${ci(biv)}`)),
+      h('td', {}, pct(cv), h('small', {}, ` ${ci(civ)}`)),
+      h('td', {}, delta),
+    );
   const paired = (d) => (d ? [signedPct(d.delta), h('small', {}, ` ${ci(d.interval, signedPct)}`)] : '');
   return table(
     ['', cmp.baseline_version + ' (baseline)', cmp.candidate_version + ' (candidate)', 'paired change'],
     [
-      row('mean accuracy', 'mean_accuracy', b.mean_accuracy, c.mean_accuracy, b.intervals.mean_accuracy.clustered, c.intervals.mean_accuracy.clustered, ''),
-      row('pass@1', 'pass_at_1', b.pass_at_1, c.pass_at_1, b.intervals.pass_at_k['1'], c.intervals.pass_at_k['1'], paired(p.pass_at_1)),
-      row(`pass^${k}`, `pass_hat_${k}`, b.pass_hat_k[String(k)], c.pass_hat_k[String(k)], b.intervals.pass_hat_k[String(k)], c.intervals.pass_hat_k[String(k)], paired(p.pass_hat_k[String(k)])),
-      row('flip rate', 'flip_rate', b.flip_rate, c.flip_rate, b.intervals.flip_rate.bootstrap, c.intervals.flip_rate.bootstrap, ''),
+      row(
+        'mean accuracy',
+        'mean_accuracy',
+        b.mean_accuracy,
+        c.mean_accuracy,
+        b.intervals.mean_accuracy.clustered,
+        c.intervals.mean_accuracy.clustered,
+        '',
+      ),
+      row(
+        'pass@1',
+        'pass_at_1',
+        b.pass_at_1,
+        c.pass_at_1,
+        b.intervals.pass_at_k['1'],
+        c.intervals.pass_at_k['1'],
+        paired(p.pass_at_1),
+      ),
+      row(
+        `pass^${k}`,
+        `pass_hat_${k}`,
+        b.pass_hat_k[String(k)],
+        c.pass_hat_k[String(k)],
+        b.intervals.pass_hat_k[String(k)],
+        c.intervals.pass_hat_k[String(k)],
+        paired(p.pass_hat_k[String(k)]),
+      ),
+      row(
+        'flip rate',
+        'flip_rate',
+        b.flip_rate,
+        c.flip_rate,
+        b.intervals.flip_rate.bootstrap,
+        c.intervals.flip_rate.bootstrap,
+        '',
+      ),
     ],
     { class: 'headline', 'data-testid': 'headline' },
   );
@@ -45,17 +84,30 @@ const matrix = (cmp) => {
     const n = cmp.transitions[b][c];
     const tone = b === c ? 'same' : b === 'stable_correct' ? 'worse' : c === 'stable_correct' ? 'better' : 'moved';
     const strength = b === c ? 0 : n / max;
-    return h('td', { class: `cell ${tone}`, style: { '--s': strength.toFixed(2) }, 'data-from': b, 'data-to': c }, String(n));
+    return h(
+      'td',
+      { class: `cell ${tone}`, style: { '--s': strength.toFixed(2) }, 'data-from': b, 'data-to': c },
+      String(n),
+    );
   };
   return table(
     ['baseline ↓ / candidate →', ...CLASSES.map(className)],
-    CLASSES.map((b) => h('tr', {}, h('th', {}, className(b)), CLASSES.map((c) => cell(b, c)))),
+    CLASSES.map((b) =>
+      h(
+        'tr',
+        {},
+        h('th', {}, className(b)),
+        CLASSES.map((c) => cell(b, c)),
+      ),
+    ),
     { class: 'matrix', 'data-testid': 'transition-matrix' },
   );
 };
 
 const divergenceText = (d) =>
-  d ? `${d.check} (check ${d.position}): baseline ${d.baseline.map((a) => `${a.answer}×${a.count}`).join(', ')} · candidate ${d.candidate.map((a) => `${a.answer}×${a.count}`).join(', ')}` : '';
+  d
+    ? `${d.check} (check ${d.position}): baseline ${d.baseline.map((a) => `${a.answer}×${a.count}`).join(', ')} · candidate ${d.candidate.map((a) => `${a.answer}×${a.count}`).join(', ')}`
+    : '';
 
 const rowList = (ids, { testid, suspects, tagsOf, open }) =>
   ids.length === 0
@@ -73,7 +125,11 @@ const rowList = (ids, { testid, suspects, tagsOf, open }) =>
             tags.includes('must_not_break') ? h('span', { class: 'chip mnb' }, 'must-not-break') : null,
             s ? h('span', { class: `chip outcome ${s.outcome}` }, OUTCOME[s.outcome] ?? s.outcome) : null,
             s?.first_divergence
-              ? h('span', { class: 'divergence', 'data-testid': 'first-divergence', 'data-check': s.first_divergence.check }, `first divergence: ${divergenceText(s.first_divergence)}`)
+              ? h(
+                  'span',
+                  { class: 'divergence', 'data-testid': 'first-divergence', 'data-check': s.first_divergence.check },
+                  `first divergence: ${divergenceText(s.first_divergence)}`,
+                )
               : null,
           );
         }),
@@ -96,24 +152,47 @@ const drillDown = (row, close) => {
   return card(
     `Row ${row.row_id}`,
     h('button', { class: 'close', onclick: close, 'aria-label': 'close' }, '×'),
-    h('div', { class: 'drill', 'data-testid': 'drill-down', 'data-row': row.row_id },
+    h(
+      'div',
+      { class: 'drill', 'data-testid': 'drill-down', 'data-row': row.row_id },
       row.input ? h('blockquote', {}, requestText(row.input)) : null,
-      h('p', {}, 'expected: ', h('b', {}, row.expected ?? '—'), ' · tags: ', row.tags.length ? row.tags.join(', ') : 'none'),
+      h(
+        'p',
+        {},
+        'expected: ',
+        h('b', {}, row.expected ?? '—'),
+        ' · tags: ',
+        row.tags.length ? row.tags.join(', ') : 'none',
+      ),
       row.first_divergence
-        ? h('p', { class: 'divergence', 'data-testid': 'drill-divergence', 'data-check': diverged }, `First divergent check: ${divergenceText(row.first_divergence)}`)
+        ? h(
+            'p',
+            { class: 'divergence', 'data-testid': 'drill-divergence', 'data-check': diverged },
+            `First divergent check: ${divergenceText(row.first_divergence)}`,
+          )
         : h('p', { class: 'note' }, 'The intermediate checks agree between versions.'),
       row.versions.map((v) =>
-        h('div', { class: 'side' },
+        h(
+          'div',
+          { class: 'side' },
           h('h3', {}, `${v.agent_version} — ${className(v.class)} (${v.c}/${v.n} passed)`),
           table(
             ['run', '#', 'output', 'verdict', ...checks, 'failure'],
             v.attempts.map((a) =>
-              h('tr', { class: a.passed === true ? 'pass' : a.passed === false ? 'fail' : 'ungraded' },
-                h('td', {}, a.run_id), h('td', {}, String(a.attempt)), h('td', {}, a.output ?? '—'),
+              h(
+                'tr',
+                { class: a.passed === true ? 'pass' : a.passed === false ? 'fail' : 'ungraded' },
+                h('td', {}, a.run_id),
+                h('td', {}, String(a.attempt)),
+                h('td', {}, a.output ?? '—'),
                 h('td', {}, a.passed === true ? '✓' : a.passed === false ? '✗' : 'ungraded'),
                 checks.map((name) => {
                   const c = a.checks.find((x) => x.name === name);
-                  return h('td', { class: [name === diverged ? 'diverged' : '', c?.passed === false ? 'wrong' : ''].join(' ') }, answerText(c?.answer));
+                  return h(
+                    'td',
+                    { class: [name === diverged ? 'diverged' : '', c?.passed === false ? 'wrong' : ''].join(' ') },
+                    answerText(c?.answer),
+                  );
                 }),
                 h('td', {}, a.failure_category ?? ''),
               ),
@@ -127,15 +206,31 @@ const drillDown = (row, close) => {
 };
 
 export const render = async ({ scope, params, navigate }) => {
-  if (!scope) return card('Nothing to compare yet', empty('Two agent versions need trials on the same dataset version.'));
-  if (scope.versions.length < 2) return card('Nothing to compare yet', empty(`Only ${scope.versions[0]} has trials on this dataset version.`));
+  if (!scope)
+    return card('Nothing to compare yet', empty('Two agent versions need trials on the same dataset version.'));
+  if (scope.versions.length < 2)
+    return card('Nothing to compare yet', empty(`Only ${scope.versions[0]} has trials on this dataset version.`));
   const [baseline, candidate] = await pickVersions(scope, params);
   const q = { suite: scope.suite, dataset_version: scope.dataset_version, baseline, candidate };
   const cmp = await api.compare(q);
   const pick = (label, value, key) =>
-    h('label', {}, label, ' ', h('select', { 'data-testid': key, onchange: (e) => navigate({ ...q, [key]: e.target.value, row: undefined }) },
-      scope.versions.map((v) => h('option', { value: v, selected: v === value }, v))));
-  const controls = h('div', { class: 'controls' }, pick('baseline', baseline, 'baseline'), pick('candidate', candidate, 'candidate'));
+    h(
+      'label',
+      {},
+      label,
+      ' ',
+      h(
+        'select',
+        { 'data-testid': key, onchange: (e) => navigate({ ...q, [key]: e.target.value, row: undefined }) },
+        scope.versions.map((v) => h('option', { value: v, selected: v === value }, v)),
+      ),
+    );
+  const controls = h(
+    'div',
+    { class: 'controls' },
+    pick('baseline', baseline, 'baseline'),
+    pick('candidate', candidate, 'candidate'),
+  );
   if (!cmp) return h('div', {}, controls, card('No comparison', empty('These versions share no rows.')));
   const suspects = new Map(cmp.confirmation.rows.map((s) => [s.row_id, s]));
   const open = (row) => navigate({ ...q, row });
@@ -148,20 +243,54 @@ export const render = async ({ scope, params, navigate }) => {
     { class: 'compare' },
     controls,
     row ? drillDown(row, () => navigate({ ...q })) : null,
-    card(`${cmp.baseline_version} → ${cmp.candidate_version}`,
-      h('p', { class: 'evidence' }, `${cmp.rows.paired} rows paired · screening ${cmp.screen_attempts.baseline} / ${cmp.screen_attempts.candidate} attempts per row`),
+    card(
+      `${cmp.baseline_version} → ${cmp.candidate_version}`,
+      h(
+        'p',
+        { class: 'evidence' },
+        `${cmp.rows.paired} rows paired · screening ${cmp.screen_attempts.baseline} / ${cmp.screen_attempts.candidate} attempts per row`,
+      ),
       headline(cmp),
-      h('p', { class: 'note', 'data-testid': 'mcnemar' },
-        `Exact McNemar on stable-correct over ${cmp.mcnemar.rows} rows: ${cmp.mcnemar.lost} lost, ${cmp.mcnemar.gained} gained, p = ${cmp.mcnemar.p_value.toPrecision(3)}.`)),
-    h('div', { class: 'cards two' },
+      h(
+        'p',
+        { class: 'note', 'data-testid': 'mcnemar' },
+        `Exact McNemar on stable-correct over ${cmp.mcnemar.rows} rows: ${cmp.mcnemar.lost} lost, ${cmp.mcnemar.gained} gained, p = ${cmp.mcnemar.p_value.toPrecision(3)}.`,
+      ),
+    ),
+    h(
+      'div',
+      { class: 'cards two' },
       card('Class transitions', matrix(cmp)),
-      card('Confirmation of suspected regressions',
-        h('p', {}, `${counts.confirmed_regression} confirmed · ${counts.baseline_also_varies} baseline also varies · ${counts.unresolved} unresolved · ${counts.cleared} cleared`),
-        h('p', { class: 'note' }, 'Both versions ran again on every suspected regression. Confirmed: the baseline kept getting it right, the candidate kept getting it wrong.'))),
-    h('div', { class: 'cards two' },
-      card(`Became stable-correct (${cmp.became_stable_correct.length})`, rowList(cmp.became_stable_correct, { testid: 'improved-list', suspects, tagsOf: tagged, open })),
-      card(`Stable-correct on the baseline, not on the candidate (${cmp.lost_stable_correct.length})`,
-        h('p', { class: 'note' }, 'Kept even when every headline metric improves: these are the decisions someone was already trusting.'),
-        rowList(cmp.lost_stable_correct, { testid: 'regressed-list', suspects, tagsOf: tagged, open }))),
+      card(
+        'Confirmation of suspected regressions',
+        h(
+          'p',
+          {},
+          `${counts.confirmed_regression} confirmed · ${counts.baseline_also_varies} baseline also varies · ${counts.unresolved} unresolved · ${counts.cleared} cleared`,
+        ),
+        h(
+          'p',
+          { class: 'note' },
+          'Both versions ran again on every suspected regression. Confirmed: the baseline kept getting it right, the candidate kept getting it wrong.',
+        ),
+      ),
+    ),
+    h(
+      'div',
+      { class: 'cards two' },
+      card(
+        `Became stable-correct (${cmp.became_stable_correct.length})`,
+        rowList(cmp.became_stable_correct, { testid: 'improved-list', suspects, tagsOf: tagged, open }),
+      ),
+      card(
+        `Stable-correct on the baseline, not on the candidate (${cmp.lost_stable_correct.length})`,
+        h(
+          'p',
+          { class: 'note' },
+          'Kept even when every headline metric improves: these are the decisions someone was already trusting.',
+        ),
+        rowList(cmp.lost_stable_correct, { testid: 'regressed-list', suspects, tagsOf: tagged, open }),
+      ),
+    ),
   );
 };

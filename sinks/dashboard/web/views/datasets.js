@@ -5,25 +5,71 @@ export const title = 'Datasets';
 
 const provenance = (p) =>
   p.kind === 'production_failure' && p.trace_id
-    ? h('a', { href: `#/production?trace=${encodeURIComponent(p.trace_id)}`, 'data-trace': p.trace_id }, `production trace ${p.trace_id}`)
+    ? h(
+        'a',
+        { href: `#/production?trace=${encodeURIComponent(p.trace_id)}`, 'data-trace': p.trace_id },
+        `production trace ${p.trace_id}`,
+      )
     : p.kind;
 
 export const render = async () => {
   const versions = await api.datasets();
-  if (versions.length === 0) return card('No dataset versions yet', empty('Dataset rows (DatasetRowUpserted) and confirmed production failures appear here.'));
+  if (versions.length === 0)
+    return card(
+      'No dataset versions yet',
+      empty('Dataset rows (DatasetRowUpserted) and confirmed production failures appear here.'),
+    );
   const sorted = [...versions].sort((a, b) => (b.created_at ?? 0) - (a.created_at ?? 0));
-  return h('div', { class: 'datasets' },
-    card('Versions',
-      table(['dataset', 'version', 'created', 'rows', 'must-not-break', 'from production'],
-        sorted.map((v) => h('tr', { 'data-dataset': v.dataset_id, 'data-version': v.dataset_version, 'data-rows': v.rows, 'data-mnb': v.must_not_break.length }, h('td', {}, v.dataset_id), h('td', {}, v.dataset_version), h('td', {}, time(v.created_at)),
-          h('td', {}, String(v.rows)), h('td', {}, String(v.must_not_break.length)), h('td', {}, String(v.from_production.length)))),
-        { 'data-testid': 'dataset-versions' })),
+  return h(
+    'div',
+    { class: 'datasets' },
+    card(
+      'Versions',
+      table(
+        ['dataset', 'version', 'created', 'rows', 'must-not-break', 'from production'],
+        sorted.map((v) =>
+          h(
+            'tr',
+            {
+              'data-dataset': v.dataset_id,
+              'data-version': v.dataset_version,
+              'data-rows': v.rows,
+              'data-mnb': v.must_not_break.length,
+            },
+            h('td', {}, v.dataset_id),
+            h('td', {}, v.dataset_version),
+            h('td', {}, time(v.created_at)),
+            h('td', {}, String(v.rows)),
+            h('td', {}, String(v.must_not_break.length)),
+            h('td', {}, String(v.from_production.length)),
+          ),
+        ),
+        { 'data-testid': 'dataset-versions' },
+      ),
+    ),
     sorted.map((v) =>
-      card(`${v.dataset_id} · ${v.dataset_version}: must-not-break rows (${v.must_not_break.length})`,
-        h('p', { class: 'note' }, 'Tagged before any result is seen; a confirmed production failure joins them in a new dataset version.'),
-        table(['row', 'expected', 'tags', 'provenance'],
-          v.must_not_break.map((r) => h('tr', { 'data-row': r.row_id, class: r.provenance.kind === 'production_failure' ? 'highlight' : '' },
-            h('td', {}, r.row_id), h('td', {}, r.expected ?? '—'), h('td', {}, r.tags.join(', ')), h('td', {}, provenance(r.provenance)))),
-          { 'data-testid': 'mnb-rows', 'data-version': v.dataset_version }))),
+      card(
+        `${v.dataset_id} · ${v.dataset_version}: must-not-break rows (${v.must_not_break.length})`,
+        h(
+          'p',
+          { class: 'note' },
+          'Tagged before any result is seen; a confirmed production failure joins them in a new dataset version.',
+        ),
+        table(
+          ['row', 'expected', 'tags', 'provenance'],
+          v.must_not_break.map((r) =>
+            h(
+              'tr',
+              { 'data-row': r.row_id, class: r.provenance.kind === 'production_failure' ? 'highlight' : '' },
+              h('td', {}, r.row_id),
+              h('td', {}, r.expected ?? '—'),
+              h('td', {}, r.tags.join(', ')),
+              h('td', {}, provenance(r.provenance)),
+            ),
+          ),
+          { 'data-testid': 'mnb-rows', 'data-version': v.dataset_version },
+        ),
+      ),
+    ),
   );
 };

@@ -5,7 +5,8 @@ export const title = 'Gates';
 
 const ruleName = (r) =>
   ({
-    must_not_break_stable_correct: 'Every must-not-break row stable-correct on the baseline is still stable-correct on the candidate',
+    must_not_break_stable_correct:
+      'Every must-not-break row stable-correct on the baseline is still stable-correct on the candidate',
     must_not_break_classifiable: 'Every must-not-break row has enough attempts to classify',
     zero_forbidden_actions: 'Zero forbidden actions',
     pass_at_1_drop: 'No decline in pass@1',
@@ -13,49 +14,126 @@ const ruleName = (r) =>
     judge_agreement: 'Judges agree with human labels',
   })[r] ?? r;
 
-const verdictBadge = (v) => h('span', { class: `verdict ${v}`, 'data-testid': 'verdict', 'data-verdict': v }, v === 'pass' ? 'PASS' : 'FAIL');
+const verdictBadge = (v) =>
+  h('span', { class: `verdict ${v}`, 'data-testid': 'verdict', 'data-verdict': v }, v === 'pass' ? 'PASS' : 'FAIL');
 
 const current = (g, navigate, newest) =>
   card(
     newest ? 'Current verdict' : 'Verdict (from the history)',
-    h('div', { class: 'gate-head', 'data-testid': 'current-gate', 'data-gate': g.gate_id },
+    h(
+      'div',
+      { class: 'gate-head', 'data-testid': 'current-gate', 'data-gate': g.gate_id },
       verdictBadge(g.verdict),
-      h('div', {},
+      h(
+        'div',
+        {},
         h('div', { class: 'big' }, `${g.baseline} → ${g.candidate}`),
-        h('div', { class: 'note' }, `${g.suite} · dataset ${g.dataset_version} · ${time(g.occurred_at)} · gate ${g.gate_id}`))),
-    g.repeated_verdict ? h('p', { class: 'warn' }, 'A second verdict on the same candidate: re-running to get a different gate result is not allowed (no gate shopping).') : null,
-    h('ul', { class: 'reasons', 'data-testid': 'reasons' },
+        h(
+          'div',
+          { class: 'note' },
+          `${g.suite} · dataset ${g.dataset_version} · ${time(g.occurred_at)} · gate ${g.gate_id}`,
+        ),
+      ),
+    ),
+    g.repeated_verdict
+      ? h(
+          'p',
+          { class: 'warn' },
+          'A second verdict on the same candidate: re-running to get a different gate result is not allowed (no gate shopping).',
+        )
+      : null,
+    h(
+      'ul',
+      { class: 'reasons', 'data-testid': 'reasons' },
       g.reasons.map((r) =>
-        h('li', { class: r.passed ? 'ok' : 'bad', 'data-rule': r.rule },
+        h(
+          'li',
+          { class: r.passed ? 'ok' : 'bad', 'data-rule': r.rule },
           h('span', { class: 'mark' }, r.passed ? '✓' : '✗'),
-          h('div', {},
+          h(
+            'div',
+            {},
             h('div', { class: 'rule' }, ruleName(r.rule)),
             h('div', { class: 'detail' }, r.detail),
             r.rows?.length
-              ? h('div', { class: 'chips' }, r.rows.map((row) =>
-                  h('button', { class: 'chip mnb link', 'data-row': row, onclick: () => navigate('compare', { suite: g.suite, dataset_version: g.dataset_version, baseline: g.baseline, candidate: g.candidate, row }) }, row)))
-              : null)))),
-    h('p', { class: 'note' }, `Computed from recorded verdicts only; the attempts behind ${g.evidence_rows} rows are listed as its evidence.`),
+              ? h(
+                  'div',
+                  { class: 'chips' },
+                  r.rows.map((row) =>
+                    h(
+                      'button',
+                      {
+                        class: 'chip mnb link',
+                        'data-row': row,
+                        onclick: () =>
+                          navigate('compare', {
+                            suite: g.suite,
+                            dataset_version: g.dataset_version,
+                            baseline: g.baseline,
+                            candidate: g.candidate,
+                            row,
+                          }),
+                      },
+                      row,
+                    ),
+                  ),
+                )
+              : null,
+          ),
+        ),
+      ),
+    ),
+    h(
+      'p',
+      { class: 'note' },
+      `Computed from recorded verdicts only; the attempts behind ${g.evidence_rows} rows are listed as its evidence.`,
+    ),
   );
 
 export const render = async ({ scope, params, go, navigate }) => {
   const gates = await api.gates(scope ? { suite: scope.suite } : {});
-  if (gates.length === 0) return card('No gate has been evaluated yet', empty('A gate verdict appears when a candidate run is complete.'));
+  if (gates.length === 0)
+    return card('No gate has been evaluated yet', empty('A gate verdict appears when a candidate run is complete.'));
   const sorted = gates;
   // The newest verdict is the current one; a row of the history shows an older one in its place (?gate=ID).
   const shown = sorted.find((g) => g.gate_id === params.gate) ?? sorted[0];
-  return h('div', { class: 'gates' },
+  return h(
+    'div',
+    { class: 'gates' },
     current(shown, go, shown === sorted[0]),
-    card('History',
-      table(['when', 'baseline → candidate', 'dataset', 'verdict', 'failed rules', 'rows'],
+    card(
+      'History',
+      table(
+        ['when', 'baseline → candidate', 'dataset', 'verdict', 'failed rules', 'rows'],
         sorted.map((g) =>
-          h('tr', { 'data-gate': g.gate_id, 'data-verdict': g.verdict, class: g === shown ? 'highlight' : '' },
-            h('td', {}, h('a', { href: '#', onclick: (e) => (e.preventDefault(), navigate({ gate: g.gate_id }, { keep: true })) }, time(g.occurred_at))),
+          h(
+            'tr',
+            { 'data-gate': g.gate_id, 'data-verdict': g.verdict, class: g === shown ? 'highlight' : '' },
+            h(
+              'td',
+              {},
+              h(
+                'a',
+                { href: '#', onclick: (e) => (e.preventDefault(), navigate({ gate: g.gate_id }, { keep: true })) },
+                time(g.occurred_at),
+              ),
+            ),
             h('td', {}, `${g.baseline} → ${g.candidate}`),
             h('td', {}, g.dataset_version),
             h('td', {}, verdictBadge(g.verdict), g.repeated_verdict ? ' (repeated)' : ''),
-            h('td', {}, g.reasons.filter((r) => !r.passed).map((r) => r.rule).join(', ') || '—'),
-            h('td', {}, g.reasons.flatMap((r) => (r.passed ? [] : (r.rows ?? []))).join(', ') || '—'))),
-        { class: 'history', 'data-testid': 'gate-history' })),
+            h(
+              'td',
+              {},
+              g.reasons
+                .filter((r) => !r.passed)
+                .map((r) => r.rule)
+                .join(', ') || '—',
+            ),
+            h('td', {}, g.reasons.flatMap((r) => (r.passed ? [] : (r.rows ?? []))).join(', ') || '—'),
+          ),
+        ),
+        { class: 'history', 'data-testid': 'gate-history' },
+      ),
+    ),
   );
 };

@@ -6,25 +6,79 @@ export const title = 'Judges';
 const num = (x, d = 2) => (x === null || x === undefined ? '—' : x.toFixed(d));
 
 const confusion = (c) =>
-  table(['human ↓ / judge →', ...c.labels],
-    c.labels.map((hl) => h('tr', {}, h('th', {}, hl), c.labels.map((jl) => h('td', { class: hl === jl ? 'cell same' : 'cell worse', style: { '--s': '0.5' }, 'data-human': hl, 'data-judge': jl }, String(c.matrix[hl]?.[jl] ?? 0))))),
-    { class: 'matrix', 'data-testid': 'confusion' });
+  table(
+    ['human ↓ / judge →', ...c.labels],
+    c.labels.map((hl) =>
+      h(
+        'tr',
+        {},
+        h('th', {}, hl),
+        c.labels.map((jl) =>
+          h(
+            'td',
+            {
+              class: hl === jl ? 'cell same' : 'cell worse',
+              style: { '--s': '0.5' },
+              'data-human': hl,
+              'data-judge': jl,
+            },
+            String(c.matrix[hl]?.[jl] ?? 0),
+          ),
+        ),
+      ),
+    ),
+    { class: 'matrix', 'data-testid': 'confusion' },
+  );
 
 const judgeCard = (j) => {
   const name = `${j.judge.id}${j.judge.version ? `@${j.judge.version}` : ''}`;
-  const section = card(name,
-    h('p', { class: 'note' }, `rubric ${j.judge.rubric_version} · ${j.items} items judged · ${j.human.items} with a human label${j.human.ambiguous ? ` (${j.human.ambiguous} ambiguous)` : ''}`),
-    h('div', { class: 'metrics' },
-      h('div', { class: 'metric', 'data-metric': 'kappa', 'data-value': j.agreement.kappa ?? '' }, h('div', { class: 'label' }, "Cohen's κ"), h('div', { class: 'value' }, num(j.agreement.kappa))),
-      h('div', { class: 'metric', 'data-metric': 'agreement', 'data-value': j.agreement.agreement ?? '' }, h('div', { class: 'label' }, 'agreement with humans'), h('div', { class: 'value' }, pct(j.agreement.agreement)), h('div', { class: 'ci' }, ci(j.agreement.interval))),
-      h('div', { class: 'metric', 'data-metric': 'position_swap', 'data-value': j.position_swap.rate ?? '' }, h('div', { class: 'label' }, 'position-swap inconsistency'), h('div', { class: 'value' }, pct(j.position_swap.rate)),
-        h('div', { class: 'ci' }, `${j.position_swap.flagged} / ${j.position_swap.items} pairs`)),
-      h('div', { class: 'metric', 'data-metric': 'self_consistency' }, h('div', { class: 'label' }, 'self-inconsistency'), h('div', { class: 'value' }, pct(j.self_consistency.rate)),
-        h('div', { class: 'ci' }, `${j.self_consistency.flagged} / ${j.self_consistency.items} items`)),
+  const section = card(
+    name,
+    h(
+      'p',
+      { class: 'note' },
+      `rubric ${j.judge.rubric_version} · ${j.items} items judged · ${j.human.items} with a human label${j.human.ambiguous ? ` (${j.human.ambiguous} ambiguous)` : ''}`,
+    ),
+    h(
+      'div',
+      { class: 'metrics' },
+      h(
+        'div',
+        { class: 'metric', 'data-metric': 'kappa', 'data-value': j.agreement.kappa ?? '' },
+        h('div', { class: 'label' }, "Cohen's κ"),
+        h('div', { class: 'value' }, num(j.agreement.kappa)),
+      ),
+      h(
+        'div',
+        { class: 'metric', 'data-metric': 'agreement', 'data-value': j.agreement.agreement ?? '' },
+        h('div', { class: 'label' }, 'agreement with humans'),
+        h('div', { class: 'value' }, pct(j.agreement.agreement)),
+        h('div', { class: 'ci' }, ci(j.agreement.interval)),
+      ),
+      h(
+        'div',
+        { class: 'metric', 'data-metric': 'position_swap', 'data-value': j.position_swap.rate ?? '' },
+        h('div', { class: 'label' }, 'position-swap inconsistency'),
+        h('div', { class: 'value' }, pct(j.position_swap.rate)),
+        h('div', { class: 'ci' }, `${j.position_swap.flagged} / ${j.position_swap.items} pairs`),
+      ),
+      h(
+        'div',
+        { class: 'metric', 'data-metric': 'self_consistency' },
+        h('div', { class: 'label' }, 'self-inconsistency'),
+        h('div', { class: 'value' }, pct(j.self_consistency.rate)),
+        h('div', { class: 'ci' }, `${j.self_consistency.flagged} / ${j.self_consistency.items} items`),
+      ),
     ),
     j.agreement.items ? [h('h3', {}, 'Confusion (rows: human label)'), confusion(j.agreement.confusion)] : null,
-    h('p', { class: 'note' }, `Verbosity bias (score vs output length within a human label): ${num(j.verbosity_bias.correlation)}` +
-      (j.scores.items ? ` · Spearman ${num(j.scores.spearman)} · MAE ${num(j.scores.mae)} on ${j.scores.items} scored items` : '')),
+    h(
+      'p',
+      { class: 'note' },
+      `Verbosity bias (score vs output length within a human label): ${num(j.verbosity_bias.correlation)}` +
+        (j.scores.items
+          ? ` · Spearman ${num(j.scores.spearman)} · MAE ${num(j.scores.mae)} on ${j.scores.items} scored items`
+          : ''),
+    ),
   );
   section.dataset.testid = 'judge';
   section.dataset.judge = j.judge.id;
@@ -33,6 +87,10 @@ const judgeCard = (j) => {
 
 export const render = async () => {
   const judges = await api.judges();
-  if (judges.length === 0) return card('No judge calibration yet', empty('Record judge verdicts (JudgmentRecorded) and human labels (LabelRecorded) on the same items.'));
+  if (judges.length === 0)
+    return card(
+      'No judge calibration yet',
+      empty('Record judge verdicts (JudgmentRecorded) and human labels (LabelRecorded) on the same items.'),
+    );
   return h('div', { class: 'cards' }, judges.map(judgeCard));
 };

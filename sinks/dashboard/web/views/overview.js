@@ -9,7 +9,12 @@ const CLASSES = ['stable_correct', 'stable_wrong', 'flip', 'unclassified'];
 const metric = (version, key, label, value, interval, note) =>
   h(
     'div',
-    { class: 'metric', 'data-metric': key, 'data-version': version, 'data-value': value === null || value === undefined ? '' : String(value) },
+    {
+      class: 'metric',
+      'data-metric': key,
+      'data-version': version,
+      'data-value': value === null || value === undefined ? '' : String(value),
+    },
     h('div', { class: 'label' }, label),
     h('div', { class: 'value' }, pct(value)),
     h('div', { class: 'ci' }, interval ? `95% ${ci(interval)}` : ''),
@@ -32,16 +37,42 @@ const versionCard = (g, i) => {
   const iv = g.intervals;
   return h(
     'section',
-    { class: 'card version', 'data-testid': 'version-card', 'data-version': g.agent_version, style: { borderTopColor: PALETTE[i % PALETTE.length] } },
+    {
+      class: 'card version',
+      'data-testid': 'version-card',
+      'data-version': g.agent_version,
+      style: { borderTopColor: PALETTE[i % PALETTE.length] },
+    },
     h('h2', {}, g.agent_version),
     evidence(g),
     h(
       'div',
       { class: 'metrics' },
-      metric(g.agent_version, 'mean_accuracy', 'mean accuracy', g.mean_accuracy, iv.mean_accuracy.clustered, 'share of all trials that passed'),
+      metric(
+        g.agent_version,
+        'mean_accuracy',
+        'mean accuracy',
+        g.mean_accuracy,
+        iv.mean_accuracy.clustered,
+        'share of all trials that passed',
+      ),
       metric(g.agent_version, 'pass_at_1', 'pass@1', g.pass_at_1, iv.pass_at_k['1'], 'first-try success'),
-      metric(g.agent_version, `pass_hat_${k}`, `pass^${k}`, g.pass_hat_k[String(k)], iv.pass_hat_k[String(k)], `right on all ${k} attempts`),
-      metric(g.agent_version, 'flip_rate', 'flip rate', g.flip_rate, iv.flip_rate.bootstrap, 'rows whose verdicts disagree'),
+      metric(
+        g.agent_version,
+        `pass_hat_${k}`,
+        `pass^${k}`,
+        g.pass_hat_k[String(k)],
+        iv.pass_hat_k[String(k)],
+        `right on all ${k} attempts`,
+      ),
+      metric(
+        g.agent_version,
+        'flip_rate',
+        'flip rate',
+        g.flip_rate,
+        iv.flip_rate.bootstrap,
+        'rows whose verdicts disagree',
+      ),
     ),
     h('h3', {}, 'Stability classes'),
     barChart(
@@ -52,17 +83,35 @@ const versionCard = (g, i) => {
     h(
       'p',
       { class: 'classes', 'data-testid': 'classes' },
-      CLASSES.map((c) => h('span', { class: `chip ${c}`, 'data-class': c, 'data-value': g.classes[c] }, `${className(c)} ${g.classes[c]}`)),
+      CLASSES.map((c) =>
+        h(
+          'span',
+          { class: `chip ${c}`, 'data-class': c, 'data-value': g.classes[c] },
+          `${className(c)} ${g.classes[c]}`,
+        ),
+      ),
     ),
     g.checks.length
       ? [
           h('h3', {}, 'Intermediate checks: rows whose answers flip'),
           table(
             ['check', 'flipping rows', 'rate'],
-            g.checks.map((c) => h('tr', {}, h('td', {}, c.name), h('td', {}, `${c.flipping_rows} / ${c.rows}`), h('td', {}, pct(c.flip_rate)))),
+            g.checks.map((c) =>
+              h(
+                'tr',
+                {},
+                h('td', {}, c.name),
+                h('td', {}, `${c.flipping_rows} / ${c.rows}`),
+                h('td', {}, pct(c.flip_rate)),
+              ),
+            ),
           ),
           g.stable_verdict_check_flips.length
-            ? h('p', { class: 'note' }, `${g.stable_verdict_check_flips.length} rows keep a stable verdict while a check flips underneath it.`)
+            ? h(
+                'p',
+                { class: 'note' },
+                `${g.stable_verdict_check_flips.length} rows keep a stable verdict while a check flips underneath it.`,
+              )
             : null,
         ]
       : null,
@@ -70,18 +119,30 @@ const versionCard = (g, i) => {
 };
 
 export const render = async ({ scope }) => {
-  if (!scope) return card('No trials yet', empty('Record trials (passk run, passk import, or the SDK) and this page fills in as they arrive.'));
+  if (!scope)
+    return card(
+      'No trials yet',
+      empty('Record trials (passk run, passk import, or the SDK) and this page fills in as they arrive.'),
+    );
   const groups = await api.overview({ suite: scope.suite, dataset_version: scope.dataset_version });
   if (groups.length === 0) return card('No trials yet', empty('Nothing recorded for this scope.'));
   const kMax = Math.max(...groups.map((g) => g.k_max));
   return h(
     'div',
     { class: 'overview' },
-    h('p', { class: 'lede' }, `${scope.suite} · dataset ${scope.dataset_version}: mean accuracy, pass^k and flip rate side by side — none of them goes on the report alone.`),
+    h(
+      'p',
+      { class: 'lede' },
+      `${scope.suite} · dataset ${scope.dataset_version}: mean accuracy, pass^k and flip rate side by side — none of them goes on the report alone.`,
+    ),
     h('div', { class: 'cards' }, groups.map(versionCard)),
     card(
       'pass^k and pass@k by k',
-      h('p', { class: 'note' }, 'pass^k: all k attempts succeed (solid); pass@k: at least one of k succeeds (dashed). Bands: 95% bootstrap intervals over rows.'),
+      h(
+        'p',
+        { class: 'note' },
+        'pass^k: all k attempts succeed (solid); pass@k: at least one of k succeeds (dashed). Bands: 95% bootstrap intervals over rows.',
+      ),
       passKChart(
         groups.map((g) => ({
           name: g.agent_version,
