@@ -21,11 +21,11 @@ import {
   type TrialTopologyOptions,
 } from '../processors/index.ts';
 import { PRODUCER_VERSION } from '../producers/version.ts';
-import { createClickHouseRowSink, writeTrialUnit, type ClickHouseRowSink } from '../sinks/clickhouse/index.ts';
+import { writeTrialUnit, type ClickHouseRowSink } from '../sinks/clickhouse/index.ts';
 import type { PasskConfig } from './config.ts';
 import { archiveTopology, ARCHIVED } from './archive.ts';
 import { openEventLog } from './eventLog.ts';
-import { openStore, type Store } from './store.ts';
+import { openStore, storeRowSink, type Store } from './store.ts';
 
 /** `producer` of everything the processors emit: part of the changelog's bytes, so a replay reproduces them. */
 export const PROCESSORS_PRODUCER = `passk-processors/${PRODUCER_VERSION}`;
@@ -53,6 +53,8 @@ export interface StartProcessorsOptions {
   readonly onAssignment?: TrialTopologyOptions['onAssignment'];
   /** How late (event time) a trace may arrive and still count in its window. @default 300000 */
   readonly allowedLatenessMs?: number;
+  /** How the store is opened. @default openStore (tests wrap it to watch what the sink does) */
+  readonly openStore?: (config: PasskConfig) => Promise<Store>;
 }
 
 export interface ProcessorsRun {
@@ -161,8 +163,8 @@ export const startProcessors = async (
   let sink: ClickHouseRowSink | undefined;
   try {
     if (opts.store ?? true) {
-      store = await openStore(config);
-      sink = createClickHouseRowSink({ client: store.client });
+      store = await (opts.openStore ?? openStore)(config);
+      sink = storeRowSink(store);
     }
   } catch (e) {
     if (!opts.log) await log.close();
