@@ -35,6 +35,11 @@ export const PasskConfig = z
     /** Largest event accepted at publish, in bytes; larger ones are refused, never truncated. @default 1000000 */
     maxEventBytes: z.number().int().positive().default(1_000_000),
     /**
+     * How long the processors gather a batch before making it durable (store, changelog, commit): the
+     * floor of freshness, and the trade against throughput (docs/performance.md). @default 500
+     */
+    batchWindowMs: z.number().int().nonnegative().default(500),
+    /**
      * The LLM judge of `passk run --grader judge`: any OpenAI-compatible endpoint. Every field is optional
      * here (most commands never call a judge); the judge grader refuses to start without `url` and `model`.
      */
@@ -69,6 +74,7 @@ export const fromEnv = (env: NodeJS.ProcessEnv): Json => {
   if (env.PASSK_BACKEND) out.backend = env.PASSK_BACKEND;
   if (env.PASSK_DATA_DIR) out.dataDir = env.PASSK_DATA_DIR;
   if (env.PASSK_MAX_EVENT_BYTES) out.maxEventBytes = Number(env.PASSK_MAX_EVENT_BYTES);
+  if (env.PASSK_BATCH_WINDOW_MS) out.batchWindowMs = Number(env.PASSK_BATCH_WINDOW_MS);
   out.judge = {
     url: env.PASSK_JUDGE_URL || undefined,
     model: env.PASSK_JUDGE_MODEL || undefined,

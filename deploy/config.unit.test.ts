@@ -37,6 +37,14 @@ describe('loadConfig', () => {
   it('says what is missing for Kafka', () => {
     expect(() => loadConfig({ backend: 'kafka' }, {}, dir())).toThrow(/KAFKA_BROKERS and SCHEMA_REGISTRY_URL/);
   });
+  it('takes the processors’ batching window from env over the config file, 500 ms by default', () => {
+    const cwd = dir();
+    expect(loadConfig({}, {}, cwd).batchWindowMs).toBe(500);
+    writeFileSync(join(cwd, 'passk.config.json'), JSON.stringify({ batchWindowMs: 50 }));
+    expect(loadConfig({}, {}, cwd).batchWindowMs).toBe(50);
+    expect(loadConfig({}, { PASSK_BATCH_WINDOW_MS: '5' }, cwd).batchWindowMs).toBe(5);
+    expect(() => loadConfig({}, { PASSK_BATCH_WINDOW_MS: '-1' }, cwd)).toThrow(/batchWindowMs/);
+  });
   it('names the bad field', () => {
     expect(() => loadConfig({ backend: 'nope' }, {}, dir())).toThrow(ConfigError);
     expect(() => loadConfig({}, { CLICKHOUSE_URL: 'not a url' }, dir())).toThrow(/clickhouse\.url/);

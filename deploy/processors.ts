@@ -47,6 +47,7 @@ export interface StartProcessorsOptions {
   /** Graded attempts before a row is classified. @default 3 */
   readonly minAttempts?: number;
   readonly maxBatch?: number;
+  /** The batching window. @default config.batchWindowMs */
   readonly maxWaitMs?: number;
   readonly onProgress?: (p: TrialProgress) => void;
   readonly onDecision?: (p: DecisionProgress) => void;
@@ -195,7 +196,7 @@ export const startProcessors = async (
           ...common,
           partitionOf,
           ...(opts.minAttempts ? { minAttempts: opts.minAttempts } : {}),
-          ...(opts.maxWaitMs !== undefined ? { maxWaitMs: opts.maxWaitMs } : {}),
+          maxWaitMs: opts.maxWaitMs ?? config.batchWindowMs,
           ...(opts.onAssignment ? { onAssignment: opts.onAssignment } : {}),
         },
       ).pipe(
@@ -221,7 +222,7 @@ export const startProcessors = async (
   const windows$ = only.has('windows')
     ? windowTopology(ports, {
         ...common,
-        ...(opts.maxWaitMs !== undefined ? { maxWaitMs: opts.maxWaitMs } : {}),
+        maxWaitMs: opts.maxWaitMs ?? config.batchWindowMs,
         ...(opts.allowedLatenessMs !== undefined ? { allowedLatenessMs: opts.allowedLatenessMs } : {}),
       }).pipe(decided)
     : EMPTY;

@@ -10,7 +10,13 @@ import { pct } from '../format/numbers.ts';
 import { renderJson, renderTerminal } from '../format/render.ts';
 import { EXIT } from '../exitCodes.ts';
 
-type ProcessFlags = { untilCaughtUp?: boolean; store: boolean; minAttempts?: string; json?: boolean };
+type ProcessFlags = {
+  untilCaughtUp?: boolean;
+  store: boolean;
+  minAttempts?: string;
+  batchWindowMs?: string;
+  json?: boolean;
+};
 
 /** Lag per partition from the latest progress of each, summed. */
 const lagTracker = () => {
@@ -66,6 +72,10 @@ export const processCommand = (program: Command): void => {
     .option('--until-caught-up', 'exit 0 once every partition’s lag is zero and everything is durable')
     .option('--no-store', 'do not write to the store (changelog only)')
     .option('--min-attempts <n>', 'graded attempts before a row is classified (default 3)')
+    .option(
+      '--batch-window-ms <ms>',
+      'how long a batch gathers before it is made durable: freshness vs throughput (default PASSK_BATCH_WINDOW_MS or 500)',
+    )
     .option('--json', 'print the final summary as JSON')
     .addHelpText(
       'after',
@@ -85,6 +95,12 @@ Exit codes: 0 ok, 2 bad flag or config, 3 the event log or the store is unreacha
         process.exitCode = EXIT.usage;
         return;
       }
+      const windowMs = flags.batchWindowMs === undefined ? undefined : Number(flags.batchWindowMs);
+      if (windowMs !== undefined && !(Number.isInteger(windowMs) && windowMs >= 0)) {
+        process.stderr.write(`passk: --batch-window-ms must be a non-negative integer, got "${flags.batchWindowMs}"\n`);
+        process.exitCode = EXIT.usage;
+        return;
+      }
       const lag = lagTracker();
       let last: TrialProgress | undefined;
       let shownAt = 0;
@@ -96,6 +112,7 @@ Exit codes: 0 ok, 2 bad flag or config, 3 the event log or the store is unreacha
           untilCaughtUp: flags.untilCaughtUp ?? false,
           store: flags.store,
           ...(minAttempts ? { minAttempts } : {}),
+          ...(windowMs !== undefined ? { maxWaitMs: windowMs } : {}),
           onProgress: (p) => {
             last = p;
             lag.add(p);
