@@ -3,7 +3,7 @@
  * events, so machine speed and load mostly cancel out. Absolute rates are printed for context only.
  *
  *   npm run bench                      processors, event log and store (embedded)
- *   npm run bench -- processors sink   only those
+ *   npm run bench -- processors sink   only those (processors, growth, freshness, log, sink)
  *   KAFKA_BROKERS=… SCHEMA_REGISTRY_URL=… npm run bench   also through Kafka
  *   PASSK_BENCH_SCALE=0.1 npm run bench                 a tenth of the default sizes (a quick look)
  */
@@ -11,6 +11,8 @@ import Table from 'cli-table3';
 import { loadConfig } from '../deploy/config.ts';
 import { openEventLog } from '../deploy/eventLog.ts';
 import { benchEventLog } from './eventLog.ts';
+import { benchFreshness } from './freshness.ts';
+import { benchGrowth } from './growth.ts';
 import { benchProcessors } from './processors.ts';
 import { implausible, memoryBandwidth, type Checked } from './plausible.ts';
 import { benchSink } from './sink.ts';
@@ -53,6 +55,54 @@ if (wanted('processors')) {
       ...(l.subset ? { subset: true } : {}),
     });
     table.push([l.name, rate(l.eventsPerSec), l.baseline, rate(l.baselineEventsPerSec), `${l.ratio.toFixed(2)}×`]);
+  }
+}
+
+if (wanted('growth')) {
+  log('growth: fold, memory and restore at 10k, 100k and 1M rows of state …');
+  const rows = [10_000, 100_000, 1_000_000].map((r) => Math.max(4, Math.round((r * scale) / 4) * 4));
+  for (const g of await benchGrowth({ rows, log })) {
+    const l = g.fold;
+    checked.push({
+      name: l.name,
+      baselinePerSec: l.baselineEventsPerSec,
+      candidatePerSec: l.eventsPerSec,
+      subset: true,
+    });
+    table.push([l.name, rate(l.eventsPerSec), l.baseline, rate(l.baselineEventsPerSec), `${l.ratio.toFixed(2)}×`]);
+    const n = g.rows.toLocaleString('en-US');
+    table.push([
+      `memory per row of state (${n} rows)`,
+      `${Math.round(g.bytesPerRow)} B`,
+      'tight fold’s table',
+      `${Math.round(g.tightBytesPerRow)} B`,
+      `${(g.bytesPerRow / g.tightBytesPerRow).toFixed(2)}× the bytes`,
+    ]);
+    table.push([
+      `restore from changelog (${n} rows)`,
+      `${g.restoreMsPer100k.toFixed(0)} ms per 100k rows`,
+      'JSON.parse of the same bytes into a Map',
+      `${g.parseMsPer100k.toFixed(0)} ms per 100k`,
+      `${(g.parseMsPer100k / g.restoreMsPer100k).toFixed(2)}×`,
+    ]);
+  }
+}
+
+if (wanted('freshness')) {
+  log('freshness: publish → row in the store, embedded, at a steady 200 and 2,000 trials/s …');
+  for (const rateOf of [200, 2_000]) {
+    const f = await benchFreshness({ rate: rateOf, seconds: Math.max(2, Math.round(10 * scale)), log });
+    table.push([
+      `freshness at ${rateOf.toLocaleString('en-US')} trials/s (${f.events} trials, ${f.missing} missing)`,
+      `p50 ${f.p50.toFixed(2)} s · p95 ${f.p95.toFixed(2)} s · p99 ${f.p99.toFixed(2)} s`,
+      'the batching window (batchWindowMs)',
+      '0.50 s',
+      `p95 ${(f.p95 / 0.5).toFixed(1)}× the window`,
+    ]);
+    if (f.missing > 0) {
+      log(`freshness: ${f.missing} trials never reached the store`);
+      process.exitCode = 1;
+    }
   }
 }
 

@@ -171,7 +171,7 @@ export const tightFold = (events: readonly TrialRecorded[]): number => {
 };
 
 /** A consumer over batches already in memory: the topology's I/O costs nothing. */
-const memorySource = (batches: () => AsyncIterable<EventBatch>): EventSource => ({
+export const memorySource = (batches: () => AsyncIterable<EventBatch>): EventSource => ({
   consumer: async (o) => {
     const consumer: EventConsumer = {
       batches: async function* () {
@@ -189,7 +189,7 @@ const memorySource = (batches: () => AsyncIterable<EventBatch>): EventSource => 
 const noSink: TrialSink = { writeTrials: async () => {} };
 const noPublisher: EventPublisher = { publish: async () => {}, publishRaw: async () => {}, close: async () => {} };
 
-const runTopology = async (source: EventSource): Promise<number> => {
+export const runTopology = async (source: EventSource): Promise<number> => {
   const progress = await lastValueFrom(
     trialTopology(
       { source, publisher: noPublisher, sink: noSink },
@@ -199,7 +199,7 @@ const runTopology = async (source: EventSource): Promise<number> => {
   return progress.reduce((a, p) => a + p.trials, 0);
 };
 
-const chunks = <T>(items: readonly T[], size: number): T[][] => {
+export const chunks = <T>(items: readonly T[], size: number): T[][] => {
   const out: T[][] = [];
   for (let i = 0; i < items.length; i += size) out.push(items.slice(i, i + size));
   return out;
@@ -223,7 +223,7 @@ const cpu = async (f: () => Promise<unknown> | unknown): Promise<number> => {
  * Baseline and candidate run alternately (after one warm-up each), `pairs` times; the ratio is the
  * median of the per-pair ratios of CPU time, so a burst of load on the machine hits both sides.
  */
-const paired = async (
+export const paired = async (
   pairs: number,
   baseline: () => Promise<unknown> | unknown,
   candidate: () => Promise<unknown> | unknown,
