@@ -58,6 +58,7 @@ export async function benchFreshness(o: {
   };
   try {
     const run = await startProcessors(config, { log, openStore: watched });
+    await run.caughtUp(); // joined and idle: steady state, not start-up, is measured
     const total = Math.round(o.rate * o.seconds);
     const events = [...syntheticTrials({ events: total, rows: Math.max(1, Math.ceil(total / 12)), versions: 4 })];
     const tickMs = 50;
