@@ -56,6 +56,12 @@ const formatArg = (v: string): Format => {
   return v as Format;
 };
 
+const threshold = (v: string): number => {
+  const n = Number(v);
+  if (v.trim() === '' || !Number.isFinite(n)) throw new InvalidArgumentError(`a number, got "${v}"`);
+  return n;
+};
+
 type ImportFlags = {
   format?: Format;
   suite?: string;
@@ -64,6 +70,7 @@ type ImportFlags = {
   datasetVersion?: string;
   runId?: string;
   scorer?: string;
+  passThreshold?: number;
   check: boolean;
   json?: boolean;
 };
@@ -76,7 +83,7 @@ const render = (reports: readonly FileReport[]): string =>
       heading(`${r.file} (${r.format})`, 2),
       text(`${r.trials} trials read; ${r.published} events published, ${r.skipped} already recorded`),
       table(
-        ['suite', 'agent version', 'rows', 'trials', 'passed', 'failed', 'ungraded', 'pass^1..k'],
+        ['suite', 'agent version', 'rows', 'trials', 'passed', 'failed', 'ungraded', 'mean score', 'pass^1..k'],
         r.summary.map((s) => [
           s.suite,
           s.agentVersion,
@@ -85,6 +92,7 @@ const render = (reports: readonly FileReport[]): string =>
           String(s.passed),
           String(s.failed),
           String(s.ungraded),
+          pct(s.meanScore),
           s.passHat.map(pct).join(' / '),
         ]),
       ),
@@ -115,6 +123,11 @@ export const importCommand = (program: Command): void => {
     )
     .option('--run-id <id>', "run id (default: the tool's run/eval id, else a hash of the file)")
     .option('--scorer <name>', 'Inspect: the scorer that decides pass/fail (default: the first)')
+    .option(
+      '--pass-threshold <x>',
+      "Inspect: a score at least this passes (C = 1, P = 0.5, I = 0; default 1, Inspect's rule: partial credit fails)",
+      threshold,
+    )
     .option('--no-check', 'do not read the log to skip events it already holds (ids stay deterministic)')
     .option('--json', 'print JSON')
     .addHelpText(
@@ -137,6 +150,7 @@ Exit codes: 0 ok, 2 bad input (file, line and field named), 3 the event log is u
         ...(flags.datasetVersion ? { datasetVersion: flags.datasetVersion } : {}),
         ...(flags.runId ? { runId: flags.runId } : {}),
         ...(flags.scorer ? { scorer: flags.scorer } : {}),
+        ...(flags.passThreshold !== undefined ? { passThreshold: flags.passThreshold } : {}),
       };
       const reports = await withEventLog(cmd, (log) =>
         importFiles(files, opts, { publisher: log.publisher, ...(flags.check ? { source: log } : {}) }),

@@ -1,4 +1,3 @@
-import { readFile } from 'node:fs/promises';
 import { parseTrialText } from '../files/readTrialFiles.ts';
 import { InputError } from '../../schemas/errors.ts';
 import type { EventPublisher, EventSource } from '../../processors/ports.ts';
@@ -12,6 +11,7 @@ import type { RetryPolicy } from '../sdk/retry.ts';
 import { PRODUCER_VERSION } from '../version.ts';
 import type { ImportedTrial, ImportOptions } from './common.ts';
 import { detectFormat, type Format, parseResultsFile } from './detect.ts';
+import { readResultsText } from './readResults.ts';
 import { type ImportSummary, summarize } from './summary.ts';
 
 export interface ImportDeps {
@@ -39,7 +39,15 @@ export const eventToInput = (e: TrialRecorded): ImportedTrial => {
   return rest;
 };
 
-const IDENTITY_FLAGS = ['suite', 'agentVersion', 'datasetId', 'datasetVersion', 'runId', 'scorer'] as const;
+const IDENTITY_FLAGS = [
+  'suite',
+  'agentVersion',
+  'datasetId',
+  'datasetVersion',
+  'runId',
+  'scorer',
+  'passThreshold',
+] as const;
 
 /** Flat JSONL and CSV (and public-trials lines) name their own identity: read by producers/files. */
 const flatTrials = (file: string, text: string, opts: ImportOptions): ImportedTrial[] => {
@@ -98,7 +106,7 @@ export const importFiles = async (
 ): Promise<FileReport[]> => {
   const parsed: Parsed[] = [];
   for (const file of files) {
-    const text = await readFile(file, 'utf8');
+    const text = await readResultsText(file);
     const format = detectFormat(file, text, opts.format);
     const trials =
       format === 'jsonl' || format === 'csv'
