@@ -1,3 +1,4 @@
+import cliProgress from 'cli-progress';
 import { type Command, InvalidArgumentError } from 'commander';
 import { loadConfig, type PasskConfig } from '../../deploy/config.ts';
 import { openEventLog } from '../../deploy/eventLog.ts';
@@ -71,6 +72,7 @@ type ImportFlags = {
   runId?: string;
   scorer?: string;
   passThreshold?: number;
+  allowUnknownFields?: boolean;
   check: boolean;
   json?: boolean;
 };
@@ -81,7 +83,9 @@ const render = (reports: readonly FileReport[]): string =>
   renderTerminal(
     reports.flatMap((r) => [
       heading(`${r.file} (${r.format})`, 2),
-      text(`${r.trials} trials read; ${r.published} events published, ${r.skipped} already recorded`),
+      text(
+        `${r.trials} trials read${r.repeated ? ` (${r.repeated} repeated entries counted once)` : ''}; ${r.published} events published, ${r.skipped} already recorded`,
+      ),
       table(
         ['suite', 'agent version', 'rows', 'trials', 'passed', 'failed', 'ungraded', 'mean score', 'pass^1..k'],
         r.summary.map((s) => [
@@ -128,6 +132,10 @@ export const importCommand = (program: Command): void => {
       "Inspect: a score at least this passes (C = 1, P = 0.5, I = 0; default 1, Inspect's rule: partial credit fails)",
       threshold,
     )
+    .option(
+      '--allow-unknown-fields',
+      'flat JSONL/CSV: ignore fields passk does not define (default: an error with the closest known field)',
+    )
     .option('--no-check', 'do not read the log to skip events it already holds (ids stay deterministic)')
     .option('--json', 'print JSON')
     .addHelpText(
@@ -151,10 +159,39 @@ Exit codes: 0 ok, 2 bad input (file, line and field named), 3 the event log is u
         ...(flags.runId ? { runId: flags.runId } : {}),
         ...(flags.scorer ? { scorer: flags.scorer } : {}),
         ...(flags.passThreshold !== undefined ? { passThreshold: flags.passThreshold } : {}),
+        ...(flags.allowUnknownFields ? { allowUnknownFields: true } : {}),
       };
-      const reports = await withEventLog(cmd, (log) =>
-        importFiles(files, opts, { publisher: log.publisher, ...(flags.check ? { source: log } : {}) }),
-      ).catch(exitOnUnavailable);
+      const config = configOf(cmd);
+      const bar = process.stderr.isTTY
+        ? new cliProgress.SingleBar(
+            {
+              format: ' {bar} {value}/{total} trials | ETA {eta_formatted} ',
+              hideCursor: true,
+              stream: process.stderr,
+            },
+            cliProgress.Presets.shades_classic,
+          )
+        : undefined;
+      let started = false;
+      const onProgress = (done: number, total: number) => {
+        if (!bar) return;
+        if (!started) bar.start(total, 0);
+        started = true;
+        bar.update(done);
+      };
+      const reports = await withEventLog(
+        cmd,
+        (log) =>
+          importFiles(files, opts, {
+            publisher: log.publisher,
+            maxEventBytes: config.maxEventBytes,
+            onProgress,
+            ...(flags.check ? { source: log } : {}),
+          }),
+        config,
+      )
+        .finally(() => started && bar?.stop())
+        .catch(exitOnUnavailable);
       process.stdout.write(flags.json ? renderJson({ files: reports }) : render(reports));
     });
 };

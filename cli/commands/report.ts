@@ -75,7 +75,10 @@ const loadAnyGroups = async (files: readonly string[], flags: ReportFlags): Prom
     process.stderr.write(`passk: ${t.file}: read as ${t.read!.format} results (${t.read!.trials.length} trials)\n`);
   }
   const flat = tool.filter((t) => t.read === undefined).map((t) => t.file);
-  const flatTrials = flat.length > 0 ? (await readTrialFiles(flat)).trials : [];
+  const flatTrials =
+    flat.length > 0
+      ? (await readTrialFiles(flat, { allowUnknownFields: flags.allowUnknownFields === true })).trials
+      : [];
   const groups = groupTrials([...flatTrials, ...toolFiles.flatMap((t) => t.read!.trials)]);
   const wanted = flags.suite ? groups.filter((g) => flags.suite!.includes(g.key.suite)) : groups;
   if (wanted.length === 0)
