@@ -1,3 +1,4 @@
+import cliProgress from 'cli-progress';
 import { type Command, InvalidArgumentError } from 'commander';
 import { loadConfig, type PasskConfig } from '../../deploy/config.ts';
 import { openEventLog } from '../../deploy/eventLog.ts';
@@ -56,6 +57,12 @@ const formatArg = (v: string): Format => {
   return v as Format;
 };
 
+const threshold = (v: string): number => {
+  const n = Number(v);
+  if (v.trim() === '' || !Number.isFinite(n)) throw new InvalidArgumentError(`a number, got "${v}"`);
+  return n;
+};
+
 type ImportFlags = {
   format?: Format;
   suite?: string;
@@ -64,6 +71,8 @@ type ImportFlags = {
   datasetVersion?: string;
   runId?: string;
   scorer?: string;
+  passThreshold?: number;
+  allowUnknownFields?: boolean;
   check: boolean;
   json?: boolean;
 };
@@ -74,9 +83,11 @@ const render = (reports: readonly FileReport[]): string =>
   renderTerminal(
     reports.flatMap((r) => [
       heading(`${r.file} (${r.format})`, 2),
-      text(`${r.trials} trials read; ${r.published} events published, ${r.skipped} already recorded`),
+      text(
+        `${r.trials} trials read${r.repeated ? ` (${r.repeated} repeated entries counted once)` : ''}; ${r.published} events published, ${r.skipped} already recorded`,
+      ),
       table(
-        ['suite', 'agent version', 'rows', 'trials', 'passed', 'failed', 'ungraded', 'pass^1..k'],
+        ['suite', 'agent version', 'rows', 'trials', 'passed', 'failed', 'ungraded', 'mean score', 'pass^1..k'],
         r.summary.map((s) => [
           s.suite,
           s.agentVersion,
@@ -85,6 +96,7 @@ const render = (reports: readonly FileReport[]): string =>
           String(s.passed),
           String(s.failed),
           String(s.ungraded),
+          pct(s.meanScore),
           s.passHat.map(pct).join(' / '),
         ]),
       ),
@@ -115,6 +127,15 @@ export const importCommand = (program: Command): void => {
     )
     .option('--run-id <id>', "run id (default: the tool's run/eval id, else a hash of the file)")
     .option('--scorer <name>', 'Inspect: the scorer that decides pass/fail (default: the first)')
+    .option(
+      '--pass-threshold <x>',
+      "Inspect: a score at least this passes (C = 1, P = 0.5, I = 0; default 1, Inspect's rule: partial credit fails)",
+      threshold,
+    )
+    .option(
+      '--allow-unknown-fields',
+      'flat JSONL/CSV: ignore fields passk does not define (default: an error with the closest known field)',
+    )
     .option('--no-check', 'do not read the log to skip events it already holds (ids stay deterministic)')
     .option('--json', 'print JSON')
     .addHelpText(
@@ -137,10 +158,40 @@ Exit codes: 0 ok, 2 bad input (file, line and field named), 3 the event log is u
         ...(flags.datasetVersion ? { datasetVersion: flags.datasetVersion } : {}),
         ...(flags.runId ? { runId: flags.runId } : {}),
         ...(flags.scorer ? { scorer: flags.scorer } : {}),
+        ...(flags.passThreshold !== undefined ? { passThreshold: flags.passThreshold } : {}),
+        ...(flags.allowUnknownFields ? { allowUnknownFields: true } : {}),
       };
-      const reports = await withEventLog(cmd, (log) =>
-        importFiles(files, opts, { publisher: log.publisher, ...(flags.check ? { source: log } : {}) }),
-      ).catch(exitOnUnavailable);
+      const config = configOf(cmd);
+      const bar = process.stderr.isTTY
+        ? new cliProgress.SingleBar(
+            {
+              format: ' {bar} {value}/{total} trials | ETA {eta_formatted} ',
+              hideCursor: true,
+              stream: process.stderr,
+            },
+            cliProgress.Presets.shades_classic,
+          )
+        : undefined;
+      let started = false;
+      const onProgress = (done: number, total: number) => {
+        if (!bar) return;
+        if (!started) bar.start(total, 0);
+        started = true;
+        bar.update(done);
+      };
+      const reports = await withEventLog(
+        cmd,
+        (log) =>
+          importFiles(files, opts, {
+            publisher: log.publisher,
+            maxEventBytes: config.maxEventBytes,
+            onProgress,
+            ...(flags.check ? { source: log } : {}),
+          }),
+        config,
+      )
+        .finally(() => started && bar?.stop())
+        .catch(exitOnUnavailable);
       process.stdout.write(flags.json ? renderJson({ files: reports }) : render(reports));
     });
 };

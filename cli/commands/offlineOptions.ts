@@ -21,6 +21,7 @@ export type OfflineFlags = {
   json?: boolean;
   markdown?: boolean;
   includeConfirmation?: boolean;
+  allowUnknownFields?: boolean;
 };
 
 export const positiveInt =
@@ -69,6 +70,7 @@ export const addOfflineOptions = (cmd: Command): Command =>
     .option('--seed <n>', 'seed of the bootstrap resampling', nonNegativeInt, DEFAULT_BOOTSTRAP.seed)
     .option('--bootstrap <reps>', 'bootstrap resamples', positiveInt('--bootstrap'), DEFAULT_BOOTSTRAP.reps)
     .option('--confidence <c>', 'confidence level of every interval', openFraction, DEFAULT_BOOTSTRAP.confidence)
+    .option('--allow-unknown-fields', 'ignore fields a trial file has that passk does not define (default: an error)')
     .option('--json', 'print JSON')
     .option('--markdown', 'print Markdown');
 
@@ -88,7 +90,7 @@ export const outputFormat = (f: OfflineFlags): OutputFormat => {
 
 /** Reads every file (all or nothing), tells stderr about repeated lines, and folds the trials into groups. */
 export const loadGroups = async (files: readonly string[], f: OfflineFlags): Promise<Group[]> => {
-  const { trials, files: read } = await readTrialFiles(files);
+  const { trials, files: read } = await readTrialFiles(files, { allowUnknownFields: f.allowUnknownFields === true });
   for (const r of read)
     if (r.duplicates > 0)
       process.stderr.write(

@@ -1,6 +1,7 @@
 import type { Command } from 'commander';
-import { buildReport, calibrateJudges } from '../../processors/core/index.ts';
-import { readJudgmentFile } from '../../producers/files/index.ts';
+import { buildReport, calibrateJudges, type Group, groupTrials } from '../../processors/core/index.ts';
+import { readJudgmentFile, readTrialFiles } from '../../producers/files/index.ts';
+import { readToolResults } from '../../producers/importers/readResultTrials.ts';
 import { InputError } from '../../schemas/errors.ts';
 import { judgeBlocks, reportBlocks } from '../format/reportDoc.ts';
 import { renderJson, renderMarkdown, renderTerminal } from '../format/render.ts';
@@ -17,7 +18,10 @@ export const reportCommand = (program: Command): void => {
         'mean accuracy (clustered SE), pass@k and pass^k for k = 1..K (bootstrap over rows), flip rate,\n' +
         'stability classes, output flips and intermediate-check stability. See docs/metrics.md.',
     )
-    .argument('<files...>', 'trial files: flat JSONL, flat CSV (*.csv) or public-trials JSONL (detected per line)')
+    .argument(
+      '<files...>',
+      "trial files: flat JSONL, flat CSV (*.csv), public-trials JSONL (detected per line), or other tools' results (τ-bench, τ²-bench, promptfoo, Inspect .json/.eval; detected as `passk import` does)",
+    )
     .option('--agent-version <v>', 'only this agent version (repeatable)', (v: string, p: string[] = []) => [...p, v])
     .option('--judgments <file>', 'also calibrate judges: JudgmentRecorded / LabelRecorded JSON lines')
     .option(
@@ -40,7 +44,7 @@ JSON: {"groups": [{suite, dataset_version, agent_version, rows, trials, ungraded
     )
     .action(async (files: string[], flags: ReportFlags) => {
       const format = outputFormat(flags);
-      const all = await loadGroups(files, flags);
+      const all = await loadAnyGroups(files, flags);
       const groups = all.filter((g) => !flags.agentVersion || flags.agentVersion.includes(g.key.agent_version));
       if (groups.length === 0)
         throw new InputError(
@@ -56,4 +60,30 @@ JSON: {"groups": [{suite, dataset_version, agent_version, rows, trials, ungraded
         process.stdout.write(format === 'markdown' ? renderMarkdown(blocks) : renderTerminal(blocks));
       }
     });
+};
+
+/**
+ * Groups of trial files and of other tools' results files, which are detected and mapped exactly as `passk import`
+ * maps them (docs/producers.md); flat files go through the flat readers (`loadGroups`).
+ */
+const loadAnyGroups = async (files: readonly string[], flags: ReportFlags): Promise<Group[]> => {
+  const tool = await Promise.all(files.map(async (file) => ({ file, read: await readToolResults(file) })));
+  const toolFiles = tool.filter((t) => t.read !== undefined);
+  if (toolFiles.length === 0) return loadGroups(files, flags);
+  for (const t of toolFiles) {
+    if (t.read!.trials.length === 0) throw new InputError('no trials in this file', { file: t.file });
+    process.stderr.write(`passk: ${t.file}: read as ${t.read!.format} results (${t.read!.trials.length} trials)\n`);
+  }
+  const flat = tool.filter((t) => t.read === undefined).map((t) => t.file);
+  const flatTrials =
+    flat.length > 0
+      ? (await readTrialFiles(flat, { allowUnknownFields: flags.allowUnknownFields === true })).trials
+      : [];
+  const groups = groupTrials([...flatTrials, ...toolFiles.flatMap((t) => t.read!.trials)]);
+  const wanted = flags.suite ? groups.filter((g) => flags.suite!.includes(g.key.suite)) : groups;
+  if (wanted.length === 0)
+    throw new InputError(
+      `no trials for suite ${flags.suite!.join(', ')}; suites in the files: ${[...new Set(groups.map((g) => g.key.suite))].join(', ')}`,
+    );
+  return wanted;
 };

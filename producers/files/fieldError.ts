@@ -18,3 +18,54 @@ export const parseAt = <S extends z.ZodType>(schema: S, value: unknown, origin: 
   if (!r.success) throw fieldError(origin, r.error, what);
   return r.data;
 };
+
+/** Edit distance (insertions, deletions, substitutions, adjacent swaps), for "did you mean". */
+const distance = (a: string, b: string): number => {
+  const d = Array.from({ length: a.length + 1 }, (_, i) => [i, ...Array<number>(b.length).fill(0)]);
+  for (let j = 1; j <= b.length; j++) d[0]![j] = j;
+  for (let i = 1; i <= a.length; i++)
+    for (let j = 1; j <= b.length; j++) {
+      const cost = a[i - 1] === b[j - 1] ? 0 : 1;
+      let v = Math.min(d[i - 1]![j]! + 1, d[i]![j - 1]! + 1, d[i - 1]![j - 1]! + cost);
+      if (i > 1 && j > 1 && a[i - 1] === b[j - 2] && a[i - 2] === b[j - 1]) v = Math.min(v, d[i - 2]![j - 2]! + 1);
+      d[i]![j] = v;
+    }
+  return d[a.length]![b.length]!;
+};
+
+/** The known name closest to `name` (case-insensitive, at most a third of its letters apart), if any. */
+export const didYouMean = (name: string, known: readonly string[]): string | undefined => {
+  const lower = name.toLowerCase();
+  let best: { k: string; d: number } | undefined;
+  for (const k of known) {
+    const d = distance(lower, k.toLowerCase());
+    if (d <= Math.max(1, Math.floor(k.length / 3)) && (!best || d < best.d)) best = { k, d };
+  }
+  return best?.k;
+};
+
+/** What a reader does with fields its format does not define. */
+export type ReadOptions = {
+  /** Keep reading when a record has fields the format does not define (they are ignored). @default false */
+  readonly allowUnknownFields?: boolean;
+};
+
+/**
+ * Refuses the first field of a record its format does not define, naming it with the closest known field: a
+ * misspelt `tag` for `tags` would otherwise be dropped silently, and the row lose its must-not-break tag.
+ */
+export const refuseUnknownFields = (
+  value: object,
+  known: readonly string[],
+  origin: Origin,
+  opts: ReadOptions = {},
+): void => {
+  if (opts.allowUnknownFields) return;
+  const unknown = Object.keys(value).find((k) => !known.includes(k));
+  if (unknown === undefined) return;
+  const near = didYouMean(unknown, known);
+  throw new InputError(
+    `unknown field "${unknown}"${near ? ` (did you mean "${near}"?)` : ''}; pass --allow-unknown-fields to ignore fields passk does not define`,
+    { ...origin, field: unknown },
+  );
+};

@@ -1,6 +1,7 @@
 import { readFile } from 'node:fs/promises';
 import { InputError } from '../../schemas/errors.ts';
 import type { TrialRecorded } from '../../schemas/events/trialRecorded.ts';
+import type { ReadOptions } from './fieldError.ts';
 import { parseTrialCsv } from './trialCsv.ts';
 import { parseTrialLines, type ReadTrial } from './trialLines.ts';
 
@@ -11,8 +12,8 @@ export type TrialFiles = {
 };
 
 /** Reads one file's text: `.csv` as CSV, anything else as JSON lines. */
-export const parseTrialText = (text: string, file: string): ReadTrial[] =>
-  file.toLowerCase().endsWith('.csv') ? parseTrialCsv(text, file) : parseTrialLines(text, file);
+export const parseTrialText = (text: string, file: string, opts: ReadOptions = {}): ReadTrial[] =>
+  file.toLowerCase().endsWith('.csv') ? parseTrialCsv(text, file, opts) : parseTrialLines(text, file, opts);
 
 const firstDifference = (a: TrialRecorded, b: TrialRecorded): string => {
   const keys = [...new Set([...Object.keys(a), ...Object.keys(b)])];
@@ -64,10 +65,10 @@ export const mergeTrials = (
 };
 
 /** Reads trial files; any bad line fails the whole read (never a partial result). */
-export const readTrialFiles = async (paths: readonly string[]): Promise<TrialFiles> => {
+export const readTrialFiles = async (paths: readonly string[], opts: ReadOptions = {}): Promise<TrialFiles> => {
   if (paths.length === 0) throw new InputError('no trial files given');
   const perFile = await Promise.all(
-    paths.map(async (file) => ({ file, read: parseTrialText(await readText(file), file) })),
+    paths.map(async (file) => ({ file, read: parseTrialText(await readText(file), file, opts) })),
   );
   const { trials, duplicates } = mergeTrials(perFile.flatMap((f) => f.read));
   const files = perFile.map((f) => ({ file: f.file, trials: f.read.length, duplicates: duplicates.get(f.file) ?? 0 }));

@@ -1,5 +1,5 @@
 import { InputError } from '../../schemas/errors.ts';
-import type { Origin } from './fieldError.ts';
+import type { Origin, ReadOptions } from './fieldError.ts';
 import { parseCsv } from './csv.ts';
 import { parseTrialRecord, type ReadTrial } from './trialLines.ts';
 
@@ -43,7 +43,7 @@ const cellValue = (name: string, cell: string, origin: Origin): unknown => {
   return cell;
 };
 
-export const parseTrialCsv = (text: string, file: string): ReadTrial[] =>
+export const parseTrialCsv = (text: string, file: string, opts: ReadOptions = {}): ReadTrial[] =>
   parseCsv(text, file).map(({ line, fields }) => {
     const origin = { file, line };
     const value = Object.fromEntries(
@@ -52,5 +52,5 @@ export const parseTrialCsv = (text: string, file: string): ReadTrial[] =>
         .filter(([, v]) => v !== undefined),
     );
     if (!('passed' in fields)) throw new InputError('missing column', { ...origin, field: 'passed' });
-    return { event: parseTrialRecord(value, origin), origin };
+    return { event: parseTrialRecord(value, origin, opts), origin };
   });

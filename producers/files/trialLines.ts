@@ -1,7 +1,7 @@
 import { InputError } from '../../schemas/errors.ts';
 import type { TrialRecorded } from '../../schemas/events/trialRecorded.ts';
 import { FlatTrial } from '../../schemas/trialFile.ts';
-import { parseAt, type Origin } from './fieldError.ts';
+import { parseAt, type Origin, type ReadOptions, refuseUnknownFields } from './fieldError.ts';
 import { looksPublic, PublicTrial, publicToFlat } from './publicTrial.ts';
 import { flatToTrial } from './toTrial.ts';
 
@@ -11,16 +11,19 @@ export type ReadTrial = { event: TrialRecorded; origin: Origin };
  * One JSON object per line; blank lines are skipped. Each line is read as the flat trial format
  * (schemas/trialFile.ts) or as a public-trials record (`task_id` and no `suite`), so a file may mix them.
  */
-export const parseTrialRecord = (value: unknown, origin: Origin): TrialRecorded => {
+const FLAT_FIELDS = Object.keys(FlatTrial.shape);
+
+export const parseTrialRecord = (value: unknown, origin: Origin, opts: ReadOptions = {}): TrialRecorded => {
   if (value === null || typeof value !== 'object' || Array.isArray(value))
     throw new InputError('expected a JSON object', origin);
+  if (!looksPublic(value)) refuseUnknownFields(value, FLAT_FIELDS, origin, opts);
   const flat = looksPublic(value)
     ? publicToFlat(parseAt(PublicTrial, value, origin, 'public-trials record'))
     : parseAt(FlatTrial, value, origin, 'flat trial');
   return flatToTrial(flat, origin);
 };
 
-export const parseTrialLines = (text: string, file: string): ReadTrial[] => {
+export const parseTrialLines = (text: string, file: string, opts: ReadOptions = {}): ReadTrial[] => {
   const out: ReadTrial[] = [];
   const lines = text.replace(/^\uFEFF/, '').split(/\r?\n/);
   lines.forEach((raw, i) => {
@@ -32,7 +35,7 @@ export const parseTrialLines = (text: string, file: string): ReadTrial[] => {
     } catch (e) {
       throw new InputError(`not valid JSON (${(e as Error).message})`, origin);
     }
-    out.push({ event: parseTrialRecord(value, origin), origin });
+    out.push({ event: parseTrialRecord(value, origin, opts), origin });
   });
   return out;
 };

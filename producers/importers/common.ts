@@ -14,6 +14,11 @@ export interface ImportOptions {
   readonly runId?: string;
   /** Inspect: which scorer decides pass/fail. @default the first scorer of the log */
   readonly scorer?: string;
+  /**
+   * Inspect: a score whose numeric value (C = 1, P = 0.5, I = N = 0, or the number itself) is at least this passes.
+   * @default 1, Inspect's own rule (`value_to_float(...) >= 1`): partial credit fails.
+   */
+  readonly passThreshold?: number;
 }
 
 /** A trial ready to publish: validated later by the recorder; its id is already fixed. */
@@ -65,12 +70,45 @@ export const clip = (s: string | undefined | null): string | undefined =>
 
 export const baseName = (file: string): string => (file.split(/[\\/]/).pop() ?? file).replace(/\.[^.]+$/, '');
 
-/** Parses JSON or says where it is broken. */
+/**
+ * Python's `json.dumps` writes a float NaN or infinity as the bare tokens `NaN`, `Infinity` and `-Infinity`, which
+ * JSON does not have (Inspect writes an unscored epoch's value as `NaN`). Outside strings they become `null`:
+ * "no value", which each importer reads as ungraded. Strings are left exactly as they are.
+ */
+export const pythonJsonToJson = (text: string): string => {
+  let out = '';
+  let from = 0;
+  let inString = false;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (inString) {
+      if (c === 0x5c) i++;
+      else if (c === 0x22) inString = false;
+      continue;
+    }
+    if (c === 0x22) inString = true;
+    else if (c === 0x4e /* N */ || c === 0x49 /* I */ || c === 0x2d /* - */) {
+      const token = /^(?:NaN|-?Infinity)/.exec(text.slice(i, i + 9))?.[0];
+      if (token) {
+        out += `${text.slice(from, i)}null`;
+        i += token.length - 1;
+        from = i + 1;
+      }
+    }
+  }
+  return from === 0 ? text : out + text.slice(from);
+};
+
+/** Parses JSON (Python's NaN and infinities read as null) or says where it is broken. */
 export const parseJson = (text: string, file: string): unknown => {
   try {
     return JSON.parse(text);
   } catch (e) {
-    throw new InputError(`not valid JSON (${(e as Error).message})`, { file });
+    try {
+      return JSON.parse(pythonJsonToJson(text));
+    } catch {
+      throw new InputError(`not valid JSON (${(e as Error).message})`, { file });
+    }
   }
 };
 

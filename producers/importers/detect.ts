@@ -16,11 +16,12 @@ const JSON_FORMATS: readonly (readonly [Format, (v: unknown) => boolean, JsonPar
   ['inspect', looksLikeInspect, parseInspect],
 ];
 
-/** The format of a file: by `--format`, else by extension (.csv, .jsonl/.ndjson), else by the shape of its JSON. */
+/** The format of a file: by `--format`, else by extension (.csv, .jsonl/.ndjson, Inspect's .eval), else by the shape of its JSON. */
 export const detectFormat = (file: string, text: string, forced?: Format): Format => {
   if (forced) return forced;
   if (/\.csv$/i.test(file)) return 'csv';
   if (/\.(jsonl|ndjson)$/i.test(file)) return 'jsonl';
+  if (/\.eval$/i.test(file)) return 'inspect';
   const trimmed = text.trimStart();
   if (!trimmed.startsWith('{') && !trimmed.startsWith('['))
     throw new InputError('not JSON, JSONL or CSV: pass --format', { file });

@@ -95,13 +95,13 @@ describe('τ²-bench results', () => {
     expect(trials.every((t) => typeof t.cost_usd === 'number' && t.tokens && t.latency_ms! > 0)).toBe(true);
     expectValid(trials);
   });
-  it('leaves a simulation that ended in an agent or user error ungraded', () => {
+  it('counts a simulation that ended in an agent or user error as a failure, as τ² does', () => {
     const file = join(DIR, 'tau2-grok-4-airline-4trials.json');
     const doc = JSON.parse(readFileSync(file, 'utf8')) as { simulations: { termination_reason: string }[] };
     doc.simulations[0]!.termination_reason = 'user_error';
     const text = JSON.stringify(doc);
     const { trials } = parseResultsFile(file, text, 'tau2-bench', {});
-    expect(trials[0]).toMatchObject({ passed: null, error_kind: 'user_error', failure_category: 'test_environment' });
+    expect(trials[0]).toMatchObject({ passed: false, score: 0, error_kind: 'user_error' });
   });
 });
 
@@ -152,7 +152,7 @@ describe('Inspect AI eval logs', () => {
     expectValid(trials);
   });
   it('maps score values like inspect_ai does', () => {
-    expect(['C', 'I', 'P', 'N', 1, 0.25, true, 'yes'].map(inspectValue)).toEqual([
+    expect(['C', 'I', 'P', 'N', 1, 0.25, true, 'yes'].map((v) => inspectValue(v))).toEqual([
       { passed: true, score: 1 },
       { passed: false, score: 0 },
       { passed: false, score: 0.5 },

@@ -3,7 +3,7 @@ import { InputError } from '../../schemas/errors.ts';
 import type { TrialInput } from '../sdk/inputs.ts';
 import { clip, contentHash, type ImportOptions, type ParsedFile, parseShape, parseTime, withId } from './common.ts';
 
-const Score = z.looseObject({ value: z.unknown() });
+const Score = z.looseObject({ value: z.unknown() }).nullable();
 const Sample = z.looseObject({
   id: z.union([z.string(), z.number()]),
   epoch: z.number().int().nonnegative().optional(),
@@ -34,23 +34,33 @@ export const InspectFile = z.looseObject({
 export const looksLikeInspect = (v: unknown): boolean =>
   typeof v === 'object' && v !== null && 'eval' in v && ('samples' in v || 'results' in v);
 
-/**
- * An Inspect score value as pass/fail and a score, following inspect_ai's `value_to_float`:
- * C (correct) passes with 1; I (incorrect) fails with 0; N (no answer) fails with 0;
- * P (partial credit) FAILS with score 0.5: a partially right answer is not a pass for pass^k,
- * and the 0.5 keeps Inspect's own mean reproducible. Numbers pass when within 1e-6 of 1.
- */
-export const inspectValue = (v: unknown): { passed: boolean; score: number } | undefined => {
-  if (typeof v === 'boolean') return { passed: v, score: v ? 1 : 0 };
-  if (typeof v === 'number' && Number.isFinite(v)) return { passed: Math.abs(v - 1) < 1e-6, score: v };
+/** The numeric value of an Inspect score, following inspect_ai's `value_to_float`: C 1, P 0.5, I and N 0. */
+const scoreOf = (v: unknown): number | undefined => {
+  if (typeof v === 'boolean') return v ? 1 : 0;
+  if (typeof v === 'number') return Number.isFinite(v) ? v : undefined;
   if (typeof v !== 'string') return undefined;
   const s = v.trim().toLowerCase();
-  if (['c', 'correct', 'yes', 'true'].includes(s)) return { passed: true, score: 1 };
-  if (['i', 'incorrect', 'no', 'false', 'n'].includes(s)) return { passed: false, score: 0 };
-  if (s === 'p' || s === 'partial') return { passed: false, score: 0.5 };
+  if (['c', 'correct', 'yes', 'true'].includes(s)) return 1;
+  if (['i', 'incorrect', 'no', 'false', 'n'].includes(s)) return 0;
+  if (s === 'p' || s === 'partial') return 0.5;
   const n = Number(s);
-  return s !== '' && Number.isFinite(n) ? { passed: Math.abs(n - 1) < 1e-6, score: n } : undefined;
+  return s !== '' && Number.isFinite(n) ? n : undefined;
 };
+
+/**
+ * An Inspect score value as pass/fail and a score. The score is inspect_ai's `value_to_float` (C 1, P 0.5, I 0,
+ * N 0, numbers as they are), so the mean of the scores is Inspect's own `mean` metric. The trial passes when the
+ * score is at least `threshold` (Inspect's rule, `>= 1`, by default: P, partial credit, FAILS; pass
+ * `--pass-threshold 0.5` to count it as a pass). A value that is not a score is undefined.
+ */
+export const inspectValue = (v: unknown, threshold = 1): { passed: boolean; score: number } | undefined => {
+  const score = scoreOf(v);
+  // 1e-9 absorbs float noise such as 0.1 + 0.2 + 0.7 written by a scorer that sums parts.
+  return score === undefined ? undefined : { passed: score >= threshold - 1e-9, score };
+};
+
+/** An epoch Inspect itself leaves out of its metrics: no score at all, a null score or a null (NaN) value. */
+const unscored = (v: unknown): boolean => v === undefined || v === null;
 
 const textOf = (v: unknown): string | undefined => {
   if (typeof v === 'string') return v;
@@ -87,8 +97,10 @@ const tokensOf = (usage: z.output<typeof Sample>['model_usage']) => {
 
 /**
  * Inspect AI eval log (JSON, `version: 2`). suite ← the task; agent ← the model; row ← sample id;
- * attempt ← epoch; passed/score ← the chosen scorer's value (`--scorer`, else the first scorer);
- * a sample with an `error` is ungraded. run ← eval_id (or run_id/task_id).
+ * attempt ← epoch; passed/score ← the chosen scorer's value (`--scorer`, else the first scorer; see `inspectValue`);
+ * a sample with an `error` is ungraded (a test-environment failure), and so is an epoch without a score, with a
+ * null score or a `NaN` value, which Inspect leaves out of its metrics (error kind `unscored`).
+ * run ← eval_id (or run_id/task_id).
  */
 export const parseInspect = (_text: string, value: unknown, file: string, opts: ImportOptions = {}): ParsedFile => {
   const doc = parseShape(InspectFile, value, file, 'Inspect eval log');
@@ -111,8 +123,9 @@ export const parseInspect = (_text: string, value: unknown, file: string, opts: 
   const trials = samples.map((s, i) => {
     const errored = s.error !== undefined && s.error !== null;
     const raw = s.scores?.[scorer]?.value;
-    const verdict = errored ? undefined : inspectValue(raw);
-    if (!errored && !verdict)
+    const notScored = !errored && unscored(raw);
+    const verdict = errored || notScored ? undefined : inspectValue(raw, opts.passThreshold);
+    if (!errored && !notScored && !verdict)
       throw new InputError(`score ${JSON.stringify(raw)} of scorer "${scorer}" is not C/I/P/N, a number or a boolean`, {
         file,
         field: `samples[${i}].scores.${scorer}.value`,
@@ -137,6 +150,7 @@ export const parseInspect = (_text: string, value: unknown, file: string, opts: 
         ...(typeof inspectVersion === 'string' ? { version: `inspect_ai ${inspectVersion}` } : {}),
       },
       ...(errored ? { error_kind: 'sample_error', failure_category: 'test_environment' as const } : {}),
+      ...(notScored ? { error_kind: 'unscored' } : {}),
       ...(input ? { input: clip(input) } : {}),
       ...(output ? { output: clip(output) } : {}),
       ...(expected ? { expected: clip(expected) } : {}),

@@ -5,6 +5,7 @@ export interface TrialOutcome {
   readonly agent: { readonly version: string };
   readonly row_id: string;
   readonly passed: boolean | null;
+  readonly score?: number | null | undefined;
 }
 
 export interface ImportSummary {
@@ -17,17 +18,38 @@ export interface ImportSummary {
   readonly ungraded: number;
   /** pass^k averaged over rows, index k−1, for k up to the fewest graded attempts of any row. */
   readonly passHat: number[];
+  /**
+   * The mean score of the graded trials that have one (Inspect's headline `mean`, which counts partial credit P as
+   * 0.5; τ-bench's and τ²'s average reward); undefined when none has a score.
+   */
+  readonly meanScore?: number;
 }
 
 /** Per (suite, agent version): counts and the pass^k curve, to set beside the tool's own summary. */
 export const summarize = (trials: readonly TrialOutcome[]): ImportSummary[] => {
   const groups = new Map<
     string,
-    { suite: string; agent: string; rows: Map<string, { n: number; c: number }>; ungraded: number; trials: number }
+    {
+      suite: string;
+      agent: string;
+      rows: Map<string, { n: number; c: number }>;
+      ungraded: number;
+      trials: number;
+      scoreSum: number;
+      scored: number;
+    }
   >();
   for (const t of trials) {
     const key = `${t.suite}\u001f${t.agent.version}`;
-    const g = groups.get(key) ?? { suite: t.suite, agent: t.agent.version, rows: new Map(), ungraded: 0, trials: 0 };
+    const g = groups.get(key) ?? {
+      suite: t.suite,
+      agent: t.agent.version,
+      rows: new Map(),
+      ungraded: 0,
+      trials: 0,
+      scoreSum: 0,
+      scored: 0,
+    };
     groups.set(key, g);
     g.trials++;
     const row = g.rows.get(t.row_id) ?? { n: 0, c: 0 };
@@ -36,6 +58,10 @@ export const summarize = (trials: readonly TrialOutcome[]): ImportSummary[] => {
     else {
       row.n++;
       if (t.passed) row.c++;
+      if (typeof t.score === 'number') {
+        g.scoreSum += t.score;
+        g.scored++;
+      }
     }
   }
   return [...groups.values()].map((g) => {
@@ -56,6 +82,7 @@ export const summarize = (trials: readonly TrialOutcome[]): ImportSummary[] => {
       failed: gradedTrials - passed,
       ungraded: g.ungraded,
       passHat,
+      ...(g.scored > 0 ? { meanScore: g.scoreSum / g.scored } : {}),
     };
   });
 };

@@ -46,8 +46,12 @@ export const Tau2File = z.looseObject({
 export const looksLikeTau2 = (v: unknown): boolean =>
   typeof v === 'object' && v !== null && !Array.isArray(v) && 'simulations' in v && 'info' in v;
 
-/** The simulation could not be carried out (an LLM call of the agent or the user simulator failed): not graded. */
-const INFRA_TERMINATIONS = new Set(['agent_error', 'user_error']);
+/**
+ * τ²'s evaluator gives reward 0 to a simulation ended by `agent_error` or `user_error` (a party broke the protocol):
+ * a graded failure, as τ² counts it. Only `infrastructure_error` (the harness itself failed) is excluded.
+ */
+const FAILED_TERMINATIONS = new Set(['agent_error', 'user_error']);
+const INFRA_TERMINATIONS = new Set(['infrastructure_error']);
 /** The conversation ended as conversations should; anything else is noted as the error kind. */
 const NORMAL_TERMINATIONS = new Set(['agent_stop', 'user_stop']);
 
@@ -68,8 +72,9 @@ const tokensOf = (messages: z.output<typeof Message>[] | undefined) => {
  * τ²-bench results JSON. suite ← environment domain; agent ← `agent_info.llm` (id: the implementation);
  * dataset version ← `tau2@<git commit>` (else a hash of the tasks); run ← a hash of the file, timed by its timestamp;
  * row ← task_id; attempt ← trial; passed ← `reward_info.reward` within 1e-6 of 1 (τ²'s own rule).
- * A simulation without a reward, or ended by `agent_error`/`user_error`, is ungraded; other unusual
- * terminations (max_steps, too_many_errors) stay graded, as τ² counts them, with the reason as error kind.
+ * A simulation ended by `agent_error`/`user_error` fails with score 0 (τ²'s evaluator rule); one ended by
+ * `infrastructure_error`, or without a reward, is ungraded; other unusual terminations (max_steps,
+ * too_many_errors) stay graded, as τ² counts them, with the reason as error kind.
  */
 export const parseTau2 = (text: string, value: unknown, file: string, opts: ImportOptions = {}): ParsedFile => {
   const doc = parseShape(Tau2File, value, file, 'τ²-bench results');
@@ -94,13 +99,14 @@ export const parseTau2 = (text: string, value: unknown, file: string, opts: Impo
     doc.simulations.map((s) => {
       const row = String(s.task_id);
       const reason = s.termination_reason;
-      const ungraded = !s.reward_info || (reason !== undefined && INFRA_TERMINATIONS.has(reason));
+      const failed = reason !== undefined && FAILED_TERMINATIONS.has(reason);
+      const ungraded = !failed && (!s.reward_info || (reason !== undefined && INFRA_TERMINATIONS.has(reason)));
       return {
         row,
         attempt: s.trial ?? nextAttempt(version, row),
         agent,
-        passed: ungraded ? null : passedFromReward(s.reward_info!.reward),
-        score: s.reward_info?.reward ?? null,
+        passed: failed ? false : ungraded ? null : passedFromReward(s.reward_info!.reward),
+        score: failed ? 0 : (s.reward_info?.reward ?? null),
         errorKind: !s.reward_info
           ? (reason ?? 'no_reward')
           : reason && !NORMAL_TERMINATIONS.has(reason)

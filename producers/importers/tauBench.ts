@@ -13,19 +13,25 @@ import {
   passedFromReward,
 } from './common.ts';
 
-/** τ-bench results JSON: a list of `{task_id, reward, info, traj, trial}` (run.py's checkpoint file). */
+/**
+ * τ-bench results JSON: a list of `{task_id, reward, info, traj, trial}` (run.py's checkpoint file).
+ * Every field τ-bench itself may write as `None` is nullable here: its own published trajectories have
+ * `info.user_cost: null` (a user simulator whose cost litellm could not price) and `info.reward_info: null`.
+ */
 const Entry = z.looseObject({
   task_id: z.union([z.number(), z.string()]),
   reward: z.number(),
-  trial: z.number().int().nonnegative().optional(),
+  trial: z.number().int().nonnegative().nullish(),
   info: z
     .looseObject({
-      error: z.string().optional(),
-      user_cost: z.number().optional(),
-      task: z.looseObject({ instruction: z.string().optional() }).optional(),
+      error: z.string().nullish(),
+      traceback: z.string().nullish(),
+      user_cost: z.number().nullish(),
+      reward_info: z.unknown().optional(),
+      task: z.looseObject({ instruction: z.string().nullish() }).nullish(),
     })
-    .optional(),
-  traj: z.array(z.looseObject({ role: z.string(), content: z.unknown().optional() })).optional(),
+    .nullish(),
+  traj: z.array(z.looseObject({ role: z.string(), content: z.unknown().optional() })).nullish(),
 });
 export const TauBenchFile = z.array(Entry).min(1);
 
@@ -58,7 +64,11 @@ const domainOf = (entries: z.output<typeof TauBenchFile>): string | undefined =>
 export const parseTauBench = (text: string, value: unknown, file: string, opts: ImportOptions = {}): ParsedFile => {
   const entries = parseShape(TauBenchFile, value, file, 'τ-bench results');
   const version = opts.agentVersion ?? baseName(file);
-  const tasks = new Map(entries.map((e) => [String(e.task_id), e.info?.task ?? null]));
+  // The task of a row is its first definition in the file: an exception entry (τ-bench's `{"error", "traceback"}`
+  // info) carries none, and must not change the version, or two runs of the same tasks would not pair.
+  const tasks = new Map<string, unknown>();
+  for (const e of entries) if (e.info?.task && !tasks.has(String(e.task_id))) tasks.set(String(e.task_id), e.info.task);
+  for (const e of entries) if (!tasks.has(String(e.task_id))) tasks.set(String(e.task_id), null);
   const run = fileRun(opts, {
     suite: domainOf(entries) ?? 'tau-bench',
     datasetVersion: `tau-bench-${contentHash([...tasks].sort(([a], [b]) => a.localeCompare(b)))}`,
@@ -71,7 +81,7 @@ export const parseTauBench = (text: string, value: unknown, file: string, opts: 
     run,
     entries.map((e) => {
       const row = String(e.task_id);
-      const failedToRun = e.info?.error !== undefined;
+      const failedToRun = e.info?.error != null;
       return {
         row,
         attempt: e.trial ?? nextAttempt(version, row),
@@ -80,8 +90,8 @@ export const parseTauBench = (text: string, value: unknown, file: string, opts: 
         score: e.reward,
         ...(failedToRun ? { errorKind: 'exception' } : {}),
         input: e.info?.task?.instruction || undefined,
-        output: lastText(e.traj) || undefined,
-        actions: actionsOf(e.traj),
+        output: lastText(e.traj ?? undefined) || undefined,
+        actions: actionsOf(e.traj ?? undefined),
       };
     }),
   );

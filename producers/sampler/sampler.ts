@@ -99,7 +99,7 @@ export const createTraceSampler = (opts: SamplerOptions): TraceSampler => {
         ? { user_signals: redactValue(t.user_signals, redactors) as Record<string, string | number | boolean> }
         : {}),
       ...(t.error_kind ? { error_kind: redactText(t.error_kind, redactors) } : {}),
-      ...(t.tags ? { tags: t.tags } : {}),
+      ...(t.tags ? { tags: t.tags.map((tag) => redactText(tag, redactors)) } : {}),
     };
   };
 
