@@ -13,6 +13,8 @@ import {
   type RunProgress,
   type RunSummary,
 } from '../../producers/runner/index.ts';
+import { matchingVersion, readDatasets } from '../../producers/datasets/index.ts';
+import { readDataset } from '../../producers/runner/dataset.ts';
 import { InputError } from '../../schemas/errors.ts';
 import { heading, table, text } from '../format/doc.ts';
 import { renderJson, renderTerminal } from '../format/render.ts';
@@ -67,6 +69,29 @@ type RunFlags = {
   confirmations?: boolean;
   resume: boolean;
   json?: boolean;
+};
+
+/**
+ * The dataset version a run pins: --dataset-version when given, else the published version of the dataset
+ * id whose rows are exactly the file's (passk dataset publish), else the file's content hash. Says which on stderr.
+ */
+const pinDataset = async (log: EventLog, opts: RunOptions, quiet: boolean): Promise<RunOptions> => {
+  if (opts.datasetVersion) return opts;
+  const file = await readDataset(opts.dataset);
+  const datasetId = opts.datasetId ?? file.name;
+  const state = (await readDatasets(log)).get(datasetId);
+  const version = matchingVersion(state, file);
+  const say = (line: string) => void (quiet || process.stderr.write(`passk: ${line}\n`));
+  if (version) say(`pinned dataset ${datasetId} version ${version} (published, same rows as ${opts.dataset})`);
+  else if (state)
+    say(
+      `${opts.dataset} differs from every published version of ${datasetId}; trials pinned to ${file.version}. Publish it first: passk dataset publish ${opts.dataset} --dataset ${datasetId}`,
+    );
+  else
+    say(
+      `dataset ${datasetId} is not published; trials pinned to ${file.version} (passk dataset publish ${opts.dataset})`,
+    );
+  return { ...opts, datasetId, datasetVersion: version ?? file.version };
 };
 
 /** What `--confirmations` did: one line per request, plus the requests it left and why. */
@@ -327,15 +352,21 @@ Exit codes: 0 every planned trial recorded, 1 the run stopped early (partial), 2
       });
       try {
         if (flags.confirmations) {
-          const summary = await withEventLog(cmd, (log) => runConfirmations(opts, deps(log)), config).catch(
-            exitOnUnavailable,
-          );
+          const summary = await withEventLog(
+            cmd,
+            async (log) => runConfirmations(await pinDataset(log, opts, flags.json === true), deps(log)),
+            config,
+          ).catch(exitOnUnavailable);
           bar.stop();
           process.stdout.write(flags.json ? renderJson(summary) : renderTerminal(confirmationBlocks(summary)));
           if (summary.status !== 'completed') process.exitCode = 1;
           return;
         }
-        const summary = await withEventLog(cmd, (log) => runDataset(opts, deps(log)), config).catch(exitOnUnavailable);
+        const summary = await withEventLog(
+          cmd,
+          async (log) => runDataset(await pinDataset(log, opts, flags.json === true), deps(log)),
+          config,
+        ).catch(exitOnUnavailable);
         bar.stop();
         process.stdout.write(flags.json ? renderJson(summary) : renderTerminal(summaryBlocks(summary)));
         if (summary.status !== 'completed') process.exitCode = 1;
