@@ -71,7 +71,7 @@ export const compareCommand = (program: Command): void => {
         'Δpass@1 and Δpass^k, an exact McNemar test, and confirmation of suspected regressions with the extra\n' +
         'attempts in the files (first divergent intermediate check for each confirmed one). See docs/metrics.md.',
     )
-    .argument('<files...>', 'trial files with both versions: flat JSONL, flat CSV (*.csv) or public-trials JSONL');
+    .argument('[files...]', 'trial files with both versions: flat JSONL, flat CSV (*.csv) or public-trials JSONL');
   addCompareOptions(cmd)
     .addHelpText(
       'after',
@@ -87,9 +87,9 @@ Examples:
 Exit codes: 0 ok (a regression is reported, not an error; use passk gate to fail on one), 2 bad input (file, line
   and field named, or no row both versions ran).`,
     )
-    .action(async (files: string[], flags: CompareFlags) => {
+    .action(async (files: string[], flags: CompareFlags, cmd: Command) => {
       const format = outputFormat(flags);
-      const pairs = pairVersions(await loadGroups(files, flags), flags);
+      const pairs = pairVersions(await loadGroups(files, flags, cmd), flags);
       if (pairs.both.length === 0)
         throw new InputError(
           `no suite and dataset version has trials of both ${flags.baseline} and ${flags.candidate}`,

@@ -6,7 +6,7 @@ import { readDataset } from '../../producers/runner/dataset.ts';
 import { datasetRows, datasetVersions } from '../../sinks/clickhouse/index.ts';
 import { heading, table, text } from '../format/doc.ts';
 import { renderJson, renderTerminal } from '../format/render.ts';
-import { withStore } from '../store.ts';
+import { withReader } from '../store.ts';
 import { exitOnUnavailable, withEventLog } from './import.ts';
 
 const list = (ids: readonly string[], max = 8): string =>
@@ -132,15 +132,15 @@ Exit codes: 0 ok, 2 bad input (an unknown dataset or version), 3 the store is un
     .option('--must-not-break-only', 'only the must-not-break rows')
     .action(
       async (flags: { dataset: string; version: string; out?: string; mustNotBreakOnly?: boolean }, cmd: Command) => {
-        const { version, rows } = await withStore(cmd, async (s) => {
+        const { version, rows } = await withReader(cmd, async (reader) => {
           const version = pickVersion(
-            await datasetVersions(s.client, { dataset_id: flags.dataset }),
+            await datasetVersions(reader, { dataset_id: flags.dataset }),
             flags.version,
             flags.dataset,
           );
           return {
             version,
-            rows: await datasetRows(s.client, {
+            rows: await datasetRows(reader, {
               dataset_id: flags.dataset,
               dataset_version: version,
               mustNotBreakOnly: flags.mustNotBreakOnly === true,

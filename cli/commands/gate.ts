@@ -56,7 +56,7 @@ export const gateCommand = (program: Command): void => {
         'must-not-break row has enough graded attempts to classify. Optional rules: zero forbidden actions, a floor on\n' +
         'the paired lower bound of Δpass@1, pass^k bars on tagged rows, judge agreement. See docs/metrics.md.',
     )
-    .argument('<files...>', 'trial files with both versions (confirmation attempts included)')
+    .argument('[files...]', 'trial files with both versions (confirmation attempts included)')
     .option(
       '--must-not-break <file>',
       'must-not-break row ids, one per line: ROW_ID, SUITE::ROW_ID, or {"suite":…,"row_id":…}',
@@ -91,12 +91,12 @@ Examples:
 
 Exit codes: 0 pass, 1 fail, 2 bad input (file, line and field named).`,
     )
-    .action(async (files: string[], flags: GateFlags) => {
+    .action(async (files: string[], flags: GateFlags, cmd: Command) => {
       const format = outputFormat(flags);
       const rules = await gateRules(flags);
       const ids = flags.mustNotBreak ? await readMustNotBreakFile(flags.mustNotBreak) : [];
       const judgeFile = flags.judgments ? await readJudgmentFile(flags.judgments) : undefined;
-      const pairs = pairVersions(await loadGroups(files, flags), flags);
+      const pairs = pairVersions(await loadGroups(files, flags, cmd), flags);
       const verdict = evaluateGate(
         {
           baseline: flags.baseline,

@@ -8,6 +8,8 @@ import {
 } from '../../processors/core/index.ts';
 import { readTrialFiles } from '../../producers/files/index.ts';
 import { InputError } from '../../schemas/errors.ts';
+import type { TrialRecorded } from '../../schemas/events/trialRecorded.ts';
+import { storeTrials } from '../store.ts';
 
 /** Options shared by `report`, `compare` and `gate`, which read trial files offline. */
 export type OfflineFlags = {
@@ -21,6 +23,8 @@ export type OfflineFlags = {
   json?: boolean;
   markdown?: boolean;
   includeConfirmation?: boolean;
+  fromStore?: boolean;
+  datasetVersion?: string[];
 };
 
 export const positiveInt =
@@ -69,6 +73,11 @@ export const addOfflineOptions = (cmd: Command): Command =>
     .option('--seed <n>', 'seed of the bootstrap resampling', nonNegativeInt, DEFAULT_BOOTSTRAP.seed)
     .option('--bootstrap <reps>', 'bootstrap resamples', positiveInt('--bootstrap'), DEFAULT_BOOTSTRAP.reps)
     .option('--confidence <c>', 'confidence level of every interval', openFraction, DEFAULT_BOOTSTRAP.confidence)
+    .option(
+      '--from-store',
+      'read the trials from the store that passk process fills (embedded chDB or CLICKHOUSE_URL) instead of files',
+    )
+    .option('--dataset-version <v>', 'only this dataset version (repeatable)', collect)
     .option('--json', 'print JSON')
     .option('--markdown', 'print Markdown');
 
@@ -86,19 +95,54 @@ export const outputFormat = (f: OfflineFlags): OutputFormat => {
   return f.json ? 'json' : f.markdown ? 'markdown' : 'table';
 };
 
-/** Reads every file (all or nothing), tells stderr about repeated lines, and folds the trials into groups. */
-export const loadGroups = async (files: readonly string[], f: OfflineFlags): Promise<Group[]> => {
+/** Reads every file (all or nothing) and tells stderr about repeated lines. */
+const fileTrials = async (files: readonly string[]): Promise<TrialRecorded[]> => {
   const { trials, files: read } = await readTrialFiles(files);
   for (const r of read)
     if (r.duplicates > 0)
       process.stderr.write(
         `passk: ${r.file}: ${r.duplicates} lines repeat attempts already read (same event id and content); each counted once\n`,
       );
-  const groups = groupTrials(trials);
-  const wanted = f.suite ? groups.filter((g) => f.suite!.includes(g.key.suite)) : groups;
-  if (wanted.length === 0)
-    throw new InputError(
-      `no trials for suite ${f.suite!.join(', ')}; suites in the files: ${[...new Set(groups.map((g) => g.key.suite))].join(', ')}`,
-    );
-  return wanted;
+  return trials;
 };
+
+/**
+ * The trials a read command works on: the files, or with --from-store the store (each event id once),
+ * filtered by suite and dataset version. Files and the store give the same trials the same groups.
+ */
+export const loadTrials = async (files: readonly string[], f: OfflineFlags, cmd: Command): Promise<TrialRecorded[]> => {
+  if (f.fromStore && files.length > 0)
+    throw new InputError('give trial files or --from-store, not both', { field: '--from-store' });
+  if (!f.fromStore && files.length === 0)
+    throw new InputError('no trial files given: name one or more files, or read the store with --from-store', {
+      field: 'files',
+    });
+  const trials = f.fromStore
+    ? await storeTrials(cmd, {
+        ...(f.suite ? { suites: f.suite } : {}),
+        ...(f.datasetVersion ? { datasetVersions: f.datasetVersion } : {}),
+      })
+    : await fileTrials(files);
+  const where = f.fromStore ? 'the store' : 'the files';
+  if (trials.length === 0 && f.fromStore)
+    throw new InputError(
+      'the store holds no trials (for these filters): record some with passk run or passk import, and run passk process (or passk serve)',
+    );
+  const suites = [...new Set(trials.map((t) => t.suite))];
+  const kept = trials.filter(
+    (t) =>
+      (!f.suite || f.suite.includes(t.suite)) && (!f.datasetVersion || f.datasetVersion.includes(t.dataset_version)),
+  );
+  if (kept.length === 0 && f.suite)
+    throw new InputError(`no trials for suite ${f.suite.join(', ')}; suites in ${where}: ${suites.join(', ')}`);
+  if (kept.length === 0 && f.datasetVersion)
+    throw new InputError(
+      `no trials of dataset version ${f.datasetVersion.join(', ')}; versions in ${where}: ${[...new Set(trials.map((t) => t.dataset_version))].join(', ')}`,
+      { field: '--dataset-version' },
+    );
+  return kept;
+};
+
+/** `loadTrials` folded into groups. */
+export const loadGroups = async (files: readonly string[], f: OfflineFlags, cmd: Command): Promise<Group[]> =>
+  groupTrials(await loadTrials(files, f, cmd));

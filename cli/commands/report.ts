@@ -17,7 +17,7 @@ export const reportCommand = (program: Command): void => {
         'mean accuracy (clustered SE), pass@k and pass^k for k = 1..K (bootstrap over rows), flip rate,\n' +
         'stability classes, output flips and intermediate-check stability. See docs/metrics.md.',
     )
-    .argument('<files...>', 'trial files: flat JSONL, flat CSV (*.csv) or public-trials JSONL (detected per line)')
+    .argument('[files...]', 'trial files: flat JSONL, flat CSV (*.csv) or public-trials JSONL (detected per line)')
     .option('--agent-version <v>', 'only this agent version (repeatable)', (v: string, p: string[] = []) => [...p, v])
     .option('--judgments <file>', 'also calibrate judges: JudgmentRecorded / LabelRecorded JSON lines')
     .option(
@@ -38,9 +38,9 @@ JSON: {"groups": [{suite, dataset_version, agent_version, rows, trials, ungraded
   pass_at_k: {"1": …}, pass_hat_k: {"1": …}, rows_at_k, flip_rate, classes, intervals, …}]}
   (plus "judges": […] with --judgments). Exit codes: 0 ok, 2 bad input (file, line and field named).`,
     )
-    .action(async (files: string[], flags: ReportFlags) => {
+    .action(async (files: string[], flags: ReportFlags, cmd: Command) => {
       const format = outputFormat(flags);
-      const all = await loadGroups(files, flags);
+      const all = await loadGroups(files, flags, cmd);
       const groups = all.filter((g) => !flags.agentVersion || flags.agentVersion.includes(g.key.agent_version));
       if (groups.length === 0)
         throw new InputError(
