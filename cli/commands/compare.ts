@@ -22,11 +22,10 @@ export type CompareFlags = OfflineFlags & {
 };
 
 /** Adds the options `compare` and `gate` share: the two versions and how confirmation attempts are told apart. */
-export const addCompareOptions = (cmd: Command): Command =>
+export const addCompareOptions = (cmd: Command, required = true): Command =>
   addOfflineOptions(
-    cmd
-      .requiredOption('--baseline <version>', 'agent version running today')
-      .requiredOption('--candidate <version>', 'agent version being evaluated')
+    cmd[required ? 'requiredOption' : 'option']('--baseline <version>', 'agent version running today')
+      [required ? 'requiredOption' : 'option']('--candidate <version>', 'agent version being evaluated')
       .option(
         '--screen-attempts <n>',
         'planned attempts per row; later ones are confirmation attempts (default: the most common count per row)',

@@ -53,6 +53,13 @@ const openFraction = (v: string): number => {
   if (n <= 0 || n >= 1) throw new InvalidArgumentError(`confidence must be strictly between 0 and 1, got "${v}"`);
   return n;
 };
+/** 1500, 1500ms, 30s, 2m, 1h */
+export const duration = (v: string): number => {
+  const m = /^(\d+(?:\.\d+)?)(ms|s|m|h)?$/.exec(v.trim());
+  if (!m) throw new InvalidArgumentError(`expected a duration like 30s, 2m or 1500ms, got "${v}"`);
+  const n = Number(m[1]);
+  return Math.round(m[2] === 's' ? n * 1000 : m[2] === 'm' ? n * 60_000 : m[2] === 'h' ? n * 3_600_000 : n);
+};
 export const collect = (v: string, prior: string[] = []): string[] => [...prior, v];
 
 export const addOfflineOptions = (cmd: Command): Command =>
