@@ -22,10 +22,12 @@ export type CompareFlags = OfflineFlags & {
 };
 
 /** Adds the options `compare` and `gate` share: the two versions and how confirmation attempts are told apart. */
-export const addCompareOptions = (cmd: Command, required = true): Command =>
-  addOfflineOptions(
-    cmd[required ? 'requiredOption' : 'option']('--baseline <version>', 'agent version running today')
-      [required ? 'requiredOption' : 'option']('--candidate <version>', 'agent version being evaluated')
+export const addCompareOptions = (cmd: Command, required = true): Command => {
+  const version = (flag: string, what: string) => (required ? cmd.requiredOption(flag, what) : cmd.option(flag, what));
+  version('--baseline <version>', 'agent version running today');
+  version('--candidate <version>', 'agent version being evaluated');
+  return addOfflineOptions(
+    cmd
       .option(
         '--screen-attempts <n>',
         'planned attempts per row; later ones are confirmation attempts (default: the most common count per row)',
@@ -37,6 +39,7 @@ export const addCompareOptions = (cmd: Command, required = true): Command =>
         collect,
       ),
   );
+};
 
 export const compareOptions = (f: CompareFlags) => ({
   ...reportOptions(f),
