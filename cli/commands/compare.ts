@@ -83,6 +83,7 @@ beyond the first --screen-attempts of a row. Screening classes use the rest; con
 
 Examples:
   passk compare --baseline v1 --candidate v2 trials.jsonl
+  passk compare --baseline v1 --candidate v2 --from-store --suite refunds
   passk compare --baseline v1 --candidate v2 --confirmation-run rerun-17 trials.jsonl confirm.jsonl
   passk compare --baseline v1 --candidate v2 --json trials.jsonl | jq '.comparisons[].lost_stable_correct'
 

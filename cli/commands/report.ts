@@ -17,7 +17,10 @@ export const reportCommand = (program: Command): void => {
         'mean accuracy (clustered SE), pass@k and pass^k for k = 1..K (bootstrap over rows), flip rate,\n' +
         'stability classes, output flips and intermediate-check stability. See docs/metrics.md.',
     )
-    .argument('[files...]', 'trial files: flat JSONL, flat CSV (*.csv) or public-trials JSONL (detected per line)')
+    .argument(
+      '[files...]',
+      'trial files: flat JSONL, flat CSV (*.csv) or public-trials JSONL (detected per line); none with --from-store',
+    )
     .option('--agent-version <v>', 'only this agent version (repeatable)', (v: string, p: string[] = []) => [...p, v])
     .option('--judgments <file>', 'also calibrate judges: JudgmentRecorded / LabelRecorded JSON lines')
     .option(
@@ -29,7 +32,8 @@ export const reportCommand = (program: Command): void => {
       'after',
       `
 Examples:
-  passk report ../shared/datasets/public-trials/tau_bench.jsonl
+  passk report examples/public-trials/tau_bench.jsonl
+  passk report --from-store --suite refunds            # what passk process put in the store
   passk report --k 8 --json runs/*.jsonl
   passk report --ungraded-as-failure --markdown trials.csv > report.md
   passk report --judgments judge-labels.jsonl trials.jsonl

@@ -122,8 +122,15 @@ const followConfirmations = async (
         if (summary.runs.some((x) => x.runId === r.run_id && x.summary.status === 'completed')) done.add(r.event_id);
     }
     await new Promise<void>((resolve) => {
-      const t = setTimeout(resolve, f.pollMs);
-      f.signal.addEventListener('abort', () => (clearTimeout(t), resolve()), { once: true });
+      const wake = () => {
+        clearTimeout(t);
+        resolve();
+      };
+      const t = setTimeout(() => {
+        f.signal.removeEventListener('abort', wake);
+        resolve();
+      }, f.pollMs);
+      f.signal.addEventListener('abort', wake, { once: true });
     });
   }
   say('stopped following confirmation requests');
