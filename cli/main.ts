@@ -1,3 +1,4 @@
+import { readFileSync } from 'node:fs';
 import { Command, CommanderError } from 'commander';
 import { ConfigError } from '../deploy/config.ts';
 import { InputError, PipelineError } from '../schemas/errors.ts';
@@ -5,7 +6,12 @@ import { StoreLocked } from '../sinks/clickhouse/errors.ts';
 import { commandIn, COMMANDS } from './commands/index.ts';
 import { EXIT } from './exitCodes.ts';
 
+/** The package's version, read from its package.json (the one `npm install` put next to cli/). */
+const VERSION = (JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { version: string })
+  .version;
+
 const program = new Command('passk')
+  .version(VERSION, '-V, --version', 'print the passk version')
   .description(
     'passk tells you whether your LLM agent can be depended on, not just whether it can succeed. ' +
       'It runs every labeled row several times and reports mean accuracy, pass@k, pass^k, flip rate ' +
@@ -27,7 +33,7 @@ Exit codes: ${Object.entries(EXIT)
       .join(', ')}
 
 Examples:
-  passk report ../shared/datasets/public-trials/tau_bench.jsonl
+  passk report examples/public-trials/tau_bench.jsonl
   passk compare --baseline v1 --candidate v2 trials.jsonl
   passk gate --baseline v1 --candidate v2 --must-not-break mnb.txt trials.jsonl`,
   );

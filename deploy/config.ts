@@ -21,6 +21,11 @@ export const PasskConfig = z
         /** Partitions for topics passk creates. @default 4 */
         partitions: z.number().int().positive().default(4),
         replicationFactor: z.number().int().positive().default(1),
+        /** Prefix of every topic and consumer group, so several passk installs share one cluster (env PASSK_KAFKA_NAMESPACE). */
+        namespace: z
+          .string()
+          .regex(/^[A-Za-z0-9._-]*$/, 'letters, digits, ".", "_" and "-" only')
+          .optional(),
       })
       .optional(),
     clickhouse: z
@@ -89,6 +94,7 @@ export const fromEnv = (env: NodeJS.ProcessEnv): Json => {
         .filter(Boolean),
       schemaRegistryUrl: env.SCHEMA_REGISTRY_URL,
       ...(env.KAFKA_PARTITIONS ? { partitions: Number(env.KAFKA_PARTITIONS) } : {}),
+      ...(env.PASSK_KAFKA_NAMESPACE ? { namespace: env.PASSK_KAFKA_NAMESPACE } : {}),
     };
   if (env.CLICKHOUSE_URL)
     out.clickhouse = {

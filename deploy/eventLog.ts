@@ -24,6 +24,6 @@ export const openEventLog = async (config: PasskConfig, opts: { namespace?: stri
     maxEventBytes: config.maxEventBytes,
     partitions: k.partitions,
     replicationFactor: k.replicationFactor,
-    ...(opts.namespace === undefined ? {} : { namespace: opts.namespace }),
+    ...((opts.namespace ?? k.namespace) === undefined ? {} : { namespace: opts.namespace ?? k.namespace }),
   });
 };

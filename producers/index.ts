@@ -13,3 +13,4 @@ export { existingEventIds, readLog, type ReadLogOptions } from './logReader.ts';
 export { PRODUCER_VERSION } from './version.ts';
 export * from './files/index.ts';
 export * from './review/index.ts';
+export * from './datasets/index.ts';

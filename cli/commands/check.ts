@@ -12,7 +12,7 @@ import { heading, list, table, text, type Block, type Cell } from '../format/doc
 import { pct } from '../format/numbers.ts';
 import { renderJson, renderTerminal } from '../format/render.ts';
 import { EXIT } from '../exitCodes.ts';
-import { withStore } from '../store.ts';
+import { withReader } from '../store.ts';
 
 type CheckFlags = { suite?: string; summaries: boolean; json?: boolean };
 
@@ -126,9 +126,9 @@ Exit codes: 0 consistent, 1 not consistent, 2 bad input (a flag, or a suite the 
 3 the store is unreachable or held by another passk process.`,
     )
     .action(async (flags: CheckFlags, cmd: Command) => {
-      await withStore(cmd, async (store, config) => {
+      await withReader(cmd, async (reader, config) => {
         const target = storeTarget(config);
-        const report = await checkConsistency(store.client, {
+        const report = await checkConsistency(reader, {
           ...(flags.suite ? { suite: flags.suite } : {}),
           summaries: flags.summaries,
         });
@@ -139,7 +139,7 @@ Exit codes: 0 consistent, 1 not consistent, 2 bad input (a flag, or a suite the 
         const where = target.kind === 'embedded' ? target.path : target.url;
         process.stdout.write(
           flags.json
-            ? renderJson({ store: where, database: store.database, ...report })
+            ? renderJson({ store: where, database: config.clickhouse.database, ...report })
             : renderTerminal(reportBlocks(report, where)),
         );
         process.exitCode = report.ok ? EXIT.ok : EXIT.failed;

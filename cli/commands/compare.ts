@@ -22,11 +22,12 @@ export type CompareFlags = OfflineFlags & {
 };
 
 /** Adds the options `compare` and `gate` share: the two versions and how confirmation attempts are told apart. */
-export const addCompareOptions = (cmd: Command): Command =>
-  addOfflineOptions(
+export const addCompareOptions = (cmd: Command, required = true): Command => {
+  const version = (flag: string, what: string) => (required ? cmd.requiredOption(flag, what) : cmd.option(flag, what));
+  version('--baseline <version>', 'agent version running today');
+  version('--candidate <version>', 'agent version being evaluated');
+  return addOfflineOptions(
     cmd
-      .requiredOption('--baseline <version>', 'agent version running today')
-      .requiredOption('--candidate <version>', 'agent version being evaluated')
       .option(
         '--screen-attempts <n>',
         'planned attempts per row; later ones are confirmation attempts (default: the most common count per row)',
@@ -38,6 +39,7 @@ export const addCompareOptions = (cmd: Command): Command =>
         collect,
       ),
   );
+};
 
 export const compareOptions = (f: CompareFlags) => ({
   ...reportOptions(f),
@@ -71,7 +73,7 @@ export const compareCommand = (program: Command): void => {
         'Δpass@1 and Δpass^k, an exact McNemar test, and confirmation of suspected regressions with the extra\n' +
         'attempts in the files (first divergent intermediate check for each confirmed one). See docs/metrics.md.',
     )
-    .argument('<files...>', 'trial files with both versions: flat JSONL, flat CSV (*.csv) or public-trials JSONL');
+    .argument('[files...]', 'trial files with both versions: flat JSONL, flat CSV (*.csv) or public-trials JSONL');
   addCompareOptions(cmd)
     .addHelpText(
       'after',
@@ -81,15 +83,16 @@ beyond the first --screen-attempts of a row. Screening classes use the rest; con
 
 Examples:
   passk compare --baseline v1 --candidate v2 trials.jsonl
+  passk compare --baseline v1 --candidate v2 --from-store --suite refunds
   passk compare --baseline v1 --candidate v2 --confirmation-run rerun-17 trials.jsonl confirm.jsonl
   passk compare --baseline v1 --candidate v2 --json trials.jsonl | jq '.comparisons[].lost_stable_correct'
 
 Exit codes: 0 ok (a regression is reported, not an error; use passk gate to fail on one), 2 bad input (file, line
   and field named, or no row both versions ran).`,
     )
-    .action(async (files: string[], flags: CompareFlags) => {
+    .action(async (files: string[], flags: CompareFlags, cmd: Command) => {
       const format = outputFormat(flags);
-      const pairs = pairVersions(await loadGroups(files, flags), flags);
+      const pairs = pairVersions(await loadGroups(files, flags, cmd), flags);
       if (pairs.both.length === 0)
         throw new InputError(
           `no suite and dataset version has trials of both ${flags.baseline} and ${flags.candidate}`,

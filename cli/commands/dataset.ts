@@ -1,10 +1,16 @@
 import { writeFile } from 'node:fs/promises';
 import type { Command } from 'commander';
 import { InputError } from '../../schemas/errors.ts';
+import { planPublish, publishPlan, readDatasets, versionChanges } from '../../producers/datasets/index.ts';
+import { readDataset } from '../../producers/runner/dataset.ts';
 import { datasetRows, datasetVersions } from '../../sinks/clickhouse/index.ts';
-import { heading, table } from '../format/doc.ts';
+import { heading, table, text } from '../format/doc.ts';
 import { renderJson, renderTerminal } from '../format/render.ts';
-import { withStore } from '../store.ts';
+import { withReader } from '../store.ts';
+import { exitOnUnavailable, withEventLog } from './import.ts';
+
+const list = (ids: readonly string[], max = 8): string =>
+  ids.length === 0 ? '—' : ids.slice(0, max).join(', ') + (ids.length > max ? ` … (${ids.length} in all)` : '');
 
 /** A version by its id, or by its number N (1 = the oldest). */
 const pickVersion = (versions: readonly { dataset_version: string }[], wanted: string, datasetId: string): string => {
@@ -21,11 +27,12 @@ const pickVersion = (versions: readonly { dataset_version: string }[], wanted: s
 export const datasetCommand = (program: Command): void => {
   const dataset = program
     .command('dataset')
-    .summary('dataset versions from the store: list them, export one as JSONL')
+    .summary('dataset versions: publish a rows file as a new version, list versions, export one as JSONL')
     .addHelpText(
       'after',
       `
 Examples:
+  passk dataset publish examples/refund-agent/refunds.jsonl --dataset refunds
   passk dataset versions --dataset refunds
   passk dataset export --dataset refunds --version 2 --out refunds-v2.jsonl
   passk dataset export --dataset refunds --version latest --must-not-break-only
@@ -33,23 +40,81 @@ Examples:
 Exit codes: 0 ok, 2 bad input (an unknown dataset or version), 3 the store is unreachable or held by another process.`,
     );
   dataset
+    .command('publish')
+    .summary('publish a rows file (the format passk run --dataset reads) as a new dataset version: changed rows only')
+    .argument('<file>', 'rows as JSON lines: {"id", "input", "expected"?, "tags"?, …}')
+    .option('--dataset <id>', 'dataset id (default: the file name, as passk run uses)')
+    .option('--version <v>', 'the new version id (default: a hash of the file, the version passk run pins)')
+    .option('--json', 'print JSON')
+    .action(async (file: string, flags: { dataset?: string; version?: string; json?: boolean }, cmd: Command) => {
+      const rows = await readDataset(file);
+      const datasetId = flags.dataset ?? rows.name;
+      const plan = await withEventLog(cmd, async (log) => {
+        const state = (await readDatasets(log)).get(datasetId);
+        const p = planPublish(state, rows, {
+          datasetId,
+          ...(flags.version ? { version: flags.version } : {}),
+          now: Date.now(),
+        });
+        await publishPlan(log.publisher, p);
+        return p;
+      }).catch(exitOnUnavailable);
+      const summary = {
+        dataset_id: plan.datasetId,
+        dataset_version: plan.version,
+        published: plan.events.length,
+        added: plan.added,
+        changed: plan.changed,
+        not_in_file: plan.notInFile,
+      };
+      if (flags.json) return void process.stdout.write(renderJson(summary));
+      process.stdout.write(
+        renderTerminal(
+          plan.unchangedAs
+            ? [text(`dataset ${datasetId}: the file is version ${plan.unchangedAs} already; nothing published`)]
+            : [
+                heading(
+                  `dataset ${datasetId} version ${plan.version}: ${plan.events.length} rows published`,
+                  1,
+                  'good',
+                ),
+                text(`added ${plan.added.length}: ${list(plan.added)}`),
+                text(`changed ${plan.changed.length}: ${list(plan.changed)}`),
+                ...(plan.notInFile.length
+                  ? [text(`not in the file, kept (rows are never removed): ${list(plan.notInFile)}`, 'warn')]
+                  : []),
+                text(`next: passk run --dataset ${file} --agent <agent> (it pins ${datasetId} ${plan.version})`),
+              ],
+        ),
+      );
+    });
+  dataset
     .command('versions')
-    .summary('the versions of a dataset, oldest first')
+    .summary('the versions of a dataset, oldest first: rows added and changed in each')
     .requiredOption('--dataset <id>', 'dataset id')
     .option('--json', 'print JSON')
     .action(async (flags: { dataset: string; json?: boolean }, cmd: Command) => {
-      const versions = await withStore(cmd, (s) => datasetVersions(s.client, { dataset_id: flags.dataset }));
-      if (flags.json) return void process.stdout.write(renderJson({ versions }));
+      const state = await withEventLog(cmd, async (log) => (await readDatasets(log)).get(flags.dataset)).catch(
+        exitOnUnavailable,
+      );
+      if (!state)
+        throw new InputError(
+          `no dataset "${flags.dataset}" on the event log; publish one with passk dataset publish FILE --dataset ${flags.dataset}`,
+          { field: '--dataset' },
+        );
+      const versions = versionChanges(state);
+      if (flags.json) return void process.stdout.write(renderJson({ dataset_id: flags.dataset, versions }));
       process.stdout.write(
         renderTerminal([
           heading(`dataset ${flags.dataset}`),
           table(
-            ['#', 'version', 'first seen', 'changed rows', 'rows', 'must-not-break', 'from production'],
+            ['#', 'version', 'added', 'changed', 'removed', 'rows', 'must-not-break', 'from production'],
             versions.map((v, i) => [
               String(i + 1),
               v.dataset_version,
-              new Date(v.first_at).toISOString(),
-              String(v.changed_rows),
+              `${v.added.length}${v.added.length ? ` (${list(v.added, 4)})` : ''}`,
+              `${v.changed.length}${v.changed.length ? ` (${list(v.changed, 4)})` : ''}`,
+              String(v.removed.length),
               String(v.rows),
               String(v.must_not_break_rows),
               String(v.from_production),
@@ -67,15 +132,15 @@ Exit codes: 0 ok, 2 bad input (an unknown dataset or version), 3 the store is un
     .option('--must-not-break-only', 'only the must-not-break rows')
     .action(
       async (flags: { dataset: string; version: string; out?: string; mustNotBreakOnly?: boolean }, cmd: Command) => {
-        const { version, rows } = await withStore(cmd, async (s) => {
+        const { version, rows } = await withReader(cmd, async (reader) => {
           const version = pickVersion(
-            await datasetVersions(s.client, { dataset_id: flags.dataset }),
+            await datasetVersions(reader, { dataset_id: flags.dataset }),
             flags.version,
             flags.dataset,
           );
           return {
             version,
-            rows: await datasetRows(s.client, {
+            rows: await datasetRows(reader, {
               dataset_id: flags.dataset,
               dataset_version: version,
               mustNotBreakOnly: flags.mustNotBreakOnly === true,

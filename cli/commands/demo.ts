@@ -1,4 +1,5 @@
 import { rmSync } from 'node:fs';
+import { storeHolder } from '../../deploy/storeOwner.ts';
 import { join } from 'node:path';
 import { MultiBar, Presets } from 'cli-progress';
 import type { Command } from 'commander';
@@ -163,6 +164,12 @@ const progressReporter = (json: boolean) => {
  */
 export const demoConfig = (config: PasskConfig): PasskConfig => {
   const dataDir = join(config.dataDir, 'demo');
+  const holder = storeHolder(dataDir);
+  if (holder)
+    throw new PipelineError(
+      `${dataDir} is in use by ${holder}; the demo empties that directory first, so it will not start while another process holds it. Stop that process, or give the demo another --data-dir`,
+      { retriable: true },
+    );
   rmSync(dataDir, { recursive: true, force: true });
   if (!config.clickhouse.url) return { ...config, dataDir };
   return { ...config, dataDir, clickhouse: { ...config.clickhouse, database: `${config.clickhouse.database}_demo` } };

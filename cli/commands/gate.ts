@@ -6,7 +6,8 @@ import { EXIT } from '../exitCodes.ts';
 import { gateBlocks } from '../format/gateDoc.ts';
 import { renderJson, renderMarkdown, renderTerminal } from '../format/render.ts';
 import { addCompareOptions, compareOptions, pairVersions, type CompareFlags } from './compare.ts';
-import { fraction, loadGroups, outputFormat } from './offlineOptions.ts';
+import { EXIT_UNDECIDED, runDeclare, runStatus } from './gateLive.ts';
+import { duration, fraction, loadGroups, outputFormat } from './offlineOptions.ts';
 
 type GateFlags = CompareFlags & {
   mustNotBreak?: string;
@@ -17,6 +18,11 @@ type GateFlags = CompareFlags & {
   passHat?: { k: number; min: number; tag: string }[];
   judgeAgreement?: number;
   judgments?: string;
+  declare?: boolean;
+  wait?: number;
+  status?: boolean;
+  comparison?: string;
+  requiredAttempts?: number;
 };
 
 /** `--pass-hat K:MIN:TAG`, e.g. 3:0.9:critical. */
@@ -56,7 +62,7 @@ export const gateCommand = (program: Command): void => {
         'must-not-break row has enough graded attempts to classify. Optional rules: zero forbidden actions, a floor on\n' +
         'the paired lower bound of Δpass@1, pass^k bars on tagged rows, judge agreement. See docs/metrics.md.',
     )
-    .argument('<files...>', 'trial files with both versions (confirmation attempts included)')
+    .argument('[files...]', 'trial files with both versions (confirmation attempts included)')
     .option(
       '--must-not-break <file>',
       'must-not-break row ids, one per line: ROW_ID, SUITE::ROW_ID, or {"suite":…,"row_id":…}',
@@ -79,8 +85,24 @@ export const gateCommand = (program: Command): void => {
       "fail if any judge's agreement with human labels is below MIN",
       fraction('--judge-agreement'),
     )
-    .option('--judgments <file>', 'JudgmentRecorded / LabelRecorded JSON lines for the judge agreement rule');
-  addCompareOptions(cmd)
+    .option('--judgments <file>', 'JudgmentRecorded / LabelRecorded JSON lines for the judge agreement rule')
+    .option(
+      '--declare',
+      'declare the comparison to the live gate (ComparisonDeclared): the processors decide it as the trials arrive',
+    )
+    .option(
+      '--wait <duration>',
+      "with --declare: follow passk.decisions until the processors' verdict (exit 0 pass, 1 fail, 5 still undecided)",
+      duration,
+    )
+    .option('--required-attempts <n>', 'with --declare: graded attempts every row needs (default 3)', (v: string) => {
+      const n = Number(v);
+      if (!Number.isInteger(n) || n < 1) throw new InvalidArgumentError(`a positive integer, got "${v}"`);
+      return n;
+    })
+    .option('--status', 'what declared comparisons wait for: rows short of attempts, confirmation runs not yet run')
+    .option('--comparison <id>', 'with --status: only this comparison');
+  addCompareOptions(cmd, false)
     .addHelpText(
       'after',
       `
@@ -89,14 +111,51 @@ Examples:
   passk gate --baseline v1 --candidate v2 --zero-forbidden --max-pass1-drop 0.02 --pass-hat 3:0.9:critical trials.jsonl
   passk gate --baseline v1 --candidate v2 --rules gate.json --judgments judge.jsonl --json trials.jsonl > verdict.json
 
-Exit codes: 0 pass, 1 fail, 2 bad input (file, line and field named).`,
+Live gate (the processors of passk process or passk serve decide it, with confirmation runs):
+  passk gate --declare --baseline v1 --candidate v2 --wait 10m
+  passk gate --status
+  passk gate --from-store --baseline v1 --candidate v2
+
+Exit codes: 0 pass, 1 fail, 2 bad input (file, line and field named), 3 backend unavailable,
+  ${EXIT_UNDECIDED} --wait ran out with no verdict yet.`,
     )
-    .action(async (files: string[], flags: GateFlags) => {
+    .action(async (files: string[], flags: GateFlags, cmd: Command) => {
       const format = outputFormat(flags);
+      if (flags.status)
+        return runStatus(cmd, { ...(flags.comparison ? { comparison: flags.comparison } : {}), format });
+      for (const f of ['baseline', 'candidate'] as const)
+        if (!flags[f]) throw new InputError(`--${f} <version> is required`, { field: `--${f}` });
+      if (flags.wait !== undefined && !flags.declare)
+        throw new InputError('--wait goes with --declare', { field: '--wait' });
       const rules = await gateRules(flags);
       const ids = flags.mustNotBreak ? await readMustNotBreakFile(flags.mustNotBreak) : [];
+      if (flags.declare) {
+        if (files.length > 0 || flags.fromStore)
+          throw new InputError('--declare reads no files: the processors decide from the log', { field: '--declare' });
+        if (rules.pass_hat_k || rules.judge_agreement)
+          throw new InputError(
+            'the live gate takes --zero-forbidden and --max-pass1-drop; pass^k bars and judge agreement are for the offline gate',
+            { field: '--rules' },
+          );
+        return runDeclare(
+          cmd,
+          {
+            baseline: flags.baseline,
+            candidate: flags.candidate,
+            ...(flags.suite?.[0] ? { suite: flags.suite[0] } : {}),
+            ...(flags.datasetVersion?.[0] ? { datasetVersion: flags.datasetVersion[0] } : {}),
+            mustNotBreak: ids.map((i) => i.row_id),
+            rules: {
+              ...(rules.zero_forbidden_actions ? { zero_forbidden_actions: true } : {}),
+              ...(rules.max_pass_at_1_drop === undefined ? {} : { max_pass_at_1_drop: rules.max_pass_at_1_drop }),
+            },
+            ...(flags.requiredAttempts ? { requiredAttempts: flags.requiredAttempts } : {}),
+          },
+          { ...(flags.wait === undefined ? {} : { waitMs: flags.wait }), format },
+        );
+      }
       const judgeFile = flags.judgments ? await readJudgmentFile(flags.judgments) : undefined;
-      const pairs = pairVersions(await loadGroups(files, flags), flags);
+      const pairs = pairVersions(await loadGroups(files, flags, cmd), flags);
       const verdict = evaluateGate(
         {
           baseline: flags.baseline,

@@ -22,6 +22,7 @@ export const COMMANDS: Record<string, () => Promise<AddCommand>> = {
   migrate: async () => (await import('./migrate.ts')).migrateCommand,
   config: async () => (await import('./config.ts')).configCommand,
   check: async () => (await import('./check.ts')).checkCommand,
+  export: async () => (await import('./export.ts')).exportCommand,
 };
 
 /** Global options that take a value: their value is not the command name. */

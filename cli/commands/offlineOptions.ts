@@ -8,6 +8,8 @@ import {
 } from '../../processors/core/index.ts';
 import { readTrialFiles } from '../../producers/files/index.ts';
 import { InputError } from '../../schemas/errors.ts';
+import type { TrialRecorded } from '../../schemas/events/trialRecorded.ts';
+import { storeTrials } from '../store.ts';
 
 /** Options shared by `report`, `compare` and `gate`, which read trial files offline. */
 export type OfflineFlags = {
@@ -22,6 +24,8 @@ export type OfflineFlags = {
   markdown?: boolean;
   includeConfirmation?: boolean;
   allowUnknownFields?: boolean;
+  fromStore?: boolean;
+  datasetVersion?: string[];
 };
 
 export const positiveInt =
@@ -50,6 +54,13 @@ const openFraction = (v: string): number => {
   if (n <= 0 || n >= 1) throw new InvalidArgumentError(`confidence must be strictly between 0 and 1, got "${v}"`);
   return n;
 };
+/** 1500, 1500ms, 30s, 2m, 1h */
+export const duration = (v: string): number => {
+  const m = /^(\d+(?:\.\d+)?)(ms|s|m|h)?$/.exec(v.trim());
+  if (!m) throw new InvalidArgumentError(`expected a duration like 30s, 2m or 1500ms, got "${v}"`);
+  const n = Number(m[1]);
+  return Math.round(m[2] === 's' ? n * 1000 : m[2] === 'm' ? n * 60_000 : m[2] === 'h' ? n * 3_600_000 : n);
+};
 export const collect = (v: string, prior: string[] = []): string[] => [...prior, v];
 
 export const addOfflineOptions = (cmd: Command): Command =>
@@ -71,6 +82,11 @@ export const addOfflineOptions = (cmd: Command): Command =>
     .option('--bootstrap <reps>', 'bootstrap resamples', positiveInt('--bootstrap'), DEFAULT_BOOTSTRAP.reps)
     .option('--confidence <c>', 'confidence level of every interval', openFraction, DEFAULT_BOOTSTRAP.confidence)
     .option('--allow-unknown-fields', 'ignore fields a trial file has that passk does not define (default: an error)')
+    .option(
+      '--from-store',
+      'read the trials from the store that passk process fills (embedded chDB or CLICKHOUSE_URL) instead of files',
+    )
+    .option('--dataset-version <v>', 'only this dataset version (repeatable)', collect)
     .option('--json', 'print JSON')
     .option('--markdown', 'print Markdown');
 
@@ -88,19 +104,54 @@ export const outputFormat = (f: OfflineFlags): OutputFormat => {
   return f.json ? 'json' : f.markdown ? 'markdown' : 'table';
 };
 
-/** Reads every file (all or nothing), tells stderr about repeated lines, and folds the trials into groups. */
-export const loadGroups = async (files: readonly string[], f: OfflineFlags): Promise<Group[]> => {
+/** Reads every file (all or nothing) and tells stderr about repeated lines. */
+const fileTrials = async (files: readonly string[], f: OfflineFlags): Promise<TrialRecorded[]> => {
   const { trials, files: read } = await readTrialFiles(files, { allowUnknownFields: f.allowUnknownFields === true });
   for (const r of read)
     if (r.duplicates > 0)
       process.stderr.write(
         `passk: ${r.file}: ${r.duplicates} lines repeat attempts already read (same event id and content); each counted once\n`,
       );
-  const groups = groupTrials(trials);
-  const wanted = f.suite ? groups.filter((g) => f.suite!.includes(g.key.suite)) : groups;
-  if (wanted.length === 0)
-    throw new InputError(
-      `no trials for suite ${f.suite!.join(', ')}; suites in the files: ${[...new Set(groups.map((g) => g.key.suite))].join(', ')}`,
-    );
-  return wanted;
+  return trials;
 };
+
+/**
+ * The trials a read command works on: the files, or with --from-store the store (each event id once),
+ * filtered by suite and dataset version. Files and the store give the same trials the same groups.
+ */
+export const loadTrials = async (files: readonly string[], f: OfflineFlags, cmd: Command): Promise<TrialRecorded[]> => {
+  if (f.fromStore && files.length > 0)
+    throw new InputError('give trial files or --from-store, not both', { field: '--from-store' });
+  if (!f.fromStore && files.length === 0)
+    throw new InputError('no trial files given: name one or more files, or read the store with --from-store', {
+      field: 'files',
+    });
+  const trials = f.fromStore
+    ? await storeTrials(cmd, {
+        ...(f.suite ? { suites: f.suite } : {}),
+        ...(f.datasetVersion ? { datasetVersions: f.datasetVersion } : {}),
+      })
+    : await fileTrials(files, f);
+  const where = f.fromStore ? 'the store' : 'the files';
+  if (trials.length === 0 && f.fromStore)
+    throw new InputError(
+      'the store holds no trials (for these filters): record some with passk run or passk import, and run passk process (or passk serve)',
+    );
+  const suites = [...new Set(trials.map((t) => t.suite))];
+  const kept = trials.filter(
+    (t) =>
+      (!f.suite || f.suite.includes(t.suite)) && (!f.datasetVersion || f.datasetVersion.includes(t.dataset_version)),
+  );
+  if (kept.length === 0 && f.suite)
+    throw new InputError(`no trials for suite ${f.suite.join(', ')}; suites in ${where}: ${suites.join(', ')}`);
+  if (kept.length === 0 && f.datasetVersion)
+    throw new InputError(
+      `no trials of dataset version ${f.datasetVersion.join(', ')}; versions in ${where}: ${[...new Set(trials.map((t) => t.dataset_version))].join(', ')}`,
+      { field: '--dataset-version' },
+    );
+  return kept;
+};
+
+/** `loadTrials` folded into groups. */
+export const loadGroups = async (files: readonly string[], f: OfflineFlags, cmd: Command): Promise<Group[]> =>
+  groupTrials(await loadTrials(files, f, cmd));

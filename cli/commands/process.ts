@@ -1,6 +1,8 @@
 import type { Command } from 'commander';
 import { loadConfig } from '../../deploy/config.ts';
+import { shareStore } from '../../deploy/holdStore.ts';
 import { startProcessors, type ProcessorsRun } from '../../deploy/processors.ts';
+import { openStore, type Store } from '../../deploy/store.ts';
 import { numbersOf } from '../../processors/folds/versionSummary.ts';
 import type { TrialProgress } from '../../processors/index.ts';
 import { PipelineError } from '../../schemas/errors.ts';
@@ -107,6 +109,8 @@ Exit codes: 0 ok, 2 bad flag or config, 3 the event log or the store is unreacha
       let records = 0;
       let trials = 0;
       let run: ProcessorsRun;
+      let shared: Store | undefined;
+      let unshare: (() => Promise<void>) | undefined;
       try {
         run = await startProcessors(config, {
           untilCaughtUp: flags.untilCaughtUp ?? false,
@@ -137,6 +141,11 @@ Exit codes: 0 ok, 2 bad flag or config, 3 the event log or the store is unreacha
               else if (e.type === 'WindowAlertRaised') process.stderr.write(`passk process: alert: ${e.message}\n`);
           },
         });
+        if (flags.store) {
+          // the processors hold the embedded store now: other commands read it through this process
+          shared = await openStore(config, { migrate: false });
+          unshare = await shareStore(config, shared, 'process');
+        }
       } catch (e) {
         if (e instanceof StoreLocked || (e instanceof PipelineError && e.retriable)) {
           process.stderr.write(`passk: ${(e as Error).message}\n`);
@@ -153,7 +162,10 @@ Exit codes: 0 ok, 2 bad flag or config, 3 the event log or the store is unreacha
       };
       process.on('SIGTERM', () => onSignal('SIGTERM'));
       process.on('SIGINT', () => onSignal('SIGINT'));
-      const totals = await run.done;
+      const totals = await run.done.finally(async () => {
+        await unshare?.();
+        await shared?.close();
+      });
       const versions = (last?.summaries() ?? []).map((s) => ({
         suite: s.suite,
         dataset_version: s.dataset_version,

@@ -19,8 +19,8 @@ export const reportCommand = (program: Command): void => {
         'stability classes, output flips and intermediate-check stability. See docs/metrics.md.',
     )
     .argument(
-      '<files...>',
-      "trial files: flat JSONL, flat CSV (*.csv), public-trials JSONL (detected per line), or other tools' results (τ-bench, τ²-bench, promptfoo, Inspect .json/.eval; detected as `passk import` does)",
+      '[files...]',
+      "trial files: flat JSONL, flat CSV (*.csv), public-trials JSONL (detected per line), or other tools' results (τ-bench, τ²-bench, promptfoo, Inspect .json/.eval; detected as `passk import` does); none with --from-store",
     )
     .option('--agent-version <v>', 'only this agent version (repeatable)', (v: string, p: string[] = []) => [...p, v])
     .option('--judgments <file>', 'also calibrate judges: JudgmentRecorded / LabelRecorded JSON lines')
@@ -33,7 +33,8 @@ export const reportCommand = (program: Command): void => {
       'after',
       `
 Examples:
-  passk report ../shared/datasets/public-trials/tau_bench.jsonl
+  passk report examples/public-trials/tau_bench.jsonl
+  passk report --from-store --suite refunds            # what passk process put in the store
   passk report --k 8 --json runs/*.jsonl
   passk report --ungraded-as-failure --markdown trials.csv > report.md
   passk report --judgments judge-labels.jsonl trials.jsonl
@@ -42,9 +43,9 @@ JSON: {"groups": [{suite, dataset_version, agent_version, rows, trials, ungraded
   pass_at_k: {"1": …}, pass_hat_k: {"1": …}, rows_at_k, flip_rate, classes, intervals, …}]}
   (plus "judges": […] with --judgments). Exit codes: 0 ok, 2 bad input (file, line and field named).`,
     )
-    .action(async (files: string[], flags: ReportFlags) => {
+    .action(async (files: string[], flags: ReportFlags, cmd: Command) => {
       const format = outputFormat(flags);
-      const all = await loadAnyGroups(files, flags);
+      const all = await loadAnyGroups(files, flags, cmd);
       const groups = all.filter((g) => !flags.agentVersion || flags.agentVersion.includes(g.key.agent_version));
       if (groups.length === 0)
         throw new InputError(
@@ -66,10 +67,11 @@ JSON: {"groups": [{suite, dataset_version, agent_version, rows, trials, ungraded
  * Groups of trial files and of other tools' results files, which are detected and mapped exactly as `passk import`
  * maps them (docs/producers.md); flat files go through the flat readers (`loadGroups`).
  */
-const loadAnyGroups = async (files: readonly string[], flags: ReportFlags): Promise<Group[]> => {
+const loadAnyGroups = async (files: readonly string[], flags: ReportFlags, cmd: Command): Promise<Group[]> => {
+  if (flags.fromStore) return loadGroups(files, flags, cmd);
   const tool = await Promise.all(files.map(async (file) => ({ file, read: await readToolResults(file) })));
   const toolFiles = tool.filter((t) => t.read !== undefined);
-  if (toolFiles.length === 0) return loadGroups(files, flags);
+  if (toolFiles.length === 0) return loadGroups(files, flags, cmd);
   for (const t of toolFiles) {
     if (t.read!.trials.length === 0) throw new InputError('no trials in this file', { file: t.file });
     process.stderr.write(`passk: ${t.file}: read as ${t.read!.format} results (${t.read!.trials.length} trials)\n`);

@@ -1,7 +1,7 @@
 import type { Command } from 'commander';
 import { existingEventIds } from '../../producers/logReader.ts';
 import type { PasskConfig } from '../../deploy/config.ts';
-import { openStore } from '../../deploy/store.ts';
+import { withReader } from '../store.ts';
 import {
   confirmedTraceIds,
   failureConfirmed,
@@ -41,13 +41,8 @@ const fromStore = async (
   config: PasskConfig,
   filter: { limit: number; agentVersion?: string; segment?: string },
 ): Promise<ProductionFailure[]> => {
-  const store = await openStore(config);
-  try {
-    const confirmed = await withEventLog(cmd, confirmedTraceIds, config);
-    return await listStoredFailures(store.client, { ...filter, alsoConfirmed: confirmed });
-  } finally {
-    await store.close();
-  }
+  const confirmed = await withEventLog(cmd, confirmedTraceIds, config);
+  return withReader(cmd, (reader) => listStoredFailures(reader, { ...filter, alsoConfirmed: confirmed }));
 };
 
 const excerpt = (s: string | undefined, n = 60) =>

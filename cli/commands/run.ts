@@ -5,6 +5,7 @@ import { parseMustNotBreakList } from '../../producers/files/mustNotBreakFile.ts
 import type { EventLog } from '../../processors/ports.ts';
 import {
   DEFAULT_RUN_RETRY,
+  confirmationRequests,
   runConfirmations,
   runDataset,
   type ConfirmationsSummary,
@@ -13,10 +14,13 @@ import {
   type RunProgress,
   type RunSummary,
 } from '../../producers/runner/index.ts';
+import { matchingVersion, readDatasets } from '../../producers/datasets/index.ts';
+import { readDataset } from '../../producers/runner/dataset.ts';
 import { InputError } from '../../schemas/errors.ts';
 import { heading, table, text } from '../format/doc.ts';
 import { renderJson, renderTerminal } from '../format/render.ts';
 import { configOf, exitOnUnavailable, withEventLog } from './import.ts';
+import { duration } from './offlineOptions.ts';
 
 const positiveInt =
   (name: string) =>
@@ -33,14 +37,6 @@ const nonNegativeInt =
       throw new InvalidArgumentError(`${name} must be a non-negative integer, got "${v}"`);
     return n;
   };
-/** 1500, 1500ms, 30s, 2m */
-const duration = (v: string): number => {
-  const m = /^(\d+(?:\.\d+)?)(ms|s|m)?$/.exec(v.trim());
-  if (!m) throw new InvalidArgumentError(`expected a duration like 30s, 2m or 1500ms, got "${v}"`);
-  const n = Number(m[1]);
-  return Math.round(m[2] === 's' ? n * 1000 : m[2] === 'm' ? n * 60_000 : n);
-};
-
 type RunFlags = {
   dataset: string;
   agent: string;
@@ -65,8 +61,79 @@ type RunFlags = {
   confirm?: string;
   extra?: number;
   confirmations?: boolean;
+  follow?: boolean;
+  poll: number;
   resume: boolean;
   json?: boolean;
+};
+
+/**
+ * The dataset version a run pins: --dataset-version when given, else the published version of the dataset
+ * id whose rows are exactly the file's (passk dataset publish), else the file's content hash. Says which on stderr.
+ */
+const pinDataset = async (log: EventLog, opts: RunOptions, quiet: boolean): Promise<RunOptions> => {
+  if (opts.datasetVersion) return opts;
+  const file = await readDataset(opts.dataset);
+  const datasetId = opts.datasetId ?? file.name;
+  const state = (await readDatasets(log)).get(datasetId);
+  const version = matchingVersion(state, file);
+  const say = (line: string) => void (quiet || process.stderr.write(`passk: ${line}\n`));
+  if (version) say(`pinned dataset ${datasetId} version ${version} (published, same rows as ${opts.dataset})`);
+  else if (state)
+    say(
+      `${opts.dataset} differs from every published version of ${datasetId}; trials pinned to ${file.version}. Publish it first: passk dataset publish ${opts.dataset} --dataset ${datasetId}`,
+    );
+  else
+    say(
+      `dataset ${datasetId} is not published; trials pinned to ${file.version} (passk dataset publish ${opts.dataset})`,
+    );
+  return { ...opts, datasetId, datasetVersion: version ?? file.version };
+};
+
+/**
+ * `--confirmations --follow`: runs what the open requests need, then checks passk.decisions every `pollMs`
+ * and runs again whenever an open request for this agent version appears that it has not completed;
+ * stops on SIGTERM / SIGINT (the trials in flight are finished and recorded first).
+ */
+const followConfirmations = async (
+  log: EventLog,
+  opts: RunOptions,
+  deps: RunDatasetDeps,
+  f: { pollMs: number; json: boolean; signal: AbortSignal },
+): Promise<void> => {
+  const pinned = await pinDataset(log, opts, f.json);
+  const done = new Set<string>();
+  let agentVersion: string | undefined;
+  const say = (line: string) => void (f.json || process.stderr.write(`passk: ${line}\n`));
+  while (!f.signal.aborted) {
+    const waiting = agentVersion
+      ? (await confirmationRequests(log, agentVersion)).open.filter((r) => !done.has(r.event_id))
+      : undefined;
+    if (!waiting || waiting.length > 0) {
+      const summary = await runConfirmations(pinned, deps);
+      if (!agentVersion) say(`following confirmation requests for ${summary.agentVersion} until SIGTERM`);
+      agentVersion = summary.agentVersion;
+      const ran = summary.runs.filter((r) => r.summary.done > 0);
+      if (ran.length > 0 || summary.elsewhere.length > 0)
+        process.stdout.write(f.json ? `${JSON.stringify(summary)}\n` : renderTerminal(confirmationBlocks(summary)));
+      // requests for another dataset or suite are not ours to run: do not retry them on every poll
+      for (const e of summary.elsewhere) done.add(e.request.event_id);
+      for (const r of (await confirmationRequests(log, agentVersion)).open)
+        if (summary.runs.some((x) => x.runId === r.run_id && x.summary.status === 'completed')) done.add(r.event_id);
+    }
+    await new Promise<void>((resolve) => {
+      const wake = () => {
+        clearTimeout(t);
+        resolve();
+      };
+      const t = setTimeout(() => {
+        f.signal.removeEventListener('abort', wake);
+        resolve();
+      }, f.pollMs);
+      f.signal.addEventListener('abort', wake, { once: true });
+    });
+  }
+  say('stopped following confirmation requests');
 };
 
 /** What `--confirmations` did: one line per request, plus the requests it left and why. */
@@ -237,6 +304,16 @@ export const runCommand = (program: Command): void => {
       '--confirmations',
       "run what the processors' confirmation requests (ConfirmationRequested) still need from this agent version, then stop",
     )
+    .option(
+      '--follow',
+      'with --confirmations: keep running, and run each new confirmation request for this agent version as it arrives, until SIGTERM',
+    )
+    .option(
+      '--poll <duration>',
+      'with --follow: how often passk.decisions is checked for new requests',
+      duration,
+      2_000,
+    )
     .option('--no-resume', 'do not read the log for attempts already recorded')
     .option('--json', 'print the summary as JSON (no progress bar)')
     .addHelpText(
@@ -249,6 +326,7 @@ Examples:
   passk run --dataset rows.jsonl --agent agent.ts --grader judge --rubric rubric.md --judge-url http://localhost:8000/v1 --judge-model qwen2.5
   passk run --dataset rows.jsonl --agent agent.ts --confirm suspects.txt --extra 3
   passk run --dataset rows.jsonl --agent baseline.ts --confirmations   # then the same with candidate.ts
+  passk run --dataset rows.jsonl --agent candidate.ts --confirmations --follow   # until SIGTERM
 
 Exit codes: 0 every planned trial recorded, 1 the run stopped early (partial), 2 bad input, 3 backend unavailable.`,
     )
@@ -256,6 +334,8 @@ Exit codes: 0 every planned trial recorded, 1 the run stopped early (partial), 2
       if (flags.isolation !== 'worker' && flags.isolation !== 'none')
         throw new InputError('--isolation is worker or none', { field: 'isolation' });
       if (flags.confirm && !flags.extra) throw new InputError('--confirm needs --extra N', { field: 'extra' });
+      if (flags.follow && !flags.confirmations)
+        throw new InputError('--follow goes with --confirmations', { field: 'follow' });
       if (flags.confirmations && (flags.confirm || flags.runId))
         throw new InputError(
           '--confirmations takes its rows, attempts and run ids from the requests: drop --confirm and --run-id',
@@ -310,6 +390,7 @@ Exit codes: 0 every planned trial recorded, 1 the run stopped early (partial), 2
         stop.abort();
       };
       process.once('SIGINT', onSignal);
+      process.once('SIGTERM', onSignal);
       const deps = (log: EventLog): RunDatasetDeps => ({
         publisher: log.publisher,
         source: log,
@@ -326,22 +407,42 @@ Exit codes: 0 every planned trial recorded, 1 the run stopped early (partial), 2
         },
       });
       try {
+        if (flags.confirmations && flags.follow) {
+          await withEventLog(
+            cmd,
+            (log) =>
+              followConfirmations(log, opts, deps(log), {
+                pollMs: flags.poll,
+                json: flags.json === true,
+                signal: stop.signal,
+              }),
+            config,
+          ).catch(exitOnUnavailable);
+          return;
+        }
         if (flags.confirmations) {
-          const summary = await withEventLog(cmd, (log) => runConfirmations(opts, deps(log)), config).catch(
-            exitOnUnavailable,
-          );
+          const summary = await withEventLog(
+            cmd,
+            async (log) => runConfirmations(await pinDataset(log, opts, flags.json === true), deps(log)),
+            config,
+          ).catch(exitOnUnavailable);
           bar.stop();
           process.stdout.write(flags.json ? renderJson(summary) : renderTerminal(confirmationBlocks(summary)));
           if (summary.status !== 'completed') process.exitCode = 1;
           return;
         }
-        const summary = await withEventLog(cmd, (log) => runDataset(opts, deps(log)), config).catch(exitOnUnavailable);
+        const summary = await withEventLog(
+          cmd,
+          async (log) => runDataset(await pinDataset(log, opts, flags.json === true), deps(log)),
+          config,
+        ).catch(exitOnUnavailable);
         bar.stop();
         process.stdout.write(flags.json ? renderJson(summary) : renderTerminal(summaryBlocks(summary)));
         if (summary.status !== 'completed') process.exitCode = 1;
       } finally {
         bar.stop();
         process.off('SIGINT', onSignal);
+        process.off('SIGTERM', onSignal);
       }
     });
 };

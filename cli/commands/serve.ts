@@ -2,6 +2,7 @@ import type { Command } from 'commander';
 import { loadConfig } from '../../deploy/config.ts';
 import { openEventLog } from '../../deploy/eventLog.ts';
 import { startProcessors, type ProcessorsRun } from '../../deploy/processors.ts';
+import { shareStore } from '../../deploy/holdStore.ts';
 import { openStore, type Store } from '../../deploy/store.ts';
 import type { EventLog } from '../../processors/ports.ts';
 import { PipelineError } from '../../schemas/errors.ts';
@@ -52,7 +53,9 @@ Exit codes: 0 stopped by SIGINT/SIGTERM, 2 bad flag or config (e.g. a non-loopba
       let store: Store | undefined;
       let processors: ProcessorsRun | undefined;
       let server: DashboardServer | undefined;
+      let unshare: (() => Promise<void>) | undefined;
       const shutdown = async () => {
+        await unshare?.();
         await server?.close();
         processors?.stop();
         await processors?.done.catch(() => undefined);
@@ -61,6 +64,7 @@ Exit codes: 0 stopped by SIGINT/SIGTERM, 2 bad flag or config (e.g. a non-loopba
       };
       try {
         store = await openStore(config);
+        unshare = await shareStore(config, store, 'serve');
         if (flags.process) {
           log = await openEventLog(config);
           processors = await startProcessors(config, { log, instanceId: `serve-${process.pid}` });

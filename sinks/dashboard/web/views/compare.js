@@ -207,9 +207,19 @@ const drillDown = (row, close) => {
 
 export const render = async ({ scope, params, navigate }) => {
   if (!scope)
-    return card('Nothing to compare yet', empty('Two agent versions need trials on the same dataset version.'));
+    return card(
+      'Nothing to compare yet',
+      empty(
+        'Run a second agent version on the same dataset: passk run --dataset rows.jsonl --agent candidate.ts --k 3.',
+      ),
+    );
   if (scope.versions.length < 2)
-    return card('Nothing to compare yet', empty(`Only ${scope.versions[0]} has trials on this dataset version.`));
+    return card(
+      'Nothing to compare yet',
+      empty(
+        `Only ${scope.versions[0]} has trials on this dataset version: passk run --dataset rows.jsonl --agent candidate.ts --k 3 adds another.`,
+      ),
+    );
   const [baseline, candidate] = await pickVersions(scope, params);
   const q = { suite: scope.suite, dataset_version: scope.dataset_version, baseline, candidate };
   const cmp = await api.compare(q);

@@ -17,7 +17,9 @@ export const render = async () => {
   if (versions.length === 0)
     return card(
       'No dataset versions yet',
-      empty('Dataset rows (DatasetRowUpserted) and confirmed production failures appear here.'),
+      empty(
+        'Publish a dataset version: passk dataset publish rows.jsonl --dataset ID. Failures confirmed with passk review --confirm appear here too.',
+      ),
     );
   const sorted = [...versions].sort((a, b) => (b.created_at ?? 0) - (a.created_at ?? 0));
   return h(

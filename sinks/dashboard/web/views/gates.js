@@ -93,7 +93,12 @@ const current = (g, navigate, newest) =>
 export const render = async ({ scope, params, go, navigate }) => {
   const gates = await api.gates(scope ? { suite: scope.suite } : {});
   if (gates.length === 0)
-    return card('No gate has been evaluated yet', empty('A gate verdict appears when a candidate run is complete.'));
+    return card(
+      'No gate has been evaluated yet',
+      empty(
+        'Declare a comparison: passk gate --declare --baseline A --candidate B --wait 10m. The processors decide it once both runs are complete (after any confirmation runs: passk run --confirmations --follow).',
+      ),
+    );
   const sorted = gates;
   // The newest verdict is the current one; a row of the history shows an older one in its place (?gate=ID).
   const shown = sorted.find((g) => g.gate_id === params.gate) ?? sorted[0];

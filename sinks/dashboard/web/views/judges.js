@@ -90,7 +90,9 @@ export const render = async () => {
   if (judges.length === 0)
     return card(
       'No judge calibration yet',
-      empty('Record judge verdicts (JudgmentRecorded) and human labels (LabelRecorded) on the same items.'),
+      empty(
+        'Grade with a judge (passk run … --grader judge --rubric rubric.md) and record human labels on the same items with the SDK (recorder.recordLabel).',
+      ),
     );
   return h('div', { class: 'cards' }, judges.map(judgeCard));
 };

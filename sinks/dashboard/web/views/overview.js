@@ -122,7 +122,9 @@ export const render = async ({ scope }) => {
   if (!scope)
     return card(
       'No trials yet',
-      empty('Record trials (passk run, passk import, or the SDK) and this page fills in as they arrive.'),
+      empty(
+        'Record trials with passk run --dataset rows.jsonl --agent agent.ts --k 3 (or passk import, or the SDK); this page fills in as they arrive.',
+      ),
     );
   const groups = await api.overview({ suite: scope.suite, dataset_version: scope.dataset_version });
   if (groups.length === 0) return card('No trials yet', empty('Nothing recorded for this scope.'));

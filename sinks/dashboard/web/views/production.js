@@ -39,7 +39,9 @@ export const render = async ({ params }) => {
   if (prod.windows.length === 0 && prod.alerts.length === 0)
     return card(
       'No production traffic yet',
-      empty('Sampled production traces (TraceSampled) appear here in rolling windows per version and segment.'),
+      empty(
+        'Sample production traces with passk sample traces.jsonl --rate 0.05 (or the SDK middleware); they appear here in rolling windows per version and segment.',
+      ),
     );
   const sizes = [...new Set(prod.windows.map((w) => w.size))];
   const size = params.size && sizes.includes(params.size) ? params.size : sizes[0];

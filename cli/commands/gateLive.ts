@@ -1,0 +1,392 @@
+import { randomBytes } from 'node:crypto';
+import type { Command } from 'commander';
+import { evolveBook, emptyBook, type ComparisonState, type GateBook } from '../../processors/folds/gates.ts';
+import { rowsAt } from '../../processors/folds/datasets.ts';
+import type { EventLog } from '../../processors/ports.ts';
+import { readDatasets } from '../../producers/datasets/index.ts';
+import { readLog } from '../../producers/logReader.ts';
+import { sha256 } from '../../producers/importers/common.ts';
+import type { ComparisonDeclared } from '../../schemas/events/comparisons.ts';
+import type { GateEvaluated } from '../../schemas/events/decisions.ts';
+import type { TrialRecorded } from '../../schemas/events/trialRecorded.ts';
+import { InputError } from '../../schemas/errors.ts';
+import { deterministicEventId } from '../../schemas/ids.ts';
+import { TOPICS } from '../../schemas/topics.ts';
+import { PRODUCER_VERSION } from '../../producers/version.ts';
+import { EXIT } from '../exitCodes.ts';
+import { heading, table, text, type Block } from '../format/doc.ts';
+import { rowList } from '../format/numbers.ts';
+import { renderJson, renderMarkdown, renderTerminal } from '../format/render.ts';
+import { exitOnUnavailable, withEventLog } from './import.ts';
+import type { OutputFormat } from './offlineOptions.ts';
+
+/** `passk gate --declare`, `--wait` and `--status`: the live gate of the processors, driven from the command line. */
+
+const PRODUCER = `passk-cli/${PRODUCER_VERSION}`;
+/** Exit code of `gate --declare --wait` when the wait ran out before the processors decided. */
+export const EXIT_UNDECIDED = 5;
+
+/** One comparison per (suite, dataset version, baseline, candidate): declaring it again changes nothing. */
+export const comparisonId = (suite: string, datasetVersion: string, baseline: string, candidate: string): string =>
+  `gate-${sha256(JSON.stringify([suite, datasetVersion, baseline, candidate])).slice(0, 16)}`;
+
+export interface DeclareInput {
+  readonly baseline: string;
+  readonly candidate: string;
+  readonly suite?: string;
+  readonly datasetVersion?: string;
+  readonly mustNotBreak: readonly string[];
+  readonly rules: { zero_forbidden_actions?: boolean; max_pass_at_1_drop?: number };
+  readonly requiredAttempts?: number;
+}
+
+/** Where both versions have trials on the log: (suite, dataset id, dataset version) triples. */
+const scopesOf = async (log: EventLog, versions: readonly string[]) => {
+  const scopes = new Map<
+    string,
+    { suite: string; dataset_id?: string; dataset_version: string; versions: Set<string> }
+  >();
+  await readLog(log, { topics: [TOPICS.trials] }, ({ event: e }) => {
+    if (e.type !== 'TrialRecorded' || !versions.includes(e.agent.version)) return;
+    const key = JSON.stringify([e.suite, e.dataset_version]);
+    const s = scopes.get(key) ?? {
+      suite: e.suite,
+      ...(e.dataset_id ? { dataset_id: e.dataset_id } : {}),
+      dataset_version: e.dataset_version,
+      versions: new Set<string>(),
+    };
+    s.versions.add(e.agent.version);
+    scopes.set(key, s);
+  });
+  return [...scopes.values()];
+};
+
+/** The ComparisonDeclared for these flags: suite and dataset version from the flags, else from the trials of both versions. */
+export const declaration = async (log: EventLog, d: DeclareInput, now: number): Promise<ComparisonDeclared> => {
+  const scopes = (await scopesOf(log, [d.baseline, d.candidate])).filter(
+    (s) => (!d.suite || s.suite === d.suite) && (!d.datasetVersion || s.dataset_version === d.datasetVersion),
+  );
+  const both = scopes.filter((s) => s.versions.size === 2);
+  let scope: { suite: string; dataset_id?: string; dataset_version: string };
+  if (d.suite && d.datasetVersion)
+    scope = both[0] ?? scopes[0] ?? { suite: d.suite, dataset_version: d.datasetVersion };
+  else if (both.length === 1) scope = both[0]!;
+  else if (both.length === 0)
+    throw new InputError(
+      `no suite and dataset version on the log has trials of both ${d.baseline} and ${d.candidate}: run both first, or name them with --suite and --dataset-version`,
+      { field: '--dataset-version' },
+    );
+  else
+    throw new InputError(
+      `both versions ran on several suites and dataset versions (${both.map((s) => `${s.suite} ${s.dataset_version}`).join(', ')}): pick one with --suite and --dataset-version`,
+      { field: '--dataset-version' },
+    );
+  const id = comparisonId(scope.suite, scope.dataset_version, d.baseline, d.candidate);
+  const dataset = scope.dataset_id ?? scope.suite;
+  const rules = Object.keys(d.rules).length ? { rules: d.rules } : {};
+  return {
+    event_id: deterministicEventId(now, 'ComparisonDeclared', id),
+    type: 'ComparisonDeclared',
+    schema_version: 1,
+    occurred_at: now,
+    producer: PRODUCER,
+    comparison_id: id,
+    suite: scope.suite,
+    dataset_id: dataset,
+    dataset_version: scope.dataset_version,
+    baseline: d.baseline,
+    candidate: d.candidate,
+    ...(d.mustNotBreak.length ? { must_not_break: [...d.mustNotBreak] } : {}),
+    ...(d.requiredAttempts ? { required_attempts: d.requiredAttempts } : {}),
+    ...rules,
+  };
+};
+
+/** The decisions topic folded as the gates processor folds it. */
+export const readBook = async (log: EventLog): Promise<GateBook> => {
+  let book = emptyBook();
+  await readLog(log, { topics: [TOPICS.decisions] }, ({ event: e }) => {
+    if (
+      e.type === 'ComparisonDeclared' ||
+      e.type === 'ConfirmationRequested' ||
+      e.type === 'GateEvaluated' ||
+      e.type === 'RunClosed'
+    )
+      book = evolveBook(book, e);
+  });
+  return book;
+};
+
+/**
+ * Follows passk.decisions until the comparison's GateEvaluated arrives, or `waitMs` passes. Tells stderr
+ * when the processors ask for confirmation runs (someone must run them: `passk run --confirmations`).
+ */
+export const waitForVerdict = async (
+  log: EventLog,
+  comparison: string,
+  waitMs: number,
+  say: (line: string) => void,
+): Promise<GateEvaluated | undefined> => {
+  const consumer = await log.consumer({
+    groupId: `passk-gate-wait-${process.pid}-${randomBytes(6).toString('hex')}`,
+    topics: [TOPICS.decisions],
+    fromBeginning: true,
+  });
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<undefined>((resolve) => (timer = setTimeout(() => resolve(undefined), waitMs)));
+  const follow = (async () => {
+    for await (const batch of consumer.batches())
+      for (const { event: e } of batch.events) {
+        if (e.type === 'GateEvaluated' && e.gate_id === comparison) return e;
+        if (e.type === 'ConfirmationRequested' && e.comparison_id === comparison)
+          say(
+            `the processors ask for confirmation runs: ${e.rows.length} row(s) × ${e.attempts} attempts on both versions (${e.rows.slice(0, 8).join(', ')}); passk run --confirmations runs them`,
+          );
+      }
+    return undefined;
+  })();
+  try {
+    return await Promise.race([follow, timeout]);
+  } finally {
+    clearTimeout(timer);
+    await consumer.close();
+    await follow.catch(() => undefined);
+  }
+};
+
+/** A verdict as the processors published it, in the table `passk gate` prints. */
+export const verdictBlocks = (e: GateEvaluated): Block[] => {
+  const pass = e.verdict === 'pass';
+  const failed = e.reasons.filter((r) => !r.passed).length;
+  return [
+    heading(
+      `GATE ${pass ? 'PASS' : 'FAIL'}: candidate ${e.candidate} against baseline ${e.baseline}`,
+      1,
+      pass ? 'good' : 'bad',
+    ),
+    text(
+      pass ? `All ${e.reasons.length} rules passed.` : `${failed} of ${e.reasons.length} rules failed.`,
+      pass ? 'good' : 'bad',
+    ),
+    table(
+      ['', 'rule', 'suite', 'detail', 'rows'],
+      e.reasons.map((r) => [
+        r.passed ? { text: 'pass', tone: 'good' } : { text: 'FAIL', tone: 'bad' },
+        r.rule,
+        `${e.suite} (${e.dataset_version})`,
+        r.detail,
+        rowList(r.rows ?? [], 12),
+      ]),
+    ),
+    text(
+      `comparison ${e.gate_id}, decided by the processors from ${e.evidence.length} rows' recorded attempts${e.repeated_verdict ? '; a repeated verdict on this candidate (gate shopping is flagged)' : ''}`,
+      e.repeated_verdict ? 'warn' : 'dim',
+    ),
+  ];
+};
+
+const print = (format: OutputFormat, blocks: Block[], json: unknown) =>
+  process.stdout.write(
+    format === 'json' ? renderJson(json) : format === 'markdown' ? renderMarkdown(blocks) : renderTerminal(blocks),
+  );
+
+export const runDeclare = async (
+  cmd: Command,
+  d: DeclareInput,
+  opts: { waitMs?: number; format: OutputFormat },
+): Promise<void> => {
+  const say = (line: string) => process.stderr.write(`passk: ${line}\n`);
+  const result = await withEventLog(cmd, async (log) => {
+    const declared = await declaration(log, d, Date.now());
+    const book = await readBook(log);
+    const prior = book.comparisons[declared.comparison_id];
+    if (prior)
+      say(`comparison ${declared.comparison_id} was declared before (${prior.status}); that declaration holds`);
+    else {
+      await log.publisher.publish([declared]);
+      say(
+        `declared comparison ${declared.comparison_id}: ${d.baseline} → ${d.candidate} on ${declared.suite} (dataset ${declared.dataset_id} ${declared.dataset_version})`,
+      );
+    }
+    if (opts.waitMs === undefined) return { declared, verdict: prior?.verdict };
+    say(
+      `waiting up to ${Math.round(opts.waitMs / 1000)} s for the processors' verdict (passk process or passk serve must run)`,
+    );
+    return {
+      declared,
+      verdict: prior?.verdict ?? (await waitForVerdict(log, declared.comparison_id, opts.waitMs, say)),
+    };
+  }).catch(exitOnUnavailable);
+  if (opts.waitMs === undefined) {
+    print(
+      opts.format,
+      [text(`declared ${result.declared.comparison_id}; passk gate --status shows what it waits for`)],
+      result.declared,
+    );
+    return;
+  }
+  if (!result.verdict) {
+    print(
+      opts.format,
+      [
+        text(
+          `no verdict on ${result.declared.comparison_id} yet: passk gate --status --comparison ${result.declared.comparison_id} shows what it waits for`,
+          'warn',
+        ),
+      ],
+      { comparison_id: result.declared.comparison_id, verdict: null },
+    );
+    process.exitCode = EXIT_UNDECIDED;
+    return;
+  }
+  print(opts.format, verdictBlocks(result.verdict), result.verdict);
+  process.exitCode = result.verdict.verdict === 'pass' ? EXIT.ok : EXIT.failed;
+};
+
+/** What one comparison is waiting for: rows short of graded attempts, confirmation attempts not yet recorded. */
+export interface ComparisonStatus {
+  readonly comparison_id: string;
+  readonly suite: string;
+  readonly dataset_version: string;
+  readonly baseline: string;
+  readonly candidate: string;
+  readonly status: ComparisonState['status'];
+  readonly verdict?: 'pass' | 'fail';
+  readonly required_attempts: number;
+  /** Per version: rows with fewer graded attempts than required (screening). */
+  readonly missing: Record<string, { row_id: string; graded: number }[]>;
+  /** Confirmation rows still short of graded attempts, per version. */
+  readonly confirmations?: { run_id: string; attempts: number; waiting: Record<string, string[]> };
+}
+
+const statusOf = (
+  c: ComparisonState,
+  trials: readonly TrialRecorded[],
+  datasetRows: readonly string[] | undefined,
+): ComparisonStatus => {
+  const d = c.declared;
+  const required = d.required_attempts ?? 3;
+  const graded = (version: string, run?: string) => {
+    const n = new Map<string, number>();
+    for (const t of trials)
+      if (
+        t.suite === d.suite &&
+        t.dataset_version === d.dataset_version &&
+        t.agent.version === version &&
+        t.passed !== null &&
+        (run === undefined ? !t.run_id.startsWith('confirm') : t.run_id === run)
+      )
+        n.set(t.row_id, (n.get(t.row_id) ?? 0) + 1);
+    return n;
+  };
+  const rows = datasetRows ?? [
+    ...new Set(
+      trials.filter((t) => t.suite === d.suite && t.dataset_version === d.dataset_version).map((t) => t.row_id),
+    ),
+  ];
+  const missing: ComparisonStatus['missing'] = {};
+  for (const v of [d.baseline, d.candidate]) {
+    const n = graded(v);
+    missing[v] = rows
+      .filter((r) => (n.get(r) ?? 0) < required)
+      .map((row_id) => ({ row_id, graded: n.get(row_id) ?? 0 }));
+  }
+  const req = c.confirmation;
+  return {
+    comparison_id: d.comparison_id,
+    suite: d.suite,
+    dataset_version: d.dataset_version,
+    baseline: d.baseline,
+    candidate: d.candidate,
+    status: c.status,
+    ...(c.verdict ? { verdict: c.verdict.verdict } : {}),
+    required_attempts: required,
+    missing,
+    ...(req
+      ? {
+          confirmations: {
+            run_id: req.run_id,
+            attempts: req.attempts,
+            waiting: Object.fromEntries(
+              [d.baseline, d.candidate].map((v) => {
+                const n = graded(v, req.run_id);
+                return [v, req.rows.filter((r) => (n.get(r) ?? 0) < req.attempts)];
+              }),
+            ),
+          },
+        }
+      : {}),
+  };
+};
+
+const statusBlocks = (s: ComparisonStatus): Block[] => {
+  const lines: Block[] = [
+    heading(
+      `${s.comparison_id}: ${s.baseline} → ${s.candidate} on ${s.suite} (${s.dataset_version}): ${s.status}${s.verdict ? `, ${s.verdict.toUpperCase()}` : ''}`,
+      1,
+      s.status === 'decided' ? (s.verdict === 'pass' ? 'good' : 'bad') : 'warn',
+    ),
+  ];
+  if (s.status === 'decided')
+    return [...lines, text('decided: passk gate --declare … --wait prints the verdict again')];
+  for (const [v, rows] of Object.entries(s.missing))
+    lines.push(
+      rows.length
+        ? text(
+            `${v}: ${rows.length} row(s) short of ${s.required_attempts} graded attempts: ${rowList(
+              rows.map((r) => `${r.row_id} (${r.graded})`),
+              10,
+            )} (passk run)`,
+            'warn',
+          )
+        : text(`${v}: every row has ${s.required_attempts} graded attempts`, 'good'),
+    );
+  if (s.confirmations)
+    for (const [v, rows] of Object.entries(s.confirmations.waiting))
+      lines.push(
+        rows.length
+          ? text(
+              `${v}: confirmation run ${s.confirmations.run_id} still needs ${s.confirmations.attempts} graded attempts on ${rowList(rows, 10)} (passk run --confirmations)`,
+              'warn',
+            )
+          : text(`${v}: confirmation attempts recorded`, 'good'),
+      );
+  else if (s.status === 'open' && Object.values(s.missing).every((m) => m.length === 0))
+    lines.push(
+      text('both versions are complete: the processors decide next (is passk process or passk serve running?)'),
+    );
+  return lines;
+};
+
+export const runStatus = async (cmd: Command, opts: { comparison?: string; format: OutputFormat }): Promise<void> => {
+  const statuses = await withEventLog(cmd, async (log) => {
+    const book = await readBook(log);
+    const all = Object.values(book.comparisons).filter(
+      (c) => !opts.comparison || c.declared.comparison_id === opts.comparison,
+    );
+    if (opts.comparison && all.length === 0)
+      throw new InputError(
+        `no comparison ${opts.comparison} is declared; declared: ${Object.keys(book.comparisons).join(', ') || 'none'}`,
+        { field: '--comparison' },
+      );
+    if (all.length === 0) return [];
+    const byId = new Map<string, TrialRecorded>();
+    await readLog(log, { topics: [TOPICS.trials] }, ({ event: e }) => {
+      if (e.type === 'TrialRecorded') byId.set(e.event_id, e);
+    });
+    const trials = [...byId.values()];
+    const datasets = await readDatasets(log);
+    return all.map((c) => {
+      const ds = c.declared.dataset_id ? datasets.get(c.declared.dataset_id) : undefined;
+      const rows = ds ? [...rowsAt(ds, c.declared.dataset_version).keys()] : [];
+      return statusOf(c, trials, rows.length ? rows : undefined);
+    });
+  }).catch(exitOnUnavailable);
+  if (statuses.length === 0) {
+    print(opts.format, [text('no comparison is declared: passk gate --declare --baseline A --candidate B')], {
+      comparisons: [],
+    });
+    return;
+  }
+  print(opts.format, statuses.flatMap(statusBlocks), { comparisons: statuses });
+};
