@@ -27,6 +27,8 @@ export default tseslint.config(
       'tmp/',
       '.tmp-*/',
       'deploy/local/*.cjs',
+      // Other tools' files, byte for byte (test/fixtures/tool-outputs/README.md).
+      'test/fixtures/tool-outputs/',
     ],
   },
   js.configs.recommended,

@@ -29,7 +29,7 @@ export const reportCommand = (program: Command): void => {
       'after',
       `
 Examples:
-  passk report ../shared/datasets/public-trials/tau_bench.jsonl
+  passk report examples/public-trials/tau_bench.jsonl
   passk report --k 8 --json runs/*.jsonl
   passk report --ungraded-as-failure --markdown trials.csv > report.md
   passk report --judgments judge-labels.jsonl trials.jsonl
