@@ -23,7 +23,7 @@ import {
 import { PRODUCER_VERSION } from '../producers/version.ts';
 import { createClickHouseRowSink, writeTrialUnit, type ClickHouseRowSink } from '../sinks/clickhouse/index.ts';
 import type { PasskConfig } from './config.ts';
-import { archiveTopology, ARCHIVED } from './archive.ts';
+import { archiveTopology, ARCHIVED } from '../processors/topologies/archive.ts';
 import { openEventLog } from './eventLog.ts';
 import { openStore, type Store } from './store.ts';
 

@@ -6,11 +6,11 @@ import {
   confirmedTraceIds,
   failureConfirmed,
   findTrace,
+  failureSignals,
   listProductionFailures,
-  listStoredFailures,
   type ProductionFailure,
 } from '../../producers/review/index.ts';
-import { StoreLocked } from '../../sinks/clickhouse/index.ts';
+import { listStoredFailures, StoreLocked } from '../../sinks/clickhouse/index.ts';
 import { TOPICS } from '../../schemas/topics.ts';
 import { InputError, PipelineError } from '../../schemas/errors.ts';
 import { heading, table, text } from '../format/doc.ts';
@@ -44,7 +44,7 @@ const fromStore = async (
   const store = await openStore(config);
   try {
     const confirmed = await withEventLog(cmd, confirmedTraceIds, config);
-    return await listStoredFailures(store.client, { ...filter, alsoConfirmed: confirmed });
+    return await listStoredFailures(store.client, { ...filter, why: failureSignals, alsoConfirmed: confirmed });
   } finally {
     await store.close();
   }
