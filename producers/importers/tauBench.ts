@@ -21,7 +21,7 @@ const Entry = z.looseObject({
   info: z
     .looseObject({
       error: z.string().optional(),
-      user_cost: z.number().optional(),
+      user_cost: z.number().nullable().optional(),
       task: z.looseObject({ instruction: z.string().optional() }).optional(),
     })
     .optional(),

@@ -58,4 +58,3 @@ export const PasskEvent = z.discriminatedUnion('type', [
 ]);
 export type PasskEvent = z.infer<typeof PasskEvent>;
 export type EventOf<T extends EventType> = Extract<PasskEvent, { type: T }>;
-
