@@ -1,16 +1,19 @@
 import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 
-const layer = (files, forbidden, message) => ({
+const layer = (files, forbidden, message, extra = []) => ({
   files,
   rules: {
     'no-restricted-imports': [
       'error',
       {
-        patterns: forbidden.map((group) => ({
-          group: [`**/${group}/**`, `../${group}/*`, `../../${group}/*`],
-          message,
-        })),
+        patterns: [
+          ...forbidden.map((group) => ({
+            group: [`**/${group}/**`, `../${group}/*`, `../../${group}/*`],
+            message,
+          })),
+          ...extra,
+        ],
       },
     ],
   },
@@ -27,6 +30,8 @@ export default tseslint.config(
       'tmp/',
       '.tmp-*/',
       'deploy/local/*.cjs',
+      // Other tools' files, byte for byte (test/fixtures/tool-outputs/README.md).
+      'test/fixtures/tool-outputs/',
     ],
   },
   js.configs.recommended,
@@ -56,21 +61,38 @@ export default tseslint.config(
     ['schemas/**/*.ts'],
     ['processors', 'sinks', 'producers', 'log', 'deploy', 'cli', 'test'],
     'schemas/ imports only zod',
+    [{ regex: '^(?!zod$|vitest$|node:|\\.)', message: 'schemas/ imports only zod (and node: builtins; tests vitest)' }],
   ),
+  // A file's last matching layer wins (flat config replaces a rule's options), so each lists everything it forbids.
   layer(
     ['processors/**/*.ts'],
     ['sinks', 'producers', 'log', 'deploy', 'cli', 'test'],
     'processors/ must not import adapters, deploy or cli',
   ),
   layer(
-    ['sinks/**/*.ts', 'producers/**/*.ts', 'log/**/*.ts'],
-    ['deploy', 'cli', 'test'],
-    'adapters must not import deploy, cli or test',
+    ['processors/core/**/*.ts'],
+    ['operators', 'topologies', 'folds', 'sinks', 'producers', 'log', 'deploy', 'cli', 'test'],
+    'processors/core/ is the pure ground floor: it imports schemas only, never folds, operators or topologies',
+  ),
+  layer(['sinks/**/*.ts', 'log/**/*.ts'], ['deploy', 'cli', 'test'], 'adapters must not import deploy, cli or test'),
+  layer(
+    ['producers/**/*.ts'],
+    ['sinks', 'log', 'deploy', 'cli', 'test'],
+    'producers/ publish through the ports: they must not import sinks, log, deploy, cli or test',
   ),
   layer(['deploy/**/*.ts'], ['cli', 'test'], 'deploy/ must not import cli or test'),
-  // Only deploy/ (and the CLI entry, bench and tests) read the environment.
+  // Only deploy/ (and bench and tests) read the environment; the CLI gets its configuration from deploy/config.ts.
   {
-    files: ['schemas/**/*.ts', 'processors/**/*.ts', 'sinks/**/*.ts', 'producers/**/*.ts', 'log/**/*.ts'],
+    files: [
+      'schemas/**/*.ts',
+      'processors/**/*.ts',
+      'sinks/**/*.ts',
+      'producers/**/*.ts',
+      'log/**/*.ts',
+      'cli/**/*.ts',
+      'demo/**/*.ts',
+      'index.ts',
+    ],
     ignores: ['**/*.test.ts'],
     rules: {
       'no-restricted-properties': [

@@ -34,8 +34,8 @@ Exit codes: ${Object.entries(EXIT)
 
 Examples:
   passk report examples/public-trials/tau_bench.jsonl
-  passk compare --baseline v1 --candidate v2 trials.jsonl
-  passk gate --baseline v1 --candidate v2 --must-not-break mnb.txt trials.jsonl`,
+  passk compare --baseline v1 --candidate v2 examples/refunds-v1-v2.jsonl
+  passk gate --baseline v1 --candidate v2 --must-not-break examples/must-not-break.txt examples/refunds-v1-v2.jsonl`,
   );
 
 try {

@@ -59,6 +59,8 @@ export const PasskConfig = z
         timeoutMs: z.number().int().positive().optional(),
       })
       .default({}),
+    /** The dashboard's token (`passk serve`, `passk demo`): `--token`, env `PASSK_DASHBOARD_TOKEN` or the config file. */
+    dashboard: z.object({ token: z.string().min(1).optional() }).default({}),
   })
   .superRefine((c, ctx) => {
     if (c.backend === 'kafka' && !c.kafka)
@@ -70,7 +72,14 @@ export const PasskConfig = z
   });
 export type PasskConfig = z.infer<typeof PasskConfig>;
 
-type Flags = Partial<{ backend: string; dataDir: string; config: string; judgeUrl: string; judgeModel: string }>;
+type Flags = Partial<{
+  backend: string;
+  dataDir: string;
+  config: string;
+  judgeUrl: string;
+  judgeModel: string;
+  token: string;
+}>;
 type Json = Record<string, unknown>;
 
 /** The settings the environment gives (exported for `passk config`, which shows where each value came from). */
@@ -86,6 +95,7 @@ export const fromEnv = (env: NodeJS.ProcessEnv): Json => {
     apiKey: env.PASSK_JUDGE_API_KEY || undefined,
     timeoutMs: env.PASSK_JUDGE_TIMEOUT_MS ? Number(env.PASSK_JUDGE_TIMEOUT_MS) : undefined,
   };
+  if (env.PASSK_DASHBOARD_TOKEN) out.dashboard = { token: env.PASSK_DASHBOARD_TOKEN };
   if (env.KAFKA_BROKERS || env.SCHEMA_REGISTRY_URL)
     out.kafka = {
       brokers: (env.KAFKA_BROKERS ?? '')
@@ -183,6 +193,7 @@ export const loadConfig = (
     backend: flags.backend,
     dataDir: flags.dataDir,
     judge: { url: flags.judgeUrl, model: flags.judgeModel },
+    dashboard: { token: flags.token },
   };
   const result = PasskConfig.safeParse(merge(file, fromEnv(env), fromFlags));
   if (!result.success)
@@ -191,4 +202,45 @@ export const loadConfig = (
         result.error.issues.map((i) => `${i.path.join('.') || '(root)'}: ${i.message}`).join('; '),
     );
   return { ...result.data, dataDir: resolve(cwd, result.data.dataDir) };
+};
+
+type Source = 'flag' | 'env' | 'file' | 'default';
+type Setting = { key: string; value: unknown; source: Source };
+
+/** Values never printed as they are. */
+const SECRET = new Set(['clickhouse.password', 'judge.apiKey', 'dashboard.token']);
+
+const leaves = (o: unknown, prefix = ''): [string, unknown][] =>
+  o && typeof o === 'object' && !Array.isArray(o)
+    ? Object.entries(o).flatMap(([k, v]) => leaves(v, prefix ? `${prefix}.${k}` : k))
+    : [[prefix, o]];
+
+const has = (layer: Record<string, unknown>, key: string): boolean => {
+  let cur: unknown = layer;
+  for (const part of key.split('.')) {
+    if (!cur || typeof cur !== 'object' || !(part in cur)) return false;
+    cur = (cur as Record<string, unknown>)[part];
+  }
+  return cur !== undefined;
+};
+
+/**
+ * The effective configuration (`passk config`), one line per setting, with the layer it came from: flags win over the
+ * environment, the environment over the config file, the file over the defaults (the order `loadConfig` merges them in).
+ */
+export const effectiveConfig = (
+  flags: { config?: string; backend?: string; dataDir?: string },
+  env: NodeJS.ProcessEnv = process.env,
+  cwd: string = process.cwd(),
+) => {
+  const config = loadConfig(flags, env, cwd);
+  const file = fromFile(flags.config ?? env.PASSK_CONFIG, cwd);
+  const envLayer = fromEnv(env);
+  const flagLayer = { backend: flags.backend, dataDir: flags.dataDir };
+  const settings: Setting[] = leaves(config).map(([key, value]) => ({
+    key,
+    value: SECRET.has(key) && value ? '***' : value,
+    source: has(flagLayer, key) ? 'flag' : has(envLayer, key) ? 'env' : has(file, key) ? 'file' : 'default',
+  }));
+  return { file: configFileOf(flags.config ?? env.PASSK_CONFIG, cwd), settings };
 };

@@ -23,7 +23,7 @@ import {
 import { PRODUCER_VERSION } from '../producers/version.ts';
 import { writeTrialUnit, type ClickHouseRowSink } from '../sinks/clickhouse/index.ts';
 import type { PasskConfig } from './config.ts';
-import { archiveTopology, ARCHIVED } from './archive.ts';
+import { archiveTopology, ARCHIVED } from '../processors/topologies/archive.ts';
 import { openEventLog } from './eventLog.ts';
 import { openStore, storeRowSink, type Store } from './store.ts';
 

@@ -1,5 +1,4 @@
 import { createHash, randomBytes } from 'node:crypto';
-import { decodeTime, ulid } from 'ulid';
 
 /**
  * Event ids are ULIDs: 48 bits of event time (ms) then 80 bits of entropy, Crockford base32,
@@ -30,8 +29,7 @@ const encodeRandom = (bytes: Uint8Array): string => {
 };
 
 /** A fresh, random event id whose time part is `atMs` (default: now). */
-export const newEventId = (atMs?: number): string =>
-  atMs === undefined ? ulid() : encodeTime(atMs) + encodeRandom(randomBytes(10));
+export const newEventId = (atMs: number = Date.now()): string => encodeTime(atMs) + encodeRandom(randomBytes(10));
 
 /**
  * A deterministic event id: the same parts always give the same id, so a re-run of a crashed job
@@ -43,6 +41,19 @@ export const deterministicEventId = (atMs: number, ...parts: readonly (string | 
   return encodeTime(atMs) + encodeRandom(digest.subarray(0, 10));
 };
 
-export const eventIdTime = (id: string): number => decodeTime(id);
+const MAX_TIME = 2 ** 48 - 1;
+
+/** The time part of an event id (epoch ms); throws on an id that is not a ULID. */
+export const eventIdTime = (id: string): number => {
+  if (id.length !== 26) throw new RangeError(`not a ULID (26 characters): ${id}`);
+  let t = 0;
+  for (const ch of id.slice(0, 10).toUpperCase()) {
+    const v = CROCKFORD.indexOf(ch);
+    if (v < 0) throw new RangeError(`not a ULID (invalid character ${JSON.stringify(ch)}): ${id}`);
+    t = t * 32 + v;
+  }
+  if (t > MAX_TIME) throw new RangeError(`not a ULID (time part too large): ${id}`);
+  return t;
+};
 
 export const EVENT_ID_PATTERN = /^[0-9A-HJKMNP-TV-Z]{26}$/;

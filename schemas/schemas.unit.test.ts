@@ -78,3 +78,19 @@ describe('topics and keys', () => {
     expect(topicOf(trial())).toBe(TOPICS.trials);
   });
 });
+
+describe('event ids', () => {
+  it('encode their time and give it back; a string that is not a ULID is refused', () => {
+    for (const t of [0, 1, 1_700_000_000_000, 2 ** 48 - 1]) {
+      expect(eventIdTime(newEventId(t))).toBe(t);
+      expect(eventIdTime(deterministicEventId(t, 'a', 1))).toBe(t);
+      expect(newEventId(t)).toMatch(EVENT_ID_PATTERN);
+    }
+    expect(deterministicEventId(5, 'a', 1)).toBe(deterministicEventId(5, 'a', 1));
+    expect(newEventId(5)).not.toBe(newEventId(5));
+    expect(eventIdTime('01ARZ3NDEKTSV4RRFFQ69G5FAV')).toBe(1469922850259); // the ULID spec's example, as the ulid package decodes it
+    expect(() => eventIdTime('8ZZZZZZZZZ0000000000000000')).toThrow(/too large/);
+    expect(() => eventIdTime('01ARZ3NDEKTSV4RRFFQ69G5FAU'.replace('A', 'U'))).toThrow(/invalid character/);
+    expect(() => eventIdTime('short')).toThrow(/26 characters/);
+  });
+});

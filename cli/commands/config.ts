@@ -1,48 +1,7 @@
 import type { Command } from 'commander';
-import { configFileOf, fromEnv, fromFile, loadConfig } from '../../deploy/config.ts';
+import { effectiveConfig } from '../../deploy/config.ts';
 import { table, text } from '../format/doc.ts';
 import { renderJson, renderTerminal } from '../format/render.ts';
-
-type Source = 'flag' | 'env' | 'file' | 'default';
-type Setting = { key: string; value: unknown; source: Source };
-
-/** Values never printed as they are. */
-const SECRET = new Set(['clickhouse.password', 'judge.apiKey']);
-
-const leaves = (o: unknown, prefix = ''): [string, unknown][] =>
-  o && typeof o === 'object' && !Array.isArray(o)
-    ? Object.entries(o).flatMap(([k, v]) => leaves(v, prefix ? `${prefix}.${k}` : k))
-    : [[prefix, o]];
-
-const has = (layer: Record<string, unknown>, key: string): boolean => {
-  let cur: unknown = layer;
-  for (const part of key.split('.')) {
-    if (!cur || typeof cur !== 'object' || !(part in cur)) return false;
-    cur = (cur as Record<string, unknown>)[part];
-  }
-  return cur !== undefined;
-};
-
-/**
- * The effective configuration, one line per setting, with the layer it came from: flags win over the environment,
- * the environment over the config file, the file over the defaults (the order `loadConfig` merges them in).
- */
-export const effectiveConfig = (
-  flags: { config?: string; backend?: string; dataDir?: string },
-  env: NodeJS.ProcessEnv,
-  cwd: string,
-) => {
-  const config = loadConfig(flags, env, cwd);
-  const file = fromFile(flags.config ?? env.PASSK_CONFIG, cwd);
-  const envLayer = fromEnv(env);
-  const flagLayer = { backend: flags.backend, dataDir: flags.dataDir };
-  const settings: Setting[] = leaves(config).map(([key, value]) => ({
-    key,
-    value: SECRET.has(key) && value ? '***' : value,
-    source: has(flagLayer, key) ? 'flag' : has(envLayer, key) ? 'env' : has(file, key) ? 'file' : 'default',
-  }));
-  return { file: configFileOf(flags.config ?? env.PASSK_CONFIG, cwd), settings };
-};
 
 export const configCommand = (program: Command): void => {
   program
@@ -64,7 +23,7 @@ Examples:
 Exit codes: 0 ok, 2 invalid configuration (the setting is named).`,
     )
     .action((flags: { json?: boolean }, cmd: Command) => {
-      const result = effectiveConfig(cmd.optsWithGlobals(), process.env, process.cwd());
+      const result = effectiveConfig(cmd.optsWithGlobals());
       if (flags.json) return void process.stdout.write(renderJson(result));
       const show = (v: unknown) => (v === undefined ? '—' : typeof v === 'string' ? v : JSON.stringify(v));
       process.stdout.write(

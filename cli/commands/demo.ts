@@ -227,8 +227,8 @@ Exit codes: 0 ok (the demo's first gate failing is the expected result), 2 bad f
         process.exitCode = EXIT.usage;
         return;
       }
-      const token = flags.token ?? process.env.PASSK_DASHBOARD_TOKEN;
       const config = demoConfig(loadConfig(cmd.optsWithGlobals()));
+      const token = config.dashboard.token;
       const namespace = config.backend === 'kafka' ? demoNamespace() : undefined;
       let log, store;
       try {

@@ -6,11 +6,11 @@ import {
   confirmedTraceIds,
   failureConfirmed,
   findTrace,
+  failureSignals,
   listProductionFailures,
-  listStoredFailures,
   type ProductionFailure,
 } from '../../producers/review/index.ts';
-import { StoreLocked } from '../../sinks/clickhouse/index.ts';
+import { listStoredFailures, StoreLocked } from '../../sinks/clickhouse/index.ts';
 import { TOPICS } from '../../schemas/topics.ts';
 import { InputError, PipelineError } from '../../schemas/errors.ts';
 import { heading, table, text } from '../format/doc.ts';
@@ -42,7 +42,9 @@ const fromStore = async (
   filter: { limit: number; agentVersion?: string; segment?: string },
 ): Promise<ProductionFailure[]> => {
   const confirmed = await withEventLog(cmd, confirmedTraceIds, config);
-  return withReader(cmd, (reader) => listStoredFailures(reader, { ...filter, alsoConfirmed: confirmed }));
+  return withReader(cmd, (reader) =>
+    listStoredFailures(reader, { ...filter, why: failureSignals, alsoConfirmed: confirmed }),
+  );
 };
 
 const excerpt = (s: string | undefined, n = 60) =>

@@ -47,8 +47,8 @@ Exit codes: 0 stopped by SIGINT/SIGTERM, 2 bad flag or config (e.g. a non-loopba
         process.exitCode = EXIT.usage;
         return;
       }
-      const token = flags.token ?? process.env.PASSK_DASHBOARD_TOKEN;
       const config = loadConfig(cmd.optsWithGlobals());
+      const token = config.dashboard.token;
       let log: EventLog | undefined;
       let store: Store | undefined;
       let processors: ProcessorsRun | undefined;

@@ -6,6 +6,7 @@ import { spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, rmSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { canInstallDebianChromium, findChromium, HOW_TO_GET_ONE, installDebianChromium } from './chromium.mjs';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
 const reportDir = join(root, '.reports');
@@ -13,11 +14,26 @@ const report = join(reportDir, 'vitest.json');
 mkdirSync(reportDir, { recursive: true });
 rmSync(report, { force: true });
 
+// The browser tests' Chromium (deploy/test/chromium.mjs), found once and handed to them as PASSK_CHROMIUM. Where there is
+// none, root on Debian gets Debian's chromium; anyone else gets one line saying how, and the browser tests fail.
+let browser = findChromium();
+if (!browser && canInstallDebianChromium()) browser = installDebianChromium() ? findChromium() : null;
+if (browser) console.error(`Browser tests: ${browser.path} (${browser.source})`);
+else console.error(HOW_TO_GET_ONE);
+
 const vitest = join(root, 'node_modules', 'vitest', 'vitest.mjs');
 const run = spawnSync(
   process.execPath,
   [vitest, 'run', '--reporter=default', '--reporter=json', `--outputFile.json=${report}`, ...process.argv.slice(2)],
-  { cwd: root, stdio: 'inherit', env: { ...process.env, KAFKAJS_NO_PARTITIONER_WARNING: '1' } },
+  {
+    cwd: root,
+    stdio: 'inherit',
+    env: {
+      ...process.env,
+      KAFKAJS_NO_PARTITIONER_WARNING: '1',
+      ...(browser ? { PASSK_CHROMIUM: browser.path } : {}),
+    },
+  },
 );
 
 let passed = 0;

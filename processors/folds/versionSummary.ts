@@ -55,18 +55,6 @@ const add = (s: VersionSummary, r: RowState, sign: 1 | -1): void => {
   else s.histogram[bin] = count;
 };
 
-/** Applies one row change (before: the row's previous state, if any) to a copy of the summary. */
-export const applyRowChange = (
-  summary: VersionSummary | undefined,
-  before: RowState | undefined,
-  after: RowState,
-): VersionSummary => {
-  const s = summary ? structuredClone(summary) : empty(after);
-  if (before) add(s, before, -1);
-  add(s, after, 1);
-  return s;
-};
-
 /** The summaries of many versions, updated in place from a batch's row changes (the topology's hot path). */
 export type VersionSummaries = Map<string, VersionSummary>;
 export const applyRowChanges = (

@@ -2,7 +2,7 @@ import { z } from 'zod';
 import type { FlatTrial } from '../../schemas/trialFile.ts';
 
 /**
- * The public-trials format (../shared/datasets/public-trials): one trial per line,
+ * The public-trials format (examples/public-trials/ in the repository): one trial per line,
  * `{"source", "model", "domain", "task_id", "trial", "reward", "passed"}`.
  * Mapping: suite ← domain, agent_version ← model, row_id ← task_id, attempt ← trial,
  * dataset_version and run_id ← source (or "public"), score ← reward.

@@ -1,4 +1,4 @@
-import { existsSync, readFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { InputError } from '../../schemas/errors.ts';
@@ -200,11 +200,11 @@ describe('judgment files and gate rules', () => {
 });
 
 describe('the τ-bench file', () => {
-  const shared = fileURLToPath(new URL('../../../shared/datasets/public-trials/tau_bench.jsonl', import.meta.url));
+  const original = fileURLToPath(new URL('../../examples/public-trials/tau_bench.jsonl', import.meta.url));
   const bundled = fileURLToPath(new URL('../../examples/tau-bench-gpt-4o.jsonl', import.meta.url));
-  it('the bundled example is the public tau_bench.jsonl (compared byte for byte when both are present)', () => {
+  it("the README's short example is the public tau_bench.jsonl, byte for byte", () => {
     const text = readFileSync(bundled, 'utf8');
-    if (existsSync(shared)) expect(text).toBe(readFileSync(shared, 'utf8'));
+    expect(text).toBe(readFileSync(original, 'utf8'));
     expect(text.trim().split('\n')).toHaveLength(660);
   });
 });

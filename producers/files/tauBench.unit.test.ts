@@ -1,13 +1,10 @@
-import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { buildReport, DEFAULT_REPORT_OPTIONS, groupTrials } from '../../processors/core/index.ts';
 import { readTrialFiles } from './readTrialFiles.ts';
 
-// The public file when it is mounted next to the repo; on a fresh clone, the byte-identical bundled copy.
-const shared = fileURLToPath(new URL('../../../shared/datasets/public-trials/tau_bench.jsonl', import.meta.url));
-const bundled = fileURLToPath(new URL('../../examples/tau-bench-gpt-4o.jsonl', import.meta.url));
-const TAU_BENCH = existsSync(shared) ? shared : bundled;
+// The public file, byte for byte (examples/public-trials/README.md).
+const TAU_BENCH = fileURLToPath(new URL('../../examples/public-trials/tau_bench.jsonl', import.meta.url));
 
 describe("τ-bench's README leaderboard, reproduced from the raw trials", async () => {
   const { trials } = await readTrialFiles([TAU_BENCH]);

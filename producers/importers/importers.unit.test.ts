@@ -9,7 +9,7 @@ import { detectFormat, parseResultsFile } from './detect.ts';
 import { inspectValue } from './inspect.ts';
 import { summarize } from './summary.ts';
 
-const DIR = fileURLToPath(new URL('../../../shared/datasets/tool-outputs', import.meta.url));
+const DIR = fileURLToPath(new URL('../../test/fixtures/tool-outputs', import.meta.url));
 const load = (name: string, opts = {}) => {
   const file = join(DIR, name);
   const text = readFileSync(file, 'utf8');

@@ -8,4 +8,3 @@ export {
   type Confirmation,
   type ProductionFailure,
 } from './failures.ts';
-export { listStoredFailures, traceOfRow } from './storeFailures.ts';

@@ -367,20 +367,18 @@ describe('graders', () => {
             seen.push({ ...r, ...(req.headers.authorization ? { auth: req.headers.authorization } : {}) });
             if (failNext > 0) return (failNext--, res.writeHead(502).end('bad gateway'));
             const answer = r.messages[1]!.content.includes('Answer to grade:\napprove') ? 'pass' : 'fail';
-            res
-              .writeHead(200, { 'content-type': 'application/json' })
-              .end(
-                JSON.stringify({
-                  choices: [
-                    {
-                      message: {
-                        role: 'assistant',
-                        content: `Sure:\n{"verdict": "${answer}", "score": ${answer === 'pass' ? 0.9 : 0.1}, "reason": "r"}`,
-                      },
+            res.writeHead(200, { 'content-type': 'application/json' }).end(
+              JSON.stringify({
+                choices: [
+                  {
+                    message: {
+                      role: 'assistant',
+                      content: `Sure:\n{"verdict": "${answer}", "score": ${answer === 'pass' ? 0.9 : 0.1}, "reason": "r"}`,
                     },
-                  ],
-                }),
-              );
+                  },
+                ],
+              }),
+            );
           });
       });
       await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));

@@ -1,5 +1,4 @@
-import { decodeTime, ulid } from 'ulid';
-import { deterministicEventId, EVENT_ID_PATTERN } from '../../schemas/ids.ts';
+import { deterministicEventId, EVENT_ID_PATTERN, eventIdTime, newEventId } from '../../schemas/ids.ts';
 
 /** The identity of one attempt: the same attempt always gets the same event id. */
 export interface TrialIdentity {
@@ -21,14 +20,14 @@ export const runTime = (runId: string): number => {
   const m = ULID_SUFFIX.exec(runId.toUpperCase());
   if (!m || !EVENT_ID_PATTERN.test(m[1]!)) return 0;
   try {
-    return decodeTime(m[1]!);
+    return eventIdTime(m[1]!);
   } catch {
     return 0;
   }
 };
 
 /** A new run id, `run-<ULID>`, whose time part is the start of the run. */
-export const newRunId = (atMs: number = Date.now()): string => `run-${ulid(atMs)}`;
+export const newRunId = (atMs: number = Date.now()): string => `run-${newEventId(atMs)}`;
 
 /** Deterministic id of a trial from (suite, dataset version, agent version, run, row, attempt). */
 export const trialEventId = (t: TrialIdentity): string =>

@@ -58,8 +58,3 @@ export const PasskEvent = z.discriminatedUnion('type', [
 ]);
 export type PasskEvent = z.infer<typeof PasskEvent>;
 export type EventOf<T extends EventType> = Extract<PasskEvent, { type: T }>;
-
-export const isEvent =
-  <T extends EventType>(type: T) =>
-  (e: PasskEvent): e is EventOf<T> =>
-    e.type === type;

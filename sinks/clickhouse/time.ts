@@ -6,6 +6,3 @@ export const toDateTime64 = (ms: number): string => {
   if (!Number.isInteger(ms) || ms < 0) throw new RangeError(`not an epoch-ms timestamp: ${ms}`);
   return `${Math.floor(ms / 1000)}.${String(ms % 1000).padStart(3, '0')}`;
 };
-
-/** Queries select `toUnixTimestamp64Milli(col)`, so times come back as epoch-ms numbers. */
-export const MS = (column: string): string => `toUnixTimestamp64Milli(${column})`;

@@ -2,19 +2,27 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { chromium, type BrowserContext, type Page } from 'playwright-core';
+import { findChromium, HOW_TO_GET_ONE } from '../../deploy/test/chromium.mjs';
 
 /**
- * Debian's Chromium driven by playwright-core (browser downloads fail on these machines; `.ci/run` installs
- * the `chromium` package). A fresh profile (user-data-dir) per launch, removed on close.
+ * A Chromium driven by playwright-core, found by deploy/test/chromium.mjs: Playwright's own browsers, else
+ * PASSK_CHROMIUM (which `npm test` sets to what it found or installed), else /usr/bin/chromium or chromium-browser.
+ * None found is a failure with one line saying how to get one, never a skip. A fresh profile (user-data-dir) per
+ * launch, removed on close.
  */
-export const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
+export const chromiumPath = (): string => {
+  const found = findChromium();
+  if (!found) throw new Error(HOW_TO_GET_ONE);
+  return found.path;
+};
 
 export const launchChromium = async (
   viewport = { width: 1360, height: 900 },
 ): Promise<{ context: BrowserContext; page: Page; close: () => Promise<void> }> => {
+  const executablePath = chromiumPath();
   const profile = mkdtempSync(join(tmpdir(), 'passk-chromium-'));
   const context = await chromium.launchPersistentContext(profile, {
-    executablePath: CHROMIUM,
+    executablePath,
     headless: true,
     viewport,
     args: [

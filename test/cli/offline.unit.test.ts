@@ -1,5 +1,4 @@
 import { execFile } from 'node:child_process';
-import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { beforeAll, describe, expect, it } from 'vitest';
 
@@ -17,8 +16,7 @@ const passk = (...args: string[]): Promise<Run> =>
     );
   });
 
-const shared = fileURLToPath(new URL('../../../shared/datasets/public-trials/tau_bench.jsonl', import.meta.url));
-const TAU_BENCH = existsSync(shared) ? shared : 'examples/tau-bench-gpt-4o.jsonl';
+const TAU_BENCH = 'examples/public-trials/tau_bench.jsonl';
 const versions = ['--baseline', 'v1', '--candidate', 'v2'];
 
 // The commands are independent: run them up front, two at a time (the CI box has two cores), then check each result.

@@ -133,13 +133,11 @@ export const workload = (rows: number): TrialRecorded[] => {
           }),
         );
   const dupes = out.filter((_, i) => i % 5 === 0);
-  const rivals = out
-    .slice(0, 20)
-    .map((t) => ({
-      ...t,
-      event_id: t.event_id.slice(0, 25) + (t.event_id.endsWith('Z') ? 'Y' : 'Z'),
-      passed: !t.passed,
-    }));
+  const rivals = out.slice(0, 20).map((t) => ({
+    ...t,
+    event_id: t.event_id.slice(0, 25) + (t.event_id.endsWith('Z') ? 'Y' : 'Z'),
+    passed: !t.passed,
+  }));
   return [...out, ...dupes, ...rivals];
 };
 

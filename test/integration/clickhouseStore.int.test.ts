@@ -11,6 +11,7 @@ import type { VersionSnapshot } from '../../processors/index.ts';
 import type { RowStateChanged } from '../../schemas/events/decisions.ts';
 import type { PasskEvent, TrialRecorded } from '../../schemas/events/index.ts';
 import { deterministicEventId } from '../../schemas/ids.ts';
+import { publicTrials } from '../helpers/fixtures.ts';
 import {
   alerts,
   appliedMigrations,
@@ -470,7 +471,7 @@ describe.each(targets)('store on $name', ({ open }) => {
   });
 
   it('τ-bench through the writer: the pass^k curve and the report equal the published table and `report FILE`', async () => {
-    const file = join(import.meta.dirname, '../../../shared/datasets/public-trials/tau_bench.jsonl');
+    const file = publicTrials('tau_bench.jsonl');
     const { trials } = await readTrialFiles([file]);
     await write(trials);
     const round = (xs: (number | null)[]) => xs.map((x) => (x === null ? null : Math.round(x * 1000) / 1000));

@@ -9,10 +9,10 @@ import { importFiles } from '../../producers/importers/importFiles.ts';
 import { readLog } from '../../producers/logReader.ts';
 import type { PasskEvent, TrialRecorded } from '../../schemas/events/index.ts';
 import { TOPICS } from '../../schemas/topics.ts';
-import { sharedPath } from '../helpers/shared.ts';
+import { PUBLIC_TRIALS, TOOL_OUTPUTS } from '../helpers/fixtures.ts';
 
-const TOOLS = sharedPath('datasets/tool-outputs');
-const PUBLIC = sharedPath('datasets/public-trials');
+const TOOLS = TOOL_OUTPUTS;
+const PUBLIC = PUBLIC_TRIALS;
 const noWait = { retries: 2, initialMs: 0, factor: 2, maxMs: 0 };
 
 let dir: string;

@@ -10,7 +10,7 @@ import { recordedAttempts } from '../../producers/runner/resume.ts';
 import { createRecorder, newRunId } from '../../producers/sdk/index.ts';
 import type { PasskEvent } from '../../schemas/events/index.ts';
 import { ALL_TOPICS, TOPICS } from '../../schemas/topics.ts';
-import { sharedPath } from '../helpers/shared.ts';
+import { toolOutput } from '../helpers/fixtures.ts';
 
 /** The producers on the distributed backend: the same code path as the embedded log. */
 const brokers = inject('kafkaBrokers').split(',');
@@ -72,7 +72,7 @@ describe('producers on Kafka + schema registry', () => {
   });
 
   it('importing a file twice records nothing new', async () => {
-    const file = sharedPath('datasets/tool-outputs', 'tau2-grok-4-airline-4trials.json');
+    const file = toolOutput('tau2-grok-4-airline-4trials.json');
     const first = await importFiles([file], {}, { publisher: log.publisher, source: log });
     const second = await importFiles([file], {}, { publisher: log.publisher, source: log });
     expect(first[0]).toMatchObject({ trials: 16, published: 17, skipped: 0 });

@@ -184,13 +184,11 @@ describe('passk run on the example refund agent', () => {
             model: (JSON.parse(body) as { model: string }).model,
             ...(req.headers.authorization ? { auth: req.headers.authorization } : {}),
           });
-          res
-            .writeHead(200, { 'content-type': 'application/json' })
-            .end(
-              JSON.stringify({
-                choices: [{ message: { role: 'assistant', content: '{"verdict": "pass", "score": 1}' } }],
-              }),
-            );
+          res.writeHead(200, { 'content-type': 'application/json' }).end(
+            JSON.stringify({
+              choices: [{ message: { role: 'assistant', content: '{"verdict": "pass", "score": 1}' } }],
+            }),
+          );
         });
     });
     await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));

@@ -1,12 +1,12 @@
 import { z } from 'zod';
-import type { TraceSampled } from '../../schemas/events/index.ts';
-import { select, type Querier } from '../../sinks/clickhouse/index.ts';
-import { failureSignals, type ProductionFailure } from './failures.ts';
+import type { TraceSampled } from '../../../schemas/events/index.ts';
+import { select, type Querier } from './select.ts';
 
 /**
  * Sampled production failures from the store (the processors' `traces` and `confirmed_failures` tables),
  * for `passk review`: the store keeps traces for their retention and answers by index, where the log
- * would have to be read whole. Traces reach it through `passk process`.
+ * would have to be read whole. Traces reach it through `passk process`. Whether a candidate is a failure is the
+ * review's rule (producers/review/failures.ts `failureSignals`), passed in as `why`.
  */
 
 const Row = z.object({
@@ -101,11 +101,18 @@ const QUERY = `
  */
 export const listStoredFailures = async (
   client: Querier,
-  opts: { agentVersion?: string; segment?: string; limit?: number; alsoConfirmed?: ReadonlySet<string> } = {},
-): Promise<ProductionFailure[]> => {
+  opts: {
+    /** Why a stored trace is a failure; none = it is not one. */
+    why: (trace: TraceSampled) => string[];
+    agentVersion?: string;
+    segment?: string;
+    limit?: number;
+    alsoConfirmed?: ReadonlySet<string>;
+  },
+): Promise<{ trace: TraceSampled; why: string[] }[]> => {
   const limit = opts.limit ?? Infinity;
   const page = Math.min(10_000, Math.max(200, Number.isFinite(limit) ? limit * 2 : 1_000));
-  const out: ProductionFailure[] = [];
+  const out: { trace: TraceSampled; why: string[] }[] = [];
   for (let offset = 0; out.length < limit; offset += page) {
     const rows = await select(client, Row, QUERY, {
       agent_version: opts.agentVersion ?? '',
@@ -116,7 +123,7 @@ export const listStoredFailures = async (
     for (const r of rows) {
       if (opts.alsoConfirmed?.has(r.trace_id)) continue;
       const trace = traceOfRow(r);
-      const why = failureSignals(trace);
+      const why = opts.why(trace);
       if (why.length > 0 && out.length < limit) out.push({ trace, why });
     }
     if (rows.length < page) break;

@@ -1,11 +1,11 @@
 import { map, type Observable } from 'rxjs';
-import { createInFlight } from '../processors/operators/inFlight.ts';
-import { writeRows } from '../processors/operators/writeRows.ts';
-import type { EventSink, TopologyOptions } from '../processors/topologies/eventPorts.ts';
-import { runTopology } from '../processors/topologies/runner.ts';
-import type { EventSource } from '../processors/ports.ts';
-import type { PasskEvent } from '../schemas/events/index.ts';
-import { TOPICS, type Topic } from '../schemas/topics.ts';
+import { createInFlight } from '../operators/inFlight.ts';
+import { writeRows } from '../operators/writeRows.ts';
+import type { EventSink, TopologyOptions } from './eventPorts.ts';
+import { runTopology } from './runner.ts';
+import type { EventSource } from '../ports.ts';
+import type { PasskEvent } from '../../schemas/events/index.ts';
+import { TOPICS, type Topic } from '../../schemas/topics.ts';
 
 /**
  * Events no fold consumes but the store must hold as they are: judge verdicts and human labels (the Judges view,
