@@ -8,3 +8,4 @@ export {
   type ItemResult,
 } from './ingest.ts';
 export { createIngestServer, type IngestServer } from './server.ts';
+export { ingestOpenApi } from './openapi.ts';

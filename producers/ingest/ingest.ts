@@ -15,6 +15,7 @@ import { InvalidRecord } from '../sdk/inputs.ts';
 import { createMemoryPublisher } from '../sdk/memoryPublisher.ts';
 import { createRecorder } from '../sdk/recorder.ts';
 import { PRODUCER_VERSION } from '../version.ts';
+import { ingestOpenApi } from './openapi.ts';
 
 export const INGEST_PRODUCER = `passk-ingest/${PRODUCER_VERSION}`;
 export const INGEST_KINDS = ['trials', 'traces', 'judgments', 'labels'] as const;
@@ -266,7 +267,14 @@ export const createIngestRoutes = (opts: IngestOptions) => {
     return { status, body: answer };
   };
 
+  let openapi: string | undefined;
   return async (req: IncomingMessage, res: ServerResponse, pathname: string): Promise<boolean> => {
+    if (pathname === '/api/v1/openapi.json' && (req.method === 'GET' || req.method === 'HEAD')) {
+      openapi ??= JSON.stringify(ingestOpenApi(), null, 2);
+      res.writeHead(200, { 'content-type': 'application/json; charset=utf-8' });
+      res.end(req.method === 'HEAD' ? undefined : openapi);
+      return true;
+    }
     const m = /^\/api\/v1\/(trials|traces|judgments|labels)$/.exec(pathname);
     if (!m) return false;
     try {

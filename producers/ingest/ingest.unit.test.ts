@@ -1,6 +1,6 @@
 import Database from 'better-sqlite3';
 import fc from 'fast-check';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { gzipSync } from 'node:zlib';
@@ -118,6 +118,16 @@ describe('HTTP ingest API', () => {
     expect(type.status).toBe(415);
     const garbage = await post('/api/v1/trials', '{"suite":', {});
     expect(garbage.status).toBe(400);
+  });
+
+  it('serves its OpenAPI 3.1 document, the one in docs/ (npm run openapi regenerates it)', async () => {
+    const res = await fetch(new URL('/api/v1/openapi.json', server.url));
+    expect(res.status).toBe(200);
+    const doc = (await res.json()) as { openapi: string; paths: object; components: { schemas: object } };
+    expect(doc.openapi).toBe('3.1.0');
+    expect(Object.keys(doc.paths)).toEqual(['/api/v1/trials', '/api/v1/traces', '/api/v1/judgments', '/api/v1/labels']);
+    expect(doc.components.schemas).toHaveProperty('FlatTrial.required', expect.arrayContaining(['suite', 'passed']));
+    expect(doc).toEqual(JSON.parse(readFileSync(new URL('../../docs/openapi.json', import.meta.url), 'utf8')));
   });
 
   it('never crashes on malformed bodies and content types (fuzz)', async () => {
