@@ -5,7 +5,7 @@
  * `npx passk report` reports them.
  */
 import { execFileSync } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -29,8 +29,18 @@ beforeAll(() => {
   expect(packed!.files.map((f) => f.path)).toContain('dist/index.js');
   mkdirSync(app);
   writeFileSync(join(app, 'package.json'), JSON.stringify({ name: 'app', private: true, type: 'module' }));
-  run('npm', ['install', '--prefer-offline', '--no-audit', '--no-fund', '--omit=dev', tarball], app);
-}, 1_500_000);
+  // From npm's cache (filled by the repository's own install), without install scripts: better-sqlite3's script
+  // downloads a prebuilt addon or compiles one (network, minutes). Its addon is the one the repository built, for
+  // the same version and the same Node; the package under test is passk's tarball, not that build.
+  run('npm', ['install', '--offline', '--ignore-scripts', '--no-audit', '--no-fund', '--omit=dev', tarball], app);
+  const addon = (base: string) => join(base, 'node_modules', 'better-sqlite3');
+  const version = (base: string) => JSON.parse(readFileSync(join(addon(base), 'package.json'), 'utf8')).version;
+  expect(version(app)).toBe(version(ROOT));
+  cpSync(
+    join(addon(ROOT), 'build', 'Release', 'better_sqlite3.node'),
+    join(addon(app), 'build', 'Release', 'better_sqlite3.node'),
+  );
+}, 900_000);
 afterAll(() => rmSync(work, { recursive: true, force: true }));
 
 describe('the packed tarball on plain Node 20', () => {
