@@ -4,9 +4,11 @@
  *
  *   npm run bench                      processors, event log and store (embedded)
  *   npm run bench -- processors sink   only those (processors, growth, freshness, log, sink)
+ *   npm run bench -- startup           CLI start-up: built dist/ against the tsx dev entry
  *   KAFKA_BROKERS=… SCHEMA_REGISTRY_URL=… npm run bench   also through Kafka
  *   PASSK_BENCH_SCALE=0.1 npm run bench                 a tenth of the default sizes (a quick look)
  */
+import { fileURLToPath } from 'node:url';
 import Table from 'cli-table3';
 import { loadConfig } from '../deploy/config.ts';
 import { openEventLog } from '../deploy/eventLog.ts';
@@ -16,6 +18,7 @@ import { benchGrowth } from './growth.ts';
 import { benchProcessors } from './processors.ts';
 import { implausible, memoryBandwidth, type Checked } from './plausible.ts';
 import { benchSink } from './sink.ts';
+import { benchStartup } from './startup.ts';
 
 const scale = Number(process.env.PASSK_BENCH_SCALE ?? 1);
 const only = new Set(process.argv.slice(2));
@@ -164,6 +167,19 @@ if (wanted('sink')) {
   log(
     `summary target: under 100 ms per 1M trials; from version_summaries ${per1M(r.summary.summaries.ms)}, from row_state ${per1M(r.summary.row_state.ms)}, from trials ${per1M(r.summary.trials.ms)}`,
   );
+}
+
+if (wanted('startup')) {
+  log('CLI start-up: dist/cli/bin.js against bin/passk.mjs (tsx) …');
+  const root = fileURLToPath(new URL('..', import.meta.url));
+  for (const l of benchStartup({ root, runs: Math.max(3, Math.round(5 * scale)), log }))
+    table.push([
+      `${l.name} (built, median)`,
+      `${l.builtMs.toFixed(0)} ms`,
+      'dev entry through tsx',
+      `${l.devMs.toFixed(0)} ms`,
+      `${(l.devMs / l.builtMs).toFixed(2)}× faster`,
+    ]);
 }
 
 process.stdout.write(`${table.toString()}\n`);

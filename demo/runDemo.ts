@@ -37,7 +37,10 @@ export interface DemoOptions {
   readonly clock?: () => number;
 }
 
-const agentPath = (version: AgentVersion): string => fileURLToPath(new URL(`./agents/${version}.ts`, import.meta.url));
+/** The agent's module: its TypeScript source in the repository, its compiled JavaScript in the built package. */
+const AGENT_EXT = import.meta.url.endsWith('.js') ? 'js' : 'ts';
+const agentPath = (version: AgentVersion): string =>
+  fileURLToPath(new URL(`./agents/${version}.${AGENT_EXT}`, import.meta.url));
 
 export const toRunnerRow = (r: DemoRow): DatasetRow => ({
   id: r.row_id,

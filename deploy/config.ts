@@ -61,6 +61,8 @@ export const PasskConfig = z
       .default({}),
     /** The dashboard's token (`passk serve`, `passk demo`): `--token`, env `PASSK_DASHBOARD_TOKEN` or the config file. */
     dashboard: z.object({ token: z.string().min(1).optional() }).default({}),
+    /** The ingest API's write token (`passk ingest`, `passk serve --ingest-token`): env `PASSK_INGEST_TOKEN` or the config file. */
+    ingest: z.object({ token: z.string().min(1).optional() }).default({}),
   })
   .superRefine((c, ctx) => {
     if (c.backend === 'kafka' && !c.kafka)
@@ -96,6 +98,7 @@ export const fromEnv = (env: NodeJS.ProcessEnv): Json => {
     timeoutMs: env.PASSK_JUDGE_TIMEOUT_MS ? Number(env.PASSK_JUDGE_TIMEOUT_MS) : undefined,
   };
   if (env.PASSK_DASHBOARD_TOKEN) out.dashboard = { token: env.PASSK_DASHBOARD_TOKEN };
+  if (env.PASSK_INGEST_TOKEN) out.ingest = { token: env.PASSK_INGEST_TOKEN };
   if (env.KAFKA_BROKERS || env.SCHEMA_REGISTRY_URL)
     out.kafka = {
       brokers: (env.KAFKA_BROKERS ?? '')
@@ -208,7 +211,7 @@ type Source = 'flag' | 'env' | 'file' | 'default';
 type Setting = { key: string; value: unknown; source: Source };
 
 /** Values never printed as they are. */
-const SECRET = new Set(['clickhouse.password', 'judge.apiKey', 'dashboard.token']);
+const SECRET = new Set(['clickhouse.password', 'judge.apiKey', 'dashboard.token', 'ingest.token']);
 
 const leaves = (o: unknown, prefix = ''): [string, unknown][] =>
   o && typeof o === 'object' && !Array.isArray(o)

@@ -16,6 +16,7 @@ export const COMMANDS: Record<string, () => Promise<AddCommand>> = {
   process: async () => (await import('./process.ts')).processCommand,
   demo: async () => (await import('./demo.ts')).demoCommand,
   serve: async () => (await import('./serve.ts')).serveCommand,
+  ingest: async () => (await import('./ingest.ts')).ingestCommand,
   sample: async () => (await import('./sample.ts')).sampleCommand,
   review: async () => (await import('./review.ts')).reviewCommand,
   dataset: async () => (await import('./dataset.ts')).datasetCommand,

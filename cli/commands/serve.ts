@@ -9,9 +9,17 @@ import { PipelineError } from '../../schemas/errors.ts';
 import { StoreLocked } from '../../sinks/clickhouse/index.ts';
 import { clickhouseDashboardData } from '../../sinks/dashboard/clickhouseData.ts';
 import { createDashboardServer, DashboardConfigError, type DashboardServer } from '../../sinks/dashboard/index.ts';
+import { createIngestRoutes } from '../../producers/ingest/index.ts';
 import { EXIT } from '../exitCodes.ts';
 
-type ServeFlags = { host: string; port: string; token?: string; process: boolean; json?: boolean };
+type ServeFlags = {
+  host: string;
+  port: string;
+  token?: string;
+  ingestToken?: string;
+  process: boolean;
+  json?: boolean;
+};
 
 export const serveCommand = (program: Command): void => {
   program
@@ -26,6 +34,10 @@ export const serveCommand = (program: Command): void => {
     .option('--host <host>', 'address to bind (anything but loopback needs --token)', '127.0.0.1')
     .option('--port <port>', 'port (0 = any free port)', '7357')
     .option('--token <token>', 'token every request must carry, 16+ characters (env PASSK_DASHBOARD_TOKEN)')
+    .option(
+      '--ingest-token <token>',
+      'write token of the ingest API at /api/v1/* (env PASSK_INGEST_TOKEN); without it, writes are refused',
+    )
     .option('--no-process', 'only read the store; the processors run elsewhere (a ClickHouse server)')
     .option('--json', 'print {"url": …} as JSON once listening (for scripts)')
     .addHelpText(
@@ -49,6 +61,7 @@ Exit codes: 0 stopped by SIGINT/SIGTERM, 2 bad flag or config (e.g. a non-loopba
       }
       const config = loadConfig(cmd.optsWithGlobals());
       const token = config.dashboard.token;
+      const ingestToken = flags.ingestToken ?? config.ingest.token;
       let log: EventLog | undefined;
       let store: Store | undefined;
       let processors: ProcessorsRun | undefined;
@@ -65,8 +78,8 @@ Exit codes: 0 stopped by SIGINT/SIGTERM, 2 bad flag or config (e.g. a non-loopba
       try {
         store = await openStore(config);
         unshare = await shareStore(config, store, 'serve');
-        if (flags.process) {
-          log = await openEventLog(config);
+        if (flags.process || ingestToken) log = await openEventLog(config);
+        if (flags.process && log) {
           processors = await startProcessors(config, { log, instanceId: `serve-${process.pid}` });
         }
         server = await createDashboardServer({
@@ -74,6 +87,7 @@ Exit codes: 0 stopped by SIGINT/SIGTERM, 2 bad flag or config (e.g. a non-loopba
           host: flags.host,
           port,
           ...(token ? { token } : {}),
+          ...(log ? { routes: createIngestRoutes({ publisher: log.publisher, token: ingestToken }) } : {}),
         });
       } catch (e) {
         await shutdown();

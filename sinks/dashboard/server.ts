@@ -17,6 +17,11 @@ export type DashboardServerOptions = {
   /** How often the store's watermark is checked while a page listens. @default 1000 */
   pollMs?: number;
   onError?: (e: unknown) => void;
+  /**
+   * Routes served before the dashboard's own (the ingest API, with its own write token): handles the request and
+   * returns true, or returns false to leave it to the dashboard.
+   */
+  routes?: (req: IncomingMessage, res: ServerResponse, pathname: string) => Promise<boolean>;
 };
 
 export interface DashboardServer {
@@ -58,6 +63,7 @@ export const createDashboardServer = async (opts: DashboardServerOptions): Promi
 
   const handle = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
     const url = new URL(req.url ?? '/', 'http://dashboard');
+    if (opts.routes && (await opts.routes(req, res, url.pathname))) return;
     const auth = authorize(req, url, { token: opts.token, loopback });
     if (auth === 'bad_host') return sendJson(res, 421, { error: 'unexpected Host header' });
     if (auth === 'unauthorized') return sendJson(res, 401, { error: 'a valid token is required' });

@@ -1,0 +1,11 @@
+export {
+  createIngestRoutes,
+  INGEST_KINDS,
+  INGEST_PRODUCER,
+  type IngestAnswer,
+  type IngestKind,
+  type IngestOptions,
+  type ItemResult,
+} from './ingest.ts';
+export { createIngestServer, type IngestServer } from './server.ts';
+export { ingestOpenApi } from './openapi.ts';

@@ -1,0 +1,309 @@
+/**
+ * The HTTP ingest API: `POST /api/v1/{trials,traces,judgments,labels}` with a JSON array or NDJSON of the flat
+ * shapes the SDK takes (the flat trial format for trials). Each item is validated by the same zod schemas (and gets
+ * the same deterministic event id) as through the SDK; the valid ones are published in one call and the answer is
+ * sent only once they are durable in the log. A rejected item writes nothing.
+ */
+import { timingSafeEqual } from 'node:crypto';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { createGunzip } from 'node:zlib';
+import type { EventPublisher } from '../../processors/ports.ts';
+import { EventTooLarge, InputError, PipelineError } from '../../schemas/errors.ts';
+import type { PasskEvent } from '../../schemas/events/index.ts';
+import { parseTrialRecord } from '../files/trialLines.ts';
+import { InvalidRecord } from '../sdk/inputs.ts';
+import { createMemoryPublisher } from '../sdk/memoryPublisher.ts';
+import { createRecorder } from '../sdk/recorder.ts';
+import { PRODUCER_VERSION } from '../version.ts';
+import { ingestOpenApi } from './openapi.ts';
+
+export const INGEST_PRODUCER = `passk-ingest/${PRODUCER_VERSION}`;
+export const INGEST_KINDS = ['trials', 'traces', 'judgments', 'labels'] as const;
+export type IngestKind = (typeof INGEST_KINDS)[number];
+
+export type ItemResult =
+  | { index: number; status: 'accepted' | 'duplicate'; event_id: string }
+  | { index: number; status: 'rejected'; field: string; reason: string };
+
+export interface IngestAnswer {
+  accepted: number;
+  duplicates: number;
+  rejected: number;
+  items: ItemResult[];
+}
+
+export interface IngestOptions {
+  readonly publisher: EventPublisher;
+  /** Writes need `Authorization: Bearer <token>`. Without a token, writes are refused (401). */
+  readonly token?: string;
+  /** Largest request body, after gunzip. @default 16 MiB */
+  readonly maxBodyBytes?: number;
+  /** Requests publishing at once; beyond that the answer is 429 with Retry-After. @default 16 */
+  readonly maxInFlight?: number;
+  /** Event ids acknowledged recently, remembered to answer `duplicate`. @default 1_000_000 */
+  readonly rememberIds?: number;
+  readonly onError?: (e: unknown) => void;
+}
+
+class HttpError extends Error {
+  constructor(
+    readonly status: number,
+    message: string,
+    readonly headers: Record<string, string> = {},
+  ) {
+    super(message);
+  }
+}
+
+const sameToken = (a: string, b: string): boolean => {
+  const x = Buffer.from(a);
+  const y = Buffer.from(b);
+  return x.length === y.length && timingSafeEqual(x, y);
+};
+
+/** Reads the body, gunzipping `Content-Encoding: gzip`, refusing more than `max` bytes with 413. */
+export const readBody = async (req: IncomingMessage, max: number): Promise<Buffer> => {
+  const encoding = (req.headers['content-encoding'] ?? 'identity').toLowerCase();
+  if (encoding !== 'identity' && encoding !== 'gzip')
+    throw new HttpError(415, `unsupported Content-Encoding "${encoding}" (gzip or none)`);
+  const declared = Number(req.headers['content-length'] ?? NaN);
+  if (encoding === 'identity' && declared > max)
+    throw new HttpError(413, `the body is ${declared} bytes; the limit is ${max}`);
+  const source = encoding === 'gzip' ? req.pipe(createGunzip()) : req;
+  const chunks: Buffer[] = [];
+  let size = 0;
+  try {
+    for await (const chunk of source as AsyncIterable<Buffer>) {
+      size += chunk.length;
+      if (size > max) {
+        req.resume();
+        throw new HttpError(413, `the body is over ${max} bytes${encoding === 'gzip' ? ' (after gunzip)' : ''}`);
+      }
+      chunks.push(chunk);
+    }
+  } catch (e) {
+    if (e instanceof HttpError) throw e;
+    throw new HttpError(400, `the body could not be read: ${(e as Error).message}`);
+  }
+  return Buffer.concat(chunks);
+};
+
+/** A JSON array, or NDJSON (one value per line). Each item keeps its 0-based index (array) or line - 1 (NDJSON). */
+export const splitItems = (text: string, contentType: string): { index: number; value?: unknown; error?: string }[] => {
+  const body = text.replace(/^\uFEFF/, '');
+  if (contentType === 'application/json') {
+    let parsed: unknown;
+    try {
+      parsed = JSON.parse(body);
+    } catch (e) {
+      throw new HttpError(400, `the body is not valid JSON: ${(e as Error).message}`);
+    }
+    const items = Array.isArray(parsed) ? parsed : [parsed];
+    return items.map((value, index) => ({ index, value }));
+  }
+  const out: { index: number; value?: unknown; error?: string }[] = [];
+  body.split(/\r?\n/).forEach((line, index) => {
+    if (line.trim() === '') return;
+    try {
+      out.push({ index, value: JSON.parse(line) });
+    } catch (e) {
+      out.push({ index, error: `not valid JSON: ${(e as Error).message}` });
+    }
+  });
+  return out;
+};
+
+const CONTENT_TYPES = new Set(['application/json', 'application/x-ndjson', 'application/jsonl', 'application/ndjson']);
+
+const fieldOf = (e: unknown): { field: string; reason: string } | undefined => {
+  if (e instanceof InvalidRecord)
+    return {
+      field: e.issues[0]?.field ?? '(root)',
+      reason: e.issues.map((i) => (e.issues.length > 1 ? `${i.field}: ${i.message}` : i.message)).join('; '),
+    };
+  if (e instanceof InputError)
+    return { field: e.where.field ?? '(root)', reason: e.message.replace(/^.*?field [^:]*: /, '') };
+  return undefined;
+};
+
+type Item = { index: number; value?: unknown; error?: string };
+type Built = { index: number; event: PasskEvent } | { index: number; field: string; reason: string };
+
+/**
+ * Validates every item into its event exactly as the SDK does: trials through the flat trial format's reader,
+ * the rest through the SDK's recorder (over a publisher that only collects), so the schemas and the
+ * deterministic event ids are the SDK's own.
+ */
+export const buildEvents = async (kind: IngestKind, items: readonly Item[]): Promise<Built[]> => {
+  const out: Built[] = [];
+  if (kind === 'trials') {
+    for (const it of items) {
+      if (it.error !== undefined) {
+        out.push({ index: it.index, field: '(root)', reason: it.error });
+        continue;
+      }
+      try {
+        out.push({
+          index: it.index,
+          event: { ...parseTrialRecord(it.value, { file: 'item', line: it.index }), producer: INGEST_PRODUCER },
+        });
+      } catch (e) {
+        const f = fieldOf(e);
+        if (!f) throw e;
+        out.push({ index: it.index, ...f });
+      }
+    }
+    return out;
+  }
+  const sink = createMemoryPublisher({ maxEventBytes: Number.MAX_SAFE_INTEGER });
+  const recorder = createRecorder({
+    publisher: sink,
+    producer: INGEST_PRODUCER,
+    maxBatch: 1_000_000,
+    maxBuffered: Infinity,
+  });
+  const record = (v: unknown) =>
+    kind === 'traces'
+      ? recorder.recordTrace(v as never)
+      : kind === 'judgments'
+        ? recorder.recordJudgment(v as never)
+        : recorder.recordLabel(v as never);
+  const accepted: number[] = [];
+  for (const it of items) {
+    if (it.error !== undefined) {
+      out.push({ index: it.index, field: '(root)', reason: it.error });
+      continue;
+    }
+    try {
+      record(it.value).catch(() => undefined);
+      accepted.push(out.length);
+      out.push({ index: it.index, field: '', reason: '' });
+    } catch (e) {
+      const f = fieldOf(e);
+      if (!f) throw e;
+      out.push({ index: it.index, ...f });
+    }
+  }
+  await recorder.close();
+  accepted.forEach((slot, i) => (out[slot] = { index: out[slot]!.index, event: sink.events[i]! }));
+  return out;
+};
+
+/** Handles `/api/v1/*` ingest requests; returns false for any other path (the caller serves it). */
+export const createIngestRoutes = (opts: IngestOptions) => {
+  const max = opts.maxBodyBytes ?? 16 * 1024 * 1024;
+  const maxInFlight = opts.maxInFlight ?? 16;
+  const remember = opts.rememberIds ?? 1_000_000;
+  const seen = new Set<string>();
+  const onError = opts.onError ?? ((e: unknown) => process.stderr.write(`ingest: ${(e as Error).message}\n`));
+  let inFlight = 0;
+
+  const note = (id: string) => {
+    seen.add(id);
+    if (seen.size > remember) seen.delete(seen.values().next().value!);
+  };
+
+  const send = (res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}) => {
+    res.writeHead(status, {
+      'content-type': 'application/json; charset=utf-8',
+      'cache-control': 'no-store',
+      ...headers,
+    });
+    res.end(JSON.stringify(body));
+  };
+
+  const ingest = async (kind: IngestKind, req: IncomingMessage): Promise<{ status: number; body: IngestAnswer }> => {
+    const type = (req.headers['content-type'] ?? '').split(';')[0]!.trim().toLowerCase();
+    if (!CONTENT_TYPES.has(type))
+      throw new HttpError(
+        415,
+        `Content-Type must be application/json or application/x-ndjson, got "${type || '(none)'}"`,
+      );
+    const body = await readBody(req, max);
+    const text = new TextDecoder('utf-8', { fatal: true, ignoreBOM: false });
+    let decoded: string;
+    try {
+      decoded = text.decode(body);
+    } catch {
+      throw new HttpError(400, 'the body is not valid UTF-8');
+    }
+    const items = splitItems(decoded, type);
+    if (items.length === 0) throw new HttpError(400, 'the body holds no items');
+    const built = await buildEvents(kind, items);
+    const results: ItemResult[] = [];
+    const toPublish: PasskEvent[] = [];
+    const inBatch = new Set<string>();
+    for (const b of built) {
+      if (!('event' in b)) {
+        results.push({ index: b.index, status: 'rejected', field: b.field, reason: b.reason });
+        continue;
+      }
+      const id = b.event.event_id;
+      const dup = inBatch.has(id) || seen.has(id);
+      results.push({ index: b.index, status: dup ? 'duplicate' : 'accepted', event_id: id });
+      if (!dup) {
+        inBatch.add(id);
+        toPublish.push(b.event);
+      }
+    }
+    if (toPublish.length > 0) {
+      try {
+        await opts.publisher.publish(toPublish);
+      } catch (e) {
+        if (e instanceof EventTooLarge) throw new HttpError(413, e.message);
+        if (e instanceof PipelineError && e.retriable)
+          throw new HttpError(503, `the event log is unavailable: ${e.message}`, { 'retry-after': '1' });
+        throw e;
+      }
+      for (const e of toPublish) note(e.event_id);
+    }
+    const answer: IngestAnswer = {
+      accepted: results.filter((r) => r.status === 'accepted').length,
+      duplicates: results.filter((r) => r.status === 'duplicate').length,
+      rejected: results.filter((r) => r.status === 'rejected').length,
+      items: results,
+    };
+    const status = answer.rejected === 0 ? 200 : answer.rejected === results.length ? 400 : 207;
+    return { status, body: answer };
+  };
+
+  let openapi: string | undefined;
+  return async (req: IncomingMessage, res: ServerResponse, pathname: string): Promise<boolean> => {
+    if (pathname === '/api/v1/openapi.json' && (req.method === 'GET' || req.method === 'HEAD')) {
+      openapi ??= JSON.stringify(ingestOpenApi(), null, 2);
+      res.writeHead(200, { 'content-type': 'application/json; charset=utf-8' });
+      res.end(req.method === 'HEAD' ? undefined : openapi);
+      return true;
+    }
+    const m = /^\/api\/v1\/(trials|traces|judgments|labels)$/.exec(pathname);
+    if (!m) return false;
+    try {
+      if (req.method !== 'POST') throw new HttpError(405, 'only POST', { allow: 'POST' });
+      const bearer = /^Bearer (.+)$/.exec(req.headers.authorization ?? '')?.[1];
+      if (opts.token === undefined)
+        throw new HttpError(401, 'writes are disabled: start the server with a write token (PASSK_INGEST_TOKEN)');
+      if (bearer === undefined || !sameToken(bearer, opts.token))
+        throw new HttpError(401, 'a valid write token is required (Authorization: Bearer …)', {
+          'www-authenticate': 'Bearer',
+        });
+      if (inFlight >= maxInFlight)
+        throw new HttpError(429, `${inFlight} requests are being written; retry shortly`, { 'retry-after': '1' });
+      inFlight++;
+      try {
+        const { status, body } = await ingest(m[1] as IngestKind, req);
+        send(res, status, body);
+      } finally {
+        inFlight--;
+      }
+    } catch (e) {
+      if (e instanceof HttpError) {
+        if (!req.complete) req.resume();
+        send(res, e.status, { error: e.message }, e.headers);
+      } else {
+        onError(e);
+        send(res, 500, { error: e instanceof Error ? e.message : String(e) });
+      }
+    }
+    return true;
+  };
+};

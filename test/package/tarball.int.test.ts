@@ -1,0 +1,98 @@
+/**
+ * The published package, as a user gets it: `npm pack` (its `prepack` runs `npm run build`), the tarball
+ * installed into an empty project outside the repository, and there, with plain `node` (no tsx loader, no
+ * TypeScript), `import { createRecorder } from 'passk'` records trials to an embedded data dir and
+ * `npx passk report` reports them.
+ */
+import { execFileSync } from 'node:child_process';
+import { cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+
+const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
+const work = mkdtempSync(join(tmpdir(), 'passk-tarball-'));
+const app = join(work, 'app');
+// Plain node: nothing inherited that could load tsx or point back into the repository.
+const env = Object.fromEntries(
+  Object.entries(process.env).filter(([k]) => !['NODE_OPTIONS', 'NODE_PATH'].includes(k) && !k.startsWith('PASSK_')),
+);
+const run = (cmd: string, args: string[], cwd: string) =>
+  execFileSync(cmd, args, { cwd, env, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'], maxBuffer: 64 << 20 });
+
+let tarball = '';
+beforeAll(() => {
+  const out = run('npm', ['pack', '--json', '--pack-destination', work], ROOT);
+  const [packed] = JSON.parse(out.slice(out.indexOf('['))) as { filename: string; files: { path: string }[] }[];
+  tarball = join(work, packed!.filename);
+  expect(packed!.files.map((f) => f.path)).toContain('dist/index.js');
+  mkdirSync(app);
+  writeFileSync(join(app, 'package.json'), JSON.stringify({ name: 'app', private: true, type: 'module' }));
+  // From npm's cache (filled by the repository's own install), without install scripts: better-sqlite3's script
+  // downloads a prebuilt addon or compiles one (network, minutes). Its addon is the one the repository built, for
+  // the same version and the same Node; the package under test is passk's tarball, not that build.
+  run('npm', ['install', '--offline', '--ignore-scripts', '--no-audit', '--no-fund', '--omit=dev', tarball], app);
+  const addon = (base: string) => join(base, 'node_modules', 'better-sqlite3');
+  const version = (base: string) => JSON.parse(readFileSync(join(addon(base), 'package.json'), 'utf8')).version;
+  expect(version(app)).toBe(version(ROOT));
+  cpSync(
+    join(addon(ROOT), 'build', 'Release', 'better_sqlite3.node'),
+    join(addon(app), 'build', 'Release', 'better_sqlite3.node'),
+  );
+}, 900_000);
+afterAll(() => rmSync(work, { recursive: true, force: true }));
+
+describe('the packed tarball on plain Node 20', () => {
+  it('ships compiled JavaScript, declarations and source maps, and no tests or fixtures', () => {
+    const files = run('tar', ['tzf', tarball], work).split('\n').filter(Boolean);
+    expect(files).toContain('package/dist/index.js');
+    expect(files).toContain('package/dist/index.d.ts');
+    expect(files).toContain('package/dist/index.js.map');
+    expect(files).toContain('package/dist/cli/bin.js');
+    expect(files).toContain('package/dist/sinks/dashboard/web/index.html');
+    expect(files.filter((f) => /\.test\.|testkit|\/test\/|fixtures|\.ts$/.test(f) && !f.endsWith('.d.ts'))).toEqual([]);
+    const pkg = JSON.parse(readFileSync(join(app, 'node_modules', 'passk', 'package.json'), 'utf8'));
+    expect(pkg.exports['.']).toEqual({ types: './dist/index.d.ts', default: './dist/index.js' });
+    expect(pkg.bin.passk).toBe('dist/cli/bin.js');
+  });
+
+  it('imports createRecorder from passk, records trials to an embedded data dir, and npx passk reports them', () => {
+    const trials = Array.from({ length: 12 }, (_, i) => ({
+      suite: 'refunds',
+      dataset_version: 'v1',
+      row_id: `r${i % 4}`,
+      run_id: 'run-1',
+      attempt: Math.floor(i / 4),
+      agent_version: 'prompt-v2',
+      passed: i % 4 !== 3,
+    }));
+    writeFileSync(join(app, 'trials.jsonl'), trials.map((t) => JSON.stringify(t)).join('\n') + '\n');
+    writeFileSync(
+      join(app, 'record.mjs'),
+      `import { readFileSync } from 'node:fs';
+import Database from 'better-sqlite3';
+import { createRecorder } from 'passk';
+const recorder = await createRecorder({ backend: { backend: 'embedded', dataDir: './data' } });
+for (const line of readFileSync('trials.jsonl', 'utf8').trim().split('\\n')) {
+  const { agent_version, ...t } = JSON.parse(line);
+  await recorder.recordTrial({ ...t, agent: { version: agent_version } });
+}
+await recorder.close();
+const db = new Database('./data/log.sqlite', { readonly: true });
+const onDisk = db.prepare("SELECT count(*) AS n FROM records WHERE topic = 'passk.trials'").get().n;
+console.log(JSON.stringify({ stats: recorder.stats, onDisk, loaders: process.execArgv }));
+`,
+    );
+    const recorded = JSON.parse(run(process.execPath, ['record.mjs'], app));
+    expect(recorded.stats.sent).toBe(12);
+    expect(recorded.onDisk).toBe(12);
+    expect(recorded.loaders).toEqual([]);
+    expect(readdirSync(join(app, 'data'))).toContain('log.sqlite');
+
+    const report = JSON.parse(run('npx', ['--no-install', 'passk', 'report', '--json', 'trials.jsonl'], app));
+    expect(report.groups).toHaveLength(1);
+    expect(report.groups[0]).toMatchObject({ suite: 'refunds', agent_version: 'prompt-v2', rows: 4, trials: 12 });
+    expect(existsSync(join(app, 'node_modules', '.bin', 'passk'))).toBe(true);
+  });
+});
