@@ -8,13 +8,14 @@ import * as gates from './views/gates.js';
 import * as judges from './views/judges.js';
 import * as overview from './views/overview.js';
 import * as production from './views/production.js';
+import * as rows from './views/rows.js';
 
 /**
  * The dashboard shell: a hash router (#/view?params), the suite / dataset-version scope, and live updates.
  * Each view module exports `title` and `render(ctx)`, which returns one element. When the server says the
  * store moved (SSE `update`), the current view is fetched and drawn again, in place, without a reload.
  */
-const VIEWS = { overview, compare, gates, production, judges, datasets };
+const VIEWS = { overview, compare, rows, gates, production, judges, datasets };
 const view = document.getElementById('view');
 const nav = document.getElementById('nav');
 const scopeBox = document.getElementById('scope');
@@ -120,7 +121,9 @@ const renderOnce = async () => {
     );
   }
   destroyCharts();
+  const scrollY = window.scrollY; // opening or closing a side panel keeps the list where it was
   view.replaceChildren(content);
+  window.scrollTo(0, scrollY);
   drawCharts();
   document.title = `passk — ${VIEWS[name].title}`;
   document.body.dataset.view = name;

@@ -1,4 +1,5 @@
 import { api } from '../api.js';
+import { rowsLink } from './rows.js';
 import { card, ci, className, empty, h, pct, signedPct, table } from '../dom.js';
 
 export const title = 'Compare';
@@ -78,16 +79,23 @@ const headline = (cmp) => {
   );
 };
 
-const matrix = (cmp) => {
+const matrix = (cmp, scope) => {
   const max = Math.max(1, ...CLASSES.flatMap((b) => CLASSES.map((c) => (b === c ? 0 : cmp.transitions[b][c]))));
   const cell = (b, c) => {
     const n = cmp.transitions[b][c];
     const tone = b === c ? 'same' : b === 'stable_correct' ? 'worse' : c === 'stable_correct' ? 'better' : 'moved';
     const strength = b === c ? 0 : n / max;
+    const href = rowsLink({
+      ...scope,
+      baseline: cmp.baseline_version,
+      candidate: cmp.candidate_version,
+      from: b,
+      to: c,
+    });
     return h(
       'td',
       { class: `cell ${tone}`, style: { '--s': strength.toFixed(2) }, 'data-from': b, 'data-to': c },
-      String(n),
+      h('a', { href, title: `open the ${n} rows in the explorer` }, String(n)),
     );
   };
   return table(
@@ -260,7 +268,7 @@ export const render = async ({ scope, params, navigate }) => {
     h(
       'div',
       { class: 'cards two' },
-      card('Class transitions', matrix(cmp)),
+      card('Class transitions', matrix(cmp, { suite: scope.suite, dataset_version: scope.dataset_version })),
       card(
         'Confirmation of suspected regressions',
         h(
