@@ -23,7 +23,7 @@ const requestText = (input) => {
   }
 };
 const ms = (x) => (x === null || x === undefined ? '—' : `${Math.round(x)} ms`);
-const usd = (x) => (x === null || x === undefined ? '—' : `$${x.toFixed(x < 0.01 ? 4 : 3)}`);
+const usd = (x) => (x === null || x === undefined ? '—' : `$${x < 0.01 ? x.toPrecision(2) : x.toFixed(3)}`);
 const answerText = (a) => (a === true ? 'yes' : a === false ? 'no' : a === null || a === undefined ? '—' : String(a));
 
 /** The rows the filters keep, in the chosen order. */
@@ -240,10 +240,12 @@ const diffPanel = (row, close) => {
               'tr',
               { class: 'expected', 'data-testid': 'expected-checks' },
               h('th', {}, 'expected'),
-              row.versions.map(() =>
+              h(
+                'td',
+                { colspan: row.versions.length },
                 h(
-                  'td',
-                  {},
+                  'div',
+                  { class: 'checks' },
                   names.map((n) => {
                     const x = row.versions
                       .flatMap((v) => v.attempts)
