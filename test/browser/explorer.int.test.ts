@@ -135,10 +135,10 @@ describe('the row explorer, on the demo’s data', () => {
     // A word that occurs in one row's request only (and in no id or output).
     const words = new Map<string, Set<string>>();
     for (const r of dataset)
-      for (const w of parseRequest(r.input)
-        .message.toLowerCase()
-        .match(/[a-z]{5,}/g) ?? [])
-        words.set(w, new Set([...(words.get(w) ?? []), r.row_id]));
+      for (const w of parseRequest(r.input).message.toLowerCase().split(/\s+/)) {
+        const word = w.replace(/^[^a-z0-9]+|[^a-z0-9]+$/g, '');
+        if (word.length >= 4) words.set(word, new Set([...(words.get(word) ?? []), r.row_id]));
+      }
     const [word, rows] = [...words.entries()].find(
       ([w, ids]) => ids.size === 1 && ![...outputs.values()].flat().some((o) => o.toLowerCase().includes(w)),
     )!;
