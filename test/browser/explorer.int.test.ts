@@ -1,4 +1,4 @@
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Page } from 'playwright-core';
@@ -23,6 +23,7 @@ declare const document: {
 };
 declare const location: { hash: string };
 declare const window: { scrollY: number; scrollTo(x: number, y: number): void };
+declare const getComputedStyle: (el: unknown) => { getPropertyValue(p: string): string; backgroundColor: string };
 
 const SUITE = 'refund-review';
 const dataset = loadDemoDataset();
@@ -243,6 +244,80 @@ describe('the attempt diff', () => {
     await page.keyboard.press('Escape');
     await page.waitForFunction((b) => Number(document.body.dataset.renders ?? 0) > b, last);
     expect(await page.locator('[data-testid="attempt-diff"]').count()).toBe(0);
+    expect(pageErrors).toEqual([]);
+  });
+});
+
+const VIEWS = ['overview', 'compare', 'rows', 'gates', 'production', 'judges', 'datasets'] as const;
+/** docs/img/, the screenshots docs/dashboard.md shows: every view, light and dark, 1440 and 390 px wide. */
+const IMG = join(ROOT, 'docs', 'img');
+
+describe('states and layout', () => {
+  it('shows a store error as a banner naming what failed, with the navigation intact and the live dot red', async () => {
+    await page.route('**/api/rows?**', (route) =>
+      route.fulfill({
+        status: 500,
+        contentType: 'application/json',
+        body: JSON.stringify({ error: 'Code: 60. DB::Exception: Unknown table expression identifier trials' }),
+      }),
+    );
+    await show(rowsHash({ q: 'error-test' }));
+    const banner = page.locator('[data-testid="error-banner"]');
+    expect(await banner.locator('h2').textContent()).toBe('Could not load the Rows view');
+    expect(await banner.locator('pre').textContent()).toContain('/api/rows: 500 Code: 60. DB::Exception');
+    expect(
+      await page.locator('#nav a[data-view]').evaluateAll((as) => as.map((a) => a.getAttribute('data-view'))),
+    ).toEqual([...VIEWS]);
+    expect(await page.getAttribute('#live', 'data-state')).toBe('error');
+    await page.unroute('**/api/rows?**');
+    await show(rowsHash());
+    expect(await page.locator('[data-testid="error-banner"]').count()).toBe(0);
+    expect(await page.getAttribute('#live', 'data-state')).not.toBe('error');
+  });
+
+  it('warns about a bad URL parameter instead of falling back silently', async () => {
+    await show(`#/rows?suite=${SUITE}&dataset_version=no-such-version`);
+    expect(await page.textContent('[data-testid="param-warning"]')).toContain('no-such-version');
+    await show(rowsHash({ from: 'sometimes' }));
+    expect(await page.textContent('[data-testid="param-warning"]')).toContain('Unknown class "sometimes"');
+  });
+
+  it('has no horizontal scroll at 390 px on any view, and renders the dark palette; screenshots for the docs', async () => {
+    mkdirSync(IMG, { recursive: true });
+    const q = new URLSearchParams({ suite: SUITE, dataset_version: demo.dataset.version });
+    for (const scheme of ['light', 'dark'] as const) {
+      await page.emulateMedia({ colorScheme: scheme });
+      for (const width of [1440, 390]) {
+        await page.setViewportSize({ width, height: 900 });
+        for (const v of VIEWS) {
+          await show(`#/${v}?${q}${v === 'rows' ? `&baseline=${demo.baseline}&candidate=${demo.candidate}` : ''}`, v);
+          await page.waitForTimeout(300); // charts redraw on resize
+          const { scroll, client } = await page.evaluate(() => ({
+            scroll: document.documentElement.scrollWidth,
+            client: document.documentElement.clientWidth,
+          }));
+          expect(scroll, `${v} at ${width} px (${scheme})`).toBeLessThanOrEqual(client);
+          const file = join(IMG, `${v}-${width}-${scheme}.png`);
+          await page.screenshot({ path: file });
+          expect(statSync(file).size).toBeGreaterThan(5_000);
+        }
+      }
+      const bg = await page.evaluate(() => getComputedStyle(document.documentElement).backgroundColor);
+      const card = await page.evaluate(() =>
+        getComputedStyle(document.documentElement).getPropertyValue('--card').trim(),
+      );
+      if (scheme === 'dark') {
+        expect(bg).toBe('rgb(11, 16, 32)');
+        expect(card).toBe('#141a2a');
+      } else {
+        expect(bg).toBe('rgb(245, 246, 248)');
+        expect(card).toBe('#fff');
+      }
+    }
+    await page.setViewportSize({ width: 1440, height: 900 });
+    await page.emulateMedia({ colorScheme: 'light' });
+    await show(rowsHash({ row: planted.row_id }));
+    await page.screenshot({ path: join(IMG, 'attempt-diff-1440-light.png') });
     expect(pageErrors).toEqual([]);
   });
 });

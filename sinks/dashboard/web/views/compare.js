@@ -1,4 +1,5 @@
 import { api } from '../api.js';
+import { ruleName } from './gates.js';
 import { rowsLink } from './rows.js';
 import { card, ci, className, empty, h, pct, signedPct, table } from '../dom.js';
 
@@ -246,10 +247,45 @@ export const render = async ({ scope, params, navigate }) => {
   const mnb = new Set(cmp.must_not_break_rows ?? []);
   const tagged = (id) => (mnb.has(id) ? ['must_not_break'] : []);
   const counts = cmp.confirmation.counts;
+  const gate = (await api.gates({ suite: scope.suite })).find(
+    (g) => g.dataset_version === scope.dataset_version && g.baseline === baseline && g.candidate === candidate,
+  );
+  const link = (extra) => rowsLink({ ...q, ...extra });
   return h(
     'div',
     { class: 'compare' },
     controls,
+    gate
+      ? h(
+          'section',
+          {
+            class: `card verdict-banner ${gate.verdict}`,
+            'data-testid': 'compare-verdict',
+            'data-verdict': gate.verdict,
+          },
+          h('span', { class: `verdict ${gate.verdict}` }, gate.verdict === 'pass' ? 'PASS' : 'FAIL'),
+          h(
+            'div',
+            {},
+            h('b', {}, `Gate ${gate.verdict === 'pass' ? 'passed' : 'failed'}: ${baseline} → ${candidate}. `),
+            gate.reasons
+              .filter((r) => !r.passed)
+              .map((r) =>
+                h(
+                  'div',
+                  {},
+                  `✗ ${ruleName(r.rule)}`,
+                  r.rows.length ? [' — ', h('a', { href: link({ ids: r.rows.join(',') }) }, r.rows.join(', '))] : null,
+                ),
+              ),
+            h(
+              'a',
+              { href: `#/gates?suite=${encodeURIComponent(scope.suite)}&gate=${gate.gate_id}` },
+              'the full verdict',
+            ),
+          ),
+        )
+      : null,
     row ? drillDown(row, () => navigate({ ...q })) : null,
     card(
       `${cmp.baseline_version} → ${cmp.candidate_version}`,
@@ -287,11 +323,19 @@ export const render = async ({ scope, params, navigate }) => {
       'div',
       { class: 'cards two' },
       card(
-        `Became stable-correct (${cmp.became_stable_correct.length})`,
+        h(
+          'a',
+          { href: link({ from: undefined, ids: cmp.became_stable_correct.join(',') }) },
+          `Became stable-correct (${cmp.became_stable_correct.length})`,
+        ),
         rowList(cmp.became_stable_correct, { testid: 'improved-list', suspects, tagsOf: tagged, open }),
       ),
       card(
-        `Stable-correct on the baseline, not on the candidate (${cmp.lost_stable_correct.length})`,
+        h(
+          'a',
+          { href: link({ ids: cmp.lost_stable_correct.join(',') }) },
+          `Stable-correct on the baseline, not on the candidate (${cmp.lost_stable_correct.length})`,
+        ),
         h(
           'p',
           { class: 'note' },
