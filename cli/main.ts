@@ -4,6 +4,7 @@ import { InputError, PipelineError } from '../schemas/errors.ts';
 import { StoreLocked } from '../sinks/clickhouse/errors.ts';
 import { commandIn, COMMANDS } from './commands/index.ts';
 import { EXIT } from './exitCodes.ts';
+import { setTerminalLayout } from './format/render.ts';
 
 const program = new Command('passk')
   .description(
@@ -17,6 +18,15 @@ const program = new Command('passk')
   )
   .option('--backend <kind>', 'embedded (default) or kafka (env PASSK_BACKEND)')
   .option('--data-dir <dir>', 'embedded data directory (default ./.passk; env PASSK_DATA_DIR)')
+  .option('--width <columns>', "fit output to this many columns (default: the terminal's width)")
+  .option('--wide', 'print tables at their full width, whatever the terminal')
+  .hook('preAction', (cmd) => {
+    const o = cmd.optsWithGlobals() as { width?: string; wide?: boolean };
+    const width = o.width === undefined ? undefined : Number(o.width);
+    if (width !== undefined && !(Number.isInteger(width) && width >= 20))
+      throw new InputError(`--width: expected a whole number of columns, at least 20 (got "${o.width}")`);
+    setTerminalLayout({ width, wide: o.wide ?? false });
+  })
   .showHelpAfterError('(run with --help for usage)')
   .exitOverride()
   .addHelpText(

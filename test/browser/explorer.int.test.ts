@@ -254,23 +254,23 @@ const IMG = join(ROOT, 'docs', 'img');
 
 describe('states and layout', () => {
   it('shows a store error as a banner naming what failed, with the navigation intact and the live dot red', async () => {
-    await page.route('**/api/rows?**', (route) =>
+    await page.route('**/api/overview?**', (route) =>
       route.fulfill({
         status: 500,
         contentType: 'application/json',
         body: JSON.stringify({ error: 'Code: 60. DB::Exception: Unknown table expression identifier trials' }),
       }),
     );
-    await show(rowsHash({ q: 'error-test' }));
+    await show(`#/overview?suite=${SUITE}&dataset_version=${demo.dataset.version}`, 'overview');
     const banner = page.locator('[data-testid="error-banner"]');
-    expect(await banner.locator('h2').textContent()).toBe('Could not load the Rows view');
-    expect(await banner.locator('pre').textContent()).toContain('/api/rows: 500 Code: 60. DB::Exception');
+    expect(await banner.locator('h2').textContent()).toBe('Could not load the Overview view');
+    expect(await banner.locator('pre').textContent()).toContain('/api/overview: 500 Code: 60. DB::Exception');
     expect(
       await page.locator('#nav a[data-view]').evaluateAll((as) => as.map((a) => a.getAttribute('data-view'))),
     ).toEqual([...VIEWS]);
     expect(await page.getAttribute('#live', 'data-state')).toBe('error');
-    await page.unroute('**/api/rows?**');
-    await show(rowsHash());
+    await page.unroute('**/api/overview?**');
+    await show(`#/overview?suite=${SUITE}&dataset_version=${demo.dataset.version}`, 'overview');
     expect(await page.locator('[data-testid="error-banner"]').count()).toBe(0);
     expect(await page.getAttribute('#live', 'data-state')).not.toBe('error');
   });
