@@ -6,6 +6,13 @@ import { commandIn, COMMANDS } from './commands/index.ts';
 import { EXIT } from './exitCodes.ts';
 import { setTerminalLayout } from './format/render.ts';
 
+/** Joins the hard line breaks inside each paragraph, so the help is wrapped once, at the terminal's width. */
+export const unwrap = (text: string): string =>
+  text
+    .split(/\n\s*\n/)
+    .map((p) => p.replace(/\s*\n\s*/g, ' ').trim())
+    .join('\n\n');
+
 const program = new Command('passk')
   .description(
     'passk tells you whether your LLM agent can be depended on, not just whether it can succeed. ' +
@@ -45,6 +52,8 @@ Examples:
 try {
   const named = commandIn(process.argv.slice(2));
   for (const name of named ? [named] : Object.keys(COMMANDS)) (await COMMANDS[name]!())(program);
+  // Descriptions are written as paragraphs (blank lines between them); commander wraps them once, to the terminal.
+  for (const c of [program, ...program.commands]) c.description(unwrap(c.description()));
   await program.parseAsync(process.argv);
 } catch (e) {
   if (e instanceof CommanderError) {

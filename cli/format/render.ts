@@ -76,8 +76,9 @@ const renderTable = (b: Extract<Block, { kind: 'table' }>, width: number | undef
       .map((r) =>
         [
           pc.bold(wrapLine(cellText(r[0] ?? '') || '—', width)),
-          ...b.head.slice(1).map((h, i) => {
+          ...b.head.slice(1).flatMap((h, i) => {
             const value = paintCell(r[i + 1] ?? '');
+            if (!cellText(r[i + 1] ?? '').trim()) return [];
             const pad = ' '.repeat(keyWidth - visible(h));
             return wrapLine(`  ${pc.dim(h)}${pad}  ${value.replace(/\n/g, ' ')}`, width, ' '.repeat(keyWidth + 4));
           }),
