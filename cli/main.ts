@@ -5,6 +5,14 @@ import { InputError, PipelineError } from '../schemas/errors.ts';
 import { StoreLocked } from '../sinks/clickhouse/errors.ts';
 import { commandIn, COMMANDS } from './commands/index.ts';
 import { EXIT } from './exitCodes.ts';
+import { setTerminalLayout } from './format/render.ts';
+
+/** Joins the hard line breaks inside each paragraph, so the help is wrapped once, at the terminal's width. */
+export const unwrap = (text: string): string =>
+  text
+    .split(/\n\s*\n/)
+    .map((p) => p.replace(/\s*\n\s*/g, ' ').trim())
+    .join('\n\n');
 
 /** The package's version, read from its package.json (the one `npm install` put next to cli/). */
 const VERSION = (JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { version: string })
@@ -23,6 +31,15 @@ const program = new Command('passk')
   )
   .option('--backend <kind>', 'embedded (default) or kafka (env PASSK_BACKEND)')
   .option('--data-dir <dir>', 'embedded data directory (default ./.passk; env PASSK_DATA_DIR)')
+  .option('--width <columns>', "fit output to this many columns (default: the terminal's width)")
+  .option('--wide', 'print tables at their full width, whatever the terminal')
+  .hook('preAction', (cmd) => {
+    const o = cmd.optsWithGlobals() as { width?: string; wide?: boolean };
+    const width = o.width === undefined ? undefined : Number(o.width);
+    if (width !== undefined && !(Number.isInteger(width) && width >= 20))
+      throw new InputError(`--width: expected a whole number of columns, at least 20 (got "${o.width}")`);
+    setTerminalLayout({ width, wide: o.wide ?? false });
+  })
   .showHelpAfterError('(run with --help for usage)')
   .exitOverride()
   .addHelpText(
@@ -41,6 +58,8 @@ Examples:
 try {
   const named = commandIn(process.argv.slice(2));
   for (const name of named ? [named] : Object.keys(COMMANDS)) (await COMMANDS[name]!())(program);
+  // Descriptions are written as paragraphs (blank lines between them); commander wraps them once, to the terminal.
+  for (const c of [program, ...program.commands]) c.description(unwrap(c.description()));
   await program.parseAsync(process.argv);
 } catch (e) {
   if (e instanceof CommanderError) {

@@ -27,7 +27,7 @@ export const COMMANDS: Record<string, () => Promise<AddCommand>> = {
 };
 
 /** Global options that take a value: their value is not the command name. */
-const VALUE_OPTIONS = new Set(['--config', '--backend', '--data-dir']);
+const VALUE_OPTIONS = new Set(['--config', '--backend', '--data-dir', '--width']);
 
 /** The command named on the command line, if it is one of ours. */
 export const commandIn = (args: readonly string[]): string | undefined => {

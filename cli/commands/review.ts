@@ -57,7 +57,7 @@ export const reviewCommand = (program: Command): void => {
     .description(
       'Without --confirm: lists sampled production traces that failed an online grader, ended in an error or got\n' +
         'negative feedback, newest first, leaving out those already confirmed. It reads the store, where passk process\n' +
-        'writes the sampled traces (--from log reads the event log instead).\n' +
+        'writes the sampled traces (--from log reads the event log instead).\n\n' +
         'With --confirm TRACE_ID: records a FailureConfirmed (reviewer, expected result, dataset); the processors turn it\n' +
         'into a must-not-break row of a new dataset version, linked to the trace. Confirming the same trace twice counts once.',
     )

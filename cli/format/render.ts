@@ -17,30 +17,121 @@ const paintCell = (c: Cell): string => (typeof c === 'string' ? c : paint(c.text
 /** No rule between body rows: tables stay short enough to read in a terminal. */
 const COMPACT = { mid: '', 'left-mid': '', 'mid-mid': '', 'right-mid': '' };
 
-/** Terminal output: headings, cli-table3 tables, colours only when the terminal supports them. */
-export const renderTerminal = (blocks: readonly Block[]): string =>
-  blocks
-    .map((b) => {
-      switch (b.kind) {
-        case 'heading':
-          return paint(b.level === 1 ? pc.bold(b.text) : pc.underline(b.text), b.tone);
-        case 'text':
-          return paint(b.text, b.tone);
-        case 'list':
-          return `${paint(b.title, b.tone)}\n${b.items.length === 0 ? '  —' : b.items.map((i) => `  • ${i}`).join('\n')}`;
-        case 'table': {
-          const t = new Table({
-            head: b.head.map((h) => pc.bold(h)),
-            style: { head: [], border: [] },
-            wordWrap: true,
-            chars: COMPACT,
-          });
-          t.push(...b.rows.map((r) => r.map(paintCell)));
-          return t.toString();
+/**
+ * How wide terminal output may be: the terminal's own width (`process.stdout.columns`) when stdout is a terminal,
+ * otherwise unlimited (a pipe or a file gets whole lines), unless `--width N` sets it or `--wide` lifts it.
+ */
+const layout: { width?: number; wide: boolean } = { wide: false };
+export const setTerminalLayout = (o: { width?: number; wide?: boolean }): void => {
+  if (o.width !== undefined) layout.width = o.width;
+  if (o.wide !== undefined) layout.wide = o.wide;
+};
+const terminalWidth = (): number | undefined =>
+  layout.wide ? undefined : (layout.width ?? (process.stdout.isTTY ? process.stdout.columns : undefined));
+
+/** Below this many columns a table that does not fit becomes one key/value block per row. */
+export const KEY_VALUE_BELOW = 100;
+
+// eslint-disable-next-line no-control-regex
+const ANSI = /\u001b\[[0-9;]*m/g;
+const visible = (s: string): number => [...s.replace(ANSI, '')].length;
+
+/** Word-wraps one line to `width`, continuation lines indented by `indent` (the line's own indent by default). */
+export const wrapLine = (line: string, width: number | undefined, indent?: string): string => {
+  if (width === undefined || visible(line) <= width) return line;
+  const lead = /^\s*(?:[•✓✗!-] )?/.exec(line)![0];
+  const hang = indent ?? ' '.repeat(visible(lead));
+  const out: string[] = [];
+  let cur = '';
+  for (const word of line.split(/(?<=\s)(?=\S)/)) {
+    if (cur && visible(cur + word.trimEnd()) > width) {
+      out.push(cur.trimEnd());
+      cur = hang + word.trimStart();
+    } else cur += word;
+    while (visible(cur) > width) {
+      // one word longer than the line: cut it
+      out.push(cur.slice(0, width));
+      cur = hang + cur.slice(width);
+    }
+  }
+  if (cur.trim()) out.push(cur.trimEnd());
+  return out.join('\n');
+};
+const wrapText = (s: string, width: number | undefined): string =>
+  s
+    .split('\n')
+    .map((l) => wrapLine(l, width))
+    .join('\n');
+
+const tableWidth = (widths: readonly number[]): number => widths.reduce((a, w) => a + w + 2, 0) + widths.length + 1;
+
+const renderTable = (b: Extract<Block, { kind: 'table' }>, width: number | undefined): string => {
+  const natural = b.head.map((h, i) =>
+    Math.max(visible(h), ...b.rows.map((r) => Math.max(...(r[i] ? cellText(r[i]) : '').split('\n').map(visible)))),
+  );
+  if (width !== undefined && tableWidth(natural) > width && width < KEY_VALUE_BELOW) {
+    // key/value blocks: the first column names the row, the others follow as "head: value"
+    const keyWidth = Math.max(...b.head.slice(1).map(visible));
+    return b.rows
+      .map((r) =>
+        [
+          pc.bold(wrapLine(cellText(r[0] ?? '') || '—', width)),
+          ...b.head.slice(1).flatMap((h, i) => {
+            const value = paintCell(r[i + 1] ?? '');
+            if (!cellText(r[i + 1] ?? '').trim()) return [];
+            const pad = ' '.repeat(keyWidth - visible(h));
+            return wrapLine(`  ${pc.dim(h)}${pad}  ${value.replace(/\n/g, ' ')}`, width, ' '.repeat(keyWidth + 4));
+          }),
+        ].join('\n'),
+      )
+      .join('\n');
+  }
+  let colWidths: number[] | undefined;
+  if (width !== undefined && tableWidth(natural) > width) {
+    // shrink the widest columns until the table fits; cells wrap inside them
+    colWidths = [...natural];
+    while (tableWidth(colWidths) > width) {
+      const i = colWidths.indexOf(Math.max(...colWidths));
+      if (colWidths[i]! <= 6) break;
+      colWidths[i]!--;
+    }
+    colWidths = colWidths.map((w) => w + 2);
+  }
+  const t = new Table({
+    head: b.head.map((h) => pc.bold(h)),
+    style: { head: [], border: [] },
+    wordWrap: true,
+    chars: COMPACT,
+    ...(colWidths ? { colWidths } : {}),
+  });
+  t.push(...b.rows.map((r) => r.map(paintCell)));
+  return t.toString();
+};
+
+/**
+ * Terminal output: headings, cli-table3 tables, colours only when the terminal supports them. Everything fits the
+ * terminal's width: text wraps at word boundaries, tables wrap their cells, and below ~100 columns a table that does
+ * not fit turns into key/value blocks (`--wide` opts out).
+ */
+export const renderTerminal = (blocks: readonly Block[], opts: { width?: number } = {}): string => {
+  const width = opts.width ?? terminalWidth();
+  return (
+    blocks
+      .map((b) => {
+        switch (b.kind) {
+          case 'heading':
+            return paint(wrapText(b.level === 1 ? pc.bold(b.text) : pc.underline(b.text), width), b.tone);
+          case 'text':
+            return paint(wrapText(b.text, width), b.tone);
+          case 'list':
+            return `${paint(wrapText(b.title, width), b.tone)}\n${b.items.length === 0 ? '  —' : b.items.map((i) => wrapLine(`  • ${i}`, width)).join('\n')}`;
+          case 'table':
+            return renderTable(b, width);
         }
-      }
-    })
-    .join('\n') + '\n';
+      })
+      .join('\n') + '\n'
+  );
+};
 
 const escapeMd = (s: string): string => s.replace(/\|/g, '\\|').replace(/\n/g, '<br>');
 

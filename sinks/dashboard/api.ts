@@ -26,6 +26,7 @@ export const ROUTES: Record<string, Route> = {
     const q = parse(Scope.extend({ row_id: z.string().min(1), versions: z.string().min(1) }), p);
     return d.row({ ...q, versions: q.versions.split(',').filter(Boolean) });
   },
+  '/api/rows': (d, p) => d.rows(parse(Scope, p)),
   '/api/gates': (d, p) => d.gates(parse(z.object({ suite: z.string().min(1).optional() }), p)),
   '/api/production': (d) => d.production(),
   '/api/trace': (d, p) => d.trace(parse(z.object({ trace_id: z.string().min(1) }), p)),

@@ -9,6 +9,7 @@ import { loadTrialsForReport, reportGroupsFromStore } from '../clickhouse/querie
 import type { Querier } from '../clickhouse/queries/select.ts';
 import type { DashboardData, DatasetRowView, ProductionWindow } from './data.ts';
 import { datasetIds, repeatedInputFlips, storeWatermark, traceById, traceGraders } from './queries.ts';
+import { explorerView } from './explorerView.ts';
 import { rowView } from './rowView.ts';
 
 /**
@@ -61,6 +62,11 @@ export const clickhouseDashboardData = (client: Querier): DashboardData => ({
         rowIds: [q.row_id],
         agentVersions: [...q.versions],
       }),
+    ),
+  rows: async (scope) =>
+    explorerView(
+      scope,
+      await loadTrialsForReport(client, { suites: [scope.suite], datasetVersions: [scope.dataset_version] }),
     ),
   gates: async (q) =>
     (await gateHistory(client, q.suite === undefined ? {} : { suite: q.suite })).map((g) => ({

@@ -20,7 +20,14 @@ export type Attempt = {
   output: string | null;
   checks: { name: string; answer: string | number | boolean | null; passed?: boolean | null }[];
   failure_category: string | null;
+  latency_ms: number | null;
+  cost_usd: number | null;
+  tokens: { input: number; output: number } | null;
+  actions: { tool: string; arguments?: Record<string, unknown> }[];
+  retrieved_refs: string[];
 };
+/** One jsdiff word-level change: text that is in both outputs, only the baseline's (removed) or the candidate's. */
+export type DiffPart = { value: string; added: boolean; removed: boolean };
 export type RowDrillDown = Scope & {
   row_id: string;
   input: string | null;
@@ -29,6 +36,37 @@ export type RowDrillDown = Scope & {
   versions: { agent_version: string; class: string; n: number; c: number; attempts: Attempt[] }[];
   /** First intermediate check, in order, whose answers differ between the first two versions. */
   first_divergence: Divergence | null;
+  /** The first two versions' attempts aligned by position, with a word-level diff of their outputs. */
+  aligned: { index: number; baseline: number | null; candidate: number | null; diff: DiffPart[] | null }[];
+};
+
+export type ExplorerVersion = {
+  class: string;
+  /** Graded attempts and passes among them. */
+  n: number;
+  c: number;
+  attempts: number;
+  flipping_checks: string[];
+  output_flip: boolean | null;
+  failure_categories: string[];
+  outputs: string[];
+  mean_latency_ms: number | null;
+  mean_cost_usd: number | null;
+};
+export type ExplorerRow = {
+  row_id: string;
+  input: string | null;
+  expected: string | null;
+  tags: string[];
+  must_not_break: boolean;
+  versions: Record<string, ExplorerVersion>;
+};
+/** Every row of one scope, for the row explorer. */
+export type ExplorerView = Scope & {
+  versions: string[];
+  checks: string[];
+  failure_categories: string[];
+  rows: ExplorerRow[];
 };
 
 export type ProductionWindow = {
@@ -123,6 +161,8 @@ export interface DashboardData {
     q: Scope & { baseline: string; candidate: string },
   ): Promise<(Comparison & { must_not_break_rows: string[] }) | null>;
   row(q: Scope & { row_id: string; versions: readonly string[] }): Promise<RowDrillDown | null>;
+  /** Every row of the scope with its per-version summary (the row explorer). */
+  rows(scope: Scope): Promise<ExplorerView>;
   /** Gate decisions, newest first. */
   gates(q: { suite?: string }): Promise<GateView[]>;
   production(): Promise<ProductionView>;

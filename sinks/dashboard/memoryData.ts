@@ -9,6 +9,7 @@ import {
 import type { PasskEvent } from '../../schemas/events/index.ts';
 import type { DatasetRowUpserted, GateEvaluated, JudgmentRecorded, LabelRecorded } from '../../schemas/events/index.ts';
 import type { DashboardData, DatasetVersionView, Scope } from './data.ts';
+import { explorerView } from './explorerView.ts';
 import { rowView } from './rowView.ts';
 
 /**
@@ -70,6 +71,7 @@ export const createMemoryDashboardData = (initial: readonly PasskEvent[] = []) =
       return { ...cmp, must_not_break_rows: mnb };
     },
     row: async (q) => rowView(q, of('TrialRecorded')),
+    rows: async (scope) => explorerView(scope, of('TrialRecorded')),
     gates: async (q) =>
       of('GateEvaluated')
         .filter((g: GateEvaluated) => q.suite === undefined || g.suite === q.suite)

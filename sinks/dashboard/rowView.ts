@@ -1,3 +1,4 @@
+import { diffWords } from 'diff';
 import {
   DEFAULT_REPORT_OPTIONS,
   firstDivergentCheck,
@@ -5,7 +6,19 @@ import {
   rowState,
 } from '../../processors/core/index.ts';
 import type { TrialRecorded } from '../../schemas/events/trialRecorded.ts';
-import type { RowDrillDown, Scope } from './data.ts';
+import type { DiffPart, RowDrillDown, Scope } from './data.ts';
+
+/** Attempt i of the baseline next to attempt i of the candidate, with jsdiff's word-level diff of their outputs. */
+const align = (base: readonly TrialRecorded[], cand: readonly TrialRecorded[]): RowDrillDown['aligned'] =>
+  Array.from({ length: Math.max(base.length, cand.length) }, (_, index) => {
+    const x = base[index];
+    const y = cand[index];
+    const diff: DiffPart[] | null =
+      x?.output != null && y?.output != null
+        ? diffWords(x.output, y.output).map((p) => ({ value: p.value, added: !!p.added, removed: !!p.removed }))
+        : null;
+    return { index, baseline: x ? index : null, candidate: y ? index : null, diff };
+  });
 
 /**
  * One row under a few versions, from its trials: every attempt's output and checks, each version's class over all
@@ -50,8 +63,14 @@ export const rowView = (
         output: t.output ?? null,
         checks: t.checks ?? [],
         failure_category: t.failure_category ?? null,
+        latency_ms: t.latency_ms ?? null,
+        cost_usd: t.cost_usd ?? null,
+        tokens: t.tokens ?? null,
+        actions: t.actions ?? [],
+        retrieved_refs: t.retrieved_refs ?? [],
       })),
     })),
     first_divergence: a && b ? firstDivergentCheck(a.summary, b.summary) : null,
+    aligned: align(a?.sorted ?? [], b?.sorted ?? []),
   };
 };

@@ -12,6 +12,7 @@ const stubData = (mark: { value: string }): DashboardData => ({
   overview: async () => [],
   compare: async () => null,
   row: async () => null,
+  rows: async (scope) => ({ ...scope, versions: [], checks: [], failure_categories: [], rows: [] }),
   gates: async () => [],
   production: async () => ({ windows: [], alerts: [], repeated_input_flips: [] }),
   trace: async () => null,

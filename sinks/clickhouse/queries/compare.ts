@@ -32,6 +32,8 @@ export interface ClassTransitions {
   readonly regressions: RowTransition[];
   /** Stable-correct on the candidate, not on the baseline. */
   readonly improvements: RowTransition[];
+  /** Every row with both classes, by row id: what the matrix counts (the row explorer's transition filter). */
+  readonly rows: RowTransition[];
 }
 
 // classOf (processors/core/classify.ts) in SQL: the same four rules, in the same order.
@@ -94,6 +96,7 @@ export const classTransitions = async (client: Querier, scope: PairScope): Promi
     matrix,
     regressions: all.filter((r) => r.baseline.class === 'stable_correct' && r.candidate.class !== 'stable_correct'),
     improvements: all.filter((r) => r.baseline.class !== 'stable_correct' && r.candidate.class === 'stable_correct'),
+    rows: all,
   };
 };
 

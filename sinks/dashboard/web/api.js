@@ -13,6 +13,7 @@ export const api = {
   overview: (scope) => get('/api/overview', scope),
   compare: (q) => get('/api/compare', q),
   row: (q) => get('/api/row', q),
+  rows: (scope) => get('/api/rows', { suite: scope.suite, dataset_version: scope.dataset_version }),
   gates: (q = {}) => get('/api/gates', q),
   production: () => get('/api/production'),
   trace: (trace_id) => get('/api/trace', { trace_id }),

@@ -8,13 +8,14 @@ import * as gates from './views/gates.js';
 import * as judges from './views/judges.js';
 import * as overview from './views/overview.js';
 import * as production from './views/production.js';
+import * as rows from './views/rows.js';
 
 /**
  * The dashboard shell: a hash router (#/view?params), the suite / dataset-version scope, and live updates.
  * Each view module exports `title` and `render(ctx)`, which returns one element. When the server says the
  * store moved (SSE `update`), the current view is fetched and drawn again, in place, without a reload.
  */
-const VIEWS = { overview, compare, gates, production, judges, datasets };
+const VIEWS = { overview, compare, rows, gates, production, judges, datasets };
 const view = document.getElementById('view');
 const nav = document.getElementById('nav');
 const scopeBox = document.getElementById('scope');
@@ -92,36 +93,78 @@ let renders = 0;
 let running = null;
 let again = false;
 
+/** What failed, said plainly, with the navigation kept above it; the live dot turns red until a render succeeds. */
+const errorBanner = (what, e) =>
+  h(
+    'section',
+    { class: 'card banner error', 'data-testid': 'error-banner', role: 'alert' },
+    h('h2', {}, `Could not load ${what}`),
+    h('pre', {}, String(e?.message ?? e)),
+    h(
+      'p',
+      { class: 'note' },
+      'The store did not answer this query. The page retries on the next update; ',
+      h('a', { href: location.hash || '#/', onclick: () => void render() }, 'retry now'),
+      '.',
+    ),
+  );
+let failed = false;
+const setLive = () => {
+  if (failed) {
+    liveBox.textContent = '● error';
+    liveBox.className = 'live error';
+    liveBox.dataset.state = 'error';
+  } else if (liveBox.dataset.state === 'error') {
+    liveBox.textContent = '● live';
+    liveBox.className = 'live on';
+    liveBox.dataset.state = 'on';
+  }
+};
+
 const renderOnce = async () => {
   const route = location.hash;
+  const raw = location.hash.replace(/^#\/?/, '').split('?')[0];
   const { name, params } = parseHash();
-  const groups = await api.groups();
-  const scopes = scopesOf(groups);
-  const scope =
-    scopes.find((s) => s.suite === params.suite && s.dataset_version === params.dataset_version) ?? scopes[0] ?? null;
-  renderNav(name, params);
-  renderScope(scopes, scope, name);
+  renderNav(name, params); // before any query: the navigation stays whatever fails
+  document.body.dataset.loading = 'true';
+  const warnings = [];
+  if (raw && !(raw in VIEWS)) warnings.push(`There is no view "${raw}"; showing the overview.`);
   let content;
   try {
-    content = await VIEWS[name].render({
-      params,
-      scope,
-      scopes,
-      groups,
-      navigate: (p, o) => navigate(name, p, o),
-      go: navigate,
-    });
+    const groups = await api.groups();
+    const scopes = scopesOf(groups);
+    const named = scopes.find((s) => s.suite === params.suite && s.dataset_version === params.dataset_version);
+    if ((params.suite || params.dataset_version) && !named && scopes.length)
+      warnings.push(
+        `No trials for suite "${params.suite ?? ''}", dataset version "${params.dataset_version ?? ''}"; showing ${scopes[0].suite} · ${scopes[0].dataset_version}.`,
+      );
+    const scope = named ?? scopes[0] ?? null;
+    renderScope(scopes, scope, name);
+    try {
+      content = await VIEWS[name].render({
+        params,
+        scope,
+        scopes,
+        groups,
+        navigate: (p, o) => navigate(name, p, o),
+        go: navigate,
+      });
+      failed = false;
+    } catch (e) {
+      failed = true;
+      content = errorBanner(`the ${VIEWS[name].title} view`, e);
+    }
   } catch (e) {
-    content = h(
-      'section',
-      { class: 'card error' },
-      h('h2', {}, 'Could not load this view'),
-      h('pre', {}, String(e?.message ?? e)),
-    );
+    failed = true;
+    content = errorBanner('the list of suites and versions', e);
   }
+  setLive();
   destroyCharts();
-  view.replaceChildren(content);
+  const scrollY = window.scrollY; // opening or closing a side panel keeps the list where it was
+  view.replaceChildren(...warnings.map((w) => h('p', { class: 'warn', 'data-testid': 'param-warning' }, w)), content);
+  window.scrollTo(0, scrollY);
   drawCharts();
+  document.body.dataset.loading = 'false';
   document.title = `passk — ${VIEWS[name].title}`;
   document.body.dataset.view = name;
   document.body.dataset.route = route; // the hash this render drew (tests wait for it)
@@ -135,7 +178,12 @@ const render = () => {
     return running;
   }
   running = renderOnce()
-    .catch((e) => view.replaceChildren(h('pre', { class: 'error' }, String(e?.message ?? e))))
+    .catch((e) => {
+      failed = true;
+      setLive();
+      document.body.dataset.loading = 'false';
+      view.replaceChildren(errorBanner('this page', e));
+    })
     .finally(() => {
       running = null;
       if (again) {
@@ -152,15 +200,18 @@ const connect = () => {
   source.addEventListener('hello', () => {
     liveBox.textContent = '● live';
     liveBox.className = 'live on';
+    liveBox.dataset.state = 'on';
+    setLive();
   });
   source.addEventListener('update', () => {
     document.body.dataset.updates = String(++updates);
-    liveBox.textContent = `● live · updated ${new Date().toLocaleTimeString()}`;
+    if (!failed) liveBox.textContent = `● live · updated ${new Date().toLocaleTimeString()}`;
     void render();
   });
   source.onerror = () => {
     liveBox.textContent = '○ reconnecting…';
     liveBox.className = 'live off';
+    liveBox.dataset.state = 'off';
   };
 };
 

@@ -1,4 +1,6 @@
 import { api } from '../api.js';
+import { ruleName } from './gates.js';
+import { rowsLink } from './rows.js';
 import { card, ci, className, empty, h, pct, signedPct, table } from '../dom.js';
 
 export const title = 'Compare';
@@ -78,16 +80,23 @@ const headline = (cmp) => {
   );
 };
 
-const matrix = (cmp) => {
+const matrix = (cmp, scope) => {
   const max = Math.max(1, ...CLASSES.flatMap((b) => CLASSES.map((c) => (b === c ? 0 : cmp.transitions[b][c]))));
   const cell = (b, c) => {
     const n = cmp.transitions[b][c];
     const tone = b === c ? 'same' : b === 'stable_correct' ? 'worse' : c === 'stable_correct' ? 'better' : 'moved';
     const strength = b === c ? 0 : n / max;
+    const href = rowsLink({
+      ...scope,
+      baseline: cmp.baseline_version,
+      candidate: cmp.candidate_version,
+      from: b,
+      to: c,
+    });
     return h(
       'td',
       { class: `cell ${tone}`, style: { '--s': strength.toFixed(2) }, 'data-from': b, 'data-to': c },
-      String(n),
+      h('a', { href, title: `open the ${n} rows in the explorer` }, String(n)),
     );
   };
   return table(
@@ -248,10 +257,45 @@ export const render = async ({ scope, params, navigate }) => {
   const mnb = new Set(cmp.must_not_break_rows ?? []);
   const tagged = (id) => (mnb.has(id) ? ['must_not_break'] : []);
   const counts = cmp.confirmation.counts;
+  const gate = (await api.gates({ suite: scope.suite })).find(
+    (g) => g.dataset_version === scope.dataset_version && g.baseline === baseline && g.candidate === candidate,
+  );
+  const link = (extra) => rowsLink({ ...q, ...extra });
   return h(
     'div',
     { class: 'compare' },
     controls,
+    gate
+      ? h(
+          'section',
+          {
+            class: `card verdict-banner ${gate.verdict}`,
+            'data-testid': 'compare-verdict',
+            'data-verdict': gate.verdict,
+          },
+          h('span', { class: `verdict ${gate.verdict}` }, gate.verdict === 'pass' ? 'PASS' : 'FAIL'),
+          h(
+            'div',
+            {},
+            h('b', {}, `Gate ${gate.verdict === 'pass' ? 'passed' : 'failed'}: ${baseline} → ${candidate}. `),
+            gate.reasons
+              .filter((r) => !r.passed)
+              .map((r) =>
+                h(
+                  'div',
+                  {},
+                  `✗ ${ruleName(r.rule)}`,
+                  r.rows.length ? [' — ', h('a', { href: link({ ids: r.rows.join(',') }) }, r.rows.join(', '))] : null,
+                ),
+              ),
+            h(
+              'a',
+              { href: `#/gates?suite=${encodeURIComponent(scope.suite)}&gate=${gate.gate_id}` },
+              'the full verdict',
+            ),
+          ),
+        )
+      : null,
     row ? drillDown(row, () => navigate({ ...q })) : null,
     card(
       `${cmp.baseline_version} → ${cmp.candidate_version}`,
@@ -270,7 +314,7 @@ export const render = async ({ scope, params, navigate }) => {
     h(
       'div',
       { class: 'cards two' },
-      card('Class transitions', matrix(cmp)),
+      card('Class transitions', matrix(cmp, { suite: scope.suite, dataset_version: scope.dataset_version })),
       card(
         'Confirmation of suspected regressions',
         h(
@@ -289,11 +333,19 @@ export const render = async ({ scope, params, navigate }) => {
       'div',
       { class: 'cards two' },
       card(
-        `Became stable-correct (${cmp.became_stable_correct.length})`,
+        h(
+          'a',
+          { href: link({ from: undefined, ids: cmp.became_stable_correct.join(',') }) },
+          `Became stable-correct (${cmp.became_stable_correct.length})`,
+        ),
         rowList(cmp.became_stable_correct, { testid: 'improved-list', suspects, tagsOf: tagged, open }),
       ),
       card(
-        `Stable-correct on the baseline, not on the candidate (${cmp.lost_stable_correct.length})`,
+        h(
+          'a',
+          { href: link({ ids: cmp.lost_stable_correct.join(',') }) },
+          `Stable-correct on the baseline, not on the candidate (${cmp.lost_stable_correct.length})`,
+        ),
         h(
           'p',
           { class: 'note' },

@@ -1,9 +1,10 @@
 import { api } from '../api.js';
 import { card, empty, h, table, time } from '../dom.js';
+import { rowsLink } from './rows.js';
 
 export const title = 'Gates';
 
-const ruleName = (r) =>
+export const ruleName = (r) =>
   ({
     must_not_break_stable_correct:
       'Every must-not-break row stable-correct on the baseline is still stable-correct on the candidate',
@@ -65,17 +66,33 @@ const current = (g, navigate, newest) =>
                       {
                         class: 'chip mnb link',
                         'data-row': row,
+                        title: 'open its attempts side by side',
                         onclick: () =>
-                          navigate('compare', {
+                          navigate('rows', {
                             suite: g.suite,
                             dataset_version: g.dataset_version,
                             baseline: g.baseline,
                             candidate: g.candidate,
+                            ids: r.rows.join(','),
                             row,
                           }),
                       },
                       row,
                     ),
+                  ),
+                  h(
+                    'a',
+                    {
+                      class: 'open-rows',
+                      href: rowsLink({
+                        suite: g.suite,
+                        dataset_version: g.dataset_version,
+                        baseline: g.baseline,
+                        candidate: g.candidate,
+                        ids: r.rows.join(','),
+                      }),
+                    },
+                    `open ${r.rows.length === 1 ? 'this row' : `these ${r.rows.length} rows`} in the explorer`,
                   ),
                 )
               : null,

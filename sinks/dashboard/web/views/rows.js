@@ -1,0 +1,530 @@
+/* global document, location, history, Blob, URLSearchParams */
+import { api } from '../api.js';
+import { card, className, empty, h } from '../dom.js';
+
+/**
+ * The row explorer: every row of a scope, one line each, with per version the class, passes over graded attempts,
+ * the checks whose answers flip, output flips, failure categories, mean latency and cost. Search, filters and the
+ * sort live in the URL (deep links); the CSV / JSON export is exactly the rows shown. A row opens the attempt diff in
+ * a side panel that leaves the list (and its scroll) where it was; j / k (or ↓ / ↑) move to the next / previous row.
+ */
+export const title = 'Rows';
+
+const CLASSES = ['stable_correct', 'stable_wrong', 'flip', 'unclassified'];
+const FILTERS = ['q', 'from', 'to', 'tag', 'check', 'category', 'ids', 'sort', 'dir'];
+
+const requestText = (input) => {
+  if (input === null || input === undefined) return '';
+  try {
+    const parsed = JSON.parse(input);
+    return typeof parsed?.message === 'string' ? parsed.message : input;
+  } catch {
+    return input;
+  }
+};
+const ms = (x) => (x === null || x === undefined ? '—' : `${Math.round(x)} ms`);
+const usd = (x) => (x === null || x === undefined ? '—' : `$${x < 0.01 ? x.toPrecision(2) : x.toFixed(3)}`);
+const answerText = (a) => (a === true ? 'yes' : a === false ? 'no' : a === null || a === undefined ? '—' : String(a));
+
+/** The rows the filters keep, in the chosen order. */
+export const filterRows = (view, f, [baseline, candidate]) => {
+  const words = (f.q ?? '').toLowerCase().split(/\s+/).filter(Boolean);
+  const ids = f.ids ? new Set(f.ids.split(',')) : null;
+  const vs = [baseline, candidate].filter(Boolean);
+  const kept = view.rows.filter((r) => {
+    const b = r.versions[baseline];
+    const c = r.versions[candidate];
+    if (ids && !ids.has(r.row_id)) return false;
+    if (f.from && (b?.class ?? 'unclassified') !== f.from) return false;
+    if (f.to && (c?.class ?? 'unclassified') !== f.to) return false;
+    if (f.tag && !r.tags.includes(f.tag)) return false;
+    if (f.check && !vs.some((v) => r.versions[v]?.flipping_checks.includes(f.check))) return false;
+    if (f.category && !vs.some((v) => r.versions[v]?.failure_categories.includes(f.category))) return false;
+    if (words.length) {
+      const text = [r.row_id, r.input ?? '', r.expected ?? '', ...vs.flatMap((v) => r.versions[v]?.outputs ?? [])]
+        .join('\n')
+        .toLowerCase();
+      if (!words.every((w) => text.includes(w))) return false;
+    }
+    return true;
+  });
+  const key = f.sort ?? 'row';
+  const sign = f.dir === 'desc' ? -1 : 1;
+  const value = (r) => {
+    const [side, field] = key.split('.');
+    const v = r.versions[side === 'b' ? baseline : candidate];
+    if (key === 'row') return r.row_id;
+    if (!v) return null;
+    if (field === 'class') return CLASSES.indexOf(v.class);
+    if (field === 'rate') return v.n ? v.c / v.n : null;
+    if (field === 'latency') return v.mean_latency_ms;
+    if (field === 'cost') return v.mean_cost_usd;
+    return null;
+  };
+  return [...kept].sort((x, y) => {
+    const a = value(x);
+    const b = value(y);
+    if (a === b) return x.row_id < y.row_id ? -1 : 1;
+    if (a === null) return 1;
+    if (b === null) return -1;
+    return (a < b ? -1 : 1) * sign;
+  });
+};
+
+/** What the table shows, as flat records: the export's columns. */
+export const exportRecords = (rows, versions) =>
+  rows.map((r) => {
+    const out = { row_id: r.row_id, input: requestText(r.input), expected: r.expected ?? '', tags: r.tags.join(' ') };
+    for (const [label, v] of versions.map((v, i) => [i === 0 ? 'baseline' : 'candidate', v])) {
+      const x = r.versions[v];
+      out[`${label}_version`] = v;
+      out[`${label}_class`] = x?.class ?? 'unclassified';
+      out[`${label}_passed`] = x?.c ?? 0;
+      out[`${label}_graded`] = x?.n ?? 0;
+      out[`${label}_flipping_checks`] = (x?.flipping_checks ?? []).join(' ');
+      out[`${label}_output_flip`] =
+        x?.output_flip === null || x?.output_flip === undefined ? '' : String(x.output_flip);
+      out[`${label}_mean_latency_ms`] = x?.mean_latency_ms ?? '';
+      out[`${label}_mean_cost_usd`] = x?.mean_cost_usd ?? '';
+    }
+    return out;
+  });
+
+const csvCell = (x) => {
+  const s = String(x ?? '');
+  return /[",\n\r]/.test(s) ? `"${s.replaceAll('"', '""')}"` : s;
+};
+export const toCsv = (records) => {
+  if (records.length === 0) return '';
+  const cols = Object.keys(records[0]);
+  return [cols.join(','), ...records.map((r) => cols.map((c) => csvCell(r[c])).join(','))].join('\n') + '\n';
+};
+
+const download = (name, type, text) => {
+  const url = URL.createObjectURL(new Blob([text], { type }));
+  const a = h('a', { href: url, download: name });
+  document.body.append(a);
+  a.click();
+  a.remove();
+  setTimeout(() => URL.revokeObjectURL(url), 1000);
+};
+
+/** Replaces the URL's parameters without a render (the table redraws in place, focus stays in the search box). */
+const setParams = (params) => {
+  const clean = Object.fromEntries(Object.entries(params).filter(([, v]) => v !== undefined && v !== null && v !== ''));
+  history.replaceState(null, '', `#/rows?${new URLSearchParams(clean)}`);
+};
+
+const versionCells = (v) =>
+  v
+    ? [
+        h('td', {}, h('span', { class: `chip ${v.class}` }, className(v.class))),
+        h('td', { class: 'num' }, `${v.c}/${v.n}`),
+        h('td', {}, v.flipping_checks.join(', ')),
+        h('td', {}, v.output_flip ? 'yes' : ''),
+        h('td', { class: 'num' }, ms(v.mean_latency_ms)),
+        h('td', { class: 'num' }, usd(v.mean_cost_usd)),
+      ]
+    : [h('td', { colspan: 6, class: 'note' }, 'no trials')];
+
+/** The attempt diff: both versions side by side, aligned by attempt. */
+const diffPanel = (row, close) => {
+  const [b, c] = row.versions;
+  const names = [...new Set(row.versions.flatMap((v) => v.attempts.flatMap((a) => a.checks.map((x) => x.name))))];
+  const diverged = row.first_divergence?.check;
+  const outputCell = (attempt, diff, side) => {
+    if (!attempt) return h('td', { class: 'note' }, '—');
+    const parts = diff
+      ? diff
+          .filter((p) => (side === 'baseline' ? !p.added : !p.removed))
+          .map((p) => (p.added || p.removed ? h(p.added ? 'ins' : 'del', {}, p.value) : p.value))
+      : [attempt.output ?? '—'];
+    return h(
+      'td',
+      { class: `attempt ${attempt.passed === true ? 'pass' : attempt.passed === false ? 'fail' : 'ungraded'}` },
+      h(
+        'div',
+        { class: 'verdictline' },
+        attempt.passed === true ? '✓ right' : attempt.passed === false ? '✗ wrong' : 'ungraded',
+        h('small', {}, ` · ${attempt.run_id} #${attempt.attempt}`),
+      ),
+      h('div', { class: 'output', 'data-field': 'output' }, parts),
+      h(
+        'div',
+        { class: 'checks' },
+        names.map((n) => {
+          const x = attempt.checks.find((y) => y.name === n);
+          return h(
+            'span',
+            {
+              class: `check ${x?.passed === false ? 'wrong' : ''} ${n === diverged ? 'diverged' : ''}`,
+              'data-check': n,
+              'data-wrong': x?.passed === false ? 'true' : 'false',
+              title: n,
+            },
+            `${n.replaceAll('_', ' ')}: ${answerText(x?.answer)}`,
+          );
+        }),
+      ),
+      h(
+        'div',
+        { class: 'note' },
+        [
+          attempt.latency_ms === null ? null : ms(attempt.latency_ms),
+          attempt.cost_usd === null ? null : usd(attempt.cost_usd),
+          attempt.tokens ? `${attempt.tokens.input} → ${attempt.tokens.output} tokens` : null,
+        ]
+          .filter(Boolean)
+          .join(' · ') || 'no latency, cost or token counts recorded',
+      ),
+      attempt.actions.length || attempt.retrieved_refs.length
+        ? h(
+            'details',
+            { class: 'transcript' },
+            h('summary', {}, `transcript: ${attempt.actions.length} actions, ${attempt.retrieved_refs.length} refs`),
+            attempt.actions.map((a) => h('pre', {}, `${a.tool}(${JSON.stringify(a.arguments ?? {}, null, 1)})`)),
+            attempt.retrieved_refs.length ? h('p', {}, `retrieved: ${attempt.retrieved_refs.join(', ')}`) : null,
+          )
+        : null,
+    );
+  };
+  const expected = b?.attempts[0]?.checks ?? c?.attempts[0]?.checks ?? [];
+  return h(
+    'aside',
+    { class: 'panel', 'data-testid': 'attempt-diff', 'data-row': row.row_id, role: 'dialog', 'aria-label': 'attempts' },
+    h(
+      'div',
+      { class: 'panel-head' },
+      h('h2', {}, `Row ${row.row_id}`),
+      h('span', { class: 'note' }, 'j / k: next / previous · Esc: close'),
+      h('button', { class: 'close', onclick: close, 'aria-label': 'close' }, '×'),
+    ),
+    row.input ? h('blockquote', {}, requestText(row.input)) : null,
+    h(
+      'details',
+      { class: 'transcript' },
+      h('summary', {}, 'input (raw)'),
+      h('pre', { 'data-field': 'input' }, row.input ?? '—'),
+    ),
+    h(
+      'p',
+      {},
+      'expected: ',
+      h('b', {}, row.expected ?? '—'),
+      ' · tags: ',
+      row.tags.length ? row.tags.join(', ') : 'none',
+    ),
+    row.first_divergence
+      ? h(
+          'p',
+          { class: 'divergence', 'data-testid': 'diff-divergence', 'data-check': diverged },
+          `First divergent check: ${diverged.replaceAll('_', ' ')} (check ${row.first_divergence.position})`,
+        )
+      : null,
+    h(
+      'table',
+      { class: 'sidebyside' },
+      h(
+        'thead',
+        {},
+        h(
+          'tr',
+          {},
+          h('th', {}, '#'),
+          row.versions.map((v) =>
+            h('th', { 'data-version': v.agent_version }, `${v.agent_version} — ${className(v.class)} (${v.c}/${v.n})`),
+          ),
+        ),
+        expected.length
+          ? h(
+              'tr',
+              { class: 'expected', 'data-testid': 'expected-checks' },
+              h('th', {}, 'expected'),
+              h(
+                'td',
+                { colspan: row.versions.length },
+                h(
+                  'div',
+                  { class: 'checks' },
+                  names.map((n) => {
+                    const x = row.versions
+                      .flatMap((v) => v.attempts)
+                      .flatMap((a) => a.checks)
+                      .find((y) => y.name === n && y.passed !== null && y.passed !== undefined);
+                    // The expected answer: a right answer as given, a wrong boolean answer negated.
+                    const want = !x
+                      ? '—'
+                      : x.passed
+                        ? x.answer
+                        : typeof x.answer === 'boolean'
+                          ? !x.answer
+                          : '≠ ' + x.answer;
+                    return h(
+                      'span',
+                      { class: 'check', 'data-check': n },
+                      `${n.replaceAll('_', ' ')}: ${answerText(want)}`,
+                    );
+                  }),
+                ),
+              ),
+            )
+          : null,
+      ),
+      h(
+        'tbody',
+        {},
+        row.aligned.map((a) =>
+          h(
+            'tr',
+            { 'data-attempt': a.index },
+            h('th', {}, String(a.index + 1)),
+            outputCell(a.baseline === null ? null : b?.attempts[a.baseline], a.diff, 'baseline'),
+            c ? outputCell(a.candidate === null ? null : c.attempts[a.candidate], a.diff, 'candidate') : null,
+          ),
+        ),
+      ),
+    ),
+  );
+};
+
+let cache = { key: '', view: null };
+let keyHandler = null;
+
+export const render = async ({ scope, params, go }) => {
+  if (!scope) return card('No rows yet', empty('Run `npx passk demo` or publish trials; every row shows up here.'));
+  const key = `${scope.suite}\u001f${scope.dataset_version}\u001f${document.body.dataset.updates ?? 0}`;
+  const view = cache.key === key ? cache.view : await api.rows(scope);
+  cache = { key, view };
+  let versions = [params.baseline, params.candidate].filter((v) => v && view.versions.includes(v));
+  if (versions.length < 2) {
+    const gates = await api.gates({ suite: scope.suite });
+    const last = gates.find((g) => g.dataset_version === scope.dataset_version);
+    versions = last ? [last.baseline, last.candidate] : view.versions.slice(0, 2);
+  }
+  const [baseline, candidate] = versions;
+  const warnings = [];
+  for (const p of ['from', 'to'])
+    if (params[p] && !CLASSES.includes(params[p])) {
+      warnings.push(`Unknown class "${params[p]}" in ${p}= (one of ${CLASSES.join(', ')}); ignored.`);
+      delete params[p];
+    }
+  if (params.check && !view.checks.includes(params.check)) warnings.push(`No check named "${params.check}" here.`);
+  const state = { ...params, suite: scope.suite, dataset_version: scope.dataset_version, baseline, candidate };
+  delete state.row;
+
+  const body = h('tbody', {});
+  const countBox = h('span', { 'data-testid': 'row-count' });
+  let shown = [];
+  const openRow = (id) => go('rows', { ...state, row: id });
+  const draw = () => {
+    shown = filterRows(view, state, versions);
+    countBox.textContent = `${shown.length} of ${view.rows.length} rows`;
+    countBox.dataset.count = String(shown.length);
+    body.replaceChildren(
+      ...shown.map((r) =>
+        h(
+          'tr',
+          {
+            'data-row': r.row_id,
+            class: r.row_id === params.row ? 'selected' : '',
+            tabindex: 0,
+            onclick: () => openRow(r.row_id),
+            onkeydown: (e) => e.key === 'Enter' && openRow(r.row_id),
+          },
+          h('td', {}, h('button', { class: 'link' }, r.row_id)),
+          h('td', { class: 'input', title: requestText(r.input) }, requestText(r.input)),
+          h(
+            'td',
+            {},
+            r.tags.map((t) =>
+              h('span', { class: `chip ${t === 'must_not_break' ? 'mnb' : ''}` }, t.replaceAll('_', '-')),
+            ),
+          ),
+          versionCells(r.versions[baseline]),
+          versionCells(r.versions[candidate]),
+        ),
+      ),
+    );
+  };
+  const set = (k, v) => {
+    state[k] = v || undefined;
+    setParams({ ...state, row: params.row });
+    draw();
+  };
+  const select = (k, label, options) =>
+    h(
+      'label',
+      {},
+      `${label} `,
+      h(
+        'select',
+        { 'data-filter': k, onchange: (e) => set(k, e.target.value) },
+        h('option', { value: '' }, 'any'),
+        options.map(([value, text]) => h('option', { value, selected: state[k] === value }, text)),
+      ),
+    );
+  const classOptions = CLASSES.map((c) => [c, className(c)]);
+  const tags = [...new Set(view.rows.flatMap((r) => r.tags))].sort();
+  const sortHead = (label, k) =>
+    h(
+      'th',
+      {
+        class: 'sortable',
+        'data-sort': k,
+        'aria-sort':
+          state.sort === k || (!state.sort && k === 'row')
+            ? state.dir === 'desc'
+              ? 'descending'
+              : 'ascending'
+            : 'none',
+        onclick: (e) => {
+          const desc = (state.sort ?? 'row') === k && state.dir !== 'desc';
+          state.sort = k;
+          state.dir = desc ? 'desc' : undefined;
+          for (const th of e.currentTarget.parentNode.children) th.setAttribute('aria-sort', 'none');
+          e.currentTarget.setAttribute('aria-sort', desc ? 'descending' : 'ascending');
+          setParams({ ...state, row: params.row });
+          draw();
+        },
+      },
+      label,
+    );
+  const versionHeads = (side) => [
+    sortHead('class', `${side}.class`),
+    sortHead('passed', `${side}.rate`),
+    h('th', {}, 'flipping checks'),
+    h('th', {}, 'output flip'),
+    sortHead('latency', `${side}.latency`),
+    sortHead('cost', `${side}.cost`),
+  ];
+  const search = h('input', {
+    type: 'search',
+    placeholder: 'search ids, inputs, outputs',
+    'aria-label': 'search rows',
+    'data-testid': 'search',
+    value: state.q ?? '',
+    oninput: (e) => set('q', e.target.value.trim()),
+  });
+  draw();
+
+  let panel = null;
+  if (params.row) {
+    const row = await api.row({ ...scope, row_id: params.row, versions: versions.join(',') });
+    panel = row
+      ? diffPanel(row, () => go('rows', state))
+      : h('aside', { class: 'panel' }, h('p', { class: 'warn' }, `No row ${params.row} in this scope.`));
+  }
+  if (keyHandler) document.removeEventListener('keydown', keyHandler);
+  keyHandler = (e) => {
+    if (!location.hash.startsWith('#/rows') || e.target?.tagName === 'INPUT' || e.target?.tagName === 'SELECT') return;
+    if (e.key === 'Escape' && params.row) return go('rows', state);
+    const step = e.key === 'j' || e.key === 'ArrowDown' ? 1 : e.key === 'k' || e.key === 'ArrowUp' ? -1 : 0;
+    if (!step || !params.row) return;
+    e.preventDefault();
+    const i = shown.findIndex((r) => r.row_id === params.row);
+    const next = shown[Math.min(shown.length - 1, Math.max(0, i + step))];
+    if (next && next.row_id !== params.row) openRow(next.row_id);
+  };
+  document.addEventListener('keydown', keyHandler);
+
+  return h(
+    'div',
+    { class: `explorer ${panel ? 'with-panel' : ''}` },
+    warnings.map((w) => h('p', { class: 'warn', 'data-testid': 'param-warning' }, w)),
+    card(
+      `Rows · ${baseline} → ${candidate}`,
+      h(
+        'div',
+        { class: 'controls filters' },
+        search,
+        select('from', `${baseline} class`, classOptions),
+        select('to', `${candidate} class`, classOptions),
+        select(
+          'tag',
+          'tag',
+          tags.map((t) => [t, t]),
+        ),
+        select(
+          'check',
+          'flipping check',
+          view.checks.map((c) => [c, c.replaceAll('_', ' ')]),
+        ),
+        select(
+          'category',
+          'failure',
+          view.failure_categories.map((c) => [c, c.replaceAll('_', ' ')]),
+        ),
+        state.ids
+          ? h(
+              'span',
+              { class: 'chip' },
+              `only ${state.ids.split(',').length} listed rows`,
+              ' ',
+              h('button', { class: 'link', onclick: () => set('ids', '') }, 'clear'),
+            )
+          : null,
+        countBox,
+        h(
+          'button',
+          {
+            'data-testid': 'export-csv',
+            onclick: () =>
+              download(
+                `passk-rows-${scope.suite}-${scope.dataset_version}.csv`,
+                'text/csv',
+                toCsv(exportRecords(shown, versions)),
+              ),
+          },
+          'CSV',
+        ),
+        h(
+          'button',
+          {
+            'data-testid': 'export-json',
+            onclick: () =>
+              download(
+                `passk-rows-${scope.suite}-${scope.dataset_version}.json`,
+                'application/json',
+                JSON.stringify(exportRecords(shown, versions), null, 2) + '\n',
+              ),
+          },
+          'JSON',
+        ),
+      ),
+      h(
+        'div',
+        { class: 'scroll' },
+        h(
+          'table',
+          { class: 'explorer-table', 'data-testid': 'explorer' },
+          h(
+            'thead',
+            {},
+            h(
+              'tr',
+              { class: 'group' },
+              h('th', { colspan: 3 }, ''),
+              h('th', { colspan: 6 }, `${baseline} (baseline)`),
+              h('th', { colspan: 6 }, `${candidate} (candidate)`),
+            ),
+            h(
+              'tr',
+              {},
+              sortHead('row', 'row'),
+              h('th', {}, 'input'),
+              h('th', {}, 'tags'),
+              versionHeads('b'),
+              versionHeads('c'),
+            ),
+          ),
+          body,
+        ),
+      ),
+    ),
+    panel,
+  );
+};
+
+/** A link into the explorer with these filters, for every count on every view. */
+export const rowsLink = (params) => `#/rows?${new URLSearchParams(Object.entries(params).filter(([, v]) => v))}`;
+export { FILTERS };

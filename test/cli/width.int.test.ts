@@ -1,0 +1,81 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { COMMANDS } from '../../cli/commands/index.ts';
+import { passk } from '../browser/processes.ts';
+
+/**
+ * The CLI at 80 columns, as in an 80×24 terminal: `--width 80` stands for `process.stdout.columns` (a child's
+ * stdout is a pipe, not a terminal). No line of any command's output may be wider than 80, and `--help` is wrapped
+ * once: a line ends early only where a paragraph ends.
+ */
+// eslint-disable-next-line no-control-regex
+const width = (line: string): number => [...line.replace(/\u001b\[[0-9;]*m/g, '')].length;
+const tooWide = (out: string): string[] => out.split('\n').filter((l) => width(l) > 80);
+const FIXTURE = 'test/fixtures/refunds-breaks-mnb.jsonl';
+const dirs: string[] = [];
+const tmp = () => {
+  const d = mkdtempSync(join(tmpdir(), 'passk-width-'));
+  dirs.push(d);
+  return d;
+};
+afterAll(() => dirs.forEach((d) => rmSync(d, { recursive: true, force: true })));
+
+describe('output at 80 columns', () => {
+  it.each([
+    ['report', ['report', FIXTURE]],
+    ['compare', ['compare', '--baseline', 'v1', '--candidate', 'v2', FIXTURE]],
+    ['gate', ['gate', '--baseline', 'v1', '--candidate', 'v2', FIXTURE]],
+  ])('%s has no line wider than 80', async (_name, args) => {
+    const wide = await passk(['--wide', ...args]);
+    const r = await passk(['--width', '80', ...args]);
+    expect(r.stdout.length).toBeGreaterThan(100);
+    expect(tooWide(r.stdout)).toEqual([]);
+    // the same command unconstrained is wider: the fitting did something
+    expect(tooWide(wide.stdout).length).toBeGreaterThan(0);
+    expect(r.code).toBe(wide.code);
+  });
+
+  it('import has no line wider than 80', async () => {
+    const r = await passk(['--width', '80', '--data-dir', tmp(), 'import', FIXTURE]);
+    expect(r.code).toBe(0);
+    expect(r.stdout.length).toBeGreaterThan(20);
+    expect(tooWide(r.stdout)).toEqual([]);
+  });
+
+  it('the demo has no line wider than 80', async () => {
+    const r = await passk(['--width', '80', '--data-dir', tmp(), 'demo', '--no-serve'], { timeoutMs: 400_000 });
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stdout).toContain('Gate');
+    expect(tooWide(r.stdout)).toEqual([]);
+  }, 420_000);
+
+  it('rejects a width that is not a number of columns, naming the flag', async () => {
+    const r = await passk(['--width', 'eighty', 'report', FIXTURE]);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toContain('--width');
+  });
+});
+
+describe('--help, wrapped once', () => {
+  it.each(Object.keys(COMMANDS))(
+    'passk %s --help breaks lines only where they are full or a paragraph ends',
+    async (name) => {
+      const r = await passk([name, '--help']);
+      expect(r.code).toBe(0);
+      const lines = r.stdout.split('\n');
+      const start = lines.findIndex((l) => l.startsWith('Usage:')) + 2;
+      const end = lines.findIndex((l, i) => i >= start && /^(Arguments|Options|Commands):/.test(l));
+      const description = lines.slice(start, end === -1 ? undefined : end);
+      expect(description.join(' ').trim().length).toBeGreaterThan(0);
+      for (const [i, line] of description.entries()) {
+        const next = description[i + 1];
+        if (!next?.trim() || !line.trim()) continue; // a paragraph ends here
+        const nextWord = next.trim().split(/\s+/)[0]!;
+        // a single wrap at 80: the next line's first word would not have fitted on this one
+        expect(width(line) + 1 + width(nextWord), `${name}: "${line}" / "${next}"`).toBeGreaterThan(80);
+      }
+    },
+  );
+});
