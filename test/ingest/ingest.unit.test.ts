@@ -7,7 +7,12 @@ import { gzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createEmbeddedEventLog } from '../../log/index.ts';
 import type { EventLog } from '../../processors/ports.ts';
-import { createIngestServer, type IngestAnswer, type IngestServer, type ItemResult } from './index.ts';
+import {
+  createIngestServer,
+  type IngestAnswer,
+  type IngestServer,
+  type ItemResult,
+} from '../../producers/ingest/index.ts';
 
 const TOKEN = 'test-ingest-token-0123456789';
 const dir = mkdtempSync(join(tmpdir(), 'passk-ingest-'));
