@@ -201,6 +201,7 @@ describe('the dashboard, in Chromium', () => {
     expect(await page.locator('#nav a').allTextContents()).toEqual([
       'Overview',
       'Compare',
+      'Rows',
       'Gates',
       'Production',
       'Judges',
