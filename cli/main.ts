@@ -18,12 +18,19 @@ export const unwrap = (text: string): string =>
 const VERSION = (JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { version: string })
   .version;
 
+// `passk --version` (or -V) alone. Not commander's .version(): that makes --version global, so it would swallow
+// `dataset export --version 2`.
+const argv = process.argv.slice(2);
+if (argv.length === 1 && (argv[0] === '--version' || argv[0] === '-V')) {
+  process.stdout.write(`${VERSION}\n`);
+  process.exit(0);
+}
+
 const program = new Command('passk')
-  .version(VERSION, '-V, --version', 'print the passk version')
   .description(
     'passk tells you whether your LLM agent can be depended on, not just whether it can succeed. ' +
       'It runs every labeled row several times and reports mean accuracy, pass@k, pass^k, flip rate ' +
-      'and a stability class per row; it compares versions row by row and gates releases.',
+      'and a stability class per row; it compares versions row by row and gates releases. passk --version prints the version.',
   )
   .option(
     '--config <file>',

@@ -80,6 +80,40 @@ const HANDLING: Record<string, Handling> = {
   'passk gate --baseline v1 --candidate v2 --rules gate.json --judgments judge.jsonl --json trials.jsonl > verdict.json':
     { kind: 'exit', code: 1, why: 'the example candidate fails the gate (the verdict is written all the same)' },
   'passk process': { kind: 'daemon', ms: 8_000, why: 'runs until SIGTERM' },
+  'npx passk gate --from-store --baseline refund-agent-v1 --candidate refund-agent-v2': {
+    kind: 'exit',
+    before: [
+      'npx passk run --dataset examples/refund-agent/refunds.jsonl --agent examples/refund-agent/agent.ts --k 3',
+      'npx passk run --dataset examples/refund-agent/refunds.jsonl --agent examples/refund-agent/agent-v2.ts --k 3',
+      'npx passk process --until-caught-up',
+    ],
+    why: 'the last of the walkthrough: the store must hold both runs (the commands above it, in order)',
+  },
+  'passk report --from-store --suite refunds': {
+    kind: 'exit',
+    before: ['passk run --dataset rows.jsonl --agent agent.ts --k 3', 'passk process --until-caught-up'],
+    why: 'reads what passk process put in the store',
+  },
+  'passk compare --baseline v1 --candidate v2 --from-store --suite refunds': {
+    kind: 'exit',
+    before: ['passk import trials.jsonl', 'passk process --until-caught-up'],
+    why: 'reads both versions from the store that passk process fills',
+  },
+  'passk dataset versions --dataset refunds': {
+    kind: 'exit',
+    before: ['passk dataset publish rows.jsonl --dataset refunds'],
+    why: 'lists the versions a publish made',
+  },
+  'passk run --dataset rows.jsonl --agent candidate.ts --confirmations --follow': {
+    kind: 'daemon',
+    ms: 8_000,
+    why: 'follows confirmation requests until SIGTERM',
+  },
+  'PASSK_INGEST_TOKEN=$(openssl rand -hex 16) passk ingest --port 0 --json': {
+    kind: 'daemon',
+    ms: 8_000,
+    why: 'serves the ingest API until SIGTERM',
+  },
   'PASSK_BACKEND=kafka KAFKA_BROKERS=127.0.0.1:9092 SCHEMA_REGISTRY_URL=http://127.0.0.1:8080/apis/ccompat/v7 passk process':
     { kind: 'daemon', ms: 15_000, why: 'runs until SIGTERM (on this suite’s Kafka stack)' },
   'passk run --dataset rows.jsonl --agent http://localhost:3000/agent --k 5 --concurrency 16 --timeout 2m': {
