@@ -1,4 +1,4 @@
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { Command, CommanderError } from 'commander';
 import { ConfigError } from '../deploy/config.ts';
 import { InputError, PipelineError } from '../schemas/errors.ts';
@@ -15,8 +15,22 @@ export const unwrap = (text: string): string =>
     .join('\n\n');
 
 /** The package's version, read from its package.json (the one `npm install` put next to cli/). */
-const VERSION = (JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { version: string })
-  .version;
+// From the sources that is ../package.json; compiled, dist/cli/main.js, it is ../../package.json.
+const VERSION = (
+  JSON.parse(
+    readFileSync(
+      ['../package.json', '../../package.json'].map((p) => new URL(p, import.meta.url)).find((u) => existsSync(u)) ??
+        new URL('../package.json', import.meta.url),
+      'utf8',
+    ),
+  ) as { version: string }
+).version;
+
+// Output piped into a reader that stops early (`passk --help | head`) ends the command quietly.
+process.stdout.on('error', (e: NodeJS.ErrnoException) => {
+  if (e.code === 'EPIPE') process.exit(0);
+  throw e;
+});
 
 // `passk --version` (or -V) alone. Not commander's .version(): that makes --version global, so it would swallow
 // `dataset export --version 2`.

@@ -28,6 +28,10 @@ export const datasetCommand = (program: Command): void => {
   const dataset = program
     .command('dataset')
     .summary('dataset versions: publish a rows file as a new version, list versions, export one as JSONL')
+    .description(
+      'Dataset versions. publish records a rows file (the format passk run --dataset reads) as a new version, ' +
+        'changed rows only; versions lists what each version added and changed; export writes one version as JSON lines.',
+    )
     .addHelpText(
       'after',
       `

@@ -33,7 +33,13 @@ export const trialToFlat = (e: TrialRecorded): Record<string, unknown> => {
 type ExportFlags = { suite?: string[]; agentVersion?: string[]; datasetVersion?: string[]; out?: string };
 
 export const exportCommand = (program: Command): void => {
-  const exp = program.command('export').summary('write what the store holds back out as files');
+  const exp = program
+    .command('export')
+    .summary('write what the store holds back out as files')
+    .description(
+      'Writes what the store holds back out as files: export trials gives the flat trial format that passk report ' +
+        'FILE, compare and gate read, each stored event id once.',
+    );
   exp
     .command('trials')
     .summary('the stored trials as flat trial JSON lines (what passk report FILE reads)')

@@ -311,7 +311,8 @@ describe('the commands are found', () => {
   });
 });
 
-for (const [source, commands] of sources) {
+// A --help without examples has no commands to run; its source still counts for the stale-entry check above.
+for (const [source, commands] of sources.filter(([, cmds]) => cmds.length > 0)) {
   describe(source, () => {
     for (const cmd of new Set(commands)) {
       const how: Handling = HANDLING[cmd] ?? { kind: 'exit' };
