@@ -270,7 +270,8 @@ describe('states and layout', () => {
     ).toEqual([...VIEWS]);
     expect(await page.getAttribute('#live', 'data-state')).toBe('error');
     await page.unroute('**/api/overview?**');
-    await show(`#/overview?suite=${SUITE}&dataset_version=${demo.dataset.version}`, 'overview');
+    // the same scope written in another order: a new hash, so the page renders again (the same hash would not)
+    await show(`#/overview?dataset_version=${demo.dataset.version}&suite=${SUITE}`, 'overview');
     expect(await page.locator('[data-testid="error-banner"]').count()).toBe(0);
     expect(await page.getAttribute('#live', 'data-state')).not.toBe('error');
   });
