@@ -91,7 +91,7 @@ const HANDLING: Record<string, Handling> = {
   },
   'passk report --from-store --suite refunds': {
     kind: 'exit',
-    before: ['passk run --dataset rows.jsonl --agent agent.ts --k 3', 'passk process --until-caught-up'],
+    before: ['passk import trials.jsonl', 'passk process --until-caught-up'],
     why: 'reads what passk process put in the store',
   },
   'passk compare --baseline v1 --candidate v2 --from-store --suite refunds': {
