@@ -2,9 +2,8 @@ import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { SchemaRegistry, SchemaType } from '@kafkajs/confluent-schema-registry';
 import { Kafka, logLevel } from 'kafkajs';
-import { createEmbeddedEventLog, createKafkaEventLog } from '../log/index.ts';
+import { createEmbeddedEventLog, createKafkaEventLog, createRegistryClient } from '../log/index.ts';
 import type { EventLog } from '../processors/ports.ts';
 import { deterministicEventId } from '../schemas/ids.ts';
 import { TOPICS } from '../schemas/topics.ts';
@@ -125,10 +124,7 @@ export async function benchEventLog(opts: EventLogBenchOptions = {}): Promise<Ev
 
   const namespace = `bench${Date.now().toString(36)}.`;
   const kafka = new Kafka({ clientId: 'passk-bench', brokers: [...opts.kafka.brokers], logLevel: logLevel.NOTHING });
-  const registry = new SchemaRegistry(
-    { host: opts.kafka.schemaRegistryUrl },
-    { [SchemaType.JSON]: { allowUnionTypes: true } },
-  );
+  const registry = createRegistryClient({ url: opts.kafka.schemaRegistryUrl });
   const klog = await createKafkaEventLog({ kafka, registry, namespace });
   try {
     const k = await measure(klog, n, batch);

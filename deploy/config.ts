@@ -21,6 +21,8 @@ export const PasskConfig = z
         /** Partitions for topics passk creates. @default 4 */
         partitions: z.number().int().positive().default(4),
         replicationFactor: z.number().int().positive().default(1),
+        /** Deadline of one schema-registry request, ms; retried 3 times with backoff (env SCHEMA_REGISTRY_TIMEOUT_MS). @default 10000 */
+        registryTimeoutMs: z.number().int().positive().optional(),
         /** Prefix of every topic and consumer group, so several passk installs share one cluster (env PASSK_KAFKA_NAMESPACE). */
         namespace: z
           .string()
@@ -108,6 +110,7 @@ export const fromEnv = (env: NodeJS.ProcessEnv): Json => {
       schemaRegistryUrl: env.SCHEMA_REGISTRY_URL,
       ...(env.KAFKA_PARTITIONS ? { partitions: Number(env.KAFKA_PARTITIONS) } : {}),
       ...(env.PASSK_KAFKA_NAMESPACE ? { namespace: env.PASSK_KAFKA_NAMESPACE } : {}),
+      ...(env.SCHEMA_REGISTRY_TIMEOUT_MS ? { registryTimeoutMs: Number(env.SCHEMA_REGISTRY_TIMEOUT_MS) } : {}),
     };
   if (env.CLICKHOUSE_URL)
     out.clickhouse = {

@@ -1,6 +1,5 @@
-import { SchemaRegistry, SchemaType } from '@kafkajs/confluent-schema-registry';
 import { Kafka, logLevel } from 'kafkajs';
-import { createEmbeddedEventLog, createKafkaEventLog } from '../log/index.ts';
+import { createEmbeddedEventLog, createKafkaEventLog, createRegistryClient } from '../log/index.ts';
 import type { EventLog } from '../processors/ports.ts';
 import type { PasskConfig } from './config.ts';
 
@@ -16,11 +15,11 @@ export const openEventLog = async (config: PasskConfig, opts: { namespace?: stri
   if (!k) throw new Error('PASSK_BACKEND=kafka needs KAFKA_BROKERS and SCHEMA_REGISTRY_URL');
   return createKafkaEventLog({
     kafka: new Kafka({ clientId: k.clientId, brokers: k.brokers, logLevel: logLevel.WARN }),
-    // ajv (inside the registry client) is told the union types zod emits are fine
-    registry: new SchemaRegistry(
-      { host: k.schemaRegistryUrl, clientId: k.clientId },
-      { [SchemaType.JSON]: { allowUnionTypes: true } },
-    ),
+    registry: createRegistryClient({
+      url: k.schemaRegistryUrl,
+      clientId: k.clientId,
+      ...(k.registryTimeoutMs ? { timeoutMs: k.registryTimeoutMs } : {}),
+    }),
     maxEventBytes: config.maxEventBytes,
     partitions: k.partitions,
     replicationFactor: k.replicationFactor,

@@ -1,8 +1,7 @@
 import { randomBytes } from 'node:crypto';
-import { SchemaRegistry, SchemaType } from '@kafkajs/confluent-schema-registry';
 import { Kafka, logLevel, type Admin } from 'kafkajs';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { createKafkaEventLog } from '../../log/index.ts';
+import { createKafkaEventLog, createRegistryClient } from '../../log/index.ts';
 import { readToEnd } from '../../processors/operators/readToEnd.ts';
 import type { EventLog } from '../../processors/ports.ts';
 import { ALL_TOPICS, TOPICS } from '../../schemas/topics.ts';
@@ -33,10 +32,7 @@ const membersOf = async (groupId: string): Promise<number> => {
 };
 
 beforeAll(async () => {
-  const registry = new SchemaRegistry(
-    { host: inject('schemaRegistryUrl') },
-    { [SchemaType.JSON]: { allowUnionTypes: true } },
-  );
+  const registry = createRegistryClient({ url: inject('schemaRegistryUrl') });
   log = await createKafkaEventLog({ kafka, registry, namespace, partitions: 4 });
   admin = kafka.admin();
   await admin.connect();

@@ -1,8 +1,7 @@
 import { randomBytes } from 'node:crypto';
-import { SchemaRegistry, SchemaType } from '@kafkajs/confluent-schema-registry';
 import { ConfigResourceTypes, Kafka, logLevel } from 'kafkajs';
 import { describe, expect, inject, it } from 'vitest';
-import { createKafkaEventLog } from '../../log/index.ts';
+import { createKafkaEventLog, createRegistryClient } from '../../log/index.ts';
 import { ALL_TOPICS, TOPICS } from '../../schemas/topics.ts';
 import { eventLogContract } from '../contracts/eventLog.contract.ts';
 
@@ -14,7 +13,7 @@ eventLogContract('Kafka + schema registry', async () => {
   // a fresh namespace per test: reruns against a long-lived broker and registry never collide
   const namespace = `t${Date.now().toString(36)}${randomBytes(3).toString('hex')}.`;
   const kafka = new Kafka({ clientId: 'passk-test', brokers, logLevel: logLevel.NOTHING });
-  const registry = new SchemaRegistry({ host: registryUrl }, { [SchemaType.JSON]: { allowUnionTypes: true } });
+  const registry = createRegistryClient({ url: registryUrl });
   return {
     maxEventBytes,
     partitions: 4,
@@ -33,7 +32,7 @@ describe('Kafka event log: topics', () => {
   it('creates every topic with explicit partitions and settings (rowstate compacted, max.message.bytes from maxEventBytes)', async () => {
     const namespace = `t${Date.now().toString(36)}${randomBytes(3).toString('hex')}.`;
     const kafka = new Kafka({ clientId: 'passk-test', brokers, logLevel: logLevel.NOTHING });
-    const registry = new SchemaRegistry({ host: registryUrl }, { [SchemaType.JSON]: { allowUnionTypes: true } });
+    const registry = createRegistryClient({ url: registryUrl });
     const log = await createKafkaEventLog({ kafka, registry, namespace, maxEventBytes, partitions: 3 });
     const admin = kafka.admin();
     await admin.connect();

@@ -1,8 +1,7 @@
 import { randomBytes } from 'node:crypto';
-import { SchemaRegistry, SchemaType } from '@kafkajs/confluent-schema-registry';
 import { Kafka, logLevel } from 'kafkajs';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { createKafkaEventLog } from '../../log/index.ts';
+import { createKafkaEventLog, createRegistryClient } from '../../log/index.ts';
 import type { EventLog } from '../../processors/ports.ts';
 import { importFiles } from '../../producers/importers/importFiles.ts';
 import { readLog } from '../../producers/logReader.ts';
@@ -19,10 +18,7 @@ const kafka = new Kafka({ clientId: 'passk-producers-test', brokers, logLevel: l
 let log: EventLog;
 
 beforeAll(async () => {
-  const registry = new SchemaRegistry(
-    { host: inject('schemaRegistryUrl') },
-    { [SchemaType.JSON]: { allowUnionTypes: true } },
-  );
+  const registry = createRegistryClient({ url: inject('schemaRegistryUrl') });
   log = await createKafkaEventLog({ kafka, registry, namespace, partitions: 3 });
 });
 afterAll(async () => {

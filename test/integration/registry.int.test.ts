@@ -1,14 +1,19 @@
 import { randomBytes } from 'node:crypto';
-import { SchemaRegistry, SchemaType } from '@kafkajs/confluent-schema-registry';
 import { describe, expect, inject, it } from 'vitest';
-import { createRegistryCodec, registerJsonSchema, registeredSchemaOf, SchemaRejected } from '../../log/index.ts';
+import {
+  createRegistryClient,
+  createRegistryCodec,
+  registerJsonSchema,
+  registeredSchemaOf,
+  SchemaRejected,
+} from '../../log/index.ts';
 import { InvalidEvent } from '../../schemas/errors.ts';
 import { EVENT_TYPES } from '../../schemas/events/index.ts';
 import { subjectOf } from '../../schemas/jsonSchema.ts';
 import { allEventSamples, trial } from '../helpers/events.ts';
 
 const registryUrl = inject('schemaRegistryUrl');
-const newClient = () => new SchemaRegistry({ host: registryUrl }, { [SchemaType.JSON]: { allowUnionTypes: true } });
+const newClient = () => createRegistryClient({ url: registryUrl });
 // a fresh subject prefix per run: reruns against a long-lived registry never collide
 const prefix = () => `t${Date.now().toString(36)}${randomBytes(3).toString('hex')}.`;
 
