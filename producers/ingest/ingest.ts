@@ -11,6 +11,8 @@ import type { EventPublisher } from '../../processors/ports.ts';
 import { EventTooLarge, InputError, PipelineError } from '../../schemas/errors.ts';
 import type { PasskEvent } from '../../schemas/events/index.ts';
 import { parseTrialRecord } from '../files/trialLines.ts';
+import { createOtlpReceiver, encodeResponse, encodeStatus, MalformedOtlp, type OtlpReceiver } from '../otlp/index.ts';
+import type { OtlpReceiverOptions } from '../otlp/receiver.ts';
 import { InvalidRecord } from '../sdk/inputs.ts';
 import { createMemoryPublisher } from '../sdk/memoryPublisher.ts';
 import { createRecorder } from '../sdk/recorder.ts';
@@ -42,6 +44,8 @@ export interface IngestOptions {
   readonly maxInFlight?: number;
   /** Event ids acknowledged recently, remembered to answer `duplicate`. @default 1_000_000 */
   readonly rememberIds?: number;
+  /** The OTLP receiver at `POST /v1/traces`: its sampling policy and redactors (default: keep every trace). */
+  readonly otlp?: Omit<OtlpReceiverOptions, 'publisher' | 'onError'>;
   readonly onError?: (e: unknown) => void;
 }
 
@@ -267,25 +271,89 @@ export const createIngestRoutes = (opts: IngestOptions) => {
     return { status, body: answer };
   };
 
+  let receiver: OtlpReceiver | undefined;
+  const OTLP_TYPES: Record<string, 'protobuf' | 'json'> = {
+    'application/x-protobuf': 'protobuf',
+    'application/protobuf': 'protobuf',
+    'application/json': 'json',
+  };
+  /** OTLP/HTTP: ExportTraceServiceResponse on success, a google.rpc.Status on failure, in the request's encoding. */
+  const otlp = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
+    const type = (req.headers['content-type'] ?? '').split(';')[0]!.trim().toLowerCase();
+    const format = OTLP_TYPES[type];
+    const answer = (status: number, body: Uint8Array | string, headers: Record<string, string> = {}) => {
+      res.writeHead(status, {
+        'content-type': format === 'protobuf' ? 'application/x-protobuf' : 'application/json; charset=utf-8',
+        'cache-control': 'no-store',
+        ...headers,
+      });
+      res.end(body);
+    };
+    try {
+      if (req.method !== 'POST') throw new HttpError(405, 'only POST', { allow: 'POST' });
+      authorize(req);
+      if (!format)
+        throw new HttpError(
+          415,
+          `Content-Type must be application/x-protobuf or application/json, got "${type || '(none)'}"`,
+        );
+      if (inFlight >= maxInFlight)
+        throw new HttpError(429, `${inFlight} requests are being written; retry shortly`, { 'retry-after': '1' });
+      inFlight++;
+      try {
+        const body = await readBody(req, max);
+        receiver ??= createOtlpReceiver({ publisher: opts.publisher, ...opts.otlp, onError });
+        let result;
+        try {
+          result = await receiver.export(body, format);
+        } catch (e) {
+          if (e instanceof MalformedOtlp) throw new HttpError(400, e.message);
+          if (e instanceof PipelineError && e.retriable)
+            throw new HttpError(503, `the event log is unavailable: ${e.message}`, { 'retry-after': '1' });
+          throw e;
+        }
+        answer(200, encodeResponse(format, { spans: result.rejected, message: result.message }));
+      } finally {
+        inFlight--;
+      }
+    } catch (e) {
+      if (!req.complete) req.resume();
+      if (!(e instanceof HttpError)) onError(e);
+      const status = e instanceof HttpError ? e.status : 500;
+      const message = e instanceof Error ? e.message : String(e);
+      // google.rpc.Code: 3 INVALID_ARGUMENT, 16 UNAUTHENTICATED, 8 RESOURCE_EXHAUSTED, 14 UNAVAILABLE, 13 INTERNAL.
+      const code = { 400: 3, 401: 16, 413: 3, 415: 3, 405: 12, 429: 8, 503: 14 }[status] ?? 13;
+      answer(status, encodeStatus(format ?? 'json', code, message), e instanceof HttpError ? e.headers : {});
+    }
+  };
+
+  const authorize = (req: IncomingMessage): void => {
+    const bearer = /^Bearer (.+)$/.exec(req.headers.authorization ?? '')?.[1];
+    if (opts.token === undefined)
+      throw new HttpError(401, 'writes are disabled: start the server with a write token (PASSK_INGEST_TOKEN)');
+    if (bearer === undefined || !sameToken(bearer, opts.token))
+      throw new HttpError(401, 'a valid write token is required (Authorization: Bearer …)', {
+        'www-authenticate': 'Bearer',
+      });
+  };
+
   let openapi: string | undefined;
-  return async (req: IncomingMessage, res: ServerResponse, pathname: string): Promise<boolean> => {
+  const handle = async (req: IncomingMessage, res: ServerResponse, pathname: string): Promise<boolean> => {
     if (pathname === '/api/v1/openapi.json' && (req.method === 'GET' || req.method === 'HEAD')) {
       openapi ??= JSON.stringify(ingestOpenApi(), null, 2);
       res.writeHead(200, { 'content-type': 'application/json; charset=utf-8' });
       res.end(req.method === 'HEAD' ? undefined : openapi);
       return true;
     }
+    if (pathname === '/v1/traces') {
+      await otlp(req, res);
+      return true;
+    }
     const m = /^\/api\/v1\/(trials|traces|judgments|labels)$/.exec(pathname);
     if (!m) return false;
     try {
       if (req.method !== 'POST') throw new HttpError(405, 'only POST', { allow: 'POST' });
-      const bearer = /^Bearer (.+)$/.exec(req.headers.authorization ?? '')?.[1];
-      if (opts.token === undefined)
-        throw new HttpError(401, 'writes are disabled: start the server with a write token (PASSK_INGEST_TOKEN)');
-      if (bearer === undefined || !sameToken(bearer, opts.token))
-        throw new HttpError(401, 'a valid write token is required (Authorization: Bearer …)', {
-          'www-authenticate': 'Bearer',
-        });
+      authorize(req);
       if (inFlight >= maxInFlight)
         throw new HttpError(429, `${inFlight} requests are being written; retry shortly`, { 'retry-after': '1' });
       inFlight++;
@@ -306,4 +374,9 @@ export const createIngestRoutes = (opts: IngestOptions) => {
     }
     return true;
   };
+  /** Stops the OTLP receiver (closing a capped policy's open windows, flushing what they kept). */
+  const close = async (): Promise<void> => {
+    await receiver?.close();
+  };
+  return Object.assign(handle, { close });
 };

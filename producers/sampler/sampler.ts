@@ -16,6 +16,8 @@ export interface TraceCandidate {
   readonly input: unknown;
   readonly output?: unknown;
   readonly verdicts?: TraceInput['verdicts'];
+  /** The tool calls it made; arguments are redacted like the input. */
+  readonly actions?: TraceInput['actions'];
   readonly user_signals?: Record<string, string | number | boolean>;
   readonly error_kind?: string | null;
   readonly tags?: string[];
@@ -95,6 +97,7 @@ export const createTraceSampler = (opts: SamplerOptions): TraceSampler => {
         ...(output !== undefined ? { output: text(output) } : {}),
       },
       ...(t.verdicts ? { verdicts: t.verdicts } : {}),
+      ...(t.actions ? { actions: redactValue(t.actions, redactors) as TraceInput['actions'] } : {}),
       ...(t.user_signals
         ? { user_signals: redactValue(t.user_signals, redactors) as Record<string, string | number | boolean> }
         : {}),
