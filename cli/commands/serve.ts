@@ -11,12 +11,14 @@ import { clickhouseDashboardData } from '../../sinks/dashboard/clickhouseData.ts
 import { createDashboardServer, DashboardConfigError, type DashboardServer } from '../../sinks/dashboard/index.ts';
 import { createIngestRoutes } from '../../producers/ingest/index.ts';
 import { EXIT } from '../exitCodes.ts';
+import { readPolicyFile } from './sample.ts';
 
 type ServeFlags = {
   host: string;
   port: string;
   token?: string;
   ingestToken?: string;
+  otlpPolicy?: string;
   process: boolean;
   json?: boolean;
 };
@@ -36,8 +38,9 @@ export const serveCommand = (program: Command): void => {
     .option('--token <token>', 'token every request must carry, 16+ characters (env PASSK_DASHBOARD_TOKEN)')
     .option(
       '--ingest-token <token>',
-      'write token of the ingest API at /api/v1/* (env PASSK_INGEST_TOKEN); without it, writes are refused',
+      'write token of the ingest API at /api/v1/* and /v1/traces (env PASSK_INGEST_TOKEN); without it, writes are refused',
     )
+    .option('--otlp-policy <file>', 'sampling policy of OTLP traces at /v1/traces, as passk sample --policy')
     .option('--no-process', 'only read the store; the processors run elsewhere (a ClickHouse server)')
     .option('--json', 'print {"url": …} as JSON once listening (for scripts)')
     .addHelpText(
@@ -67,9 +70,12 @@ Exit codes: 0 stopped by SIGINT/SIGTERM, 2 bad flag or config (e.g. a non-loopba
       let processors: ProcessorsRun | undefined;
       let server: DashboardServer | undefined;
       let unshare: (() => Promise<void>) | undefined;
+      let routes: ReturnType<typeof createIngestRoutes> | undefined;
+      const policy = flags.otlpPolicy === undefined ? undefined : await readPolicyFile(flags.otlpPolicy);
       const shutdown = async () => {
         await unshare?.();
         await server?.close();
+        await routes?.close();
         processors?.stop();
         await processors?.done.catch(() => undefined);
         await store?.close();
@@ -82,12 +88,18 @@ Exit codes: 0 stopped by SIGINT/SIGTERM, 2 bad flag or config (e.g. a non-loopba
         if (flags.process && log) {
           processors = await startProcessors(config, { log, instanceId: `serve-${process.pid}` });
         }
+        if (log)
+          routes = createIngestRoutes({
+            publisher: log.publisher,
+            token: ingestToken,
+            ...(policy ? { otlp: { policy } } : {}),
+          });
         server = await createDashboardServer({
           data: clickhouseDashboardData(store.client),
           host: flags.host,
           port,
           ...(token ? { token } : {}),
-          ...(log ? { routes: createIngestRoutes({ publisher: log.publisher, token: ingestToken }) } : {}),
+          ...(routes ? { routes } : {}),
         });
       } catch (e) {
         await shutdown();
