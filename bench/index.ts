@@ -5,6 +5,7 @@
  *   npm run bench                      processors, event log and store (embedded)
  *   npm run bench -- processors sink   only those (processors, growth, freshness, log, sink)
  *   npm run bench -- startup           CLI start-up: built dist/ against the tsx dev entry
+ *   npm run bench -- ingest            the HTTP ingest API against EventLog.publish of the same events
  *   KAFKA_BROKERS=… SCHEMA_REGISTRY_URL=… npm run bench   also through Kafka
  *   PASSK_BENCH_SCALE=0.1 npm run bench                 a tenth of the default sizes (a quick look)
  */
@@ -15,6 +16,7 @@ import { openEventLog } from '../deploy/eventLog.ts';
 import { benchEventLog } from './eventLog.ts';
 import { benchFreshness } from './freshness.ts';
 import { benchGrowth } from './growth.ts';
+import { benchIngest } from './ingest.ts';
 import { benchProcessors } from './processors.ts';
 import { implausible, memoryBandwidth, type Checked } from './plausible.ts';
 import { benchSink } from './sink.ts';
@@ -167,6 +169,25 @@ if (wanted('sink')) {
   log(
     `summary target: under 100 ms per 1M trials; from version_summaries ${per1M(r.summary.summaries.ms)}, from row_state ${per1M(r.summary.row_state.ms)}, from trials ${per1M(r.summary.trials.ms)}`,
   );
+}
+
+if (wanted('ingest')) {
+  log('ingest: the HTTP ingest API against EventLog.publish of the same events (embedded log) …');
+  for (const l of await benchIngest({ n: Math.max(2_000, Math.round(20_000 * scale)), log })) {
+    checked.push({
+      name: l.name,
+      baselinePerSec: l.baselinePerSec,
+      candidatePerSec: l.eventsPerSec,
+      ...(l.subset ? { subset: true } : {}),
+    });
+    table.push([
+      l.name,
+      rate(l.eventsPerSec),
+      'EventLog.publish, same events and batches',
+      rate(l.baselinePerSec),
+      `${l.ratio.toFixed(2)}×`,
+    ]);
+  }
 }
 
 if (wanted('startup')) {
