@@ -51,6 +51,10 @@ describe('the packed tarball on plain Node 20', () => {
     expect(files).toContain('package/dist/index.js.map');
     expect(files).toContain('package/dist/cli/bin.js');
     expect(files).toContain('package/dist/sinks/dashboard/web/index.html');
+    // The OTLP receiver loads the protocol's .proto files at run time.
+    expect(files).toContain(
+      'package/dist/producers/otlp/proto/opentelemetry/proto/collector/trace/v1/trace_service.proto',
+    );
     expect(files.filter((f) => /\.test\.|testkit|\/test\/|fixtures|\.ts$/.test(f) && !f.endsWith('.d.ts'))).toEqual([]);
     const pkg = JSON.parse(readFileSync(join(app, 'node_modules', 'passk', 'package.json'), 'utf8'));
     expect(pkg.exports['.']).toEqual({ types: './dist/index.d.ts', default: './dist/index.js' });
