@@ -74,7 +74,15 @@ export const createOtlpReceiver = (opts: OtlpReceiverOptions) => {
           reasons.push(`trace ${candidate.trace_id}: ${(e as Error).message}`);
         }
       }
+      const refusedBefore = recorder.stats.refused;
       await recorder.flush();
+      // The log refused these (over the largest event size): counted, not silently dropped.
+      const tooLarge = recorder.stats.refused - refusedBefore;
+      if (tooLarge > 0) {
+        refused += tooLarge;
+        kept -= tooLarge;
+        reasons.push(`${tooLarge} traces over the event size limit (PASSK_MAX_EVENT_BYTES)`);
+      }
       const shown = reasons.slice(0, 3).join('; ');
       return {
         accepted: spans - refused,

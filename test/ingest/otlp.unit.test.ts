@@ -1,6 +1,7 @@
 import { mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { gzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createEmbeddedEventLog } from '../../log/index.ts';
 import type { EventLog } from '../../processors/ports.ts';
@@ -118,7 +119,12 @@ describe('OTLP/HTTP receiver (POST /v1/traces)', () => {
     const first = await send();
     expect(first.status).toBe(200);
     expect(await first.json()).toEqual({});
-    expect((await send()).status).toBe(200);
+    const gzipped = await fetch(new URL('/v1/traces', server.url), {
+      method: 'POST',
+      headers: { ...headers, 'content-type': 'application/json', 'content-encoding': 'gzip' },
+      body: gzipSync(body),
+    });
+    expect(gzipped.status).toBe(200);
     const same = (await tracesOnLog()).filter((t) => t.trace_id === '0af7651916cd43dd8448eb211c80319c');
     expect(same.length).toBe(2);
     expect(new Set(same.map((t) => t.event_id)).size).toBe(1);
