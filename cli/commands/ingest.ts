@@ -32,8 +32,8 @@ export const ingestCommand = (program: Command): void => {
 Examples:
   PASSK_INGEST_TOKEN=$(openssl rand -hex 16) passk ingest --port 0 --json
 
-Exit codes: 0 stopped by SIGINT/SIGTERM, 2 bad flag (no token, bad port, a bad policy
-  file), 3 the event log is unreachable.`,
+Exit codes: 0 stopped by SIGINT/SIGTERM, 2 bad flag (no token, bad port, a bad
+  policy file), 3 the event log is unreachable.`,
     )
     .action(async (flags: IngestFlags, cmd: Command) => {
       const port = Number(flags.port);

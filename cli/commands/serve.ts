@@ -52,8 +52,9 @@ Examples:
   PASSK_DASHBOARD_TOKEN=$(openssl rand -hex 16) passk serve --host 0.0.0.0
   CLICKHOUSE_URL=http://ch:8123 passk serve --no-process
 
-Exit codes: 0 stopped by SIGINT/SIGTERM, 2 bad flag or config (e.g. a non-loopback address without a token),
-  3 the event log or the store is unreachable or held by another process.`,
+Exit codes: 0 stopped by SIGINT/SIGTERM, 2 bad flag or config (e.g. a non-loopback
+  address without a token), 3 the event log or the store is unreachable or held
+  by another process.`,
     )
     .action(async (flags: ServeFlags, cmd: Command) => {
       const port = Number(flags.port);
