@@ -13,7 +13,7 @@ import { exportWith, JsonExporter, ProtoExporter } from '../helpers/genaiAgent.t
 /**
  * The OTLP receiver end to end on the embedded backend: the real OpenTelemetry SDK exports GenAI spans to the
  * ingest server, `passk process` fills the store, and the traces are there with their agent version, segment,
- * verdicts and sampling probability; the PII planted in span attributes and events is nowhere in the data dir
+ * verdicts, sampling probability and actions (tool calls); the PII planted in span attributes and events is nowhere in the data dir
  * (log and store).
  */
 const TOKEN = 'otlp-store-token-0123456789';
@@ -28,7 +28,7 @@ const files = (d: string): string[] =>
   });
 
 describe('OTLP traces reach the store', () => {
-  it('with agent version, segment, verdicts and sampling probability, and no PII on disk', async () => {
+  it('with agent version, segment, verdicts, sampling probability and actions, and no PII on disk', async () => {
     const log = await createEmbeddedEventLog({ dataDir: data });
     const server = await createIngestServer({
       publisher: log.publisher,
@@ -66,6 +66,9 @@ describe('OTLP traces reach the store', () => {
           verdicts: [{ grader: 'policy_check', passed: (i % 6) % 2 === 0 }],
         });
         expect(t!.input).toContain('[EMAIL]');
+        expect(t!.actions).toEqual([
+          { tool: 'lookup_order', arguments: JSON.stringify({ order: i < 6 ? i : 50 + i - 6, email: '[EMAIL]' }) },
+        ]);
       }
       // The first free request failed: always kept, probability 1 in a 0.25 segment.
       expect(await traceById(store.client, free[0]!)).toMatchObject({ segment: 'free', sampling_probability: 1 });

@@ -28,6 +28,10 @@ const traceRow = (e: TraceSampled): Row => ({
   sampling_policy: e.sampling.policy,
   sampling_probability: e.sampling.probability,
   verdicts: (e.verdicts ?? []).map((v) => ({ grader: v.grader, passed: v.passed, score: v.score ?? null })),
+  actions: (e.actions ?? []).map((a) => ({
+    tool: a.tool,
+    arguments: a.arguments === undefined ? null : JSON.stringify(a.arguments),
+  })),
   user_signals: Object.fromEntries(Object.entries(e.user_signals ?? {}).map(([k, v]) => [k, JSON.stringify(v)])),
   error_kind: e.error_kind ?? null,
   payload_input: e.payload?.input ?? null,

@@ -62,7 +62,8 @@ const trials: TableDef = {
   settings: DEDUP_WINDOW,
 };
 
-const traces: TableDef = {
+/** `traces` as migration 1 created it (kept so that migration's statements never change). */
+const tracesV1: TableDef = {
   name: 'traces',
   comment: 'TraceSampled: a sampled production request (retention: PASSK trace TTL)',
   columns: [
@@ -89,6 +90,16 @@ const traces: TableDef = {
   shardBy: 'cityHash64(input_fingerprint)',
   settings: { ...DEDUP_WINDOW, ttl_only_drop_parts: 1 },
 };
+
+/** Columns migration 4 added to `traces`: the tool calls of a trace (an OTLP trace's `execute_tool` spans). */
+export const TRACES_V4_COLUMNS = [
+  col('actions', 'Array(Tuple(tool String, arguments Nullable(String)))', {
+    comment: 'arguments is JSON text',
+    codec: 'ZSTD(3)',
+  }),
+] as const;
+
+const traces: TableDef = { ...tracesV1, columns: [...tracesV1.columns, ...TRACES_V4_COLUMNS] };
 
 const judgments: TableDef = {
   name: 'judgments',
@@ -398,7 +409,7 @@ export const TABLES = {
 /** The tables migration 1 created, in its order: an applied migration's statements never change. */
 export const MIGRATION_1_TABLES: readonly TableDef[] = [
   trials,
-  traces,
+  tracesV1,
   judgments,
   labels,
   datasetRows,
