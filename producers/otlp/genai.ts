@@ -141,6 +141,26 @@ export const traceOf = (
   const conversation = str(a['gen_ai.conversation.id']);
   if (conversation) tags.add(`conversation:${conversation}`);
 
+  // Tokens: the model calls' usage; the root's own when it reports usage and no child does (no double count).
+  const usage = (views: readonly SpanView[]) => {
+    let input = 0;
+    let output = 0;
+    let seen = false;
+    for (const v of views) {
+      const i = v.attrs['gen_ai.usage.input_tokens'];
+      const o = v.attrs['gen_ai.usage.output_tokens'];
+      if (typeof i === 'number' && i >= 0) {
+        input += Math.round(i);
+        seen = true;
+      }
+      if (typeof o === 'number' && o >= 0) {
+        output += Math.round(o);
+        seen = true;
+      }
+    }
+    return seen ? { input, output } : undefined;
+  };
+  const tokens = usage(byStart) ?? usage([root]);
   const error = errorOf(root) ?? byStart.map(errorOf).find(Boolean);
   const at = nanosToMs(root.span.endTimeUnixNano) ?? nanosToMs(root.span.startTimeUnixNano);
   return {
@@ -152,6 +172,7 @@ export const traceOf = (
       ...(output === undefined ? {} : { output }),
       ...(verdicts.length ? { verdicts } : {}),
       ...(actions.length ? { actions } : {}),
+      ...(tokens ? { tokens } : {}),
       ...(Object.keys(signals).length ? { user_signals: signals } : {}),
       ...(error ? { error_kind: error } : {}),
       ...(tags.size ? { tags: [...tags] } : {}),

@@ -18,6 +18,7 @@ export interface TraceCandidate {
   readonly verdicts?: TraceInput['verdicts'];
   /** The tool calls it made; arguments are redacted like the input. */
   readonly actions?: TraceInput['actions'];
+  readonly tokens?: TraceInput['tokens'];
   readonly user_signals?: Record<string, string | number | boolean>;
   readonly error_kind?: string | null;
   readonly tags?: string[];
@@ -98,6 +99,7 @@ export const createTraceSampler = (opts: SamplerOptions): TraceSampler => {
       },
       ...(t.verdicts ? { verdicts: t.verdicts } : {}),
       ...(t.actions ? { actions: redactValue(t.actions, redactors) as TraceInput['actions'] } : {}),
+      ...(t.tokens ? { tokens: t.tokens } : {}),
       ...(t.user_signals
         ? { user_signals: redactValue(t.user_signals, redactors) as Record<string, string | number | boolean> }
         : {}),

@@ -24,6 +24,8 @@ export const TraceSampled = z.object({
   error_kind: z.string().nullable().optional(),
   /** The tool calls the request made (an OTLP trace's `execute_tool` child spans), arguments redacted. */
   actions: z.array(Action).optional(),
+  /** Tokens the request used (an OTLP trace's `gen_ai.usage.*`, summed over its model calls). */
+  tokens: z.object({ input: z.number().int().nonnegative(), output: z.number().int().nonnegative() }).optional(),
   /** Redacted before it left the process. */
   payload: z.object({ input: z.string().optional(), output: z.string().optional() }).optional(),
   tags: Tags.optional(),

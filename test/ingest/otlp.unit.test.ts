@@ -60,6 +60,7 @@ describe('OTLP/HTTP receiver (POST /v1/traces)', () => {
       verdicts: [{ grader: 'policy_check', passed: false }],
       user_signals: { thumbs: 'neutral' },
       actions: [{ tool: 'lookup_order', arguments: { order: 3, email: '[EMAIL]' } }],
+      tokens: { input: 120, output: 30 },
     });
     expect(t.tags).toEqual(expect.arrayContaining(['model:gpt-4o', 'agent:refund-bot', 'conversation:conv-3']));
     expect(t.payload?.input).toContain('refund order 3');

@@ -63,6 +63,8 @@ describe('OTLP traces reach the store', () => {
           agent_version: 'refund-bot-v2',
           segment: 'enterprise',
           sampling_probability: 1,
+          tokens_input: 120,
+          tokens_output: 30,
           verdicts: [{ grader: 'policy_check', passed: (i % 6) % 2 === 0 }],
         });
         expect(t!.input).toContain('[EMAIL]');

@@ -24,6 +24,8 @@ const Row = z.object({
   passed: z.array(z.boolean().nullable()),
   scores: z.array(z.number().nullable()),
   actions: z.array(z.object({ tool: z.string(), arguments: z.string().nullable() })),
+  tokens_input: z.number().nullable(),
+  tokens_output: z.number().nullable(),
   user_signals: z.record(z.string(), z.string()),
   error_kind: z.string().nullable(),
   payload_input: z.string().nullable(),
@@ -71,6 +73,9 @@ export const traceOfRow = (r: Row): TraceSampled => ({
         })),
       }
     : {}),
+  ...(r.tokens_input !== null && r.tokens_output !== null
+    ? { tokens: { input: r.tokens_input, output: r.tokens_output } }
+    : {}),
   ...(Object.keys(r.user_signals).length
     ? { user_signals: Object.fromEntries(Object.entries(r.user_signals).map(([k, v]) => [k, parseSignal(v)])) }
     : {}),
@@ -93,7 +98,7 @@ const QUERY = `
          segment, input_fingerprint, sampling_policy, sampling_probability,
          arrayMap(v -> tupleElement(v, 'grader'), verdicts) AS graders,
          arrayMap(v -> tupleElement(v, 'passed'), verdicts) AS passed,
-         arrayMap(v -> tupleElement(v, 'score'), verdicts) AS scores, actions,
+         arrayMap(v -> tupleElement(v, 'score'), verdicts) AS scores, actions, tokens_input, tokens_output,
          user_signals, error_kind, payload_input, payload_output, has_payload, tags
   FROM traces FINAL
   WHERE (arrayExists(v -> coalesce(tupleElement(v, 'passed'), true) = false, verdicts) OR error_kind IS NOT NULL OR notEmpty(user_signals))

@@ -32,6 +32,8 @@ const traceRow = (e: TraceSampled): Row => ({
     tool: a.tool,
     arguments: a.arguments === undefined ? null : JSON.stringify(a.arguments),
   })),
+  tokens_input: e.tokens?.input ?? null,
+  tokens_output: e.tokens?.output ?? null,
   user_signals: Object.fromEntries(Object.entries(e.user_signals ?? {}).map(([k, v]) => [k, JSON.stringify(v)])),
   error_kind: e.error_kind ?? null,
   payload_input: e.payload?.input ?? null,

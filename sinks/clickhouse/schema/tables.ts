@@ -91,12 +91,14 @@ const tracesV1: TableDef = {
   settings: { ...DEDUP_WINDOW, ttl_only_drop_parts: 1 },
 };
 
-/** Columns migration 4 added to `traces`: the tool calls of a trace (an OTLP trace's `execute_tool` spans). */
+/** Columns migration 4 added to `traces`: the tool calls of a trace (an OTLP trace's `execute_tool` spans), its tokens. */
 export const TRACES_V4_COLUMNS = [
   col('actions', 'Array(Tuple(tool String, arguments Nullable(String)))', {
     comment: 'arguments is JSON text',
     codec: 'ZSTD(3)',
   }),
+  col('tokens_input', 'Nullable(UInt32)'),
+  col('tokens_output', 'Nullable(UInt32)'),
 ] as const;
 
 const traces: TableDef = { ...tracesV1, columns: [...tracesV1.columns, ...TRACES_V4_COLUMNS] };
