@@ -170,7 +170,7 @@ if (wanted('sink')) {
 }
 
 if (wanted('startup')) {
-  log('CLI start-up: dist/cli/bin.js against bin/passk.mjs (tsx) …');
+  log('CLI start-up: dist/cli/main.js against bin/passk.mjs (tsx) …');
   const root = fileURLToPath(new URL('..', import.meta.url));
   for (const l of benchStartup({ root, runs: Math.max(3, Math.round(5 * scale)), log }))
     table.push([
