@@ -1,6 +1,6 @@
 import type { Admin, Consumer, Kafka } from 'kafkajs';
 import type { EventCodec } from '../../schemas/codec.ts';
-import { TOPICS } from '../../schemas/topics.ts';
+import { TOPICS, tpKey } from '../../schemas/topics.ts';
 import type { ConsumerOptions, EventBatch, EventConsumer, RawRecord } from '../../processors/ports.ts';
 import { decodeRecords, toDeadLetterRecord } from '../deadLetters.ts';
 import { CommitRejected, ConsumerMisuse } from '../errors.ts';
@@ -14,8 +14,6 @@ type Item =
   | { kind: 'assignment'; assignment: TP[] }
   | { kind: 'batch'; batch: EventBatch; done: () => void }
   | { kind: 'crash'; error: unknown };
-
-const tpKey = (tp: TP) => `${tp.topic}\u0000${tp.partition}`;
 
 const SESSION_TIMEOUT_MS = 30_000;
 /** kafkajs's rebalance timeout (its default): the longest a join waits for the group's other members. */

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { StabilityClass, type RowStateChanged } from '../../schemas/events/decisions.ts';
 import type { TrialRecorded } from '../../schemas/events/trialRecorded.ts';
+import { rowStateKey } from '../../schemas/topics.ts';
 import { classOf, DEFAULT_MIN_ATTEMPTS } from '../core/classify.ts';
 import { hashString } from '../core/hash.ts';
 import { addAttempt } from '../core/rowState.ts';
@@ -53,15 +54,9 @@ export interface RowFoldOptions {
   readonly minAttempts?: number;
 }
 
-const SEP = '\u001f';
-export const rowKeyOf = (r: {
-  suite: string;
-  dataset_version: string;
-  agent_version: string;
-  row_id: string;
-}): string => r.suite + SEP + r.dataset_version + SEP + r.agent_version + SEP + r.row_id;
+/** The key of the row a trial folds into: its row state's key (`rowStateKey`, schemas/topics.ts). */
 export const trialRowKey = (t: TrialRecorded): string =>
-  t.suite + SEP + t.dataset_version + SEP + t.agent.version + SEP + t.row_id;
+  rowStateKey({ suite: t.suite, dataset_version: t.dataset_version, agent_version: t.agent.version, row_id: t.row_id });
 
 const attemptOf = (t: TrialRecorded): AttemptRecord => {
   const a: AttemptRecord = { attempt: t.attempt, run_id: t.run_id, event_id: t.event_id, passed: t.passed };
@@ -149,7 +144,7 @@ const base32 = (value: number, chars: number): string => {
  * topology's hot path.
  */
 export const changelogEventId = (s: RowState): string =>
-  base32(s.occurred_at, 10) + base32(parseInt(hashString(rowKeyOf(s)), 36), 11) + base32(s.seq % 2 ** 25, 5);
+  base32(s.occurred_at, 10) + base32(parseInt(hashString(rowStateKey(s)), 36), 11) + base32(s.seq % 2 ** 25, 5);
 
 /** The changelog record of a row state. Its event id is derived from (key, seq): a replay re-emits the same bytes. */
 export const toRowStateChanged = (s: RowState, producer: string): RowStateChanged => ({

@@ -6,6 +6,7 @@ import type { Agent } from './agents/types.ts';
 import type { DatasetRow } from './dataset.ts';
 import type { Grader } from './graders/types.ts';
 import { runTrial } from './trial.ts';
+import { KEY_SEP } from '../../schemas/topics.ts';
 
 export interface RunPlan {
   readonly rows: readonly DatasetRow[];
@@ -58,7 +59,7 @@ export interface RunSummary extends RunProgress {
   readonly errors: Record<string, number>;
 }
 
-export const attemptKey = (rowId: string, attempt: number): string => `${rowId}\u001f${attempt}`;
+export const attemptKey = (rowId: string, attempt: number): string => `${rowId}${KEY_SEP}${attempt}`;
 
 /** Every (row, attempt) the plan asks for, in row order then attempt order. */
 export const plannedAttempts = (
