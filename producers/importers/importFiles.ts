@@ -8,7 +8,7 @@ import { existingEventIds } from '../logReader.ts';
 import { runFinishedEventId } from '../sdk/ids.ts';
 import type { RunFinishedInput } from '../sdk/inputs.ts';
 import { createRecorder } from '../sdk/recorder.ts';
-import type { RetryPolicy } from '../sdk/retry.ts';
+import type { RetryPolicy } from '../../schemas/retry.ts';
 import { PRODUCER_VERSION } from '../version.ts';
 import type { ImportedTrial, ImportOptions } from './common.ts';
 import { detectFormat, type Format, parseResultsFile } from './detect.ts';

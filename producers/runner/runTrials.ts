@@ -1,7 +1,7 @@
 import type { Recorder } from '../sdk/recorder.ts';
 import { trialEventId } from '../sdk/ids.ts';
 import type { TrialInput } from '../sdk/inputs.ts';
-import type { RetryPolicy } from '../sdk/retry.ts';
+import type { RetryPolicy } from '../../schemas/retry.ts';
 import type { Agent } from './agents/types.ts';
 import type { DatasetRow } from './dataset.ts';
 import type { Grader } from './graders/types.ts';
