@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { StabilityClass, type RowStateChanged } from '../../schemas/events/decisions.ts';
+import { RowAttempt, StabilityClass, type RowStateChanged } from '../../schemas/events/decisions.ts';
 import type { TrialRecorded } from '../../schemas/events/trialRecorded.ts';
 import { rowStateKey } from '../../schemas/topics.ts';
 import { classOf, DEFAULT_MIN_ATTEMPTS } from '../core/classify.ts';
@@ -18,18 +18,9 @@ import { addAttempt } from '../core/rowState.ts';
  * Only `seq` (changes so far) and `occurred_at` (latest event time that changed the row) depend on
  * the order, and the order per key is the log's: a replay gives them back exactly.
  */
-export const CheckAnswers = z.record(z.string(), z.union([z.string(), z.number(), z.boolean(), z.null()]));
-
-export const AttemptRecord = z.object({
-  attempt: z.number().int().nonnegative(),
-  run_id: z.string(),
-  event_id: z.string(),
-  passed: z.boolean().nullable(),
-  /** A 53-bit hash of the raw output (core/hash.ts): equal outputs, equal hashes; the raw trial keeps the text. */
-  output: z.string().nullable().optional(),
-  checks: CheckAnswers.optional(),
-});
-export type AttemptRecord = z.infer<typeof AttemptRecord>;
+/** One kept attempt: the changelog's attempt record, as it is defined there (RowAttempt). */
+export const AttemptRecord = RowAttempt;
+export type AttemptRecord = RowAttempt;
 
 export const RowState = z.object({
   suite: z.string(),
