@@ -1,6 +1,6 @@
 import type { Admin, Consumer, Kafka } from 'kafkajs';
 import type { EventCodec } from '../../schemas/codec.ts';
-import { TOPICS } from '../../schemas/topics.ts';
+import { TOPICS, tpKey } from '../../schemas/topics.ts';
 import type { ConsumerOptions, EventBatch, EventConsumer, RawRecord } from '../../processors/ports.ts';
 import { decodeRecords, toDeadLetterRecord } from '../deadLetters.ts';
 import { CommitRejected, ConsumerMisuse } from '../errors.ts';
@@ -14,8 +14,6 @@ type Item =
   | { kind: 'assignment'; assignment: TP[] }
   | { kind: 'batch'; batch: EventBatch; done: () => void }
   | { kind: 'crash'; error: unknown };
-
-const tpKey = (tp: TP) => `${tp.topic}\u0000${tp.partition}`;
 
 /**
  * How long the broker waits for a silent member before it gives the member's partitions to others: the time a

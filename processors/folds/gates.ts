@@ -4,6 +4,7 @@ import { GateEvaluated } from '../../schemas/events/decisions.ts';
 import type { RunFinished } from '../../schemas/events/runFinished.ts';
 import type { WindowAlertRaised } from '../../schemas/events/windowAlertRaised.ts';
 import { deterministicEventId, eventIdTime } from '../../schemas/ids.ts';
+import { candidateKey } from '../../schemas/topics.ts';
 import { compareVersions } from '../core/compare.ts';
 import { evaluateGate, type GateVerdict } from '../core/gate.ts';
 import { MUST_NOT_BREAK_TAG } from '../core/mustNotBreak.ts';
@@ -48,8 +49,6 @@ export type GateBook = z.infer<typeof GateBook>;
 export type DecisionEvent = ComparisonDeclared | ConfirmationRequested | GateEvaluated | RunClosed | WindowAlertRaised;
 
 export const emptyBook = (): GateBook => ({ comparisons: {}, verdicts: {}, closed: {}, alerts: [], seen: [] });
-const SEP = '\u001f';
-const candidateKey = (suite: string, candidate: string) => suite + SEP + candidate;
 
 /** Folds one event of passk.decisions into the book (duplicates by event id change nothing). */
 export const evolveBook = (book: GateBook, e: DecisionEvent): GateBook => {

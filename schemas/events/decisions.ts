@@ -31,6 +31,18 @@ export type GateEvaluated = z.infer<typeof GateEvaluated>;
 export const StabilityClass = z.enum(['stable_correct', 'stable_wrong', 'flip', 'unclassified']);
 export type StabilityClass = z.infer<typeof StabilityClass>;
 
+/** One attempt a row state keeps (the stream's row state, processors/folds/rowState.ts, holds these as they are). */
+export const RowAttempt = z.object({
+  attempt: z.number().int().nonnegative(),
+  run_id: Id,
+  event_id: z.string(),
+  passed: z.boolean().nullable(),
+  /** A 53-bit hash of the raw output (processors/core/hash.ts): equal outputs, equal hashes; the raw trial keeps the text. */
+  output: z.string().nullable().optional(),
+  checks: z.record(z.string(), z.union([z.string(), z.number(), z.boolean(), z.null()])).optional(),
+});
+export type RowAttempt = z.infer<typeof RowAttempt>;
+
 /** Processor changelog: the full state of one row for one version (compacted topic). */
 export const RowStateChanged = z.object({
   ...envelope('RowStateChanged'),
@@ -44,15 +56,6 @@ export const RowStateChanged = z.object({
   c: z.number().int().nonnegative(),
   ungraded: z.number().int().nonnegative(),
   class: StabilityClass,
-  attempts: z.array(
-    z.object({
-      attempt: z.number().int().nonnegative(),
-      run_id: Id,
-      event_id: z.string(),
-      passed: z.boolean().nullable(),
-      output: z.string().nullable().optional(),
-      checks: z.record(z.string(), z.union([z.string(), z.number(), z.boolean(), z.null()])).optional(),
-    }),
-  ),
+  attempts: z.array(RowAttempt),
 });
 export type RowStateChanged = z.infer<typeof RowStateChanged>;

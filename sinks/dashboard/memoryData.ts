@@ -11,6 +11,7 @@ import type { DatasetRowUpserted, GateEvaluated, JudgmentRecorded, LabelRecorded
 import type { DashboardData, DatasetVersionView, Scope } from './data.ts';
 import { explorerView } from './explorerView.ts';
 import { rowView } from './rowView.ts';
+import { KEY_SEP } from '../../schemas/topics.ts';
 
 /**
  * The dashboard's data over events held in memory, computed with the same pure core as every other surface.
@@ -109,8 +110,8 @@ export const createMemoryDashboardData = (initial: readonly PasskEvent[] = []) =
     datasets: async () => {
       const byVersion = new Map<string, DatasetRowUpserted[]>();
       for (const r of of('DatasetRowUpserted'))
-        byVersion.set(`${r.dataset_id}\u001f${r.dataset_version}`, [
-          ...(byVersion.get(`${r.dataset_id}\u001f${r.dataset_version}`) ?? []),
+        byVersion.set(`${r.dataset_id}${KEY_SEP}${r.dataset_version}`, [
+          ...(byVersion.get(`${r.dataset_id}${KEY_SEP}${r.dataset_version}`) ?? []),
           r,
         ]);
       return [...byVersion.values()].map((rows): DatasetVersionView => {
