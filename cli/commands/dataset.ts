@@ -82,7 +82,7 @@ Exit codes: 0 ok, 2 bad input (an unknown dataset or version), 3 the store is un
             ? [text(`dataset ${datasetId}: the file is version ${plan.unchangedAs} already; nothing published`)]
             : [
                 heading(
-                  `dataset ${datasetId} version ${plan.version}: ${plan.events.length} rows published`,
+                  `dataset ${datasetId} version ${plan.version}: ${plan.events.length} row changes published`,
                   1,
                   'good',
                 ),

@@ -114,7 +114,7 @@ export const createMemoryDashboardData = (initial: readonly PasskEvent[] = []) =
       for (const r of of('DatasetRowUpserted')) {
         states.set(r.dataset_id, evolveDataset(states.get(r.dataset_id), r, 'passk-dashboard').state);
         const key = `${r.dataset_id}\u001f${r.dataset_version}`;
-        createdAt.set(key, Math.max(createdAt.get(key) ?? 0, r.occurred_at));
+        createdAt.set(key, Math.min(createdAt.get(key) ?? Infinity, r.occurred_at));
       }
       return [...states.values()].flatMap((s) =>
         s.versions.map((version, i): DatasetVersionView => {
@@ -124,7 +124,11 @@ export const createMemoryDashboardData = (initial: readonly PasskEvent[] = []) =
             row_id,
             tags: r.tags,
             expected: r.expected,
-            provenance: r.provenance,
+            provenance: {
+              kind: r.provenance.kind,
+              ...(r.provenance.trace_id ? { trace_id: r.provenance.trace_id } : {}),
+              ...(r.provenance.note ? { note: r.provenance.note } : {}),
+            },
           });
           const rows = [...at].sort(([a], [b]) => (a < b ? -1 : 1));
           return {

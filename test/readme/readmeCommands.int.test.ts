@@ -123,12 +123,19 @@ const HANDLING: Record<string, Handling> = {
   'passk run --dataset rows.jsonl --agent agent.ts --grader judge --rubric rubric.md --judge-url http://localhost:8000/v1 --judge-model qwen2.5':
     { kind: 'not-here', why: 'needs an OpenAI-compatible judge on localhost:8000; no hosted model is called in tests' },
   'passk dataset export --dataset refunds --version 2 --out refunds-v2.jsonl': {
-    kind: 'not-here',
-    why: 'needs dataset versions, which only the review loop makes (a confirmed failure processed by passk process); not yet scripted here',
+    kind: 'exit',
+    before: [
+      'passk dataset publish rows.jsonl --dataset refunds',
+      'head -n 3 rows.jsonl > rows-v2.jsonl && passk dataset publish rows-v2.jsonl --dataset refunds',
+      'passk process --until-caught-up',
+    ],
+    why: 'a second version (a file that drops rows: their removal), in the store that passk process fills',
   },
   'passk dataset export --dataset refunds --version latest --must-not-break-only': {
-    kind: 'not-here',
-    why: 'needs dataset versions, which only the review loop makes (a confirmed failure processed by passk process); not yet scripted here',
+    kind: 'exit',
+    before: ['passk dataset publish rows.jsonl --dataset refunds', 'passk process --until-caught-up'],
+    stdout: /"must_not_break":true/,
+    why: 'reads the published version from the store that passk process fills',
   },
   'passk check --suite airline --json': {
     kind: 'exit',
