@@ -30,7 +30,7 @@ export const datasetCommand = (program: Command): void => {
     .summary('dataset versions: publish a rows file as a new version, list versions, export one as JSONL')
     .description(
       'Dataset versions. publish records a rows file (the format passk run --dataset reads) as a new version, ' +
-        'changed and removed rows only; versions lists what each version added, changed and removed; ' +
+        'added, changed and removed rows only; versions lists what each version added, changed and removed; ' +
         'export writes one version as JSON lines.',
     )
     .addHelpText(
