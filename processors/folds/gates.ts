@@ -168,7 +168,7 @@ const toGateEvaluated = (
   return {
     event_id: deterministicEventId(at, 'GateEvaluated', d.comparison_id, JSON.stringify(evidence)),
     type: 'GateEvaluated',
-    schema_version: 1,
+    schema_version: 2,
     occurred_at: at,
     producer,
     gate_id: d.comparison_id,
@@ -178,9 +178,17 @@ const toGateEvaluated = (
     baseline: d.baseline,
     candidate: d.candidate,
     verdict: v.verdict,
-    reasons: v.rules.map((r) => ({ rule: r.rule, passed: r.passed, detail: r.detail, rows: r.rows })),
+    reasons: v.rules.map((r) => ({
+      rule: r.rule,
+      passed: r.passed,
+      detail: r.detail,
+      rows: r.rows,
+      ...(r.suite === undefined ? {} : { suite: r.suite }),
+      ...(r.dataset_version === undefined ? {} : { dataset_version: r.dataset_version }),
+    })),
     evidence,
     ...(repeated ? { repeated_verdict: true } : {}),
+    must_not_break: v.must_not_break.map((m) => ({ ...m, baseline: { ...m.baseline }, candidate: { ...m.candidate } })),
   };
 };
 

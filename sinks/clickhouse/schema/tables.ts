@@ -134,7 +134,8 @@ const labels: TableDef = {
   settings: DEDUP_WINDOW,
 };
 
-const datasetRows: TableDef = {
+/** `dataset_rows` as migration 1 created it (kept so that migration's statements never change). */
+const datasetRowsV1: TableDef = {
   name: 'dataset_rows',
   comment: 'DatasetRowUpserted: a row added or changed in a new dataset version, with tags and provenance',
   columns: [
@@ -157,6 +158,24 @@ const datasetRows: TableDef = {
   key: ['event_id'],
   shardBy: 'cityHash64(dataset_id)',
   settings: DEDUP_WINDOW,
+};
+
+/** Columns migration 4 added to `dataset_rows`: a row's expected checks, and removals (tombstones). */
+export const DATASET_ROWS_V4_COLUMNS = [
+  col('expected_checks', 'Nullable(String)', {
+    codec: 'ZSTD(3)',
+    comment: 'expected answers of intermediate checks, by check name, as a JSON object',
+  }),
+  col('removed', 'Bool', {
+    comment: 'a tombstone: the row is not in this version nor later ones until upserted again',
+  }),
+] as const;
+
+const datasetRows: TableDef = {
+  ...datasetRowsV1,
+  comment:
+    'DatasetRowUpserted: a row added, changed or removed (a tombstone) in a new dataset version, with tags and provenance',
+  columns: [...datasetRowsV1.columns, ...DATASET_ROWS_V4_COLUMNS],
 };
 
 const confirmedFailures: TableDef = {
@@ -401,7 +420,7 @@ export const MIGRATION_1_TABLES: readonly TableDef[] = [
   traces,
   judgments,
   labels,
-  datasetRows,
+  datasetRowsV1,
   confirmedFailures,
   gateDecisions,
   rowState,
