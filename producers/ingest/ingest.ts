@@ -14,8 +14,8 @@ import { DatasetRowUpserted } from '../../schemas/events/datasets.ts';
 import { Id } from '../../schemas/envelope.ts';
 import { deterministicEventId } from '../../schemas/ids.ts';
 import { parseTrialRecord } from '../files/trialLines.ts';
+import { publishedRowOf } from '../datasets/publish.ts';
 import { DatasetRow } from '../runner/dataset.ts';
-import { asText } from '../runner/dataset.ts';
 import { createOtlpReceiver, encodeResponse, encodeStatus, MalformedOtlp, type OtlpReceiver } from '../otlp/index.ts';
 import type { OtlpReceiverOptions } from '../otlp/receiver.ts';
 import { InvalidRecord } from '../sdk/inputs.ts';
@@ -232,9 +232,7 @@ const datasetRowEvent = (it: Item, target: DatasetTarget, now: number): Built =>
     dataset_id: target.datasetId,
     dataset_version: target.version,
     row_id: r.data.id,
-    input: asText(r.data.input) ?? '',
-    expected: asText(r.data.expected) ?? null,
-    tags: r.data.tags ?? [],
+    ...publishedRowOf(r.data),
     provenance: { kind: 'import', note: 'ingest API' },
   });
   if (!event.success) {

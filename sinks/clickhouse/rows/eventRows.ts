@@ -78,6 +78,8 @@ const datasetRow = (e: DatasetRowUpserted): Row => ({
   provenance_trace_id: e.provenance.trace_id ?? null,
   provenance_failure_event_id: e.provenance.failure_event_id ?? null,
   provenance_note: e.provenance.note ?? null,
+  expected_checks: e.expected_checks ? JSON.stringify(e.expected_checks) : null,
+  removed: e.removed === true,
 });
 
 const failureRow = (e: FailureConfirmed): Row => ({
