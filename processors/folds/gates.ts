@@ -107,9 +107,9 @@ export const toCoreRow = (r: RowState): CoreRowState => ({
     passed: a.passed,
     output_hash: a.output ?? null,
     checks: Object.entries(a.checks ?? {}).map(([name, answer]) => ({ name, answer })),
-    forbidden_actions: [],
+    forbidden_actions: a.forbidden_actions ?? [],
   })),
-  tags: [],
+  tags: r.tags ?? [],
 });
 
 const coreRows = (rows: ReadonlyMap<string, RowState>, only?: ReadonlySet<string>): Map<string, CoreRowState> => {

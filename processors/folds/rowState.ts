@@ -37,6 +37,8 @@ export const RowState = z.object({
   class: StabilityClass,
   /** Sorted by (attempt, run_id). */
   attempts: z.array(AttemptRecord),
+  /** The union of the kept trials' tags, sorted; absent when they had none. */
+  tags: z.array(z.string()).optional(),
 });
 export type RowState = z.infer<typeof RowState>;
 
@@ -57,6 +59,7 @@ const attemptOf = (t: TrialRecorded): AttemptRecord => {
     for (const ch of t.checks) checks[ch.name] = ch.answer;
     a.checks = checks;
   }
+  if (t.forbidden_actions && t.forbidden_actions.length > 0) a.forbidden_actions = [...t.forbidden_actions];
   return a;
 };
 
@@ -64,7 +67,7 @@ const attemptOf = (t: TrialRecorded): AttemptRecord => {
 const slotOrder = (a: AttemptRecord, b: AttemptRecord): number =>
   a.attempt - b.attempt || (a.run_id < b.run_id ? -1 : a.run_id > b.run_id ? 1 : 0);
 
-type RowBase = Pick<RowState, 'suite' | 'dataset_version' | 'agent_version' | 'row_id' | 'seq' | 'attempts'>;
+type RowBase = Pick<RowState, 'suite' | 'dataset_version' | 'agent_version' | 'row_id' | 'seq' | 'attempts' | 'tags'>;
 type Counts = Pick<RowState, 'n' | 'c' | 'ungraded'>;
 
 const countOf = (a: AttemptRecord): Counts => ({
@@ -86,7 +89,14 @@ const build = (b: RowBase, k: Counts, minAttempts: number, occurredAt: number): 
   ungraded: k.ungraded,
   class: classOf(k.n, k.c, minAttempts),
   attempts: b.attempts,
+  ...(b.tags && b.tags.length > 0 ? { tags: b.tags } : {}),
 });
+
+/** The row's tags with a trial's added (the offline fold's rule, core/rowState.ts): a sorted union. */
+const withTags = (tags: readonly string[] | undefined, more: readonly string[] | undefined): string[] | undefined =>
+  more === undefined || more.length === 0 || more.every((t) => tags?.includes(t))
+    ? tags && [...tags]
+    : [...new Set([...(tags ?? []), ...more])].sort();
 
 /**
  * Adds one trial to its row (undefined: the row's first trial). Returns the same object when the
@@ -103,7 +113,12 @@ export const evolveRow = (state: RowState | undefined, trial: TrialRecorded, opt
       agent_version: trial.agent.version,
       row_id: trial.row_id,
     };
-    return build({ ...base, seq: 1, attempts: [a] }, add, minAttempts, trial.occurred_at);
+    return build(
+      { ...base, seq: 1, attempts: [a], tags: withTags(undefined, trial.tags) },
+      add,
+      minAttempts,
+      trial.occurred_at,
+    );
   }
   const added = addAttempt(state.attempts, a, slotOrder); // the core's de-duplication rule
   if (added === null) return state;
@@ -114,7 +129,7 @@ export const evolveRow = (state: RowState | undefined, trial: TrialRecorded, opt
     ungraded: state.ungraded + add.ungraded - sub.ungraded,
   };
   return build(
-    { ...state, seq: state.seq + 1, attempts: added.attempts },
+    { ...state, seq: state.seq + 1, attempts: added.attempts, tags: withTags(state.tags, trial.tags) },
     counts,
     minAttempts,
     Math.max(state.occurred_at, trial.occurred_at),
@@ -154,6 +169,7 @@ export const toRowStateChanged = (s: RowState, producer: string): RowStateChange
   ungraded: s.ungraded,
   class: s.class,
   attempts: s.attempts,
+  ...(s.tags ? { tags: s.tags } : {}),
 });
 
 /**
@@ -176,6 +192,8 @@ export const fromRowStateChanged = (e: RowStateChanged): RowState => ({
     const copy: AttemptRecord = { attempt: a.attempt, run_id: a.run_id, event_id: a.event_id, passed: a.passed };
     if (a.output !== undefined) copy.output = a.output;
     if (a.checks !== undefined) copy.checks = { ...a.checks };
+    if (a.forbidden_actions !== undefined) copy.forbidden_actions = [...a.forbidden_actions];
     return copy;
   }),
+  ...(e.tags ? { tags: [...e.tags] } : {}),
 });

@@ -65,6 +65,8 @@ export const RowAttempt = z.object({
   /** A 53-bit hash of the raw output (processors/core/hash.ts): equal outputs, equal hashes; the raw trial keeps the text. */
   output: z.string().nullable().optional(),
   checks: z.record(z.string(), z.union([z.string(), z.number(), z.boolean(), z.null()])).optional(),
+  /** The forbidden actions the trial took (absent = none), so the live gate's zero_forbidden_actions rule sees them. */
+  forbidden_actions: z.array(z.string()).optional(),
 });
 export type RowAttempt = z.infer<typeof RowAttempt>;
 
@@ -82,5 +84,7 @@ export const RowStateChanged = z.object({
   ungraded: z.number().int().nonnegative(),
   class: StabilityClass,
   attempts: z.array(RowAttempt),
+  /** The union of the row's trial tags, sorted (absent = none): the live gate's tag rules read them. */
+  tags: z.array(z.string()).optional(),
 });
 export type RowStateChanged = z.infer<typeof RowStateChanged>;
