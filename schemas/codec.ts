@@ -1,5 +1,6 @@
 import { InvalidEvent } from './errors.ts';
 import { PasskEvent } from './events/index.ts';
+import { illFormedField } from './wellFormed.ts';
 
 /** Turns events into bytes and back. Decoding validates: core code only ever sees typed events. */
 export interface EventCodec {
@@ -14,8 +15,13 @@ const describeIssues = (issues: readonly { path: readonly PropertyKey[]; message
     .map((i) => `${i.path.map(String).join('.') || '(root)'}: ${i.message}`)
     .join('; ');
 
-/** Validates a parsed value as an event; the reason names the failing fields. */
+/**
+ * Validates a parsed value as an event; the reason names the failing fields. Text that is not valid
+ * Unicode (a lone UTF-16 surrogate) is refused too: no store or reader downstream can keep it.
+ */
 export const validateEvent = (value: unknown): PasskEvent => {
+  const bad = illFormedField(value);
+  if (bad !== undefined) throw new InvalidEvent(`schema: ${bad}: holds a lone UTF-16 surrogate (not valid Unicode)`);
   const result = PasskEvent.safeParse(value);
   if (!result.success) throw new InvalidEvent(`schema: ${describeIssues(result.error.issues)}`, result.error);
   return result.data;

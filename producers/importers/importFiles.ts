@@ -14,6 +14,7 @@ import type { ImportedTrial, ImportOptions } from './common.ts';
 import { detectFormat, type Format, parseResultsFile } from './detect.ts';
 import { readResultsText } from './readResults.ts';
 import { type ImportSummary, summarize } from './summary.ts';
+import { illFormedField } from '../../schemas/wellFormed.ts';
 
 export interface ImportDeps {
   readonly publisher: EventPublisher;
@@ -132,27 +133,6 @@ const mergeAll = (parsed: readonly Parsed[]): { unique: ImportedTrial[]; repeate
     });
     return { unique, repeated };
   });
-};
-
-const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
-const wellFormed = (s: string): boolean => !LONE_SURROGATE.test(s);
-
-/** The path of the first string (key or value) that is not well-formed UTF-16, if any. */
-export const illFormedField = (v: unknown, path = ''): string | undefined => {
-  if (typeof v === 'string') return wellFormed(v) ? undefined : path || '(root)';
-  if (Array.isArray(v)) {
-    for (const [i, x] of v.entries()) {
-      const p = illFormedField(x, `${path}[${i}]`);
-      if (p !== undefined) return p;
-    }
-    return undefined;
-  }
-  if (v !== null && typeof v === 'object')
-    for (const [k, x] of Object.entries(v)) {
-      const p = wellFormed(k) ? illFormedField(x, path ? `${path}.${k}` : k) : path || '(root)';
-      if (p !== undefined) return p;
-    }
-  return undefined;
 };
 
 /** The bytes of a trial's event as the log stores it (JSON, plus the 5-byte schema-registry header on Kafka). */
