@@ -1,6 +1,7 @@
 import { buildReport, DEFAULT_REPORT_OPTIONS } from '../../processors/core/index.ts';
 import { classTransitions, compareFromStore } from '../clickhouse/queries/compare.ts';
 import { datasetRows, datasetVersions } from '../clickhouse/queries/datasets.ts';
+import { deadLetters } from '../clickhouse/queries/deadLetters.ts';
 import { gateHistory } from '../clickhouse/queries/decisions.ts';
 import { judgeCalibration } from '../clickhouse/queries/calibration.ts';
 import { listVersions } from '../clickhouse/queries/histogram.ts';
@@ -130,6 +131,7 @@ export const clickhouseDashboardData = (client: Querier): DashboardData => ({
     };
   },
   trace: (q) => traceById(client, q.trace_id),
+  deadLetters: () => deadLetters(client),
   judges: () => judgeCalibration(client),
   datasets: async () => {
     const out = [];

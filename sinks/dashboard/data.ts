@@ -2,6 +2,7 @@ import type { Comparison } from '../../processors/core/compare.ts';
 import type { Divergence } from '../../processors/core/checks.ts';
 import type { JudgeCalibration } from '../../processors/core/judges.ts';
 import type { GroupReport } from '../../processors/core/report.ts';
+import type { DeadLetterSummary } from '../clickhouse/queries/deadLetters.ts';
 
 /**
  * What the dashboard reads: one method per view, each backed by the store's typed queries.
@@ -170,4 +171,8 @@ export interface DashboardData {
   trace(q: { trace_id: string }): Promise<TraceView | null>;
   judges(): Promise<JudgeCalibration[]>;
   datasets(): Promise<DatasetVersionView[]>;
+  /** Records the processors could not decode or validate, and rows the store refused, newest first. */
+  deadLetters(): Promise<DeadLetterSummary>;
 }
+
+export type { DeadLetterSummary, StoredDeadLetter } from '../clickhouse/queries/deadLetters.ts';

@@ -4,6 +4,7 @@ import { destroyCharts, drawCharts } from './charts.js';
 import { h } from './dom.js';
 import * as compare from './views/compare.js';
 import * as datasets from './views/datasets.js';
+import * as deadletters from './views/deadLetters.js';
 import * as gates from './views/gates.js';
 import * as judges from './views/judges.js';
 import * as overview from './views/overview.js';
@@ -15,7 +16,7 @@ import * as rows from './views/rows.js';
  * Each view module exports `title` and `render(ctx)`, which returns one element. When the server says the
  * store moved (SSE `update`), the current view is fetched and drawn again, in place, without a reload.
  */
-const VIEWS = { overview, compare, rows, gates, production, judges, datasets };
+const VIEWS = { overview, compare, rows, gates, production, judges, datasets, deadletters };
 const view = document.getElementById('view');
 const nav = document.getElementById('nav');
 const scopeBox = document.getElementById('scope');
