@@ -110,8 +110,15 @@ const errorBanner = (what, e) =>
     ),
   );
 let failed = false;
+/** Set when the server says the processors stopped: the numbers on the page no longer move. */
+let stopped = null;
 const setLive = () => {
-  if (failed) {
+  if (stopped) {
+    liveBox.textContent = `● processors stopped: ${stopped}`;
+    liveBox.className = 'live error';
+    liveBox.dataset.state = 'failed';
+    liveBox.title = `The processors that fill the store stopped; what this page shows is no longer updated. ${stopped}`;
+  } else if (failed) {
     liveBox.textContent = '● error';
     liveBox.className = 'live error';
     liveBox.dataset.state = 'error';
@@ -198,18 +205,24 @@ const render = () => {
 const connect = () => {
   const source = new EventSource('/api/events');
   let updates = 0;
-  source.addEventListener('hello', () => {
+  const onStatus = (status) => {
+    stopped = status?.state === 'failed' ? status.message : null;
+    setLive();
+  };
+  source.addEventListener('hello', (e) => {
     liveBox.textContent = '● live';
     liveBox.className = 'live on';
     liveBox.dataset.state = 'on';
-    setLive();
+    onStatus(JSON.parse(e.data).status);
   });
+  source.addEventListener('status', (e) => onStatus(JSON.parse(e.data)));
   source.addEventListener('update', () => {
     document.body.dataset.updates = String(++updates);
-    if (!failed) liveBox.textContent = `● live · updated ${new Date().toLocaleTimeString()}`;
+    if (!failed && !stopped) liveBox.textContent = `● live · updated ${new Date().toLocaleTimeString()}`;
     void render();
   });
   source.onerror = () => {
+    if (stopped) return; // the server is going away because the processors stopped: keep saying why
     liveBox.textContent = '○ reconnecting…';
     liveBox.className = 'live off';
     liveBox.dataset.state = 'off';
