@@ -55,13 +55,14 @@ Examples:
   PASSK_DASHBOARD_TOKEN=$(openssl rand -hex 16) passk serve --host 0.0.0.0
   CLICKHOUSE_URL=http://ch:8123 passk serve --no-process
 
-When the processors crash (the store or the log fails under them), the page's live dot turns red with
-the reason, /healthz answers 503, and passk serve exits non-zero after --exit-after-failure seconds
-(at once on SIGINT/SIGTERM) rather than serve numbers that no longer move.
+When the processors crash (the store or the log fails under them), the page's
+live dot turns red with the reason, /healthz answers 503, and passk serve exits
+non-zero after --exit-after-failure seconds (at once on SIGINT/SIGTERM) rather
+than serve numbers that no longer move.
 
 Exit codes: 0 stopped by SIGINT/SIGTERM, 2 bad flag or config (e.g. a non-loopback address without a token),
-  3 the event log or the store is unreachable or held by another process (also when the processors
-  stop on it), 4 the processors stopped on an unexpected error.`,
+  3 the event log or the store is unreachable or held by another process (also
+  when the processors stop on it), 4 the processors stopped on an unexpected error.`,
     )
     .action(async (flags: ServeFlags, cmd: Command) => {
       const graceS = Number(flags.exitAfterFailure);
