@@ -95,13 +95,15 @@ const windowRow = (w: WindowTotal) => ({
   grader: w.grader,
   window_start: toDateTime64(w.start),
   window_end: toDateTime64(w.end),
-  sampled: w.graded,
+  // every sampled trace of the window, graded or not; a window without a verdict has no pass rate (NULL, never 0)
+  sampled: w.graded + w.ungraded,
   ungraded: w.ungraded,
   weight: w.w,
   passed_weight: w.wy,
-  pass_rate: w.pass_rate ?? 0,
-  ci_low: w.interval?.[0] ?? 0,
-  ci_high: w.interval?.[1] ?? 1,
+  pass_rate: w.pass_rate,
+  ci_low: w.interval?.[0] ?? null,
+  ci_high: w.interval?.[1] ?? null,
+  late: w.late,
   seq: w.seq,
 });
 

@@ -103,6 +103,7 @@ export const clickhouseDashboardData = (client: Querier): DashboardData => ({
             graded: w.graded,
             pass_rate: w.pass_rate,
             interval: null,
+            late: null,
           }))
         : [];
     return {
@@ -117,7 +118,8 @@ export const clickhouseDashboardData = (client: Querier): DashboardData => ({
           traces: w.sampled,
           graded: w.sampled - w.ungraded,
           pass_rate: w.pass_rate,
-          interval: [w.ci_low, w.ci_high],
+          interval: w.ci_low === null || w.ci_high === null ? null : [w.ci_low, w.ci_high],
+          late: w.late,
         })),
       ],
       alerts: raised,

@@ -76,11 +76,15 @@ export type ProductionWindow = {
   size: string;
   start: number;
   end: number;
+  /** Every sampled trace of the window… */
   traces: number;
+  /** …and those of them with a verdict. */
   graded: number;
-  /** Sampling-weighted (Horvitz–Thompson) pass rate with its interval. */
+  /** Sampling-weighted (Horvitz–Thompson) pass rate with its interval; null when nothing is graded (never 0). */
   pass_rate: number | null;
   interval: [number, number] | null;
+  /** Traces that arrived after the window closed (stored, in no sum); null where the processors have not counted. */
+  late: number | null;
 };
 export type ProductionAlert = {
   alert_id: string;

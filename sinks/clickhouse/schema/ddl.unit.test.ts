@@ -52,8 +52,9 @@ describe('DDL rendered from the table definitions', () => {
 
   it('the cluster script covers the migrations table and every table of every migration', () => {
     const script = renderClusterDdl({ cluster: 'c', database: 'passk' });
-    // migrations table + migration 1's 12 tables + version_summaries + production_windows_v2, each local and distributed; then the copy.
-    expect(script).toHaveLength(2 * (1 + 12 + 1 + 1) + 1);
+    // migrations table + migration 1's 12 tables + version_summaries + production_windows_v2, each local and
+    // distributed; then the copy; then migration 4's ALTERs of both tables and its UPDATE of the local one.
+    expect(script).toHaveLength(2 * (1 + 12 + 1 + 1) + 1 + 3);
     expect(script[0]).toContain('passk.`passk_migrations_local`');
     for (const t of [...Object.values(TABLES).map((d) => d.name), 'production_windows']) {
       expect(
@@ -66,10 +67,22 @@ describe('DDL rendered from the table definitions', () => {
       ).toHaveLength(1);
     }
     // Migration 3 copies through the Distributed tables, so every shard's rows move.
-    expect(script.at(-1)).toMatch(
+    expect(script.at(-4)).toMatch(
       /^INSERT INTO `passk`\.`production_windows_v2` \(.*\) SELECT .* FROM `passk`\.`production_windows`$/,
     );
-    expect(MIGRATIONS.map((m) => m.version)).toEqual([1, 2, 3]);
+    // Migration 4 alters the local tables and the Distributed one alike (a missing pass rate is NULL; the late count).
+    expect(script.slice(-3, -1)).toEqual([
+      expect.stringMatching(
+        /^ALTER TABLE `passk`\.`production_windows_v2_local` ON CLUSTER 'c' MODIFY COLUMN `pass_rate` Nullable\(Float64\).*ADD COLUMN IF NOT EXISTS `late` UInt64/,
+      ),
+      expect.stringMatching(
+        /^ALTER TABLE `passk`\.`production_windows_v2` ON CLUSTER 'c' MODIFY COLUMN `pass_rate` Nullable\(Float64\)/,
+      ),
+    ]);
+    expect(script.at(-1)).toMatch(
+      /^ALTER TABLE `passk`\.`production_windows_v2_local` ON CLUSTER 'c' UPDATE .* WHERE weight = 0/,
+    );
+    expect(MIGRATIONS.map((m) => m.version)).toEqual([1, 2, 3, 4]);
     expect(() => renderClusterTable(TABLES.trials, { cluster: 'c', database: 'bad-name' })).toThrow(RangeError);
   });
 });

@@ -1,7 +1,14 @@
 import { createHash } from 'node:crypto';
 import { renderClusterTable, renderCreateTable, type ClusterDdlOptions } from './ddl.ts';
 import { col, DEDUP_WINDOW, type TableDef } from './table.ts';
-import { MIGRATION_1_TABLES, productionWindowsV1, TABLES } from './tables.ts';
+import {
+  LATE_COLUMN,
+  MIGRATION_1_TABLES,
+  NULLABLE_SINCE_MIGRATION_4,
+  productionWindowsV1,
+  productionWindowsV2AtMigration3,
+  TABLES,
+} from './tables.ts';
 
 /**
  * Versioned migrations. Each statement is idempotent (IF NOT EXISTS, ADD COLUMN IF NOT EXISTS …),
@@ -44,12 +51,35 @@ const createTables =
  * copies of the same row collapse (ReplacingMergeTree on seq).
  */
 const rekeyProductionWindows = (cluster?: ClusterDdlOptions): string[] => {
-  const v2 = TABLES.production_windows;
+  const v2 = productionWindowsV2AtMigration3;
   const cols = v2.columns.map((c) => `\`${c.name}\``).join(', ');
   const db = cluster ? `\`${cluster.database}\`.` : '';
   return [
     ...createTables([v2])(cluster),
     `INSERT INTO ${db}\`${v2.name}\` (${cols}) SELECT ${cols} FROM ${db}\`${productionWindowsV1.name}\``,
+  ];
+};
+
+/**
+ * Migration 4: a window with no graded trace stored its pass rate (and interval) as 0, which reads as
+ * "everything failed"; now NULL, and rows written before with no graded weight become NULL too. Adds the
+ * late count. Every statement can run again (MODIFY to the same type is a no-op; the UPDATE rewrites NULLs).
+ */
+const nullablePassRateAndLate = (cluster?: ClusterDdlOptions): string[] => {
+  const name = TABLES.production_windows.name;
+  const changes = [
+    ...NULLABLE_SINCE_MIGRATION_4.map((c) => `MODIFY COLUMN \`${c}\` Nullable(Float64)`),
+    `ADD COLUMN IF NOT EXISTS \`${LATE_COLUMN.name}\` ${LATE_COLUMN.type} COMMENT '${LATE_COLUMN.comment!}'`,
+  ].join(', ');
+  const fix = `UPDATE ${NULLABLE_SINCE_MIGRATION_4.map((c) => `\`${c}\` = NULL`).join(', ')} WHERE weight = 0`;
+  if (!cluster)
+    return [`ALTER TABLE \`${name}\` ${changes}`, `ALTER TABLE \`${name}\` ${fix} SETTINGS mutations_sync = 1`];
+  const on = `ON CLUSTER '${cluster.cluster}'`;
+  const db = `\`${cluster.database}\``;
+  return [
+    `ALTER TABLE ${db}.\`${name}_local\` ${on} ${changes}`,
+    `ALTER TABLE ${db}.\`${name}\` ${on} ${changes}`,
+    `ALTER TABLE ${db}.\`${name}_local\` ${on} ${fix} SETTINGS mutations_sync = 2`,
   ];
 };
 
@@ -68,6 +98,11 @@ export const MIGRATIONS: readonly Migration[] = [
     version: 3,
     name: 'production windows keyed by start and end (production_windows_v2, rows copied)',
     up: rekeyProductionWindows,
+  },
+  {
+    version: 4,
+    name: 'production windows: a missing pass rate is NULL, not 0; the late count',
+    up: nullablePassRateAndLate,
   },
 ];
 
