@@ -1,9 +1,9 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { jsonCodec, validateEvent } from './codec.ts';
-import { InvalidEvent } from './errors.ts';
-import { deterministicEventId } from './ids.ts';
-import { MAX_NESTING, textProblem } from './wellFormed.ts';
+import { jsonCodec, validateEvent } from '../../schemas/codec.ts';
+import { InvalidEvent } from '../../schemas/errors.ts';
+import { deterministicEventId } from '../../schemas/ids.ts';
+import { MAX_NESTING, textProblem } from '../../schemas/wellFormed.ts';
 
 /**
  * Issue #13: whatever a record holds, decoding gives a valid event that every later stage can keep (it
