@@ -206,9 +206,10 @@ describe('the dashboard, in Chromium', () => {
       'Production',
       'Judges',
       'Datasets',
+      'Dead letters',
     ]);
     await page.waitForFunction(() => document.getElementById('live')?.classList.contains('on'));
-    for (const view of ['gates', 'production', 'judges', 'datasets']) {
+    for (const view of ['gates', 'production', 'judges', 'datasets', 'deadletters']) {
       await show(`#/${view}?suite=${SUITE}&dataset_version=${demo.dataset.version}`, view);
       expect(await page.locator('#view .card').count()).toBeGreaterThan(0);
     }
