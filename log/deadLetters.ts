@@ -1,6 +1,7 @@
 import type { EventCodec } from '../schemas/codec.ts';
 import { InvalidEvent } from '../schemas/errors.ts';
 import type { DeadLetter, LogEvent, RawRecord } from '../processors/ports.ts';
+import { KEY_SEP } from '../schemas/topics.ts';
 
 /**
  * Dead letters keep the original key and bytes as the record; where they came from and why travel
@@ -47,7 +48,7 @@ export const fromDeadLetterRecord = (r: {
 
 /** One dead letter per source position: its identity. */
 export const sourceId = (s: { topic: string; partition: number; offset: number }): string =>
-  `${s.topic}\u0000${s.partition}\u0000${s.offset}`;
+  [s.topic, s.partition, s.offset].join(KEY_SEP);
 
 /** The first letter of each source position, in order. */
 export const uniqueBySource = (letters: readonly DeadLetter[]): DeadLetter[] => {

@@ -11,12 +11,14 @@ import { clickhouseDashboardData } from '../../sinks/dashboard/clickhouseData.ts
 import { createDashboardServer, DashboardConfigError, type DashboardServer } from '../../sinks/dashboard/index.ts';
 import { createIngestRoutes } from '../../producers/ingest/index.ts';
 import { EXIT } from '../exitCodes.ts';
+import { readPolicyFile } from './sample.ts';
 
 type ServeFlags = {
   host: string;
   port: string;
   token?: string;
   ingestToken?: string;
+  otlpPolicy?: string;
   process: boolean;
   json?: boolean;
   exitAfterFailure: string;
@@ -37,8 +39,9 @@ export const serveCommand = (program: Command): void => {
     .option('--token <token>', 'token every request must carry, 16+ characters (env PASSK_DASHBOARD_TOKEN)')
     .option(
       '--ingest-token <token>',
-      'write token of the ingest API at /api/v1/* (env PASSK_INGEST_TOKEN); without it, writes are refused',
+      'write token of the ingest API at /api/v1/* and /v1/traces (env PASSK_INGEST_TOKEN); without it, writes are refused',
     )
+    .option('--otlp-policy <file>', 'sampling policy of OTLP traces at /v1/traces, as passk sample --policy')
     .option('--no-process', 'only read the store; the processors run elsewhere (a ClickHouse server)')
     .option('--json', 'print {"url": …} as JSON once listening (for scripts)')
     .option(
@@ -60,9 +63,10 @@ live dot turns red with the reason, /healthz answers 503, and passk serve exits
 non-zero after --exit-after-failure seconds (at once on SIGINT/SIGTERM) rather
 than serve numbers that no longer move.
 
-Exit codes: 0 stopped by SIGINT/SIGTERM, 2 bad flag or config (e.g. a non-loopback address without a token),
-  3 the event log or the store is unreachable or held by another process (also
-  when the processors stop on it), 4 the processors stopped on an unexpected error.`,
+Exit codes: 0 stopped by SIGINT/SIGTERM, 2 bad flag or config (e.g. a non-loopback
+  address without a token), 3 the event log or the store is unreachable or held
+  by another process (also when the processors stop on it), 4 the processors
+  stopped on an unexpected error.`,
     )
     .action(async (flags: ServeFlags, cmd: Command) => {
       const graceS = Number(flags.exitAfterFailure);
@@ -88,10 +92,13 @@ Exit codes: 0 stopped by SIGINT/SIGTERM, 2 bad flag or config (e.g. a non-loopba
       let server: DashboardServer | undefined;
       let unshare: (() => Promise<void>) | undefined;
       let stopping = false;
+      let routes: ReturnType<typeof createIngestRoutes> | undefined;
+      const policy = flags.otlpPolicy === undefined ? undefined : await readPolicyFile(flags.otlpPolicy);
       const shutdown = async () => {
         stopping = true;
         await unshare?.();
         await server?.close();
+        await routes?.close();
         processors?.stop();
         await processors?.done.catch(() => undefined);
         await store?.close();
@@ -104,12 +111,18 @@ Exit codes: 0 stopped by SIGINT/SIGTERM, 2 bad flag or config (e.g. a non-loopba
         if (flags.process && log) {
           processors = await startProcessors(config, { log, instanceId: `serve-${process.pid}` });
         }
+        if (log)
+          routes = createIngestRoutes({
+            publisher: log.publisher,
+            token: ingestToken,
+            ...(policy ? { otlp: { policy } } : {}),
+          });
         server = await createDashboardServer({
           data: clickhouseDashboardData(store.client),
           host: flags.host,
           port,
           ...(token ? { token } : {}),
-          ...(log ? { routes: createIngestRoutes({ publisher: log.publisher, token: ingestToken }) } : {}),
+          ...(routes ? { routes } : {}),
         });
       } catch (e) {
         await shutdown();

@@ -1,6 +1,7 @@
 import { z } from 'zod';
-import { StabilityClass, type RowStateChanged } from '../../schemas/events/decisions.ts';
+import { RowAttempt, StabilityClass, type RowStateChanged } from '../../schemas/events/decisions.ts';
 import type { TrialRecorded } from '../../schemas/events/trialRecorded.ts';
+import { rowStateKey } from '../../schemas/topics.ts';
 import { classOf, DEFAULT_MIN_ATTEMPTS } from '../core/classify.ts';
 import { hashString } from '../core/hash.ts';
 import { addAttempt } from '../core/rowState.ts';
@@ -17,18 +18,9 @@ import { addAttempt } from '../core/rowState.ts';
  * Only `seq` (changes so far) and `occurred_at` (latest event time that changed the row) depend on
  * the order, and the order per key is the log's: a replay gives them back exactly.
  */
-export const CheckAnswers = z.record(z.string(), z.union([z.string(), z.number(), z.boolean(), z.null()]));
-
-export const AttemptRecord = z.object({
-  attempt: z.number().int().nonnegative(),
-  run_id: z.string(),
-  event_id: z.string(),
-  passed: z.boolean().nullable(),
-  /** A 53-bit hash of the raw output (core/hash.ts): equal outputs, equal hashes; the raw trial keeps the text. */
-  output: z.string().nullable().optional(),
-  checks: CheckAnswers.optional(),
-});
-export type AttemptRecord = z.infer<typeof AttemptRecord>;
+/** One kept attempt: the changelog's attempt record, as it is defined there (RowAttempt). */
+export const AttemptRecord = RowAttempt;
+export type AttemptRecord = RowAttempt;
 
 export const RowState = z.object({
   suite: z.string(),
@@ -53,15 +45,9 @@ export interface RowFoldOptions {
   readonly minAttempts?: number;
 }
 
-const SEP = '\u001f';
-export const rowKeyOf = (r: {
-  suite: string;
-  dataset_version: string;
-  agent_version: string;
-  row_id: string;
-}): string => r.suite + SEP + r.dataset_version + SEP + r.agent_version + SEP + r.row_id;
+/** The key of the row a trial folds into: its row state's key (`rowStateKey`, schemas/topics.ts). */
 export const trialRowKey = (t: TrialRecorded): string =>
-  t.suite + SEP + t.dataset_version + SEP + t.agent.version + SEP + t.row_id;
+  rowStateKey({ suite: t.suite, dataset_version: t.dataset_version, agent_version: t.agent.version, row_id: t.row_id });
 
 const attemptOf = (t: TrialRecorded): AttemptRecord => {
   const a: AttemptRecord = { attempt: t.attempt, run_id: t.run_id, event_id: t.event_id, passed: t.passed };
@@ -149,7 +135,7 @@ const base32 = (value: number, chars: number): string => {
  * topology's hot path.
  */
 export const changelogEventId = (s: RowState): string =>
-  base32(s.occurred_at, 10) + base32(parseInt(hashString(rowKeyOf(s)), 36), 11) + base32(s.seq % 2 ** 25, 5);
+  base32(s.occurred_at, 10) + base32(parseInt(hashString(rowStateKey(s)), 36), 11) + base32(s.seq % 2 ** 25, 5);
 
 /** The changelog record of a row state. Its event id is derived from (key, seq): a replay re-emits the same bytes. */
 export const toRowStateChanged = (s: RowState, producer: string): RowStateChanged => ({

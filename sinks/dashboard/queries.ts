@@ -75,6 +75,9 @@ const Trace = z.object({
   passed: z.array(z.boolean().nullable()),
   input: z.string().nullable(),
   output: z.string().nullable(),
+  actions: z.array(z.object({ tool: z.string(), arguments: z.string().nullable() })),
+  tokens_input: z.number().nullable(),
+  tokens_output: z.number().nullable(),
 });
 export type TraceRow = Omit<z.infer<typeof Trace>, 'graders' | 'passed'> & {
   verdicts: { grader: string; passed: boolean | null }[];
@@ -87,7 +90,8 @@ export const traceById = async (client: Querier, trace_id: string): Promise<Trac
     Trace,
     `SELECT trace_id, toUnixTimestamp64Milli(occurred_at) AS occurred_at, agent_version, segment, input_fingerprint,
               sampling_probability, arrayMap(v -> v.grader, verdicts) AS graders, arrayMap(v -> v.passed, verdicts) AS passed,
-              payload_input AS input, payload_output AS output
+              payload_input AS input, payload_output AS output, actions,
+              tokens_input, tokens_output
        FROM traces FINAL WHERE trace_id = {trace_id:String}
        ORDER BY occurred_at LIMIT 1`,
     { trace_id },

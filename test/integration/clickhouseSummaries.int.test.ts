@@ -237,7 +237,7 @@ describe('migration 3 on a store that had production_windows v1', () => {
         ],
         format: 'JSONEachRow',
       });
-      expect(await migrate(store.client)).toEqual({ applied: [3, 4], current: 4 });
+      expect(await migrate(store.client)).toEqual({ applied: [3, 4, 5, 6], current: 6 });
       const read = async () =>
         (await productionWindows(store.client, { from: T0, to: T0 + 86_400_000, agent_version: 'old' })).map((x) => [
           x.window_start - T0,
@@ -246,14 +246,14 @@ describe('migration 3 on a store that had production_windows v1', () => {
       const expected = [
         [0, 0.5],
         [3_600_000, 0.75],
-        [7_200_000, null], // migration 4: no graded weight, no pass rate
+        [7_200_000, null], // migration 6: no graded weight, no pass rate
       ];
       expect(await read()).toEqual(expected);
       // Each statement may run again (a migration interrupted half-way is re-run whole).
       for (const m of MIGRATIONS.filter((x) => x.version >= 3))
         for (const statement of m.up()) await store.client.command({ query: statement });
       expect(await read()).toEqual(expected);
-      expect((await appliedMigrations(store.client)).map((m) => m.version)).toEqual([1, 2, 3, 4]);
+      expect((await appliedMigrations(store.client)).map((m) => m.version)).toEqual([1, 2, 3, 4, 5, 6]);
     } finally {
       await store.close();
     }

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { GateEvaluated } from '../../schemas/events/decisions.ts';
+import { GateEvaluated } from '../../schemas/events/decisions.ts';
 import { decideComparison, emptyBook, evolveBook, type GateView } from '../../processors/folds/gates.ts';
 import { evolveDataset, type DatasetState } from '../../processors/folds/datasets.ts';
 import { evolveRow, type RowState } from '../../processors/folds/rowState.ts';
@@ -69,6 +69,18 @@ describe('live gates', () => {
       rows: ['r2'],
     });
     expect(verdict!.evidence.find((e) => e.row_id === 'r2')!.candidate_attempts).toHaveLength(6);
+    // the verdict carries what passk gate prints: each rule's suite and every must-not-break row's classes
+    expect(verdict!.reasons.every((r) => r.suite === verdict!.suite && r.dataset_version === 'd1')).toBe(true);
+    expect(verdict!.must_not_break).toEqual([
+      expect.objectContaining({
+        row_id: 'r2',
+        baseline: { n: 6, c: 6, class: 'stable_correct' },
+        candidate: { n: 6, c: 0, class: 'stable_wrong' },
+        status: 'broken',
+        outcome: 'confirmed_regression',
+      }),
+    ]);
+    expect(GateEvaluated.parse(verdict)).toEqual(verdict);
   });
 
   it('cannot call a run complete without knowing its rows; a RunClosed of each version completes it', () => {

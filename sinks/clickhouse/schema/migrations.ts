@@ -1,13 +1,15 @@
 import { createHash } from 'node:crypto';
-import { renderClusterTable, renderCreateTable, type ClusterDdlOptions } from './ddl.ts';
+import { renderAddColumns, renderClusterTable, renderCreateTable, type ClusterDdlOptions } from './ddl.ts';
 import { col, DEDUP_WINDOW, type TableDef } from './table.ts';
 import {
+  DATASET_ROWS_V4_COLUMNS,
   LATE_COLUMN,
   MIGRATION_1_TABLES,
-  NULLABLE_SINCE_MIGRATION_4,
+  NULLABLE_SINCE_MIGRATION_6,
   productionWindowsV1,
   productionWindowsV2AtMigration3,
   TABLES,
+  TRACES_V5_COLUMNS,
 } from './tables.ts';
 
 /**
@@ -61,24 +63,23 @@ const rekeyProductionWindows = (cluster?: ClusterDdlOptions): string[] => {
 };
 
 /**
- * Migration 4: a window with no graded trace stored its pass rate (and interval) as 0, which reads as
+ * Migration 6: a window with no graded trace stored its pass rate (and interval) as 0, which reads as
  * "everything failed"; now NULL, and rows written before with no graded weight become NULL too. Adds the
  * late count. Every statement can run again (MODIFY to the same type is a no-op; the UPDATE rewrites NULLs).
  */
 const nullablePassRateAndLate = (cluster?: ClusterDdlOptions): string[] => {
   const name = TABLES.production_windows.name;
-  const changes = [
-    ...NULLABLE_SINCE_MIGRATION_4.map((c) => `MODIFY COLUMN \`${c}\` Nullable(Float64)`),
-    `ADD COLUMN IF NOT EXISTS \`${LATE_COLUMN.name}\` ${LATE_COLUMN.type} COMMENT '${LATE_COLUMN.comment!}'`,
-  ].join(', ');
-  const fix = `UPDATE ${NULLABLE_SINCE_MIGRATION_4.map((c) => `\`${c}\` = NULL`).join(', ')} WHERE weight = 0`;
+  const modify = NULLABLE_SINCE_MIGRATION_6.map((c) => `MODIFY COLUMN \`${c}\` Nullable(Float64)`).join(', ');
+  const fix = `UPDATE ${NULLABLE_SINCE_MIGRATION_6.map((c) => `\`${c}\` = NULL`).join(', ')} WHERE weight = 0`;
+  const add = renderAddColumns(name, [LATE_COLUMN], cluster);
   if (!cluster)
-    return [`ALTER TABLE \`${name}\` ${changes}`, `ALTER TABLE \`${name}\` ${fix} SETTINGS mutations_sync = 1`];
+    return [`ALTER TABLE \`${name}\` ${modify}`, ...add, `ALTER TABLE \`${name}\` ${fix} SETTINGS mutations_sync = 1`];
   const on = `ON CLUSTER '${cluster.cluster}'`;
-  const db = `\`${cluster.database}\``;
+  const db = cluster.database; // as renderAddColumns writes it (checked there to be an identifier)
   return [
-    `ALTER TABLE ${db}.\`${name}_local\` ${on} ${changes}`,
-    `ALTER TABLE ${db}.\`${name}\` ${on} ${changes}`,
+    `ALTER TABLE ${db}.\`${name}_local\` ${on} ${modify}`,
+    `ALTER TABLE ${db}.\`${name}\` ${on} ${modify}`,
+    ...add,
     `ALTER TABLE ${db}.\`${name}_local\` ${on} ${fix} SETTINGS mutations_sync = 2`,
   ];
 };
@@ -101,6 +102,16 @@ export const MIGRATIONS: readonly Migration[] = [
   },
   {
     version: 4,
+    name: 'dataset_rows: expected_checks and removed (row removals as tombstones)',
+    up: (cluster) => renderAddColumns(TABLES.dataset_rows.name, DATASET_ROWS_V4_COLUMNS, cluster),
+  },
+  {
+    version: 5,
+    name: 'traces: actions and tokens (the tool calls and token usage of a trace)',
+    up: (cluster) => renderAddColumns(TABLES.traces.name, TRACES_V5_COLUMNS, cluster),
+  },
+  {
+    version: 6,
     name: 'production windows: a missing pass rate is NULL, not 0; the late count',
     up: nullablePassRateAndLate,
   },
