@@ -14,7 +14,7 @@ import type { ImportedTrial, ImportOptions } from './common.ts';
 import { detectFormat, type Format, parseResultsFile } from './detect.ts';
 import { readResultsText } from './readResults.ts';
 import { type ImportSummary, summarize } from './summary.ts';
-import { illFormedField } from '../../schemas/wellFormed.ts';
+import { MAX_NESTING, textProblem } from '../../schemas/wellFormed.ts';
 
 export interface ImportDeps {
   readonly publisher: EventPublisher;
@@ -206,11 +206,14 @@ export const importFiles = async (
     trials.forEach((t, i) => {
       const where = originOf(file, trials, i);
       // Checked here, before anything is sent, so a bad entry never leaves an import half published.
-      const bad = illFormedField(t);
-      if (bad !== undefined)
+      // the trial is one level below its event: the same limit the log's validation applies
+      const bad = textProblem(t, MAX_NESTING - 1);
+      if (bad)
         throw new InputError(
-          'holds a lone UTF-16 surrogate (text that is not valid Unicode), which no store or reader can keep',
-          { ...where, field: bad },
+          bad.problem === 'too deep'
+            ? `is nested deeper than ${MAX_NESTING} levels, which no store or reader can keep`
+            : 'holds a lone UTF-16 surrogate (text that is not valid Unicode), which no store or reader can keep',
+          { ...where, field: bad.path },
         );
       const check = TrialRecorded.safeParse({
         ...t,
