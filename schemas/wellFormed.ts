@@ -6,30 +6,49 @@ export const MAX_NESTING = 64;
 
 export type TextProblem = { readonly path: string; readonly problem: 'lone surrogate' | 'too deep' };
 
+interface Node {
+  readonly v: unknown;
+  readonly depth: number;
+  readonly key: string | number | undefined;
+  readonly parent: Node | undefined;
+}
+/** `a.b[0].c` of a node, built only when a problem is found (building it per node would cost more than the walk). */
+const pathOf = (n: Node | undefined): string => {
+  const parts: string[] = [];
+  for (let x = n; x?.key !== undefined; x = x.parent) parts.push(typeof x.key === 'number' ? `[${x.key}]` : x.key);
+  return (
+    parts
+      .reverse()
+      .map((p, i) => (i === 0 || p.startsWith('[') ? p : `.${p}`))
+      .join('') || '(root)'
+  );
+};
+
 /**
  * The first value (in document order) that no store or reader can keep: a string or key that is not
  * well-formed UTF-16 (a lone surrogate: UTF-8 has no encoding for it), or arrays and objects nested deeper
  * than `maxNesting`. Iterative, so any depth is walked without overflowing the stack.
  */
 export const textProblem = (root: unknown, maxNesting = Infinity): TextProblem | undefined => {
-  const stack: { v: unknown; path: string; depth: number }[] = [{ v: root, path: '', depth: 0 }];
+  const stack: Node[] = [{ v: root, depth: 0, key: undefined, parent: undefined }];
   while (stack.length > 0) {
-    const { v, path, depth } = stack.pop()!;
+    const n = stack.pop()!;
+    const { v, depth } = n;
     if (typeof v === 'string') {
-      if (!wellFormed(v)) return { path: path || '(root)', problem: 'lone surrogate' };
+      if (!wellFormed(v)) return { path: pathOf(n), problem: 'lone surrogate' };
       continue;
     }
     if (v === null || typeof v !== 'object') continue;
-    if (depth >= maxNesting) return { path: path || '(root)', problem: 'too deep' };
+    if (depth >= maxNesting) return { path: pathOf(n), problem: 'too deep' };
     // pushed last-first, so they are popped in document order
     if (Array.isArray(v))
-      for (let i = v.length - 1; i >= 0; i--) stack.push({ v: v[i], path: `${path}[${i}]`, depth: depth + 1 });
+      for (let i = v.length - 1; i >= 0; i--) stack.push({ v: v[i], depth: depth + 1, key: i, parent: n });
     else {
-      const entries = Object.entries(v);
-      for (const [k] of entries) if (!wellFormed(k)) return { path: path || '(root)', problem: 'lone surrogate' };
-      for (let i = entries.length - 1; i >= 0; i--) {
-        const [k, x] = entries[i]!;
-        stack.push({ v: x, path: path ? `${path}.${k}` : k, depth: depth + 1 });
+      const keys = Object.keys(v);
+      for (const k of keys) if (!wellFormed(k)) return { path: pathOf(n), problem: 'lone surrogate' };
+      for (let i = keys.length - 1; i >= 0; i--) {
+        const k = keys[i]!;
+        stack.push({ v: (v as Record<string, unknown>)[k], depth: depth + 1, key: k, parent: n });
       }
     }
   }
