@@ -4,7 +4,7 @@ import { EMPTY, exhaustMap, filter, ignoreElements, interval, lastValueFrom, mer
 import { CommitRejected } from '../log/errors.ts';
 import { partitionOf } from '../log/partitioner.ts';
 import { stopped$ } from '../processors/operators/onStop.ts';
-import type { EventLog } from '../processors/ports.ts';
+import type { EventLog, EventSource } from '../processors/ports.ts';
 import type { WindowTotal } from '../processors/folds/windowTotals.ts';
 import type { PasskEvent } from '../schemas/events/index.ts';
 import type { WindowAlertRaised } from '../schemas/events/windowAlertRaised.ts';
@@ -95,13 +95,15 @@ const windowRow = (w: WindowTotal) => ({
   grader: w.grader,
   window_start: toDateTime64(w.start),
   window_end: toDateTime64(w.end),
-  sampled: w.graded,
+  // every sampled trace of the window, graded or not; a window without a verdict has no pass rate (NULL, never 0)
+  sampled: w.graded + w.ungraded,
   ungraded: w.ungraded,
   weight: w.w,
   passed_weight: w.wy,
-  pass_rate: w.pass_rate ?? 0,
-  ci_low: w.interval?.[0] ?? 0,
-  ci_high: w.interval?.[1] ?? 1,
+  pass_rate: w.pass_rate,
+  ci_low: w.interval?.[0] ?? null,
+  ci_high: w.interval?.[1] ?? null,
+  late: w.late,
   seq: w.seq,
 });
 
@@ -131,6 +133,22 @@ const STORED = new Set<PasskEvent['type']>([
   'JudgmentRecorded',
   'LabelRecorded',
 ]);
+/**
+ * Every consumer the processors open stores the records it dead-letters in the store's `dead_letters`
+ * (stage 'decode', keyed by source position, so a replay or a second group stores nothing twice),
+ * durably, before the batch around them can be committed.
+ */
+const storingDeadLetters = (log: EventSource, sink: ClickHouseRowSink): EventSource => ({
+  consumer: (options) =>
+    log.consumer({
+      ...options,
+      onDeadLetters: async (letters) => {
+        await options.onDeadLetters?.(letters);
+        await sink.writeDeadLetters(letters);
+        await sink.flush();
+      },
+    }),
+});
 const noTrialSink: TrialSink = { writeTrials: async () => {} };
 const noEventSink: EventSink = { writeEvents: async () => {}, writeWindows: async () => {} };
 
@@ -187,7 +205,11 @@ export const startProcessors = async (
     onIdleProbe: (p: () => Promise<boolean>) => void probes.push(p),
     ...(opts.maxBatch ? { maxBatch: opts.maxBatch } : {}),
   };
-  const ports = { source: log, publisher: log.publisher, sink: sink ? storeEventSink(sink) : noEventSink };
+  const ports = {
+    source: sink ? storingDeadLetters(log, sink) : log,
+    publisher: log.publisher,
+    sink: sink ? storeEventSink(sink) : noEventSink,
+  };
   const totals = { records: 0, trials: 0, decisions: 0 };
   const trials$ = only.has('trials')
     ? trialTopology(
@@ -230,7 +252,7 @@ export const startProcessors = async (
     only.has('archive') && sink
       ? merge(
           ...[...ARCHIVED.keys()].map((topic) =>
-            archiveTopology({ source: log, sink: storeEventSink(sink) }, { ...common, topic }),
+            archiveTopology({ source: ports.source, sink: storeEventSink(sink) }, { ...common, topic }),
           ),
         )
       : EMPTY;

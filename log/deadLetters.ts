@@ -46,18 +46,49 @@ export const fromDeadLetterRecord = (r: {
   reason: r.headers[DLQ_HEADERS.reason] ?? '(no reason recorded)',
 });
 
-/**
- * A consumer that dead-letters a record and then restarts before committing dead-letters it again
- * (at-least-once); readers of the DLQ see each source position once.
- */
+/** One dead letter per source position: its identity. */
+export const sourceId = (s: { topic: string; partition: number; offset: number }): string =>
+  [s.topic, s.partition, s.offset].join(KEY_SEP);
+
+/** The first letter of each source position, in order. */
 export const uniqueBySource = (letters: readonly DeadLetter[]): DeadLetter[] => {
   const seen = new Set<string>();
   return letters.filter((d) => {
-    const id = [d.source.topic, d.source.partition, d.source.offset].join(KEY_SEP);
+    const id = sourceId(d.source);
     if (seen.has(id)) return false;
     seen.add(id);
     return true;
   });
+};
+
+/**
+ * Appends each source position's dead letter once, however many consumer groups read the record and
+ * however often it is read again (a restart before the commit, a restore that rereads a changelog).
+ * The positions already in the DLQ are read from it once, on the first bad record, then kept; calls
+ * run one at a time. Returns the letters it appended.
+ */
+export const createDeadLetterWriter = (deps: {
+  existing: () => Promise<readonly DeadLetter[]>;
+  append: (letters: readonly DeadLetter[]) => Promise<void>;
+}): ((letters: readonly DeadLetter[]) => Promise<DeadLetter[]>) => {
+  let known: Promise<Set<string>> | undefined;
+  let chain: Promise<unknown> = Promise.resolve();
+  return (letters) => {
+    const run = async () => {
+      known ??= deps.existing().then((l) => new Set(l.map((d) => sourceId(d.source))));
+      const seen = await known.catch((e: unknown) => {
+        known = undefined; // read again next time
+        throw e;
+      });
+      const fresh = uniqueBySource(letters).filter((d) => !seen.has(sourceId(d.source)));
+      if (fresh.length > 0) await deps.append(fresh);
+      for (const d of fresh) seen.add(sourceId(d.source));
+      return fresh;
+    };
+    const next = chain.then(run, run);
+    chain = next.catch(() => {});
+    return next;
+  };
 };
 
 /**

@@ -82,6 +82,12 @@ export interface ConsumerOptions {
    * already be reading; commits for them are refused. Not called by `close()`.
    */
   readonly onRevoked?: (assignment: readonly { topic: string; partition: number }[]) => Promise<void> | void;
+  /**
+   * Called with the records of a batch that could not be decoded or validated, once the log holds
+   * their dead letters and before the batch is handed over (so they are stored before the batch is
+   * committed; a replay calls it again with the same letters). A rejection ends `batches()`.
+   */
+  readonly onDeadLetters?: (letters: readonly DeadLetter[]) => Promise<void>;
 }
 
 export interface EventConsumer {
@@ -111,7 +117,10 @@ export interface EventSource {
 export interface EventLog extends EventSource {
   readonly publisher: EventPublisher;
   readonly codec: EventCodec;
-  /** Reads the dead-letter topic from the start (tools and tests). */
+  /**
+   * Reads the dead-letter topic from the start (tools and tests). It holds one letter per source
+   * position: however many groups read a bad record, and however often, it is dead-lettered once.
+   */
   deadLetters(): Promise<DeadLetter[]>;
   close(): Promise<void>;
 }

@@ -1,5 +1,6 @@
 import { InvalidEvent } from './errors.ts';
 import { PasskEvent } from './events/index.ts';
+import { MAX_NESTING, textProblem } from './wellFormed.ts';
 
 /** Turns events into bytes and back. Decoding validates: core code only ever sees typed events. */
 export interface EventCodec {
@@ -14,8 +15,19 @@ const describeIssues = (issues: readonly { path: readonly PropertyKey[]; message
     .map((i) => `${i.path.map(String).join('.') || '(root)'}: ${i.message}`)
     .join('; ');
 
-/** Validates a parsed value as an event; the reason names the failing fields. */
+/**
+ * Validates a parsed value as an event; the reason names the failing fields. Text that is not valid
+ * Unicode (a lone UTF-16 surrogate) and nesting deeper than `MAX_NESTING` are refused too: no store or
+ * reader downstream could keep them.
+ */
 export const validateEvent = (value: unknown): PasskEvent => {
+  const bad = textProblem(value, MAX_NESTING);
+  if (bad)
+    throw new InvalidEvent(
+      bad.problem === 'too deep'
+        ? `schema: ${bad.path}: nested deeper than ${MAX_NESTING} levels`
+        : `schema: ${bad.path}: holds a lone UTF-16 surrogate (not valid Unicode)`,
+    );
   const result = PasskEvent.safeParse(value);
   if (!result.success) throw new InvalidEvent(`schema: ${describeIssues(result.error.issues)}`, result.error);
   return result.data;

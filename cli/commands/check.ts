@@ -3,7 +3,9 @@ import { storeTarget } from '../../deploy/store.ts';
 import { InputError } from '../../schemas/errors.ts';
 import {
   checkConsistency,
+  deadLetters,
   type ConsistencyReport,
+  type DeadLetterSummary,
   type RowDifference,
   type VersionCheck,
   type VersionNumbers,
@@ -98,6 +100,34 @@ const reportBlocks = (r: ConsistencyReport, where: string): Block[] => {
   return blocks;
 };
 
+const SHOWN_LETTERS = 10;
+
+/** The store's dead letters: how many of each stage, and the newest with where they came from and why. */
+const deadLetterBlocks = (d: DeadLetterSummary): Block[] => {
+  if (d.total === 0)
+    return [heading('Dead letters', 2), text('none: every record was a valid event and stored', 'good')];
+  const stages = Object.entries(d.by_stage)
+    .map(([stage, n]) => `${n} ${stage === 'decode' ? 'log records not decoded or valid' : 'rows the store refused'}`)
+    .join(', ');
+  const blocks: Block[] = [
+    heading(`Dead letters (${d.total})`, 2, 'warn'),
+    text(`${stages}; kept with their bytes and reason, once each`, 'warn'),
+    table(
+      ['source', 'reason', 'bytes'],
+      d.letters
+        .slice(0, SHOWN_LETTERS)
+        .map((l) => [
+          l.stage === 'sink' ? `table ${l.target_table}` : `${l.source_topic} ${l.source_partition}/${l.source_offset}`,
+          l.reason,
+          l.preview,
+        ]),
+    ),
+  ];
+  if (d.total > SHOWN_LETTERS)
+    blocks.push(text(`… and ${d.total - SHOWN_LETTERS} more (--json lists up to 1000)`, 'dim'));
+  return blocks;
+};
+
 export const checkCommand = (program: Command): void => {
   program
     .command('check')
@@ -106,8 +136,10 @@ export const checkCommand = (program: Command): void => {
       "Recomputes in SQL, from the raw trials, each row's graded attempts, passes and ungraded\n" +
         "attempts, and compares them with the processors' row state; then compares each version's\n" +
         'numbers (mean accuracy, pass@k, pass^k, flip rate, classes, ungraded) from the trials, the\n' +
-        'row state and the version summaries. Runs on the configured store: embedded chDB in\n' +
-        '<data-dir>/store, or the server of CLICKHOUSE_URL. See docs/store.md.',
+        'row state and the version summaries. Then lists the dead letters: log records the processors\n' +
+        'could not decode or validate, and rows the store refused, each with its reason and bytes.\n' +
+        'Runs on the configured store: embedded chDB in <data-dir>/store, or the server of\n' +
+        'CLICKHOUSE_URL. See docs/store.md.',
     )
     .option('--suite <name>', 'only this suite', suiteName)
     .option('--no-summaries', 'leave version_summaries out (a store written before the processors kept them)')
@@ -121,7 +153,10 @@ Examples:
   passk --data-dir ./.passk check --no-summaries
 
 JSON: {store, database, rows, differences: [...], checked: [{suite, dataset_version, agent_version,
-  from_trials, from_row_state, from_summaries, ok}], versions: [the checked entries that differ], summaries, ok}.
+  from_trials, from_row_state, from_summaries, ok}], versions: [the checked entries that differ], summaries, ok,
+  dead_letters: {total, by_stage, letters: [{id, stage, source_topic, source_partition, source_offset,
+  target_table, reason, bytes, preview}]}}.
+Dead letters are listed; they do not change the exit code.
 Exit codes: 0 consistent, 1 not consistent, 2 bad input (a flag, or a suite the store does not hold),
 3 the store is unreachable or held by another passk process.`,
     )
@@ -137,10 +172,11 @@ Exit codes: 0 consistent, 1 not consistent, 2 bad input (a flag, or a suite the 
             field: '--suite',
           });
         const where = target.kind === 'embedded' ? target.path : target.url;
+        const dead = await deadLetters(reader, { limit: flags.json ? 1000 : SHOWN_LETTERS });
         process.stdout.write(
           flags.json
-            ? renderJson({ store: where, database: config.clickhouse.database, ...report })
-            : renderTerminal(reportBlocks(report, where)),
+            ? renderJson({ store: where, database: config.clickhouse.database, ...report, dead_letters: dead })
+            : renderTerminal([...reportBlocks(report, where), ...deadLetterBlocks(dead)]),
         );
         process.exitCode = report.ok ? EXIT.ok : EXIT.failed;
       });

@@ -21,6 +21,7 @@ type ServeFlags = {
   otlpPolicy?: string;
   process: boolean;
   json?: boolean;
+  exitAfterFailure: string;
 };
 
 export const serveCommand = (program: Command): void => {
@@ -43,6 +44,11 @@ export const serveCommand = (program: Command): void => {
     .option('--otlp-policy <file>', 'sampling policy of OTLP traces at /v1/traces, as passk sample --policy')
     .option('--no-process', 'only read the store; the processors run elsewhere (a ClickHouse server)')
     .option('--json', 'print {"url": …} as JSON once listening (for scripts)')
+    .option(
+      '--exit-after-failure <seconds>',
+      'when the processors crash: show it on the page this long, then exit non-zero',
+      '30',
+    )
     .addHelpText(
       'after',
       `
@@ -52,11 +58,25 @@ Examples:
   PASSK_DASHBOARD_TOKEN=$(openssl rand -hex 16) passk serve --host 0.0.0.0
   CLICKHOUSE_URL=http://ch:8123 passk serve --no-process
 
+When the processors crash (the store or the log fails under them), the page's
+live dot turns red with the reason, /healthz answers 503, and passk serve exits
+non-zero after --exit-after-failure seconds (at once on SIGINT/SIGTERM) rather
+than serve numbers that no longer move.
+
 Exit codes: 0 stopped by SIGINT/SIGTERM, 2 bad flag or config (e.g. a non-loopback
   address without a token), 3 the event log or the store is unreachable or held
-  by another process.`,
+  by another process (also when the processors stop on it), 4 the processors
+  stopped on an unexpected error.`,
     )
     .action(async (flags: ServeFlags, cmd: Command) => {
+      const graceS = Number(flags.exitAfterFailure);
+      if (!Number.isFinite(graceS) || graceS < 0) {
+        process.stderr.write(
+          `passk: --exit-after-failure must be a number of seconds >= 0, got "${flags.exitAfterFailure}"\n`,
+        );
+        process.exitCode = EXIT.usage;
+        return;
+      }
       const port = Number(flags.port);
       if (!Number.isInteger(port) || port < 0 || port > 65535) {
         process.stderr.write(`passk: --port must be an integer in 0–65535, got "${flags.port}"\n`);
@@ -71,9 +91,11 @@ Exit codes: 0 stopped by SIGINT/SIGTERM, 2 bad flag or config (e.g. a non-loopba
       let processors: ProcessorsRun | undefined;
       let server: DashboardServer | undefined;
       let unshare: (() => Promise<void>) | undefined;
+      let stopping = false;
       let routes: ReturnType<typeof createIngestRoutes> | undefined;
       const policy = flags.otlpPolicy === undefined ? undefined : await readPolicyFile(flags.otlpPolicy);
       const shutdown = async () => {
+        stopping = true;
         await unshare?.();
         await server?.close();
         await routes?.close();
@@ -113,10 +135,30 @@ Exit codes: 0 stopped by SIGINT/SIGTERM, 2 bad flag or config (e.g. a non-loopba
       process.stdout.write(
         flags.json ? `${JSON.stringify({ url: server.url })}\n` : `passk dashboard: ${server.url}\n`,
       );
+      const live = server;
+      let crashed: unknown;
       await new Promise<void>((resolve) => {
-        process.once('SIGINT', () => resolve());
-        process.once('SIGTERM', () => resolve());
+        process.once('SIGINT', () => ((stopping = true), resolve()));
+        process.once('SIGTERM', () => ((stopping = true), resolve()));
+        // the processors end only when stopped: ending (or failing) on their own means the page no longer moves
+        processors?.done.then(
+          () => fail(new Error('the processors ended on their own')),
+          (e: unknown) => fail(e),
+        );
+        function fail(e: unknown) {
+          if (stopping || crashed !== undefined) return; // stopped by a signal: not a crash
+          crashed = e;
+          const message = e instanceof Error ? e.message : String(e);
+          live.setStatus({ state: 'failed', message });
+          process.stderr.write(
+            `passk: the processors stopped: ${message}\n` +
+              `passk: the dashboard says so; exiting in ${graceS} s (the numbers no longer move)\n`,
+          );
+          setTimeout(resolve, graceS * 1000).unref();
+        }
       });
       await shutdown();
+      if (crashed !== undefined)
+        process.exitCode = crashed instanceof PipelineError && crashed.retriable ? EXIT.unavailable : EXIT.error;
     });
 };

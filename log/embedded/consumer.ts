@@ -121,11 +121,10 @@ export const createEmbeddedConsumer = (deps: {
       const last = records.at(-1);
       if (!last) continue;
       const { events, dead } = await decodeRecords(codec, records);
-      if (dead.length > 0)
-        store.append(
-          dead.map((d) => ({ topic: TOPICS.dlq, ...toDeadLetterRecord(d) })),
-          partitionOf,
-        );
+      if (dead.length > 0) {
+        store.appendDeadLetters(dead.map(toDeadLetterRecord), partitionOf);
+        await options.onDeadLetters?.(dead);
+      }
       tp.position = last.offset + 1;
       return { topic: tp.topic, partition: tp.partition, events, lastOffset: last.offset, highWatermark: high };
     }

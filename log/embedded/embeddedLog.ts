@@ -1,6 +1,6 @@
 import { jsonCodec, type EventCodec } from '../../schemas/codec.ts';
 import { EventTooLarge } from '../../schemas/errors.ts';
-import { uniqueBySource, fromDeadLetterRecord } from '../deadLetters.ts';
+import { fromDeadLetterRecord } from '../deadLetters.ts';
 import { ALL_TOPICS, TOPICS, keyOf, topicOf } from '../../schemas/topics.ts';
 import type { EventConsumer, EventLog, EventPublisher } from '../../processors/ports.ts';
 import { partitionOf } from '../partitioner.ts';
@@ -95,7 +95,7 @@ export const createEmbeddedEventLog = (opts: EmbeddedEventLogOptions): EventLog 
           if (page.length < 1000) break;
           from = page.at(-1)!.offset + 1;
         }
-      return uniqueBySource(letters);
+      return letters;
     },
     close: async () => {
       if (closed) return;

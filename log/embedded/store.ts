@@ -1,4 +1,6 @@
 import type { RawRecord } from '../../processors/ports.ts';
+import { DLQ_HEADERS, type DeadLetterRecord } from '../deadLetters.ts';
+import { TOPICS } from '../../schemas/topics.ts';
 import type { Db } from './database.ts';
 import { KEY_SEP, tpKey } from '../../schemas/topics.ts';
 
@@ -22,6 +24,14 @@ export interface LogStore {
     records: readonly AppendRecord[],
     partitionOf: (key: string, partitions: number) => number,
   ): { topic: string; partition: number; offset: number }[];
+  /**
+   * Appends to the dead-letter topic the letters whose source position it does not hold yet, in one
+   * `BEGIN IMMEDIATE` transaction (so two processes never both append one); returns how many it appended.
+   */
+  appendDeadLetters(
+    letters: readonly DeadLetterRecord[],
+    partitionOf: (key: string, partitions: number) => number,
+  ): number;
   /** Records from `fromOffset` on, at most `limit` of them and, past the first, at most `maxBytes` of values. */
   read(topic: string, partition: number, fromOffset: number, limit: number, maxBytes?: number): StoredRecord[];
   /** Next offset per partition of each topic (`topic` → partition → next offset). */
@@ -49,6 +59,12 @@ export const createLogStore = (db: Db, opts: { defaultPartitions: number; now: (
       { offset: number; key: string; value: Buffer; headers: string | null; timestamp: number }
     >(
       'SELECT offset, key, value, headers, timestamp FROM records WHERE topic = ? AND partition = ? AND offset >= ? ORDER BY offset LIMIT ?',
+    ),
+    dlqHas: db.prepare<[string, string, string, string], { x: number }>(
+      `SELECT 1 AS x FROM records WHERE topic = ?
+         AND json_extract(headers, '$."${DLQ_HEADERS.topic}"') = ?
+         AND json_extract(headers, '$."${DLQ_HEADERS.partition}"') = ?
+         AND json_extract(headers, '$."${DLQ_HEADERS.offset}"') = ? LIMIT 1`,
     ),
     watermarks: db.prepare<[string], { topic: string; partition: number; next_offset: number }>(
       'SELECT topic, partition, next_offset FROM partitions WHERE topic IN (SELECT value FROM json_each(?))',
@@ -97,6 +113,30 @@ export const createLogStore = (db: Db, opts: { defaultPartitions: number; now: (
     },
   );
 
+  const appendDeadLettersTx = db.transaction(
+    (letters: readonly DeadLetterRecord[], partitionOf: (key: string, n: number) => number, partitions: number) => {
+      const seen = new Set<string>();
+      const fresh = letters.filter((l) => {
+        const at = [
+          l.headers[DLQ_HEADERS.topic]!,
+          l.headers[DLQ_HEADERS.partition]!,
+          l.headers[DLQ_HEADERS.offset]!,
+        ] as const;
+        const id = at.join('\u0000');
+        if (seen.has(id)) return false;
+        seen.add(id);
+        return q.dlqHas.get(TOPICS.dlq, ...at) === undefined;
+      });
+      if (fresh.length > 0)
+        appendTx(
+          fresh.map((l) => ({ topic: TOPICS.dlq, ...l })),
+          partitionOf,
+          new Map([[TOPICS.dlq, partitions]]),
+        );
+      return fresh.length;
+    },
+  );
+
   return {
     ensureTopic,
     append: (records, partitionOf) => {
@@ -104,6 +144,8 @@ export const createLogStore = (db: Db, opts: { defaultPartitions: number; now: (
       for (const r of records) if (!counts.has(r.topic)) counts.set(r.topic, ensureTopic(r.topic));
       return appendTx.immediate(records, partitionOf, counts);
     },
+    appendDeadLetters: (letters, partitionOf) =>
+      letters.length === 0 ? 0 : appendDeadLettersTx.immediate(letters, partitionOf, ensureTopic(TOPICS.dlq)),
     read: (topic, partition, fromOffset, limit, maxBytes = Infinity) => {
       const out: StoredRecord[] = [];
       let bytes = 0;

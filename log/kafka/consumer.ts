@@ -1,11 +1,10 @@
 import type { Admin, Consumer, Kafka } from 'kafkajs';
 import type { EventCodec } from '../../schemas/codec.ts';
 import { TOPICS, tpKey } from '../../schemas/topics.ts';
-import type { ConsumerOptions, EventBatch, EventConsumer, RawRecord } from '../../processors/ports.ts';
-import { decodeRecords, toDeadLetterRecord } from '../deadLetters.ts';
+import type { ConsumerOptions, DeadLetter, EventBatch, EventConsumer, RawRecord } from '../../processors/ports.ts';
+import { decodeRecords } from '../deadLetters.ts';
 import { CommitRejected, ConsumerMisuse } from '../errors.ts';
 import { FENCED_COMMIT_TYPES, classifyKafkaError, protocolTypes } from './errors.ts';
-import type { KafkaPublisher } from './publisher.ts';
 import { createHandoffQueue } from './handoffQueue.ts';
 import type { TopicNames } from './topics.ts';
 
@@ -47,7 +46,8 @@ export const createKafkaConsumer = async (deps: {
   kafka: Kafka;
   admin: Admin;
   codec: EventCodec;
-  publisher: KafkaPublisher;
+  /** Appends dead letters to the DLQ, once per source position (`createDeadLetterWriter`). */
+  deadLetter: (letters: readonly DeadLetter[]) => Promise<unknown>;
   names: TopicNames;
   groupId: string;
   options: ConsumerOptions;
@@ -146,7 +146,14 @@ export const createKafkaConsumer = async (deps: {
             }));
             const { events, dead } = await decodeRecords(codec, records);
             if (dead.length > 0)
-              await deps.publisher.send(dead.map((d) => ({ topic: TOPICS.dlq, ...toDeadLetterRecord(d) })));
+              try {
+                await deps.deadLetter(dead);
+                await options.onDeadLetters?.(dead);
+              } catch (error) {
+                // the caller's to handle, not kafkajs's to retry: end batches() with it, uncommitted
+                queue.push({ kind: 'crash', error });
+                return;
+              }
             const last = records.at(-1)!;
             await deliver(
               {

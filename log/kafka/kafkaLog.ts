@@ -4,7 +4,7 @@ import type { Kafka } from 'kafkajs';
 import { BackendUnavailable } from '../../schemas/errors.ts';
 import { TOPICS } from '../../schemas/topics.ts';
 import type { DeadLetter, EventConsumer, EventLog } from '../../processors/ports.ts';
-import { fromDeadLetterRecord, uniqueBySource } from '../deadLetters.ts';
+import { createDeadLetterWriter, fromDeadLetterRecord, toDeadLetterRecord } from '../deadLetters.ts';
 import { createKafkaConsumer } from './consumer.ts';
 import { classifyKafkaError } from './errors.ts';
 import { createKafkaPublisher, type KafkaPublisher } from './publisher.ts';
@@ -112,8 +112,13 @@ export const createKafkaEventLog = async (opts: KafkaEventLogOptions): Promise<E
       await reader.disconnect().catch(() => {});
       await admin.deleteGroups([groupId]).catch(() => {});
     }
-    return uniqueBySource(letters);
+    return letters;
   };
+  // one writer per log: every consumer of this process shares what the DLQ already holds
+  const deadLetter = createDeadLetterWriter({
+    existing: deadLetters,
+    append: (letters) => publisher.send(letters.map((d) => ({ topic: TOPICS.dlq, ...toDeadLetterRecord(d) }))),
+  });
 
   return {
     publisher,
@@ -123,7 +128,7 @@ export const createKafkaEventLog = async (opts: KafkaEventLogOptions): Promise<E
         kafka: opts.kafka,
         admin,
         codec,
-        publisher,
+        deadLetter,
         names,
         groupId: namespace + options.groupId,
         options,

@@ -9,7 +9,8 @@ import { KEY_SEP } from '../../schemas/topics.ts';
  * window, in event time. A trace goes to every window of every spec that holds its time
  * (tumbling: slide = size; sliding: slide < size), once per grader. The watermark is the latest
  * event time seen minus the allowed lateness; a window closes when the watermark passes its end,
- * and a trace for a closed window is counted late (it stays in the raw traces, not in the window).
+ * and a trace for a closed window is counted late (it stays in the raw traces, not in the window's
+ * sums; a late trace that is its window's first opens the window, closed, with only the late count).
  * Sums are Horvitz–Thompson with w = 1/probability, additive across partitions.
  */
 export const WindowSpec = z.object({ size_ms: z.number().int().positive(), slide_ms: z.number().int().positive() });
@@ -131,11 +132,12 @@ export const foldTrace = (s: WindowsState, trace: TraceSampled, offset: number, 
         });
         let w = s.windows[key];
         if (w?.closed || (!w && start + spec.size_ms <= watermark)) {
-          if (w) {
-            w.seq++;
-            w.late++;
-            changed.add(key);
-          }
+          // late: counted as late in its window, never in its sums; a late trace that is the first of its
+          // window opens it, closed, so the count is kept (and stored) all the same
+          if (!w) s.windows[key] = w = { ...share(trace, v.grader, spec.size_ms, start), closed: true };
+          w.seq++;
+          w.late++;
+          changed.add(key);
           continue;
         }
         if (!w) s.windows[key] = w = share(trace, v.grader, spec.size_ms, start);

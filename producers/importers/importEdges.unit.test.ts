@@ -97,6 +97,20 @@ describe('passk import: nothing vanishes', () => {
     expect(publisher.events).toHaveLength(0);
   });
 
+  it('nesting deeper than the log keeps is refused up front, naming the field', async () => {
+    const file = join(dir, 'deep.jsonl');
+    let deep: unknown = 1;
+    for (let i = 0; i < 200; i++) deep = [deep];
+    const nested = { ...trial('r2', 0), actions: [{ tool: 'lookup', arguments: { q: deep } }] };
+    writeFileSync(file, [trial('r1', 0), nested].map((l) => JSON.stringify(l)).join('\n'));
+    const publisher = createMemoryPublisher();
+    const e = await rejection(importFiles([file], {}, { publisher }));
+    expect(e.message).toMatch(/nested deeper than 64 levels/);
+    expect(e.where).toMatchObject({ file, line: 2 });
+    expect(e.where?.field).toMatch(/^actions\[0\]\.arguments\.q(\[0\])+$/);
+    expect(publisher.events).toHaveLength(0);
+  });
+
   it("one file of 120,000 trials honours the recorder's backpressure and publishes every trial once", async () => {
     const file = join(dir, 'big.jsonl');
     const lines: string[] = [];

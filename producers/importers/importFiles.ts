@@ -14,6 +14,7 @@ import type { ImportedTrial, ImportOptions } from './common.ts';
 import { detectFormat, type Format, parseResultsFile } from './detect.ts';
 import { readResultsText } from './readResults.ts';
 import { type ImportSummary, summarize } from './summary.ts';
+import { MAX_NESTING, textProblem } from '../../schemas/wellFormed.ts';
 
 export interface ImportDeps {
   readonly publisher: EventPublisher;
@@ -134,27 +135,6 @@ const mergeAll = (parsed: readonly Parsed[]): { unique: ImportedTrial[]; repeate
   });
 };
 
-const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
-const wellFormed = (s: string): boolean => !LONE_SURROGATE.test(s);
-
-/** The path of the first string (key or value) that is not well-formed UTF-16, if any. */
-export const illFormedField = (v: unknown, path = ''): string | undefined => {
-  if (typeof v === 'string') return wellFormed(v) ? undefined : path || '(root)';
-  if (Array.isArray(v)) {
-    for (const [i, x] of v.entries()) {
-      const p = illFormedField(x, `${path}[${i}]`);
-      if (p !== undefined) return p;
-    }
-    return undefined;
-  }
-  if (v !== null && typeof v === 'object')
-    for (const [k, x] of Object.entries(v)) {
-      const p = wellFormed(k) ? illFormedField(x, path ? `${path}.${k}` : k) : path || '(root)';
-      if (p !== undefined) return p;
-    }
-  return undefined;
-};
-
 /** The bytes of a trial's event as the log stores it (JSON, plus the 5-byte schema-registry header on Kafka). */
 const eventBytes = (t: ImportedTrial, producer: string): number =>
   Buffer.byteLength(
@@ -226,11 +206,14 @@ export const importFiles = async (
     trials.forEach((t, i) => {
       const where = originOf(file, trials, i);
       // Checked here, before anything is sent, so a bad entry never leaves an import half published.
-      const bad = illFormedField(t);
-      if (bad !== undefined)
+      // the trial is one level below its event: the same limit the log's validation applies
+      const bad = textProblem(t, MAX_NESTING - 1);
+      if (bad)
         throw new InputError(
-          'holds a lone UTF-16 surrogate (text that is not valid Unicode), which no store or reader can keep',
-          { ...where, field: bad },
+          bad.problem === 'too deep'
+            ? `is nested deeper than ${MAX_NESTING} levels, which no store or reader can keep`
+            : 'holds a lone UTF-16 surrogate (text that is not valid Unicode), which no store or reader can keep',
+          { ...where, field: bad.path },
         );
       const check = TrialRecorded.safeParse({
         ...t,

@@ -4,7 +4,7 @@ import { InputError } from '../../schemas/errors.ts';
 import { parseTrialText } from '../files/readTrialFiles.ts';
 import { pythonJsonToJson } from './common.ts';
 import { detectFormat, parseResultsFile } from './detect.ts';
-import { illFormedField } from './importFiles.ts';
+import { illFormedField } from '../../schemas/wellFormed.ts';
 
 // Issue #13: arbitrary strings and bytes through every reader: a result or an InputError naming the file, never a
 // crash of another kind.

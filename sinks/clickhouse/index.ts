@@ -37,6 +37,7 @@ export * from './queries/production.ts';
 export * from './queries/failures.ts';
 export * from './queries/calibration.ts';
 export * from './queries/datasets.ts';
+export * from './queries/deadLetters.ts';
 export { listStoredFailures, traceOfRow } from './queries/storedFailures.ts';
 export {
   checkConsistency,

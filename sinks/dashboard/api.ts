@@ -32,4 +32,5 @@ export const ROUTES: Record<string, Route> = {
   '/api/trace': (d, p) => d.trace(parse(z.object({ trace_id: z.string().min(1) }), p)),
   '/api/judges': (d) => d.judges(),
   '/api/datasets': (d) => d.datasets(),
+  '/api/dead-letters': (d) => d.deadLetters(),
 };

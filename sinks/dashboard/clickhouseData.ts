@@ -1,6 +1,7 @@
 import { buildReport, DEFAULT_REPORT_OPTIONS } from '../../processors/core/index.ts';
 import { classTransitions, compareFromStore } from '../clickhouse/queries/compare.ts';
 import { datasetRows, datasetVersions } from '../clickhouse/queries/datasets.ts';
+import { deadLetters } from '../clickhouse/queries/deadLetters.ts';
 import { gateHistory } from '../clickhouse/queries/decisions.ts';
 import { judgeCalibration } from '../clickhouse/queries/calibration.ts';
 import { listVersions } from '../clickhouse/queries/histogram.ts';
@@ -102,6 +103,7 @@ export const clickhouseDashboardData = (client: Querier): DashboardData => ({
             graded: w.graded,
             pass_rate: w.pass_rate,
             interval: null,
+            late: null,
           }))
         : [];
     return {
@@ -116,7 +118,8 @@ export const clickhouseDashboardData = (client: Querier): DashboardData => ({
           traces: w.sampled,
           graded: w.sampled - w.ungraded,
           pass_rate: w.pass_rate,
-          interval: [w.ci_low, w.ci_high],
+          interval: w.ci_low === null || w.ci_high === null ? null : [w.ci_low, w.ci_high],
+          late: w.late,
         })),
       ],
       alerts: raised,
@@ -130,6 +133,7 @@ export const clickhouseDashboardData = (client: Querier): DashboardData => ({
     };
   },
   trace: (q) => traceById(client, q.trace_id),
+  deadLetters: () => deadLetters(client),
   judges: () => judgeCalibration(client),
   datasets: async () => {
     const out = [];

@@ -2,6 +2,7 @@ import type { Comparison } from '../../processors/core/compare.ts';
 import type { Divergence } from '../../processors/core/checks.ts';
 import type { JudgeCalibration } from '../../processors/core/judges.ts';
 import type { GroupReport } from '../../processors/core/report.ts';
+import type { DeadLetterSummary } from '../clickhouse/queries/deadLetters.ts';
 
 /**
  * What the dashboard reads: one method per view, each backed by the store's typed queries.
@@ -75,11 +76,15 @@ export type ProductionWindow = {
   size: string;
   start: number;
   end: number;
+  /** Every sampled trace of the window… */
   traces: number;
+  /** …and those of them with a verdict. */
   graded: number;
-  /** Sampling-weighted (Horvitz–Thompson) pass rate with its interval. */
+  /** Sampling-weighted (Horvitz–Thompson) pass rate with its interval; null when nothing is graded (never 0). */
   pass_rate: number | null;
   interval: [number, number] | null;
+  /** Traces that arrived after the window closed (stored, in no sum); null where the processors have not counted. */
+  late: number | null;
 };
 export type ProductionAlert = {
   alert_id: string;
@@ -172,4 +177,8 @@ export interface DashboardData {
   trace(q: { trace_id: string }): Promise<TraceView | null>;
   judges(): Promise<JudgeCalibration[]>;
   datasets(): Promise<DatasetVersionView[]>;
+  /** Records the processors could not decode or validate, and rows the store refused, newest first. */
+  deadLetters(): Promise<DeadLetterSummary>;
 }
+
+export type { DeadLetterSummary, StoredDeadLetter } from '../clickhouse/queries/deadLetters.ts';

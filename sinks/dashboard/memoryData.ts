@@ -91,6 +91,8 @@ export const createMemoryDashboardData = (initial: readonly PasskEvent[] = []) =
           repeated_verdict: g.repeated_verdict === true,
         })),
     production: async () => ({ windows: [], alerts: [], repeated_input_flips: [] }),
+    // the events alone hold no dead letters: those are records that never became events
+    deadLetters: async () => ({ total: 0, by_stage: {}, letters: [] }),
     trace: async (q) => {
       const t = of('TraceSampled').find((x) => x.trace_id === q.trace_id);
       if (!t) return null;

@@ -4,7 +4,7 @@ import { BadRequest, ROUTES } from './api.ts';
 import { authorize, checkBinding, isLoopback, tokenCookie } from './auth.ts';
 import type { DashboardData } from './data.ts';
 import { readStatic, resolveStatic } from './staticFiles.ts';
-import { createUpdateHub } from './updates.ts';
+import { createUpdateHub, type LiveStatus } from './updates.ts';
 
 export type DashboardServerOptions = {
   data: DashboardData;
@@ -30,6 +30,11 @@ export interface DashboardServer {
   readonly port: number;
   /** Checks the store now and pushes an update to every open page when it changed. */
   refresh(): Promise<void>;
+  /**
+   * Says on every page whether the numbers are still being kept up to date: `failed` turns the live dot red
+   * with the message, `/api/status` returns it and `/healthz` answers 503.
+   */
+  setStatus(status: LiveStatus): void;
   close(): Promise<void>;
 }
 
@@ -77,7 +82,11 @@ export const createDashboardServer = async (opts: DashboardServerOptions): Promi
     }
     if (req.method !== 'GET' && req.method !== 'HEAD') return sendJson(res, 405, { error: 'only GET' });
     if (url.pathname === '/api/events') return hub.attach(res);
-    if (url.pathname === '/healthz') return sendJson(res, 200, { ok: true });
+    if (url.pathname === '/healthz')
+      return hub.status.state === 'ok'
+        ? sendJson(res, 200, { ok: true })
+        : sendJson(res, 503, { ok: false, error: hub.status.message });
+    if (url.pathname === '/api/status') return sendJson(res, 200, hub.status);
     const route = ROUTES[url.pathname];
     if (route) {
       try {
@@ -117,6 +126,7 @@ export const createDashboardServer = async (opts: DashboardServerOptions): Promi
     url,
     port,
     refresh: () => hub.poke(),
+    setStatus: (status) => hub.setStatus(status),
     close: async () => {
       hub.close();
       server.closeAllConnections();

@@ -18,6 +18,7 @@ const stubData = (mark: { value: string }): DashboardData => ({
   trace: async () => null,
   judges: async () => [],
   datasets: async () => [],
+  deadLetters: async () => ({ total: 0, by_stage: {}, letters: [] }),
 });
 
 type Reply = { status: number; headers: Record<string, string | string[] | undefined>; body: string };

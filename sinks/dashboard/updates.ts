@@ -6,12 +6,18 @@ import type { ServerResponse } from 'node:http';
  * moves. Polling the store rather than hooking the writer keeps one code path for both deployments: with a
  * ClickHouse server, the processors that write may run in another process or on another machine.
  */
+/** Whether what the page shows is still being kept up to date (the processors that fill the store are running). */
+export type LiveStatus = { readonly state: 'ok' } | { readonly state: 'failed'; readonly message: string };
+
 export interface UpdateHub {
   /** Registers an open SSE response; it is dropped when the client goes away. */
   attach(res: ServerResponse): void;
   /** Checks the watermark now (e.g. right after this process wrote something). */
   poke(): Promise<void>;
   readonly clients: number;
+  /** Tells every open page (and every page that opens later) the status, e.g. that the processors crashed. */
+  setStatus(status: LiveStatus): void;
+  readonly status: LiveStatus;
   close(): void;
 }
 
@@ -28,6 +34,7 @@ export const createUpdateHub = (opts: {
   let seq = 0;
   let timer: NodeJS.Timeout | undefined;
   let checking: Promise<void> | undefined;
+  let status: LiveStatus = { state: 'ok' };
 
   const send = (res: ServerResponse, event: string, data: unknown): void => {
     res.write(`event: ${event}\nid: ${seq}\ndata: ${JSON.stringify(data)}\n\n`);
@@ -71,7 +78,7 @@ export const createUpdateHub = (opts: {
       });
       res.write('retry: 2000\n\n');
       clients.add(res);
-      void poke().then(() => send(res, 'hello', { seq, watermark: last ?? null }));
+      void poke().then(() => send(res, 'hello', { seq, watermark: last ?? null, status }));
       startPolling();
       res.on('close', () => {
         clients.delete(res);
@@ -81,6 +88,13 @@ export const createUpdateHub = (opts: {
     poke,
     get clients() {
       return clients.size;
+    },
+    setStatus(next) {
+      status = next;
+      for (const res of clients) send(res, 'status', status);
+    },
+    get status() {
+      return status;
     },
     close() {
       stopPolling();

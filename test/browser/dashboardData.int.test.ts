@@ -219,6 +219,34 @@ describe('the dashboard data on chDB', () => {
     ]);
   });
 
+  it('lists the dead letters with their source position, reason and a preview of their bytes', async () => {
+    expect(await data.deadLetters()).toEqual({ total: 0, by_stage: {}, letters: [] });
+    const sink = createClickHouseRowSink({ client: store.client });
+    const letter = {
+      source: { topic: 'passk.traces', partition: 1, offset: 41, key: 'v1' },
+      value: new Uint8Array([0x00, 0x7b, 0x22, 0x78, 0x22, 0x3a, 0x31, 0x7d, 0xc3, 0x28]),
+      reason: 'undecodable: The encoded data was not valid for encoding utf-8',
+    };
+    await sink.writeDeadLetters([letter]);
+    await sink.writeDeadLetters([letter]); // another group read it too: one row
+    await sink.close();
+    const dlq = await data.deadLetters();
+    expect(dlq.total).toBe(1);
+    expect(dlq.by_stage).toEqual({ decode: 1 });
+    expect(dlq.letters).toEqual([
+      expect.objectContaining({
+        id: 'passk.traces/1/41',
+        stage: 'decode',
+        source_topic: 'passk.traces',
+        source_partition: 1,
+        source_offset: 41,
+        reason: letter.reason,
+        bytes: 10,
+        preview: '·{"x":1}·(',
+      }),
+    ]);
+  });
+
   it('moves its watermark when something is written', async () => {
     const before = await data.watermark();
     expect(await data.watermark()).toBe(before);

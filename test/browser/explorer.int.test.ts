@@ -248,7 +248,7 @@ describe('the attempt diff', () => {
   });
 });
 
-const VIEWS = ['overview', 'compare', 'rows', 'gates', 'production', 'judges', 'datasets'] as const;
+const VIEWS = ['overview', 'compare', 'rows', 'gates', 'production', 'judges', 'datasets', 'deadletters'] as const;
 /** docs/img/, the screenshots docs/dashboard.md shows: every view, light and dark, 1440 and 390 px wide. */
 const IMG = join(ROOT, 'docs', 'img');
 

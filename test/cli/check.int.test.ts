@@ -8,6 +8,7 @@ import { fromRowStateChanged } from '../../processors/folds/rowState.ts';
 import { applyRowChanges, type VersionSummaries } from '../../processors/folds/versionSummary.ts';
 import type { RowStateChanged } from '../../schemas/events/decisions.ts';
 import type { PasskEvent, TrialRecorded } from '../../schemas/events/index.ts';
+import type { DeadLetter } from '../../processors/ports.ts';
 import { deterministicEventId } from '../../schemas/ids.ts';
 import { createClickHouseRowSink, migrate, openClickHouse, writeTrialUnit } from '../../sinks/clickhouse/index.ts';
 
@@ -57,6 +58,31 @@ const writeStore = async (events: PasskEvent[], summaries: VersionSummaries[] = 
   }
 };
 
+/** Writes dead letters as the processors do (stage 'decode', real bytes) to the store, then closes it. */
+const writeDeadLetters = async (letters: DeadLetter[]): Promise<void> => {
+  const store = await openClickHouse({ kind: 'embedded', path: join(dataDir, 'store'), database: 'passk' });
+  try {
+    const sink = createClickHouseRowSink({ client: store.client, insertJsonRows: store.insertJsonRows });
+    await sink.writeDeadLetters(letters);
+    await sink.writeDeadLetters(letters); // a replay, or a second consumer group: stored once
+    await sink.close();
+  } finally {
+    await store.close();
+  }
+};
+const poison: DeadLetter[] = [
+  {
+    source: { topic: 'passk.trials', partition: 2, offset: 17, key: 'k' },
+    value: new Uint8Array([0xff, 0xfe, 0x7b, 0x22, 0x61, 0x22, 0x7d]),
+    reason: 'undecodable: The encoded data was not valid for encoding utf-8',
+  },
+  {
+    source: { topic: 'passk.rowstate', partition: 0, offset: 3, key: 'r' },
+    value: new TextEncoder().encode('{"type":"TrialRecorded","attempt":-1}'),
+    reason: 'schema: attempt: Too small: expected number to be >=0',
+  },
+];
+
 const T0 = Date.UTC(2026, 0, 1);
 let n = 0;
 const trial = (row: string, attempt: number, passed: boolean | null): TrialRecorded => ({
@@ -104,7 +130,17 @@ applyRowChanges(
 );
 
 const results = {} as Record<
-  'consistent' | 'json' | 'unknownSuite' | 'badFlag' | 'help' | 'broken' | 'brokenJson' | 'locked' | 'migrateLocked',
+  | 'consistent'
+  | 'json'
+  | 'unknownSuite'
+  | 'badFlag'
+  | 'help'
+  | 'dead'
+  | 'deadJson'
+  | 'broken'
+  | 'brokenJson'
+  | 'locked'
+  | 'migrateLocked',
   Run
 >;
 beforeAll(async () => {
@@ -114,6 +150,9 @@ beforeAll(async () => {
   results.unknownSuite = await passk('check', '--suite', 'retail');
   results.badFlag = await passk('check', '--suite', '');
   results.help = await passk('check', '--help');
+  await writeDeadLetters(poison);
+  results.dead = await passk('--width', '80', 'check');
+  results.deadJson = await passk('check', '--json');
   // The row state of r1 loses a pass at a higher seq: trials and summaries still say c = 2.
   await writeStore([stateOf(r1, 9, { c: 1 })]);
   results.broken = await passk('check');
@@ -143,6 +182,33 @@ describe('passk check', () => {
     ).toEqual(['airline', 'd1', 'v1', '2', '6', '5', '1', '83.3%', 'consistent']);
     expect(r.stdout).toContain('trials / row_state / version_summaries');
     expect(r.stdout).toContain('consistent: 2 rows in 1 versions');
+  });
+
+  it('lists the dead letters: where each came from, why, the start of its bytes; once each; exit 0 still', () => {
+    expect(results.consistent.stdout).toMatch(/Dead letters\s+none/);
+    const r = results.dead;
+    expect(r.code).toBe(0);
+    expect(r.stdout).toContain('Dead letters (2)');
+    expect(r.stdout).toContain('passk.trials 2/17');
+    expect(r.stdout).toContain('passk.rowstate 0/3');
+    expect(r.stdout).toContain('··{"a"}');
+    expect(r.stdout).toMatch(/attempt: Too small/);
+    for (const line of r.stdout.split('\n')) expect(line.length).toBeLessThanOrEqual(80);
+    const out = JSON.parse(results.deadJson.stdout);
+    expect(out.dead_letters.total).toBe(2);
+    expect(out.dead_letters.by_stage).toEqual({ decode: 2 });
+    expect(out.dead_letters.letters.map((l: { id: string }) => l.id).sort()).toEqual([
+      'passk.rowstate/0/3',
+      'passk.trials/2/17',
+    ]);
+    expect(out.dead_letters.letters.find((l: { id: string }) => l.id === 'passk.trials/2/17')).toMatchObject({
+      stage: 'decode',
+      source_topic: 'passk.trials',
+      source_partition: 2,
+      source_offset: 17,
+      bytes: 7,
+      preview: '··{"a"}',
+    });
   });
 
   it('--json prints the whole report', () => {

@@ -239,6 +239,53 @@ export const eventLogContract = (name: string, setup: () => Promise<EventLogUnde
       expect(bySource[1]!.reason).toMatch(/attempt|row_id/);
     });
 
+    it('dead-letters a bad record once, however many groups read it and however often, and hands the letters to onDeadLetters', async () => {
+      const { open } = await openFresh();
+      let log = await open();
+      const key = keyOf(trial({ seq: 0, row_id: 'dlq-once' }));
+      const after = trial({ seq: 1, row_id: 'dlq-once' });
+      // well framed (whatever the codec puts before the JSON), valid but for a lone surrogate in its row id
+      const valid = await log.codec.encode(after);
+      const frame = valid.subarray(0, valid.length - JSON.stringify(validateEvent(after)).length);
+      const lone = JSON.stringify(trial({ seq: 2, row_id: '\ud800' }));
+      const poison = [
+        new Uint8Array([0xff, 0xfe, 0x00]),
+        new Uint8Array([...frame, ...new TextEncoder().encode(lone)]),
+      ];
+      await log.publisher.publishRaw(
+        TOPICS.trials,
+        poison.map((value) => ({ key, value })),
+      );
+      await log.publisher.publish([after]);
+      const handed: string[] = [];
+      /** Reads to `after` in `groupId`; commits only when told (an uncommitted read is read again). */
+      const readAll = async (groupId: string, commit: boolean) => {
+        const consumer = await log.consumer({
+          groupId,
+          topics: [TOPICS.trials],
+          onDeadLetters: async (letters) =>
+            void handed.push(...letters.map((l) => `${groupId}:${l.source.partition}/${l.source.offset}`)),
+        });
+        const r = reader(consumer);
+        await r.take({ until: () => ids(r.events).includes(after.event_id), commit, what: `${groupId} reads on` });
+        await consumer.close();
+      };
+      await readAll('contract-dlq-a', false);
+      await readAll('contract-dlq-a', true); // read again: it never committed
+      await readAll('contract-dlq-b', true); // another group reads the same records
+      await log.close();
+      log = await open(); // a restart: what the DLQ holds is read from the log, not remembered
+      await readAll('contract-dlq-c', true);
+      const letters = await log.deadLetters();
+      expect(letters.map((l) => l.source.offset).sort()).toEqual([0, 1]);
+      expect(letters.map((l) => [...l.value])).toEqual(expect.arrayContaining(poison.map((p) => [...p])));
+      expect(letters.find((l) => l.source.offset === 1)!.reason).toMatch(/row_id: holds a lone UTF-16 surrogate/);
+      // every reader is told, each time it reads them (so a store fed from it stays complete across replays)
+      expect(handed.filter((h) => h.startsWith('contract-dlq-a:'))).toHaveLength(4);
+      expect(handed.filter((h) => h.startsWith('contract-dlq-b:'))).toHaveLength(2);
+      expect(handed.filter((h) => h.startsWith('contract-dlq-c:'))).toHaveLength(2);
+    });
+
     it('splits the partitions between two members of one group, which together read everything', async () => {
       const { open } = await openFresh();
       const log = await open();

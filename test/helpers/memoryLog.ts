@@ -1,16 +1,10 @@
 import { jsonCodec } from '../../schemas/codec.ts';
-import { EventTooLarge, InvalidEvent } from '../../schemas/errors.ts';
+import { EventTooLarge } from '../../schemas/errors.ts';
 import type { PasskEvent } from '../../schemas/events/index.ts';
 import { ALL_TOPICS, keyOf, topicOf, type Topic } from '../../schemas/topics.ts';
+import { createDeadLetterWriter, decodeRecords } from '../../log/deadLetters.ts';
 import { partitionOf } from '../../log/partitioner.ts';
-import type {
-  ConsumerOptions,
-  DeadLetter,
-  EventBatch,
-  EventConsumer,
-  EventLog,
-  LogEvent,
-} from '../../processors/ports.ts';
+import type { ConsumerOptions, DeadLetter, EventBatch, EventConsumer, EventLog } from '../../processors/ports.ts';
 
 /**
  * An in-memory EventLog that honours the port, for unit tests of topologies: partitions by the real
@@ -51,6 +45,8 @@ export const createMemoryLog = (
   const topics = new Map<string, Stored[][]>(ALL_TOPICS.map((t) => [t, Array.from({ length: partitions }, () => [])]));
   const groups = new Map<string, Group>();
   const dead: DeadLetter[] = [];
+  // once per source position, as the real logs do
+  const deadLetter = createDeadLetterWriter({ existing: async () => dead, append: async (l) => void dead.push(...l) });
   let wake: (() => void)[] = [];
   let nextMember = 0;
   const notify = () => {
@@ -151,25 +147,19 @@ export const createMemoryLog = (
           if (x.position >= records.length) continue;
           cursor = (cursor + i + 1) % owned.length;
           const slice = records.slice(x.position, x.position + (o.maxBatch ?? 1000));
-          const events: LogEvent[] = [];
-          for (const [i2, r] of slice.entries()) {
-            const offset = x.position + i2;
-            try {
-              events.push({
-                topic: x.topic,
-                partition: x.partition,
-                offset,
-                key: r.key,
-                event: await codec.decode(r.value),
-              });
-            } catch (e) {
-              if (!(e instanceof InvalidEvent)) throw e;
-              dead.push({
-                source: { topic: x.topic, partition: x.partition, offset, key: r.key },
-                value: r.value,
-                reason: e.reason,
-              });
-            }
+          const { events, dead: refused } = await decodeRecords(
+            codec,
+            slice.map((r, i2) => ({
+              ...r,
+              topic: x.topic,
+              partition: x.partition,
+              offset: x.position + i2,
+              timestamp: 0,
+            })),
+          );
+          if (refused.length > 0) {
+            await deadLetter(refused);
+            await o.onDeadLetters?.(refused);
           }
           const lastOffset = x.position + slice.length - 1;
           x.position = lastOffset + 1;

@@ -228,27 +228,32 @@ describe('migration 3 on a store that had production_windows v1', () => {
       // Written straight to the v1 table, as an older passk did.
       await store.client.insert({
         table: 'production_windows',
-        values: [legacy(T0, 1, 0.25), legacy(T0, 2, 0.5), legacy(T0 + 3_600_000, 1, 0.75)],
+        values: [
+          legacy(T0, 1, 0.25),
+          legacy(T0, 2, 0.5),
+          legacy(T0 + 3_600_000, 1, 0.75),
+          // no verdict in the window: an older passk stored its pass rate as 0
+          { ...legacy(T0 + 7_200_000, 1, 0), ungraded: 4, weight: 0, ci_high: 0 },
+        ],
         format: 'JSONEachRow',
       });
-      expect(await migrate(store.client)).toEqual({ applied: [3], current: 3 });
+      expect(await migrate(store.client)).toEqual({ applied: [3, 4, 5, 6], current: 6 });
       const read = async () =>
         (await productionWindows(store.client, { from: T0, to: T0 + 86_400_000, agent_version: 'old' })).map((x) => [
           x.window_start - T0,
           x.pass_rate,
         ]);
-      expect(await read()).toEqual([
+      const expected = [
         [0, 0.5],
         [3_600_000, 0.75],
-      ]);
+        [7_200_000, null], // migration 6: no graded weight, no pass rate
+      ];
+      expect(await read()).toEqual(expected);
       // Each statement may run again (a migration interrupted half-way is re-run whole).
-      for (const statement of MIGRATIONS.find((m) => m.version === 3)!.up())
-        await store.client.command({ query: statement });
-      expect(await read()).toEqual([
-        [0, 0.5],
-        [3_600_000, 0.75],
-      ]);
-      expect((await appliedMigrations(store.client)).map((m) => m.version)).toEqual([1, 2, 3]);
+      for (const m of MIGRATIONS.filter((x) => x.version >= 3))
+        for (const statement of m.up()) await store.client.command({ query: statement });
+      expect(await read()).toEqual(expected);
+      expect((await appliedMigrations(store.client)).map((m) => m.version)).toEqual([1, 2, 3, 4, 5, 6]);
     } finally {
       await store.close();
     }

@@ -77,6 +77,14 @@ describe('production windows (first stage)', () => {
     expect(changed.size).toBeGreaterThan(0);
   });
 
+  it('a late trace that is the first of its window opens it, closed, counted late and in no sum', () => {
+    const { s } = fold([trace({ at: hour(3, 5), passed: true })]);
+    // hour 1 never had a trace; the watermark (hour 3:05 minus the lateness) is past its end
+    fold([trace({ at: hour(1, 30), fingerprint: 'late', passed: false })], s, 1);
+    const opened = updates(s).find((u) => u.start === hour(1) && u.size_ms === H);
+    expect(opened).toMatchObject({ closed: true, graded: 0, ungraded: 0, w: 0, late: 1 });
+  });
+
   it('ignores a redelivered trace (same event id)', () => {
     const t = trace({ at: hour(1, 1), passed: true });
     const { s } = fold([t, t]);

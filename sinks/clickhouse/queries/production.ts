@@ -14,13 +14,17 @@ const WindowRow = z.object({
   grader: z.string(),
   window_start: z.number(),
   window_end: z.number(),
+  /** Every sampled trace of the window; `ungraded` of them have no verdict. */
   sampled: z.number(),
   ungraded: z.number(),
   weight: z.number(),
   passed_weight: z.number(),
-  pass_rate: z.number(),
-  ci_low: z.number(),
-  ci_high: z.number(),
+  /** NULL when no trace of the window is graded (never 0). */
+  pass_rate: z.number().nullable(),
+  ci_low: z.number().nullable(),
+  ci_high: z.number().nullable(),
+  /** Traces that arrived after the window closed: stored, counted here, in no sum. */
+  late: z.number(),
 });
 export type ProductionWindow = z.infer<typeof WindowRow>;
 
@@ -36,7 +40,8 @@ export const productionWindows = async (
     client,
     WindowRow,
     `SELECT agent_version, segment, grader, toUnixTimestamp64Milli(window_start) AS window_start,
-            toUnixTimestamp64Milli(window_end) AS window_end, sampled, ungraded, weight, passed_weight, pass_rate, ci_low, ci_high
+            toUnixTimestamp64Milli(window_end) AS window_end, sampled, ungraded, weight, passed_weight, pass_rate, ci_low, ci_high,
+            late
      FROM production_windows_v2 AS w FINAL
      -- qualified: the SELECT aliases window_start (as epoch ms), and an alias would win over the column
      WHERE w.window_start >= fromUnixTimestamp64Milli({from:Int64}, 'UTC') AND w.window_start < fromUnixTimestamp64Milli({to:Int64}, 'UTC')

@@ -3,8 +3,11 @@ import { renderAddColumns, renderClusterTable, renderCreateTable, type ClusterDd
 import { col, DEDUP_WINDOW, type TableDef } from './table.ts';
 import {
   DATASET_ROWS_V4_COLUMNS,
+  LATE_COLUMN,
   MIGRATION_1_TABLES,
+  NULLABLE_SINCE_MIGRATION_6,
   productionWindowsV1,
+  productionWindowsV2AtMigration3,
   TABLES,
   TRACES_V5_COLUMNS,
 } from './tables.ts';
@@ -50,12 +53,34 @@ const createTables =
  * copies of the same row collapse (ReplacingMergeTree on seq).
  */
 const rekeyProductionWindows = (cluster?: ClusterDdlOptions): string[] => {
-  const v2 = TABLES.production_windows;
+  const v2 = productionWindowsV2AtMigration3;
   const cols = v2.columns.map((c) => `\`${c.name}\``).join(', ');
   const db = cluster ? `\`${cluster.database}\`.` : '';
   return [
     ...createTables([v2])(cluster),
     `INSERT INTO ${db}\`${v2.name}\` (${cols}) SELECT ${cols} FROM ${db}\`${productionWindowsV1.name}\``,
+  ];
+};
+
+/**
+ * Migration 6: a window with no graded trace stored its pass rate (and interval) as 0, which reads as
+ * "everything failed"; now NULL, and rows written before with no graded weight become NULL too. Adds the
+ * late count. Every statement can run again (MODIFY to the same type is a no-op; the UPDATE rewrites NULLs).
+ */
+const nullablePassRateAndLate = (cluster?: ClusterDdlOptions): string[] => {
+  const name = TABLES.production_windows.name;
+  const modify = NULLABLE_SINCE_MIGRATION_6.map((c) => `MODIFY COLUMN \`${c}\` Nullable(Float64)`).join(', ');
+  const fix = `UPDATE ${NULLABLE_SINCE_MIGRATION_6.map((c) => `\`${c}\` = NULL`).join(', ')} WHERE weight = 0`;
+  const add = renderAddColumns(name, [LATE_COLUMN], cluster);
+  if (!cluster)
+    return [`ALTER TABLE \`${name}\` ${modify}`, ...add, `ALTER TABLE \`${name}\` ${fix} SETTINGS mutations_sync = 1`];
+  const on = `ON CLUSTER '${cluster.cluster}'`;
+  const db = cluster.database; // as renderAddColumns writes it (checked there to be an identifier)
+  return [
+    `ALTER TABLE ${db}.\`${name}_local\` ${on} ${modify}`,
+    `ALTER TABLE ${db}.\`${name}\` ${on} ${modify}`,
+    ...add,
+    `ALTER TABLE ${db}.\`${name}_local\` ${on} ${fix} SETTINGS mutations_sync = 2`,
   ];
 };
 
@@ -84,6 +109,11 @@ export const MIGRATIONS: readonly Migration[] = [
     version: 5,
     name: 'traces: actions and tokens (the tool calls and token usage of a trace)',
     up: (cluster) => renderAddColumns(TABLES.traces.name, TRACES_V5_COLUMNS, cluster),
+  },
+  {
+    version: 6,
+    name: 'production windows: a missing pass rate is NULL, not 0; the late count',
+    up: nullablePassRateAndLate,
   },
 ];
 

@@ -323,17 +323,39 @@ export const productionWindowsV1: TableDef = {
 };
 
 /**
- * Production windows, keyed by start *and* end: the processors keep windows of several lengths
- * (1 h tumbling, 24 h sliding by 1 h) that share start times. Physically `production_windows_v2`
- * (migration 3 copied the v1 rows over); the sink and the code still call it `production_windows`.
+ * `production_windows_v2` as migration 3 created it, kept so that migration's statements (and checksum)
+ * never change. Migration 6 makes a missing pass rate NULL (not 0) and adds the late count.
  */
-const productionWindows: TableDef = {
+export const productionWindowsV2AtMigration3: TableDef = {
   ...productionWindowsV1,
   name: 'production_windows_v2',
   comment:
     'Production pass rate per window (Horvitz–Thompson weights), written by the processors; one row per window (start and end)',
   orderBy: ['agent_version', 'segment', 'grader', 'window_start', 'window_end'],
   key: ['agent_version', 'segment', 'grader', 'window_start', 'window_end', 'seq'],
+};
+
+/** Columns migration 6 changes to Nullable: a window with no graded trace has no pass rate and no interval. */
+export const NULLABLE_SINCE_MIGRATION_6 = ['pass_rate', 'ci_low', 'ci_high'] as const;
+/** The column migration 6 adds. */
+export const LATE_COLUMN = col('late', 'UInt64', {
+  comment: 'traces that arrived after the window closed: stored as traces, counted here, in no sum',
+});
+
+/**
+ * Production windows, keyed by start *and* end: the processors keep windows of several lengths
+ * (1 h tumbling, 24 h sliding by 1 h) that share start times. Physically `production_windows_v2`
+ * (migration 3 copied the v1 rows over); the sink and the code still call it `production_windows`.
+ * `sampled` counts every sampled trace of the window, `ungraded` those without a verdict.
+ */
+const productionWindows: TableDef = {
+  ...productionWindowsV2AtMigration3,
+  columns: [
+    ...productionWindowsV2AtMigration3.columns.map((c) =>
+      (NULLABLE_SINCE_MIGRATION_6 as readonly string[]).includes(c.name) ? { ...c, type: `Nullable(${c.type})` } : c,
+    ),
+    LATE_COLUMN,
+  ],
 };
 
 const alerts: TableDef = {

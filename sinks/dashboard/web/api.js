@@ -19,4 +19,5 @@ export const api = {
   trace: (trace_id) => get('/api/trace', { trace_id }),
   judges: () => get('/api/judges'),
   datasets: () => get('/api/datasets'),
+  deadLetters: () => get('/api/dead-letters'),
 };

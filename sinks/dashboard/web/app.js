@@ -4,6 +4,7 @@ import { destroyCharts, drawCharts } from './charts.js';
 import { h } from './dom.js';
 import * as compare from './views/compare.js';
 import * as datasets from './views/datasets.js';
+import * as deadletters from './views/deadLetters.js';
 import * as gates from './views/gates.js';
 import * as judges from './views/judges.js';
 import * as overview from './views/overview.js';
@@ -15,7 +16,7 @@ import * as rows from './views/rows.js';
  * Each view module exports `title` and `render(ctx)`, which returns one element. When the server says the
  * store moved (SSE `update`), the current view is fetched and drawn again, in place, without a reload.
  */
-const VIEWS = { overview, compare, rows, gates, production, judges, datasets };
+const VIEWS = { overview, compare, rows, gates, production, judges, datasets, deadletters };
 const view = document.getElementById('view');
 const nav = document.getElementById('nav');
 const scopeBox = document.getElementById('scope');
@@ -109,8 +110,15 @@ const errorBanner = (what, e) =>
     ),
   );
 let failed = false;
+/** Set when the server says the processors stopped: the numbers on the page no longer move. */
+let stopped = null;
 const setLive = () => {
-  if (failed) {
+  if (stopped) {
+    liveBox.textContent = `● processors stopped: ${stopped}`;
+    liveBox.className = 'live error';
+    liveBox.dataset.state = 'failed';
+    liveBox.title = `The processors that fill the store stopped; what this page shows is no longer updated. ${stopped}`;
+  } else if (failed) {
     liveBox.textContent = '● error';
     liveBox.className = 'live error';
     liveBox.dataset.state = 'error';
@@ -197,18 +205,24 @@ const render = () => {
 const connect = () => {
   const source = new EventSource('/api/events');
   let updates = 0;
-  source.addEventListener('hello', () => {
+  const onStatus = (status) => {
+    stopped = status?.state === 'failed' ? status.message : null;
+    setLive();
+  };
+  source.addEventListener('hello', (e) => {
     liveBox.textContent = '● live';
     liveBox.className = 'live on';
     liveBox.dataset.state = 'on';
-    setLive();
+    onStatus(JSON.parse(e.data).status);
   });
+  source.addEventListener('status', (e) => onStatus(JSON.parse(e.data)));
   source.addEventListener('update', () => {
     document.body.dataset.updates = String(++updates);
-    if (!failed) liveBox.textContent = `● live · updated ${new Date().toLocaleTimeString()}`;
+    if (!failed && !stopped) liveBox.textContent = `● live · updated ${new Date().toLocaleTimeString()}`;
     void render();
   });
   source.onerror = () => {
+    if (stopped) return; // the server is going away because the processors stopped: keep saying why
     liveBox.textContent = '○ reconnecting…';
     liveBox.className = 'live off';
     liveBox.dataset.state = 'off';

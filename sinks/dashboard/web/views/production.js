@@ -79,8 +79,13 @@ export const render = async ({ params }) => {
           )
         : null,
       windowsChart(lines),
+      h(
+        'p',
+        { class: 'note' },
+        'Sampled counts every trace of the window, graded those with a verdict; a window with none has no pass rate (not 0). Late traces arrived after their window closed: they are stored, and counted here, not in the rate.',
+      ),
       table(
-        ['window', 'version', 'segment', 'traces', 'pass rate', '95% interval'],
+        ['window', 'version', 'segment', 'sampled', 'graded', 'pass rate', '95% interval', 'late'],
         latest.map((w) =>
           h(
             'tr',
@@ -90,13 +95,22 @@ export const render = async ({ params }) => {
               'data-start': w.start,
               'data-end': w.end,
               'data-pass-rate': w.pass_rate ?? '',
+              'data-sampled': w.traces,
+              'data-graded': w.graded,
+              'data-late': w.late ?? '',
             },
             h('td', {}, `${time(w.start)} → ${time(w.end).slice(11)}`),
             h('td', {}, w.agent_version),
             h('td', {}, w.segment),
-            h('td', {}, String(w.traces)),
-            h('td', {}, pct(w.pass_rate)),
+            h('td', { 'data-field': 'sampled' }, String(w.traces)),
+            h('td', { 'data-field': 'graded' }, String(w.graded)),
+            h(
+              'td',
+              { 'data-field': 'pass-rate', class: w.pass_rate === null ? 'dim' : '' },
+              w.pass_rate === null ? 'not graded' : pct(w.pass_rate),
+            ),
             h('td', {}, ci(w.interval)),
+            h('td', { 'data-field': 'late' }, w.late === null ? '—' : String(w.late)),
           ),
         ),
         { 'data-testid': 'windows' },

@@ -1,0 +1,86 @@
+import { mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { launchChromium } from './chromium.ts';
+import { passk, passkServer, ROOT } from './processes.ts';
+
+/**
+ * `passk serve` when its processors crash: a real fault at the store's real boundary (the disk under chDB: every
+ * table directory becomes a plain file, so the next insert cannot create its part). The page's live dot turns red
+ * with the reason, /healthz answers 503, and the process exits non-zero instead of serving numbers that no longer move.
+ */
+const dataDir = mkdtempSync(join(tmpdir(), 'passk-serve-fail-'));
+afterAll(() => rmSync(dataDir, { recursive: true, force: true }));
+
+const breakStoreDisk = (): number => {
+  const tables = join(dataDir, 'store', 'store');
+  let broken = 0;
+  for (const prefix of readdirSync(tables))
+    for (const table of readdirSync(join(tables, prefix))) {
+      const path = join(tables, prefix, table);
+      rmSync(path, { recursive: true, force: true });
+      writeFileSync(path, 'not a directory');
+      broken++;
+    }
+  return broken;
+};
+
+const waitFor = async <T>(get: () => Promise<T>, ok: (v: T) => boolean, what: string, ms = 90_000): Promise<T> => {
+  const until = Date.now() + ms;
+  for (;;) {
+    const v = await get().catch(() => undefined as T);
+    if (v !== undefined && ok(v)) return v;
+    if (Date.now() > until) throw new Error(`timed out: ${what}`);
+    await new Promise((r) => setTimeout(r, 250));
+  }
+};
+
+describe('passk serve when its processors crash', () => {
+  it('turns the live dot red with the reason, answers 503 on /healthz, and exits non-zero', async () => {
+    const server = await passkServer(
+      ['--data-dir', dataDir, 'serve', '--port', '0', '--json', '--exit-after-failure', '20'],
+      (line) => (line.startsWith('{') ? (JSON.parse(line) as { url: string }).url : undefined),
+    );
+    let stderr = '';
+    server.child.stderr!.on('data', (c: Buffer) => (stderr += c.toString()));
+    const exited = new Promise<number | null>((resolve) => server.child.once('close', resolve));
+    const url = server.value;
+    const browser = await launchChromium();
+    try {
+      const first = await passk(['--data-dir', dataDir, 'import', join(ROOT, 'examples/tau-bench-gpt-4o.jsonl')]);
+      expect(first.code).toBe(0);
+      await waitFor(
+        async () => (await (await fetch(`${url}api/groups`)).json()) as unknown[],
+        (g) => g.length > 0,
+        'the first import on the page',
+      );
+      await browser.page.goto(url);
+      await browser.page.waitForSelector('#live[data-state="on"]');
+      expect(await (await fetch(`${url}api/status`)).json()).toEqual({ state: 'ok' });
+
+      expect(breakStoreDisk()).toBeGreaterThan(0);
+      const second = await passk(['--data-dir', dataDir, 'import', join(ROOT, 'examples/refunds-v1-v2.jsonl')]);
+      expect(second.code).toBe(0); // the log took it; the processors cannot store it
+
+      await browser.page.waitForSelector('#live[data-state="failed"]', { timeout: 90_000 });
+      const live = await browser.page.locator('#live');
+      expect(await live.textContent()).toMatch(/processors stopped: insert into \w+ refused/);
+      expect(await live.getAttribute('class')).toContain('error');
+      const health = await fetch(`${url}healthz`);
+      expect(health.status).toBe(503);
+      expect(((await health.json()) as { error: string }).error).toMatch(/insert into/);
+      expect(((await (await fetch(`${url}api/status`)).json()) as { state: string }).state).toBe('failed');
+
+      // still up, saying so, for the grace period; then it exits non-zero on its own
+      const code = await exited;
+      expect(code).not.toBe(0);
+      expect(code).toBe(4);
+      expect(stderr).toMatch(/passk: the processors stopped: insert into \w+ refused/);
+      expect(stderr).toContain('exiting in 20 s');
+    } finally {
+      await browser.close();
+      await server.stop();
+    }
+  }, 240_000);
+});
