@@ -1,17 +1,14 @@
 import type { Command } from 'commander';
-import { existingEventIds } from '../../producers/logReader.ts';
 import type { PasskConfig } from '../../deploy/config.ts';
 import { withReader } from '../store.ts';
 import {
+  confirmFailure,
   confirmedTraceIds,
-  failureConfirmed,
-  findTrace,
   failureSignals,
   listProductionFailures,
   type ProductionFailure,
 } from '../../producers/review/index.ts';
 import { listStoredFailures, StoreLocked } from '../../sinks/clickhouse/index.ts';
-import { TOPICS } from '../../schemas/topics.ts';
 import { InputError, PipelineError } from '../../schemas/errors.ts';
 import { heading, table, text } from '../format/doc.ts';
 import { renderJson, renderTerminal } from '../format/render.ts';
@@ -93,23 +90,16 @@ Exit codes: 0 ok, 2 bad input (an unknown trace id, a missing --expected/--datas
       if (flags.confirm) {
         for (const f of ['expected', 'dataset', 'reviewer'] as const)
           if (!flags[f]) throw new InputError(`--confirm needs --${f}`, { field: f });
-        const event = await withEventLog(cmd, async (log) => {
-          const trace = await findTrace(log, flags.confirm!);
-          if (!trace) throw new InputError(`no sampled trace with id ${flags.confirm}`, { field: 'confirm' });
-          const e = failureConfirmed({
-            trace,
+        const { event } = await withEventLog(cmd, (log) =>
+          confirmFailure(log, {
+            traceId: flags.confirm!,
             datasetId: flags.dataset!,
             expected: flags.expected!,
             reviewer: flags.reviewer!,
-            at: Date.now(),
             ...(flags.note ? { note: flags.note } : {}),
             ...(flags.input ? { input: flags.input } : {}),
-          });
-          // Already confirmed (same trace, same dataset): the id is the same, publish nothing new.
-          const known = await existingEventIds(log, [TOPICS.datasets]);
-          if (!known.has(e.event_id)) await log.publisher.publish([e]);
-          return e;
-        }).catch(exitOnUnavailable);
+          }),
+        ).catch(exitOnUnavailable);
         process.stdout.write(
           flags.json
             ? renderJson(event)

@@ -10,6 +10,7 @@ import { StoreLocked } from '../../sinks/clickhouse/index.ts';
 import { clickhouseDashboardData } from '../../sinks/dashboard/clickhouseData.ts';
 import { createDashboardServer, DashboardConfigError, type DashboardServer } from '../../sinks/dashboard/index.ts';
 import { createIngestRoutes } from '../../producers/ingest/index.ts';
+import { confirmFailure } from '../../producers/review/index.ts';
 import { EXIT } from '../exitCodes.ts';
 
 type ServeFlags = {
@@ -20,6 +21,20 @@ type ServeFlags = {
   process: boolean;
   json?: boolean;
 };
+
+/** The dashboard's confirm action: the same FailureConfirmed as `passk review --confirm`. */
+const confirmFrom =
+  (log: EventLog) =>
+  async (b: { trace_id: string; dataset_id: string; expected: string; reviewer: string; note?: string | undefined }) => {
+    const { event, published } = await confirmFailure(log, {
+      traceId: b.trace_id,
+      datasetId: b.dataset_id,
+      expected: b.expected,
+      reviewer: b.reviewer,
+      ...(b.note ? { note: b.note } : {}),
+    });
+    return { event_id: event.event_id, published };
+  };
 
 export const serveCommand = (program: Command): void => {
   program
@@ -87,7 +102,12 @@ Exit codes: 0 stopped by SIGINT/SIGTERM, 2 bad flag or config (e.g. a non-loopba
           host: flags.host,
           port,
           ...(token ? { token } : {}),
-          ...(log ? { routes: createIngestRoutes({ publisher: log.publisher, token: ingestToken }) } : {}),
+          ...(log
+            ? {
+                routes: createIngestRoutes({ publisher: log.publisher, token: ingestToken }),
+                review: { token: ingestToken, confirm: confirmFrom(log) },
+              }
+            : {}),
         });
       } catch (e) {
         await shutdown();

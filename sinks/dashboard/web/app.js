@@ -148,6 +148,7 @@ const renderOnce = async () => {
         groups,
         navigate: (p, o) => navigate(name, p, o),
         go: navigate,
+        redraw: () => void render(),
       });
       failed = false;
     } catch (e) {
