@@ -15,6 +15,7 @@ import { TOPICS } from '../../schemas/topics.ts';
 import { PRODUCER_VERSION } from '../../producers/version.ts';
 import { EXIT } from '../exitCodes.ts';
 import { heading, table, text, type Block } from '../format/doc.ts';
+import { ruleTitle, verdictSentence } from '../format/gateDoc.ts';
 import { rowList } from '../format/numbers.ts';
 import { renderJson, renderMarkdown, renderTerminal } from '../format/render.ts';
 import { exitOnUnavailable, withEventLog } from './import.ts';
@@ -157,22 +158,18 @@ export const waitForVerdict = async (
 /** A verdict as the processors published it, in the table `passk gate` prints. */
 export const verdictBlocks = (e: GateEvaluated): Block[] => {
   const pass = e.verdict === 'pass';
-  const failed = e.reasons.filter((r) => !r.passed).length;
   return [
     heading(
       `GATE ${pass ? 'PASS' : 'FAIL'}: candidate ${e.candidate} against baseline ${e.baseline}`,
       1,
       pass ? 'good' : 'bad',
     ),
-    text(
-      pass ? `All ${e.reasons.length} rules passed.` : `${failed} of ${e.reasons.length} rules failed.`,
-      pass ? 'good' : 'bad',
-    ),
+    text(verdictSentence(e), pass ? 'good' : 'bad'),
     table(
       ['', 'rule', 'suite', 'detail', 'rows'],
       e.reasons.map((r) => [
         r.passed ? { text: 'pass', tone: 'good' } : { text: 'FAIL', tone: 'bad' },
-        r.rule,
+        ruleTitle(r.rule),
         `${e.suite} (${e.dataset_version})`,
         r.detail,
         rowList(r.rows ?? [], 12),
