@@ -3,7 +3,7 @@ import type { AddressInfo } from 'node:net';
 import { timingSafeEqual } from 'node:crypto';
 import { InputError, PipelineError } from '../../schemas/errors.ts';
 import { BadRequest, ConfirmBody, ROUTES } from './api.ts';
-import { authorize, checkBinding, isLoopback, tokenCookie } from './auth.ts';
+import { authorize, checkBinding, DashboardConfigError, isLoopback, tokenCookie } from './auth.ts';
 import type { DashboardData } from './data.ts';
 import { readBody } from './localApi.ts';
 import { readStatic, resolveStatic } from './staticFiles.ts';
@@ -156,7 +156,19 @@ export const createDashboardServer = async (opts: DashboardServerOptions): Promi
     });
   });
   await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
+    server.once('error', (e: NodeJS.ErrnoException) =>
+      reject(
+        e.code === 'EADDRINUSE'
+          ? new DashboardConfigError(
+              `port ${port} on ${host} is already in use (another passk serve or demo?): pass --port 0 for any free port, or --port with another number`,
+            )
+          : e.code === 'EACCES'
+            ? new DashboardConfigError(
+                `port ${port} on ${host} needs privileges this user lacks: pass --port 0 for any free port, or one above 1023`,
+              )
+            : e,
+      ),
+    );
     server.listen(port, host, () => {
       server.off('error', reject);
       resolve();
