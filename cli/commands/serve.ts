@@ -6,12 +6,16 @@ import { shareStore } from '../../deploy/holdStore.ts';
 import { openStore, type Store } from '../../deploy/store.ts';
 import type { EventLog } from '../../processors/ports.ts';
 import { PipelineError } from '../../schemas/errors.ts';
-import { StoreLocked } from '../../sinks/clickhouse/index.ts';
+import { gateHistory, StoreLocked } from '../../sinks/clickhouse/index.ts';
 import { clickhouseDashboardData } from '../../sinks/dashboard/clickhouseData.ts';
 import { createDashboardServer, DashboardConfigError, type DashboardServer } from '../../sinks/dashboard/index.ts';
 import { createIngestRoutes } from '../../producers/ingest/index.ts';
 import { confirmFailure } from '../../producers/review/index.ts';
 import { EXIT } from '../exitCodes.ts';
+import { heading, text } from '../format/doc.ts';
+import { gateLinks } from '../format/links.ts';
+import { renderTerminal } from '../format/render.ts';
+import { openBrowser } from '../openBrowser.ts';
 
 type ServeFlags = {
   host: string;
@@ -19,13 +23,20 @@ type ServeFlags = {
   token?: string;
   ingestToken?: string;
   process: boolean;
+  open?: boolean;
   json?: boolean;
 };
 
 /** The dashboard's confirm action: the same FailureConfirmed as `passk review --confirm`. */
 const confirmFrom =
   (log: EventLog) =>
-  async (b: { trace_id: string; dataset_id: string; expected: string; reviewer: string; note?: string | undefined }) => {
+  async (b: {
+    trace_id: string;
+    dataset_id: string;
+    expected: string;
+    reviewer: string;
+    note?: string | undefined;
+  }) => {
     const { event, published } = await confirmFailure(log, {
       traceId: b.trace_id,
       datasetId: b.dataset_id,
@@ -54,13 +65,14 @@ export const serveCommand = (program: Command): void => {
       'write token of the ingest API at /api/v1/* (env PASSK_INGEST_TOKEN); without it, writes are refused',
     )
     .option('--no-process', 'only read the store; the processors run elsewhere (a ClickHouse server)')
-    .option('--json', 'print {"url": …} as JSON once listening (for scripts)')
+    .option('--open', 'open the dashboard in a browser, on the latest gate verdict')
+    .option('--json', 'print {"url", "gate_url", "row_url"} as JSON once listening (for scripts)')
     .addHelpText(
       'after',
       `
 Examples:
   passk serve                                   # http://127.0.0.1:7357/
-  passk serve --port 0 --json                   # any free port; prints {"url": "http://127.0.0.1:…/"}
+  passk serve --port 0 --json                   # any free port; prints {"url": "http://127.0.0.1:…/", …}
   PASSK_DASHBOARD_TOKEN=$(openssl rand -hex 16) passk serve --host 0.0.0.0
   CLICKHOUSE_URL=http://ch:8123 passk serve --no-process
 
@@ -117,9 +129,30 @@ Exit codes: 0 stopped by SIGINT/SIGTERM, 2 bad flag or config (e.g. a non-loopba
         process.exitCode = e instanceof DashboardConfigError ? EXIT.usage : EXIT.unavailable;
         return;
       }
+      // The latest gate, so the first thing printed (and opened) is the decision; a store without gates has none.
+      const [latest] = await gateHistory(store.client, { limit: 1 }).catch(() => []);
+      const links = latest ? gateLinks(server.url, latest) : undefined;
       process.stdout.write(
-        flags.json ? `${JSON.stringify({ url: server.url })}\n` : `passk dashboard: ${server.url}\n`,
+        flags.json
+          ? `${JSON.stringify({ url: server.url, gate_url: links?.gate ?? null, row_url: links?.row?.url ?? null })}\n`
+          : renderTerminal([
+              heading(`passk dashboard: ${server.url}`, 2, 'good'),
+              ...(latest && links
+                ? [
+                    text(
+                      `latest gate: ${latest.verdict.toUpperCase()}, ${latest.candidate} against ${latest.baseline}: ${links.gate}`,
+                      latest.verdict === 'pass' ? 'good' : 'bad',
+                    ),
+                    ...(links.row ? [text(`first failing row ${links.row.id}: ${links.row.url}`)] : []),
+                  ]
+                : []),
+              text('Ctrl-C to stop.', 'dim'),
+            ]),
       );
+      if (flags.open) {
+        const why = await openBrowser(links?.gate ?? server.url);
+        if (why) process.stderr.write(`passk: could not open a browser (${why}); open the link above\n`);
+      }
       await new Promise<void>((resolve) => {
         process.once('SIGINT', () => resolve());
         process.once('SIGTERM', () => resolve());

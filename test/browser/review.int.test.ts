@@ -30,6 +30,7 @@ let demo: DemoResult;
 let server: Awaited<ReturnType<typeof passkServer>>;
 let browser: Awaited<ReturnType<typeof launchChromium>>;
 let page: Page;
+let printed: { url: string; gate_url: string | null; row_url: string | null };
 const pageErrors: string[] = [];
 
 const show = async (hash: string, view: string): Promise<void> => {
@@ -66,16 +67,17 @@ beforeAll(async () => {
     ['--data-dir', demoDir, 'serve', '--port', '0', '--json', '--ingest-token', WRITE_TOKEN],
     (line) => {
       try {
-        return (JSON.parse(line) as { url?: string }).url;
+        return (JSON.parse(line) as { url?: string }).url ? line : undefined;
       } catch {
         return undefined;
       }
     },
   );
+  printed = JSON.parse(server.value) as typeof printed;
   browser = await launchChromium({ width: 1440, height: 900 });
   page = browser.page;
   page.on('pageerror', (e) => pageErrors.push(e.message));
-  await page.goto(`${server.value}#/production`);
+  await page.goto(`${printed.url}#/production`);
   await page.waitForFunction(() => document.body.dataset.view === 'production');
 }, 400_000);
 
@@ -83,6 +85,35 @@ afterAll(async () => {
   await browser?.close();
   await server?.stop();
   if (dir) rmSync(dir, { recursive: true, force: true });
+});
+
+describe('landing on the decision', () => {
+  it('serve prints the deep link of the latest gate, and the page opened without a route lands on it', async () => {
+    const latest = demo.next_gate; // the demo's last gate: the one on the dataset version with the confirmed row
+    const q = new URLSearchParams({
+      suite: demo.suite,
+      dataset_version: latest.dataset_version,
+      baseline: latest.baseline,
+      candidate: latest.candidate,
+    });
+    expect(printed.gate_url).toBe(`${printed.url}#/compare?${q}`);
+    const landing = await browser.context.newPage();
+    try {
+      await landing.goto(printed.url);
+      await landing.waitForFunction(() => document.body.dataset.view === 'compare');
+      expect(await landing.evaluate(() => location.hash)).toBe(`#/compare?${q}`);
+      expect(await landing.getAttribute('[data-testid="compare-verdict"]', 'data-verdict')).toBe(latest.verdict);
+      // a deep link to a row opens its attempt diff on the comparison
+      const first = demo.gate;
+      const regressed = first.reasons.find((r) => !r.passed)!.rows[0]!;
+      const rowUrl = `${printed.url}#/compare?${new URLSearchParams({ suite: demo.suite, dataset_version: first.dataset_version, baseline: first.baseline, candidate: first.candidate, row: regressed })}`;
+      await landing.goto(rowUrl);
+      await landing.waitForSelector('[data-testid="drill-down"]');
+      expect(await landing.getAttribute('[data-testid="compare-verdict"]', 'data-verdict')).toBe('fail');
+    } finally {
+      await landing.close();
+    }
+  });
 });
 
 describe('production review in the browser', () => {
