@@ -4,7 +4,7 @@ import { InputError } from '../../schemas/errors.ts';
 import { planPublish, publishPlan, readDatasets, versionChanges } from '../../producers/datasets/index.ts';
 import { readDataset } from '../../producers/runner/dataset.ts';
 import { datasetRows, datasetVersions } from '../../sinks/clickhouse/index.ts';
-import { heading, table, text } from '../format/doc.ts';
+import { heading, nextCommand, quoteArg, table, text } from '../format/doc.ts';
 import { renderJson, renderTerminal } from '../format/render.ts';
 import { datasetIds } from '../../sinks/dashboard/queries.ts';
 import { withReader } from '../store.ts';
@@ -127,6 +127,7 @@ Exit codes: 0 ok, 2 bad input (an unknown dataset or version), 3 the store is un
               String(v.from_production),
             ]),
           ),
+          nextCommand(`passk dataset export --dataset ${quoteArg(flags.dataset)} --version latest --out rows.jsonl`),
         ]),
       );
     });

@@ -3,6 +3,7 @@ import { calibrateJudges, evaluateGate, MUST_NOT_BREAK_TAG, type GateRules } fro
 import { readGateRulesFile, readJudgmentFile, readMustNotBreakFile } from '../../producers/files/index.ts';
 import { InputError } from '../../schemas/errors.ts';
 import { EXIT } from '../exitCodes.ts';
+import { nextCommand, quoteArg, sourceArgs } from '../format/doc.ts';
 import { gateBlocks } from '../format/gateDoc.ts';
 import { renderJson, renderMarkdown, renderTerminal } from '../format/render.ts';
 import { addCompareOptions, compareOptions, pairVersions, type CompareFlags } from './compare.ts';
@@ -170,7 +171,18 @@ Exit codes: 0 pass, 1 fail, 2 bad input (file, line and field named), 3 backend 
       if (format === 'json') process.stdout.write(renderJson(verdict));
       else
         process.stdout.write(
-          format === 'markdown' ? renderMarkdown(gateBlocks(verdict)) : renderTerminal(gateBlocks(verdict)),
+          format === 'markdown'
+            ? renderMarkdown(gateBlocks(verdict))
+            : renderTerminal([
+                ...gateBlocks(verdict),
+                ...(verdict.verdict === 'fail'
+                  ? [
+                      nextCommand(
+                        `passk compare --baseline ${quoteArg(flags.baseline)} --candidate ${quoteArg(flags.candidate)} ${sourceArgs(files, flags)}`,
+                      ),
+                    ]
+                  : []),
+              ]),
         );
       process.exitCode = verdict.verdict === 'pass' ? EXIT.ok : EXIT.failed;
     });

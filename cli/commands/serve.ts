@@ -55,14 +55,17 @@ export const serveCommand = (program: Command): void => {
       'Serves the dashboard: Overview, Compare, Gates, Production, Judges and Datasets, read from the store through\n' +
         'its typed queries, updated live (server-sent events) as events arrive. By default it also runs the processors\n' +
         '(the embedded store can be held by one process only), so trials that runners, importers or the SDK publish\n' +
-        'from other processes show up on the page. Binds 127.0.0.1; any other address needs a token. See docs/dashboard.md.',
+        'from other processes show up on the page. Binds 127.0.0.1; any other address needs a token. See docs/dashboard.md.\n\n' +
+        'It opens on the latest gate verdict and prints deep links to it and to its first failing row. With --ingest-token,\n' +
+        'the Production view can also confirm a sampled failure (the write token is asked for on the page): the same\n' +
+        'FailureConfirmed that passk review --confirm publishes.',
     )
     .option('--host <host>', 'address to bind (anything but loopback needs --token)', '127.0.0.1')
     .option('--port <port>', 'port (0 = any free port)', '7357')
     .option('--token <token>', 'token every request must carry, 16+ characters (env PASSK_DASHBOARD_TOKEN)')
     .option(
       '--ingest-token <token>',
-      'write token of the ingest API at /api/v1/* (env PASSK_INGEST_TOKEN); without it, writes are refused',
+      'write token of the ingest API at /api/v1/* and of the confirm action (env PASSK_INGEST_TOKEN); without it, writes are refused',
     )
     .option('--no-process', 'only read the store; the processors run elsewhere (a ClickHouse server)')
     .option('--open', 'open the dashboard in a browser, on the latest gate verdict')

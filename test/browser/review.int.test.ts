@@ -19,6 +19,7 @@ declare const document: {
   querySelector(s: string): { getAttribute(a: string): string | null } | null;
 };
 declare const location: { hash: string };
+declare const window: { scrollTo(x: number, y: number): void };
 declare const getComputedStyle: (el: unknown) => { whiteSpace: string };
 
 const WRITE_TOKEN = 'review-test-write-token';
@@ -168,6 +169,8 @@ describe('production review in the browser', () => {
     await form.locator('input[name="reviewer"]').fill('ana');
     await form.locator('input[name="note"]').fill('confirmed in the browser');
     await form.locator('input[name="token"]').fill('not-the-write-token');
+    await page.evaluate(() => window.scrollTo(0, 0));
+    await page.screenshot({ path: join(IMG, 'review-confirm-1440-light.png') });
     await form.locator('button[type="submit"]').click();
     const status = form.locator('[data-testid="confirm-status"]');
     await page.waitForFunction(() => {
@@ -230,6 +233,7 @@ describe('production review in the browser', () => {
       for (const width of [1440, 390]) {
         await page.setViewportSize({ width, height: 900 });
         await page.waitForTimeout(400); // the page redraws on resize
+        await page.evaluate(() => window.scrollTo(0, 0));
         const { scroll, client } = await page.evaluate(() => ({
           scroll: document.documentElement.scrollWidth,
           client: document.documentElement.clientWidth,
