@@ -117,10 +117,29 @@ describe('landing on the decision', () => {
   });
 });
 
+describe('counts that open the row explorer', () => {
+  it('a class chip of the overview opens the explorer filtered to exactly that many rows', async () => {
+    const q = new URLSearchParams({ suite: demo.suite, dataset_version: demo.dataset.version });
+    await page.goto(`${printed.url}#/overview?${q}`);
+    await page.waitForFunction(() => document.body.dataset.view === 'overview');
+    for (const version of [demo.baseline, demo.candidate]) {
+      const chip = page.locator(`[data-testid="version-card"][data-version="${version}"] a.chip[data-class="flip"]`);
+      const count = await chip.getAttribute('data-value');
+      await chip.click();
+      await page.waitForFunction(() => document.body.dataset.view === 'rows');
+      expect(await page.getAttribute('[data-testid="row-count"]', 'data-count')).toBe(count);
+      expect(await page.evaluate(() => location.hash)).toMatch(version === demo.baseline ? /from=flip/ : /to=flip/);
+      await page.goBack();
+      await page.waitForFunction(() => document.body.dataset.view === 'overview');
+    }
+  });
+});
+
 describe('production review in the browser', () => {
   let picked: string;
 
   it('lists the sampled failures the CLI lists, plus the one the demo confirmed, with its dataset row', async () => {
+    await show('#/production', 'production');
     const shown = await listed();
     expect(shown.length).toBeGreaterThan(1);
     expect(shown.every((t) => t.failed === 'true')).toBe(true);
