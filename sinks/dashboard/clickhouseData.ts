@@ -168,31 +168,27 @@ export const clickhouseDashboardData = (client: Querier): DashboardData => ({
     };
     const [rows, [facets], datasets] = await Promise.all([page(), traceFacets(client), datasetIds(client)]);
     const ids = rows.map((r) => r.trace_id);
-    const [confirmations, became] = await Promise.all([
-      confirmationsOf(client, ids),
-      datasetRowsOfTraces(client, ids),
-    ]);
+    const [confirmations, became] = await Promise.all([confirmationsOf(client, ids), datasetRowsOfTraces(client, ids)]);
     const confirmedOf = new Map(confirmations.map((c) => [c.trace_id, withoutId(c)]));
     const rowOf = new Map(became.map((r) => [r.trace_id, withoutId(r)]));
-    const traces = rows
-      .map((r): TraceListItem => {
-        const t = traceOfRow(r);
-        return {
-          trace_id: t.trace_id,
-          occurred_at: t.occurred_at,
-          agent_version: t.agent_version,
-          segment: t.segment,
-          sampling_probability: t.sampling.probability,
-          verdicts: (t.verdicts ?? []).map((v) => ({ grader: v.grader, passed: v.passed })),
-          input: t.payload?.input ?? null,
-          output: t.payload?.output ?? null,
-          error_kind: t.error_kind ?? null,
-          user_signals: r.user_signals,
-          why: failureSignals(t),
-          confirmation: confirmedOf.get(t.trace_id) ?? null,
-          dataset_row: rowOf.get(t.trace_id) ?? null,
-        };
-      });
+    const traces = rows.map((r): TraceListItem => {
+      const t = traceOfRow(r);
+      return {
+        trace_id: t.trace_id,
+        occurred_at: t.occurred_at,
+        agent_version: t.agent_version,
+        segment: t.segment,
+        sampling_probability: t.sampling.probability,
+        verdicts: (t.verdicts ?? []).map((v) => ({ grader: v.grader, passed: v.passed })),
+        input: t.payload?.input ?? null,
+        output: t.payload?.output ?? null,
+        error_kind: t.error_kind ?? null,
+        user_signals: r.user_signals,
+        why: failureSignals(t),
+        confirmation: confirmedOf.get(t.trace_id) ?? null,
+        dataset_row: rowOf.get(t.trace_id) ?? null,
+      };
+    });
     return {
       traces,
       agent_versions: facets?.agent_versions ?? [],

@@ -57,7 +57,9 @@ export const createMemoryDashboardData = (initial: readonly PasskEvent[] = []) =
             occurred_at: c.occurred_at,
           }
         : null,
-      dataset_row: row ? { dataset_id: row.dataset_id, dataset_version: row.dataset_version, row_id: row.row_id } : null,
+      dataset_row: row
+        ? { dataset_id: row.dataset_id, dataset_version: row.dataset_version, row_id: row.row_id }
+        : null,
     };
   };
 
