@@ -399,7 +399,10 @@ describe('the dashboard, in Chromium', () => {
     expect(await page.textContent('[data-testid="trace"] [data-field="verdicts"]')).toBe(
       stored.trace!.verdicts.map((v) => `${v.grader}: ${v.passed ? 'pass' : 'fail'}`).join(', '),
     );
-    expect(await page.textContent('[data-testid="trace"] [data-field="input"]')).toBe(stored.trace!.input);
+    // the card pretty-prints a JSON input: the same value, laid out to read
+    const shownInput = (await page.textContent('[data-testid="trace"] [data-field="input"]'))!;
+    expect(JSON.parse(shownInput)).toEqual(JSON.parse(stored.trace!.input!));
+    expect(shownInput).toContain('\n  "message": ');
     expect(pageErrors).toEqual([]);
   });
 
