@@ -422,7 +422,12 @@ export const render = async ({ params, navigate, redraw }) => {
               'data-end': w.end,
               'data-pass-rate': w.pass_rate ?? '',
             },
-            h('td', {}, `${time(w.start)} → ${time(w.end).slice(11)}`),
+            h(
+              'td',
+              {},
+              // a window ending on another day names that day (a 24 h window is not "07:00 → 07:00")
+              `${time(w.start)} → ${time(w.end).slice(0, 10) === time(w.start).slice(0, 10) ? time(w.end).slice(11) : time(w.end)}`,
+            ),
             h('td', {}, w.agent_version),
             h('td', {}, w.segment),
             h('td', {}, String(w.traces)),
