@@ -28,8 +28,7 @@ export const agreementStats = (pairs: readonly { human: string; judge: string; i
   for (const { human, judge } of pairs) matrix[human]![judge]!++;
   const withIds = pairs.length > 0 && pairs.every((p) => p.item !== undefined);
   const items: Record<string, Record<string, string[]>> = {};
-  if (withIds)
-    for (const { human, judge, item } of pairs) ((items[human] ??= {})[judge] ??= []).push(item!);
+  if (withIds) for (const { human, judge, item } of pairs) ((items[human] ??= {})[judge] ??= []).push(item!);
   const N = pairs.length;
   const rowSum = (h: string) => labels.reduce((a, j) => a + matrix[h]![j]!, 0);
   const colSum = (j: string) => labels.reduce((a, h) => a + matrix[h]![j]!, 0);
@@ -48,5 +47,12 @@ export const agreementStats = (pairs: readonly { human: string; judge: string; i
       },
     ]),
   );
-  return { items: N, agreed: agree, agreement: po, kappa, confusion: { labels, matrix, ...(withIds ? { items } : {}) }, per_class };
+  return {
+    items: N,
+    agreed: agree,
+    agreement: po,
+    kappa,
+    confusion: { labels, matrix, ...(withIds ? { items } : {}) },
+    per_class,
+  };
 };
