@@ -73,7 +73,7 @@ export {
   type TraceInput,
   type TrialInput,
 } from './producers/sdk/index.ts';
-export type { RetryPolicy } from './producers/sdk/retry.ts';
+export type { RetryPolicy } from './schemas/retry.ts';
 export * from './producers/sampler/index.ts';
 export {
   runDataset,

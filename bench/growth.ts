@@ -3,7 +3,7 @@ import { runInNewContext } from 'node:vm';
 import { jsonCodec } from '../schemas/codec.ts';
 import type { RowStateChanged } from '../schemas/events/decisions.ts';
 import type { TrialRecorded } from '../schemas/events/trialRecorded.ts';
-import { TOPICS } from '../schemas/topics.ts';
+import { TOPICS, KEY_SEP } from '../schemas/topics.ts';
 import { foldTrials, restoreTable, type RowTable } from '../processors/folds/rowTable.ts';
 import { fromRowStateChanged, toRowStateChanged } from '../processors/folds/rowState.ts';
 import type { EventBatch } from '../processors/ports.ts';
@@ -98,7 +98,7 @@ export async function benchGrowth(o: {
         const m = new Map<string, unknown>();
         for (const b of bytes) {
           const e = JSON.parse(utf8.decode(b)) as RowStateChanged;
-          m.set(`${e.suite}\u001f${e.dataset_version}\u001f${e.agent_version}\u001f${e.row_id}`, e);
+          m.set(`${e.suite}${KEY_SEP}${e.dataset_version}${KEY_SEP}${e.agent_version}${KEY_SEP}${e.row_id}`, e);
         }
         return m.size;
       },
@@ -138,10 +138,10 @@ const tightFoldInto = (table: Map<string, unknown>, events: readonly TrialRecord
   for (const e of events) {
     if (seen.has(e.event_id)) continue;
     seen.add(e.event_id);
-    const key = `${e.suite}\u001f${e.dataset_version}\u001f${e.agent.version}\u001f${e.row_id}`;
+    const key = `${e.suite}${KEY_SEP}${e.dataset_version}${KEY_SEP}${e.agent.version}${KEY_SEP}${e.row_id}`;
     let row = table.get(key) as { n: number; c: number; slots: Map<string, unknown> } | undefined;
     if (!row) table.set(key, (row = { n: 0, c: 0, slots: new Map() }));
-    row.slots.set(`${e.run_id}\u001f${e.attempt}`, {
+    row.slots.set(`${e.run_id}${KEY_SEP}${e.attempt}`, {
       event_id: e.event_id,
       passed: e.passed,
       output: e.output ?? null,

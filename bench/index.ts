@@ -5,6 +5,8 @@
  *   npm run bench                      processors, event log and store (embedded)
  *   npm run bench -- processors sink   only those (processors, growth, freshness, log, sink)
  *   npm run bench -- startup           CLI start-up: built dist/ against the tsx dev entry
+ *   npm run bench -- ingest            the HTTP ingest API against EventLog.publish of the same events
+ *   npm run bench -- restart           Kafka only: passk process restarted after a SIGKILL against a clean start
  *   KAFKA_BROKERS=… SCHEMA_REGISTRY_URL=… npm run bench   also through Kafka
  *   PASSK_BENCH_SCALE=0.1 npm run bench                 a tenth of the default sizes (a quick look)
  */
@@ -15,8 +17,10 @@ import { openEventLog } from '../deploy/eventLog.ts';
 import { benchEventLog } from './eventLog.ts';
 import { benchFreshness } from './freshness.ts';
 import { benchGrowth } from './growth.ts';
+import { benchIngest } from './ingest.ts';
 import { benchProcessors } from './processors.ts';
 import { implausible, memoryBandwidth, type Checked } from './plausible.ts';
+import { benchRestart } from './restart.ts';
 import { benchSink } from './sink.ts';
 import { benchStartup } from './startup.ts';
 
@@ -169,8 +173,27 @@ if (wanted('sink')) {
   );
 }
 
+if (wanted('ingest')) {
+  log('ingest: the HTTP ingest API against EventLog.publish of the same events (embedded log) …');
+  for (const l of await benchIngest({ n: Math.max(2_000, Math.round(20_000 * scale)), log })) {
+    checked.push({
+      name: l.name,
+      baselinePerSec: l.baselinePerSec,
+      candidatePerSec: l.eventsPerSec,
+      ...(l.subset ? { subset: true } : {}),
+    });
+    table.push([
+      l.name,
+      rate(l.eventsPerSec),
+      'EventLog.publish, same events and batches',
+      rate(l.baselinePerSec),
+      `${l.ratio.toFixed(2)}×`,
+    ]);
+  }
+}
+
 if (wanted('startup')) {
-  log('CLI start-up: dist/cli/bin.js against bin/passk.mjs (tsx) …');
+  log('CLI start-up: dist/cli/main.js against bin/passk.mjs (tsx) …');
   const root = fileURLToPath(new URL('..', import.meta.url));
   for (const l of benchStartup({ root, runs: Math.max(3, Math.round(5 * scale)), log }))
     table.push([
@@ -180,6 +203,19 @@ if (wanted('startup')) {
       `${l.devMs.toFixed(0)} ms`,
       `${(l.devMs / l.builtMs).toFixed(2)}× faster`,
     ]);
+}
+
+if (wanted('restart') && kafka) {
+  log('restart: passk process restarted right after a SIGKILL, against a clean start (Kafka) …');
+  const root = fileURLToPath(new URL('..', import.meta.url));
+  const r = await benchRestart({ kafka, root, trials: Math.max(200, Math.round(5_000 * scale)), log });
+  table.push([
+    'restart after SIGKILL, to first commit',
+    `${r.restartMs.toFixed(0)} ms`,
+    'clean first start, to first commit',
+    `${r.cleanStartMs.toFixed(0)} ms`,
+    `${(r.restartMs / r.cleanStartMs).toFixed(2)}× as long`,
+  ]);
 }
 
 process.stdout.write(`${table.toString()}\n`);

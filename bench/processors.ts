@@ -6,7 +6,7 @@ import { lastValueFrom, toArray } from 'rxjs';
 import { jsonCodec } from '../schemas/codec.ts';
 import type { TrialRecorded } from '../schemas/events/trialRecorded.ts';
 import { deterministicEventId } from '../schemas/ids.ts';
-import { TOPICS } from '../schemas/topics.ts';
+import { TOPICS, KEY_SEP } from '../schemas/topics.ts';
 import { decodeRecords } from '../log/deadLetters.ts';
 import { createEmbeddedEventLog } from '../log/embedded/embeddedLog.ts';
 import { partitionOf } from '../log/partitioner.ts';
@@ -149,10 +149,10 @@ export const tightFold = (events: readonly TrialRecorded[]): number => {
   for (const e of events) {
     if (seen.has(e.event_id)) continue;
     seen.add(e.event_id);
-    const key = `${e.suite}\u001f${e.dataset_version}\u001f${e.agent.version}\u001f${e.row_id}`;
+    const key = `${e.suite}${KEY_SEP}${e.dataset_version}${KEY_SEP}${e.agent.version}${KEY_SEP}${e.row_id}`;
     let row = table.get(key);
     if (!row) table.set(key, (row = { n: 0, c: 0, ungraded: 0, slots: new Map() }));
-    const slot = `${e.run_id}\u001f${e.attempt}`;
+    const slot = `${e.run_id}${KEY_SEP}${e.attempt}`;
     const held = row.slots.get(slot);
     if (held && held.event_id < e.event_id) continue;
     if (held?.passed === null) row.ungraded--;

@@ -1,6 +1,6 @@
 /**
  * CLI start-up: the repository's dev entry (bin/passk.mjs, TypeScript compiled at run time by tsx) against
- * the built package's entry (dist/cli/bin.js, plain JavaScript), on the same commands, in the same run.
+ * the built package's entry (dist/cli/main.js, plain JavaScript), on the same commands, in the same run.
  * Builds dist/ first when it is missing.
  */
 import { execFileSync, spawnSync } from 'node:child_process';
@@ -27,7 +27,7 @@ const timeRun = (root: string, entry: string, args: readonly string[], runs: num
 };
 
 export const benchStartup = (opts: { root: string; runs: number; log: (line: string) => void }): StartupLine[] => {
-  const built = join(opts.root, 'dist', 'cli', 'bin.js');
+  const built = join(opts.root, 'dist', 'cli', 'main.js');
   if (!existsSync(built)) {
     opts.log('startup: dist/ missing, running npm run build …');
     execFileSync(process.execPath, [join(opts.root, 'deploy', 'build', 'build.mjs')], { stdio: 'inherit' });

@@ -1,6 +1,14 @@
 #!/usr/bin/env node
-// The passk command. Sources are TypeScript, run through tsx's loader (no build step).
-import { register } from 'tsx/esm/api';
+// The passk command (package.json "bin"). In a checkout it runs the TypeScript sources through tsx's loader, so there
+// is no build step and no stale build; the installed package ships dist/ and no sources, so there it runs the
+// compiled dist/cli/main.js.
+import { existsSync } from 'node:fs';
 
-register();
-await import('../cli/main.ts');
+const source = new URL('../cli/main.ts', import.meta.url);
+if (existsSync(source)) {
+  const { register } = await import('tsx/esm/api');
+  register();
+  await import(source.href);
+} else {
+  await import('../dist/cli/main.js');
+}

@@ -12,7 +12,7 @@ import type { DatasetRow } from '../producers/runner/dataset.ts';
 import { exactGrader } from '../producers/runner/graders/exact.ts';
 import { runTrials } from '../producers/runner/runTrials.ts';
 import type { Recorder } from '../producers/sdk/recorder.ts';
-import { DEFAULT_RETRY } from '../producers/sdk/retry.ts';
+import { DEFAULT_RETRY } from '../schemas/retry.ts';
 import { reportGroupsFromStore } from '../sinks/clickhouse/queries/report.ts';
 import type { GateEvaluated } from '../schemas/events/decisions.ts';
 import { deterministicEventId } from '../schemas/ids.ts';

@@ -1,6 +1,7 @@
 import type { EventCodec } from '../schemas/codec.ts';
 import { InvalidEvent } from '../schemas/errors.ts';
 import type { DeadLetter, LogEvent, RawRecord } from '../processors/ports.ts';
+import { KEY_SEP } from '../schemas/topics.ts';
 
 /**
  * Dead letters keep the original key and bytes as the record; where they came from and why travel
@@ -52,7 +53,7 @@ export const fromDeadLetterRecord = (r: {
 export const uniqueBySource = (letters: readonly DeadLetter[]): DeadLetter[] => {
   const seen = new Set<string>();
   return letters.filter((d) => {
-    const id = `${d.source.topic}\u0000${d.source.partition}\u0000${d.source.offset}`;
+    const id = [d.source.topic, d.source.partition, d.source.offset].join(KEY_SEP);
     if (seen.has(id)) return false;
     seen.add(id);
     return true;

@@ -27,7 +27,6 @@ export {
   RowState,
   evolveRow,
   fromRowStateChanged,
-  rowKeyOf,
   toRowStateChanged,
   type RowFoldOptions,
 } from './folds/rowState.ts';

@@ -67,6 +67,11 @@ export interface ConsumerOptions {
   /** Max records per batch. @default 1000 */
   readonly maxBatch?: number;
   /**
+   * A group of its own for one reader that never commits (a restore, a global-table tail, a tool's read): the
+   * consumer deletes the group when it closes, so no empty group is left behind per start. @default false
+   */
+  readonly transient?: boolean;
+  /**
    * Called when this member is given partitions, before their first batch (restore state here).
    * Callbacks run inside `batches()`, between batches: the iterator must be pulled for them to run.
    */

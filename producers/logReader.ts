@@ -23,6 +23,7 @@ export const readLog = async (
     groupId: `passk-reader-${process.pid}-${randomBytes(6).toString('hex')}`,
     topics: opts.topics,
     fromBeginning: true,
+    transient: true,
   });
   try {
     // Nothing is committed in a fresh group, so each partition's lag is its high watermark.

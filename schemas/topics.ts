@@ -30,13 +30,39 @@ export const TOPIC_OF: Record<EventType, Topic> = {
   TraceWindowsUpdated: TOPICS.rowstate,
 };
 
-const SEP = '\u001f'; // unit separator: cannot collide with ids made of printable text
+/**
+ * The separator of every composite key, partition keys and in-memory map keys alike (the unit
+ * separator: it cannot collide with ids made of printable text). Its one definition.
+ */
+export const KEY_SEP = '\u001f';
+const SEP = KEY_SEP;
+
+/** A (topic, partition) as one map key. */
+export const tpKey = (tp: { readonly topic: string; readonly partition: number }): string =>
+  tp.topic + SEP + tp.partition;
+
+// The partition keys `keyOf` gives, for callers that hold a row state or a window total rather
+// than the event: they use these, never their own concatenation, so each key has one definition.
+/** A TrialRecorded's key: its row on passk.trials. */
+export const trialKey = (r: { readonly suite: string; readonly row_id: string }): string => r.suite + SEP + r.row_id;
+/** A row state's key: (suite, dataset version, agent version, row). */
+export const rowStateKey = (r: {
+  readonly suite: string;
+  readonly dataset_version: string;
+  readonly agent_version: string;
+  readonly row_id: string;
+}): string => r.suite + SEP + r.dataset_version + SEP + r.agent_version + SEP + r.row_id;
+/** A candidate's key on passk.decisions: its gates, comparisons, confirmations and closed runs. */
+export const candidateKey = (suite: string, candidate: string): string => suite + SEP + candidate;
+/** A production window's key on passk.decisions: (agent version, segment). */
+export const windowAlertKey = (r: { readonly agent_version: string; readonly segment: string }): string =>
+  r.agent_version + SEP + r.segment;
 
 /** The partition key of an event (DESIGN.md): it fixes per-key ordering. */
 export const keyOf = (e: PasskEvent): string => {
   switch (e.type) {
     case 'TrialRecorded':
-      return e.suite + SEP + e.row_id;
+      return trialKey(e);
     case 'TraceSampled':
       return e.input_fingerprint;
     case 'JudgmentRecorded':
@@ -47,19 +73,19 @@ export const keyOf = (e: PasskEvent): string => {
     case 'FailureConfirmed':
       return e.dataset_id;
     case 'GateEvaluated':
-      return e.suite + SEP + e.candidate;
+      return candidateKey(e.suite, e.candidate);
     case 'RowStateChanged':
-      return [e.suite, e.dataset_version, e.agent_version, e.row_id].join(SEP);
+      return rowStateKey(e);
     case 'RunFinished':
       return e.suite + SEP + e.run_id;
     // a candidate's comparisons, confirmations and closed runs share its gates' partition
     case 'ComparisonDeclared':
     case 'ConfirmationRequested':
-      return e.suite + SEP + e.candidate;
+      return candidateKey(e.suite, e.candidate);
     case 'RunClosed':
-      return e.suite + SEP + e.agent_version;
+      return candidateKey(e.suite, e.agent_version);
     case 'WindowAlertRaised':
-      return e.agent_version + SEP + e.segment;
+      return windowAlertKey(e);
     // one compacted record per source partition of passk.traces
     case 'TraceWindowsUpdated':
       return 'windows' + SEP + e.source_partition;

@@ -38,7 +38,8 @@ export const datasetCommand = (program: Command): void => {
     .summary('dataset versions: publish a rows file as a new version, list versions, export one as JSONL')
     .description(
       'Dataset versions. publish records a rows file (the format passk run --dataset reads) as a new version, ' +
-        'changed rows only; versions lists what each version added and changed; export writes one version as JSON lines.',
+        'added, changed and removed rows only; versions lists what each version added, changed and removed; ' +
+        'export writes one version as JSON lines.',
     )
     .addHelpText(
       'after',
@@ -53,8 +54,10 @@ Exit codes: 0 ok, 2 bad input (an unknown dataset or version), 3 the store is un
     );
   dataset
     .command('publish')
-    .summary('publish a rows file (the format passk run --dataset reads) as a new dataset version: changed rows only')
-    .argument('<file>', 'rows as JSON lines: {"id", "input", "expected"?, "tags"?, …}')
+    .summary(
+      'publish a rows file (the format passk run --dataset reads) as a new dataset version: rows added, changed and removed',
+    )
+    .argument('<file>', 'rows as JSON lines: {"id", "input", "expected"?, "tags"?, "expected_checks"?}')
     .option('--dataset <id>', 'dataset id (default: the file name, as passk run uses)')
     .option('--version <v>', 'the new version id (default: a hash of the file, the version passk run pins)')
     .option('--json', 'print JSON')
@@ -77,7 +80,8 @@ Exit codes: 0 ok, 2 bad input (an unknown dataset or version), 3 the store is un
         published: plan.events.length,
         added: plan.added,
         changed: plan.changed,
-        not_in_file: plan.notInFile,
+        removed: plan.removed,
+        kept_from_production: plan.keptFromProduction,
       };
       if (flags.json) return void process.stdout.write(renderJson(summary));
       process.stdout.write(
@@ -86,14 +90,20 @@ Exit codes: 0 ok, 2 bad input (an unknown dataset or version), 3 the store is un
             ? [text(`dataset ${datasetId}: the file is version ${plan.unchangedAs} already; nothing published`)]
             : [
                 heading(
-                  `dataset ${datasetId} version ${plan.version}: ${plan.events.length} rows published`,
+                  `dataset ${datasetId} version ${plan.version}: ${plan.events.length} row changes published`,
                   1,
                   'good',
                 ),
                 text(`added ${plan.added.length}: ${list(plan.added)}`),
                 text(`changed ${plan.changed.length}: ${list(plan.changed)}`),
-                ...(plan.notInFile.length
-                  ? [text(`not in the file, kept (rows are never removed): ${list(plan.notInFile)}`, 'warn')]
+                text(`removed ${plan.removed.length}: ${list(plan.removed)}`),
+                ...(plan.keptFromProduction.length
+                  ? [
+                      text(
+                        `not in the file, kept (from confirmed production failures): ${list(plan.keptFromProduction)}`,
+                        'warn',
+                      ),
+                    ]
                   : []),
                 text(`next: passk run --dataset ${file} --agent <agent> (it pins ${datasetId} ${plan.version})`),
               ],
@@ -102,7 +112,7 @@ Exit codes: 0 ok, 2 bad input (an unknown dataset or version), 3 the store is un
     });
   dataset
     .command('versions')
-    .summary('the versions of a dataset, oldest first: rows added and changed in each')
+    .summary('the versions of a dataset, oldest first: rows added, changed and removed in each')
     .requiredOption('--dataset <id>', 'dataset id')
     .option('--json', 'print JSON')
     .action(async (flags: { dataset: string; json?: boolean }, cmd: Command) => {
@@ -121,7 +131,7 @@ Exit codes: 0 ok, 2 bad input (an unknown dataset or version), 3 the store is un
               v.dataset_version,
               `${v.added.length}${v.added.length ? ` (${list(v.added, 4)})` : ''}`,
               `${v.changed.length}${v.changed.length ? ` (${list(v.changed, 4)})` : ''}`,
-              String(v.removed.length),
+              `${v.removed.length}${v.removed.length ? ` (${list(v.removed, 4)})` : ''}`,
               String(v.rows),
               String(v.must_not_break_rows),
               String(v.from_production),
@@ -159,6 +169,7 @@ Exit codes: 0 ok, 2 bad input (an unknown dataset or version), 3 the store is un
             input: r.input,
             ...(r.expected === null ? {} : { expected: r.expected }),
             tags: r.tags,
+            ...(r.expected_checks ? { expected_checks: r.expected_checks } : {}),
             must_not_break: r.must_not_break,
             dataset_version: version,
             changed_in: r.changed_in,

@@ -4,7 +4,7 @@ import { readGateRulesFile, readJudgmentFile, readMustNotBreakFile } from '../..
 import { InputError } from '../../schemas/errors.ts';
 import { EXIT } from '../exitCodes.ts';
 import { nextCommand, quoteArg, sourceArgs } from '../format/doc.ts';
-import { gateBlocks } from '../format/gateDoc.ts';
+import { ruleBlocks } from '../format/gateDoc.ts';
 import { renderJson, renderMarkdown, renderTerminal } from '../format/render.ts';
 import { addCompareOptions, compareOptions, pairVersions, type CompareFlags } from './compare.ts';
 import { EXIT_UNDECIDED, runDeclare, runStatus } from './gateLive.ts';
@@ -172,9 +172,9 @@ Exit codes: 0 pass, 1 fail, 2 bad input (file, line and field named), 3 backend 
       else
         process.stdout.write(
           format === 'markdown'
-            ? renderMarkdown(gateBlocks(verdict))
+            ? renderMarkdown(ruleBlocks(verdict))
             : renderTerminal([
-                ...gateBlocks(verdict),
+                ...ruleBlocks(verdict),
                 ...(verdict.verdict === 'fail'
                   ? [
                       nextCommand(

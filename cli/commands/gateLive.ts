@@ -14,8 +14,8 @@ import { deterministicEventId } from '../../schemas/ids.ts';
 import { TOPICS } from '../../schemas/topics.ts';
 import { PRODUCER_VERSION } from '../../producers/version.ts';
 import { EXIT } from '../exitCodes.ts';
-import { heading, table, text, type Block } from '../format/doc.ts';
-import { ruleTitle, verdictSentence } from '../format/gateDoc.ts';
+import { heading, text, type Block } from '../format/doc.ts';
+import { evaluatedView, ruleBlocks } from '../format/gateDoc.ts';
 import { rowList } from '../format/numbers.ts';
 import { renderJson, renderMarkdown, renderTerminal } from '../format/render.ts';
 import { exitOnUnavailable, withEventLog } from './import.ts';
@@ -155,32 +155,10 @@ export const waitForVerdict = async (
   }
 };
 
-/** A verdict as the processors published it, in the table `passk gate` prints. */
-export const verdictBlocks = (e: GateEvaluated): Block[] => {
-  const pass = e.verdict === 'pass';
-  return [
-    heading(
-      `GATE ${pass ? 'PASS' : 'FAIL'}: candidate ${e.candidate} against baseline ${e.baseline}`,
-      1,
-      pass ? 'good' : 'bad',
-    ),
-    text(verdictSentence(e), pass ? 'good' : 'bad'),
-    table(
-      ['', 'rule', 'suite', 'detail', 'rows'],
-      e.reasons.map((r) => [
-        r.passed ? { text: 'pass', tone: 'good' } : { text: 'FAIL', tone: 'bad' },
-        ruleTitle(r.rule),
-        `${e.suite} (${e.dataset_version})`,
-        r.detail,
-        rowList(r.rows ?? [], 12),
-      ]),
-    ),
-    text(
-      `comparison ${e.gate_id}, decided by the processors from ${e.evidence.length} rows' recorded attempts${e.repeated_verdict ? '; a repeated verdict on this candidate (gate shopping is flagged)' : ''}`,
-      e.repeated_verdict ? 'warn' : 'dim',
-    ),
-  ];
-};
+/** Where the verdict came from (stderr: stdout is the document `passk gate` prints for the same comparison). */
+const provenanceLine = (e: GateEvaluated): string =>
+  `comparison ${e.gate_id}, decided by the processors from ${e.evidence.length} rows' recorded attempts` +
+  (e.repeated_verdict ? '; a repeated verdict on this candidate (gate shopping is flagged)' : '');
 
 const print = (format: OutputFormat, blocks: Block[], json: unknown) =>
   process.stdout.write(
@@ -236,7 +214,8 @@ export const runDeclare = async (
     process.exitCode = EXIT_UNDECIDED;
     return;
   }
-  print(opts.format, verdictBlocks(result.verdict), result.verdict);
+  process.stderr.write(`passk: ${provenanceLine(result.verdict)}\n`);
+  print(opts.format, ruleBlocks(evaluatedView(result.verdict)), result.verdict);
   process.exitCode = result.verdict.verdict === 'pass' ? EXIT.ok : EXIT.failed;
 };
 

@@ -5,22 +5,26 @@ import type { EventLog } from '../../processors/ports.ts';
 import { PipelineError } from '../../schemas/errors.ts';
 import { createIngestServer, type IngestServer } from '../../producers/ingest/index.ts';
 import { EXIT } from '../exitCodes.ts';
+import { readPolicyFile } from './sample.ts';
 
-type IngestFlags = { host: string; port: string; token?: string; json?: boolean };
+type IngestFlags = { host: string; port: string; token?: string; otlpPolicy?: string; json?: boolean };
 
 export const ingestCommand = (program: Command): void => {
   program
     .command('ingest')
-    .summary('serve only the HTTP ingest API (for production hosts): trials, traces, judgments, labels')
+    .summary('serve only the HTTP ingest API and the OTLP receiver (for production hosts)')
     .description(
-      'Serves POST /api/v1/trials, /api/v1/traces, /api/v1/judgments and /api/v1/labels: a JSON array or NDJSON of\n' +
-        'the shapes the SDK takes (the flat trial format for trials), validated by the same schemas. Each answer comes\n' +
-        'once the events are durable in the event log and says per item: accepted, duplicate or rejected (index,\n' +
-        'field, reason). Writes need the write token (--token or PASSK_INGEST_TOKEN). See docs/ingest.md.',
+      'Serves POST /api/v1/trials, /api/v1/traces, /api/v1/judgments, /api/v1/labels and\n' +
+        '/api/v1/datasets/{id}/rows?version=V: a JSON array or NDJSON of the shapes the SDK takes (the flat trial format\n' +
+        'for trials), validated by the same schemas. Each answer comes once the events are durable in the event log\n' +
+        'and says per item: accepted, duplicate or rejected (index, field, reason). POST /v1/traces is an OTLP/HTTP\n' +
+        'receiver (protobuf or JSON): GenAI spans become production traces, sampled by --otlp-policy and redacted as\n' +
+        'passk sample does. Writes need the write token (--token or PASSK_INGEST_TOKEN). See docs/ingest.md.',
     )
     .option('--host <host>', 'address to bind', '127.0.0.1')
     .option('--port <port>', 'port (0 = any free port)', '7358')
     .option('--token <token>', 'write token, 16+ characters (env PASSK_INGEST_TOKEN)')
+    .option('--otlp-policy <file>', 'sampling policy of OTLP traces, as passk sample --policy (default: keep all)')
     .option('--json', 'print {"url": …} as JSON once listening (for scripts)')
     .addHelpText(
       'after',
@@ -28,7 +32,8 @@ export const ingestCommand = (program: Command): void => {
 Examples:
   PASSK_INGEST_TOKEN=$(openssl rand -hex 16) passk ingest --port 0 --json
 
-Exit codes: 0 stopped by SIGINT/SIGTERM, 2 bad flag (no token, bad port), 3 the event log is unreachable.`,
+Exit codes: 0 stopped by SIGINT/SIGTERM, 2 bad flag (no token, bad port, a bad
+  policy file), 3 the event log is unreachable.`,
     )
     .action(async (flags: IngestFlags, cmd: Command) => {
       const port = Number(flags.port);
@@ -43,11 +48,18 @@ Exit codes: 0 stopped by SIGINT/SIGTERM, 2 bad flag (no token, bad port), 3 the 
         process.exitCode = EXIT.usage;
         return;
       }
+      const policy = flags.otlpPolicy === undefined ? undefined : await readPolicyFile(flags.otlpPolicy);
       let log: EventLog | undefined;
       let server: IngestServer | undefined;
       try {
         log = await openEventLog(loadConfig(cmd.optsWithGlobals()));
-        server = await createIngestServer({ publisher: log.publisher, token, host: flags.host, port });
+        server = await createIngestServer({
+          publisher: log.publisher,
+          token,
+          host: flags.host,
+          port,
+          ...(policy ? { otlp: { policy } } : {}),
+        });
       } catch (e) {
         await log?.close();
         if (!(e instanceof PipelineError && e.retriable)) throw e;

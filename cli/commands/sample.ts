@@ -73,6 +73,10 @@ const policyFrom = async (f: SampleFlags): Promise<SamplingPolicyInput> => {
   return merged as SamplingPolicyInput;
 };
 
+/** A policy file as `--policy` reads it (for `passk ingest --otlp-policy` and `passk serve --otlp-policy`). */
+export const readPolicyFile = (file: string): Promise<SamplingPolicyInput> =>
+  policyFrom({ policy: file, keepErrors: true, keepNegativeFeedback: true });
+
 const customRedactors = (specs: readonly string[] = []) =>
   specs.map((s) => {
     const at = s.indexOf('=');

@@ -16,12 +16,14 @@ import { heading, text } from '../format/doc.ts';
 import { gateLinks } from '../format/links.ts';
 import { renderTerminal } from '../format/render.ts';
 import { openBrowser } from '../openBrowser.ts';
+import { readPolicyFile } from './sample.ts';
 
 type ServeFlags = {
   host: string;
   port: string;
   token?: string;
   ingestToken?: string;
+  otlpPolicy?: string;
   process: boolean;
   open?: boolean;
   json?: boolean;
@@ -65,8 +67,9 @@ export const serveCommand = (program: Command): void => {
     .option('--token <token>', 'token every request must carry, 16+ characters (env PASSK_DASHBOARD_TOKEN)')
     .option(
       '--ingest-token <token>',
-      'write token of the ingest API at /api/v1/* and of the confirm action (env PASSK_INGEST_TOKEN); without it, writes are refused',
+      'write token of the ingest API at /api/v1/* and /v1/traces, and of the confirm action (env PASSK_INGEST_TOKEN); without it, writes are refused',
     )
+    .option('--otlp-policy <file>', 'sampling policy of OTLP traces at /v1/traces, as passk sample --policy')
     .option('--no-process', 'only read the store; the processors run elsewhere (a ClickHouse server)')
     .option('--open', 'open the dashboard in a browser, on the latest gate verdict')
     .option('--json', 'print {"url", "gate_url", "row_url"} as JSON once listening (for scripts)')
@@ -79,8 +82,9 @@ Examples:
   PASSK_DASHBOARD_TOKEN=$(openssl rand -hex 16) passk serve --host 0.0.0.0
   CLICKHOUSE_URL=http://ch:8123 passk serve --no-process
 
-Exit codes: 0 stopped by SIGINT/SIGTERM, 2 bad flag or config (e.g. a non-loopback address without a token),
-  3 the event log or the store is unreachable or held by another process.`,
+Exit codes: 0 stopped by SIGINT/SIGTERM, 2 bad flag or config (e.g. a non-loopback
+  address without a token), 3 the event log or the store is unreachable or held
+  by another process.`,
     )
     .action(async (flags: ServeFlags, cmd: Command) => {
       const port = Number(flags.port);
@@ -97,9 +101,12 @@ Exit codes: 0 stopped by SIGINT/SIGTERM, 2 bad flag or config (e.g. a non-loopba
       let processors: ProcessorsRun | undefined;
       let server: DashboardServer | undefined;
       let unshare: (() => Promise<void>) | undefined;
+      let routes: ReturnType<typeof createIngestRoutes> | undefined;
+      const policy = flags.otlpPolicy === undefined ? undefined : await readPolicyFile(flags.otlpPolicy);
       const shutdown = async () => {
         await unshare?.();
         await server?.close();
+        await routes?.close();
         processors?.stop();
         await processors?.done.catch(() => undefined);
         await store?.close();
@@ -112,17 +119,19 @@ Exit codes: 0 stopped by SIGINT/SIGTERM, 2 bad flag or config (e.g. a non-loopba
         if (flags.process && log) {
           processors = await startProcessors(config, { log, instanceId: `serve-${process.pid}` });
         }
+        if (log)
+          routes = createIngestRoutes({
+            publisher: log.publisher,
+            token: ingestToken,
+            ...(policy ? { otlp: { policy } } : {}),
+          });
         server = await createDashboardServer({
           data: clickhouseDashboardData(store.client),
           host: flags.host,
           port,
           ...(token ? { token } : {}),
-          ...(log
-            ? {
-                routes: createIngestRoutes({ publisher: log.publisher, token: ingestToken }),
-                review: { token: ingestToken, confirm: confirmFrom(log) },
-              }
-            : {}),
+          ...(routes ? { routes } : {}),
+          ...(log ? { review: { token: ingestToken, confirm: confirmFrom(log) } } : {}),
         });
       } catch (e) {
         await shutdown();

@@ -1,4 +1,5 @@
 import type { GateVerdict } from '../../processors/core/index.ts';
+import type { GateEvaluated } from '../../schemas/events/decisions.ts';
 import { heading, table, text, type Block } from './doc.ts';
 import { rowList } from './numbers.ts';
 
@@ -25,23 +26,41 @@ export const verdictSentence = (v: {
   verdict: 'pass' | 'fail';
   baseline: string;
   candidate: string;
-  reasons: readonly { passed: boolean; detail: string; rows?: readonly string[] | undefined }[];
+  rules: readonly { passed: boolean; detail: string; rows?: readonly string[] | undefined }[];
 }): string => {
-  if (v.verdict === 'pass')
-    return `${v.candidate} may ship: all ${v.reasons.length} rules passed against ${v.baseline}.`;
-  const failed = v.reasons.filter((r) => !r.passed);
+  if (v.verdict === 'pass') return `${v.candidate} may ship: all ${v.rules.length} rules passed against ${v.baseline}.`;
+  const failed = v.rules.filter((r) => !r.passed);
   return `${v.candidate} may not ship: ${failed.map((r) => `${r.detail}${rowsSaid(r.rows ?? [])}`).join('; and ')}.`;
 };
 
-export const gateBlocks = (v: GateVerdict): Block[] => {
+/** What a gate verdict prints: `passk gate`'s GateVerdict and the processors' GateEvaluated both have it. */
+export interface RuleView {
+  readonly verdict: 'pass' | 'fail';
+  readonly baseline: string;
+  readonly candidate: string;
+  readonly rules: readonly {
+    rule: string;
+    passed: boolean;
+    detail: string;
+    suite?: string;
+    dataset_version?: string;
+    rows?: readonly string[];
+  }[];
+  /** Absent on a GateEvaluated of schema version 1, which did not carry them. */
+  readonly must_not_break?: GateVerdict['must_not_break'];
+}
+
+/** A verdict as `passk gate` prints it: the rules, then the must-not-break table. One document for every source. */
+export const ruleBlocks = (v: RuleView): Block[] => {
   const pass = v.verdict === 'pass';
+  const mnb = v.must_not_break;
   return [
     heading(
       `GATE ${pass ? 'PASS' : 'FAIL'}: candidate ${v.candidate} against baseline ${v.baseline}`,
       1,
       pass ? 'good' : 'bad',
     ),
-    text(verdictSentence({ ...v, reasons: v.rules }), pass ? 'good' : 'bad'),
+    text(verdictSentence(v), pass ? 'good' : 'bad'),
     table(
       ['', 'rule', 'suite', 'detail', 'rows'],
       v.rules.map((r) => [
@@ -49,25 +68,36 @@ export const gateBlocks = (v: GateVerdict): Block[] => {
         ruleTitle(r.rule),
         r.suite === undefined ? '' : `${r.suite} (${r.dataset_version})`,
         r.detail,
-        rowList(r.rows, 12),
+        rowList(r.rows ?? [], 12),
       ]),
     ),
-    ...(v.must_not_break.length
-      ? [
-          heading(`Must-not-break rows (${v.must_not_break.length})`, 2),
-          table(
-            ['suite', 'row', 'baseline (all attempts)', 'candidate (all attempts)', 'status', 'confirmation'],
-            v.must_not_break.map((m) => [
-              m.suite,
-              m.row_id,
-              `${words(m.baseline.class)} ${m.baseline.c}/${m.baseline.n}`,
-              `${words(m.candidate.class)} ${m.candidate.c}/${m.candidate.n}`,
-              { text: words(m.status), tone: STATUS[m.status] },
-              words(m.outcome ?? ''),
-            ]),
-          ),
-        ]
-      : [text('No must-not-break rows: tag rows must_not_break or pass --must-not-break FILE.', 'warn')]),
+    ...(mnb === undefined
+      ? []
+      : mnb.length
+        ? [
+            heading(`Must-not-break rows (${mnb.length})`, 2),
+            table(
+              ['suite', 'row', 'baseline (all attempts)', 'candidate (all attempts)', 'status', 'confirmation'],
+              mnb.map((m) => [
+                m.suite,
+                m.row_id,
+                `${words(m.baseline.class)} ${m.baseline.c}/${m.baseline.n}`,
+                `${words(m.candidate.class)} ${m.candidate.c}/${m.candidate.n}`,
+                { text: words(m.status), tone: STATUS[m.status] },
+                words(m.outcome ?? ''),
+              ]),
+            ),
+          ]
+        : [text('No must-not-break rows: tag rows must_not_break or pass --must-not-break FILE.', 'warn')]),
     text(''),
   ];
 };
+
+/** The processors' verdict in the same document (a schema-version-1 event has no must-not-break rows to show). */
+export const evaluatedView = (e: GateEvaluated): RuleView => ({
+  verdict: e.verdict,
+  baseline: e.baseline,
+  candidate: e.candidate,
+  rules: e.reasons,
+  ...(e.must_not_break ? { must_not_break: e.must_not_break } : {}),
+});

@@ -48,7 +48,8 @@ export const wrapLine = (line: string, width: number | undefined, indent?: strin
       out.push(cur.trimEnd());
       cur = hang + word.trimStart();
     } else cur += word;
-    while (visible(cur) > width) {
+    // (a word that ends exactly at the width is not cut: its trailing space does not count)
+    while (visible(cur.trimEnd()) > width) {
       // one word longer than the line: cut it
       out.push(cur.slice(0, width));
       cur = hang + cur.slice(width);

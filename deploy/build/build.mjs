@@ -9,7 +9,12 @@ import { fileURLToPath } from 'node:url';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
 const dist = join(root, 'dist');
-const ASSETS = ['sinks/dashboard/web', 'producers/runner/agents/moduleWorker.mjs', 'demo/dataset/refund-review.jsonl'];
+const ASSETS = [
+  'sinks/dashboard/web',
+  'producers/otlp/proto',
+  'producers/runner/agents/moduleWorker.mjs',
+  'demo/dataset/refund-review.jsonl',
+];
 
 rmSync(dist, { recursive: true, force: true });
 const tsc = createRequire(import.meta.url).resolve('typescript/bin/tsc');

@@ -1,13 +1,12 @@
 import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
 import type { EventCodec } from '../../schemas/codec.ts';
-import { TOPICS } from '../../schemas/topics.ts';
+import { TOPICS, tpKey } from '../../schemas/topics.ts';
 import type { ConsumerOptions, EventBatch, EventConsumer } from '../../processors/ports.ts';
 import { decodeRecords, toDeadLetterRecord } from '../deadLetters.ts';
 import { ConsumerMisuse } from '../errors.ts';
 import { partitionOf } from '../partitioner.ts';
 import type { GroupStore, Member, TopicPartition } from './groups.ts';
-import { tpKey } from './groups.ts';
 import type { LogStore } from './store.ts';
 
 export interface EmbeddedConsumerTiming {

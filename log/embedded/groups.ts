@@ -1,12 +1,11 @@
 import { CommitRejected } from '../errors.ts';
 import type { Db } from './database.ts';
+import { tpKey } from '../../schemas/topics.ts';
 
 export interface TopicPartition {
   readonly topic: string;
   readonly partition: number;
 }
-
-export const tpKey = (tp: TopicPartition): string => `${tp.topic}\u0000${tp.partition}`;
 
 export interface Member {
   readonly groupId: string;

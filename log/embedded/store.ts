@@ -1,5 +1,6 @@
 import type { RawRecord } from '../../processors/ports.ts';
 import type { Db } from './database.ts';
+import { KEY_SEP, tpKey } from '../../schemas/topics.ts';
 
 export interface AppendRecord {
   readonly topic: string;
@@ -82,14 +83,14 @@ export const createLogStore = (db: Db, opts: { defaultPartitions: number; now: (
       const out: { topic: string; partition: number; offset: number }[] = [];
       for (const r of records) {
         const partition = partitionOf(r.key, counts.get(r.topic)!);
-        const id = `${r.topic}\u0000${partition}`;
+        const id = tpKey({ topic: r.topic, partition });
         const offset = next.get(id) ?? q.next.get(r.topic, partition)!.next_offset;
         q.insert.run(r.topic, partition, offset, r.key, r.value, r.headers ? JSON.stringify(r.headers) : null, now);
         next.set(id, offset + 1);
         out.push({ topic: r.topic, partition, offset });
       }
       for (const [id, offset] of next) {
-        const [topic, partition] = id.split('\u0000') as [string, string];
+        const [topic, partition] = id.split(KEY_SEP) as [string, string];
         q.setNext.run(offset, topic, Number(partition));
       }
       return out;

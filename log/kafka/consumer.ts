@@ -1,6 +1,6 @@
 import type { Admin, Consumer, Kafka } from 'kafkajs';
 import type { EventCodec } from '../../schemas/codec.ts';
-import { TOPICS } from '../../schemas/topics.ts';
+import { TOPICS, tpKey } from '../../schemas/topics.ts';
 import type { ConsumerOptions, EventBatch, EventConsumer, RawRecord } from '../../processors/ports.ts';
 import { decodeRecords, toDeadLetterRecord } from '../deadLetters.ts';
 import { CommitRejected, ConsumerMisuse } from '../errors.ts';
@@ -15,9 +15,14 @@ type Item =
   | { kind: 'batch'; batch: EventBatch; done: () => void }
   | { kind: 'crash'; error: unknown };
 
-const tpKey = (tp: TP) => `${tp.topic}\u0000${tp.partition}`;
-
-const SESSION_TIMEOUT_MS = 30_000;
+/**
+ * How long the broker waits for a silent member before it gives the member's partitions to others: the time a
+ * processor restarted right after a SIGKILL waits before it reads again (the dead member holds its partitions until
+ * then; kafkajs 2.2.4 has no static membership to take them over at once). 10 s, the embedded log's session too,
+ * instead of kafkajs's 30 s: members heartbeat every 3 s, also while the caller works on a batch, so only an event
+ * loop blocked for 10 s looks dead, and that costs a rebalance and re-reads, never lost or double-counted events.
+ */
+const SESSION_TIMEOUT_MS = 10_000;
 /** kafkajs's rebalance timeout (its default): the longest a join waits for the group's other members. */
 const REBALANCE_TIMEOUT_MS = 60_000;
 /** How long close() waits for a join in flight before it disconnects anyway (the join then crashes). */
@@ -204,6 +209,8 @@ export const createKafkaConsumer = async (deps: {
     if (running) await settledWithin(running, JOIN_WAIT_MS);
     await consumer.stop();
     await consumer.disconnect();
+    // best effort: a member of another process still in it (NON_EMPTY_GROUP) or a broker away leaves it to expire
+    if (options.transient) await deps.admin.deleteGroups([deps.groupId]).catch(() => {});
     deps.onClose();
   };
 

@@ -1,7 +1,7 @@
 import type { Kafka, Message, Producer } from 'kafkajs';
 import type { EventCodec } from '../../schemas/codec.ts';
 import { EventTooLarge } from '../../schemas/errors.ts';
-import { keyOf, topicOf } from '../../schemas/topics.ts';
+import { keyOf, topicOf, tpKey } from '../../schemas/topics.ts';
 import type { EventPublisher } from '../../processors/ports.ts';
 import { partitionOf } from '../partitioner.ts';
 import { classifyKafkaError } from './errors.ts';
@@ -80,7 +80,7 @@ export const createKafkaPublisher = async (deps: {
       bytes.clear();
     };
     for (const r of records) {
-      const slot = `${r.topic}\u0000${partitionOf(r.key, deps.partitionsOf(r.topic))}`;
+      const slot = tpKey({ topic: r.topic, partition: partitionOf(r.key, deps.partitionsOf(r.topic)) });
       const size =
         r.value.byteLength +
         Buffer.byteLength(r.key) +

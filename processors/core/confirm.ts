@@ -1,3 +1,4 @@
+import { ConfirmationOutcome } from '../../schemas/events/decisions.ts';
 import { firstDivergentCheck, type Divergence } from './checks.ts';
 import type { StabilityClass } from './classify.ts';
 import type { RowPair } from './pairing.ts';
@@ -13,7 +14,7 @@ import type { RowPair } from './pairing.ts';
  *     only for lack of attempts);
  *   - unresolved: either side has no confirmation attempt, or the candidate's failure did not recur.
  */
-export const CONFIRMATION_OUTCOMES = ['baseline_also_varies', 'confirmed_regression', 'cleared', 'unresolved'] as const;
+export const CONFIRMATION_OUTCOMES = ConfirmationOutcome.options;
 export type ConfirmationOutcome = (typeof CONFIRMATION_OUTCOMES)[number];
 
 export const confirmationOutcome = (pair: RowPair): ConfirmationOutcome => {

@@ -1,12 +1,17 @@
 import { z } from 'zod';
-import { Provenance, type DatasetRowUpserted, type FailureConfirmed } from '../../schemas/events/datasets.ts';
+import {
+  ExpectedChecks,
+  Provenance,
+  type DatasetRowUpserted,
+  type FailureConfirmed,
+} from '../../schemas/events/datasets.ts';
 import { deterministicEventId } from '../../schemas/ids.ts';
 import { MUST_NOT_BREAK_TAG } from '../core/mustNotBreak.ts';
 
 /**
  * Datasets as a fold of passk.datasets: versions in order of first appearance, and each row's
  * history across versions. The rows of version i are, for every row, its latest entry at or
- * before i. A `FailureConfirmed` decides a `DatasetRowUpserted` (decide/evolve, as in Emmett):
+ * before i, unless that entry is a removal (a tombstone: `removed`). A `FailureConfirmed` decides a `DatasetRowUpserted` (decide/evolve, as in Emmett):
  * a must-not-break row holding the input, the reviewer's expected result and the trace link, in a
  * new version. The decided event is applied at once and its echo from the log is a duplicate, so a
  * replay of the topic from its start rebuilds the same state and decides the same events.
@@ -18,6 +23,9 @@ export const DatasetRow = z.object({
   expected: z.string().nullable(),
   tags: z.array(z.string()),
   provenance: Provenance,
+  expected_checks: ExpectedChecks.optional(),
+  /** A tombstone: the row is not in this version (nor later ones, until upserted again). */
+  removed: z.boolean().optional(),
 });
 export type DatasetRow = z.infer<typeof DatasetRow>;
 
@@ -77,6 +85,8 @@ const upsert = (s: DatasetState, e: DatasetRowUpserted): DatasetState => {
     expected: e.expected,
     tags: [...e.tags],
     provenance: e.provenance,
+    ...(e.expected_checks ? { expected_checks: { ...e.expected_checks } } : {}),
+    ...(e.removed ? { removed: true } : {}),
   };
   const history = [...(s.rows[e.row_id] ?? []), entry].sort(
     (a, b) => a.version_index - b.version_index || (a.event_id < b.event_id ? -1 : 1),
@@ -100,14 +110,14 @@ export const evolveDataset = (
     : { state: upsert(marked, row), emitted: [row] };
 };
 
-/** The rows of a version (undefined: the latest), keyed by row id. */
+/** The rows of a version (undefined: the latest), keyed by row id; a row removed at or before it is not there. */
 export const rowsAt = (s: DatasetState, version?: string): Map<string, DatasetRow> => {
   const index = version === undefined ? s.versions.length - 1 : s.versions.indexOf(version);
   const out = new Map<string, DatasetRow>();
   if (index < 0) return out;
   for (const [id, history] of Object.entries(s.rows)) {
     const entry = history.filter((h) => h.version_index <= index).at(-1);
-    if (entry) out.set(id, entry);
+    if (entry && !entry.removed) out.set(id, entry);
   }
   return out;
 };

@@ -4,6 +4,7 @@ import { GateEvaluated } from '../../schemas/events/decisions.ts';
 import type { RunFinished } from '../../schemas/events/runFinished.ts';
 import type { WindowAlertRaised } from '../../schemas/events/windowAlertRaised.ts';
 import { deterministicEventId, eventIdTime } from '../../schemas/ids.ts';
+import { candidateKey } from '../../schemas/topics.ts';
 import { compareVersions } from '../core/compare.ts';
 import { evaluateGate, type GateVerdict } from '../core/gate.ts';
 import { MUST_NOT_BREAK_TAG } from '../core/mustNotBreak.ts';
@@ -48,8 +49,6 @@ export type GateBook = z.infer<typeof GateBook>;
 export type DecisionEvent = ComparisonDeclared | ConfirmationRequested | GateEvaluated | RunClosed | WindowAlertRaised;
 
 export const emptyBook = (): GateBook => ({ comparisons: {}, verdicts: {}, closed: {}, alerts: [], seen: [] });
-const SEP = '\u001f';
-const candidateKey = (suite: string, candidate: string) => suite + SEP + candidate;
 
 /** Folds one event of passk.decisions into the book (duplicates by event id change nothing). */
 export const evolveBook = (book: GateBook, e: DecisionEvent): GateBook => {
@@ -108,9 +107,9 @@ export const toCoreRow = (r: RowState): CoreRowState => ({
     passed: a.passed,
     output_hash: a.output ?? null,
     checks: Object.entries(a.checks ?? {}).map(([name, answer]) => ({ name, answer })),
-    forbidden_actions: [],
+    forbidden_actions: a.forbidden_actions ?? [],
   })),
-  tags: [],
+  tags: r.tags ?? [],
 });
 
 const coreRows = (rows: ReadonlyMap<string, RowState>, only?: ReadonlySet<string>): Map<string, CoreRowState> => {
@@ -169,7 +168,7 @@ const toGateEvaluated = (
   return {
     event_id: deterministicEventId(at, 'GateEvaluated', d.comparison_id, JSON.stringify(evidence)),
     type: 'GateEvaluated',
-    schema_version: 1,
+    schema_version: 2,
     occurred_at: at,
     producer,
     gate_id: d.comparison_id,
@@ -179,9 +178,17 @@ const toGateEvaluated = (
     baseline: d.baseline,
     candidate: d.candidate,
     verdict: v.verdict,
-    reasons: v.rules.map((r) => ({ rule: r.rule, passed: r.passed, detail: r.detail, rows: r.rows })),
+    reasons: v.rules.map((r) => ({
+      rule: r.rule,
+      passed: r.passed,
+      detail: r.detail,
+      rows: r.rows,
+      ...(r.suite === undefined ? {} : { suite: r.suite }),
+      ...(r.dataset_version === undefined ? {} : { dataset_version: r.dataset_version }),
+    })),
     evidence,
     ...(repeated ? { repeated_verdict: true } : {}),
+    must_not_break: v.must_not_break.map((m) => ({ ...m, baseline: { ...m.baseline }, candidate: { ...m.candidate } })),
   };
 };
 

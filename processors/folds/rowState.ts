@@ -1,6 +1,7 @@
 import { z } from 'zod';
-import { StabilityClass, type RowStateChanged } from '../../schemas/events/decisions.ts';
+import { RowAttempt, StabilityClass, type RowStateChanged } from '../../schemas/events/decisions.ts';
 import type { TrialRecorded } from '../../schemas/events/trialRecorded.ts';
+import { rowStateKey } from '../../schemas/topics.ts';
 import { classOf, DEFAULT_MIN_ATTEMPTS } from '../core/classify.ts';
 import { hashString } from '../core/hash.ts';
 import { addAttempt } from '../core/rowState.ts';
@@ -17,18 +18,9 @@ import { addAttempt } from '../core/rowState.ts';
  * Only `seq` (changes so far) and `occurred_at` (latest event time that changed the row) depend on
  * the order, and the order per key is the log's: a replay gives them back exactly.
  */
-export const CheckAnswers = z.record(z.string(), z.union([z.string(), z.number(), z.boolean(), z.null()]));
-
-export const AttemptRecord = z.object({
-  attempt: z.number().int().nonnegative(),
-  run_id: z.string(),
-  event_id: z.string(),
-  passed: z.boolean().nullable(),
-  /** A 53-bit hash of the raw output (core/hash.ts): equal outputs, equal hashes; the raw trial keeps the text. */
-  output: z.string().nullable().optional(),
-  checks: CheckAnswers.optional(),
-});
-export type AttemptRecord = z.infer<typeof AttemptRecord>;
+/** One kept attempt: the changelog's attempt record, as it is defined there (RowAttempt). */
+export const AttemptRecord = RowAttempt;
+export type AttemptRecord = RowAttempt;
 
 export const RowState = z.object({
   suite: z.string(),
@@ -45,6 +37,8 @@ export const RowState = z.object({
   class: StabilityClass,
   /** Sorted by (attempt, run_id). */
   attempts: z.array(AttemptRecord),
+  /** The union of the kept trials' tags, sorted; absent when they had none. */
+  tags: z.array(z.string()).optional(),
 });
 export type RowState = z.infer<typeof RowState>;
 
@@ -53,15 +47,9 @@ export interface RowFoldOptions {
   readonly minAttempts?: number;
 }
 
-const SEP = '\u001f';
-export const rowKeyOf = (r: {
-  suite: string;
-  dataset_version: string;
-  agent_version: string;
-  row_id: string;
-}): string => r.suite + SEP + r.dataset_version + SEP + r.agent_version + SEP + r.row_id;
+/** The key of the row a trial folds into: its row state's key (`rowStateKey`, schemas/topics.ts). */
 export const trialRowKey = (t: TrialRecorded): string =>
-  t.suite + SEP + t.dataset_version + SEP + t.agent.version + SEP + t.row_id;
+  rowStateKey({ suite: t.suite, dataset_version: t.dataset_version, agent_version: t.agent.version, row_id: t.row_id });
 
 const attemptOf = (t: TrialRecorded): AttemptRecord => {
   const a: AttemptRecord = { attempt: t.attempt, run_id: t.run_id, event_id: t.event_id, passed: t.passed };
@@ -71,6 +59,7 @@ const attemptOf = (t: TrialRecorded): AttemptRecord => {
     for (const ch of t.checks) checks[ch.name] = ch.answer;
     a.checks = checks;
   }
+  if (t.forbidden_actions && t.forbidden_actions.length > 0) a.forbidden_actions = [...t.forbidden_actions];
   return a;
 };
 
@@ -78,7 +67,7 @@ const attemptOf = (t: TrialRecorded): AttemptRecord => {
 const slotOrder = (a: AttemptRecord, b: AttemptRecord): number =>
   a.attempt - b.attempt || (a.run_id < b.run_id ? -1 : a.run_id > b.run_id ? 1 : 0);
 
-type RowBase = Pick<RowState, 'suite' | 'dataset_version' | 'agent_version' | 'row_id' | 'seq' | 'attempts'>;
+type RowBase = Pick<RowState, 'suite' | 'dataset_version' | 'agent_version' | 'row_id' | 'seq' | 'attempts' | 'tags'>;
 type Counts = Pick<RowState, 'n' | 'c' | 'ungraded'>;
 
 const countOf = (a: AttemptRecord): Counts => ({
@@ -100,7 +89,14 @@ const build = (b: RowBase, k: Counts, minAttempts: number, occurredAt: number): 
   ungraded: k.ungraded,
   class: classOf(k.n, k.c, minAttempts),
   attempts: b.attempts,
+  ...(b.tags && b.tags.length > 0 ? { tags: b.tags } : {}),
 });
+
+/** The row's tags with a trial's added (the offline fold's rule, core/rowState.ts): a sorted union. */
+const withTags = (tags: readonly string[] | undefined, more: readonly string[] | undefined): string[] | undefined =>
+  more === undefined || more.length === 0 || more.every((t) => tags?.includes(t))
+    ? tags && [...tags]
+    : [...new Set([...(tags ?? []), ...more])].sort();
 
 /**
  * Adds one trial to its row (undefined: the row's first trial). Returns the same object when the
@@ -117,7 +113,12 @@ export const evolveRow = (state: RowState | undefined, trial: TrialRecorded, opt
       agent_version: trial.agent.version,
       row_id: trial.row_id,
     };
-    return build({ ...base, seq: 1, attempts: [a] }, add, minAttempts, trial.occurred_at);
+    return build(
+      { ...base, seq: 1, attempts: [a], tags: withTags(undefined, trial.tags) },
+      add,
+      minAttempts,
+      trial.occurred_at,
+    );
   }
   const added = addAttempt(state.attempts, a, slotOrder); // the core's de-duplication rule
   if (added === null) return state;
@@ -128,7 +129,7 @@ export const evolveRow = (state: RowState | undefined, trial: TrialRecorded, opt
     ungraded: state.ungraded + add.ungraded - sub.ungraded,
   };
   return build(
-    { ...state, seq: state.seq + 1, attempts: added.attempts },
+    { ...state, seq: state.seq + 1, attempts: added.attempts, tags: withTags(state.tags, trial.tags) },
     counts,
     minAttempts,
     Math.max(state.occurred_at, trial.occurred_at),
@@ -149,7 +150,7 @@ const base32 = (value: number, chars: number): string => {
  * topology's hot path.
  */
 export const changelogEventId = (s: RowState): string =>
-  base32(s.occurred_at, 10) + base32(parseInt(hashString(rowKeyOf(s)), 36), 11) + base32(s.seq % 2 ** 25, 5);
+  base32(s.occurred_at, 10) + base32(parseInt(hashString(rowStateKey(s)), 36), 11) + base32(s.seq % 2 ** 25, 5);
 
 /** The changelog record of a row state. Its event id is derived from (key, seq): a replay re-emits the same bytes. */
 export const toRowStateChanged = (s: RowState, producer: string): RowStateChanged => ({
@@ -168,6 +169,7 @@ export const toRowStateChanged = (s: RowState, producer: string): RowStateChange
   ungraded: s.ungraded,
   class: s.class,
   attempts: s.attempts,
+  ...(s.tags ? { tags: s.tags } : {}),
 });
 
 /**
@@ -190,6 +192,8 @@ export const fromRowStateChanged = (e: RowStateChanged): RowState => ({
     const copy: AttemptRecord = { attempt: a.attempt, run_id: a.run_id, event_id: a.event_id, passed: a.passed };
     if (a.output !== undefined) copy.output = a.output;
     if (a.checks !== undefined) copy.checks = { ...a.checks };
+    if (a.forbidden_actions !== undefined) copy.forbidden_actions = [...a.forbidden_actions];
     return copy;
   }),
+  ...(e.tags ? { tags: [...e.tags] } : {}),
 });

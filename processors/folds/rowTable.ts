@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import type { TrialRecorded } from '../../schemas/events/trialRecorded.ts';
-import { evolveRow, RowState, rowKeyOf, trialRowKey, type RowFoldOptions } from './rowState.ts';
+import { rowStateKey } from '../../schemas/topics.ts';
+import { evolveRow, RowState, trialRowKey, type RowFoldOptions } from './rowState.ts';
 
 /**
  * The keyed fold of one partition: row key → row state, in a Map. A plain loop over a batch, no
@@ -45,7 +46,7 @@ export const checkpointOf = (table: RowTable): RowTableCheckpoint => [...table.k
 export const restoreTable = (rows: Iterable<RowState>): RowTable => {
   const table: RowTable = new Map();
   for (const r of rows) {
-    const key = rowKeyOf(r);
+    const key = rowStateKey(r);
     const have = table.get(key);
     // the highest seq is the newest: a late write of an older state never wins
     if (have === undefined || have.seq < r.seq) table.set(key, r);

@@ -7,6 +7,7 @@ import {
   type HistogramSummary,
 } from '../core/histogram.ts';
 import type { RowState } from './rowState.ts';
+import { KEY_SEP } from '../../schemas/topics.ts';
 
 /**
  * Per-version aggregates, kept incrementally from row changes: each change removes the row's old
@@ -27,9 +28,8 @@ export const VersionSummary = z.object({
 });
 export type VersionSummary = z.infer<typeof VersionSummary>;
 
-const SEP = '\u001f';
 export const versionKeyOf = (r: { suite: string; dataset_version: string; agent_version: string }): string =>
-  r.suite + SEP + r.dataset_version + SEP + r.agent_version;
+  r.suite + KEY_SEP + r.dataset_version + KEY_SEP + r.agent_version;
 
 const empty = (r: RowState): VersionSummary => ({
   suite: r.suite,
@@ -116,7 +116,7 @@ export interface VersionSnapshot {
 export const summariesOfSnapshots = (snapshots: Iterable<VersionSnapshot>): VersionSummary[] => {
   const latest = new Map<string, VersionSnapshot>();
   for (const s of snapshots) {
-    const key = `${s.partition}${SEP}${versionKeyOf(s.summary)}`;
+    const key = `${s.partition}${KEY_SEP}${versionKeyOf(s.summary)}`;
     if ((latest.get(key)?.nextOffset ?? -1) < s.nextOffset) latest.set(key, s);
   }
   const sums = new Map<string, VersionSummary>();

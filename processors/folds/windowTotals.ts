@@ -2,6 +2,7 @@ import type { TraceWindowsUpdated, WindowShareRecord } from '../../schemas/event
 import type { WindowAlertRaised } from '../../schemas/events/windowAlertRaised.ts';
 import { deterministicEventId } from '../../schemas/ids.ts';
 import { wilson, type Interval } from '../core/intervals.ts';
+import { KEY_SEP } from '../../schemas/topics.ts';
 
 /**
  * Production windows, second stage: the latest share of every source partition, summed. The pass
@@ -32,10 +33,9 @@ export interface WindowTotal {
   readonly late: number;
 }
 
-const SEP = '\u001f';
 export const windowKeyOf = (
   r: Pick<WindowShareRecord, 'agent_version' | 'segment' | 'grader' | 'size_ms' | 'start'>,
-): string => [r.agent_version, r.segment, r.grader, r.size_ms, r.start].join(SEP);
+): string => [r.agent_version, r.segment, r.grader, r.size_ms, r.start].join(KEY_SEP);
 
 /**
  * The total of one window over the partitions' latest snapshots. It is final (`closed`) once every

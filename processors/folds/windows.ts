@@ -2,6 +2,7 @@ import { z } from 'zod';
 import type { TraceSampled } from '../../schemas/events/traceSampled.ts';
 import { WindowShareRecord, type TraceWindowsUpdated } from '../../schemas/events/traceWindowsUpdated.ts';
 import { deterministicEventId } from '../../schemas/ids.ts';
+import { KEY_SEP } from '../../schemas/topics.ts';
 
 /**
  * Production windows over sampled traces, first stage: one source partition's share of every
@@ -44,9 +45,8 @@ export interface WindowOptions {
   readonly allowedLatenessMs: number;
 }
 
-const SEP = '\u001f';
 const shareKey = (s: Pick<WindowShare, 'agent_version' | 'segment' | 'grader' | 'size_ms' | 'start'>) =>
-  [s.agent_version, s.segment, s.grader, s.size_ms, s.start].join(SEP);
+  [s.agent_version, s.segment, s.grader, s.size_ms, s.start].join(KEY_SEP);
 
 export const emptyWindows = (partition: number): WindowsState => ({
   partition,

@@ -2,6 +2,7 @@ import { map, type OperatorFunction } from 'rxjs';
 import type { RowState } from '../folds/rowState.ts';
 import { versionKeyOf, type VersionSnapshot } from '../folds/versionSummary.ts';
 import type { FoldedTrials, Position } from './foldRows.ts';
+import { KEY_SEP, tpKey } from '../../schemas/topics.ts';
 
 /**
  * Several folded batches as one durable unit: the latest state per row, the furthest position per
@@ -18,12 +19,12 @@ export const mergeFolded = (group: readonly FoldedTrials[]): FoldedTrials => {
   for (const f of group) {
     for (const [key, r] of f.changes) changes.set(key, r);
     for (const p of f.positions) {
-      const key = `${p.topic}\u0000${p.partition}`;
+      const key = tpKey(p);
       if ((positions.get(key)?.nextOffset ?? -1) < p.nextOffset) positions.set(key, p);
     }
-    for (const l of f.lag) lag.set(`${l.topic}\u0000${l.partition}`, l);
+    for (const l of f.lag) lag.set(tpKey(l), l);
     for (const s of f.summaries) {
-      const key = `${s.partition}\u0000${versionKeyOf(s.summary)}`;
+      const key = `${s.partition}${KEY_SEP}${versionKeyOf(s.summary)}`;
       if ((summaries.get(key)?.nextOffset ?? -1) <= s.nextOffset) summaries.set(key, s);
     }
     weight += f.weight;

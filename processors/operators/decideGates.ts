@@ -4,7 +4,7 @@ import type { GateEvaluated } from '../../schemas/events/decisions.ts';
 import type { PasskEvent } from '../../schemas/events/index.ts';
 import type { TraceWindowsUpdated } from '../../schemas/events/traceWindowsUpdated.ts';
 import type { WindowAlertRaised } from '../../schemas/events/windowAlertRaised.ts';
-import { TOPICS } from '../../schemas/topics.ts';
+import { TOPICS, windowAlertKey } from '../../schemas/topics.ts';
 import { evolveDataset, type DatasetState } from '../folds/datasets.ts';
 import {
   decideComparison,
@@ -151,7 +151,7 @@ export const decideWindows = (
   for (const key of [...(touched === 'all' ? all() : touched)].sort()) {
     const total = totalOf(key, store.snapshots);
     if (!total) continue;
-    const partition = o.partitionOf(total.agent_version + '\u001f' + total.segment, store.decisionPartitions);
+    const partition = o.partitionOf(windowAlertKey(total), store.decisionPartitions);
     const book = store.books.get(partition);
     if (!book) continue; // another instance owns this window
     windows.push(total);

@@ -24,6 +24,7 @@ export const readToEnd = async (
     topics: [opts.topic],
     fromBeginning: true,
     maxBatch: 5_000,
+    transient: true,
   });
   let stopped = false;
   // taken off when the read ends: a restore per rebalance must not pile handlers on a long-lived stop

@@ -1,4 +1,5 @@
 import type { RowStateChanged } from '../../schemas/events/decisions.ts';
+import { trialKey } from '../../schemas/topics.ts';
 import { fromRowStateChanged, type RowState } from '../folds/rowState.ts';
 import { restoreTable, type RowTable } from '../folds/rowTable.ts';
 import {
@@ -11,9 +12,6 @@ import {
 
 /** The partition a trial key lands in (the log's partitioner, handed in by deploy/). */
 export type PartitionOf = (key: string, partitions: number) => number;
-
-/** `keyOf` of a TrialRecorded (schemas/topics.ts): the row's partition key on passk.trials. */
-export const trialKeyOf = (r: { suite: string; row_id: string }): string => r.suite + '\u001f' + r.row_id;
 
 /**
  * The state store of the trial topology (Kafka Streams' state store): one row table and one set of
@@ -52,7 +50,7 @@ export const createRowStore = (): RowStore => {
       const wanted = new Set(partitions);
       const rows = new Map<number, RowState[]>();
       for (const r of records) {
-        const p = partitionOf(trialKeyOf(r), total);
+        const p = partitionOf(trialKey(r), total);
         if (wanted.has(p)) get(rows, p, () => []).push(fromRowStateChanged(r));
       }
       let restored = 0;

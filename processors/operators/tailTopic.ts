@@ -26,6 +26,7 @@ export const tailTopic = async (
     topics: [o.topic],
     fromBeginning: true,
     maxBatch: o.maxBatch ?? 5_000,
+    transient: true,
   });
   const position = new Map<number, number>();
   const ends = new Map<number, number>();

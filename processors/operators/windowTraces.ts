@@ -11,6 +11,7 @@ import {
 } from '../folds/windows.ts';
 import type { EventBatch } from '../ports.ts';
 import { weightOf, type Position } from './foldRows.ts';
+import { tpKey } from '../../schemas/topics.ts';
 
 /** Window shares of the owned partitions of passk.traces. */
 export type WindowTables = Map<number, WindowsState>;
@@ -62,7 +63,7 @@ export const mergeFoldedTraces = (group: readonly FoldedTraces[]): FoldedTraces 
   for (const f of group) {
     for (const [k, u] of f.snapshots) snapshots.set(k, u);
     for (const p of f.positions) {
-      const key = `${p.topic}\u0000${p.partition}`;
+      const key = tpKey(p);
       if ((positions.get(key)?.nextOffset ?? -1) < p.nextOffset) positions.set(key, p);
     }
   }

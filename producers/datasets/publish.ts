@@ -1,5 +1,5 @@
 import type { EventPublisher, EventSource } from '../../processors/ports.ts';
-import { evolveDataset, rowsAt, type DatasetState } from '../../processors/folds/datasets.ts';
+import { evolveDataset, rowsAt, type DatasetRow, type DatasetState } from '../../processors/folds/datasets.ts';
 import type { DatasetRowUpserted } from '../../schemas/events/datasets.ts';
 import { InputError } from '../../schemas/errors.ts';
 import { deterministicEventId } from '../../schemas/ids.ts';
@@ -15,17 +15,23 @@ export interface PublishedRow {
   readonly input: string;
   readonly expected: string | null;
   readonly tags: readonly string[];
+  readonly expected_checks?: Readonly<Record<string, string | number | boolean | null>>;
 }
+
+const sortedEntries = (o: object | undefined): [string, unknown][] =>
+  Object.entries(o ?? {}).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
 
 const sameRow = (a: PublishedRow, b: PublishedRow): boolean =>
   a.input === b.input &&
   a.expected === b.expected &&
-  JSON.stringify([...a.tags].sort()) === JSON.stringify([...b.tags].sort());
+  JSON.stringify([...a.tags].sort()) === JSON.stringify([...b.tags].sort()) &&
+  JSON.stringify(sortedEntries(a.expected_checks)) === JSON.stringify(sortedEntries(b.expected_checks));
 
 export const publishedRowOf = (r: Dataset['rows'][number]): PublishedRow => ({
   input: asText(r.input) ?? '',
   expected: asText(r.expected) ?? null,
   tags: r.tags ?? [],
+  ...(r.expected_checks && Object.keys(r.expected_checks).length ? { expected_checks: r.expected_checks } : {}),
 });
 
 /** Every dataset on passk.datasets now, folded as the dataset processor folds them. */
@@ -43,14 +49,14 @@ export interface VersionChanges {
   readonly dataset_version: string;
   readonly added: string[];
   readonly changed: string[];
-  /** Rows of the previous version the file no longer has: kept (passk.datasets has no removal event). */
+  /** Rows of the previous version this version removed (tombstones). */
   readonly removed: string[];
   readonly rows: number;
   readonly must_not_break_rows: number;
   readonly from_production: number;
 }
 
-/** Each version of a dataset, oldest first, with the rows it added and changed. */
+/** Each version of a dataset, oldest first, with the rows it added, changed and removed. */
 export const versionChanges = (s: DatasetState): VersionChanges[] =>
   s.versions.map((v, i) => {
     const at = rowsAt(s, v);
@@ -58,12 +64,13 @@ export const versionChanges = (s: DatasetState): VersionChanges[] =>
     const added: string[] = [];
     const changed: string[] = [];
     for (const [id, r] of at) if (r.version_index === i) (before.has(id) ? changed : added).push(id);
+    const removed = [...before.keys()].filter((id) => !at.has(id));
     const rows = [...at.values()];
     return {
       dataset_version: v,
       added: added.sort(),
       changed: changed.sort(),
-      removed: [],
+      removed: removed.sort(),
       rows: rows.length,
       must_not_break_rows: rows.filter((r) => r.tags.includes('must_not_break')).length,
       from_production: rows.filter((r) => r.provenance.kind === 'production_failure').length,
@@ -94,15 +101,19 @@ export interface PublishPlan {
   readonly events: DatasetRowUpserted[];
   readonly added: string[];
   readonly changed: string[];
-  /** Rows of the latest version the file lacks (kept: there is no removal event). */
-  readonly notInFile: string[];
+  /** Rows of the latest version the file lacks: removed in the new version (one tombstone each). */
+  readonly removed: string[];
+  /** Rows of the latest version the file lacks that came from confirmed production failures: kept. */
+  readonly keptFromProduction: string[];
   /** The version that already holds exactly these rows, when nothing is to be published. */
   readonly unchangedAs?: string;
 }
 
 /**
  * Plans a dataset version from a rows file: one DatasetRowUpserted per row added or changed since the
- * latest version. Re-publishing the same file plans nothing. A version id already used is refused
+ * latest version, and a tombstone (`removed: true`) per row of the latest version the file lacks, except
+ * rows that came from confirmed production failures (passk review adds those; a file never drops them).
+ * Re-publishing the same file plans nothing. A version id already used is refused
  * (versions are immutable); the default id is the file's content hash, the version `passk run` pins.
  */
 export const planPublish = (
@@ -112,52 +123,68 @@ export const planPublish = (
 ): PublishPlan => {
   const version = opts.version ?? dataset.version;
   const unchangedAs = matchingVersion(state, dataset);
-  const latest = state ? rowsAt(state) : new Map();
+  const latest = state ? rowsAt(state) : new Map<string, DatasetRow>();
   const fileIds = new Set(dataset.rows.map((r) => r.id));
-  const notInFile = [...latest.keys()].filter((id) => !fileIds.has(id)).sort();
+  const missing = [...latest].filter(([id]) => !fileIds.has(id));
+  const fromProduction = ([, r]: [string, DatasetRow]) => r.provenance.kind === 'production_failure';
+  const keptFromProduction = missing
+    .filter(fromProduction)
+    .map(([id]) => id)
+    .sort();
   const added: string[] = [];
   const changed: string[] = [];
+  const removed: string[] = [];
   const events: DatasetRowUpserted[] = [];
+  const event = (
+    rowId: string,
+    i: number,
+    row: PublishedRow,
+    extra: Partial<DatasetRowUpserted>,
+  ): DatasetRowUpserted => ({
+    event_id: deterministicEventId(opts.now, 'DatasetRowUpserted', opts.datasetId, version, rowId),
+    type: 'DatasetRowUpserted',
+    schema_version: 2,
+    occurred_at: opts.now + i,
+    producer: DATASET_PRODUCER,
+    dataset_id: opts.datasetId,
+    dataset_version: version,
+    row_id: rowId,
+    input: row.input,
+    expected: row.expected,
+    tags: [...row.tags],
+    provenance: { kind: 'manual', note: opts.note ?? dataset.file },
+    ...(row.expected_checks ? { expected_checks: { ...row.expected_checks } } : {}),
+    ...extra,
+  });
   if (unchangedAs === undefined) {
-    if (state?.versions.includes(version))
-      throw new InputError(
-        `dataset ${opts.datasetId} already has a version "${version}" with other rows; versions are immutable: pass a new --version`,
-        { file: dataset.file, field: 'version' },
-      );
     dataset.rows.forEach((r, i) => {
       const row = publishedRowOf(r);
       const prior = latest.get(r.id);
       if (prior && sameRow(prior, row)) return;
       (prior ? changed : added).push(r.id);
-      events.push({
-        event_id: deterministicEventId(opts.now, 'DatasetRowUpserted', opts.datasetId, version, r.id),
-        type: 'DatasetRowUpserted',
-        schema_version: 1,
-        occurred_at: opts.now + i,
-        producer: DATASET_PRODUCER,
-        dataset_id: opts.datasetId,
-        dataset_version: version,
-        row_id: r.id,
-        input: row.input,
-        expected: row.expected,
-        tags: [...row.tags],
-        provenance: { kind: 'manual', note: opts.note ?? dataset.file },
-      });
+      events.push(event(r.id, i, row, {}));
     });
+    for (const [id, prior] of missing.filter((m) => !fromProduction(m)).sort(([a], [b]) => (a < b ? -1 : 1))) {
+      removed.push(id);
+      events.push(event(id, dataset.rows.length + removed.length, prior, { removed: true }));
+    }
+    if (events.length > 0 && state?.versions.includes(version))
+      throw new InputError(
+        `dataset ${opts.datasetId} already has a version "${version}" with other rows; versions are immutable: pass a new --version`,
+        { file: dataset.file, field: 'version' },
+      );
   }
-  if (unchangedAs === undefined && events.length === 0)
-    throw new InputError(
-      `the file only lacks rows of the latest version (${notInFile.slice(0, 5).join(', ')}); passk keeps rows once published (there is no removal event), so this is no new version`,
-      { file: dataset.file },
-    );
+  // Nothing to publish: the file is a version already (or the latest one less rows from production, kept).
+  const same = unchangedAs ?? (events.length === 0 ? state?.versions.at(-1) : undefined);
   return {
     datasetId: opts.datasetId,
-    version: unchangedAs ?? version,
+    version: same ?? version,
     events,
     added,
     changed,
-    notInFile,
-    ...(unchangedAs === undefined ? {} : { unchangedAs }),
+    removed,
+    keptFromProduction,
+    ...(same === undefined ? {} : { unchangedAs: same }),
   };
 };
 

@@ -56,4 +56,87 @@ describe('planPublish', () => {
       /already has a version "v1"/,
     );
   });
+
+  it('a file that only drops rows publishes a new version with one tombstone per dropped row', () => {
+    const three = file([
+      { id: 'a', input: 'x', expected: 'approve', tags: ['must_not_break'] },
+      { id: 'b', input: 'y', expected: 'deny' },
+      { id: 'c', input: 'z', expected: 'deny' },
+    ]);
+    const state = apply(
+      undefined,
+      planPublish(undefined, three, { datasetId: 'refunds', version: 'v1', now: 1_000 }).events,
+    );
+    const dropped = file([{ id: 'a', input: 'x', expected: 'approve', tags: ['must_not_break'] }]);
+    const plan = planPublish(state, dropped, { datasetId: 'refunds', version: 'v2', now: 2_000 });
+    expect(plan).toMatchObject({ version: 'v2', added: [], changed: [], removed: ['b', 'c'] });
+    expect(plan.events.map((e) => [e.row_id, e.removed, e.input])).toEqual([
+      ['b', true, 'y'],
+      ['c', true, 'z'],
+    ]);
+    const after = apply(state, plan.events)!;
+    expect(versionChanges(after).map((v) => [v.dataset_version, v.added, v.changed, v.removed, v.rows])).toEqual([
+      ['v1', ['a', 'b', 'c'], [], [], 3],
+      ['v2', [], [], ['b', 'c'], 1],
+    ]);
+    // run --dataset pins v2 for the smaller file, v1 for the first one; publishing either again does nothing
+    expect(matchingVersion(after, dropped)).toBe('v2');
+    expect(matchingVersion(after, three)).toBe('v1');
+    expect(planPublish(after, dropped, { datasetId: 'refunds', now: 3_000 })).toMatchObject({
+      events: [],
+      unchangedAs: 'v2',
+    });
+    // a dropped row that comes back is added again (the file as a whole is no earlier version)
+    const readd = file([three.rows[0]!, three.rows[1]!]);
+    const readded = planPublish(after, readd, { datasetId: 'refunds', version: 'v3', now: 4_000 });
+    expect(readded).toMatchObject({ added: ['b'], changed: [], removed: [] });
+    expect(versionChanges(apply(after, readded.events)!).at(-1)).toMatchObject({ added: ['b'], removed: [], rows: 2 });
+  });
+
+  it('keeps the rows confirmed production failures added when a file lacks them', () => {
+    const state = apply(
+      undefined,
+      planPublish(undefined, v1, { datasetId: 'refunds', version: 'v1', now: 1_000 }).events,
+    );
+    const withFailure = evolveDataset(
+      state,
+      {
+        event_id: '01JAAAAAAAAAAAAAAAAAAAAAAA',
+        type: 'FailureConfirmed',
+        schema_version: 1,
+        occurred_at: 1_500,
+        producer: 'review',
+        trace_id: 't-1',
+        dataset_id: 'refunds',
+        input: 'late refund',
+        expected: 'deny',
+        reviewer: 'alice',
+      },
+      DATASET_PRODUCER,
+    ).state;
+    const again = planPublish(withFailure, v1, { datasetId: 'refunds', version: 'v2', now: 2_000 });
+    expect(again).toMatchObject({ events: [], removed: [], keptFromProduction: ['pf-t-1'], unchangedAs: 'v1' });
+    const dropB = planPublish(withFailure, file([v1.rows[0]!]), { datasetId: 'refunds', version: 'v2', now: 2_000 });
+    expect(dropB).toMatchObject({ removed: ['b'], keptFromProduction: ['pf-t-1'] });
+  });
+
+  it('carries expected checks, and a change to them alone is a changed row', () => {
+    const withChecks = file([
+      { id: 'a', input: 'x', expected: 'approve', expected_checks: { window: true, receipt: 'r-1' } },
+    ]);
+    const first = planPublish(undefined, withChecks, { datasetId: 'refunds', version: 'v1', now: 1_000 });
+    expect(first.events[0]?.expected_checks).toEqual({ window: true, receipt: 'r-1' });
+    const state = apply(undefined, first.events);
+    const reordered = file([
+      { id: 'a', input: 'x', expected: 'approve', expected_checks: { receipt: 'r-1', window: true } },
+    ]);
+    expect(planPublish(state, reordered, { datasetId: 'refunds', now: 2_000 }).events).toEqual([]);
+    const other = file([
+      { id: 'a', input: 'x', expected: 'approve', expected_checks: { window: false, receipt: 'r-1' } },
+    ]);
+    expect(planPublish(state, other, { datasetId: 'refunds', version: 'v2', now: 2_000 })).toMatchObject({
+      changed: ['a'],
+      events: [expect.objectContaining({ expected_checks: { window: false, receipt: 'r-1' } })],
+    });
+  });
 });

@@ -4,6 +4,7 @@ import { InputError } from '../../schemas/errors.ts';
 import { deterministicEventId } from '../../schemas/ids.ts';
 import { trialEventId } from '../sdk/ids.ts';
 import type { TrialInput } from '../sdk/inputs.ts';
+import { KEY_SEP } from '../../schemas/topics.ts';
 
 /** What the user may set for every format; each importer documents its defaults. */
 export interface ImportOptions {
@@ -134,7 +135,7 @@ export const withId = (t: TrialInput): ImportedTrial => ({
 export const attemptCounter = () => {
   const seen = new Map<string, number>();
   return (agent: string, row: string): number => {
-    const key = `${agent}\u001f${row}`;
+    const key = `${agent}${KEY_SEP}${row}`;
     const n = seen.get(key) ?? 0;
     seen.set(key, n + 1);
     return n;

@@ -3,12 +3,12 @@ import { parseTrialText } from '../files/readTrialFiles.ts';
 import { InputError, PipelineError } from '../../schemas/errors.ts';
 import type { EventPublisher, EventSource } from '../../processors/ports.ts';
 import { TrialRecorded } from '../../schemas/events/trialRecorded.ts';
-import { TOPICS } from '../../schemas/topics.ts';
+import { TOPICS, KEY_SEP } from '../../schemas/topics.ts';
 import { existingEventIds } from '../logReader.ts';
 import { runFinishedEventId } from '../sdk/ids.ts';
 import type { RunFinishedInput } from '../sdk/inputs.ts';
 import { createRecorder } from '../sdk/recorder.ts';
-import type { RetryPolicy } from '../sdk/retry.ts';
+import type { RetryPolicy } from '../../schemas/retry.ts';
 import { PRODUCER_VERSION } from '../version.ts';
 import type { ImportedTrial, ImportOptions } from './common.ts';
 import { detectFormat, type Format, parseResultsFile } from './detect.ts';
@@ -172,7 +172,7 @@ const largestField = (t: ImportedTrial): string =>
 const runsOf = (trials: readonly ImportedTrial[]): RunFinishedInput[] => {
   const runs = new Map<string, RunFinishedInput & { perRow: Map<string, number>; rowsSet: Set<string> }>();
   for (const t of trials) {
-    const key = [t.suite, t.dataset_version, t.agent.version, t.run_id].join('\u001f');
+    const key = [t.suite, t.dataset_version, t.agent.version, t.run_id].join(KEY_SEP);
     const r =
       runs.get(key) ??
       ({

@@ -1,4 +1,5 @@
 import { passCurves } from '../../processors/core/estimators.ts';
+import { KEY_SEP } from '../../schemas/topics.ts';
 
 export interface TrialOutcome {
   readonly suite: string;
@@ -40,7 +41,7 @@ export const summarize = (trials: readonly TrialOutcome[]): ImportSummary[] => {
     }
   >();
   for (const t of trials) {
-    const key = `${t.suite}\u001f${t.agent.version}`;
+    const key = `${t.suite}${KEY_SEP}${t.agent.version}`;
     const g = groups.get(key) ?? {
       suite: t.suite,
       agent: t.agent.version,

@@ -1,4 +1,5 @@
 export {
+  buildEvents,
   createIngestRoutes,
   INGEST_KINDS,
   INGEST_PRODUCER,

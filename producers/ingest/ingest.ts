@@ -10,7 +10,14 @@ import { createGunzip } from 'node:zlib';
 import type { EventPublisher } from '../../processors/ports.ts';
 import { EventTooLarge, InputError, PipelineError } from '../../schemas/errors.ts';
 import type { PasskEvent } from '../../schemas/events/index.ts';
+import { DatasetRowUpserted } from '../../schemas/events/datasets.ts';
+import { Id } from '../../schemas/envelope.ts';
+import { deterministicEventId } from '../../schemas/ids.ts';
 import { parseTrialRecord } from '../files/trialLines.ts';
+import { publishedRowOf } from '../datasets/publish.ts';
+import { DatasetRow } from '../runner/dataset.ts';
+import { createOtlpReceiver, encodeResponse, encodeStatus, MalformedOtlp, type OtlpReceiver } from '../otlp/index.ts';
+import type { OtlpReceiverOptions } from '../otlp/receiver.ts';
 import { InvalidRecord } from '../sdk/inputs.ts';
 import { createMemoryPublisher } from '../sdk/memoryPublisher.ts';
 import { createRecorder } from '../sdk/recorder.ts';
@@ -19,7 +26,14 @@ import { ingestOpenApi } from './openapi.ts';
 
 export const INGEST_PRODUCER = `passk-ingest/${PRODUCER_VERSION}`;
 export const INGEST_KINDS = ['trials', 'traces', 'judgments', 'labels'] as const;
-export type IngestKind = (typeof INGEST_KINDS)[number];
+/** `datasets` is `POST /api/v1/datasets/{id}/rows?version=V`. */
+export type IngestKind = (typeof INGEST_KINDS)[number] | 'datasets';
+
+/** Where dataset rows go: the dataset id of the path and the version of the query. */
+export interface DatasetTarget {
+  readonly datasetId: string;
+  readonly version: string;
+}
 
 export type ItemResult =
   | { index: number; status: 'accepted' | 'duplicate'; event_id: string }
@@ -42,6 +56,8 @@ export interface IngestOptions {
   readonly maxInFlight?: number;
   /** Event ids acknowledged recently, remembered to answer `duplicate`. @default 1_000_000 */
   readonly rememberIds?: number;
+  /** The OTLP receiver at `POST /v1/traces`: its sampling policy and redactors (default: keep every trace). */
+  readonly otlp?: Omit<OtlpReceiverOptions, 'publisher' | 'onError'>;
   readonly onError?: (e: unknown) => void;
 }
 
@@ -134,8 +150,14 @@ type Built = { index: number; event: PasskEvent } | { index: number; field: stri
  * the rest through the SDK's recorder (over a publisher that only collects), so the schemas and the
  * deterministic event ids are the SDK's own.
  */
-export const buildEvents = async (kind: IngestKind, items: readonly Item[]): Promise<Built[]> => {
+export const buildEvents = async (
+  kind: IngestKind,
+  items: readonly Item[],
+  target?: DatasetTarget,
+  now: () => number = Date.now,
+): Promise<Built[]> => {
   const out: Built[] = [];
+  if (kind === 'datasets') return items.map((it) => datasetRowEvent(it, target!, now()));
   if (kind === 'trials') {
     for (const it of items) {
       if (it.error !== undefined) {
@@ -189,6 +211,55 @@ export const buildEvents = async (kind: IngestKind, items: readonly Item[]): Pro
   return out;
 };
 
+/**
+ * A dataset row (the runner's row: `id`, `input`, `expected`, `tags`) as the DatasetRowUpserted that
+ * `passk dataset publish` writes. The event id depends on the dataset, version and row only: a version's rows are
+ * immutable, so the same row id sent again to the same version is a duplicate.
+ */
+const datasetRowEvent = (it: Item, target: DatasetTarget, now: number): Built => {
+  if (it.error !== undefined) return { index: it.index, field: '(root)', reason: it.error };
+  const r = DatasetRow.safeParse(it.value);
+  if (!r.success) {
+    const issue = r.error.issues[0]!;
+    return { index: it.index, field: issue.path.map(String).join('.') || '(root)', reason: issue.message };
+  }
+  const event = DatasetRowUpserted.safeParse({
+    event_id: deterministicEventId(0, 'DatasetRowUpserted', target.datasetId, target.version, r.data.id),
+    type: 'DatasetRowUpserted',
+    schema_version: 1,
+    occurred_at: now,
+    producer: INGEST_PRODUCER,
+    dataset_id: target.datasetId,
+    dataset_version: target.version,
+    row_id: r.data.id,
+    ...publishedRowOf(r.data),
+    provenance: { kind: 'import', note: 'ingest API' },
+  });
+  if (!event.success) {
+    const issue = event.error.issues[0]!;
+    return { index: it.index, field: issue.path.map(String).join('.') || '(root)', reason: issue.message };
+  }
+  return { index: it.index, event: event.data };
+};
+
+/** The dataset id of `/api/v1/datasets/{id}/rows` and the `version` of its query, checked. */
+const datasetTarget = (rawId: string, search: URLSearchParams): DatasetTarget => {
+  let datasetId: string;
+  try {
+    datasetId = decodeURIComponent(rawId);
+  } catch {
+    throw new HttpError(400, `the dataset id in the path is not valid percent-encoding: "${rawId}"`);
+  }
+  const version = search.get('version');
+  if (!Id.safeParse(datasetId).success) throw new HttpError(400, 'the dataset id must be 1–512 characters');
+  if (version === null || !Id.safeParse(version).success)
+    throw new HttpError(
+      400,
+      'name the dataset version the rows belong to: ?version=V (1–512 characters; a version is immutable)',
+    );
+  return { datasetId, version };
+};
+
 /** Handles `/api/v1/*` ingest requests; returns false for any other path (the caller serves it). */
 export const createIngestRoutes = (opts: IngestOptions) => {
   const max = opts.maxBodyBytes ?? 16 * 1024 * 1024;
@@ -212,7 +283,11 @@ export const createIngestRoutes = (opts: IngestOptions) => {
     res.end(JSON.stringify(body));
   };
 
-  const ingest = async (kind: IngestKind, req: IncomingMessage): Promise<{ status: number; body: IngestAnswer }> => {
+  const ingest = async (
+    kind: IngestKind,
+    req: IncomingMessage,
+    target?: DatasetTarget,
+  ): Promise<{ status: number; body: IngestAnswer }> => {
     const type = (req.headers['content-type'] ?? '').split(';')[0]!.trim().toLowerCase();
     if (!CONTENT_TYPES.has(type))
       throw new HttpError(
@@ -229,7 +304,7 @@ export const createIngestRoutes = (opts: IngestOptions) => {
     }
     const items = splitItems(decoded, type);
     if (items.length === 0) throw new HttpError(400, 'the body holds no items');
-    const built = await buildEvents(kind, items);
+    const built = await buildEvents(kind, items, target);
     const results: ItemResult[] = [];
     const toPublish: PasskEvent[] = [];
     const inBatch = new Set<string>();
@@ -267,30 +342,96 @@ export const createIngestRoutes = (opts: IngestOptions) => {
     return { status, body: answer };
   };
 
+  let receiver: OtlpReceiver | undefined;
+  const OTLP_TYPES: Record<string, 'protobuf' | 'json'> = {
+    'application/x-protobuf': 'protobuf',
+    'application/protobuf': 'protobuf',
+    'application/json': 'json',
+  };
+  /** OTLP/HTTP: ExportTraceServiceResponse on success, a google.rpc.Status on failure, in the request's encoding. */
+  const otlp = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
+    const type = (req.headers['content-type'] ?? '').split(';')[0]!.trim().toLowerCase();
+    const format = OTLP_TYPES[type];
+    const answer = (status: number, body: Uint8Array | string, headers: Record<string, string> = {}) => {
+      res.writeHead(status, {
+        'content-type': format === 'protobuf' ? 'application/x-protobuf' : 'application/json; charset=utf-8',
+        'cache-control': 'no-store',
+        ...headers,
+      });
+      res.end(body);
+    };
+    try {
+      if (req.method !== 'POST') throw new HttpError(405, 'only POST', { allow: 'POST' });
+      authorize(req);
+      if (!format)
+        throw new HttpError(
+          415,
+          `Content-Type must be application/x-protobuf or application/json, got "${type || '(none)'}"`,
+        );
+      if (inFlight >= maxInFlight)
+        throw new HttpError(429, `${inFlight} requests are being written; retry shortly`, { 'retry-after': '1' });
+      inFlight++;
+      try {
+        const body = await readBody(req, max);
+        receiver ??= createOtlpReceiver({ publisher: opts.publisher, ...opts.otlp, onError });
+        let result;
+        try {
+          result = await receiver.export(body, format);
+        } catch (e) {
+          if (e instanceof MalformedOtlp) throw new HttpError(400, e.message);
+          if (e instanceof PipelineError && e.retriable)
+            throw new HttpError(503, `the event log is unavailable: ${e.message}`, { 'retry-after': '1' });
+          throw e;
+        }
+        answer(200, encodeResponse(format, { spans: result.rejected, message: result.message }));
+      } finally {
+        inFlight--;
+      }
+    } catch (e) {
+      if (!req.complete) req.resume();
+      if (!(e instanceof HttpError)) onError(e);
+      const status = e instanceof HttpError ? e.status : 500;
+      const message = e instanceof Error ? e.message : String(e);
+      // google.rpc.Code: 3 INVALID_ARGUMENT, 16 UNAUTHENTICATED, 8 RESOURCE_EXHAUSTED, 14 UNAVAILABLE, 13 INTERNAL.
+      const code = { 400: 3, 401: 16, 413: 3, 415: 3, 405: 12, 429: 8, 503: 14 }[status] ?? 13;
+      answer(status, encodeStatus(format ?? 'json', code, message), e instanceof HttpError ? e.headers : {});
+    }
+  };
+
+  const authorize = (req: IncomingMessage): void => {
+    const bearer = /^Bearer (.+)$/.exec(req.headers.authorization ?? '')?.[1];
+    if (opts.token === undefined)
+      throw new HttpError(401, 'writes are disabled: start the server with a write token (PASSK_INGEST_TOKEN)');
+    if (bearer === undefined || !sameToken(bearer, opts.token))
+      throw new HttpError(401, 'a valid write token is required (Authorization: Bearer …)', {
+        'www-authenticate': 'Bearer',
+      });
+  };
+
   let openapi: string | undefined;
-  return async (req: IncomingMessage, res: ServerResponse, pathname: string): Promise<boolean> => {
+  const handle = async (req: IncomingMessage, res: ServerResponse, pathname: string): Promise<boolean> => {
     if (pathname === '/api/v1/openapi.json' && (req.method === 'GET' || req.method === 'HEAD')) {
       openapi ??= JSON.stringify(ingestOpenApi(), null, 2);
       res.writeHead(200, { 'content-type': 'application/json; charset=utf-8' });
       res.end(req.method === 'HEAD' ? undefined : openapi);
       return true;
     }
-    const m = /^\/api\/v1\/(trials|traces|judgments|labels)$/.exec(pathname);
+    if (pathname === '/v1/traces') {
+      await otlp(req, res);
+      return true;
+    }
+    const m = /^\/api\/v1\/(?:(trials|traces|judgments|labels)|datasets\/([^/]+)\/rows)$/.exec(pathname);
     if (!m) return false;
     try {
       if (req.method !== 'POST') throw new HttpError(405, 'only POST', { allow: 'POST' });
-      const bearer = /^Bearer (.+)$/.exec(req.headers.authorization ?? '')?.[1];
-      if (opts.token === undefined)
-        throw new HttpError(401, 'writes are disabled: start the server with a write token (PASSK_INGEST_TOKEN)');
-      if (bearer === undefined || !sameToken(bearer, opts.token))
-        throw new HttpError(401, 'a valid write token is required (Authorization: Bearer …)', {
-          'www-authenticate': 'Bearer',
-        });
+      authorize(req);
+      const target =
+        m[2] === undefined ? undefined : datasetTarget(m[2], new URL(req.url ?? '/', 'http://ingest').searchParams);
       if (inFlight >= maxInFlight)
         throw new HttpError(429, `${inFlight} requests are being written; retry shortly`, { 'retry-after': '1' });
       inFlight++;
       try {
-        const { status, body } = await ingest(m[1] as IngestKind, req);
+        const { status, body } = await ingest((m[1] ?? 'datasets') as IngestKind, req, target);
         send(res, status, body);
       } finally {
         inFlight--;
@@ -306,4 +447,9 @@ export const createIngestRoutes = (opts: IngestOptions) => {
     }
     return true;
   };
+  /** Stops the OTLP receiver (closing a capped policy's open windows, flushing what they kept). */
+  const close = async (): Promise<void> => {
+    await receiver?.close();
+  };
+  return Object.assign(handle, { close });
 };

@@ -44,6 +44,7 @@ export const createIngestServer = async (
     close: async () => {
       server.closeAllConnections();
       await new Promise<void>((resolve) => server.close(() => resolve()));
+      await routes.close();
     },
   };
 };

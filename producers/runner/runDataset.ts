@@ -2,7 +2,7 @@ import type { EventPublisher, EventSource } from '../../processors/ports.ts';
 import { InputError } from '../../schemas/errors.ts';
 import { contentHash, sha256 } from '../importers/common.ts';
 import { createRecorder } from '../sdk/recorder.ts';
-import { DEFAULT_RETRY, type RetryPolicy } from '../sdk/retry.ts';
+import { DEFAULT_RETRY, type RetryPolicy } from '../../schemas/retry.ts';
 import { PRODUCER_VERSION } from '../version.ts';
 import { createAgent } from './agents/index.ts';
 import type { Agent, AgentMeta } from './agents/types.ts';

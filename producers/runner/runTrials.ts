@@ -1,11 +1,12 @@
 import type { Recorder } from '../sdk/recorder.ts';
 import { trialEventId } from '../sdk/ids.ts';
 import type { TrialInput } from '../sdk/inputs.ts';
-import type { RetryPolicy } from '../sdk/retry.ts';
+import type { RetryPolicy } from '../../schemas/retry.ts';
 import type { Agent } from './agents/types.ts';
 import type { DatasetRow } from './dataset.ts';
 import type { Grader } from './graders/types.ts';
 import { runTrial } from './trial.ts';
+import { KEY_SEP } from '../../schemas/topics.ts';
 
 export interface RunPlan {
   readonly rows: readonly DatasetRow[];
@@ -58,7 +59,7 @@ export interface RunSummary extends RunProgress {
   readonly errors: Record<string, number>;
 }
 
-export const attemptKey = (rowId: string, attempt: number): string => `${rowId}\u001f${attempt}`;
+export const attemptKey = (rowId: string, attempt: number): string => `${rowId}${KEY_SEP}${attempt}`;
 
 /** Every (row, attempt) the plan asks for, in row order then attempt order. */
 export const plannedAttempts = (

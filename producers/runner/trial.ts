@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import type { Check } from '../../schemas/events/trialRecorded.ts';
 import { clip } from '../importers/common.ts';
 import type { TrialInput } from '../sdk/inputs.ts';
-import { type RetryPolicy, withRetry } from '../sdk/retry.ts';
+import { type RetryPolicy, withRetry } from '../../schemas/retry.ts';
 import { AgentUnavailable, classifyFailure } from './agents/failures.ts';
 import type { Agent, AgentResult } from './agents/types.ts';
 import { asText, type DatasetRow } from './dataset.ts';

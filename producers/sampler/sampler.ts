@@ -6,6 +6,7 @@ import type { Recorder } from '../sdk/recorder.ts';
 import { inputFingerprint, policyHash } from './fingerprint.ts';
 import { alwaysKeepReason, rateOf, SamplingPolicy, type SamplingPolicyInput } from './policy.ts';
 import { DEFAULT_REDACTORS, type Redactor, redactText, redactValue } from './redact.ts';
+import { KEY_SEP } from '../../schemas/topics.ts';
 
 /** A production request as the app sees it, before sampling and redaction. */
 export interface TraceCandidate {
@@ -16,6 +17,9 @@ export interface TraceCandidate {
   readonly input: unknown;
   readonly output?: unknown;
   readonly verdicts?: TraceInput['verdicts'];
+  /** The tool calls it made; arguments are redacted like the input. */
+  readonly actions?: TraceInput['actions'];
+  readonly tokens?: TraceInput['tokens'];
   readonly user_signals?: Record<string, string | number | boolean>;
   readonly error_kind?: string | null;
   readonly tags?: string[];
@@ -95,6 +99,8 @@ export const createTraceSampler = (opts: SamplerOptions): TraceSampler => {
         ...(output !== undefined ? { output: text(output) } : {}),
       },
       ...(t.verdicts ? { verdicts: t.verdicts } : {}),
+      ...(t.actions ? { actions: redactValue(t.actions, redactors) as TraceInput['actions'] } : {}),
+      ...(t.tokens ? { tokens: t.tokens } : {}),
       ...(t.user_signals
         ? { user_signals: redactValue(t.user_signals, redactors) as Record<string, string | number | boolean> }
         : {}),
@@ -139,7 +145,7 @@ export const createTraceSampler = (opts: SamplerOptions): TraceSampler => {
         return { kept: true, probability: rate, reason: 'rate' };
       }
       const start = Math.floor(at / policy.cap.windowMs) * policy.cap.windowMs;
-      const key = `${segment}\u001f${start}`;
+      const key = `${segment}${KEY_SEP}${start}`;
       let w = windows.get(key);
       if (!w) windows.set(key, (w = { end: start + policy.cap.windowMs, rate, candidates: 0, reservoir: [] }));
       w.candidates++;

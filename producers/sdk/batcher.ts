@@ -2,7 +2,7 @@ import type { EventPublisher } from '../../processors/ports.ts';
 import { EventTooLarge, InvalidEvent } from '../../schemas/errors.ts';
 import type { PasskEvent } from '../../schemas/events/index.ts';
 import { Backpressure, RecorderClosed, UnsentEvents } from './errors.ts';
-import { DEFAULT_RETRY, type RetryPolicy, withRetry } from './retry.ts';
+import { DEFAULT_RETRY, type RetryPolicy, withRetry } from '../../schemas/retry.ts';
 
 export interface BatcherOptions {
   readonly publisher: EventPublisher;

@@ -13,4 +13,11 @@ export {
   type TrialInput,
 } from './inputs.ts';
 export { createMemoryPublisher, type MemoryPublisher } from './memoryPublisher.ts';
-export { backoffMs, DEFAULT_RETRY, isRetriable, RetryPolicy, withRetry, type RetryOptions } from './retry.ts';
+export {
+  backoffMs,
+  DEFAULT_RETRY,
+  isRetriable,
+  RetryPolicy,
+  withRetry,
+  type RetryOptions,
+} from '../../schemas/retry.ts';

@@ -17,6 +17,7 @@ import {
   type TraceInput,
   type TrialInput,
 } from './inputs.ts';
+import { KEY_SEP } from '../../schemas/topics.ts';
 
 export interface RecorderOptions extends Omit<BatcherOptions, 'publisher'> {
   readonly publisher: EventPublisher;
@@ -49,7 +50,6 @@ export interface Recorder {
 }
 
 const PLACEHOLDER_ID = '0'.repeat(26);
-const SEP = '\u001f';
 
 interface RunSeen {
   suite: string;
@@ -125,7 +125,7 @@ export const createRecorder = (opts: RecorderOptions): Recorder => {
           j.judge.version ?? '',
           j.rubric_version,
           j.repeat ?? 0,
-          (j.order ?? []).join(SEP),
+          (j.order ?? []).join(KEY_SEP),
         );
       return batcher.add(build('JudgmentRecorded', input, id));
     },

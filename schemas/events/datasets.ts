@@ -8,7 +8,15 @@ export const Provenance = z.object({
   note: z.string().optional(),
 });
 
-/** A row added or changed; it lands in a new dataset version. */
+/** Expected answers of a row's intermediate checks, by check name (what `passk run --dataset` grades checks against). */
+export const ExpectedChecks = z.record(z.string(), z.union([z.string(), z.number(), z.boolean(), z.null()]));
+
+/**
+ * A row added, changed or removed; it lands in a new dataset version. A removal is a tombstone:
+ * `removed: true`, the row's last input, expected result and tags kept for the record; the row is
+ * not in that version nor in later ones until it is upserted again. (Both optional fields came in
+ * schema version 2: adding optional fields to the closed model is BACKWARD-compatible.)
+ */
 export const DatasetRowUpserted = z.object({
   ...envelope('DatasetRowUpserted'),
   dataset_id: Id,
@@ -18,6 +26,8 @@ export const DatasetRowUpserted = z.object({
   expected: z.string().nullable(),
   tags: Tags,
   provenance: Provenance,
+  expected_checks: ExpectedChecks.optional(),
+  removed: z.boolean().optional(),
 });
 export type DatasetRowUpserted = z.infer<typeof DatasetRowUpserted>;
 

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { envelope, Id, Tags } from '../envelope.ts';
+import { Action } from './trialRecorded.ts';
 
 /** A sampled production request, with the probability it had of being kept. */
 export const TraceSampled = z.object({
@@ -21,6 +22,10 @@ export const TraceSampled = z.object({
     .optional(),
   user_signals: z.record(z.string(), z.union([z.string(), z.number(), z.boolean()])).optional(),
   error_kind: z.string().nullable().optional(),
+  /** The tool calls the request made (an OTLP trace's `execute_tool` child spans), arguments redacted. */
+  actions: z.array(Action).optional(),
+  /** Tokens the request used (an OTLP trace's `gen_ai.usage.*`, summed over its model calls). */
+  tokens: z.object({ input: z.number().int().nonnegative(), output: z.number().int().nonnegative() }).optional(),
   /** Redacted before it left the process. */
   payload: z.object({ input: z.string().optional(), output: z.string().optional() }).optional(),
   tags: Tags.optional(),

@@ -17,7 +17,6 @@ export { renderClusterTable, renderCreateTable, type ClusterDdlOptions } from '.
 export { TABLES, TABLE_NAMES, type TableName } from './schema/tables.ts';
 export type { TableDef, Column } from './schema/table.ts';
 export { applyTraceRetention, traceRetentionDays } from './retention.ts';
-export { DEFAULT_RETRY, type RetryPolicy } from './retry.ts';
 export {
   createClickHouseRowSink,
   type ClickHouseRowSink,

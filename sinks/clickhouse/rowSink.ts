@@ -4,7 +4,7 @@ import type { DeadLetter } from '../../processors/ports.ts';
 import type { PasskEvent } from '../../schemas/events/index.ts';
 import { execInsert, type InsertJsonRows } from './connection.ts';
 import { classifyFailure, describeError, SinkClosed, SinkRejected, SinkUnavailable } from './errors.ts';
-import { DEFAULT_RETRY, backoffMs, sleep, type RetryPolicy } from './retry.ts';
+import { DEFAULT_RETRY, backoffMs, sleep, type RetryPolicy } from '../../schemas/retry.ts';
 import { eventToRow } from './rows/eventRows.ts';
 import { TABLES, type TableName } from './schema/tables.ts';
 import { toDateTime64 } from './time.ts';
@@ -27,7 +27,7 @@ export interface ClickHouseRowSinkOptions {
   readonly client: Pick<ClickHouseClient, 'exec'>;
   /** The bulk insert (`StoreClient.insertJsonRows`: chDB's raw insert when embedded). @default execInsert(client) */
   readonly insertJsonRows?: InsertJsonRows;
-  /** @default DEFAULT_RETRY (8 retries, 100 ms doubling to 10 s) */
+  /** @default DEFAULT_RETRY (schemas/retry.ts: 5 retries, 100 ms doubling to 5 s), with jitter */
   readonly retry?: RetryPolicy;
   readonly logger?: SinkLogger;
   /** Rows per insert: a table's buffer is written when it reaches this. @default 10000 */
@@ -174,7 +174,7 @@ export const createClickHouseRowSink = (opts: ClickHouseRowSinkOptions): ClickHo
           if (attempt < retry.retries) {
             stats.retries++;
             logger?.warn('insert failed, retrying', { table, attempt: attempt + 1, error: describeError(e) });
-            await sleep(backoffMs(retry, attempt));
+            await sleep(backoffMs(retry, attempt, Math.random));
             continue;
           }
           throw new SinkUnavailable(

@@ -199,13 +199,11 @@ export const clickhouseDashboardData = (client: Querier): DashboardData => ({
   judges: () => judgeCalibration(client),
   datasets: async () => {
     const out = [];
-    for (const dataset_id of await datasetIds(client))
+    for (const dataset_id of await datasetIds(client)) {
+      let before = new Set<string>();
       for (const v of await datasetVersions(client, { dataset_id })) {
-        const rows = await datasetRows(client, {
-          dataset_id,
-          dataset_version: v.dataset_version,
-          mustNotBreakOnly: true,
-        });
+        const all = await datasetRows(client, { dataset_id, dataset_version: v.dataset_version });
+        const rows = all.filter((r) => r.must_not_break);
         const view = (r: (typeof rows)[number]): DatasetRowView => ({
           row_id: r.row_id,
           tags: r.tags,
@@ -216,15 +214,19 @@ export const clickhouseDashboardData = (client: Querier): DashboardData => ({
             ...(r.provenance.note ? { note: r.provenance.note } : {}),
           },
         });
+        const ids = new Set(all.map((r) => r.row_id));
         out.push({
           dataset_id,
           dataset_version: v.dataset_version,
           created_at: v.first_at,
           rows: v.rows,
+          removed: [...before].filter((id) => !ids.has(id)).sort(),
           must_not_break: rows.map(view),
           from_production: rows.filter((r) => r.provenance.kind === 'production_failure').map(view),
         });
+        before = ids;
       }
+    }
     return out;
   },
 });

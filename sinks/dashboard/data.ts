@@ -166,6 +166,8 @@ export type DatasetVersionView = {
   dataset_version: string;
   created_at: number | null;
   rows: number;
+  /** Rows of the previous version of the dataset this version removed. */
+  removed: string[];
   must_not_break: DatasetRowView[];
   /** Rows that came from confirmed production failures, with the trace they came from. */
   from_production: DatasetRowView[];

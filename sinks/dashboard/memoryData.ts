@@ -7,12 +7,13 @@ import {
   type Group,
 } from '../../processors/core/index.ts';
 import type { PasskEvent } from '../../schemas/events/index.ts';
-import type { DatasetRowUpserted, GateEvaluated, JudgmentRecorded, LabelRecorded } from '../../schemas/events/index.ts';
+import type { GateEvaluated, JudgmentRecorded, LabelRecorded, TraceSampled } from '../../schemas/events/index.ts';
+import { evolveDataset, rowsAt, type DatasetRow, type DatasetState } from '../../processors/folds/datasets.ts';
 import { failureSignals } from '../../producers/review/index.ts';
-import type { TraceSampled } from '../../schemas/events/index.ts';
 import type { DashboardData, DatasetVersionView, Scope, TraceListItem } from './data.ts';
 import { explorerView } from './explorerView.ts';
 import { rowView } from './rowView.ts';
+import { KEY_SEP } from '../../schemas/topics.ts';
 
 /**
  * The dashboard's data over events held in memory, computed with the same pure core as every other surface.
@@ -149,28 +150,40 @@ export const createMemoryDashboardData = (initial: readonly PasskEvent[] = []) =
     judges: async () =>
       calibrateJudges(of('JudgmentRecorded') as JudgmentRecorded[], of('LabelRecorded') as LabelRecorded[]),
     datasets: async () => {
-      const byVersion = new Map<string, DatasetRowUpserted[]>();
-      for (const r of of('DatasetRowUpserted'))
-        byVersion.set(`${r.dataset_id}\u001f${r.dataset_version}`, [
-          ...(byVersion.get(`${r.dataset_id}\u001f${r.dataset_version}`) ?? []),
-          r,
-        ]);
-      return [...byVersion.values()].map((rows): DatasetVersionView => {
-        const view = (r: DatasetRowUpserted) => ({
-          row_id: r.row_id,
-          tags: r.tags,
-          expected: r.expected,
-          provenance: r.provenance,
-        });
-        return {
-          dataset_id: rows[0]!.dataset_id,
-          dataset_version: rows[0]!.dataset_version,
-          created_at: Math.max(...rows.map((r) => r.occurred_at)),
-          rows: rows.length,
-          must_not_break: rows.filter((r) => r.tags.includes('must_not_break')).map(view),
-          from_production: rows.filter((r) => r.provenance.kind === 'production_failure').map(view),
-        };
-      });
+      // Folded as the dataset processor folds passk.datasets: versions are cumulative, removals drop rows.
+      const states = new Map<string, DatasetState>();
+      const createdAt = new Map<string, number>();
+      for (const r of of('DatasetRowUpserted')) {
+        states.set(r.dataset_id, evolveDataset(states.get(r.dataset_id), r, 'passk-dashboard').state);
+        const key = `${r.dataset_id}${KEY_SEP}${r.dataset_version}`;
+        createdAt.set(key, Math.min(createdAt.get(key) ?? Infinity, r.occurred_at));
+      }
+      return [...states.values()].flatMap((s) =>
+        s.versions.map((version, i): DatasetVersionView => {
+          const at = rowsAt(s, version);
+          const before = i === 0 ? new Map() : rowsAt(s, s.versions[i - 1]);
+          const view = ([row_id, r]: [string, DatasetRow]) => ({
+            row_id,
+            tags: r.tags,
+            expected: r.expected,
+            provenance: {
+              kind: r.provenance.kind,
+              ...(r.provenance.trace_id ? { trace_id: r.provenance.trace_id } : {}),
+              ...(r.provenance.note ? { note: r.provenance.note } : {}),
+            },
+          });
+          const rows = [...at].sort(([a], [b]) => (a < b ? -1 : 1));
+          return {
+            dataset_id: s.dataset_id,
+            dataset_version: version,
+            created_at: createdAt.get(`${s.dataset_id}${KEY_SEP}${version}`) ?? null,
+            rows: at.size,
+            removed: [...before.keys()].filter((id) => !at.has(id)).sort(),
+            must_not_break: rows.filter(([, r]) => r.tags.includes('must_not_break')).map(view),
+            from_production: rows.filter(([, r]) => r.provenance.kind === 'production_failure').map(view),
+          };
+        }),
+      );
     },
   };
   return { data, append: (more: readonly PasskEvent[]) => void events.push(...more) };

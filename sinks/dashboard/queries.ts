@@ -78,6 +78,9 @@ const Trace = z.object({
   output: z.string().nullable(),
   error_kind: z.string().nullable(),
   user_signals: z.record(z.string(), z.string()),
+  actions: z.array(z.object({ tool: z.string(), arguments: z.string().nullable() })),
+  tokens_input: z.number().nullable(),
+  tokens_output: z.number().nullable(),
 });
 export type TraceRow = Omit<z.infer<typeof Trace>, 'graders' | 'passed'> & {
   verdicts: { grader: string; passed: boolean | null }[];
@@ -90,7 +93,8 @@ export const traceById = async (client: Querier, trace_id: string): Promise<Trac
     Trace,
     `SELECT trace_id, toUnixTimestamp64Milli(occurred_at) AS occurred_at, agent_version, segment, input_fingerprint,
               sampling_probability, arrayMap(v -> v.grader, verdicts) AS graders, arrayMap(v -> v.passed, verdicts) AS passed,
-              payload_input AS input, payload_output AS output, error_kind, user_signals
+              payload_input AS input, payload_output AS output, error_kind, user_signals, actions,
+              tokens_input, tokens_output
        FROM traces FINAL WHERE trace_id = {trace_id:String}
        ORDER BY occurred_at LIMIT 1`,
     { trace_id },

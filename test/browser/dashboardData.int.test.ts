@@ -100,6 +100,19 @@ const datasetEvents: PasskEvent[] = [
     tags: ['must_not_break'],
     provenance: { kind: 'production_failure', trace_id: 't1' },
   },
+  {
+    // version 3 removes r2 (a tombstone, as passk dataset publish writes for a row the file dropped)
+    ...env('DatasetRowUpserted', T0 + 5_400_000, 'gone'),
+    type: 'DatasetRowUpserted',
+    dataset_id: 'd',
+    dataset_version: '3',
+    row_id: 'r2',
+    input: `{"message":"row r2"}`,
+    expected: 'deny',
+    tags: [],
+    provenance: { kind: 'manual' },
+    removed: true,
+  },
 ];
 const gate: PasskEvent = {
   ...env('GateEvaluated', T0 + 7_200_000, 'g'),
@@ -176,10 +189,12 @@ describe('the dashboard data on chDB', () => {
     ]);
     expect(await data.judges()).toEqual(await memory.judges());
     const versions = await data.datasets();
-    expect(versions.map((v) => [v.dataset_version, v.rows, v.must_not_break.map((r) => r.row_id)])).toEqual([
-      ['1', 4, ['r1']],
-      ['2', 5, ['prod-1', 'r1']],
+    expect(versions.map((v) => [v.dataset_version, v.rows, v.must_not_break.map((r) => r.row_id), v.removed])).toEqual([
+      ['1', 4, ['r1'], []],
+      ['2', 5, ['prod-1', 'r1'], []],
+      ['3', 4, ['prod-1', 'r1'], ['r2']],
     ]);
+    expect(versions).toEqual(await memory.datasets());
     expect(versions[1]!.from_production).toEqual([
       expect.objectContaining({ row_id: 'prod-1', provenance: { kind: 'production_failure', trace_id: 't1' } }),
     ]);

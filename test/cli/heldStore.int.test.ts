@@ -1,5 +1,5 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -68,6 +68,53 @@ describe('while passk serve holds the embedded store', () => {
     const exported = await cli('export', 'trials');
     expect(exported.code, exported.stderr).toBe(0);
     expect(exported.stdout.trim().split('\n').length).toBe(66);
+  });
+
+  it('a file that drops rows publishes a version that removes them: versions lists the ids, export leaves them out', async () => {
+    const rows = readFileSync(join(ROOT, DATASET), 'utf8').trim().split('\n');
+    // q3 and q6 dropped; q1 gains expected checks
+    const q1 = { ...(JSON.parse(rows[0]!) as object), expected_checks: { receipt: true, return_window: true } };
+    const smaller = join(dir, 'refunds-v2.jsonl');
+    writeFileSync(smaller, [JSON.stringify(q1), rows[1], rows[3], rows[4]].join('\n') + '\n');
+    const published = await cli('dataset', 'publish', smaller, '--dataset', 'refunds', '--version', 'v2', '--json');
+    expect(published.code, published.stderr).toBe(0);
+    expect(JSON.parse(published.stdout)).toMatchObject({ published: 3, changed: ['q1'], removed: ['q3', 'q6'] });
+
+    const versions = await cli('dataset', 'versions', '--dataset', 'refunds');
+    expect(versions.code, versions.stderr).toBe(0);
+    expect(versions.stdout).toMatch(/\bv2\b.*2 \(q3, q6\)/);
+    const json = JSON.parse((await cli('dataset', 'versions', '--dataset', 'refunds', '--json')).stdout) as {
+      versions: { dataset_version: string; changed: string[]; removed: string[]; rows: number }[];
+    };
+    expect(json.versions.at(-1)).toMatchObject({
+      dataset_version: 'v2',
+      changed: ['q1'],
+      removed: ['q3', 'q6'],
+      rows: 4,
+    });
+
+    // the processors inside serve write the tombstones to the store; export reads it through serve's API
+    let exported: { id: string; expected_checks?: object }[] = [];
+    for (let i = 0; i < 60 && exported.length !== 4; i++) {
+      const r = await cli('dataset', 'export', '--dataset', 'refunds', '--version', 'v2');
+      if (r.code === 0)
+        exported = r.stdout
+          .trim()
+          .split('\n')
+          .filter(Boolean)
+          .map((l) => JSON.parse(l) as never);
+      if (exported.length !== 4) await new Promise((res) => setTimeout(res, 1_000));
+    }
+    expect(exported.map((r) => r.id)).toEqual(['q1', 'q2', 'q4', 'q5']);
+    expect(exported[0]!.expected_checks).toEqual({ receipt: true, return_window: true });
+    const first = await cli('dataset', 'export', '--dataset', 'refunds', '--version', '1');
+    expect(first.stdout.trim().split('\n')).toHaveLength(6);
+
+    // the export round-trips: publishing it again is the same version (the one run --dataset would pin)
+    const file = join(dir, 'exported.jsonl');
+    writeFileSync(file, exported.map((r) => JSON.stringify(r)).join('\n') + '\n');
+    const again = await cli('dataset', 'publish', file, '--dataset', 'refunds', '--json');
+    expect(JSON.parse(again.stdout)).toMatchObject({ dataset_version: 'v2', published: 0 });
   });
 
   it('passk demo refuses to wipe a data directory a live process holds', async () => {

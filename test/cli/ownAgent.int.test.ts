@@ -108,8 +108,10 @@ const flow = (backend: 'embedded' | 'kafka', forms: Record<'v1' | 'v2' | 'v3', F
         env,
       ),
     );
+    let failed: Awaited<ReturnType<typeof cli>>;
+    let passed: Awaited<ReturnType<typeof cli>>;
     try {
-      const failed = await cli('gate', '--declare', '--baseline', 'own-v1', '--candidate', 'own-v2', '--wait', '240s');
+      failed = await cli('gate', '--declare', '--baseline', 'own-v1', '--candidate', 'own-v2', '--wait', '240s');
       expect(failed.code, failed.stderr).toBe(1);
       expect(failed.stderr).toContain('the processors ask for confirmation runs: 1 row(s)');
       expect(failed.stdout).toMatch(/GATE FAIL: candidate own-v2 against baseline own-v1/);
@@ -121,7 +123,7 @@ const flow = (backend: 'embedded' | 'kafka', forms: Record<'v1' | 'v2' | 'v3', F
       expect(comparisons).toEqual([expect.objectContaining({ status: 'decided', verdict: 'fail' })]);
 
       await ok('run', '--dataset', DATASET, ...agentArgs(forms.v3, 'v3', httpBase), '--k', '3');
-      const passed = await cli('gate', '--declare', '--baseline', 'own-v1', '--candidate', 'own-v3', '--wait', '240s');
+      passed = await cli('gate', '--declare', '--baseline', 'own-v1', '--candidate', 'own-v3', '--wait', '240s');
       expect(passed.code, passed.stderr).toBe(0);
       expect(passed.stdout).toMatch(/GATE PASS: candidate own-v3 against baseline own-v1/);
       // the followers ran the confirmation attempts, and only them
@@ -131,7 +133,15 @@ const flow = (backend: 'embedded' | 'kafka', forms: Record<'v1' | 'v2' | 'v3', F
       expect(await stop(processors)).toBe(0);
     }
 
-    // the store, read offline now that nothing holds it, gives the same verdicts
+    // the store, read offline now that nothing holds it, gives the same verdicts, printed as the same document
+    // (the rules and the full must-not-break table) as the processors' verdict that gate --declare --wait printed
+    const failedDoc = await cli('gate', '--from-store', '--baseline', 'own-v1', '--candidate', 'own-v2');
+    expect(failedDoc.code, failedDoc.stderr).toBe(1);
+    expect(failedDoc.stdout).toContain('Must-not-break rows (');
+    expect(failed.stdout).toBe(failedDoc.stdout);
+    const passedDoc = await cli('gate', '--from-store', '--baseline', 'own-v1', '--candidate', 'own-v3');
+    expect(passedDoc.code, passedDoc.stderr).toBe(0);
+    expect(passed.stdout).toBe(passedDoc.stdout);
     const fromStore = await cli('gate', '--from-store', '--baseline', 'own-v1', '--candidate', 'own-v2', '--json');
     expect(fromStore.code).toBe(1);
     const verdict = JSON.parse(fromStore.stdout) as {

@@ -1,5 +1,5 @@
 import { jsonCodec } from '../../schemas/codec.ts';
-import { InvalidEvent } from '../../schemas/errors.ts';
+import { EventTooLarge, InvalidEvent } from '../../schemas/errors.ts';
 import type { PasskEvent } from '../../schemas/events/index.ts';
 import { ALL_TOPICS, keyOf, topicOf, type Topic } from '../../schemas/topics.ts';
 import { partitionOf } from '../../log/partitioner.ts';
@@ -16,7 +16,9 @@ import type {
  * An in-memory EventLog that honours the port, for unit tests of topologies: partitions by the real
  * partitioner, JSON bytes through the real codec (malformed bytes are dead-lettered), consumer groups
  * with leases handed over only after `onRevoked`, commits, lag, and pull-only `batches()` that wait on
- * appends (no timers). Integration tests use the real adapters.
+ * appends (no timers); a publish over `maxEventBytes` is refused whole. `close()` ends its consumers;
+ * the memory is the storage, so the same log can be used again (a restart). It passes the event-log
+ * contract (test/contracts/memoryLog.unit.test.ts). Integration tests use the real adapters.
  */
 interface Stored {
   key: string;
@@ -39,9 +41,13 @@ export interface MemoryLog extends EventLog {
   beforePublish?: (events: readonly PasskEvent[]) => Promise<void>;
 }
 
-export const createMemoryLog = (opts: { partitions?: number; codec?: typeof jsonCodec } = {}): MemoryLog => {
+export const createMemoryLog = (
+  opts: { partitions?: number; codec?: typeof jsonCodec; maxEventBytes?: number } = {},
+): MemoryLog => {
   const partitions = opts.partitions ?? 4;
   const codec = opts.codec ?? jsonCodec;
+  const maxEventBytes = opts.maxEventBytes ?? 1_000_000; // the embedded log's default
+  const consumers = new Set<EventConsumer>();
   const topics = new Map<string, Stored[][]>(ALL_TOPICS.map((t) => [t, Array.from({ length: partitions }, () => [])]));
   const groups = new Map<string, Group>();
   const dead: DeadLetter[] = [];
@@ -56,8 +62,11 @@ export const createMemoryLog = (opts: { partitions?: number; codec?: typeof json
   const part = (topic: string) => topics.get(topic)!;
   const tp = (topic: string, p: number) => `${topic}/${p}`;
 
-  const append = (topic: Topic, records: readonly Stored[]) => {
-    for (const r of records) part(topic)[partitionOf(r.key, partitions)]!.push(r);
+  /** All or nothing, as the embedded log's publish: a record over the maximum refuses the whole call. */
+  const append = (records: readonly (Stored & { topic: Topic })[]) => {
+    for (const r of records)
+      if (r.value.byteLength > maxEventBytes) throw new EventTooLarge(r.value.byteLength, maxEventBytes, r.topic);
+    for (const r of records) part(r.topic)[partitionOf(r.key, partitions)]!.push({ key: r.key, value: r.value });
     notify();
   };
 
@@ -70,13 +79,16 @@ export const createMemoryLog = (opts: { partitions?: number; codec?: typeof json
         const encoded = await Promise.all(
           events.map(async (e) => ({ topic: topicOf(e), key: keyOf(e), value: await codec.encode(e) })),
         );
-        for (const e of encoded) append(e.topic, [{ key: e.key, value: e.value }]);
+        append(encoded);
       },
-      publishRaw: async (topic, records) => append(topic, records),
+      publishRaw: async (topic, records) => append(records.map((r) => ({ topic, key: r.key, value: r.value }))),
       close: async () => {},
     },
     deadLetters: async () => [...dead],
-    close: async () => notify(),
+    close: async () => {
+      for (const c of [...consumers]) await c.close();
+      notify();
+    },
     consumer: async (o: ConsumerOptions): Promise<EventConsumer> => {
       const group = groups.get(o.groupId) ?? { members: new Map(), leases: new Map(), committed: new Map() };
       groups.set(o.groupId, group);
@@ -177,7 +189,7 @@ export const createMemoryLog = (opts: { partitions?: number; codec?: typeof json
         }
       }
 
-      return {
+      const consumer: EventConsumer = {
         batches,
         commit: async (list) => {
           for (const p of list) {
@@ -206,9 +218,12 @@ export const createMemoryLog = (opts: { partitions?: number; codec?: typeof json
           closed = true;
           group.members.delete(me.id);
           for (const [k, v] of [...group.leases]) if (v === me.id) group.leases.delete(k);
+          consumers.delete(consumer);
           notify();
         },
       };
+      consumers.add(consumer);
+      return consumer;
     },
   };
   return log;

@@ -6,6 +6,8 @@ import { join } from 'node:path';
 import { gzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createEmbeddedEventLog } from '../../log/index.ts';
+import { rowsAt } from '../../processors/folds/datasets.ts';
+import { readDatasets } from '../../producers/datasets/publish.ts';
 import type { EventLog } from '../../processors/ports.ts';
 import {
   createIngestServer,
@@ -111,6 +113,48 @@ describe('HTTP ingest API', () => {
     expect(onDisk('passk.traces')).toBe(before + 20);
   });
 
+  it('takes dataset rows into a version: POST /api/v1/datasets/{id}/rows?version=V, read back as passk dataset does', async () => {
+    const before = onDisk('passk.datasets');
+    const rows: unknown[] = Array.from({ length: 30 }, (_, i) => ({
+      id: `q${i}`,
+      input: { question: `what is ${i} + ${i}?` },
+      expected: String(2 * i),
+      tags: i < 3 ? ['must_not_break'] : [],
+    }));
+    rows[4] = { input: 'no id' };
+    rows[9] = { id: 'q9', input: 'x', tags: ['ok', ''] };
+    const path = '/api/v1/datasets/arith%2Fbasic/rows?version=v1';
+    const ndjson = rows.map((r) => JSON.stringify(r)).join('\n');
+    const res = await post(path, ndjson, { 'content-type': 'application/x-ndjson' });
+    expect(res.status).toBe(207);
+    const body = (await res.json()) as IngestAnswer;
+    expect(body).toMatchObject({ accepted: 28, duplicates: 0, rejected: 2 });
+    const rejected = body.items.filter((r) => r.status === 'rejected') as Extract<ItemResult, { status: 'rejected' }>[];
+    expect(rejected.map((r) => [r.index, r.field])).toEqual([
+      [4, 'id'],
+      [9, 'tags.1'],
+    ]);
+    expect(onDisk('passk.datasets')).toBe(before + 28);
+    const again = await post(path, ndjson, { 'content-type': 'application/x-ndjson' });
+    expect(await again.json()).toMatchObject({ accepted: 0, duplicates: 28, rejected: 2 });
+    expect(onDisk('passk.datasets')).toBe(before + 28);
+
+    const state = (await readDatasets(log)).get('arith/basic')!;
+    expect(state.versions).toEqual(['v1']);
+    const at = rowsAt(state, 'v1');
+    expect(at.size).toBe(28);
+    expect(at.get('q2')).toMatchObject({
+      input: '{"question":"what is 2 + 2?"}',
+      expected: '4',
+      tags: ['must_not_break'],
+    });
+
+    const noVersion = await post('/api/v1/datasets/arith/rows', JSON.stringify(rows[0]));
+    expect(noVersion.status).toBe(400);
+    expect(((await noVersion.json()) as { error: string }).error).toMatch(/\?version=V/);
+    expect(onDisk('passk.datasets')).toBe(before + 28);
+  });
+
   it('answers 400 when nothing is valid, 413 for an oversized body, 415 for a wrong content type', async () => {
     const bad = await post('/api/v1/labels', JSON.stringify([{ nope: 1 }]));
     expect(bad.status).toBe(400);
@@ -130,7 +174,14 @@ describe('HTTP ingest API', () => {
     expect(res.status).toBe(200);
     const doc = (await res.json()) as { openapi: string; paths: object; components: { schemas: object } };
     expect(doc.openapi).toBe('3.1.0');
-    expect(Object.keys(doc.paths)).toEqual(['/api/v1/trials', '/api/v1/traces', '/api/v1/judgments', '/api/v1/labels']);
+    expect(Object.keys(doc.paths)).toEqual([
+      '/api/v1/trials',
+      '/api/v1/traces',
+      '/api/v1/judgments',
+      '/api/v1/labels',
+      '/api/v1/datasets/{id}/rows',
+      '/v1/traces',
+    ]);
     expect(doc.components.schemas).toHaveProperty('FlatTrial.required', expect.arrayContaining(['suite', 'passed']));
     expect(doc).toEqual(JSON.parse(readFileSync(new URL('../../docs/openapi.json', import.meta.url), 'utf8')));
   });
@@ -139,13 +190,21 @@ describe('HTTP ingest API', () => {
     const before = onDisk('passk.trials') + onDisk('passk.judgments');
     await fc.assert(
       fc.asyncProperty(
-        fc.constantFrom('/api/v1/trials', '/api/v1/judgments', '/api/v1/labels', '/api/v1/traces'),
+        fc.constantFrom(
+          '/api/v1/trials',
+          '/api/v1/judgments',
+          '/api/v1/labels',
+          '/api/v1/traces',
+          '/api/v1/datasets/fuzz/rows?version=v1',
+          '/v1/traces',
+        ),
         fc.constantFrom(
           'application/json',
           'application/x-ndjson',
           'text/plain',
           '',
           'application/json; charset=utf-8',
+          'application/x-protobuf',
         ),
         fc.oneof(
           fc.uint8Array({ maxLength: 300 }),

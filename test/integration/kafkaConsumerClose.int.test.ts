@@ -90,4 +90,16 @@ describe('Kafka consumer close', () => {
     expect(await membersOf('restore')).toBe(0);
     expect(errors.filter((m) => m.includes('Crash'))).toEqual([]);
   });
+
+  it('a transient group (a restore, a tail, a tool’s read) is deleted when its consumer closes; a committing one stays', async () => {
+    const listed = async () => (await admin.listGroups()).groups.map((g) => g.groupId);
+    await readToEnd(log, { topic: TOPICS.trials, groupId: 'transient-restore', onEvent: () => {} });
+    expect(await listed()).not.toContain(`${namespace}transient-restore`);
+
+    const durable = await log.consumer({ groupId: 'durable', topics: [TOPICS.trials] });
+    const batch = (await durable.batches()[Symbol.asyncIterator]().next()).value!;
+    await durable.commit([{ topic: batch.topic, partition: batch.partition, nextOffset: batch.lastOffset + 1 }]);
+    await durable.close();
+    expect(await listed()).toContain(`${namespace}durable`);
+  });
 });

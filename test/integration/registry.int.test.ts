@@ -94,6 +94,34 @@ describe('schema registry (JSON Schema, BACKWARD)', () => {
     expect(await reader.decode(v1bytes)).toEqual(event);
   });
 
+  it('accepts schema version 2 of DatasetRowUpserted and GateEvaluated over version 1 (new optional fields only)', async () => {
+    const p = prefix();
+    const registry = newClient();
+    type Node = { properties: Record<string, Node>; items?: Node };
+    const drop = (schema: Record<string, unknown>, at: (s: Node) => Node, names: string[]) => {
+      const copy = structuredClone(schema) as unknown as Node;
+      for (const n of names) delete at(copy).properties[n];
+      return copy;
+    };
+    // version 1 as passk registered it before: the same closed schemas without the fields version 2 added
+    const v1 = {
+      DatasetRowUpserted: drop(registeredSchemaOf('DatasetRowUpserted'), (s) => s, ['expected_checks', 'removed']),
+      GateEvaluated: drop(
+        drop(registeredSchemaOf('GateEvaluated'), (s) => s, ['must_not_break']) as unknown as Record<string, unknown>,
+        (s) => s.properties.reasons!.items!,
+        ['suite', 'dataset_version'],
+      ),
+    };
+    for (const [type, old] of Object.entries(v1) as [keyof typeof v1, Node][]) {
+      const subject = p + subjectOf(type);
+      expect(JSON.stringify(old)).not.toContain(type === 'GateEvaluated' ? '"must_not_break"' : '"removed"');
+      const oldId = await registerJsonSchema({ registry, subject, schema: old });
+      const newId = await registerJsonSchema({ registry, subject, schema: registeredSchemaOf(type) });
+      expect(newId).not.toBe(oldId);
+      expect(await api(`/subjects/${encodeURIComponent(subject)}/versions`)).toEqual([1, 2]);
+    }
+  });
+
   it('refuses bytes that are not a valid event with a reason naming what is wrong', async () => {
     const codec = await createRegistryCodec({ registry: newClient(), subjectPrefix: prefix() });
     const valid = await codec.encode(trial({ seq: 1 }));

@@ -29,10 +29,16 @@ beforeAll(() => {
   expect(packed!.files.map((f) => f.path)).toContain('dist/index.js');
   mkdirSync(app);
   writeFileSync(join(app, 'package.json'), JSON.stringify({ name: 'app', private: true, type: 'module' }));
-  // From npm's cache (filled by the repository's own install), without install scripts: better-sqlite3's script
+  // From npm's cache where it can (the repository's own install filled it with the tarballs; a fresh machine's cache
+  // lacks the registry metadata an install of a tarball resolves, so --prefer-offline, not --offline), without install
+  // scripts: better-sqlite3's script
   // downloads a prebuilt addon or compiles one (network, minutes). Its addon is the one the repository built, for
   // the same version and the same Node; the package under test is passk's tarball, not that build.
-  run('npm', ['install', '--offline', '--ignore-scripts', '--no-audit', '--no-fund', '--omit=dev', tarball], app);
+  run(
+    'npm',
+    ['install', '--prefer-offline', '--ignore-scripts', '--no-audit', '--no-fund', '--omit=dev', tarball],
+    app,
+  );
   const addon = (base: string) => join(base, 'node_modules', 'better-sqlite3');
   const version = (base: string) => JSON.parse(readFileSync(join(addon(base), 'package.json'), 'utf8')).version;
   expect(version(app)).toBe(version(ROOT));
@@ -49,12 +55,18 @@ describe('the packed tarball on plain Node 20', () => {
     expect(files).toContain('package/dist/index.js');
     expect(files).toContain('package/dist/index.d.ts');
     expect(files).toContain('package/dist/index.js.map');
-    expect(files).toContain('package/dist/cli/bin.js');
+    expect(files).toContain('package/bin/passk.mjs');
+    expect(files).toContain('package/dist/cli/main.js');
+    expect(files.some((f) => f.endsWith('.ts') && !f.endsWith('.d.ts'))).toBe(false);
     expect(files).toContain('package/dist/sinks/dashboard/web/index.html');
+    // The OTLP receiver loads the protocol's .proto files at run time.
+    expect(files).toContain(
+      'package/dist/producers/otlp/proto/opentelemetry/proto/collector/trace/v1/trace_service.proto',
+    );
     expect(files.filter((f) => /\.test\.|testkit|\/test\/|fixtures|\.ts$/.test(f) && !f.endsWith('.d.ts'))).toEqual([]);
     const pkg = JSON.parse(readFileSync(join(app, 'node_modules', 'passk', 'package.json'), 'utf8'));
     expect(pkg.exports['.']).toEqual({ types: './dist/index.d.ts', default: './dist/index.js' });
-    expect(pkg.bin.passk).toBe('dist/cli/bin.js');
+    expect(pkg.bin.passk).toBe('bin/passk.mjs');
   });
 
   it('imports createRecorder from passk, records trials to an embedded data dir, and npx passk reports them', () => {

@@ -36,6 +36,25 @@ describe('datasets fold', () => {
     expect(mustNotBreakAt(state)).toEqual(['r1', 'r2']);
   });
 
+  it('a removal (tombstone) drops the row from its version and later ones, until the row is upserted again', () => {
+    const gone = { ...datasetRow('v2', 'r2', ['must_not_break']), removed: true };
+    const back = datasetRow('v3', 'r2', ['must_not_break'], 5);
+    const { state } = fold([datasetRow('v1', 'r1'), datasetRow('v1', 'r2', ['must_not_break']), gone, back]);
+    expect(state.versions).toEqual(['v1', 'v2', 'v3']);
+    expect([...rowsAt(state, 'v1').keys()].sort()).toEqual(['r1', 'r2']);
+    expect([...rowsAt(state, 'v2').keys()]).toEqual(['r1']);
+    expect(mustNotBreakAt(state, 'v2')).toEqual([]);
+    expect([...rowsAt(state, 'v3').keys()].sort()).toEqual(['r1', 'r2']);
+    expect(mustNotBreakAt(state)).toEqual(['r2']);
+    // a redelivered tombstone changes nothing
+    expect(fold([gone], state).state).toEqual(state);
+  });
+
+  it("keeps a row's expected checks with its entry", () => {
+    const row = { ...datasetRow('v1', 'r1'), expected_checks: { window: true, receipt: 'kept' } };
+    expect(rowsAt(fold([row]).state).get('r1')?.expected_checks).toEqual({ window: true, receipt: 'kept' });
+  });
+
   it('turns a confirmed failure into a must-not-break row in a new version, with the trace link', () => {
     const f = failureConfirmed('t-9');
     const { state, emitted } = fold([datasetRow('v1', 'r1'), f]);

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { GateEvaluated } from '../../schemas/events/decisions.ts';
+import { GateEvaluated } from '../../schemas/events/decisions.ts';
 import { decideComparison, emptyBook, evolveBook, type GateView } from '../../processors/folds/gates.ts';
 import { evolveDataset, type DatasetState } from '../../processors/folds/datasets.ts';
 import { evolveRow, type RowState } from '../../processors/folds/rowState.ts';
@@ -23,6 +23,35 @@ const ROWS = ['r1', 'r2', 'r3'];
 const bookWith = (...declared: ReturnType<typeof comparison>[]) => declared.reduce(evolveBook, emptyBook());
 
 describe('live gates', () => {
+  it('sees the forbidden actions and trial tags of the trials behind a row state (zero_forbidden_actions)', () => {
+    const book = bookWith(
+      comparison('cf', 'd1', 'base', 'cand', {
+        dataset_id: undefined,
+        rows: 3,
+        rules: { zero_forbidden_actions: true },
+      }),
+    );
+    const clean = [...runOf('base', 'd1', ROWS), ...runOf('cand', 'd1', ROWS)] as TrialRecorded[];
+    const [pass] = decideComparison(book, book.comparisons.cf!, viewOf(clean), { producer: 'p' });
+    expect(pass).toMatchObject({ verdict: 'pass' });
+    expect((pass as GateEvaluated).reasons.find((r) => r.rule === 'zero_forbidden_actions')).toMatchObject({
+      passed: true,
+    });
+
+    const forbidden = clean.map((t) =>
+      t.agent.version === 'cand' && t.row_id === 'r2' && t.attempt === 1
+        ? { ...t, forbidden_actions: ['refund_without_receipt'], tags: ['vip'] }
+        : t,
+    );
+    const view = viewOf(forbidden);
+    expect(view.rows('refunds', 'd1', 'cand').get('r2')).toMatchObject({ tags: ['vip'] });
+    const [fail] = decideComparison(book, book.comparisons.cf!, view, { producer: 'p' });
+    expect(fail).toMatchObject({ verdict: 'fail' });
+    expect((fail as GateEvaluated).reasons.find((r) => r.rule === 'zero_forbidden_actions')).toMatchObject({
+      passed: false,
+    });
+  });
+
   it('waits until the candidate has the required attempts on every row', () => {
     const book = bookWith(comparison('c1', 'd1', 'base', 'cand', { dataset_id: undefined, rows: 3 }));
     const partial = [...runOf('base', 'd1', ROWS), ...runOf('cand', 'd1', ROWS).slice(0, 7)] as TrialRecorded[];
@@ -69,6 +98,18 @@ describe('live gates', () => {
       rows: ['r2'],
     });
     expect(verdict!.evidence.find((e) => e.row_id === 'r2')!.candidate_attempts).toHaveLength(6);
+    // the verdict carries what passk gate prints: each rule's suite and every must-not-break row's classes
+    expect(verdict!.reasons.every((r) => r.suite === verdict!.suite && r.dataset_version === 'd1')).toBe(true);
+    expect(verdict!.must_not_break).toEqual([
+      expect.objectContaining({
+        row_id: 'r2',
+        baseline: { n: 6, c: 6, class: 'stable_correct' },
+        candidate: { n: 6, c: 0, class: 'stable_wrong' },
+        status: 'broken',
+        outcome: 'confirmed_regression',
+      }),
+    ]);
+    expect(GateEvaluated.parse(verdict)).toEqual(verdict);
   });
 
   it('cannot call a run complete without knowing its rows; a RunClosed of each version completes it', () => {

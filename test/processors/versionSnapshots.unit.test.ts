@@ -2,7 +2,7 @@ import fc from 'fast-check';
 import { from, toArray } from 'rxjs';
 import { describe, expect, it } from 'vitest';
 import type { TrialRecorded } from '../../schemas/events/trialRecorded.ts';
-import { TOPICS } from '../../schemas/topics.ts';
+import { TOPICS, trialKey } from '../../schemas/topics.ts';
 import { partitionOf } from '../../log/partitioner.ts';
 import { foldTrials, type RowTable } from '../../processors/folds/rowTable.ts';
 import {
@@ -14,7 +14,7 @@ import {
 } from '../../processors/folds/versionSummary.ts';
 import { mergeFolded } from '../../processors/operators/coalesceTrials.ts';
 import { foldRows, type FoldedTrials } from '../../processors/operators/foldRows.ts';
-import { createRowStore, trialKeyOf } from '../../processors/operators/rowStore.ts';
+import { createRowStore } from '../../processors/operators/rowStore.ts';
 import type { EventBatch } from '../../processors/ports.ts';
 import { arbTrialStream } from '../helpers/processorFixtures.ts';
 
@@ -37,7 +37,7 @@ const byKey = (summaries: Iterable<VersionSummary>) =>
 /** The stream cut into batches, each batch on its trials' partition (as the log partitions them), with offsets. */
 const batchesOf = (stream: readonly TrialRecorded[], sizes: readonly number[]): EventBatch[] => {
   const perPartition = Array.from({ length: PARTITIONS }, () => [] as TrialRecorded[]);
-  for (const t of stream) perPartition[partitionOf(trialKeyOf(t), PARTITIONS)]!.push(t);
+  for (const t of stream) perPartition[partitionOf(trialKey(t), PARTITIONS)]!.push(t);
   const batches: EventBatch[] = [];
   let cut = 0;
   perPartition.forEach((trials, partition) => {
@@ -112,7 +112,7 @@ describe('per-partition version snapshots', () => {
           }
           // and it carries one for every (partition, version) it changed, and no other
           const changed = new Set(
-            [...u.changes.values()].map((r) => `${partitionOf(trialKeyOf(r), PARTITIONS)}/${versionKeyOf(r)}`),
+            [...u.changes.values()].map((r) => `${partitionOf(trialKey(r), PARTITIONS)}/${versionKeyOf(r)}`),
           );
           expect(new Set(u.summaries.map((s) => `${s.partition}/${versionKeyOf(s.summary)}`))).toEqual(changed);
         }

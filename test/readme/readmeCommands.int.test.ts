@@ -32,6 +32,13 @@ type Handling =
   | { kind: 'daemon'; ms: number; why: string }
   | { kind: 'not-here'; why: string };
 
+/** Two versions of dataset refunds in the store: `rows-v2.jsonl` (FILES) adds a must-not-break row to `rows.jsonl`. */
+const DATASET_VERSIONS = [
+  'passk dataset publish rows.jsonl --dataset refunds --version 1',
+  'passk dataset publish rows-v2.jsonl --dataset refunds --version 2',
+  'passk process --until-caught-up',
+];
+
 const HANDLING: Record<string, Handling> = {
   'npm install && npm test': {
     kind: 'not-here',
@@ -123,12 +130,15 @@ const HANDLING: Record<string, Handling> = {
   'passk run --dataset rows.jsonl --agent agent.ts --grader judge --rubric rubric.md --judge-url http://localhost:8000/v1 --judge-model qwen2.5':
     { kind: 'not-here', why: 'needs an OpenAI-compatible judge on localhost:8000; no hosted model is called in tests' },
   'passk dataset export --dataset refunds --version 2 --out refunds-v2.jsonl': {
-    kind: 'not-here',
-    why: 'needs dataset versions, which only the review loop makes (a confirmed failure processed by passk process); not yet scripted here',
+    kind: 'exit',
+    before: DATASET_VERSIONS,
+    why: 'exports a version the store holds: two published versions, processed into the store',
   },
   'passk dataset export --dataset refunds --version latest --must-not-break-only': {
-    kind: 'not-here',
-    why: 'needs dataset versions, which only the review loop makes (a confirmed failure processed by passk process); not yet scripted here',
+    kind: 'exit',
+    before: DATASET_VERSIONS,
+    stdout: /"must_not_break":true/,
+    why: 'exports a version the store holds: two published versions, processed into the store',
   },
   'passk check --suite airline --json': {
     kind: 'exit',
@@ -157,6 +167,14 @@ const FILES: Record<string, string> = {
   'traces.jsonl': '@examples/traces.jsonl',
   'policy.json': JSON.stringify({ name: 'support', rate: 0.1, segments: { enterprise: 0.5 } }),
   'rows.jsonl': '@examples/refund-agent/refunds.jsonl',
+  'rows-v2.jsonl':
+    readFileSync(join(ROOT, 'examples/refund-agent/refunds.jsonl'), 'utf8') +
+    `${JSON.stringify({
+      id: 'r25',
+      input: { order_id: 'A-0025', days_since_purchase: 3, receipt: 'no', damaged: true, amount_usd: 15 },
+      expected: 'deny',
+      tags: ['must_not_break'],
+    })}\n`,
   'agent.ts': "export { default, meta } from './examples/refund-agent/agent.ts';\n",
   'baseline.ts': "export { default, meta } from './examples/refund-agent/agent.ts';\n",
   'candidate.ts': "export { default, meta } from './examples/refund-agent/agent-v2.ts';\n",

@@ -24,9 +24,12 @@ const dockerAnswers = (): boolean => {
 const startLocalStack = (): { brokers: string; registry: string; stop: () => void } => {
   const up = spawnSync('bash', [join(root, 'deploy/local/up.sh')], {
     encoding: 'utf8',
-    stdio: ['ignore', 'pipe', 'inherit'],
+    stdio: ['ignore', 'pipe', 'pipe'],
   });
+  process.stderr.write(up.stderr ?? '');
   process.stderr.write(up.stdout ?? '');
+  // A stack that was up before this run (another run's, or one started by hand) is not this run's to stop.
+  const reused = /already up and healthy/.test(up.stderr ?? '');
   if (up.status !== 0) throw new Error(`deploy/local/up.sh failed with exit code ${up.status}`);
   const value = (name: string) => up.stdout.match(new RegExp(`^${name}=(.+)$`, 'm'))?.[1]?.trim();
   const brokers = value('KAFKA_BROKERS');
@@ -36,7 +39,7 @@ const startLocalStack = (): { brokers: string; registry: string; stop: () => voi
     brokers,
     registry,
     stop: () => {
-      spawnSync('bash', [join(root, 'deploy/local/down.sh')], { stdio: 'inherit' });
+      if (!reused) spawnSync('bash', [join(root, 'deploy/local/down.sh')], { stdio: 'inherit' });
     },
   };
 };

@@ -3,8 +3,9 @@ import { select, type Querier } from './select.ts';
 
 /**
  * Dataset versions are cumulative: version V holds every row upserted in V or in an earlier
- * version (ordered by their first event), each at its latest upsert. A must-not-break row is one
- * whose latest upsert carries the `must_not_break` tag.
+ * version (ordered by their first event), each at its latest upsert, except rows whose latest
+ * upsert is a removal (a tombstone, `removed`). A must-not-break row is one whose latest upsert
+ * carries the `must_not_break` tag.
  */
 
 // Every upsert of the dataset, with the time its version first appeared.
@@ -38,14 +39,16 @@ export const datasetVersions = async (client: Querier, opts: { dataset_id: strin
      latest AS (
        SELECT v.dataset_version AS version, v.v_at AS at, u.row_id AS row_id,
               argMax(u.mnb, (u.v_at, u.occurred_at, u.event_id)) AS mnb,
-              argMax(u.provenance_kind, (u.v_at, u.occurred_at, u.event_id)) AS kind
+              argMax(u.provenance_kind, (u.v_at, u.occurred_at, u.event_id)) AS kind,
+              argMax(u.removed, (u.v_at, u.occurred_at, u.event_id)) AS gone
        FROM versions AS v CROSS JOIN upserts AS u
        WHERE u.v_at <= v.v_at
        GROUP BY version, at, row_id
      ),
      changed AS (SELECT dataset_version, uniqExact(row_id) AS changed_rows FROM upserts GROUP BY dataset_version)
      SELECT l.version AS dataset_version, toUnixTimestamp64Milli(any(l.at)) AS first_at, any(ch.changed_rows) AS changed_rows,
-            count() AS rows, countIf(l.mnb) AS must_not_break_rows, countIf(l.kind = 'production_failure') AS from_production
+            countIf(NOT l.gone) AS rows, countIf(l.mnb AND NOT l.gone) AS must_not_break_rows,
+            countIf(l.kind = 'production_failure' AND NOT l.gone) AS from_production
      FROM latest AS l INNER JOIN changed AS ch ON ch.dataset_version = l.version
      GROUP BY l.version ORDER BY first_at, dataset_version`,
     { dataset_id: opts.dataset_id },
@@ -57,6 +60,10 @@ const RowRow = z.object({
   expected: z.string().nullable(),
   tags: z.array(z.string()),
   must_not_break: z.boolean(),
+  expected_checks: z
+    .string()
+    .nullable()
+    .transform((j) => (j === null ? null : (JSON.parse(j) as Record<string, string | number | boolean | null>))),
   changed_in: z.string(),
   changed_at: z.number(),
   provenance: z.object({
@@ -68,7 +75,7 @@ const RowRow = z.object({
 });
 export type DatasetRowAtVersion = z.infer<typeof RowRow>;
 
-/** The rows of one dataset version (cumulative), each at its latest upsert, with tags and provenance. */
+/** The rows of one dataset version (cumulative, less removed rows), each at its latest upsert, with tags and provenance. */
 export const datasetRows = async (
   client: Querier,
   opts: { dataset_id: string; dataset_version: string; mustNotBreakOnly?: boolean },
@@ -80,7 +87,8 @@ export const datasetRows = async (
      latest AS (
        SELECT row_id,
               argMax(tuple(input, expected, tags, mnb, dataset_version, occurred_at,
-                           provenance_kind, provenance_trace_id, provenance_failure_event_id, provenance_note),
+                           provenance_kind, provenance_trace_id, provenance_failure_event_id, provenance_note,
+                           expected_checks, removed),
                      (v_at, occurred_at, event_id)) AS r
        FROM upserts
        WHERE v_at <= (SELECT v_at FROM versions WHERE dataset_version = {dataset_version:String})
@@ -88,9 +96,10 @@ export const datasetRows = async (
      )
      SELECT row_id, r.1 AS input, r.2 AS expected, r.3 AS tags, r.4 AS must_not_break,
             r.5 AS changed_in, toUnixTimestamp64Milli(r.6) AS changed_at,
-            CAST(tuple(r.7, r.8, r.9, r.10), 'Tuple(kind String, trace_id Nullable(String), failure_event_id Nullable(String), note Nullable(String))') AS provenance
+            CAST(tuple(r.7, r.8, r.9, r.10), 'Tuple(kind String, trace_id Nullable(String), failure_event_id Nullable(String), note Nullable(String))') AS provenance,
+            r.11 AS expected_checks
      FROM latest
-     WHERE NOT {mnb_only:Bool} OR r.4
+     WHERE NOT r.12 AND (NOT {mnb_only:Bool} OR r.4)
      ORDER BY row_id`,
     { dataset_id: opts.dataset_id, dataset_version: opts.dataset_version, mnb_only: opts.mustNotBreakOnly === true },
   );

@@ -23,6 +23,9 @@ export const StoredTraceRow = z.object({
   graders: z.array(z.string()),
   passed: z.array(z.boolean().nullable()),
   scores: z.array(z.number().nullable()),
+  actions: z.array(z.object({ tool: z.string(), arguments: z.string().nullable() })),
+  tokens_input: z.number().nullable(),
+  tokens_output: z.number().nullable(),
   user_signals: z.record(z.string(), z.string()),
   error_kind: z.string().nullable(),
   payload_input: z.string().nullable(),
@@ -37,7 +40,7 @@ export const STORED_TRACE_COLUMNS = `event_id, toUnixTimestamp64Milli(occurred_a
          agent_version, segment, input_fingerprint, sampling_policy, sampling_probability,
          arrayMap(v -> tupleElement(v, 'grader'), verdicts) AS graders,
          arrayMap(v -> tupleElement(v, 'passed'), verdicts) AS passed,
-         arrayMap(v -> tupleElement(v, 'score'), verdicts) AS scores,
+         arrayMap(v -> tupleElement(v, 'score'), verdicts) AS scores, actions, tokens_input, tokens_output,
          user_signals, error_kind, payload_input, payload_output, has_payload, tags`;
 /** A trace that may be a failure: a failed verdict, an error, or any user signal (TypeScript decides which are negative). */
 export const FAILURE_CANDIDATE = `(arrayExists(v -> coalesce(tupleElement(v, 'passed'), true) = false, verdicts) OR error_kind IS NOT NULL OR notEmpty(user_signals))`;
@@ -71,6 +74,17 @@ export const traceOfRow = (r: Row): TraceSampled => ({
           ...(r.scores[i] != null ? { score: r.scores[i] } : {}),
         })),
       }
+    : {}),
+  ...(r.actions.length
+    ? {
+        actions: r.actions.map((a) => ({
+          tool: a.tool,
+          ...(a.arguments === null ? {} : { arguments: JSON.parse(a.arguments) as Record<string, unknown> }),
+        })),
+      }
+    : {}),
+  ...(r.tokens_input !== null && r.tokens_output !== null
+    ? { tokens: { input: r.tokens_input, output: r.tokens_output } }
     : {}),
   ...(Object.keys(r.user_signals).length
     ? { user_signals: Object.fromEntries(Object.entries(r.user_signals).map(([k, v]) => [k, parseSignal(v)])) }

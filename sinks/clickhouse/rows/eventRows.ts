@@ -28,6 +28,12 @@ const traceRow = (e: TraceSampled): Row => ({
   sampling_policy: e.sampling.policy,
   sampling_probability: e.sampling.probability,
   verdicts: (e.verdicts ?? []).map((v) => ({ grader: v.grader, passed: v.passed, score: v.score ?? null })),
+  actions: (e.actions ?? []).map((a) => ({
+    tool: a.tool,
+    arguments: a.arguments === undefined ? null : JSON.stringify(a.arguments),
+  })),
+  tokens_input: e.tokens?.input ?? null,
+  tokens_output: e.tokens?.output ?? null,
   user_signals: Object.fromEntries(Object.entries(e.user_signals ?? {}).map(([k, v]) => [k, JSON.stringify(v)])),
   error_kind: e.error_kind ?? null,
   payload_input: e.payload?.input ?? null,
@@ -72,6 +78,8 @@ const datasetRow = (e: DatasetRowUpserted): Row => ({
   provenance_trace_id: e.provenance.trace_id ?? null,
   provenance_failure_event_id: e.provenance.failure_event_id ?? null,
   provenance_note: e.provenance.note ?? null,
+  expected_checks: e.expected_checks ? JSON.stringify(e.expected_checks) : null,
+  removed: e.removed === true,
 });
 
 const failureRow = (e: FailureConfirmed): Row => ({

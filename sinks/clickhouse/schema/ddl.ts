@@ -78,3 +78,18 @@ export const renderClusterTable = (def: TableDef, opts: ClusterDdlOptions): [loc
       `ENGINE = Distributed(${cluster}, ${quote(db)}, ${quote(local)}, ${def.shardBy})`,
   ];
 };
+
+/**
+ * `ALTER TABLE … ADD COLUMN IF NOT EXISTS` (idempotent): on one node, the table; on a cluster, the
+ * local replicated table and the Distributed table over it, both `ON CLUSTER`.
+ */
+export const renderAddColumns = (table: string, columns: readonly Column[], cluster?: ClusterDdlOptions): string[] => {
+  const adds = columns.map((c) => `ADD COLUMN IF NOT EXISTS ${renderColumn(c)}`).join(', ');
+  if (!cluster) return [`ALTER TABLE \`${ident(table)}\` ${adds}`];
+  const db = ident(cluster.database);
+  const on = `ON CLUSTER ${quote(cluster.cluster)}`;
+  return [
+    `ALTER TABLE ${db}.\`${ident(table)}_local\` ${on} ${adds}`,
+    `ALTER TABLE ${db}.\`${ident(table)}\` ${on} ${adds}`,
+  ];
+};

@@ -52,8 +52,9 @@ describe('DDL rendered from the table definitions', () => {
 
   it('the cluster script covers the migrations table and every table of every migration', () => {
     const script = renderClusterDdl({ cluster: 'c', database: 'passk' });
-    // migrations table + migration 1's 12 tables + version_summaries + production_windows_v2, each local and distributed; then the copy.
-    expect(script).toHaveLength(2 * (1 + 12 + 1 + 1) + 1);
+    // migrations table + migration 1's 12 tables + version_summaries + production_windows_v2, each local and distributed;
+    // then the copy; then migration 4's columns on dataset_rows and migration 5's on traces, local and distributed.
+    expect(script).toHaveLength(2 * (1 + 12 + 1 + 1) + 1 + 2 + 2);
     expect(script[0]).toContain('passk.`passk_migrations_local`');
     for (const t of [...Object.values(TABLES).map((d) => d.name), 'production_windows']) {
       expect(
@@ -66,10 +67,22 @@ describe('DDL rendered from the table definitions', () => {
       ).toHaveLength(1);
     }
     // Migration 3 copies through the Distributed tables, so every shard's rows move.
-    expect(script.at(-1)).toMatch(
+    expect(script.at(-5)).toMatch(
       /^INSERT INTO `passk`\.`production_windows_v2` \(.*\) SELECT .* FROM `passk`\.`production_windows`$/,
     );
-    expect(MIGRATIONS.map((m) => m.version)).toEqual([1, 2, 3]);
+    expect(script.slice(-4)).toEqual([
+      expect.stringMatching(
+        /^ALTER TABLE passk\.`dataset_rows_local` ON CLUSTER 'c' ADD COLUMN IF NOT EXISTS `expected_checks` Nullable\(String\).*, ADD COLUMN IF NOT EXISTS `removed` Bool/,
+      ),
+      expect.stringMatching(
+        /^ALTER TABLE passk\.`dataset_rows` ON CLUSTER 'c' ADD COLUMN IF NOT EXISTS `expected_checks`/,
+      ),
+      expect.stringMatching(
+        /^ALTER TABLE passk\.`traces_local` ON CLUSTER 'c' ADD COLUMN IF NOT EXISTS `actions` Array\(Tuple\(tool String, arguments Nullable\(String\)\)\).*, ADD COLUMN IF NOT EXISTS `tokens_output` Nullable\(UInt32\)/,
+      ),
+      expect.stringMatching(/^ALTER TABLE passk\.`traces` ON CLUSTER 'c' ADD COLUMN IF NOT EXISTS `actions`/),
+    ]);
+    expect(MIGRATIONS.map((m) => m.version)).toEqual([1, 2, 3, 4, 5]);
     expect(() => renderClusterTable(TABLES.trials, { cluster: 'c', database: 'bad-name' })).toThrow(RangeError);
   });
 });

@@ -1,7 +1,13 @@
 import { createHash } from 'node:crypto';
-import { renderClusterTable, renderCreateTable, type ClusterDdlOptions } from './ddl.ts';
+import { renderAddColumns, renderClusterTable, renderCreateTable, type ClusterDdlOptions } from './ddl.ts';
 import { col, DEDUP_WINDOW, type TableDef } from './table.ts';
-import { MIGRATION_1_TABLES, productionWindowsV1, TABLES } from './tables.ts';
+import {
+  DATASET_ROWS_V4_COLUMNS,
+  MIGRATION_1_TABLES,
+  productionWindowsV1,
+  TABLES,
+  TRACES_V5_COLUMNS,
+} from './tables.ts';
 
 /**
  * Versioned migrations. Each statement is idempotent (IF NOT EXISTS, ADD COLUMN IF NOT EXISTS …),
@@ -68,6 +74,16 @@ export const MIGRATIONS: readonly Migration[] = [
     version: 3,
     name: 'production windows keyed by start and end (production_windows_v2, rows copied)',
     up: rekeyProductionWindows,
+  },
+  {
+    version: 4,
+    name: 'dataset_rows: expected_checks and removed (row removals as tombstones)',
+    up: (cluster) => renderAddColumns(TABLES.dataset_rows.name, DATASET_ROWS_V4_COLUMNS, cluster),
+  },
+  {
+    version: 5,
+    name: 'traces: actions and tokens (the tool calls and token usage of a trace)',
+    up: (cluster) => renderAddColumns(TABLES.traces.name, TRACES_V5_COLUMNS, cluster),
   },
 ];
 

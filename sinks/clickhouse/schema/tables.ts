@@ -62,7 +62,8 @@ const trials: TableDef = {
   settings: DEDUP_WINDOW,
 };
 
-const traces: TableDef = {
+/** `traces` as migration 1 created it (kept so that migration's statements never change). */
+const tracesV1: TableDef = {
   name: 'traces',
   comment: 'TraceSampled: a sampled production request (retention: PASSK trace TTL)',
   columns: [
@@ -89,6 +90,18 @@ const traces: TableDef = {
   shardBy: 'cityHash64(input_fingerprint)',
   settings: { ...DEDUP_WINDOW, ttl_only_drop_parts: 1 },
 };
+
+/** Columns migration 5 added to `traces`: the tool calls of a trace (an OTLP trace's `execute_tool` spans), its tokens. */
+export const TRACES_V5_COLUMNS = [
+  col('actions', 'Array(Tuple(tool String, arguments Nullable(String)))', {
+    comment: 'arguments is JSON text',
+    codec: 'ZSTD(3)',
+  }),
+  col('tokens_input', 'Nullable(UInt32)'),
+  col('tokens_output', 'Nullable(UInt32)'),
+] as const;
+
+const traces: TableDef = { ...tracesV1, columns: [...tracesV1.columns, ...TRACES_V5_COLUMNS] };
 
 const judgments: TableDef = {
   name: 'judgments',
@@ -134,7 +147,8 @@ const labels: TableDef = {
   settings: DEDUP_WINDOW,
 };
 
-const datasetRows: TableDef = {
+/** `dataset_rows` as migration 1 created it (kept so that migration's statements never change). */
+const datasetRowsV1: TableDef = {
   name: 'dataset_rows',
   comment: 'DatasetRowUpserted: a row added or changed in a new dataset version, with tags and provenance',
   columns: [
@@ -157,6 +171,24 @@ const datasetRows: TableDef = {
   key: ['event_id'],
   shardBy: 'cityHash64(dataset_id)',
   settings: DEDUP_WINDOW,
+};
+
+/** Columns migration 4 added to `dataset_rows`: a row's expected checks, and removals (tombstones). */
+export const DATASET_ROWS_V4_COLUMNS = [
+  col('expected_checks', 'Nullable(String)', {
+    codec: 'ZSTD(3)',
+    comment: 'expected answers of intermediate checks, by check name, as a JSON object',
+  }),
+  col('removed', 'Bool', {
+    comment: 'a tombstone: the row is not in this version nor later ones until upserted again',
+  }),
+] as const;
+
+const datasetRows: TableDef = {
+  ...datasetRowsV1,
+  comment:
+    'DatasetRowUpserted: a row added, changed or removed (a tombstone) in a new dataset version, with tags and provenance',
+  columns: [...datasetRowsV1.columns, ...DATASET_ROWS_V4_COLUMNS],
 };
 
 const confirmedFailures: TableDef = {
@@ -398,10 +430,10 @@ export const TABLES = {
 /** The tables migration 1 created, in its order: an applied migration's statements never change. */
 export const MIGRATION_1_TABLES: readonly TableDef[] = [
   trials,
-  traces,
+  tracesV1,
   judgments,
   labels,
-  datasetRows,
+  datasetRowsV1,
   confirmedFailures,
   gateDecisions,
   rowState,

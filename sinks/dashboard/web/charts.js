@@ -121,6 +121,10 @@ export const passKChart = (versions, kMax) =>
     'pass^k and pass@k by k, with interval bands',
   );
 
+/** "stable-correct" → "stable-\ncorrect", "unclassified" → "un-\nclassified": a label on two lines. */
+const twoLines = (label) =>
+  label.includes('-') ? label.replace('-', '-\n') : label.startsWith('un') ? `un-\n${label.slice(2)}` : label;
+
 /** Bars: one value per category (e.g. the four stability classes). */
 export const barChart = (labels, values, { color = PALETTE[0], height = 180, label = 'bar chart' } = {}) =>
   mount(
@@ -142,7 +146,14 @@ export const barChart = (labels, values, { color = PALETTE[0], height = 180, lab
           y: { range: (_u, _lo, hi) => [0, Math.max(1, hi * 1.15)] },
         },
         axes: [
-          { stroke: fg(), splits: () => labels.map((_, i) => i), values: () => labels, grid: { show: false } },
+          {
+            stroke: fg(),
+            splits: () => labels.map((_, i) => i),
+            // under ~100 px a category (a phone), each label breaks onto two lines instead of overlapping its neighbours
+            values: (u) => (u.width / labels.length < 100 ? labels.map(twoLines) : labels),
+            size: (u) => (u.width / labels.length < 100 ? 48 : 30),
+            grid: { show: false },
+          },
           { stroke: fg(), size: 40 },
         ],
         legend: { show: false },

@@ -12,6 +12,9 @@ const provenance = (p) =>
       )
     : p.kind;
 
+const removedCell = (ids) =>
+  ids.length === 0 ? '—' : `${ids.length} (${ids.slice(0, 4).join(', ')}${ids.length > 4 ? ', …' : ''})`;
+
 export const render = async ({ params }) => {
   const versions = await api.datasets();
   if (versions.length === 0)
@@ -28,7 +31,7 @@ export const render = async ({ params }) => {
     card(
       'Versions',
       table(
-        ['dataset', 'version', 'created', 'rows', 'must-not-break', 'from production'],
+        ['dataset', 'version', 'created', 'rows', 'removed', 'must-not-break', 'from production'],
         sorted.map((v) =>
           h(
             'tr',
@@ -36,12 +39,14 @@ export const render = async ({ params }) => {
               'data-dataset': v.dataset_id,
               'data-version': v.dataset_version,
               'data-rows': v.rows,
+              'data-removed': (v.removed ?? []).join(' '),
               'data-mnb': v.must_not_break.length,
             },
             h('td', {}, v.dataset_id),
             h('td', {}, v.dataset_version),
             h('td', {}, time(v.created_at)),
             h('td', {}, String(v.rows)),
+            h('td', {}, removedCell(v.removed ?? [])),
             h('td', {}, String(v.must_not_break.length)),
             h('td', {}, String(v.from_production.length)),
           ),

@@ -1,7 +1,10 @@
 import { z } from 'zod';
-import { PipelineError } from '../../schemas/errors.ts';
+import { PipelineError } from './errors.ts';
 
-/** How often and how patiently to retry: data, passed in (tests pass `initialMs: 0`). */
+/**
+ * How often and how patiently to retry: data, passed in (tests pass `initialMs: 0`). The one policy
+ * of every retrying part: the SDK's batcher, the runner, the importers and the ClickHouse sink.
+ */
 export const RetryPolicy = z.object({
   /** Retries after the first try; 0 = try once. */
   retries: z.number().int().nonnegative(),
@@ -14,15 +17,20 @@ export const RetryPolicy = z.object({
 });
 export type RetryPolicy = z.infer<typeof RetryPolicy>;
 
-/** @default 5 retries, 100 ms doubling up to 5 s (about 3 s of patience in all). */
+/** The default of every part that retries: 5 retries, 100 ms doubling up to 5 s (about 3 s of patience in all). */
 export const DEFAULT_RETRY: RetryPolicy = { retries: 5, initialMs: 100, factor: 2, maxMs: 5_000 };
 
 /** Only errors that say a retry can help are retried; anything else is a bug or a refusal. */
 export const isRetriable = (e: unknown): boolean => e instanceof PipelineError && e.retriable;
 
-/** The wait before retry number `retry` (0-based). */
-export const backoffMs = (policy: RetryPolicy, retry: number): number =>
-  Math.min(policy.maxMs, policy.initialMs * policy.factor ** retry);
+/**
+ * The wait before retry number `retry` (0-based): `initialMs × factor^retry`, capped at `maxMs`. With
+ * `random` (e.g. Math.random), jittered into [50 %, 100 %] of that, so many writers do not retry in step.
+ */
+export const backoffMs = (policy: RetryPolicy, retry: number, random?: () => number): number => {
+  const wait = Math.min(policy.maxMs, policy.initialMs * policy.factor ** retry);
+  return random === undefined ? wait : wait * (0.5 + random() / 2);
+};
 
 export const sleep = (ms: number): Promise<void> =>
   ms <= 0 ? Promise.resolve() : new Promise((r) => setTimeout(r, ms));

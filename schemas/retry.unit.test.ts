@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { BackendUnavailable, InvalidEvent } from '../../schemas/errors.ts';
+import { BackendUnavailable, InvalidEvent } from './errors.ts';
 import { backoffMs, withRetry } from './retry.ts';
 
 describe('withRetry', () => {
@@ -7,6 +7,12 @@ describe('withRetry', () => {
 
   it('waits initialMs × factor^n, capped at maxMs', () => {
     expect([0, 1, 2, 3].map((n) => backoffMs(policy, n))).toEqual([100, 300, 900, 1_000]);
+  });
+
+  it('jitters a wait into [50 %, 100 %] of it when given a random source', () => {
+    expect(backoffMs(policy, 1, () => 0)).toBe(150);
+    expect(backoffMs(policy, 1, () => 0.5)).toBe(225);
+    expect(backoffMs(policy, 3, () => 1)).toBe(1_000);
   });
 
   it('retries a retriable error up to `retries` times, with those waits', async () => {
