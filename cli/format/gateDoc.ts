@@ -1,6 +1,6 @@
 import type { GateVerdict } from '../../processors/core/index.ts';
 import type { GateEvaluated } from '../../schemas/events/decisions.ts';
-import { heading, table, text, type Block } from './doc.ts';
+import { heading, nextCommand, quoteArg, table, text, type Block } from './doc.ts';
 import { rowList } from './numbers.ts';
 
 const STATUS = { ok: 'good', broken: 'bad', unclassifiable: 'bad', not_covered: 'dim' } as const;
@@ -101,3 +101,9 @@ export const evaluatedView = (e: GateEvaluated): RuleView => ({
   rules: e.reasons,
   ...(e.must_not_break ? { must_not_break: e.must_not_break } : {}),
 });
+
+/** After a failing verdict, in a terminal: the comparison that shows the regressions and where each diverges first. */
+export const gateNext = (v: Pick<RuleView, 'verdict' | 'baseline' | 'candidate'>, source: string): Block[] =>
+  v.verdict === 'fail'
+    ? [nextCommand(`passk compare --baseline ${quoteArg(v.baseline)} --candidate ${quoteArg(v.candidate)} ${source}`)]
+    : [];
