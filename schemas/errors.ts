@@ -39,6 +39,23 @@ export class BackendUnavailable extends PipelineError {
 }
 
 /** Bad user input (a file, a flag): names where it is, so the user can fix it. */
+/**
+ * A file that cannot be read, said so that the fix is plain: a missing file names the directory it was looked for
+ * in; a directory, a permission problem and anything else name what they are.
+ */
+export const unreadableFile = (file: string, e: unknown, what = 'file'): InputError => {
+  const code = (e as NodeJS.ErrnoException).code;
+  const message =
+    code === 'ENOENT'
+      ? `no such ${what} (looked in ${process.cwd()}): check the path, or give it relative to that directory`
+      : code === 'EISDIR'
+        ? `is a directory, not a ${what}: name the file inside it`
+        : code === 'EACCES' || code === 'EPERM'
+          ? `permission denied: this user cannot read the ${what}`
+          : `cannot read the ${what}: ${code ?? (e as Error).message}`;
+  return new InputError(message, { file });
+};
+
 export class InputError extends Error {
   constructor(
     message: string,

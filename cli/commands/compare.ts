@@ -2,7 +2,7 @@ import type { Command } from 'commander';
 import { compareVersions, versionPairs, type Group, type VersionPairs } from '../../processors/core/index.ts';
 import { InputError } from '../../schemas/errors.ts';
 import { compareBlocks } from '../format/compareDoc.ts';
-import { text } from '../format/doc.ts';
+import { nextCommand, quoteArg, sourceArgs, text } from '../format/doc.ts';
 import { renderJson, renderMarkdown, renderTerminal } from '../format/render.ts';
 import {
   addOfflineOptions,
@@ -113,6 +113,9 @@ Exit codes: 0 ok (a regression is reported, not an error; use passk gate to fail
           text(`Not compared: ${u.suite} (${u.dataset_version}) has trials of ${u.only} only.`, 'warn'),
         ),
       ];
-      process.stdout.write(format === 'markdown' ? renderMarkdown(blocks) : renderTerminal(blocks));
+      const next = nextCommand(
+        `passk gate --baseline ${quoteArg(flags.baseline)} --candidate ${quoteArg(flags.candidate)} ${sourceArgs(files, flags)}`,
+      );
+      process.stdout.write(format === 'markdown' ? renderMarkdown(blocks) : renderTerminal([...blocks, next]));
     });
 };

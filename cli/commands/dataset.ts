@@ -4,8 +4,9 @@ import { InputError } from '../../schemas/errors.ts';
 import { planPublish, publishPlan, readDatasets, versionChanges } from '../../producers/datasets/index.ts';
 import { readDataset } from '../../producers/runner/dataset.ts';
 import { datasetRows, datasetVersions } from '../../sinks/clickhouse/index.ts';
-import { heading, table, text } from '../format/doc.ts';
+import { heading, nextCommand, quoteArg, table, text } from '../format/doc.ts';
 import { renderJson, renderTerminal } from '../format/render.ts';
+import { datasetIds } from '../../sinks/dashboard/queries.ts';
 import { withReader } from '../store.ts';
 import { exitOnUnavailable, withEventLog } from './import.ts';
 
@@ -19,10 +20,17 @@ const pickVersion = (versions: readonly { dataset_version: string }[], wanted: s
   const n = Number(wanted);
   if (Number.isInteger(n) && n >= 1 && n <= versions.length) return versions[n - 1]!.dataset_version;
   throw new InputError(
-    `dataset ${datasetId} has no version "${wanted}" (versions: ${versions.map((v, i) => `${i + 1}=${v.dataset_version}`).join(', ') || 'none'})`,
+    `dataset ${datasetId} has no version "${wanted}" (versions: ${versions.map((v, i) => `${i + 1}=${v.dataset_version}`).join(', ')}); pass one of them, or --version latest`,
     { field: 'version' },
   );
 };
+
+/** An unknown dataset id, with the ids there are and how to make the one asked for. */
+const unknownDataset = (id: string, known: readonly string[], where: string): InputError =>
+  new InputError(
+    `no dataset "${id}" ${where} (${known.length ? `datasets there: ${list(known)}` : 'none there yet'}); check --dataset, or publish it: passk dataset publish FILE --dataset ${id}`,
+    { field: '--dataset' },
+  );
 
 export const datasetCommand = (program: Command): void => {
   const dataset = program
@@ -108,14 +116,9 @@ Exit codes: 0 ok, 2 bad input (an unknown dataset or version), 3 the store is un
     .requiredOption('--dataset <id>', 'dataset id')
     .option('--json', 'print JSON')
     .action(async (flags: { dataset: string; json?: boolean }, cmd: Command) => {
-      const state = await withEventLog(cmd, async (log) => (await readDatasets(log)).get(flags.dataset)).catch(
-        exitOnUnavailable,
-      );
-      if (!state)
-        throw new InputError(
-          `no dataset "${flags.dataset}" on the event log; publish one with passk dataset publish FILE --dataset ${flags.dataset}`,
-          { field: '--dataset' },
-        );
+      const all = await withEventLog(cmd, readDatasets).catch(exitOnUnavailable);
+      const state = all.get(flags.dataset);
+      if (!state) throw unknownDataset(flags.dataset, [...all.keys()].sort(), 'on the event log');
       const versions = versionChanges(state);
       if (flags.json) return void process.stdout.write(renderJson({ dataset_id: flags.dataset, versions }));
       process.stdout.write(
@@ -134,6 +137,7 @@ Exit codes: 0 ok, 2 bad input (an unknown dataset or version), 3 the store is un
               String(v.from_production),
             ]),
           ),
+          nextCommand(`passk dataset export --dataset ${quoteArg(flags.dataset)} --version latest --out rows.jsonl`),
         ]),
       );
     });
@@ -147,11 +151,9 @@ Exit codes: 0 ok, 2 bad input (an unknown dataset or version), 3 the store is un
     .action(
       async (flags: { dataset: string; version: string; out?: string; mustNotBreakOnly?: boolean }, cmd: Command) => {
         const { version, rows } = await withReader(cmd, async (reader) => {
-          const version = pickVersion(
-            await datasetVersions(reader, { dataset_id: flags.dataset }),
-            flags.version,
-            flags.dataset,
-          );
+          const versions = await datasetVersions(reader, { dataset_id: flags.dataset });
+          if (versions.length === 0) throw unknownDataset(flags.dataset, await datasetIds(reader), 'in the store');
+          const version = pickVersion(versions, flags.version, flags.dataset);
           return {
             version,
             rows: await datasetRows(reader, {

@@ -17,8 +17,18 @@ import { heading, list, table, text, type Block } from '../format/doc.ts';
 import { pct, pctInterval, rowList } from '../format/numbers.ts';
 import { renderJson, renderTerminal } from '../format/render.ts';
 import { EXIT } from '../exitCodes.ts';
+import { gateLinks } from '../format/links.ts';
+import { openBrowser } from '../openBrowser.ts';
 
-type DemoFlags = { serve: boolean; json?: boolean; host: string; port: string; token?: string; concurrency: string };
+type DemoFlags = {
+  serve: boolean;
+  open?: boolean;
+  json?: boolean;
+  host: string;
+  port: string;
+  token?: string;
+  concurrency: string;
+};
 
 const numbers = (r: DemoResult): Block => {
   const [b, c] = r.numbers;
@@ -49,6 +59,15 @@ const gateBlocks = (g: GateSummary, title: string): Block[] => [
       x.passed ? 'good' : 'bad',
     ),
   ),
+];
+
+/** Deep links to the demo's first gate (it fails) and the row it failed on. */
+const demoLinks = (r: DemoResult, url: string) =>
+  gateLinks(url, { ...r.gate, suite: r.suite, dataset_version: r.gate.dataset_version });
+
+const linkLines = (l: ReturnType<typeof demoLinks>): Block[] => [
+  text(`The failing gate: ${l.gate}`),
+  ...(l.row ? [text(`The regressed row ${l.row.id}: ${l.row.url}`)] : []),
 ];
 
 export const demoBlocks = (r: DemoResult, url: string | null): Block[] => {
@@ -117,7 +136,14 @@ export const demoBlocks = (r: DemoResult, url: string | null): Block[] => {
           ),
         ]
       : [text('No next gate: the confirmed failure did not reach a new dataset version.', 'warn')]),
-    ...(url ? [text(''), heading(`Dashboard: ${url}`, 2, 'good'), text('Ctrl-C to stop.', 'dim')] : []),
+    ...(url
+      ? [
+          text(''),
+          heading(`Dashboard: ${url}`, 2, 'good'),
+          ...linkLines(demoLinks(r, url)),
+          text('Ctrl-C to stop.', 'dim'),
+        ]
+      : []),
   ];
 };
 
@@ -199,6 +225,7 @@ export const demoCommand = (program: Command): void => {
         'No API keys: the agents are seeded simulations.',
     )
     .option('--no-serve', 'exit after the run instead of serving the dashboard')
+    .option('--open', 'open the dashboard in a browser, on the failing gate')
     .option('--json', 'print the result as JSON (for scripts)')
     .option('--host <host>', 'dashboard address (anything but loopback needs --token)', '127.0.0.1')
     .option('--port <port>', 'dashboard port (0 = any free port)', '7357')
@@ -208,7 +235,7 @@ export const demoCommand = (program: Command): void => {
       'after',
       `
 Examples:
-  passk demo                          # run it, then open the printed URL
+  passk demo                          # run it, then open the printed links
   passk demo --no-serve --json > demo.json
   PASSK_BACKEND=kafka KAFKA_BROKERS=127.0.0.1:9092 SCHEMA_REGISTRY_URL=http://127.0.0.1:8080/apis/ccompat/v7 \\
     CLICKHOUSE_URL=http://127.0.0.1:8123 passk demo --no-serve
@@ -290,9 +317,21 @@ Exit codes: 0 ok (the demo's first gate failing is the expected result), 2 bad f
         ...(namespace ? { namespace } : {}),
         store: config.clickhouse.url ? 'clickhouse' : 'chdb',
       };
+      const links = url ? demoLinks(result, url) : undefined;
       process.stdout.write(
-        flags.json ? renderJson({ ...result, backend, dashboard: url }) : renderTerminal(demoBlocks(result, url)),
+        flags.json
+          ? renderJson({
+              ...result,
+              backend,
+              dashboard: url,
+              links: links ? { gate: links.gate, row: links.row?.url ?? null } : null,
+            })
+          : renderTerminal(demoBlocks(result, url)),
       );
+      if (flags.open && links) {
+        const why = await openBrowser(links.gate);
+        if (why) process.stderr.write(`passk: could not open a browser (${why}); open the link above\n`);
+      }
       if (!server) {
         processors.stop();
         await processors.done;

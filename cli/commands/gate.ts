@@ -3,7 +3,8 @@ import { calibrateJudges, evaluateGate, MUST_NOT_BREAK_TAG, type GateRules } fro
 import { readGateRulesFile, readJudgmentFile, readMustNotBreakFile } from '../../producers/files/index.ts';
 import { InputError } from '../../schemas/errors.ts';
 import { EXIT } from '../exitCodes.ts';
-import { ruleBlocks } from '../format/gateDoc.ts';
+import { sourceArgs } from '../format/doc.ts';
+import { gateNext, ruleBlocks } from '../format/gateDoc.ts';
 import { renderJson, renderMarkdown, renderTerminal } from '../format/render.ts';
 import { addCompareOptions, compareOptions, pairVersions, type CompareFlags } from './compare.ts';
 import { EXIT_UNDECIDED, runDeclare, runStatus } from './gateLive.ts';
@@ -170,7 +171,9 @@ Exit codes: 0 pass, 1 fail, 2 bad input (file, line and field named), 3 backend 
       if (format === 'json') process.stdout.write(renderJson(verdict));
       else
         process.stdout.write(
-          format === 'markdown' ? renderMarkdown(ruleBlocks(verdict)) : renderTerminal(ruleBlocks(verdict)),
+          format === 'markdown'
+            ? renderMarkdown(ruleBlocks(verdict))
+            : renderTerminal([...ruleBlocks(verdict), ...gateNext(verdict, sourceArgs(files, flags))]),
         );
       process.exitCode = verdict.verdict === 'pass' ? EXIT.ok : EXIT.failed;
     });

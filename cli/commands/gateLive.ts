@@ -15,7 +15,7 @@ import { TOPICS } from '../../schemas/topics.ts';
 import { PRODUCER_VERSION } from '../../producers/version.ts';
 import { EXIT } from '../exitCodes.ts';
 import { heading, text, type Block } from '../format/doc.ts';
-import { evaluatedView, ruleBlocks } from '../format/gateDoc.ts';
+import { evaluatedView, gateNext, ruleBlocks } from '../format/gateDoc.ts';
 import { rowList } from '../format/numbers.ts';
 import { renderJson, renderMarkdown, renderTerminal } from '../format/render.ts';
 import { exitOnUnavailable, withEventLog } from './import.ts';
@@ -215,7 +215,13 @@ export const runDeclare = async (
     return;
   }
   process.stderr.write(`passk: ${provenanceLine(result.verdict)}\n`);
-  print(opts.format, ruleBlocks(evaluatedView(result.verdict)), result.verdict);
+  const blocks = ruleBlocks(evaluatedView(result.verdict));
+  // the same document as `passk gate --from-store` on these versions, next command included
+  print(
+    opts.format,
+    opts.format === 'table' ? [...blocks, ...gateNext(result.verdict, '--from-store')] : blocks,
+    result.verdict,
+  );
   process.exitCode = result.verdict.verdict === 'pass' ? EXIT.ok : EXIT.failed;
 };
 

@@ -6,7 +6,7 @@ import { FORMATS, type Format } from '../../producers/importers/detect.ts';
 import { type FileReport, importFiles } from '../../producers/importers/importFiles.ts';
 import type { EventLog } from '../../processors/ports.ts';
 import { PipelineError } from '../../schemas/errors.ts';
-import { heading, table, text } from '../format/doc.ts';
+import { heading, nextCommand, table, text } from '../format/doc.ts';
 import { renderJson, renderTerminal } from '../format/render.ts';
 import { EXIT } from '../exitCodes.ts';
 
@@ -80,8 +80,8 @@ type ImportFlags = {
 const pct = (x: number | undefined) => (x === undefined ? '—' : x.toFixed(4));
 
 const render = (reports: readonly FileReport[]): string =>
-  renderTerminal(
-    reports.flatMap((r) => [
+  renderTerminal([
+    ...reports.flatMap((r) => [
       heading(`${r.file} (${r.format})`, 2),
       text(
         `${r.trials} trials read${r.repeated ? ` (${r.repeated} repeated entries counted once)` : ''}; ${r.published} events published, ${r.skipped} already recorded`,
@@ -101,7 +101,8 @@ const render = (reports: readonly FileReport[]): string =>
         ]),
       ),
     ]),
-  );
+    nextCommand('passk process --until-caught-up, then passk report --from-store'),
+  ]);
 
 export const importCommand = (program: Command): void => {
   program

@@ -4,6 +4,7 @@ import { readJudgmentFile, readTrialFiles } from '../../producers/files/index.ts
 import { readToolResults } from '../../producers/importers/readResultTrials.ts';
 import { InputError } from '../../schemas/errors.ts';
 import { judgeBlocks, reportBlocks } from '../format/reportDoc.ts';
+import { nextCommand, quoteArg, sourceArgs } from '../format/doc.ts';
 import { renderJson, renderMarkdown, renderTerminal } from '../format/render.ts';
 import { addOfflineOptions, loadGroups, outputFormat, reportOptions, type OfflineFlags } from './offlineOptions.ts';
 
@@ -58,7 +59,16 @@ JSON: {"groups": [{suite, dataset_version, agent_version, rows, trials, ungraded
       if (format === 'json') process.stdout.write(renderJson(judges ? { ...report, judges } : report));
       else {
         const blocks = [...reportBlocks(report.groups), ...(judges ? judgeBlocks(judges) : [])];
-        process.stdout.write(format === 'markdown' ? renderMarkdown(blocks) : renderTerminal(blocks));
+        const versions = [...new Set(report.groups.map((g) => g.agent_version))];
+        const next =
+          versions.length >= 2
+            ? [
+                nextCommand(
+                  `passk compare --baseline ${quoteArg(versions[0]!)} --candidate ${quoteArg(versions[1]!)} ${sourceArgs(files, flags)}`,
+                ),
+              ]
+            : [];
+        process.stdout.write(format === 'markdown' ? renderMarkdown(blocks) : renderTerminal([...blocks, ...next]));
       }
     });
 };

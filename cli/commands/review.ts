@@ -1,19 +1,16 @@
 import type { Command } from 'commander';
-import { existingEventIds } from '../../producers/logReader.ts';
 import type { PasskConfig } from '../../deploy/config.ts';
 import { withReader } from '../store.ts';
 import {
+  confirmFailure,
   confirmedTraceIds,
-  failureConfirmed,
-  findTrace,
   failureSignals,
   listProductionFailures,
   type ProductionFailure,
 } from '../../producers/review/index.ts';
 import { listStoredFailures, StoreLocked } from '../../sinks/clickhouse/index.ts';
-import { TOPICS } from '../../schemas/topics.ts';
 import { InputError, PipelineError } from '../../schemas/errors.ts';
-import { heading, table, text } from '../format/doc.ts';
+import { heading, nextCommand, quoteArg, table, text } from '../format/doc.ts';
 import { renderJson, renderTerminal } from '../format/render.ts';
 import { EXIT } from '../exitCodes.ts';
 import { configOf, exitOnUnavailable, withEventLog } from './import.ts';
@@ -59,7 +56,8 @@ export const reviewCommand = (program: Command): void => {
         'negative feedback, newest first, leaving out those already confirmed. It reads the store, where passk process\n' +
         'writes the sampled traces (--from log reads the event log instead).\n\n' +
         'With --confirm TRACE_ID: records a FailureConfirmed (reviewer, expected result, dataset); the processors turn it\n' +
-        'into a must-not-break row of a new dataset version, linked to the trace. Confirming the same trace twice counts once.',
+        'into a must-not-break row of a new dataset version, linked to the trace. Confirming the same trace twice counts once.\n\n' +
+        'The dashboard (passk serve --ingest-token …) lists the same traces in its Production view and confirms them there too.',
     )
     .option('--agent-version <v>', 'only traces of this agent version')
     .option('--segment <s>', 'only traces of this segment')
@@ -93,23 +91,16 @@ Exit codes: 0 ok, 2 bad input (an unknown trace id, a missing --expected/--datas
       if (flags.confirm) {
         for (const f of ['expected', 'dataset', 'reviewer'] as const)
           if (!flags[f]) throw new InputError(`--confirm needs --${f}`, { field: f });
-        const event = await withEventLog(cmd, async (log) => {
-          const trace = await findTrace(log, flags.confirm!);
-          if (!trace) throw new InputError(`no sampled trace with id ${flags.confirm}`, { field: 'confirm' });
-          const e = failureConfirmed({
-            trace,
+        const { event } = await withEventLog(cmd, (log) =>
+          confirmFailure(log, {
+            traceId: flags.confirm!,
             datasetId: flags.dataset!,
             expected: flags.expected!,
             reviewer: flags.reviewer!,
-            at: Date.now(),
             ...(flags.note ? { note: flags.note } : {}),
             ...(flags.input ? { input: flags.input } : {}),
-          });
-          // Already confirmed (same trace, same dataset): the id is the same, publish nothing new.
-          const known = await existingEventIds(log, [TOPICS.datasets]);
-          if (!known.has(e.event_id)) await log.publisher.publish([e]);
-          return e;
-        }).catch(exitOnUnavailable);
+          }),
+        ).catch(exitOnUnavailable);
         process.stdout.write(
           flags.json
             ? renderJson(event)
@@ -117,6 +108,9 @@ Exit codes: 0 ok, 2 bad input (an unknown trace id, a missing --expected/--datas
                 text(
                   `confirmed ${event.trace_id} as a failure for dataset ${event.dataset_id} (event ${event.event_id})`,
                   'good',
+                ),
+                nextCommand(
+                  `passk process --until-caught-up, then passk dataset versions --dataset ${quoteArg(event.dataset_id)}`,
                 ),
               ]),
         );
@@ -177,6 +171,13 @@ Exit codes: 0 ok, 2 bad input (an unknown trace id, a missing --expected/--datas
               excerpt(t.payload?.output),
             ]),
           ),
+          ...(failures[0]
+            ? [
+                nextCommand(
+                  `passk review --confirm ${quoteArg(failures[0].trace.trace_id)} --expected <answer> --dataset <id> --reviewer <you>`,
+                ),
+              ]
+            : []),
         ]),
       );
     });

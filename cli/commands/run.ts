@@ -17,7 +17,7 @@ import {
 import { matchingVersion, readDatasets } from '../../producers/datasets/index.ts';
 import { readDataset } from '../../producers/runner/dataset.ts';
 import { InputError } from '../../schemas/errors.ts';
-import { heading, table, text } from '../format/doc.ts';
+import { heading, nextCommand, table, text } from '../format/doc.ts';
 import { renderJson, renderTerminal } from '../format/render.ts';
 import { configOf, exitOnUnavailable, withEventLog } from './import.ts';
 import { duration } from './offlineOptions.ts';
@@ -437,7 +437,16 @@ Exit codes: 0 every planned trial recorded, 1 the run stopped early (partial), 2
           config,
         ).catch(exitOnUnavailable);
         bar.stop();
-        process.stdout.write(flags.json ? renderJson(summary) : renderTerminal(summaryBlocks(summary)));
+        process.stdout.write(
+          flags.json
+            ? renderJson(summary)
+            : renderTerminal([
+                ...summaryBlocks(summary),
+                summary.status === 'completed'
+                  ? nextCommand('passk process --until-caught-up, then passk report --from-store')
+                  : nextCommand('the same passk run again: it resumes, skipping the attempts already recorded'),
+              ]),
+        );
         if (summary.status !== 'completed') process.exitCode = 1;
       } finally {
         bar.stop();

@@ -6,11 +6,16 @@ import { shareStore } from '../../deploy/holdStore.ts';
 import { openStore, type Store } from '../../deploy/store.ts';
 import type { EventLog } from '../../processors/ports.ts';
 import { PipelineError } from '../../schemas/errors.ts';
-import { StoreLocked } from '../../sinks/clickhouse/index.ts';
+import { gateHistory, StoreLocked } from '../../sinks/clickhouse/index.ts';
 import { clickhouseDashboardData } from '../../sinks/dashboard/clickhouseData.ts';
 import { createDashboardServer, DashboardConfigError, type DashboardServer } from '../../sinks/dashboard/index.ts';
 import { createIngestRoutes } from '../../producers/ingest/index.ts';
+import { confirmFailure } from '../../producers/review/index.ts';
 import { EXIT } from '../exitCodes.ts';
+import { heading, text } from '../format/doc.ts';
+import { gateLinks } from '../format/links.ts';
+import { renderTerminal } from '../format/render.ts';
+import { openBrowser } from '../openBrowser.ts';
 import { readPolicyFile } from './sample.ts';
 
 type ServeFlags = {
@@ -20,9 +25,30 @@ type ServeFlags = {
   ingestToken?: string;
   otlpPolicy?: string;
   process: boolean;
+  open?: boolean;
   json?: boolean;
   exitAfterFailure: string;
 };
+
+/** The dashboard's confirm action: the same FailureConfirmed as `passk review --confirm`. */
+const confirmFrom =
+  (log: EventLog) =>
+  async (b: {
+    trace_id: string;
+    dataset_id: string;
+    expected: string;
+    reviewer: string;
+    note?: string | undefined;
+  }) => {
+    const { event, published } = await confirmFailure(log, {
+      traceId: b.trace_id,
+      datasetId: b.dataset_id,
+      expected: b.expected,
+      reviewer: b.reviewer,
+      ...(b.note ? { note: b.note } : {}),
+    });
+    return { event_id: event.event_id, published };
+  };
 
 export const serveCommand = (program: Command): void => {
   program
@@ -32,18 +58,22 @@ export const serveCommand = (program: Command): void => {
       'Serves the dashboard: Overview, Compare, Gates, Production, Judges and Datasets, read from the store through\n' +
         'its typed queries, updated live (server-sent events) as events arrive. By default it also runs the processors\n' +
         '(the embedded store can be held by one process only), so trials that runners, importers or the SDK publish\n' +
-        'from other processes show up on the page. Binds 127.0.0.1; any other address needs a token. See docs/dashboard.md.',
+        'from other processes show up on the page. Binds 127.0.0.1; any other address needs a token. See docs/dashboard.md.\n\n' +
+        'It opens on the latest gate verdict and prints deep links to it and to its first failing row. With --ingest-token,\n' +
+        'the Production view can also confirm a sampled failure (the write token is asked for on the page): the same\n' +
+        'FailureConfirmed that passk review --confirm publishes.',
     )
     .option('--host <host>', 'address to bind (anything but loopback needs --token)', '127.0.0.1')
     .option('--port <port>', 'port (0 = any free port)', '7357')
     .option('--token <token>', 'token every request must carry, 16+ characters (env PASSK_DASHBOARD_TOKEN)')
     .option(
       '--ingest-token <token>',
-      'write token of the ingest API at /api/v1/* and /v1/traces (env PASSK_INGEST_TOKEN); without it, writes are refused',
+      'write token of the ingest API at /api/v1/* and /v1/traces, and of the confirm action (env PASSK_INGEST_TOKEN); without it, writes are refused',
     )
     .option('--otlp-policy <file>', 'sampling policy of OTLP traces at /v1/traces, as passk sample --policy')
     .option('--no-process', 'only read the store; the processors run elsewhere (a ClickHouse server)')
-    .option('--json', 'print {"url": …} as JSON once listening (for scripts)')
+    .option('--open', 'open the dashboard in a browser, on the latest gate verdict')
+    .option('--json', 'print {"url", "gate_url", "row_url"} as JSON once listening (for scripts)')
     .option(
       '--exit-after-failure <seconds>',
       'when the processors crash: show it on the page this long, then exit non-zero',
@@ -54,7 +84,7 @@ export const serveCommand = (program: Command): void => {
       `
 Examples:
   passk serve                                   # http://127.0.0.1:7357/
-  passk serve --port 0 --json                   # any free port; prints {"url": "http://127.0.0.1:…/"}
+  passk serve --port 0 --json                   # any free port; prints {"url": "http://127.0.0.1:…/", …}
   PASSK_DASHBOARD_TOKEN=$(openssl rand -hex 16) passk serve --host 0.0.0.0
   CLICKHOUSE_URL=http://ch:8123 passk serve --no-process
 
@@ -123,6 +153,7 @@ Exit codes: 0 stopped by SIGINT/SIGTERM, 2 bad flag or config (e.g. a non-loopba
           port,
           ...(token ? { token } : {}),
           ...(routes ? { routes } : {}),
+          ...(log ? { review: { token: ingestToken, confirm: confirmFrom(log) } } : {}),
         });
       } catch (e) {
         await shutdown();
@@ -132,9 +163,30 @@ Exit codes: 0 stopped by SIGINT/SIGTERM, 2 bad flag or config (e.g. a non-loopba
         process.exitCode = e instanceof DashboardConfigError ? EXIT.usage : EXIT.unavailable;
         return;
       }
+      // The latest gate, so the first thing printed (and opened) is the decision; a store without gates has none.
+      const [latest] = await gateHistory(store.client, { limit: 1 }).catch(() => []);
+      const links = latest ? gateLinks(server.url, latest) : undefined;
       process.stdout.write(
-        flags.json ? `${JSON.stringify({ url: server.url })}\n` : `passk dashboard: ${server.url}\n`,
+        flags.json
+          ? `${JSON.stringify({ url: server.url, gate_url: links?.gate ?? null, row_url: links?.row?.url ?? null })}\n`
+          : renderTerminal([
+              heading(`passk dashboard: ${server.url}`, 2, 'good'),
+              ...(latest && links
+                ? [
+                    text(
+                      `latest gate: ${latest.verdict.toUpperCase()}, ${latest.candidate} against ${latest.baseline}: ${links.gate}`,
+                      latest.verdict === 'pass' ? 'good' : 'bad',
+                    ),
+                    ...(links.row ? [text(`first failing row ${links.row.id}: ${links.row.url}`)] : []),
+                  ]
+                : []),
+              text('Ctrl-C to stop.', 'dim'),
+            ]),
       );
+      if (flags.open) {
+        const why = await openBrowser(links?.gate ?? server.url);
+        if (why) process.stderr.write(`passk: could not open a browser (${why}); open the link above\n`);
+      }
       const live = server;
       let crashed: unknown;
       await new Promise<void>((resolve) => {

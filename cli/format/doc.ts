@@ -15,3 +15,17 @@ export const heading = (text: string, level: 1 | 2 = 1, tone?: Tone): Block => (
 export const text = (t: string, tone?: Tone): Block => ({ kind: 'text', text: t, tone });
 export const table = (head: string[], rows: Cell[][]): Block => ({ kind: 'table', head, rows });
 export const list = (title: string, items: string[], tone?: Tone): Block => ({ kind: 'list', title, items, tone });
+
+/** The next command a user would run, printed last and dim (terminal output only, never JSON or Markdown). */
+export const nextCommand = (command: string): Block => text(`next: ${command}`, 'dim');
+
+/** How a command named its trials, to say them again in the next command: files, or --from-store (with --suite). */
+export const sourceArgs = (
+  files: readonly string[],
+  flags: { fromStore?: boolean; suite?: readonly string[] },
+): string =>
+  flags.fromStore
+    ? ['--from-store', ...(flags.suite ?? []).map((x) => `--suite ${quoteArg(x)}`)].join(' ')
+    : files.map(quoteArg).join(' ');
+
+export const quoteArg = (s: string): string => (/^[\w@%+=:,./-]+$/.test(s) ? s : `'${s.replaceAll("'", "'\\''")}'`);

@@ -1,9 +1,37 @@
 import type { GateVerdict } from '../../processors/core/index.ts';
 import type { GateEvaluated } from '../../schemas/events/decisions.ts';
-import { heading, table, text, type Block } from './doc.ts';
+import { heading, nextCommand, quoteArg, table, text, type Block } from './doc.ts';
 import { rowList } from './numbers.ts';
 
 const STATUS = { ok: 'good', broken: 'bad', unclassifiable: 'bad', not_covered: 'dim' } as const;
+
+/** Rule ids as a reader says them (the dashboard's Gates view words them the same way; JSON keeps the ids). */
+const RULE_TITLES: Record<string, string> = {
+  must_not_break_stable_correct: 'must-not-break rows stay stable-correct',
+  must_not_break_classifiable: 'must-not-break rows have enough attempts',
+  zero_forbidden_actions: 'zero forbidden actions',
+  pass_at_1_drop: 'no decline in pass@1',
+  pass_hat_k: 'pass^k bar on tagged rows',
+  judge_agreement: 'judges agree with human labels',
+};
+export const ruleTitle = (rule: string): string => RULE_TITLES[rule] ?? rule.replaceAll('_', ' ');
+/** `stable_correct`, `not_covered`, `confirmed_regression` → words. */
+export const words = (id: string): string =>
+  id.replaceAll('stable_correct', 'stable-correct').replaceAll('stable_wrong', 'stable-wrong').replaceAll('_', ' ');
+
+const rowsSaid = (rows: readonly string[]): string => (rows.length ? ` (${rowList(rows, 8)})` : '');
+
+/** The verdict in one plain sentence: whether the candidate may ship, and what failed on which rows. */
+export const verdictSentence = (v: {
+  verdict: 'pass' | 'fail';
+  baseline: string;
+  candidate: string;
+  rules: readonly { passed: boolean; detail: string; rows?: readonly string[] | undefined }[];
+}): string => {
+  if (v.verdict === 'pass') return `${v.candidate} may ship: all ${v.rules.length} rules passed against ${v.baseline}.`;
+  const failed = v.rules.filter((r) => !r.passed);
+  return `${v.candidate} may not ship: ${failed.map((r) => `${r.detail}${rowsSaid(r.rows ?? [])}`).join('; and ')}.`;
+};
 
 /** What a gate verdict prints: `passk gate`'s GateVerdict and the processors' GateEvaluated both have it. */
 export interface RuleView {
@@ -25,7 +53,6 @@ export interface RuleView {
 /** A verdict as `passk gate` prints it: the rules, then the must-not-break table. One document for every source. */
 export const ruleBlocks = (v: RuleView): Block[] => {
   const pass = v.verdict === 'pass';
-  const failed = v.rules.filter((r) => !r.passed).length;
   const mnb = v.must_not_break;
   return [
     heading(
@@ -33,15 +60,12 @@ export const ruleBlocks = (v: RuleView): Block[] => {
       1,
       pass ? 'good' : 'bad',
     ),
-    text(
-      pass ? `All ${v.rules.length} rules passed.` : `${failed} of ${v.rules.length} rules failed.`,
-      pass ? 'good' : 'bad',
-    ),
+    text(verdictSentence(v), pass ? 'good' : 'bad'),
     table(
       ['', 'rule', 'suite', 'detail', 'rows'],
       v.rules.map((r) => [
         r.passed ? { text: 'pass', tone: 'good' } : { text: 'FAIL', tone: 'bad' },
-        r.rule,
+        ruleTitle(r.rule),
         r.suite === undefined ? '' : `${r.suite} (${r.dataset_version})`,
         r.detail,
         rowList(r.rows ?? [], 12),
@@ -57,10 +81,10 @@ export const ruleBlocks = (v: RuleView): Block[] => {
               mnb.map((m) => [
                 m.suite,
                 m.row_id,
-                `${m.baseline.class} ${m.baseline.c}/${m.baseline.n}`,
-                `${m.candidate.class} ${m.candidate.c}/${m.candidate.n}`,
-                { text: m.status, tone: STATUS[m.status] },
-                m.outcome ?? '',
+                `${words(m.baseline.class)} ${m.baseline.c}/${m.baseline.n}`,
+                `${words(m.candidate.class)} ${m.candidate.c}/${m.candidate.n}`,
+                { text: words(m.status), tone: STATUS[m.status] },
+                words(m.outcome ?? ''),
               ]),
             ),
           ]
@@ -77,3 +101,9 @@ export const evaluatedView = (e: GateEvaluated): RuleView => ({
   rules: e.reasons,
   ...(e.must_not_break ? { must_not_break: e.must_not_break } : {}),
 });
+
+/** After a failing verdict, in a terminal: the comparison that shows the regressions and where each diverges first. */
+export const gateNext = (v: Pick<RuleView, 'verdict' | 'baseline' | 'candidate'>, source: string): Block[] =>
+  v.verdict === 'fail'
+    ? [nextCommand(`passk compare --baseline ${quoteArg(v.baseline)} --candidate ${quoteArg(v.candidate)} ${source}`)]
+    : [];

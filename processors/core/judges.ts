@@ -89,9 +89,11 @@ const rate = (groups: readonly JudgmentInput[][]): Rate => {
 type Item = { id: string; first: JudgmentInput; orders: JudgmentInput[][]; human: Human | undefined };
 
 const agreementOf = (items: readonly Item[], confidence: number): JudgeCalibration['agreement'] => {
-  const pairs = items.flatMap(({ first, human }) => {
+  const pairs = items.flatMap(({ id, first, human }) => {
     const v = verdictOf(first);
-    return human?.label != null && first.label != null && v !== null ? [{ human: human.label, judge: String(v) }] : [];
+    return human?.label != null && first.label != null && v !== null
+      ? [{ human: human.label, judge: String(v), item: id }]
+      : [];
   });
   const a = agreementStats(pairs);
   return { ...a, interval: wilson(a.agreed, a.items, confidence) };

@@ -1,6 +1,6 @@
 import { readFile } from 'node:fs/promises';
 import { z } from 'zod';
-import { InputError } from '../../schemas/errors.ts';
+import { InputError, unreadableFile } from '../../schemas/errors.ts';
 import { parseAt } from './fieldError.ts';
 
 /**
@@ -30,7 +30,9 @@ export const readGateRulesFile = async (file: string): Promise<GateRulesFile> =>
     value = JSON.parse(await readFile(file, 'utf8'));
   } catch (e) {
     const err = e as NodeJS.ErrnoException;
-    throw new InputError(err.code ? `cannot read: ${err.code}` : `not valid JSON (${err.message})`, { file });
+    throw err.code
+      ? unreadableFile(file, e, 'gate rules file')
+      : new InputError(`not valid JSON (${err.message})`, { file });
   }
   return parseAt(GateRulesFile, value, { file }, 'gate rules file');
 };

@@ -1,6 +1,6 @@
 import { readFile } from 'node:fs/promises';
 import { z } from 'zod';
-import { InputError } from '../../schemas/errors.ts';
+import { InputError, unreadableFile } from '../../schemas/errors.ts';
 import { JudgmentRecorded, LabelRecorded } from '../../schemas/events/judgments.ts';
 import { parseAt } from './fieldError.ts';
 
@@ -43,7 +43,7 @@ export const readJudgmentFile = async (file: string): Promise<JudgmentFile> => {
   try {
     text = await readFile(file, 'utf8');
   } catch (e) {
-    throw new InputError(`cannot read: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`, { file });
+    throw unreadableFile(file, e, 'judgments file');
   }
   return parseJudgmentLines(text, file);
 };

@@ -1,6 +1,6 @@
 import { readFile } from 'node:fs/promises';
 import { z } from 'zod';
-import { InputError } from '../../schemas/errors.ts';
+import { InputError, unreadableFile } from '../../schemas/errors.ts';
 import type { MustNotBreakId } from '../../processors/core/mustNotBreak.ts';
 import { parseAt } from './fieldError.ts';
 
@@ -50,7 +50,7 @@ export const readMustNotBreakFile = async (file: string): Promise<MustNotBreakId
   try {
     text = await readFile(file, 'utf8');
   } catch (e) {
-    throw new InputError(`cannot read: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`, { file });
+    throw unreadableFile(file, e, 'must-not-break file');
   }
   return parseMustNotBreakList(text, file);
 };

@@ -1,5 +1,5 @@
 import { readFile } from 'node:fs/promises';
-import { InputError } from '../../schemas/errors.ts';
+import { InputError, unreadableFile } from '../../schemas/errors.ts';
 import type { TrialRecorded } from '../../schemas/events/trialRecorded.ts';
 import type { ReadOptions } from './fieldError.ts';
 import { parseTrialCsv } from './trialCsv.ts';
@@ -80,6 +80,6 @@ const readText = async (file: string): Promise<string> => {
   try {
     return await readFile(file, 'utf8');
   } catch (e) {
-    throw new InputError(`cannot read: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`, { file });
+    throw unreadableFile(file, e);
   }
 };

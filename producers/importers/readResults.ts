@@ -1,5 +1,5 @@
 import { readFile } from 'node:fs/promises';
-import { InputError } from '../../schemas/errors.ts';
+import { InputError, unreadableFile } from '../../schemas/errors.ts';
 import { parseJson } from './common.ts';
 import { isZip, readZip } from './zip.ts';
 
@@ -41,9 +41,7 @@ export const readResultsText = async (file: string): Promise<string> => {
   try {
     buf = await readFile(file);
   } catch (e) {
-    throw new InputError(`cannot read the file: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`, {
-      file,
-    });
+    throw unreadableFile(file, e, 'results file');
   }
   return isZip(buf) ? inspectEvalToJson(buf, file) : buf.toString('utf8');
 };

@@ -1,10 +1,10 @@
-import type { EventSource } from '../../processors/ports.ts';
+import type { EventPublisher, EventSource } from '../../processors/ports.ts';
 import { validateEvent } from '../../schemas/codec.ts';
 import { InputError } from '../../schemas/errors.ts';
 import type { FailureConfirmed, TraceSampled } from '../../schemas/events/index.ts';
 import { deterministicEventId } from '../../schemas/ids.ts';
 import { TOPICS } from '../../schemas/topics.ts';
-import { readLog } from '../logReader.ts';
+import { existingEventIds, readLog } from '../logReader.ts';
 import { isNegativeFeedback } from '../sampler/policy.ts';
 import { PRODUCER_VERSION } from '../version.ts';
 
@@ -110,4 +110,26 @@ export const findTrace = async (source: EventSource, traceId: string): Promise<T
       found = e;
   });
   return found;
+};
+
+/** What a reviewer gives to confirm a trace, from `passk review --confirm` or the dashboard's confirm action. */
+export type ConfirmRequest = Omit<Confirmation, 'trace' | 'at'> & { readonly traceId: string; readonly at?: number };
+
+/**
+ * Finds the trace in the log, builds its FailureConfirmed and publishes it unless the log has it already (the same
+ * trace confirmed for the same dataset has the same event id). Both the CLI and the dashboard confirm through here.
+ */
+export const confirmFailure = async (
+  log: EventSource & { readonly publisher: EventPublisher },
+  c: ConfirmRequest,
+): Promise<{ event: FailureConfirmed; published: boolean }> => {
+  const trace = await findTrace(log, c.traceId);
+  if (!trace) throw new InputError(`no sampled trace with id ${c.traceId}`, { field: 'trace_id' });
+  const { traceId, at, ...rest } = c;
+  void traceId;
+  const event = failureConfirmed({ ...rest, trace, at: at ?? Date.now() });
+  const known = await existingEventIds(log, [TOPICS.datasets]);
+  if (known.has(event.event_id)) return { event, published: false };
+  await log.publisher.publish([event]);
+  return { event, published: true };
 };

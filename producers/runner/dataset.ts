@@ -1,6 +1,6 @@
 import { readFile } from 'node:fs/promises';
 import { z } from 'zod';
-import { InputError } from '../../schemas/errors.ts';
+import { InputError, unreadableFile } from '../../schemas/errors.ts';
 import { baseName, sha256 } from '../importers/common.ts';
 
 const Scalar = z.union([z.string(), z.number(), z.boolean(), z.null()]);
@@ -75,7 +75,7 @@ export const readDataset = async (file: string): Promise<Dataset> => {
   try {
     text = await readFile(file, 'utf8');
   } catch (e) {
-    throw new InputError(`cannot read: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`, { file });
+    throw unreadableFile(file, e, 'dataset file');
   }
   return parseDataset(text, file);
 };

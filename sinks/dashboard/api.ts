@@ -30,7 +30,31 @@ export const ROUTES: Record<string, Route> = {
   '/api/gates': (d, p) => d.gates(parse(z.object({ suite: z.string().min(1).optional() }), p)),
   '/api/production': (d) => d.production(),
   '/api/trace': (d, p) => d.trace(parse(z.object({ trace_id: z.string().min(1) }), p)),
+  '/api/traces': (d, p) => {
+    const q = parse(
+      z.object({
+        failed: z.enum(['true', 'false']).optional(),
+        agent_version: z.string().min(1).optional(),
+        segment: z.string().min(1).optional(),
+        from: z.coerce.number().int().nonnegative().optional(),
+        to: z.coerce.number().int().positive().optional(),
+        limit: z.coerce.number().int().min(1).max(1000).optional(),
+      }),
+      p,
+    );
+    return d.traces({ ...q, failed: q.failed === 'true' });
+  },
   '/api/judges': (d) => d.judges(),
   '/api/datasets': (d) => d.datasets(),
   '/api/dead-letters': (d) => d.deadLetters(),
 };
+
+/** The body of `POST /api/review/confirm`: the same fields as `passk review --confirm`. */
+export const ConfirmBody = z.object({
+  trace_id: z.string().min(1),
+  dataset_id: z.string().min(1),
+  expected: z.string().trim().min(1),
+  reviewer: z.string().trim().min(1),
+  note: z.string().optional(),
+});
+export type ConfirmBody = z.infer<typeof ConfirmBody>;

@@ -8,8 +8,20 @@ import { listVersions } from '../clickhouse/queries/histogram.ts';
 import { alerts, productionWindows, traceWindows } from '../clickhouse/queries/production.ts';
 import { loadTrialsForReport, reportGroupsFromStore } from '../clickhouse/queries/report.ts';
 import type { Querier } from '../clickhouse/queries/select.ts';
-import type { DashboardData, DatasetRowView, ProductionWindow } from './data.ts';
-import { datasetIds, repeatedInputFlips, storeWatermark, traceById, traceGraders } from './queries.ts';
+import type { DashboardData, DatasetRowView, ProductionWindow, TraceListItem } from './data.ts';
+import { failureSignals } from '../../producers/review/index.ts';
+import { traceOfRow } from '../clickhouse/queries/storedFailures.ts';
+import {
+  confirmationsOf,
+  datasetIds,
+  datasetRowsOfTraces,
+  repeatedInputFlips,
+  sampledTraces,
+  storeWatermark,
+  traceById,
+  traceFacets,
+  traceGraders,
+} from './queries.ts';
 import { explorerView } from './explorerView.ts';
 import { rowView } from './rowView.ts';
 
@@ -23,6 +35,12 @@ const HOUR = 3_600_000;
 
 const sizeOf = (ms: number): string =>
   ms % (24 * HOUR) === 0 ? `${ms / (24 * HOUR)}d` : ms % HOUR === 0 ? `${ms / HOUR}h` : `${Math.round(ms / 60_000)}m`;
+
+const withoutId = <T extends { trace_id: string }>(x: T | undefined): Omit<T, 'trace_id'> | null => {
+  if (!x) return null;
+  const { trace_id: _, ...rest } = x;
+  return rest;
+};
 
 export const clickhouseDashboardData = (client: Querier): DashboardData => ({
   watermark: () => storeWatermark(client),
@@ -132,8 +150,56 @@ export const clickhouseDashboardData = (client: Querier): DashboardData => ({
       })),
     };
   },
-  trace: (q) => traceById(client, q.trace_id),
   deadLetters: () => deadLetters(client),
+  trace: async (q) => {
+    const [t, [c], [row]] = await Promise.all([
+      traceById(client, q.trace_id),
+      confirmationsOf(client, [q.trace_id]),
+      datasetRowsOfTraces(client, [q.trace_id]),
+    ]);
+    return t ? { ...t, confirmation: withoutId(c), dataset_row: withoutId(row) } : null;
+  },
+  traces: async (q) => {
+    const limit = q.limit ?? 200;
+    const page = async () => {
+      const out: Awaited<ReturnType<typeof sampledTraces>> = [];
+      for (let offset = 0; out.length < limit; offset += 1000) {
+        const rows = await sampledTraces(client, { ...q, failed: q.failed ?? false, limit: 1000, offset });
+        out.push(...rows.filter((r) => !q.failed || failureSignals(traceOfRow(r)).length > 0));
+        if (rows.length < 1000) break;
+      }
+      return out.slice(0, limit);
+    };
+    const [rows, [facets], datasets] = await Promise.all([page(), traceFacets(client), datasetIds(client)]);
+    const ids = rows.map((r) => r.trace_id);
+    const [confirmations, became] = await Promise.all([confirmationsOf(client, ids), datasetRowsOfTraces(client, ids)]);
+    const confirmedOf = new Map(confirmations.map((c) => [c.trace_id, withoutId(c)]));
+    const rowOf = new Map(became.map((r) => [r.trace_id, withoutId(r)]));
+    const traces = rows.map((r): TraceListItem => {
+      const t = traceOfRow(r);
+      return {
+        trace_id: t.trace_id,
+        occurred_at: t.occurred_at,
+        agent_version: t.agent_version,
+        segment: t.segment,
+        sampling_probability: t.sampling.probability,
+        verdicts: (t.verdicts ?? []).map((v) => ({ grader: v.grader, passed: v.passed })),
+        input: t.payload?.input ?? null,
+        output: t.payload?.output ?? null,
+        error_kind: t.error_kind ?? null,
+        user_signals: r.user_signals,
+        why: failureSignals(t),
+        confirmation: confirmedOf.get(t.trace_id) ?? null,
+        dataset_row: rowOf.get(t.trace_id) ?? null,
+      };
+    });
+    return {
+      traces,
+      agent_versions: facets?.agent_versions ?? [],
+      segments: facets?.segments ?? [],
+      datasets,
+    };
+  },
   judges: () => judgeCalibration(client),
   datasets: async () => {
     const out = [];

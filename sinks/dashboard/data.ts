@@ -111,6 +111,18 @@ export type ProductionView = {
   alerts: ProductionAlert[];
   repeated_input_flips: RepeatedInputFlip[];
 };
+/** A reviewer's confirmation of a trace (FailureConfirmed, as stored). */
+export type TraceConfirmation = {
+  /** The FailureConfirmed's id: the same whether it came from the CLI or the dashboard. */
+  event_id: string;
+  dataset_id: string;
+  reviewer: string;
+  expected: string;
+  note: string | null;
+  occurred_at: number;
+};
+/** The dataset row a confirmed trace became. */
+export type TraceDatasetRow = { dataset_id: string; dataset_version: string; row_id: string };
 /** A sampled production trace, as the provenance link of a dataset row shows it. */
 export type TraceView = {
   trace_id: string;
@@ -122,6 +134,30 @@ export type TraceView = {
   verdicts: { grader: string; passed: boolean | null }[];
   input: string | null;
   output: string | null;
+  error_kind?: string | null;
+  user_signals?: Record<string, string>;
+  confirmation?: TraceConfirmation | null;
+  dataset_row?: TraceDatasetRow | null;
+};
+/** One line of the sampled-trace list: the trace, why it looks like a failure (none: it does not), its confirmation. */
+export type TraceListItem = Omit<TraceView, 'input_fingerprint'> & { why: string[] };
+export type TraceQuery = {
+  /** Only traces with a failure signal (a failed grader, an error, negative feedback). */
+  failed?: boolean;
+  agent_version?: string;
+  segment?: string;
+  /** Milliseconds since the epoch, [from, to). */
+  from?: number;
+  to?: number;
+  limit?: number;
+};
+export type TraceList = {
+  traces: TraceListItem[];
+  /** Every version and segment with sampled traces, for the filters. */
+  agent_versions: string[];
+  segments: string[];
+  /** Dataset ids a confirmed failure can join. */
+  datasets: string[];
 };
 
 export type DatasetRowView = {
@@ -175,6 +211,8 @@ export interface DashboardData {
   production(): Promise<ProductionView>;
   /** One sampled trace, or null when it is not (or no longer) stored. */
   trace(q: { trace_id: string }): Promise<TraceView | null>;
+  /** Sampled traces, newest first, filtered (the Production view's review list). */
+  traces(q: TraceQuery): Promise<TraceList>;
   judges(): Promise<JudgeCalibration[]>;
   datasets(): Promise<DatasetVersionView[]>;
   /** Records the processors could not decode or validate, and rows the store refused, newest first. */

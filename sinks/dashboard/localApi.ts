@@ -19,12 +19,13 @@ export const LOCAL_QUERY_PATH = '/api/local/query';
 export const LOCAL_TOKEN_HEADER = 'x-passk-local-token';
 const MAX_BODY = 1_000_000;
 
-const readBody = async (req: IncomingMessage): Promise<string> => {
+/** A request's body as text, refused beyond `max` bytes. */
+export const readBody = async (req: IncomingMessage, max = MAX_BODY): Promise<string> => {
   let size = 0;
   const chunks: Buffer[] = [];
   for await (const c of req) {
     size += (c as Buffer).length;
-    if (size > MAX_BODY) throw new Error('request too large');
+    if (size > max) throw new Error('request too large');
     chunks.push(c as Buffer);
   }
   return Buffer.concat(chunks).toString('utf8');

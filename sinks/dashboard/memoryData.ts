@@ -7,9 +7,10 @@ import {
   type Group,
 } from '../../processors/core/index.ts';
 import type { PasskEvent } from '../../schemas/events/index.ts';
-import type { GateEvaluated, JudgmentRecorded, LabelRecorded } from '../../schemas/events/index.ts';
+import type { GateEvaluated, JudgmentRecorded, LabelRecorded, TraceSampled } from '../../schemas/events/index.ts';
 import { evolveDataset, rowsAt, type DatasetRow, type DatasetState } from '../../processors/folds/datasets.ts';
-import type { DashboardData, DatasetVersionView, Scope } from './data.ts';
+import { failureSignals } from '../../producers/review/index.ts';
+import type { DashboardData, DatasetVersionView, Scope, TraceListItem } from './data.ts';
 import { explorerView } from './explorerView.ts';
 import { rowView } from './rowView.ts';
 import { KEY_SEP } from '../../schemas/topics.ts';
@@ -31,6 +32,37 @@ export const createMemoryDashboardData = (initial: readonly PasskEvent[] = []) =
         g.key.dataset_version === scope.dataset_version &&
         g.key.agent_version === version,
     );
+
+  const traceItem = (t: TraceSampled): TraceListItem => {
+    const c = of('FailureConfirmed').find((x) => x.trace_id === t.trace_id);
+    const row = of('DatasetRowUpserted').find((r) => r.provenance.trace_id === t.trace_id);
+    return {
+      trace_id: t.trace_id,
+      occurred_at: t.occurred_at,
+      agent_version: t.agent_version,
+      segment: t.segment,
+      sampling_probability: t.sampling.probability,
+      verdicts: (t.verdicts ?? []).map((v) => ({ grader: v.grader, passed: v.passed })),
+      input: t.payload?.input ?? null,
+      output: t.payload?.output ?? null,
+      error_kind: t.error_kind ?? null,
+      user_signals: Object.fromEntries(Object.entries(t.user_signals ?? {}).map(([k, v]) => [k, String(v)])),
+      why: failureSignals(t),
+      confirmation: c
+        ? {
+            event_id: c.event_id,
+            dataset_id: c.dataset_id,
+            reviewer: c.reviewer,
+            expected: c.expected,
+            note: c.note ?? null,
+            occurred_at: c.occurred_at,
+          }
+        : null,
+      dataset_row: row
+        ? { dataset_id: row.dataset_id, dataset_version: row.dataset_version, row_id: row.row_id }
+        : null,
+    };
+  };
 
   const data: DashboardData = {
     watermark: async () => String(events.length),
@@ -95,17 +127,26 @@ export const createMemoryDashboardData = (initial: readonly PasskEvent[] = []) =
     deadLetters: async () => ({ total: 0, by_stage: {}, letters: [] }),
     trace: async (q) => {
       const t = of('TraceSampled').find((x) => x.trace_id === q.trace_id);
-      if (!t) return null;
+      return t ? { ...traceItem(t), input_fingerprint: t.input_fingerprint } : null;
+    },
+    traces: async (q) => {
+      const all = of('TraceSampled');
       return {
-        trace_id: t.trace_id,
-        occurred_at: t.occurred_at,
-        agent_version: t.agent_version,
-        segment: t.segment,
-        input_fingerprint: t.input_fingerprint,
-        sampling_probability: t.sampling.probability,
-        verdicts: (t.verdicts ?? []).map((v) => ({ grader: v.grader, passed: v.passed })),
-        input: t.payload?.input ?? null,
-        output: t.payload?.output ?? null,
+        traces: all
+          .filter(
+            (t) =>
+              (q.agent_version === undefined || t.agent_version === q.agent_version) &&
+              (q.segment === undefined || t.segment === q.segment) &&
+              t.occurred_at >= (q.from ?? 0) &&
+              t.occurred_at < (q.to ?? Infinity),
+          )
+          .sort((a, b) => b.occurred_at - a.occurred_at || a.trace_id.localeCompare(b.trace_id))
+          .map(traceItem)
+          .filter((t) => !q.failed || t.why.length > 0)
+          .slice(0, q.limit ?? 200),
+        agent_versions: [...new Set(all.map((t) => t.agent_version))].sort(),
+        segments: [...new Set(all.map((t) => t.segment))].sort(),
+        datasets: [...new Set(of('DatasetRowUpserted').map((r) => r.dataset_id))].sort(),
       };
     },
     judges: async () =>

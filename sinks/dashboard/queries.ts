@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { select, type Querier } from '../clickhouse/queries/select.ts';
+import { FAILURE_CANDIDATE, STORED_TRACE_COLUMNS, StoredTraceRow } from '../clickhouse/queries/storedFailures.ts';
 
 /**
  * The few reads only the dashboard needs, over the tables of sinks/clickhouse, parameterized like every
@@ -75,6 +76,8 @@ const Trace = z.object({
   passed: z.array(z.boolean().nullable()),
   input: z.string().nullable(),
   output: z.string().nullable(),
+  error_kind: z.string().nullable(),
+  user_signals: z.record(z.string(), z.string()),
   actions: z.array(z.object({ tool: z.string(), arguments: z.string().nullable() })),
   tokens_input: z.number().nullable(),
   tokens_output: z.number().nullable(),
@@ -90,7 +93,7 @@ export const traceById = async (client: Querier, trace_id: string): Promise<Trac
     Trace,
     `SELECT trace_id, toUnixTimestamp64Milli(occurred_at) AS occurred_at, agent_version, segment, input_fingerprint,
               sampling_probability, arrayMap(v -> v.grader, verdicts) AS graders, arrayMap(v -> v.passed, verdicts) AS passed,
-              payload_input AS input, payload_output AS output, actions,
+              payload_input AS input, payload_output AS output, error_kind, user_signals, actions,
               tokens_input, tokens_output
        FROM traces FINAL WHERE trace_id = {trace_id:String}
        ORDER BY occurred_at LIMIT 1`,
@@ -100,3 +103,92 @@ export const traceById = async (client: Querier, trace_id: string): Promise<Trac
   const { graders, passed, ...rest } = t;
   return { ...rest, verdicts: graders.map((grader, i) => ({ grader, passed: passed[i] ?? null })) };
 };
+
+const Confirmation = z.object({
+  event_id: z.string(),
+  trace_id: z.string(),
+  dataset_id: z.string(),
+  reviewer: z.string(),
+  expected: z.string(),
+  note: z.string().nullable(),
+  occurred_at: z.coerce.number(),
+});
+/** Reviewers' confirmations of these traces (the earliest per trace). */
+export const confirmationsOf = async (client: Querier, trace_ids: readonly string[]) =>
+  trace_ids.length === 0
+    ? []
+    : select(
+        client,
+        Confirmation,
+        `SELECT event_id, trace_id, dataset_id, reviewer, expected, note, toUnixTimestamp64Milli(occurred_at) AS occurred_at
+         FROM confirmed_failures FINAL WHERE trace_id IN {trace_ids:Array(String)}
+         ORDER BY occurred_at LIMIT 1 BY trace_id`,
+        { trace_ids },
+      );
+
+const BecameRow = z.object({
+  trace_id: z.string(),
+  dataset_id: z.string(),
+  dataset_version: z.string(),
+  row_id: z.string(),
+});
+/** The dataset rows confirmed traces became (the first dataset version that has each). */
+export const datasetRowsOfTraces = async (client: Querier, trace_ids: readonly string[]) =>
+  trace_ids.length === 0
+    ? []
+    : select(
+        client,
+        BecameRow,
+        `SELECT assumeNotNull(provenance_trace_id) AS trace_id, dataset_id, dataset_version, row_id
+         FROM dataset_rows FINAL WHERE provenance_trace_id IN {trace_ids:Array(String)}
+         ORDER BY occurred_at LIMIT 1 BY trace_id`,
+        { trace_ids },
+      );
+
+/**
+ * Sampled traces, newest first, one event per trace, filtered by version, segment and time; `failed` keeps the
+ * failure candidates (which signals are negative is decided in TypeScript, so a page may hold fewer failures).
+ */
+export const sampledTraces = async (
+  client: Querier,
+  q: {
+    failed: boolean;
+    agent_version?: string | undefined;
+    segment?: string | undefined;
+    from?: number | undefined;
+    to?: number | undefined;
+    limit: number;
+    offset?: number;
+  },
+) =>
+  select(
+    client,
+    StoredTraceRow,
+    `SELECT ${STORED_TRACE_COLUMNS}
+     FROM traces FINAL
+     WHERE ({agent_version:String} = '' OR agent_version = {agent_version:String})
+       AND ({segment:String} = '' OR segment = {segment:String})
+       AND occurred_at >= {from:Int64} AND occurred_at < {to:Int64} -- occurred_at is the selected alias, in ms
+       AND (NOT {failed:Bool} OR ${FAILURE_CANDIDATE})
+     ORDER BY occurred_at DESC, trace_id
+     LIMIT 1 BY trace_id
+     LIMIT {limit:UInt32} OFFSET {offset:UInt64}`,
+    {
+      offset: q.offset ?? 0,
+      agent_version: q.agent_version ?? '',
+      segment: q.segment ?? '',
+      from: q.from ?? 0,
+      to: q.to ?? 8_640_000_000_000,
+      failed: q.failed,
+      limit: q.limit,
+    },
+  );
+
+/** The versions and segments that have sampled traces, for the list's filters. */
+export const traceFacets = async (client: Querier) =>
+  select(
+    client,
+    z.object({ agent_versions: z.array(z.string()), segments: z.array(z.string()) }),
+    `SELECT arraySort(groupUniqArray(agent_version)) AS agent_versions, arraySort(groupUniqArray(segment)) AS segments
+     FROM traces`,
+  );

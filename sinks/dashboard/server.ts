@@ -1,8 +1,11 @@
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { BadRequest, ROUTES } from './api.ts';
-import { authorize, checkBinding, isLoopback, tokenCookie } from './auth.ts';
+import { timingSafeEqual } from 'node:crypto';
+import { InputError, PipelineError } from '../../schemas/errors.ts';
+import { BadRequest, ConfirmBody, ROUTES } from './api.ts';
+import { authorize, checkBinding, DashboardConfigError, isLoopback, tokenCookie } from './auth.ts';
 import type { DashboardData } from './data.ts';
+import { readBody } from './localApi.ts';
 import { readStatic, resolveStatic } from './staticFiles.ts';
 import { createUpdateHub, type LiveStatus } from './updates.ts';
 
@@ -22,6 +25,12 @@ export type DashboardServerOptions = {
    * returns true, or returns false to leave it to the dashboard.
    */
   routes?: (req: IncomingMessage, res: ServerResponse, pathname: string) => Promise<boolean>;
+  /**
+   * The Production view's confirm action, `POST /api/review/confirm`: publishes the FailureConfirmed that
+   * `passk review --confirm` publishes. It needs the write token (`Authorization: Bearer …`); without a token set,
+   * confirming is refused.
+   */
+  review?: { token?: string; confirm: (body: ConfirmBody) => Promise<{ event_id: string; published: boolean }> };
 };
 
 export interface DashboardServer {
@@ -55,6 +64,49 @@ const sendJson = (res: ServerResponse, status: number, body: unknown): void => {
   res.end(JSON.stringify(body));
 };
 
+export const CONFIRM_PATH = '/api/review/confirm';
+
+const sameToken = (a: string, b: string): boolean => {
+  const x = Buffer.from(a);
+  const y = Buffer.from(b);
+  return x.length === y.length && timingSafeEqual(x, y);
+};
+
+/** `POST /api/review/confirm`: the write token, then the body, then the same confirmation as the CLI's. */
+const confirmRoute = async (
+  req: IncomingMessage,
+  res: ServerResponse,
+  review: DashboardServerOptions['review'],
+): Promise<void> => {
+  if (req.method !== 'POST') return sendJson(res, 405, { error: 'only POST' });
+  if (!review) return sendJson(res, 501, { error: 'this server does not publish events: confirm with passk serve' });
+  if (review.token === undefined)
+    return sendJson(res, 401, {
+      error: 'confirming is disabled: start passk serve with --ingest-token (or PASSK_INGEST_TOKEN)',
+    });
+  const bearer = /^Bearer (.+)$/.exec(req.headers.authorization ?? '')?.[1];
+  if (bearer === undefined || !sameToken(bearer, review.token))
+    return sendJson(res, 401, { error: 'a valid write token is required (the --ingest-token of passk serve)' });
+  let body: ConfirmBody;
+  try {
+    const r = ConfirmBody.safeParse(JSON.parse(await readBody(req, 64_000)));
+    if (!r.success)
+      return sendJson(res, 400, { error: r.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ') });
+    body = r.data;
+  } catch (e) {
+    return sendJson(res, 400, { error: `the body is not JSON: ${(e as Error).message}` });
+  }
+  try {
+    const done = await review.confirm(body);
+    return sendJson(res, 200, { ...done, trace_id: body.trace_id, dataset_id: body.dataset_id });
+  } catch (e) {
+    if (e instanceof InputError) return sendJson(res, 400, { error: e.message });
+    if (e instanceof PipelineError && e.retriable)
+      return sendJson(res, 503, { error: `the event log is unavailable: ${e.message}` });
+    throw e;
+  }
+};
+
 /** Serves the dashboard: static frontend, JSON API over the typed queries, and live updates (SSE). */
 export const createDashboardServer = async (opts: DashboardServerOptions): Promise<DashboardServer> => {
   const host = opts.host ?? '127.0.0.1';
@@ -80,6 +132,7 @@ export const createDashboardServer = async (opts: DashboardServerOptions): Promi
       });
       return void res.end();
     }
+    if (url.pathname === CONFIRM_PATH) return confirmRoute(req, res, opts.review);
     if (req.method !== 'GET' && req.method !== 'HEAD') return sendJson(res, 405, { error: 'only GET' });
     if (url.pathname === '/api/events') return hub.attach(res);
     if (url.pathname === '/healthz')
@@ -112,7 +165,19 @@ export const createDashboardServer = async (opts: DashboardServerOptions): Promi
     });
   });
   await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
+    server.once('error', (e: NodeJS.ErrnoException) =>
+      reject(
+        e.code === 'EADDRINUSE'
+          ? new DashboardConfigError(
+              `port ${port} on ${host} is already in use (another passk serve or demo?): pass --port 0 for any free port, or --port with another number`,
+            )
+          : e.code === 'EACCES'
+            ? new DashboardConfigError(
+                `port ${port} on ${host} needs privileges this user lacks: pass --port 0 for any free port, or one above 1023`,
+              )
+            : e,
+      ),
+    );
     server.listen(port, host, () => {
       server.off('error', reject);
       resolve();

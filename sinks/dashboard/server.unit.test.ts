@@ -16,6 +16,7 @@ const stubData = (mark: { value: string }): DashboardData => ({
   gates: async () => [],
   production: async () => ({ windows: [], alerts: [], repeated_input_flips: [] }),
   trace: async () => null,
+  traces: async () => ({ traces: [], agent_versions: [], segments: [], datasets: [] }),
   judges: async () => [],
   datasets: async () => [],
   deadLetters: async () => ({ total: 0, by_stage: {}, letters: [] }),
@@ -32,6 +33,21 @@ const get = (port: number, path: string, headers: Record<string, string> = {}): 
     });
     req.on('error', reject);
     req.end();
+  });
+
+const post = (port: number, path: string, body: string, headers: Record<string, string> = {}): Promise<Reply> =>
+  new Promise((resolve, reject) => {
+    const req = request(
+      { host: '127.0.0.1', port, path, method: 'POST', headers: { 'content-type': 'application/json', ...headers } },
+      (res) => {
+        let text = '';
+        res.setEncoding('utf8');
+        res.on('data', (c: string) => (text += c));
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body: text }));
+      },
+    );
+    req.on('error', reject);
+    req.end(body);
   });
 
 /** Opens the SSE stream and resolves each time an event of `name` arrives. */
@@ -135,5 +151,41 @@ describe('the dashboard server', () => {
     } finally {
       stream.close();
     }
+  });
+
+  it('confirms a failure only with the write token and a complete body, through the confirm port', async () => {
+    const calls: unknown[] = [];
+    const review = {
+      token: TOKEN,
+      confirm: async (b: unknown) => (calls.push(b), { event_id: 'e-1', published: true }),
+    };
+    server = await createDashboardServer({ data: stubData({ value: 'a' }), port: 0, review });
+    const body = JSON.stringify({ trace_id: 't-1', dataset_id: 'refunds', expected: 'deny', reviewer: 'ana' });
+    expect((await get(server.port, '/api/review/confirm')).status).toBe(405);
+    const none = await post(server.port, '/api/review/confirm', body);
+    expect(none.status).toBe(401);
+    expect(JSON.parse(none.body).error).toContain('write token');
+    expect((await post(server.port, '/api/review/confirm', body, { authorization: 'Bearer wrong' })).status).toBe(401);
+    const auth = { authorization: `Bearer ${TOKEN}` };
+    const missing = await post(server.port, '/api/review/confirm', JSON.stringify({ trace_id: 't-1' }), auth);
+    expect(missing.status).toBe(400);
+    expect(JSON.parse(missing.body).error).toContain('expected');
+    expect((await post(server.port, '/api/review/confirm', 'not json', auth)).status).toBe(400);
+    expect(calls).toEqual([]);
+    const ok = await post(server.port, '/api/review/confirm', body, auth);
+    expect(ok.status).toBe(200);
+    expect(JSON.parse(ok.body)).toEqual({ event_id: 'e-1', published: true, trace_id: 't-1', dataset_id: 'refunds' });
+    expect(calls).toEqual([JSON.parse(body)]);
+  });
+
+  it('refuses to confirm when no write token is set, and names the flag that sets it', async () => {
+    server = await createDashboardServer({
+      data: stubData({ value: 'a' }),
+      port: 0,
+      review: { confirm: async () => ({ event_id: 'never', published: true }) },
+    });
+    const r = await post(server.port, '/api/review/confirm', '{}', { authorization: `Bearer ${TOKEN}` });
+    expect(r.status).toBe(401);
+    expect(JSON.parse(r.body).error).toContain('--ingest-token');
   });
 });

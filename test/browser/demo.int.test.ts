@@ -356,6 +356,24 @@ describe('the dashboard, in Chromium', () => {
     }
     expect(stored.judges.some((j) => j.agreement.items > 0 && j.agreement.kappa !== null)).toBe(true);
     expect(statSync(await shoot('judges')).size).toBeGreaterThan(10_000);
+
+    // A disagreement cell opens the items in it: the ones to read first.
+    const j = stored.judges.find((x) =>
+      x.agreement.confusion.labels.some((hl) =>
+        x.agreement.confusion.labels.some((jl) => hl !== jl && (x.agreement.confusion.matrix[hl]?.[jl] ?? 0) > 0),
+      ),
+    )!;
+    const c = j.agreement.confusion;
+    const [hl, jl] = c.labels
+      .flatMap((a) => c.labels.map((b) => [a, b] as const))
+      .find(([a, b]) => a !== b && (c.matrix[a]?.[b] ?? 0) > 0)!;
+    await page.click(
+      `[data-testid="judge"][data-judge="${j.judge.id}"] [data-testid="confusion"] td[data-human="${hl}"][data-judge="${jl}"] a`,
+    );
+    const items = page.locator(`[data-testid="judge"][data-judge="${j.judge.id}"] [data-testid="cell-items"]`);
+    await items.waitFor();
+    expect(Number(await items.getAttribute('data-count'))).toBe(c.matrix[hl]![jl]);
+    expect((await items.locator('.ids').textContent())!.split(', ')).toEqual(c.items![hl]![jl]);
   });
 
   it('shows dataset versions and must-not-break rows, with the production row linked to its trace', async () => {
@@ -400,7 +418,10 @@ describe('the dashboard, in Chromium', () => {
     expect(await page.textContent('[data-testid="trace"] [data-field="verdicts"]')).toBe(
       stored.trace!.verdicts.map((v) => `${v.grader}: ${v.passed ? 'pass' : 'fail'}`).join(', '),
     );
-    expect(await page.textContent('[data-testid="trace"] [data-field="input"]')).toBe(stored.trace!.input);
+    // the card pretty-prints a JSON input: the same value, laid out to read
+    const shownInput = (await page.textContent('[data-testid="trace"] [data-field="input"]'))!;
+    expect(JSON.parse(shownInput)).toEqual(JSON.parse(stored.trace!.input!));
+    expect(shownInput).toContain('\n  "message": ');
     expect(pageErrors).toEqual([]);
   });
 

@@ -34,9 +34,14 @@ export const passkServer = (
   args: readonly string[],
   ready: (line: string) => string | undefined,
   timeoutMs = 120_000,
+  env: NodeJS.ProcessEnv = {},
 ): Promise<{ child: ChildProcess; value: string; stop: () => Promise<void> }> =>
   new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [BIN, ...args], { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, [BIN, ...args], {
+      cwd: ROOT,
+      env: { ...process.env, ...env },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     let out = '';
     let err = '';
     const timer = setTimeout(() => {

@@ -115,7 +115,7 @@ const flow = (backend: 'embedded' | 'kafka', forms: Record<'v1' | 'v2' | 'v3', F
       expect(failed.code, failed.stderr).toBe(1);
       expect(failed.stderr).toContain('the processors ask for confirmation runs: 1 row(s)');
       expect(failed.stdout).toMatch(/GATE FAIL: candidate own-v2 against baseline own-v1/);
-      expect(failed.stdout).toMatch(/FAIL .*must_not_break_stable_correct.*q2/);
+      expect(failed.stdout).toMatch(/FAIL .*must-not-break rows stay stable-correct.*q2/);
 
       const status = await ok('gate', '--status', '--json');
       const comparisons = (JSON.parse(status.stdout) as { comparisons: { status: string; verdict?: string }[] })

@@ -44,6 +44,36 @@ describe('output at 80 columns', () => {
     expect(tooWide(r.stdout)).toEqual([]);
   });
 
+  it('run has no line wider than 80, and ends with the next command', async () => {
+    const args = [
+      'run',
+      '--dataset',
+      'examples/refund-agent/refunds.jsonl',
+      '--agent',
+      'examples/refund-agent/agent.ts',
+    ];
+    const wide = await passk(['--wide', '--data-dir', tmp(), ...args, '--k', '2']);
+    const r = await passk(['--width', '80', '--data-dir', tmp(), ...args, '--k', '2']);
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stdout).toContain('completed');
+    expect(tooWide(r.stdout)).toEqual([]);
+    expect(tooWide(wide.stdout).length).toBeGreaterThan(0);
+    expect(r.stdout.trimEnd().split('\n').at(-1)).toMatch(/^next: passk process/);
+  });
+
+  it('review has no line wider than 80, and ends with the confirm command to run next', async () => {
+    const data = tmp();
+    const sampled = await passk(['--data-dir', data, 'sample', 'examples/traces.jsonl', '--rate', '1']);
+    expect(sampled.code, sampled.stderr).toBe(0);
+    const wide = await passk(['--wide', '--data-dir', data, 'review', '--from', 'log']);
+    const r = await passk(['--width', '80', '--data-dir', data, 'review', '--from', 'log']);
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stdout).toContain('sampled production failures to review');
+    expect(tooWide(r.stdout)).toEqual([]);
+    expect(tooWide(wide.stdout).length).toBeGreaterThan(0);
+    expect(r.stdout).toMatch(/next: passk review --confirm \S+ --expected <answer>/);
+  });
+
   it('the demo has no line wider than 80', async () => {
     const r = await passk(['--width', '80', '--data-dir', tmp(), 'demo', '--no-serve'], { timeoutMs: 400_000 });
     expect(r.code, r.stderr).toBe(0);

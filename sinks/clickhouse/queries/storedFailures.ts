@@ -9,7 +9,7 @@ import { select, type Querier } from './select.ts';
  * review's rule (producers/review/failures.ts `failureSignals`), passed in as `why`.
  */
 
-const Row = z.object({
+export const StoredTraceRow = z.object({
   event_id: z.string(),
   occurred_at: z.coerce.number(),
   producer: z.string(),
@@ -33,7 +33,17 @@ const Row = z.object({
   has_payload: z.boolean(),
   tags: z.array(z.string()),
 });
-type Row = z.infer<typeof Row>;
+type Row = z.infer<typeof StoredTraceRow>;
+
+/** The columns StoredTraceRow reads from `traces` (select them FROM traces FINAL). */
+export const STORED_TRACE_COLUMNS = `event_id, toUnixTimestamp64Milli(occurred_at) AS occurred_at, producer, schema_version, trace_id,
+         agent_version, segment, input_fingerprint, sampling_policy, sampling_probability,
+         arrayMap(v -> tupleElement(v, 'grader'), verdicts) AS graders,
+         arrayMap(v -> tupleElement(v, 'passed'), verdicts) AS passed,
+         arrayMap(v -> tupleElement(v, 'score'), verdicts) AS scores, actions, tokens_input, tokens_output,
+         user_signals, error_kind, payload_input, payload_output, has_payload, tags`;
+/** A trace that may be a failure: a failed verdict, an error, or any user signal (TypeScript decides which are negative). */
+export const FAILURE_CANDIDATE = `(arrayExists(v -> coalesce(tupleElement(v, 'passed'), true) = false, verdicts) OR error_kind IS NOT NULL OR notEmpty(user_signals))`;
 
 const parseSignal = (text: string): string | number | boolean => {
   try {
@@ -94,14 +104,9 @@ export const traceOfRow = (r: Row): TraceSampled => ({
 // Candidates: a failed verdict, an error, or any user signal (whether a signal is negative is decided in
 // TypeScript, by the sampler's own rule). Newest first, one event per trace, confirmed ones left out.
 const QUERY = `
-  SELECT event_id, toUnixTimestamp64Milli(occurred_at) AS occurred_at, producer, schema_version, trace_id, agent_version,
-         segment, input_fingerprint, sampling_policy, sampling_probability,
-         arrayMap(v -> tupleElement(v, 'grader'), verdicts) AS graders,
-         arrayMap(v -> tupleElement(v, 'passed'), verdicts) AS passed,
-         arrayMap(v -> tupleElement(v, 'score'), verdicts) AS scores, actions, tokens_input, tokens_output,
-         user_signals, error_kind, payload_input, payload_output, has_payload, tags
+  SELECT ${STORED_TRACE_COLUMNS}
   FROM traces FINAL
-  WHERE (arrayExists(v -> coalesce(tupleElement(v, 'passed'), true) = false, verdicts) OR error_kind IS NOT NULL OR notEmpty(user_signals))
+  WHERE ${FAILURE_CANDIDATE}
     AND ({agent_version:String} = '' OR agent_version = {agent_version:String})
     AND ({segment:String} = '' OR segment = {segment:String})
     AND trace_id NOT IN (SELECT trace_id FROM confirmed_failures)
@@ -128,7 +133,7 @@ export const listStoredFailures = async (
   const page = Math.min(10_000, Math.max(200, Number.isFinite(limit) ? limit * 2 : 1_000));
   const out: { trace: TraceSampled; why: string[] }[] = [];
   for (let offset = 0; out.length < limit; offset += page) {
-    const rows = await select(client, Row, QUERY, {
+    const rows = await select(client, StoredTraceRow, QUERY, {
       agent_version: opts.agentVersion ?? '',
       segment: opts.segment ?? '',
       page,

@@ -17,6 +17,18 @@ export const api = {
   gates: (q = {}) => get('/api/gates', q),
   production: () => get('/api/production'),
   trace: (trace_id) => get('/api/trace', { trace_id }),
+  traces: (q = {}) => get('/api/traces', q),
+  /** Publishes a FailureConfirmed (the write token goes as a bearer token, never in the URL). */
+  confirm: async (body, token) => {
+    const res = await fetch('/api/review/confirm', {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', accept: 'application/json', authorization: `Bearer ${token}` },
+      body: JSON.stringify(body),
+    });
+    const answer = await res.json().catch(() => ({}));
+    if (!res.ok) throw new Error(answer.error ?? `${res.status} ${res.statusText}`);
+    return answer;
+  },
   judges: () => get('/api/judges'),
   datasets: () => get('/api/datasets'),
   deadLetters: () => get('/api/dead-letters'),

@@ -1,4 +1,4 @@
-/* global document, window, location, EventSource, URLSearchParams */
+/* global document, window, location, history, EventSource, URLSearchParams */
 import { api } from './api.js';
 import { destroyCharts, drawCharts } from './charts.js';
 import { h } from './dom.js';
@@ -156,6 +156,7 @@ const renderOnce = async () => {
         groups,
         navigate: (p, o) => navigate(name, p, o),
         go: navigate,
+        redraw: () => void render(),
       });
       failed = false;
     } catch (e) {
@@ -235,5 +236,22 @@ window.addEventListener('resize', () => {
   clearTimeout(resizing);
   resizing = setTimeout(() => void render(), 250);
 });
+/**
+ * The first screen is the decision: opened without a route, the page goes to the comparison of the latest gate
+ * verdict (its banner, the three numbers with their Δ, the regressed rows first). No gate yet: the overview.
+ */
+const land = async () => {
+  if (location.hash.replace(/^#\/?/, '') !== '') return;
+  const [latest] = await api.gates().catch(() => []);
+  if (!latest) return;
+  const q = new URLSearchParams({
+    suite: latest.suite,
+    dataset_version: latest.dataset_version,
+    baseline: latest.baseline,
+    candidate: latest.candidate,
+  });
+  history.replaceState(null, '', `#/compare?${q}`);
+};
+
 connect();
-void render();
+void land().finally(() => void render());

@@ -15,7 +15,7 @@ const provenance = (p) =>
 const removedCell = (ids) =>
   ids.length === 0 ? '—' : `${ids.length} (${ids.slice(0, 4).join(', ')}${ids.length > 4 ? ', …' : ''})`;
 
-export const render = async () => {
+export const render = async ({ params }) => {
   const versions = await api.datasets();
   if (versions.length === 0)
     return card(
@@ -67,7 +67,10 @@ export const render = async () => {
           v.must_not_break.map((r) =>
             h(
               'tr',
-              { 'data-row': r.row_id, class: r.provenance.kind === 'production_failure' ? 'highlight' : '' },
+              {
+                'data-row': r.row_id,
+                class: `${r.provenance.kind === 'production_failure' ? 'highlight' : ''}${r.row_id === params.row ? ' selected' : ''}`,
+              },
               h('td', {}, r.row_id),
               h('td', {}, r.expected ?? '—'),
               h('td', {}, r.tags.join(', ')),

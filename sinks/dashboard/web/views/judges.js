@@ -5,7 +5,8 @@ export const title = 'Judges';
 
 const num = (x, d = 2) => (x === null || x === undefined ? '—' : x.toFixed(d));
 
-const confusion = (c) =>
+/** The confusion matrix; each cell with items opens the list of those items (`#/judges?judge=…&human=…&call=…`). */
+const confusion = (c, judgeId, params, go) =>
   table(
     ['human ↓ / judge →', ...c.labels],
     c.labels.map((hl) =>
@@ -13,24 +14,51 @@ const confusion = (c) =>
         'tr',
         {},
         h('th', {}, hl),
-        c.labels.map((jl) =>
-          h(
+        c.labels.map((jl) => {
+          const n = c.matrix[hl]?.[jl] ?? 0;
+          const open = params.judge === judgeId && params.human === hl && params.call === jl;
+          return h(
             'td',
             {
-              class: hl === jl ? 'cell same' : 'cell worse',
+              class: `${hl === jl ? 'cell same' : 'cell worse'}${open ? ' selected' : ''}`,
               style: { '--s': '0.5' },
               'data-human': hl,
               'data-judge': jl,
             },
-            String(c.matrix[hl]?.[jl] ?? 0),
-          ),
-        ),
+            n > 0 && c.items
+              ? h(
+                  'a',
+                  {
+                    href: '#',
+                    title: `the ${n} items humans labeled ${hl} and the judge called ${jl}`,
+                    onclick: (e) => (e.preventDefault(), go(open ? {} : { judge: judgeId, human: hl, call: jl })),
+                  },
+                  String(n),
+                )
+              : String(n),
+          );
+        }),
       ),
     ),
     { class: 'matrix', 'data-testid': 'confusion' },
   );
 
-const judgeCard = (j) => {
+const cellItems = (c, params) => {
+  const ids = c.items?.[params.human]?.[params.call];
+  if (!ids) return null;
+  return h(
+    'div',
+    { class: 'cell-items', 'data-testid': 'cell-items', 'data-count': ids.length },
+    h(
+      'h3',
+      {},
+      `${ids.length} item${ids.length === 1 ? '' : 's'} humans labeled ${params.human}, the judge called ${params.call}`,
+    ),
+    h('p', { class: 'ids' }, ids.join(', ')),
+  );
+};
+
+const judgeCard = (j, params, go) => {
   const name = `${j.judge.id}${j.judge.version ? `@${j.judge.version}` : ''}`;
   const section = card(
     name,
@@ -70,7 +98,13 @@ const judgeCard = (j) => {
         h('div', { class: 'ci' }, `${j.self_consistency.flagged} / ${j.self_consistency.items} items`),
       ),
     ),
-    j.agreement.items ? [h('h3', {}, 'Confusion (rows: human label)'), confusion(j.agreement.confusion)] : null,
+    j.agreement.items
+      ? [
+          h('h3', {}, 'Confusion (rows: human label)'),
+          confusion(j.agreement.confusion, j.judge.id, params, go),
+          params.judge === j.judge.id ? cellItems(j.agreement.confusion, params) : null,
+        ]
+      : null,
     h(
       'p',
       { class: 'note' },
@@ -85,7 +119,7 @@ const judgeCard = (j) => {
   return section;
 };
 
-export const render = async () => {
+export const render = async ({ params, navigate }) => {
   const judges = await api.judges();
   if (judges.length === 0)
     return card(
@@ -94,5 +128,9 @@ export const render = async () => {
         'Grade with a judge (passk run … --grader judge --rubric rubric.md) and record human labels on the same items with the SDK (recorder.recordLabel).',
       ),
     );
-  return h('div', { class: 'cards' }, judges.map(judgeCard));
+  return h(
+    'div',
+    { class: 'cards' },
+    judges.map((j) => judgeCard(j, params, navigate)),
+  );
 };

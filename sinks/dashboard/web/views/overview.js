@@ -1,6 +1,10 @@
 import { api } from '../api.js';
 import { barChart, passKChart, PALETTE } from '../charts.js';
 import { card, ci, className, empty, h, pct, table } from '../dom.js';
+import { rowsLink } from './rows.js';
+
+/** The versions the explorer compares: the first two of the scope (one version is compared with itself). */
+const pairOf = (groups) => [groups[0]?.agent_version, groups[1]?.agent_version ?? groups[0]?.agent_version];
 
 export const title = 'Overview';
 
@@ -32,7 +36,16 @@ const evidence = (g) => {
   );
 };
 
-const versionCard = (g, i) => {
+/** Every count opens the row explorer: a version's class on its side of the scope's pair, a check's flipping rows. */
+const versionCard = (scope, pair) => (g, i) => {
+  const link = (extra) =>
+    rowsLink({
+      suite: scope.suite,
+      dataset_version: scope.dataset_version,
+      baseline: pair[0],
+      candidate: pair[1],
+      ...extra,
+    });
   const k = g.k_max;
   const iv = g.intervals;
   return h(
@@ -85,8 +98,14 @@ const versionCard = (g, i) => {
       { class: 'classes', 'data-testid': 'classes' },
       CLASSES.map((c) =>
         h(
-          'span',
-          { class: `chip ${c}`, 'data-class': c, 'data-value': g.classes[c] },
+          'a',
+          {
+            class: `chip ${c}`,
+            'data-class': c,
+            'data-value': g.classes[c],
+            href: link({ [g.agent_version === pair[0] ? 'from' : 'to']: c }),
+            title: `the ${g.classes[c]} ${className(c)} rows of ${g.agent_version}, in the row explorer`,
+          },
           `${className(c)} ${g.classes[c]}`,
         ),
       ),
@@ -101,7 +120,11 @@ const versionCard = (g, i) => {
                 'tr',
                 {},
                 h('td', {}, c.name),
-                h('td', {}, `${c.flipping_rows} / ${c.rows}`),
+                h(
+                  'td',
+                  {},
+                  h('a', { href: link({ check: c.name }), 'data-check': c.name }, `${c.flipping_rows} / ${c.rows}`),
+                ),
                 h('td', {}, pct(c.flip_rate)),
               ),
             ),
@@ -110,7 +133,15 @@ const versionCard = (g, i) => {
             ? h(
                 'p',
                 { class: 'note' },
-                `${g.stable_verdict_check_flips.length} rows keep a stable verdict while a check flips underneath it.`,
+                h(
+                  'a',
+                  {
+                    href: link({ ids: [...new Set(g.stable_verdict_check_flips.map((f) => f.row_id))].join(',') }),
+                    'data-testid': 'hidden-flips',
+                  },
+                  `${g.stable_verdict_check_flips.length} rows`,
+                ),
+                ' keep a stable verdict while a check flips underneath it.',
               )
             : null,
         ]
@@ -137,7 +168,7 @@ export const render = async ({ scope }) => {
       { class: 'lede' },
       `${scope.suite} · dataset ${scope.dataset_version}: mean accuracy, pass^k and flip rate side by side — none of them goes on the report alone.`,
     ),
-    h('div', { class: 'cards' }, groups.map(versionCard)),
+    h('div', { class: 'cards' }, groups.map(versionCard(scope, pairOf(groups)))),
     card(
       'pass^k and pass@k by k',
       h(

@@ -1,42 +1,373 @@
+/* global URLSearchParams */
 import { api } from '../api.js';
 import { windowsChart } from '../charts.js';
 import { card, ci, empty, h, pct, table, time } from '../dom.js';
 
 export const title = 'Production';
 
-/** The trace a dataset row's provenance links to: what was asked, what the live version answered, how it was graded. */
-const traceCard = (t, id) =>
-  t === null
-    ? card(`Trace ${id}`, empty('This trace is not stored (or no longer: raw traces expire after the trace TTL).'))
-    : card(
-        `Trace ${t.trace_id}`,
+const verdictChips = (verdicts) =>
+  verdicts.length === 0
+    ? h('span', { class: 'note' }, 'not graded')
+    : verdicts.map((v) =>
         h(
-          'dl',
-          { class: 'trace', 'data-testid': 'trace', 'data-trace': t.trace_id },
-          h('dt', {}, 'when'),
-          h('dd', {}, time(t.occurred_at)),
-          h('dt', {}, 'version · segment'),
-          h('dd', {}, `${t.agent_version} · ${t.segment}`),
-          h('dt', {}, 'sampled with probability'),
-          h('dd', { 'data-field': 'probability' }, String(t.sampling_probability)),
-          h('dt', {}, 'verdicts'),
-          h(
-            'dd',
-            { 'data-field': 'verdicts' },
-            t.verdicts
-              .map((v) => `${v.grader}: ${v.passed === null ? 'ungraded' : v.passed ? 'pass' : 'fail'}`)
-              .join(', ') || '—',
-          ),
-          h('dt', {}, 'output'),
-          h('dd', { 'data-field': 'output' }, t.output ?? '—'),
-          h('dt', {}, 'input'),
-          h('dd', { 'data-field': 'input' }, h('pre', {}, t.input ?? '—')),
+          'span',
+          { class: `chip verdict-chip ${v.passed === null ? 'ungraded' : v.passed ? 'pass' : 'fail'}` },
+          `${v.grader}: ${v.passed === null ? 'ungraded' : v.passed ? 'pass' : 'fail'}`,
         ),
       );
 
-export const render = async ({ params }) => {
-  const [prod, trace] = await Promise.all([api.production(), params.trace ? api.trace(params.trace) : undefined]);
-  if (prod.windows.length === 0 && prod.alerts.length === 0)
+const WHY = (w) =>
+  w.startsWith('grader:')
+    ? `failed ${w.slice(7)}`
+    : w.startsWith('error:')
+      ? `error ${w.slice(6)}`
+      : w === 'negative_feedback'
+        ? 'negative feedback'
+        : w;
+
+const rowLink = (r) =>
+  h(
+    'a',
+    {
+      href: `#/datasets?${new URLSearchParams({ dataset: r.dataset_id, version: r.dataset_version, row: r.row_id })}`,
+      'data-testid': 'dataset-row-link',
+      'data-row': r.row_id,
+      'data-version': r.dataset_version,
+    },
+    `must-not-break row ${r.row_id} in ${r.dataset_id} ${r.dataset_version}`,
+  );
+
+/** What the reviewer typed survives the live re-renders; the token stays in this tab (sessionStorage) only. */
+const draft = { trace: null, dataset: '', expected: '', reviewer: '', note: '' };
+const answered = new Map();
+const TOKEN_KEY = 'passk_write_token';
+
+const confirmForm = (t, datasets, redraw) => {
+  if (draft.trace !== t.trace_id) Object.assign(draft, { trace: t.trace_id, expected: '', note: '' });
+  if (!draft.dataset || !datasets.includes(draft.dataset)) draft.dataset = datasets[0] ?? '';
+  const status = h('p', { class: 'note', 'data-testid': 'confirm-status', role: 'status' });
+  const done = answered.get(t.trace_id);
+  if (done) {
+    status.dataset.state = 'done';
+    status.dataset.event = done.event_id;
+    status.replaceChildren(
+      `Confirmed (event ${done.event_id.slice(0, 12)}…${done.published ? '' : ', already in the log'}). `,
+      'The processors add it to a new version of ',
+      h('b', {}, done.dataset_id),
+      ' as a must-not-break row; the link appears here once it is stored.',
+    );
+  }
+  const field = (label, name, attrs = {}) =>
+    h(
+      'label',
+      {},
+      h('span', {}, label),
+      h('input', {
+        name,
+        value: draft[name] ?? '',
+        oninput: (e) => (draft[name] = e.target.value),
+        ...attrs,
+      }),
+    );
+  const tokenInput = h('input', {
+    name: 'token',
+    type: 'password',
+    autocomplete: 'off',
+    value: globalThis.sessionStorage?.getItem(TOKEN_KEY) ?? '',
+    placeholder: 'the --ingest-token of passk serve',
+  });
+  const submit = async (e) => {
+    e.preventDefault();
+    const button = e.target.querySelector('button');
+    button.disabled = true;
+    status.className = 'note';
+    status.textContent = 'Publishing…';
+    try {
+      globalThis.sessionStorage?.setItem(TOKEN_KEY, tokenInput.value);
+      const answer = await api.confirm(
+        {
+          trace_id: t.trace_id,
+          dataset_id: draft.dataset,
+          expected: draft.expected,
+          reviewer: draft.reviewer,
+          ...(draft.note ? { note: draft.note } : {}),
+        },
+        tokenInput.value,
+      );
+      answered.set(t.trace_id, answer);
+      redraw();
+    } catch (err) {
+      status.className = 'warn';
+      status.dataset.state = 'error';
+      status.textContent = `Not confirmed: ${err.message}`;
+      button.disabled = false;
+    }
+  };
+  return h(
+    'form',
+    { class: 'confirm', 'data-testid': 'confirm-form', onsubmit: submit },
+    h('h3', {}, 'Confirm as a failure → must-not-break row'),
+    h(
+      'p',
+      { class: 'note' },
+      'Publishes the FailureConfirmed that passk review --confirm publishes: the processors add the input with your expected answer to a new dataset version, tagged must-not-break, linked to this trace.',
+    ),
+    h(
+      'div',
+      { class: 'fields' },
+      datasets.length
+        ? h(
+            'label',
+            {},
+            h('span', {}, 'dataset'),
+            h(
+              'select',
+              { name: 'dataset', onchange: (e) => (draft.dataset = e.target.value) },
+              datasets.map((d) => h('option', { value: d, selected: d === draft.dataset }, d)),
+            ),
+          )
+        : field('dataset', 'dataset', { required: true }),
+      field('expected answer', 'expected', { required: true, placeholder: 'what it should have answered' }),
+      field('reviewer', 'reviewer', { required: true, placeholder: 'your name' }),
+      field('note', 'note', { placeholder: 'why (optional)' }),
+      h('label', {}, h('span', {}, 'write token'), tokenInput),
+    ),
+    h('button', { type: 'submit', class: 'primary', disabled: done ? true : undefined }, 'Confirm failure'),
+    status,
+  );
+};
+
+/** A sampled trace: what was asked, what the live version answered, how it was graded, and its review. */
+const traceCard = (t, id, datasets, redraw, close) => {
+  if (t === null)
+    return card(
+      `Trace ${id}`,
+      empty('This trace is not stored (or no longer: raw traces expire after the trace TTL).'),
+    );
+  const signals = Object.entries(t.user_signals ?? {});
+  return h(
+    'section',
+    { class: 'card trace-card', 'data-testid': 'trace', 'data-trace': t.trace_id },
+    h(
+      'div',
+      { class: 'panel-head' },
+      h('h2', {}, `Trace ${t.trace_id}`),
+      h('button', { class: 'close', type: 'button', 'aria-label': 'close', onclick: close }, '×'),
+    ),
+    h(
+      'dl',
+      { class: 'trace-facts' },
+      h('div', {}, h('dt', {}, 'when'), h('dd', {}, time(t.occurred_at))),
+      h('div', {}, h('dt', {}, 'version · segment'), h('dd', {}, `${t.agent_version} · ${t.segment}`)),
+      h(
+        'div',
+        {},
+        h('dt', {}, 'sampled with probability'),
+        h(
+          'dd',
+          { 'data-field': 'probability' },
+          String(t.sampling_probability),
+          h('span', { class: 'note' }, ` (weight ${(1 / t.sampling_probability).toFixed(1)})`),
+        ),
+      ),
+      h('div', {}, h('dt', {}, 'verdicts'), h('dd', { 'data-field': 'verdicts' }, verdictChips(t.verdicts))),
+      t.error_kind ? h('div', {}, h('dt', {}, 'error'), h('dd', {}, t.error_kind)) : null,
+      signals.length
+        ? h(
+            'div',
+            {},
+            h('dt', {}, 'user signals'),
+            h('dd', { 'data-field': 'signals' }, signals.map(([k, v]) => `${k}: ${v}`).join(', ')),
+          )
+        : null,
+    ),
+    h('h3', {}, 'Input'),
+    h('pre', { class: 'wrap', 'data-field': 'input' }, pretty(t.input)),
+    h('h3', {}, 'Output'),
+    h('pre', { class: 'wrap', 'data-field': 'output' }, pretty(t.output)),
+    t.confirmation
+      ? h(
+          'div',
+          {
+            class: 'confirmation',
+            'data-testid': 'confirmation',
+            'data-reviewer': t.confirmation.reviewer,
+            'data-event': t.confirmation.event_id,
+          },
+          h('h3', {}, 'Confirmed failure'),
+          h(
+            'p',
+            {},
+            `Confirmed by ${t.confirmation.reviewer} on ${time(t.confirmation.occurred_at)} for dataset ${t.confirmation.dataset_id}: expected `,
+            h('b', {}, t.confirmation.expected),
+            t.confirmation.note ? ` — “${t.confirmation.note}”` : '',
+            '.',
+          ),
+          h(
+            'p',
+            {},
+            t.dataset_row ? rowLink(t.dataset_row) : h('span', { class: 'note' }, 'Not yet in a dataset version.'),
+          ),
+        )
+      : confirmForm(t, datasets, redraw),
+  );
+};
+
+/** A JSON input pretty-printed, anything else as it is. */
+const pretty = (s) => {
+  if (s === null || s === undefined) return '—';
+  try {
+    const v = JSON.parse(s);
+    return typeof v === 'object' && v !== null ? JSON.stringify(v, null, 2) : s;
+  } catch {
+    return s;
+  }
+};
+/** What a reader recognizes a request by: its `message` when the input is JSON with one, else the text. */
+const gist = (s) => {
+  if (s === null || s === undefined) return null;
+  try {
+    const v = JSON.parse(s);
+    return typeof v?.message === 'string' ? v.message : s;
+  } catch {
+    return s;
+  }
+};
+const excerpt = (s, n = 80) => (s === null || s === undefined ? '—' : s.length <= n ? s : `${s.slice(0, n - 1)}…`);
+const SORTS = {
+  newest: (a, b) => b.occurred_at - a.occurred_at,
+  oldest: (a, b) => a.occurred_at - b.occurred_at,
+  weight: (a, b) => a.sampling_probability - b.sampling_probability || b.occurred_at - a.occurred_at,
+};
+/** `YYYY-MM-DDTHH:MM`, read as UTC (the page shows every time in UTC). */
+const utcInput = (ms) => (ms ? new Date(ms).toISOString().slice(0, 16) : '');
+const fromUtcInput = (v) => (v ? Date.parse(`${v}:00Z`) : undefined);
+
+/** The sampled-trace list: filters in the URL (failed, version, segment, time), sortable, each line opens its card. */
+const traceList = (list, params, go) => {
+  const failed = params.failed !== 'all';
+  const sort = params.sort in SORTS ? params.sort : 'newest';
+  const rows = [...list.traces].sort(SORTS[sort]);
+  const set = (p) => go({ ...params, ...p });
+  const select = (name, label, options, value) =>
+    h(
+      'label',
+      {},
+      h('span', {}, label),
+      h(
+        'select',
+        { 'data-filter': name, onchange: (e) => set({ [name]: e.target.value || undefined }) },
+        options.map(([v, text]) => h('option', { value: v, selected: v === (value ?? '') }, text)),
+      ),
+    );
+  const timeFilter = (name, label) =>
+    h(
+      'label',
+      {},
+      h('span', {}, `${label} (UTC)`),
+      h('input', {
+        type: 'datetime-local',
+        'data-filter': name,
+        value: utcInput(Number(params[name]) || 0),
+        onchange: (e) => set({ [name]: fromUtcInput(e.target.value) }),
+      }),
+    );
+  return card(
+    `Sampled traces (${rows.length}${rows.length >= 200 ? '+' : ''})`,
+    h(
+      'div',
+      { class: 'controls filters' },
+      select(
+        'failed',
+        'show',
+        [
+          ['', 'failures to review'],
+          ['all', 'every sampled trace'],
+        ],
+        failed ? '' : 'all',
+      ),
+      select('version', 'version', [['', 'any'], ...list.agent_versions.map((v) => [v, v])], params.version),
+      select('segment', 'segment', [['', 'any'], ...list.segments.map((v) => [v, v])], params.segment),
+      timeFilter('from', 'from'),
+      timeFilter('to', 'until'),
+      select(
+        'sort',
+        'sort',
+        [
+          ['newest', 'newest first'],
+          ['oldest', 'oldest first'],
+          ['weight', 'heaviest weight first'],
+        ],
+        sort,
+      ),
+    ),
+    rows.length === 0
+      ? empty(
+          failed
+            ? 'No sampled trace failed a grader, ended in an error or got negative feedback.'
+            : 'No sampled traces.',
+        )
+      : h(
+          'div',
+          { class: 'scroll trace-scroll' },
+          table(
+            ['time (UTC)', 'version · segment', 'why', 'input', 'output', 'review'],
+            rows.map((t) =>
+              h(
+                'tr',
+                {
+                  class: `clickable${t.trace_id === params.trace ? ' selected' : ''}`,
+                  'data-trace': t.trace_id,
+                  'data-failed': String(t.why.length > 0),
+                  'data-confirmed': String(t.confirmation !== null),
+                  tabindex: 0,
+                  onclick: () => set({ trace: t.trace_id }),
+                  onkeydown: (e) => e.key === 'Enter' && set({ trace: t.trace_id }),
+                },
+                h('td', { class: 'nowrap', title: time(t.occurred_at) }, time(t.occurred_at).slice(5, 16)),
+                h('td', {}, `${t.agent_version} · ${t.segment}`),
+                h('td', {}, t.why.length ? t.why.map(WHY).join(', ') : h('span', { class: 'note' }, 'passed')),
+                h('td', { class: 'text', title: gist(t.input) ?? '' }, excerpt(gist(t.input), 90)),
+                h('td', { class: 'text out' }, excerpt(t.output, 40)),
+                h(
+                  'td',
+                  {},
+                  t.dataset_row
+                    ? h('span', { class: 'chip mnb' }, `→ ${t.dataset_row.row_id}`)
+                    : t.confirmation
+                      ? h('span', { class: 'chip' }, 'confirmed')
+                      : '',
+                ),
+              ),
+            ),
+            { class: 'traces-table', 'data-testid': 'traces' },
+          ),
+        ),
+  );
+};
+
+export const render = async ({ params, navigate, redraw }) => {
+  const query = {
+    ...(params.failed === 'all' ? {} : { failed: 'true' }),
+    agent_version: params.version,
+    segment: params.segment,
+    from: params.from,
+    to: params.to,
+  };
+  const [prod, trace, list] = await Promise.all([
+    api.production(),
+    params.trace ? api.trace(params.trace) : undefined,
+    api.traces(query),
+  ]);
+  const go = (p) => navigate(p);
+  const close = () => go({ ...params, trace: undefined });
+  const review = h(
+    'div',
+    { class: `review${trace === undefined ? '' : ' with-card'}` },
+    traceList(list, params, go),
+    trace === undefined ? null : traceCard(trace, params.trace, list.datasets, redraw, close),
+  );
+  if (prod.windows.length === 0 && prod.alerts.length === 0 && list.agent_versions.length === 0)
     return card(
       'No production traffic yet',
       empty(
@@ -57,7 +388,7 @@ export const render = async ({ params }) => {
   return h(
     'div',
     { class: 'production' },
-    trace === undefined ? null : traceCard(trace, params.trace),
+    review,
     card(
       `Sampling-weighted pass rate, ${size} windows`,
       h(
@@ -99,7 +430,12 @@ export const render = async ({ params }) => {
               'data-graded': w.graded,
               'data-late': w.late ?? '',
             },
-            h('td', {}, `${time(w.start)} → ${time(w.end).slice(11)}`),
+            h(
+              'td',
+              {},
+              // a window ending on another day names that day (a 24 h window is not "07:00 → 07:00")
+              `${time(w.start)} → ${time(w.end).slice(0, 10) === time(w.start).slice(0, 10) ? time(w.end).slice(11) : time(w.end)}`,
+            ),
             h('td', {}, w.agent_version),
             h('td', {}, w.segment),
             h('td', { 'data-field': 'sampled' }, String(w.traces)),
@@ -155,7 +491,7 @@ export const render = async ({ params }) => {
         prod.repeated_input_flips.length === 0
           ? empty('none')
           : table(
-              ['input', 'version', 'traces', 'verdicts'],
+              ['input', 'version', 'traces', 'verdicts', 'traces behind it'],
               prod.repeated_input_flips.map((f) =>
                 h(
                   'tr',
@@ -173,6 +509,21 @@ export const render = async ({ params }) => {
                     Object.entries(f.verdicts)
                       .map(([k, v]) => `${k} ×${v}`)
                       .join(', '),
+                  ),
+                  h(
+                    'td',
+                    { class: 'links' },
+                    f.trace_ids.map((id) =>
+                      h(
+                        'a',
+                        {
+                          href: '#',
+                          'data-trace': id,
+                          onclick: (e) => (e.preventDefault(), go({ ...params, trace: id })),
+                        },
+                        id,
+                      ),
+                    ),
                   ),
                 ),
               ),
