@@ -12,13 +12,36 @@
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { closeSync, existsSync, mkdirSync, mkdtempSync, openSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import {
+  closeSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  openSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Kafka, logLevel } from 'kafkajs';
 
 const repo = join(import.meta.dirname, '..', '..');
 const here = join(repo, 'deploy', 'local');
+
+/** Runs a command without blocking the event loop, throwing with its output when it fails. */
+const runAsync = (cmd: string, args: string[]) =>
+  new Promise<void>((resolve, reject) => {
+    const p = spawn(cmd, args, { stdio: ['ignore', 'pipe', 'pipe'] });
+    let out = '';
+    p.stdout.on('data', (c: Buffer) => (out += c.toString()));
+    p.stderr.on('data', (c: Buffer) => (out += c.toString()));
+    p.once('error', reject);
+    p.once('exit', (code) =>
+      code === 0 ? resolve() : reject(new Error(`${cmd} ${args.join(' ')}: exit ${code}: ${out}`)),
+    );
+  });
 
 /** Runs a command, throwing with its stderr when it fails. */
 export const run = (cmd: string, args: string[], opts: { allowFail?: boolean } = {}): string => {
@@ -39,6 +62,8 @@ export interface NsProcess {
   readonly name: string;
   readonly ns: Netns;
   proc: ChildProcess;
+  /** Set while a fault killed it on purpose (a supervisor leaves it down until the heal). */
+  killedByUs?: boolean;
   readonly pid: () => number;
   readonly alive: () => boolean;
   /** Starts it again (same command, same data) after a kill. */
@@ -214,7 +239,8 @@ export const startCluster = async (opts: ClusterOptions = {}): Promise<Cluster> 
     const template = readFileSync(join(import.meta.dirname, 'server.properties'), 'utf8');
     const log4j = `-Dlog4j2.configurationFile=${join(here, 'log4j2.properties')}`;
     const cp = `${stack}/kafka/libs/*`;
-    const nodes = ids.map((n) => {
+    const formats: Promise<void>[] = [];
+    const specs = ids.map((n) => {
       const ns = addNamespace(`k${n}`, 10 + n);
       const data = join(dir, `kafka-${n}`);
       const props = join(dir, `server-${n}.properties`);
@@ -226,8 +252,14 @@ export const startCluster = async (opts: ClusterOptions = {}): Promise<Cluster> 
           .replaceAll('@IP@', nodeIp(n))
           .replaceAll('@DATA@', data),
       );
-      run('java', [log4j, '-cp', cp, 'kafka.tools.StorageTool', 'format', '-t', clusterId, '-c', props]);
-      return spawnIn(ns, `kafka-${n}`, 'java', [
+      formats.push(
+        runAsync('java', [log4j, '-cp', cp, 'kafka.tools.StorageTool', 'format', '-t', clusterId, '-c', props]),
+      );
+      return { n, ns, props };
+    });
+    await Promise.all(formats);
+    const nodes = specs.map(({ n, ns, props }) =>
+      spawnIn(ns, `kafka-${n}`, 'java', [
         '-Xms128m',
         '-Xmx384m',
         '-XX:+UseSerialGC',
@@ -239,8 +271,8 @@ export const startCluster = async (opts: ClusterOptions = {}): Promise<Cluster> 
         cp,
         'kafka.Kafka',
         props,
-      ]);
-    });
+      ]),
+    );
 
     // ---- Apicurio registry ------------------------------------------------------------------
     const regNs = addNamespace('r', 20);
@@ -272,7 +304,8 @@ export const startCluster = async (opts: ClusterOptions = {}): Promise<Cluster> 
       await until(
         async () => {
           const dead = nodes.find((n) => !n.alive());
-          if (dead) throw new Error(`${dead.name} exited during start-up; see ${join(dir, 'logs', dead.name + '.log')}`);
+          if (dead)
+            throw new Error(`${dead.name} exited during start-up; see ${join(dir, 'logs', dead.name + '.log')}`);
           const admin = kafka.admin();
           try {
             await admin.connect();

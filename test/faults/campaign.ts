@@ -1,0 +1,396 @@
+/**
+ * The fault campaign: `npm run faults -- --seed S --schedules N` (root, Linux: it makes network namespaces).
+ *
+ * One three-node cluster for the whole run (test/faults/cluster.ts). Each schedule, derived from the seed:
+ *  - a bounded workload: trials (with re-sent duplicates and rival events for taken slots) published
+ *    through passk's Kafka event log from the root namespace, paced over the schedule; a chunk counts as
+ *    acknowledged when `publish` resolves (a failed chunk is sent again until it is);
+ *  - `passk process` running in a namespace of its own (`ip netns exec`), restarted when it exits
+ *    unasked (as a supervisor would);
+ *  - 3–8 faults, one after another, with random kinds, targets, holds and gaps; each is healed before
+ *    the next, and the cluster is whole again before the next starts;
+ *  - heal, stop the processor (SIGTERM), and run `passk process --until-caught-up` in its namespace:
+ *    the time from the heal to its exit is the recovery time;
+ *  - the checker: every acknowledged event is in the log, and the row states of the processed changelog
+ *    equal a straight replay of the trials topic (every counted event id once, no row diverging), and
+ *    the dead-letter topic is empty (every event was valid).
+ * Prints one line per schedule and, last, `faults: S schedules, B brokers, E acknowledged, L lost,
+ * D duplicated, V divergent`; exit 1 if L, D or V is not 0. `--only SEED` re-runs one schedule.
+ */
+import { spawn } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { Command, InvalidArgumentError } from 'commander';
+import { PasskConfig } from '../../deploy/config.ts';
+import { openEventLog } from '../../deploy/eventLog.ts';
+import type { RowState } from '../../processors/folds/rowState.ts';
+import { readToEnd } from '../../processors/operators/readToEnd.ts';
+import type { EventLog } from '../../processors/ports.ts';
+import { TOPICS } from '../../schemas/topics.ts';
+import { changelogState, straightReplay, workload } from '../helpers/processorsHarness.ts';
+import { startCluster, until, type Cluster, type Netns, type NsProcess } from './cluster.ts';
+import { healAll, kill, loss, partition, pause, rebalance, throttle, type Heal } from './injectors.ts';
+
+const repo = join(import.meta.dirname, '..', '..');
+const bin = join(repo, 'bin', 'passk.mjs');
+
+/** mulberry32: a small seeded PRNG, so a seed reproduces a schedule. */
+const prng = (seed: number) => {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+};
+type Rand = ReturnType<typeof prng>;
+const between = (r: Rand, lo: number, hi: number) => Math.round(lo + r() * (hi - lo));
+const pick = <T>(r: Rand, xs: readonly T[]): T => xs[Math.floor(r() * xs.length)]!;
+
+export const FAULT_KINDS = [
+  'kill-broker',
+  'pause-broker',
+  'partition-broker',
+  'loss-broker',
+  'throttle-broker',
+  'pause-registry',
+  'partition-registry',
+  'kill-processor',
+  'pause-processor',
+  'partition-processor',
+  'loss-processor',
+  'rebalance',
+] as const;
+export type FaultKind = (typeof FAULT_KINDS)[number];
+
+export interface PlannedFault {
+  kind: FaultKind;
+  /** Broker node id (1..3) for broker faults. */
+  node?: number;
+  gapMs: number;
+  holdMs: number;
+  /** Loss percent, or throttle kbit/s. */
+  amount?: number;
+}
+
+/** The faults of a schedule, from its seed alone. */
+export const planSchedule = (seed: number): { rows: number; faults: PlannedFault[] } => {
+  const r = prng(seed);
+  const rows = between(r, 40, 80);
+  const faults = Array.from({ length: between(r, 3, 8) }, (): PlannedFault => {
+    const kind = pick(r, FAULT_KINDS);
+    const f: PlannedFault = { kind, gapMs: between(r, 500, 3_000), holdMs: between(r, 2_000, 8_000) };
+    if (kind.endsWith('-broker')) f.node = between(r, 1, 3);
+    if (kind.startsWith('loss-')) f.amount = between(r, 10, 40);
+    if (kind.startsWith('throttle-')) f.amount = pick(r, [64, 128, 256]);
+    if (kind === 'pause-processor') f.holdMs = between(r, 2_000, 15_000); // past the 10 s session, sometimes
+    return f;
+  });
+  return { rows, faults };
+};
+
+const label = (f: PlannedFault) => `${f.kind}${f.node ? `-${f.node}` : ''}${f.amount ? `(${f.amount})` : ''}`;
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+export interface ScheduleResult {
+  seed: number;
+  faults: string[];
+  acknowledged: number;
+  unacknowledged: number;
+  lost: number;
+  duplicated: number;
+  divergent: number;
+  deadLetters: number;
+  recoveryMs: number;
+  processorRestarts: number;
+}
+
+/** A `passk process` in `ns`, restarted when it exits unasked (a supervisor's job), until `retire()`. */
+const supervisedProcessor = (cluster: Cluster, ns: Netns, env: NodeJS.ProcessEnv, name: string) => {
+  let retired = false;
+  let restarts = 0;
+  const p = cluster.spawnIn(ns, name, process.execPath, [bin, 'process', '--no-store'], env);
+  const watch = () =>
+    p.proc.once('exit', () => {
+      if (retired || p.killedByUs) return;
+      restarts++;
+      setTimeout(() => void (retired || p.restart().then(watch)), 1_000);
+    });
+  watch();
+  return {
+    p,
+    restarts: () => restarts,
+    /** Supervises the process again (after a kill-and-restart by a fault). */
+    watch,
+    retire: async () => {
+      retired = true;
+      if (!p.alive()) return;
+      const gone = new Promise<void>((r) => p.proc.once('exit', () => r()));
+      process.kill(p.pid(), 'SIGCONT');
+      process.kill(p.pid(), 'SIGTERM');
+      const t = setTimeout(() => p.alive() && process.kill(p.pid(), 'SIGKILL'), 90_000);
+      await gone;
+      clearTimeout(t);
+    },
+  };
+};
+
+const runToEnd = (cluster: Cluster, ns: Netns, env: NodeJS.ProcessEnv, name: string, timeoutMs: number) =>
+  new Promise<number | null>((resolve) => {
+    const p = cluster.spawnIn(ns, name, process.execPath, [bin, 'process', '--no-store', '--until-caught-up'], env);
+    const t = setTimeout(() => p.alive() && process.kill(p.pid(), 'SIGKILL'), timeoutMs);
+    p.proc.once('exit', (code) => (clearTimeout(t), resolve(code)));
+  });
+
+const trialIds = async (log: EventLog): Promise<Set<string>> => {
+  const ids = new Set<string>();
+  await readToEnd(log, {
+    topic: TOPICS.trials,
+    groupId: `ids-${randomBytes(4).toString('hex')}`,
+    onEvent: (e) => void (e.type === 'TrialRecorded' && ids.add(e.event_id)),
+  });
+  return ids;
+};
+
+/** Compares the processed row states with a straight replay of the log. */
+export const check = (processed: RowState[], replay: RowState[], acknowledged: Set<string>, inLog: Set<string>) => {
+  const key = (s: RowState) => `${s.suite}\u0000${s.dataset_version}\u0000${s.agent_version}\u0000${s.row_id}`;
+  const counted = new Map<string, number>();
+  let duplicated = 0;
+  for (const s of processed) {
+    const slots = new Set(s.attempts.map((a) => `${a.attempt}\u0000${a.run_id}`));
+    duplicated += s.attempts.length - slots.size;
+    for (const a of s.attempts) counted.set(a.event_id, (counted.get(a.event_id) ?? 0) + 1);
+  }
+  for (const n of counted.values()) duplicated += n - 1;
+  let lost = [...acknowledged].filter((id) => !inLog.has(id)).length;
+  for (const s of replay) for (const a of s.attempts) if (!counted.has(a.event_id)) lost++;
+  const want = new Map(replay.map((s) => [key(s), JSON.stringify(s)]));
+  const got = new Map(processed.map((s) => [key(s), JSON.stringify(s)]));
+  let divergent = 0;
+  for (const k of new Set([...want.keys(), ...got.keys()])) if (want.get(k) !== got.get(k)) divergent++;
+  return { lost, duplicated, divergent };
+};
+
+export const runSchedule = async (cluster: Cluster, procNs: Netns, seed: number): Promise<ScheduleResult> => {
+  const plan = planSchedule(seed);
+  const namespace = `f${cluster.id}${seed.toString(36)}${randomBytes(2).toString('hex')}.`;
+  const dataDir = mkdtempSync(join(tmpdir(), `passk-faults-${cluster.id}-proc-`));
+  const config = PasskConfig.parse({
+    backend: 'kafka',
+    dataDir,
+    kafka: {
+      brokers: cluster.brokers.split(','),
+      schemaRegistryUrl: cluster.registryUrl,
+      partitions: 4,
+      replicationFactor: 3,
+    },
+  });
+  const env = (dir: string): NodeJS.ProcessEnv => ({
+    ...process.env,
+    PASSK_BACKEND: 'kafka',
+    KAFKA_BROKERS: cluster.brokers,
+    SCHEMA_REGISTRY_URL: cluster.registryUrl,
+    PASSK_KAFKA_NAMESPACE: namespace,
+    PASSK_DATA_DIR: dir,
+  });
+  const log = await openEventLog(config, { namespace });
+  const events = workload(plan.rows);
+  const acknowledged = new Set<string>();
+  let unacknowledged = 0;
+  const processor = supervisedProcessor(cluster, procNs, env(dataDir), `proc-${namespace}`);
+  const extraDirs: string[] = [];
+  try {
+    // ---- workload, paced over the fault schedule ------------------------------------------
+    const chunk = 20;
+    const planned = plan.faults.reduce((t, f) => t + f.gapMs + f.holdMs, 0);
+    const pace = planned / Math.ceil(events.length / chunk);
+    const publishing = (async () => {
+      for (let i = 0; i < events.length; i += chunk) {
+        const part = events.slice(i, i + chunk);
+        const deadline = Date.now() + 180_000;
+        for (;;) {
+          try {
+            await log.publisher.publish(part);
+            for (const e of part) acknowledged.add(e.event_id);
+            break;
+          } catch (e) {
+            if (Date.now() > deadline) {
+              unacknowledged += part.length;
+              process.stderr.write(`faults: a chunk was never acknowledged: ${(e as Error).message}\n`);
+              break;
+            }
+            await sleep(500);
+          }
+        }
+        await sleep(pace);
+      }
+    })();
+
+    // ---- faults, one after another ------------------------------------------------------
+    const applied: string[] = [];
+    let member = 0;
+    for (const f of plan.faults) {
+      await sleep(f.gapMs);
+      const broker = f.node ? cluster.nodes[f.node - 1]! : undefined;
+      let heal: Heal;
+      switch (f.kind) {
+        case 'kill-broker':
+          heal = kill(broker!);
+          break;
+        case 'pause-broker':
+          heal = pause(broker!);
+          break;
+        case 'partition-broker':
+          heal = partition(broker!.ns);
+          break;
+        case 'loss-broker':
+          heal = loss(broker!.ns, f.amount!);
+          break;
+        case 'throttle-broker':
+          heal = throttle(broker!.ns, f.amount!, 400);
+          break;
+        case 'pause-registry':
+          heal = pause(cluster.registry);
+          break;
+        case 'partition-registry':
+          heal = partition(cluster.registry.ns);
+          break;
+        case 'kill-processor': {
+          processor.p.killedByUs = true;
+          const h = kill(processor.p);
+          heal = async () => {
+            await h();
+            processor.p.killedByUs = false;
+            processor.watch();
+          };
+          break;
+        }
+        case 'pause-processor':
+          heal = pause(processor.p);
+          break;
+        case 'partition-processor':
+          heal = partition(procNs);
+          break;
+        case 'loss-processor':
+          heal = loss(procNs, f.amount!);
+          break;
+        case 'rebalance': {
+          const dir = mkdtempSync(join(tmpdir(), `passk-faults-${cluster.id}-member-`));
+          extraDirs.push(dir);
+          heal = rebalance(() =>
+            cluster.spawnIn(
+              procNs,
+              `member-${namespace}${member++}`,
+              process.execPath,
+              [bin, 'process', '--no-store'],
+              env(dir),
+            ),
+          );
+          break;
+        }
+      }
+      applied.push(label(f));
+      await sleep(f.holdMs);
+      await heal();
+      // the next fault finds the cluster whole again
+      await cluster.waitForBrokers(180_000);
+    }
+
+    // ---- heal, finish the workload, catch up ----------------------------------------------
+    await healAll(cluster);
+    await cluster.waitForBrokers(180_000);
+    const healedAt = Date.now();
+    await publishing;
+    await processor.retire();
+    let code: number | null = null;
+    for (let attempt = 0; attempt < 3 && code !== 0; attempt++)
+      code = await runToEnd(cluster, procNs, env(dataDir), `catchup-${namespace}${attempt}`, 300_000);
+    if (code !== 0) throw new Error(`passk process --until-caught-up did not finish (exit ${code})`);
+    const recoveryMs = Date.now() - healedAt;
+
+    // ---- check ----------------------------------------------------------------------------
+    const processed = JSON.parse(await changelogState(log)) as RowState[];
+    const replay = JSON.parse(await straightReplay(log)) as RowState[];
+    const verdict = check(processed, replay, acknowledged, await trialIds(log));
+    const letters = await log.deadLetters();
+    return {
+      seed,
+      faults: applied,
+      acknowledged: acknowledged.size,
+      unacknowledged,
+      ...verdict,
+      divergent: verdict.divergent + letters.length,
+      deadLetters: letters.length,
+      recoveryMs,
+      processorRestarts: processor.restarts(),
+    };
+  } finally {
+    await processor.retire().catch(() => {});
+    await log.close().catch(() => {});
+    for (const d of [dataDir, ...extraDirs]) rmSync(d, { recursive: true, force: true });
+  }
+};
+
+const positiveInt = (v: string) => {
+  const n = Number(v);
+  if (!Number.isInteger(n) || n < 0) throw new InvalidArgumentError('expected a non-negative integer');
+  return n;
+};
+
+export const scheduleSeed = (seed: number, i: number) => (Math.imul(seed, 1_000_003) + i * 7_919 + 1) >>> 0;
+
+const main = async () => {
+  const cmd = new Command('faults')
+    .description('Runs seeded fault schedules on a three-node Kafka cluster in network namespaces (root only).')
+    .option('--seed <n>', 'campaign seed', positiveInt, 1)
+    .option('--schedules <n>', 'how many schedules', positiveInt, 1)
+    .option('--only <seed>', 're-run one schedule by the seed it printed', positiveInt)
+    .addHelpText(
+      'after',
+      `
+Examples:
+  sudo npm run faults -- --seed 1 --schedules 3
+  sudo npm run faults -- --only 1000005      # one schedule again`,
+    )
+    .parse();
+  const o = cmd.opts<{ seed: number; schedules: number; only?: number }>();
+  const seeds =
+    o.only !== undefined ? [o.only] : Array.from({ length: o.schedules }, (_, i) => scheduleSeed(o.seed, i));
+  const cluster = await startCluster();
+  const procNs = cluster.addNamespace('p');
+  const totals = { e: 0, l: 0, d: 0, v: 0 };
+  try {
+    for (const [i, seed] of seeds.entries()) {
+      const r = await runSchedule(cluster, procNs, seed);
+      totals.e += r.acknowledged;
+      totals.l += r.lost;
+      totals.d += r.duplicated;
+      totals.v += r.divergent;
+      const bad = r.lost + r.duplicated + r.divergent > 0;
+      process.stdout.write(
+        `#${i + 1} seed ${seed}: ${r.faults.length} faults, ${r.acknowledged} acked, ${r.lost} lost, ` +
+          `${r.duplicated} dup, ${r.divergent} div, recovery ${(r.recoveryMs / 1000).toFixed(1)} s\n` +
+          `   ${r.faults.join(' ')}\n` +
+          (r.processorRestarts || r.unacknowledged || r.deadLetters
+            ? `   processor restarts ${r.processorRestarts}, unacked ${r.unacknowledged}, dlq ${r.deadLetters}\n`
+            : '') +
+          (bad ? `   FAILED: reproduce with npm run faults -- --only ${seed}\n` : ''),
+      );
+    }
+  } finally {
+    cluster.stop();
+  }
+  process.stdout.write(
+    `faults: ${seeds.length} schedules, ${cluster.nodes.length} brokers, ${totals.e} acknowledged, ` +
+      `${totals.l} lost, ${totals.d} duplicated, ${totals.v} divergent\n`,
+  );
+  process.exitCode = totals.l + totals.d + totals.v > 0 ? 1 : 0;
+};
+
+if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) await main();
