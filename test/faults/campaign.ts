@@ -19,13 +19,13 @@
  */
 import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { appendFileSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { Command, InvalidArgumentError } from 'commander';
-import { PasskConfig } from '../../deploy/config.ts';
-import { openEventLog } from '../../deploy/eventLog.ts';
+import { Kafka, logLevel } from 'kafkajs';
+import { createKafkaEventLog, createRegistryClient } from '../../log/index.ts';
 import type { RowState } from '../../processors/folds/rowState.ts';
 import { readToEnd } from '../../processors/operators/readToEnd.ts';
 import type { EventLog } from '../../processors/ports.ts';
@@ -107,24 +107,34 @@ export interface ScheduleResult {
   divergent: number;
   deadLetters: number;
   recoveryMs: number;
-  processorRestarts: number;
+  /** Unasked processor exits (each restarted): exit code and its last stderr line. */
+  processorExits: string[];
 }
+
+const lastLine = (file: string) => {
+  try {
+    return readFileSync(file, 'utf8').trimEnd().split('\n').at(-1)?.slice(0, 200) ?? '';
+  } catch {
+    return '';
+  }
+};
 
 /** A `passk process` in `ns`, restarted when it exits unasked (a supervisor's job), until `retire()`. */
 const supervisedProcessor = (cluster: Cluster, ns: Netns, env: NodeJS.ProcessEnv, name: string) => {
   let retired = false;
-  let restarts = 0;
+  const exits: string[] = [];
   const p = cluster.spawnIn(ns, name, process.execPath, [bin, 'process', '--no-store'], env);
   const watch = () =>
-    p.proc.once('exit', () => {
+    p.proc.once('exit', (code, sig) => {
       if (retired || p.killedByUs) return;
-      restarts++;
+      exits.push(`${code ?? sig}: ${lastLine(join(cluster.dir, 'logs', `${name}.log`))}`);
       setTimeout(() => void (retired || p.restart().then(watch)), 1_000);
     });
   watch();
   return {
     p,
-    restarts: () => restarts,
+    /** Why it exited unasked (exit code or signal: last line of its stderr), one entry per restart. */
+    exits: () => exits,
     /** Supervises the process again (after a kill-and-restart by a fault). */
     watch,
     retire: async () => {
@@ -181,16 +191,6 @@ export const runSchedule = async (cluster: Cluster, procNs: Netns, seed: number)
   const plan = planSchedule(seed);
   const namespace = `f${cluster.id}${seed.toString(36)}${randomBytes(2).toString('hex')}.`;
   const dataDir = mkdtempSync(join(tmpdir(), `passk-faults-${cluster.id}-proc-`));
-  const config = PasskConfig.parse({
-    backend: 'kafka',
-    dataDir,
-    kafka: {
-      brokers: cluster.brokers.split(','),
-      schemaRegistryUrl: cluster.registryUrl,
-      partitions: 4,
-      replicationFactor: 3,
-    },
-  });
   const env = (dir: string): NodeJS.ProcessEnv => ({
     ...process.env,
     PASSK_BACKEND: 'kafka',
@@ -199,7 +199,20 @@ export const runSchedule = async (cluster: Cluster, procNs: Netns, seed: number)
     PASSK_KAFKA_NAMESPACE: namespace,
     PASSK_DATA_DIR: dir,
   });
-  const log = await openEventLog(config, { namespace });
+  // the campaign's own clients log to a file: stdout is the report
+  const logFile = join(cluster.dir, 'logs', `workload-${namespace}log`);
+  const log = await createKafkaEventLog({
+    kafka: new Kafka({
+      clientId: 'passk-faults',
+      brokers: cluster.brokers.split(','),
+      logLevel: logLevel.WARN,
+      logCreator: () => (entry) => appendFileSync(logFile, JSON.stringify(entry) + '\n'),
+    }),
+    registry: createRegistryClient({ url: cluster.registryUrl, clientId: 'passk-faults' }),
+    partitions: 4,
+    replicationFactor: 3,
+    namespace,
+  });
   const events = workload(plan.rows);
   const acknowledged = new Set<string>();
   let unacknowledged = 0;
@@ -328,7 +341,7 @@ export const runSchedule = async (cluster: Cluster, procNs: Netns, seed: number)
       divergent: verdict.divergent + letters.length,
       deadLetters: letters.length,
       recoveryMs,
-      processorRestarts: processor.restarts(),
+      processorExits: processor.exits(),
     };
   } finally {
     await processor.retire().catch(() => {});
@@ -351,6 +364,7 @@ const main = async () => {
     .option('--seed <n>', 'campaign seed', positiveInt, 1)
     .option('--schedules <n>', 'how many schedules', positiveInt, 1)
     .option('--only <seed>', 're-run one schedule by the seed it printed', positiveInt)
+    .option('--keep-logs', "keep the brokers', registry's and processors' logs (always kept on a failure)")
     .addHelpText(
       'after',
       `
@@ -359,7 +373,7 @@ Examples:
   sudo npm run faults -- --only 1000005      # one schedule again`,
     )
     .parse();
-  const o = cmd.opts<{ seed: number; schedules: number; only?: number }>();
+  const o = cmd.opts<{ seed: number; schedules: number; only?: number; keepLogs?: boolean }>();
   const seeds =
     o.only !== undefined ? [o.only] : Array.from({ length: o.schedules }, (_, i) => scheduleSeed(o.seed, i));
   const cluster = await startCluster();
@@ -367,7 +381,16 @@ Examples:
   const totals = { e: 0, l: 0, d: 0, v: 0 };
   try {
     for (const [i, seed] of seeds.entries()) {
-      const r = await runSchedule(cluster, procNs, seed);
+      let r: ScheduleResult;
+      try {
+        r = await runSchedule(cluster, procNs, seed);
+      } catch (e) {
+        // no recovery within the bounds is a failure of the schedule, not of the campaign
+        process.stdout.write(`#${i + 1} seed ${seed}: did not recover: ${(e as Error).message}\n`);
+        process.stdout.write(`   FAILED: reproduce with npm run faults -- --only ${seed}\n`);
+        totals.v++;
+        continue;
+      }
       totals.e += r.acknowledged;
       totals.l += r.lost;
       totals.d += r.duplicated;
@@ -377,14 +400,14 @@ Examples:
         `#${i + 1} seed ${seed}: ${r.faults.length} faults, ${r.acknowledged} acked, ${r.lost} lost, ` +
           `${r.duplicated} dup, ${r.divergent} div, recovery ${(r.recoveryMs / 1000).toFixed(1)} s\n` +
           `   ${r.faults.join(' ')}\n` +
-          (r.processorRestarts || r.unacknowledged || r.deadLetters
-            ? `   processor restarts ${r.processorRestarts}, unacked ${r.unacknowledged}, dlq ${r.deadLetters}\n`
-            : '') +
+          (r.unacknowledged || r.deadLetters ? `   unacked ${r.unacknowledged}, dlq ${r.deadLetters}\n` : '') +
+          r.processorExits.map((x) => `   processor exited unasked, restarted: ${x.slice(0, 60)}\n`).join('') +
           (bad ? `   FAILED: reproduce with npm run faults -- --only ${seed}\n` : ''),
       );
     }
   } finally {
-    cluster.stop();
+    const kept = cluster.stop({ keepLogs: o.keepLogs || totals.l + totals.d + totals.v > 0 });
+    if (kept) process.stderr.write(`faults: logs kept in ${kept}\n`);
   }
   process.stdout.write(
     `faults: ${seeds.length} schedules, ${cluster.nodes.length} brokers, ${totals.e} acknowledged, ` +

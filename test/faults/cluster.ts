@@ -20,6 +20,7 @@ import {
   openSync,
   readdirSync,
   readFileSync,
+  renameSync,
   rmSync,
   writeFileSync,
 } from 'node:fs';
@@ -84,7 +85,8 @@ export interface Cluster {
   spawnIn(ns: Netns, name: string, cmd: string, args: string[], env?: NodeJS.ProcessEnv): NsProcess;
   /** Waits until all three brokers answer and form the cluster. */
   waitForBrokers(timeoutMs?: number): Promise<void>;
-  stop(): void;
+  /** Tears everything down; `keepLogs` moves the logs to a directory it returns first. */
+  stop(opts?: { keepLogs?: boolean }): string | undefined;
 }
 
 const findJava21 = (): string => {
@@ -142,7 +144,7 @@ export const startCluster = async (opts: ClusterOptions = {}): Promise<Cluster> 
   let stopped = false;
   let hostIndex = 30;
 
-  const stop = () => {
+  const stop = (o: { keepLogs?: boolean } = {}): string | undefined => {
     if (stopped) return;
     stopped = true;
     for (const p of processes)
@@ -160,16 +162,23 @@ export const startCluster = async (opts: ClusterOptions = {}): Promise<Cluster> 
       run('ip', ['netns', 'del', ns.name], { allowFail: true });
     }
     run('ip', ['link', 'del', bridge], { allowFail: true });
+    let kept: string | undefined;
+    if (o.keepLogs) {
+      kept = mkdtempSync(join(tmpdir(), `passk-faults-logs-${id}-`));
+      renameSync(join(dir, 'logs'), join(kept, 'logs'));
+    }
     rmSync(dir, { recursive: true, force: true });
-    process.off('exit', stop);
+    process.off('exit', onExit);
     process.off('SIGINT', onSignal);
     process.off('SIGTERM', onSignal);
+    return kept;
   };
   const onSignal = (sig: NodeJS.Signals) => {
     stop();
     process.kill(process.pid, sig);
   };
-  process.on('exit', stop);
+  const onExit = () => void stop();
+  process.on('exit', onExit);
   process.once('SIGINT', onSignal);
   process.once('SIGTERM', onSignal);
 
