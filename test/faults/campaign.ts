@@ -9,29 +9,30 @@
  *    unasked (as a supervisor would);
  *  - 3–8 faults, one after another, with random kinds, targets, holds and gaps; each is healed before
  *    the next, and the cluster is whole again before the next starts;
- *  - heal, stop the processor (SIGTERM), and run `passk process --until-caught-up` in its namespace:
- *    the time from the heal to its exit is the recovery time;
- *  - the checker: every acknowledged event is in the log, and the row states of the processed changelog
- *    equal a straight replay of the trials topic (every counted event id once, no row diverging), and
- *    the dead-letter topic is empty (every event was valid).
+ *  - heal, and wait until the processor that lived through the faults has committed up to the end of
+ *    the trials topic (the recovery time: heal → lag 0; it must happen within CATCH_UP_MS), then stop it
+ *    with SIGTERM (it must exit 0);
+ *  - the checker: every acknowledged event is in the log, the row states of the processed changelog
+ *    equal a straight replay of the trials topic on a fresh reader (every counted event id once, no
+ *    row diverging), the dead-letter topic is empty (every event was valid), and no group but the
+ *    processors' durable ones is left in the schedule's namespace.
  * Prints one line per schedule and, last, `faults: S schedules, B brokers, E acknowledged, L lost,
  * D duplicated, V divergent`; exit 1 if L, D or V is not 0. `--only SEED` re-runs one schedule.
  */
-import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { appendFileSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { Command, InvalidArgumentError } from 'commander';
-import { Kafka, logLevel } from 'kafkajs';
+import { Kafka, logLevel, type Admin } from 'kafkajs';
 import { createKafkaEventLog, createRegistryClient } from '../../log/index.ts';
 import type { RowState } from '../../processors/folds/rowState.ts';
 import { readToEnd } from '../../processors/operators/readToEnd.ts';
 import type { EventLog } from '../../processors/ports.ts';
 import { TOPICS } from '../../schemas/topics.ts';
 import { changelogState, straightReplay, workload } from '../helpers/processorsHarness.ts';
-import { startCluster, until, type Cluster, type Netns, type NsProcess } from './cluster.ts';
+import { startCluster, type Cluster, type Netns } from './cluster.ts';
 import { healAll, kill, loss, partition, pause, rebalance, throttle, type Heal } from './injectors.ts';
 
 const repo = join(import.meta.dirname, '..', '..');
@@ -106,10 +107,20 @@ export interface ScheduleResult {
   duplicated: number;
   divergent: number;
   deadLetters: number;
-  recoveryMs: number;
+  /** Heal → the surviving processor's lag is 0; undefined when it did not catch up within CATCH_UP_MS. */
+  recoveryMs: number | undefined;
+  /** How the processor stopped on SIGTERM at the end: 'clean', or why not. */
+  stop: string;
+  /** Groups of the schedule's namespace other than the processors' durable ones. */
+  leftoverGroups: string[];
   /** Unasked processor exits (each restarted): exit code and its last stderr line. */
   processorExits: string[];
 }
+
+/** How long the surviving processor has, after the heal and the last publish, to reach lag 0. */
+const CATCH_UP_MS = 180_000;
+/** How long a processor has to stop after SIGTERM. */
+const STOP_MS = 60_000;
 
 const lastLine = (file: string) => {
   try {
@@ -137,25 +148,34 @@ const supervisedProcessor = (cluster: Cluster, ns: Netns, env: NodeJS.ProcessEnv
     exits: () => exits,
     /** Supervises the process again (after a kill-and-restart by a fault). */
     watch,
-    retire: async () => {
+    /** SIGTERM; SIGKILL after STOP_MS. Says how it went. */
+    retire: async (): Promise<string> => {
       retired = true;
-      if (!p.alive()) return;
-      const gone = new Promise<void>((r) => p.proc.once('exit', () => r()));
+      if (!p.alive()) return 'already gone';
+      const gone = new Promise<number | null>((r) => p.proc.once('exit', (code) => r(code)));
       process.kill(p.pid(), 'SIGCONT');
       process.kill(p.pid(), 'SIGTERM');
-      const t = setTimeout(() => p.alive() && process.kill(p.pid(), 'SIGKILL'), 90_000);
-      await gone;
+      let killed = false;
+      const t = setTimeout(() => p.alive() && ((killed = true), process.kill(p.pid(), 'SIGKILL')), STOP_MS);
+      const code = await gone;
       clearTimeout(t);
+      return killed ? `no exit ${STOP_MS / 1000} s after SIGTERM` : code === 0 ? 'clean' : `exit ${code}`;
     },
   };
 };
 
-const runToEnd = (cluster: Cluster, ns: Netns, env: NodeJS.ProcessEnv, name: string, timeoutMs: number) =>
-  new Promise<number | null>((resolve) => {
-    const p = cluster.spawnIn(ns, name, process.execPath, [bin, 'process', '--no-store', '--until-caught-up'], env);
-    const t = setTimeout(() => p.alive() && process.kill(p.pid(), 'SIGKILL'), timeoutMs);
-    p.proc.once('exit', (code) => (clearTimeout(t), resolve(code)));
-  });
+/** The trials processor's lag (committed offsets against the ends), or undefined when the group has none yet. */
+const trialsLag = async (admin: Admin, namespace: string): Promise<number | undefined> => {
+  const topic = namespace + TOPICS.trials;
+  const [committed] = await admin.fetchOffsets({ groupId: `${namespace}passk-trials`, topics: [topic] });
+  const ends = new Map((await admin.fetchTopicOffsets(topic)).map((p) => [p.partition, Number(p.high)]));
+  let lag = 0;
+  for (const p of committed?.partitions ?? []) lag += (ends.get(p.partition) ?? 0) - Math.max(Number(p.offset), 0);
+  return committed ? lag : undefined;
+};
+
+/** The durable groups of the processors; any other group of a schedule's namespace is left behind. */
+const DURABLE_GROUPS = /^passk-(trials|datasets|gates|windows)$/;
 
 const trialIds = async (log: EventLog): Promise<Set<string>> => {
   const ids = new Set<string>();
@@ -216,6 +236,8 @@ export const runSchedule = async (cluster: Cluster, procNs: Netns, seed: number)
   const events = workload(plan.rows);
   const acknowledged = new Set<string>();
   let unacknowledged = 0;
+  const admin = new Kafka({ brokers: cluster.brokers.split(','), logLevel: logLevel.NOTHING }).admin();
+  await admin.connect();
   const processor = supervisedProcessor(cluster, procNs, env(dataDir), `proc-${namespace}`);
   const extraDirs: string[] = [];
   try {
@@ -320,17 +342,23 @@ export const runSchedule = async (cluster: Cluster, procNs: Netns, seed: number)
     await cluster.waitForBrokers(180_000);
     const healedAt = Date.now();
     await publishing;
-    await processor.retire();
-    let code: number | null = null;
-    for (let attempt = 0; attempt < 3 && code !== 0; attempt++)
-      code = await runToEnd(cluster, procNs, env(dataDir), `catchup-${namespace}${attempt}`, 300_000);
-    if (code !== 0) throw new Error(`passk process --until-caught-up did not finish (exit ${code})`);
-    const recoveryMs = Date.now() - healedAt;
+    // the processor that lived through the faults must catch up on its own
+    let recoveryMs: number | undefined;
+    const deadline = Date.now() + CATCH_UP_MS;
+    while (recoveryMs === undefined && Date.now() < deadline) {
+      const lag = await trialsLag(admin, namespace).catch(() => undefined);
+      if (lag === 0) recoveryMs = Date.now() - healedAt;
+      else await sleep(500);
+    }
+    const stop = await processor.retire();
 
     // ---- check ----------------------------------------------------------------------------
     const processed = JSON.parse(await changelogState(log)) as RowState[];
     const replay = JSON.parse(await straightReplay(log)) as RowState[];
     const verdict = check(processed, replay, acknowledged, await trialIds(log));
+    const leftover = (await admin.listGroups()).groups
+      .map((g) => g.groupId)
+      .filter((g) => g.startsWith(namespace) && !DURABLE_GROUPS.test(g.slice(namespace.length)));
     const letters = await log.deadLetters();
     return {
       seed,
@@ -338,14 +366,18 @@ export const runSchedule = async (cluster: Cluster, procNs: Netns, seed: number)
       acknowledged: acknowledged.size,
       unacknowledged,
       ...verdict,
-      divergent: verdict.divergent + letters.length,
+      // a valid event in the DLQ, or a processor that never caught up, is a state that diverges
+      divergent: verdict.divergent + letters.length + (recoveryMs === undefined ? 1 : 0),
       deadLetters: letters.length,
       recoveryMs,
+      stop,
+      leftoverGroups: leftover,
       processorExits: processor.exits(),
     };
   } finally {
     await processor.retire().catch(() => {});
     await log.close().catch(() => {});
+    await admin.disconnect().catch(() => {});
     for (const d of [dataDir, ...extraDirs]) rmSync(d, { recursive: true, force: true });
   }
 };
@@ -398,9 +430,12 @@ Examples:
       const bad = r.lost + r.duplicated + r.divergent > 0;
       process.stdout.write(
         `#${i + 1} seed ${seed}: ${r.faults.length} faults, ${r.acknowledged} acked, ${r.lost} lost, ` +
-          `${r.duplicated} dup, ${r.divergent} div, recovery ${(r.recoveryMs / 1000).toFixed(1)} s\n` +
+          `${r.duplicated} dup, ${r.divergent} div, ` +
+          (r.recoveryMs === undefined ? 'NO catch-up\n' : `recovery ${(r.recoveryMs / 1000).toFixed(1)} s\n`) +
           `   ${r.faults.join(' ')}\n` +
           (r.unacknowledged || r.deadLetters ? `   unacked ${r.unacknowledged}, dlq ${r.deadLetters}\n` : '') +
+          (r.stop === 'clean' ? '' : `   stop on SIGTERM: ${r.stop}\n`) +
+          (r.leftoverGroups.length ? `   groups left behind: ${r.leftoverGroups.length}\n` : '') +
           r.processorExits.map((x) => `   processor exited unasked, restarted: ${x.slice(0, 60)}\n`).join('') +
           (bad ? `   FAILED: reproduce with npm run faults -- --only ${seed}\n` : ''),
       );
