@@ -107,7 +107,7 @@ export interface ScheduleResult {
   duplicated: number;
   divergent: number;
   deadLetters: number;
-  /** Heal → the surviving processor's lag is 0; undefined when it did not catch up within CATCH_UP_MS. */
+  /** Heal (and the last acknowledged publish) → the surviving processor's lag is 0; undefined when it did not catch up within CATCH_UP_MS. */
   recoveryMs: number | undefined;
   /** How the processor stopped on SIGTERM at the end: 'clean', or why not. */
   stop: string;
@@ -187,16 +187,16 @@ const trialIds = async (log: EventLog): Promise<Set<string>> => {
   return ids;
 };
 
-/** Compares the processed row states with a straight replay of the log. */
+/**
+ * Compares the processed row states with a straight replay of the log: lost = acknowledged but not in the log, or
+ * counted by the replay but not by the processor; duplicated = extra counts of one event id; divergent = rows whose
+ * state differs (a rival counted instead of the first event of a slot shows up here).
+ */
 export const check = (processed: RowState[], replay: RowState[], acknowledged: Set<string>, inLog: Set<string>) => {
   const key = (s: RowState) => `${s.suite}\u0000${s.dataset_version}\u0000${s.agent_version}\u0000${s.row_id}`;
   const counted = new Map<string, number>();
   let duplicated = 0;
-  for (const s of processed) {
-    const slots = new Set(s.attempts.map((a) => `${a.attempt}\u0000${a.run_id}`));
-    duplicated += s.attempts.length - slots.size;
-    for (const a of s.attempts) counted.set(a.event_id, (counted.get(a.event_id) ?? 0) + 1);
-  }
+  for (const s of processed) for (const a of s.attempts) counted.set(a.event_id, (counted.get(a.event_id) ?? 0) + 1);
   for (const n of counted.values()) duplicated += n - 1;
   let lost = [...acknowledged].filter((id) => !inLog.has(id)).length;
   for (const s of replay) for (const a of s.attempts) if (!counted.has(a.event_id)) lost++;
@@ -340,8 +340,8 @@ export const runSchedule = async (cluster: Cluster, procNs: Netns, seed: number)
     // ---- heal, finish the workload, catch up ----------------------------------------------
     await healAll(cluster);
     await cluster.waitForBrokers(180_000);
-    const healedAt = Date.now();
     await publishing;
+    const healedAt = Date.now();
     // the processor that lived through the faults must catch up on its own
     let recoveryMs: number | undefined;
     const deadline = Date.now() + CATCH_UP_MS;
@@ -411,6 +411,8 @@ Examples:
   const cluster = await startCluster();
   const procNs = cluster.addNamespace('p');
   const totals = { e: 0, l: 0, d: 0, v: 0 };
+  const byKind = new Map<string, number>();
+  const recoveries: number[] = [];
   try {
     for (const [i, seed] of seeds.entries()) {
       let r: ScheduleResult;
@@ -424,6 +426,11 @@ Examples:
         continue;
       }
       totals.e += r.acknowledged;
+      for (const f of r.faults) {
+        const kind = f.replace(/-\d$|\(\d+\)$/g, '').replace(/-\d$/, '');
+        byKind.set(kind, (byKind.get(kind) ?? 0) + 1);
+      }
+      if (r.recoveryMs !== undefined) recoveries.push(r.recoveryMs);
       totals.l += r.lost;
       totals.d += r.duplicated;
       totals.v += r.divergent;
@@ -444,6 +451,16 @@ Examples:
     const kept = cluster.stop({ keepLogs: o.keepLogs || totals.l + totals.d + totals.v > 0 });
     if (kept) process.stderr.write(`faults: logs kept in ${kept}\n`);
   }
+  const q = (p: number) => {
+    const sorted = [...recoveries].sort((a, b) => a - b);
+    return sorted.length
+      ? (sorted[Math.min(sorted.length - 1, Math.ceil(p * sorted.length) - 1)]! / 1000).toFixed(1)
+      : '-';
+  };
+  const kinds = [...byKind].sort(([a], [b]) => a.localeCompare(b)).map(([k, n]) => `${k} ${n}`);
+  for (let i = 0; i < kinds.length; i += 3)
+    process.stdout.write(`${i ? '  ' : 'by kind: '}${kinds.slice(i, i + 3).join(', ')}\n`);
+  process.stdout.write(`recovery s: p50 ${q(0.5)}, p95 ${q(0.95)}, max ${q(1)}\n`);
   process.stdout.write(
     `faults: ${seeds.length} schedules, ${cluster.nodes.length} brokers, ${totals.e} acknowledged, ` +
       `${totals.l} lost, ${totals.d} duplicated, ${totals.v} divergent\n`,
