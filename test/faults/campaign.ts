@@ -20,7 +20,7 @@
  * D duplicated, V divergent`; exit 1 if L, D or V is not 0. `--only SEED` re-runs one schedule.
  */
 import { randomBytes } from 'node:crypto';
-import { appendFileSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { appendFileSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
@@ -172,6 +172,34 @@ const trialsLag = async (admin: Admin, namespace: string): Promise<number | unde
   let lag = 0;
   for (const p of committed?.partitions ?? []) lag += (ends.get(p.partition) ?? 0) - Math.max(Number(p.offset), 0);
   return committed ? lag : undefined;
+};
+
+/** For a diverging schedule: each diverging row as processed and as replayed, and every changelog record of it in log order. */
+const dumpDivergence = async (log: EventLog, processed: RowState[], replay: RowState[], file: string) => {
+  const key = (s: { suite: string; dataset_version: string; agent_version: string; row_id: string }) =>
+    `${s.suite}/${s.dataset_version}/${s.agent_version}/${s.row_id}`;
+  const want = new Map(replay.map((s) => [key(s), s]));
+  const got = new Map(processed.map((s) => [key(s), s]));
+  const bad = [...new Set([...want.keys(), ...got.keys()])].filter(
+    (k) => JSON.stringify(want.get(k)) !== JSON.stringify(got.get(k)),
+  );
+  const records: Record<string, unknown[]> = {};
+  await readToEnd(log, {
+    topic: TOPICS.rowstate,
+    groupId: `dump-${randomBytes(4).toString('hex')}`,
+    onEvent: (e, partition) => {
+      if (e.type !== 'RowStateChanged' || !bad.includes(key(e))) return;
+      (records[key(e)] ??= []).push({ partition, seq: e.seq, ids: e.attempts.map((a) => a.event_id) });
+    },
+  });
+  const ids = (s?: RowState) => s?.attempts.map((a) => a.event_id);
+  const rows = bad.map((k) => ({
+    key: k,
+    processed: ids(got.get(k)),
+    replay: ids(want.get(k)),
+    changelog: records[k],
+  }));
+  writeFileSync(file, JSON.stringify(rows, null, 1));
 };
 
 /** The durable groups of the processors; any other group of a schedule's namespace is left behind. */
@@ -356,6 +384,8 @@ export const runSchedule = async (cluster: Cluster, procNs: Netns, seed: number)
     const processed = JSON.parse(await changelogState(log)) as RowState[];
     const replay = JSON.parse(await straightReplay(log)) as RowState[];
     const verdict = check(processed, replay, acknowledged, await trialIds(log));
+    if (verdict.divergent > 0)
+      await dumpDivergence(log, processed, replay, join(cluster.dir, 'logs', `divergent-${namespace}json`));
     const leftover = (await admin.listGroups()).groups
       .map((g) => g.groupId)
       .filter((g) => g.startsWith(namespace) && !DURABLE_GROUPS.test(g.slice(namespace.length)));
