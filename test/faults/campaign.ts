@@ -418,6 +418,17 @@ const positiveInt = (v: string) => {
   return n;
 };
 
+/** Words joined into lines of at most `width` characters (CLI output fits 80 columns). */
+const wrap = (words: string[], width: number): string[] => {
+  const lines: string[] = [];
+  for (const w of words) {
+    const last = lines.at(-1);
+    if (last !== undefined && last.length + 1 + w.length <= width) lines[lines.length - 1] = `${last} ${w}`;
+    else lines.push(w);
+  }
+  return lines;
+};
+
 export const scheduleSeed = (seed: number, i: number) => (Math.imul(seed, 1_000_003) + i * 7_919 + 1) >>> 0;
 
 const main = async () => {
@@ -469,7 +480,9 @@ Examples:
         `#${i + 1} seed ${seed}: ${r.faults.length} faults, ${r.acknowledged} acked, ${r.lost} lost, ` +
           `${r.duplicated} dup, ${r.divergent} div, ` +
           (r.recoveryMs === undefined ? 'NO catch-up\n' : `recovery ${(r.recoveryMs / 1000).toFixed(1)} s\n`) +
-          `   ${r.faults.join(' ')}\n` +
+          wrap(r.faults, 77)
+            .map((l) => `   ${l}\n`)
+            .join('') +
           (r.unacknowledged || r.deadLetters ? `   unacked ${r.unacknowledged}, dlq ${r.deadLetters}\n` : '') +
           (r.stop === 'clean' ? '' : `   stop on SIGTERM: ${r.stop}\n`) +
           (r.leftoverGroups.length ? `   groups left behind: ${r.leftoverGroups.length}\n` : '') +
