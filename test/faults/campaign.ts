@@ -107,7 +107,7 @@ export interface ScheduleResult {
   duplicated: number;
   divergent: number;
   deadLetters: number;
-  /** Heal (and the last acknowledged publish) → the surviving processor's lag is 0; undefined when it did not catch up within CATCH_UP_MS. */
+  /** The last fault's heal (or the last acknowledged publish, if later) → the surviving processor's lag is 0; undefined when it did not catch up within CATCH_UP_MS. */
   recoveryMs: number | undefined;
   /** How the processor stopped on SIGTERM at the end: 'clean', or why not. */
   stop: string;
@@ -293,11 +293,13 @@ export const runSchedule = async (cluster: Cluster, procNs: Netns, seed: number)
         }
         await sleep(pace);
       }
+      return Date.now();
     })();
 
     // ---- faults, one after another ------------------------------------------------------
     const applied: string[] = [];
     let member = 0;
+    let lastHealAt = Date.now();
     for (const f of plan.faults) {
       await sleep(f.gapMs);
       const broker = f.node ? cluster.nodes[f.node - 1]! : undefined;
@@ -360,6 +362,7 @@ export const runSchedule = async (cluster: Cluster, procNs: Netns, seed: number)
       }
       applied.push(label(f));
       await sleep(f.holdMs);
+      lastHealAt = Date.now();
       await heal();
       // the next fault finds the cluster whole again
       await cluster.waitForBrokers(180_000);
@@ -368,8 +371,8 @@ export const runSchedule = async (cluster: Cluster, procNs: Netns, seed: number)
     // ---- heal, finish the workload, catch up ----------------------------------------------
     await healAll(cluster);
     await cluster.waitForBrokers(180_000);
-    await publishing;
-    const healedAt = Date.now();
+    // from the last heal (a restarted broker's start-up included), or the last acknowledged publish if later
+    const healedAt = Math.max(lastHealAt, await publishing);
     // the processor that lived through the faults must catch up on its own
     let recoveryMs: number | undefined;
     const deadline = Date.now() + CATCH_UP_MS;
@@ -485,7 +488,13 @@ Examples:
             .join('') +
           (r.unacknowledged || r.deadLetters ? `   unacked ${r.unacknowledged}, dlq ${r.deadLetters}\n` : '') +
           (r.stop === 'clean' ? '' : `   stop on SIGTERM: ${r.stop}\n`) +
-          (r.leftoverGroups.length ? `   groups left behind: ${r.leftoverGroups.length}\n` : '') +
+          (r.leftoverGroups.length ? `   ${r.leftoverGroups.length} groups left behind:\n` : '') +
+          wrap(
+            r.leftoverGroups.map((g) => g.replace(/^[^.]*\./, '')),
+            75,
+          )
+            .map((l) => `     ${l}\n`)
+            .join('') +
           r.processorExits.map((x) => `   processor exited unasked, restarted: ${x.slice(0, 60)}\n`).join('') +
           (bad ? `   FAILED: reproduce with npm run faults -- --only ${seed}\n` : ''),
       );
