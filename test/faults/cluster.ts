@@ -26,6 +26,7 @@ import {
 } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
 import { Kafka, logLevel } from 'kafkajs';
 
 const repo = join(import.meta.dirname, '..', '..');
@@ -362,3 +363,18 @@ export const startCluster = async (opts: ClusterOptions = {}): Promise<Cluster> 
     throw e;
   }
 };
+
+// `node --import tsx test/faults/cluster.ts` (deploy/local/cluster.sh): starts a cluster, prints where it is, and
+// holds it until Ctrl-C or SIGTERM, which tear it all down.
+if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
+  const c = await startCluster();
+  const p = c.addNamespace('p');
+  process.stdout.write(
+    `KAFKA_BROKERS=${c.brokers}\nSCHEMA_REGISTRY_URL=${c.registryUrl}\n` +
+      `# brokers: ${c.nodes.map((n) => `${n.ns.name} (pid ${n.pid()})`).join(', ')}\n` +
+      `# registry: ${c.registry.ns.name} (pid ${c.registry.pid()}); a spare namespace: ${p.name} (${p.ip})\n` +
+      `# run a processor there: ip netns exec ${p.name} env KAFKA_BROKERS=… passk process\n` +
+      `# logs: ${join(c.dir, 'logs')}; Ctrl-C tears everything down\n`,
+  );
+  await new Promise(() => {});
+}
