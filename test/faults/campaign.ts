@@ -20,6 +20,7 @@
  * D duplicated, V divergent`; exit 1 if L, D or V is not 0. `--only SEED` re-runs one schedule.
  */
 import { randomBytes } from 'node:crypto';
+import { spawnSync } from 'node:child_process';
 import { appendFileSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -452,6 +453,15 @@ Examples:
   const o = cmd.opts<{ seed: number; schedules: number; only?: number; keepLogs?: boolean }>();
   const seeds =
     o.only !== undefined ? [o.only] : Array.from({ length: o.schedules }, (_, i) => scheduleSeed(o.seed, i));
+  for (const [tool, pkg] of [
+    ['ip', 'iproute2'],
+    ['tc', 'iproute2'],
+    ['nft', 'nftables'],
+  ] as const)
+    if (spawnSync(tool, ['-V'], { stdio: 'ignore' }).error) {
+      process.stderr.write(`faults: \`${tool}\` not found: install ${pkg} (apt-get install ${pkg})\n`);
+      process.exit(2);
+    }
   const cluster = await startCluster();
   const procNs = cluster.addNamespace('p');
   const totals = { e: 0, l: 0, d: 0, v: 0 };
