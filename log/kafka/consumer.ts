@@ -101,10 +101,20 @@ export const createKafkaConsumer = async (deps: {
     // 300 ms later: a member nobody reads from rejoins the group and holds partitions, so it never catches up.
     retry: { restartOnFailure: async () => !abort.signal.aborted },
   });
+  /** The member id of the last join: a new one means this member was evicted in between (see GROUP_JOIN). */
+  let memberId: string | undefined;
   consumer.on(consumer.events.GROUP_JOIN, ({ payload }) => {
     const assignment = Object.entries(payload.memberAssignment).flatMap(([physical, partitions]) =>
       partitions.map((partition) => ({ topic: names.logical(physical), partition })),
     );
+    // A new member id: the coordinator had dropped this member (its session expired: it hung, or was cut off)
+    // and it joined again as a new one. Other members may have owned and advanced its partitions meanwhile, so
+    // everything it held is revoked first (the caller drops that state) and the new assignment is restored
+    // afresh, even for partitions it gets back. Without this, a partition assigned before and after the
+    // eviction looked continuously owned and was folded onto stale state (found by the fault campaign,
+    // docs/reliability.md: 3 rows lost an event each).
+    if (memberId !== undefined && payload.memberId !== memberId) queue.push({ kind: 'assignment', assignment: [] });
+    memberId = payload.memberId;
     owned = new Set(assignment.map(tpKey));
     queue.push({ kind: 'assignment', assignment });
   });
