@@ -96,4 +96,8 @@ try {
     process.stderr.write(`passk: ${e instanceof Error ? (e.stack ?? e.message) : String(e)}\n`);
     process.exitCode = EXIT.error;
   }
+  // A failed command ends here: a Kafka client it opened can leave a reconnect timer (or a consumer of a topology
+  // that did not fail) behind, which would keep a `passk process` alive that processes nothing (found by the
+  // fault campaign, docs/reliability.md). stderr is written synchronously to files and pipes.
+  if (!(e instanceof CommanderError)) process.exit();
 }

@@ -149,8 +149,10 @@ Exit codes: 0 ok, 2 bad flag or config, 3 the event log or the store is unreacha
       } catch (e) {
         if (e instanceof StoreLocked || (e instanceof PipelineError && e.retriable)) {
           process.stderr.write(`passk: ${(e as Error).message}\n`);
-          process.exitCode = EXIT.unavailable;
-          return;
+          // exit, not return: a Kafka client that failed to connect (a broker cut off at start-up) can leave a
+          // retry timer behind, which kept the process alive doing nothing, so no supervisor restarted it (found
+          // by the fault campaign, docs/reliability.md)
+          process.exit(EXIT.unavailable);
         }
         throw e;
       }

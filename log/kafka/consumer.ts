@@ -4,6 +4,7 @@ import { TOPICS, tpKey } from '../../schemas/topics.ts';
 import type { ConsumerOptions, DeadLetter, EventBatch, EventConsumer, RawRecord } from '../../processors/ports.ts';
 import { decodeRecords } from '../deadLetters.ts';
 import { CommitRejected, ConsumerMisuse } from '../errors.ts';
+import { BackendUnavailable } from '../../schemas/errors.ts';
 import { FENCED_COMMIT_TYPES, classifyKafkaError, protocolTypes } from './errors.ts';
 import { createHandoffQueue } from './handoffQueue.ts';
 import type { TopicNames } from './topics.ts';
@@ -26,6 +27,26 @@ const SESSION_TIMEOUT_MS = 10_000;
 const REBALANCE_TIMEOUT_MS = 60_000;
 /** How long close() waits for a join in flight before it disconnects anyway (the join then crashes). */
 const JOIN_WAIT_MS = REBALANCE_TIMEOUT_MS + 5_000;
+
+/** Retries of an offsets read (lag, committed) while the cluster moves a group coordinator or a leader. */
+const ADMIN_READ_RETRIES = 5;
+
+/**
+ * An admin read that is safe to repeat, retried with backoff (0.25 s doubling, ~8 s in all) on a transient
+ * error, then classified: a group coordinator that moves (NOT_COORDINATOR, COORDINATOR_LOAD_IN_PROGRESS) during a
+ * broker fault is transient, and must not end the processors as a bug.
+ */
+const adminRead = async <T>(what: string, read: () => Promise<T>): Promise<T> => {
+  for (let attempt = 0; ; attempt++) {
+    try {
+      return await read();
+    } catch (e) {
+      const classified = classifyKafkaError(e, what);
+      if (!(classified instanceof BackendUnavailable) || attempt >= ADMIN_READ_RETRIES) throw classified;
+      await new Promise((r) => setTimeout(r, 250 * 2 ** attempt));
+    }
+  }
+};
 
 /** Resolves when `p` settles or after `ms`, whichever comes first; leaves no timer behind. */
 const settledWithin = async (p: Promise<unknown>, ms: number): Promise<void> => {
@@ -78,10 +99,20 @@ export const createKafkaConsumer = async (deps: {
     // 300 ms later: a member nobody reads from rejoins the group and holds partitions, so it never catches up.
     retry: { restartOnFailure: async () => !abort.signal.aborted },
   });
+  /** The member id of the last join: a new one means this member was evicted in between (see GROUP_JOIN). */
+  let memberId: string | undefined;
   consumer.on(consumer.events.GROUP_JOIN, ({ payload }) => {
     const assignment = Object.entries(payload.memberAssignment).flatMap(([physical, partitions]) =>
       partitions.map((partition) => ({ topic: names.logical(physical), partition })),
     );
+    // A new member id: the coordinator had dropped this member (its session expired: it hung, or was cut off)
+    // and it joined again as a new one. Other members may have owned and advanced its partitions meanwhile, so
+    // everything it held is revoked first (the caller drops that state) and the new assignment is restored
+    // afresh, even for partitions it gets back. Without this, a partition assigned before and after the
+    // eviction looked continuously owned and was folded onto stale state (found by the fault campaign,
+    // docs/reliability.md: 3 rows lost an event each).
+    if (memberId !== undefined && payload.memberId !== memberId) queue.push({ kind: 'assignment', assignment: [] });
+    memberId = payload.memberId;
     owned = new Set(assignment.map(tpKey));
     queue.push({ kind: 'assignment', assignment });
   });
@@ -245,19 +276,22 @@ export const createKafkaConsumer = async (deps: {
       }
     },
     committed: async (topic) => {
-      const [offsets] = await deps.admin.fetchOffsets({ groupId: deps.groupId, topics: [names.physical(topic)] });
+      const [offsets] = await adminRead(`kafka: committed offsets of ${deps.groupId}`, () =>
+        deps.admin.fetchOffsets({ groupId: deps.groupId, topics: [names.physical(topic)] }),
+      );
       return new Map(
         (offsets?.partitions ?? []).filter((p) => Number(p.offset) >= 0).map((p) => [p.partition, Number(p.offset)]),
       );
     },
     lag: async () => {
       const out: { topic: string; partition: number; lag: number }[] = [];
-      const committed = await deps.admin.fetchOffsets({
-        groupId: deps.groupId,
-        topics: options.topics.map(names.physical),
-      });
+      const what = `kafka: lag of ${deps.groupId}`;
+      const committed = await adminRead(what, () =>
+        deps.admin.fetchOffsets({ groupId: deps.groupId, topics: options.topics.map(names.physical) }),
+      );
       for (const { topic: physical, partitions } of committed) {
-        const high = new Map((await deps.admin.fetchTopicOffsets(physical)).map((p) => [p.partition, Number(p.high)]));
+        const ends = await adminRead(what, () => deps.admin.fetchTopicOffsets(physical));
+        const high = new Map(ends.map((p) => [p.partition, Number(p.high)]));
         for (const p of partitions)
           out.push({
             topic: names.logical(physical),

@@ -1,0 +1,533 @@
+/**
+ * The fault campaign: `npm run faults -- --seed S --schedules N` (root, Linux: it makes network namespaces).
+ *
+ * One three-node cluster for the whole run (test/faults/cluster.ts). Each schedule, derived from the seed:
+ *  - a bounded workload: trials (with re-sent duplicates and rival events for taken slots) published
+ *    through passk's Kafka event log from the root namespace, paced over the schedule; a chunk counts as
+ *    acknowledged when `publish` resolves (a failed chunk is sent again until it is);
+ *  - `passk process` running in a namespace of its own (`ip netns exec`), restarted when it exits
+ *    unasked (as a supervisor would);
+ *  - 3–8 faults, one after another, with random kinds, targets, holds and gaps; each is healed before
+ *    the next, and the cluster is whole again before the next starts;
+ *  - heal, and wait until the processor that lived through the faults has committed up to the end of
+ *    the trials topic (the recovery time: heal → lag 0; it must happen within CATCH_UP_MS), then stop it
+ *    with SIGTERM (it must exit 0);
+ *  - the checker: every acknowledged event is in the log, the row states of the processed changelog
+ *    equal a straight replay of the trials topic on a fresh reader (every counted event id once, no
+ *    row diverging), the dead-letter topic is empty (every event was valid), and no group but the
+ *    processors' durable ones is left in the schedule's namespace.
+ * Prints one line per schedule and, last, `faults: S schedules, B brokers, E acknowledged, L lost,
+ * D duplicated, V divergent`; exit 1 if L, D or V is not 0. `--only SEED` re-runs one schedule.
+ */
+import { randomBytes } from 'node:crypto';
+import { spawnSync } from 'node:child_process';
+import { appendFileSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { Command, InvalidArgumentError } from 'commander';
+import { Kafka, logLevel, type Admin } from 'kafkajs';
+import { createKafkaEventLog, createRegistryClient } from '../../log/index.ts';
+import type { RowState } from '../../processors/folds/rowState.ts';
+import { readToEnd } from '../../processors/operators/readToEnd.ts';
+import type { EventLog } from '../../processors/ports.ts';
+import { TOPICS } from '../../schemas/topics.ts';
+import { changelogState, straightReplay, workload } from '../helpers/processorsHarness.ts';
+import { startCluster, type Cluster, type Netns } from './cluster.ts';
+import { healAll, kill, loss, partition, pause, rebalance, throttle, type Heal } from './injectors.ts';
+
+const repo = join(import.meta.dirname, '..', '..');
+const bin = join(repo, 'bin', 'passk.mjs');
+
+/** mulberry32: a small seeded PRNG, so a seed reproduces a schedule. */
+const prng = (seed: number) => {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+};
+type Rand = ReturnType<typeof prng>;
+const between = (r: Rand, lo: number, hi: number) => Math.round(lo + r() * (hi - lo));
+const pick = <T>(r: Rand, xs: readonly T[]): T => xs[Math.floor(r() * xs.length)]!;
+
+export const FAULT_KINDS = [
+  'kill-broker',
+  'pause-broker',
+  'partition-broker',
+  'loss-broker',
+  'throttle-broker',
+  'pause-registry',
+  'partition-registry',
+  'kill-processor',
+  'pause-processor',
+  'partition-processor',
+  'loss-processor',
+  'rebalance',
+] as const;
+export type FaultKind = (typeof FAULT_KINDS)[number];
+
+export interface PlannedFault {
+  kind: FaultKind;
+  /** Broker node id (1..3) for broker faults. */
+  node?: number;
+  gapMs: number;
+  holdMs: number;
+  /** Loss percent, or throttle kbit/s. */
+  amount?: number;
+}
+
+/** The faults of a schedule, from its seed alone. */
+export const planSchedule = (seed: number): { rows: number; faults: PlannedFault[] } => {
+  const r = prng(seed);
+  const rows = between(r, 40, 80);
+  const faults = Array.from({ length: between(r, 3, 8) }, (): PlannedFault => {
+    const kind = pick(r, FAULT_KINDS);
+    const f: PlannedFault = { kind, gapMs: between(r, 500, 3_000), holdMs: between(r, 2_000, 8_000) };
+    if (kind.endsWith('-broker')) f.node = between(r, 1, 3);
+    if (kind.startsWith('loss-')) f.amount = between(r, 10, 40);
+    if (kind.startsWith('throttle-')) f.amount = pick(r, [64, 128, 256]);
+    if (kind === 'pause-processor') f.holdMs = between(r, 2_000, 15_000); // past the 10 s session, sometimes
+    return f;
+  });
+  return { rows, faults };
+};
+
+const label = (f: PlannedFault) => `${f.kind}${f.node ? `-${f.node}` : ''}${f.amount ? `(${f.amount})` : ''}`;
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+export interface ScheduleResult {
+  seed: number;
+  faults: string[];
+  acknowledged: number;
+  unacknowledged: number;
+  lost: number;
+  duplicated: number;
+  divergent: number;
+  deadLetters: number;
+  /** The last fault's heal (or the last acknowledged publish, if later) → the surviving processor's lag is 0; undefined when it did not catch up within CATCH_UP_MS. */
+  recoveryMs: number | undefined;
+  /** How the processor stopped on SIGTERM at the end: 'clean', or why not. */
+  stop: string;
+  /** Groups of the schedule's namespace other than the processors' durable ones. */
+  leftoverGroups: string[];
+  /** Unasked processor exits (each restarted): exit code and its last stderr line. */
+  processorExits: string[];
+}
+
+/** How long the surviving processor has, after the heal and the last publish, to reach lag 0. */
+const CATCH_UP_MS = 180_000;
+/** How long a processor has to stop after SIGTERM. */
+const STOP_MS = 60_000;
+
+const lastLine = (file: string) => {
+  try {
+    return readFileSync(file, 'utf8').trimEnd().split('\n').at(-1)?.slice(0, 200) ?? '';
+  } catch {
+    return '';
+  }
+};
+
+/** A `passk process` in `ns`, restarted when it exits unasked (a supervisor's job), until `retire()`. */
+const supervisedProcessor = (cluster: Cluster, ns: Netns, env: NodeJS.ProcessEnv, name: string) => {
+  let retired = false;
+  const exits: string[] = [];
+  const p = cluster.spawnIn(ns, name, process.execPath, [bin, 'process', '--no-store'], env);
+  const watch = () =>
+    p.proc.once('exit', (code, sig) => {
+      if (retired || p.killedByUs) return;
+      exits.push(`${code ?? sig}: ${lastLine(join(cluster.dir, 'logs', `${name}.log`))}`);
+      setTimeout(() => void (retired || p.restart().then(watch)), 1_000);
+    });
+  watch();
+  return {
+    p,
+    /** Why it exited unasked (exit code or signal: last line of its stderr), one entry per restart. */
+    exits: () => exits,
+    /** Supervises the process again (after a kill-and-restart by a fault). */
+    watch,
+    /** SIGTERM; SIGKILL after STOP_MS. Says how it went. */
+    retire: async (): Promise<string> => {
+      retired = true;
+      if (!p.alive()) return 'already gone';
+      const gone = new Promise<number | null>((r) => p.proc.once('exit', (code) => r(code)));
+      process.kill(p.pid(), 'SIGCONT');
+      process.kill(p.pid(), 'SIGTERM');
+      let killed = false;
+      const t = setTimeout(() => p.alive() && ((killed = true), process.kill(p.pid(), 'SIGKILL')), STOP_MS);
+      const code = await gone;
+      clearTimeout(t);
+      return killed ? `no exit ${STOP_MS / 1000} s after SIGTERM` : code === 0 ? 'clean' : `exit ${code}`;
+    },
+  };
+};
+
+/** The trials processor's lag (committed offsets against the ends), or undefined when the group has none yet. */
+const trialsLag = async (admin: Admin, namespace: string): Promise<number | undefined> => {
+  const topic = namespace + TOPICS.trials;
+  const [committed] = await admin.fetchOffsets({ groupId: `${namespace}passk-trials`, topics: [topic] });
+  const ends = new Map((await admin.fetchTopicOffsets(topic)).map((p) => [p.partition, Number(p.high)]));
+  let lag = 0;
+  for (const p of committed?.partitions ?? []) lag += (ends.get(p.partition) ?? 0) - Math.max(Number(p.offset), 0);
+  return committed ? lag : undefined;
+};
+
+/** For a diverging schedule: each diverging row as processed and as replayed, and every changelog record of it in log order. */
+const dumpDivergence = async (log: EventLog, processed: RowState[], replay: RowState[], file: string) => {
+  const key = (s: { suite: string; dataset_version: string; agent_version: string; row_id: string }) =>
+    `${s.suite}/${s.dataset_version}/${s.agent_version}/${s.row_id}`;
+  const want = new Map(replay.map((s) => [key(s), s]));
+  const got = new Map(processed.map((s) => [key(s), s]));
+  const bad = [...new Set([...want.keys(), ...got.keys()])].filter(
+    (k) => JSON.stringify(want.get(k)) !== JSON.stringify(got.get(k)),
+  );
+  const records: Record<string, unknown[]> = {};
+  await readToEnd(log, {
+    topic: TOPICS.rowstate,
+    groupId: `dump-${randomBytes(4).toString('hex')}`,
+    onEvent: (e, partition) => {
+      if (e.type !== 'RowStateChanged' || !bad.includes(key(e))) return;
+      (records[key(e)] ??= []).push({ partition, seq: e.seq, ids: e.attempts.map((a) => a.event_id) });
+    },
+  });
+  const ids = (s?: RowState) => s?.attempts.map((a) => a.event_id);
+  const rows = bad.map((k) => ({
+    key: k,
+    processed: ids(got.get(k)),
+    replay: ids(want.get(k)),
+    changelog: records[k],
+  }));
+  writeFileSync(file, JSON.stringify(rows, null, 1));
+};
+
+/** The durable groups of the processors; any other group of a schedule's namespace is left behind. */
+const DURABLE_GROUPS = /^passk-(trials|datasets|gates|windows)$/;
+
+const trialIds = async (log: EventLog): Promise<Set<string>> => {
+  const ids = new Set<string>();
+  await readToEnd(log, {
+    topic: TOPICS.trials,
+    groupId: `ids-${randomBytes(4).toString('hex')}`,
+    onEvent: (e) => void (e.type === 'TrialRecorded' && ids.add(e.event_id)),
+  });
+  return ids;
+};
+
+/**
+ * Compares the processed row states with a straight replay of the log: lost = acknowledged but not in the log, or
+ * counted by the replay but not by the processor; duplicated = extra counts of one event id; divergent = rows whose
+ * state differs (a rival counted instead of the first event of a slot shows up here).
+ */
+export const check = (processed: RowState[], replay: RowState[], acknowledged: Set<string>, inLog: Set<string>) => {
+  const key = (s: RowState) => `${s.suite}\u0000${s.dataset_version}\u0000${s.agent_version}\u0000${s.row_id}`;
+  const counted = new Map<string, number>();
+  let duplicated = 0;
+  for (const s of processed) for (const a of s.attempts) counted.set(a.event_id, (counted.get(a.event_id) ?? 0) + 1);
+  for (const n of counted.values()) duplicated += n - 1;
+  let lost = [...acknowledged].filter((id) => !inLog.has(id)).length;
+  for (const s of replay) for (const a of s.attempts) if (!counted.has(a.event_id)) lost++;
+  const want = new Map(replay.map((s) => [key(s), JSON.stringify(s)]));
+  const got = new Map(processed.map((s) => [key(s), JSON.stringify(s)]));
+  let divergent = 0;
+  for (const k of new Set([...want.keys(), ...got.keys()])) if (want.get(k) !== got.get(k)) divergent++;
+  return { lost, duplicated, divergent };
+};
+
+export const runSchedule = async (cluster: Cluster, procNs: Netns, seed: number): Promise<ScheduleResult> => {
+  const plan = planSchedule(seed);
+  const namespace = `f${cluster.id}${seed.toString(36)}${randomBytes(2).toString('hex')}.`;
+  const dataDir = mkdtempSync(join(tmpdir(), `passk-faults-${cluster.id}-proc-`));
+  const env = (dir: string): NodeJS.ProcessEnv => ({
+    ...process.env,
+    PASSK_BACKEND: 'kafka',
+    KAFKA_BROKERS: cluster.brokers,
+    SCHEMA_REGISTRY_URL: cluster.registryUrl,
+    PASSK_KAFKA_NAMESPACE: namespace,
+    PASSK_DATA_DIR: dir,
+  });
+  // the campaign's own clients log to a file: stdout is the report
+  const logFile = join(cluster.dir, 'logs', `workload-${namespace}log`);
+  const log = await createKafkaEventLog({
+    kafka: new Kafka({
+      clientId: 'passk-faults',
+      brokers: cluster.brokers.split(','),
+      logLevel: logLevel.WARN,
+      logCreator: () => (entry) => appendFileSync(logFile, JSON.stringify(entry) + '\n'),
+    }),
+    registry: createRegistryClient({ url: cluster.registryUrl, clientId: 'passk-faults' }),
+    partitions: 4,
+    replicationFactor: 3,
+    namespace,
+  });
+  const events = workload(plan.rows);
+  const acknowledged = new Set<string>();
+  let unacknowledged = 0;
+  const admin = new Kafka({ brokers: cluster.brokers.split(','), logLevel: logLevel.NOTHING }).admin();
+  await admin.connect();
+  const processor = supervisedProcessor(cluster, procNs, env(dataDir), `proc-${namespace}`);
+  const extraDirs: string[] = [];
+  try {
+    // ---- workload, paced over the fault schedule ------------------------------------------
+    const chunk = 20;
+    const planned = plan.faults.reduce((t, f) => t + f.gapMs + f.holdMs, 0);
+    const pace = planned / Math.ceil(events.length / chunk);
+    const publishing = (async () => {
+      for (let i = 0; i < events.length; i += chunk) {
+        const part = events.slice(i, i + chunk);
+        const deadline = Date.now() + 180_000;
+        for (;;) {
+          try {
+            await log.publisher.publish(part);
+            for (const e of part) acknowledged.add(e.event_id);
+            break;
+          } catch (e) {
+            if (Date.now() > deadline) {
+              unacknowledged += part.length;
+              process.stderr.write(`faults: a chunk was never acknowledged: ${(e as Error).message}\n`);
+              break;
+            }
+            await sleep(500);
+          }
+        }
+        await sleep(pace);
+      }
+      return Date.now();
+    })();
+
+    // ---- faults, one after another ------------------------------------------------------
+    const applied: string[] = [];
+    let member = 0;
+    let lastHealAt = Date.now();
+    for (const f of plan.faults) {
+      await sleep(f.gapMs);
+      const broker = f.node ? cluster.nodes[f.node - 1]! : undefined;
+      let heal: Heal;
+      switch (f.kind) {
+        case 'kill-broker':
+          heal = kill(broker!);
+          break;
+        case 'pause-broker':
+          heal = pause(broker!);
+          break;
+        case 'partition-broker':
+          heal = partition(broker!.ns);
+          break;
+        case 'loss-broker':
+          heal = loss(broker!.ns, f.amount!);
+          break;
+        case 'throttle-broker':
+          heal = throttle(broker!.ns, f.amount!, 400);
+          break;
+        case 'pause-registry':
+          heal = pause(cluster.registry);
+          break;
+        case 'partition-registry':
+          heal = partition(cluster.registry.ns);
+          break;
+        case 'kill-processor': {
+          processor.p.killedByUs = true;
+          const h = kill(processor.p);
+          heal = async () => {
+            await h();
+            processor.p.killedByUs = false;
+            processor.watch();
+          };
+          break;
+        }
+        case 'pause-processor':
+          heal = pause(processor.p);
+          break;
+        case 'partition-processor':
+          heal = partition(procNs);
+          break;
+        case 'loss-processor':
+          heal = loss(procNs, f.amount!);
+          break;
+        case 'rebalance': {
+          const dir = mkdtempSync(join(tmpdir(), `passk-faults-${cluster.id}-member-`));
+          extraDirs.push(dir);
+          heal = rebalance(() =>
+            cluster.spawnIn(
+              procNs,
+              `member-${namespace}${member++}`,
+              process.execPath,
+              [bin, 'process', '--no-store'],
+              env(dir),
+            ),
+          );
+          break;
+        }
+      }
+      applied.push(label(f));
+      await sleep(f.holdMs);
+      lastHealAt = Date.now();
+      await heal();
+      // the next fault finds the cluster whole again
+      await cluster.waitForBrokers(180_000);
+    }
+
+    // ---- heal, finish the workload, catch up ----------------------------------------------
+    await healAll(cluster);
+    await cluster.waitForBrokers(180_000);
+    // from the last heal (a restarted broker's start-up included), or the last acknowledged publish if later
+    const healedAt = Math.max(lastHealAt, await publishing);
+    // the processor that lived through the faults must catch up on its own
+    let recoveryMs: number | undefined;
+    const deadline = Date.now() + CATCH_UP_MS;
+    while (recoveryMs === undefined && Date.now() < deadline) {
+      const lag = await trialsLag(admin, namespace).catch(() => undefined);
+      if (lag === 0) recoveryMs = Date.now() - healedAt;
+      else await sleep(500);
+    }
+    const stop = await processor.retire();
+
+    // ---- check ----------------------------------------------------------------------------
+    const processed = JSON.parse(await changelogState(log)) as RowState[];
+    const replay = JSON.parse(await straightReplay(log)) as RowState[];
+    const verdict = check(processed, replay, acknowledged, await trialIds(log));
+    if (verdict.divergent > 0)
+      await dumpDivergence(log, processed, replay, join(cluster.dir, 'logs', `divergent-${namespace}json`));
+    const leftover = (await admin.listGroups()).groups
+      .map((g) => g.groupId)
+      .filter((g) => g.startsWith(namespace) && !DURABLE_GROUPS.test(g.slice(namespace.length)));
+    const letters = await log.deadLetters();
+    return {
+      seed,
+      faults: applied,
+      acknowledged: acknowledged.size,
+      unacknowledged,
+      ...verdict,
+      // a valid event in the DLQ, or a processor that never caught up, is a state that diverges
+      divergent: verdict.divergent + letters.length + (recoveryMs === undefined ? 1 : 0),
+      deadLetters: letters.length,
+      recoveryMs,
+      stop,
+      leftoverGroups: leftover,
+      processorExits: processor.exits(),
+    };
+  } finally {
+    await processor.retire().catch(() => {});
+    await log.close().catch(() => {});
+    await admin.disconnect().catch(() => {});
+    for (const d of [dataDir, ...extraDirs]) rmSync(d, { recursive: true, force: true });
+  }
+};
+
+const positiveInt = (v: string) => {
+  const n = Number(v);
+  if (!Number.isInteger(n) || n < 0) throw new InvalidArgumentError('expected a non-negative integer');
+  return n;
+};
+
+/** Words joined into lines of at most `width` characters (CLI output fits 80 columns). */
+const wrap = (words: string[], width: number): string[] => {
+  const lines: string[] = [];
+  for (const w of words) {
+    const last = lines.at(-1);
+    if (last !== undefined && last.length + 1 + w.length <= width) lines[lines.length - 1] = `${last} ${w}`;
+    else lines.push(w);
+  }
+  return lines;
+};
+
+export const scheduleSeed = (seed: number, i: number) => (Math.imul(seed, 1_000_003) + i * 7_919 + 1) >>> 0;
+
+const main = async () => {
+  const cmd = new Command('faults')
+    .description('Runs seeded fault schedules on a three-node Kafka cluster in network namespaces (root only).')
+    .option('--seed <n>', 'campaign seed', positiveInt, 1)
+    .option('--schedules <n>', 'how many schedules', positiveInt, 1)
+    .option('--only <seed>', 're-run one schedule by the seed it printed', positiveInt)
+    .option('--keep-logs', "keep the brokers', registry's and processors' logs (always kept on a failure)")
+    .addHelpText(
+      'after',
+      `
+Examples:
+  sudo npm run faults -- --seed 1 --schedules 3
+  sudo npm run faults -- --only 1000005      # one schedule again`,
+    )
+    .parse();
+  const o = cmd.opts<{ seed: number; schedules: number; only?: number; keepLogs?: boolean }>();
+  const seeds =
+    o.only !== undefined ? [o.only] : Array.from({ length: o.schedules }, (_, i) => scheduleSeed(o.seed, i));
+  for (const [tool, pkg] of [
+    ['ip', 'iproute2'],
+    ['tc', 'iproute2'],
+    ['nft', 'nftables'],
+  ] as const)
+    if (spawnSync(tool, ['-V'], { stdio: 'ignore' }).error) {
+      process.stderr.write(`faults: \`${tool}\` not found: install ${pkg} (apt-get install ${pkg})\n`);
+      process.exit(2);
+    }
+  const cluster = await startCluster();
+  const procNs = cluster.addNamespace('p');
+  const totals = { e: 0, l: 0, d: 0, v: 0 };
+  const byKind = new Map<string, number>();
+  const recoveries: number[] = [];
+  try {
+    for (const [i, seed] of seeds.entries()) {
+      let r: ScheduleResult;
+      try {
+        r = await runSchedule(cluster, procNs, seed);
+      } catch (e) {
+        // no recovery within the bounds is a failure of the schedule, not of the campaign
+        process.stdout.write(`#${i + 1} seed ${seed}: did not recover: ${(e as Error).message}\n`);
+        process.stdout.write(`   FAILED: reproduce with npm run faults -- --only ${seed}\n`);
+        totals.v++;
+        continue;
+      }
+      totals.e += r.acknowledged;
+      for (const f of r.faults) {
+        const kind = f.replace(/-\d$|\(\d+\)$/g, '').replace(/-\d$/, '');
+        byKind.set(kind, (byKind.get(kind) ?? 0) + 1);
+      }
+      if (r.recoveryMs !== undefined) recoveries.push(r.recoveryMs);
+      totals.l += r.lost;
+      totals.d += r.duplicated;
+      totals.v += r.divergent;
+      const bad = r.lost + r.duplicated + r.divergent > 0;
+      process.stdout.write(
+        `#${i + 1} seed ${seed}: ${r.faults.length} faults, ${r.acknowledged} acked, ${r.lost} lost, ` +
+          `${r.duplicated} dup, ${r.divergent} div, ` +
+          (r.recoveryMs === undefined ? 'NO catch-up\n' : `recovery ${(r.recoveryMs / 1000).toFixed(1)} s\n`) +
+          wrap(r.faults, 77)
+            .map((l) => `   ${l}\n`)
+            .join('') +
+          (r.unacknowledged || r.deadLetters ? `   unacked ${r.unacknowledged}, dlq ${r.deadLetters}\n` : '') +
+          (r.stop === 'clean' ? '' : `   stop on SIGTERM: ${r.stop}\n`) +
+          (r.leftoverGroups.length ? `   ${r.leftoverGroups.length} groups left behind:\n` : '') +
+          wrap(
+            r.leftoverGroups.map((g) => g.replace(/^[^.]*\./, '')),
+            75,
+          )
+            .map((l) => `     ${l}\n`)
+            .join('') +
+          r.processorExits.map((x) => `   processor exited unasked, restarted: ${x.slice(0, 60)}\n`).join('') +
+          (bad ? `   FAILED: reproduce with npm run faults -- --only ${seed}\n` : ''),
+      );
+    }
+  } finally {
+    const kept = cluster.stop({ keepLogs: o.keepLogs || totals.l + totals.d + totals.v > 0 });
+    if (kept) process.stderr.write(`faults: logs kept in ${kept}\n`);
+  }
+  const q = (p: number) => {
+    const sorted = [...recoveries].sort((a, b) => a - b);
+    return sorted.length
+      ? (sorted[Math.min(sorted.length - 1, Math.ceil(p * sorted.length) - 1)]! / 1000).toFixed(1)
+      : '-';
+  };
+  const kinds = [...byKind].sort(([a], [b]) => a.localeCompare(b)).map(([k, n]) => `${k} ${n}`);
+  for (let i = 0; i < kinds.length; i += 3)
+    process.stdout.write(`${i ? '  ' : 'by kind: '}${kinds.slice(i, i + 3).join(', ')}\n`);
+  process.stdout.write(`recovery s: p50 ${q(0.5)}, p95 ${q(0.95)}, max ${q(1)}\n`);
+  process.stdout.write(
+    `faults: ${seeds.length} schedules, ${cluster.nodes.length} brokers, ${totals.e} acknowledged, ` +
+      `${totals.l} lost, ${totals.d} duplicated, ${totals.v} divergent\n`,
+  );
+  process.exitCode = totals.l + totals.d + totals.v > 0 ? 1 : 0;
+};
+
+if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) await main();

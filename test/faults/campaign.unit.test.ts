@@ -1,0 +1,72 @@
+import { describe, expect, it } from 'vitest';
+import type { RowState } from '../../processors/folds/rowState.ts';
+import { FAULT_KINDS, check, planSchedule, scheduleSeed } from './campaign.ts';
+
+const row = (id: string, attempts: [number, string][]): RowState => ({
+  suite: 's',
+  dataset_version: 'd',
+  agent_version: 'v',
+  row_id: id,
+  seq: attempts.length,
+  occurred_at: 1,
+  n: attempts.length,
+  c: attempts.length,
+  ungraded: 0,
+  class: 'stable_correct',
+  attempts: attempts.map(([attempt, event_id]) => ({ attempt, run_id: 'r', event_id, passed: true })),
+});
+
+describe('fault schedules', () => {
+  it('come from the seed alone: 3–8 faults of the known kinds, the same for the same seed', () => {
+    for (let i = 0; i < 50; i++) {
+      const seed = scheduleSeed(7, i);
+      const plan = planSchedule(seed);
+      expect(planSchedule(seed)).toEqual(plan);
+      expect(plan.faults.length).toBeGreaterThanOrEqual(3);
+      expect(plan.faults.length).toBeLessThanOrEqual(8);
+      for (const f of plan.faults) expect(FAULT_KINDS).toContain(f.kind);
+    }
+    expect(planSchedule(scheduleSeed(7, 0))).not.toEqual(planSchedule(scheduleSeed(7, 1)));
+  });
+});
+
+describe('the checker', () => {
+  const replay = [
+    row('a', [
+      [0, 'e1'],
+      [1, 'e2'],
+    ]),
+    row('b', [[0, 'e3']]),
+  ];
+  const inLog = new Set(['e1', 'e2', 'e3']);
+
+  it('passes a processed state equal to the replay', () => {
+    expect(check(replay, replay, inLog, inLog)).toEqual({ lost: 0, duplicated: 0, divergent: 0 });
+  });
+
+  it('counts an acknowledged event missing from the log, and one the processor never counted, as lost', () => {
+    const processed = [
+      row('a', [
+        [0, 'e1'],
+        [1, 'e2'],
+      ]),
+    ];
+    expect(check(processed, replay, new Set([...inLog, 'e4']), inLog)).toEqual({
+      lost: 2,
+      duplicated: 0,
+      divergent: 1,
+    });
+  });
+
+  it('counts an event counted twice as duplicated', () => {
+    const processed = [
+      row('a', [
+        [0, 'e1'],
+        [1, 'e2'],
+        [1, 'e2'],
+      ]),
+      row('b', [[0, 'e3']]),
+    ];
+    expect(check(processed, replay, inLog, inLog)).toEqual({ lost: 0, duplicated: 1, divergent: 1 });
+  });
+});
