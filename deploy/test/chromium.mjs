@@ -67,15 +67,20 @@ export const findChromium = ({
 export const canInstallDebianChromium = ({ uid = process.getuid?.(), exists = existsSync } = {}) =>
   uid === 0 && exists('/etc/debian_version') && exists('/usr/bin/apt-get');
 
-/** Installs Debian's chromium; returns whether it succeeded. Output goes to stderr. */
-export const installDebianChromium = () => {
-  console.error("No Chromium found: installing Debian's chromium (apt-get install chromium) for the browser tests…");
+/** Installs Debian packages with apt-get (root, Debian); returns whether it succeeded. Output goes to stderr. */
+export const aptInstall = (packages) => {
   const env = { ...process.env, DEBIAN_FRONTEND: 'noninteractive' };
   const update = spawnSync('apt-get', ['update', '-qq'], { stdio: ['ignore', 'ignore', 'inherit'], env });
   if (update.status !== 0) return false;
-  const install = spawnSync('apt-get', ['install', '-y', '-qq', 'chromium'], {
+  const install = spawnSync('apt-get', ['install', '-y', '-qq', ...packages], {
     stdio: ['ignore', 'ignore', 'inherit'],
     env,
   });
   return install.status === 0;
+};
+
+/** Installs Debian's chromium; returns whether it succeeded. Output goes to stderr. */
+export const installDebianChromium = () => {
+  console.error("No Chromium found: installing Debian's chromium (apt-get install chromium) for the browser tests…");
+  return aptInstall(['chromium']);
 };

@@ -6,7 +6,13 @@ import { spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, rmSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { canInstallDebianChromium, findChromium, HOW_TO_GET_ONE, installDebianChromium } from './chromium.mjs';
+import {
+  aptInstall,
+  canInstallDebianChromium,
+  findChromium,
+  HOW_TO_GET_ONE,
+  installDebianChromium,
+} from './chromium.mjs';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
 const reportDir = join(root, '.reports');
@@ -20,6 +26,18 @@ let browser = findChromium();
 if (!browser && canInstallDebianChromium()) browser = installDebianChromium() ? findChromium() : null;
 if (browser) console.error(`Browser tests: ${browser.path} (${browser.source})`);
 else console.error(HOW_TO_GET_ONE);
+
+// The fault campaign's tools (test/faults: network namespaces, veth, nftables drops): root on Debian gets what is
+// missing with apt; elsewhere the campaign test fails naming what it needs.
+const onPath = (cmd) => spawnSync('sh', ['-c', `command -v ${cmd}`], { stdio: 'ignore' }).status === 0;
+const faultTools = [
+  ['ip', 'iproute2'],
+  ['nft', 'nftables'],
+].filter(([cmd]) => !onPath(cmd));
+if (faultTools.length > 0 && canInstallDebianChromium()) {
+  console.error(`Fault tests: installing ${faultTools.map(([, pkg]) => pkg).join(', ')} (apt-get)…`);
+  aptInstall(faultTools.map(([, pkg]) => pkg));
+}
 
 const vitest = join(root, 'node_modules', 'vitest', 'vitest.mjs');
 const run = spawnSync(
