@@ -23,19 +23,30 @@ export const parseTrialRecord = (value: unknown, origin: Origin, opts: ReadOptio
   return flatToTrial(flat, origin);
 };
 
+/** One line of a JSON Lines trial file: undefined for a blank line. `line` is 1-based. */
+export const parseTrialLine = (
+  raw: string,
+  file: string,
+  line: number,
+  opts: ReadOptions = {},
+): ReadTrial | undefined => {
+  const origin = { file, line };
+  if (raw.trim() === '') return undefined;
+  let value: unknown;
+  try {
+    value = JSON.parse(raw);
+  } catch (e) {
+    throw new InputError(`not valid JSON (${(e as Error).message})`, origin);
+  }
+  return { event: parseTrialRecord(value, origin, opts), origin };
+};
+
 export const parseTrialLines = (text: string, file: string, opts: ReadOptions = {}): ReadTrial[] => {
   const out: ReadTrial[] = [];
   const lines = text.replace(/^\uFEFF/, '').split(/\r?\n/);
   lines.forEach((raw, i) => {
-    const origin = { file, line: i + 1 };
-    if (raw.trim() === '') return;
-    let value: unknown;
-    try {
-      value = JSON.parse(raw);
-    } catch (e) {
-      throw new InputError(`not valid JSON (${(e as Error).message})`, origin);
-    }
-    out.push({ event: parseTrialRecord(value, origin, opts), origin });
+    const read = parseTrialLine(raw, file, i + 1, opts);
+    if (read) out.push(read);
   });
   return out;
 };

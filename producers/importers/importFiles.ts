@@ -1,5 +1,8 @@
 import type { ReadOptions } from '../files/fieldError.ts';
+import { createHash } from 'node:crypto';
+import { createReadStream } from 'node:fs';
 import { parseTrialText } from '../files/readTrialFiles.ts';
+import { parseTrialLine } from '../files/trialLines.ts';
 import { InputError, PipelineError } from '../../schemas/errors.ts';
 import type { EventPublisher, EventSource } from '../../processors/ports.ts';
 import { TrialRecorded } from '../../schemas/events/trialRecorded.ts';
@@ -13,7 +16,7 @@ import { PRODUCER_VERSION } from '../version.ts';
 import type { ImportedTrial, ImportOptions } from './common.ts';
 import { detectFormat, type Format, parseResultsFile } from './detect.ts';
 import { readResultsText } from './readResults.ts';
-import { type ImportSummary, summarize } from './summary.ts';
+import { createSummary, type ImportSummary } from './summary.ts';
 import { MAX_NESTING, textProblem } from '../../schemas/wellFormed.ts';
 
 export interface ImportDeps {
@@ -60,29 +63,111 @@ const IDENTITY_FLAGS = [
 ] as const;
 
 /** Flat JSONL and CSV (and public-trials lines) name their own identity: read by producers/files. */
-const flatTrials = (file: string, text: string, opts: ImportOptions & ReadOptions): ImportedTrial[] => {
+const refuseIdentityFlags = (file: string, opts: ImportOptions): void => {
   const given = IDENTITY_FLAGS.filter((f) => opts[f] !== undefined);
   if (given.length > 0)
     throw new InputError(
       `--${given[0]!.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`)} applies to other tools' results; a flat trial file names its own`,
       { file },
     );
-  return parseTrialText(text, file, opts).map((r) => ({ ...eventToInput(r.event), [LINE]: r.origin.line }));
 };
 
-/** The line a flat trial was read from (tools' files: the entry's index names it instead). */
-const LINE = Symbol('line');
-type Located = ImportedTrial & { [LINE]?: number | undefined };
-const originOf = (
-  file: string,
-  trials: readonly Located[],
-  i: number,
-): { file: string; line?: number; field?: string } => {
-  const line = trials[i]![LINE];
-  return line === undefined ? { file, field: `[${i}]` } : { file, line };
+/** One trial of a file, with where it was read: its line (flat files) or its index (tools' files). */
+type Entry = { t: ImportedTrial; line?: number | undefined; index: number };
+/** A file to import, which can be read more than once: JSON Lines are streamed from disk each time. */
+type Source = { file: string; format: Format; entries: () => AsyncIterable<Entry> };
+
+const cannotRead = (file: string, e: unknown): InputError =>
+  new InputError(`cannot read the file: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`, { file });
+
+/** The lines of a file, split as `parseTrialLines` splits them (on \n, dropping a \r before it and a BOM), streamed. */
+async function* linesOf(file: string): AsyncGenerator<string> {
+  let rest = '';
+  let first = true;
+  const stream = createReadStream(file, { encoding: 'utf8' });
+  const chunks = stream[Symbol.asyncIterator]() as AsyncIterator<string>;
+  for (;;) {
+    let next: IteratorResult<string>;
+    try {
+      next = await chunks.next();
+    } catch (e) {
+      throw cannotRead(file, e);
+    }
+    if (next.done) break;
+    let text = rest + next.value;
+    if (first) text = text.replace(/^\uFEFF/, '');
+    first = false;
+    const parts = text.split('\n');
+    rest = parts.pop()!;
+    try {
+      for (const part of parts) yield part.endsWith('\r') ? part.slice(0, -1) : part;
+    } catch (e) {
+      stream.destroy();
+      throw e;
+    }
+  }
+  yield rest;
+}
+
+const streamedLines = (file: string, opts: ImportOptions & ReadOptions): Source => ({
+  file,
+  format: 'jsonl',
+  async *entries() {
+    let line = 0;
+    let index = 0;
+    for await (const raw of linesOf(file)) {
+      line++;
+      const read = parseTrialLine(raw, file, line, opts);
+      if (read) yield { t: eventToInput(read.event), line, index: index++ };
+    }
+  },
+});
+
+const inMemory = (file: string, format: Format, list: readonly Entry[]): Source => ({
+  file,
+  format,
+  async *entries() {
+    yield* list;
+  },
+});
+
+/**
+ * Opens a results file. JSON Lines (by `--format jsonl`, a .jsonl/.ndjson name, or their content) are streamed, so
+ * memory does not grow with the file; CSV and other tools' JSON documents are read whole.
+ */
+const openSource = async (file: string, opts: ImportOptions & ReadOptions & { format?: Format }): Promise<Source> => {
+  const byName = opts.format ?? (/\.(jsonl|ndjson)$/i.test(file) ? 'jsonl' : undefined);
+  if (byName === 'jsonl') {
+    refuseIdentityFlags(file, opts);
+    return streamedLines(file, opts);
+  }
+  const text = await readResultsText(file);
+  const format = detectFormat(file, text, opts.format);
+  if (format === 'jsonl') {
+    refuseIdentityFlags(file, opts);
+    return streamedLines(file, opts);
+  }
+  if (format === 'csv') {
+    refuseIdentityFlags(file, opts);
+    return inMemory(
+      file,
+      format,
+      parseTrialText(text, file, opts).map((r, index) => ({ t: eventToInput(r.event), line: r.origin.line, index })),
+    );
+  }
+  const trials = parseResultsFile(file, text, format, opts).trials;
+  return inMemory(
+    file,
+    format,
+    trials.map((t, index) => ({ t, index })),
+  );
 };
 
-type Parsed = { file: string; format: Format; trials: readonly Located[] };
+const originOf = (file: string, e: Entry): { file: string; line?: number; field?: string } =>
+  e.line === undefined ? { file, field: `[${e.index}]` } : { file, line: e.line };
+const placeOf = (file: string, e: Entry): string =>
+  `${file}${e.line !== undefined ? ` line ${e.line}` : ` entry ${e.index}`}`;
+const positionOf = (e: Entry): number => e.line ?? e.index;
 
 const slotOf = (t: ImportedTrial): string =>
   JSON.stringify([t.suite, t.dataset_version, t.agent.version, t.run_id, String(t.row_id), t.attempt]);
@@ -93,46 +178,15 @@ const firstDifference = (a: ImportedTrial, b: ImportedTrial): string => {
   const get = (t: ImportedTrial, k: string) => JSON.stringify((t as Record<string, unknown>)[k]);
   return keys.find((k) => get(a, k) !== get(b, k)) ?? 'event_id';
 };
+/** A short digest: what the import keeps of each attempt instead of the trial. */
+const digest = (s: string): string => createHash('sha1').update(s).digest('base64').slice(0, 16);
 
-/**
- * Merges the trials of every file, as `report` merges them: the same attempt twice with the same content counts
- * once; the same attempt with a different content (or under another event id) is an error naming both places.
- * Returns, per file, the trials it adds and how many repeated one already read.
- */
-const mergeAll = (parsed: readonly Parsed[]): { unique: ImportedTrial[]; repeated: number }[] => {
-  const byId = new Map<string, { t: ImportedTrial; at: string }>();
-  const bySlot = new Map<string, { t: ImportedTrial; at: string }>();
-  return parsed.map(({ file, trials }) => {
-    const unique: ImportedTrial[] = [];
-    let repeated = 0;
-    trials.forEach((t, i) => {
-      const where = originOf(file, trials, i);
-      const at = `${file}${where.line !== undefined ? ` line ${where.line}` : ` entry ${i}`}`;
-      const { [LINE]: _line, ...clean } = t;
-      const prior = byId.get(t.event_id);
-      if (prior) {
-        if (JSON.stringify(prior.t) !== JSON.stringify(clean)) {
-          const field = firstDifference(prior.t, clean);
-          throw new InputError(`${describeTrial(t)} was already read from ${prior.at} with a different ${field}`, {
-            ...where,
-            field,
-          });
-        }
-        repeated++;
-        return;
-      }
-      const holder = bySlot.get(slotOf(t));
-      if (holder)
-        throw new InputError(`${describeTrial(t)} was already read from ${holder.at} under another event id`, {
-          ...where,
-          field: 'event_id',
-        });
-      byId.set(t.event_id, { t: clean, at });
-      bySlot.set(slotOf(t), { t: clean, at });
-      unique.push(clean);
-    });
-    return { unique, repeated };
-  });
+/** Where an attempt was first read: the file's index and the entry's position in it, and its content's digest. */
+type Seen = { readonly hash: string; readonly file: number; readonly at: number };
+
+const entryAt = async (source: Source, at: number): Promise<Entry> => {
+  for await (const e of source.entries()) if (positionOf(e) === at) return e;
+  throw new InputError('changed while it was imported; rerun the import', { file: source.file });
 };
 
 /** The bytes of a trial's event as the log stores it (JSON, plus the 5-byte schema-registry header on Kafka). */
@@ -149,9 +203,10 @@ const largestField = (t: ImportedTrial): string =>
     { k: '(root)', n: -1 },
   ).k;
 
-const runsOf = (trials: readonly ImportedTrial[]): RunFinishedInput[] => {
+/** One RunFinished per run and agent of a file's trials, added one at a time (it keeps counts per row). */
+const createRuns = () => {
   const runs = new Map<string, RunFinishedInput & { perRow: Map<string, number>; rowsSet: Set<string> }>();
-  for (const t of trials) {
+  const add = (t: ImportedTrial): void => {
     const key = [t.suite, t.dataset_version, t.agent.version, t.run_id].join(KEY_SEP);
     const r =
       runs.get(key) ??
@@ -175,16 +230,55 @@ const runsOf = (trials: readonly ImportedTrial[]): RunFinishedInput[] => {
     if (t.passed === null) r.ungraded = (r.ungraded ?? 0) + 1;
     r.perRow.set(String(t.row_id), (r.perRow.get(String(t.row_id)) ?? 0) + 1);
     if (t.occurred_at !== undefined) r.occurred_at = Math.max(r.occurred_at ?? 0, t.occurred_at);
-  }
-  return [...runs.values()].map(({ perRow, rowsSet: _rows, ...r }) => {
-    const counts = new Set(perRow.values());
-    return { ...r, rows: perRow.size, ...(counts.size === 1 ? { k: [...counts][0]! } : {}), note: 'imported' };
+  };
+  const result = (): RunFinishedInput[] =>
+    [...runs.values()].map(({ perRow, rowsSet: _rows, ...r }) => {
+      const counts = new Set(perRow.values());
+      return { ...r, rows: perRow.size, ...(counts.size === 1 ? { k: [...counts][0]! } : {}), note: 'imported' };
+    });
+  return { add, result };
+};
+
+/** The checks a trial passes before anything is sent, so a bad entry never leaves an import half published. */
+const checkTrial = (t: ImportedTrial, where: ReturnType<typeof originOf>, producer: string, maxBytes: number) => {
+  // the trial is one level below its event: the same limit the log's validation applies
+  const bad = textProblem(t, MAX_NESTING - 1);
+  if (bad)
+    throw new InputError(
+      bad.problem === 'too deep'
+        ? `is nested deeper than ${MAX_NESTING} levels, which no store or reader can keep`
+        : 'holds a lone UTF-16 surrogate (text that is not valid Unicode), which no store or reader can keep',
+      { ...where, field: bad.path },
+    );
+  const check = TrialRecorded.safeParse({
+    ...t,
+    type: 'TrialRecorded',
+    schema_version: 1,
+    producer,
+    occurred_at: t.occurred_at ?? 0,
   });
+  if (!check.success) {
+    const issue = check.error.issues[0]!;
+    throw new InputError(`not a valid trial: ${issue.message}`, {
+      ...where,
+      field: issue.path.join('.') || '(root)',
+    });
+  }
+  const bytes = eventBytes(t, producer);
+  if (bytes > maxBytes)
+    throw new InputError(
+      `the trial's event would be ${bytes} bytes, over the largest event the log accepts (PASSK_MAX_EVENT_BYTES = ${maxBytes}); shorten the field or raise the limit`,
+      { ...where, field: largestField(t) },
+    );
 };
 
 /**
- * Imports result files: every file is read and checked first (a bad line or field stops the import before
- * anything is sent), then each trial, and one RunFinished per run and agent, is published once.
+ * Imports result files in two passes. Pass 1 reads and checks every entry of every file (a bad line or field stops
+ * the import before anything is sent), keeping only a digest per distinct attempt to merge them as `report` does:
+ * the same attempt twice with the same content counts once; with a different content (or under another event id)
+ * it is an error naming both places. Pass 2 reads the files again and publishes each attempt once, and one
+ * RunFinished per run and agent of each file, honouring the recorder's backpressure. JSON Lines are streamed both
+ * times, so memory grows with the number of distinct attempts, not with the files' bytes.
  */
 export const importFiles = async (
   files: readonly string[],
@@ -193,52 +287,53 @@ export const importFiles = async (
 ): Promise<FileReport[]> => {
   const producer = `passk-import/${PRODUCER_VERSION}`;
   const maxBytes = deps.maxEventBytes ?? 1_000_000;
-  const parsed: Parsed[] = [];
-  for (const file of files) {
-    const text = await readResultsText(file);
-    const format = detectFormat(file, text, opts.format);
-    const trials: Located[] =
-      format === 'jsonl' || format === 'csv'
-        ? flatTrials(file, text, opts)
-        : parseResultsFile(file, text, format, opts).trials;
-    // One rule with `report`: a file without a single trial is bad input, never a silent success.
-    if (trials.length === 0) throw new InputError('no trials in this file', { file });
-    trials.forEach((t, i) => {
-      const where = originOf(file, trials, i);
-      // Checked here, before anything is sent, so a bad entry never leaves an import half published.
-      // the trial is one level below its event: the same limit the log's validation applies
-      const bad = textProblem(t, MAX_NESTING - 1);
-      if (bad)
-        throw new InputError(
-          bad.problem === 'too deep'
-            ? `is nested deeper than ${MAX_NESTING} levels, which no store or reader can keep`
-            : 'holds a lone UTF-16 surrogate (text that is not valid Unicode), which no store or reader can keep',
-          { ...where, field: bad.path },
-        );
-      const check = TrialRecorded.safeParse({
-        ...t,
-        type: 'TrialRecorded',
-        schema_version: 1,
-        producer,
-        occurred_at: t.occurred_at ?? 0,
-      });
-      if (!check.success) {
-        const issue = check.error.issues[0]!;
-        throw new InputError(`not a valid trial: ${issue.message}`, {
-          ...where,
-          field: issue.path.join('.') || '(root)',
-        });
+  const sources: Source[] = [];
+  const byId = new Map<string, Seen>();
+  const bySlot = new Map<string, string>();
+  const repeats: number[] = [];
+  let total = 0;
+  for (const [f, file] of files.entries()) {
+    const source = await openSource(file, opts);
+    let entries = 0;
+    let repeated = 0;
+    for await (const e of source.entries()) {
+      entries++;
+      const where = originOf(file, e);
+      checkTrial(e.t, where, producer, maxBytes);
+      const hash = digest(JSON.stringify(e.t));
+      const prior = byId.get(e.t.event_id);
+      if (prior) {
+        if (prior.hash !== hash) {
+          const first = await entryAt(sources[prior.file] ?? source, prior.at);
+          const field = firstDifference(first.t, e.t);
+          throw new InputError(
+            `${describeTrial(e.t)} was already read from ${placeOf(files[prior.file]!, first)} with a different ${field}`,
+            { ...where, field },
+          );
+        }
+        repeated++;
+        continue;
       }
-      const bytes = eventBytes(t, producer);
-      if (bytes > maxBytes)
+      const slot = digest(slotOf(e.t));
+      const holder = bySlot.get(slot);
+      if (holder !== undefined) {
+        const seen = byId.get(holder)!;
+        const first = await entryAt(sources[seen.file] ?? source, seen.at);
         throw new InputError(
-          `the trial's event would be ${bytes} bytes, over the largest event the log accepts (PASSK_MAX_EVENT_BYTES = ${maxBytes}); shorten the field or raise the limit`,
-          { ...where, field: largestField(t) },
+          `${describeTrial(e.t)} was already read from ${placeOf(files[seen.file]!, first)} under another event id`,
+          { ...where, field: 'event_id' },
         );
-    });
-    parsed.push({ file, format, trials });
+      }
+      byId.set(e.t.event_id, { hash, file: f, at: positionOf(e) });
+      bySlot.set(slot, e.t.event_id);
+      total++;
+    }
+    // One rule with `report`: a file without a single trial is bad input, never a silent success.
+    if (entries === 0) throw new InputError('no trials in this file', { file });
+    sources.push(source);
+    repeats.push(repeated);
   }
-  const merged = mergeAll(parsed);
+  bySlot.clear();
   const known = deps.source ? await existingEventIds(deps.source, [TOPICS.trials]) : new Set<string>();
   const recorder = createRecorder({
     publisher: deps.publisher,
@@ -248,20 +343,28 @@ export const importFiles = async (
     maxWaitMs: 10_000,
   });
   const maxInFlight = deps.maxInFlight ?? 10_000;
-  const total = merged.reduce((n, m) => n + m.unique.length, 0);
   let done = 0;
   const refused: unknown[] = [];
   const reports: FileReport[] = [];
   try {
-    for (const [i, { file, format }] of parsed.entries()) {
-      const { unique: trials, repeated } = merged[i]!;
+    for (const [f, { file, format }] of sources.entries()) {
       let published = 0;
       let skipped = 0;
-      for (const t of trials) {
+      let trials = 0;
+      const runs = createRuns();
+      const summary = createSummary();
+      for await (const e of sources[f]!.entries()) {
+        const t = e.t;
+        const seen = byId.get(t.event_id);
+        if (!seen) throw new InputError('changed while it was imported; rerun the import', originOf(file, e));
+        if (seen.file !== f || seen.at !== positionOf(e)) continue; // a repeat, counted in pass 1
+        trials++;
+        runs.add(t);
+        summary.add({ ...t, row_id: String(t.row_id) });
         if (known.has(t.event_id)) skipped++;
         else {
           known.add(t.event_id);
-          recorder.recordTrial(t).catch((e: unknown) => refused.push(e));
+          recorder.recordTrial(t).catch((err: unknown) => refused.push(err));
           published++;
           // Honour the recorder's backpressure: wait for what is in flight to be durable before adding more.
           if (recorder.pending >= maxInFlight) await recorder.flush();
@@ -271,7 +374,7 @@ export const importFiles = async (
       }
       await recorder.flush();
       if (refused.length > 0) break;
-      for (const run of runsOf(trials)) {
+      for (const run of runs.result()) {
         const id = runFinishedEventId({
           suite: run.suite!,
           dataset_version: run.dataset_version!,
@@ -287,15 +390,7 @@ export const importFiles = async (
       }
       await recorder.flush();
       deps.onProgress?.(done, total);
-      reports.push({
-        file,
-        format,
-        trials: trials.length,
-        published,
-        skipped,
-        repeated,
-        summary: summarize(trials.map((t) => ({ ...t, row_id: String(t.row_id) }))),
-      });
+      reports.push({ file, format, trials, published, skipped, repeated: repeats[f]!, summary: summary.result() });
     }
   } finally {
     await recorder.close();

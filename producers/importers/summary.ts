@@ -28,6 +28,13 @@ export interface ImportSummary {
 
 /** Per (suite, agent version): counts and the pass^k curve, to set beside the tool's own summary. */
 export const summarize = (trials: readonly TrialOutcome[]): ImportSummary[] => {
+  const acc = createSummary();
+  for (const t of trials) acc.add(t);
+  return acc.result();
+};
+
+/** `summarize`, one trial at a time: it keeps counts per row, never the trials. */
+export const createSummary = () => {
   const groups = new Map<
     string,
     {
@@ -40,7 +47,7 @@ export const summarize = (trials: readonly TrialOutcome[]): ImportSummary[] => {
       scored: number;
     }
   >();
-  for (const t of trials) {
+  const add = (t: TrialOutcome): void => {
     const key = `${t.suite}${KEY_SEP}${t.agent.version}`;
     const g = groups.get(key) ?? {
       suite: t.suite,
@@ -64,26 +71,28 @@ export const summarize = (trials: readonly TrialOutcome[]): ImportSummary[] => {
         g.scored++;
       }
     }
-  }
-  return [...groups.values()].map((g) => {
-    const graded = [...g.rows.values()].filter((r) => r.n > 0);
-    const maxK = graded.length ? Math.min(...graded.map((r) => r.n)) : 0;
-    const passHat = Array.from(
-      { length: maxK },
-      (_, i) => graded.reduce((sum, r) => sum + passCurves(r.n, r.c, maxK).passHat[i]!, 0) / graded.length,
-    );
-    const passed = graded.reduce((s, r) => s + r.c, 0);
-    const gradedTrials = graded.reduce((s, r) => s + r.n, 0);
-    return {
-      suite: g.suite,
-      agentVersion: g.agent,
-      rows: g.rows.size,
-      trials: g.trials,
-      passed,
-      failed: gradedTrials - passed,
-      ungraded: g.ungraded,
-      passHat,
-      ...(g.scored > 0 ? { meanScore: g.scoreSum / g.scored } : {}),
-    };
-  });
+  };
+  const result = (): ImportSummary[] =>
+    [...groups.values()].map((g) => {
+      const graded = [...g.rows.values()].filter((r) => r.n > 0);
+      const maxK = graded.length ? graded.reduce((m, r) => Math.min(m, r.n), Infinity) : 0;
+      const passHat = Array.from(
+        { length: maxK },
+        (_, i) => graded.reduce((sum, r) => sum + passCurves(r.n, r.c, maxK).passHat[i]!, 0) / graded.length,
+      );
+      const passed = graded.reduce((s, r) => s + r.c, 0);
+      const gradedTrials = graded.reduce((s, r) => s + r.n, 0);
+      return {
+        suite: g.suite,
+        agentVersion: g.agent,
+        rows: g.rows.size,
+        trials: g.trials,
+        passed,
+        failed: gradedTrials - passed,
+        ungraded: g.ungraded,
+        passHat,
+        ...(g.scored > 0 ? { meanScore: g.scoreSum / g.scored } : {}),
+      };
+    });
+  return { add, result };
 };

@@ -1,0 +1,87 @@
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { InputError } from '../../schemas/errors.ts';
+import { createMemoryPublisher } from '../sdk/memoryPublisher.ts';
+import { importFiles } from './importFiles.ts';
+
+// Issue #13: JSON Lines are streamed in two passes (check, then publish). Lines are split as the whole-file reader
+// splits them, and a conflict names the place of the first copy, in this file or an earlier one.
+const dir = mkdtempSync(join(tmpdir(), 'passk-import-stream-'));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+const trial = (row: string, attempt: number, extra: object = {}) =>
+  JSON.stringify({
+    suite: 'refunds',
+    dataset_version: '2026-11-01',
+    row_id: row,
+    agent_version: 'v1',
+    run_id: 'run-1',
+    attempt,
+    passed: attempt % 2 === 0,
+    ...extra,
+  });
+const rejection = async (p: Promise<unknown>): Promise<InputError> => {
+  const e = await p.then(
+    () => undefined,
+    (x: unknown) => x,
+  );
+  expect(e).toBeInstanceOf(InputError);
+  return e as InputError;
+};
+
+describe('passk import streams JSON Lines', () => {
+  it('a BOM, CRLF line ends and blank lines: lines are numbered as in the file', async () => {
+    const file = join(dir, 'crlf.jsonl');
+    writeFileSync(file, `\uFEFF${trial('r1', 0)}\r\n\r\n${trial('r1', 1)}\r\n{"suite": 1}\r\n`);
+    const publisher = createMemoryPublisher();
+    const e = await rejection(importFiles([file], {}, { publisher }));
+    expect(e.where).toMatchObject({ file, line: 4 });
+    expect(publisher.events).toHaveLength(0);
+    writeFileSync(file, `\uFEFF${trial('r1', 0)}\r\n\r\n${trial('r1', 1)}`);
+    const [r] = await importFiles([file], {}, { publisher });
+    expect(r).toMatchObject({ trials: 2, published: 3, repeated: 0 });
+  });
+
+  it('a conflicting copy in a second file names the first file and line; nothing is published', async () => {
+    const a = join(dir, 'a.jsonl');
+    const b = join(dir, 'b.jsonl');
+    writeFileSync(a, [trial('r1', 0), trial('r2', 0), trial('r3', 0)].join('\n'));
+    writeFileSync(b, [trial('r4', 0), trial('r2', 0, { score: 0.5 })].join('\n'));
+    const publisher = createMemoryPublisher();
+    const e = await rejection(importFiles([a, b], {}, { publisher }));
+    expect(e.where).toEqual({ file: b, line: 2, field: 'score' });
+    expect(e.message).toContain(`already read from ${a} line 2 with a different score`);
+    expect(publisher.events).toHaveLength(0);
+  });
+
+  it('the same attempt under another event id names the first place', async () => {
+    const file = join(dir, 'ids.jsonl');
+    writeFileSync(
+      file,
+      [trial('r1', 0), trial('r1', 1), trial('r1', 0, { event_id: '01JDQ9W8Z3M5V7X2K4N6P8R0ST' })].join('\n'),
+    );
+    const e = await rejection(importFiles([file], {}, { publisher: createMemoryPublisher() }));
+    expect(e.where).toEqual({ file, line: 3, field: 'event_id' });
+    expect(e.message).toContain(`already read from ${file} line 1 under another event id`);
+  });
+
+  it('a second file repeating the first counts once, and each file reports its own trials', async () => {
+    const a = join(dir, 'same-a.jsonl');
+    const b = join(dir, 'same-b.jsonl');
+    writeFileSync(a, [trial('r1', 0), trial('r1', 1)].join('\n'));
+    writeFileSync(b, [trial('r1', 1), trial('r2', 0)].join('\n'));
+    const publisher = createMemoryPublisher();
+    const [ra, rb] = await importFiles([a, b], {}, { publisher });
+    expect(ra).toMatchObject({ trials: 2, repeated: 0 });
+    expect(rb).toMatchObject({ trials: 1, repeated: 1 });
+    expect(publisher.events.filter((e) => e.type === 'TrialRecorded')).toHaveLength(3);
+  });
+
+  it('a missing file is bad input naming it', async () => {
+    const file = join(dir, 'missing.jsonl');
+    const e = await rejection(importFiles([file], {}, { publisher: createMemoryPublisher() }));
+    expect(e.where).toEqual({ file });
+    expect(e.message).toContain('cannot read the file: ENOENT');
+  });
+});

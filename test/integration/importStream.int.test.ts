@@ -1,0 +1,90 @@
+import { execFile } from 'node:child_process';
+import { createWriteStream, mkdtempSync, rmSync } from 'node:fs';
+import { once } from 'node:events';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { afterAll, describe, expect, it } from 'vitest';
+import { createEmbeddedEventLog } from '../../log/embedded/embeddedLog.ts';
+import { readLog } from '../../producers/logReader.ts';
+import { TOPICS } from '../../schemas/topics.ts';
+
+// Issue #13: `passk import` of a file of any size streams with bounded memory. The CLI child runs with a heap too
+// small for the file's trials held at once (the importer before streaming runs out of memory here), and a rerun
+// counts nothing twice.
+const ROWS = 75_000;
+const ATTEMPTS = 4;
+const TRIALS = ROWS * ATTEMPTS;
+/** MiB of V8 heap for the child: the whole-file importer dies below it on this file; the streaming one fits. */
+const HEAP_MB = 256;
+
+const root = fileURLToPath(new URL('../../', import.meta.url));
+const dir = mkdtempSync(join(tmpdir(), 'passk-import-stream-'));
+const dataDir = join(dir, 'data');
+const file = join(dir, 'big.jsonl');
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+/** Writes the file line by line with the stream's backpressure: the test never holds the file either. */
+const writeTrials = async (): Promise<void> => {
+  const out = createWriteStream(file);
+  for (let row = 0; row < ROWS; row++)
+    for (let attempt = 0; attempt < ATTEMPTS; attempt++) {
+      const line = JSON.stringify({
+        suite: 'big',
+        dataset_version: 'v1',
+        row_id: `row-${row}`,
+        agent_version: 'a1',
+        run_id: 'run-1',
+        attempt,
+        passed: (row + attempt) % 3 !== 0,
+      });
+      if (!out.write(line + '\n')) await once(out, 'drain');
+    }
+  out.end();
+  await once(out, 'finish');
+};
+
+type Run = { code: number; stdout: string; stderr: string };
+const passkImport = (): Promise<Run> => {
+  const env = Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith('PASSK_')));
+  return new Promise((resolve) => {
+    execFile(
+      process.execPath,
+      [`--max-old-space-size=${HEAP_MB}`, join(root, 'bin/passk.mjs'), '--data-dir', dataDir, 'import', file],
+      { cwd: dir, env: { ...env, NO_COLOR: '1' }, maxBuffer: 16 * 1024 * 1024 },
+      (err, stdout, stderr) => resolve({ code: err ? ((err as { code?: number }).code ?? 1) : 0, stdout, stderr }),
+    );
+  });
+};
+
+const trialsOnLog = async (): Promise<{ records: number; ids: number }> => {
+  const log = createEmbeddedEventLog({ dataDir });
+  try {
+    const ids = new Set<string>();
+    let records = 0;
+    await readLog(log, { topics: [TOPICS.trials] }, ({ event }) => {
+      if (event.type !== 'TrialRecorded') return;
+      records++;
+      ids.add(event.event_id);
+    });
+    return { records, ids: ids.size };
+  } finally {
+    await log.close();
+  }
+};
+
+describe('passk import streams a large file with bounded memory', () => {
+  it(`imports ${TRIALS} trials with a ${HEAP_MB} MiB heap, and a rerun counts nothing twice`, async () => {
+    await writeTrials();
+    const first = await passkImport();
+    expect(first.stderr).not.toMatch(/heap out of memory/);
+    expect(first.code).toBe(0);
+    expect(first.stdout).toContain(`${TRIALS} trials read; ${TRIALS + 1} events published, 0 already recorded`);
+    expect(await trialsOnLog()).toEqual({ records: TRIALS, ids: TRIALS });
+
+    const again = await passkImport();
+    expect(again.code).toBe(0);
+    expect(again.stdout).toContain(`${TRIALS} trials read; 0 events published, ${TRIALS} already recorded`);
+    expect(await trialsOnLog()).toEqual({ records: TRIALS, ids: TRIALS });
+  }, 600_000);
+});
