@@ -37,17 +37,19 @@ if npm install --no-audit --no-fund --loglevel=error >&2; then
   demo_pid=$!
   url=""
   for _ in $(seq 1 600); do
-    url="$(grep -o 'Dashboard: http://[^ ]*' "$out" 2>/dev/null | head -1 | cut -d' ' -f2)"
+    # the demo's own words, without colour codes (picocolors colours output when CI is set, even into a file)
+    sed 's/\x1b\[[0-9;]*m//g' "$out" >"$out.plain" 2>/dev/null
+    url="$(grep -o 'Dashboard: http://[^ ]*' "$out.plain" 2>/dev/null | head -1 | cut -d' ' -f2)"
     [ -n "$url" ] && break
     kill -0 "$demo_pid" 2>/dev/null || break
     sleep 1
   done
-  if [ -n "$url" ] && curl -fsS -o /dev/null "$url" && grep -q 'Gate: FAIL' "$out"; then
+  if [ -n "$url" ] && curl -fsS -o /dev/null "$url" && grep -q 'Gate: FAIL' "$out.plain"; then
     say "npx passk demo ran, printed the gate and served $url"
     passed=$((passed + 1))
   else
     say "npx passk demo failed (no dashboard URL, or it did not answer):"
-    tail -20 "$out" "$work/demo.err" >&2
+    tail -n 20 "$out" "$work/demo.err" >&2
     failed=$((failed + 1))
   fi
   kill -TERM "$demo_pid" 2>/dev/null
