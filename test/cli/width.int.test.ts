@@ -10,8 +10,10 @@ import { passk } from '../browser/processes.ts';
  * stdout is a pipe, not a terminal). No line of any command's output may be wider than 80, and `--help` is wrapped
  * once: a line ends early only where a paragraph ends.
  */
+/** The text without colour codes (picocolors colours output when CI is set, even into a pipe). */
 // eslint-disable-next-line no-control-regex
-const width = (line: string): number => [...line.replace(/\u001b\[[0-9;]*m/g, '')].length;
+const plain = (s: string): string => s.replace(/\u001b\[[0-9;]*m/g, '');
+const width = (line: string): number => [...plain(line)].length;
 const tooWide = (out: string): string[] => out.split('\n').filter((l) => width(l) > 80);
 const FIXTURE = 'test/fixtures/refunds-breaks-mnb.jsonl';
 const dirs: string[] = [];
@@ -58,7 +60,7 @@ describe('output at 80 columns', () => {
     expect(r.stdout).toContain('completed');
     expect(tooWide(r.stdout)).toEqual([]);
     expect(tooWide(wide.stdout).length).toBeGreaterThan(0);
-    expect(r.stdout.trimEnd().split('\n').at(-1)).toMatch(/^next: passk process/);
+    expect(plain(r.stdout).trimEnd().split('\n').at(-1)).toMatch(/^next: passk process/);
   });
 
   it('review has no line wider than 80, and ends with the confirm command to run next', async () => {
