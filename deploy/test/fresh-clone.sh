@@ -13,7 +13,7 @@ work="$(mktemp -d "${TMPDIR:-/tmp}/passk-fresh-clone.XXXXXX")"
 clone="$work/passk"
 demo_pid=""
 cleanup() {
-  [ -n "$demo_pid" ] && kill "$demo_pid" 2>/dev/null
+  [ -n "$demo_pid" ] && kill -- "-$demo_pid" 2>/dev/null
   # the clone's own Kafka stack, if its tests left one up
   [ -x "$clone/deploy/local/down.sh" ] && [ -d "$clone/.local-stack" ] && bash "$clone/deploy/local/down.sh" >/dev/null 2>&1
   rm -rf "$work"
@@ -33,7 +33,9 @@ cd "$clone" || end
 # 1. npm install && npx passk demo
 out="$work/demo.out"
 if npm install --no-audit --no-fund --loglevel=error >&2; then
-  (npx passk demo >"$out" 2>"$work/demo.err") &
+  # in a session of its own, so stopping it stops npx and the node process under it (a kill of npx alone can
+  # leave the demo serving, holding its port)
+  setsid npx passk demo >"$out" 2>"$work/demo.err" &
   demo_pid=$!
   url=""
   for _ in $(seq 1 600); do
@@ -52,7 +54,7 @@ if npm install --no-audit --no-fund --loglevel=error >&2; then
     tail -n 20 "$out" "$work/demo.err" >&2
     failed=$((failed + 1))
   fi
-  kill -TERM "$demo_pid" 2>/dev/null
+  kill -TERM -- "-$demo_pid" 2>/dev/null
   wait "$demo_pid" 2>/dev/null
   demo_pid=""
 else
