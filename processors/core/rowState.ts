@@ -80,7 +80,8 @@ export const addAttempt = <A extends AttemptSlot>(
   return { attempts: next, displaced };
 };
 
-const mergeTags = (tags: readonly string[], more: readonly string[] | undefined): string[] =>
+/** A row's tags with a trial's added: a sorted union (the same rule in the stream's fold, folds/rowState.ts). */
+export const mergeTags = (tags: readonly string[], more: readonly string[] | undefined): string[] =>
   more === undefined || more.every((t) => tags.includes(t)) ? [...tags] : [...new Set([...tags, ...more])].sort();
 
 export const rowState: Fold<RowState, TrialRecorded> = {

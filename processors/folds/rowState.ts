@@ -4,7 +4,7 @@ import type { TrialRecorded } from '../../schemas/events/trialRecorded.ts';
 import { rowStateKey } from '../../schemas/topics.ts';
 import { classOf, DEFAULT_MIN_ATTEMPTS } from '../core/classify.ts';
 import { hashString } from '../core/hash.ts';
-import { addAttempt } from '../core/rowState.ts';
+import { addAttempt, mergeTags } from '../core/rowState.ts';
 
 /**
  * Per-row trial state for one (suite, dataset version, agent version, row): every attempt kept once,
@@ -92,12 +92,6 @@ const build = (b: RowBase, k: Counts, minAttempts: number, occurredAt: number): 
   ...(b.tags && b.tags.length > 0 ? { tags: b.tags } : {}),
 });
 
-/** The row's tags with a trial's added (the offline fold's rule, core/rowState.ts): a sorted union. */
-const withTags = (tags: readonly string[] | undefined, more: readonly string[] | undefined): string[] | undefined =>
-  more === undefined || more.length === 0 || more.every((t) => tags?.includes(t))
-    ? tags && [...tags]
-    : [...new Set([...(tags ?? []), ...more])].sort();
-
 /**
  * Adds one trial to its row (undefined: the row's first trial). Returns the same object when the
  * trial changes nothing (a duplicate, or a later event id for a taken slot): callers test identity.
@@ -114,7 +108,7 @@ export const evolveRow = (state: RowState | undefined, trial: TrialRecorded, opt
       row_id: trial.row_id,
     };
     return build(
-      { ...base, seq: 1, attempts: [a], tags: withTags(undefined, trial.tags) },
+      { ...base, seq: 1, attempts: [a], tags: mergeTags([], trial.tags) },
       add,
       minAttempts,
       trial.occurred_at,
@@ -129,7 +123,7 @@ export const evolveRow = (state: RowState | undefined, trial: TrialRecorded, opt
     ungraded: state.ungraded + add.ungraded - sub.ungraded,
   };
   return build(
-    { ...state, seq: state.seq + 1, attempts: added.attempts, tags: withTags(state.tags, trial.tags) },
+    { ...state, seq: state.seq + 1, attempts: added.attempts, tags: mergeTags(state.tags ?? [], trial.tags) },
     counts,
     minAttempts,
     Math.max(state.occurred_at, trial.occurred_at),

@@ -8,7 +8,8 @@ import { listVersions } from '../clickhouse/queries/histogram.ts';
 import { alerts, productionWindows, traceWindows } from '../clickhouse/queries/production.ts';
 import { loadTrialsForReport, reportGroupsFromStore } from '../clickhouse/queries/report.ts';
 import type { Querier } from '../clickhouse/queries/select.ts';
-import type { DashboardData, DatasetRowView, ProductionWindow, TraceListItem } from './data.ts';
+import type { DashboardData, DatasetRowView, ProductionWindow } from './data.ts';
+import { traceListItem } from './traceItem.ts';
 import { failureSignals } from '../../producers/review/index.ts';
 import { traceOfRow } from '../clickhouse/queries/storedFailures.ts';
 import {
@@ -175,24 +176,13 @@ export const clickhouseDashboardData = (client: Querier): DashboardData => ({
     const [confirmations, became] = await Promise.all([confirmationsOf(client, ids), datasetRowsOfTraces(client, ids)]);
     const confirmedOf = new Map(confirmations.map((c) => [c.trace_id, withoutId(c)]));
     const rowOf = new Map(became.map((r) => [r.trace_id, withoutId(r)]));
-    const traces = rows.map((r): TraceListItem => {
-      const t = traceOfRow(r);
-      return {
-        trace_id: t.trace_id,
-        occurred_at: t.occurred_at,
-        agent_version: t.agent_version,
-        segment: t.segment,
-        sampling_probability: t.sampling.probability,
-        verdicts: (t.verdicts ?? []).map((v) => ({ grader: v.grader, passed: v.passed })),
-        input: t.payload?.input ?? null,
-        output: t.payload?.output ?? null,
-        error_kind: t.error_kind ?? null,
+    const traces = rows.map((r) =>
+      traceListItem(traceOfRow(r), {
         user_signals: r.user_signals,
-        why: failureSignals(t),
-        confirmation: confirmedOf.get(t.trace_id) ?? null,
-        dataset_row: rowOf.get(t.trace_id) ?? null,
-      };
-    });
+        confirmation: confirmedOf.get(r.trace_id) ?? null,
+        dataset_row: rowOf.get(r.trace_id) ?? null,
+      }),
+    );
     return {
       traces,
       agent_versions: facets?.agent_versions ?? [],

@@ -9,8 +9,8 @@ import {
 import type { PasskEvent } from '../../schemas/events/index.ts';
 import type { GateEvaluated, JudgmentRecorded, LabelRecorded, TraceSampled } from '../../schemas/events/index.ts';
 import { evolveDataset, rowsAt, type DatasetRow, type DatasetState } from '../../processors/folds/datasets.ts';
-import { failureSignals } from '../../producers/review/index.ts';
 import type { DashboardData, DatasetVersionView, Scope, TraceListItem } from './data.ts';
+import { traceListItem } from './traceItem.ts';
 import { explorerView } from './explorerView.ts';
 import { rowView } from './rowView.ts';
 import { KEY_SEP } from '../../schemas/topics.ts';
@@ -36,18 +36,8 @@ export const createMemoryDashboardData = (initial: readonly PasskEvent[] = []) =
   const traceItem = (t: TraceSampled): TraceListItem => {
     const c = of('FailureConfirmed').find((x) => x.trace_id === t.trace_id);
     const row = of('DatasetRowUpserted').find((r) => r.provenance.trace_id === t.trace_id);
-    return {
-      trace_id: t.trace_id,
-      occurred_at: t.occurred_at,
-      agent_version: t.agent_version,
-      segment: t.segment,
-      sampling_probability: t.sampling.probability,
-      verdicts: (t.verdicts ?? []).map((v) => ({ grader: v.grader, passed: v.passed })),
-      input: t.payload?.input ?? null,
-      output: t.payload?.output ?? null,
-      error_kind: t.error_kind ?? null,
+    return traceListItem(t, {
       user_signals: Object.fromEntries(Object.entries(t.user_signals ?? {}).map(([k, v]) => [k, String(v)])),
-      why: failureSignals(t),
       confirmation: c
         ? {
             event_id: c.event_id,
@@ -61,7 +51,7 @@ export const createMemoryDashboardData = (initial: readonly PasskEvent[] = []) =
       dataset_row: row
         ? { dataset_id: row.dataset_id, dataset_version: row.dataset_version, row_id: row.row_id }
         : null,
-    };
+    });
   };
 
   const data: DashboardData = {

@@ -1,0 +1,24 @@
+import { failureSignals } from '../../producers/review/index.ts';
+import type { TraceSampled } from '../../schemas/events/index.ts';
+import type { TraceListItem } from './data.ts';
+
+/** One line of the review list: a sampled trace, what makes it a failure, and what the reader adds (signals as
+ * stored, its confirmation, the dataset row it became). Both the store's data and the in-memory data use it. */
+export const traceListItem = (
+  t: TraceSampled,
+  more: Pick<TraceListItem, 'user_signals' | 'confirmation' | 'dataset_row'>,
+): TraceListItem => ({
+  trace_id: t.trace_id,
+  occurred_at: t.occurred_at,
+  agent_version: t.agent_version,
+  segment: t.segment,
+  sampling_probability: t.sampling.probability,
+  verdicts: (t.verdicts ?? []).map((v) => ({ grader: v.grader, passed: v.passed })),
+  input: t.payload?.input ?? null,
+  output: t.payload?.output ?? null,
+  error_kind: t.error_kind ?? null,
+  user_signals: more.user_signals,
+  why: failureSignals(t),
+  confirmation: more.confirmation,
+  dataset_row: more.dataset_row,
+});
