@@ -5,7 +5,7 @@ import { InputError, PipelineError } from '../schemas/errors.ts';
 import { StoreLocked } from '../sinks/clickhouse/errors.ts';
 import { commandIn, COMMANDS } from './commands/index.ts';
 import { EXIT } from './exitCodes.ts';
-import { setTerminalLayout } from './format/render.ts';
+import { setTerminalLayout, writeStderr } from './format/render.ts';
 
 /** Joins the hard line breaks inside each paragraph, so the help is wrapped once, at the terminal's width. */
 export const unwrap = (text: string): string =>
@@ -86,14 +86,14 @@ try {
   if (e instanceof CommanderError) {
     process.exitCode = e.exitCode === 0 ? EXIT.ok : EXIT.usage;
   } else if (e instanceof InputError || e instanceof ConfigError) {
-    process.stderr.write(`passk: ${e.message}\n`);
+    writeStderr(`passk: ${e.message}\n`);
     process.exitCode = EXIT.usage;
   } else if (e instanceof StoreLocked || (e instanceof PipelineError && e.retriable)) {
     // a backend held by another process, or unreachable after every retry
-    process.stderr.write(`passk: ${e.message}\n`);
+    writeStderr(`passk: ${e.message}\n`);
     process.exitCode = EXIT.unavailable;
   } else {
-    process.stderr.write(`passk: ${e instanceof Error ? (e.stack ?? e.message) : String(e)}\n`);
+    writeStderr(`passk: ${e instanceof Error ? (e.stack ?? e.message) : String(e)}\n`);
     process.exitCode = EXIT.error;
   }
   // A failed command ends here: a Kafka client it opened can leave a reconnect timer (or a consumer of a topology

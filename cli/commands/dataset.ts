@@ -5,7 +5,7 @@ import { planPublish, publishPlan, readDatasets, versionChanges } from '../../pr
 import { readDataset } from '../../producers/runner/dataset.ts';
 import { datasetRows, datasetVersions } from '../../sinks/clickhouse/index.ts';
 import { heading, nextCommand, quoteArg, table, text } from '../format/doc.ts';
-import { renderJson, renderTerminal } from '../format/render.ts';
+import { renderJson, renderTerminal, writeStderr } from '../format/render.ts';
 import { datasetIds } from '../../sinks/dashboard/queries.ts';
 import { withReader } from '../store.ts';
 import { exitOnUnavailable, withEventLog } from './import.ts';
@@ -179,9 +179,7 @@ Exit codes: 0 ok, 2 bad input (an unknown dataset or version), 3 the store is un
         const body = lines.length ? `${lines.join('\n')}\n` : '';
         if (flags.out) {
           await writeFile(flags.out, body);
-          process.stderr.write(
-            `passk: wrote ${rows.length} rows of ${flags.dataset} version ${version} to ${flags.out}\n`,
-          );
+          writeStderr(`passk: wrote ${rows.length} rows of ${flags.dataset} version ${version} to ${flags.out}\n`);
         } else process.stdout.write(body);
       },
     );

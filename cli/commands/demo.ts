@@ -15,7 +15,7 @@ import { clickhouseDashboardData } from '../../sinks/dashboard/clickhouseData.ts
 import { createDashboardServer, DashboardConfigError } from '../../sinks/dashboard/index.ts';
 import { heading, list, table, text, type Block } from '../format/doc.ts';
 import { pct, pctInterval, rowList } from '../format/numbers.ts';
-import { renderJson, renderTerminal } from '../format/render.ts';
+import { renderJson, renderTerminal, writeStderr } from '../format/render.ts';
 import { EXIT } from '../exitCodes.ts';
 import { gateLinks } from '../format/links.ts';
 import { openBrowser } from '../openBrowser.ts';
@@ -156,7 +156,7 @@ const progressReporter = (json: boolean) => {
         const key = `${p.stage}:${p.label}`;
         if (json || p.done < p.total || done.has(key)) return;
         done.add(key);
-        process.stderr.write(`passk demo: ${p.stage} · ${p.label} · ${p.done}/${p.total}\n`);
+        writeStderr(`passk demo: ${p.stage} · ${p.label} · ${p.done}/${p.total}\n`);
       },
       stop: () => {},
     };
@@ -250,7 +250,7 @@ Exit codes: 0 ok (the demo's first gate failing is the expected result), 2 bad f
       const port = Number(flags.port);
       const concurrency = Number(flags.concurrency);
       if (!Number.isInteger(port) || port < 0 || port > 65535 || !Number.isInteger(concurrency) || concurrency < 1) {
-        process.stderr.write(`passk: --port must be 0–65535 and --concurrency a positive integer\n`);
+        writeStderr(`passk: --port must be 0–65535 and --concurrency a positive integer\n`);
         process.exitCode = EXIT.usage;
         return;
       }
@@ -264,7 +264,7 @@ Exit codes: 0 ok (the demo's first gate failing is the expected result), 2 bad f
       } catch (e) {
         await log?.close();
         if (e instanceof StoreLocked || (e instanceof PipelineError && e.retriable)) {
-          process.stderr.write(`passk: ${(e as Error).message}\n`);
+          writeStderr(`passk: ${(e as Error).message}\n`);
           process.exitCode = EXIT.unavailable;
           return;
         }
@@ -307,7 +307,7 @@ Exit codes: 0 ok (the demo's first gate failing is the expected result), 2 bad f
           });
         } catch (e) {
           if (!(e instanceof DashboardConfigError)) throw e;
-          process.stderr.write(`passk: ${e.message}\n`);
+          writeStderr(`passk: ${e.message}\n`);
           process.exitCode = EXIT.usage;
         }
         url = server?.url ?? null;
@@ -330,7 +330,7 @@ Exit codes: 0 ok (the demo's first gate failing is the expected result), 2 bad f
       );
       if (flags.open && links) {
         const why = await openBrowser(links.gate);
-        if (why) process.stderr.write(`passk: could not open a browser (${why}); open the link above\n`);
+        if (why) writeStderr(`passk: could not open a browser (${why}); open the link above\n`);
       }
       if (!server) {
         processors.stop();

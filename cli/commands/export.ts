@@ -3,6 +3,7 @@ import type { Command } from 'commander';
 import type { TrialRecorded } from '../../schemas/events/trialRecorded.ts';
 import { storeTrials } from '../store.ts';
 import { collect } from './offlineOptions.ts';
+import { writeStderr } from '../format/render.ts';
 
 /**
  * A stored trial in the flat trial format (README, "The flat trial format"): `agent` becomes `agent_version`
@@ -66,7 +67,7 @@ Exit codes: 0 ok, 2 bad input, 3 the store is unreachable or held by a process w
       const body = trials.map((t) => `${JSON.stringify(trialToFlat(t))}\n`).join('');
       if (flags.out) {
         await writeFile(flags.out, body);
-        process.stderr.write(`passk: wrote ${trials.length} trials to ${flags.out}\n`);
+        writeStderr(`passk: wrote ${trials.length} trials to ${flags.out}\n`);
       } else process.stdout.write(body);
     });
 };

@@ -17,7 +17,7 @@ import { EXIT } from '../exitCodes.ts';
 import { heading, text, type Block } from '../format/doc.ts';
 import { evaluatedView, gateNext, ruleBlocks } from '../format/gateDoc.ts';
 import { rowList } from '../format/numbers.ts';
-import { renderJson, renderMarkdown, renderTerminal } from '../format/render.ts';
+import { renderJson, renderMarkdown, renderTerminal, writeStderr } from '../format/render.ts';
 import { exitOnUnavailable, withEventLog } from './import.ts';
 import type { OutputFormat } from './offlineOptions.ts';
 
@@ -170,7 +170,7 @@ export const runDeclare = async (
   d: DeclareInput,
   opts: { waitMs?: number; format: OutputFormat },
 ): Promise<void> => {
-  const say = (line: string) => process.stderr.write(`passk: ${line}\n`);
+  const say = (line: string) => writeStderr(`passk: ${line}\n`);
   const result = await withEventLog(cmd, async (log) => {
     const declared = await declaration(log, d, Date.now());
     const book = await readBook(log);
@@ -214,7 +214,7 @@ export const runDeclare = async (
     process.exitCode = EXIT_UNDECIDED;
     return;
   }
-  process.stderr.write(`passk: ${provenanceLine(result.verdict)}\n`);
+  writeStderr(`passk: ${provenanceLine(result.verdict)}\n`);
   const blocks = ruleBlocks(evaluatedView(result.verdict));
   // the same document as `passk gate --from-store` on these versions, next command included
   print(

@@ -7,7 +7,7 @@ import { type FileReport, importFiles } from '../../producers/importers/importFi
 import type { EventLog } from '../../processors/ports.ts';
 import { PipelineError } from '../../schemas/errors.ts';
 import { heading, nextCommand, table, text } from '../format/doc.ts';
-import { renderJson, renderTerminal } from '../format/render.ts';
+import { progressBarSize, renderJson, renderTerminal, writeStderr } from '../format/render.ts';
 import { EXIT } from '../exitCodes.ts';
 
 type Globals = { config?: string; backend?: string; dataDir?: string };
@@ -46,7 +46,7 @@ export const withEventLog = async <T>(
 /** A backend that is down gets its own exit code; everything else goes to main's handler. */
 export const exitOnUnavailable = (e: unknown): never => {
   if (e instanceof PipelineError && e.retriable) {
-    process.stderr.write(`passk: ${e.message}\n`);
+    writeStderr(`passk: ${e.message}\n`);
     process.exit(EXIT.unavailable);
   }
   throw e;
@@ -167,6 +167,7 @@ Exit codes: 0 ok, 2 bad input (file, line and field named), 3 the event log is u
         ? new cliProgress.SingleBar(
             {
               format: ' {bar} {value}/{total} trials | ETA {eta_formatted} ',
+              barsize: progressBarSize(36),
               hideCursor: true,
               stream: process.stderr,
             },

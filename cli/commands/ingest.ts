@@ -6,6 +6,7 @@ import { PipelineError } from '../../schemas/errors.ts';
 import { createIngestServer, type IngestServer } from '../../producers/ingest/index.ts';
 import { EXIT } from '../exitCodes.ts';
 import { readPolicyFile } from './sample.ts';
+import { writeStderr } from '../format/render.ts';
 
 type IngestFlags = { host: string; port: string; token?: string; otlpPolicy?: string; json?: boolean };
 
@@ -39,12 +40,12 @@ Exit codes: 0 stopped by SIGINT/SIGTERM, 2 bad flag (no token, bad port, a bad
       const port = Number(flags.port);
       const token = flags.token ?? loadConfig(cmd.optsWithGlobals()).ingest.token;
       if (!Number.isInteger(port) || port < 0 || port > 65535) {
-        process.stderr.write(`passk: --port must be an integer in 0–65535, got "${flags.port}"\n`);
+        writeStderr(`passk: --port must be an integer in 0–65535, got "${flags.port}"\n`);
         process.exitCode = EXIT.usage;
         return;
       }
       if (token === undefined || token.length < 16) {
-        process.stderr.write('passk: ingest needs a write token of 16+ characters (--token or PASSK_INGEST_TOKEN)\n');
+        writeStderr('passk: ingest needs a write token of 16+ characters (--token or PASSK_INGEST_TOKEN)\n');
         process.exitCode = EXIT.usage;
         return;
       }
@@ -63,7 +64,7 @@ Exit codes: 0 stopped by SIGINT/SIGTERM, 2 bad flag (no token, bad port, a bad
       } catch (e) {
         await log?.close();
         if (!(e instanceof PipelineError && e.retriable)) throw e;
-        process.stderr.write(`passk: ${e.message}\n`);
+        writeStderr(`passk: ${e.message}\n`);
         process.exitCode = EXIT.unavailable;
         return;
       }

@@ -10,6 +10,7 @@ import { readTrialFiles } from '../../producers/files/index.ts';
 import { InputError } from '../../schemas/errors.ts';
 import type { TrialRecorded } from '../../schemas/events/trialRecorded.ts';
 import { storeTrials } from '../store.ts';
+import { writeStderr } from '../format/render.ts';
 
 /** Options shared by `report`, `compare` and `gate`, which read trial files offline. */
 export type OfflineFlags = {
@@ -109,7 +110,7 @@ const fileTrials = async (files: readonly string[], f: OfflineFlags): Promise<Tr
   const { trials, files: read } = await readTrialFiles(files, { allowUnknownFields: f.allowUnknownFields === true });
   for (const r of read)
     if (r.duplicates > 0)
-      process.stderr.write(
+      writeStderr(
         `passk: ${r.file}: ${r.duplicates} lines repeat attempts already read (same event id and content); each counted once\n`,
       );
   return trials;

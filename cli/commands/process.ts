@@ -9,7 +9,7 @@ import { PipelineError } from '../../schemas/errors.ts';
 import { StoreLocked } from '../../sinks/clickhouse/index.ts';
 import { heading, table, text } from '../format/doc.ts';
 import { pct } from '../format/numbers.ts';
-import { renderJson, renderTerminal } from '../format/render.ts';
+import { renderJson, renderTerminal, writeStderr } from '../format/render.ts';
 import { EXIT } from '../exitCodes.ts';
 
 type ProcessFlags = {
@@ -93,13 +93,13 @@ Exit codes: 0 ok, 2 bad flag or config, 3 the event log or the store is unreacha
       const config = loadConfig(cmd.optsWithGlobals());
       const minAttempts = flags.minAttempts === undefined ? undefined : Number(flags.minAttempts);
       if (minAttempts !== undefined && !(Number.isInteger(minAttempts) && minAttempts >= 1)) {
-        process.stderr.write(`passk: --min-attempts must be a positive integer, got "${flags.minAttempts}"\n`);
+        writeStderr(`passk: --min-attempts must be a positive integer, got "${flags.minAttempts}"\n`);
         process.exitCode = EXIT.usage;
         return;
       }
       const windowMs = flags.batchWindowMs === undefined ? undefined : Number(flags.batchWindowMs);
       if (windowMs !== undefined && !(Number.isInteger(windowMs) && windowMs >= 0)) {
-        process.stderr.write(`passk: --batch-window-ms must be a non-negative integer, got "${flags.batchWindowMs}"\n`);
+        writeStderr(`passk: --batch-window-ms must be a non-negative integer, got "${flags.batchWindowMs}"\n`);
         process.exitCode = EXIT.usage;
         return;
       }
@@ -124,21 +124,21 @@ Exit codes: 0 ok, 2 bad flag or config, 3 the event log or the store is unreacha
             trials += p.trials;
             if (Date.now() - shownAt < 1_000) return;
             shownAt = Date.now();
-            process.stderr.write(
+            writeStderr(
               `passk process: ${records} records, ${trials} trials durable and committed · lag ${lag.total()} (${lag.parts()})\n`,
             );
           },
           onDecision: (d) => {
             for (const e of d.emitted)
               if (e.type === 'GateEvaluated')
-                process.stderr.write(
+                writeStderr(
                   `passk process: gate ${e.gate_id}: ${e.verdict} (${e.baseline} → ${e.candidate})${e.repeated_verdict ? ', a repeated verdict on this candidate' : ''}\n`,
                 );
               else if (e.type === 'ConfirmationRequested')
-                process.stderr.write(
+                writeStderr(
                   `passk process: confirmation runs requested for ${e.comparison_id}: ${e.rows.length} row(s)\n`,
                 );
-              else if (e.type === 'WindowAlertRaised') process.stderr.write(`passk process: alert: ${e.message}\n`);
+              else if (e.type === 'WindowAlertRaised') writeStderr(`passk process: alert: ${e.message}\n`);
           },
         });
         if (flags.store) {
@@ -148,7 +148,7 @@ Exit codes: 0 ok, 2 bad flag or config, 3 the event log or the store is unreacha
         }
       } catch (e) {
         if (e instanceof StoreLocked || (e instanceof PipelineError && e.retriable)) {
-          process.stderr.write(`passk: ${(e as Error).message}\n`);
+          writeStderr(`passk: ${(e as Error).message}\n`);
           // exit, not return: a Kafka client that failed to connect (a broker cut off at start-up) can leave a
           // retry timer behind, which kept the process alive doing nothing, so no supervisor restarted it (found
           // by the fault campaign, docs/reliability.md)
@@ -159,7 +159,7 @@ Exit codes: 0 ok, 2 bad flag or config, 3 the event log or the store is unreacha
       let signals = 0;
       const onSignal = (name: string) => {
         if (++signals > 1) process.exit(EXIT.error); // a second signal: give up at once (nothing durable is lost)
-        process.stderr.write(`passk process: ${name}: finishing what is in flight, then committing\n`);
+        writeStderr(`passk process: ${name}: finishing what is in flight, then committing\n`);
         run.stop();
       };
       process.on('SIGTERM', () => onSignal('SIGTERM'));

@@ -5,7 +5,7 @@ import { readToolResults } from '../../producers/importers/readResultTrials.ts';
 import { InputError } from '../../schemas/errors.ts';
 import { judgeBlocks, reportBlocks } from '../format/reportDoc.ts';
 import { nextCommand, quoteArg, sourceArgs } from '../format/doc.ts';
-import { renderJson, renderMarkdown, renderTerminal } from '../format/render.ts';
+import { renderJson, renderMarkdown, renderTerminal, writeStderr } from '../format/render.ts';
 import { addOfflineOptions, loadGroups, outputFormat, reportOptions, type OfflineFlags } from './offlineOptions.ts';
 
 type ReportFlags = OfflineFlags & { agentVersion?: string[]; judgments?: string };
@@ -84,7 +84,7 @@ const loadAnyGroups = async (files: readonly string[], flags: ReportFlags, cmd: 
   if (toolFiles.length === 0) return loadGroups(files, flags, cmd);
   for (const t of toolFiles) {
     if (t.read!.trials.length === 0) throw new InputError('no trials in this file', { file: t.file });
-    process.stderr.write(`passk: ${t.file}: read as ${t.read!.format} results (${t.read!.trials.length} trials)\n`);
+    writeStderr(`passk: ${t.file}: read as ${t.read!.format} results (${t.read!.trials.length} trials)\n`);
   }
   const flat = tool.filter((t) => t.read === undefined).map((t) => t.file);
   const flatTrials =

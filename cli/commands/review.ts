@@ -11,7 +11,7 @@ import {
 import { listStoredFailures, StoreLocked } from '../../sinks/clickhouse/index.ts';
 import { InputError, PipelineError } from '../../schemas/errors.ts';
 import { heading, nextCommand, quoteArg, table, text } from '../format/doc.ts';
-import { renderJson, renderTerminal } from '../format/render.ts';
+import { renderJson, renderTerminal, writeStderr } from '../format/render.ts';
 import { EXIT } from '../exitCodes.ts';
 import { configOf, exitOnUnavailable, withEventLog } from './import.ts';
 
@@ -135,15 +135,13 @@ Exit codes: 0 ok, 2 bad input (an unknown trace id, a missing --expected/--datas
         } catch (e) {
           if (!(e instanceof StoreLocked || (e instanceof PipelineError && e.retriable))) throw e;
           if (flags.from === 'store') {
-            process.stderr.write(
+            writeStderr(
               `passk: ${(e as Error).message}\n  (another passk process holds the embedded store: stop it, or use --from log)\n`,
             );
             process.exitCode = EXIT.unavailable;
             return;
           }
-          process.stderr.write(
-            `passk: the store is busy (${(e as Error).message}); listing from the event log instead\n`,
-          );
+          writeStderr(`passk: the store is busy (${(e as Error).message}); listing from the event log instead\n`);
           source = 'log';
           failures = await fromLog();
         }

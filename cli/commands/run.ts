@@ -18,7 +18,7 @@ import { matchingVersion, readDatasets } from '../../producers/datasets/index.ts
 import { readDataset } from '../../producers/runner/dataset.ts';
 import { InputError } from '../../schemas/errors.ts';
 import { heading, nextCommand, table, text } from '../format/doc.ts';
-import { renderJson, renderTerminal } from '../format/render.ts';
+import { progressBarSize, renderJson, renderTerminal, writeStderr } from '../format/render.ts';
 import { configOf, exitOnUnavailable, withEventLog } from './import.ts';
 import { duration } from './offlineOptions.ts';
 
@@ -77,7 +77,7 @@ const pinDataset = async (log: EventLog, opts: RunOptions, quiet: boolean): Prom
   const datasetId = opts.datasetId ?? file.name;
   const state = (await readDatasets(log)).get(datasetId);
   const version = matchingVersion(state, file);
-  const say = (line: string) => void (quiet || process.stderr.write(`passk: ${line}\n`));
+  const say = (line: string) => void (quiet || writeStderr(`passk: ${line}\n`));
   if (version) say(`pinned dataset ${datasetId} version ${version} (published, same rows as ${opts.dataset})`);
   else if (state)
     say(
@@ -104,7 +104,7 @@ const followConfirmations = async (
   const pinned = await pinDataset(log, opts, f.json);
   const done = new Set<string>();
   let agentVersion: string | undefined;
-  const say = (line: string) => void (f.json || process.stderr.write(`passk: ${line}\n`));
+  const say = (line: string) => void (f.json || writeStderr(`passk: ${line}\n`));
   while (!f.signal.aborted) {
     const waiting = agentVersion
       ? (await confirmationRequests(log, agentVersion)).open.filter((r) => !done.has(r.event_id))
@@ -223,6 +223,7 @@ const progressBar = (enabled: boolean) => {
   const bar = new cliProgress.SingleBar(
     {
       format: ' {bar} {value}/{total} trials | pass {passed} fail {failed} ungraded {ungraded} | ETA {eta_formatted} ',
+      barsize: progressBarSize(58), // room for "720/720 trials | pass 570 fail 150 ungraded 0 | ETA 10s"
       hideCursor: true,
       etaBuffer: 50,
       stream: process.stderr,
@@ -386,7 +387,7 @@ Exit codes: 0 every planned trial recorded, 1 the run stopped early (partial), 2
       const bar = progressBar(Boolean(process.stderr.isTTY) && !flags.json);
       const stop = new AbortController();
       const onSignal = () => {
-        process.stderr.write('\npassk: stopping: finishing the trials in flight, then recording them\n');
+        writeStderr('\npassk: stopping: finishing the trials in flight, then recording them\n');
         stop.abort();
       };
       process.once('SIGINT', onSignal);
@@ -397,7 +398,7 @@ Exit codes: 0 every planned trial recorded, 1 the run stopped early (partial), 2
         signal: stop.signal,
         onStart: (s) => {
           if (!flags.json)
-            process.stderr.write(
+            writeStderr(
               `passk: run ${s.runId} · suite ${s.suite} · dataset ${s.datasetVersion} · agent ${s.agentVersion} · ${s.recorded} attempts already recorded\n`,
             );
         },

@@ -14,7 +14,7 @@ import { confirmFailure } from '../../producers/review/index.ts';
 import { EXIT } from '../exitCodes.ts';
 import { heading, text } from '../format/doc.ts';
 import { gateLinks } from '../format/links.ts';
-import { renderTerminal } from '../format/render.ts';
+import { renderTerminal, writeStderr } from '../format/render.ts';
 import { openBrowser } from '../openBrowser.ts';
 import { readPolicyFile } from './sample.ts';
 
@@ -101,15 +101,13 @@ Exit codes: 0 stopped by SIGINT/SIGTERM, 2 bad flag or config (e.g. a non-loopba
     .action(async (flags: ServeFlags, cmd: Command) => {
       const graceS = Number(flags.exitAfterFailure);
       if (!Number.isFinite(graceS) || graceS < 0) {
-        process.stderr.write(
-          `passk: --exit-after-failure must be a number of seconds >= 0, got "${flags.exitAfterFailure}"\n`,
-        );
+        writeStderr(`passk: --exit-after-failure must be a number of seconds >= 0, got "${flags.exitAfterFailure}"\n`);
         process.exitCode = EXIT.usage;
         return;
       }
       const port = Number(flags.port);
       if (!Number.isInteger(port) || port < 0 || port > 65535) {
-        process.stderr.write(`passk: --port must be an integer in 0–65535, got "${flags.port}"\n`);
+        writeStderr(`passk: --port must be an integer in 0–65535, got "${flags.port}"\n`);
         process.exitCode = EXIT.usage;
         return;
       }
@@ -159,7 +157,7 @@ Exit codes: 0 stopped by SIGINT/SIGTERM, 2 bad flag or config (e.g. a non-loopba
         await shutdown();
         const known = e instanceof StoreLocked || (e instanceof PipelineError && e.retriable);
         if (!known && !(e instanceof DashboardConfigError)) throw e;
-        process.stderr.write(`passk: ${(e as Error).message}\n`);
+        writeStderr(`passk: ${(e as Error).message}\n`);
         process.exitCode = e instanceof DashboardConfigError ? EXIT.usage : EXIT.unavailable;
         return;
       }
@@ -185,7 +183,7 @@ Exit codes: 0 stopped by SIGINT/SIGTERM, 2 bad flag or config (e.g. a non-loopba
       );
       if (flags.open) {
         const why = await openBrowser(links?.gate ?? server.url);
-        if (why) process.stderr.write(`passk: could not open a browser (${why}); open the link above\n`);
+        if (why) writeStderr(`passk: could not open a browser (${why}); open the link above\n`);
       }
       const live = server;
       let crashed: unknown;
@@ -202,7 +200,7 @@ Exit codes: 0 stopped by SIGINT/SIGTERM, 2 bad flag or config (e.g. a non-loopba
           crashed = e;
           const message = e instanceof Error ? e.message : String(e);
           live.setStatus({ state: 'failed', message });
-          process.stderr.write(
+          writeStderr(
             `passk: the processors stopped: ${message}\n` +
               `passk: the dashboard says so; exiting in ${graceS} s (the numbers no longer move)\n`,
           );

@@ -66,37 +66,68 @@ const wrapText = (s: string, width: number | undefined): string =>
 
 const tableWidth = (widths: readonly number[]): number => widths.reduce((a, w) => a + w + 2, 0) + widths.length + 1;
 
-const renderTable = (b: Extract<Block, { kind: 'table' }>, width: number | undefined): string => {
-  const natural = b.head.map((h, i) =>
-    Math.max(visible(h), ...b.rows.map((r) => Math.max(...(r[i] ? cellText(r[i]) : '').split('\n').map(visible)))),
-  );
-  if (width !== undefined && tableWidth(natural) > width && width < KEY_VALUE_BELOW) {
-    // key/value blocks: the first column names the row, the others follow as "head: value"
-    const keyWidth = Math.max(...b.head.slice(1).map(visible));
-    return b.rows
-      .map((r) =>
-        [
-          pc.bold(wrapLine(cellText(r[0] ?? '') || '—', width)),
-          ...b.head.slice(1).flatMap((h, i) => {
-            const value = paintCell(r[i + 1] ?? '');
-            if (!cellText(r[i + 1] ?? '').trim()) return [];
-            const pad = ' '.repeat(keyWidth - visible(h));
-            return wrapLine(`  ${pc.dim(h)}${pad}  ${value.replace(/\n/g, ' ')}`, width, ' '.repeat(keyWidth + 4));
-          }),
-        ].join('\n'),
-      )
-      .join('\n');
+/**
+ * Column widths that fit `width`: the widest columns shrink first (their cells wrap), none below `floor[i]`.
+ * Undefined when the table cannot fit that way.
+ */
+const shrinkToFit = (natural: readonly number[], floor: readonly number[], width: number): number[] | undefined => {
+  const w = [...natural];
+  while (tableWidth(w) > width) {
+    let i = -1;
+    for (let j = 0; j < w.length; j++) if (w[j]! > floor[j]! && (i < 0 || w[j]! > w[i]!)) i = j;
+    if (i < 0) return undefined;
+    w[i]!--;
   }
+  return w;
+};
+
+const longestWord = (s: string): number => Math.max(0, ...s.split(/\s+/).map(visible));
+
+const renderTable = (full: Extract<Block, { kind: 'table' }>, width: number | undefined): string => {
+  // a column empty in every row says nothing on a terminal (Markdown and JSON keep it)
+  const keep = full.head.map((_, i) => full.rows.length === 0 || full.rows.some((r) => cellText(r[i] ?? '').trim()));
+  const b = {
+    ...full,
+    head: full.head.filter((_, i) => keep[i]),
+    rows: full.rows.map((r) => r.filter((_, i) => keep[i])),
+  };
+  const cells = (i: number): string[] => [b.head[i] ?? '', ...b.rows.map((r) => (r[i] ? cellText(r[i]) : ''))];
+  const natural = b.head.map((_, i) => Math.max(...cells(i).flatMap((c) => c.split('\n').map(visible))));
   let colWidths: number[] | undefined;
   if (width !== undefined && tableWidth(natural) > width) {
-    // shrink the widest columns until the table fits; cells wrap inside them
-    colWidths = [...natural];
-    while (tableWidth(colWidths) > width) {
-      const i = colWidths.indexOf(Math.max(...colWidths));
-      if (colWidths[i]! <= 6) break;
-      colWidths[i]!--;
+    // a table that fits once its widest cells wrap at word boundaries stays a table
+    const words = b.head.map((_, i) => Math.min(natural[i]!, Math.max(6, ...cells(i).map(longestWord))));
+    colWidths = shrinkToFit(natural, words, width);
+    // ...unless its cells would wrap into tall columns: then key/value blocks read better
+    const tall = (w: readonly number[]) =>
+      b.rows.some((r) => r.some((c, i) => Math.ceil(visible(cellText(c)) / Math.max(1, w[i]!)) > 3));
+    if ((!colWidths || tall(colWidths)) && width < KEY_VALUE_BELOW) {
+      // key/value blocks: the first column names the row ("row r01", "planned 72"), the others follow as "head  value"
+      const keyWidth = Math.max(...b.head.slice(1).map(visible));
+      return b.rows
+        .map((r) =>
+          [
+            wrapLine(`${b.head[0] ? `${pc.dim(b.head[0])} ` : ''}${pc.bold(cellText(r[0] ?? '') || '—')}`, width),
+            ...b.head.slice(1).flatMap((h, i) => {
+              const value = paintCell(r[i + 1] ?? '');
+              if (!cellText(r[i + 1] ?? '').trim()) return [];
+              const pad = ' '.repeat(keyWidth - visible(h));
+              return wrapLine(`  ${pc.dim(h)}${pad}  ${value.replace(/\n/g, ' ')}`, width, ' '.repeat(keyWidth + 4));
+            }),
+          ].join('\n'),
+        )
+        .join('\n');
     }
-    colWidths = colWidths.map((w) => w + 2);
+    // wider terminals: shrink as far as it goes (cells are cut into pieces of at least 6)
+    colWidths = (
+      colWidths ??
+      shrinkToFit(
+        natural,
+        natural.map((n) => Math.min(n, 6)),
+        width,
+      ) ??
+      natural
+    ).map((w) => w + 2);
   }
   const t = new Table({
     head: b.head.map((h) => pc.bold(h)),
@@ -159,3 +190,24 @@ export const renderMarkdown = (blocks: readonly Block[]): string =>
     .join('\n');
 
 export const renderJson = (value: unknown): string => `${JSON.stringify(value, null, 2)}\n`;
+
+/**
+ * The width of a progress bar on stderr that leaves `reserve` columns for its text (counts, ETA), so the whole line
+ * fits the terminal: between 10 and 40 cells.
+ */
+export const progressBarSize = (reserve: number): number =>
+  Math.max(10, Math.min(40, (process.stderr.columns ?? 80) - reserve - 1));
+
+/**
+ * Writes messages to stderr. On a terminal each line is word-wrapped to its width (a status line never breaks inside a
+ * word); piped, lines stay whole.
+ */
+export const writeStderr = (s: string): boolean =>
+  process.stderr.write(
+    process.stderr.isTTY && process.stderr.columns
+      ? s
+          .split('\n')
+          .map((l) => wrapLine(l, process.stderr.columns, '  '))
+          .join('\n')
+      : s,
+  );
