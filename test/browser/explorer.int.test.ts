@@ -283,6 +283,21 @@ describe('states and layout', () => {
     expect(await page.textContent('[data-testid="param-warning"]')).toContain('Unknown class "sometimes"');
   });
 
+  it('counts the distinct rows that keep a stable verdict while a check flips, and links exactly them', async () => {
+    await show(
+      `#/overview?${new URLSearchParams({ suite: SUITE, dataset_version: demo.dataset.version })}`,
+      'overview',
+    );
+    const links = page.locator('[data-testid="hidden-flips"]');
+    expect(await links.count()).toBeGreaterThan(0);
+    for (const a of await links.all()) {
+      const ids = new URLSearchParams((await a.getAttribute('href'))!.split('?')[1]).get('ids')!.split(',');
+      expect(new Set(ids).size).toBe(ids.length);
+      expect(await a.textContent()).toBe(ids.length === 1 ? '1 row' : `${ids.length} rows`);
+    }
+    await show(rowsHash()); // leave the overview, so the next test's first hash is a change
+  });
+
   it('has no horizontal scroll at 390 px on any view, and renders the dark palette; screenshots for the docs', async () => {
     mkdirSync(IMG, { recursive: true });
     const q = new URLSearchParams({ suite: SUITE, dataset_version: demo.dataset.version });

@@ -129,21 +129,7 @@ const versionCard = (scope, pair) => (g, i) => {
               ),
             ),
           ),
-          g.stable_verdict_check_flips.length
-            ? h(
-                'p',
-                { class: 'note' },
-                h(
-                  'a',
-                  {
-                    href: link({ ids: [...new Set(g.stable_verdict_check_flips.map((f) => f.row_id))].join(',') }),
-                    'data-testid': 'hidden-flips',
-                  },
-                  `${g.stable_verdict_check_flips.length} rows`,
-                ),
-                ' keep a stable verdict while a check flips underneath it.',
-              )
-            : null,
+          g.stable_verdict_check_flips.length ? hiddenFlips(link, g.stable_verdict_check_flips) : null,
         ]
       : null,
   );
@@ -189,3 +175,20 @@ export const render = async ({ scope }) => {
     ),
   );
 };
+
+/** "N rows keep a stable verdict while a check flips": N distinct rows (one row can flip several checks). */
+function hiddenFlips(link, flips) {
+  const ids = [...new Set(flips.map((f) => f.row_id))];
+  return h(
+    'p',
+    { class: 'note' },
+    h(
+      'a',
+      { href: link({ ids: ids.join(',') }), 'data-testid': 'hidden-flips' },
+      ids.length === 1 ? '1 row' : `${ids.length} rows`,
+    ),
+    ids.length === 1
+      ? ' keeps a stable verdict while a check flips underneath it.'
+      : ' keep a stable verdict while a check flips underneath it.',
+  );
+}
