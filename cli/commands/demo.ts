@@ -15,7 +15,7 @@ import { clickhouseDashboardData } from '../../sinks/dashboard/clickhouseData.ts
 import { createDashboardServer, DashboardConfigError } from '../../sinks/dashboard/index.ts';
 import { heading, list, table, text, type Block } from '../format/doc.ts';
 import { pct, pctInterval, rowList } from '../format/numbers.ts';
-import { renderJson, renderTerminal, writeStderr } from '../format/render.ts';
+import { progressBarSize, renderJson, renderTerminal, writeStderr } from '../format/render.ts';
 import { EXIT } from '../exitCodes.ts';
 import { gateLinks } from '../format/links.ts';
 import { openBrowser } from '../openBrowser.ts';
@@ -161,9 +161,16 @@ const progressReporter = (json: boolean) => {
       stop: () => {},
     };
   }
+  const barsize = progressBarSize(60);
+  // what is left of the line for the label: ' {stage 12} |{bar}| {value}/{total} ' takes barsize + 28 at most
+  const fit = (label: string) => {
+    const room = (process.stderr.columns ?? 80) - barsize - 29;
+    return label.length <= room ? label : `${label.slice(0, Math.max(0, room - 1))}…`;
+  };
   const bars = new MultiBar(
     {
       format: ' {stage} |{bar}| {value}/{total} {label}',
+      barsize,
       hideCursor: true,
       clearOnComplete: false,
       stream: process.stderr,
@@ -174,10 +181,10 @@ const progressReporter = (json: boolean) => {
   return {
     update: (p: DemoProgress) => {
       const key = `${p.stage}:${p.label}`;
-      const bar = byKey.get(key) ?? bars.create(p.total, 0, { stage: p.stage.padEnd(12), label: p.label });
+      const bar = byKey.get(key) ?? bars.create(p.total, 0, { stage: p.stage.padEnd(12), label: fit(p.label) });
       byKey.set(key, bar);
       bar.setTotal(p.total);
-      bar.update(p.done, { stage: p.stage.padEnd(12), label: p.label });
+      bar.update(p.done, { stage: p.stage.padEnd(12), label: fit(p.label) });
     },
     stop: () => bars.stop(),
   };
