@@ -60,56 +60,69 @@ Exit codes: 0 ok, 2 bad input (an unknown dataset or version), 3 the store is un
     .argument('<file>', 'rows as JSON lines: {"id", "input", "expected"?, "tags"?, "expected_checks"?}')
     .option('--dataset <id>', 'dataset id (default: the file name, as passk run uses)')
     .option('--version <v>', 'the new version id (default: a hash of the file, the version passk run pins)')
+    .option(
+      '--remove <row-id...>',
+      'also remove these rows that confirmed production failures added (pf-…); a file that lacks them keeps them',
+    )
     .option('--json', 'print JSON')
-    .action(async (file: string, flags: { dataset?: string; version?: string; json?: boolean }, cmd: Command) => {
-      const rows = await readDataset(file);
-      const datasetId = flags.dataset ?? rows.name;
-      const plan = await withEventLog(cmd, async (log) => {
-        const state = (await readDatasets(log)).get(datasetId);
-        const p = planPublish(state, rows, {
-          datasetId,
-          ...(flags.version ? { version: flags.version } : {}),
-          now: Date.now(),
-        });
-        await publishPlan(log.publisher, p);
-        return p;
-      }).catch(exitOnUnavailable);
-      const summary = {
-        dataset_id: plan.datasetId,
-        dataset_version: plan.version,
-        published: plan.events.length,
-        added: plan.added,
-        changed: plan.changed,
-        removed: plan.removed,
-        kept_from_production: plan.keptFromProduction,
-      };
-      if (flags.json) return void process.stdout.write(renderJson(summary));
-      process.stdout.write(
-        renderTerminal(
-          plan.unchangedAs
-            ? [text(`dataset ${datasetId}: the file is version ${plan.unchangedAs} already; nothing published`)]
-            : [
-                heading(
-                  `dataset ${datasetId} version ${plan.version}: ${plan.events.length} row changes published`,
-                  1,
-                  'good',
-                ),
-                text(`added ${plan.added.length}: ${list(plan.added)}`),
-                text(`changed ${plan.changed.length}: ${list(plan.changed)}`),
-                text(`removed ${plan.removed.length}: ${list(plan.removed)}`),
-                ...(plan.keptFromProduction.length
-                  ? [
-                      text(
-                        `not in the file, kept (from confirmed production failures): ${list(plan.keptFromProduction)}`,
-                        'warn',
-                      ),
-                    ]
-                  : []),
-                text(`next: passk run --dataset ${file} --agent <agent> (it pins ${datasetId} ${plan.version})`),
-              ],
-        ),
-      );
-    });
+    .action(
+      async (
+        file: string,
+        flags: { dataset?: string; version?: string; remove?: string[]; json?: boolean },
+        cmd: Command,
+      ) => {
+        const rows = await readDataset(file);
+        const datasetId = flags.dataset ?? rows.name;
+        const plan = await withEventLog(cmd, async (log) => {
+          const state = (await readDatasets(log)).get(datasetId);
+          const p = planPublish(state, rows, {
+            datasetId,
+            ...(flags.version ? { version: flags.version } : {}),
+            ...(flags.remove
+              ? { removeFromProduction: flags.remove.flatMap((r) => r.split(',')).filter(Boolean) }
+              : {}),
+            now: Date.now(),
+          });
+          await publishPlan(log.publisher, p);
+          return p;
+        }).catch(exitOnUnavailable);
+        const summary = {
+          dataset_id: plan.datasetId,
+          dataset_version: plan.version,
+          published: plan.events.length,
+          added: plan.added,
+          changed: plan.changed,
+          removed: plan.removed,
+          kept_from_production: plan.keptFromProduction,
+        };
+        if (flags.json) return void process.stdout.write(renderJson(summary));
+        process.stdout.write(
+          renderTerminal(
+            plan.unchangedAs
+              ? [text(`dataset ${datasetId}: the file is version ${plan.unchangedAs} already; nothing published`)]
+              : [
+                  heading(
+                    `dataset ${datasetId} version ${plan.version}: ${plan.events.length} row changes published`,
+                    1,
+                    'good',
+                  ),
+                  text(`added ${plan.added.length}: ${list(plan.added)}`),
+                  text(`changed ${plan.changed.length}: ${list(plan.changed)}`),
+                  text(`removed ${plan.removed.length}: ${list(plan.removed)}`),
+                  ...(plan.keptFromProduction.length
+                    ? [
+                        text(
+                          `not in the file, kept (from confirmed production failures; --remove ID drops one): ${list(plan.keptFromProduction)}`,
+                          'warn',
+                        ),
+                      ]
+                    : []),
+                  text(`next: passk run --dataset ${file} --agent <agent> (it pins ${datasetId} ${plan.version})`),
+                ],
+          ),
+        );
+      },
+    );
   dataset
     .command('versions')
     .summary('the versions of a dataset, oldest first: rows added, changed and removed in each')

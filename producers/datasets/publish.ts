@@ -119,14 +119,44 @@ export interface PublishPlan {
 export const planPublish = (
   state: DatasetState | undefined,
   dataset: Dataset,
-  opts: { datasetId: string; version?: string; now: number; note?: string },
+  opts: {
+    datasetId: string;
+    version?: string;
+    now: number;
+    note?: string;
+    /** Rows from confirmed production failures to remove as well (a file alone never drops them). */
+    removeFromProduction?: readonly string[];
+  },
 ): PublishPlan => {
-  const version = opts.version ?? dataset.version;
-  const unchangedAs = matchingVersion(state, dataset);
   const latest = state ? rowsAt(state) : new Map<string, DatasetRow>();
   const fileIds = new Set(dataset.rows.map((r) => r.id));
   const missing = [...latest].filter(([id]) => !fileIds.has(id));
-  const fromProduction = ([, r]: [string, DatasetRow]) => r.provenance.kind === 'production_failure';
+  const toRemove = new Set(opts.removeFromProduction ?? []);
+  for (const id of toRemove) {
+    const row = latest.get(id);
+    if (row?.provenance.kind !== 'production_failure' || fileIds.has(id))
+      throw new InputError(
+        row === undefined
+          ? `--remove ${id}: dataset ${opts.datasetId} has no row "${id}" in its latest version`
+          : fileIds.has(id)
+            ? `--remove ${id}: the file holds that row; leave it out of the file, or do not remove it`
+            : `--remove ${id}: that row is not from a confirmed production failure; a row from a file is removed by leaving it out of the file`,
+        { file: dataset.file, field: '--remove' },
+      );
+  }
+  const fromProduction = ([id, r]: [string, DatasetRow]) =>
+    r.provenance.kind === 'production_failure' && !toRemove.has(id);
+  const matching = matchingVersion(state, dataset);
+  const unchangedAs = toRemove.size > 0 ? undefined : matching;
+  // a removal can bring the rows back to a version already published (v1 + a pf row, less that row, is v1's rows):
+  // the new version is then `<that version, or the file hash>.rm<k>`
+  const removalVersion = () => {
+    const base = matching ?? dataset.version;
+    let k = 1;
+    while (state?.versions.includes(`${base}.rm${k}`)) k++;
+    return `${base}.rm${k}`;
+  };
+  const version = opts.version ?? (toRemove.size > 0 ? removalVersion() : dataset.version);
   const keptFromProduction = missing
     .filter(fromProduction)
     .map(([id]) => id)

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { evolveDataset, type DatasetState } from '../../processors/folds/datasets.ts';
+import { evolveDataset, rowsAt, type DatasetState } from '../../processors/folds/datasets.ts';
 import { parseDataset } from '../runner/dataset.ts';
 import { matchingVersion, planPublish, versionChanges, DATASET_PRODUCER } from './publish.ts';
 
@@ -118,6 +118,18 @@ describe('planPublish', () => {
     expect(again).toMatchObject({ events: [], removed: [], keptFromProduction: ['pf-t-1'], unchangedAs: 'v1' });
     const dropB = planPublish(withFailure, file([v1.rows[0]!]), { datasetId: 'refunds', version: 'v2', now: 2_000 });
     expect(dropB).toMatchObject({ removed: ['b'], keptFromProduction: ['pf-t-1'] });
+    // removed only when asked by id, in a version of its own
+    const rm = planPublish(withFailure, v1, { datasetId: 'refunds', now: 2_000, removeFromProduction: ['pf-t-1'] });
+    expect(rm).toMatchObject({ removed: ['pf-t-1'], keptFromProduction: [], version: 'v1.rm1' });
+    expect(rm.events.map((e) => [e.row_id, e.removed])).toEqual([['pf-t-1', true]]);
+    expect([...rowsAt(apply(withFailure, rm.events)!).keys()].sort()).toEqual(v1.rows.map((r) => r.id).sort());
+    for (const [id, why] of [
+      ['nope', /no row "nope"/],
+      ['b', /not from a confirmed production failure/],
+    ] as const)
+      expect(() =>
+        planPublish(withFailure, file([v1.rows[0]!]), { datasetId: 'refunds', now: 2_000, removeFromProduction: [id] }),
+      ).toThrow(why);
   });
 
   it('carries expected checks, and a change to them alone is a changed row', () => {
