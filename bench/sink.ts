@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { pathToFileURL } from 'node:url';
 import { classOf } from '../processors/core/classify.ts';
+import { toAttemptRecord } from '../processors/core/rowState.ts';
 import type { RowState } from '../processors/folds/rowState.ts';
 import { applyRowChanges, type VersionSummaries } from '../processors/folds/versionSummary.ts';
 import type { VersionSnapshot } from '../processors/index.ts';
@@ -149,6 +150,7 @@ const writeSnapshots = async (
         ungraded: 0,
         class: classOf(n, c),
         attempts: [],
+        tags: [],
       };
       applyRowChanges(sums[p]!, [{ before, after }]);
       current.set(row, after);
@@ -244,7 +246,7 @@ export async function benchSink(opts: BenchSinkOptions = {}): Promise<BenchSinkR
       pending.push({
         event_id: deterministicEventId(T0, 'bench-state', row),
         type: 'RowStateChanged',
-        schema_version: 1,
+        schema_version: 2,
         occurred_at: T0,
         producer: 'passk-bench/0',
         suite: 'bench',
@@ -256,13 +258,7 @@ export async function benchSink(opts: BenchSinkOptions = {}): Promise<BenchSinkR
         c: ts.filter((t) => t.passed).length,
         ungraded: 0,
         class: 'unclassified',
-        attempts: ts.map((t) => ({
-          attempt: t.attempt,
-          run_id: t.run_id,
-          event_id: t.event_id,
-          passed: t.passed,
-          output: t.output ?? null,
-        })),
+        attempt_records: ts.map(toAttemptRecord),
       });
       if (pending.length === batch) await stateSink.writeEvents(pending.splice(0));
     }

@@ -1,7 +1,10 @@
 import { z } from 'zod';
+import { AttemptRecord } from '../../schemas/events/decisions.ts';
 import type { TrialRecorded } from '../../schemas/events/trialRecorded.ts';
 import type { Fold } from './fold.ts';
 import { hashString } from './hash.ts';
+
+export { AttemptRecord, CheckAnswer } from '../../schemas/events/decisions.ts';
 
 /**
  * The state of one row for one agent version: every attempt seen, kept in a canonical order, so the
@@ -9,26 +12,10 @@ import { hashString } from './hash.ts';
  * redelivered. An event id seen before is ignored; one attempt per (run, attempt number) slot, and
  * when two events claim a slot the smaller event id wins: ids are time-sortable, so that is the first
  * one recorded (a re-run cannot replace a verdict). It has a schema so it can be checkpointed.
- * The streaming processors fold TrialRecorded events into it; the report, compare and gate read it.
+ * The report, compare and gate read it. The stream's row state (processors/folds/rowState.ts) is this state
+ * plus its key, seq and counters, folded by the same rules (`toAttemptRecord`, `addAttempt`, `attemptOrder`,
+ * `mergeTags`); its attempt record (`AttemptRecord`, schemas/events/decisions.ts) is the one on the changelog.
  */
-export const CheckAnswer = z.union([z.string(), z.number(), z.boolean(), z.null()]);
-export type CheckAnswer = z.infer<typeof CheckAnswer>;
-
-export const AttemptRecord = z.object({
-  event_id: z.string(),
-  run_id: z.string(),
-  attempt: z.number().int().nonnegative(),
-  occurred_at: z.number().int().nonnegative(),
-  /** null = ungraded (an infrastructure error). */
-  passed: z.boolean().nullable(),
-  /** Hash of the raw output (see hash.ts); null when the trial recorded no output. */
-  output_hash: z.string().nullable(),
-  /** Intermediate checks in the order the agent made them. */
-  checks: z.array(z.object({ name: z.string(), answer: CheckAnswer })),
-  forbidden_actions: z.array(z.string()),
-});
-export type AttemptRecord = z.infer<typeof AttemptRecord>;
-
 export const RowState = z.object({ attempts: z.array(AttemptRecord), tags: z.array(z.string()) });
 export type RowState = z.infer<typeof RowState>;
 

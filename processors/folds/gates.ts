@@ -3,14 +3,13 @@ import { ComparisonDeclared, ConfirmationRequested, RunClosed } from '../../sche
 import { GateEvaluated } from '../../schemas/events/decisions.ts';
 import type { RunFinished } from '../../schemas/events/runFinished.ts';
 import type { WindowAlertRaised } from '../../schemas/events/windowAlertRaised.ts';
-import { deterministicEventId, eventIdTime } from '../../schemas/ids.ts';
+import { deterministicEventId } from '../../schemas/ids.ts';
 import { candidateKey } from '../../schemas/topics.ts';
 import { compareVersions } from '../core/compare.ts';
 import { evaluateGate, type GateVerdict } from '../core/gate.ts';
 import { MUST_NOT_BREAK_TAG } from '../core/mustNotBreak.ts';
 import type { PairInput } from '../core/pairing.ts';
 import { DEFAULT_REPORT_OPTIONS } from '../core/report.ts';
-import type { RowState as CoreRowState } from '../core/rowState.ts';
 import { isConfirmationRun } from '../core/screening.ts';
 import { mustNotBreakAt, rowsAt, type DatasetState } from './datasets.ts';
 import type { RowState } from './rowState.ts';
@@ -97,26 +96,9 @@ export interface GateOptions {
   readonly minAttempts?: number;
 }
 
-/** A row state as the core's compare and gate read it. Attempt time is the event id's time (ULIDs are time-sortable). */
-export const toCoreRow = (r: RowState): CoreRowState => ({
-  attempts: r.attempts.map((a) => ({
-    event_id: a.event_id,
-    run_id: a.run_id,
-    attempt: a.attempt,
-    occurred_at: eventIdTime(a.event_id),
-    passed: a.passed,
-    output_hash: a.output ?? null,
-    checks: Object.entries(a.checks ?? {}).map(([name, answer]) => ({ name, answer })),
-    forbidden_actions: a.forbidden_actions ?? [],
-  })),
-  tags: r.tags ?? [],
-});
-
-const coreRows = (rows: ReadonlyMap<string, RowState>, only?: ReadonlySet<string>): Map<string, CoreRowState> => {
-  const out = new Map<string, CoreRowState>();
-  for (const [id, r] of rows) if (!only || only.has(id)) out.set(id, toCoreRow(r));
-  return out;
-};
+/** The rows a comparison reads: all, or only those of the dataset version. A stream row state is a core row state. */
+const rowsOf = (rows: ReadonlyMap<string, RowState>, only?: ReadonlySet<string>): ReadonlyMap<string, RowState> =>
+  only ? new Map([...rows].filter(([id]) => only.has(id))) : rows;
 
 /**
  * A version is complete when every row of the comparison has the required graded attempts (the row
@@ -223,8 +205,8 @@ export const decideComparison = (
   const pair: PairInput = {
     suite: d.suite,
     dataset_version: d.dataset_version,
-    baseline: { version: d.baseline, rows: coreRows(baseline, only) },
-    candidate: { version: d.candidate, rows: coreRows(candidate, only) },
+    baseline: { version: d.baseline, rows: rowsOf(baseline, only) },
+    candidate: { version: d.candidate, rows: rowsOf(candidate, only) },
   };
   const opts = { ...DEFAULT_REPORT_OPTIONS, minAttempts };
   const at = Math.max(d.occurred_at, maxTime(baseline, candidate));

@@ -1,27 +1,31 @@
 import { z } from 'zod';
-import { RowAttempt, StabilityClass, type RowStateChanged } from '../../schemas/events/decisions.ts';
+import { StabilityClass, type RowStateChanged } from '../../schemas/events/decisions.ts';
 import type { TrialRecorded } from '../../schemas/events/trialRecorded.ts';
 import { rowStateKey } from '../../schemas/topics.ts';
 import { classOf, DEFAULT_MIN_ATTEMPTS } from '../core/classify.ts';
 import { hashString } from '../core/hash.ts';
-import { addAttempt, mergeTags } from '../core/rowState.ts';
+import {
+  addAttempt,
+  attemptOrder,
+  mergeTags,
+  RowState as CoreRowState,
+  toAttemptRecord,
+  type AttemptRecord,
+} from '../core/rowState.ts';
 
 /**
- * Per-row trial state for one (suite, dataset version, agent version, row): every attempt kept once,
- * n graded, c passed, ungraded, and the stability class. The state is a function of the *set* of
- * trials seen, whatever their arrival order or repetition, by the core's rule (`addAttempt`, shared
- * with the offline fold in core/rowState.ts):
+ * Per-row trial state for one (suite, dataset version, agent version, row): the core's row state
+ * (core/rowState.ts: the same attempt records in the same canonical order, the same tags) plus its
+ * key, `seq` and the counters n graded, c passed, ungraded and the stability class, kept
+ * incrementally. The state is a function of the *set* of trials seen, whatever their arrival order or
+ * repetition, by the core's rules (`toAttemptRecord`, `addAttempt`, `attemptOrder`, `mergeTags`):
  * - an event id seen before is ignored (de-duplication by `event_id`);
  * - one slot per (run, attempt): when two events claim the same slot, the smaller event id wins.
  *   Event ids are time-sortable ULIDs, so that is the first one recorded (no re-run shopping).
- * This is the stream's incremental form of that fold: counts kept alongside, a changelog schema.
  * Only `seq` (changes so far) and `occurred_at` (latest event time that changed the row) depend on
- * the order, and the order per key is the log's: a replay gives them back exactly.
+ * the order, and the order per key is the log's: a replay gives them back exactly. A stream row
+ * state *is* a core row state: the report, compare and gate read it as it is.
  */
-/** One kept attempt: the changelog's attempt record, as it is defined there (RowAttempt). */
-export const AttemptRecord = RowAttempt;
-export type AttemptRecord = RowAttempt;
-
 export const RowState = z.object({
   suite: z.string(),
   dataset_version: z.string(),
@@ -29,16 +33,14 @@ export const RowState = z.object({
   row_id: z.string(),
   /** Changes so far: 1 after the first trial. The changelog (and the sink) keeps the highest. */
   seq: z.number().int().nonnegative(),
-  /** Latest event time among the kept attempts. */
+  /** Latest event time among the trials that changed the row. */
   occurred_at: z.number().int().nonnegative(),
   n: z.number().int().nonnegative(),
   c: z.number().int().nonnegative(),
   ungraded: z.number().int().nonnegative(),
   class: StabilityClass,
-  /** Sorted by (attempt, run_id). */
-  attempts: z.array(AttemptRecord),
-  /** The union of the kept trials' tags, sorted; absent when they had none. */
-  tags: z.array(z.string()).optional(),
+  /** The core's state: attempts in the core's canonical order (`attemptOrder`), tags sorted (empty = none). */
+  ...CoreRowState.shape,
 });
 export type RowState = z.infer<typeof RowState>;
 
@@ -50,22 +52,6 @@ export interface RowFoldOptions {
 /** The key of the row a trial folds into: its row state's key (`rowStateKey`, schemas/topics.ts). */
 export const trialRowKey = (t: TrialRecorded): string =>
   rowStateKey({ suite: t.suite, dataset_version: t.dataset_version, agent_version: t.agent.version, row_id: t.row_id });
-
-const attemptOf = (t: TrialRecorded): AttemptRecord => {
-  const a: AttemptRecord = { attempt: t.attempt, run_id: t.run_id, event_id: t.event_id, passed: t.passed };
-  if (t.output !== undefined) a.output = t.output === null ? null : hashString(t.output);
-  if (t.checks && t.checks.length > 0) {
-    const checks: Record<string, string | number | boolean | null> = {};
-    for (const ch of t.checks) checks[ch.name] = ch.answer;
-    a.checks = checks;
-  }
-  if (t.forbidden_actions && t.forbidden_actions.length > 0) a.forbidden_actions = [...t.forbidden_actions];
-  return a;
-};
-
-/** Slot order: attempt number, then run id (code-unit order, never locale-dependent). */
-const slotOrder = (a: AttemptRecord, b: AttemptRecord): number =>
-  a.attempt - b.attempt || (a.run_id < b.run_id ? -1 : a.run_id > b.run_id ? 1 : 0);
 
 type RowBase = Pick<RowState, 'suite' | 'dataset_version' | 'agent_version' | 'row_id' | 'seq' | 'attempts' | 'tags'>;
 type Counts = Pick<RowState, 'n' | 'c' | 'ungraded'>;
@@ -89,7 +75,7 @@ const build = (b: RowBase, k: Counts, minAttempts: number, occurredAt: number): 
   ungraded: k.ungraded,
   class: classOf(k.n, k.c, minAttempts),
   attempts: b.attempts,
-  ...(b.tags && b.tags.length > 0 ? { tags: b.tags } : {}),
+  tags: b.tags,
 });
 
 /**
@@ -98,7 +84,7 @@ const build = (b: RowBase, k: Counts, minAttempts: number, occurredAt: number): 
  */
 export const evolveRow = (state: RowState | undefined, trial: TrialRecorded, opts: RowFoldOptions = {}): RowState => {
   const minAttempts = opts.minAttempts ?? DEFAULT_MIN_ATTEMPTS;
-  const a = attemptOf(trial);
+  const a = toAttemptRecord(trial);
   const add = countOf(a);
   if (state === undefined) {
     const base = {
@@ -114,7 +100,7 @@ export const evolveRow = (state: RowState | undefined, trial: TrialRecorded, opt
       trial.occurred_at,
     );
   }
-  const added = addAttempt(state.attempts, a, slotOrder); // the core's de-duplication rule
+  const added = addAttempt(state.attempts, a, attemptOrder); // the core's de-duplication rule and order
   if (added === null) return state;
   const sub = added.displaced ? countOf(added.displaced) : { n: 0, c: 0, ungraded: 0 };
   const counts = {
@@ -123,7 +109,7 @@ export const evolveRow = (state: RowState | undefined, trial: TrialRecorded, opt
     ungraded: state.ungraded + add.ungraded - sub.ungraded,
   };
   return build(
-    { ...state, seq: state.seq + 1, attempts: added.attempts, tags: mergeTags(state.tags ?? [], trial.tags) },
+    { ...state, seq: state.seq + 1, attempts: added.attempts, tags: mergeTags(state.tags, trial.tags) },
     counts,
     minAttempts,
     Math.max(state.occurred_at, trial.occurred_at),
@@ -150,7 +136,7 @@ export const changelogEventId = (s: RowState): string =>
 export const toRowStateChanged = (s: RowState, producer: string): RowStateChanged => ({
   event_id: changelogEventId(s),
   type: 'RowStateChanged',
-  schema_version: 1,
+  schema_version: 2,
   occurred_at: s.occurred_at,
   producer,
   suite: s.suite,
@@ -162,32 +148,48 @@ export const toRowStateChanged = (s: RowState, producer: string): RowStateChange
   c: s.c,
   ungraded: s.ungraded,
   class: s.class,
-  attempts: s.attempts,
-  ...(s.tags ? { tags: s.tags } : {}),
+  attempt_records: s.attempts,
+  ...(s.tags.length > 0 ? { tags: s.tags } : {}),
 });
+
+const copyAttempt = (a: AttemptRecord): AttemptRecord => ({
+  event_id: a.event_id,
+  run_id: a.run_id,
+  attempt: a.attempt,
+  occurred_at: a.occurred_at,
+  passed: a.passed,
+  output_hash: a.output_hash,
+  checks: a.checks.map((ch) => ({ name: ch.name, answer: ch.answer })),
+  forbidden_actions: [...a.forbidden_actions],
+});
+
+const inOrder = (attempts: readonly AttemptRecord[]): boolean => {
+  for (let i = 1; i < attempts.length; i++) if (attemptOrder(attempts[i - 1]!, attempts[i]!) > 0) return false;
+  return true;
+};
 
 /**
  * The row state a changelog record holds (restore). The record was validated once, when decoded (the
- * codec), so it is copied field by field in RowState's order, not parsed again (a second zod pass cost
- * restore 2–3× over JSON.parse, docs/performance.md).
+ * codec, which also turns a schema version 1 record's attempts into attempt records), so it is copied
+ * field by field in RowState's order, not parsed again (a second zod pass cost restore 2–3× over
+ * JSON.parse, docs/performance.md). A version 1 record kept its attempts in slot order (attempt, run):
+ * they are put back in the canonical order.
  */
-export const fromRowStateChanged = (e: RowStateChanged): RowState => ({
-  suite: e.suite,
-  dataset_version: e.dataset_version,
-  agent_version: e.agent_version,
-  row_id: e.row_id,
-  seq: e.seq,
-  occurred_at: e.occurred_at,
-  n: e.n,
-  c: e.c,
-  ungraded: e.ungraded,
-  class: e.class,
-  attempts: e.attempts.map((a) => {
-    const copy: AttemptRecord = { attempt: a.attempt, run_id: a.run_id, event_id: a.event_id, passed: a.passed };
-    if (a.output !== undefined) copy.output = a.output;
-    if (a.checks !== undefined) copy.checks = { ...a.checks };
-    if (a.forbidden_actions !== undefined) copy.forbidden_actions = [...a.forbidden_actions];
-    return copy;
-  }),
-  ...(e.tags ? { tags: [...e.tags] } : {}),
-});
+export const fromRowStateChanged = (e: RowStateChanged): RowState => {
+  const attempts = e.attempt_records.map(copyAttempt);
+  if (!inOrder(attempts)) attempts.sort(attemptOrder);
+  return {
+    suite: e.suite,
+    dataset_version: e.dataset_version,
+    agent_version: e.agent_version,
+    row_id: e.row_id,
+    seq: e.seq,
+    occurred_at: e.occurred_at,
+    n: e.n,
+    c: e.c,
+    ungraded: e.ungraded,
+    class: e.class,
+    attempts,
+    tags: e.tags ? [...e.tags] : [],
+  };
+};

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { envelope, Id } from '../envelope.ts';
+import { eventIdTime } from '../ids.ts';
 
 export const StabilityClass = z.enum(['stable_correct', 'stable_wrong', 'flip', 'unclassified']);
 export type StabilityClass = z.infer<typeof StabilityClass>;
@@ -56,22 +57,73 @@ export const GateEvaluated = z.object({
 });
 export type GateEvaluated = z.infer<typeof GateEvaluated>;
 
-/** One attempt a row state keeps (the stream's row state, processors/folds/rowState.ts, holds these as they are). */
-export const RowAttempt = z.object({
+/** An intermediate check's answer: what the agent answered (TrialRecorded's `checks[].answer`). */
+export const CheckAnswer = z.union([z.string(), z.number(), z.boolean(), z.null()]);
+export type CheckAnswer = z.infer<typeof CheckAnswer>;
+
+/**
+ * One attempt a row state keeps: the one attempt record of passk. The core's fold (`passk report`,
+ * `compare`, `gate`), the stream's fold and its changelog (`RowStateChanged.attempt_records`) and the store's
+ * `row_state.attempt_records` all hold exactly this (processors/core/rowState.ts builds it from a trial).
+ */
+export const AttemptRecord = z.object({
+  event_id: z.string(),
+  run_id: Id,
+  attempt: z.number().int().nonnegative(),
+  /** The trial's event time (epoch ms). */
+  occurred_at: z.number().int().nonnegative(),
+  /** null = ungraded (an infrastructure error). */
+  passed: z.boolean().nullable(),
+  /** A 53-bit hash of the raw output (processors/core/hash.ts); null when the trial recorded none. The trial keeps the text. */
+  output_hash: z.string().nullable(),
+  /** Intermediate checks in the order the agent made them (a name may repeat). */
+  checks: z.array(z.object({ name: z.string(), answer: CheckAnswer })),
+  /** The forbidden actions the trial took (empty = none), so the live gate's zero_forbidden_actions rule sees them. */
+  forbidden_actions: z.array(z.string()),
+});
+export type AttemptRecord = z.infer<typeof AttemptRecord>;
+
+/**
+ * An attempt as schema version 1 of RowStateChanged carried it (`attempts`), kept only so that records written
+ * before version 2 still decode: checks as a record by name (order and repeated names lost), no event time.
+ * Never written; `upgradeAttemptV1` turns it into an AttemptRecord when it is read.
+ */
+export const AttemptV1 = z.object({
   attempt: z.number().int().nonnegative(),
   run_id: Id,
   event_id: z.string(),
   passed: z.boolean().nullable(),
-  /** A 53-bit hash of the raw output (processors/core/hash.ts): equal outputs, equal hashes; the raw trial keeps the text. */
   output: z.string().nullable().optional(),
-  checks: z.record(z.string(), z.union([z.string(), z.number(), z.boolean(), z.null()])).optional(),
-  /** The forbidden actions the trial took (absent = none), so the live gate's zero_forbidden_actions rule sees them. */
+  checks: z.record(z.string(), CheckAnswer).optional(),
   forbidden_actions: z.array(z.string()).optional(),
 });
-export type RowAttempt = z.infer<typeof RowAttempt>;
+export type AttemptV1 = z.infer<typeof AttemptV1>;
 
-/** Processor changelog: the full state of one row for one version (compacted topic). */
-export const RowStateChanged = z.object({
+/**
+ * A version-1 attempt as an AttemptRecord. Its event time was not carried: it is taken from its event id (the
+ * time part of a ULID: passk mints a trial's id at its event time, so the two differ only for a producer whose
+ * ids were minted at another time), 0 for an id that is not a ULID. Its checks in the record's key order.
+ */
+const timeOfId = (id: string): number => {
+  try {
+    return eventIdTime(id);
+  } catch {
+    return 0; // not a ULID
+  }
+};
+
+export const upgradeAttemptV1 = (a: AttemptV1): AttemptRecord => ({
+  event_id: a.event_id,
+  run_id: a.run_id,
+  attempt: a.attempt,
+  occurred_at: timeOfId(a.event_id),
+  passed: a.passed,
+  output_hash: a.output ?? null,
+  checks: Object.entries(a.checks ?? {}).map(([name, answer]) => ({ name, answer })),
+  forbidden_actions: [...(a.forbidden_actions ?? [])],
+});
+
+const rowStateChangedFields = {
   ...envelope('RowStateChanged'),
   suite: Id,
   dataset_version: Id,
@@ -83,8 +135,40 @@ export const RowStateChanged = z.object({
   c: z.number().int().nonnegative(),
   ungraded: z.number().int().nonnegative(),
   class: StabilityClass,
-  attempts: z.array(RowAttempt),
+  /** The row's attempts in the core's canonical order (`attemptOrder`). Schema version 2. */
+  attempt_records: z.array(AttemptRecord),
   /** The union of the row's trial tags, sorted (absent = none): the live gate's tag rules read them. */
   tags: z.array(z.string()).optional(),
-});
-export type RowStateChanged = z.infer<typeof RowStateChanged>;
+};
+
+/** A RowStateChanged as passk reads and writes it (schema version 2). */
+export type RowStateChanged = z.infer<z.ZodObject<typeof rowStateChangedFields>>;
+
+/**
+ * Processor changelog: the full state of one row for one version (compacted topic), the stream's row state
+ * (processors/folds/rowState.ts) with its envelope. Schema version 2 carries the attempts as `attempt_records`;
+ * version 1 carried them as `attempts` (AttemptV1), which is still read: decoding turns it into `attempt_records`
+ * (`upgradeAttemptV1`), so every reader sees version 2. Both are optional in the registered JSON Schema, so the
+ * registry accepts version 2 over version 1 (BACKWARD: a field cannot change type, one may stop being required);
+ * exactly one must be present.
+ */
+export const RowStateChanged = z
+  .object({
+    ...rowStateChangedFields,
+    attempt_records: z.array(AttemptRecord).optional(),
+    /** Schema version 1's attempts: read, never written. */
+    attempts: z.array(AttemptV1).optional(),
+  })
+  .superRefine((e, ctx) => {
+    if ((e.attempt_records === undefined) === (e.attempts === undefined))
+      ctx.addIssue({
+        code: 'custom',
+        path: ['attempt_records'],
+        message: 'exactly one of attempt_records (schema version 2) and attempts (version 1)',
+      });
+  })
+  .transform(({ attempts, attempt_records, tags, ...rest }): RowStateChanged => ({
+    ...rest,
+    attempt_records: attempt_records ?? (attempts ?? []).map(upgradeAttemptV1),
+    ...(tags === undefined ? {} : { tags }),
+  }));

@@ -48,7 +48,7 @@ FROM (
 ) AS t
 FULL OUTER JOIN (
   SELECT suite, dataset_version, agent_version, row_id, 1 AS in_s, n, c, ungraded,
-         arraySort(arrayMap(a -> a.event_id, attempts)) AS ids
+         arraySort(arrayMap(a -> a.event_id, attempt_records)) AS ids
   FROM row_state FINAL
   WHERE {suite:String} = '' OR suite = {suite:String}
 ) AS s

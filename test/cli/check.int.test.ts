@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { toAttemptRecord } from '../../processors/core/rowState.ts';
 import { fromRowStateChanged } from '../../processors/folds/rowState.ts';
 import { applyRowChanges, type VersionSummaries } from '../../processors/folds/versionSummary.ts';
 import type { RowStateChanged } from '../../schemas/events/decisions.ts';
@@ -103,7 +104,7 @@ const trial = (row: string, attempt: number, passed: boolean | null): TrialRecor
 const stateOf = (ts: TrialRecorded[], seq: number, override: Partial<RowStateChanged> = {}): RowStateChanged => ({
   event_id: deterministicEventId(T0, 'check-state', n++),
   type: 'RowStateChanged',
-  schema_version: 1,
+  schema_version: 2,
   occurred_at: T0,
   producer: 'passk-test/0',
   suite: 'airline',
@@ -115,7 +116,7 @@ const stateOf = (ts: TrialRecorded[], seq: number, override: Partial<RowStateCha
   c: ts.filter((t) => t.passed === true).length,
   ungraded: ts.filter((t) => t.passed === null).length,
   class: 'unclassified',
-  attempts: ts.map((t) => ({ attempt: t.attempt, run_id: t.run_id, event_id: t.event_id, passed: t.passed })),
+  attempt_records: ts.map(toAttemptRecord),
   ...override,
 });
 

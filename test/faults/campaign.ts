@@ -190,7 +190,7 @@ const dumpDivergence = async (log: EventLog, processed: RowState[], replay: RowS
     groupId: `dump-${randomBytes(4).toString('hex')}`,
     onEvent: (e, partition) => {
       if (e.type !== 'RowStateChanged' || !bad.includes(key(e))) return;
-      (records[key(e)] ??= []).push({ partition, seq: e.seq, ids: e.attempts.map((a) => a.event_id) });
+      (records[key(e)] ??= []).push({ partition, seq: e.seq, ids: e.attempt_records.map((a) => a.event_id) });
     },
   });
   const ids = (s?: RowState) => s?.attempts.map((a) => a.event_id);

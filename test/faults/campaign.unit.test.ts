@@ -13,7 +13,17 @@ const row = (id: string, attempts: [number, string][]): RowState => ({
   c: attempts.length,
   ungraded: 0,
   class: 'stable_correct',
-  attempts: attempts.map(([attempt, event_id]) => ({ attempt, run_id: 'r', event_id, passed: true })),
+  attempts: attempts.map(([attempt, event_id]) => ({
+    event_id,
+    run_id: 'r',
+    attempt,
+    occurred_at: 1,
+    passed: true,
+    output_hash: null,
+    checks: [],
+    forbidden_actions: [],
+  })),
+  tags: [],
 });
 
 describe('fault schedules', () => {

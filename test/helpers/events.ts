@@ -108,7 +108,22 @@ export const oneOfEach = (): { [T in EventType]: EventOf<T> } => ({
     c: 1,
     ungraded: 0,
     class: 'unclassified',
-    attempts: [{ attempt: 0, run_id: 'run-1', event_id: 'x', passed: true }],
+    attempt_records: [
+      {
+        event_id: 'x',
+        run_id: 'run-1',
+        attempt: 0,
+        occurred_at: 1_750_000_000_000,
+        passed: true,
+        output_hash: 'h1',
+        checks: [
+          { name: 'window', answer: 30 },
+          { name: 'window', answer: 14 },
+        ],
+        forbidden_actions: ['refund_without_receipt'],
+      },
+    ],
+    tags: ['must_not_break'],
   },
   RunFinished: {
     ...envelopeOf('RunFinished', 9),

@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildReport, DEFAULT_REPORT_OPTIONS, groupTrials } from '../../processors/core/index.ts';
 import { readTrialFiles } from '../../producers/files/index.ts';
+import { toAttemptRecord } from '../../processors/core/rowState.ts';
 import { fromRowStateChanged, type RowState } from '../../processors/folds/rowState.ts';
 import { applyRowChanges, type VersionSummaries } from '../../processors/folds/versionSummary.ts';
 import type { VersionSnapshot } from '../../processors/index.ts';
@@ -533,7 +534,7 @@ describe.each(targets)('store on $name', ({ open }) => {
           c: seen.filter((s) => s.passed === true).length,
           ungraded: seen.filter((s) => s.passed === null).length,
           class: 'unclassified',
-          attempts: seen.map((s) => ({ attempt: s.attempt, run_id: s.run_id, event_id: s.event_id, passed: s.passed })),
+          attempt_records: seen.map(toAttemptRecord),
         };
         states.push(change);
         const p = partitionOfRow(t.row_id);

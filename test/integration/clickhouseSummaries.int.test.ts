@@ -3,12 +3,15 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { RowState } from '../../processors/folds/rowState.ts';
+import { toAttemptRecord } from '../../processors/core/rowState.ts';
+import { fromRowStateChanged, toRowStateChanged, type RowState } from '../../processors/folds/rowState.ts';
+import { deterministicEventId } from '../../schemas/ids.ts';
 import { applyRowChanges, type VersionSummaries } from '../../processors/folds/versionSummary.ts';
 import type { VersionSnapshot } from '../../processors/index.ts';
 import { InputError } from '../../schemas/errors.ts';
 import {
   appliedMigrations,
+  checkConsistency,
   createClickHouseRowSink,
   migrate,
   MIGRATIONS,
@@ -46,6 +49,7 @@ const state = (dataset_version: string, row_id: string, n: number, c: number, un
   ungraded,
   class: n < 3 ? 'unclassified' : c === n ? 'stable_correct' : c === 0 ? 'stable_wrong' : 'flip',
   attempts: [],
+  tags: [],
 });
 
 /** Folds row changes into a partition's summaries and snapshots every version it holds at `nextOffset`. */
@@ -237,7 +241,7 @@ describe('migration 3 on a store that had production_windows v1', () => {
         ],
         format: 'JSONEachRow',
       });
-      expect(await migrate(store.client)).toEqual({ applied: [3, 4, 5, 6], current: 6 });
+      expect(await migrate(store.client)).toEqual({ applied: [3, 4, 5, 6, 7], current: 7 });
       const read = async () =>
         (await productionWindows(store.client, { from: T0, to: T0 + 86_400_000, agent_version: 'old' })).map((x) => [
           x.window_start - T0,
@@ -253,7 +257,162 @@ describe('migration 3 on a store that had production_windows v1', () => {
       for (const m of MIGRATIONS.filter((x) => x.version >= 3))
         for (const statement of m.up()) await store.client.command({ query: statement });
       expect(await read()).toEqual(expected);
-      expect((await appliedMigrations(store.client)).map((m) => m.version)).toEqual([1, 2, 3, 4, 5, 6]);
+      expect((await appliedMigrations(store.client)).map((m) => m.version)).toEqual([1, 2, 3, 4, 5, 6, 7]);
+    } finally {
+      await store.close();
+    }
+  });
+});
+
+describe('migration 7 on a store whose row_state holds attempts as an older passk wrote them', () => {
+  it('reads old rows (and rows an older writer still sends) as attempt records; running it again changes nothing', async () => {
+    const store = await openClickHouse({ kind: 'embedded', path: join(dir, 'store'), database: 'passk_upgrade7_test' });
+    try {
+      await migrate(store.client, { migrations: MIGRATIONS.filter((m) => m.version < 7) });
+      const T0 = Date.UTC(2026, 0, 1);
+      const ids = [deterministicEventId(T0, 'a0'), deterministicEventId(T0 + 5000, 'a1')];
+      const trials = ids.map((event_id, attempt) => ({
+        event_id,
+        type: 'TrialRecorded' as const,
+        schema_version: 1,
+        occurred_at: T0 + attempt * 5000,
+        producer: 'old',
+        suite: 'up',
+        dataset_version: 'd1',
+        row_id: 'r1',
+        run_id: 'run',
+        attempt,
+        agent: { version: 'v1' },
+        passed: attempt === 0 ? true : null,
+      }));
+      const sink = createClickHouseRowSink({ client: store.client, maxWaitMs: 5 });
+      await sink.writeEvents(trials);
+      await sink.close();
+      // row_state rows in migration 1's shape, as an older passk wrote them (and may still, while it runs)
+      const legacyRow = (agent_version: string) => ({
+        event_id: deterministicEventId(T0, 'state', agent_version),
+        occurred_at: `${(T0 + 5000) / 1000}.000`,
+        producer: 'old',
+        schema_version: 1,
+        suite: 'up',
+        dataset_version: 'd1',
+        agent_version,
+        row_id: 'r1',
+        seq: 2,
+        n: 1,
+        c: 1,
+        ungraded: 1,
+        class: 'unclassified',
+        attempts: [
+          {
+            attempt: 0,
+            run_id: 'run',
+            event_id: ids[0],
+            passed: true,
+            output: 'h0',
+            has_output: true,
+            checks: { window: '30', amount: '"full"' },
+            has_checks: true,
+          },
+          {
+            attempt: 1,
+            run_id: 'run',
+            event_id: ids[1],
+            passed: null,
+            output: null,
+            has_output: false,
+            checks: {},
+            has_checks: false,
+          },
+        ],
+      });
+      // a token of their own: on chDB the session keeps the sink's last insert_deduplication_token
+      const insertLegacy = (agent_version: string) =>
+        store.client.insert({
+          table: 'row_state',
+          values: [legacyRow(agent_version)],
+          format: 'JSONEachRow',
+          clickhouse_settings: { insert_deduplication_token: `legacy-${agent_version}` },
+        });
+      await insertLegacy('v1');
+      expect(await migrate(store.client)).toEqual({ applied: [7], current: 7 });
+      await insertLegacy('v0');
+      const read = async () => {
+        const rs = await store.client.query({
+          query: 'SELECT agent_version, attempt_records, tags FROM row_state FINAL ORDER BY agent_version',
+          format: 'JSONEachRow',
+        });
+        return rs.json();
+      };
+      const records = [
+        {
+          event_id: ids[0],
+          run_id: 'run',
+          attempt: 0,
+          occurred_at: '2026-01-01 00:00:00.000', // the event id's time
+          passed: true,
+          output_hash: 'h0',
+          checks: [
+            { name: 'window', answer: '30' },
+            { name: 'amount', answer: '"full"' },
+          ],
+          forbidden_actions: [],
+        },
+        {
+          event_id: ids[1],
+          run_id: 'run',
+          attempt: 1,
+          occurred_at: '2026-01-01 00:00:05.000',
+          passed: null,
+          output_hash: null,
+          checks: [],
+          forbidden_actions: [],
+        },
+      ];
+      const expected = [
+        { agent_version: 'v0', attempt_records: records, tags: [] },
+        { agent_version: 'v1', attempt_records: records, tags: [] },
+      ];
+      expect(await read()).toEqual(expected);
+      // the consistency check reads the attempt ids through attempt_records: the old row agrees with its trials
+      const report = await checkConsistency(store.client, { suite: 'up', summaries: false });
+      expect(report.differences.filter((d) => d.agent_version === 'v1')).toEqual([]);
+      // Each statement may run again (a migration interrupted half-way is re-run whole).
+      for (const statement of MIGRATIONS.find((m) => m.version === 7)!.up())
+        await store.client.command({ query: statement });
+      expect(await read()).toEqual(expected);
+      // a newer state of the row, written by this passk, replaces the old one (highest seq) with its own records
+      const now = createClickHouseRowSink({ client: store.client, maxWaitMs: 5 });
+      const state = fromRowStateChanged({
+        event_id: deterministicEventId(T0 + 5000, 'state-3'),
+        type: 'RowStateChanged',
+        schema_version: 2,
+        occurred_at: T0 + 5000,
+        producer: 'new',
+        suite: 'up',
+        dataset_version: 'd1',
+        agent_version: 'v1',
+        row_id: 'r1',
+        seq: 3,
+        n: 1,
+        c: 1,
+        ungraded: 1,
+        class: 'unclassified',
+        attempt_records: trials.map(toAttemptRecord),
+        tags: ['must_not_break'],
+      });
+      await now.writeEvents([toRowStateChanged(state, 'new')]);
+      await now.close();
+      const after = (await read()) as {
+        agent_version: string;
+        attempt_records: { occurred_at: string }[];
+        tags: string[];
+      }[];
+      expect(after[1]).toMatchObject({ agent_version: 'v1', tags: ['must_not_break'] });
+      expect(after[1]!.attempt_records.map((a) => a.occurred_at)).toEqual([
+        '2026-01-01 00:00:00.000',
+        '2026-01-01 00:00:05.000',
+      ]);
     } finally {
       await store.close();
     }

@@ -1,4 +1,6 @@
 import { randomBytes } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { describe, expect, inject, it } from 'vitest';
 import {
   createRegistryClient,
@@ -9,6 +11,7 @@ import {
 } from '../../log/index.ts';
 import { InvalidEvent } from '../../schemas/errors.ts';
 import { EVENT_TYPES } from '../../schemas/events/index.ts';
+import { deterministicEventId } from '../../schemas/ids.ts';
 import { subjectOf } from '../../schemas/jsonSchema.ts';
 import { allEventSamples, trial } from '../helpers/events.ts';
 
@@ -24,6 +27,11 @@ const api = async (path: string): Promise<unknown> => {
 };
 
 type JsonSchema = { properties: Record<string, unknown>; required: string[] };
+const sample = (type: string) => {
+  const e = allEventSamples().find((x) => x.type === type);
+  if (!e) throw new Error(`no sample ${type}`);
+  return e;
+};
 const trialSchema = () => registeredSchemaOf('TrialRecorded') as unknown as JsonSchema;
 
 describe('schema registry (JSON Schema, BACKWARD)', () => {
@@ -120,6 +128,61 @@ describe('schema registry (JSON Schema, BACKWARD)', () => {
       expect(newId).not.toBe(oldId);
       expect(await api(`/subjects/${encodeURIComponent(subject)}/versions`)).toEqual([1, 2]);
     }
+  });
+
+  it('accepts schema version 2 of RowStateChanged over version 1 as registered before, and decodes a version 1 record', async () => {
+    const p = prefix();
+    const registry = newClient();
+    const subject = p + subjectOf('RowStateChanged');
+    // version 1 exactly as passk registered it before the one attempt record (attempts with checks as a record)
+    const v1 = JSON.parse(
+      readFileSync(join(import.meta.dirname, '../fixtures/registry/RowStateChanged.v1.schema.json'), 'utf8'),
+    ) as Record<string, unknown>;
+    expect(JSON.stringify(v1)).not.toContain('attempt_records');
+    const v1Id = await registerJsonSchema({ registry, subject, schema: v1 });
+    const codec = await createRegistryCodec({ registry, subjectPrefix: p }); // registers version 2 over it
+    expect(codec.ids.get('RowStateChanged')).not.toBe(v1Id);
+    expect(await api(`/subjects/${encodeURIComponent(subject)}/versions`)).toEqual([1, 2]);
+
+    // a record an older passk wrote, framed with the version 1 schema id: it restores, with the documented fallbacks
+    const trialId = deterministicEventId(1_767_225_600_000, 'old-trial');
+    const old = {
+      ...sample('RowStateChanged'),
+      schema_version: 1,
+      attempt_records: undefined,
+      tags: undefined,
+      attempts: [
+        { attempt: 0, run_id: 'run-1', event_id: trialId, passed: true, output: 'h', checks: { b: 1, a: 'x' } },
+      ],
+    };
+    const payload = new TextEncoder().encode(JSON.stringify(old));
+    const bytes = new Uint8Array(5 + payload.length);
+    bytes[0] = 0;
+    new DataView(bytes.buffer).setInt32(1, v1Id);
+    bytes.set(payload, 5);
+    const decoded = await codec.decode(bytes);
+    expect(decoded).toMatchObject({
+      type: 'RowStateChanged',
+      attempt_records: [
+        {
+          event_id: trialId,
+          run_id: 'run-1',
+          attempt: 0,
+          occurred_at: 1_767_225_600_000, // the event id's time
+          passed: true,
+          output_hash: 'h',
+          checks: [
+            { name: 'b', answer: 1 },
+            { name: 'a', answer: 'x' },
+          ],
+          forbidden_actions: [],
+        },
+      ],
+    });
+    expect(decoded).not.toHaveProperty('attempts');
+    // and version 2 records round-trip under the new id
+    const current = sample('RowStateChanged');
+    expect(await codec.decode(await codec.encode(current))).toEqual(current);
   });
 
   it('refuses bytes that are not a valid event with a reason naming what is wrong', async () => {

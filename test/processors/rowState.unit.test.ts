@@ -1,7 +1,9 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
+import { jsonCodec } from '../../schemas/codec.ts';
 import { RowStateChanged } from '../../schemas/events/decisions.ts';
 import { arbTrialStream, T0, trial } from '../helpers/processorFixtures.ts';
+import { toAttemptRecord } from '../../processors/core/rowState.ts';
 import { evolveRow, fromRowStateChanged, toRowStateChanged, type RowState } from '../../processors/folds/rowState.ts';
 import {
   checkpointOf,
@@ -51,29 +53,50 @@ describe('row state fold', () => {
     expect(b).toMatchObject({ n: 1, c: 1, seq: 2 });
   });
 
-  it('sorts attempts by attempt number then run, whatever the arrival order', () => {
+  it("keeps attempts in the core's canonical order (event time, run, attempt), whatever the arrival order", () => {
     const s = [3, 1, 2].reduce<RowState | undefined>(
       (st, a) => evolveRow(st, trial({ row: 'r', version: 'v', attempt: a, passed: true })),
       undefined,
     )!;
     expect(s.attempts.map((a) => a.attempt)).toEqual([1, 2, 3]);
+    // event time first: attempt 0 of a later run that was recorded earlier comes first
+    const late = trial({ row: 'r', version: 'v', run: 'run-1', attempt: 0, passed: true, at: T0 + 5000 });
+    const early = trial({ row: 'r', version: 'v', run: 'run-2', attempt: 1, passed: false, at: T0 + 1000 });
+    for (const order of [
+      [late, early],
+      [early, late],
+    ])
+      expect(
+        order.reduce<RowState | undefined>((st, t) => evolveRow(st, t), undefined)!.attempts.map((a) => a.run_id),
+      ).toEqual(['run-2', 'run-1']);
   });
 
-  it('keeps an output hash and check answers per attempt', () => {
-    const s = evolveRow(
-      undefined,
-      trial({
-        row: 'r',
-        version: 'v',
-        attempt: 0,
-        passed: false,
-        output: 'deny',
-        checks: [{ name: 'window', answer: true }],
-      }),
-    );
-    expect(s.attempts[0]).toMatchObject({ checks: { window: true } });
-    expect(typeof s.attempts[0]!.output).toBe('string');
-    expect(s.attempts[0]!.output).not.toBe('deny');
+  it('keeps an output hash, the check answers in order and the event time per attempt (the core attempt record)', () => {
+    const t = trial({
+      row: 'r',
+      version: 'v',
+      attempt: 0,
+      passed: false,
+      output: 'deny',
+      checks: [
+        { name: 'window', answer: true },
+        { name: 'amount', answer: 12 },
+        { name: 'window', answer: false },
+      ],
+    });
+    const s = evolveRow(undefined, t);
+    expect(s.attempts).toEqual([toAttemptRecord(t)]);
+    expect(s.attempts[0]).toMatchObject({
+      occurred_at: t.occurred_at,
+      checks: [
+        { name: 'window', answer: true },
+        { name: 'amount', answer: 12 },
+        { name: 'window', answer: false },
+      ],
+      forbidden_actions: [],
+    });
+    expect(typeof s.attempts[0]!.output_hash).toBe('string');
+    expect(s.attempts[0]!.output_hash).not.toBe('deny');
   });
 
   it('round-trips through its changelog record, byte for byte', () => {
@@ -84,6 +107,93 @@ describe('row state fold', () => {
     const record = RowStateChanged.parse(JSON.parse(JSON.stringify(toRowStateChanged(s, 'test'))));
     expect(JSON.stringify(fromRowStateChanged(record))).toBe(JSON.stringify(s));
     expect(toRowStateChanged(s, 'test').event_id).toBe(toRowStateChanged(s, 'test').event_id);
+  });
+});
+
+/**
+ * A changelog record as passk wrote it before schema version 2 (what an older passk left in passk.rowstate):
+ * attempts in slot order (attempt, run), checks as a record by name, output hash as `output`, empty fields absent.
+ */
+const asVersion1 = (e: RowStateChanged): unknown => {
+  const { attempt_records, ...rest } = e;
+  return {
+    ...rest,
+    schema_version: 1,
+    attempts: [...attempt_records]
+      .sort((a, b) => a.attempt - b.attempt || (a.run_id < b.run_id ? -1 : a.run_id > b.run_id ? 1 : 0))
+      .map((a) => ({
+        attempt: a.attempt,
+        run_id: a.run_id,
+        event_id: a.event_id,
+        passed: a.passed,
+        ...(a.output_hash === null ? {} : { output: a.output_hash }),
+        ...(a.checks.length ? { checks: Object.fromEntries(a.checks.map((ch) => [ch.name, ch.answer])) } : {}),
+        ...(a.forbidden_actions.length ? { forbidden_actions: a.forbidden_actions } : {}),
+      })),
+  };
+};
+const decode = async (value: unknown): Promise<RowStateChanged> => {
+  const e = await jsonCodec.decode(new TextEncoder().encode(JSON.stringify(value)));
+  if (e.type !== 'RowStateChanged') throw new Error(`decoded a ${e.type}`);
+  return e;
+};
+
+describe('changelog records of schema version 1 (before the one attempt record)', () => {
+  it('decode into attempt records: event time from the event id, checks in order, restored in canonical order', async () => {
+    const trials = [
+      trial({ row: 'r', version: 'v', run: 'run-b', attempt: 0, passed: true, output: 'x', at: T0 + 9000 }),
+      trial({ row: 'r', version: 'v', run: 'run-a', attempt: 1, passed: null, at: T0 + 1000 }),
+      trial({
+        row: 'r',
+        version: 'v',
+        run: 'run-a',
+        attempt: 0,
+        passed: false,
+        checks: [
+          { name: 'window', answer: 30 },
+          { name: 'amount', answer: 'full' },
+        ],
+      }),
+    ];
+    const state = trials.reduce<RowState | undefined>((st, t) => evolveRow(st, t), undefined)!;
+    const old = asVersion1(toRowStateChanged(state, 'old'));
+    expect(JSON.stringify(old)).not.toContain('attempt_records');
+    const record = await decode(old);
+    // decoded as written (slot order), each attempt's time from its event id
+    expect(record.attempt_records.map((a) => a.run_id + '/' + a.attempt)).toEqual(['run-a/0', 'run-b/0', 'run-a/1']);
+    expect(record.attempt_records.map((a) => a.occurred_at)).toEqual([T0, T0 + 9000, T0 + 1000]);
+    expect(record.attempt_records[0]!.checks).toEqual([
+      { name: 'window', answer: 30 },
+      { name: 'amount', answer: 'full' },
+    ]);
+    // restored in the canonical order: the state the fold has
+    expect(fromRowStateChanged(record).attempts.map((a) => a.run_id + '/' + a.attempt)).toEqual([
+      'run-a/0',
+      'run-a/1',
+      'run-b/0',
+    ]);
+    expect(JSON.stringify(fromRowStateChanged(record))).toBe(JSON.stringify(state));
+  });
+
+  it('a record with neither or both attempt lists is refused, naming the field', async () => {
+    const state = evolveRow(undefined, trial({ row: 'r', version: 'v', attempt: 0, passed: true }));
+    const record = toRowStateChanged(state, 'p');
+    const { attempt_records: _dropped, ...neither } = record;
+    const both = { ...record, attempts: (asVersion1(record) as { attempts: unknown[] }).attempts };
+    for (const bad of [neither, both])
+      await expect(decode(bad)).rejects.toThrow(/schema: attempt_records: exactly one of attempt_records/);
+  });
+
+  it('restoring from version 1 records = one straight replay, for any split point', async () => {
+    await fc.assert(
+      fc.asyncProperty(arbTrialStream, fc.nat(), async ({ stream }, cut) => {
+        const i = cut % (stream.length + 1);
+        const head: RowTable = new Map();
+        const changelog = foldTrials(head, stream.slice(0, i)).map((c) => asVersion1(toRowStateChanged(c.after, 'p')));
+        const restored = restoreTable((await Promise.all(changelog.map(decode))).map(fromRowStateChanged));
+        expect(bytes(fold(stream.slice(i), restored))).toBe(bytes(fold(stream)));
+      }),
+    );
   });
 });
 

@@ -127,16 +127,17 @@ const rowStateRow = (e: RowStateChanged): Row => ({
   c: e.c,
   ungraded: e.ungraded,
   class: e.class,
-  attempts: e.attempts.map((a) => ({
-    attempt: a.attempt,
-    run_id: a.run_id,
+  attempt_records: e.attempt_records.map((a) => ({
     event_id: a.event_id,
+    run_id: a.run_id,
+    attempt: a.attempt,
+    occurred_at: toDateTime64(a.occurred_at),
     passed: a.passed,
-    output: a.output ?? null,
-    has_output: a.output !== undefined,
-    checks: Object.fromEntries(Object.entries(a.checks ?? {}).map(([k, v]) => [k, JSON.stringify(v)])),
-    has_checks: a.checks !== undefined,
+    output_hash: a.output_hash,
+    checks: a.checks.map((ch) => ({ name: ch.name, answer: JSON.stringify(ch.answer) })),
+    forbidden_actions: a.forbidden_actions,
   })),
+  tags: e.tags ?? [],
 });
 
 const runRow = (e: RunFinished): Row => ({

@@ -28,6 +28,7 @@ const renderColumn = (c: Column): string =>
   [
     `\`${ident(c.name)}\` ${c.type}`,
     c.materialized ? `MATERIALIZED ${c.materialized}` : '',
+    c.default ? `DEFAULT ${c.default}` : '',
     c.comment ? `COMMENT ${quote(c.comment)}` : '',
     c.codec ? `CODEC(${c.codec})` : '',
   ]

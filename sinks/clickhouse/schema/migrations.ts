@@ -8,6 +8,7 @@ import {
   NULLABLE_SINCE_MIGRATION_6,
   productionWindowsV1,
   productionWindowsV2AtMigration3,
+  ROW_STATE_V7_COLUMNS,
   TABLES,
   TRACES_V5_COLUMNS,
 } from './tables.ts';
@@ -114,6 +115,11 @@ export const MIGRATIONS: readonly Migration[] = [
     version: 6,
     name: 'production windows: a missing pass rate is NULL, not 0; the late count',
     up: nullablePassRateAndLate,
+  },
+  {
+    version: 7,
+    name: 'row_state: attempt_records (the one attempt record; older rows read theirs from attempts) and tags',
+    up: (cluster) => renderAddColumns(TABLES.row_state.name, ROW_STATE_V7_COLUMNS, cluster),
   },
 ];
 

@@ -5,6 +5,8 @@ export interface Column {
   readonly codec?: string;
   /** `MATERIALIZED expr`: computed on insert, never sent by the writer. */
   readonly materialized?: string;
+  /** `DEFAULT expr`: the value of a row the writer sent without it, and of rows stored before the column was added. */
+  readonly default?: string;
   readonly comment?: string;
 }
 

@@ -237,7 +237,11 @@ const gateDecisions: TableDef = {
   settings: DEDUP_WINDOW,
 };
 
-const rowState: TableDef = {
+/**
+ * `row_state` as migration 1 created it (kept so that migration's statements never change): attempts in the
+ * shape of RowStateChanged schema version 1 (checks as a map, no event time, no forbidden actions), no tags.
+ */
+const rowStateV1: TableDef = {
   name: 'row_state',
   comment: "RowStateChanged: the processors' state of one row for one version; the highest seq wins",
   columns: [
@@ -262,6 +266,38 @@ const rowState: TableDef = {
   key: ['suite', 'agent_version', 'dataset_version', 'row_id', 'seq'],
   shardBy: 'cityHash64(suite, row_id)',
   settings: DEDUP_WINDOW,
+};
+
+/** The time part of a ULID (`id`, a String expression) as DateTime64(3); the epoch for a string that is not one. */
+const ulidTime = (id: string): string =>
+  `if(match(upper(${id}), '^[0-7][0-9A-HJKMNP-TV-Z]{25}$'), ` +
+  `fromUnixTimestamp64Milli(toInt64(arraySum(i -> (position('0123456789ABCDEFGHJKMNPQRSTVWXYZ', substring(upper(${id}), i + 1, 1)) - 1) * pow(32, 9 - i), range(10))), 'UTC'), ` +
+  `fromUnixTimestamp64Milli(toInt64(0), 'UTC'))`;
+
+/**
+ * Columns migration 7 adds to `row_state`: the attempts as passk's one attempt record (AttemptRecord,
+ * schemas/events/decisions.ts) and the row's tags. A row written before (or by an older passk, which sends only
+ * `attempts`) reads its attempt records from `attempts` by the DEFAULT: event time from the event id (as a
+ * schema version 1 changelog record is read), checks in the map's order, no forbidden actions, no tags.
+ */
+export const ROW_STATE_V7_COLUMNS = [
+  col(
+    'attempt_records',
+    "Array(Tuple(event_id String, run_id String, attempt UInt32, occurred_at DateTime64(3, 'UTC'), passed Nullable(Bool), output_hash Nullable(String), checks Array(Tuple(name String, answer String)), forbidden_actions Array(String)))",
+    {
+      codec: 'ZSTD(3)',
+      comment: 'in the canonical order (event time, run, attempt, event id); check answers are JSON text',
+      default:
+        `arrayMap(a -> (a.event_id, a.run_id, a.attempt, ${ulidTime('a.event_id')}, a.passed, a.output, ` +
+        "arrayMap((k, v) -> (k, v), mapKeys(a.checks), mapValues(a.checks)), CAST([], 'Array(String)')), attempts)",
+    },
+  ),
+  col('tags', 'Array(LowCardinality(String))', { comment: "the union of the row's trial tags, sorted" }),
+] as const;
+
+const rowState: TableDef = {
+  ...rowStateV1,
+  columns: [...rowStateV1.columns, ...ROW_STATE_V7_COLUMNS],
 };
 
 const runs: TableDef = {
@@ -458,7 +494,7 @@ export const MIGRATION_1_TABLES: readonly TableDef[] = [
   datasetRowsV1,
   confirmedFailures,
   gateDecisions,
-  rowState,
+  rowStateV1,
   runs,
   productionWindowsV1,
   alerts,
