@@ -1,57 +1,76 @@
-import { InputError } from '../../schemas/errors.ts';
+import { createReadStream } from 'node:fs';
+import { CsvError, parse, type Options } from 'csv-parse';
+import { parse as parseSync } from 'csv-parse/sync';
+import { InputError, unreadableFile } from '../../schemas/errors.ts';
 
 /** One CSV record with the 1-based line it starts on, keyed by header. */
 export type CsvRecord = { line: number; fields: Record<string, string> };
 
-/** Splits RFC 4180 CSV into rows of cells (quoted cells may hold commas, quotes as "" and newlines). */
-const cells = (text: string, file: string): { line: number; cells: string[] }[] => {
-  const rows: { line: number; cells: string[] }[] = [];
-  let row: string[] = [];
-  let cell = '';
-  let quoted = false;
-  let line = 1;
-  let start = 1;
-  const endCell = (): void => {
-    row.push(cell);
-    cell = '';
+/**
+ * RFC 4180 CSV as csv-parse reads it: quoted cells may hold commas, quotes as "" and newlines; a BOM is dropped;
+ * the record delimiter (\n, \r\n or \r) is the first record's; empty lines are skipped.
+ */
+const OPTIONS = { bom: true, info: true, skip_empty_lines: true } as const satisfies Options;
+type Parsed = { record: string[]; info: { lines: number } };
+
+/** csv-parse counts the line a record ends on; a record starts that many line breaks (inside quoted cells) earlier. */
+const startLine = (p: Parsed): number =>
+  p.info.lines - p.record.reduce((n, cell) => n + (cell.match(/\r\n|\r|\n/g)?.length ?? 0), 0);
+
+const csvError = (e: unknown, file: string): unknown =>
+  e instanceof CsvError
+    ? new InputError(`not valid CSV: ${e.message.replace(/ at line \d+/, '')}`, {
+        file,
+        line: (e as CsvError & { lines?: number }).lines,
+      })
+    : e;
+
+/** Turns parsed records into header-keyed ones: the first record is the header; every record has as many cells. */
+const keyed = (file: string) => {
+  let names: string[] | undefined;
+  return (p: Parsed): CsvRecord | undefined => {
+    const line = startLine(p);
+    if (!names) {
+      names = p.record.map((h) => h.trim());
+      return undefined;
+    }
+    if (p.record.length !== names.length)
+      throw new InputError(`expected ${names.length} cells as in the header, found ${p.record.length}`, { file, line });
+    return { line, fields: Object.fromEntries(names.map((n, i) => [n, p.record[i]!])) };
   };
-  for (let i = 0; i < text.length; i++) {
-    const ch = text[i]!;
-    if (quoted) {
-      if (ch === '"' && text[i + 1] === '"') {
-        cell += '"';
-        i++;
-      } else if (ch === '"') quoted = false;
-      else {
-        if (ch === '\n') line++;
-        cell += ch;
-      }
-    } else if (ch === '"' && cell === '') quoted = true;
-    else if (ch === ',') endCell();
-    else if (ch === '\n' || ch === '\r') {
-      if (ch === '\r' && text[i + 1] === '\n') i++;
-      endCell();
-      rows.push({ line: start, cells: row });
-      row = [];
-      start = ++line;
-    } else cell += ch;
-  }
-  if (quoted) throw new InputError('unterminated quoted cell', { file, line: start });
-  if (cell !== '' || row.length > 0) rows.push({ line: start, cells: [...row, cell] });
-  return rows.filter((r) => !(r.cells.length === 1 && r.cells[0]!.trim() === ''));
 };
 
-/** Parses CSV with a header row; every record must have as many cells as the header. */
+// Record lengths are checked by `keyed`, with the header's count in the message.
+const READ = { ...OPTIONS, relax_column_count: true } as const satisfies Options;
+
+/** Parses CSV text with a header row; every record must have as many cells as the header. */
 export const parseCsv = (text: string, file: string): CsvRecord[] => {
-  const [header, ...rows] = cells(text.replace(/^\uFEFF/, ''), file);
-  if (!header) return [];
-  const names = header.cells.map((h) => h.trim());
-  return rows.map((r) => {
-    if (r.cells.length !== names.length)
-      throw new InputError(`expected ${names.length} cells as in the header, found ${r.cells.length}`, {
-        file,
-        line: r.line,
-      });
-    return { line: r.line, fields: Object.fromEntries(names.map((n, i) => [n, r.cells[i]!])) };
-  });
+  let parsed: Parsed[];
+  try {
+    parsed = parseSync(text, READ) as unknown as Parsed[];
+  } catch (e) {
+    throw csvError(e, file);
+  }
+  const key = keyed(file);
+  return parsed.map(key).filter((r): r is CsvRecord => r !== undefined);
 };
+
+/** The records of a CSV file, streamed from disk: memory holds one record at a time, not the file. */
+export async function* streamCsv(file: string): AsyncGenerator<CsvRecord> {
+  const parser = parse(READ);
+  const input = createReadStream(file);
+  input.on('error', (e) => parser.destroy(unreadableFile(file, e)));
+  input.pipe(parser);
+  const key = keyed(file);
+  try {
+    for await (const p of parser as AsyncIterable<Parsed>) {
+      const r = key(p);
+      if (r) yield r;
+    }
+  } catch (e) {
+    throw csvError(e, file);
+  } finally {
+    input.destroy();
+    parser.destroy();
+  }
+}
