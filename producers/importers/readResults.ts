@@ -7,7 +7,8 @@ import { isZip, readZip, ZipTooLarge } from './zip.ts';
 /**
  * Heap bytes a JSON results document may take per byte of its text while it is parsed and mapped: the text (twice
  * when it is rewritten from Python's NaN tokens), the parsed value and the trials made from it. Measured on τ-bench
- * files (docs/producers.md, "Large imports"): about 9 heap bytes per byte of JSON; 16 leaves room for the rest.
+ * files (docs/producers.md, "Large imports"): 3.5 to 4.6 heap bytes per byte of JSON once parsed and mapped, more
+ * while JSON.parse runs (a 99 MB file runs a 256 MiB heap out of memory); 16 leaves room for that and the rest.
  */
 const HEAP_PER_DOCUMENT_BYTE = 16;
 
