@@ -118,7 +118,7 @@ describe('passk import streams a large CSV with bounded memory', () => {
     expect(again.code).toBe(0);
     expect(again.stdout).toContain(`${TRIALS} trials read; 0 events published, ${TRIALS} already recorded`);
     expect(await trialsOnLog(csvDataDir)).toEqual({ records: TRIALS, ids: TRIALS });
-  }, 600_000);
+  }, 1_200_000);
 });
 
 describe("another tool's JSON document is read whole within a bound", () => {

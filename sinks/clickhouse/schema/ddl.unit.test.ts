@@ -54,8 +54,9 @@ describe('DDL rendered from the table definitions', () => {
     const script = renderClusterDdl({ cluster: 'c', database: 'passk' });
     // migrations table + migration 1's 12 tables + version_summaries + production_windows_v2, each local and distributed;
     // then the copy; then migration 4's columns on dataset_rows and migration 5's on traces, local and distributed;
-    // then migration 6: production_windows_v2's nullable pass rate and late count, local and distributed, and its UPDATE.
-    expect(script).toHaveLength(2 * (1 + 12 + 1 + 1) + 1 + 2 + 2 + 5);
+    // then migration 6: production_windows_v2's nullable pass rate and late count, local and distributed, and its UPDATE;
+    // then migration 7: its nullable sampled and sampled_rule, local and distributed, and its UPDATE.
+    expect(script).toHaveLength(2 * (1 + 12 + 1 + 1) + 1 + 2 + 2 + 5 + 5);
     expect(script[0]).toContain('passk.`passk_migrations_local`');
     for (const t of [...Object.values(TABLES).map((d) => d.name), 'production_windows']) {
       expect(
@@ -68,10 +69,10 @@ describe('DDL rendered from the table definitions', () => {
       ).toHaveLength(1);
     }
     // Migration 3 copies through the Distributed tables, so every shard's rows move.
-    expect(script.at(-10)).toMatch(
+    expect(script.at(-15)).toMatch(
       /^INSERT INTO `passk`\.`production_windows_v2` \(.*\) SELECT .* FROM `passk`\.`production_windows`$/,
     );
-    expect(script.slice(-9, -5)).toEqual([
+    expect(script.slice(-14, -10)).toEqual([
       expect.stringMatching(
         /^ALTER TABLE passk\.`dataset_rows_local` ON CLUSTER 'c' ADD COLUMN IF NOT EXISTS `expected_checks` Nullable\(String\).*, ADD COLUMN IF NOT EXISTS `removed` Bool/,
       ),
@@ -84,7 +85,7 @@ describe('DDL rendered from the table definitions', () => {
       expect.stringMatching(/^ALTER TABLE passk\.`traces` ON CLUSTER 'c' ADD COLUMN IF NOT EXISTS `actions`/),
     ]);
     // Migration 6 alters the local tables and the Distributed one alike (a missing pass rate is NULL; the late count).
-    expect(script.slice(-5)).toEqual([
+    expect(script.slice(-10, -5)).toEqual([
       expect.stringMatching(
         /^ALTER TABLE passk\.`production_windows_v2_local` ON CLUSTER 'c' MODIFY COLUMN `pass_rate` Nullable\(Float64\)/,
       ),
@@ -101,7 +102,23 @@ describe('DDL rendered from the table definitions', () => {
         /^ALTER TABLE passk\.`production_windows_v2_local` ON CLUSTER 'c' UPDATE .* WHERE weight = 0/,
       ),
     ]);
-    expect(MIGRATIONS.map((m) => m.version)).toEqual([1, 2, 3, 4, 5, 6]);
+    // Migration 7 alike: sampled may be NULL (unknown), the rule column, and its UPDATE of the rows not yet done.
+    expect(script.slice(-5)).toEqual([
+      expect.stringMatching(
+        /^ALTER TABLE passk\.`production_windows_v2_local` ON CLUSTER 'c' MODIFY COLUMN `sampled` Nullable\(UInt64\)$/,
+      ),
+      expect.stringMatching(/^ALTER TABLE passk\.`production_windows_v2` ON CLUSTER 'c' MODIFY COLUMN `sampled`/),
+      expect.stringMatching(
+        /^ALTER TABLE passk\.`production_windows_v2_local` ON CLUSTER 'c' ADD COLUMN IF NOT EXISTS `sampled_rule` UInt8/,
+      ),
+      expect.stringMatching(
+        /^ALTER TABLE passk\.`production_windows_v2` ON CLUSTER 'c' ADD COLUMN IF NOT EXISTS `sampled_rule`/,
+      ),
+      expect.stringMatching(
+        /^ALTER TABLE passk\.`production_windows_v2_local` ON CLUSTER 'c' UPDATE sampled = sampled \+ ungraded, sampled_rule = 1 WHERE sampled_rule = 0/,
+      ),
+    ]);
+    expect(MIGRATIONS.map((m) => m.version)).toEqual([1, 2, 3, 4, 5, 6, 7]);
     expect(() => renderClusterTable(TABLES.trials, { cluster: 'c', database: 'bad-name' })).toThrow(RangeError);
   });
 });

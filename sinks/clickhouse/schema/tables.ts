@@ -342,19 +342,30 @@ export const LATE_COLUMN = col('late', 'UInt64', {
   comment: 'traces that arrived after the window closed: stored as traces, counted here, in no sum',
 });
 
+/** Migration 7: `sampled` may be NULL (unknown) for a row an older passk wrote that cannot be corrected. */
+export const NULLABLE_SINCE_MIGRATION_7 = 'sampled';
+/** The column migration 7 adds: which rule wrote `sampled`. */
+export const SAMPLED_RULE_COLUMN = col('sampled_rule', 'UInt8', {
+  comment: '0: written before migration 7 (sampled may be the graded count); 1: sampled counts every trace',
+});
+
 /**
  * Production windows, keyed by start *and* end: the processors keep windows of several lengths
  * (1 h tumbling, 24 h sliding by 1 h) that share start times. Physically `production_windows_v2`
  * (migration 3 copied the v1 rows over); the sink and the code still call it `production_windows`.
- * `sampled` counts every sampled trace of the window, `ungraded` those without a verdict.
+ * `sampled` counts every sampled trace of the window, `ungraded` those without a verdict; NULL (unknown) only in a
+ * row an older passk wrote that migration 7 could not correct.
  */
 const productionWindows: TableDef = {
   ...productionWindowsV2AtMigration3,
   columns: [
     ...productionWindowsV2AtMigration3.columns.map((c) =>
-      (NULLABLE_SINCE_MIGRATION_6 as readonly string[]).includes(c.name) ? { ...c, type: `Nullable(${c.type})` } : c,
+      (NULLABLE_SINCE_MIGRATION_6 as readonly string[]).includes(c.name) || c.name === NULLABLE_SINCE_MIGRATION_7
+        ? { ...c, type: `Nullable(${c.type})` }
+        : c,
     ),
     LATE_COLUMN,
+    SAMPLED_RULE_COLUMN,
   ],
 };
 
