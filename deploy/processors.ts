@@ -104,6 +104,7 @@ const windowRow = (w: WindowTotal) => ({
   ci_low: w.interval?.[0] ?? null,
   ci_high: w.interval?.[1] ?? null,
   late: w.late,
+  sampled_rule: 1,
   seq: w.seq,
 });
 

@@ -1,57 +1,92 @@
-import { InputError } from '../../schemas/errors.ts';
+import { createReadStream } from 'node:fs';
+import { CsvError, parse, type Options } from 'csv-parse';
+import { parse as parseSync } from 'csv-parse/sync';
+import { InputError, unreadableFile } from '../../schemas/errors.ts';
 
 /** One CSV record with the 1-based line it starts on, keyed by header. */
 export type CsvRecord = { line: number; fields: Record<string, string> };
 
-/** Splits RFC 4180 CSV into rows of cells (quoted cells may hold commas, quotes as "" and newlines). */
-const cells = (text: string, file: string): { line: number; cells: string[] }[] => {
-  const rows: { line: number; cells: string[] }[] = [];
-  let row: string[] = [];
-  let cell = '';
-  let quoted = false;
-  let line = 1;
-  let start = 1;
-  const endCell = (): void => {
-    row.push(cell);
-    cell = '';
+/**
+ * RFC 4180 CSV as csv-parse reads it: quoted cells may hold commas, quotes as "" and newlines; a BOM is dropped;
+ * the record delimiter (\n, \r\n or \r) is the first record's; empty lines are skipped.
+ */
+const OPTIONS = { bom: true, skip_empty_lines: true } as const satisfies Options;
+type Parsed = { record: string[]; info: { lines: number } };
+
+const count = (cells: readonly string[], re: RegExp): number =>
+  cells.reduce((n, cell) => n + (cell.match(re)?.length ?? 0), 0);
+
+const csvError = (e: unknown, file: string, drift: number): unknown =>
+  e instanceof CsvError
+    ? new InputError(`not valid CSV: ${e.message.replace(/ at line \d+/, '')}`, {
+        file,
+        line: (e as CsvError & { lines?: number }).lines! - drift,
+      })
+    : e;
+
+/**
+ * Turns parsed records into header-keyed ones: the first record is the header; every record has as many cells.
+ * csv-parse counts the line a record ends on, counting a \r\n inside a quoted cell as two lines; `drift` is how far
+ * its count is ahead of the file's lines so far, so records (and errors) are numbered as an editor shows the file.
+ */
+const keyed = (file: string) => {
+  let names: string[] | undefined;
+  const state = { drift: 0 };
+  const key = (p: Parsed): CsvRecord | undefined => {
+    const crlf = count(p.record, /\r\n/g);
+    const end = p.info.lines - state.drift - crlf;
+    state.drift += crlf;
+    const line = end - count(p.record, /\r\n|\r|\n/g);
+    if (!names) {
+      names = p.record.map((h) => h.trim());
+      return undefined;
+    }
+    if (p.record.length !== names.length)
+      throw new InputError(`expected ${names.length} cells as in the header, found ${p.record.length}`, { file, line });
+    return { line, fields: Object.fromEntries(names.map((n, i) => [n, p.record[i]!])) };
   };
-  for (let i = 0; i < text.length; i++) {
-    const ch = text[i]!;
-    if (quoted) {
-      if (ch === '"' && text[i + 1] === '"') {
-        cell += '"';
-        i++;
-      } else if (ch === '"') quoted = false;
-      else {
-        if (ch === '\n') line++;
-        cell += ch;
-      }
-    } else if (ch === '"' && cell === '') quoted = true;
-    else if (ch === ',') endCell();
-    else if (ch === '\n' || ch === '\r') {
-      if (ch === '\r' && text[i + 1] === '\n') i++;
-      endCell();
-      rows.push({ line: start, cells: row });
-      row = [];
-      start = ++line;
-    } else cell += ch;
-  }
-  if (quoted) throw new InputError('unterminated quoted cell', { file, line: start });
-  if (cell !== '' || row.length > 0) rows.push({ line: start, cells: [...row, cell] });
-  return rows.filter((r) => !(r.cells.length === 1 && r.cells[0]!.trim() === ''));
+  return { key, state };
 };
 
-/** Parses CSV with a header row; every record must have as many cells as the header. */
+// Record lengths are checked by `keyed`, with the header's count in the message.
+const READ = { ...OPTIONS, relax_column_count: true } as const satisfies Options;
+
+/** Parses CSV text with a header row; every record must have as many cells as the header. */
 export const parseCsv = (text: string, file: string): CsvRecord[] => {
-  const [header, ...rows] = cells(text.replace(/^\uFEFF/, ''), file);
-  if (!header) return [];
-  const names = header.cells.map((h) => h.trim());
-  return rows.map((r) => {
-    if (r.cells.length !== names.length)
-      throw new InputError(`expected ${names.length} cells as in the header, found ${r.cells.length}`, {
-        file,
-        line: r.line,
-      });
-    return { line: r.line, fields: Object.fromEntries(names.map((n, i) => [n, r.cells[i]!])) };
-  });
+  const { key, state } = keyed(file);
+  const out: CsvRecord[] = [];
+  try {
+    // on_record sees each record as it is parsed, so an error's line is corrected by the records before it
+    parseSync(text, {
+      ...READ,
+      on_record: (record, context) => {
+        const r = key({ record, info: context });
+        if (r) out.push(r);
+        return null;
+      },
+    });
+  } catch (e) {
+    throw csvError(e, file, state.drift);
+  }
+  return out;
 };
+
+/** The records of a CSV file, streamed from disk: memory holds one record at a time, not the file. */
+export async function* streamCsv(file: string): AsyncGenerator<CsvRecord> {
+  const parser = parse({ ...READ, info: true });
+  const input = createReadStream(file);
+  input.on('error', (e) => parser.destroy(unreadableFile(file, e)));
+  input.pipe(parser);
+  const { key, state } = keyed(file);
+  try {
+    for await (const p of parser as AsyncIterable<Parsed>) {
+      const r = key(p);
+      if (r) yield r;
+    }
+  } catch (e) {
+    throw csvError(e, file, state.drift);
+  } finally {
+    input.destroy();
+    parser.destroy();
+  }
+}

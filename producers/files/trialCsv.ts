@@ -1,6 +1,6 @@
 import { InputError } from '../../schemas/errors.ts';
 import type { Origin, ReadOptions } from './fieldError.ts';
-import { parseCsv } from './csv.ts';
+import { type CsvRecord, parseCsv } from './csv.ts';
 import { parseTrialRecord, type ReadTrial } from './trialLines.ts';
 
 /**
@@ -43,14 +43,17 @@ const cellValue = (name: string, cell: string, origin: Origin): unknown => {
   return cell;
 };
 
+/** One CSV record (header-keyed) as a trial. */
+export const csvRecordTrial = ({ line, fields }: CsvRecord, file: string, opts: ReadOptions = {}): ReadTrial => {
+  const origin = { file, line };
+  const value = Object.fromEntries(
+    Object.entries(fields)
+      .map(([k, v]) => [k, cellValue(k, v, origin)])
+      .filter(([, v]) => v !== undefined),
+  );
+  if (!('passed' in fields)) throw new InputError('missing column', { ...origin, field: 'passed' });
+  return { event: parseTrialRecord(value, origin, opts), origin };
+};
+
 export const parseTrialCsv = (text: string, file: string, opts: ReadOptions = {}): ReadTrial[] =>
-  parseCsv(text, file).map(({ line, fields }) => {
-    const origin = { file, line };
-    const value = Object.fromEntries(
-      Object.entries(fields)
-        .map(([k, v]) => [k, cellValue(k, v, origin)])
-        .filter(([, v]) => v !== undefined),
-    );
-    if (!('passed' in fields)) throw new InputError('missing column', { ...origin, field: 'passed' });
-    return { event: parseTrialRecord(value, origin, opts), origin };
-  });
+  parseCsv(text, file).map((r) => csvRecordTrial(r, file, opts));

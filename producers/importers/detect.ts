@@ -25,14 +25,22 @@ export const detectFormat = (file: string, text: string, forced?: Format): Forma
   const trimmed = text.trimStart();
   if (!trimmed.startsWith('{') && !trimmed.startsWith('['))
     throw new InputError('not JSON, JSONL or CSV: pass --format', { file });
-  // A JSON Lines file also starts with "{": one object per line, more than one line.
-  const firstLine = trimmed.split('\n', 1)[0]!;
-  if (trimmed.includes('\n{') && safeParse(firstLine) !== undefined) return 'jsonl';
+  if (looksLikeJsonLines(text)) return 'jsonl';
   const value = parseJson(text, file);
   const match = JSON_FORMATS.find(([, looks]) => looks(value));
   if (!match)
     throw new InputError(`unrecognized results file (expected one of ${FORMATS.join(', ')}): pass --format`, { file });
   return match[0];
+};
+
+/**
+ * A JSON Lines file also starts with "{": one object per line, more than one line. Judged from the text's start
+ * (its first two lines), so the first bytes of a file suffice.
+ */
+export const looksLikeJsonLines = (text: string): boolean => {
+  const trimmed = text.trimStart();
+  const firstLine = trimmed.split('\n', 1)[0]!;
+  return trimmed.startsWith('{') && trimmed.includes('\n{') && safeParse(firstLine) !== undefined;
 };
 
 const safeParse = (s: string): unknown => {

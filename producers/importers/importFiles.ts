@@ -1,7 +1,8 @@
 import type { ReadOptions } from '../files/fieldError.ts';
 import { createHash } from 'node:crypto';
 import { createReadStream } from 'node:fs';
-import { parseTrialText } from '../files/readTrialFiles.ts';
+import { streamCsv } from '../files/csv.ts';
+import { csvRecordTrial } from '../files/trialCsv.ts';
 import { parseTrialLine } from '../files/trialLines.ts';
 import { InputError, PipelineError } from '../../schemas/errors.ts';
 import type { EventPublisher, EventSource } from '../../processors/ports.ts';
@@ -14,8 +15,8 @@ import { createRecorder } from '../sdk/recorder.ts';
 import type { RetryPolicy } from '../../schemas/retry.ts';
 import { PRODUCER_VERSION } from '../version.ts';
 import type { ImportedTrial, ImportOptions } from './common.ts';
-import { detectFormat, type Format, parseResultsFile } from './detect.ts';
-import { readResultsText } from './readResults.ts';
+import { detectFormat, type Format, looksLikeJsonLines, parseResultsFile } from './detect.ts';
+import { readHead, readResultsText } from './readResults.ts';
 import { createSummary, type ImportSummary } from './summary.ts';
 import { MAX_NESTING, textProblem } from '../../schemas/wellFormed.ts';
 
@@ -131,29 +132,39 @@ const inMemory = (file: string, format: Format, list: readonly Entry[]): Source 
   },
 });
 
+const streamedCsv = (file: string, opts: ImportOptions & ReadOptions): Source => ({
+  file,
+  format: 'csv',
+  async *entries() {
+    let index = 0;
+    for await (const r of streamCsv(file)) {
+      const read = csvRecordTrial(r, file, opts);
+      yield { t: eventToInput(read.event), line: r.line, index: index++ };
+    }
+  },
+});
+
+/** Bytes of a file's start that tell JSON Lines from one JSON document (its first two lines, when shorter). */
+const HEAD_BYTES = 1024 * 1024;
+
 /**
- * Opens a results file. JSON Lines (by `--format jsonl`, a .jsonl/.ndjson name, or their content) are streamed, so
- * memory does not grow with the file; CSV and other tools' JSON documents are read whole.
+ * Opens a results file. Flat JSON Lines and CSV (by `--format`, by a .jsonl/.ndjson/.csv name, or JSON Lines by the
+ * first lines of their content) are streamed, so memory does not grow with the file. Other tools' files are one JSON
+ * document (or an Inspect `.eval` zip of them) read whole, within `maxDocumentBytes` (readResults.ts).
  */
 const openSource = async (file: string, opts: ImportOptions & ReadOptions & { format?: Format }): Promise<Source> => {
-  const byName = opts.format ?? (/\.(jsonl|ndjson)$/i.test(file) ? 'jsonl' : undefined);
-  if (byName === 'jsonl') {
+  const flat = opts.format ?? (/\.(jsonl|ndjson)$/i.test(file) ? 'jsonl' : /\.csv$/i.test(file) ? 'csv' : undefined);
+  const sniffed =
+    flat ?? (looksLikeJsonLines((await readHead(file, HEAD_BYTES)).toString('utf8')) ? 'jsonl' : undefined);
+  if (sniffed === 'jsonl' || sniffed === 'csv') {
     refuseIdentityFlags(file, opts);
-    return streamedLines(file, opts);
+    return sniffed === 'jsonl' ? streamedLines(file, opts) : streamedCsv(file, opts);
   }
   const text = await readResultsText(file);
   const format = detectFormat(file, text, opts.format);
-  if (format === 'jsonl') {
+  if (format === 'jsonl' || format === 'csv') {
     refuseIdentityFlags(file, opts);
-    return streamedLines(file, opts);
-  }
-  if (format === 'csv') {
-    refuseIdentityFlags(file, opts);
-    return inMemory(
-      file,
-      format,
-      parseTrialText(text, file, opts).map((r, index) => ({ t: eventToInput(r.event), line: r.origin.line, index })),
-    );
+    return format === 'jsonl' ? streamedLines(file, opts) : streamedCsv(file, opts);
   }
   const trials = parseResultsFile(file, text, format, opts).trials;
   return inMemory(

@@ -1,10 +1,12 @@
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { InputError } from '../../schemas/errors.ts';
 import { createMemoryPublisher } from '../sdk/memoryPublisher.ts';
 import { importFiles } from './importFiles.ts';
+import { readResultsText } from './readResults.ts';
+import { parseTrialText } from '../files/readTrialFiles.ts';
 
 // Issue #13: JSON Lines are streamed in two passes (check, then publish). Lines are split as the whole-file reader
 // splits them, and a conflict names the place of the first copy, in this file or an earlier one.
@@ -83,5 +85,69 @@ describe('passk import streams JSON Lines', () => {
     const e = await rejection(importFiles([file], {}, { publisher: createMemoryPublisher() }));
     expect(e.where).toEqual({ file });
     expect(e.message).toContain('cannot read the file: ENOENT');
+  });
+});
+
+const HEAD = 'suite,dataset_version,row_id,agent_version,run_id,attempt,passed,output';
+const csvRow = (row: string, attempt: number, output = 'ok') =>
+  `refunds,2026-11-01,${row},v1,run-1,${attempt},${attempt % 2 === 0},${output}`;
+
+describe('passk import streams CSV', () => {
+  it('reads what the whole-file reader reads: a BOM, CRLF, blank lines and quoted cells over several lines', async () => {
+    const file = join(dir, 'multi.csv');
+    const text = `\uFEFF${HEAD}\r\n${csvRow('r1', 0)}\r\n\r\n${csvRow('r1', 1, '"two\r\nlines, ""quoted"""')}\r\n${csvRow('r2', 0)}\r\n`;
+    writeFileSync(file, text);
+    const publisher = createMemoryPublisher();
+    const [r] = await importFiles([file], {}, { publisher });
+    expect(r).toMatchObject({ format: 'csv', trials: 3, published: 4 });
+    const trials = publisher.events.filter((e) => e.type === 'TrialRecorded');
+    const whole = parseTrialText(readFileSync(file, 'utf8'), file);
+    expect(trials.map((t) => [t.event_id, t.output])).toEqual(whole.map((w) => [w.event.event_id, w.event.output]));
+    expect(whole.map((w) => w.origin.line)).toEqual([2, 4, 6]);
+    expect(trials[1]!.output).toBe('two\r\nlines, "quoted"');
+  });
+
+  it('a bad cell after a multi-line cell names its line; nothing is published', async () => {
+    const file = join(dir, 'bad.csv');
+    writeFileSync(file, [HEAD, csvRow('r1', 0, '"a\nb\nc"'), csvRow('r2', 0).replace(',0,', ',x,')].join('\n'));
+    const publisher = createMemoryPublisher();
+    const e = await rejection(importFiles([file], {}, { publisher }));
+    expect(e.where).toEqual({ file, line: 5, field: 'attempt' });
+    expect(publisher.events).toHaveLength(0);
+  });
+
+  it('an unterminated quote, a short record and a conflicting copy name the line', async () => {
+    const file = join(dir, 'broken.csv');
+    writeFileSync(file, [HEAD, csvRow('r1', 0), `${csvRow('r2', 0, '"open')}\n`].join('\n'));
+    let e = await rejection(importFiles([file], {}, { publisher: createMemoryPublisher() }));
+    expect(e.where).toEqual({ file, line: 3 });
+    expect(e.message).toContain('Quote Not Closed');
+    writeFileSync(file, [HEAD, csvRow('r1', 0), 'refunds,2026-11-01'].join('\n'));
+    e = await rejection(importFiles([file], {}, { publisher: createMemoryPublisher() }));
+    expect(e.where).toEqual({ file, line: 3 });
+    expect(e.message).toContain('expected 8 cells as in the header, found 2');
+    writeFileSync(file, [HEAD, csvRow('r1', 0), csvRow('r2', 0), csvRow('r1', 0, 'other')].join('\n'));
+    e = await rejection(importFiles([file], {}, { publisher: createMemoryPublisher() }));
+    expect(e.where).toEqual({ file, line: 4, field: 'output' });
+    expect(e.message).toContain(`already read from ${file} line 2 with a different output`);
+  });
+
+  it('JSON Lines under another name are told by their first lines and streamed', async () => {
+    const file = join(dir, 'trials.txt');
+    writeFileSync(file, [trial('r1', 0), trial('r1', 1)].join('\n'));
+    const [r] = await importFiles([file], {}, { publisher: createMemoryPublisher() });
+    expect(r).toMatchObject({ format: 'jsonl', trials: 2 });
+  });
+});
+
+describe("other tools' JSON documents are read whole, within a bound", () => {
+  it('a document over the bound is refused naming the file, before it is read', async () => {
+    const file = join(dir, 'big-tau.json');
+    const entry = { task_id: 1, reward: 1, info: {}, traj: [], trial: 0 };
+    writeFileSync(file, JSON.stringify(Array.from({ length: 200 }, (_, i) => ({ ...entry, task_id: i }))));
+    const e = await rejection(readResultsText(file, 1000));
+    expect(e.where).toEqual({ file });
+    expect(e.message).toContain(`${file}: is 0.0 MiB, over the 0.0 MiB a JSON results document can be read in`);
+    expect(await readResultsText(file, 1_000_000)).toContain('"task_id":199');
   });
 });

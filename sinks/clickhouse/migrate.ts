@@ -37,6 +37,7 @@ export const migrate = async (
   const migrations = [...(opts.migrations ?? MIGRATIONS)].sort((a, b) => a.version - b.version);
   const done = new Map((await appliedMigrations(client)).map((m) => [m.version, m]));
   const applied: number[] = [];
+  const context = { applied: new Set(done.keys()) };
   for (const m of migrations) {
     const checksum = checksumOf(m);
     const previous = done.get(m.version);
@@ -48,7 +49,7 @@ export const migrate = async (
         );
       continue;
     }
-    for (const statement of m.up()) {
+    for (const statement of m.up(undefined, context)) {
       try {
         await client.command({ query: statement });
       } catch (e) {

@@ -135,7 +135,7 @@ export const clickhouseDashboardData = (client: Querier): DashboardData => ({
           start: w.window_start,
           end: w.window_end,
           traces: w.sampled,
-          graded: w.sampled - w.ungraded,
+          graded: w.sampled === null ? null : w.sampled - w.ungraded,
           pass_rate: w.pass_rate,
           interval: w.ci_low === null || w.ci_high === null ? null : [w.ci_low, w.ci_high],
           late: w.late,

@@ -76,10 +76,10 @@ export type ProductionWindow = {
   size: string;
   start: number;
   end: number;
-  /** Every sampled trace of the window… */
-  traces: number;
-  /** …and those of them with a verdict. */
-  graded: number;
+  /** Every sampled trace of the window… (null: unknown, in a window an older passk stored and migration 7 could not correct) */
+  traces: number | null;
+  /** …and those of them with a verdict (null when `traces` is unknown). */
+  graded: number | null;
   /** Sampling-weighted (Horvitz–Thompson) pass rate with its interval; null when nothing is graded (never 0). */
   pass_rate: number | null;
   interval: [number, number] | null;

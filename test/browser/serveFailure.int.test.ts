@@ -1,7 +1,8 @@
-import { mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, describe, expect, it } from 'vitest';
+import { randomBytes } from 'node:crypto';
+import { afterAll, describe, expect, inject, it } from 'vitest';
 import { launchChromium } from './chromium.ts';
 import { passk, passkServer, ROOT } from './processes.ts';
 
@@ -9,11 +10,15 @@ import { passk, passkServer, ROOT } from './processes.ts';
  * `passk serve` when its processors crash: a real fault at the store's real boundary (the disk under chDB: every
  * table directory becomes a plain file, so the next insert cannot create its part). The page's live dot turns red
  * with the reason, /healthz answers 503, and the process exits non-zero instead of serving numbers that no longer move.
+ * On both logs: the embedded one, and Kafka + schema registry (the test stack's, in topics of its own), where the
+ * processors consume from the broker into the same embedded store.
  */
-const dataDir = mkdtempSync(join(tmpdir(), 'passk-serve-fail-'));
-afterAll(() => rmSync(dataDir, { recursive: true, force: true }));
+const dirs: string[] = [];
+afterAll(() => {
+  for (const d of dirs) rmSync(d, { recursive: true, force: true });
+});
 
-const breakStoreDisk = (): number => {
+const breakStoreDisk = (dataDir: string): number => {
   const tables = join(dataDir, 'store', 'store');
   let broken = 0;
   for (const prefix of readdirSync(tables))
@@ -36,11 +41,30 @@ const waitFor = async <T>(get: () => Promise<T>, ok: (v: T) => boolean, what: st
   }
 };
 
-describe('passk serve when its processors crash', () => {
+const backends: [string, () => NodeJS.ProcessEnv][] = [
+  ['the embedded log', () => ({ PASSK_BACKEND: 'embedded' })],
+  [
+    'Kafka',
+    () => ({
+      PASSK_BACKEND: 'kafka',
+      KAFKA_BROKERS: inject('kafkaBrokers'),
+      SCHEMA_REGISTRY_URL: inject('schemaRegistryUrl'),
+      PASSK_KAFKA_NAMESPACE: `passk-serve-fail-${randomBytes(4).toString('hex')}.`,
+      CLICKHOUSE_URL: '',
+    }),
+  ],
+];
+
+describe.each(backends)('passk serve on %s when its processors crash', (_, backendEnv) => {
   it('turns the live dot red with the reason, answers 503 on /healthz, and exits non-zero', async () => {
+    const dataDir = mkdtempSync(join(tmpdir(), 'passk-serve-fail-'));
+    dirs.push(dataDir);
+    const env = backendEnv();
     const server = await passkServer(
       ['--data-dir', dataDir, 'serve', '--port', '0', '--json', '--exit-after-failure', '20'],
       (line) => (line.startsWith('{') ? (JSON.parse(line) as { url: string }).url : undefined),
+      120_000,
+      env,
     );
     let stderr = '';
     server.child.stderr!.on('data', (c: Buffer) => (stderr += c.toString()));
@@ -48,7 +72,9 @@ describe('passk serve when its processors crash', () => {
     const url = server.value;
     const browser = await launchChromium();
     try {
-      const first = await passk(['--data-dir', dataDir, 'import', join(ROOT, 'examples/tau-bench-gpt-4o.jsonl')]);
+      const first = await passk(['--data-dir', dataDir, 'import', join(ROOT, 'examples/tau-bench-gpt-4o.jsonl')], {
+        env,
+      });
       expect(first.code).toBe(0);
       await waitFor(
         async () => (await (await fetch(`${url}api/groups`)).json()) as unknown[],
@@ -59,8 +85,12 @@ describe('passk serve when its processors crash', () => {
       await browser.page.waitForSelector('#live[data-state="on"]');
       expect(await (await fetch(`${url}api/status`)).json()).toEqual({ state: 'ok' });
 
-      expect(breakStoreDisk()).toBeGreaterThan(0);
-      const second = await passk(['--data-dir', dataDir, 'import', join(ROOT, 'examples/refunds-v1-v2.jsonl')]);
+      // the events went through the backend under test: on Kafka, no embedded log was ever opened
+      expect(existsSync(join(dataDir, 'log.sqlite'))).toBe(env.PASSK_BACKEND === 'embedded');
+      expect(breakStoreDisk(dataDir)).toBeGreaterThan(0);
+      const second = await passk(['--data-dir', dataDir, 'import', join(ROOT, 'examples/refunds-v1-v2.jsonl')], {
+        env,
+      });
       expect(second.code).toBe(0); // the log took it; the processors cannot store it
 
       await browser.page.waitForSelector('#live[data-state="failed"]', { timeout: 90_000 });

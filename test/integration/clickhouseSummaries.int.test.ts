@@ -22,6 +22,7 @@ import {
   versionSummary,
   type StoreClient,
 } from '../../sinks/clickhouse/index.ts';
+import { clickhouseDashboardData } from '../../sinks/dashboard/clickhouseData.ts';
 
 /**
  * `version_summaries` (the processors' per-partition snapshots) and the re-keyed production windows,
@@ -264,11 +265,104 @@ describe('migration 3 on a store that had production_windows v1', () => {
   });
 });
 
-describe('migration 7 on a store whose row_state holds attempts as an older passk wrote them', () => {
+describe('migration 7: old production_windows rows keep no wrong sampled count', () => {
+  const T0 = Date.UTC(2026, 0, 2);
+  const H = 3_600_000;
+  /** A row as the processors wrote it before migration 6: `sampled` held the graded count. */
+  const old = (hour: number, graded: number, ungraded: number) => ({
+    agent_version: 'old',
+    segment: 'all',
+    grader: 'g',
+    window_start: `${(T0 + hour * H) / 1000}.000`,
+    window_end: `${(T0 + (hour + 1) * H) / 1000}.000`,
+    sampled: graded,
+    ungraded,
+    weight: graded,
+    passed_weight: graded,
+    pass_rate: graded > 0 ? 1 : 0,
+    ci_low: 0,
+    ci_high: 1,
+    seq: graded + ungraded,
+  });
+  const shown = async (client: Parameters<typeof clickhouseDashboardData>[0]) =>
+    (await clickhouseDashboardData(client).production()).windows
+      .filter((w) => w.agent_version === 'old')
+      .map((w) => [(w.start - T0) / H, w.traces, w.graded]);
+
+  it('a store below migration 6 holds only old rows: each is corrected, exactly, and running it again changes nothing', async () => {
+    const store = await openClickHouse({
+      kind: 'embedded',
+      path: join(dir, 'store'),
+      database: 'passk_sampled_below6',
+    });
+    try {
+      await migrate(store.client, { migrations: MIGRATIONS.filter((m) => m.version < 6) });
+      // Written with the schema before migration 6 (no late column, a pass rate that cannot be NULL).
+      await store.client.insert({
+        table: 'production_windows_v2',
+        values: [old(0, 1, 2), old(1, 3, 2), old(2, 4, 0), old(3, 0, 5)],
+        format: 'JSONEachRow',
+      });
+      expect(await migrate(store.client)).toEqual({ applied: [6, 7], current: 7 });
+      const expected = [
+        [0, 3, 1], // the issue's window: 1 graded + 2 ungraded showed "graded −1"
+        [1, 5, 3],
+        [2, 4, 4],
+        [3, 5, 0],
+      ];
+      expect(await shown(store.client)).toEqual(expected);
+      for (const statement of MIGRATIONS.find((m) => m.version === 7)!.up())
+        await store.client.command({ query: statement });
+      expect(await shown(store.client)).toEqual(expected);
+    } finally {
+      await store.close();
+    }
+  });
+
+  it('a store already at 6 (old and right rows mixed): certain ones corrected, the rest unknown, new rows untouched', async () => {
+    const store = await openClickHouse({ kind: 'embedded', path: join(dir, 'store'), database: 'passk_sampled_at6' });
+    try {
+      await migrate(store.client, { migrations: MIGRATIONS.filter((m) => m.version < 6) });
+      await store.client.insert({
+        table: 'production_windows_v2',
+        values: [old(0, 1, 2), old(2, 4, 0)],
+        format: 'JSONEachRow',
+      });
+      await migrate(store.client, { migrations: MIGRATIONS.filter((m) => m.version < 7) });
+      // After migration 6, written by the processors as they then were: sampled = graded + ungraded (3 + 2).
+      await store.client.insert({
+        table: 'production_windows_v2',
+        values: [{ ...old(1, 3, 2), sampled: 5, late: 0 }],
+        format: 'JSONEachRow',
+      });
+      expect(await migrate(store.client)).toEqual({ applied: [7], current: 7 });
+      // After migration 7, as the processors write now.
+      await store.client.insert({
+        table: 'production_windows_v2',
+        values: [{ ...old(4, 2, 1), sampled: 3, late: 0, sampled_rule: 1 }],
+        format: 'JSONEachRow',
+      });
+      const expected = [
+        [0, 3, 1], // sampled 1 < ungraded 2: certainly the graded count, corrected
+        [1, null, null], // sampled 5 with 2 ungraded: right under the new rule, or 5 graded under the old; unknown
+        [2, 4, 4], // no ungraded trace: the same under both rules
+        [4, 3, 2], // written after migration 7: left as it is
+      ];
+      expect(await shown(store.client)).toEqual(expected);
+      for (const statement of MIGRATIONS.find((m) => m.version === 7)!.up(undefined, { applied: new Set([6]) }))
+        await store.client.command({ query: statement });
+      expect(await shown(store.client)).toEqual(expected);
+    } finally {
+      await store.close();
+    }
+  });
+});
+
+describe('migration 8 on a store whose row_state holds attempts as an older passk wrote them', () => {
   it('reads old rows (and rows an older writer still sends) as attempt records; running it again changes nothing', async () => {
     const store = await openClickHouse({ kind: 'embedded', path: join(dir, 'store'), database: 'passk_upgrade7_test' });
     try {
-      await migrate(store.client, { migrations: MIGRATIONS.filter((m) => m.version < 7) });
+      await migrate(store.client, { migrations: MIGRATIONS.filter((m) => m.version < 8) });
       const T0 = Date.UTC(2026, 0, 1);
       const ids = [deterministicEventId(T0, 'a0'), deterministicEventId(T0 + 5000, 'a1')];
       const trials = ids.map((event_id, attempt) => ({

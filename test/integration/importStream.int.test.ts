@@ -1,5 +1,5 @@
 import { execFile } from 'node:child_process';
-import { createWriteStream, mkdtempSync, rmSync } from 'node:fs';
+import { createWriteStream, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { once } from 'node:events';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -22,6 +22,8 @@ const root = fileURLToPath(new URL('../../', import.meta.url));
 const dir = mkdtempSync(join(tmpdir(), 'passk-import-stream-'));
 const dataDir = join(dir, 'data');
 const file = join(dir, 'big.jsonl');
+const csvFile = join(dir, 'big.csv');
+const csvDataDir = join(dir, 'csv-data');
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
 /** Writes the file line by line with the stream's backpressure: the test never holds the file either. */
@@ -44,21 +46,35 @@ const writeTrials = async (): Promise<void> => {
   await once(out, 'finish');
 };
 
+/** The same trials as CSV, CRLF line ends, every 1000th output a quoted cell over two lines with a comma. */
+const writeCsv = async (): Promise<void> => {
+  const out = createWriteStream(csvFile);
+  out.write('suite,dataset_version,row_id,agent_version,run_id,attempt,passed,output\r\n');
+  for (let row = 0; row < ROWS; row++)
+    for (let attempt = 0; attempt < ATTEMPTS; attempt++) {
+      const output = row % 1000 === 0 ? '"deny,\r\nsee ""policy"""' : 'approve';
+      const line = `big,v1,row-${row},a1,run-1,${attempt},${(row + attempt) % 3 !== 0},${output}\r\n`;
+      if (!out.write(line)) await once(out, 'drain');
+    }
+  out.end();
+  await once(out, 'finish');
+};
+
 type Run = { code: number; stdout: string; stderr: string };
-const passkImport = (): Promise<Run> => {
+const passkImport = (input = file, data = dataDir, flags: string[] = []): Promise<Run> => {
   const env = Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith('PASSK_')));
   return new Promise((resolve) => {
     execFile(
       process.execPath,
-      [`--max-old-space-size=${HEAP_MB}`, join(root, 'bin/passk.mjs'), '--data-dir', dataDir, 'import', file],
+      [`--max-old-space-size=${HEAP_MB}`, join(root, 'bin/passk.mjs'), '--data-dir', data, 'import', input, ...flags],
       { cwd: dir, env: { ...env, NO_COLOR: '1' }, maxBuffer: 16 * 1024 * 1024 },
       (err, stdout, stderr) => resolve({ code: err ? ((err as { code?: number }).code ?? 1) : 0, stdout, stderr }),
     );
   });
 };
 
-const trialsOnLog = async (): Promise<{ records: number; ids: number }> => {
-  const log = createEmbeddedEventLog({ dataDir });
+const trialsOnLog = async (data = dataDir): Promise<{ records: number; ids: number }> => {
+  const log = createEmbeddedEventLog({ dataDir: data });
   try {
     const ids = new Set<string>();
     let records = 0;
@@ -87,4 +103,50 @@ describe('passk import streams a large file with bounded memory', () => {
     expect(again.stdout).toContain(`${TRIALS} trials read; 0 events published, ${TRIALS} already recorded`);
     expect(await trialsOnLog()).toEqual({ records: TRIALS, ids: TRIALS });
   }, 600_000);
+});
+
+describe('passk import streams a large CSV with bounded memory', () => {
+  it(`imports ${TRIALS} CSV trials with a ${HEAP_MB} MiB heap, and a rerun counts nothing twice`, async () => {
+    await writeCsv();
+    const first = await passkImport(csvFile, csvDataDir);
+    expect(first.stderr).not.toMatch(/heap out of memory/);
+    expect(first.code).toBe(0);
+    expect(first.stdout).toContain(`${TRIALS} trials read; ${TRIALS + 1} events published, 0 already recorded`);
+    expect(await trialsOnLog(csvDataDir)).toEqual({ records: TRIALS, ids: TRIALS });
+
+    const again = await passkImport(csvFile, csvDataDir);
+    expect(again.code).toBe(0);
+    expect(again.stdout).toContain(`${TRIALS} trials read; 0 events published, ${TRIALS} already recorded`);
+    expect(await trialsOnLog(csvDataDir)).toEqual({ records: TRIALS, ids: TRIALS });
+  }, 1_200_000);
+});
+
+describe("another tool's JSON document is read whole within a bound", () => {
+  // τ-bench's own historical trajectories, repeated as further trials: one JSON array, which the importer maps whole
+  const tau = JSON.parse(
+    readFileSync(join(root, 'test/fixtures/tool-outputs/tau-bench-gpt-4o-airline-historical.json'), 'utf8'),
+  ) as { trial?: number }[];
+  const writeTau = (name: string, copies: number): string => {
+    const out = join(dir, name);
+    const entries = Array.from({ length: copies }, (_, k) =>
+      tau.map((e) => ({ ...e, trial: (e.trial ?? 0) + k * 10 })),
+    );
+    writeFileSync(out, JSON.stringify(entries.flat()));
+    return out;
+  };
+
+  it(`under a ${HEAP_MB} MiB heap: a file within 1/16 of it imports; a larger one is refused naming the file, never an out-of-memory`, async () => {
+    const small = writeTau('tau-small.json', 3); // about 10.6 MB, under the 16 MiB bound
+    const ok = await passkImport(small, join(dir, 'tau-data'), ['--agent-version', 'gpt-4o']);
+    expect(ok.stderr).not.toMatch(/heap out of memory/);
+    expect(ok.code).toBe(0);
+    expect(ok.stdout).toContain(`${tau.length * 3} trials read`);
+
+    const big = writeTau('tau-big.json', 16); // about 56 MB, over the bound (at 99 MB, reading it whole runs this heap out of memory)
+    const refused = await passkImport(big, join(dir, 'tau-data'), ['--agent-version', 'gpt-4o']);
+    expect(refused.stderr).not.toMatch(/heap out of memory/);
+    expect(refused.code).toBe(2);
+    expect(refused.stderr).toContain(`${big}: is `);
+    expect(refused.stderr).toContain('MiB a JSON results document can be read in with this heap');
+  }, 300_000);
 });

@@ -14,8 +14,11 @@ const WindowRow = z.object({
   grader: z.string(),
   window_start: z.number(),
   window_end: z.number(),
-  /** Every sampled trace of the window; `ungraded` of them have no verdict. */
-  sampled: z.number(),
+  /**
+   * Every sampled trace of the window; `ungraded` of them have no verdict. NULL (unknown) in a row an older passk
+   * wrote that migration 7 could not correct.
+   */
+  sampled: z.number().nullable(),
   ungraded: z.number(),
   weight: z.number(),
   passed_weight: z.number(),

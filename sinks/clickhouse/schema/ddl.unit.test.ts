@@ -55,8 +55,9 @@ describe('DDL rendered from the table definitions', () => {
     // migrations table + migration 1's 12 tables + version_summaries + production_windows_v2, each local and distributed;
     // then the copy; then migration 4's columns on dataset_rows and migration 5's on traces, local and distributed;
     // then migration 6: production_windows_v2's nullable pass rate and late count, local and distributed, and its UPDATE;
-    // then migration 7's columns on row_state, local and distributed.
-    expect(script).toHaveLength(2 * (1 + 12 + 1 + 1) + 1 + 2 + 2 + 5 + 2);
+    // then migration 7: its nullable sampled and sampled_rule, local and distributed, and its UPDATE;
+    // then migration 8's columns on row_state, local and distributed.
+    expect(script).toHaveLength(2 * (1 + 12 + 1 + 1) + 1 + 2 + 2 + 5 + 5 + 2);
     expect(script[0]).toContain('passk.`passk_migrations_local`');
     for (const t of [...Object.values(TABLES).map((d) => d.name), 'production_windows']) {
       expect(
@@ -69,10 +70,10 @@ describe('DDL rendered from the table definitions', () => {
       ).toHaveLength(1);
     }
     // Migration 3 copies through the Distributed tables, so every shard's rows move.
-    expect(script.at(-12)).toMatch(
+    expect(script.at(-17)).toMatch(
       /^INSERT INTO `passk`\.`production_windows_v2` \(.*\) SELECT .* FROM `passk`\.`production_windows`$/,
     );
-    expect(script.slice(-11, -7)).toEqual([
+    expect(script.slice(-16, -12)).toEqual([
       expect.stringMatching(
         /^ALTER TABLE passk\.`dataset_rows_local` ON CLUSTER 'c' ADD COLUMN IF NOT EXISTS `expected_checks` Nullable\(String\).*, ADD COLUMN IF NOT EXISTS `removed` Bool/,
       ),
@@ -85,7 +86,7 @@ describe('DDL rendered from the table definitions', () => {
       expect.stringMatching(/^ALTER TABLE passk\.`traces` ON CLUSTER 'c' ADD COLUMN IF NOT EXISTS `actions`/),
     ]);
     // Migration 6 alters the local tables and the Distributed one alike (a missing pass rate is NULL; the late count).
-    expect(script.slice(-7, -2)).toEqual([
+    expect(script.slice(-12, -7)).toEqual([
       expect.stringMatching(
         /^ALTER TABLE passk\.`production_windows_v2_local` ON CLUSTER 'c' MODIFY COLUMN `pass_rate` Nullable\(Float64\)/,
       ),
@@ -102,7 +103,23 @@ describe('DDL rendered from the table definitions', () => {
         /^ALTER TABLE passk\.`production_windows_v2_local` ON CLUSTER 'c' UPDATE .* WHERE weight = 0/,
       ),
     ]);
-    // Migration 7: row_state's attempt records (a DEFAULT reading older rows' attempts) and tags, local and Distributed.
+    // Migration 7 alike: sampled may be NULL (unknown), the rule column, and its UPDATE of the rows not yet done.
+    expect(script.slice(-7, -2)).toEqual([
+      expect.stringMatching(
+        /^ALTER TABLE passk\.`production_windows_v2_local` ON CLUSTER 'c' MODIFY COLUMN `sampled` Nullable\(UInt64\)$/,
+      ),
+      expect.stringMatching(/^ALTER TABLE passk\.`production_windows_v2` ON CLUSTER 'c' MODIFY COLUMN `sampled`/),
+      expect.stringMatching(
+        /^ALTER TABLE passk\.`production_windows_v2_local` ON CLUSTER 'c' ADD COLUMN IF NOT EXISTS `sampled_rule` UInt8/,
+      ),
+      expect.stringMatching(
+        /^ALTER TABLE passk\.`production_windows_v2` ON CLUSTER 'c' ADD COLUMN IF NOT EXISTS `sampled_rule`/,
+      ),
+      expect.stringMatching(
+        /^ALTER TABLE passk\.`production_windows_v2_local` ON CLUSTER 'c' UPDATE sampled = sampled \+ ungraded, sampled_rule = 1 WHERE sampled_rule = 0/,
+      ),
+    ]);
+    // Migration 8: row_state's attempt records (a DEFAULT reading older rows' attempts) and tags, local and Distributed.
     expect(script.slice(-2)).toEqual([
       expect.stringMatching(
         /^ALTER TABLE passk\.`row_state_local` ON CLUSTER 'c' ADD COLUMN IF NOT EXISTS `attempt_records` Array\(Tuple\(event_id String, .*\) DEFAULT arrayMap\(.*, attempts\) .*, ADD COLUMN IF NOT EXISTS `tags` Array\(LowCardinality\(String\)\)/,
@@ -111,7 +128,7 @@ describe('DDL rendered from the table definitions', () => {
         /^ALTER TABLE passk\.`row_state` ON CLUSTER 'c' ADD COLUMN IF NOT EXISTS `attempt_records`/,
       ),
     ]);
-    expect(MIGRATIONS.map((m) => m.version)).toEqual([1, 2, 3, 4, 5, 6, 7]);
+    expect(MIGRATIONS.map((m) => m.version)).toEqual([1, 2, 3, 4, 5, 6, 7, 8]);
     expect(() => renderClusterTable(TABLES.trials, { cluster: 'c', database: 'bad-name' })).toThrow(RangeError);
   });
 });

@@ -6,10 +6,12 @@ import {
   LATE_COLUMN,
   MIGRATION_1_TABLES,
   NULLABLE_SINCE_MIGRATION_6,
+  NULLABLE_SINCE_MIGRATION_7,
   productionWindowsV1,
   productionWindowsV2AtMigration3,
-  ROW_STATE_V7_COLUMNS,
+  ROW_STATE_V8_COLUMNS,
   TABLES,
+  SAMPLED_RULE_COLUMN,
   TRACES_V5_COLUMNS,
 } from './tables.ts';
 
@@ -18,11 +20,19 @@ import {
  * so a migration interrupted half-way is simply run again. An applied migration is never edited:
  * its checksum is recorded and checked. Changes come as new versions.
  */
+/** What the store held when `migrate` began: the versions already applied (absent: a new store). */
+export interface MigrationContext {
+  readonly applied: ReadonlySet<number>;
+}
+
 export interface Migration {
   readonly version: number;
   readonly name: string;
-  /** Statements for one node, or for a cluster (ON CLUSTER, Replicated*, Distributed). */
-  readonly up: (cluster?: ClusterDdlOptions) => readonly string[];
+  /**
+   * Statements for one node, or for a cluster (ON CLUSTER, Replicated*, Distributed). A data fix may depend on what
+   * the store held before (`context`); the checksum is of the statements for a new store (no context).
+   */
+  readonly up: (cluster?: ClusterDdlOptions, context?: MigrationContext) => readonly string[];
 }
 
 export const MIGRATIONS_TABLE: TableDef = {
@@ -85,6 +95,34 @@ const nullablePassRateAndLate = (cluster?: ClusterDdlOptions): string[] => {
   ];
 };
 
+/**
+ * Migration 7: before migration 6, the processors stored the graded count as `sampled` (every sampled trace is
+ * graded + ungraded). Rows still holding it are corrected, or, where that cannot be known, made NULL (unknown), never
+ * left wrong. A store below 6 when this `migrate` began holds only such rows: each becomes sampled + ungraded, exact.
+ * A store already at 6 holds them mixed with right ones, which nothing in a row tells apart in general: a row with
+ * sampled < ungraded is certainly old (a right one counts its ungraded traces) and is corrected; one with no ungraded
+ * trace is right under both rules; the rest become NULL, which the dashboard shows as unknown until the processors
+ * write the window again. `sampled_rule` marks the rows done (and new rows), so running it again changes nothing.
+ */
+const correctSampled = (cluster?: ClusterDdlOptions, context?: MigrationContext): string[] => {
+  const name = TABLES.production_windows.name;
+  const modify = `MODIFY COLUMN \`${NULLABLE_SINCE_MIGRATION_7}\` Nullable(UInt64)`;
+  const allOld = !context || !context.applied.has(6);
+  const value = allOld ? 'sampled + ungraded' : 'if(ungraded = 0 OR sampled < ungraded, sampled + ungraded, NULL)';
+  const fix = `UPDATE sampled = ${value}, sampled_rule = 1 WHERE sampled_rule = 0`;
+  const add = renderAddColumns(name, [SAMPLED_RULE_COLUMN], cluster);
+  if (!cluster)
+    return [`ALTER TABLE \`${name}\` ${modify}`, ...add, `ALTER TABLE \`${name}\` ${fix} SETTINGS mutations_sync = 1`];
+  const on = `ON CLUSTER '${cluster.cluster}'`;
+  const db = cluster.database;
+  return [
+    `ALTER TABLE ${db}.\`${name}_local\` ${on} ${modify}`,
+    `ALTER TABLE ${db}.\`${name}\` ${on} ${modify}`,
+    ...add,
+    `ALTER TABLE ${db}.\`${name}_local\` ${on} ${fix} SETTINGS mutations_sync = 2`,
+  ];
+};
+
 export const MIGRATIONS: readonly Migration[] = [
   {
     version: 1,
@@ -118,8 +156,13 @@ export const MIGRATIONS: readonly Migration[] = [
   },
   {
     version: 7,
+    name: 'production windows: sampled counts every trace in rows an older passk wrote (or NULL, unknown, if it cannot be known)',
+    up: correctSampled,
+  },
+  {
+    version: 8,
     name: 'row_state: attempt_records (the one attempt record; older rows read theirs from attempts) and tags',
-    up: (cluster) => renderAddColumns(TABLES.row_state.name, ROW_STATE_V7_COLUMNS, cluster),
+    up: (cluster) => renderAddColumns(TABLES.row_state.name, ROW_STATE_V8_COLUMNS, cluster),
   },
 ];
 

@@ -275,12 +275,12 @@ const ulidTime = (id: string): string =>
   `fromUnixTimestamp64Milli(toInt64(0), 'UTC'))`;
 
 /**
- * Columns migration 7 adds to `row_state`: the attempts as passk's one attempt record (AttemptRecord,
+ * Columns migration 8 adds to `row_state`: the attempts as passk's one attempt record (AttemptRecord,
  * schemas/events/decisions.ts) and the row's tags. A row written before (or by an older passk, which sends only
  * `attempts`) reads its attempt records from `attempts` by the DEFAULT: event time from the event id (as a
  * schema version 1 changelog record is read), checks in the map's order, no forbidden actions, no tags.
  */
-export const ROW_STATE_V7_COLUMNS = [
+export const ROW_STATE_V8_COLUMNS = [
   col(
     'attempt_records',
     "Array(Tuple(event_id String, run_id String, attempt UInt32, occurred_at DateTime64(3, 'UTC'), passed Nullable(Bool), output_hash Nullable(String), checks Array(Tuple(name String, answer String)), forbidden_actions Array(String)))",
@@ -297,7 +297,7 @@ export const ROW_STATE_V7_COLUMNS = [
 
 const rowState: TableDef = {
   ...rowStateV1,
-  columns: [...rowStateV1.columns, ...ROW_STATE_V7_COLUMNS],
+  columns: [...rowStateV1.columns, ...ROW_STATE_V8_COLUMNS],
 };
 
 const runs: TableDef = {
@@ -378,19 +378,30 @@ export const LATE_COLUMN = col('late', 'UInt64', {
   comment: 'traces that arrived after the window closed: stored as traces, counted here, in no sum',
 });
 
+/** Migration 7: `sampled` may be NULL (unknown) for a row an older passk wrote that cannot be corrected. */
+export const NULLABLE_SINCE_MIGRATION_7 = 'sampled';
+/** The column migration 7 adds: which rule wrote `sampled`. */
+export const SAMPLED_RULE_COLUMN = col('sampled_rule', 'UInt8', {
+  comment: '0: written before migration 7 (sampled may be the graded count); 1: sampled counts every trace',
+});
+
 /**
  * Production windows, keyed by start *and* end: the processors keep windows of several lengths
  * (1 h tumbling, 24 h sliding by 1 h) that share start times. Physically `production_windows_v2`
  * (migration 3 copied the v1 rows over); the sink and the code still call it `production_windows`.
- * `sampled` counts every sampled trace of the window, `ungraded` those without a verdict.
+ * `sampled` counts every sampled trace of the window, `ungraded` those without a verdict; NULL (unknown) only in a
+ * row an older passk wrote that migration 7 could not correct.
  */
 const productionWindows: TableDef = {
   ...productionWindowsV2AtMigration3,
   columns: [
     ...productionWindowsV2AtMigration3.columns.map((c) =>
-      (NULLABLE_SINCE_MIGRATION_6 as readonly string[]).includes(c.name) ? { ...c, type: `Nullable(${c.type})` } : c,
+      (NULLABLE_SINCE_MIGRATION_6 as readonly string[]).includes(c.name) || c.name === NULLABLE_SINCE_MIGRATION_7
+        ? { ...c, type: `Nullable(${c.type})` }
+        : c,
     ),
     LATE_COLUMN,
+    SAMPLED_RULE_COLUMN,
   ],
 };
 

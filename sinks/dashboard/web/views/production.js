@@ -413,7 +413,7 @@ export const render = async ({ params, navigate, redraw }) => {
       h(
         'p',
         { class: 'note' },
-        'Sampled counts every trace of the window, graded those with a verdict; a window with none has no pass rate (not 0). Late traces arrived after their window closed: they are stored, and counted here, not in the rate.',
+        'Sampled counts every trace of the window, graded those with a verdict; a window with none has no pass rate (not 0). Late traces arrived after their window closed: they are stored, and counted here, not in the rate. Unknown: a window an older passk stored with the graded count as sampled, which could not be corrected.',
       ),
       table(
         ['window', 'version', 'segment', 'sampled', 'graded', 'pass rate', '95% interval', 'late'],
@@ -426,8 +426,8 @@ export const render = async ({ params, navigate, redraw }) => {
               'data-start': w.start,
               'data-end': w.end,
               'data-pass-rate': w.pass_rate ?? '',
-              'data-sampled': w.traces,
-              'data-graded': w.graded,
+              'data-sampled': w.traces ?? '',
+              'data-graded': w.graded ?? '',
               'data-late': w.late ?? '',
             },
             h(
@@ -438,8 +438,8 @@ export const render = async ({ params, navigate, redraw }) => {
             ),
             h('td', {}, w.agent_version),
             h('td', {}, w.segment),
-            h('td', { 'data-field': 'sampled' }, String(w.traces)),
-            h('td', { 'data-field': 'graded' }, String(w.graded)),
+            h('td', { 'data-field': 'sampled' }, w.traces === null ? 'unknown' : String(w.traces)),
+            h('td', { 'data-field': 'graded' }, w.graded === null ? 'unknown' : String(w.graded)),
             h(
               'td',
               { 'data-field': 'pass-rate', class: w.pass_rate === null ? 'dim' : '' },
