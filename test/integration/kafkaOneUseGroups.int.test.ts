@@ -17,7 +17,7 @@ it('a SIGKILLed processor’s one-use groups are deleted by the next start; only
   const log = await env.open();
   const admin = new Kafka({ brokers: inject('kafkaBrokers').split(','), logLevel: logLevel.NOTHING }).admin();
   await admin.connect();
-  const ns = env.child.namespace;
+  const ns = env.child.namespace!;
   const groups = async () =>
     (await admin.listGroups()).groups
       .map((g) => g.groupId)

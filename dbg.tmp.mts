@@ -1,0 +1,17 @@
+import { randomBytes } from 'node:crypto';
+import { Kafka, logLevel } from 'kafkajs';
+import { createKafkaEventLog, createRegistryClient } from './log/index.ts';
+import { readToEnd } from './processors/operators/readToEnd.ts';
+import { TOPICS } from './schemas/topics.ts';
+import { gateWorkload, workload } from './test/helpers/processorsHarness.ts';
+import { interleave } from './test/faults/campaign.ts';
+const namespace = `dbg${randomBytes(3).toString('hex')}.`;
+const log = await createKafkaEventLog({ kafka: new Kafka({ brokers: ['127.0.0.1:9092'], logLevel: logLevel.NOTHING }), registry: createRegistryClient({ url: 'http://127.0.0.1:8080/apis/ccompat/v7' }), namespace, partitions: 4 });
+const events = interleave(workload(50), gateWorkload(12));
+for (let i = 0; i < events.length; i += 20) await log.publisher.publish(events.slice(i, i + 20));
+const ids = new Set<string>();
+const byTopic: Record<string, number> = {};
+await Promise.all([TOPICS.trials, TOPICS.datasets, TOPICS.decisions].map((topic) => readToEnd(log, { topic, groupId: `c-${topic}-${randomBytes(2).toString('hex')}`, onEvent: (e) => { ids.add(e.event_id); byTopic[topic] = (byTopic[topic] ?? 0) + 1; } })));
+const missing = events.filter((e) => !ids.has(e.event_id));
+console.log(new Set(events.map(e=>e.event_id)).size, ids.size, byTopic, missing.length, missing.slice(0, 3).map((e) => [e.type, e.event_id]));
+await log.close();
