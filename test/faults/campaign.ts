@@ -27,12 +27,18 @@ import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { Command, InvalidArgumentError } from 'commander';
 import { Kafka, logLevel, type Admin } from 'kafkajs';
+import { PasskConfig } from '../../deploy/config.ts';
+import { openEventLog } from '../../deploy/eventLog.ts';
+import { startProcessors } from '../../deploy/processors.ts';
 import { createKafkaEventLog, createRegistryClient } from '../../log/index.ts';
 import type { RowState } from '../../processors/folds/rowState.ts';
+import { checkpointOf, foldTrials, type RowTable } from '../../processors/folds/rowTable.ts';
 import { readToEnd } from '../../processors/operators/readToEnd.ts';
 import type { EventLog } from '../../processors/ports.ts';
+import type { PasskEvent } from '../../schemas/events/index.ts';
+import type { TrialRecorded } from '../../schemas/events/trialRecorded.ts';
 import { TOPICS } from '../../schemas/topics.ts';
-import { changelogState, straightReplay, workload } from '../helpers/processorsHarness.ts';
+import { changelogState, decisionsOf, gateWorkload, publishAll, workload } from '../helpers/processorsHarness.ts';
 import { startCluster, type Cluster, type Netns } from './cluster.ts';
 import { healAll, kill, loss, partition, pause, rebalance, throttle, type Heal } from './injectors.ts';
 
@@ -107,8 +113,17 @@ export interface ScheduleResult {
   lost: number;
   duplicated: number;
   divergent: number;
+  /** Gate decisions (verdicts, confirmation requests) that differ from the replay's; counted in `divergent` too. */
+  gatesDivergent: number;
+  /** How many gate decisions the replay made. */
+  decisions: number;
   deadLetters: number;
-  /** The last fault's heal (or the last acknowledged publish, if later) → the surviving processor's lag is 0; undefined when it did not catch up within CATCH_UP_MS. */
+  /** Wall time of the schedule's phases: start → healed, → caught up, → stopped, → checked; and in all. */
+  phasesMs: { faults: number; catchUp: number; stop: number; check: number; total: number };
+  /**
+   * The last fault's heal (or the last acknowledged publish, if later) → the surviving processor's lag is 0 and
+   * the gates have decided; undefined when that did not happen within CATCH_UP_MS.
+   */
   recoveryMs: number | undefined;
   /** How the processor stopped on SIGTERM at the end: 'clean', or why not. */
   stop: string;
@@ -122,6 +137,24 @@ export interface ScheduleResult {
 const CATCH_UP_MS = 180_000;
 /** How long a processor has to stop after SIGTERM. */
 const STOP_MS = 60_000;
+/** How often the catch-up is polled (an admin offsets read; a decisions read). */
+const POLL_MS = 200;
+/** How long a killed processor's one-use groups may stay after the check (its session, then the next sweep). */
+const GROUPS_MS = 20_000;
+/** Rows of the gate workload: a baseline, a candidate that breaks must-not-break rows, two comparisons. */
+const GATE_ROWS = 12;
+
+/** `b` spread evenly through `a` (the gate's inputs arrive among the trials, during the faults). */
+export const interleave = <T>(a: readonly T[], b: readonly T[]): T[] => {
+  const out: T[] = [];
+  const every = Math.max(1, Math.floor(a.length / Math.max(1, b.length)));
+  let j = 0;
+  for (const [i, x] of a.entries()) {
+    out.push(x);
+    if ((i + 1) % every === 0 && j < b.length) out.push(b[j++]!);
+  }
+  return [...out, ...b.slice(j)];
+};
 
 const lastLine = (file: string) => {
   try {
@@ -206,14 +239,80 @@ const dumpDivergence = async (log: EventLog, processed: RowState[], replay: RowS
 /** The durable groups of the processors; any other group of a schedule's namespace is left behind. */
 const DURABLE_GROUPS = /^passk-(trials|datasets|gates|windows)$/;
 
-const trialIds = async (log: EventLog): Promise<Set<string>> => {
-  const ids = new Set<string>();
-  await readToEnd(log, {
-    topic: TOPICS.trials,
-    groupId: `ids-${randomBytes(4).toString('hex')}`,
-    onEvent: (e) => void (e.type === 'TrialRecorded' && ids.add(e.event_id)),
-  });
-  return ids;
+/** What the checker reads of a schedule's log: each input topic once, by one reader each, at once. */
+interface LogInputs {
+  /** The trials topic, per partition in offset order. */
+  readonly trials: Map<number, PasskEvent[]>;
+  readonly datasets: PasskEvent[];
+  /** passk.decisions without the gates' own output: the comparisons and closed runs. */
+  readonly decisionInputs: PasskEvent[];
+  /** Every event id on the three topics. */
+  readonly ids: Set<string>;
+}
+
+const GATE_OUTPUT = new Set<string>(['GateEvaluated', 'ConfirmationRequested', 'WindowAlertRaised']);
+
+const readInputs = async (log: EventLog): Promise<LogInputs> => {
+  const inputs: LogInputs = { trials: new Map(), datasets: [], decisionInputs: [], ids: new Set() };
+  const read = (topic: (typeof TOPICS)[keyof typeof TOPICS], onEvent: (e: PasskEvent, p: number) => void) =>
+    readToEnd(log, {
+      topic,
+      groupId: `check-${randomBytes(4).toString('hex')}`,
+      onEvent: (e, p) => (inputs.ids.add(e.event_id), onEvent(e, p)),
+    });
+  await Promise.all([
+    read(TOPICS.trials, (e, p) => void (inputs.trials.get(p) ?? inputs.trials.set(p, []).get(p)!).push(e)),
+    read(TOPICS.datasets, (e) => void inputs.datasets.push(e)),
+    read(TOPICS.decisions, (e) => void (GATE_OUTPUT.has(e.type) || inputs.decisionInputs.push(e))),
+  ]);
+  return inputs;
+};
+
+const partitionOrder = (m: Map<number, PasskEvent[]>) => [...m.keys()].sort((a, b) => a - b).flatMap((p) => m.get(p)!);
+
+/** The row states of one straight fold of the trials topic, partition by partition (per-key order is the log's). */
+export const replayRows = (inputs: Pick<LogInputs, 'trials'>): RowState[] => {
+  const table: RowTable = new Map();
+  for (const p of [...inputs.trials.keys()].sort((a, b) => a - b))
+    foldTrials(
+      table,
+      inputs.trials.get(p)!.filter((e): e is TrialRecorded => e.type === 'TrialRecorded'),
+    );
+  return JSON.parse(JSON.stringify(checkpointOf(table))) as RowState[];
+};
+
+/**
+ * The gates' decisions of one straight run of a fresh processor, without faults, over the same inputs
+ * (datasets, the trials in log order, the comparisons), on an embedded log of its own, in process.
+ */
+const replayGates = async (inputs: LogInputs): Promise<string[]> => {
+  const dir = mkdtempSync(join(tmpdir(), 'passk-faults-replay-'));
+  try {
+    const config = PasskConfig.parse({ backend: 'embedded', dataDir: dir });
+    const replayLog = await openEventLog(config);
+    try {
+      await publishAll(replayLog, [...inputs.datasets, ...partitionOrder(inputs.trials), ...inputs.decisionInputs]);
+      const run = await startProcessors(config, {
+        log: replayLog,
+        store: false,
+        untilCaughtUp: true,
+        instanceId: 'replay',
+      });
+      await run.done;
+      return await decisionsOf(replayLog);
+    } finally {
+      await replayLog.close();
+    }
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+};
+
+/** Gate decisions (verdicts, confirmation requests) that the processed log and the replay do not share. */
+export const checkGates = (processed: readonly string[], replay: readonly string[]): number => {
+  const got = new Set(processed);
+  const want = new Set(replay);
+  return [...got].filter((d) => !want.has(d)).length + [...want].filter((d) => !got.has(d)).length;
 };
 
 /**
@@ -237,6 +336,7 @@ export const check = (processed: RowState[], replay: RowState[], acknowledged: S
 };
 
 export const runSchedule = async (cluster: Cluster, procNs: Netns, seed: number): Promise<ScheduleResult> => {
+  const startedAt = Date.now();
   const plan = planSchedule(seed);
   const namespace = `f${cluster.id}${seed.toString(36)}${randomBytes(2).toString('hex')}.`;
   const dataDir = mkdtempSync(join(tmpdir(), `passk-faults-${cluster.id}-proc-`));
@@ -262,7 +362,7 @@ export const runSchedule = async (cluster: Cluster, procNs: Netns, seed: number)
     replicationFactor: 3,
     namespace,
   });
-  const events = workload(plan.rows);
+  const events = interleave(workload(plan.rows), gateWorkload(GATE_ROWS));
   const acknowledged = new Set<string>();
   let unacknowledged = 0;
   const admin = new Kafka({ brokers: cluster.brokers.split(','), logLevel: logLevel.NOTHING }).admin();
@@ -374,35 +474,82 @@ export const runSchedule = async (cluster: Cluster, procNs: Netns, seed: number)
     await cluster.waitForBrokers(180_000);
     // from the last heal (a restarted broker's start-up included), or the last acknowledged publish if later
     const healedAt = Math.max(lastHealAt, await publishing);
-    // the processor that lived through the faults must catch up on its own
+    const faultsDoneAt = Date.now();
+    // the replays need only the log, complete now that publishing is done: made while the processor catches up
+    const replaying = (async () => {
+      const inputs = await readInputs(log);
+      return { inputs, rows: replayRows(inputs), decisions: await replayGates(inputs) };
+    })();
+    replaying.catch(() => {}); // awaited below
+    // the processor that lived through the faults must catch up on its own: the trials committed to the end,
+    // and the gates' decisions made (as many as the replay's; compared below)
     let recoveryMs: number | undefined;
     const deadline = Date.now() + CATCH_UP_MS;
     while (recoveryMs === undefined && Date.now() < deadline) {
       const lag = await trialsLag(admin, namespace).catch(() => undefined);
       if (lag === 0) recoveryMs = Date.now() - healedAt;
-      else await sleep(500);
+      else await sleep(POLL_MS);
     }
+    const replay = await replaying;
+    let processedDecisions: string[] = [];
+    if (recoveryMs !== undefined) {
+      for (;;) {
+        processedDecisions = await decisionsOf(log);
+        if (processedDecisions.length >= replay.decisions.length || Date.now() > deadline) break;
+        await sleep(POLL_MS);
+      }
+      if (processedDecisions.length < replay.decisions.length) recoveryMs = undefined;
+      else recoveryMs = Math.max(recoveryMs, Date.now() - healedAt);
+    }
+    const caughtUpAt = Date.now();
     const stop = await processor.retire();
+    const stoppedAt = Date.now();
 
     // ---- check ----------------------------------------------------------------------------
     const processed = JSON.parse(await changelogState(log)) as RowState[];
-    const replay = JSON.parse(await straightReplay(log)) as RowState[];
-    const verdict = check(processed, replay, acknowledged, await trialIds(log));
+    const verdict = check(processed, replay.rows, acknowledged, replay.inputs.ids);
+    if (recoveryMs === undefined) processedDecisions = await decisionsOf(log);
+    const gatesDivergent = checkGates(processedDecisions, replay.decisions);
+    if (verdict.lost > 0)
+      writeFileSync(
+        join(cluster.dir, 'logs', `lost-${namespace}json`),
+        JSON.stringify(
+          events.filter((e) => acknowledged.has(e.event_id) && !replay.inputs.ids.has(e.event_id)),
+          null,
+          1,
+        ),
+      );
     if (verdict.divergent > 0)
-      await dumpDivergence(log, processed, replay, join(cluster.dir, 'logs', `divergent-${namespace}json`));
-    const leftover = (await admin.listGroups()).groups
-      .map((g) => g.groupId)
-      .filter((g) => g.startsWith(namespace) && !DURABLE_GROUPS.test(g.slice(namespace.length)));
+      await dumpDivergence(log, processed, replay.rows, join(cluster.dir, 'logs', `divergent-${namespace}json`));
+    // a killed processor's one-use groups go once its session is over (the next sweep, log/kafka/kafkaLog.ts)
+    let leftover: string[] = [];
+    for (const until = Date.now() + GROUPS_MS; ; await sleep(1_000)) {
+      leftover = (await admin.listGroups()).groups
+        .map((g) => g.groupId)
+        .filter((g) => g.startsWith(namespace) && !DURABLE_GROUPS.test(g.slice(namespace.length)));
+      if (leftover.length === 0 || Date.now() > until) break;
+    }
     const letters = await log.deadLetters();
+    const end = Date.now();
     return {
       seed,
       faults: applied,
       acknowledged: acknowledged.size,
       unacknowledged,
       ...verdict,
-      // a valid event in the DLQ, or a processor that never caught up, is a state that diverges
-      divergent: verdict.divergent + letters.length + (recoveryMs === undefined ? 1 : 0),
+      // a valid event in the DLQ, a gate decision the replay did not make (or missed), or a processor that
+      // never caught up, is a state that diverges
+      divergent: verdict.divergent + gatesDivergent + letters.length + (recoveryMs === undefined ? 1 : 0),
+      gatesDivergent,
+      decisions: replay.decisions.length,
       deadLetters: letters.length,
+      phasesMs: {
+        faults: faultsDoneAt - startedAt,
+        catchUp: caughtUpAt - faultsDoneAt,
+        stop: stoppedAt - caughtUpAt,
+        check: end - stoppedAt,
+        total: end - startedAt,
+      },
       recoveryMs,
       stop,
       leftoverGroups: leftover,
@@ -435,24 +582,55 @@ const wrap = (words: string[], width: number): string[] => {
 
 export const scheduleSeed = (seed: number, i: number) => (Math.imul(seed, 1_000_003) + i * 7_919 + 1) >>> 0;
 
+/** A schedule's planned fault time (gaps and holds), ms. */
+export const plannedMs = (seed: number) => planSchedule(seed).faults.reduce((t, f) => t + f.gapMs + f.holdMs, 0);
+
+/**
+ * The regression schedules: one per bug the campaign found (docs/reliability.md). 7000022: a broker cut off while
+ * the processor started (fix 1, a NOT_COORDINATOR that ended the processors and left the process hanging; fix 3, a
+ * start-up failure that did not exit). 7015860: an evicted processor that folded partitions it got back onto stale
+ * state (fix 2). 13007959: a processor SIGKILLed (its one-use groups were left behind) and a broker SIGKILLed (a
+ * processor's producer gave up: exit 3, restarted).
+ */
+export const REGRESSION_SEEDS = [7_000_022, 7_015_860, 13_007_959] as const;
+/** The CI set's other schedules: the first of seed 17's whose planned faults take at most this long. */
+const CI_PLANNED_MS = 36_000;
+const CI_SIZE = 12;
+
+/** The CI set: the regression schedules, then seed 17's short schedules, 12 in all (test/faults/campaign.int.test.ts). */
+export const ciSeeds = (): number[] => {
+  const seeds: number[] = [...REGRESSION_SEEDS];
+  for (let i = 0; seeds.length < CI_SIZE; i++) {
+    const seed = scheduleSeed(17, i);
+    if (plannedMs(seed) <= CI_PLANNED_MS) seeds.push(seed);
+  }
+  return seeds;
+};
+
 const main = async () => {
   const cmd = new Command('faults')
     .description('Runs seeded fault schedules on a three-node Kafka cluster in network namespaces (root only).')
     .option('--seed <n>', 'campaign seed', positiveInt, 1)
     .option('--schedules <n>', 'how many schedules', positiveInt, 1)
     .option('--only <seed>', 're-run one schedule by the seed it printed', positiveInt)
+    .option('--ci', "the CI set: the regression schedules and seed 17's short ones, 12 in all")
     .option('--keep-logs', "keep the brokers', registry's and processors' logs (always kept on a failure)")
     .addHelpText(
       'after',
       `
 Examples:
   sudo npm run faults -- --seed 1 --schedules 3
-  sudo npm run faults -- --only 1000005      # one schedule again`,
+  sudo npm run faults -- --only 1000005      # one schedule again
+  sudo npm run faults -- --ci                # the CI set (12 schedules)`,
     )
     .parse();
-  const o = cmd.opts<{ seed: number; schedules: number; only?: number; keepLogs?: boolean }>();
+  const o = cmd.opts<{ seed: number; schedules: number; only?: number; ci?: boolean; keepLogs?: boolean }>();
   const seeds =
-    o.only !== undefined ? [o.only] : Array.from({ length: o.schedules }, (_, i) => scheduleSeed(o.seed, i));
+    o.only !== undefined
+      ? [o.only]
+      : o.ci
+        ? ciSeeds()
+        : Array.from({ length: o.schedules }, (_, i) => scheduleSeed(o.seed, i));
   for (const [tool, pkg] of [
     ['ip', 'iproute2'],
     ['tc', 'iproute2'],
@@ -462,9 +640,11 @@ Examples:
       process.stderr.write(`faults: \`${tool}\` not found: install ${pkg} (apt-get install ${pkg})\n`);
       process.exit(2);
     }
+  const t0 = Date.now();
   const cluster = await startCluster();
   const procNs = cluster.addNamespace('p');
-  const totals = { e: 0, l: 0, d: 0, v: 0 };
+  const totals = { e: 0, l: 0, d: 0, v: 0, g: 0 };
+  const durations: number[] = [];
   const byKind = new Map<string, number>();
   const recoveries: number[] = [];
   try {
@@ -488,11 +668,17 @@ Examples:
       totals.l += r.lost;
       totals.d += r.duplicated;
       totals.v += r.divergent;
-      const bad = r.lost + r.duplicated + r.divergent > 0;
+      totals.g += r.leftoverGroups.length;
+      durations.push(r.phasesMs.total);
+      const bad = r.lost + r.duplicated + r.divergent + r.leftoverGroups.length > 0;
+      const ph = r.phasesMs;
+      const sec = (ms: number) => (ms / 1000).toFixed(0);
       process.stdout.write(
         `#${i + 1} seed ${seed}: ${r.faults.length} faults, ${r.acknowledged} acked, ${r.lost} lost, ` +
           `${r.duplicated} dup, ${r.divergent} div, ` +
           (r.recoveryMs === undefined ? 'NO catch-up\n' : `recovery ${(r.recoveryMs / 1000).toFixed(1)} s\n`) +
+          `   ${r.decisions} gate decisions, ${r.gatesDivergent} differ; ${sec(ph.total)} s (faults ${sec(ph.faults)}, ` +
+          `catch-up ${sec(ph.catchUp)}, stop ${sec(ph.stop)}, check ${sec(ph.check)})\n` +
           wrap(r.faults, 77)
             .map((l) => `   ${l}\n`)
             .join('') +
@@ -510,7 +696,7 @@ Examples:
       );
     }
   } finally {
-    const kept = cluster.stop({ keepLogs: o.keepLogs || totals.l + totals.d + totals.v > 0 });
+    const kept = cluster.stop({ keepLogs: o.keepLogs || totals.l + totals.d + totals.v + totals.g > 0 });
     if (kept) process.stderr.write(`faults: logs kept in ${kept}\n`);
   }
   const q = (p: number) => {
@@ -523,11 +709,17 @@ Examples:
   for (let i = 0; i < kinds.length; i += 3)
     process.stdout.write(`${i ? '  ' : 'by kind: '}${kinds.slice(i, i + 3).join(', ')}\n`);
   process.stdout.write(`recovery s: p50 ${q(0.5)}, p95 ${q(0.95)}, max ${q(1)}\n`);
+  const mean = durations.length ? durations.reduce((a, b) => a + b, 0) / durations.length / 1000 : 0;
+  process.stdout.write(
+    `schedule s: mean ${mean.toFixed(1)}, max ${(Math.max(0, ...durations) / 1000).toFixed(1)}; ` +
+      `run ${((Date.now() - t0) / 1000).toFixed(0)} s, cluster included\n`,
+  );
+  if (totals.g > 0) process.stdout.write(`groups left behind: ${totals.g}\n`);
   process.stdout.write(
     `faults: ${seeds.length} schedules, ${cluster.nodes.length} brokers, ${totals.e} acknowledged, ` +
       `${totals.l} lost, ${totals.d} duplicated, ${totals.v} divergent\n`,
   );
-  process.exitCode = totals.l + totals.d + totals.v > 0 ? 1 : 0;
+  process.exitCode = totals.l + totals.d + totals.v + totals.g > 0 ? 1 : 0;
 };
 
 if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) await main();
