@@ -14,7 +14,18 @@ export const openEventLog = async (config: PasskConfig, opts: { namespace?: stri
   const k = config.kafka;
   if (!k) throw new Error('PASSK_BACKEND=kafka needs KAFKA_BROKERS and SCHEMA_REGISTRY_URL');
   return createKafkaEventLog({
-    kafka: new Kafka({ clientId: k.clientId, brokers: k.brokers, logLevel: logLevel.WARN }),
+    kafka: new Kafka({
+      clientId: k.clientId,
+      brokers: k.brokers,
+      logLevel: logLevel.WARN,
+      // every broker call has a deadline: a connect, then each request; a failed one is retried with backoff
+      // (kafkajs's retrier; every call passk makes is safe to repeat: produce is idempotent, admin calls are
+      // reads, creates that tolerate "exists" and best-effort deletes), then fails, classified (log/kafka/errors.ts)
+      connectionTimeout: k.connectionTimeoutMs,
+      requestTimeout: k.requestTimeoutMs,
+      enforceRequestTimeout: true,
+      retry: { retries: k.retries, initialRetryTime: 300 },
+    }),
     registry: createRegistryClient({
       url: k.schemaRegistryUrl,
       clientId: k.clientId,
