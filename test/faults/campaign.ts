@@ -119,7 +119,17 @@ export interface ScheduleResult {
   decisions: number;
   deadLetters: number;
   /** Wall time of the schedule's phases: start → healed, → caught up, → stopped, → checked; and in all. */
-  phasesMs: { faults: number; catchUp: number; stop: number; check: number; total: number };
+  phasesMs: {
+    faults: number;
+    /** Of `faults`: waiting for the three brokers to answer after each heal. */
+    brokerWait: number;
+    /** Of `faults`: the publishing still going after the last heal. */
+    publishTail: number;
+    catchUp: number;
+    stop: number;
+    check: number;
+    total: number;
+  };
   /**
    * The last fault's heal (or the last acknowledged publish, if later) → the surviving processor's lag is 0 and
    * the gates have decided; undefined when that did not happen within CATCH_UP_MS.
@@ -401,6 +411,7 @@ export const runSchedule = async (cluster: Cluster, procNs: Netns, seed: number)
     const applied: string[] = [];
     let member = 0;
     let lastHealAt = Date.now();
+    let brokerWaitMs = 0;
     for (const f of plan.faults) {
       await sleep(f.gapMs);
       const broker = f.node ? cluster.nodes[f.node - 1]! : undefined;
@@ -466,14 +477,20 @@ export const runSchedule = async (cluster: Cluster, procNs: Netns, seed: number)
       lastHealAt = Date.now();
       await heal();
       // the next fault finds the cluster whole again
+      const w = Date.now();
       await cluster.waitForBrokers(180_000);
+      brokerWaitMs += Date.now() - w;
     }
 
     // ---- heal, finish the workload, catch up ----------------------------------------------
     await healAll(cluster);
+    const w = Date.now();
     await cluster.waitForBrokers(180_000);
+    brokerWaitMs += Date.now() - w;
+    const faultsOverAt = Date.now();
+    const published = await publishing;
     // from the last heal (a restarted broker's start-up included), or the last acknowledged publish if later
-    const healedAt = Math.max(lastHealAt, await publishing);
+    const healedAt = Math.max(lastHealAt, published);
     const faultsDoneAt = Date.now();
     // the replays need only the log, complete now that publishing is done: made while the processor catches up
     const replaying = (async () => {
@@ -545,6 +562,8 @@ export const runSchedule = async (cluster: Cluster, procNs: Netns, seed: number)
       deadLetters: letters.length,
       phasesMs: {
         faults: faultsDoneAt - startedAt,
+        brokerWait: brokerWaitMs,
+        publishTail: Math.max(0, published - faultsOverAt),
         catchUp: caughtUpAt - faultsDoneAt,
         stop: stoppedAt - caughtUpAt,
         check: end - stoppedAt,
@@ -677,7 +696,8 @@ Examples:
         `#${i + 1} seed ${seed}: ${r.faults.length} faults, ${r.acknowledged} acked, ${r.lost} lost, ` +
           `${r.duplicated} dup, ${r.divergent} div, ` +
           (r.recoveryMs === undefined ? 'NO catch-up\n' : `recovery ${(r.recoveryMs / 1000).toFixed(1)} s\n`) +
-          `   ${r.decisions} gate decisions, ${r.gatesDivergent} differ; ${sec(ph.total)} s (faults ${sec(ph.faults)}, ` +
+          `   ${r.decisions} gate decisions, ${r.gatesDivergent} differ; ${sec(ph.total)} s (faults ${sec(ph.faults)}: ` +
+          `brokers ${sec(ph.brokerWait)}, publish ${sec(ph.publishTail)}; ` +
           `catch-up ${sec(ph.catchUp)}, stop ${sec(ph.stop)}, check ${sec(ph.check)})\n` +
           wrap(r.faults, 77)
             .map((l) => `   ${l}\n`)
