@@ -23,6 +23,7 @@ it(`fault campaign --ci (${SCHEDULES} schedules): 0 lost, 0 duplicated, 0 diverg
   proc.stdout.on('data', (c: Buffer) => (out += c.toString()));
   proc.stderr.on('data', (c: Buffer) => (err += c.toString()));
   const code = await new Promise<number | null>((r) => proc.once('exit', r));
+  process.stdout.write(out); // the per-schedule report, in the CI log
   const lines = out.trimEnd().split('\n');
   expect(code, `${out}\n${err}`).toBe(0);
   expect(lines.filter((l) => /^#\d+ seed \d+: \d+ faults, \d+ acked/.test(l))).toHaveLength(SCHEDULES);
