@@ -30,8 +30,6 @@ export const PasskConfig = z
          * (env KAFKA_REQUEST_TIMEOUT_MS). @default 30000, the Java client's request.timeout.ms
          */
         requestTimeoutMs: z.number().int().positive().default(30_000),
-        /** Retries of a failed broker request, with backoff from 300 ms doubling (env KAFKA_RETRIES). @default 5 */
-        retries: z.number().int().nonnegative().default(5),
         /** Prefix of every topic and consumer group, so several passk installs share one cluster (env PASSK_KAFKA_NAMESPACE). */
         namespace: z
           .string()
@@ -140,7 +138,6 @@ export const fromEnv = (env: NodeJS.ProcessEnv): Json => {
       ...(env.SCHEMA_REGISTRY_TIMEOUT_MS ? { registryTimeoutMs: Number(env.SCHEMA_REGISTRY_TIMEOUT_MS) } : {}),
       ...(env.KAFKA_CONNECTION_TIMEOUT_MS ? { connectionTimeoutMs: Number(env.KAFKA_CONNECTION_TIMEOUT_MS) } : {}),
       ...(env.KAFKA_REQUEST_TIMEOUT_MS ? { requestTimeoutMs: Number(env.KAFKA_REQUEST_TIMEOUT_MS) } : {}),
-      ...(env.KAFKA_RETRIES ? { retries: Number(env.KAFKA_RETRIES) } : {}),
     };
   if (env.CLICKHOUSE_URL)
     out.clickhouse = {

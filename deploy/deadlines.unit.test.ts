@@ -64,11 +64,10 @@ describe('deadlines on the outgoing calls', () => {
         KAFKA_BROKERS: `127.0.0.1:${broker.port}`,
         SCHEMA_REGISTRY_URL: 'http://127.0.0.1:9',
         KAFKA_REQUEST_TIMEOUT_MS: '300',
-        KAFKA_RETRIES: '2',
       },
       d,
     );
-    expect(config.kafka).toMatchObject({ requestTimeoutMs: 300, retries: 2 });
+    expect(config.kafka).toMatchObject({ requestTimeoutMs: 300 });
     const failure = await openEventLog(config).then(
       () => null,
       (e: unknown) => e,
@@ -144,7 +143,7 @@ describe('deadlines on passk’s HTTP servers', () => {
 describe('the deadlines’ configuration', () => {
   it('has defaults chosen on purpose, each settable from the environment', () => {
     const d = loadConfig({}, { KAFKA_BROKERS: 'b:9092', SCHEMA_REGISTRY_URL: 'http://r' }, '/');
-    expect(d.kafka).toMatchObject({ connectionTimeoutMs: 3_000, requestTimeoutMs: 30_000, retries: 5 });
+    expect(d.kafka).toMatchObject({ connectionTimeoutMs: 3_000, requestTimeoutMs: 30_000 });
     expect(d.http).toEqual({ headersTimeoutMs: 10_000, requestTimeoutMs: 60_000, keepAliveTimeoutMs: 5_000 });
     expect(d.clickhouse.requestTimeoutMs).toBe(60_000);
     const set = loadConfig(

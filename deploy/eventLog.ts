@@ -18,13 +18,14 @@ export const openEventLog = async (config: PasskConfig, opts: { namespace?: stri
       clientId: k.clientId,
       brokers: k.brokers,
       logLevel: logLevel.WARN,
-      // every broker call has a deadline: a connect, then each request; a failed one is retried with backoff
-      // (kafkajs's retrier; every call passk makes is safe to repeat: produce is idempotent, admin calls are
-      // reads, creates that tolerate "exists" and best-effort deletes), then fails, classified (log/kafka/errors.ts)
+      // every broker call has a deadline: a connect, then each request; a failed one is retried by kafkajs's
+      // retrier (its default: 5 retries, 300 ms doubling, jittered; set no `retry` here, else kafkajs warns that the
+      // idempotent producer's retries are limited). Every call passk makes is safe to repeat: produce is idempotent,
+      // admin calls are reads, creates that accept "exists" and best-effort deletes. Then it fails, classified
+      // (log/kafka/errors.ts).
       connectionTimeout: k.connectionTimeoutMs,
       requestTimeout: k.requestTimeoutMs,
       enforceRequestTimeout: true,
-      retry: { retries: k.retries, initialRetryTime: 300 },
     }),
     registry: createRegistryClient({
       url: k.schemaRegistryUrl,
