@@ -20,8 +20,8 @@
  * D duplicated, V divergent`; exit 1 if L, D or V is not 0. `--only SEED` re-runs one schedule.
  */
 import { randomBytes } from 'node:crypto';
-import { spawnSync } from 'node:child_process';
-import { appendFileSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { spawn, spawnSync } from 'node:child_process';
+import { appendFileSync, closeSync, mkdtempSync, openSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
@@ -38,6 +38,7 @@ import type { EventLog } from '../../processors/ports.ts';
 import type { PasskEvent } from '../../schemas/events/index.ts';
 import type { TrialRecorded } from '../../schemas/events/trialRecorded.ts';
 import { TOPICS } from '../../schemas/topics.ts';
+import { trial } from '../helpers/processorFixtures.ts';
 import { changelogState, decisionsOf, gateWorkload, publishAll, workload } from '../helpers/processorsHarness.ts';
 import { startCluster, type Cluster, type Netns } from './cluster.ts';
 import { healAll, kill, loss, partition, pause, rebalance, throttle, type Heal } from './injectors.ts';
@@ -153,6 +154,49 @@ const POLL_MS = 200;
 const GROUPS_MS = 20_000;
 /** Rows of the gate workload: a baseline, a candidate that breaks must-not-break rows, two comparisons. */
 const GATE_ROWS = 12;
+
+/** Rows (3 attempts each) of each of the two other writers: the importer and the ingest client. */
+const WRITER_ROWS = 10;
+/** The ingest server's write token and port (in the processor's namespace, so its faults reach it too). */
+const INGEST_TOKEN = 'faults-ingest-token-0123456789';
+const INGEST_PORT = 7358;
+/** How long a writer keeps sending again a write that was not acknowledged. */
+const WRITER_DEADLINE_MS = 180_000;
+
+/**
+ * Trials of rows `<prefix>0…` for agent version `version`, 3 attempts each, in the flat format that `passk import`
+ * and the ingest API read, each with its event id (so the checker knows what was acknowledged).
+ */
+export const flatTrials = (prefix: string, version: string) =>
+  Array.from({ length: WRITER_ROWS * 3 }, (_, i) => {
+    const t = trial({
+      row: `${prefix}${i % WRITER_ROWS}`,
+      version,
+      attempt: Math.floor(i / WRITER_ROWS),
+      passed: i % 4 !== 0,
+    });
+    return {
+      suite: t.suite,
+      dataset_version: t.dataset_version,
+      row_id: t.row_id,
+      agent_version: version,
+      run_id: t.run_id,
+      attempt: t.attempt,
+      passed: t.passed,
+      event_id: t.event_id,
+      occurred_at: t.occurred_at,
+    };
+  });
+
+/** Runs a command to its end; its output goes to `log`. */
+const runToEnd = (cmd: string, args: string[], env: NodeJS.ProcessEnv, log: string) =>
+  new Promise<number | null>((resolve) => {
+    const out = openSync(log, 'a');
+    const p = spawn(cmd, args, { env, stdio: ['ignore', out, out] });
+    closeSync(out);
+    p.once('error', () => resolve(null));
+    p.once('exit', (code) => resolve(code));
+  });
 
 /** `b` spread evenly through `a` (the gate's inputs arrive among the trials, during the faults). */
 export const interleave = <T>(a: readonly T[], b: readonly T[]): T[] => {
@@ -379,6 +423,21 @@ export const runSchedule = async (cluster: Cluster, procNs: Netns, seed: number)
   await admin.connect();
   const processor = supervisedProcessor(cluster, procNs, env(dataDir), `proc-${namespace}`);
   const extraDirs: string[] = [];
+  // the other writers: an ingest server in the processor's namespace (its client here), and `passk import` of a file
+  const ingestDir = mkdtempSync(join(tmpdir(), `passk-faults-${cluster.id}-ingest-`));
+  const importDir = mkdtempSync(join(tmpdir(), `passk-faults-${cluster.id}-import-`));
+  extraDirs.push(ingestDir, importDir);
+  const ingest = cluster.spawnIn(
+    procNs,
+    `ingest-${namespace}`,
+    process.execPath,
+    [bin, 'ingest', '--host', '0.0.0.0', '--port', String(INGEST_PORT), '--token', INGEST_TOKEN],
+    env(ingestDir),
+  );
+  const importFile = join(importDir, 'trials.jsonl');
+  const imported = flatTrials('i', 'imp');
+  writeFileSync(importFile, imported.map((t) => JSON.stringify(t)).join('\n') + '\n');
+  const posted = flatTrials('h', 'http');
   try {
     // ---- workload, paced over the fault schedule ------------------------------------------
     const chunk = 20;
@@ -405,6 +464,57 @@ export const runSchedule = async (cluster: Cluster, procNs: Netns, seed: number)
         await sleep(pace);
       }
       return Date.now();
+    })();
+    const planned0 = plan.faults.reduce((t, f) => t + f.gapMs + f.holdMs, 0);
+    // `passk import` of the file, from the root namespace, once a third of the faults are through; again until exit 0
+    const importing = (async () => {
+      await sleep(planned0 / 3);
+      const deadline = Date.now() + WRITER_DEADLINE_MS;
+      for (let n = 0; ; n++) {
+        const code = await runToEnd(
+          process.execPath,
+          [bin, 'import', importFile],
+          env(importDir),
+          join(cluster.dir, 'logs', `import-${namespace}log`),
+        );
+        if (code === 0) {
+          for (const t of imported) acknowledged.add(t.event_id);
+          return n;
+        }
+        if (Date.now() > deadline) {
+          unacknowledged += imported.length;
+          return n;
+        }
+        await sleep(1_000);
+      }
+    })();
+    // the ingest client: 10 trials a POST, paced over the faults; a POST that is not a 200 is sent again
+    const ingesting = (async () => {
+      const url = `http://${procNs.ip}:${INGEST_PORT}/api/v1/trials`;
+      for (let i = 0; i < posted.length; i += WRITER_ROWS) {
+        const part = posted.slice(i, i + WRITER_ROWS);
+        const deadline = Date.now() + WRITER_DEADLINE_MS;
+        for (;;) {
+          const ok = await fetch(url, {
+            method: 'POST',
+            headers: { authorization: `Bearer ${INGEST_TOKEN}`, 'content-type': 'application/json' },
+            body: JSON.stringify(part),
+            signal: AbortSignal.timeout(30_000),
+          })
+            .then(async (r) => r.status === 200 && ((await r.json()) as { rejected: number }).rejected === 0)
+            .catch(() => false);
+          if (ok) {
+            for (const t of part) acknowledged.add(t.event_id);
+            break;
+          }
+          if (Date.now() > deadline) {
+            unacknowledged += part.length;
+            break;
+          }
+          await sleep(500);
+        }
+        await sleep(planned0 / 3);
+      }
     })();
 
     // ---- faults, one after another ------------------------------------------------------
@@ -488,7 +598,7 @@ export const runSchedule = async (cluster: Cluster, procNs: Netns, seed: number)
     await cluster.waitForBrokers(180_000);
     brokerWaitMs += Date.now() - w;
     const faultsOverAt = Date.now();
-    const published = await publishing;
+    const published = Math.max(await publishing, (await importing, await ingesting, Date.now()));
     // from the last heal (a restarted broker's start-up included), or the last acknowledged publish if later
     const healedAt = Math.max(lastHealAt, published);
     const faultsDoneAt = Date.now();
@@ -575,6 +685,8 @@ export const runSchedule = async (cluster: Cluster, procNs: Netns, seed: number)
       processorExits: processor.exits(),
     };
   } finally {
+    if (ingest.alive()) process.kill(ingest.pid(), 'SIGCONT');
+    if (ingest.alive()) process.kill(ingest.pid(), 'SIGTERM');
     await processor.retire().catch(() => {});
     await log.close().catch(() => {});
     await admin.disconnect().catch(() => {});

@@ -6,6 +6,7 @@ import {
   check,
   checkGates,
   ciSeeds,
+  flatTrials,
   interleave,
   planSchedule,
   plannedMs,
@@ -104,5 +105,16 @@ describe('the gate check', () => {
     const mixed = interleave([1, 2, 3, 4, 5, 6], [10, 20]);
     expect(mixed).toEqual([1, 2, 3, 10, 4, 5, 6, 20]);
     expect(interleave([1], [10, 20, 30]).sort((a, b) => a - b)).toEqual([1, 10, 20, 30]);
+  });
+});
+
+describe('the other writers', () => {
+  it('import and ingest trials of their own rows and versions, each with an event id', () => {
+    const imported = flatTrials('i', 'imp');
+    const posted = flatTrials('h', 'http');
+    expect(imported).toHaveLength(30);
+    expect(new Set([...imported, ...posted].map((t) => t.event_id)).size).toBe(60);
+    expect(new Set(imported.map((t) => `${t.row_id}/${t.attempt}`)).size).toBe(30);
+    expect(posted.every((t) => t.agent_version === 'http' && t.row_id.startsWith('h'))).toBe(true);
   });
 });
