@@ -434,6 +434,13 @@ export const runSchedule = async (cluster: Cluster, procNs: Netns, seed: number)
     [bin, 'ingest', '--host', '0.0.0.0', '--port', String(INGEST_PORT), '--token', INGEST_TOKEN],
     env(ingestDir),
   );
+  // supervised like the processor: an ingest server that exits (it could not reach the cluster) is started again
+  let ingestRetired = false;
+  const superviseIngest = () =>
+    ingest.proc.once('exit', () => {
+      if (!ingestRetired) setTimeout(() => void (ingestRetired || ingest.restart().then(superviseIngest)), 1_000);
+    });
+  superviseIngest();
   const importFile = join(importDir, 'trials.jsonl');
   const imported = flatTrials('i', 'imp');
   writeFileSync(importFile, imported.map((t) => JSON.stringify(t)).join('\n') + '\n');
@@ -685,6 +692,7 @@ export const runSchedule = async (cluster: Cluster, procNs: Netns, seed: number)
       processorExits: processor.exits(),
     };
   } finally {
+    ingestRetired = true;
     if (ingest.alive()) process.kill(ingest.pid(), 'SIGCONT');
     if (ingest.alive()) process.kill(ingest.pid(), 'SIGTERM');
     await processor.retire().catch(() => {});
