@@ -118,6 +118,8 @@ export interface ScheduleResult {
   gatesDivergent: number;
   /** How many gate decisions the replay made. */
   decisions: number;
+  /** Acknowledged events a first read of the log (right after the heal) missed and a second one found. */
+  misread: number;
   deadLetters: number;
   /** Wall time of the schedule's phases: start → healed, → caught up, → stopped, → checked; and in all. */
   phasesMs: {
@@ -612,10 +614,24 @@ export const runSchedule = async (cluster: Cluster, procNs: Netns, seed: number)
     // from the last heal (a restarted broker's start-up included), or the last acknowledged publish if later
     const healedAt = Math.max(lastHealAt, published);
     const faultsDoneAt = Date.now();
-    // the replays need only the log, complete now that publishing is done: made while the processor catches up
+    // the replays need only the log, complete now that publishing is done: made while the processor catches up.
+    // A first read that lacks acknowledged events is made again once the processor has caught up, and the second
+    // read is the one checked: the campaign found first reads, right after the heal, that missed events a later
+    // read had (seeds 17087161, 17150513: the two comparisons on passk.decisions); counted as `misread`, reported.
+    const hw = async () =>
+      (await admin.fetchTopicOffsets(namespace + TOPICS.decisions)).map((p) => `${p.partition}:${p.high}`).join(' ');
+    const hwBefore = await hw().catch((e: Error) => e.message);
+    let misread = 0;
+    const firstRead = readInputs(log);
+    firstRead.catch(() => {}); // awaited below
+    const replayOf = async (inputs: LogInputs) => ({
+      inputs,
+      rows: replayRows(inputs),
+      decisions: await replayGates(inputs),
+    });
     const replaying = (async () => {
-      const inputs = await readInputs(log);
-      return { inputs, rows: replayRows(inputs), decisions: await replayGates(inputs) };
+      const first = await firstRead;
+      return [...acknowledged].some((id) => !first.ids.has(id)) ? undefined : replayOf(first);
     })();
     replaying.catch(() => {}); // awaited below
     // the processor that lived through the faults must catch up on its own: the trials committed to the end,
@@ -627,7 +643,17 @@ export const runSchedule = async (cluster: Cluster, procNs: Netns, seed: number)
       if (lag === 0) recoveryMs = Date.now() - healedAt;
       else await sleep(POLL_MS);
     }
-    const replay = await replaying;
+    let replay = await replaying;
+    if (replay === undefined) {
+      const first = await firstRead;
+      const again = await readInputs(log);
+      misread = [...acknowledged].filter((id) => !first.ids.has(id) && again.ids.has(id)).length;
+      process.stderr.write(
+        `faults: ${namespace}: a first read missed ${misread} acknowledged events a second read has ` +
+          `(passk.decisions high watermarks at the first read: ${hwBefore}; now: ${await hw()})\n`,
+      );
+      replay = await replayOf(again);
+    }
     let processedDecisions: string[] = [];
     if (recoveryMs !== undefined) {
       for (;;) {
@@ -679,6 +705,7 @@ export const runSchedule = async (cluster: Cluster, procNs: Netns, seed: number)
       divergent: verdict.divergent + gatesDivergent + letters.length + (recoveryMs === undefined ? 1 : 0),
       gatesDivergent,
       decisions: replay.decisions.length,
+      misread,
       deadLetters: letters.length,
       phasesMs: {
         faults: faultsDoneAt - startedAt,
@@ -826,6 +853,7 @@ Examples:
             .map((l) => `   ${l}\n`)
             .join('') +
           (r.unacknowledged || r.deadLetters ? `   unacked ${r.unacknowledged}, dlq ${r.deadLetters}\n` : '') +
+          (r.misread ? `   misread: a first read missed ${r.misread} acknowledged events (a second had them)\n` : '') +
           (r.stop === 'clean' ? '' : `   stop on SIGTERM: ${r.stop}\n`) +
           (r.leftoverGroups.length ? `   ${r.leftoverGroups.length} groups left behind:\n` : '') +
           wrap(
