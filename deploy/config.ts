@@ -23,6 +23,13 @@ export const PasskConfig = z
         replicationFactor: z.number().int().positive().default(1),
         /** Deadline of one schema-registry request, ms; retried 3 times with backoff (env SCHEMA_REGISTRY_TIMEOUT_MS). @default 10000 */
         registryTimeoutMs: z.number().int().positive().optional(),
+        /** Deadline of a TCP connect to a broker, ms (env KAFKA_CONNECTION_TIMEOUT_MS). @default 3000 */
+        connectionTimeoutMs: z.number().int().positive().default(3_000),
+        /**
+         * Deadline of one request to a broker (produce, fetch offsets, admin), ms; then it is retried
+         * (env KAFKA_REQUEST_TIMEOUT_MS). @default 30000, the Java client's request.timeout.ms
+         */
+        requestTimeoutMs: z.number().int().positive().default(30_000),
         /** Prefix of every topic and consumer group, so several passk installs share one cluster (env PASSK_KAFKA_NAMESPACE). */
         namespace: z
           .string()
@@ -37,8 +44,26 @@ export const PasskConfig = z
         username: z.string().default('default'),
         password: z.string().default(''),
         database: z.string().default('passk'),
+        /** Deadline of one request to the ClickHouse server, ms (env CLICKHOUSE_REQUEST_TIMEOUT_MS). @default 60000 */
+        requestTimeoutMs: z.number().int().positive().default(60_000),
       })
-      .default({ username: 'default', password: '', database: 'passk' }),
+      .default({ username: 'default', password: '', database: 'passk', requestTimeoutMs: 60_000 }),
+    /**
+     * Deadlines of the HTTP servers (`passk ingest`, `passk serve`, `passk demo`), so a slow or silent client
+     * cannot hold a connection forever: the request's headers, the whole request, and an idle kept-alive
+     * connection between requests. Env PASSK_HTTP_HEADERS_TIMEOUT_MS, PASSK_HTTP_REQUEST_TIMEOUT_MS,
+     * PASSK_HTTP_KEEP_ALIVE_TIMEOUT_MS.
+     */
+    http: z
+      .object({
+        /** @default 10000 (Node's 60000 is long for a small request's headers) */
+        headersTimeoutMs: z.number().int().positive().default(10_000),
+        /** @default 60000 (Node's 300000): a large ingest batch on a slow link still fits */
+        requestTimeoutMs: z.number().int().positive().default(60_000),
+        /** @default 5000 (Node's): behind a load balancer, set it above the balancer's idle timeout */
+        keepAliveTimeoutMs: z.number().int().positive().default(5_000),
+      })
+      .default({ headersTimeoutMs: 10_000, requestTimeoutMs: 60_000, keepAliveTimeoutMs: 5_000 }),
     /** Largest event accepted at publish, in bytes; larger ones are refused, never truncated. @default 1000000 */
     maxEventBytes: z.number().int().positive().default(1_000_000),
     /**
@@ -111,6 +136,8 @@ export const fromEnv = (env: NodeJS.ProcessEnv): Json => {
       ...(env.KAFKA_PARTITIONS ? { partitions: Number(env.KAFKA_PARTITIONS) } : {}),
       ...(env.PASSK_KAFKA_NAMESPACE ? { namespace: env.PASSK_KAFKA_NAMESPACE } : {}),
       ...(env.SCHEMA_REGISTRY_TIMEOUT_MS ? { registryTimeoutMs: Number(env.SCHEMA_REGISTRY_TIMEOUT_MS) } : {}),
+      ...(env.KAFKA_CONNECTION_TIMEOUT_MS ? { connectionTimeoutMs: Number(env.KAFKA_CONNECTION_TIMEOUT_MS) } : {}),
+      ...(env.KAFKA_REQUEST_TIMEOUT_MS ? { requestTimeoutMs: Number(env.KAFKA_REQUEST_TIMEOUT_MS) } : {}),
     };
   if (env.CLICKHOUSE_URL)
     out.clickhouse = {
@@ -118,7 +145,14 @@ export const fromEnv = (env: NodeJS.ProcessEnv): Json => {
       ...(env.CLICKHOUSE_USER ? { username: env.CLICKHOUSE_USER } : {}),
       ...(env.CLICKHOUSE_PASSWORD ? { password: env.CLICKHOUSE_PASSWORD } : {}),
       ...(env.CLICKHOUSE_DATABASE ? { database: env.CLICKHOUSE_DATABASE } : {}),
+      ...(env.CLICKHOUSE_REQUEST_TIMEOUT_MS ? { requestTimeoutMs: Number(env.CLICKHOUSE_REQUEST_TIMEOUT_MS) } : {}),
     };
+  const http = {
+    headersTimeoutMs: env.PASSK_HTTP_HEADERS_TIMEOUT_MS ? Number(env.PASSK_HTTP_HEADERS_TIMEOUT_MS) : undefined,
+    requestTimeoutMs: env.PASSK_HTTP_REQUEST_TIMEOUT_MS ? Number(env.PASSK_HTTP_REQUEST_TIMEOUT_MS) : undefined,
+    keepAliveTimeoutMs: env.PASSK_HTTP_KEEP_ALIVE_TIMEOUT_MS ? Number(env.PASSK_HTTP_KEEP_ALIVE_TIMEOUT_MS) : undefined,
+  };
+  if (Object.values(http).some((v) => v !== undefined)) out.http = http;
   return out;
 };
 

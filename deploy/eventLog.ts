@@ -14,7 +14,19 @@ export const openEventLog = async (config: PasskConfig, opts: { namespace?: stri
   const k = config.kafka;
   if (!k) throw new Error('PASSK_BACKEND=kafka needs KAFKA_BROKERS and SCHEMA_REGISTRY_URL');
   return createKafkaEventLog({
-    kafka: new Kafka({ clientId: k.clientId, brokers: k.brokers, logLevel: logLevel.WARN }),
+    kafka: new Kafka({
+      clientId: k.clientId,
+      brokers: k.brokers,
+      logLevel: logLevel.WARN,
+      // every broker call has a deadline: a connect, then each request; a failed one is retried by kafkajs's
+      // retrier (its default: 5 retries, 300 ms doubling, jittered; set no `retry` here, else kafkajs warns that the
+      // idempotent producer's retries are limited). Every call passk makes is safe to repeat: produce is idempotent,
+      // admin calls are reads, creates that accept "exists" and best-effort deletes. Then it fails, classified
+      // (log/kafka/errors.ts).
+      connectionTimeout: k.connectionTimeoutMs,
+      requestTimeout: k.requestTimeoutMs,
+      enforceRequestTimeout: true,
+    }),
     registry: createRegistryClient({
       url: k.schemaRegistryUrl,
       clientId: k.clientId,

@@ -22,6 +22,7 @@ export const storeTarget = (config: PasskConfig): StoreTarget =>
         username: config.clickhouse.username,
         password: config.clickhouse.password,
         database: config.clickhouse.database,
+        requestTimeoutMs: config.clickhouse.requestTimeoutMs,
       }
     : { kind: 'embedded', path: join(config.dataDir, 'store'), database: config.clickhouse.database };
 

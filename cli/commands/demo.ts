@@ -308,6 +308,7 @@ Exit codes: 0 ok (the demo's first gate failing is the expected result), 2 bad f
         try {
           server = await createDashboardServer({
             data: clickhouseDashboardData(store.client),
+            timeouts: config.http,
             host: flags.host,
             port,
             ...(token ? { token } : {}),

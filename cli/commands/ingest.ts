@@ -53,10 +53,12 @@ Exit codes: 0 stopped by SIGINT/SIGTERM, 2 bad flag (no token, bad port, a bad
       let log: EventLog | undefined;
       let server: IngestServer | undefined;
       try {
-        log = await openEventLog(loadConfig(cmd.optsWithGlobals()));
+        const config = loadConfig(cmd.optsWithGlobals());
+        log = await openEventLog(config);
         server = await createIngestServer({
           publisher: log.publisher,
           token,
+          timeouts: config.http,
           host: flags.host,
           port,
           ...(policy ? { otlp: { policy } } : {}),

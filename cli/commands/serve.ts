@@ -147,6 +147,7 @@ Exit codes: 0 stopped by SIGINT/SIGTERM, 2 bad flag or config (e.g. a non-loopba
           });
         server = await createDashboardServer({
           data: clickhouseDashboardData(store.client),
+          timeouts: config.http,
           host: flags.host,
           port,
           ...(token ? { token } : {}),

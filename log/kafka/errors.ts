@@ -31,6 +31,10 @@ export const protocolTypes = (e: unknown): string[] => {
  * timeout, means the cluster may come back (BackendUnavailable); anything else is a refusal.
  */
 export const classifyKafkaError = (e: unknown, what: string): unknown => {
+  // kafkajs 2.2.4 throws a plain Error when a request finds its broker's connection gone (src/broker/index.js),
+  // e.g. after a connect whose requests timed out: the broker may come back
+  if (e instanceof Error && !(e instanceof KafkaJSError) && e.message === 'Broker not connected')
+    return new BackendUnavailable(`${what}: ${e.message}`, e);
   if (e instanceof PipelineError || !(e instanceof KafkaJSError)) return e;
   const transient =
     e.retriable ||

@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import type { SchemaRegistry } from '@kafkajs/confluent-schema-registry';
-import type { Kafka } from 'kafkajs';
+import type { Admin, Kafka } from 'kafkajs';
 import { BackendUnavailable } from '../../schemas/errors.ts';
 import { TOPICS } from '../../schemas/topics.ts';
 import type { DeadLetter, EventConsumer, EventLog } from '../../processors/ports.ts';
@@ -30,6 +30,29 @@ export interface KafkaEventLogOptions {
 }
 
 const DLQ_READ_TIMEOUT_MS = 60_000;
+
+/**
+ * The last part of every one-use group's name (`ConsumerOptions.transient`, the DLQ reader): such a group never
+ * holds a commit, so once it is empty it can go. A clean close deletes its own; a SIGKILLed process cannot, so
+ * the next log of the same namespace that opens a one-use consumer deletes the empty ones it finds (`sweep`).
+ */
+export const ONE_USE_SUFFIX = '.one-use';
+/**
+ * When the second sweep runs: a killed member stays in its groups until its session expires (10 s,
+ * log/kafka/consumer.ts), so a restart right after a SIGKILL finds them not yet empty at its first sweep.
+ */
+const SECOND_SWEEP_MS = 15_000;
+
+/** Deletes the empty one-use groups of `namespace` (the broker refuses to delete a group with members). */
+const sweepOneUseGroups = async (admin: Admin, namespace: string): Promise<string[]> => {
+  const ours = (await admin.listGroups()).groups
+    .map((g) => g.groupId)
+    .filter((g) => g.startsWith(namespace + 'passk-') && g.endsWith(ONE_USE_SUFFIX));
+  if (ours.length === 0) return [];
+  const empty = (await admin.describeGroups(ours)).groups.filter((g) => g.state === 'Empty').map((g) => g.groupId);
+  if (empty.length > 0) await admin.deleteGroups(empty);
+  return empty;
+};
 
 /** Kafka + a Confluent-compatible schema registry behind the EventLog port. */
 export const createKafkaEventLog = async (opts: KafkaEventLogOptions): Promise<EventLog> => {
@@ -70,7 +93,7 @@ export const createKafkaEventLog = async (opts: KafkaEventLogOptions): Promise<E
         .map((p) => [p.partition, Number(p.high)]),
     );
     if (ends.size === 0) return [];
-    const groupId = `${namespace}passk-dlq-reader-${randomBytes(4).toString('hex')}`;
+    const groupId = `${namespace}passk-dlq-reader-${randomBytes(4).toString('hex')}${ONE_USE_SUFFIX}`;
     const reader = opts.kafka.consumer({ groupId, maxBytesPerPartition: maxEventBytes + RECORD_OVERHEAD_BYTES });
     const letters: DeadLetter[] = [];
     try {
@@ -120,17 +143,30 @@ export const createKafkaEventLog = async (opts: KafkaEventLogOptions): Promise<E
     append: (letters) => publisher.send(letters.map((d) => ({ topic: TOPICS.dlq, ...toDeadLetterRecord(d) }))),
   });
 
+  // best effort, in the background: a broker away leaves the groups to the next start
+  let swept = false;
+  let secondSweep: NodeJS.Timeout | undefined;
+  const sweep = () => void sweepOneUseGroups(admin, namespace).catch(() => {});
+  const sweepOnce = () => {
+    if (swept) return;
+    swept = true;
+    sweep();
+    secondSweep = setTimeout(sweep, SECOND_SWEEP_MS);
+    secondSweep.unref();
+  };
+
   return {
     publisher,
     codec,
     consumer: async (options) => {
+      if (options.transient) sweepOnce();
       const consumer: EventConsumer = await createKafkaConsumer({
         kafka: opts.kafka,
         admin,
         codec,
         deadLetter,
         names,
-        groupId: namespace + options.groupId,
+        groupId: namespace + options.groupId + (options.transient ? ONE_USE_SUFFIX : ''),
         options,
         maxBytesPerPartition: maxEventBytes + RECORD_OVERHEAD_BYTES,
         onClose: () => consumers.delete(consumer),
@@ -140,6 +176,7 @@ export const createKafkaEventLog = async (opts: KafkaEventLogOptions): Promise<E
     },
     deadLetters,
     close: async () => {
+      clearTimeout(secondSweep);
       for (const c of [...consumers]) await c.close();
       await publisher.close();
       await admin.disconnect();

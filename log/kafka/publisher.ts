@@ -62,20 +62,24 @@ export const createKafkaPublisher = async (deps: {
     const bytes = new Map<string, number>();
     const flush = async () => {
       if (chunk.length === 0) return;
-      const byTopic = new Map<string, Message[]>();
+      const bySlot = new Map<string, { topic: string; messages: Message[] }>();
       for (const r of chunk) {
-        const messages = byTopic.get(r.topic) ?? [];
-        messages.push({ key: r.key, value: toBuffer(r.value), ...(r.headers ? { headers: r.headers } : {}) });
-        byTopic.set(r.topic, messages);
+        const partition = partitionOf(r.key, deps.partitionsOf(r.topic));
+        const slot = tpKey({ topic: r.topic, partition });
+        const to = bySlot.get(slot) ?? bySlot.set(slot, { topic: r.topic, messages: [] }).get(slot)!;
+        to.messages.push({ key: r.key, value: toBuffer(r.value), ...(r.headers ? { headers: r.headers } : {}) });
       }
-      try {
-        await producer.sendBatch({
-          acks: -1,
-          topicMessages: [...byTopic].map(([topic, messages]) => ({ topic: deps.names.physical(topic), messages })),
-        });
-      } catch (e) {
-        throw classifyKafkaError(e, 'kafka producer: send');
-      }
+      // One request per topic-partition, all at once. Never one sendBatch for several partitions: when one
+      // partition's leader fails and its partitions move to a broker that already answered that sendBatch, kafkajs
+      // 2.2.4 retries only the brokers without an answer and resolves, so those records were never written but
+      // acknowledged (tulios/kafkajs#1303, PR #1798; found by the fault campaign, seed 7000022).
+      const sent = await Promise.allSettled(
+        [...bySlot.values()].map(({ topic, messages }) =>
+          producer.sendBatch({ acks: -1, topicMessages: [{ topic: deps.names.physical(topic), messages }] }),
+        ),
+      );
+      const failed = sent.find((r): r is PromiseRejectedResult => r.status === 'rejected');
+      if (failed) throw classifyKafkaError(failed.reason, 'kafka producer: send');
       chunk = [];
       bytes.clear();
     };

@@ -8,12 +8,35 @@ export interface IngestServer {
   close(): Promise<void>;
 }
 
+/**
+ * Deadlines of the server's connections (deploy/config.ts `http`), so a slow or silent client cannot hold one forever:
+ * all headers within `headersTimeoutMs`, the whole request within `requestTimeoutMs` (else 408 and the connection
+ * is closed), and a kept-alive connection idle for `keepAliveTimeoutMs` between requests is closed.
+ */
+export interface HttpTimeouts {
+  readonly headersTimeoutMs?: number;
+  readonly requestTimeoutMs?: number;
+  readonly keepAliveTimeoutMs?: number;
+}
+
+/** node:http options from the deadlines; the expiry check runs often enough for the shortest one. */
+const serverOptions = (t: HttpTimeouts = {}) => {
+  const headersTimeout = t.headersTimeoutMs ?? 10_000;
+  const requestTimeout = Math.max(t.requestTimeoutMs ?? 60_000, headersTimeout);
+  return {
+    headersTimeout,
+    requestTimeout,
+    keepAliveTimeout: t.keepAliveTimeoutMs ?? 5_000,
+    connectionsCheckingInterval: Math.min(30_000, Math.max(50, Math.floor(headersTimeout / 4))),
+  };
+};
+
 /** The lean server of `passk ingest`: only the ingest API (and /healthz), for production hosts. */
 export const createIngestServer = async (
-  opts: IngestOptions & { host?: string; port?: number },
+  opts: IngestOptions & { host?: string; port?: number; timeouts?: HttpTimeouts },
 ): Promise<IngestServer> => {
   const routes = createIngestRoutes(opts);
-  const server = createServer((req, res) => {
+  const server = createServer(serverOptions(opts.timeouts), (req, res) => {
     const url = new URL(req.url ?? '/', 'http://ingest');
     routes(req, res, url.pathname)
       .then((handled) => {

@@ -20,19 +20,26 @@
  * D duplicated, V divergent`; exit 1 if L, D or V is not 0. `--only SEED` re-runs one schedule.
  */
 import { randomBytes } from 'node:crypto';
-import { spawnSync } from 'node:child_process';
-import { appendFileSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { spawn, spawnSync } from 'node:child_process';
+import { appendFileSync, closeSync, mkdtempSync, openSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { Command, InvalidArgumentError } from 'commander';
 import { Kafka, logLevel, type Admin } from 'kafkajs';
+import { PasskConfig } from '../../deploy/config.ts';
+import { openEventLog } from '../../deploy/eventLog.ts';
+import { startProcessors } from '../../deploy/processors.ts';
 import { createKafkaEventLog, createRegistryClient } from '../../log/index.ts';
 import type { RowState } from '../../processors/folds/rowState.ts';
+import { checkpointOf, foldTrials, type RowTable } from '../../processors/folds/rowTable.ts';
 import { readToEnd } from '../../processors/operators/readToEnd.ts';
 import type { EventLog } from '../../processors/ports.ts';
+import type { PasskEvent } from '../../schemas/events/index.ts';
+import type { TrialRecorded } from '../../schemas/events/trialRecorded.ts';
 import { TOPICS } from '../../schemas/topics.ts';
-import { changelogState, straightReplay, workload } from '../helpers/processorsHarness.ts';
+import { trial } from '../helpers/processorFixtures.ts';
+import { changelogState, decisionsOf, gateWorkload, publishAll, workload } from '../helpers/processorsHarness.ts';
 import { startCluster, type Cluster, type Netns } from './cluster.ts';
 import { healAll, kill, loss, partition, pause, rebalance, throttle, type Heal } from './injectors.ts';
 
@@ -107,8 +114,29 @@ export interface ScheduleResult {
   lost: number;
   duplicated: number;
   divergent: number;
+  /** Gate decisions (verdicts, confirmation requests) that differ from the replay's; counted in `divergent` too. */
+  gatesDivergent: number;
+  /** How many gate decisions the replay made. */
+  decisions: number;
+  /** Acknowledged events a first read of the log (right after the heal) missed and a second one found. */
+  misread: number;
   deadLetters: number;
-  /** The last fault's heal (or the last acknowledged publish, if later) → the surviving processor's lag is 0; undefined when it did not catch up within CATCH_UP_MS. */
+  /** Wall time of the schedule's phases: start → healed, → caught up, → stopped, → checked; and in all. */
+  phasesMs: {
+    faults: number;
+    /** Of `faults`: waiting for the three brokers to answer after each heal. */
+    brokerWait: number;
+    /** Of `faults`: the publishing still going after the last heal. */
+    publishTail: number;
+    catchUp: number;
+    stop: number;
+    check: number;
+    total: number;
+  };
+  /**
+   * The last fault's heal (or the last acknowledged publish, if later) → the surviving processor's lag is 0 and
+   * the gates have decided; undefined when that did not happen within CATCH_UP_MS.
+   */
   recoveryMs: number | undefined;
   /** How the processor stopped on SIGTERM at the end: 'clean', or why not. */
   stop: string;
@@ -122,6 +150,67 @@ export interface ScheduleResult {
 const CATCH_UP_MS = 180_000;
 /** How long a processor has to stop after SIGTERM. */
 const STOP_MS = 60_000;
+/** How often the catch-up is polled (an admin offsets read; a decisions read). */
+const POLL_MS = 200;
+/** How long a killed processor's one-use groups may stay after the check (its session, then the next sweep). */
+const GROUPS_MS = 20_000;
+/** Rows of the gate workload: a baseline, a candidate that breaks must-not-break rows, two comparisons. */
+const GATE_ROWS = 12;
+
+/** Rows (3 attempts each) of each of the two other writers: the importer and the ingest client. */
+const WRITER_ROWS = 10;
+/** The ingest server's write token and port (in the processor's namespace, so its faults reach it too). */
+const INGEST_TOKEN = 'faults-ingest-token-0123456789';
+const INGEST_PORT = 7358;
+/** How long a writer keeps sending again a write that was not acknowledged. */
+const WRITER_DEADLINE_MS = 180_000;
+
+/**
+ * Trials of rows `<prefix>0…` for agent version `version`, 3 attempts each, in the flat format that `passk import`
+ * and the ingest API read, each with its event id (so the checker knows what was acknowledged).
+ */
+export const flatTrials = (prefix: string, version: string) =>
+  Array.from({ length: WRITER_ROWS * 3 }, (_, i) => {
+    const t = trial({
+      row: `${prefix}${i % WRITER_ROWS}`,
+      version,
+      attempt: Math.floor(i / WRITER_ROWS),
+      passed: i % 4 !== 0,
+    });
+    return {
+      suite: t.suite,
+      dataset_version: t.dataset_version,
+      row_id: t.row_id,
+      agent_version: version,
+      run_id: t.run_id,
+      attempt: t.attempt,
+      passed: t.passed,
+      event_id: t.event_id,
+      occurred_at: t.occurred_at,
+    };
+  });
+
+/** Runs a command to its end; its output goes to `log`. */
+const runToEnd = (cmd: string, args: string[], env: NodeJS.ProcessEnv, log: string) =>
+  new Promise<number | null>((resolve) => {
+    const out = openSync(log, 'a');
+    const p = spawn(cmd, args, { env, stdio: ['ignore', out, out] });
+    closeSync(out);
+    p.once('error', () => resolve(null));
+    p.once('exit', (code) => resolve(code));
+  });
+
+/** `b` spread evenly through `a` (the gate's inputs arrive among the trials, during the faults). */
+export const interleave = <T>(a: readonly T[], b: readonly T[]): T[] => {
+  const out: T[] = [];
+  const every = Math.max(1, Math.floor(a.length / Math.max(1, b.length)));
+  let j = 0;
+  for (const [i, x] of a.entries()) {
+    out.push(x);
+    if ((i + 1) % every === 0 && j < b.length) out.push(b[j++]!);
+  }
+  return [...out, ...b.slice(j)];
+};
 
 const lastLine = (file: string) => {
   try {
@@ -206,14 +295,80 @@ const dumpDivergence = async (log: EventLog, processed: RowState[], replay: RowS
 /** The durable groups of the processors; any other group of a schedule's namespace is left behind. */
 const DURABLE_GROUPS = /^passk-(trials|datasets|gates|windows)$/;
 
-const trialIds = async (log: EventLog): Promise<Set<string>> => {
-  const ids = new Set<string>();
-  await readToEnd(log, {
-    topic: TOPICS.trials,
-    groupId: `ids-${randomBytes(4).toString('hex')}`,
-    onEvent: (e) => void (e.type === 'TrialRecorded' && ids.add(e.event_id)),
-  });
-  return ids;
+/** What the checker reads of a schedule's log: each input topic once, by one reader each, at once. */
+interface LogInputs {
+  /** The trials topic, per partition in offset order. */
+  readonly trials: Map<number, PasskEvent[]>;
+  readonly datasets: PasskEvent[];
+  /** passk.decisions without the gates' own output: the comparisons and closed runs. */
+  readonly decisionInputs: PasskEvent[];
+  /** Every event id on the three topics. */
+  readonly ids: Set<string>;
+}
+
+const GATE_OUTPUT = new Set<string>(['GateEvaluated', 'ConfirmationRequested', 'WindowAlertRaised']);
+
+const readInputs = async (log: EventLog): Promise<LogInputs> => {
+  const inputs: LogInputs = { trials: new Map(), datasets: [], decisionInputs: [], ids: new Set() };
+  const read = (topic: (typeof TOPICS)[keyof typeof TOPICS], onEvent: (e: PasskEvent, p: number) => void) =>
+    readToEnd(log, {
+      topic,
+      groupId: `check-${randomBytes(4).toString('hex')}`,
+      onEvent: (e, p) => (inputs.ids.add(e.event_id), onEvent(e, p)),
+    });
+  await Promise.all([
+    read(TOPICS.trials, (e, p) => void (inputs.trials.get(p) ?? inputs.trials.set(p, []).get(p)!).push(e)),
+    read(TOPICS.datasets, (e) => void inputs.datasets.push(e)),
+    read(TOPICS.decisions, (e) => void (GATE_OUTPUT.has(e.type) || inputs.decisionInputs.push(e))),
+  ]);
+  return inputs;
+};
+
+const partitionOrder = (m: Map<number, PasskEvent[]>) => [...m.keys()].sort((a, b) => a - b).flatMap((p) => m.get(p)!);
+
+/** The row states of one straight fold of the trials topic, partition by partition (per-key order is the log's). */
+export const replayRows = (inputs: Pick<LogInputs, 'trials'>): RowState[] => {
+  const table: RowTable = new Map();
+  for (const p of [...inputs.trials.keys()].sort((a, b) => a - b))
+    foldTrials(
+      table,
+      inputs.trials.get(p)!.filter((e): e is TrialRecorded => e.type === 'TrialRecorded'),
+    );
+  return JSON.parse(JSON.stringify(checkpointOf(table))) as RowState[];
+};
+
+/**
+ * The gates' decisions of one straight run of a fresh processor, without faults, over the same inputs
+ * (datasets, the trials in log order, the comparisons), on an embedded log of its own, in process.
+ */
+const replayGates = async (inputs: LogInputs): Promise<string[]> => {
+  const dir = mkdtempSync(join(tmpdir(), 'passk-faults-replay-'));
+  try {
+    const config = PasskConfig.parse({ backend: 'embedded', dataDir: dir });
+    const replayLog = await openEventLog(config);
+    try {
+      await publishAll(replayLog, [...inputs.datasets, ...partitionOrder(inputs.trials), ...inputs.decisionInputs]);
+      const run = await startProcessors(config, {
+        log: replayLog,
+        store: false,
+        untilCaughtUp: true,
+        instanceId: 'replay',
+      });
+      await run.done;
+      return await decisionsOf(replayLog);
+    } finally {
+      await replayLog.close();
+    }
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+};
+
+/** Gate decisions (verdicts, confirmation requests) that the processed log and the replay do not share. */
+export const checkGates = (processed: readonly string[], replay: readonly string[]): number => {
+  const got = new Set(processed);
+  const want = new Set(replay);
+  return [...got].filter((d) => !want.has(d)).length + [...want].filter((d) => !got.has(d)).length;
 };
 
 /**
@@ -237,6 +392,7 @@ export const check = (processed: RowState[], replay: RowState[], acknowledged: S
 };
 
 export const runSchedule = async (cluster: Cluster, procNs: Netns, seed: number): Promise<ScheduleResult> => {
+  const startedAt = Date.now();
   const plan = planSchedule(seed);
   const namespace = `f${cluster.id}${seed.toString(36)}${randomBytes(2).toString('hex')}.`;
   const dataDir = mkdtempSync(join(tmpdir(), `passk-faults-${cluster.id}-proc-`));
@@ -262,20 +418,47 @@ export const runSchedule = async (cluster: Cluster, procNs: Netns, seed: number)
     replicationFactor: 3,
     namespace,
   });
-  const events = workload(plan.rows);
+  const events = interleave(workload(plan.rows), gateWorkload(GATE_ROWS));
   const acknowledged = new Set<string>();
   let unacknowledged = 0;
   const admin = new Kafka({ brokers: cluster.brokers.split(','), logLevel: logLevel.NOTHING }).admin();
   await admin.connect();
   const processor = supervisedProcessor(cluster, procNs, env(dataDir), `proc-${namespace}`);
   const extraDirs: string[] = [];
+  // the other writers: an ingest server in the processor's namespace (its client here), and `passk import` of a file
+  const ingestDir = mkdtempSync(join(tmpdir(), `passk-faults-${cluster.id}-ingest-`));
+  const importDir = mkdtempSync(join(tmpdir(), `passk-faults-${cluster.id}-import-`));
+  extraDirs.push(ingestDir, importDir);
+  const ingest = cluster.spawnIn(
+    procNs,
+    `ingest-${namespace}`,
+    process.execPath,
+    [bin, 'ingest', '--host', '0.0.0.0', '--port', String(INGEST_PORT), '--token', INGEST_TOKEN],
+    env(ingestDir),
+  );
+  // supervised like the processor: an ingest server that exits (it could not reach the cluster) is started again
+  let ingestRetired = false;
+  const superviseIngest = () =>
+    ingest.proc.once('exit', () => {
+      if (!ingestRetired) setTimeout(() => void (ingestRetired || ingest.restart().then(superviseIngest)), 1_000);
+    });
+  superviseIngest();
+  const importFile = join(importDir, 'trials.jsonl');
+  const imported = flatTrials('i', 'imp');
+  writeFileSync(importFile, imported.map((t) => JSON.stringify(t)).join('\n') + '\n');
+  const posted = flatTrials('h', 'http');
   try {
     // ---- workload, paced over the fault schedule ------------------------------------------
     const chunk = 20;
     const planned = plan.faults.reduce((t, f) => t + f.gapMs + f.holdMs, 0);
     const pace = planned / Math.ceil(events.length / chunk);
+    const paceFrom = Date.now();
+    // chunk k is sent at paceFrom + k·pace at the earliest, not `pace` after the previous one resolved: a slow publish
+    // during a fault does not push the rest of the workload past the faults (it measured 3–23 s per schedule)
+    const paced = (k: number, every: number) => sleep(Math.max(0, paceFrom + k * every - Date.now()));
     const publishing = (async () => {
       for (let i = 0; i < events.length; i += chunk) {
+        await paced(i / chunk, pace);
         const part = events.slice(i, i + chunk);
         const deadline = Date.now() + 180_000;
         for (;;) {
@@ -292,15 +475,65 @@ export const runSchedule = async (cluster: Cluster, procNs: Netns, seed: number)
             await sleep(500);
           }
         }
-        await sleep(pace);
       }
       return Date.now();
+    })();
+    // `passk import` of the file, from the root namespace, once a third of the faults are through; again until exit 0
+    const importing = (async () => {
+      await sleep(planned / 3);
+      const deadline = Date.now() + WRITER_DEADLINE_MS;
+      for (let n = 0; ; n++) {
+        const code = await runToEnd(
+          process.execPath,
+          [bin, 'import', importFile],
+          env(importDir),
+          join(cluster.dir, 'logs', `import-${namespace}log`),
+        );
+        if (code === 0) {
+          for (const t of imported) acknowledged.add(t.event_id);
+          return n;
+        }
+        if (Date.now() > deadline) {
+          unacknowledged += imported.length;
+          return n;
+        }
+        await sleep(1_000);
+      }
+    })();
+    // the ingest client: 10 trials a POST, paced over the faults; a POST that is not a 200 is sent again
+    const ingesting = (async () => {
+      const url = `http://${procNs.ip}:${INGEST_PORT}/api/v1/trials`;
+      for (let i = 0; i < posted.length; i += WRITER_ROWS) {
+        await paced(i / WRITER_ROWS, planned / 3);
+        const part = posted.slice(i, i + WRITER_ROWS);
+        const deadline = Date.now() + WRITER_DEADLINE_MS;
+        for (;;) {
+          const ok = await fetch(url, {
+            method: 'POST',
+            headers: { authorization: `Bearer ${INGEST_TOKEN}`, 'content-type': 'application/json' },
+            body: JSON.stringify(part),
+            signal: AbortSignal.timeout(30_000),
+          })
+            .then(async (r) => r.status === 200 && ((await r.json()) as { rejected: number }).rejected === 0)
+            .catch(() => false);
+          if (ok) {
+            for (const t of part) acknowledged.add(t.event_id);
+            break;
+          }
+          if (Date.now() > deadline) {
+            unacknowledged += part.length;
+            break;
+          }
+          await sleep(500);
+        }
+      }
     })();
 
     // ---- faults, one after another ------------------------------------------------------
     const applied: string[] = [];
     let member = 0;
     let lastHealAt = Date.now();
+    let brokerWaitMs = 0;
     for (const f of plan.faults) {
       await sleep(f.gapMs);
       const broker = f.node ? cluster.nodes[f.node - 1]! : undefined;
@@ -366,49 +599,132 @@ export const runSchedule = async (cluster: Cluster, procNs: Netns, seed: number)
       lastHealAt = Date.now();
       await heal();
       // the next fault finds the cluster whole again
+      const w = Date.now();
       await cluster.waitForBrokers(180_000);
+      brokerWaitMs += Date.now() - w;
     }
 
     // ---- heal, finish the workload, catch up ----------------------------------------------
     await healAll(cluster);
+    const w = Date.now();
     await cluster.waitForBrokers(180_000);
+    brokerWaitMs += Date.now() - w;
+    const faultsOverAt = Date.now();
+    const published = Math.max(await publishing, (await importing, await ingesting, Date.now()));
     // from the last heal (a restarted broker's start-up included), or the last acknowledged publish if later
-    const healedAt = Math.max(lastHealAt, await publishing);
-    // the processor that lived through the faults must catch up on its own
+    const healedAt = Math.max(lastHealAt, published);
+    const faultsDoneAt = Date.now();
+    // the replays need only the log, complete now that publishing is done: made while the processor catches up.
+    // A first read that lacks acknowledged events is made again once the processor has caught up, and the second
+    // read is the one checked: the campaign found first reads, right after the heal, that missed events a later
+    // read had (seeds 17087161, 17150513: the two comparisons on passk.decisions); counted as `misread`, reported.
+    const hw = async () =>
+      (await admin.fetchTopicOffsets(namespace + TOPICS.decisions)).map((p) => `${p.partition}:${p.high}`).join(' ');
+    const hwBefore = await hw().catch((e: Error) => e.message);
+    let misread = 0;
+    const firstRead = readInputs(log);
+    firstRead.catch(() => {}); // awaited below
+    const replayOf = async (inputs: LogInputs) => ({
+      inputs,
+      rows: replayRows(inputs),
+      decisions: await replayGates(inputs),
+    });
+    const replaying = (async () => {
+      const first = await firstRead;
+      return [...acknowledged].some((id) => !first.ids.has(id)) ? undefined : replayOf(first);
+    })();
+    replaying.catch(() => {}); // awaited below
+    // the processor that lived through the faults must catch up on its own: the trials committed to the end,
+    // and the gates' decisions made (as many as the replay's; compared below)
     let recoveryMs: number | undefined;
     const deadline = Date.now() + CATCH_UP_MS;
     while (recoveryMs === undefined && Date.now() < deadline) {
       const lag = await trialsLag(admin, namespace).catch(() => undefined);
       if (lag === 0) recoveryMs = Date.now() - healedAt;
-      else await sleep(500);
+      else await sleep(POLL_MS);
     }
+    let replay = await replaying;
+    if (replay === undefined) {
+      const first = await firstRead;
+      const again = await readInputs(log);
+      misread = [...acknowledged].filter((id) => !first.ids.has(id) && again.ids.has(id)).length;
+      process.stderr.write(
+        `faults: ${namespace}: a first read missed ${misread} acknowledged events a second read has ` +
+          `(passk.decisions high watermarks at the first read: ${hwBefore}; now: ${await hw()})\n`,
+      );
+      replay = await replayOf(again);
+    }
+    let processedDecisions: string[] = [];
+    if (recoveryMs !== undefined) {
+      for (;;) {
+        processedDecisions = await decisionsOf(log);
+        if (processedDecisions.length >= replay.decisions.length || Date.now() > deadline) break;
+        await sleep(POLL_MS);
+      }
+      if (processedDecisions.length < replay.decisions.length) recoveryMs = undefined;
+      else recoveryMs = Math.max(recoveryMs, Date.now() - healedAt);
+    }
+    const caughtUpAt = Date.now();
     const stop = await processor.retire();
+    const stoppedAt = Date.now();
 
     // ---- check ----------------------------------------------------------------------------
     const processed = JSON.parse(await changelogState(log)) as RowState[];
-    const replay = JSON.parse(await straightReplay(log)) as RowState[];
-    const verdict = check(processed, replay, acknowledged, await trialIds(log));
+    const verdict = check(processed, replay.rows, acknowledged, replay.inputs.ids);
+    if (recoveryMs === undefined) processedDecisions = await decisionsOf(log);
+    const gatesDivergent = checkGates(processedDecisions, replay.decisions);
+    if (verdict.lost > 0)
+      writeFileSync(
+        join(cluster.dir, 'logs', `lost-${namespace}json`),
+        JSON.stringify(
+          events.filter((e) => acknowledged.has(e.event_id) && !replay.inputs.ids.has(e.event_id)),
+          null,
+          1,
+        ),
+      );
     if (verdict.divergent > 0)
-      await dumpDivergence(log, processed, replay, join(cluster.dir, 'logs', `divergent-${namespace}json`));
-    const leftover = (await admin.listGroups()).groups
-      .map((g) => g.groupId)
-      .filter((g) => g.startsWith(namespace) && !DURABLE_GROUPS.test(g.slice(namespace.length)));
+      await dumpDivergence(log, processed, replay.rows, join(cluster.dir, 'logs', `divergent-${namespace}json`));
+    // a killed processor's one-use groups go once its session is over (the next sweep, log/kafka/kafkaLog.ts)
+    let leftover: string[] = [];
+    for (const until = Date.now() + GROUPS_MS; ; await sleep(1_000)) {
+      leftover = (await admin.listGroups()).groups
+        .map((g) => g.groupId)
+        .filter((g) => g.startsWith(namespace) && !DURABLE_GROUPS.test(g.slice(namespace.length)));
+      if (leftover.length === 0 || Date.now() > until) break;
+    }
     const letters = await log.deadLetters();
+    const end = Date.now();
     return {
       seed,
       faults: applied,
       acknowledged: acknowledged.size,
       unacknowledged,
       ...verdict,
-      // a valid event in the DLQ, or a processor that never caught up, is a state that diverges
-      divergent: verdict.divergent + letters.length + (recoveryMs === undefined ? 1 : 0),
+      // a valid event in the DLQ, a gate decision the replay did not make (or missed), or a processor that
+      // never caught up, is a state that diverges
+      divergent: verdict.divergent + gatesDivergent + letters.length + (recoveryMs === undefined ? 1 : 0),
+      gatesDivergent,
+      decisions: replay.decisions.length,
+      misread,
       deadLetters: letters.length,
+      phasesMs: {
+        faults: faultsDoneAt - startedAt,
+        brokerWait: brokerWaitMs,
+        publishTail: Math.max(0, published - faultsOverAt),
+        catchUp: caughtUpAt - faultsDoneAt,
+        stop: stoppedAt - caughtUpAt,
+        check: end - stoppedAt,
+        total: end - startedAt,
+      },
       recoveryMs,
       stop,
       leftoverGroups: leftover,
       processorExits: processor.exits(),
     };
   } finally {
+    ingestRetired = true;
+    if (ingest.alive()) process.kill(ingest.pid(), 'SIGCONT');
+    if (ingest.alive()) process.kill(ingest.pid(), 'SIGTERM');
     await processor.retire().catch(() => {});
     await log.close().catch(() => {});
     await admin.disconnect().catch(() => {});
@@ -435,24 +751,55 @@ const wrap = (words: string[], width: number): string[] => {
 
 export const scheduleSeed = (seed: number, i: number) => (Math.imul(seed, 1_000_003) + i * 7_919 + 1) >>> 0;
 
+/** A schedule's planned fault time (gaps and holds), ms. */
+export const plannedMs = (seed: number) => planSchedule(seed).faults.reduce((t, f) => t + f.gapMs + f.holdMs, 0);
+
+/**
+ * The regression schedules: one per bug the campaign found (docs/reliability.md). 7000022: a broker cut off while
+ * the processor started (fix 1, a NOT_COORDINATOR that ended the processors and left the process hanging; fix 3, a
+ * start-up failure that did not exit). 7015860: an evicted processor that folded partitions it got back onto stale
+ * state (fix 2). 13007959: a processor SIGKILLed (its one-use groups were left behind) and a broker SIGKILLed (a
+ * processor's producer gave up: exit 3, restarted).
+ */
+export const REGRESSION_SEEDS = [7_000_022, 7_015_860, 13_007_959] as const;
+/** The CI set's other schedules: the first of seed 17's whose planned faults take at most this long. */
+const CI_PLANNED_MS = 36_000;
+const CI_SIZE = 12;
+
+/** The CI set: the regression schedules, then seed 17's short schedules, 12 in all (test/faults/campaign.int.test.ts). */
+export const ciSeeds = (): number[] => {
+  const seeds: number[] = [...REGRESSION_SEEDS];
+  for (let i = 0; seeds.length < CI_SIZE; i++) {
+    const seed = scheduleSeed(17, i);
+    if (plannedMs(seed) <= CI_PLANNED_MS) seeds.push(seed);
+  }
+  return seeds;
+};
+
 const main = async () => {
   const cmd = new Command('faults')
     .description('Runs seeded fault schedules on a three-node Kafka cluster in network namespaces (root only).')
     .option('--seed <n>', 'campaign seed', positiveInt, 1)
     .option('--schedules <n>', 'how many schedules', positiveInt, 1)
     .option('--only <seed>', 're-run one schedule by the seed it printed', positiveInt)
+    .option('--ci', "the CI set: the regression schedules and seed 17's short ones, 12 in all")
     .option('--keep-logs', "keep the brokers', registry's and processors' logs (always kept on a failure)")
     .addHelpText(
       'after',
       `
 Examples:
   sudo npm run faults -- --seed 1 --schedules 3
-  sudo npm run faults -- --only 1000005      # one schedule again`,
+  sudo npm run faults -- --only 1000005      # one schedule again
+  sudo npm run faults -- --ci                # the CI set (12 schedules)`,
     )
     .parse();
-  const o = cmd.opts<{ seed: number; schedules: number; only?: number; keepLogs?: boolean }>();
+  const o = cmd.opts<{ seed: number; schedules: number; only?: number; ci?: boolean; keepLogs?: boolean }>();
   const seeds =
-    o.only !== undefined ? [o.only] : Array.from({ length: o.schedules }, (_, i) => scheduleSeed(o.seed, i));
+    o.only !== undefined
+      ? [o.only]
+      : o.ci
+        ? ciSeeds()
+        : Array.from({ length: o.schedules }, (_, i) => scheduleSeed(o.seed, i));
   for (const [tool, pkg] of [
     ['ip', 'iproute2'],
     ['tc', 'iproute2'],
@@ -462,9 +809,11 @@ Examples:
       process.stderr.write(`faults: \`${tool}\` not found: install ${pkg} (apt-get install ${pkg})\n`);
       process.exit(2);
     }
+  const t0 = Date.now();
   const cluster = await startCluster();
   const procNs = cluster.addNamespace('p');
-  const totals = { e: 0, l: 0, d: 0, v: 0 };
+  const totals = { e: 0, l: 0, d: 0, v: 0, g: 0 };
+  const durations: number[] = [];
   const byKind = new Map<string, number>();
   const recoveries: number[] = [];
   try {
@@ -488,15 +837,23 @@ Examples:
       totals.l += r.lost;
       totals.d += r.duplicated;
       totals.v += r.divergent;
-      const bad = r.lost + r.duplicated + r.divergent > 0;
+      totals.g += r.leftoverGroups.length;
+      durations.push(r.phasesMs.total);
+      const bad = r.lost + r.duplicated + r.divergent + r.leftoverGroups.length > 0;
+      const ph = r.phasesMs;
+      const sec = (ms: number) => (ms / 1000).toFixed(0);
       process.stdout.write(
         `#${i + 1} seed ${seed}: ${r.faults.length} faults, ${r.acknowledged} acked, ${r.lost} lost, ` +
           `${r.duplicated} dup, ${r.divergent} div, ` +
           (r.recoveryMs === undefined ? 'NO catch-up\n' : `recovery ${(r.recoveryMs / 1000).toFixed(1)} s\n`) +
+          `   ${r.decisions} gate decisions, ${r.gatesDivergent} differ; ${sec(ph.total)} s (faults ${sec(ph.faults)}: ` +
+          `brokers ${sec(ph.brokerWait)}, publish ${sec(ph.publishTail)}; ` +
+          `catch-up ${sec(ph.catchUp)}, stop ${sec(ph.stop)}, check ${sec(ph.check)})\n` +
           wrap(r.faults, 77)
             .map((l) => `   ${l}\n`)
             .join('') +
           (r.unacknowledged || r.deadLetters ? `   unacked ${r.unacknowledged}, dlq ${r.deadLetters}\n` : '') +
+          (r.misread ? `   misread: a first read missed ${r.misread} acknowledged events (a second had them)\n` : '') +
           (r.stop === 'clean' ? '' : `   stop on SIGTERM: ${r.stop}\n`) +
           (r.leftoverGroups.length ? `   ${r.leftoverGroups.length} groups left behind:\n` : '') +
           wrap(
@@ -510,7 +867,7 @@ Examples:
       );
     }
   } finally {
-    const kept = cluster.stop({ keepLogs: o.keepLogs || totals.l + totals.d + totals.v > 0 });
+    const kept = cluster.stop({ keepLogs: o.keepLogs || totals.l + totals.d + totals.v + totals.g > 0 });
     if (kept) process.stderr.write(`faults: logs kept in ${kept}\n`);
   }
   const q = (p: number) => {
@@ -523,11 +880,17 @@ Examples:
   for (let i = 0; i < kinds.length; i += 3)
     process.stdout.write(`${i ? '  ' : 'by kind: '}${kinds.slice(i, i + 3).join(', ')}\n`);
   process.stdout.write(`recovery s: p50 ${q(0.5)}, p95 ${q(0.95)}, max ${q(1)}\n`);
+  const mean = durations.length ? durations.reduce((a, b) => a + b, 0) / durations.length / 1000 : 0;
+  process.stdout.write(
+    `schedule s: mean ${mean.toFixed(1)}, max ${(Math.max(0, ...durations) / 1000).toFixed(1)}; ` +
+      `run ${((Date.now() - t0) / 1000).toFixed(0)} s, cluster included\n`,
+  );
+  if (totals.g > 0) process.stdout.write(`groups left behind: ${totals.g}\n`);
   process.stdout.write(
     `faults: ${seeds.length} schedules, ${cluster.nodes.length} brokers, ${totals.e} acknowledged, ` +
       `${totals.l} lost, ${totals.d} duplicated, ${totals.v} divergent\n`,
   );
-  process.exitCode = totals.l + totals.d + totals.v > 0 ? 1 : 0;
+  process.exitCode = totals.l + totals.d + totals.v + totals.g > 0 ? 1 : 0;
 };
 
 if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) await main();

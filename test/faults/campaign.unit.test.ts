@@ -1,6 +1,17 @@
 import { describe, expect, it } from 'vitest';
 import type { RowState } from '../../processors/folds/rowState.ts';
-import { FAULT_KINDS, check, planSchedule, scheduleSeed } from './campaign.ts';
+import {
+  FAULT_KINDS,
+  REGRESSION_SEEDS,
+  check,
+  checkGates,
+  ciSeeds,
+  flatTrials,
+  interleave,
+  planSchedule,
+  plannedMs,
+  scheduleSeed,
+} from './campaign.ts';
 
 const row = (id: string, attempts: [number, string][]): RowState => ({
   suite: 's',
@@ -78,5 +89,42 @@ describe('the checker', () => {
       row('b', [[0, 'e3']]),
     ];
     expect(check(processed, replay, inLog, inLog)).toEqual({ lost: 0, duplicated: 1, divergent: 1 });
+  });
+});
+
+describe('the CI set', () => {
+  it('is 12 schedules: the regression seeds first, then short ones, every fault kind at least once', () => {
+    const seeds = ciSeeds();
+    expect(seeds).toHaveLength(12);
+    expect(seeds.slice(0, REGRESSION_SEEDS.length)).toEqual([...REGRESSION_SEEDS]);
+    expect(new Set(seeds).size).toBe(12);
+    for (const s of seeds.slice(REGRESSION_SEEDS.length)) expect(plannedMs(s)).toBeLessThanOrEqual(36_000);
+    const kinds = new Set(seeds.flatMap((s) => planSchedule(s).faults.map((f) => f.kind)));
+    expect([...kinds].sort()).toEqual([...FAULT_KINDS].sort());
+  });
+});
+
+describe('the gate check', () => {
+  it('counts decisions on one side only, in both directions', () => {
+    expect(checkGates(['a', 'b'], ['a', 'b'])).toBe(0);
+    expect(checkGates(['a'], ['a', 'b'])).toBe(1);
+    expect(checkGates(['a', 'c'], ['a', 'b'])).toBe(2);
+  });
+
+  it('the gate inputs are spread through the trials, none dropped', () => {
+    const mixed = interleave([1, 2, 3, 4, 5, 6], [10, 20]);
+    expect(mixed).toEqual([1, 2, 3, 10, 4, 5, 6, 20]);
+    expect(interleave([1], [10, 20, 30]).sort((a, b) => a - b)).toEqual([1, 10, 20, 30]);
+  });
+});
+
+describe('the other writers', () => {
+  it('import and ingest trials of their own rows and versions, each with an event id', () => {
+    const imported = flatTrials('i', 'imp');
+    const posted = flatTrials('h', 'http');
+    expect(imported).toHaveLength(30);
+    expect(new Set([...imported, ...posted].map((t) => t.event_id)).size).toBe(60);
+    expect(new Set(imported.map((t) => `${t.row_id}/${t.attempt}`)).size).toBe(30);
+    expect(posted.every((t) => t.agent_version === 'http' && t.row_id.startsWith('h'))).toBe(true);
   });
 });

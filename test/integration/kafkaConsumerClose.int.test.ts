@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { Kafka, logLevel, type Admin } from 'kafkajs';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { createKafkaEventLog, createRegistryClient } from '../../log/index.ts';
+import { createKafkaEventLog, createRegistryClient, ONE_USE_SUFFIX } from '../../log/index.ts';
 import { readToEnd } from '../../processors/operators/readToEnd.ts';
 import type { EventLog } from '../../processors/ports.ts';
 import { ALL_TOPICS, TOPICS } from '../../schemas/topics.ts';
@@ -87,14 +87,17 @@ describe('Kafka consumer close', () => {
     let read = 0;
     expect(await readToEnd(log, { topic: TOPICS.trials, groupId: 'restore', onEvent: () => void read++ })).toBe(TRIALS);
     expect(read).toBe(TRIALS);
-    expect(await membersOf('restore')).toBe(0);
+    expect(await membersOf(`restore${ONE_USE_SUFFIX}`)).toBe(0);
     expect(errors.filter((m) => m.includes('Crash'))).toEqual([]);
   });
 
   it('a transient group (a restore, a tail, a tool’s read) is deleted when its consumer closes; a committing one stays', async () => {
     const listed = async () => (await admin.listGroups()).groups.map((g) => g.groupId);
-    await readToEnd(log, { topic: TOPICS.trials, groupId: 'transient-restore', onEvent: () => {} });
-    expect(await listed()).not.toContain(`${namespace}transient-restore`);
+    const reader = await log.consumer({ groupId: 'transient-restore', topics: [TOPICS.trials], transient: true });
+    await reader.batches()[Symbol.asyncIterator]().next();
+    expect(await listed()).toContain(`${namespace}transient-restore${ONE_USE_SUFFIX}`);
+    await reader.close();
+    expect(await listed()).not.toContain(`${namespace}transient-restore${ONE_USE_SUFFIX}`);
 
     const durable = await log.consumer({ groupId: 'durable', topics: [TOPICS.trials] });
     const batch = (await durable.batches()[Symbol.asyncIterator]().next()).value!;

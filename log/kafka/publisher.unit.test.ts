@@ -1,0 +1,63 @@
+import { KafkaJSConnectionError, type Kafka, type ProducerBatch } from 'kafkajs';
+import { describe, expect, it } from 'vitest';
+import type { EventCodec } from '../../schemas/codec.ts';
+import type { TrialRecorded } from '../../schemas/events/trialRecorded.ts';
+import { BackendUnavailable } from '../../schemas/errors.ts';
+import { TOPICS } from '../../schemas/topics.ts';
+import { partitionOf } from '../partitioner.ts';
+import { createKafkaPublisher } from './publisher.ts';
+import { topicNames } from './topics.ts';
+
+/** A kafkajs stand-in that records each sendBatch and fails the ones `fail` picks. */
+const fakeKafka = (fail: (b: ProducerBatch) => boolean = () => false) => {
+  const batches: ProducerBatch[] = [];
+  const kafka = {
+    producer: () => ({
+      connect: async () => {},
+      disconnect: async () => {},
+      sendBatch: async (b: ProducerBatch) => {
+        if (fail(b)) throw new KafkaJSConnectionError('Connection timeout');
+        batches.push(b);
+        return [];
+      },
+    }),
+  } as unknown as Kafka;
+  return { kafka, batches };
+};
+
+const codec: EventCodec = {
+  encode: async (e) => Buffer.from(JSON.stringify(e)),
+  decode: async () => {
+    throw new Error('not used');
+  },
+};
+
+const open = (kafka: Kafka) =>
+  createKafkaPublisher({ kafka, codec, names: topicNames('ns.'), maxEventBytes: 1_000_000, partitionsOf: () => 4 });
+
+// only what the publisher reads of an event: its type (the topic), suite and row (the key); the codec is a fake
+const events = Array.from(
+  { length: 40 },
+  (_, i) => ({ type: 'TrialRecorded', event_id: `e${i}`, suite: 's', row_id: `r${i}` }) as TrialRecorded,
+);
+
+describe('the Kafka publisher', () => {
+  it('sends each topic-partition in a request of its own (kafkajs#1303: a multi-partition sendBatch can drop records on a leader change)', async () => {
+    const { kafka, batches } = fakeKafka();
+    await (await open(kafka)).publish(events);
+    const sent = batches.flatMap((b) => b.topicMessages!.flatMap((t) => t.messages.map((m) => [t.topic, m.key])));
+    expect(sent.map(([, key]) => key).sort()).toEqual(events.map((e) => `${e.suite}\u001f${e.row_id}`).sort());
+    for (const b of batches) {
+      expect(b.topicMessages).toHaveLength(1);
+      expect(b.topicMessages![0]!.topic).toBe(`ns.${TOPICS.trials}`);
+      expect(new Set(b.topicMessages![0]!.messages.map((m) => partitionOf(String(m.key), 4))).size).toBe(1);
+    }
+    expect(batches.length).toBe(new Set(events.map((e) => partitionOf(`${e.suite}\u001f${e.row_id}`, 4))).size);
+  });
+
+  it('rejects the publish, classified, when one partition’s request fails (the caller sends again)', async () => {
+    const failing = partitionOf(`${events[0]!.suite}\u001f${events[0]!.row_id}`, 4);
+    const { kafka } = fakeKafka((b) => partitionOf(String(b.topicMessages![0]!.messages[0]!.key), 4) === failing);
+    await expect((await open(kafka)).publish(events)).rejects.toBeInstanceOf(BackendUnavailable);
+  });
+});
