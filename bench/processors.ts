@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { lastValueFrom, toArray } from 'rxjs';
-import { jsonCodec } from '../schemas/codec.ts';
+import { fastJsonCodec } from '../log/fastValidate.ts';
 import type { TrialRecorded } from '../schemas/events/trialRecorded.ts';
 import { deterministicEventId } from '../schemas/ids.ts';
 import { TOPICS, KEY_SEP } from '../schemas/topics.ts';
@@ -30,7 +30,7 @@ import { trialTopology, type TrialSink } from '../processors/index.ts';
  *   loop calling the same row fold on a Map. The topology also builds a changelog record per changed
  *   row per durable unit, which the loop does not.
  * - decode+fold: the topology fed raw bytes decoded as the log adapters do (`decodeRecords`: JSON
- *   parse + zod validation) vs a plain loop that decodes each record the same way, then folds.
+ *   parse + one validation, log/fastValidate.ts) vs a plain loop that decodes each record the same way, then folds.
  * - end to end (embedded log): events/s of the topology consuming a real embedded log, vs a raw
  *   consume loop over the same log (fetch, decode, commit; no fold).
  * - end to end (Kafka, when `kafka` is given): the topology through the Kafka adapter (registry
@@ -294,7 +294,7 @@ export async function benchProcessors(opts: BenchProcessorsOptions = {}): Promis
     });
   }
 
-  // 2. decode + fold: both decode every record with the adapters' decoder (JSON + zod). The bytes sit in
+  // 2. decode + fold: both decode every record with the adapters' decoder (JSON + one validation). The bytes sit in
   //    one buffer (2M small Buffers would not fit the heap next to the tables); both sides cut the same
   //    views out of it.
   {
@@ -325,7 +325,7 @@ export async function benchProcessors(opts: BenchProcessorsOptions = {}): Promis
       runTopology(
         memorySource(async function* () {
           for (const records of recordsOf(1_000)) {
-            const { events } = await decodeRecords(jsonCodec, records);
+            const { events } = await decodeRecords(fastJsonCodec, records);
             yield {
               topic: TOPICS.trials,
               partition: 0,

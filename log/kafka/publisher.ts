@@ -95,9 +95,10 @@ export const createKafkaPublisher = async (deps: {
 
   return {
     send,
-    publish: async (events) => {
+    publish: async (events, opts) => {
       const records: OutRecord[] = [];
-      for (const e of events) records.push({ topic: topicOf(e), key: keyOf(e), value: await deps.codec.encode(e) });
+      for (const e of events)
+        records.push({ topic: topicOf(e), key: keyOf(e), value: await deps.codec.encode(e, opts) });
       await send(records);
     },
     publishRaw: async (topic, records) => send(records.map((r) => ({ topic, key: r.key, value: r.value }))),
