@@ -51,7 +51,7 @@ export interface RowFoldOptions {
 export const trialRowKey = (t: TrialRecorded): string =>
   rowStateKey({ suite: t.suite, dataset_version: t.dataset_version, agent_version: t.agent.version, row_id: t.row_id });
 
-const attemptOf = (t: TrialRecorded): AttemptRecord => {
+export const attemptOf = (t: TrialRecorded): AttemptRecord => {
   const a: AttemptRecord = { attempt: t.attempt, run_id: t.run_id, event_id: t.event_id, passed: t.passed };
   if (t.output !== undefined) a.output = t.output === null ? null : hashString(t.output);
   if (t.checks && t.checks.length > 0) {
@@ -64,7 +64,7 @@ const attemptOf = (t: TrialRecorded): AttemptRecord => {
 };
 
 /** Slot order: attempt number, then run id (code-unit order, never locale-dependent). */
-const slotOrder = (a: AttemptRecord, b: AttemptRecord): number =>
+export const slotOrder = (a: AttemptRecord, b: AttemptRecord): number =>
   a.attempt - b.attempt || (a.run_id < b.run_id ? -1 : a.run_id > b.run_id ? 1 : 0);
 
 type RowBase = Pick<RowState, 'suite' | 'dataset_version' | 'agent_version' | 'row_id' | 'seq' | 'attempts' | 'tags'>;
