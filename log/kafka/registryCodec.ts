@@ -78,13 +78,22 @@ export const createRegistryCodec = async (deps: {
     ids.set(type, await registerJsonSchema({ registry, subject, schema: registeredSchemaOf(type) }));
   }
 
-  const schemaOf = async (id: number): Promise<RegisteredJsonSchema> => {
+  const fetchSchema = async (id: number): Promise<RegisteredJsonSchema> => {
     try {
       return (await registry.getSchema(id)) as unknown as RegisteredJsonSchema;
     } catch (e) {
       if (statusOf(e) === 404) throw new InvalidEvent(`unknown schema id ${id}`, e);
       throw new BackendUnavailable(`schema registry: reading schema ${id}: ${(e as Error).message}`, e);
     }
+  };
+  // a schema id names immutable content: once read, it is kept (a failed read is not, so it is retried)
+  const known = new Map<number, RegisteredJsonSchema>();
+  const schemaOf = async (id: number): Promise<RegisteredJsonSchema> => {
+    const have = known.get(id);
+    if (have) return have;
+    const schema = await fetchSchema(id);
+    known.set(id, schema);
+    return schema;
   };
 
   const checkAgainst = (schema: RegisteredJsonSchema, id: number, payload: unknown) => {
