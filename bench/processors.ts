@@ -22,6 +22,7 @@ import type {
   RawRecord,
 } from '../processors/ports.ts';
 import { trialTopology, type TrialSink } from '../processors/index.ts';
+import { peerAvailable, runKafkaStreamsPeer } from './peers/kafkaStreams.ts';
 
 /**
  * Processor benchmarks. Every number is a ratio to a baseline measured in the same run on the same
@@ -58,6 +59,7 @@ export interface BenchProcessorsOptions {
     readonly brokers: string[];
     readonly schemaRegistryUrl?: string;
     readonly open?: () => Promise<EventLog>;
+    readonly log?: (line: string) => void;
   };
   /** Events through Kafka end to end. @default 100_000 */
   readonly kafkaEvents?: number;
@@ -388,7 +390,8 @@ export async function benchProcessors(opts: BenchProcessorsOptions = {}): Promis
       rmSync(dir, { recursive: true, force: true });
     }
   }
-  if (opts.kafka) for (const line of await benchKafka(opts.kafka, opts.kafkaEvents ?? 100_000, shape)) report(line);
+  if (opts.kafka)
+    for (const line of await benchKafka({ log: say, ...opts.kafka }, opts.kafkaEvents ?? 100_000, shape)) report(line);
   return lines;
 }
 
@@ -468,10 +471,27 @@ const benchKafka = async (
       baselineEventsPerSec: n / raw,
       bytesPerItem: JSON.stringify(events[0]).length,
     };
-    return [
+    const lines: BenchLine[] = [
       { name: 'end to end: Kafka → topology → changelog', eventsPerSec: n / full, ...base, ratio: raw / full },
       { name: 'end to end: Kafka → topology (no changelog)', eventsPerSec: n / fold, ...base, ratio: raw / fold },
     ];
+    // the peer: the same job in Kafka Streams on the same topic, only where Maven can build it
+    if (peerAvailable()) {
+      const peer = await runKafkaStreamsPeer({
+        brokers: k.brokers,
+        topic: physical,
+        events: n,
+        log: k.log ?? (() => {}),
+      });
+      lines.push({
+        name: 'end to end: Kafka → topology → changelog, vs Kafka Streams',
+        eventsPerSec: n / full,
+        baseline: 'Kafka Streams peer (exactly_once_v2, RocksDB + changelog, 1 thread)',
+        baselineEventsPerSec: peer,
+        ratio: n / full / peer,
+      });
+    } else k.log?.('processors: no mvn on PATH: the Kafka Streams peer is not run');
+    return lines;
   } finally {
     await log.close();
   }
