@@ -1,6 +1,6 @@
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
-import { jsonCodec } from '../schemas/codec.ts';
+import { fastJsonCodec } from '../log/fastValidate.ts';
 import type { RowStateChanged } from '../schemas/events/decisions.ts';
 import type { TrialRecorded } from '../schemas/events/trialRecorded.ts';
 import { TOPICS, KEY_SEP } from '../schemas/topics.ts';
@@ -88,7 +88,7 @@ export async function benchGrowth(o: {
     const tightBytesPerRow = (heap() - base) / (tight.size - 1); // less the event-id set's entry
     // restore: the changelog's bytes of every row, then decode + rebuild vs JSON.parse
     const bytes = await Promise.all(
-      [...table.values()].map((s) => jsonCodec.encode(toRowStateChanged(s, 'passk-bench/0'))),
+      [...table.values()].map((s) => fastJsonCodec.encode(toRowStateChanged(s, 'passk-bench/0'))),
     );
     const utf8 = new TextDecoder();
     let restored = 0;
@@ -104,7 +104,7 @@ export async function benchGrowth(o: {
       },
       async () => {
         const states = [];
-        for (const b of bytes) states.push(fromRowStateChanged((await jsonCodec.decode(b)) as RowStateChanged));
+        for (const b of bytes) states.push(fromRowStateChanged((await fastJsonCodec.decode(b)) as RowStateChanged));
         restored = restoreTable(states).size;
       },
     );

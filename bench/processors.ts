@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { lastValueFrom, toArray } from 'rxjs';
-import { jsonCodec } from '../schemas/codec.ts';
+import { fastJsonCodec } from '../log/fastValidate.ts';
 import type { TrialRecorded } from '../schemas/events/trialRecorded.ts';
 import { deterministicEventId } from '../schemas/ids.ts';
 import { TOPICS, KEY_SEP } from '../schemas/topics.ts';
@@ -22,6 +22,7 @@ import type {
   RawRecord,
 } from '../processors/ports.ts';
 import { trialTopology, type TrialSink } from '../processors/index.ts';
+import { peerAvailable, runKafkaStreamsPeer } from './peers/kafkaStreams.ts';
 
 /**
  * Processor benchmarks. Every number is a ratio to a baseline measured in the same run on the same
@@ -30,7 +31,7 @@ import { trialTopology, type TrialSink } from '../processors/index.ts';
  *   loop calling the same row fold on a Map. The topology also builds a changelog record per changed
  *   row per durable unit, which the loop does not.
  * - decode+fold: the topology fed raw bytes decoded as the log adapters do (`decodeRecords`: JSON
- *   parse + zod validation) vs a plain loop that decodes each record the same way, then folds.
+ *   parse + one validation, log/fastValidate.ts) vs a plain loop that decodes each record the same way, then folds.
  * - end to end (embedded log): events/s of the topology consuming a real embedded log, vs a raw
  *   consume loop over the same log (fetch, decode, commit; no fold).
  * - end to end (Kafka, when `kafka` is given): the topology through the Kafka adapter (registry
@@ -58,6 +59,7 @@ export interface BenchProcessorsOptions {
     readonly brokers: string[];
     readonly schemaRegistryUrl?: string;
     readonly open?: () => Promise<EventLog>;
+    readonly log?: (line: string) => void;
   };
   /** Events through Kafka end to end. @default 100_000 */
   readonly kafkaEvents?: number;
@@ -294,7 +296,7 @@ export async function benchProcessors(opts: BenchProcessorsOptions = {}): Promis
     });
   }
 
-  // 2. decode + fold: both decode every record with the adapters' decoder (JSON + zod). The bytes sit in
+  // 2. decode + fold: both decode every record with the adapters' decoder (JSON + one validation). The bytes sit in
   //    one buffer (2M small Buffers would not fit the heap next to the tables); both sides cut the same
   //    views out of it.
   {
@@ -325,7 +327,7 @@ export async function benchProcessors(opts: BenchProcessorsOptions = {}): Promis
       runTopology(
         memorySource(async function* () {
           for (const records of recordsOf(1_000)) {
-            const { events } = await decodeRecords(jsonCodec, records);
+            const { events } = await decodeRecords(fastJsonCodec, records);
             yield {
               topic: TOPICS.trials,
               partition: 0,
@@ -388,7 +390,8 @@ export async function benchProcessors(opts: BenchProcessorsOptions = {}): Promis
       rmSync(dir, { recursive: true, force: true });
     }
   }
-  if (opts.kafka) for (const line of await benchKafka(opts.kafka, opts.kafkaEvents ?? 100_000, shape)) report(line);
+  if (opts.kafka)
+    for (const line of await benchKafka({ log: say, ...opts.kafka }, opts.kafkaEvents ?? 100_000, shape)) report(line);
   return lines;
 }
 
@@ -468,10 +471,27 @@ const benchKafka = async (
       baselineEventsPerSec: n / raw,
       bytesPerItem: JSON.stringify(events[0]).length,
     };
-    return [
+    const lines: BenchLine[] = [
       { name: 'end to end: Kafka → topology → changelog', eventsPerSec: n / full, ...base, ratio: raw / full },
       { name: 'end to end: Kafka → topology (no changelog)', eventsPerSec: n / fold, ...base, ratio: raw / fold },
     ];
+    // the peer: the same job in Kafka Streams on the same topic, only where Maven can build it
+    if (peerAvailable()) {
+      const peer = await runKafkaStreamsPeer({
+        brokers: k.brokers,
+        topic: physical,
+        events: n,
+        log: k.log ?? (() => {}),
+      });
+      lines.push({
+        name: 'end to end: Kafka → topology → changelog, vs Kafka Streams',
+        eventsPerSec: n / full,
+        baseline: 'Kafka Streams peer (exactly_once_v2, RocksDB + changelog, 1 thread)',
+        baselineEventsPerSec: peer,
+        ratio: n / full / peer,
+      });
+    } else k.log?.('processors: no mvn on PATH: the Kafka Streams peer is not run');
+    return lines;
   } finally {
     await log.close();
   }

@@ -10,4 +10,5 @@ export {
 } from './kafka/registryCodec.ts';
 export { CommitRejected, ConsumerMisuse, LogRejected, SchemaRejected } from './errors.ts';
 export { DLQ_HEADERS } from './deadLetters.ts';
+export { fastJsonCodec, validateDecoded } from './fastValidate.ts';
 export { partitionOf } from './partitioner.ts';

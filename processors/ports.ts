@@ -41,8 +41,10 @@ export interface EventPublisher {
    * The promise resolves once every event is durable (acknowledged); until then nothing is promised.
    * An event over the configured maximum size rejects the whole call with `EventTooLarge`.
    * A duplicate `event_id` is appended as written: de-duplication is the processors' job.
+   * `trusted`: the events were built by the processors' folds (changelog records, decisions), so the
+   * codec serializes them without validating them again (EventCodec.encode).
    */
-  publish(events: readonly PasskEvent[]): Promise<void>;
+  publish(events: readonly PasskEvent[], opts?: { readonly trusted?: boolean }): Promise<void>;
   /** Appends raw bytes as they are (tests, DLQ, replays of foreign data). */
   publishRaw(topic: Topic, records: readonly { key: string; value: Uint8Array }[]): Promise<void>;
   close(): Promise<void>;

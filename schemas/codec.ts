@@ -4,9 +4,18 @@ import { MAX_NESTING, textProblem } from './wellFormed.ts';
 
 /** Turns events into bytes and back. Decoding validates: core code only ever sees typed events. */
 export interface EventCodec {
-  encode(event: PasskEvent): Promise<Uint8Array>;
+  /**
+   * Validates (zod: strips unknown fields, schema key order) and serializes. `trusted`: the event was
+   * built by passk's own folds from validated state (a changelog record, a decision), so it is
+   * serialized as built, not validated again (its shape is checked by the processors' tests).
+   */
+  encode(event: PasskEvent, opts?: EncodeOptions): Promise<Uint8Array>;
   /** @throws InvalidEvent when the bytes are not a valid event (the caller dead-letters them). */
   decode(bytes: Uint8Array): Promise<PasskEvent>;
+}
+
+export interface EncodeOptions {
+  readonly trusted?: boolean;
 }
 
 const describeIssues = (issues: readonly { path: readonly PropertyKey[]; message: string }[]): string =>
@@ -36,9 +45,9 @@ export const validateEvent = (value: unknown): PasskEvent => {
 const decoder = new TextDecoder('utf-8', { fatal: true });
 const encoder = new TextEncoder();
 
-/** Plain UTF-8 JSON, validated by the zod schemas. Used by the embedded log. */
+/** Plain UTF-8 JSON, validated by the zod schemas (the log adapters decode with a faster validator, log/fastValidate.ts). */
 export const jsonCodec: EventCodec = {
-  encode: async (event) => encoder.encode(JSON.stringify(validateEvent(event))),
+  encode: async (event, opts) => encoder.encode(JSON.stringify(opts?.trusted ? event : validateEvent(event))),
   decode: async (bytes) => {
     let value: unknown;
     try {

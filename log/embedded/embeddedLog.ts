@@ -1,4 +1,5 @@
-import { jsonCodec, type EventCodec } from '../../schemas/codec.ts';
+import type { EncodeOptions, EventCodec } from '../../schemas/codec.ts';
+import { fastJsonCodec } from '../fastValidate.ts';
 import { EventTooLarge } from '../../schemas/errors.ts';
 import { fromDeadLetterRecord } from '../deadLetters.ts';
 import { ALL_TOPICS, TOPICS, keyOf, topicOf } from '../../schemas/topics.ts';
@@ -16,7 +17,7 @@ export interface EmbeddedEventLogOptions {
   readonly maxEventBytes?: number;
   /** Partitions of a topic when this log creates it; an existing topic keeps its count. @default 4 */
   readonly partitions?: number;
-  /** @default jsonCodec (UTF-8 JSON, validated by the zod schemas) */
+  /** @default fastJsonCodec (UTF-8 JSON, validated once per record: log/fastValidate.ts) */
   readonly codec?: EventCodec;
   /** @default 'FULL' (see database.ts) */
   readonly synchronous?: Synchronous;
@@ -31,7 +32,7 @@ export interface EmbeddedEventLogOptions {
  */
 export const createEmbeddedEventLog = (opts: EmbeddedEventLogOptions): EventLog => {
   const maxEventBytes = opts.maxEventBytes ?? 1_000_000;
-  const codec = opts.codec ?? jsonCodec;
+  const codec = opts.codec ?? fastJsonCodec;
   const timing: EmbeddedConsumerTiming = { pollMs: 50, sessionMs: 10_000, heartbeatMs: 1_000, ...opts.consumer };
   const db = openLogDatabase({
     dataDir: opts.dataDir,
@@ -59,9 +60,9 @@ export const createEmbeddedEventLog = (opts: EmbeddedEventLogOptions): EventLog 
 
   const publisher: EventPublisher = {
     // One transaction per call: a publish is all-or-nothing here (on Kafka it is per partition).
-    publish: async (events) => {
+    publish: async (events, opts?: EncodeOptions) => {
       const records: AppendRecord[] = [];
-      for (const e of events) records.push({ topic: topicOf(e), key: keyOf(e), value: await codec.encode(e) });
+      for (const e of events) records.push({ topic: topicOf(e), key: keyOf(e), value: await codec.encode(e, opts) });
       append(records);
     },
     publishRaw: async (topic, records) => append(records.map((r) => ({ topic, key: r.key, value: r.value }))),

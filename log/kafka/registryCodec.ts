@@ -1,14 +1,12 @@
 import { COMPATIBILITY, SchemaType, type SchemaRegistry } from '@kafkajs/confluent-schema-registry';
-import {
-  ConfluentSchemaRegistryCompatibilityError,
-  ConfluentSchemaRegistryValidationError,
-} from '@kafkajs/confluent-schema-registry/dist/errors.js';
+import { ConfluentSchemaRegistryCompatibilityError } from '@kafkajs/confluent-schema-registry/dist/errors.js';
 import type { EventCodec } from '../../schemas/codec.ts';
 import { validateEvent } from '../../schemas/codec.ts';
 import { BackendUnavailable, InvalidEvent } from '../../schemas/errors.ts';
 import { EVENT_TYPES, type EventType } from '../../schemas/events/index.ts';
 import { jsonSchemaOf, subjectOf } from '../../schemas/jsonSchema.ts';
 import { SchemaRejected } from '../errors.ts';
+import { closeContentModel, validateDecoded } from '../fastValidate.ts';
 
 /** The part of a registered schema the codec uses (the library's JSON Schema helper, backed by ajv). */
 interface RegisteredJsonSchema {
@@ -29,15 +27,6 @@ export interface RegistryCodec extends EventCodec {
  */
 export const registeredSchemaOf = (type: EventType): Record<string, unknown> =>
   closeContentModel(jsonSchemaOf(type)) as Record<string, unknown>;
-
-const closeContentModel = (node: unknown): unknown => {
-  if (Array.isArray(node)) return node.map(closeContentModel);
-  if (typeof node !== 'object' || node === null) return node;
-  const out: Record<string, unknown> = {};
-  for (const [k, v] of Object.entries(node)) out[k] = closeContentModel(v);
-  if ('properties' in out && !('additionalProperties' in out)) out.additionalProperties = false;
-  return out;
-};
 
 const MAGIC = 0;
 const utf8 = new TextDecoder('utf-8', { fatal: true });
@@ -69,8 +58,11 @@ const statusOf = (e: unknown): number | undefined =>
 
 /**
  * Registers every event's JSON Schema (BACKWARD compatibility) and encodes in the Confluent wire
- * format: magic byte 0, the 4-byte schema id, then UTF-8 JSON. Decoding checks the frame, the
- * writer's registered schema and then the zod schema; every refusal is an `InvalidEvent` whose
+ * format: magic byte 0, the 4-byte schema id, then UTF-8 JSON. Encoding validates once (zod; the
+ * registered schema is generated from it, so zod's output needs no second check), and not at all
+ * for `trusted` events (built by the processors). Decoding checks the frame and the schema id, then
+ * validates once (`validateDecoded`: our compiled closed schema); a record it refuses is checked
+ * against the writer's registered schema and then zod, as before, for its reason. Every refusal is an `InvalidEvent` whose
  * reason starts with `not wire format`, `unknown schema id`, `json` or `schema`. A registry that
  * does not answer is `BackendUnavailable` (retriable), never a dead letter.
  */
@@ -86,13 +78,22 @@ export const createRegistryCodec = async (deps: {
     ids.set(type, await registerJsonSchema({ registry, subject, schema: registeredSchemaOf(type) }));
   }
 
-  const schemaOf = async (id: number): Promise<RegisteredJsonSchema> => {
+  const fetchSchema = async (id: number): Promise<RegisteredJsonSchema> => {
     try {
       return (await registry.getSchema(id)) as unknown as RegisteredJsonSchema;
     } catch (e) {
       if (statusOf(e) === 404) throw new InvalidEvent(`unknown schema id ${id}`, e);
       throw new BackendUnavailable(`schema registry: reading schema ${id}: ${(e as Error).message}`, e);
     }
+  };
+  // a schema id names immutable content: once read, it is kept (a failed read is not, so it is retried)
+  const known = new Map<number, RegisteredJsonSchema>();
+  const schemaOf = async (id: number): Promise<RegisteredJsonSchema> => {
+    const have = known.get(id);
+    if (have) return have;
+    const schema = await fetchSchema(id);
+    known.set(id, schema);
+    return schema;
   };
 
   const checkAgainst = (schema: RegisteredJsonSchema, id: number, payload: unknown) => {
@@ -106,22 +107,15 @@ export const createRegistryCodec = async (deps: {
 
   return {
     ids,
-    encode: async (event) => {
-      const valid = validateEvent(event);
+    encode: async (event, opts) => {
+      const valid = opts?.trusted ? event : validateEvent(event);
       const id = ids.get(valid.type)!;
-      try {
-        const bytes = await registry.encode(id, valid); // checks the registered schema too
-        return new Uint8Array(bytes.buffer, bytes.byteOffset, bytes.byteLength);
-      } catch (e) {
-        if (e instanceof ConfluentSchemaRegistryValidationError)
-          throw new InvalidEvent(
-            `schema: not valid against registered schema ${id}: ${e.paths.map((p) => p.join('.')).join('; ')}`,
-            e,
-          );
-        throw e instanceof InvalidEvent
-          ? e
-          : new BackendUnavailable(`schema registry: reading schema ${id}: ${(e as Error).message}`, e);
-      }
+      const json = JSON.stringify(valid);
+      const out = Buffer.allocUnsafe(5 + Buffer.byteLength(json));
+      out[0] = MAGIC;
+      out.writeInt32BE(id, 1);
+      out.write(json, 5);
+      return new Uint8Array(out.buffer, out.byteOffset, out.byteLength);
     },
     decode: async (bytes) => {
       if (bytes.byteLength < 6 || bytes[0] !== MAGIC)
@@ -131,15 +125,19 @@ export const createRegistryCodec = async (deps: {
       const id = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength).getInt32(1);
       const schema = await schemaOf(id);
       let payload: unknown;
+      let text: string;
       try {
-        payload = JSON.parse(utf8.decode(bytes.subarray(5)));
+        text = utf8.decode(bytes.subarray(5));
+        payload = JSON.parse(text);
       } catch (e) {
         throw new InvalidEvent(`json: ${(e as Error).message}`, e);
       }
       if (typeof payload !== 'object' || payload === null)
         throw new InvalidEvent('schema: the payload is not a JSON object');
-      checkAgainst(schema, id, payload);
-      return validateEvent(payload);
+      return validateDecoded(payload, text, (value) => {
+        checkAgainst(schema, id, value);
+        return validateEvent(value);
+      });
     },
   };
 };

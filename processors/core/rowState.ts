@@ -52,6 +52,20 @@ export const addAttempt = <A extends AttemptSlot>(
   rec: A,
   order: (a: A, b: A) => number,
 ): { attempts: A[]; displaced: A | undefined } | null => {
+  const next = attempts.slice();
+  const added = addAttemptInPlace(next, rec, order);
+  return added === null ? null : { attempts: next, displaced: added.displaced };
+};
+
+/**
+ * `addAttempt` on an array the caller owns (the stream's per-partition state, copied when emitted):
+ * `attempts` is changed in place. Null when it changes nothing, else the attempt displaced, if any.
+ */
+export const addAttemptInPlace = <A extends AttemptSlot>(
+  attempts: A[],
+  rec: A,
+  order: (a: A, b: A) => number,
+): { displaced: A | undefined } | null => {
   let holder = -1;
   for (let i = 0; i < attempts.length; i++) {
     const a = attempts[i]!;
@@ -60,11 +74,11 @@ export const addAttempt = <A extends AttemptSlot>(
   }
   const displaced = holder < 0 ? undefined : attempts[holder]!;
   if (displaced && displaced.event_id < rec.event_id) return null;
-  const next = holder < 0 ? attempts.slice() : attempts.filter((_, i) => i !== holder);
-  let at = next.length; // from the end: attempts mostly arrive in order
-  while (at > 0 && order(rec, next[at - 1]!) < 0) at--;
-  next.splice(at, 0, rec);
-  return { attempts: next, displaced };
+  if (holder >= 0) attempts.splice(holder, 1);
+  let at = attempts.length; // from the end: attempts mostly arrive in order
+  while (at > 0 && order(rec, attempts[at - 1]!) < 0) at--;
+  attempts.splice(at, 0, rec);
+  return { displaced };
 };
 
 /** A row's tags with a trial's added: a sorted union (the same rule in the stream's fold, folds/rowState.ts). */

@@ -1,6 +1,8 @@
 import { z } from 'zod';
 import type { TrialRecorded } from '../../schemas/events/trialRecorded.ts';
 import { rowStateKey } from '../../schemas/topics.ts';
+import { classOf, DEFAULT_MIN_ATTEMPTS } from '../core/classify.ts';
+import { addAttemptInPlace, attemptOrder, mergeTags, toAttemptRecord, type AttemptRecord } from '../core/rowState.ts';
 import { evolveRow, RowState, trialRowKey, type RowFoldOptions } from './rowState.ts';
 
 /**
@@ -34,6 +36,70 @@ export const foldTrials = (
   }
   const changes: RowChange[] = [];
   for (const [key, was] of before) changes.push({ key, before: was, after: table.get(key)! });
+  return changes;
+};
+
+/** What a version summary counts of a row (versionSummary.ts), as it was before a batch. */
+export type RowTally = Pick<RowState, 'n' | 'c' | 'ungraded' | 'class'>;
+
+/** One row's change over a batch, from an owned table: its tally before, and a copy of its state after. */
+export interface OwnedRowChange {
+  readonly key: string;
+  readonly before: RowTally | undefined;
+  /** A copy of the row as the batch left it: later batches change the table's row, never this one. */
+  readonly after: RowState;
+}
+
+const tallyOf = (r: RowState): RowTally => ({ n: r.n, c: r.c, ungraded: r.ungraded, class: r.class });
+const weigh = (a: AttemptRecord, sign: 1 | -1, r: RowState): void => {
+  if (a.passed === null) r.ungraded += sign;
+  else {
+    r.n += sign;
+    if (a.passed) r.c += sign;
+  }
+};
+
+/**
+ * `foldTrials` on a table the fold owns (the topology's per-partition state): its rows are changed in
+ * place (no new state per event) and each row a batch changed is copied once, when the batch is
+ * emitted. The result is the same as `foldTrials`' (the same rule: the core's `addAttempt` in place,
+ * `evolveRow` for a row's first trial; test/processors/topology.unit.test.ts checks it against
+ * `foldTrials`). The table's rows must not be shared: the copies it returns are.
+ */
+export const foldTrialsOwned = (
+  table: RowTable,
+  trials: Iterable<TrialRecorded>,
+  opts: RowFoldOptions = {},
+): OwnedRowChange[] => {
+  const minAttempts = opts.minAttempts ?? DEFAULT_MIN_ATTEMPTS;
+  const before = new Map<string, RowTally | undefined>();
+  for (const t of trials) {
+    const key = trialRowKey(t);
+    const row = table.get(key);
+    if (row === undefined) {
+      table.set(key, evolveRow(undefined, t, opts));
+      if (!before.has(key)) before.set(key, undefined);
+      continue;
+    }
+    const a = toAttemptRecord(t);
+    const tally = before.has(key) ? undefined : tallyOf(row);
+    const added = addAttemptInPlace(row.attempts, a, attemptOrder); // the core's de-duplication rule and order
+    if (added === null) continue;
+    if (tally) before.set(key, tally);
+    if (added.displaced) weigh(added.displaced, -1, row);
+    weigh(a, 1, row);
+    row.class = classOf(row.n, row.c, minAttempts);
+    row.seq += 1;
+    if (t.occurred_at > row.occurred_at) row.occurred_at = t.occurred_at;
+    if (t.tags !== undefined && t.tags.length > 0) {
+      row.tags = mergeTags(row.tags, t.tags);
+    }
+  }
+  const changes: OwnedRowChange[] = [];
+  for (const [key, was] of before) {
+    const row = table.get(key)!;
+    changes.push({ key, before: was, after: { ...row, attempts: row.attempts.slice() } });
+  }
   return changes;
 };
 

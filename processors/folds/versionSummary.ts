@@ -43,7 +43,7 @@ const empty = (r: RowState): VersionSummary => ({
   histogram: {},
 });
 
-const add = (s: VersionSummary, r: RowState, sign: 1 | -1): void => {
+const add = (s: VersionSummary, r: Pick<RowState, 'n' | 'c' | 'ungraded' | 'class'>, sign: 1 | -1): void => {
   s.rows += sign;
   s.trials += sign * r.n;
   s.passes += sign * r.c;
@@ -59,7 +59,7 @@ const add = (s: VersionSummary, r: RowState, sign: 1 | -1): void => {
 export type VersionSummaries = Map<string, VersionSummary>;
 export const applyRowChanges = (
   summaries: VersionSummaries,
-  changes: Iterable<{ before: RowState | undefined; after: RowState }>,
+  changes: Iterable<{ before: Pick<RowState, 'n' | 'c' | 'ungraded' | 'class'> | undefined; after: RowState }>,
 ): void => {
   for (const { before, after } of changes) {
     const key = versionKeyOf(after);

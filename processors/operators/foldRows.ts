@@ -2,7 +2,7 @@ import { map, type OperatorFunction } from 'rxjs';
 import type { RunFinished } from '../../schemas/events/runFinished.ts';
 import type { TrialRecorded } from '../../schemas/events/trialRecorded.ts';
 import type { RowState } from '../folds/rowState.ts';
-import { foldTrials } from '../folds/rowTable.ts';
+import { foldTrialsOwned } from '../folds/rowTable.ts';
 import type { RowFoldOptions } from '../folds/rowState.ts';
 import { applyRowChanges, copySummary, versionKeyOf, type VersionSnapshot } from '../folds/versionSummary.ts';
 import type { EventBatch } from '../ports.ts';
@@ -37,7 +37,8 @@ export interface FoldedTrials {
 export const weightOf = (b: EventBatch): number => Math.max(1, b.events.length);
 
 /**
- * Folds each batch into its partition's row table in one plain loop (no per-key streams), updates
+ * Folds each batch into its partition's row table in one plain loop (no per-key streams; the rows
+ * changed in place, a copy of each changed row emitted, `foldTrialsOwned`), updates
  * the partition's version summaries once per changed row, and snapshots the versions it changed.
  */
 export const foldRows = (store: RowStore, opts: RowFoldOptions = {}): OperatorFunction<EventBatch, FoldedTrials> =>
@@ -50,7 +51,7 @@ export const foldRows = (store: RowStore, opts: RowFoldOptions = {}): OperatorFu
       else if (event.type === 'RunFinished') finished.push(event);
       else skipped++;
     }
-    const changes = foldTrials(store.table(batch.partition), trials, opts);
+    const changes = foldTrialsOwned(store.table(batch.partition), trials, opts);
     const sums = store.summaries(batch.partition);
     applyRowChanges(sums, changes);
     const nextOffset = batch.lastOffset + 1;
