@@ -8,7 +8,8 @@ import { evolveRow, RowState, trialRowKey, type RowFoldOptions } from './rowStat
 /**
  * The keyed fold of one partition: row key → row state, in a Map. A plain loop over a batch, no
  * per-key streams (per-key `groupBy` measured 28× slower than this loop). The Map is owned by one
- * partition's fold and updated in place; each row state in it is immutable.
+ * partition's fold and updated in place; with `foldTrials` each row state in it is immutable, with
+ * `foldTrialsOwned` (the topology's) the rows are changed in place too and copied when emitted.
  */
 export type RowTable = Map<string, RowState>;
 
