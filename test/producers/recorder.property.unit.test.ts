@@ -28,7 +28,7 @@ const weirdValue = fc.oneof(
   fc.constant(undefined),
   fc.jsonValue({ maxDepth: 3 }),
   fc.integer({ min: 1, max: 2_000 }).map((n) => deep(n)),
-  fc.string({ maxLength: 5 }).map((s) => s.repeat(300_000)), // up to 1.5 MB: over the largest event
+  fc.string({ minLength: 1, maxLength: 5 }).map((s) => s.repeat(300_000)), // up to 1.5 MB: over the largest event
 );
 
 const trialBase = {
@@ -121,7 +121,15 @@ describe('the SDK recorder under arbitrary input', () => {
           expect(published.length).toBe(accepted.length);
         },
       ),
-      { numRuns: 200 },
+      {
+        numRuns: 200,
+        // each outcome at least once whatever the seed (the random runs find them too, but not every time)
+        examples: [
+          [[['recordTrial', { ...trialBase, output: 'x'.repeat(1_500_000) }]]],
+          [[['recordTrial', { ...trialBase, attempt: 'x' }]]],
+          [[['recordLabel', labelBase]]],
+        ],
+      },
     );
     expect([...outcomes].sort()).toEqual(['invalid', 'published', 'refused']);
   }, 120_000);
