@@ -8,5 +8,5 @@ export {
   type IngestOptions,
   type ItemResult,
 } from './ingest.ts';
-export { createIngestServer, type HttpTimeouts, type IngestServer } from './server.ts';
+export { createIngestServer, httpServerOptions, type HttpTimeouts, type IngestServer } from './server.ts';
 export { ingestOpenApi } from './openapi.ts';

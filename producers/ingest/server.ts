@@ -19,8 +19,11 @@ export interface HttpTimeouts {
   readonly keepAliveTimeoutMs?: number;
 }
 
-/** node:http options from the deadlines; the expiry check runs often enough for the shortest one. */
-const serverOptions = (t: HttpTimeouts = {}) => {
+/**
+ * node:http options from the deadlines; the expiry check runs often enough for the shortest one. Shared by every HTTP
+ * server of passk (this one and the dashboard's).
+ */
+export const httpServerOptions = (t: HttpTimeouts = {}) => {
   const headersTimeout = t.headersTimeoutMs ?? 10_000;
   const requestTimeout = Math.max(t.requestTimeoutMs ?? 60_000, headersTimeout);
   return {
@@ -36,7 +39,7 @@ export const createIngestServer = async (
   opts: IngestOptions & { host?: string; port?: number; timeouts?: HttpTimeouts },
 ): Promise<IngestServer> => {
   const routes = createIngestRoutes(opts);
-  const server = createServer(serverOptions(opts.timeouts), (req, res) => {
+  const server = createServer(httpServerOptions(opts.timeouts), (req, res) => {
     const url = new URL(req.url ?? '/', 'http://ingest');
     routes(req, res, url.pathname)
       .then((handled) => {

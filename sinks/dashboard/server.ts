@@ -1,6 +1,7 @@
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { timingSafeEqual } from 'node:crypto';
+import { httpServerOptions, type HttpTimeouts } from '../../producers/ingest/index.ts';
 import { InputError, PipelineError } from '../../schemas/errors.ts';
 import { BadRequest, ConfirmBody, ROUTES } from './api.ts';
 import { authorize, checkBinding, DashboardConfigError, isLoopback, tokenCookie } from './auth.ts';
@@ -110,29 +111,6 @@ const confirmRoute = async (
 };
 
 /** Serves the dashboard: static frontend, JSON API over the typed queries, and live updates (SSE). */
-/**
- * Deadlines of the server's connections (deploy/config.ts `http`), so a slow or silent client cannot hold one forever:
- * all headers within `headersTimeoutMs`, the whole request within `requestTimeoutMs` (else 408 and the connection
- * is closed), and a kept-alive connection idle for `keepAliveTimeoutMs` between requests is closed.
- */
-export interface HttpTimeouts {
-  readonly headersTimeoutMs?: number;
-  readonly requestTimeoutMs?: number;
-  readonly keepAliveTimeoutMs?: number;
-}
-
-/** node:http options from the deadlines; the expiry check runs often enough for the shortest one. */
-const serverOptions = (t: HttpTimeouts = {}) => {
-  const headersTimeout = t.headersTimeoutMs ?? 10_000;
-  const requestTimeout = Math.max(t.requestTimeoutMs ?? 60_000, headersTimeout);
-  return {
-    headersTimeout,
-    requestTimeout,
-    keepAliveTimeout: t.keepAliveTimeoutMs ?? 5_000,
-    connectionsCheckingInterval: Math.min(30_000, Math.max(50, Math.floor(headersTimeout / 4))),
-  };
-};
-
 export const createDashboardServer = async (opts: DashboardServerOptions): Promise<DashboardServer> => {
   const host = opts.host ?? '127.0.0.1';
   checkBinding(host, opts.token);
@@ -182,7 +160,7 @@ export const createDashboardServer = async (opts: DashboardServerOptions): Promi
     res.end(req.method === 'HEAD' ? undefined : found.body);
   };
 
-  const server = createServer(serverOptions(opts.timeouts), (req, res) => {
+  const server = createServer(httpServerOptions(opts.timeouts), (req, res) => {
     handle(req, res).catch((e: unknown) => {
       onError(e);
       if (!res.headersSent) sendJson(res, 500, { error: 'internal error' });

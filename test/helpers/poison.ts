@@ -22,20 +22,42 @@ export const deep = (n: number, leaf: unknown = 1): unknown => {
   for (let i = 0; i < n; i++) v = i % 2 ? [v] : { k: v };
   return v;
 };
-const anyString = fc.oneof(
-  fc.string({ unit: 'binary', maxLength: 40 }), // lone surrogates included
-  fc.string({ unit: fc.integer({ min: 0, max: 0x1f }).map((c) => String.fromCharCode(c)), maxLength: 20 }),
-  fc.string({ maxLength: 20 }),
-);
-const anyNumber = fc.oneof(fc.double(), fc.integer(), fc.constantFrom(2 ** 53, -(2 ** 63), 1e308, Number.MAX_VALUE));
-const anyValue = fc.oneof(
-  anyString,
-  anyNumber,
-  fc.boolean(),
-  fc.constant(null),
-  fc.jsonValue({ maxDepth: 4 }),
-  fc.integer({ min: 1, max: 3_000 }).map((n) => deep(n)),
-);
+/** Strings that break readers: lone surrogates, control characters, anything, and the given special strings. */
+export const weirdStrings = (...specials: string[]) =>
+  fc.oneof(
+    fc.string({ unit: 'binary', maxLength: 30 }), // lone surrogates included
+    fc.string({ unit: fc.integer({ min: 0, max: 0x1f }).map((c) => String.fromCharCode(c)), maxLength: 10 }),
+    fc.string({ maxLength: 12 }),
+    ...(specials.length ? [fc.constantFrom(...specials)] : []),
+  );
+
+/**
+ * Any value for a field: weird strings and numbers, booleans, null, JSON, nesting up to `maxNesting` levels, and the
+ * given extra arbitraries (values only an in-memory caller can pass, such as NaN, a bigint or undefined).
+ */
+export const weirdValues = (opts: {
+  strings: fc.Arbitrary<string>;
+  numbers: readonly number[];
+  maxNesting: number;
+  extra?: fc.Arbitrary<unknown>[];
+}) =>
+  fc.oneof(
+    opts.strings,
+    fc.double(),
+    fc.integer(),
+    fc.constantFrom(...opts.numbers),
+    fc.boolean(),
+    fc.constant(null),
+    fc.jsonValue({ maxDepth: 3 }),
+    fc.integer({ min: 1, max: opts.maxNesting }).map((n) => deep(n)),
+    ...(opts.extra ?? []),
+  );
+
+const anyValue = weirdValues({
+  strings: weirdStrings(),
+  numbers: [2 ** 53, -(2 ** 63), 1e308, Number.MAX_VALUE],
+  maxNesting: 3_000,
+});
 /** Nesting far past what JSON.stringify can write back (about 10,000), as the bytes a foreign writer sends. */
 const deepText = fc
   .integer({ min: 1, max: 100_000 })

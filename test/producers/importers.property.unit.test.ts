@@ -10,7 +10,7 @@ import { InputError } from '../../schemas/errors.ts';
 import { TOPICS } from '../../schemas/topics.ts';
 import { readLog } from '../../producers/logReader.ts';
 import { createMemoryLog } from '../helpers/memoryLog.ts';
-import { deep } from '../helpers/poison.ts';
+import { weirdStrings, weirdValues } from '../helpers/poison.ts';
 
 // Issue #13: arbitrary content through every reader `passk import` uses, end to end into a log: flat JSON Lines and
 // CSV (streamed), and each tool's format (real files with a value replaced by anything, and an Inspect .eval zip
@@ -22,21 +22,11 @@ const dir = mkdtempSync(join(tmpdir(), 'passk-import-prop-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 const FIXTURES = fileURLToPath(new URL('../fixtures/', import.meta.url));
 
-const weirdString = fc.oneof(
-  fc.string({ unit: 'binary', maxLength: 30 }), // lone surrogates included
-  fc.string({ unit: fc.integer({ min: 0, max: 0x1f }).map((c) => String.fromCharCode(c)), maxLength: 10 }),
-  fc.string({ maxLength: 12 }),
-  fc.constantFrom('\uFEFF', '\r\n', '"', ',', 'a,"b"\n', '\u2028', 'NaN', ' '),
-);
-const weirdNumber = fc.oneof(fc.double(), fc.integer(), fc.constantFrom(1e308, 2 ** 53 + 1, -0, 5e-324, -1, 0.5, 3));
-const weirdValue = fc.oneof(
-  weirdString,
-  weirdNumber,
-  fc.boolean(),
-  fc.constant(null),
-  fc.jsonValue({ maxDepth: 3 }),
-  fc.integer({ min: 1, max: 300 }).map((n) => deep(n)),
-);
+const weirdValue = weirdValues({
+  strings: weirdStrings('\uFEFF', '\r\n', '"', ',', 'a,"b"\n', '\u2028', 'NaN', ' '),
+  numbers: [1e308, 2 ** 53 + 1, -0, 5e-324, -1, 0.5, 3],
+  maxNesting: 300,
+});
 
 /** A flat trial with some fields replaced by anything (or an unknown field added); row ids from a small set. */
 const flatTrial = fc
@@ -165,27 +155,23 @@ const seen = () => {
 };
 
 describe('passk import under arbitrary input', () => {
-  it('flat JSON Lines: BOMs, CRLF, blank lines, any field value', async () => {
-    const s = seen();
-    await fc.assert(
-      fc.asyncProperty(fc.array(flatTrial, { minLength: 0, maxLength: 6 }), layout, async (trials, l) =>
-        s.note(await importsOnceOrRefuses('t.jsonl', asJsonLines(trials, l), { lineBased: true })),
-      ),
-      { numRuns: 150 },
-    );
-    expect([...s.outcomes].sort()).toEqual(['accepted', 'refused']);
-  }, 120_000);
-
-  it('flat CSV: quoted cells, BOMs, CRLF, any cell', async () => {
-    const s = seen();
-    await fc.assert(
-      fc.asyncProperty(fc.array(flatTrial, { minLength: 0, maxLength: 6 }), layout, async (trials, l) =>
-        s.note(await importsOnceOrRefuses('t.csv', asCsv(trials, l), { lineBased: true })),
-      ),
-      { numRuns: 150 },
-    );
-    expect([...s.outcomes].sort()).toEqual(['accepted', 'refused']);
-  }, 120_000);
+  it.each([
+    ['flat JSON Lines: BOMs, CRLF, blank lines, any field value', 't.jsonl', asJsonLines],
+    ['flat CSV: quoted cells, BOMs, CRLF, any cell', 't.csv', asCsv],
+  ] as const)(
+    '%s',
+    async (_title, name, encode) => {
+      const s = seen();
+      await fc.assert(
+        fc.asyncProperty(fc.array(flatTrial, { minLength: 0, maxLength: 6 }), layout, async (trials, l) =>
+          s.note(await importsOnceOrRefuses(name, encode(trials, l), { lineBased: true })),
+        ),
+        { numRuns: 150 },
+      );
+      expect([...s.outcomes].sort()).toEqual(['accepted', 'refused']);
+    },
+    120_000,
+  );
 
   it('raw text and bytes under every format, detected or forced', async () => {
     const s = seen();
