@@ -11,6 +11,11 @@ export const STORE_SETTINGS = {
   wait_for_async_insert: 1,
   /** Identical blocks (same insert_deduplication_token) are written once. */
   insert_deduplicate: 1,
+  /**
+   * No token unless an insert gives its own. Set on every request because chDB's session keeps the last one it was
+   * given: without this, a plain insert after a sink's insert reused the sink's token and was dropped as a duplicate.
+   */
+  insert_deduplication_token: '',
   /** 64-bit integers come back as JSON numbers; counts stay far below 2^53. */
   output_format_json_quote_64bit_integers: 0,
   output_format_json_quote_64bit_floats: 0,

@@ -465,6 +465,20 @@ describe.each(targets)('store on $name', ({ open }) => {
     expect(before.trials).toHaveLength(fixtureTrials.length);
   });
 
+  it("a plain insert after the sink's is not taken for a duplicate of it (no insert_deduplication_token carries over)", async () => {
+    await store.client.command({
+      query:
+        'CREATE TABLE IF NOT EXISTS token_probe (k UInt32) ENGINE = MergeTree ORDER BY k ' +
+        'SETTINGS non_replicated_deduplication_window = 100',
+    });
+    await store.insertJsonRows('token_probe', Buffer.from('{"k":1}\n'), { insert_deduplication_token: 'probe-1' });
+    await store.client.insert({ table: 'token_probe', values: [{ k: 2 }], format: 'JSONEachRow' });
+    await store.client.insert({ table: 'token_probe', values: [{ k: 3 }], format: 'JSONEachRow' });
+    const rs = await store.client.query({ query: 'SELECT k FROM token_probe ORDER BY k', format: 'JSONEachRow' });
+    expect(await rs.json()).toEqual([{ k: 1 }, { k: 2 }, { k: 3 }]);
+    await store.client.command({ query: 'DROP TABLE token_probe' });
+  });
+
   it('stored trials read back as the events written', async () => {
     const back = await loadTrialsForReport(store.client, { suites: ['s'] });
     const byId = new Map(fixtureTrials.map((t) => [t.event_id, t]));

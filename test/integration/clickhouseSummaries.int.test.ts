@@ -420,13 +420,11 @@ describe('migration 8 on a store whose row_state holds attempts as an older pass
           },
         ],
       });
-      // a token of their own: on chDB the session keeps the sink's last insert_deduplication_token
       const insertLegacy = (agent_version: string) =>
         store.client.insert({
           table: 'row_state',
           values: [legacyRow(agent_version)],
           format: 'JSONEachRow',
-          clickhouse_settings: { insert_deduplication_token: `legacy-${agent_version}` },
         });
       await insertLegacy('v1');
       expect(await migrate(store.client)).toEqual({ applied: [8], current: 8 });
