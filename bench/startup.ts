@@ -1,7 +1,8 @@
 /**
- * CLI start-up: the repository's dev entry (bin/passk.mjs, TypeScript compiled at run time by tsx) against
- * the built package's entry (dist/cli/main.js, plain JavaScript), on the same commands, in the same run.
- * Builds dist/ first when it is missing.
+ * CLI start-up: the built package's entry (dist/cli/main.js, plain JavaScript) against the floor, Node itself
+ * starting and exiting (`node -e ""`), and against the repository's dev entry (bin/passk.mjs, TypeScript compiled
+ * at run time by tsx), on the same commands, in the same run. The three are timed in turn, run after run, so a
+ * change in the machine's load falls on all of them. Builds dist/ first when it is missing.
  */
 import { execFileSync, spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
@@ -11,19 +12,17 @@ export interface StartupLine {
   readonly name: string;
   readonly builtMs: number;
   readonly devMs: number;
+  /** `node -e ""` in the same runs. */
+  readonly nodeMs: number;
 }
 
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
 
-const timeRun = (root: string, entry: string, args: readonly string[], runs: number): number => {
-  const ms: number[] = [];
-  for (let i = 0; i < runs; i++) {
-    const t0 = performance.now();
-    const r = spawnSync(process.execPath, [entry, ...args], { cwd: root, stdio: 'ignore' });
-    if (r.status !== 0) throw new Error(`${entry} ${args.join(' ')} exited with ${r.status}`);
-    ms.push(performance.now() - t0);
-  }
-  return median(ms);
+const timeOnce = (root: string, args: readonly string[]): number => {
+  const t0 = performance.now();
+  const r = spawnSync(process.execPath, args, { cwd: root, stdio: 'ignore' });
+  if (r.status !== 0) throw new Error(`node ${args.join(' ')} exited with ${r.status}`);
+  return performance.now() - t0;
 };
 
 export const benchStartup = (opts: { root: string; runs: number; log: (line: string) => void }): StartupLine[] => {
@@ -37,9 +36,13 @@ export const benchStartup = (opts: { root: string; runs: number; log: (line: str
     ['passk --help', ['--help']],
     ['passk report examples/tau-bench-gpt-4o.jsonl', ['report', 'examples/tau-bench-gpt-4o.jsonl']],
   ];
-  return commands.map(([name, args]) => ({
-    name,
-    devMs: timeRun(opts.root, dev, args, opts.runs),
-    builtMs: timeRun(opts.root, built, args, opts.runs),
-  }));
+  return commands.map(([name, args]) => {
+    const ms = { built: [] as number[], dev: [] as number[], node: [] as number[] };
+    for (let i = 0; i < opts.runs; i++) {
+      ms.built.push(timeOnce(opts.root, [built, ...args]));
+      ms.node.push(timeOnce(opts.root, ['-e', '']));
+      ms.dev.push(timeOnce(opts.root, [dev, ...args]));
+    }
+    return { name, builtMs: median(ms.built), devMs: median(ms.dev), nodeMs: median(ms.node) };
+  });
 };

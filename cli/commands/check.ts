@@ -15,6 +15,7 @@ import { pct } from '../format/numbers.ts';
 import { renderJson, renderTerminal } from '../format/render.ts';
 import { EXIT } from '../exitCodes.ts';
 import { withReader } from '../store.ts';
+import { COMMANDS } from './index.ts';
 
 type CheckFlags = { suite?: string; summaries: boolean; json?: boolean };
 
@@ -131,7 +132,7 @@ const deadLetterBlocks = (d: DeadLetterSummary): Block[] => {
 export const checkCommand = (program: Command): void => {
   program
     .command('check')
-    .summary('check the store: metrics from the raw trials equal the row state and the version summaries')
+    .summary(COMMANDS.check.summary)
     .description(
       "Recomputes in SQL, from the raw trials, each row's graded attempts, passes and ungraded\n" +
         "attempts, and compares them with the processors' row state; then compares each version's\n" +

@@ -13,6 +13,7 @@ import {
   reportOptions,
   type OfflineFlags,
 } from './offlineOptions.ts';
+import { COMMANDS } from './index.ts';
 
 export type CompareFlags = OfflineFlags & {
   baseline: string;
@@ -66,7 +67,7 @@ export const pairVersions = (groups: readonly Group[], f: CompareFlags): Version
 export const compareCommand = (program: Command): void => {
   const cmd = program
     .command('compare')
-    .summary('compare two agent versions row by row: class transitions, paired deltas, confirmation')
+    .summary(COMMANDS.compare.summary)
     .description(
       'Compares a candidate with the baseline on the same rows (same suite and dataset version): class transitions,\n' +
         'rows that became stable-correct and rows that stopped being stable-correct, paired bootstrap intervals for\n' +

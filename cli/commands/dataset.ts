@@ -9,6 +9,7 @@ import { renderJson, renderTerminal, writeStderr } from '../format/render.ts';
 import { datasetIds } from '../../sinks/dashboard/queries.ts';
 import { withReader } from '../store.ts';
 import { exitOnUnavailable, withEventLog } from './import.ts';
+import { COMMANDS } from './index.ts';
 
 const list = (ids: readonly string[], max = 8): string =>
   ids.length === 0 ? '—' : ids.slice(0, max).join(', ') + (ids.length > max ? ` … (${ids.length} in all)` : '');
@@ -35,7 +36,7 @@ const unknownDataset = (id: string, known: readonly string[], where: string): In
 export const datasetCommand = (program: Command): void => {
   const dataset = program
     .command('dataset')
-    .summary('dataset versions: publish a rows file as a new version, list versions, export one as JSONL')
+    .summary(COMMANDS.dataset.summary)
     .description(
       'Dataset versions. publish records a rows file (the format passk run --dataset reads) as a new version, ' +
         'added, changed and removed rows only; versions lists what each version added, changed and removed; ' +

@@ -19,6 +19,7 @@ import { progressBarSize, renderJson, renderTerminal, writeStderr } from '../for
 import { EXIT } from '../exitCodes.ts';
 import { gateLinks } from '../format/links.ts';
 import { openBrowser } from '../openBrowser.ts';
+import { COMMANDS } from './index.ts';
 
 type DemoFlags = {
   serve: boolean;
@@ -217,9 +218,7 @@ export const demoNamespace = (now: number = Date.now()): string => `passk-demo-$
 export const demoCommand = (program: Command): void => {
   program
     .command('demo')
-    .summary(
-      'the whole loop on a labeled refund-review dataset: two agent versions, the gate, production, the dashboard',
-    )
+    .summary(COMMANDS.demo.summary)
     .description(
       'Runs a simulated refund-review agent (baseline prompt-v1, candidate prompt-v2) 3 times on each of 200 labeled\n' +
         'rows through the real pipeline (runner → event log → processors → store), confirms suspected regressions with\n' +

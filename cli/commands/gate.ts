@@ -9,6 +9,7 @@ import { renderJson, renderMarkdown, renderTerminal } from '../format/render.ts'
 import { addCompareOptions, compareOptions, pairVersions, type CompareFlags } from './compare.ts';
 import { EXIT_UNDECIDED, runDeclare, runStatus } from './gateLive.ts';
 import { duration, fraction, loadGroups, outputFormat } from './offlineOptions.ts';
+import { COMMANDS } from './index.ts';
 
 type GateFlags = CompareFlags & {
   mustNotBreak?: string;
@@ -56,7 +57,7 @@ const gateRules = async (f: GateFlags): Promise<GateRules> => {
 export const gateCommand = (program: Command): void => {
   const cmd = program
     .command('gate')
-    .summary('release gate: must-not-break rows plus configured rules; exits 1 on fail')
+    .summary(COMMANDS.gate.summary)
     .description(
       'Decides whether the candidate may roll out, from recorded verdicts only. Always: every must-not-break row\n' +
         'that was stable-correct on the baseline is still stable-correct on the candidate after confirmation, and every\n' +

@@ -9,6 +9,7 @@ import { PipelineError } from '../../schemas/errors.ts';
 import { heading, nextCommand, table, text } from '../format/doc.ts';
 import { progressBarSize, renderJson, renderTerminal, writeStderr } from '../format/render.ts';
 import { EXIT } from '../exitCodes.ts';
+import { COMMANDS } from './index.ts';
 
 type Globals = { config?: string; backend?: string; dataDir?: string };
 
@@ -107,7 +108,7 @@ const render = (reports: readonly FileReport[]): string =>
 export const importCommand = (program: Command): void => {
   program
     .command('import')
-    .summary("publish other tools' results (τ-bench, τ²-bench, promptfoo, Inspect, flat JSONL/CSV) to the event log")
+    .summary(COMMANDS.import.summary)
     .description(
       'Reads result files and publishes one TrialRecorded per trial, plus one RunFinished per run and agent,\n' +
         'to the configured backend (the embedded log in ./.passk by default). Event ids are derived from each\n' +

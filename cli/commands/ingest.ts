@@ -7,13 +7,14 @@ import { createIngestServer, type IngestServer } from '../../producers/ingest/in
 import { EXIT } from '../exitCodes.ts';
 import { readPolicyFile } from './sample.ts';
 import { writeStderr } from '../format/render.ts';
+import { COMMANDS } from './index.ts';
 
 type IngestFlags = { host: string; port: string; token?: string; otlpPolicy?: string; json?: boolean };
 
 export const ingestCommand = (program: Command): void => {
   program
     .command('ingest')
-    .summary('serve only the HTTP ingest API and the OTLP receiver (for production hosts)')
+    .summary(COMMANDS.ingest.summary)
     .description(
       'Serves POST /api/v1/trials, /api/v1/traces, /api/v1/judgments, /api/v1/labels and\n' +
         '/api/v1/datasets/{id}/rows?version=V: a JSON array or NDJSON of the shapes the SDK takes (the flat trial format\n' +

@@ -3,6 +3,7 @@ import { loadConfig } from '../../deploy/config.ts';
 import { DEFAULT_TRACE_TTL_DAYS, storeTarget } from '../../deploy/store.ts';
 import { MIGRATIONS, renderClusterDdl } from '../../sinks/clickhouse/index.ts';
 import { withStore } from '../store.ts';
+import { COMMANDS } from './index.ts';
 
 type MigrateFlags = {
   printClusterDdl?: boolean;
@@ -22,7 +23,7 @@ const wholeDays = (v: string): number => {
 export const migrateCommand = (program: Command): void => {
   program
     .command('migrate')
-    .summary('create or upgrade the store schema (also done at start-up)')
+    .summary(COMMANDS.migrate.summary)
     .description(
       'Applies the store migrations the configured store lacks (embedded chDB in <data-dir>/store, or the\n' +
         'ClickHouse server of CLICKHOUSE_URL), records them in passk_migrations, and sets the trace retention.\n' +

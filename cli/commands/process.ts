@@ -11,6 +11,7 @@ import { heading, table, text } from '../format/doc.ts';
 import { pct } from '../format/numbers.ts';
 import { renderJson, renderTerminal, writeStderr } from '../format/render.ts';
 import { EXIT } from '../exitCodes.ts';
+import { COMMANDS } from './index.ts';
 
 type ProcessFlags = {
   untilCaughtUp?: boolean;
@@ -63,7 +64,7 @@ const summaryBlocks = (
 export const processCommand = (program: Command): void => {
   program
     .command('process')
-    .summary('run the stream processors: live per-row state, changelog and store, exactly once')
+    .summary(COMMANDS.process.summary)
     .description(
       'Consumes passk.trials from the configured event log (the embedded log in ./.passk, or Kafka), folds\n' +
         'per-row reliability state, publishes it to the passk.rowstate changelog and writes trials and row\n' +

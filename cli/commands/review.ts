@@ -14,6 +14,7 @@ import { heading, nextCommand, quoteArg, table, text } from '../format/doc.ts';
 import { renderJson, renderTerminal, writeStderr } from '../format/render.ts';
 import { EXIT } from '../exitCodes.ts';
 import { configOf, exitOnUnavailable, withEventLog } from './import.ts';
+import { COMMANDS } from './index.ts';
 
 type ReviewFlags = {
   agentVersion?: string;
@@ -50,7 +51,7 @@ const excerpt = (s: string | undefined, n = 60) =>
 export const reviewCommand = (program: Command): void => {
   program
     .command('review')
-    .summary('list sampled production failures, and confirm one with its expected result')
+    .summary(COMMANDS.review.summary)
     .description(
       'Without --confirm: lists sampled production traces that failed an online grader, ended in an error or got\n' +
         'negative feedback, newest first, leaving out those already confirmed. It reads the store, where passk process\n' +

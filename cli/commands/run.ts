@@ -21,6 +21,7 @@ import { heading, nextCommand, table, text } from '../format/doc.ts';
 import { progressBarSize, renderJson, renderTerminal, writeStderr } from '../format/render.ts';
 import { configOf, exitOnUnavailable, withEventLog } from './import.ts';
 import { duration } from './offlineOptions.ts';
+import { COMMANDS } from './index.ts';
 
 const positiveInt =
   (name: string) =>
@@ -240,7 +241,7 @@ const progressBar = (enabled: boolean) => {
 export const runCommand = (program: Command): void => {
   program
     .command('run')
-    .summary('run an agent k times on every row of a dataset, grade and record every trial')
+    .summary(COMMANDS.run.summary)
     .description(
       'Runs the agent on every row --k times (each trial isolated, with a timeout), grades each output and\n' +
         'records one TrialRecorded per attempt to the configured backend. Infrastructure failures (timeouts,\n' +

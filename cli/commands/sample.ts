@@ -9,6 +9,7 @@ import { InputError } from '../../schemas/errors.ts';
 import { heading, nextCommand, table } from '../format/doc.ts';
 import { renderJson, renderTerminal } from '../format/render.ts';
 import { exitOnUnavailable, withEventLog } from './import.ts';
+import { COMMANDS } from './index.ts';
 
 const rate = (v: string): number => {
   const n = Number(v);
@@ -91,7 +92,7 @@ const customRedactors = (specs: readonly string[] = []) =>
 export const sampleCommand = (program: Command): void => {
   program
     .command('sample')
-    .summary('sample production traces from a file by a policy, redact PII, and record them')
+    .summary(COMMANDS.sample.summary)
     .description(
       'Applies a sampling policy to a JSON-lines file of production traces ({"trace_id", "agent_version", "segment"?,\n' +
         '"input", "output"?, "verdicts"?, "user_signals"?, "error_kind"?, "tags"?, "occurred_at"?}) and records each kept\n' +

@@ -17,6 +17,7 @@ import { gateLinks } from '../format/links.ts';
 import { renderTerminal, writeStderr } from '../format/render.ts';
 import { openBrowser } from '../openBrowser.ts';
 import { readPolicyFile } from './sample.ts';
+import { COMMANDS } from './index.ts';
 
 type ServeFlags = {
   host: string;
@@ -53,7 +54,7 @@ const confirmFrom =
 export const serveCommand = (program: Command): void => {
   program
     .command('serve')
-    .summary('the live reliability dashboard over the store (and, by default, the processors that fill it)')
+    .summary(COMMANDS.serve.summary)
     .description(
       'Serves the dashboard: Overview, Compare, Gates, Production, Judges and Datasets, read from the store through\n' +
         'its typed queries, updated live (server-sent events) as events arrive. By default it also runs the processors\n' +

@@ -1,0 +1,71 @@
+import { Command, Help } from 'commander';
+import { InputError } from '../schemas/errors.ts';
+import { commandEntry, commandIn, COMMANDS } from './commands/index.ts';
+import { EXIT } from './exitCodes.ts';
+import { setTerminalLayout } from './format/render.ts';
+
+/** Joins the hard line breaks inside each paragraph, so the help is wrapped once, at the terminal's width. */
+export const unwrap = (text: string): string =>
+  text
+    .split(/\n\s*\n/)
+    .map((p) => p.replace(/\s*\n\s*/g, ' ').trim())
+    .join('\n\n');
+
+/** The program without its commands: the global options, the hooks and the help's end. */
+const createProgram = (): Command =>
+  new Command('passk')
+    .description(
+      'passk tells you whether your LLM agent can be depended on, not just whether it can succeed. ' +
+        'It runs every labeled row several times and reports mean accuracy, pass@k, pass^k, flip rate ' +
+        'and a stability class per row; it compares versions row by row and gates releases. passk --version prints the version.',
+    )
+    .option(
+      '--config <file>',
+      'config file, JSON or YAML (default: ./passk.config.json, .yaml or .yml; env PASSK_CONFIG)',
+    )
+    .option('--backend <kind>', 'embedded (default) or kafka (env PASSK_BACKEND)')
+    .option('--data-dir <dir>', 'embedded data directory (default ./.passk; env PASSK_DATA_DIR)')
+    .option('--width <columns>', "fit output to this many columns (default: the terminal's width)")
+    .option('--wide', 'print tables at their full width, whatever the terminal')
+    .hook('preAction', (cmd) => {
+      const o = cmd.optsWithGlobals() as { width?: string; wide?: boolean };
+      const width = o.width === undefined ? undefined : Number(o.width);
+      if (width !== undefined && !(Number.isInteger(width) && width >= 20))
+        throw new InputError(`--width: expected a whole number of columns, at least 20 (got "${o.width}")`);
+      setTerminalLayout({ width, wide: o.wide ?? false });
+    })
+    .showHelpAfterError('(run with --help for usage)')
+    .exitOverride()
+    .addHelpText(
+      'after',
+      `
+Exit codes: ${Object.entries(EXIT)
+        .map(([k, v]) => `${v} ${k}`)
+        .join(', ')}
+
+Examples:
+  passk report examples/public-trials/tau_bench.jsonl
+  passk compare --baseline v1 --candidate v2 examples/refunds-v1-v2.jsonl
+  passk gate --baseline v1 --candidate v2 --must-not-break examples/must-not-break.txt examples/refunds-v1-v2.jsonl`,
+    );
+
+/**
+ * The program for these arguments. A named command is loaded alone (`passk report` does not pay for Kafka, chDB or
+ * the dashboard). Without one (`passk --help`, `passk`, a mistyped name), each command is listed from its outline in
+ * commands/index.ts and none is loaded, so the help is quick; `outline: false` loads them all instead (the test that
+ * both give the same help).
+ */
+export const buildProgram = async (args: readonly string[], opts: { outline?: boolean } = {}): Promise<Command> => {
+  const program = createProgram();
+  const named = commandIn(args);
+  if (named) (await COMMANDS[named].load())(program);
+  else if (opts.outline === false) for (const c of Object.values(COMMANDS)) (await c.load())(program);
+  else {
+    for (const [name, c] of Object.entries(COMMANDS)) program.command(name).summary(c.summary);
+    const help = new Help();
+    program.configureHelp({ subcommandTerm: (c) => commandEntry(c.name())?.term ?? help.subcommandTerm(c) });
+  }
+  // Descriptions are written as paragraphs (blank lines between them); commander wraps them once, to the terminal.
+  for (const c of [program, ...program.commands]) c.description(unwrap(c.description()));
+  return program;
+};
