@@ -15,8 +15,9 @@ import { createRecorder } from '../sdk/recorder.ts';
 import type { RetryPolicy } from '../../schemas/retry.ts';
 import { PRODUCER_VERSION } from '../version.ts';
 import type { ImportedTrial, ImportOptions } from './common.ts';
-import { detectFormat, type Format, looksLikeJsonLines, parseResultsFile } from './detect.ts';
-import { readHead, readResultsText } from './readResults.ts';
+import { type Format, looksLikeJsonLines } from './detect.ts';
+import { readHead } from './readResults.ts';
+import { openToolFile } from './toolStream.ts';
 import { createSummary, type ImportSummary } from './summary.ts';
 import { MAX_NESTING, textProblem } from '../../schemas/wellFormed.ts';
 
@@ -73,8 +74,11 @@ const refuseIdentityFlags = (file: string, opts: ImportOptions): void => {
     );
 };
 
-/** One trial of a file, with where it was read: its line (flat files) or its index (tools' files). */
-type Entry = { t: ImportedTrial; line?: number | undefined; index: number };
+/**
+ * One trial of a file, with where it was read: its line (flat files), or its index and JSON path (`simulations[3]`,
+ * an `.eval` sample's entry name) in another tool's file.
+ */
+type Entry = { t: ImportedTrial; line?: number | undefined; index: number; path?: string };
 /** A file to import, which can be read more than once: JSON Lines are streamed from disk each time. */
 type Source = { file: string; format: Format; entries: () => AsyncIterable<Entry> };
 
@@ -124,14 +128,6 @@ const streamedLines = (file: string, opts: ImportOptions & ReadOptions): Source 
   },
 });
 
-const inMemory = (file: string, format: Format, list: readonly Entry[]): Source => ({
-  file,
-  format,
-  async *entries() {
-    yield* list;
-  },
-});
-
 const streamedCsv = (file: string, opts: ImportOptions & ReadOptions): Source => ({
   file,
   format: 'csv',
@@ -149,8 +145,9 @@ const HEAD_BYTES = 1024 * 1024;
 
 /**
  * Opens a results file. Flat JSON Lines and CSV (by `--format`, by a .jsonl/.ndjson/.csv name, or JSON Lines by the
- * first lines of their content) are streamed, so memory does not grow with the file. Other tools' files are one JSON
- * document (or an Inspect `.eval` zip of them) read whole, within `maxDocumentBytes` (readResults.ts).
+ * first lines of their content) are streamed, so memory does not grow with the file. Other tools' files (one JSON
+ * document, or an Inspect `.eval` zip of them) are streamed too (toolStream.ts): a first pass keeps a small key per
+ * task or sample, then each pass maps one entry at a time.
  */
 const openSource = async (file: string, opts: ImportOptions & ReadOptions & { format?: Format }): Promise<Source> => {
   const flat = opts.format ?? (/\.(jsonl|ndjson)$/i.test(file) ? 'jsonl' : /\.csv$/i.test(file) ? 'csv' : undefined);
@@ -160,24 +157,14 @@ const openSource = async (file: string, opts: ImportOptions & ReadOptions & { fo
     refuseIdentityFlags(file, opts);
     return sniffed === 'jsonl' ? streamedLines(file, opts) : streamedCsv(file, opts);
   }
-  const text = await readResultsText(file);
-  const format = detectFormat(file, text, opts.format);
-  if (format === 'jsonl' || format === 'csv') {
-    refuseIdentityFlags(file, opts);
-    return format === 'jsonl' ? streamedLines(file, opts) : streamedCsv(file, opts);
-  }
-  const trials = parseResultsFile(file, text, format, opts).trials;
-  return inMemory(
-    file,
-    format,
-    trials.map((t, index) => ({ t, index })),
-  );
+  const tool = await openToolFile(file, opts, opts.format);
+  return { file, format: tool.format, entries: () => tool.entries() };
 };
 
 const originOf = (file: string, e: Entry): { file: string; line?: number; field?: string } =>
-  e.line === undefined ? { file, field: `[${e.index}]` } : { file, line: e.line };
+  e.line === undefined ? { file, field: e.path ?? `[${e.index}]` } : { file, line: e.line };
 const placeOf = (file: string, e: Entry): string =>
-  `${file}${e.line !== undefined ? ` line ${e.line}` : ` entry ${e.index}`}`;
+  `${file}${e.line !== undefined ? ` line ${e.line}` : ` ${e.path ?? `entry ${e.index}`}`}`;
 const positionOf = (e: Entry): number => e.line ?? e.index;
 
 const slotOf = (t: ImportedTrial): string =>
@@ -251,7 +238,14 @@ const createRuns = () => {
 };
 
 /** The checks a trial passes before anything is sent, so a bad entry never leaves an import half published. */
-const checkTrial = (t: ImportedTrial, where: ReturnType<typeof originOf>, producer: string, maxBytes: number) => {
+const checkTrial = (t: ImportedTrial, at: ReturnType<typeof originOf>, producer: string, maxBytes: number) => {
+  // in another tool's file, the trial's field is named within its entry: "simulations[3]: output"
+  const where = {
+    withField: (field: string) => ({
+      ...at,
+      field: at.line === undefined && at.field ? `${at.field}: ${field}` : field,
+    }),
+  };
   // the trial is one level below its event: the same limit the log's validation applies
   const bad = textProblem(t, MAX_NESTING - 1);
   if (bad)
@@ -259,7 +253,7 @@ const checkTrial = (t: ImportedTrial, where: ReturnType<typeof originOf>, produc
       bad.problem === 'too deep'
         ? `is nested deeper than ${MAX_NESTING} levels, which no store or reader can keep`
         : 'holds a lone UTF-16 surrogate (text that is not valid Unicode), which no store or reader can keep',
-      { ...where, field: bad.path },
+      where.withField(bad.path),
     );
   const check = TrialRecorded.safeParse({
     ...t,
@@ -270,16 +264,13 @@ const checkTrial = (t: ImportedTrial, where: ReturnType<typeof originOf>, produc
   });
   if (!check.success) {
     const issue = check.error.issues[0]!;
-    throw new InputError(`not a valid trial: ${issue.message}`, {
-      ...where,
-      field: issue.path.join('.') || '(root)',
-    });
+    throw new InputError(`not a valid trial: ${issue.message}`, where.withField(issue.path.join('.') || '(root)'));
   }
   const bytes = eventBytes(t, producer);
   if (bytes > maxBytes)
     throw new InputError(
       `the trial's event would be ${bytes} bytes, over the largest event the log accepts (PASSK_MAX_EVENT_BYTES = ${maxBytes}); shorten the field or raise the limit`,
-      { ...where, field: largestField(t) },
+      where.withField(largestField(t)),
     );
 };
 
@@ -289,7 +280,8 @@ const checkTrial = (t: ImportedTrial, where: ReturnType<typeof originOf>, produc
  * the same attempt twice with the same content counts once; with a different content (or under another event id)
  * it is an error naming both places. Pass 2 reads the files again and publishes each attempt once, and one
  * RunFinished per run and agent of each file, honouring the recorder's backpressure. JSON Lines are streamed both
- * times, so memory grows with the number of distinct attempts, not with the files' bytes.
+ * times, and so are other tools' files (toolStream.ts), so memory grows with the number of distinct attempts, not
+ * with the files' bytes.
  */
 export const importFiles = async (
   files: readonly string[],
