@@ -1,6 +1,7 @@
 import type { ReadOptions } from '../files/fieldError.ts';
 import { createHash } from 'node:crypto';
 import { createReadStream } from 'node:fs';
+import { getHeapStatistics } from 'node:v8';
 import { streamCsv } from '../files/csv.ts';
 import { csvRecordTrial } from '../files/trialCsv.ts';
 import { parseTrialLine } from '../files/trialLines.ts';
@@ -29,6 +30,12 @@ export interface ImportDeps {
   readonly onProgress?: (done: number, total: number) => void;
   /** Unsent events the import lets the recorder hold before it waits for them to be durable. @default 10000 */
   readonly maxInFlight?: number;
+  /**
+   * Bytes of unsent events the import lets the recorder hold before it waits for them to be durable (other tools'
+   * trials carry texts of up to 8,000 characters each, so a count alone does not bound memory).
+   * @default 1/16 of the V8 heap limit, within 1 and 64 MiB
+   */
+  readonly maxInFlightBytes?: number;
   /** When given, events the log already holds are not published again (ids are deterministic either way). */
   readonly source?: EventSource;
   readonly retry?: RetryPolicy;
@@ -139,6 +146,8 @@ const streamedCsv = (file: string, opts: ImportOptions & ReadOptions): Source =>
     }
   },
 });
+
+const MIB = 1024 * 1024;
 
 /** Bytes of a file's start that tell JSON Lines from one JSON document (its first two lines, when shorter). */
 const HEAD_BYTES = 1024 * 1024;
@@ -346,6 +355,9 @@ export const importFiles = async (
     maxWaitMs: 10_000,
   });
   const maxInFlight = deps.maxInFlight ?? 10_000;
+  const maxInFlightBytes =
+    deps.maxInFlightBytes ?? Math.min(64 * MIB, Math.max(MIB, getHeapStatistics().heap_size_limit / 16));
+  let inFlightBytes = 0;
   let done = 0;
   const refused: unknown[] = [];
   const reports: FileReport[] = [];
@@ -369,8 +381,12 @@ export const importFiles = async (
           known.add(t.event_id);
           recorder.recordTrial(t).catch((err: unknown) => refused.push(err));
           published++;
+          inFlightBytes += eventBytes(t, producer);
           // Honour the recorder's backpressure: wait for what is in flight to be durable before adding more.
-          if (recorder.pending >= maxInFlight) await recorder.flush();
+          if (recorder.pending >= maxInFlight || inFlightBytes >= maxInFlightBytes) {
+            await recorder.flush();
+            inFlightBytes = 0;
+          }
         }
         done++;
         if (done % 1000 === 0) deps.onProgress?.(done, total);

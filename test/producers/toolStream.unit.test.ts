@@ -2,20 +2,20 @@ import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'n
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { crc32, deflateRawSync } from 'node:zlib';
 import { afterAll, describe, expect, it } from 'vitest';
 import { InputError } from '../../schemas/errors.ts';
-import { createMemoryPublisher } from '../sdk/memoryPublisher.ts';
-import { type ImportOptions, pythonJsonToJson } from './common.ts';
-import { detectFormat, parseResultsFile } from './detect.ts';
-import { importFiles } from './importFiles.ts';
-import { createPythonTokenFilter, scanJson } from './jsonStream.ts';
-import { readResultsText } from './readResults.ts';
-import { openToolFile } from './toolStream.ts';
+import { writeZip } from '../helpers/zipWriter.ts';
+import { createMemoryPublisher } from '../../producers/sdk/memoryPublisher.ts';
+import { type ImportOptions, pythonJsonToJson } from '../../producers/importers/common.ts';
+import { detectFormat, parseResultsFile } from '../../producers/importers/detect.ts';
+import { importFiles } from '../../producers/importers/importFiles.ts';
+import { createPythonTokenFilter, scanJson } from '../../producers/importers/jsonStream.ts';
+import { readResultsText } from '../../producers/importers/readResults.ts';
+import { openToolFile } from '../../producers/importers/toolStream.ts';
 
 // Issue #13: other tools' JSON documents and Inspect's .eval zips are streamed (toolStream.ts). The streamed reader
 // gives exactly the trials (same ids, same order) the whole-document parsers give, on every real fixture.
-const FIXTURES = fileURLToPath(new URL('../../test/fixtures/', import.meta.url));
+const FIXTURES = fileURLToPath(new URL('../fixtures/', import.meta.url));
 const TOOL = join(FIXTURES, 'tool-outputs');
 const REAL = [
   ...readdirSync(TOOL)
@@ -166,47 +166,6 @@ describe('a refused tool file names the file and the place, and publishes nothin
   });
 });
 
-/** A zip of stored or deflated entries, as Python's zipfile writes them. */
-const zipOf = (files: [string, string][]): Buffer => {
-  const locals: Buffer[] = [];
-  const central: Buffer[] = [];
-  let offset = 0;
-  for (const [name, text] of files) {
-    const data = Buffer.from(text);
-    const packed = deflateRawSync(data);
-    const nameBuf = Buffer.from(name);
-    const local = Buffer.alloc(30);
-    local.writeUInt32LE(0x04034b50, 0);
-    local.writeUInt16LE(20, 4);
-    local.writeUInt16LE(8, 8);
-    local.writeUInt32LE(crc32(data), 14);
-    local.writeUInt32LE(packed.length, 18);
-    local.writeUInt32LE(data.length, 22);
-    local.writeUInt16LE(nameBuf.length, 26);
-    const dirEntry = Buffer.alloc(46);
-    dirEntry.writeUInt32LE(0x02014b50, 0);
-    dirEntry.writeUInt16LE(20, 4);
-    dirEntry.writeUInt16LE(20, 6);
-    dirEntry.writeUInt16LE(8, 10);
-    dirEntry.writeUInt32LE(crc32(data), 16);
-    dirEntry.writeUInt32LE(packed.length, 20);
-    dirEntry.writeUInt32LE(data.length, 24);
-    dirEntry.writeUInt16LE(nameBuf.length, 28);
-    dirEntry.writeUInt32LE(offset, 42);
-    locals.push(local, nameBuf, packed);
-    central.push(dirEntry, nameBuf);
-    offset += 30 + nameBuf.length + packed.length;
-  }
-  const dirBuf = Buffer.concat(central);
-  const end = Buffer.alloc(22);
-  end.writeUInt32LE(0x06054b50, 0);
-  end.writeUInt16LE(files.length, 8);
-  end.writeUInt16LE(files.length, 10);
-  end.writeUInt32LE(dirBuf.length, 12);
-  end.writeUInt32LE(offset, 16);
-  return Buffer.concat([...locals, dirBuf, end]);
-};
-
 describe("Inspect's .eval zip, one sample at a time", () => {
   const vitals = JSON.parse(readFileSync(join(TOOL, 'vitals-inspect-format-epochs3-are-gpt-4o.json'), 'utf8')) as {
     samples: { id: string | number; epoch: number }[];
@@ -219,7 +178,7 @@ describe("Inspect's .eval zip, one sample at a time", () => {
     const entries = [...samples]
       .reverse()
       .map((s): [string, string] => [`samples/${s.id}_epoch_${s.epoch}.json`, JSON.stringify(s)]);
-    writeFileSync(file, zipOf([['header.json', JSON.stringify(header)], ...entries]));
+    await writeZip(file, [['header.json', JSON.stringify(header)], ...entries]);
     const a = await whole(file);
     const b = await streamed(file);
     expect(b.trials).toEqual(a.trials);
@@ -229,14 +188,11 @@ describe("Inspect's .eval zip, one sample at a time", () => {
   it('a sample over the per-entry bound is refused naming the entry; nothing is published', async () => {
     const file = join(dir, 'vitals-big-entry.eval');
     const big = { ...samples[0]!, metadata: { pad: 'x'.repeat(200_000) } };
-    writeFileSync(
-      file,
-      zipOf([
-        ['header.json', JSON.stringify(header)],
-        ['samples/a_epoch_1.json', JSON.stringify(samples[1])],
-        ['samples/b_epoch_1.json', JSON.stringify(big)],
-      ]),
-    );
+    await writeZip(file, [
+      ['header.json', JSON.stringify(header)],
+      ['samples/a_epoch_1.json', JSON.stringify(samples[1])],
+      ['samples/b_epoch_1.json', JSON.stringify(big)],
+    ]);
     const e = await rejection(openToolFile(file, {}, undefined, 100_000));
     expect(e.where).toEqual({ file: `${file}:samples/b_epoch_1.json` });
     expect(e.message).toContain('over the 0.1 MiB one entry of an .eval log can be read in');
@@ -246,13 +202,10 @@ describe("Inspect's .eval zip, one sample at a time", () => {
 
   it('a sample that is not an Inspect sample names its entry and field', async () => {
     const file = join(dir, 'vitals-bad.eval');
-    writeFileSync(
-      file,
-      zipOf([
-        ['header.json', JSON.stringify(header)],
-        ['samples/a_epoch_1.json', JSON.stringify({ ...samples[0], epoch: 'one' })],
-      ]),
-    );
+    await writeZip(file, [
+      ['header.json', JSON.stringify(header)],
+      ['samples/a_epoch_1.json', JSON.stringify({ ...samples[0], epoch: 'one' })],
+    ]);
     const publisher = createMemoryPublisher();
     const e = await rejection(importFiles([file], {}, { publisher }));
     expect(e.where).toEqual({ file: `${file}:samples/a_epoch_1.json`, field: 'epoch' });
