@@ -398,7 +398,7 @@ const openEval = async (file: string, opts: ImportOptions, maxEntryBytes: number
   try {
     zip = await openZip(file);
   } catch (e) {
-    if ((e as NodeJS.ErrnoException).code) throw unreadableFile(file, e, 'results file');
+    if ((e as NodeJS.ErrnoException).syscall) throw unreadableFile(file, e, 'results file');
     throw new InputError(`not a readable Inspect .eval log: ${(e as Error).message}`, { file });
   }
   const readJson = async (entry: ZipEntry): Promise<Record<string, unknown>> => {
