@@ -4,6 +4,8 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
 import { InputError } from '../../schemas/errors.ts';
+import { TOPICS } from '../../schemas/topics.ts';
+import { createMemoryLog } from '../helpers/memoryLog.ts';
 import { writeZip } from '../helpers/zipWriter.ts';
 import { createMemoryPublisher } from '../../producers/sdk/memoryPublisher.ts';
 import { type ImportOptions, pythonJsonToJson } from '../../producers/importers/common.ts';
@@ -212,3 +214,41 @@ describe("Inspect's .eval zip, one sample at a time", () => {
     expect(publisher.events).toHaveLength(0);
   });
 });
+
+describe('an import of a tool file cut short is finished by a rerun, counting nothing twice', () => {
+  const files = [
+    join(TOOL, 'tau-bench-gpt-4o-airline-historical.json'),
+    join(TOOL, 'tau2-grok-4-airline-4trials.json'),
+    join(TOOL, 'promptfoo-repeat3-results.json'),
+    join(TOOL, 'vitals-inspect-format-epochs3-are-gpt-4o.json'),
+    join(FIXTURES, 'inspect-epochs2-intercode-ctf.eval'),
+  ];
+  for (const file of files)
+    it(file.slice(FIXTURES.length), async () => {
+      const log = createMemoryLog({ partitions: 1 });
+      const expected = (await whole(file)).trials.map((t) => t.event_id);
+      // the log refuses every publish after the first: the import stops part way (as when it is killed)
+      let calls = 0;
+      log.beforePublish = async () => {
+        if (calls++ > 0) throw new Error('the log went away');
+      };
+      const deps = { publisher: log.publisher, source: log, maxInFlight: 1, retry: NO_RETRY };
+      await expect(importFiles([file], {}, deps)).rejects.toThrow(/the log went away/);
+      const partial = trialIds(log);
+      expect(partial.length).toBeGreaterThan(0);
+      expect(partial.length).toBeLessThan(expected.length);
+      log.beforePublish = undefined;
+      const [r] = await importFiles([file], {}, { ...deps, maxInFlight: 10_000 });
+      expect(r).toMatchObject({ trials: expected.length, skipped: partial.length });
+      expect(trialIds(log).sort()).toEqual([...expected].sort());
+    });
+});
+
+const NO_RETRY = { retries: 0, initialMs: 0, factor: 1, maxMs: 0 };
+const trialIds = (log: ReturnType<typeof createMemoryLog>): string[] =>
+  log
+    .records(TOPICS.trials)
+    .flat()
+    .map((r) => JSON.parse(Buffer.from(r.value).toString('utf8')) as { type: string; event_id: string })
+    .filter((e) => e.type === 'TrialRecorded')
+    .map((e) => e.event_id);
