@@ -78,10 +78,11 @@ export interface ScanResult {
  * Streams one JSON document from a file: yields each element of the arrays at `streamed` paths (object keys from the
  * root joined by "."; "" is a root array) one at a time, and builds the rest of the document, which `result()` gives
  * once the generator is done. Memory holds the rest of the document and one element at a time, never the file.
- * Python's NaN and infinities read as null (as `parseJson` reads them); a BOM is dropped. Broken JSON is an error
+ * Python's NaN and infinities read as null (as `parseJson` reads them) unless `python` is false; a BOM is dropped. Broken JSON is an error
  * naming the file and line.
  */
-export const scanJson = (file: string, streamed: ReadonlySet<string>) => {
+export const scanJson = (file: string, streamed: ReadonlySet<string>, opts: { python?: boolean } = {}) => {
+  const python = opts.python ?? true;
   let result: ScanResult | undefined;
   async function* elements(): AsyncGenerator<StreamedElement> {
     const hash = createHash('sha256');
@@ -198,7 +199,7 @@ export const scanJson = (file: string, streamed: ReadonlySet<string>) => {
         let text = chunk;
         if (first && text.charCodeAt(0) === 0xfeff) text = text.slice(1);
         first = false;
-        feed(filter.push(text));
+        feed(python ? filter.push(text) : text);
         if (ready.length > 0) yield* ready.splice(0);
       }
     } catch (e) {
@@ -207,7 +208,7 @@ export const scanJson = (file: string, streamed: ReadonlySet<string>) => {
     } finally {
       stream.destroy();
     }
-    feed(filter.end());
+    if (python) feed(filter.end());
     try {
       consume(parse(none as unknown as string));
     } catch (e) {

@@ -244,13 +244,24 @@ const openJsonDocument = async (file: string, opts: ImportOptions, forced: ToolF
     if (!head.startsWith('{') && !head.startsWith('['))
       throw new NotAToolFile('not JSON, JSONL or CSV: pass --format', { file });
   }
-  const acc = createAccumulators(file);
-  const first = scanJson(file, STREAMED);
+  // Python's NaN and infinities are read as null by a filter over the text, which costs a pass over every character:
+  // it runs only once a file fails to parse without it (as the whole-document reader tried JSON.parse first)
+  let python = false;
+  let acc = createAccumulators(file);
+  let first = scanJson(file, STREAMED, { python });
   try {
-    for await (const e of first.elements()) acc.add(e.array, e.index, e.value);
+    try {
+      for await (const e of first.elements()) acc.add(e.array, e.index, e.value);
+    } catch (e) {
+      if (!(e instanceof InputError) || !e.message.includes('not valid JSON')) throw e;
+      python = true;
+      acc = createAccumulators(file);
+      first = scanJson(file, STREAMED, { python });
+      for await (const e of first.elements()) acc.add(e.array, e.index, e.value);
+    }
   } catch (e) {
     if (!forced && e instanceof InputError && !(e instanceof NotAToolFile))
-      throw new NotAToolFile(e.message.replace(/^.*?: /, ''), e.where ?? { file });
+      throw new NotAToolFile(e.message.slice(new InputError('', e.where).message.length), e.where);
     throw e;
   }
   const { skeleton, counts, sha256 } = first.result();
@@ -271,7 +282,7 @@ const openJsonDocument = async (file: string, opts: ImportOptions, forced: ToolF
     schema: z.ZodType<T>,
     map: (value: T, index: number) => ImportedTrial,
   ): AsyncGenerator<ToolEntry> {
-    const again = scanJson(file, STREAMED);
+    const again = scanJson(file, STREAMED, { python });
     let n = 0;
     for await (const e of again.elements()) {
       if (e.array !== main) continue;
