@@ -90,10 +90,10 @@ export const openZip = async (file: string) => {
       }
     if (eocd < 0) throw new Error('not a zip archive (no end of central directory)');
     const count = tail.readUInt16LE(eocd + 10);
-    const dirSize = tail.readUInt32LE(eocd + 12);
     const dirAt = tail.readUInt32LE(eocd + 16);
     if (count === 0xffff || dirAt === 0xffffffff) throw new Error('zip64 archives are not supported');
-    const dir = await at(dirAt, dirSize);
+    // the central directory runs from its offset to the end record (its declared size is not needed, as in readZip)
+    const dir = await at(dirAt, tailStart + eocd - dirAt);
     const entries: ZipEntry[] = [];
     for (let n = 0, p = 0; n < count; n++) {
       if (p + 46 > dir.length || dir.readUInt32LE(p) !== 0x02014b50)
