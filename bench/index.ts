@@ -6,6 +6,7 @@
  *   npm run bench -- processors sink   only those (processors, growth, freshness, log, sink)
  *   npm run bench -- startup           CLI start-up: built dist/ against the tsx dev entry
  *   npm run bench -- ingest            the HTTP ingest API against EventLog.publish of the same events
+ *   npm run bench -- tools             other tools' files streamed against the whole-document reader
  *   npm run bench -- restart           Kafka only: passk process restarted after a SIGKILL against a clean start
  *   KAFKA_BROKERS=… SCHEMA_REGISTRY_URL=… npm run bench   also through Kafka
  *   PASSK_BENCH_SCALE=0.1 npm run bench                 a tenth of the default sizes (a quick look)
@@ -23,6 +24,7 @@ import { implausible, memoryBandwidth, type Checked } from './plausible.ts';
 import { benchRestart } from './restart.ts';
 import { benchSink } from './sink.ts';
 import { benchStartup } from './startup.ts';
+import { benchToolStream } from './toolStream.ts';
 
 const scale = Number(process.env.PASSK_BENCH_SCALE ?? 1);
 const only = new Set(process.argv.slice(2));
@@ -211,6 +213,20 @@ if (wanted('startup')) {
       `${(l.devMs / l.builtMs).toFixed(2)}×`,
     ]);
   }
+}
+
+if (wanted('tools')) {
+  log('tools: a τ-bench document streamed (toolStream.ts) against the whole-document reader, same file …');
+  const root = fileURLToPath(new URL('..', import.meta.url));
+  const r = await benchToolStream({ root, copies: Math.max(1, Math.round(10 * scale)), runs: 3, log });
+  const mbps = (ms: number) => `${(r.bytes / 1e6 / (ms / 1000)).toFixed(1)} MB/s`;
+  table.push([
+    `τ-bench document streamed, open + one pass (${(r.bytes / 1e6).toFixed(0)} MB, ${r.trials} trials)`,
+    mbps(r.streamedMs),
+    'readFile + JSON.parse + the same mapping',
+    mbps(r.wholeMs),
+    `${(r.wholeMs / r.streamedMs).toFixed(2)}×`,
+  ]);
 }
 
 if (wanted('restart') && kafka) {

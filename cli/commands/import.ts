@@ -149,6 +149,8 @@ Examples:
   passk --data-dir /tmp/passk import trials.csv
 
 Importing a file twice records nothing new (event ids come from the trial identity).
+Files of any size are streamed, other tools' JSON and .eval logs included
+(one .eval entry may unpack to 1/16 of the heap). A progress bar counts trials.
 Exit codes: 0 ok, 2 bad input (file, line and field named), 3 the event log is unreachable.`,
     )
     .action(async (files: string[], flags: ImportFlags, cmd: Command) => {

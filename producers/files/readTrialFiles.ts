@@ -2,7 +2,8 @@ import { readFile } from 'node:fs/promises';
 import { InputError, unreadableFile } from '../../schemas/errors.ts';
 import type { TrialRecorded } from '../../schemas/events/trialRecorded.ts';
 import type { ReadOptions } from './fieldError.ts';
-import { parseTrialCsv } from './trialCsv.ts';
+import { streamCsv } from './csv.ts';
+import { csvRecordTrial, parseTrialCsv } from './trialCsv.ts';
 import { parseTrialLines, type ReadTrial } from './trialLines.ts';
 
 export type TrialFiles = {
@@ -11,9 +12,18 @@ export type TrialFiles = {
   files: { file: string; trials: number; duplicates: number }[];
 };
 
+const isCsv = (file: string): boolean => file.toLowerCase().endsWith('.csv');
+
 /** Reads one file's text: `.csv` as CSV, anything else as JSON lines. */
 export const parseTrialText = (text: string, file: string, opts: ReadOptions = {}): ReadTrial[] =>
-  file.toLowerCase().endsWith('.csv') ? parseTrialCsv(text, file, opts) : parseTrialLines(text, file, opts);
+  isCsv(file) ? parseTrialCsv(text, file, opts) : parseTrialLines(text, file, opts);
+
+/** A CSV file's trials, its records streamed from disk (csv-parse): memory holds the trials, never the text. */
+const readCsvTrials = async (file: string, opts: ReadOptions): Promise<ReadTrial[]> => {
+  const out: ReadTrial[] = [];
+  for await (const r of streamCsv(file)) out.push(csvRecordTrial(r, file, opts));
+  return out;
+};
 
 const firstDifference = (a: TrialRecorded, b: TrialRecorded): string => {
   const keys = [...new Set([...Object.keys(a), ...Object.keys(b)])];
@@ -68,7 +78,10 @@ export const mergeTrials = (
 export const readTrialFiles = async (paths: readonly string[], opts: ReadOptions = {}): Promise<TrialFiles> => {
   if (paths.length === 0) throw new InputError('no trial files given');
   const perFile = await Promise.all(
-    paths.map(async (file) => ({ file, read: parseTrialText(await readText(file), file, opts) })),
+    paths.map(async (file) => ({
+      file,
+      read: isCsv(file) ? await readCsvTrials(file, opts) : parseTrialText(await readText(file), file, opts),
+    })),
   );
   const { trials, duplicates } = mergeTrials(perFile.flatMap((f) => f.read));
   const files = perFile.map((f) => ({ file: f.file, trials: f.read.length, duplicates: duplicates.get(f.file) ?? 0 }));

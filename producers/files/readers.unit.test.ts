@@ -97,6 +97,14 @@ describe('flat format', () => {
     expect(read[1]!.event.output).toBe('deny\n(multi-line)');
   });
 
+  it('readTrialFiles (report) streams a CSV file and reads what the whole-text reader reads', async () => {
+    const file = fixture('flat-mini.csv');
+    const whole = parseTrialText(readFileSync(file, 'utf8'), file);
+    const { trials, files } = await readTrialFiles([file]);
+    expect(trials).toEqual(whole.map((r) => r.event));
+    expect(files).toEqual([{ file, trials: 3, duplicates: 0 }]);
+  });
+
   it('the same attempt with different content is an error naming both places', () => {
     const a = parseTrialText(flat({ passed: true }), 'a.jsonl');
     const b = parseTrialText(`\n${flat({ passed: false })}`, 'b.jsonl');

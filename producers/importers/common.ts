@@ -38,7 +38,8 @@ export const sha256 = (data: string | Uint8Array): string => createHash('sha256'
 /** A stable short hash of any JSON value (keys sorted), for content-addressed dataset versions. */
 export const contentHash = (value: unknown): string => sha256(canonicalJson(value)).slice(0, 12);
 
-const canonicalJson = (v: unknown): string =>
+/** JSON with object keys sorted: what `contentHash` hashes. */
+export const canonicalJson = (v: unknown): string =>
   Array.isArray(v)
     ? `[${v.map(canonicalJson).join(',')}]`
     : v !== null && typeof v === 'object'
@@ -54,7 +55,11 @@ const canonicalJson = (v: unknown): string =>
  * bytes gives the same run id, hence the same event ids.
  */
 export const derivedRunId = (tool: string, bytes: string, atMs: number | undefined): string =>
-  `${tool}-${deterministicEventId(atMs ?? 0, 'import', sha256(bytes))}`;
+  derivedRunIdOfHash(tool, sha256(bytes), atMs);
+
+/** `derivedRunId` from the sha256 (hex) of the file's text, for a file read as a stream. */
+export const derivedRunIdOfHash = (tool: string, sha256Hex: string, atMs: number | undefined): string =>
+  `${tool}-${deterministicEventId(atMs ?? 0, 'import', sha256Hex)}`;
 
 /** Epoch ms of an ISO time; a time without an offset is read as UTC (the tools write UTC). */
 export const parseTime = (iso: unknown): number | undefined => {

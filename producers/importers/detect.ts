@@ -16,6 +16,14 @@ const JSON_FORMATS: readonly (readonly [Format, (v: unknown) => boolean, JsonPar
   ['inspect', looksLikeInspect, parseInspect],
 ];
 
+/** The formats of one JSON document, by the shape of its value, in the order they are tried. */
+export const JSON_FORMAT_LOOKS: readonly (readonly [ToolFormat, (v: unknown) => boolean])[] = [
+  ['tau-bench', looksLikeTauBench],
+  ['tau2-bench', looksLikeTau2],
+  ['promptfoo', looksLikePromptfoo],
+  ['inspect', looksLikeInspect],
+];
+
 /** The format of a file: by `--format`, else by extension (.csv, .jsonl/.ndjson, Inspect's .eval), else by the shape of its JSON. */
 export const detectFormat = (file: string, text: string, forced?: Format): Format => {
   if (forced) return forced;

@@ -1,6 +1,7 @@
 import type { ReadOptions } from '../files/fieldError.ts';
 import { createHash } from 'node:crypto';
 import { createReadStream } from 'node:fs';
+import { getHeapStatistics } from 'node:v8';
 import { streamCsv } from '../files/csv.ts';
 import { csvRecordTrial } from '../files/trialCsv.ts';
 import { parseTrialLine } from '../files/trialLines.ts';
@@ -15,8 +16,9 @@ import { createRecorder } from '../sdk/recorder.ts';
 import type { RetryPolicy } from '../../schemas/retry.ts';
 import { PRODUCER_VERSION } from '../version.ts';
 import type { ImportedTrial, ImportOptions } from './common.ts';
-import { detectFormat, type Format, looksLikeJsonLines, parseResultsFile } from './detect.ts';
-import { readHead, readResultsText } from './readResults.ts';
+import { type Format, looksLikeJsonLines } from './detect.ts';
+import { readHead } from './readResults.ts';
+import { openToolFile } from './toolStream.ts';
 import { createSummary, type ImportSummary } from './summary.ts';
 import { MAX_NESTING, textProblem } from '../../schemas/wellFormed.ts';
 
@@ -28,6 +30,12 @@ export interface ImportDeps {
   readonly onProgress?: (done: number, total: number) => void;
   /** Unsent events the import lets the recorder hold before it waits for them to be durable. @default 10000 */
   readonly maxInFlight?: number;
+  /**
+   * Bytes of unsent events the import lets the recorder hold before it waits for them to be durable (other tools'
+   * trials carry texts of up to 8,000 characters each, so a count alone does not bound memory).
+   * @default 1/16 of the V8 heap limit, within 1 and 64 MiB
+   */
+  readonly maxInFlightBytes?: number;
   /** When given, events the log already holds are not published again (ids are deterministic either way). */
   readonly source?: EventSource;
   readonly retry?: RetryPolicy;
@@ -73,8 +81,11 @@ const refuseIdentityFlags = (file: string, opts: ImportOptions): void => {
     );
 };
 
-/** One trial of a file, with where it was read: its line (flat files) or its index (tools' files). */
-type Entry = { t: ImportedTrial; line?: number | undefined; index: number };
+/**
+ * One trial of a file, with where it was read: its line (flat files), or its index and JSON path (`simulations[3]`,
+ * an `.eval` sample's entry name) in another tool's file.
+ */
+type Entry = { t: ImportedTrial; line?: number | undefined; index: number; path?: string };
 /** A file to import, which can be read more than once: JSON Lines are streamed from disk each time. */
 type Source = { file: string; format: Format; entries: () => AsyncIterable<Entry> };
 
@@ -124,14 +135,6 @@ const streamedLines = (file: string, opts: ImportOptions & ReadOptions): Source 
   },
 });
 
-const inMemory = (file: string, format: Format, list: readonly Entry[]): Source => ({
-  file,
-  format,
-  async *entries() {
-    yield* list;
-  },
-});
-
 const streamedCsv = (file: string, opts: ImportOptions & ReadOptions): Source => ({
   file,
   format: 'csv',
@@ -144,13 +147,16 @@ const streamedCsv = (file: string, opts: ImportOptions & ReadOptions): Source =>
   },
 });
 
+const MIB = 1024 * 1024;
+
 /** Bytes of a file's start that tell JSON Lines from one JSON document (its first two lines, when shorter). */
 const HEAD_BYTES = 1024 * 1024;
 
 /**
  * Opens a results file. Flat JSON Lines and CSV (by `--format`, by a .jsonl/.ndjson/.csv name, or JSON Lines by the
- * first lines of their content) are streamed, so memory does not grow with the file. Other tools' files are one JSON
- * document (or an Inspect `.eval` zip of them) read whole, within `maxDocumentBytes` (readResults.ts).
+ * first lines of their content) are streamed, so memory does not grow with the file. Other tools' files (one JSON
+ * document, or an Inspect `.eval` zip of them) are streamed too (toolStream.ts): a first pass keeps a small key per
+ * task or sample, then each pass maps one entry at a time.
  */
 const openSource = async (file: string, opts: ImportOptions & ReadOptions & { format?: Format }): Promise<Source> => {
   const flat = opts.format ?? (/\.(jsonl|ndjson)$/i.test(file) ? 'jsonl' : /\.csv$/i.test(file) ? 'csv' : undefined);
@@ -160,24 +166,14 @@ const openSource = async (file: string, opts: ImportOptions & ReadOptions & { fo
     refuseIdentityFlags(file, opts);
     return sniffed === 'jsonl' ? streamedLines(file, opts) : streamedCsv(file, opts);
   }
-  const text = await readResultsText(file);
-  const format = detectFormat(file, text, opts.format);
-  if (format === 'jsonl' || format === 'csv') {
-    refuseIdentityFlags(file, opts);
-    return format === 'jsonl' ? streamedLines(file, opts) : streamedCsv(file, opts);
-  }
-  const trials = parseResultsFile(file, text, format, opts).trials;
-  return inMemory(
-    file,
-    format,
-    trials.map((t, index) => ({ t, index })),
-  );
+  const tool = await openToolFile(file, opts, opts.format);
+  return { file, format: tool.format, entries: () => tool.entries() };
 };
 
 const originOf = (file: string, e: Entry): { file: string; line?: number; field?: string } =>
-  e.line === undefined ? { file, field: `[${e.index}]` } : { file, line: e.line };
+  e.line === undefined ? { file, field: e.path ?? `[${e.index}]` } : { file, line: e.line };
 const placeOf = (file: string, e: Entry): string =>
-  `${file}${e.line !== undefined ? ` line ${e.line}` : ` entry ${e.index}`}`;
+  `${file}${e.line !== undefined ? ` line ${e.line}` : ` ${e.path ?? `entry ${e.index}`}`}`;
 const positionOf = (e: Entry): number => e.line ?? e.index;
 
 const slotOf = (t: ImportedTrial): string =>
@@ -251,7 +247,14 @@ const createRuns = () => {
 };
 
 /** The checks a trial passes before anything is sent, so a bad entry never leaves an import half published. */
-const checkTrial = (t: ImportedTrial, where: ReturnType<typeof originOf>, producer: string, maxBytes: number) => {
+const checkTrial = (t: ImportedTrial, at: ReturnType<typeof originOf>, producer: string, maxBytes: number) => {
+  // in another tool's file, the trial's field is named within its entry: "simulations[3]: output"
+  const where = {
+    withField: (field: string) => ({
+      ...at,
+      field: at.line === undefined && at.field ? `${at.field}: ${field}` : field,
+    }),
+  };
   // the trial is one level below its event: the same limit the log's validation applies
   const bad = textProblem(t, MAX_NESTING - 1);
   if (bad)
@@ -259,7 +262,7 @@ const checkTrial = (t: ImportedTrial, where: ReturnType<typeof originOf>, produc
       bad.problem === 'too deep'
         ? `is nested deeper than ${MAX_NESTING} levels, which no store or reader can keep`
         : 'holds a lone UTF-16 surrogate (text that is not valid Unicode), which no store or reader can keep',
-      { ...where, field: bad.path },
+      where.withField(bad.path),
     );
   const check = TrialRecorded.safeParse({
     ...t,
@@ -270,16 +273,13 @@ const checkTrial = (t: ImportedTrial, where: ReturnType<typeof originOf>, produc
   });
   if (!check.success) {
     const issue = check.error.issues[0]!;
-    throw new InputError(`not a valid trial: ${issue.message}`, {
-      ...where,
-      field: issue.path.join('.') || '(root)',
-    });
+    throw new InputError(`not a valid trial: ${issue.message}`, where.withField(issue.path.join('.') || '(root)'));
   }
   const bytes = eventBytes(t, producer);
   if (bytes > maxBytes)
     throw new InputError(
       `the trial's event would be ${bytes} bytes, over the largest event the log accepts (PASSK_MAX_EVENT_BYTES = ${maxBytes}); shorten the field or raise the limit`,
-      { ...where, field: largestField(t) },
+      where.withField(largestField(t)),
     );
 };
 
@@ -289,7 +289,8 @@ const checkTrial = (t: ImportedTrial, where: ReturnType<typeof originOf>, produc
  * the same attempt twice with the same content counts once; with a different content (or under another event id)
  * it is an error naming both places. Pass 2 reads the files again and publishes each attempt once, and one
  * RunFinished per run and agent of each file, honouring the recorder's backpressure. JSON Lines are streamed both
- * times, so memory grows with the number of distinct attempts, not with the files' bytes.
+ * times, and so are other tools' files (toolStream.ts), so memory grows with the number of distinct attempts, not
+ * with the files' bytes.
  */
 export const importFiles = async (
   files: readonly string[],
@@ -354,6 +355,9 @@ export const importFiles = async (
     maxWaitMs: 10_000,
   });
   const maxInFlight = deps.maxInFlight ?? 10_000;
+  const maxInFlightBytes =
+    deps.maxInFlightBytes ?? Math.min(64 * MIB, Math.max(MIB, getHeapStatistics().heap_size_limit / 16));
+  let inFlightBytes = 0;
   let done = 0;
   const refused: unknown[] = [];
   const reports: FileReport[] = [];
@@ -377,8 +381,12 @@ export const importFiles = async (
           known.add(t.event_id);
           recorder.recordTrial(t).catch((err: unknown) => refused.push(err));
           published++;
+          inFlightBytes += eventBytes(t, producer);
           // Honour the recorder's backpressure: wait for what is in flight to be durable before adding more.
-          if (recorder.pending >= maxInFlight) await recorder.flush();
+          if (recorder.pending >= maxInFlight || inFlightBytes >= maxInFlightBytes) {
+            await recorder.flush();
+            inFlightBytes = 0;
+          }
         }
         done++;
         if (done % 1000 === 0) deps.onProgress?.(done, total);

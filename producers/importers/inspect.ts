@@ -1,7 +1,16 @@
 import { z } from 'zod';
 import { InputError } from '../../schemas/errors.ts';
 import type { TrialInput } from '../sdk/inputs.ts';
-import { clip, contentHash, type ImportOptions, type ParsedFile, parseShape, parseTime, withId } from './common.ts';
+import {
+  clip,
+  contentHash,
+  type ImportedTrial,
+  type ImportOptions,
+  type ParsedFile,
+  parseShape,
+  parseTime,
+  withId,
+} from './common.ts';
 
 const Score = z.looseObject({ value: z.unknown() }).nullable();
 const Sample = z.looseObject({
@@ -107,58 +116,97 @@ export const parseInspect = (_text: string, value: unknown, file: string, opts: 
   const samples = doc.samples ?? [];
   if (samples.length === 0)
     throw new InputError('the log has no samples (was it written with log_samples=False?)', { file, field: 'samples' });
-  const scorer =
-    opts.scorer ?? doc.eval.scorers?.[0]?.name ?? Object.keys(samples.find((s) => s.scores)?.scores ?? {})[0];
-  if (!scorer) throw new InputError('no scorer found in the log', { file, field: 'eval.scorers' });
-  const suite = opts.suite ?? doc.eval.task;
-  const version = opts.agentVersion ?? doc.eval.model;
-  const runId = opts.runId ?? doc.eval.eval_id ?? [doc.eval.run_id, doc.eval.task_id].filter(Boolean).join('/');
-  if (!runId) throw new InputError('the log has no eval_id or run_id: pass --run-id', { file, field: 'eval.run_id' });
   const rows = [...new Map(samples.map((s) => [String(s.id), textOf(s.target) ?? null])).entries()].sort(([a], [b]) =>
     a.localeCompare(b),
   );
-  const datasetVersion = opts.datasetVersion ?? `${doc.eval.dataset?.name ?? 'inspect'}-${contentHash(rows)}`;
-  const at = parseTime(doc.eval.created);
-  const inspectVersion = doc.eval.packages?.inspect_ai;
-  const trials = samples.map((s, i) => {
-    const errored = s.error !== undefined && s.error !== null;
-    const raw = s.scores?.[scorer]?.value;
-    const notScored = !errored && unscored(raw);
-    const verdict = errored || notScored ? undefined : inspectValue(raw, opts.passThreshold);
-    if (!errored && !notScored && !verdict)
-      throw new InputError(`score ${JSON.stringify(raw)} of scorer "${scorer}" is not C/I/P/N, a number or a boolean`, {
-        file,
-        field: `samples[${i}].scores.${scorer}.value`,
-      });
-    const output = outputOf(s);
-    const input = textOf(s.input);
-    const expected = textOf(s.target);
-    const tokens = tokensOf(s.model_usage);
-    const trial: TrialInput = {
-      suite,
-      ...(opts.datasetId ? { dataset_id: opts.datasetId } : {}),
-      dataset_version: datasetVersion,
-      row_id: String(s.id),
-      run_id: runId,
-      attempt: s.epoch ?? 1,
-      agent: { version, model: doc.eval.model },
-      passed: verdict ? verdict.passed : null,
-      score: verdict ? verdict.score : null,
-      grader: {
-        kind: 'external',
-        id: scorer,
-        ...(typeof inspectVersion === 'string' ? { version: `inspect_ai ${inspectVersion}` } : {}),
-      },
-      ...(errored ? { error_kind: 'sample_error', failure_category: 'test_environment' as const } : {}),
-      ...(notScored ? { error_kind: 'unscored' } : {}),
-      ...(input ? { input: clip(input) } : {}),
-      ...(output ? { output: clip(output) } : {}),
-      ...(expected ? { expected: clip(expected) } : {}),
-      ...(tokens ? { tokens } : {}),
-      ...(typeof s.total_time === 'number' ? { latency_ms: s.total_time * 1000 } : {}),
-      ...(at !== undefined ? { occurred_at: at } : {}),
-    };
-    return withId(trial);
-  });
-  return { format: 'inspect', trials };
+  const ctx = inspectContext(
+    doc.eval,
+    Object.keys(samples.find((s) => s.scores)?.scores ?? {})[0],
+    contentHash(rows),
+    file,
+    opts,
+  );
+  return { format: 'inspect', trials: samples.map((s, i) => inspectTrial(s, i, ctx, file, opts)) };
+};
+
+export type InspectSample = z.output<typeof Sample>;
+export type InspectEval = z.output<typeof InspectFile>['eval'];
+export { Sample as InspectSampleSchema, textOf as inspectText };
+export type InspectContext = ReturnType<typeof inspectContext>;
+
+/**
+ * What an Inspect log says once for all its samples: the scorer (`--scorer`, else the first of `eval.scorers`, else
+ * the first score of the first scored sample), suite, agent, run and dataset version (from the hash of the sorted
+ * ids and targets).
+ */
+export const inspectContext = (
+  ev: InspectEval,
+  firstScoreName: string | undefined,
+  rowsHash: string,
+  file: string,
+  opts: ImportOptions,
+) => {
+  const scorer = opts.scorer ?? ev.scorers?.[0]?.name ?? firstScoreName;
+  if (!scorer) throw new InputError('no scorer found in the log', { file, field: 'eval.scorers' });
+  const runId = opts.runId ?? ev.eval_id ?? [ev.run_id, ev.task_id].filter(Boolean).join('/');
+  if (!runId) throw new InputError('the log has no eval_id or run_id: pass --run-id', { file, field: 'eval.run_id' });
+  return {
+    scorer,
+    suite: opts.suite ?? ev.task,
+    version: opts.agentVersion ?? ev.model,
+    model: ev.model,
+    runId,
+    datasetVersion: opts.datasetVersion ?? `${ev.dataset?.name ?? 'inspect'}-${rowsHash}`,
+    at: parseTime(ev.created),
+    inspectVersion: ev.packages?.inspect_ai,
+  };
+};
+
+/** The trial of sample `i` of an Inspect log (see `parseInspect`). */
+export const inspectTrial = (
+  s: InspectSample,
+  i: number,
+  ctx: InspectContext,
+  file: string,
+  opts: ImportOptions,
+): ImportedTrial => {
+  const { scorer, at, inspectVersion } = ctx;
+  const errored = s.error !== undefined && s.error !== null;
+  const raw = s.scores?.[scorer]?.value;
+  const notScored = !errored && unscored(raw);
+  const verdict = errored || notScored ? undefined : inspectValue(raw, opts.passThreshold);
+  if (!errored && !notScored && !verdict)
+    throw new InputError(`score ${JSON.stringify(raw)} of scorer "${scorer}" is not C/I/P/N, a number or a boolean`, {
+      file,
+      field: `samples[${i}].scores.${scorer}.value`,
+    });
+  const output = outputOf(s);
+  const input = textOf(s.input);
+  const expected = textOf(s.target);
+  const tokens = tokensOf(s.model_usage);
+  const trial: TrialInput = {
+    suite: ctx.suite,
+    ...(opts.datasetId ? { dataset_id: opts.datasetId } : {}),
+    dataset_version: ctx.datasetVersion,
+    row_id: String(s.id),
+    run_id: ctx.runId,
+    attempt: s.epoch ?? 1,
+    agent: { version: ctx.version, model: ctx.model },
+    passed: verdict ? verdict.passed : null,
+    score: verdict ? verdict.score : null,
+    grader: {
+      kind: 'external',
+      id: scorer,
+      ...(typeof inspectVersion === 'string' ? { version: `inspect_ai ${inspectVersion}` } : {}),
+    },
+    ...(errored ? { error_kind: 'sample_error', failure_category: 'test_environment' as const } : {}),
+    ...(notScored ? { error_kind: 'unscored' } : {}),
+    ...(input ? { input: clip(input) } : {}),
+    ...(output ? { output: clip(output) } : {}),
+    ...(expected ? { expected: clip(expected) } : {}),
+    ...(tokens ? { tokens } : {}),
+    ...(typeof s.total_time === 'number' ? { latency_ms: s.total_time * 1000 } : {}),
+    ...(at !== undefined ? { occurred_at: at } : {}),
+  };
+  return withId(trial);
 };

@@ -3,6 +3,7 @@ import {
   attemptCounter,
   contentHash,
   derivedRunId,
+  type FileEntry,
   fileRun,
   type ImportOptions,
   type ParsedFile,
@@ -60,7 +61,7 @@ export const looksLikePromptfoo = (v: unknown): boolean =>
   'results' in v &&
   Array.isArray((v as { results?: { results?: unknown } }).results?.results);
 
-type Result = z.output<typeof Result>;
+export type Result = z.output<typeof Result>;
 
 const providerName = (r: Result): string =>
   typeof r.provider === 'string' ? r.provider : (r.provider?.label ?? r.provider?.id ?? 'provider');
@@ -83,7 +84,6 @@ export const parsePromptfoo = (text_: string, value: unknown, file: string, opts
   const doc = parseShape(PromptfooFile, value, file, 'promptfoo results');
   const results = doc.results.results;
   const at = parseTime(doc.results.timestamp);
-  const promptOf = (r: Result): string => r.promptId ?? r.prompt?.raw ?? '';
   const prompts = [...new Set(results.map(promptOf))];
 
   // Row ids: the description when it names exactly one test, else description#hash.
@@ -114,31 +114,50 @@ export const parsePromptfoo = (text_: string, value: unknown, file: string, opts
     'promptfoo',
     run,
     ordered.map((r) => {
-      const version =
-        opts.agentVersion ??
-        (prompts.length > 1 ? `${providerName(r)}#prompt${prompts.indexOf(promptOf(r))}` : providerName(r));
+      const version = promptfooVersion(r, prompts.length, prompts.indexOf(promptOf(r)), opts);
       const row = rowIdOf(r);
-      const errored = r.failureReason === 2;
-      const equals = r.testCase?.assert?.filter((a) => a.type === 'equals') ?? [];
-      const usage = r.response?.tokenUsage;
-      return {
-        row,
-        attempt: nextAttempt(version, row),
-        agent: { version, ...(typeof r.provider === 'object' && r.provider.id ? { id: r.provider.id } : {}) },
-        passed: errored ? null : r.success,
-        score: r.score,
-        ...(errored ? { errorKind: 'provider_error' } : {}),
-        input: r.prompt?.raw || undefined,
-        output: text(r.response?.output),
-        expected: equals.length === 1 ? text(equals[0]!.value) : undefined,
-        costUsd: r.cost,
-        latencyMs: r.latencyMs,
-        tokens:
-          usage && (usage.prompt || usage.completion)
-            ? { input: usage.prompt ?? 0, output: usage.completion ?? 0 }
-            : undefined,
-        at,
-      };
+      return promptfooEntry(r, version, row, nextAttempt(version, row), at);
     }),
   );
+};
+
+export { Result as PromptfooResultSchema, providerName, rowKeyOf };
+export const promptOf = (r: Result): string => r.promptId ?? r.prompt?.raw ?? '';
+
+/** The agent version of a result: its provider, plus `#prompt<i>` when the file has several prompts. */
+export const promptfooVersion = (r: Result, prompts: number, promptIndex: number, opts: ImportOptions): string =>
+  promptfooVersionOf(providerName(r), prompts, promptIndex, opts);
+/** `promptfooVersion` from the provider's name. */
+export const promptfooVersionOf = (provider: string, prompts: number, promptIndex: number, opts: ImportOptions) =>
+  opts.agentVersion ?? (prompts > 1 ? `${provider}#prompt${promptIndex}` : provider);
+
+/** One promptfoo result as a file entry (see `parsePromptfoo`), its row and attempt given. */
+export const promptfooEntry = (
+  r: Result,
+  version: string,
+  row: string,
+  attempt: number,
+  at: number | undefined,
+): FileEntry => {
+  const errored = r.failureReason === 2;
+  const equals = r.testCase?.assert?.filter((a) => a.type === 'equals') ?? [];
+  const usage = r.response?.tokenUsage;
+  return {
+    row,
+    attempt,
+    agent: { version, ...(typeof r.provider === 'object' && r.provider.id ? { id: r.provider.id } : {}) },
+    passed: errored ? null : r.success,
+    score: r.score,
+    ...(errored ? { errorKind: 'provider_error' } : {}),
+    input: r.prompt?.raw || undefined,
+    output: text(r.response?.output),
+    expected: equals.length === 1 ? text(equals[0]!.value) : undefined,
+    costUsd: r.cost,
+    latencyMs: r.latencyMs,
+    tokens:
+      usage && (usage.prompt || usage.completion)
+        ? { input: usage.prompt ?? 0, output: usage.completion ?? 0 }
+        : undefined,
+    at,
+  };
 };

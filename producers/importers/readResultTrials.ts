@@ -1,36 +1,36 @@
-import { InputError } from '../../schemas/errors.ts';
 import { TrialRecorded } from '../../schemas/events/trialRecorded.ts';
 import { PRODUCER_VERSION } from '../version.ts';
 import type { ImportOptions } from './common.ts';
-import { detectFormat, parseResultsFile, type ToolFormat } from './detect.ts';
-import { readResultsText } from './readResults.ts';
+import type { ToolFormat } from './detect.ts';
+import { looksLikeJsonLines } from './detect.ts';
+import { readHead } from './readResults.ts';
+import { NotAToolFile, openToolFile } from './toolStream.ts';
 
 /** A flat trial file by name: the flat readers (producers/files) read it, line by line. */
 export const isFlatTrialFile = (file: string): boolean => /\.(csv|jsonl|ndjson)$/i.test(file);
 
 /**
  * Another tool's results file, detected exactly as `passk import` detects it, read as TrialRecorded events (the
- * envelope `import` would write, times from the file or 0). Undefined when the file is flat trial JSONL (any
- * name): the flat readers then read it and name the line that is wrong.
+ * envelope `import` would write, times from the file or 0). The file is streamed as `import` streams it
+ * (toolStream.ts): memory holds its trials, not its text. Undefined when the file is flat trial JSONL (any name):
+ * the flat readers then read it and name the line that is wrong.
  */
 export const readToolResults = async (
   file: string,
   opts: ImportOptions = {},
 ): Promise<{ format: ToolFormat; trials: TrialRecorded[] } | undefined> => {
   if (isFlatTrialFile(file)) return undefined;
-  const text = await readResultsText(file);
-  let format;
+  if (looksLikeJsonLines((await readHead(file, 1024 * 1024)).toString('utf8'))) return undefined;
+  let source;
   try {
-    format = detectFormat(file, text);
+    source = await openToolFile(file, opts);
   } catch (e) {
-    if (e instanceof InputError) return undefined;
+    if (e instanceof NotAToolFile) return undefined;
     throw e;
   }
-  if (format === 'jsonl' || format === 'csv') return undefined;
-  const { trials } = parseResultsFile(file, text, format, opts);
-  return {
-    format,
-    trials: trials.map((t) =>
+  const trials: TrialRecorded[] = [];
+  for await (const { t } of source.entries())
+    trials.push(
       TrialRecorded.parse({
         ...t,
         type: 'TrialRecorded',
@@ -38,6 +38,6 @@ export const readToolResults = async (
         producer: `passk-report/${PRODUCER_VERSION}`,
         occurred_at: t.occurred_at ?? 0,
       }),
-    ),
-  };
+    );
+  return { format: source.format, trials };
 };

@@ -13,9 +13,10 @@ import { isZip, readZip, ZipTooLarge } from './zip.ts';
 const HEAP_PER_DOCUMENT_BYTE = 16;
 
 /**
- * The largest JSON results document (another tool's JSON, or an Inspect `.eval` log unpacked) read whole: 1/16 of
- * this process's V8 heap limit, so reading one can never run the heap out of memory (about 256 MiB under Node's
- * default 4 GiB heap; 16 MiB with `--max-old-space-size=256`). Larger files are refused, naming the file.
+ * The largest JSON text read whole: 1/16 of this process's V8 heap limit, so reading one can never run the heap out
+ * of memory (about 256 MiB under Node's default 4 GiB heap; 4 MiB with `--max-old-space-size=64`). `passk import`
+ * and `report` stream other tools' files (toolStream.ts) and hold only one `.eval` entry to it; `readResultsText`
+ * below, the whole-document reader they replaced, is kept as the reference the tests compare the streamed readers to.
  */
 export const maxDocumentBytes = (): number => Math.floor(getHeapStatistics().heap_size_limit / HEAP_PER_DOCUMENT_BYTE);
 

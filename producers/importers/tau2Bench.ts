@@ -4,6 +4,7 @@ import {
   attemptCounter,
   contentHash,
   derivedRunId,
+  type FileEntry,
   fileRun,
   type ImportOptions,
   type ParsedFile,
@@ -78,13 +79,7 @@ const tokensOf = (messages: z.output<typeof Message>[] | undefined) => {
  */
 export const parseTau2 = (text: string, value: unknown, file: string, opts: ImportOptions = {}): ParsedFile => {
   const doc = parseShape(Tau2File, value, file, 'τ²-bench results');
-  const agentInfo = doc.info.agent_info;
-  const version = opts.agentVersion ?? agentInfo?.llm ?? agentInfo?.implementation ?? 'tau2-agent';
-  const agent = {
-    version,
-    ...(agentInfo?.implementation ? { id: agentInfo.implementation } : {}),
-    ...(agentInfo?.llm ? { model: agentInfo.llm } : {}),
-  };
+  const agent = tau2Agent(doc.info, opts);
   const commit = doc.info.git_commit?.slice(0, 7);
   const run = fileRun(opts, {
     suite: doc.info.environment_info.domain_name,
@@ -96,29 +91,50 @@ export const parseTau2 = (text: string, value: unknown, file: string, opts: Impo
   return parsedFile(
     'tau2-bench',
     run,
-    doc.simulations.map((s) => {
-      const row = String(s.task_id);
-      const reason = s.termination_reason;
-      const failed = reason !== undefined && FAILED_TERMINATIONS.has(reason);
-      const ungraded = !failed && (!s.reward_info || (reason !== undefined && INFRA_TERMINATIONS.has(reason)));
-      return {
-        row,
-        attempt: s.trial ?? nextAttempt(version, row),
-        agent,
-        passed: failed ? false : ungraded ? null : passedFromReward(s.reward_info!.reward),
-        score: failed ? 0 : (s.reward_info?.reward ?? null),
-        errorKind: !s.reward_info
-          ? (reason ?? 'no_reward')
-          : reason && !NORMAL_TERMINATIONS.has(reason)
-            ? reason
-            : undefined,
-        output: lastText(s.messages) || undefined,
-        actions: actionsOf(s.messages),
-        costUsd: s.agent_cost,
-        tokens: tokensOf(s.messages),
-        latencyMs: typeof s.duration === 'number' ? s.duration * 1000 : undefined,
-        at: parseTime(s.start_time ?? s.timestamp),
-      };
-    }),
+    doc.simulations.map((s) => tau2Entry(s, agent, nextAttempt)),
   );
+};
+
+export type Tau2Simulation = z.output<typeof Simulation>;
+export { Simulation as Tau2SimulationSchema };
+
+/** The agent of a τ² file, from its `info.agent_info` (see `parseTau2`). */
+export const tau2Agent = (info: z.output<typeof Tau2File>['info'], opts: ImportOptions) => {
+  const agentInfo = info.agent_info;
+  const version = opts.agentVersion ?? agentInfo?.llm ?? agentInfo?.implementation ?? 'tau2-agent';
+  return {
+    version,
+    ...(agentInfo?.implementation ? { id: agentInfo.implementation } : {}),
+    ...(agentInfo?.llm ? { model: agentInfo.llm } : {}),
+  };
+};
+
+/** One τ² simulation as a file entry (see `parseTau2`). */
+export const tau2Entry = (
+  s: Tau2Simulation,
+  agent: FileEntry['agent'],
+  nextAttempt: ReturnType<typeof attemptCounter>,
+): FileEntry => {
+  const row = String(s.task_id);
+  const reason = s.termination_reason;
+  const failed = reason !== undefined && FAILED_TERMINATIONS.has(reason);
+  const ungraded = !failed && (!s.reward_info || (reason !== undefined && INFRA_TERMINATIONS.has(reason)));
+  return {
+    row,
+    attempt: s.trial ?? nextAttempt(agent.version, row),
+    agent,
+    passed: failed ? false : ungraded ? null : passedFromReward(s.reward_info!.reward),
+    score: failed ? 0 : (s.reward_info?.reward ?? null),
+    errorKind: !s.reward_info
+      ? (reason ?? 'no_reward')
+      : reason && !NORMAL_TERMINATIONS.has(reason)
+        ? reason
+        : undefined,
+    output: lastText(s.messages) || undefined,
+    actions: actionsOf(s.messages),
+    costUsd: s.agent_cost,
+    tokens: tokensOf(s.messages),
+    latencyMs: typeof s.duration === 'number' ? s.duration * 1000 : undefined,
+    at: parseTime(s.start_time ?? s.timestamp),
+  };
 };

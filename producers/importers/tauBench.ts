@@ -5,6 +5,7 @@ import {
   baseName,
   contentHash,
   derivedRunId,
+  type FileEntry,
   fileRun,
   type ImportOptions,
   type ParsedFile,
@@ -47,9 +48,8 @@ export const looksLikeTauBench = (v: unknown): boolean =>
 /** The domain from the policy τ-bench puts in the system prompt ("# Airline Agent Policy"). */
 const domainOf = (entries: z.output<typeof TauBenchFile>): string | undefined => {
   for (const e of entries) {
-    const system = e.traj?.find((m) => m.role === 'system')?.content;
-    const m = typeof system === 'string' ? /^#\s*(\w+)\s+agent policy/im.exec(system) : null;
-    if (m) return m[1]!.toLowerCase();
+    const domain = domainOfEntry(e);
+    if (domain) return domain;
   }
   return undefined;
 };
@@ -79,20 +79,37 @@ export const parseTauBench = (text: string, value: unknown, file: string, opts: 
   return parsedFile(
     'tau-bench',
     run,
-    entries.map((e) => {
-      const row = String(e.task_id);
-      const failedToRun = e.info?.error != null;
-      return {
-        row,
-        attempt: e.trial ?? nextAttempt(version, row),
-        agent: { version },
-        passed: failedToRun ? null : passedFromReward(e.reward),
-        score: e.reward,
-        ...(failedToRun ? { errorKind: 'exception' } : {}),
-        input: e.info?.task?.instruction || undefined,
-        output: lastText(e.traj ?? undefined) || undefined,
-        actions: actionsOf(e.traj ?? undefined),
-      };
-    }),
+    entries.map((e) => tauBenchEntry(e, version, nextAttempt)),
   );
+};
+
+export type TauBenchEntry = z.output<typeof Entry>;
+export { Entry as TauBenchEntrySchema };
+
+/** One τ-bench entry as a file entry (see `parseTauBench`); `nextAttempt` numbers entries without a trial. */
+export const tauBenchEntry = (
+  e: TauBenchEntry,
+  version: string,
+  nextAttempt: ReturnType<typeof attemptCounter>,
+): FileEntry => {
+  const row = String(e.task_id);
+  const failedToRun = e.info?.error != null;
+  return {
+    row,
+    attempt: e.trial ?? nextAttempt(version, row),
+    agent: { version },
+    passed: failedToRun ? null : passedFromReward(e.reward),
+    score: e.reward,
+    ...(failedToRun ? { errorKind: 'exception' } : {}),
+    input: e.info?.task?.instruction || undefined,
+    output: lastText(e.traj ?? undefined) || undefined,
+    actions: actionsOf(e.traj ?? undefined),
+  };
+};
+
+/** The domain τ-bench names in an entry's first system message ("# Airline Agent Policy"), if any. */
+export const domainOfEntry = (e: TauBenchEntry): string | undefined => {
+  const system = e.traj?.find((m) => m.role === 'system')?.content;
+  const m = typeof system === 'string' ? /^#\s*(\w+)\s+agent policy/im.exec(system) : null;
+  return m ? m[1]!.toLowerCase() : undefined;
 };

@@ -238,7 +238,16 @@ describe('passk import under arbitrary input', () => {
           s.note(await importsOnceOrRefuses('x.eval', cut === undefined ? buf : buf.subarray(0, cut % buf.length)));
         },
       ),
-      { numRuns: 60 },
+      // About 5 % of random changes leave a readable log (32 of 600 with seed 42, for the whole-document reader and
+      // the streamed one alike), so 60 random runs saw no acceptance about 4 % of the time: the unchanged zip, and one
+      // cut at its last byte, are examples that always run.
+      {
+        numRuns: 60,
+        examples: [
+          [[], undefined],
+          [[], evalBytes.length - 1],
+        ],
+      },
     );
     expect([...s.outcomes].sort()).toEqual(['accepted', 'refused']);
   }, 180_000);

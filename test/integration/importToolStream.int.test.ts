@@ -1,0 +1,175 @@
+import { execFile } from 'node:child_process';
+import { once } from 'node:events';
+import { createWriteStream, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { afterAll, describe, expect, it } from 'vitest';
+import { createEmbeddedEventLog } from '../../log/embedded/embeddedLog.ts';
+import { readLog } from '../../producers/logReader.ts';
+import { TOPICS } from '../../schemas/topics.ts';
+import { writeZip } from '../helpers/zipWriter.ts';
+
+// Issue #13: other tools' results files (one JSON document each, or an Inspect .eval zip) are streamed. Each real
+// fixture is grown to a document larger than the child's whole V8 heap (the importer that read a document whole
+// refused anything over 1/16 of the heap, 4 MiB here, and needs 3.5 to 4.6 heap bytes per byte once parsed), then
+// imported through the CLI; a rerun publishes nothing.
+const HEAP_MB = 64;
+/** Bytes each generated document reaches at least: above the child's heap. */
+const MIN_BYTES = 72 * 1024 * 1024;
+
+const root = fileURLToPath(new URL('../../', import.meta.url));
+const TOOLS = join(root, 'test/fixtures/tool-outputs');
+const dir = mkdtempSync(join(tmpdir(), 'passk-import-tool-stream-'));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+const fixture = <T>(name: string): T => JSON.parse(readFileSync(join(TOOLS, name), 'utf8')) as T;
+
+/**
+ * Writes `head` + the elements `copy(k)` gives for k = 0, 1, … + `tail`, until the file passes MIN_BYTES; returns
+ * the number of elements. Streamed with backpressure: the test never holds the document either.
+ */
+const writeDocument = async (
+  file: string,
+  head: string,
+  copy: (k: number) => unknown[],
+  tail: string,
+): Promise<number> => {
+  const out = createWriteStream(file);
+  out.write(head);
+  let bytes = head.length;
+  let n = 0;
+  for (let k = 0; bytes < MIN_BYTES; k++)
+    for (const e of copy(k)) {
+      const text = (n++ > 0 ? ',' : '') + JSON.stringify(e);
+      bytes += text.length;
+      if (!out.write(text)) await once(out, 'drain');
+    }
+  out.end(tail);
+  await once(out, 'finish');
+  return n;
+};
+
+type Run = { code: number; stdout: string; stderr: string };
+const passkImport = (input: string, data: string, flags: string[] = []): Promise<Run> => {
+  const env = Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith('PASSK_')));
+  return new Promise((resolve) => {
+    execFile(
+      process.execPath,
+      [`--max-old-space-size=${HEAP_MB}`, join(root, 'bin/passk.mjs'), '--data-dir', data, 'import', input, ...flags],
+      { cwd: dir, env: { ...env, NO_COLOR: '1' }, maxBuffer: 16 * 1024 * 1024 },
+      (err, stdout, stderr) => resolve({ code: err ? ((err as { code?: number }).code ?? 1) : 0, stdout, stderr }),
+    );
+  });
+};
+
+const trialsOnLog = async (data: string): Promise<{ records: number; ids: number }> => {
+  const log = createEmbeddedEventLog({ dataDir: data });
+  try {
+    const ids = new Set<string>();
+    let records = 0;
+    await readLog(log, { topics: [TOPICS.trials] }, ({ event }) => {
+      if (event.type !== 'TrialRecorded') return;
+      records++;
+      ids.add(event.event_id);
+    });
+    return { records, ids: ids.size };
+  } finally {
+    await log.close();
+  }
+};
+
+/** Imports the file twice under the small heap: every trial once, then nothing new. */
+const importsOnce = async (file: string, trials: number, flags: string[] = []): Promise<void> => {
+  expect(statSync(file).size).toBeGreaterThan(HEAP_MB * 1024 * 1024);
+  const data = `${file}.data`;
+  const first = await passkImport(file, data, flags);
+  expect(first.stderr).not.toMatch(/heap out of memory/);
+  expect(first.stderr).toBe('');
+  expect(first.code).toBe(0);
+  expect(first.stdout).toMatch(new RegExp(`${trials} trials read; \\d+ events published, 0 already recorded`));
+  expect(await trialsOnLog(data)).toEqual({ records: trials, ids: trials });
+  const again = await passkImport(file, data, flags);
+  expect(again.code).toBe(0);
+  expect(again.stdout).toContain(`${trials} trials read; 0 events published, ${trials} already recorded`);
+  expect(await trialsOnLog(data)).toEqual({ records: trials, ids: trials });
+};
+
+describe(`other tools' documents larger than a ${HEAP_MB} MiB heap are streamed`, () => {
+  it('τ-bench: its historical trajectories, repeated as further trials', async () => {
+    const tau = fixture<{ trial?: number }[]>('tau-bench-gpt-4o-airline-historical.json');
+    const file = join(dir, 'tau-bench.json');
+    const n = await writeDocument(file, '[', (k) => tau.map((e) => ({ ...e, trial: (e.trial ?? 0) + k * 10 })), ']');
+    await importsOnce(file, n, ['--agent-version', 'gpt-4o']);
+  }, 120_000);
+
+  it('τ²-bench: simulations repeated as further trials', async () => {
+    const { simulations, ...rest } = fixture<{ simulations: { trial: number }[] }>('tau2-grok-4-airline-4trials.json');
+    const file = join(dir, 'tau2.json');
+    const head = `${JSON.stringify(rest).slice(0, -1)},"simulations":[`;
+    const n = await writeDocument(file, head, (k) => simulations.map((s) => ({ ...s, trial: s.trial + k * 4 })), ']}');
+    await importsOnce(file, n);
+  }, 120_000);
+
+  it('promptfoo: results with long raw responses repeated (further attempts), every other copy in reverse testIdx order', async () => {
+    const doc = fixture<{ results: { results: unknown[] } & Record<string, unknown> } & Record<string, unknown>>(
+      'promptfoo-repeat3-results.json',
+    );
+    const { results, ...rest } = doc;
+    const { results: list, ...resultsRest } = results;
+    const file = join(dir, 'promptfoo.json');
+    const head = `${JSON.stringify(rest).slice(0, -1)},"results":${JSON.stringify(resultsRest).slice(0, -1)},"results":[`;
+    // each result with an 8 KB raw response (promptfoo keeps the provider's `response.raw`; passk reads `output`), so
+    // the document outgrows the heap while its trials (kept as an id and digest each) do not
+    const padded = (list as { response?: object }[]).map((r) => ({
+      ...r,
+      response: { ...r.response, raw: 'lorem ipsum '.repeat(700) },
+    }));
+    const n = await writeDocument(file, head, (k) => (k % 2 ? [...padded].reverse() : padded), ']}}');
+    await importsOnce(file, n);
+  }, 120_000);
+
+  const vitals = fixture<{ samples: { epoch: number }[] } & Record<string, unknown>>(
+    'vitals-inspect-format-epochs3-are-gpt-4o.json',
+  );
+  const { samples, ...header } = vitals;
+  const epochs = Math.max(...samples.map((s) => s.epoch));
+
+  it('Inspect JSON log: samples repeated as further epochs', async () => {
+    const file = join(dir, 'inspect.json');
+    const head = `${JSON.stringify(header).slice(0, -1)},"samples":[`;
+    const n = await writeDocument(file, head, (k) => samples.map((s) => ({ ...s, epoch: s.epoch + k * epochs })), ']}');
+    await importsOnce(file, n);
+  }, 120_000);
+
+  it("Inspect's .eval zip: one sample entry inflated at a time", async () => {
+    const file = join(dir, 'inspect.eval');
+    let unpacked = 0;
+    let n = 0;
+    await writeZip(
+      file,
+      (function* () {
+        yield ['header.json', JSON.stringify(header)] as [string, string];
+        for (let k = 0; unpacked < MIN_BYTES; k++)
+          for (const s of samples) {
+            const text = JSON.stringify({ ...s, epoch: s.epoch + k * epochs });
+            unpacked += text.length;
+            n++;
+            yield [`samples/${(s as { id?: unknown }).id}_epoch_${s.epoch + k * epochs}.json`, text] as [
+              string,
+              string,
+            ];
+          }
+      })(),
+    );
+    // the zip itself is small: it is what it unpacks to that the old reader refused
+    const data = `${file}.data`;
+    const first = await passkImport(file, data);
+    expect(unpacked).toBeGreaterThan(HEAP_MB * 1024 * 1024);
+    expect(first.stderr).toBe('');
+    expect(first.code).toBe(0);
+    expect(first.stdout).toMatch(new RegExp(`${n} trials read; \\d+ events published, 0 already recorded`));
+    expect(await trialsOnLog(data)).toEqual({ records: n, ids: n });
+    const again = await passkImport(file, data);
+    expect(again.stdout).toContain(`${n} trials read; 0 events published, ${n} already recorded`);
+  }, 120_000);
+});
