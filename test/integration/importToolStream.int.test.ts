@@ -50,17 +50,20 @@ const writeDocument = async (
 };
 
 type Run = { code: number; stdout: string; stderr: string };
-const passkImport = (input: string, data: string, flags: string[] = []): Promise<Run> => {
+/** passk under the small heap. */
+const passk = (args: string[]): Promise<Run> => {
   const env = Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith('PASSK_')));
   return new Promise((resolve) => {
     execFile(
       process.execPath,
-      [`--max-old-space-size=${HEAP_MB}`, join(root, 'bin/passk.mjs'), '--data-dir', data, 'import', input, ...flags],
+      [`--max-old-space-size=${HEAP_MB}`, join(root, 'bin/passk.mjs'), ...args],
       { cwd: dir, env: { ...env, NO_COLOR: '1' }, maxBuffer: 16 * 1024 * 1024 },
       (err, stdout, stderr) => resolve({ code: err ? ((err as { code?: number }).code ?? 1) : 0, stdout, stderr }),
     );
   });
 };
+const passkImport = (input: string, data: string, flags: string[] = []): Promise<Run> =>
+  passk(['--data-dir', data, 'import', input, ...flags]);
 
 const trialsOnLog = async (data: string): Promise<{ records: number; ids: number }> => {
   const log = createEmbeddedEventLog({ dataDir: data });
@@ -100,7 +103,13 @@ describe(`other tools' documents larger than a ${HEAP_MB} MiB heap are streamed`
     const file = join(dir, 'tau-bench.json');
     const n = await writeDocument(file, '[', (k) => tau.map((e) => ({ ...e, trial: (e.trial ?? 0) + k * 10 })), ']');
     await importsOnce(file, n, ['--agent-version', 'gpt-4o']);
-  }, 120_000);
+    // and `passk report` of it, which holds the trials (without their trajectories), not the text
+    const report = await passk(['report', file]);
+    expect(report.stderr).not.toMatch(/heap out of memory/);
+    expect(report.code).toBe(0);
+    expect(report.stderr).toContain(`read as tau-bench results (${n} trials)`);
+    expect(report.stdout).toContain('pass^k');
+  }, 180_000);
 
   it('τ²-bench: simulations repeated as further trials', async () => {
     const { simulations, ...rest } = fixture<{ simulations: { trial: number }[] }>('tau2-grok-4-airline-4trials.json');
