@@ -94,7 +94,10 @@ export const createKafkaPublisher = async (deps: {
   const takePlace = () => {
     const before = placed;
     let place = () => {};
-    placed = new Promise<void>((resolve) => (place = resolve));
+    const mine = new Promise<void>((resolve) => (place = resolve));
+    // the next call waits for this one and every one before it: a call that gives up before its turn
+    // (a record too large) must not let a later call queue ahead of an earlier one still encoding
+    placed = Promise.all([before, mine]).then(() => undefined);
     return { before, place };
   };
 
