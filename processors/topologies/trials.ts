@@ -56,8 +56,7 @@ export interface TrialTopologyOptions {
   /**
    * Durable units whose changelog publish may be in flight at once (the next unit's is sent while this
    * one's acks are awaited; per-key order and in-order commits hold, see `emitChanges`). 1 = one at a
-   * time. Off by default: it measured no gain on Kafka here, and after a failed publish with more than
-   * one in flight, closing the Kafka log was seen to hang (docs/performance.md). @default 1
+   * time. Off by default: it measured no gain on Kafka here (docs/performance.md). @default 1
    */
   readonly maxPublishesInFlight?: number;
   /** Records pulled and not yet committed; the consumer pauses beyond it. @default 4 × maxRows */
