@@ -41,6 +41,8 @@ export interface EventPublisher {
    * The promise resolves once every event is durable (acknowledged); until then nothing is promised.
    * An event over the configured maximum size rejects the whole call with `EventTooLarge`.
    * A duplicate `event_id` is appended as written: de-duplication is the processors' job.
+   * Calls may overlap: the events of a later call are appended after those of an earlier one with the
+   * same key (the processors publish a unit's changelog while the one before it is in flight).
    * `trusted`: the events were built by the processors' folds (changelog records, decisions), so the
    * codec serializes them without validating them again (EventCodec.encode).
    */

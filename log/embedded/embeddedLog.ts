@@ -58,12 +58,22 @@ export const createEmbeddedEventLog = (opts: EmbeddedEventLogOptions): EventLog 
     if (records.length > 0) store.append(records, partitionOf);
   };
 
+  // calls append in call order, whatever their encoding takes (EventPublisher: overlapping calls)
+  let placed: Promise<void> = Promise.resolve();
   const publisher: EventPublisher = {
     // One transaction per call: a publish is all-or-nothing here (on Kafka it is per partition).
     publish: async (events, opts?: EncodeOptions) => {
-      const records: AppendRecord[] = [];
-      for (const e of events) records.push({ topic: topicOf(e), key: keyOf(e), value: await codec.encode(e, opts) });
-      append(records);
+      const before = placed;
+      let place = () => {};
+      placed = new Promise<void>((resolve) => (place = resolve));
+      try {
+        const records: AppendRecord[] = [];
+        for (const e of events) records.push({ topic: topicOf(e), key: keyOf(e), value: await codec.encode(e, opts) });
+        await before;
+        append(records);
+      } finally {
+        place();
+      }
     },
     publishRaw: async (topic, records) => append(records.map((r) => ({ topic, key: r.key, value: r.value }))),
     close: async () => {},

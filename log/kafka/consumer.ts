@@ -135,6 +135,9 @@ export const createKafkaConsumer = async (deps: {
   let rebalancing = false;
   const deliver = (batch: EventBatch, heartbeat: () => Promise<void>): Promise<void> =>
     new Promise<void>((resolve) => {
+      // closed while this chunk was being decoded: the abort has fired already and would never wake us,
+      // so eachBatch (and consumer.stop(), which waits for it) would hang
+      if (abort.signal.aborted) return resolve();
       // keep the membership alive while the caller works on the batch
       const beat = setInterval(() => {
         if (!rebalancing)

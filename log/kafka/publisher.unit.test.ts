@@ -60,4 +60,48 @@ describe('the Kafka publisher', () => {
     const { kafka } = fakeKafka((b) => partitionOf(String(b.topicMessages![0]!.messages[0]!.key), 4) === failing);
     await expect((await open(kafka)).publish(events)).rejects.toBeInstanceOf(BackendUnavailable);
   });
+
+  it('overlapping calls: a partition’s requests go one at a time in call order, and none behind a failed one is sent', async () => {
+    const keyOfE = (e: TrialRecorded) => `${e.suite}\u001f${e.row_id}`;
+    const failing = partitionOf(keyOfE(events[0]!), 4);
+    const sent: string[][] = [];
+    let inFlight = new Map<number, number>();
+    let overlapped = false;
+    let failedOnce = false;
+    const kafka = {
+      producer: () => ({
+        connect: async () => {},
+        disconnect: async () => {},
+        sendBatch: async (b: ProducerBatch) => {
+          const messages = b.topicMessages![0]!.messages;
+          const p = partitionOf(String(messages[0]!.key), 4);
+          if ((inFlight.get(p) ?? 0) > 0) overlapped = true;
+          inFlight = new Map(inFlight).set(p, (inFlight.get(p) ?? 0) + 1);
+          // the first call's request is slow, so the second call queues behind it
+          await new Promise((resolve) => setTimeout(resolve, messages[0]!.key === keyOfE(events[0]!) ? 30 : 1));
+          inFlight.set(p, inFlight.get(p)! - 1);
+          if (p === failing && !failedOnce) {
+            failedOnce = true;
+            throw new KafkaJSConnectionError('Connection timeout');
+          }
+          sent.push(messages.map((m) => String(m.key)));
+          return [];
+        },
+      }),
+    } as unknown as Kafka;
+    const publisher = await open(kafka);
+    const second = events.map((e) => ({ ...e, event_id: `${e.event_id}b` }));
+    const [a, b] = await Promise.allSettled([publisher.publish(events), publisher.publish(second)]);
+    expect(a.status).toBe('rejected');
+    expect(b.status).toBe('rejected'); // its request for the failed partition was queued behind the failure
+    expect(overlapped).toBe(false);
+    // nothing for the failed partition was sent, from either call; every other partition got both calls, in order
+    const sentKeys = sent.flat();
+    expect(sentKeys.filter((k) => partitionOf(k, 4) === failing)).toEqual([]);
+    const others = events.map(keyOfE).filter((k) => partitionOf(k, 4) !== failing);
+    expect(sentKeys.filter((k) => partitionOf(k, 4) !== failing).sort()).toEqual([...others, ...others].sort());
+    // a call made after the failure settled is sent as usual
+    await publisher.publish([events[0]!]);
+    expect(sent.at(-1)).toEqual([keyOfE(events[0]!)]);
+  });
 });

@@ -1,9 +1,7 @@
 /**
- * cyrb53: a fast, non-cryptographic 53-bit string hash. Row state keeps the hash of each output
- * instead of the output, so state stays small; two outputs with the same hash count as equal,
- * which at 53 bits is a chance of about 1 in 10^15 per pair.
+ * cyrb53: a fast, non-cryptographic 53-bit string hash, as a number (an integer below 2^53).
  */
-export const hashString = (s: string, seed = 0): string => {
+export const hash53 = (s: string, seed = 0): number => {
   let h1 = 0xdeadbeef ^ seed;
   let h2 = 0x41c6ce57 ^ seed;
   for (let i = 0; i < s.length; i++) {
@@ -13,5 +11,12 @@ export const hashString = (s: string, seed = 0): string => {
   }
   h1 = Math.imul(h1 ^ (h1 >>> 16), 2246822507) ^ Math.imul(h2 ^ (h2 >>> 13), 3266489909);
   h2 = Math.imul(h2 ^ (h2 >>> 16), 2246822507) ^ Math.imul(h1 ^ (h1 >>> 13), 3266489909);
-  return (4294967296 * (2097151 & h2) + (h1 >>> 0)).toString(36);
+  return 4294967296 * (2097151 & h2) + (h1 >>> 0);
 };
+
+/**
+ * `hash53` in base 36. Row state keeps the hash of each output instead of the output, so state stays
+ * small; two outputs with the same hash count as equal, which at 53 bits is a chance of about 1 in
+ * 10^15 per pair.
+ */
+export const hashString = (s: string, seed = 0): string => hash53(s, seed).toString(36);

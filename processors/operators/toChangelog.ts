@@ -7,4 +7,8 @@ export type WithChangelog = FoldedTrials & { readonly changelog: readonly RowSta
 
 /** The changelog records of a unit's changed rows, built once for the log and the sink. */
 export const toChangelog = (producer: string): OperatorFunction<FoldedTrials, WithChangelog> =>
-  map((unit) => ({ ...unit, changelog: Array.from(unit.changes.values(), (r) => toRowStateChanged(r, producer)) }));
+  map((unit) => ({
+    ...unit,
+    // the table's own key strings: their hashes (Map lookups) are already computed
+    changelog: Array.from(unit.changes, ([key, r]) => toRowStateChanged(r, producer, key)),
+  }));

@@ -66,16 +66,26 @@ export const createMemoryLog = (
     notify();
   };
 
+  let placed: Promise<void> = Promise.resolve();
   const log: MemoryLog = {
     codec,
     records: (topic) => part(topic),
     publisher: {
+      // overlapping calls append in call order, as the real logs' (EventPublisher)
       publish: async (events) => {
-        await log.beforePublish?.(events);
-        const encoded = await Promise.all(
-          events.map(async (e) => ({ topic: topicOf(e), key: keyOf(e), value: await codec.encode(e) })),
-        );
-        append(encoded);
+        const before = placed;
+        let place = () => {};
+        placed = new Promise<void>((resolve) => (place = resolve));
+        try {
+          await log.beforePublish?.(events);
+          const encoded = await Promise.all(
+            events.map(async (e) => ({ topic: topicOf(e), key: keyOf(e), value: await codec.encode(e) })),
+          );
+          await before;
+          append(encoded);
+        } finally {
+          place();
+        }
       },
       publishRaw: async (topic, records) => append(records.map((r) => ({ topic, key: r.key, value: r.value }))),
       close: async () => {},

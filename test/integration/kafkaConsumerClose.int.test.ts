@@ -6,6 +6,9 @@ import { readToEnd } from '../../processors/operators/readToEnd.ts';
 import type { EventLog } from '../../processors/ports.ts';
 import { ALL_TOPICS, TOPICS } from '../../schemas/topics.ts';
 import { trial } from '../helpers/processorFixtures.ts';
+import { createKafkaConsumer } from '../../log/kafka/consumer.ts';
+import { topicNames } from '../../log/kafka/topics.ts';
+import type { EventCodec } from '../../schemas/codec.ts';
 
 /**
  * Closing a Kafka consumer leaves its group at once, whenever it is closed: the next member of the group gets the
@@ -82,6 +85,44 @@ describe('Kafka consumer close', () => {
     expect(await membersOf('mid-join')).toBe(0);
     expect(errors.filter((m) => m.includes('Crash'))).toEqual([]);
   });
+
+  it('a consumer closed while it decodes a chunk closes (the abort came before the handoff)', async () => {
+    // the decode of the first chunk waits until the close has begun: the chunk is handed over after the abort
+    let decoding = () => {};
+    const started = new Promise<void>((resolve) => (decoding = resolve));
+    let release = () => {};
+    const gate = new Promise<void>((resolve) => (release = resolve));
+    const slow: EventCodec = {
+      encode: (e, o) => log.codec.encode(e, o),
+      decode: async (bytes) => {
+        decoding();
+        await gate;
+        return log.codec.decode(bytes);
+      },
+    };
+    const consumer = await createKafkaConsumer({
+      kafka,
+      admin,
+      codec: slow,
+      deadLetter: async () => {},
+      names: topicNames(namespace),
+      groupId: `${namespace}mid-decode`,
+      options: { groupId: 'mid-decode', topics: [TOPICS.trials] },
+      maxBytesPerPartition: 1_100_000,
+      onClose: () => {},
+    });
+    const first = consumer.batches()[Symbol.asyncIterator]().next();
+    void first.catch(() => {});
+    await started;
+    const closed = consumer.close();
+    release();
+    const outcome = await Promise.race([
+      closed.then(() => 'closed'),
+      new Promise((resolve) => setTimeout(() => resolve('still closing after 30 s'), 30_000)),
+    ]);
+    expect(outcome).toBe('closed');
+    expect(await membersOf('mid-decode')).toBe(0);
+  }, 60_000);
 
   it('a restore read (readToEnd) reads to the end and leaves its group', async () => {
     let read = 0;

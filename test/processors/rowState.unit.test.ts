@@ -4,7 +4,15 @@ import { jsonCodec } from '../../schemas/codec.ts';
 import { RowStateChanged } from '../../schemas/events/decisions.ts';
 import { arbTrialStream, T0, trial } from '../helpers/processorFixtures.ts';
 import { toAttemptRecord } from '../../processors/core/rowState.ts';
-import { evolveRow, fromRowStateChanged, toRowStateChanged, type RowState } from '../../processors/folds/rowState.ts';
+import {
+  changelogEventId,
+  evolveRow,
+  fromRowStateChanged,
+  toRowStateChanged,
+  type RowState,
+} from '../../processors/folds/rowState.ts';
+import { hashString } from '../../processors/core/hash.ts';
+import { rowStateKey } from '../../schemas/topics.ts';
 import {
   checkpointOf,
   foldTrials,
@@ -269,3 +277,37 @@ describe('row table properties', () => {
 
 it('fixture times are event times', () =>
   expect(trial({ row: 'r', version: 'v', attempt: 2, passed: true }).occurred_at).toBe(T0 + 2000));
+
+describe('changelog event ids', () => {
+  // the id as it was first defined (hashString in base 36, parsed back; base32 by array): ids already in a
+  // changelog must not change, or a replay would not re-emit the same bytes
+  const CROCKFORD = '0123456789ABCDEFGHJKMNPQRSTVWXYZ';
+  const base32 = (value: number, chars: number): string => {
+    const out = new Array<string>(chars);
+    for (let i = chars - 1, v = value; i >= 0; i--, v = Math.floor(v / 32)) out[i] = CROCKFORD[v % 32]!;
+    return out.join('');
+  };
+  const reference = (s: RowState) =>
+    base32(s.occurred_at, 10) + base32(parseInt(hashString(rowStateKey(s)), 36), 11) + base32(s.seq % 2 ** 25, 5);
+
+  it('are the ids of the first definition, with the key passed or not, cached or not', () => {
+    fc.assert(
+      fc.property(
+        fc.record({ suite: fc.string(), dv: fc.string(), av: fc.string(), row: fc.string() }),
+        fc.integer({ min: 0, max: 2 ** 40 }),
+        fc.nat(),
+        ({ suite, dv, av, row }, at, seq) => {
+          const s = evolveRow(
+            undefined,
+            trial({ suite, dataset_version: dv, version: av, row, attempt: 0, passed: true, at }),
+          );
+          const state = { ...s, seq };
+          const want = reference(state);
+          expect(toRowStateChanged(state, 'p').event_id).toBe(want);
+          expect(toRowStateChanged(state, 'p', rowStateKey(state)).event_id).toBe(want);
+          expect(changelogEventId(state)).toBe(want); // now from the cache
+        },
+      ),
+    );
+  });
+});

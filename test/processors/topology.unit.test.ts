@@ -166,6 +166,120 @@ describe('trial topology on the in-memory log', () => {
     expect(uniqueTrials(store)).toBe(events.length);
   });
 
+  /** The log's consumer, with every commit it is asked for recorded (and passed on unless `refuse`). */
+  const recordingSource = (log: MemoryLog, onCommit: () => void = () => {}) => {
+    const commits: { topic: string; partition: number; nextOffset: number }[][] = [];
+    const source: EventSource = {
+      consumer: async (o) => {
+        const c = await log.consumer(o);
+        return {
+          batches: () => c.batches(),
+          commit: async (positions) => {
+            onCommit();
+            commits.push(positions.map((p) => ({ topic: p.topic, partition: p.partition, nextOffset: p.nextOffset })));
+            await c.commit(positions);
+          },
+          committed: (t) => c.committed(t),
+          lag: () => c.lag(),
+          close: () => c.close(),
+        };
+      },
+    };
+    return { source, commits };
+  };
+  const deferred = () => {
+    let resolve = () => {};
+    let reject = (_: Error) => {};
+    const promise = new Promise<void>((res, rej) => ((resolve = res), (reject = rej)));
+    return { promise, resolve, reject };
+  };
+  // small units, several publishes in flight
+  const overlapping = { maxBatch: 10, maxRows: 10, maxWaitMs: 1, maxPublishesInFlight: 4 };
+
+  it('overlapping changelog publishes: a failed publish of unit k lets no later unit commit, though its publish succeeded', async () => {
+    const log = createMemoryLog();
+    const events = workload(10, 2, 3);
+    await log.publisher.publish(events);
+    const { source, commits } = recordingSource(log);
+    const first = deferred();
+    let calls = 0;
+    let laterAcked = 0;
+    const publisher = {
+      ...log.publisher,
+      publish: async (e: Parameters<typeof log.publisher.publish>[0]) => {
+        calls += 1;
+        if (calls === 1) return first.promise; // unit 1's publish: fails once unit 2's is acknowledged
+        await log.publisher.publish(e);
+        laterAcked += 1;
+        first.reject(new Error('broker down'));
+      },
+    };
+    const sink = memorySink();
+    await expect(
+      lastValueFrom(trialTopology({ source, publisher, sink }, options(overlapping)).pipe(toArray())),
+    ).rejects.toThrow('broker down');
+    expect(laterAcked).toBeGreaterThan(0); // unit 2's changelog is in the log…
+    expect(log.records(TOPICS.rowstate).flat().length).toBeGreaterThan(0);
+    expect(commits).toEqual([]); // …and not one offset was committed
+    // the rerun reads everything again and ends where one straight run ends
+    await run(log, sink);
+    expect(JSON.stringify(checkpointOf(await changelogOf(log)))).toBe(straight(events));
+    expect(storeRows(sink)).toBe(straight(events));
+    expect(new Set(sink.trials.map((t) => t.event_id)).size).toBe(events.length);
+  });
+
+  it('overlapping changelog publishes: units commit in order, each after its own publish, whatever order the acks come in', async () => {
+    const log = createMemoryLog();
+    const events = workload(10, 2, 3);
+    await log.publisher.publish(events);
+    const acked: number[] = [];
+    // the n-th commit (one per unit, each unit publishes) must come after the acks of publishes 1..n
+    const ackedAtCommit: number[][] = [];
+    const { source, commits } = recordingSource(log, () => ackedAtCommit.push([...acked]));
+    let calls = 0;
+    let commitsAtAck: number[] = [];
+    const held: (() => void)[] = [];
+    const publisher = {
+      ...log.publisher,
+      publish: async (e: Parameters<typeof log.publisher.publish>[0]) => {
+        const me = ++calls;
+        await log.publisher.publish(e);
+        // odd units are acknowledged only after the next unit's publish is (or 200 ms on, for a last one)
+        if (me % 2 === 1)
+          await new Promise<void>((resolve) => {
+            held.push(resolve);
+            setTimeout(resolve, 200);
+          });
+        else {
+          const release = held.splice(0);
+          setTimeout(() => release.forEach((r) => r()), 20);
+        }
+        acked.push(me);
+        commitsAtAck = [...commitsAtAck, commits.length];
+      },
+    };
+    const sink = memorySink();
+    const progress = await lastValueFrom(
+      trialTopology({ source, publisher, sink }, { ...options(overlapping), untilCaughtUpEveryMs: 5 }).pipe(toArray()),
+    );
+    expect(calls).toBeGreaterThan(2);
+    expect(acked[0]).toBe(2); // unit 2 was acknowledged before unit 1…
+    expect(commitsAtAck[0]).toBe(0); // …and nothing was committed before unit 1 was
+    expect(progress.length).toBe(commits.length);
+    ackedAtCommit.forEach((a, i) =>
+      expect(Array.from({ length: i + 1 }, (_, k) => k + 1).every((k) => a.includes(k))).toBe(true),
+    );
+    // each unit's commit moves every partition it names forward: in order
+    const last = new Map<string, number>();
+    for (const c of commits)
+      for (const p of c) {
+        expect(p.nextOffset).toBeGreaterThan(last.get(`${p.topic}/${p.partition}`) ?? -1);
+        last.set(`${p.topic}/${p.partition}`, p.nextOffset);
+      }
+    expect(JSON.stringify(checkpointOf(await changelogOf(log)))).toBe(straight(events));
+    expect(storeRows(sink)).toBe(straight(events));
+  });
+
   it('a crash after the changelog publish, before the commit: the store already holds every row state', async () => {
     const log = createMemoryLog();
     const events = workload(10, 2, 3);

@@ -1,0 +1,38 @@
+/**
+ * The fold bench's topology line alone, for a profile or an instruction count (issue #14,
+ * docs/performance.md): the trial topology over in-memory batches (no I/O), `runs` times:
+ *   node --cpu-prof --cpu-prof-dir=/tmp/prof --import tsx bench/profile/fold.ts [events=200000] [runs=3]
+ *   valgrind --tool=callgrind node --import tsx bench/profile/fold.ts 50000 1
+ */
+import { chunks, memorySource, runTopology, syntheticTrials } from '../processors.ts';
+import { TOPICS } from '../../schemas/topics.ts';
+import type { EventBatch } from '../../processors/ports.ts';
+
+const n = Number(process.argv[2] ?? 200_000);
+const runs = Number(process.argv[3] ?? 3);
+const events = [...syntheticTrials({ events: n, rows: 5_000, versions: 4 })];
+const batches: EventBatch[] = chunks(events, 1_000).map((part, i) => ({
+  topic: TOPICS.trials,
+  partition: i % 4,
+  lastOffset: Math.floor(i / 4) * 1_000 + part.length - 1,
+  highWatermark: n,
+  events: part.map((event, j) => ({
+    topic: TOPICS.trials,
+    partition: i % 4,
+    offset: Math.floor(i / 4) * 1_000 + j,
+    key: '',
+    event,
+  })),
+}));
+for (let r = 0; r < runs; r++) {
+  const t = process.cpuUsage();
+  const folded = await runTopology(
+    memorySource(async function* () {
+      yield* batches;
+    }),
+  );
+  const d = process.cpuUsage(t);
+  console.log(
+    `run ${r + 1}: ${folded} trials, ${Math.round(n / ((d.user + d.system) / 1e6)).toLocaleString('en-US')} ev/s (CPU)`,
+  );
+}
