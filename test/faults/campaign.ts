@@ -41,6 +41,7 @@ import { TOPICS } from '../../schemas/topics.ts';
 import { trial } from '../helpers/processorFixtures.ts';
 import { changelogState, decisionsOf, gateWorkload, publishAll, workload } from '../helpers/processorsHarness.ts';
 import { startCluster, type Cluster, type Netns } from './cluster.ts';
+import { appendJournal, failed, readJournal, summarize, wrap, type JournalEntry } from './journal.ts';
 import { healAll, kill, loss, partition, pause, rebalance, throttle, type Heal } from './injectors.ts';
 
 const repo = join(import.meta.dirname, '..', '..');
@@ -87,17 +88,37 @@ export interface PlannedFault {
   amount?: number;
 }
 
-/** The faults of a schedule, from its seed alone. */
-export const planSchedule = (seed: number): { rows: number; faults: PlannedFault[] } => {
+/**
+ * How long a schedule's faults and gaps are. `normal` (the CI set's): gaps 0.5–3 s, holds 2–8 s (a processor pause
+ * 2–15 s). `fast` (the long campaign's): gaps 0.2–1 s, holds 1–2 s, and each kind's long case kept: a broker
+ * SIGKILLed, hung or cut off, one time in five, for 10–12 s (past KRaft's 9 s broker session: its partitions get
+ * new leaders), and a processor paused, one time in five, for 11–13 s (past its 10 s session: evicted).
+ */
+export const TEMPOS = ['normal', 'fast'] as const;
+export type Tempo = (typeof TEMPOS)[number];
+
+/** Broker faults whose long case moves the broker's leaderships (KRaft fences a broker after 9 s without heartbeats). */
+const LEADER_CHANGING = new Set<FaultKind>(['kill-broker', 'pause-broker', 'partition-broker']);
+
+/** The faults of a schedule, from its seed (and tempo) alone. */
+export const planSchedule = (seed: number, tempo: Tempo = 'normal'): { rows: number; faults: PlannedFault[] } => {
   const r = prng(seed);
   const rows = between(r, 40, 80);
   const faults = Array.from({ length: between(r, 3, 8) }, (): PlannedFault => {
     const kind = pick(r, FAULT_KINDS);
-    const f: PlannedFault = { kind, gapMs: between(r, 500, 3_000), holdMs: between(r, 2_000, 8_000) };
+    const f: PlannedFault =
+      tempo === 'fast'
+        ? { kind, gapMs: between(r, 200, 1_000), holdMs: between(r, 1_000, 2_000) }
+        : { kind, gapMs: between(r, 500, 3_000), holdMs: between(r, 2_000, 8_000) };
     if (kind.endsWith('-broker')) f.node = between(r, 1, 3);
     if (kind.startsWith('loss-')) f.amount = between(r, 10, 40);
     if (kind.startsWith('throttle-')) f.amount = pick(r, [64, 128, 256]);
-    if (kind === 'pause-processor') f.holdMs = between(r, 2_000, 15_000); // past the 10 s session, sometimes
+    if (tempo === 'normal') {
+      if (kind === 'pause-processor') f.holdMs = between(r, 2_000, 15_000); // past the 10 s session, sometimes
+    } else if (r() < 0.2) {
+      if (LEADER_CHANGING.has(kind)) f.holdMs = between(r, 10_000, 12_000);
+      if (kind === 'pause-processor') f.holdMs = between(r, 11_000, 13_000);
+    }
     return f;
   });
   return { rows, faults };
@@ -391,9 +412,14 @@ export const check = (processed: RowState[], replay: RowState[], acknowledged: S
   return { lost, duplicated, divergent };
 };
 
-export const runSchedule = async (cluster: Cluster, procNs: Netns, seed: number): Promise<ScheduleResult> => {
+export const runSchedule = async (
+  cluster: Cluster,
+  procNs: Netns,
+  seed: number,
+  tempo: Tempo = 'normal',
+): Promise<ScheduleResult> => {
   const startedAt = Date.now();
-  const plan = planSchedule(seed);
+  const plan = planSchedule(seed, tempo);
   const namespace = `f${cluster.id}${seed.toString(36)}${randomBytes(2).toString('hex')}.`;
   const dataDir = mkdtempSync(join(tmpdir(), `passk-faults-${cluster.id}-proc-`));
   const env = (dir: string): NodeJS.ProcessEnv => ({
@@ -738,21 +764,11 @@ const positiveInt = (v: string) => {
   return n;
 };
 
-/** Words joined into lines of at most `width` characters (CLI output fits 80 columns). */
-const wrap = (words: string[], width: number): string[] => {
-  const lines: string[] = [];
-  for (const w of words) {
-    const last = lines.at(-1);
-    if (last !== undefined && last.length + 1 + w.length <= width) lines[lines.length - 1] = `${last} ${w}`;
-    else lines.push(w);
-  }
-  return lines;
-};
-
 export const scheduleSeed = (seed: number, i: number) => (Math.imul(seed, 1_000_003) + i * 7_919 + 1) >>> 0;
 
 /** A schedule's planned fault time (gaps and holds), ms. */
-export const plannedMs = (seed: number) => planSchedule(seed).faults.reduce((t, f) => t + f.gapMs + f.holdMs, 0);
+export const plannedMs = (seed: number, tempo: Tempo = 'normal') =>
+  planSchedule(seed, tempo).faults.reduce((t, f) => t + f.gapMs + f.holdMs, 0);
 
 /**
  * The regression schedules: one per bug the campaign found (docs/reliability.md). 7000022: a broker cut off while
@@ -776,13 +792,91 @@ export const ciSeeds = (): number[] => {
   return seeds;
 };
 
+/** A schedule's journal entry: what the summary and `--report` count. */
+export const entryOf = (r: ScheduleResult, tempo: Tempo, at = new Date()): JournalEntry => ({
+  seed: r.seed,
+  tempo,
+  faults: r.faults,
+  acked: r.acknowledged,
+  lost: r.lost,
+  dup: r.duplicated,
+  div: r.divergent,
+  recoveryMs: r.recoveryMs ?? null,
+  misread: r.misread,
+  groups: r.leftoverGroups.length,
+  ms: r.phasesMs.total,
+  at: at.toISOString(),
+  exits: r.processorExits.length,
+  stop: r.stop,
+});
+
+/** The command that runs one schedule again. */
+const again = (seed: number, tempo: Tempo) =>
+  `npm run faults -- --only ${seed}${tempo === 'fast' ? ' --tempo fast' : ''}`;
+
+/** A schedule's block of the report. */
+const block = (i: number, r: ScheduleResult, tempo: Tempo) => {
+  const bad = r.lost + r.duplicated + r.divergent + r.leftoverGroups.length > 0;
+  const ph = r.phasesMs;
+  const sec = (ms: number) => (ms / 1000).toFixed(0);
+  return (
+    `#${i + 1} seed ${r.seed}: ${r.faults.length} faults, ${r.acknowledged} acked, ${r.lost} lost, ` +
+    `${r.duplicated} dup, ${r.divergent} div, ` +
+    (r.recoveryMs === undefined ? 'NO catch-up\n' : `recovery ${(r.recoveryMs / 1000).toFixed(1)} s\n`) +
+    `   ${r.decisions} gate decisions, ${r.gatesDivergent} differ; ${sec(ph.total)} s (faults ${sec(ph.faults)}: ` +
+    `brokers ${sec(ph.brokerWait)}, publish ${sec(ph.publishTail)}; ` +
+    `catch-up ${sec(ph.catchUp)}, stop ${sec(ph.stop)}, check ${sec(ph.check)})\n` +
+    wrap(r.faults, 77)
+      .map((l) => `   ${l}\n`)
+      .join('') +
+    (r.unacknowledged || r.deadLetters ? `   unacked ${r.unacknowledged}, dlq ${r.deadLetters}\n` : '') +
+    (r.misread ? `   misread: a first read missed ${r.misread} acknowledged events (a second had them)\n` : '') +
+    (r.stop === 'clean' ? '' : `   stop on SIGTERM: ${r.stop}\n`) +
+    (r.leftoverGroups.length ? `   ${r.leftoverGroups.length} groups left behind:\n` : '') +
+    wrap(
+      r.leftoverGroups.map((g) => g.replace(/^[^.]*\./, '')),
+      75,
+    )
+      .map((l) => `     ${l}\n`)
+      .join('') +
+    r.processorExits.map((x) => `   processor exited unasked, restarted: ${x.slice(0, 60)}\n`).join('') +
+    (bad ? `   FAILED: reproduce with ${again(r.seed, tempo)}\n` : '')
+  );
+};
+
+const tempoArg = (v: string): Tempo => {
+  if (!(TEMPOS as readonly string[]).includes(v)) throw new InvalidArgumentError(`expected ${TEMPOS.join(' or ')}`);
+  return v as Tempo;
+};
+
+interface Options {
+  seed: number;
+  schedules: number;
+  only?: number;
+  ci?: boolean;
+  keepLogs?: boolean;
+  tempo: Tempo;
+  journal?: string;
+  resume?: boolean;
+  report?: string;
+}
+
 const main = async () => {
   const cmd = new Command('faults')
     .description('Runs seeded fault schedules on a three-node Kafka cluster in network namespaces (root only).')
     .option('--seed <n>', 'campaign seed', positiveInt, 1)
     .option('--schedules <n>', 'how many schedules', positiveInt, 1)
-    .option('--only <seed>', 're-run one schedule by the seed it printed', positiveInt)
+    .option('--only <seed>', 're-run one schedule by the seed it printed (and its --tempo)', positiveInt)
     .option('--ci', "the CI set: the regression schedules and seed 17's short ones, 12 in all")
+    .option(
+      '--tempo <t>',
+      'normal (gaps 0.5-3 s, holds 2-8 s) or fast (gaps 0.2-1 s, holds 1-2 s, a long case kept per kind)',
+      tempoArg,
+      'normal',
+    )
+    .option('--journal <file>', 'append one JSON line per finished schedule to this file')
+    .option('--resume', 'skip the seeds already in the --journal file (a stopped campaign goes on)')
+    .option('--report <file>', 'print the summary of a journal file and exit (no cluster, no root)')
     .option('--keep-logs', "keep the brokers', registry's and processors' logs (always kept on a failure)")
     .addHelpText(
       'after',
@@ -790,16 +884,29 @@ const main = async () => {
 Examples:
   sudo npm run faults -- --seed 1 --schedules 3
   sudo npm run faults -- --only 1000005      # one schedule again
-  sudo npm run faults -- --ci                # the CI set (12 schedules)`,
+  sudo npm run faults -- --ci                # the CI set (12 schedules)
+  sudo npm run faults -- --seed 23 --schedules 300 --tempo fast \\
+    --journal campaign.jsonl --resume        # a long campaign; run again to go on
+  npm run faults -- --report campaign.jsonl  # its table, from the journal`,
     )
     .parse();
-  const o = cmd.opts<{ seed: number; schedules: number; only?: number; ci?: boolean; keepLogs?: boolean }>();
-  const seeds =
+  const o = cmd.opts<Options>();
+  if (o.report !== undefined) {
+    const entries = readJournal(o.report);
+    process.stdout.write(summarize(entries, { brokers: 3 }).join('\n') + '\n');
+    process.exitCode = entries.some(failed) ? 1 : 0;
+    return;
+  }
+  if (o.resume && o.journal === undefined) cmd.error('--resume needs --journal FILE: the seeds to skip are in it');
+  const done = new Set(o.resume ? readJournal(o.journal!).map((e) => e.seed) : []);
+  const all =
     o.only !== undefined
       ? [o.only]
       : o.ci
         ? ciSeeds()
         : Array.from({ length: o.schedules }, (_, i) => scheduleSeed(o.seed, i));
+  const seeds = all.filter((s) => !done.has(s));
+  if (done.size) process.stderr.write(`faults: resuming: ${all.length - seeds.length} of ${all.length} done\n`);
   for (const [tool, pkg] of [
     ['ip', 'iproute2'],
     ['tc', 'iproute2'],
@@ -812,85 +919,50 @@ Examples:
   const t0 = Date.now();
   const cluster = await startCluster();
   const procNs = cluster.addNamespace('p');
-  const totals = { e: 0, l: 0, d: 0, v: 0, g: 0 };
-  const durations: number[] = [];
-  const byKind = new Map<string, number>();
-  const recoveries: number[] = [];
+  const entries: JournalEntry[] = [];
+  const record = (e: JournalEntry) => {
+    entries.push(e);
+    if (o.journal !== undefined) appendJournal(o.journal, e);
+  };
   try {
-    for (const [i, seed] of seeds.entries()) {
+    for (const [k, seed] of seeds.entries()) {
+      const i = all.length - seeds.length + k;
       let r: ScheduleResult;
+      const startedAt = Date.now();
       try {
-        r = await runSchedule(cluster, procNs, seed);
+        r = await runSchedule(cluster, procNs, seed, o.tempo);
       } catch (e) {
         // no recovery within the bounds is a failure of the schedule, not of the campaign
         process.stdout.write(`#${i + 1} seed ${seed}: did not recover: ${(e as Error).message}\n`);
-        process.stdout.write(`   FAILED: reproduce with npm run faults -- --only ${seed}\n`);
-        totals.v++;
+        process.stdout.write(`   FAILED: reproduce with ${again(seed, o.tempo)}\n`);
+        record({
+          seed,
+          tempo: o.tempo,
+          faults: [],
+          acked: 0,
+          lost: 0,
+          dup: 0,
+          div: 1,
+          recoveryMs: null,
+          misread: 0,
+          groups: 0,
+          ms: Date.now() - startedAt,
+          at: new Date().toISOString(),
+          exits: 0,
+          stop: 'unknown',
+          error: (e as Error).message.slice(0, 300),
+        });
         continue;
       }
-      totals.e += r.acknowledged;
-      for (const f of r.faults) {
-        const kind = f.replace(/-\d$|\(\d+\)$/g, '').replace(/-\d$/, '');
-        byKind.set(kind, (byKind.get(kind) ?? 0) + 1);
-      }
-      if (r.recoveryMs !== undefined) recoveries.push(r.recoveryMs);
-      totals.l += r.lost;
-      totals.d += r.duplicated;
-      totals.v += r.divergent;
-      totals.g += r.leftoverGroups.length;
-      durations.push(r.phasesMs.total);
-      const bad = r.lost + r.duplicated + r.divergent + r.leftoverGroups.length > 0;
-      const ph = r.phasesMs;
-      const sec = (ms: number) => (ms / 1000).toFixed(0);
-      process.stdout.write(
-        `#${i + 1} seed ${seed}: ${r.faults.length} faults, ${r.acknowledged} acked, ${r.lost} lost, ` +
-          `${r.duplicated} dup, ${r.divergent} div, ` +
-          (r.recoveryMs === undefined ? 'NO catch-up\n' : `recovery ${(r.recoveryMs / 1000).toFixed(1)} s\n`) +
-          `   ${r.decisions} gate decisions, ${r.gatesDivergent} differ; ${sec(ph.total)} s (faults ${sec(ph.faults)}: ` +
-          `brokers ${sec(ph.brokerWait)}, publish ${sec(ph.publishTail)}; ` +
-          `catch-up ${sec(ph.catchUp)}, stop ${sec(ph.stop)}, check ${sec(ph.check)})\n` +
-          wrap(r.faults, 77)
-            .map((l) => `   ${l}\n`)
-            .join('') +
-          (r.unacknowledged || r.deadLetters ? `   unacked ${r.unacknowledged}, dlq ${r.deadLetters}\n` : '') +
-          (r.misread ? `   misread: a first read missed ${r.misread} acknowledged events (a second had them)\n` : '') +
-          (r.stop === 'clean' ? '' : `   stop on SIGTERM: ${r.stop}\n`) +
-          (r.leftoverGroups.length ? `   ${r.leftoverGroups.length} groups left behind:\n` : '') +
-          wrap(
-            r.leftoverGroups.map((g) => g.replace(/^[^.]*\./, '')),
-            75,
-          )
-            .map((l) => `     ${l}\n`)
-            .join('') +
-          r.processorExits.map((x) => `   processor exited unasked, restarted: ${x.slice(0, 60)}\n`).join('') +
-          (bad ? `   FAILED: reproduce with npm run faults -- --only ${seed}\n` : ''),
-      );
+      record(entryOf(r, o.tempo));
+      process.stdout.write(block(i, r, o.tempo));
     }
   } finally {
-    const kept = cluster.stop({ keepLogs: o.keepLogs || totals.l + totals.d + totals.v + totals.g > 0 });
+    const kept = cluster.stop({ keepLogs: o.keepLogs || entries.some(failed) });
     if (kept) process.stderr.write(`faults: logs kept in ${kept}\n`);
   }
-  const q = (p: number) => {
-    const sorted = [...recoveries].sort((a, b) => a - b);
-    return sorted.length
-      ? (sorted[Math.min(sorted.length - 1, Math.ceil(p * sorted.length) - 1)]! / 1000).toFixed(1)
-      : '-';
-  };
-  const kinds = [...byKind].sort(([a], [b]) => a.localeCompare(b)).map(([k, n]) => `${k} ${n}`);
-  for (let i = 0; i < kinds.length; i += 3)
-    process.stdout.write(`${i ? '  ' : 'by kind: '}${kinds.slice(i, i + 3).join(', ')}\n`);
-  process.stdout.write(`recovery s: p50 ${q(0.5)}, p95 ${q(0.95)}, max ${q(1)}\n`);
-  const mean = durations.length ? durations.reduce((a, b) => a + b, 0) / durations.length / 1000 : 0;
-  process.stdout.write(
-    `schedule s: mean ${mean.toFixed(1)}, max ${(Math.max(0, ...durations) / 1000).toFixed(1)}; ` +
-      `run ${((Date.now() - t0) / 1000).toFixed(0)} s, cluster included\n`,
-  );
-  if (totals.g > 0) process.stdout.write(`groups left behind: ${totals.g}\n`);
-  process.stdout.write(
-    `faults: ${seeds.length} schedules, ${cluster.nodes.length} brokers, ${totals.e} acknowledged, ` +
-      `${totals.l} lost, ${totals.d} duplicated, ${totals.v} divergent\n`,
-  );
-  process.exitCode = totals.l + totals.d + totals.v + totals.g > 0 ? 1 : 0;
+  process.stdout.write(summarize(entries, { brokers: cluster.nodes.length, runMs: Date.now() - t0 }).join('\n') + '\n');
+  process.exitCode = entries.some(failed) ? 1 : 0;
 };
 
 if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) await main();

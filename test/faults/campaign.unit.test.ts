@@ -49,6 +49,39 @@ describe('fault schedules', () => {
     }
     expect(planSchedule(scheduleSeed(7, 0))).not.toEqual(planSchedule(scheduleSeed(7, 1)));
   });
+
+  it('normal is the default tempo, and the regression schedules keep the faults that found their bugs', () => {
+    expect(planSchedule(7_000_022, 'normal')).toEqual(planSchedule(7_000_022));
+    // fix 1, 3, 4 (docs/reliability.md): broker 2 cut off while the processor starts, then lossy links to two brokers
+    const labels = planSchedule(7_000_022).faults.map((f) => `${f.kind}-${f.node}`);
+    expect(labels).toEqual(['partition-broker-2', 'loss-broker-1', 'loss-broker-2']);
+  });
+
+  it('fast: short gaps and holds, yet each kind keeps its long case (leader change, eviction)', () => {
+    const plans = Array.from({ length: 300 }, (_, i) => planSchedule(scheduleSeed(23, i), 'fast'));
+    const faults = plans.flatMap((p) => p.faults);
+    for (const p of plans) {
+      expect(p.faults.length).toBeGreaterThanOrEqual(3);
+      expect(p.faults.length).toBeLessThanOrEqual(8);
+    }
+    for (const f of faults) {
+      expect(f.gapMs).toBeGreaterThanOrEqual(200);
+      expect(f.gapMs).toBeLessThanOrEqual(1_000);
+      const long = f.holdMs > 2_000;
+      expect(f.holdMs).toBeGreaterThanOrEqual(1_000);
+      if (long && f.kind === 'pause-processor')
+        expect(f.holdMs).toBeGreaterThan(10_000); // the 10 s session
+      else if (long) expect(['kill-broker', 'pause-broker', 'partition-broker']).toContain(f.kind);
+      if (long && f.kind !== 'pause-processor') expect(f.holdMs).toBeGreaterThan(9_000); // KRaft's broker session
+    }
+    for (const kind of ['kill-broker', 'pause-broker', 'partition-broker', 'pause-processor'])
+      expect(faults.some((f) => f.kind === kind && f.holdMs > 9_000)).toBe(true);
+    expect(new Set(faults.map((f) => f.kind))).toEqual(new Set(FAULT_KINDS));
+    // on average well under half of a normal schedule's planned time
+    const mean = (tempo: 'normal' | 'fast') =>
+      Array.from({ length: 300 }, (_, i) => plannedMs(scheduleSeed(23, i), tempo)).reduce((a, b) => a + b) / 300;
+    expect(mean('fast')).toBeLessThan(mean('normal') / 2);
+  });
 });
 
 describe('the checker', () => {
