@@ -325,17 +325,34 @@ interface LogInputs {
   readonly decisionInputs: PasskEvent[];
   /** Every event id on the three topics. */
   readonly ids: Set<string>;
+  /** Where each event id was read: `topic/partition` (for a misread's report). */
+  readonly where: Map<string, string>;
+  /** Events read per `topic/partition`. */
+  readonly counts: Map<string, number>;
 }
 
 const GATE_OUTPUT = new Set<string>(['GateEvaluated', 'ConfirmationRequested', 'WindowAlertRaised']);
 
 const readInputs = async (log: EventLog): Promise<LogInputs> => {
-  const inputs: LogInputs = { trials: new Map(), datasets: [], decisionInputs: [], ids: new Set() };
+  const inputs: LogInputs = {
+    trials: new Map(),
+    datasets: [],
+    decisionInputs: [],
+    ids: new Set(),
+    where: new Map(),
+    counts: new Map(),
+  };
   const read = (topic: (typeof TOPICS)[keyof typeof TOPICS], onEvent: (e: PasskEvent, p: number) => void) =>
     readToEnd(log, {
       topic,
       groupId: `check-${randomBytes(4).toString('hex')}`,
-      onEvent: (e, p) => (inputs.ids.add(e.event_id), onEvent(e, p)),
+      onEvent: (e, p) => {
+        const at = `${topic.replace(/^passk\./, '')}/${p}`;
+        inputs.ids.add(e.event_id);
+        inputs.where.set(e.event_id, at);
+        inputs.counts.set(at, (inputs.counts.get(at) ?? 0) + 1);
+        onEvent(e, p);
+      },
     });
   await Promise.all([
     read(TOPICS.trials, (e, p) => void (inputs.trials.get(p) ?? inputs.trials.set(p, []).get(p)!).push(e)),
@@ -644,10 +661,22 @@ export const runSchedule = async (
     // A first read that lacks acknowledged events is made again once the processor has caught up, and the second
     // read is the one checked: the campaign found first reads, right after the heal, that missed events a later
     // read had (seeds 17087161, 17150513: the two comparisons on passk.decisions); counted as `misread`, reported.
-    const hw = async () =>
-      (await admin.fetchTopicOffsets(namespace + TOPICS.decisions)).map((p) => `${p.partition}:${p.high}`).join(' ');
+    const hw = async () => {
+      const topic = namespace + TOPICS.decisions;
+      const leaders = new Map(
+        (await admin.fetchTopicMetadata({ topics: [topic] })).topics[0]!.partitions.map((p) => [
+          p.partitionId,
+          p.leader,
+        ]),
+      );
+      return (await admin.fetchTopicOffsets(topic))
+        .sort((a, b) => a.partition - b.partition)
+        .map((p) => `${p.partition}:${p.high}(leader ${leaders.get(p.partition)})`)
+        .join(' ');
+    };
     const hwBefore = await hw().catch((e: Error) => e.message);
     let misread = 0;
+    const firstReadAt = Date.now();
     const firstRead = readInputs(log);
     firstRead.catch(() => {}); // awaited below
     const replayOf = async (inputs: LogInputs) => ({
@@ -673,10 +702,19 @@ export const runSchedule = async (
     if (replay === undefined) {
       const first = await firstRead;
       const again = await readInputs(log);
-      misread = [...acknowledged].filter((id) => !first.ids.has(id) && again.ids.has(id)).length;
+      const missed = [...acknowledged].filter((id) => !first.ids.has(id) && again.ids.has(id));
+      misread = missed.length;
+      const counts = (m: Map<string, number>) =>
+        [...m]
+          .sort(([a], [b]) => a.localeCompare(b))
+          .map(([k, n]) => `${k}:${n}`)
+          .join(' ');
       process.stderr.write(
         `faults: ${namespace}: a first read missed ${misread} acknowledged events a second read has ` +
-          `(passk.decisions high watermarks at the first read: ${hwBefore}; now: ${await hw()})\n`,
+          `(passk.decisions high watermarks (leaders) at the first read: ${hwBefore}; now: ${await hw()}); ` +
+          `missed at: ${missed.map((id) => again.where.get(id)).join(' ')}; ` +
+          `read first: ${counts(first.counts)}; again: ${counts(again.counts)}; ` +
+          `last ack ${published - faultsOverAt} ms after the heal, first read ${firstReadAt - faultsOverAt} ms\n`,
       );
       replay = await replayOf(again);
     }
