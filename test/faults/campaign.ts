@@ -21,7 +21,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import { spawn, spawnSync } from 'node:child_process';
-import { appendFileSync, closeSync, mkdtempSync, openSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { appendFileSync, closeSync, cpSync, mkdtempSync, openSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
@@ -675,6 +675,23 @@ export const runSchedule = async (
         .join(' ');
     };
     const hwBefore = await hw().catch((e: Error) => e.message);
+    // what a reader of the log itself (its admin, not the campaign's) takes for the ends, as readToEnd does
+    const readerEnds = async () => {
+      const c = await log.consumer({
+        groupId: `ends-${randomBytes(4).toString('hex')}`,
+        topics: [TOPICS.decisions],
+        transient: true,
+      });
+      try {
+        return (await c.lag())
+          .sort((a, b) => a.partition - b.partition)
+          .map((p) => `${p.partition}:${p.lag}`)
+          .join(' ');
+      } finally {
+        await c.close();
+      }
+    };
+    const endsBefore = await readerEnds().catch((e: Error) => e.message);
     let misread = 0;
     const firstReadAt = Date.now();
     const firstRead = readInputs(log);
@@ -711,7 +728,8 @@ export const runSchedule = async (
           .join(' ');
       process.stderr.write(
         `faults: ${namespace}: a first read missed ${misread} acknowledged events a second read has ` +
-          `(passk.decisions high watermarks (leaders) at the first read: ${hwBefore}; now: ${await hw()}); ` +
+          `(passk.decisions high watermarks (leaders) at the first read: ${hwBefore}, by the log's admin: ` +
+          `${endsBefore}; now: ${await hw()}); ` +
           `missed at: ${missed.map((id) => again.where.get(id)).join(' ')}; ` +
           `read first: ${counts(first.counts)}; again: ${counts(again.counts)}; ` +
           `last ack ${published - faultsOverAt} ms after the heal, first read ${firstReadAt - faultsOverAt} ms\n`,
@@ -994,6 +1012,13 @@ Examples:
       }
       record(entryOf(r, o.tempo));
       process.stdout.write(block(i, r, o.tempo));
+      if (r.misread > 0) {
+        // the clients' logs of a misread (kafkajs warnings: a crash, a restart) and the brokers', kept now: a run
+        // stopped by a signal deletes its logs
+        const kept = mkdtempSync(join(tmpdir(), `passk-faults-misread-${seed}-`));
+        cpSync(join(cluster.dir, 'logs'), kept, { recursive: true });
+        process.stderr.write(`faults: seed ${seed}: a misread; logs kept in ${kept}\n`);
+      }
     }
   } finally {
     const kept = cluster.stop({ keepLogs: o.keepLogs || entries.some(failed) });
