@@ -661,31 +661,51 @@ export const runSchedule = async (
     // A first read that lacks acknowledged events is made again once the processor has caught up, and the second
     // read is the one checked: the campaign found first reads, right after the heal, that missed events a later
     // read had (seeds 17087161, 17150513: the two comparisons on passk.decisions); counted as `misread`, reported.
+    // for a misread's report: each input topic's ends (and leaders, fresh), as the campaign's admin and as the log's
+    // own admin (through a consumer's lag(), as readToEnd takes them) see them
+    const INPUTS = [TOPICS.trials, TOPICS.datasets, TOPICS.decisions] as const;
+    const short = (t: string) => t.replace(/^passk\./, '');
     const hw = async () => {
-      const topic = namespace + TOPICS.decisions;
-      const leaders = new Map(
-        (await admin.fetchTopicMetadata({ topics: [topic] })).topics[0]!.partitions.map((p) => [
-          p.partitionId,
-          p.leader,
-        ]),
-      );
-      return (await admin.fetchTopicOffsets(topic))
-        .sort((a, b) => a.partition - b.partition)
-        .map((p) => `${p.partition}:${p.high}(leader ${leaders.get(p.partition)})`)
-        .join(' ');
+      const out: string[] = [];
+      for (const t of INPUTS) {
+        const topic = namespace + t;
+        const leaders = new Map(
+          (await admin.fetchTopicMetadata({ topics: [topic] })).topics[0]!.partitions.map((p) => [
+            p.partitionId,
+            p.leader,
+          ]),
+        );
+        for (const p of (await admin.fetchTopicOffsets(topic)).sort((a, b) => a.partition - b.partition))
+          out.push(`${short(t)}/${p.partition}:${p.high}(${leaders.get(p.partition)})`);
+      }
+      return out.join(' ');
     };
     const hwBefore = await hw().catch((e: Error) => e.message);
-    // what a reader of the log itself (its admin, not the campaign's) takes for the ends, as readToEnd does
+    // and as a new admin, with metadata of now, sees them
+    const freshEnds = async () => {
+      const fresh = new Kafka({ brokers: cluster.brokers.split(','), logLevel: logLevel.NOTHING }).admin();
+      await fresh.connect();
+      try {
+        const out: string[] = [];
+        for (const t of INPUTS)
+          for (const p of (await fresh.fetchTopicOffsets(namespace + t)).sort((a, b) => a.partition - b.partition))
+            out.push(`${short(t)}/${p.partition}:${p.high}`);
+        return out.join(' ');
+      } finally {
+        await fresh.disconnect();
+      }
+    };
+    const freshBefore = await freshEnds().catch((e: Error) => e.message);
     const readerEnds = async () => {
       const c = await log.consumer({
         groupId: `ends-${randomBytes(4).toString('hex')}`,
-        topics: [TOPICS.decisions],
+        topics: [...INPUTS],
         transient: true,
       });
       try {
         return (await c.lag())
-          .sort((a, b) => a.partition - b.partition)
-          .map((p) => `${p.partition}:${p.lag}`)
+          .sort((a, b) => a.topic.localeCompare(b.topic) || a.partition - b.partition)
+          .map((p) => `${short(p.topic)}/${p.partition}:${p.lag}`)
           .join(' ');
       } finally {
         await c.close();
@@ -728,8 +748,9 @@ export const runSchedule = async (
           .join(' ');
       process.stderr.write(
         `faults: ${namespace}: a first read missed ${misread} acknowledged events a second read has ` +
-          `(passk.decisions high watermarks (leaders) at the first read: ${hwBefore}, by the log's admin: ` +
-          `${endsBefore}; now: ${await hw()}); ` +
+          `(ends (leaders) at the first read: ${hwBefore}; by a fresh admin: ${freshBefore}; ` +
+          `by the log's admin: ${endsBefore}; ` +
+          `now: ${await hw()}); ` +
           `missed at: ${missed.map((id) => again.where.get(id)).join(' ')}; ` +
           `read first: ${counts(first.counts)}; again: ${counts(again.counts)}; ` +
           `last ack ${published - faultsOverAt} ms after the heal, first read ${firstReadAt - faultsOverAt} ms\n`,
