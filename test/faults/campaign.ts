@@ -847,27 +847,41 @@ export const scheduleSeed = (seed: number, i: number) => (Math.imul(seed, 1_000_
 export const plannedMs = (seed: number, tempo: Tempo = 'normal') =>
   planSchedule(seed, tempo).faults.reduce((t, f) => t + f.gapMs + f.holdMs, 0);
 
+/** A schedule to run: its seed and the tempo it is planned at. */
+export interface Scheduled {
+  readonly seed: number;
+  readonly tempo: Tempo;
+}
+
 /**
  * The regression schedules: one per bug the campaign found (docs/reliability.md). 7000022: a broker cut off while
  * the processor started (fix 1, a NOT_COORDINATOR that ended the processors and left the process hanging; fix 3, a
  * start-up failure that did not exit). 7015860: an evicted processor that folded partitions it got back onto stale
  * state (fix 2). 13007959: a processor SIGKILLed (its one-use groups were left behind) and a broker SIGKILLed (a
- * processor's producer gave up: exit 3, restarted).
+ * processor's producer gave up: exit 3, restarted). 23000070 (fast): a broker SIGKILLed while `passk ingest`
+ * started (fix 6, a producer whose failed connect kept the process alive, never listening).
  */
-export const REGRESSION_SEEDS = [7_000_022, 7_015_860, 13_007_959] as const;
+export const REGRESSION_SCHEDULES: readonly Scheduled[] = [
+  { seed: 7_000_022, tempo: 'normal' },
+  { seed: 7_015_860, tempo: 'normal' },
+  { seed: 13_007_959, tempo: 'normal' },
+  { seed: 23_000_070, tempo: 'fast' },
+];
+export const REGRESSION_SEEDS = REGRESSION_SCHEDULES.map((s) => s.seed);
 /** The CI set's other schedules: the first of seed 17's whose planned faults take at most this long. */
 const CI_PLANNED_MS = 36_000;
 const CI_SIZE = 12;
 
 /** The CI set: the regression schedules, then seed 17's short schedules, 12 in all (test/faults/campaign.int.test.ts). */
-export const ciSeeds = (): number[] => {
-  const seeds: number[] = [...REGRESSION_SEEDS];
-  for (let i = 0; seeds.length < CI_SIZE; i++) {
+export const ciSchedules = (): Scheduled[] => {
+  const out: Scheduled[] = [...REGRESSION_SCHEDULES];
+  for (let i = 0; out.length < CI_SIZE; i++) {
     const seed = scheduleSeed(17, i);
-    if (plannedMs(seed) <= CI_PLANNED_MS) seeds.push(seed);
+    if (plannedMs(seed) <= CI_PLANNED_MS) out.push({ seed, tempo: 'normal' });
   }
-  return seeds;
+  return out;
 };
+export const ciSeeds = (): number[] => ciSchedules().map((s) => s.seed);
 
 /** A schedule's journal entry: what the summary and `--report` count. */
 export const entryOf = (r: ScheduleResult, tempo: Tempo, at = new Date()): JournalEntry => ({
@@ -976,13 +990,13 @@ Examples:
   }
   if (o.resume && o.journal === undefined) cmd.error('--resume needs --journal FILE: the seeds to skip are in it');
   const done = new Set(o.resume ? readJournal(o.journal!).map((e) => e.seed) : []);
-  const all =
+  const all: Scheduled[] =
     o.only !== undefined
-      ? [o.only]
+      ? [{ seed: o.only, tempo: o.tempo }]
       : o.ci
-        ? ciSeeds()
-        : Array.from({ length: o.schedules }, (_, i) => scheduleSeed(o.seed, i));
-  const seeds = all.filter((s) => !done.has(s));
+        ? ciSchedules()
+        : Array.from({ length: o.schedules }, (_, i) => ({ seed: scheduleSeed(o.seed, i), tempo: o.tempo }));
+  const seeds = all.filter((s) => !done.has(s.seed));
   if (done.size) process.stderr.write(`faults: resuming: ${all.length - seeds.length} of ${all.length} done\n`);
   for (const [tool, pkg] of [
     ['ip', 'iproute2'],
@@ -1002,19 +1016,19 @@ Examples:
     if (o.journal !== undefined) appendJournal(o.journal, e);
   };
   try {
-    for (const [k, seed] of seeds.entries()) {
+    for (const [k, { seed, tempo }] of seeds.entries()) {
       const i = all.length - seeds.length + k;
       let r: ScheduleResult;
       const startedAt = Date.now();
       try {
-        r = await runSchedule(cluster, procNs, seed, o.tempo);
+        r = await runSchedule(cluster, procNs, seed, tempo);
       } catch (e) {
         // no recovery within the bounds is a failure of the schedule, not of the campaign
         process.stdout.write(`#${i + 1} seed ${seed}: did not recover: ${(e as Error).message}\n`);
-        process.stdout.write(`   FAILED: reproduce with ${again(seed, o.tempo)}\n`);
+        process.stdout.write(`   FAILED: reproduce with ${again(seed, tempo)}\n`);
         record({
           seed,
-          tempo: o.tempo,
+          tempo: tempo,
           faults: [],
           acked: 0,
           lost: 0,
@@ -1031,8 +1045,8 @@ Examples:
         });
         continue;
       }
-      record(entryOf(r, o.tempo));
-      process.stdout.write(block(i, r, o.tempo));
+      record(entryOf(r, tempo));
+      process.stdout.write(block(i, r, tempo));
       if (r.misread > 0) {
         // the clients' logs of a misread (kafkajs warnings: a crash, a restart) and the brokers', kept now: a run
         // stopped by a signal deletes its logs

@@ -2,9 +2,11 @@ import { describe, expect, it } from 'vitest';
 import type { RowState } from '../../processors/folds/rowState.ts';
 import {
   FAULT_KINDS,
+  REGRESSION_SCHEDULES,
   REGRESSION_SEEDS,
   check,
   checkGates,
+  ciSchedules,
   ciSeeds,
   flatTrials,
   interleave,
@@ -126,14 +128,27 @@ describe('the checker', () => {
 });
 
 describe('the CI set', () => {
-  it('is 12 schedules: the regression seeds first, then short ones, every fault kind at least once', () => {
+  it('is 12 schedules: the regression ones first, then short ones, every fault kind at least once', () => {
+    const set = ciSchedules();
     const seeds = ciSeeds();
     expect(seeds).toHaveLength(12);
+    expect(set.slice(0, REGRESSION_SCHEDULES.length)).toEqual([...REGRESSION_SCHEDULES]);
     expect(seeds.slice(0, REGRESSION_SEEDS.length)).toEqual([...REGRESSION_SEEDS]);
     expect(new Set(seeds).size).toBe(12);
-    for (const s of seeds.slice(REGRESSION_SEEDS.length)) expect(plannedMs(s)).toBeLessThanOrEqual(36_000);
-    const kinds = new Set(seeds.flatMap((s) => planSchedule(s).faults.map((f) => f.kind)));
+    for (const s of set.slice(REGRESSION_SCHEDULES.length)) {
+      expect(s.tempo).toBe('normal');
+      expect(plannedMs(s.seed)).toBeLessThanOrEqual(36_000);
+    }
+    const kinds = new Set(set.flatMap((s) => planSchedule(s.seed, s.tempo).faults.map((f) => f.kind)));
     expect([...kinds].sort()).toEqual([...FAULT_KINDS].sort());
+  });
+
+  it("keeps fix 6's schedule: a broker SIGKILLed within a second of the start, while passk ingest starts", () => {
+    const fix6 = REGRESSION_SCHEDULES.find((s) => s.seed === 23_000_070)!;
+    expect(fix6.tempo).toBe('fast');
+    const [first] = planSchedule(fix6.seed, fix6.tempo).faults;
+    expect(first).toMatchObject({ kind: 'kill-broker', node: 2 });
+    expect(first!.gapMs).toBeLessThan(1_000);
   });
 });
 
