@@ -63,6 +63,7 @@ export const createKafkaEventLog = async (opts: KafkaEventLogOptions): Promise<E
   const consumers = new Set<EventConsumer>();
   let codec: RegistryCodec;
   let publisher: KafkaPublisher;
+  let partitions: Map<string, number>;
   try {
     await admin.connect();
     await ensureTopics(admin, names, {
@@ -71,7 +72,7 @@ export const createKafkaEventLog = async (opts: KafkaEventLogOptions): Promise<E
       maxEventBytes,
       retentionMs: opts.retentionMs ?? -1,
     });
-    const partitions = await partitionCounts(admin, names);
+    partitions = await partitionCounts(admin, names);
     codec = await createRegistryCodec({ registry: opts.registry, subjectPrefix: namespace });
     publisher = await createKafkaPublisher({
       kafka: opts.kafka,
@@ -166,6 +167,7 @@ export const createKafkaEventLog = async (opts: KafkaEventLogOptions): Promise<E
         codec,
         deadLetter,
         names,
+        partitionsOf: (topic) => partitions.get(topic) ?? 1,
         groupId: namespace + options.groupId + (options.transient ? ONE_USE_SUFFIX : ''),
         options,
         maxBytesPerPartition: maxEventBytes + RECORD_OVERHEAD_BYTES,
