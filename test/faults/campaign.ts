@@ -661,8 +661,9 @@ export const runSchedule = async (
     // A first read that lacks acknowledged events is made again once the processor has caught up, and the second
     // read is the one checked: the campaign found first reads, right after the heal, that missed events a later
     // read had (seeds 17087161, 17150513: the two comparisons on passk.decisions); counted as `misread`, reported.
-    // for a misread's report: each input topic's ends (and leaders, fresh), as the campaign's admin and as the log's
-    // own admin (through a consumer's lag(), as readToEnd takes them) see them
+    // for a misread's report: each input topic's ends (and leaders, fresh), as the campaign's admin and a new one see
+    // them. Not through the log's own admin: reading its offsets before the first read warms its metadata cache with
+    // the three topics, which hid the misread (kafkajs's stale metadata, fix 8: 1 in 11 schedules before, 0 in 35)
     const INPUTS = [TOPICS.trials, TOPICS.datasets, TOPICS.decisions] as const;
     const short = (t: string) => t.replace(/^passk\./, '');
     const hw = async () => {
@@ -696,22 +697,6 @@ export const runSchedule = async (
       }
     };
     const freshBefore = await freshEnds().catch((e: Error) => e.message);
-    const readerEnds = async () => {
-      const c = await log.consumer({
-        groupId: `ends-${randomBytes(4).toString('hex')}`,
-        topics: [...INPUTS],
-        transient: true,
-      });
-      try {
-        return (await c.lag())
-          .sort((a, b) => a.topic.localeCompare(b.topic) || a.partition - b.partition)
-          .map((p) => `${short(p.topic)}/${p.partition}:${p.lag}`)
-          .join(' ');
-      } finally {
-        await c.close();
-      }
-    };
-    const endsBefore = await readerEnds().catch((e: Error) => e.message);
     let misread = 0;
     const firstReadAt = Date.now();
     const firstRead = readInputs(log);
@@ -749,7 +734,6 @@ export const runSchedule = async (
       process.stderr.write(
         `faults: ${namespace}: a first read missed ${misread} acknowledged events a second read has ` +
           `(ends (leaders) at the first read: ${hwBefore}; by a fresh admin: ${freshBefore}; ` +
-          `by the log's admin: ${endsBefore}; ` +
           `now: ${await hw()}); ` +
           `missed at: ${missed.map((id) => again.where.get(id)).join(' ')}; ` +
           `read first: ${counts(first.counts)}; again: ${counts(again.counts)}; ` +
