@@ -663,7 +663,7 @@ export const runSchedule = async (
     // read had (seeds 17087161, 17150513: the two comparisons on passk.decisions); counted as `misread`, reported.
     // for a misread's report: each input topic's ends (and leaders, fresh), as the campaign's admin and a new one see
     // them. Not through the log's own admin: reading its offsets before the first read warms its metadata cache with
-    // the three topics, which hid the misread (kafkajs's stale metadata, fix 8: 1 in 11 schedules before, 0 in 35)
+    // the three topics, which hid the misread (kafkajs's stale metadata, fix 8: 1 in 11 schedules before, 0 in 27)
     const INPUTS = [TOPICS.trials, TOPICS.datasets, TOPICS.decisions] as const;
     const short = (t: string) => t.replace(/^passk\./, '');
     const hw = async () => {
