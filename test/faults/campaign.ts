@@ -37,6 +37,7 @@ import { readToEnd } from '../../processors/operators/readToEnd.ts';
 import type { EventLog } from '../../processors/ports.ts';
 import type { PasskEvent } from '../../schemas/events/index.ts';
 import type { TrialRecorded } from '../../schemas/events/trialRecorded.ts';
+import { InputError } from '../../schemas/errors.ts';
 import { TOPICS } from '../../schemas/topics.ts';
 import { trial } from '../helpers/processorFixtures.ts';
 import { changelogState, decisionsOf, gateWorkload, publishAll, workload } from '../helpers/processorsHarness.ts';
@@ -961,19 +962,28 @@ Examples:
   sudo npm run faults -- --only 1000005      # one schedule again
   sudo npm run faults -- --ci                # the CI set (12 schedules)
   sudo npm run faults -- --seed 23 --schedules 300 --tempo fast \\
-    --journal campaign.jsonl --resume        # a long campaign; run again to go on
+    --journal campaign.jsonl --resume  # long; run it again to go on
   npm run faults -- --report campaign.jsonl  # its table, from the journal`,
     )
     .parse();
   const o = cmd.opts<Options>();
+  const journal = (file: string) => {
+    try {
+      return readJournal(file);
+    } catch (e) {
+      if (!(e instanceof InputError)) throw e;
+      process.stderr.write(`faults: ${e.message}\n`);
+      process.exit(2);
+    }
+  };
   if (o.report !== undefined) {
-    const entries = readJournal(o.report);
+    const entries = journal(o.report);
     process.stdout.write(summarize(entries, { brokers: 3 }).join('\n') + '\n');
     process.exitCode = entries.some(failed) ? 1 : 0;
     return;
   }
   if (o.resume && o.journal === undefined) cmd.error('--resume needs --journal FILE: the seeds to skip are in it');
-  const done = new Set(o.resume ? readJournal(o.journal!).map((e) => e.seed) : []);
+  const done = new Set(o.resume ? journal(o.journal!).map((e) => e.seed) : []);
   const all: Scheduled[] =
     o.only !== undefined
       ? [{ seed: o.only, tempo: o.tempo }]
