@@ -43,6 +43,44 @@ export const ONE_USE_SUFFIX = '.one-use';
  */
 const SECOND_SWEEP_MS = 15_000;
 
+/** How often a sweep that failed (a broker away: its coordinator did not answer) is tried again, after the first. */
+const SWEEP_RETRIES = 4;
+
+/**
+ * Runs `sweep` at once and `everyMs` later (`start`, once); a sweep that fails is tried again every `everyMs`, up to
+ * `retries` times, so a broker that is away at one sweep does not leave a dead member's groups for good (the long
+ * fault campaign, seed 23237640: `passk-gates.restore.<instance>.one-use` left after a kill-processor and then a
+ * kill-broker). `stop` clears what is pending.
+ */
+export const oneUseSweeper = (sweep: () => Promise<unknown>, everyMs = SECOND_SWEEP_MS, retries = SWEEP_RETRIES) => {
+  const timers = new Set<NodeJS.Timeout>();
+  let started = false;
+  let stopped = false;
+  const later = (f: () => void) => {
+    if (stopped) return;
+    const t = setTimeout(() => (timers.delete(t), f()), everyMs);
+    t.unref();
+    timers.add(t);
+  };
+  const attempt = (left: number) =>
+    void sweep().catch(() => {
+      if (left > 0) later(() => attempt(left - 1));
+    });
+  return {
+    start: () => {
+      if (started) return;
+      started = true;
+      attempt(retries);
+      later(() => attempt(retries));
+    },
+    stop: () => {
+      stopped = true;
+      for (const t of timers) clearTimeout(t);
+      timers.clear();
+    },
+  };
+};
+
 /** Deletes the empty one-use groups of `namespace` (the broker refuses to delete a group with members). */
 const sweepOneUseGroups = async (admin: Admin, namespace: string): Promise<string[]> => {
   const ours = (await admin.listGroups()).groups
@@ -144,23 +182,14 @@ export const createKafkaEventLog = async (opts: KafkaEventLogOptions): Promise<E
     append: (letters) => publisher.send(letters.map((d) => ({ topic: TOPICS.dlq, ...toDeadLetterRecord(d) }))),
   });
 
-  // best effort, in the background: a broker away leaves the groups to the next start
-  let swept = false;
-  let secondSweep: NodeJS.Timeout | undefined;
-  const sweep = () => void sweepOneUseGroups(admin, namespace).catch(() => {});
-  const sweepOnce = () => {
-    if (swept) return;
-    swept = true;
-    sweep();
-    secondSweep = setTimeout(sweep, SECOND_SWEEP_MS);
-    secondSweep.unref();
-  };
+  // in the background: a broker away at a sweep is waited out a few times, then left to the next start
+  const sweeper = oneUseSweeper(() => sweepOneUseGroups(admin, namespace));
 
   return {
     publisher,
     codec,
     consumer: async (options) => {
-      if (options.transient) sweepOnce();
+      if (options.transient) sweeper.start();
       const consumer: EventConsumer = await createKafkaConsumer({
         kafka: opts.kafka,
         admin,
@@ -178,7 +207,7 @@ export const createKafkaEventLog = async (opts: KafkaEventLogOptions): Promise<E
     },
     deadLetters,
     close: async () => {
-      clearTimeout(secondSweep);
+      sweeper.stop();
       for (const c of [...consumers]) await c.close();
       await publisher.close();
       await admin.disconnect();
