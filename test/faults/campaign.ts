@@ -915,7 +915,13 @@ const block = (i: number, r: ScheduleResult, tempo: Tempo) => {
     )
       .map((l) => `     ${l}\n`)
       .join('') +
-    r.processorExits.map((x) => `   processor exited unasked, restarted: ${x.slice(0, 60)}\n`).join('') +
+    r.processorExits
+      .map((x) =>
+        wrap(['processor', 'exited', 'unasked,', 'restarted:', ...x.slice(0, 300).split(' ')], 75)
+          .map((l, j) => `${j ? '     ' : '   '}${l}\n`)
+          .join(''),
+      )
+      .join('') +
     (bad ? `   FAILED: reproduce with ${again(r.seed, tempo)}\n` : '')
   );
 };
@@ -1041,12 +1047,15 @@ Examples:
       }
       record(entryOf(r, tempo));
       process.stdout.write(block(i, r, tempo));
-      if (r.misread > 0) {
-        // the clients' logs of a misread (kafkajs warnings: a crash, a restart) and the brokers', kept now: a run
-        // stopped by a signal deletes its logs
-        const kept = mkdtempSync(join(tmpdir(), `passk-faults-misread-${seed}-`));
+      const entry = entries.at(-1)!;
+      const bug = r.processorExits.some((x) => x.startsWith('4:')); // exit 4: a bug, not a backend away
+      if (r.misread > 0 || failed(entry) || bug) {
+        // the logs of a misread, a failure or a processor that exited as a bug (kafkajs warnings, the brokers', the
+        // processors' stderr), kept now: a run stopped by a signal deletes its logs
+        const why = failed(entry) ? 'failed' : r.misread > 0 ? 'misread' : 'exit4';
+        const kept = mkdtempSync(join(tmpdir(), `passk-faults-${why}-${seed}-`));
         cpSync(join(cluster.dir, 'logs'), kept, { recursive: true });
-        process.stderr.write(`faults: seed ${seed}: a misread; logs kept in ${kept}\n`);
+        process.stderr.write(`faults: seed ${seed}: ${why}; logs kept in ${kept}\n`);
       }
     }
   } finally {
