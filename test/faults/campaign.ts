@@ -844,13 +844,15 @@ export interface Scheduled {
  * start-up failure that did not exit). 7015860: an evicted processor that folded partitions it got back onto stale
  * state (fix 2). 13007959: a processor SIGKILLed (its one-use groups were left behind) and a broker SIGKILLed (a
  * processor's producer gave up: exit 3, restarted). 23000070 (fast): a broker SIGKILLed while `passk ingest`
- * started (fix 6, a producer whose failed connect kept the process alive, never listening).
+ * started (fix 6, a producer whose failed connect kept the process alive, never listening). 23237640 (fast): a
+ * processor SIGKILLed, then a broker SIGKILLed while the restarted one swept the dead one's groups (fix 9).
  */
 export const REGRESSION_SCHEDULES: readonly Scheduled[] = [
   { seed: 7_000_022, tempo: 'normal' },
   { seed: 7_015_860, tempo: 'normal' },
   { seed: 13_007_959, tempo: 'normal' },
   { seed: 23_000_070, tempo: 'fast' },
+  { seed: 23_237_640, tempo: 'fast' },
 ];
 export const REGRESSION_SEEDS = REGRESSION_SCHEDULES.map((s) => s.seed);
 /** The CI set's other schedules: the first of seed 17's whose planned faults take at most this long. */
