@@ -28,6 +28,10 @@ const REBALANCE_TIMEOUT_MS = 60_000;
 /** How long close() waits for a join in flight before it disconnects anyway (the join then crashes). */
 const JOIN_WAIT_MS = REBALANCE_TIMEOUT_MS + 5_000;
 
+/** How often a closing one-use consumer tries to delete its group, and how long it waits between tries. */
+const DELETE_TRIES = 3;
+const DELETE_RETRY_MS = 1_000;
+
 /** Retries of an offsets read (lag, committed) while the cluster moves a group coordinator or a leader. */
 const ADMIN_READ_RETRIES = 5;
 
@@ -271,8 +275,19 @@ export const createKafkaConsumer = async (deps: {
     if (running) await settledWithin(running, JOIN_WAIT_MS);
     await consumer.stop();
     await consumer.disconnect();
-    // best effort: a member of another process still in it (NON_EMPTY_GROUP) or a broker away leaves it to expire
-    if (options.transient) await deps.admin.deleteGroups([deps.groupId]).catch(() => {});
+    // best effort, tried a few times: a coordinator that moved (a broker killed or hung) can still hold this
+    // member's leave, or not answer, at the first try, and a one-use group left empty lingers for minutes (the
+    // fault campaign, seed 23593995: three of its checker's one-use groups); a member of another process still in
+    // it (NON_EMPTY_GROUP) leaves it to expire, or to the next log's sweep
+    if (options.transient)
+      for (let attempt = 0; attempt < DELETE_TRIES; attempt++) {
+        const deleted = await deps.admin.deleteGroups([deps.groupId]).then(
+          () => true,
+          () => false,
+        );
+        if (deleted) break;
+        if (attempt + 1 < DELETE_TRIES) await new Promise((r) => setTimeout(r, DELETE_RETRY_MS));
+      }
     deps.onClose();
   };
 

@@ -39,7 +39,12 @@ const fakeAdmin = (short: number) => {
         high: '10',
         low: '0',
       })),
-    deleteGroups: async () => {},
+    deletes: 0,
+    deleteFails: 0,
+    deleteGroups: async () => {
+      admin.deletes++;
+      if (admin.deleteFails-- > 0) throw new Error('The coordinator is not available');
+    },
   };
   return admin;
 };
@@ -62,7 +67,7 @@ const codec: EventCodec = {
   },
 };
 
-const consumerOn = (admin: ReturnType<typeof fakeAdmin>) =>
+const consumerOn = (admin: ReturnType<typeof fakeAdmin>, transient = false) =>
   createKafkaConsumer({
     kafka: fakeKafka,
     admin: admin as unknown as Admin,
@@ -71,7 +76,7 @@ const consumerOn = (admin: ReturnType<typeof fakeAdmin>) =>
     names,
     partitionsOf: () => PARTITIONS,
     groupId: 'ns.g',
-    options: { groupId: 'g', topics: [TOPICS.datasets] },
+    options: { groupId: 'g', topics: [TOPICS.datasets], transient },
     maxBytesPerPartition: 1_000_000,
     onClose: () => {},
   });
@@ -97,6 +102,17 @@ describe('the Kafka consumer’s offsets reads', () => {
     expect(await c.committed(TOPICS.datasets)).toEqual(new Map([[0, 5]]));
     expect(admin.reads()).toBe(2);
     await c.close();
+  });
+
+  it('a one-use consumer tries again to delete its group when the first try fails (a coordinator away)', async () => {
+    const admin = fakeAdmin(0);
+    admin.deleteFails = 1;
+    const c = await consumerOn(admin, true);
+    await c.close();
+    expect(admin.deletes).toBe(2);
+    const durable = fakeAdmin(0);
+    await (await consumerOn(durable)).close();
+    expect(durable.deletes).toBe(0);
   });
 
   it('an answer that stays short fails as BackendUnavailable, naming the partitions, after the retries', async () => {
