@@ -271,8 +271,8 @@ Exit codes: 0 ok (the demo's first gate failing is the expected result), 2 bad f
         await log?.close();
         if (e instanceof StoreLocked || (e instanceof PipelineError && e.retriable)) {
           writeStderr(`passk: ${(e as Error).message}\n`);
-          process.exitCode = EXIT.unavailable;
-          return;
+          // exit, not return: a Kafka client left behind would keep the process alive (docs/reliability.md, fix 6)
+          process.exit(EXIT.unavailable);
         }
         throw e;
       }

@@ -68,8 +68,9 @@ Exit codes: 0 stopped by SIGINT/SIGTERM, 2 bad flag (no token, bad port, a bad
         await log?.close();
         if (!(e instanceof PipelineError && e.retriable)) throw e;
         writeStderr(`passk: ${e.message}\n`);
-        process.exitCode = EXIT.unavailable;
-        return;
+        // exit, not return: a Kafka client's socket or timer left behind would keep the process alive, never
+        // listening, so no supervisor restarts it (as `passk process`: docs/reliability.md, fixes 3 and 6)
+        process.exit(EXIT.unavailable);
       }
       process.stdout.write(flags.json ? `${JSON.stringify({ url: server.url })}\n` : `passk ingest: ${server.url}\n`);
       await new Promise<void>((resolve) => {

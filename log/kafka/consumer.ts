@@ -28,6 +28,10 @@ const REBALANCE_TIMEOUT_MS = 60_000;
 /** How long close() waits for a join in flight before it disconnects anyway (the join then crashes). */
 const JOIN_WAIT_MS = REBALANCE_TIMEOUT_MS + 5_000;
 
+/** How often a closing one-use consumer tries to delete its group, and how long it waits between tries. */
+const DELETE_TRIES = 3;
+const DELETE_RETRY_MS = 1_000;
+
 /** Retries of an offsets read (lag, committed) while the cluster moves a group coordinator or a leader. */
 const ADMIN_READ_RETRIES = 5;
 
@@ -47,6 +51,27 @@ const adminRead = async <T>(what: string, read: () => Promise<T>): Promise<T> =>
     }
   }
 };
+
+/**
+ * An offsets read's partitions, checked to cover every partition of the topic. kafkajs 2.2.4 answers an offsets
+ * read from its cached metadata, and a metadata refresh made for fewer topics that completes after one made for
+ * more (concurrent reads of several topics on one admin, each on a random broker) leaves a topic out of the cache:
+ * `fetchOffsets` then returns it with no partitions, silently, and a read to the end of it read nothing (the fault
+ * campaign's misreads, docs/reliability.md). A short answer is transient: the next read refreshes the metadata.
+ */
+const coveringFor =
+  (partitionsOf: (topic: string) => number) =>
+  <P extends { partition: number }>(what: string, topic: string, partitions: readonly P[]): readonly P[] => {
+    const want = partitionsOf(topic);
+    const have = new Set(partitions.map((p) => p.partition));
+    const missing = Array.from({ length: want }, (_, i) => i).filter((i) => !have.has(i));
+    if (missing.length > 0)
+      throw new BackendUnavailable(
+        `${what}: the answer for ${topic} lacks partition${missing.length > 1 ? 's' : ''} ${missing.join(', ')} ` +
+          `of ${want} (stale client metadata)`,
+      );
+    return partitions;
+  };
 
 /** Resolves when `p` settles or after `ms`, whichever comes first; leaves no timer behind. */
 const settledWithin = async (p: Promise<unknown>, ms: number): Promise<void> => {
@@ -70,12 +95,15 @@ export const createKafkaConsumer = async (deps: {
   /** Appends dead letters to the DLQ, once per source position (`createDeadLetterWriter`). */
   deadLetter: (letters: readonly DeadLetter[]) => Promise<unknown>;
   names: TopicNames;
+  /** Partition count of a topic (logical name), as the log found it at open: what an offsets read must cover. */
+  partitionsOf: (topic: string) => number;
   groupId: string;
   options: ConsumerOptions;
   maxBytesPerPartition: number;
   onClose: () => void;
 }): Promise<EventConsumer> => {
   const { options, names, codec } = deps;
+  const covering = coveringFor(deps.partitionsOf);
   if (options.topics.includes(TOPICS.dlq))
     throw new ConsumerMisuse(`${TOPICS.dlq} holds dead letters, not events: read it with deadLetters()`);
   const maxBatch = options.maxBatch ?? 1000;
@@ -250,8 +278,19 @@ export const createKafkaConsumer = async (deps: {
     if (running) await settledWithin(running, JOIN_WAIT_MS);
     await consumer.stop();
     await consumer.disconnect();
-    // best effort: a member of another process still in it (NON_EMPTY_GROUP) or a broker away leaves it to expire
-    if (options.transient) await deps.admin.deleteGroups([deps.groupId]).catch(() => {});
+    // best effort, tried a few times: a coordinator that moved (a broker killed or hung) can still hold this
+    // member's leave, or not answer, at the first try, and a one-use group left empty lingers for minutes (the
+    // fault campaign, seed 23593995: three of its checker's one-use groups); a member of another process still in
+    // it (NON_EMPTY_GROUP) leaves it to expire, or to the next log's sweep
+    if (options.transient)
+      for (let attempt = 0; attempt < DELETE_TRIES; attempt++) {
+        const deleted = await deps.admin.deleteGroups([deps.groupId]).then(
+          () => true,
+          () => false,
+        );
+        if (deleted) break;
+        if (attempt + 1 < DELETE_TRIES) await new Promise((r) => setTimeout(r, DELETE_RETRY_MS));
+      }
     deps.onClose();
   };
 
@@ -279,30 +318,38 @@ export const createKafkaConsumer = async (deps: {
       }
     },
     committed: async (topic) => {
-      const [offsets] = await adminRead(`kafka: committed offsets of ${deps.groupId}`, () =>
-        deps.admin.fetchOffsets({ groupId: deps.groupId, topics: [names.physical(topic)] }),
-      );
-      return new Map(
-        (offsets?.partitions ?? []).filter((p) => Number(p.offset) >= 0).map((p) => [p.partition, Number(p.offset)]),
-      );
+      const physical = names.physical(topic);
+      const what = `kafka: committed offsets of ${deps.groupId}`;
+      const partitions = await adminRead(what, async () => {
+        const [offsets] = await deps.admin.fetchOffsets({ groupId: deps.groupId, topics: [physical] });
+        return covering(what, topic, offsets?.partitions ?? []);
+      });
+      return new Map(partitions.filter((p) => Number(p.offset) >= 0).map((p) => [p.partition, Number(p.offset)]));
     },
     lag: async () => {
-      const out: { topic: string; partition: number; lag: number }[] = [];
       const what = `kafka: lag of ${deps.groupId}`;
-      const committed = await adminRead(what, () =>
-        deps.admin.fetchOffsets({ groupId: deps.groupId, topics: options.topics.map(names.physical) }),
-      );
-      for (const { topic: physical, partitions } of committed) {
-        const ends = await adminRead(what, () => deps.admin.fetchTopicOffsets(physical));
-        const high = new Map(ends.map((p) => [p.partition, Number(p.high)]));
-        for (const p of partitions)
-          out.push({
-            topic: names.logical(physical),
-            partition: p.partition,
-            lag: (high.get(p.partition) ?? 0) - Math.max(Number(p.offset), 0),
+      return adminRead(what, async () => {
+        const out: { topic: string; partition: number; lag: number }[] = [];
+        const committed = await deps.admin.fetchOffsets({
+          groupId: deps.groupId,
+          topics: options.topics.map(names.physical),
+        });
+        for (const topic of options.topics) {
+          const physical = names.physical(topic);
+          const partitions = covering(what, topic, committed.find((c) => c.topic === physical)?.partitions ?? []);
+          // the same stale cache makes kafkajs's fetchTopicOffsets throw a TypeError (it destructures the answer for a
+          // topic it asked no broker about): transient too
+          const answer = await deps.admin.fetchTopicOffsets(physical).catch((e: unknown) => {
+            if (!(e instanceof TypeError)) throw e;
+            throw new BackendUnavailable(`${what}: no offsets for ${topic} (stale client metadata): ${e.message}`, e);
           });
-      }
-      return out;
+          const ends = covering(what, topic, answer);
+          const high = new Map(ends.map((p) => [p.partition, Number(p.high)]));
+          for (const p of partitions)
+            out.push({ topic, partition: p.partition, lag: high.get(p.partition)! - Math.max(Number(p.offset), 0) });
+        }
+        return out;
+      });
     },
     close: () => (closing ??= leave()),
   };

@@ -43,15 +43,67 @@ export const ONE_USE_SUFFIX = '.one-use';
  */
 const SECOND_SWEEP_MS = 15_000;
 
-/** Deletes the empty one-use groups of `namespace` (the broker refuses to delete a group with members). */
-const sweepOneUseGroups = async (admin: Admin, namespace: string): Promise<string[]> => {
+/** How often a sweep that failed, or left a group with members, is made again after the first. */
+const SWEEP_RETRIES = 4;
+
+/**
+ * Runs `sweep` at once and `everyMs` later (`start`, once); a sweep that fails, or that found one-use groups of
+ * other processes still with members (it resolves to how many), is made again every `everyMs`, up to `retries`
+ * times. A dead member stays in its groups until its session expires — counted again from the start when the
+ * group's coordinator moves (a broker killed or hung) — so one sweep 15 s after a start can come too early, and a
+ * broker away can fail it; either left a dead member's groups for good (the long fault campaign: seeds 23237640,
+ * `passk-gates.restore.<instance>.one-use` after a kill-processor and a kill-broker, and 23554400,
+ * `passk-gates.passk.datasets.<instance>.one-use` after a processor's exit 3 and a pause-broker). `stop` clears
+ * what is pending.
+ */
+export const oneUseSweeper = (sweep: () => Promise<number>, everyMs = SECOND_SWEEP_MS, retries = SWEEP_RETRIES) => {
+  const timers = new Set<NodeJS.Timeout>();
+  let started = false;
+  let stopped = false;
+  const later = (f: () => void) => {
+    if (stopped) return;
+    const t = setTimeout(() => (timers.delete(t), f()), everyMs);
+    t.unref();
+    timers.add(t);
+  };
+  const attempt = (left: number, always = false) =>
+    void sweep().then(
+      (busy) => {
+        if (left > 0 && busy > 0 && !always) later(() => attempt(left - 1));
+      },
+      () => {
+        if (left > 0) later(() => attempt(left - 1));
+      },
+    );
+  return {
+    start: () => {
+      if (started) return;
+      started = true;
+      // the first sweep finds a dead member's groups still held (its session): the second is the one that counts
+      attempt(retries, true);
+      later(() => attempt(retries));
+    },
+    stop: () => {
+      stopped = true;
+      for (const t of timers) clearTimeout(t);
+      timers.clear();
+    },
+  };
+};
+
+/**
+ * Deletes the empty one-use groups of `namespace` (the broker refuses to delete a group with members); resolves
+ * to how many of them, other than `own` (this process's live ones), still have members.
+ */
+const sweepOneUseGroups = async (admin: Admin, namespace: string, own: ReadonlySet<string>): Promise<number> => {
   const ours = (await admin.listGroups()).groups
     .map((g) => g.groupId)
-    .filter((g) => g.startsWith(namespace + 'passk-') && g.endsWith(ONE_USE_SUFFIX));
-  if (ours.length === 0) return [];
-  const empty = (await admin.describeGroups(ours)).groups.filter((g) => g.state === 'Empty').map((g) => g.groupId);
+    .filter((g) => g.startsWith(namespace + 'passk-') && g.endsWith(ONE_USE_SUFFIX) && !own.has(g));
+  if (ours.length === 0) return 0;
+  const groups = (await admin.describeGroups(ours)).groups;
+  const empty = groups.filter((g) => g.state === 'Empty').map((g) => g.groupId);
   if (empty.length > 0) await admin.deleteGroups(empty);
-  return empty;
+  return groups.length - empty.length;
 };
 
 /** Kafka + a Confluent-compatible schema registry behind the EventLog port. */
@@ -63,6 +115,7 @@ export const createKafkaEventLog = async (opts: KafkaEventLogOptions): Promise<E
   const consumers = new Set<EventConsumer>();
   let codec: RegistryCodec;
   let publisher: KafkaPublisher;
+  let partitions: Map<string, number>;
   try {
     await admin.connect();
     await ensureTopics(admin, names, {
@@ -71,7 +124,7 @@ export const createKafkaEventLog = async (opts: KafkaEventLogOptions): Promise<E
       maxEventBytes,
       retentionMs: opts.retentionMs ?? -1,
     });
-    const partitions = await partitionCounts(admin, names);
+    partitions = await partitionCounts(admin, names);
     codec = await createRegistryCodec({ registry: opts.registry, subjectPrefix: namespace });
     publisher = await createKafkaPublisher({
       kafka: opts.kafka,
@@ -143,40 +196,35 @@ export const createKafkaEventLog = async (opts: KafkaEventLogOptions): Promise<E
     append: (letters) => publisher.send(letters.map((d) => ({ topic: TOPICS.dlq, ...toDeadLetterRecord(d) }))),
   });
 
-  // best effort, in the background: a broker away leaves the groups to the next start
-  let swept = false;
-  let secondSweep: NodeJS.Timeout | undefined;
-  const sweep = () => void sweepOneUseGroups(admin, namespace).catch(() => {});
-  const sweepOnce = () => {
-    if (swept) return;
-    swept = true;
-    sweep();
-    secondSweep = setTimeout(sweep, SECOND_SWEEP_MS);
-    secondSweep.unref();
-  };
+  // in the background: a broker away at a sweep is waited out a few times, then left to the next start
+  const ownGroups = new Set<string>();
+  const sweeper = oneUseSweeper(() => sweepOneUseGroups(admin, namespace, ownGroups));
 
   return {
     publisher,
     codec,
     consumer: async (options) => {
-      if (options.transient) sweepOnce();
+      const groupId = namespace + options.groupId + (options.transient ? ONE_USE_SUFFIX : '');
+      if (options.transient) ownGroups.add(groupId);
+      if (options.transient) sweeper.start();
       const consumer: EventConsumer = await createKafkaConsumer({
         kafka: opts.kafka,
         admin,
         codec,
         deadLetter,
         names,
-        groupId: namespace + options.groupId + (options.transient ? ONE_USE_SUFFIX : ''),
+        partitionsOf: (topic) => partitions.get(topic) ?? 1,
+        groupId,
         options,
         maxBytesPerPartition: maxEventBytes + RECORD_OVERHEAD_BYTES,
-        onClose: () => consumers.delete(consumer),
+        onClose: () => (consumers.delete(consumer), ownGroups.delete(groupId)),
       });
       consumers.add(consumer);
       return consumer;
     },
     deadLetters,
     close: async () => {
-      clearTimeout(secondSweep);
+      sweeper.stop();
       for (const c of [...consumers]) await c.close();
       await publisher.close();
       await admin.disconnect();

@@ -50,7 +50,11 @@ export const createKafkaPublisher = async (deps: {
     allowAutoTopicCreation: false,
     createPartitioner: keyPartitioner,
   });
-  await producer.connect().catch((e: unknown) => {
+  // a failed connect can have connected the seed broker (the idempotent producer's InitProducerId then failed on
+  // another broker, one that went away): disconnect, or that socket keeps the process alive doing nothing — a
+  // `passk ingest` that never listened, so no supervisor restarted it (the fault campaign, docs/reliability.md)
+  await producer.connect().catch(async (e: unknown) => {
+    await producer.disconnect().catch(() => {});
     throw classifyKafkaError(e, 'kafka producer: connect');
   });
 

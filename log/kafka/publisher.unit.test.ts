@@ -9,12 +9,15 @@ import { createKafkaPublisher } from './publisher.ts';
 import { topicNames } from './topics.ts';
 
 /** A kafkajs stand-in that records each sendBatch and fails the ones `fail` picks. */
-const fakeKafka = (fail: (b: ProducerBatch) => boolean = () => false) => {
+const fakeKafka = (fail: (b: ProducerBatch) => boolean = () => false, connectFails = false) => {
   const batches: ProducerBatch[] = [];
+  const disconnects: number[] = [];
   const kafka = {
     producer: () => ({
-      connect: async () => {},
-      disconnect: async () => {},
+      connect: async () => {
+        if (connectFails) throw new KafkaJSConnectionError('Connection error: connect ECONNREFUSED 10.77.1.12:9092');
+      },
+      disconnect: async () => void disconnects.push(Date.now()),
       sendBatch: async (b: ProducerBatch) => {
         if (fail(b)) throw new KafkaJSConnectionError('Connection timeout');
         batches.push(b);
@@ -22,7 +25,7 @@ const fakeKafka = (fail: (b: ProducerBatch) => boolean = () => false) => {
       },
     }),
   } as unknown as Kafka;
-  return { kafka, batches };
+  return { kafka, batches, disconnects };
 };
 
 const codec: EventCodec = {
@@ -42,6 +45,14 @@ const events = Array.from(
 );
 
 describe('the Kafka publisher', () => {
+  it('disconnects a producer whose connect failed, and rejects classified (its seed socket kept the process alive)', async () => {
+    const { kafka, disconnects } = fakeKafka(() => false, true);
+    const opening = open(kafka);
+    await expect(opening).rejects.toBeInstanceOf(BackendUnavailable);
+    await expect(opening).rejects.toThrow(/^kafka producer: connect: Connection error/);
+    expect(disconnects).toHaveLength(1);
+  });
+
   it('sends each topic-partition in a request of its own (kafkajs#1303: a multi-partition sendBatch can drop records on a leader change)', async () => {
     const { kafka, batches } = fakeKafka();
     await (await open(kafka)).publish(events);

@@ -79,8 +79,29 @@ const waitForLeaders = async (admin: Admin, topics: string[], timeoutMs = 30_000
   }
 };
 
-/** Partition count of every passk topic on the cluster, by logical name. */
-export const partitionCounts = async (admin: Admin, names: TopicNames): Promise<Map<string, number>> => {
-  const { topics } = await admin.fetchTopicMetadata({ topics: ALL_TOPICS.map(names.physical) });
-  return new Map(topics.map((t) => [names.logical(t.name), t.partitions.length]));
+/** How long `partitionCounts` waits for a broker that does not know a just-created topic yet. */
+const NEW_TOPIC_WAIT_MS = 30_000;
+
+/**
+ * Partition count of every passk topic on the cluster, by logical name. A topic created a moment ago (by this log,
+ * or by another process that started at the same time) may still be unknown to the broker asked — KRaft brokers
+ * apply the topic records each in their own time — so UNKNOWN_TOPIC_OR_PARTITION is waited out (every 100 ms, up to
+ * 30 s) instead of failing the open (the fault campaign's seed 23063422: "kafka: opening the event log: This server
+ * does not host this topic-partition", 230 ms after the previous schedule's log had created its topics).
+ */
+export const partitionCounts = async (
+  admin: Pick<Admin, 'fetchTopicMetadata'>,
+  names: TopicNames,
+  waitMs = NEW_TOPIC_WAIT_MS,
+): Promise<Map<string, number>> => {
+  const deadline = Date.now() + waitMs;
+  for (;;) {
+    try {
+      const { topics } = await admin.fetchTopicMetadata({ topics: ALL_TOPICS.map(names.physical) });
+      return new Map(topics.map((t) => [names.logical(t.name), t.partitions.length]));
+    } catch (e) {
+      if ((e as { type?: string }).type !== 'UNKNOWN_TOPIC_OR_PARTITION' || Date.now() > deadline) throw e;
+      await new Promise((r) => setTimeout(r, 100));
+    }
+  }
 };

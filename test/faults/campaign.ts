@@ -21,7 +21,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import { spawn, spawnSync } from 'node:child_process';
-import { appendFileSync, closeSync, mkdtempSync, openSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { appendFileSync, closeSync, cpSync, mkdtempSync, openSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
@@ -37,10 +37,12 @@ import { readToEnd } from '../../processors/operators/readToEnd.ts';
 import type { EventLog } from '../../processors/ports.ts';
 import type { PasskEvent } from '../../schemas/events/index.ts';
 import type { TrialRecorded } from '../../schemas/events/trialRecorded.ts';
+import { InputError } from '../../schemas/errors.ts';
 import { TOPICS } from '../../schemas/topics.ts';
 import { trial } from '../helpers/processorFixtures.ts';
 import { changelogState, decisionsOf, gateWorkload, publishAll, workload } from '../helpers/processorsHarness.ts';
 import { startCluster, type Cluster, type Netns } from './cluster.ts';
+import { appendJournal, failed, readJournal, summarize, wrap, type JournalEntry } from './journal.ts';
 import { healAll, kill, loss, partition, pause, rebalance, throttle, type Heal } from './injectors.ts';
 
 const repo = join(import.meta.dirname, '..', '..');
@@ -87,17 +89,37 @@ export interface PlannedFault {
   amount?: number;
 }
 
-/** The faults of a schedule, from its seed alone. */
-export const planSchedule = (seed: number): { rows: number; faults: PlannedFault[] } => {
+/**
+ * How long a schedule's faults and gaps are. `normal` (the CI set's): gaps 0.5–3 s, holds 2–8 s (a processor pause
+ * 2–15 s). `fast` (the long campaign's): gaps 0.2–1 s, holds 1–2 s, and each kind's long case kept: a broker
+ * SIGKILLed, hung or cut off, one time in five, for 10–12 s (past KRaft's 9 s broker session: its partitions get
+ * new leaders), and a processor paused, one time in five, for 11–13 s (past its 10 s session: evicted).
+ */
+export const TEMPOS = ['normal', 'fast'] as const;
+export type Tempo = (typeof TEMPOS)[number];
+
+/** Broker faults whose long case moves the broker's leaderships (KRaft fences a broker after 9 s without heartbeats). */
+const LEADER_CHANGING = new Set<FaultKind>(['kill-broker', 'pause-broker', 'partition-broker']);
+
+/** The faults of a schedule, from its seed (and tempo) alone. */
+export const planSchedule = (seed: number, tempo: Tempo = 'normal'): { rows: number; faults: PlannedFault[] } => {
   const r = prng(seed);
   const rows = between(r, 40, 80);
   const faults = Array.from({ length: between(r, 3, 8) }, (): PlannedFault => {
     const kind = pick(r, FAULT_KINDS);
-    const f: PlannedFault = { kind, gapMs: between(r, 500, 3_000), holdMs: between(r, 2_000, 8_000) };
+    const f: PlannedFault =
+      tempo === 'fast'
+        ? { kind, gapMs: between(r, 200, 1_000), holdMs: between(r, 1_000, 2_000) }
+        : { kind, gapMs: between(r, 500, 3_000), holdMs: between(r, 2_000, 8_000) };
     if (kind.endsWith('-broker')) f.node = between(r, 1, 3);
     if (kind.startsWith('loss-')) f.amount = between(r, 10, 40);
     if (kind.startsWith('throttle-')) f.amount = pick(r, [64, 128, 256]);
-    if (kind === 'pause-processor') f.holdMs = between(r, 2_000, 15_000); // past the 10 s session, sometimes
+    if (tempo === 'normal') {
+      if (kind === 'pause-processor') f.holdMs = between(r, 2_000, 15_000); // past the 10 s session, sometimes
+    } else if (r() < 0.2) {
+      if (LEADER_CHANGING.has(kind)) f.holdMs = between(r, 10_000, 12_000);
+      if (kind === 'pause-processor') f.holdMs = between(r, 11_000, 13_000);
+    }
     return f;
   });
   return { rows, faults };
@@ -304,17 +326,34 @@ interface LogInputs {
   readonly decisionInputs: PasskEvent[];
   /** Every event id on the three topics. */
   readonly ids: Set<string>;
+  /** Where each event id was read: `topic/partition` (for a misread's report). */
+  readonly where: Map<string, string>;
+  /** Events read per `topic/partition`. */
+  readonly counts: Map<string, number>;
 }
 
 const GATE_OUTPUT = new Set<string>(['GateEvaluated', 'ConfirmationRequested', 'WindowAlertRaised']);
 
 const readInputs = async (log: EventLog): Promise<LogInputs> => {
-  const inputs: LogInputs = { trials: new Map(), datasets: [], decisionInputs: [], ids: new Set() };
+  const inputs: LogInputs = {
+    trials: new Map(),
+    datasets: [],
+    decisionInputs: [],
+    ids: new Set(),
+    where: new Map(),
+    counts: new Map(),
+  };
   const read = (topic: (typeof TOPICS)[keyof typeof TOPICS], onEvent: (e: PasskEvent, p: number) => void) =>
     readToEnd(log, {
       topic,
       groupId: `check-${randomBytes(4).toString('hex')}`,
-      onEvent: (e, p) => (inputs.ids.add(e.event_id), onEvent(e, p)),
+      onEvent: (e, p) => {
+        const at = `${topic.replace(/^passk\./, '')}/${p}`;
+        inputs.ids.add(e.event_id);
+        inputs.where.set(e.event_id, at);
+        inputs.counts.set(at, (inputs.counts.get(at) ?? 0) + 1);
+        onEvent(e, p);
+      },
     });
   await Promise.all([
     read(TOPICS.trials, (e, p) => void (inputs.trials.get(p) ?? inputs.trials.set(p, []).get(p)!).push(e)),
@@ -391,9 +430,14 @@ export const check = (processed: RowState[], replay: RowState[], acknowledged: S
   return { lost, duplicated, divergent };
 };
 
-export const runSchedule = async (cluster: Cluster, procNs: Netns, seed: number): Promise<ScheduleResult> => {
+export const runSchedule = async (
+  cluster: Cluster,
+  procNs: Netns,
+  seed: number,
+  tempo: Tempo = 'normal',
+): Promise<ScheduleResult> => {
   const startedAt = Date.now();
-  const plan = planSchedule(seed);
+  const plan = planSchedule(seed, tempo);
   const namespace = `f${cluster.id}${seed.toString(36)}${randomBytes(2).toString('hex')}.`;
   const dataDir = mkdtempSync(join(tmpdir(), `passk-faults-${cluster.id}-proc-`));
   const env = (dir: string): NodeJS.ProcessEnv => ({
@@ -618,10 +662,44 @@ export const runSchedule = async (cluster: Cluster, procNs: Netns, seed: number)
     // A first read that lacks acknowledged events is made again once the processor has caught up, and the second
     // read is the one checked: the campaign found first reads, right after the heal, that missed events a later
     // read had (seeds 17087161, 17150513: the two comparisons on passk.decisions); counted as `misread`, reported.
-    const hw = async () =>
-      (await admin.fetchTopicOffsets(namespace + TOPICS.decisions)).map((p) => `${p.partition}:${p.high}`).join(' ');
+    // for a misread's report: each input topic's ends (and leaders, fresh), as the campaign's admin and a new one see
+    // them. Not through the log's own admin: reading its offsets before the first read warms its metadata cache with
+    // the three topics, which hid the misread (kafkajs's stale metadata, fix 8: 1 in 11 schedules before, 0 in 27)
+    const INPUTS = [TOPICS.trials, TOPICS.datasets, TOPICS.decisions] as const;
+    const short = (t: string) => t.replace(/^passk\./, '');
+    const hw = async () => {
+      const out: string[] = [];
+      for (const t of INPUTS) {
+        const topic = namespace + t;
+        const leaders = new Map(
+          (await admin.fetchTopicMetadata({ topics: [topic] })).topics[0]!.partitions.map((p) => [
+            p.partitionId,
+            p.leader,
+          ]),
+        );
+        for (const p of (await admin.fetchTopicOffsets(topic)).sort((a, b) => a.partition - b.partition))
+          out.push(`${short(t)}/${p.partition}:${p.high}(${leaders.get(p.partition)})`);
+      }
+      return out.join(' ');
+    };
     const hwBefore = await hw().catch((e: Error) => e.message);
+    // and as a new admin, with metadata of now, sees them
+    const freshEnds = async () => {
+      const fresh = new Kafka({ brokers: cluster.brokers.split(','), logLevel: logLevel.NOTHING }).admin();
+      await fresh.connect();
+      try {
+        const out: string[] = [];
+        for (const t of INPUTS)
+          for (const p of (await fresh.fetchTopicOffsets(namespace + t)).sort((a, b) => a.partition - b.partition))
+            out.push(`${short(t)}/${p.partition}:${p.high}`);
+        return out.join(' ');
+      } finally {
+        await fresh.disconnect();
+      }
+    };
+    const freshBefore = await freshEnds().catch((e: Error) => e.message);
     let misread = 0;
+    const firstReadAt = Date.now();
     const firstRead = readInputs(log);
     firstRead.catch(() => {}); // awaited below
     const replayOf = async (inputs: LogInputs) => ({
@@ -647,10 +725,20 @@ export const runSchedule = async (cluster: Cluster, procNs: Netns, seed: number)
     if (replay === undefined) {
       const first = await firstRead;
       const again = await readInputs(log);
-      misread = [...acknowledged].filter((id) => !first.ids.has(id) && again.ids.has(id)).length;
+      const missed = [...acknowledged].filter((id) => !first.ids.has(id) && again.ids.has(id));
+      misread = missed.length;
+      const counts = (m: Map<string, number>) =>
+        [...m]
+          .sort(([a], [b]) => a.localeCompare(b))
+          .map(([k, n]) => `${k}:${n}`)
+          .join(' ');
       process.stderr.write(
         `faults: ${namespace}: a first read missed ${misread} acknowledged events a second read has ` +
-          `(passk.decisions high watermarks at the first read: ${hwBefore}; now: ${await hw()})\n`,
+          `(ends (leaders) at the first read: ${hwBefore}; by a fresh admin: ${freshBefore}; ` +
+          `now: ${await hw()}); ` +
+          `missed at: ${missed.map((id) => again.where.get(id)).join(' ')}; ` +
+          `read first: ${counts(first.counts)}; again: ${counts(again.counts)}; ` +
+          `last ack ${published - faultsOverAt} ms after the heal, first read ${firstReadAt - faultsOverAt} ms\n`,
       );
       replay = await replayOf(again);
     }
@@ -738,51 +826,141 @@ const positiveInt = (v: string) => {
   return n;
 };
 
-/** Words joined into lines of at most `width` characters (CLI output fits 80 columns). */
-const wrap = (words: string[], width: number): string[] => {
-  const lines: string[] = [];
-  for (const w of words) {
-    const last = lines.at(-1);
-    if (last !== undefined && last.length + 1 + w.length <= width) lines[lines.length - 1] = `${last} ${w}`;
-    else lines.push(w);
-  }
-  return lines;
-};
-
 export const scheduleSeed = (seed: number, i: number) => (Math.imul(seed, 1_000_003) + i * 7_919 + 1) >>> 0;
 
 /** A schedule's planned fault time (gaps and holds), ms. */
-export const plannedMs = (seed: number) => planSchedule(seed).faults.reduce((t, f) => t + f.gapMs + f.holdMs, 0);
+export const plannedMs = (seed: number, tempo: Tempo = 'normal') =>
+  planSchedule(seed, tempo).faults.reduce((t, f) => t + f.gapMs + f.holdMs, 0);
+
+/** A schedule to run: its seed and the tempo it is planned at. */
+export interface Scheduled {
+  readonly seed: number;
+  readonly tempo: Tempo;
+}
 
 /**
  * The regression schedules: one per bug the campaign found (docs/reliability.md). 7000022: a broker cut off while
  * the processor started (fix 1, a NOT_COORDINATOR that ended the processors and left the process hanging; fix 3, a
  * start-up failure that did not exit). 7015860: an evicted processor that folded partitions it got back onto stale
  * state (fix 2). 13007959: a processor SIGKILLed (its one-use groups were left behind) and a broker SIGKILLed (a
- * processor's producer gave up: exit 3, restarted).
+ * processor's producer gave up: exit 3, restarted). 23000070 (fast): a broker SIGKILLed while `passk ingest`
+ * started (fix 6, a producer whose failed connect kept the process alive, never listening). 23237640 (fast): a
+ * processor SIGKILLed, then a broker SIGKILLed while the restarted one swept the dead one's groups (fix 9).
  */
-export const REGRESSION_SEEDS = [7_000_022, 7_015_860, 13_007_959] as const;
+export const REGRESSION_SCHEDULES: readonly Scheduled[] = [
+  { seed: 7_000_022, tempo: 'normal' },
+  { seed: 7_015_860, tempo: 'normal' },
+  { seed: 13_007_959, tempo: 'normal' },
+  { seed: 23_000_070, tempo: 'fast' },
+  { seed: 23_237_640, tempo: 'fast' },
+];
+export const REGRESSION_SEEDS = REGRESSION_SCHEDULES.map((s) => s.seed);
 /** The CI set's other schedules: the first of seed 17's whose planned faults take at most this long. */
 const CI_PLANNED_MS = 36_000;
 const CI_SIZE = 12;
 
 /** The CI set: the regression schedules, then seed 17's short schedules, 12 in all (test/faults/campaign.int.test.ts). */
-export const ciSeeds = (): number[] => {
-  const seeds: number[] = [...REGRESSION_SEEDS];
-  for (let i = 0; seeds.length < CI_SIZE; i++) {
+export const ciSchedules = (): Scheduled[] => {
+  const out: Scheduled[] = [...REGRESSION_SCHEDULES];
+  for (let i = 0; out.length < CI_SIZE; i++) {
     const seed = scheduleSeed(17, i);
-    if (plannedMs(seed) <= CI_PLANNED_MS) seeds.push(seed);
+    if (plannedMs(seed) <= CI_PLANNED_MS) out.push({ seed, tempo: 'normal' });
   }
-  return seeds;
+  return out;
 };
+export const ciSeeds = (): number[] => ciSchedules().map((s) => s.seed);
+
+/** A schedule's journal entry: what the summary and `--report` count. */
+export const entryOf = (r: ScheduleResult, tempo: Tempo, at = new Date()): JournalEntry => ({
+  seed: r.seed,
+  tempo,
+  faults: r.faults,
+  acked: r.acknowledged,
+  lost: r.lost,
+  dup: r.duplicated,
+  div: r.divergent,
+  recoveryMs: r.recoveryMs ?? null,
+  misread: r.misread,
+  groups: r.leftoverGroups.length,
+  ms: r.phasesMs.total,
+  at: at.toISOString(),
+  exits: r.processorExits.length,
+  stop: r.stop,
+});
+
+/** The command that runs one schedule again. */
+const again = (seed: number, tempo: Tempo) =>
+  `npm run faults -- --only ${seed}${tempo === 'fast' ? ' --tempo fast' : ''}`;
+
+/** A schedule's block of the report. */
+const block = (i: number, r: ScheduleResult, tempo: Tempo) => {
+  const bad = r.lost + r.duplicated + r.divergent + r.leftoverGroups.length > 0;
+  const ph = r.phasesMs;
+  const sec = (ms: number) => (ms / 1000).toFixed(0);
+  return (
+    `#${i + 1} seed ${r.seed}: ${r.faults.length} faults, ${r.acknowledged} acked, ${r.lost} lost, ` +
+    `${r.duplicated} dup, ${r.divergent} div, ` +
+    (r.recoveryMs === undefined ? 'NO catch-up\n' : `recovery ${(r.recoveryMs / 1000).toFixed(1)} s\n`) +
+    `   ${r.decisions} gate decisions, ${r.gatesDivergent} differ; ${sec(ph.total)} s (faults ${sec(ph.faults)}: ` +
+    `brokers ${sec(ph.brokerWait)}, publish ${sec(ph.publishTail)}; ` +
+    `catch-up ${sec(ph.catchUp)}, stop ${sec(ph.stop)}, check ${sec(ph.check)})\n` +
+    wrap(r.faults, 77)
+      .map((l) => `   ${l}\n`)
+      .join('') +
+    (r.unacknowledged || r.deadLetters ? `   unacked ${r.unacknowledged}, dlq ${r.deadLetters}\n` : '') +
+    (r.misread ? `   misread: a first read missed ${r.misread} acknowledged events (a second had them)\n` : '') +
+    (r.stop === 'clean' ? '' : `   stop on SIGTERM: ${r.stop}\n`) +
+    (r.leftoverGroups.length ? `   ${r.leftoverGroups.length} groups left behind:\n` : '') +
+    wrap(
+      r.leftoverGroups.map((g) => g.replace(/^[^.]*\./, '')),
+      75,
+    )
+      .map((l) => `     ${l}\n`)
+      .join('') +
+    r.processorExits
+      .map((x) =>
+        wrap(['processor', 'exited', 'unasked,', 'restarted:', ...x.slice(0, 300).split(' ')], 75)
+          .map((l, j) => `${j ? '     ' : '   '}${l}\n`)
+          .join(''),
+      )
+      .join('') +
+    (bad ? `   FAILED: reproduce with ${again(r.seed, tempo)}\n` : '')
+  );
+};
+
+const tempoArg = (v: string): Tempo => {
+  if (!(TEMPOS as readonly string[]).includes(v)) throw new InvalidArgumentError(`expected ${TEMPOS.join(' or ')}`);
+  return v as Tempo;
+};
+
+interface Options {
+  seed: number;
+  schedules: number;
+  only?: number;
+  ci?: boolean;
+  keepLogs?: boolean;
+  tempo: Tempo;
+  journal?: string;
+  resume?: boolean;
+  report?: string;
+}
 
 const main = async () => {
   const cmd = new Command('faults')
     .description('Runs seeded fault schedules on a three-node Kafka cluster in network namespaces (root only).')
     .option('--seed <n>', 'campaign seed', positiveInt, 1)
     .option('--schedules <n>', 'how many schedules', positiveInt, 1)
-    .option('--only <seed>', 're-run one schedule by the seed it printed', positiveInt)
+    .option('--only <seed>', 're-run one schedule by the seed it printed (and its --tempo)', positiveInt)
     .option('--ci', "the CI set: the regression schedules and seed 17's short ones, 12 in all")
+    .option(
+      '--tempo <t>',
+      'normal (gaps 0.5-3 s, holds 2-8 s) or fast (gaps 0.2-1 s, holds 1-2 s, a long case kept per kind)',
+      tempoArg,
+      'normal',
+    )
+    .option('--journal <file>', 'append one JSON line per finished schedule to this file')
+    .option('--resume', 'skip the seeds already in the --journal file (a stopped campaign goes on)')
+    .option('--report <file>', 'print the summary of a journal file and exit (no cluster, no root)')
     .option('--keep-logs', "keep the brokers', registry's and processors' logs (always kept on a failure)")
     .addHelpText(
       'after',
@@ -790,16 +968,38 @@ const main = async () => {
 Examples:
   sudo npm run faults -- --seed 1 --schedules 3
   sudo npm run faults -- --only 1000005      # one schedule again
-  sudo npm run faults -- --ci                # the CI set (12 schedules)`,
+  sudo npm run faults -- --ci                # the CI set (12 schedules)
+  sudo npm run faults -- --seed 23 --schedules 300 --tempo fast \\
+    --journal campaign.jsonl --resume  # long; run it again to go on
+  npm run faults -- --report campaign.jsonl  # its table, from the journal`,
     )
     .parse();
-  const o = cmd.opts<{ seed: number; schedules: number; only?: number; ci?: boolean; keepLogs?: boolean }>();
-  const seeds =
+  const o = cmd.opts<Options>();
+  const journal = (file: string) => {
+    try {
+      return readJournal(file);
+    } catch (e) {
+      if (!(e instanceof InputError)) throw e;
+      process.stderr.write(`faults: ${e.message}\n`);
+      process.exit(2);
+    }
+  };
+  if (o.report !== undefined) {
+    const entries = journal(o.report);
+    process.stdout.write(summarize(entries, { brokers: 3 }).join('\n') + '\n');
+    process.exitCode = entries.some(failed) ? 1 : 0;
+    return;
+  }
+  if (o.resume && o.journal === undefined) cmd.error('--resume needs --journal FILE: the seeds to skip are in it');
+  const done = new Set(o.resume ? journal(o.journal!).map((e) => e.seed) : []);
+  const all: Scheduled[] =
     o.only !== undefined
-      ? [o.only]
+      ? [{ seed: o.only, tempo: o.tempo }]
       : o.ci
-        ? ciSeeds()
-        : Array.from({ length: o.schedules }, (_, i) => scheduleSeed(o.seed, i));
+        ? ciSchedules()
+        : Array.from({ length: o.schedules }, (_, i) => ({ seed: scheduleSeed(o.seed, i), tempo: o.tempo }));
+  const seeds = all.filter((s) => !done.has(s.seed));
+  if (done.size) process.stderr.write(`faults: resuming: ${all.length - seeds.length} of ${all.length} done\n`);
   for (const [tool, pkg] of [
     ['ip', 'iproute2'],
     ['tc', 'iproute2'],
@@ -812,85 +1012,60 @@ Examples:
   const t0 = Date.now();
   const cluster = await startCluster();
   const procNs = cluster.addNamespace('p');
-  const totals = { e: 0, l: 0, d: 0, v: 0, g: 0 };
-  const durations: number[] = [];
-  const byKind = new Map<string, number>();
-  const recoveries: number[] = [];
+  const entries: JournalEntry[] = [];
+  const record = (e: JournalEntry) => {
+    entries.push(e);
+    if (o.journal !== undefined) appendJournal(o.journal, e);
+  };
   try {
-    for (const [i, seed] of seeds.entries()) {
+    for (const [k, { seed, tempo }] of seeds.entries()) {
+      const i = all.length - seeds.length + k;
       let r: ScheduleResult;
+      const startedAt = Date.now();
       try {
-        r = await runSchedule(cluster, procNs, seed);
+        r = await runSchedule(cluster, procNs, seed, tempo);
       } catch (e) {
         // no recovery within the bounds is a failure of the schedule, not of the campaign
         process.stdout.write(`#${i + 1} seed ${seed}: did not recover: ${(e as Error).message}\n`);
-        process.stdout.write(`   FAILED: reproduce with npm run faults -- --only ${seed}\n`);
-        totals.v++;
+        process.stdout.write(`   FAILED: reproduce with ${again(seed, tempo)}\n`);
+        record({
+          seed,
+          tempo: tempo,
+          faults: [],
+          acked: 0,
+          lost: 0,
+          dup: 0,
+          div: 1,
+          recoveryMs: null,
+          misread: 0,
+          groups: 0,
+          ms: Date.now() - startedAt,
+          at: new Date().toISOString(),
+          exits: 0,
+          stop: 'unknown',
+          error: (e as Error).message.slice(0, 300),
+        });
         continue;
       }
-      totals.e += r.acknowledged;
-      for (const f of r.faults) {
-        const kind = f.replace(/-\d$|\(\d+\)$/g, '').replace(/-\d$/, '');
-        byKind.set(kind, (byKind.get(kind) ?? 0) + 1);
+      record(entryOf(r, tempo));
+      process.stdout.write(block(i, r, tempo));
+      const entry = entries.at(-1)!;
+      const bug = r.processorExits.some((x) => x.startsWith('4:')); // exit 4: a bug, not a backend away
+      if (r.misread > 0 || failed(entry) || bug) {
+        // the logs of a misread, a failure or a processor that exited as a bug (kafkajs warnings, the brokers', the
+        // processors' stderr), kept now: a run stopped by a signal deletes its logs
+        const why = failed(entry) ? 'failed' : r.misread > 0 ? 'misread' : 'exit4';
+        const kept = mkdtempSync(join(tmpdir(), `passk-faults-${why}-${seed}-`));
+        cpSync(join(cluster.dir, 'logs'), kept, { recursive: true });
+        process.stderr.write(`faults: seed ${seed}: ${why}; logs kept in ${kept}\n`);
       }
-      if (r.recoveryMs !== undefined) recoveries.push(r.recoveryMs);
-      totals.l += r.lost;
-      totals.d += r.duplicated;
-      totals.v += r.divergent;
-      totals.g += r.leftoverGroups.length;
-      durations.push(r.phasesMs.total);
-      const bad = r.lost + r.duplicated + r.divergent + r.leftoverGroups.length > 0;
-      const ph = r.phasesMs;
-      const sec = (ms: number) => (ms / 1000).toFixed(0);
-      process.stdout.write(
-        `#${i + 1} seed ${seed}: ${r.faults.length} faults, ${r.acknowledged} acked, ${r.lost} lost, ` +
-          `${r.duplicated} dup, ${r.divergent} div, ` +
-          (r.recoveryMs === undefined ? 'NO catch-up\n' : `recovery ${(r.recoveryMs / 1000).toFixed(1)} s\n`) +
-          `   ${r.decisions} gate decisions, ${r.gatesDivergent} differ; ${sec(ph.total)} s (faults ${sec(ph.faults)}: ` +
-          `brokers ${sec(ph.brokerWait)}, publish ${sec(ph.publishTail)}; ` +
-          `catch-up ${sec(ph.catchUp)}, stop ${sec(ph.stop)}, check ${sec(ph.check)})\n` +
-          wrap(r.faults, 77)
-            .map((l) => `   ${l}\n`)
-            .join('') +
-          (r.unacknowledged || r.deadLetters ? `   unacked ${r.unacknowledged}, dlq ${r.deadLetters}\n` : '') +
-          (r.misread ? `   misread: a first read missed ${r.misread} acknowledged events (a second had them)\n` : '') +
-          (r.stop === 'clean' ? '' : `   stop on SIGTERM: ${r.stop}\n`) +
-          (r.leftoverGroups.length ? `   ${r.leftoverGroups.length} groups left behind:\n` : '') +
-          wrap(
-            r.leftoverGroups.map((g) => g.replace(/^[^.]*\./, '')),
-            75,
-          )
-            .map((l) => `     ${l}\n`)
-            .join('') +
-          r.processorExits.map((x) => `   processor exited unasked, restarted: ${x.slice(0, 60)}\n`).join('') +
-          (bad ? `   FAILED: reproduce with npm run faults -- --only ${seed}\n` : ''),
-      );
     }
   } finally {
-    const kept = cluster.stop({ keepLogs: o.keepLogs || totals.l + totals.d + totals.v + totals.g > 0 });
+    const kept = cluster.stop({ keepLogs: o.keepLogs || entries.some(failed) });
     if (kept) process.stderr.write(`faults: logs kept in ${kept}\n`);
   }
-  const q = (p: number) => {
-    const sorted = [...recoveries].sort((a, b) => a - b);
-    return sorted.length
-      ? (sorted[Math.min(sorted.length - 1, Math.ceil(p * sorted.length) - 1)]! / 1000).toFixed(1)
-      : '-';
-  };
-  const kinds = [...byKind].sort(([a], [b]) => a.localeCompare(b)).map(([k, n]) => `${k} ${n}`);
-  for (let i = 0; i < kinds.length; i += 3)
-    process.stdout.write(`${i ? '  ' : 'by kind: '}${kinds.slice(i, i + 3).join(', ')}\n`);
-  process.stdout.write(`recovery s: p50 ${q(0.5)}, p95 ${q(0.95)}, max ${q(1)}\n`);
-  const mean = durations.length ? durations.reduce((a, b) => a + b, 0) / durations.length / 1000 : 0;
-  process.stdout.write(
-    `schedule s: mean ${mean.toFixed(1)}, max ${(Math.max(0, ...durations) / 1000).toFixed(1)}; ` +
-      `run ${((Date.now() - t0) / 1000).toFixed(0)} s, cluster included\n`,
-  );
-  if (totals.g > 0) process.stdout.write(`groups left behind: ${totals.g}\n`);
-  process.stdout.write(
-    `faults: ${seeds.length} schedules, ${cluster.nodes.length} brokers, ${totals.e} acknowledged, ` +
-      `${totals.l} lost, ${totals.d} duplicated, ${totals.v} divergent\n`,
-  );
-  process.exitCode = totals.l + totals.d + totals.v + totals.g > 0 ? 1 : 0;
+  process.stdout.write(summarize(entries, { brokers: cluster.nodes.length, runMs: Date.now() - t0 }).join('\n') + '\n');
+  process.exitCode = entries.some(failed) ? 1 : 0;
 };
 
 if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) await main();

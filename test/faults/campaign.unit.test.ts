@@ -2,9 +2,11 @@ import { describe, expect, it } from 'vitest';
 import type { RowState } from '../../processors/folds/rowState.ts';
 import {
   FAULT_KINDS,
+  REGRESSION_SCHEDULES,
   REGRESSION_SEEDS,
   check,
   checkGates,
+  ciSchedules,
   ciSeeds,
   flatTrials,
   interleave,
@@ -48,6 +50,39 @@ describe('fault schedules', () => {
       for (const f of plan.faults) expect(FAULT_KINDS).toContain(f.kind);
     }
     expect(planSchedule(scheduleSeed(7, 0))).not.toEqual(planSchedule(scheduleSeed(7, 1)));
+  });
+
+  it('normal is the default tempo, and the regression schedules keep the faults that found their bugs', () => {
+    expect(planSchedule(7_000_022, 'normal')).toEqual(planSchedule(7_000_022));
+    // fix 1, 3, 4 (docs/reliability.md): broker 2 cut off while the processor starts, then lossy links to two brokers
+    const labels = planSchedule(7_000_022).faults.map((f) => `${f.kind}-${f.node}`);
+    expect(labels).toEqual(['partition-broker-2', 'loss-broker-1', 'loss-broker-2']);
+  });
+
+  it('fast: short gaps and holds, yet each kind keeps its long case (leader change, eviction)', () => {
+    const plans = Array.from({ length: 300 }, (_, i) => planSchedule(scheduleSeed(23, i), 'fast'));
+    const faults = plans.flatMap((p) => p.faults);
+    for (const p of plans) {
+      expect(p.faults.length).toBeGreaterThanOrEqual(3);
+      expect(p.faults.length).toBeLessThanOrEqual(8);
+    }
+    for (const f of faults) {
+      expect(f.gapMs).toBeGreaterThanOrEqual(200);
+      expect(f.gapMs).toBeLessThanOrEqual(1_000);
+      const long = f.holdMs > 2_000;
+      expect(f.holdMs).toBeGreaterThanOrEqual(1_000);
+      if (long && f.kind === 'pause-processor')
+        expect(f.holdMs).toBeGreaterThan(10_000); // the 10 s session
+      else if (long) expect(['kill-broker', 'pause-broker', 'partition-broker']).toContain(f.kind);
+      if (long && f.kind !== 'pause-processor') expect(f.holdMs).toBeGreaterThan(9_000); // KRaft's broker session
+    }
+    for (const kind of ['kill-broker', 'pause-broker', 'partition-broker', 'pause-processor'])
+      expect(faults.some((f) => f.kind === kind && f.holdMs > 9_000)).toBe(true);
+    expect(new Set(faults.map((f) => f.kind))).toEqual(new Set(FAULT_KINDS));
+    // on average well under half of a normal schedule's planned time
+    const mean = (tempo: 'normal' | 'fast') =>
+      Array.from({ length: 300 }, (_, i) => plannedMs(scheduleSeed(23, i), tempo)).reduce((a, b) => a + b) / 300;
+    expect(mean('fast')).toBeLessThan(mean('normal') / 2);
   });
 });
 
@@ -93,14 +128,27 @@ describe('the checker', () => {
 });
 
 describe('the CI set', () => {
-  it('is 12 schedules: the regression seeds first, then short ones, every fault kind at least once', () => {
+  it('is 12 schedules: the regression ones first, then short ones, every fault kind at least once', () => {
+    const set = ciSchedules();
     const seeds = ciSeeds();
     expect(seeds).toHaveLength(12);
+    expect(set.slice(0, REGRESSION_SCHEDULES.length)).toEqual([...REGRESSION_SCHEDULES]);
     expect(seeds.slice(0, REGRESSION_SEEDS.length)).toEqual([...REGRESSION_SEEDS]);
     expect(new Set(seeds).size).toBe(12);
-    for (const s of seeds.slice(REGRESSION_SEEDS.length)) expect(plannedMs(s)).toBeLessThanOrEqual(36_000);
-    const kinds = new Set(seeds.flatMap((s) => planSchedule(s).faults.map((f) => f.kind)));
+    for (const s of set.slice(REGRESSION_SCHEDULES.length)) {
+      expect(s.tempo).toBe('normal');
+      expect(plannedMs(s.seed)).toBeLessThanOrEqual(36_000);
+    }
+    const kinds = new Set(set.flatMap((s) => planSchedule(s.seed, s.tempo).faults.map((f) => f.kind)));
     expect([...kinds].sort()).toEqual([...FAULT_KINDS].sort());
+  });
+
+  it("keeps fix 6's schedule: a broker SIGKILLed within a second of the start, while passk ingest starts", () => {
+    const fix6 = REGRESSION_SCHEDULES.find((s) => s.seed === 23_000_070)!;
+    expect(fix6.tempo).toBe('fast');
+    const [first] = planSchedule(fix6.seed, fix6.tempo).faults;
+    expect(first).toMatchObject({ kind: 'kill-broker', node: 2 });
+    expect(first!.gapMs).toBeLessThan(1_000);
   });
 });
 

@@ -130,7 +130,7 @@ const defaultStackDir = () => {
 };
 
 export const startCluster = async (opts: ClusterOptions = {}): Promise<Cluster> => {
-  const stack = opts.stackDir ?? defaultStackDir();
+  let stack = opts.stackDir ?? defaultStackDir();
   const timeout = opts.startTimeoutMs ?? 300_000;
   const id = randomBytes(2).toString('hex');
   const used = usedSubnets();
@@ -237,6 +237,15 @@ export const startCluster = async (opts: ClusterOptions = {}): Promise<Cluster> 
   };
 
   try {
+    // the run's own copy of the binaries (hard links: no space, no time), so that a `deploy/local/fetch.sh` that
+    // replaces .local-stack meanwhile cannot break a broker's restart (it did, in the long campaign: "Could not find
+    // or load main class kafka.Kafka", then a registry that timed out)
+    const own = join(dir, 'stack');
+    mkdirSync(own);
+    for (const part of ['kafka', 'apicurio'])
+      if (spawnSync('cp', ['-al', join(stack, part), join(own, part)]).status !== 0)
+        run('cp', ['-a', join(stack, part), join(own, part)]);
+    stack = own;
     run('ip', ['link', 'add', bridge, 'type', 'bridge']);
     run('ip', ['addr', 'add', `${subnet}.1/24`, 'dev', bridge]);
     run('ip', ['link', 'set', bridge, 'up']);
