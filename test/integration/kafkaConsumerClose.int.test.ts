@@ -106,6 +106,7 @@ describe('Kafka consumer close', () => {
       codec: slow,
       deadLetter: async () => {},
       names: topicNames(namespace),
+      partitionsOf: () => 4, // the log above made every topic with 4
       groupId: `${namespace}mid-decode`,
       options: { groupId: 'mid-decode', topics: [TOPICS.trials] },
       maxBytesPerPartition: 1_100_000,
