@@ -237,9 +237,9 @@ export const startCluster = async (opts: ClusterOptions = {}): Promise<Cluster> 
   };
 
   try {
-    // the run's own copy of the binaries (hard links: no space, no time), so that a `deploy/local/fetch.sh` that
-    // replaces .local-stack meanwhile cannot break a broker's restart (it did, in the long campaign: "Could not find
-    // or load main class kafka.Kafka", then a registry that timed out)
+    // the run's own copy of the binaries (hard links: no space, no time), so that whatever replaces .local-stack
+    // meanwhile (a fetch.sh; in the long campaign, a git checkout that swapped the directory for a link) cannot break
+    // a broker's restart ("Could not find or load main class kafka.Kafka", then a registry that timed out)
     const own = join(dir, 'stack');
     mkdirSync(own);
     for (const part of ['kafka', 'apicurio'])
