@@ -5,9 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
-import { createEmbeddedEventLog } from '../../log/embedded/embeddedLog.ts';
-import { readLog } from '../../producers/logReader.ts';
-import { TOPICS } from '../../schemas/topics.ts';
+import { trialsOnLog } from '../helpers/trialsOnLog.ts';
 
 // Issue #13: `passk import` of a file of any size streams with bounded memory. The CLI child runs with a heap too
 // small for the file's trials held at once (the importer before streaming runs out of memory here), and a rerun
@@ -77,22 +75,6 @@ const passkImport = (input = file, data = dataDir, flags: string[] = []): Promis
   });
 };
 
-const trialsOnLog = async (data = dataDir): Promise<{ records: number; ids: number }> => {
-  const log = createEmbeddedEventLog({ dataDir: data });
-  try {
-    const ids = new Set<string>();
-    let records = 0;
-    await readLog(log, { topics: [TOPICS.trials] }, ({ event }) => {
-      if (event.type !== 'TrialRecorded') return;
-      records++;
-      ids.add(event.event_id);
-    });
-    return { records, ids: ids.size };
-  } finally {
-    await log.close();
-  }
-};
-
 describe('passk import streams a large file with bounded memory', () => {
   it(`imports ${TRIALS} trials with a ${HEAP_MB} MiB heap, and a rerun counts nothing twice`, async () => {
     await writeTrials();
@@ -100,12 +82,12 @@ describe('passk import streams a large file with bounded memory', () => {
     expect(first.stderr).not.toMatch(/heap out of memory/);
     expect(first.code).toBe(0);
     expect(first.stdout).toContain(`${TRIALS} trials read; ${TRIALS + 1} events published, 0 already recorded`);
-    expect(await trialsOnLog()).toEqual({ records: TRIALS, ids: TRIALS });
+    expect(await trialsOnLog(dataDir)).toEqual({ records: TRIALS, ids: TRIALS });
 
     const again = await passkImport();
     expect(again.code).toBe(0);
     expect(again.stdout).toContain(`${TRIALS} trials read; 0 events published, ${TRIALS} already recorded`);
-    expect(await trialsOnLog()).toEqual({ records: TRIALS, ids: TRIALS });
+    expect(await trialsOnLog(dataDir)).toEqual({ records: TRIALS, ids: TRIALS });
   }, 1_200_000);
 });
 

@@ -5,10 +5,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
-import { createEmbeddedEventLog } from '../../log/embedded/embeddedLog.ts';
-import { readLog } from '../../producers/logReader.ts';
-import { TOPICS } from '../../schemas/topics.ts';
 import { writeZip } from '../helpers/zipWriter.ts';
+import { trialsOnLog } from '../helpers/trialsOnLog.ts';
 
 // Issue #13: other tools' results files (one JSON document each, or an Inspect .eval zip) are streamed. Each real
 // fixture is grown to a document larger than the child's whole V8 heap (the importer that read a document whole
@@ -64,22 +62,6 @@ const passk = (args: string[]): Promise<Run> => {
 };
 const passkImport = (input: string, data: string, flags: string[] = []): Promise<Run> =>
   passk(['--data-dir', data, 'import', input, ...flags]);
-
-const trialsOnLog = async (data: string): Promise<{ records: number; ids: number }> => {
-  const log = createEmbeddedEventLog({ dataDir: data });
-  try {
-    const ids = new Set<string>();
-    let records = 0;
-    await readLog(log, { topics: [TOPICS.trials] }, ({ event }) => {
-      if (event.type !== 'TrialRecorded') return;
-      records++;
-      ids.add(event.event_id);
-    });
-    return { records, ids: ids.size };
-  } finally {
-    await log.close();
-  }
-};
 
 /** Imports the file twice under the small heap: every trial once, then nothing new. */
 const importsOnce = async (file: string, trials: number, flags: string[] = []): Promise<void> => {
