@@ -242,6 +242,45 @@ const lastLine = (file: string) => {
   }
 };
 
+/**
+ * A process that did not exit on SIGTERM, seen from outside: its state, whether SIGTERM is caught, blocked or
+ * ignored (the kernel's masks), how busy it is (CPU seconds per second over one second), and every thread's
+ * native stack (gdb, when installed), written to `file`. Returns the one-line summary.
+ */
+export const diagnose = async (pid: number, file: string): Promise<string> => {
+  const status = () => {
+    try {
+      return readFileSync(`/proc/${pid}/status`, 'utf8');
+    } catch {
+      return '';
+    }
+  };
+  const cpu = () => {
+    try {
+      // utime and stime, fields 14 and 15, after the parenthesised command name
+      const f = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
+      return (Number(f[11]) + Number(f[12])) / 100;
+    } catch {
+      return NaN;
+    }
+  };
+  const before = cpu();
+  await sleep(1_000);
+  const busy = cpu() - before;
+  const text = status();
+  const field = (k: string) => new RegExp(`^${k}:\\s*(.*)$`, 'm').exec(text)?.[1] ?? '?';
+  const has = (mask: string, sig: number) => mask !== '?' && (BigInt(`0x${mask}`) >> BigInt(sig - 1)) & 1n ? 'yes' : 'no';
+  const gdb = spawnSync('gdb', ['-batch', '-p', String(pid), '-ex', 'thread apply all bt 12'], {
+    encoding: 'utf8',
+    timeout: 60_000,
+  });
+  writeFileSync(file, `${text}\ncpu over 1 s: ${busy.toFixed(2)} s\n\n${gdb.stdout ?? ''}${gdb.stderr ?? ''}`);
+  return (
+    `state ${field('State')}, SIGTERM caught ${has(field('SigCgt'), 15)}, blocked ${has(field('SigBlk'), 15)}, ` +
+    `ignored ${has(field('SigIgn'), 15)}, cpu ${busy.toFixed(2)} s/s; see ${file}`
+  );
+};
+
 /** A `passk process` in `ns`, restarted when it exits unasked (a supervisor's job), until `retire()`. */
 const supervisedProcessor = (cluster: Cluster, ns: Netns, env: NodeJS.ProcessEnv, name: string) => {
   let retired = false;
@@ -267,11 +306,13 @@ const supervisedProcessor = (cluster: Cluster, ns: Netns, env: NodeJS.ProcessEnv
       const gone = new Promise<number | null>((r) => p.proc.once('exit', (code) => r(code)));
       process.kill(p.pid(), 'SIGCONT');
       process.kill(p.pid(), 'SIGTERM');
-      let killed = false;
-      const t = setTimeout(() => p.alive() && ((killed = true), process.kill(p.pid(), 'SIGKILL')), STOP_MS);
-      const code = await gone;
-      clearTimeout(t);
-      return killed ? `no exit ${STOP_MS / 1000} s after SIGTERM` : code === 0 ? 'clean' : `exit ${code}`;
+      const code = await Promise.race([gone, sleep(STOP_MS).then(() => 'late' as const)]);
+      if (code !== 'late') return code === 0 ? 'clean' : `exit ${code}`;
+      // what the process was doing, for the report (seed 23728618: a processor that ignored SIGTERM)
+      const seen = p.alive() ? await diagnose(p.pid(), join(cluster.dir, 'logs', `${name}-hung-${p.pid()}.txt`)) : '';
+      if (p.alive()) process.kill(p.pid(), 'SIGKILL');
+      await gone;
+      return `no exit ${STOP_MS / 1000} s after SIGTERM${seen ? ` (${seen})` : ''}`;
     },
   };
 };

@@ -176,3 +176,29 @@ describe('the other writers', () => {
     expect(posted.every((t) => t.agent_version === 'http' && t.row_id.startsWith('h'))).toBe(true);
   });
 });
+
+describe('diagnose', () => {
+  it('tells a busy process that catches SIGTERM from outside, and writes its native stacks', async () => {
+    const { spawn } = await import('node:child_process');
+    const { mkdtempSync, readFileSync, rmSync } = await import('node:fs');
+    const { tmpdir } = await import('node:os');
+    const { join } = await import('node:path');
+    const { diagnose } = await import('./campaign.ts');
+    // a handler installed, then an event loop held: the handler can never run (seed 23728618's shape)
+    const p = spawn(process.execPath, ['-e', "process.on('SIGTERM', () => {}); console.log('ready'); for (;;);"], {
+      stdio: ['ignore', 'pipe', 'inherit'],
+    });
+    await new Promise<void>((r) => p.stdout.once('data', () => r()));
+    const dir = mkdtempSync(join(tmpdir(), 'passk-diagnose-'));
+    try {
+      const seen = await diagnose(p.pid!, join(dir, 'hung.txt'));
+      expect(seen).toMatch(/^state R \(running\), SIGTERM caught yes, blocked no, ignored no, cpu 0\.[5-9]\d|^state R .* cpu 1\.0/);
+      const file = readFileSync(join(dir, 'hung.txt'), 'utf8');
+      expect(file).toMatch(/^SigCgt:/m);
+      expect(file).toMatch(/cpu over 1 s: /);
+    } finally {
+      p.kill('SIGKILL');
+      rmSync(dir, { recursive: true, force: true });
+    }
+  }, 90_000);
+});

@@ -311,30 +311,38 @@ export const startCluster = async (opts: ClusterOptions = {}): Promise<Cluster> 
     const brokers = ids.map((n) => `${nodeIp(n)}:9092`).join(',');
     const registryUrl = `http://${regNs.ip}:8080/apis/ccompat/v7`;
 
-    const waitForBrokers = async (ms = timeout) => {
-      const kafka = new Kafka({
-        clientId: `passk-faults-ready-${id}`,
-        brokers: brokers.split(','),
+    // each broker asked on its own: any one broker's view is not enough, since a SIGKILLed broker stays in the
+    // cluster's metadata until its session times out (9 s), and the restarted one may not listen yet (CI, seed
+    // 23237640: the check's reads were refused by broker 3 for 8 s after this wait had returned)
+    const clients = ids.map((n) =>
+      new Kafka({
+        clientId: `passk-faults-ready-${id}-${n}`,
+        brokers: [`${nodeIp(n)}:9092`],
         logLevel: logLevel.NOTHING,
         connectionTimeout: 2_000,
         requestTimeout: 5_000,
         retry: { retries: 0 },
-      });
+      }),
+    );
+    const answers = async (kafka: Kafka) => {
+      const admin = kafka.admin();
+      try {
+        await admin.connect();
+        const { brokers: live } = await admin.describeCluster();
+        return live.length === ids.length;
+      } catch {
+        return false;
+      } finally {
+        await admin.disconnect().catch(() => {});
+      }
+    };
+    const waitForBrokers = async (ms = timeout) => {
       await until(
         async () => {
           const dead = nodes.find((n) => !n.alive());
           if (dead)
             throw new Error(`${dead.name} exited during start-up; see ${join(dir, 'logs', dead.name + '.log')}`);
-          const admin = kafka.admin();
-          try {
-            await admin.connect();
-            const { brokers: live } = await admin.describeCluster();
-            return live.length === ids.length;
-          } catch {
-            return false;
-          } finally {
-            await admin.disconnect().catch(() => {});
-          }
+          return (await Promise.all(clients.map(answers))).every(Boolean);
         },
         ms,
         'three Kafka brokers',
