@@ -269,7 +269,8 @@ export const diagnose = async (pid: number, file: string): Promise<string> => {
   const busy = cpu() - before;
   const text = status();
   const field = (k: string) => new RegExp(`^${k}:\\s*(.*)$`, 'm').exec(text)?.[1] ?? '?';
-  const has = (mask: string, sig: number) => mask !== '?' && (BigInt(`0x${mask}`) >> BigInt(sig - 1)) & 1n ? 'yes' : 'no';
+  const has = (mask: string, sig: number) =>
+    mask !== '?' && (BigInt(`0x${mask}`) >> BigInt(sig - 1)) & 1n ? 'yes' : 'no';
   const gdb = spawnSync('gdb', ['-batch', '-p', String(pid), '-ex', 'thread apply all bt 12'], {
     encoding: 'utf8',
     timeout: 60_000,

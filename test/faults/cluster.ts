@@ -314,15 +314,16 @@ export const startCluster = async (opts: ClusterOptions = {}): Promise<Cluster> 
     // each broker asked on its own: any one broker's view is not enough, since a SIGKILLed broker stays in the
     // cluster's metadata until its session times out (9 s), and the restarted one may not listen yet (CI, seed
     // 23237640: the check's reads were refused by broker 3 for 8 s after this wait had returned)
-    const clients = ids.map((n) =>
-      new Kafka({
-        clientId: `passk-faults-ready-${id}-${n}`,
-        brokers: [`${nodeIp(n)}:9092`],
-        logLevel: logLevel.NOTHING,
-        connectionTimeout: 2_000,
-        requestTimeout: 5_000,
-        retry: { retries: 0 },
-      }),
+    const clients = ids.map(
+      (n) =>
+        new Kafka({
+          clientId: `passk-faults-ready-${id}-${n}`,
+          brokers: [`${nodeIp(n)}:9092`],
+          logLevel: logLevel.NOTHING,
+          connectionTimeout: 2_000,
+          requestTimeout: 5_000,
+          retry: { retries: 0 },
+        }),
     );
     const answers = async (kafka: Kafka) => {
       const admin = kafka.admin();
