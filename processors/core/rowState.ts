@@ -61,6 +61,8 @@ export const addAttempt = <A extends AttemptSlot>(
  * `addAttempt` on an array the caller owns (the stream's per-partition state, copied when emitted):
  * `attempts` is changed in place. Null when it changes nothing, else the attempt displaced, if any.
  */
+const ADDED = Object.freeze({ displaced: undefined });
+
 export const addAttemptInPlace = <A extends AttemptSlot>(
   attempts: A[],
   rec: A,
@@ -75,10 +77,17 @@ export const addAttemptInPlace = <A extends AttemptSlot>(
   const displaced = holder < 0 ? undefined : attempts[holder]!;
   if (displaced && displaced.event_id < rec.event_id) return null;
   if (holder >= 0) attempts.splice(holder, 1);
-  let at = attempts.length; // from the end: attempts mostly arrive in order
+  // from the end: attempts mostly arrive in order, and then it is a push (splice, a generic builtin that
+  // also builds an array of what it removed, was a third of this function)
+  let at = attempts.length;
   while (at > 0 && order(rec, attempts[at - 1]!) < 0) at--;
-  attempts.splice(at, 0, rec);
-  return { displaced };
+  if (at === attempts.length) attempts.push(rec);
+  else {
+    attempts.push(attempts[attempts.length - 1]!);
+    for (let i = attempts.length - 2; i > at; i--) attempts[i] = attempts[i - 1]!;
+    attempts[at] = rec;
+  }
+  return displaced ? { displaced } : ADDED;
 };
 
 /** A row's tags with a trial's added: a sorted union (the same rule in the stream's fold, folds/rowState.ts). */

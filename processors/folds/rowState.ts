@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { StabilityClass, type RowStateChanged } from '../../schemas/events/decisions.ts';
 import type { TrialRecorded } from '../../schemas/events/trialRecorded.ts';
-import { rowStateKey } from '../../schemas/topics.ts';
+import { KEY_SEP, rowStateKey } from '../../schemas/topics.ts';
 import { classOf, DEFAULT_MIN_ATTEMPTS } from '../core/classify.ts';
 import { hash53 } from '../core/hash.ts';
 import {
@@ -51,7 +51,7 @@ export interface RowFoldOptions {
 
 /** The key of the row a trial folds into: its row state's key (`rowStateKey`, schemas/topics.ts). */
 export const trialRowKey = (t: TrialRecorded): string =>
-  rowStateKey({ suite: t.suite, dataset_version: t.dataset_version, agent_version: t.agent.version, row_id: t.row_id });
+  t.suite + KEY_SEP + t.dataset_version + KEY_SEP + t.agent.version + KEY_SEP + t.row_id;
 
 type RowBase = Pick<RowState, 'suite' | 'dataset_version' | 'agent_version' | 'row_id' | 'seq' | 'attempts' | 'tags'>;
 type Counts = Pick<RowState, 'n' | 'c' | 'ungraded'>;
@@ -117,10 +117,10 @@ export const evolveRow = (state: RowState | undefined, trial: TrialRecorded, opt
 };
 
 const CROCKFORD = '0123456789ABCDEFGHJKMNPQRSTVWXYZ';
-const base32 = (value: number, chars: number): string => {
-  let out = '';
-  for (let i = 0, v = value; i < chars; i++, v = Math.floor(v / 32)) out = CROCKFORD[v % 32]! + out;
-  return out;
+const DIGITS = Array.from(CROCKFORD, (ch) => ch.charCodeAt(0));
+/** `chars` base32 digits of `value`, most significant first, written into `out` from `at`. */
+const putBase32 = (out: number[], at: number, value: number, chars: number): void => {
+  for (let i = at + chars - 1, v = value; i >= at; i--, v = Math.floor(v / 32)) out[i] = DIGITS[v % 32]!;
 };
 
 /**
@@ -129,24 +129,34 @@ const base32 = (value: number, chars: number): string => {
  * Bounded: cleared when it holds `KEY_HASHES_MAX` keys, so it never outgrows a large state.
  */
 const KEY_HASHES_MAX = 200_000;
-const keyHashes = new Map<string, string>();
-const keyHashOf = (key: string): string => {
+const keyHashes = new Map<string, number[]>();
+const keyHashOf = (key: string): number[] => {
   let h = keyHashes.get(key);
   if (h === undefined) {
     if (keyHashes.size >= KEY_HASHES_MAX) keyHashes.clear();
-    keyHashes.set(key, (h = base32(hash53(key), 11)));
+    h = new Array<number>(11);
+    putBase32(h, 0, hash53(key), 11);
+    keyHashes.set(key, h);
   }
   return h;
 };
+
+/** One event id's character codes, reused: an id is built in place and made a string once. */
+const ID = new Array<number>(26);
 
 /**
  * The changelog record's event id: ULID-shaped, its time the row's event time, its other 80 bits
  * a 53-bit hash of the row key (cyrb53, 11 characters) then the seq (5 characters, mod 2^25):
  * a replay re-emits the same bytes. Not sha256: this runs once per changed row per commit, on the
- * topology's hot path.
+ * topology's hot path; and one string, not 26 one-character ones joined.
  */
-export const changelogEventId = (s: RowState, key: string = rowStateKey(s)): string =>
-  base32(s.occurred_at, 10) + keyHashOf(key) + base32(s.seq % 2 ** 25, 5);
+export const changelogEventId = (s: RowState, key: string = rowStateKey(s)): string => {
+  putBase32(ID, 0, s.occurred_at, 10);
+  const h = keyHashOf(key);
+  for (let i = 0; i < 11; i++) ID[10 + i] = h[i]!;
+  putBase32(ID, 21, s.seq % 2 ** 25, 5);
+  return String.fromCharCode(...ID);
+};
 
 /**
  * The changelog record of a row state. Its event id is derived from (key, seq): a replay re-emits the same bytes.

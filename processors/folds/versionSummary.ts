@@ -43,13 +43,28 @@ const empty = (r: RowState): VersionSummary => ({
   histogram: {},
 });
 
+/** A histogram bin's name, `${n},${c}`, kept per (n, c): the fold names two bins per changed row. */
+const BIN_NAMES_MAX = 100_000;
+const binNames = new Map<number, string>();
+const binOf = (n: number, c: number): string => {
+  // n, c < 2^21 in practice; larger ones are named each time
+  if (n >= 2 ** 21 || c >= 2 ** 21) return `${n},${c}`;
+  const id = n * 2 ** 21 + c;
+  let name = binNames.get(id);
+  if (name === undefined) {
+    if (binNames.size >= BIN_NAMES_MAX) binNames.clear();
+    binNames.set(id, (name = `${n},${c}`));
+  }
+  return name;
+};
+
 const add = (s: VersionSummary, r: Pick<RowState, 'n' | 'c' | 'ungraded' | 'class'>, sign: 1 | -1): void => {
   s.rows += sign;
   s.trials += sign * r.n;
   s.passes += sign * r.c;
   s.ungraded += sign * r.ungraded;
   s.classes[r.class] += sign;
-  const bin = `${r.n},${r.c}`;
+  const bin = binOf(r.n, r.c);
   const count = (s.histogram[bin] ?? 0) + sign;
   if (count === 0) delete s.histogram[bin];
   else s.histogram[bin] = count;
@@ -57,17 +72,34 @@ const add = (s: VersionSummary, r: Pick<RowState, 'n' | 'c' | 'ungraded' | 'clas
 
 /** The summaries of many versions, updated in place from a batch's row changes (the topology's hot path). */
 export type VersionSummaries = Map<string, VersionSummary>;
+/**
+ * Applies a batch's row changes; returns the keys of the versions they changed. Consecutive changes of one
+ * version (the usual case: rows of a run arrive together) look their summary up once.
+ */
 export const applyRowChanges = (
   summaries: VersionSummaries,
   changes: Iterable<{ before: Pick<RowState, 'n' | 'c' | 'ungraded' | 'class'> | undefined; after: RowState }>,
-): void => {
+): Set<string> => {
+  const changed = new Set<string>();
+  let last: RowState | undefined;
+  let s: VersionSummary | undefined;
   for (const { before, after } of changes) {
-    const key = versionKeyOf(after);
-    let s = summaries.get(key);
-    if (!s) summaries.set(key, (s = empty(after)));
+    if (
+      s === undefined ||
+      last!.agent_version !== after.agent_version ||
+      last!.dataset_version !== after.dataset_version ||
+      last!.suite !== after.suite
+    ) {
+      const key = versionKeyOf(after);
+      s = summaries.get(key);
+      if (!s) summaries.set(key, (s = empty(after)));
+      changed.add(key);
+    }
+    last = after;
     if (before) add(s, before, -1);
     add(s, after, 1);
   }
+  return changed;
 };
 
 /** A copy that later in-place updates of `s` do not reach. */

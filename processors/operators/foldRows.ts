@@ -4,7 +4,7 @@ import type { TrialRecorded } from '../../schemas/events/trialRecorded.ts';
 import type { RowState } from '../folds/rowState.ts';
 import { foldTrialsOwned } from '../folds/rowTable.ts';
 import type { RowFoldOptions } from '../folds/rowState.ts';
-import { applyRowChanges, copySummary, versionKeyOf, type VersionSnapshot } from '../folds/versionSummary.ts';
+import { applyRowChanges, copySummary, type VersionSnapshot } from '../folds/versionSummary.ts';
 import type { EventBatch } from '../ports.ts';
 import type { RowStore } from './rowStore.ts';
 
@@ -53,9 +53,8 @@ export const foldRows = (store: RowStore, opts: RowFoldOptions = {}): OperatorFu
     }
     const changes = foldTrialsOwned(store.table(batch.partition), trials, opts);
     const sums = store.summaries(batch.partition);
-    applyRowChanges(sums, changes);
+    const versions = applyRowChanges(sums, changes);
     const nextOffset = batch.lastOffset + 1;
-    const versions = new Set(changes.map((c) => versionKeyOf(c.after)));
     const summaries = [...versions].map((key) => ({
       partition: batch.partition,
       nextOffset,

@@ -1,6 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { checkpointOf, foldTrials, foldTrialsOwned, type RowTable } from '../../processors/folds/rowTable.ts';
+import { addAttemptInPlace, attemptOrder, type AttemptRecord } from '../../processors/core/rowState.ts';
 import { arbTrialStream } from '../helpers/processorFixtures.ts';
 
 /** The topology's in-place fold against the immutable reference fold, over the same batches. */
@@ -33,4 +34,42 @@ describe('foldTrialsOwned', () => {
       { numRuns: 300 },
     );
   });
+});
+
+/** The core's de-duplication and order rule, by brute force: the smallest event id of each slot, sorted. */
+describe('addAttemptInPlace', () => {
+  it('keeps, whatever the arrival order, the smallest event id per (run, attempt) slot, in attemptOrder', () => {
+    const rec = fc.record({
+      event_id: fc.constantFrom('A1', 'A2', 'B1', 'B2', 'C1', 'C2', 'D1'),
+      run_id: fc.constantFrom('r1', 'r2'),
+      attempt: fc.nat({ max: 2 }),
+      occurred_at: fc.nat({ max: 4 }),
+    });
+    fc.assert(
+      fc.property(fc.array(rec, { maxLength: 30 }), (arrivals) => {
+        // one event per id (a redelivery is the same event): the first arrival of each id stands for it
+        const byId = new Map<string, (typeof arrivals)[number]>();
+        for (const a of arrivals) if (!byId.has(a.event_id)) byId.set(a.event_id, a);
+        const events = arrivals.map((a) => byId.get(a.event_id)!);
+        const attempts: AttemptRecord[] = [];
+        for (const e of events) addAttemptInPlace(attempts, attempt(e), attemptOrder);
+        const slots = new Map<string, AttemptRecord>();
+        for (const e of byId.values()) {
+          const k = `${e.run_id}/${e.attempt}`;
+          const held = slots.get(k);
+          if (!held || e.event_id < held.event_id) slots.set(k, attempt(e));
+        }
+        expect(attempts).toEqual([...slots.values()].sort(attemptOrder));
+      }),
+      { numRuns: 500 },
+    );
+  });
+});
+
+const attempt = (e: { event_id: string; run_id: string; attempt: number; occurred_at: number }): AttemptRecord => ({
+  ...e,
+  passed: true,
+  output_hash: null,
+  checks: [],
+  forbidden_actions: [],
 });
