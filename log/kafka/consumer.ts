@@ -294,6 +294,18 @@ export const createKafkaConsumer = async (deps: {
     deps.onClose();
   };
 
+  /**
+   * kafkajs between a crash and its restart ("Restarting the consumer in 8240ms", after a broker away for longer
+   * than its retries): it has dropped its group, so it refuses a commit itself, with a non-retriable error. The
+   * restarted member joins as a new one, which revokes and restores everything (GROUP_JOIN above), so the commit is
+   * dropped as a fenced one is: the events re-read after it are duplicates of the restored state. It was an exit 4
+   * of `passk process` (the fault campaign, seeds 23245559, 23966188, 24077054; docs/reliability.md, fix 11).
+   */
+  const restarting = (e: unknown) =>
+    !abort.signal.aborted &&
+    (e as Error | undefined)?.name === 'KafkaJSNonRetriableError' &&
+    /^Consumer group was not initialized/.test((e as Error).message);
+
   return {
     batches,
     commit: async (positions) => {
@@ -309,7 +321,7 @@ export const createKafkaConsumer = async (deps: {
           })),
         );
       } catch (e) {
-        if (protocolTypes(e).some((t) => FENCED_COMMIT_TYPES.has(t)))
+        if (protocolTypes(e).some((t) => FENCED_COMMIT_TYPES.has(t)) || restarting(e))
           throw new CommitRejected(
             positions.map(({ topic, partition }) => ({ topic, partition })),
             e,

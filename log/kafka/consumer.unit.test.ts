@@ -2,6 +2,7 @@ import type { Admin, Kafka } from 'kafkajs';
 import { describe, expect, it } from 'vitest';
 import type { EventCodec } from '../../schemas/codec.ts';
 import { BackendUnavailable } from '../../schemas/errors.ts';
+import { CommitRejected } from '../errors.ts';
 import { TOPICS } from '../../schemas/topics.ts';
 import { createKafkaConsumer } from './consumer.ts';
 import { topicNames } from './topics.ts';
@@ -122,4 +123,60 @@ describe('the Kafka consumer’s offsets reads', () => {
     await expect(lag).rejects.toThrow(/passk\.datasets lacks partitions 0, 1, 2, 3 of 4/);
     await c.close();
   }, 20_000);
+});
+
+/** kafkajs's own refusal while it restarts a crashed consumer (kafkajs 2.2.4, src/consumer/index.js). */
+class KafkaJSNonRetriableError extends Error {
+  override name = 'KafkaJSNonRetriableError';
+}
+
+describe('the Kafka consumer’s commit', () => {
+  /** A kafkajs consumer that joined (partition 0 of passk.datasets) and then crashed, restarting: its group is gone. */
+  const crashedKafka = () => {
+    const handlers = new Map<string, (e: unknown) => void>();
+    return {
+      kafka: {
+        consumer: () => ({
+          on: (event: string, f: (e: unknown) => void) => void handlers.set(event, f),
+          events: { GROUP_JOIN: 'consumer.group_join', CRASH: 'consumer.crash' },
+          connect: async () => {},
+          subscribe: async () => {},
+          stop: async () => {},
+          disconnect: async () => {},
+          commitOffsets: async () => {
+            throw new KafkaJSNonRetriableError('Consumer group was not initialized, consumer#run must be called first');
+          },
+        }),
+      } as unknown as Kafka,
+      join: () =>
+        handlers.get('consumer.group_join')!({
+          payload: { memberId: 'm1', memberAssignment: { [names.physical(TOPICS.datasets)]: [0] } },
+        }),
+    };
+  };
+
+  it('a commit kafkajs refuses between a crash and its restart is rejected as fenced (dropped), not fatal', async () => {
+    const { kafka, join } = crashedKafka();
+    const c = await createKafkaConsumer({
+      kafka,
+      admin: fakeAdmin(0) as unknown as Admin,
+      codec,
+      deadLetter: async () => {},
+      names,
+      partitionsOf: () => PARTITIONS,
+      groupId: 'ns.g',
+      options: { groupId: 'g', topics: [TOPICS.datasets] },
+      maxBytesPerPartition: 1_000_000,
+      onClose: () => {},
+    });
+    join();
+    const commit = c.commit([{ topic: TOPICS.datasets, partition: 0, nextOffset: 5 }]);
+    await expect(commit).rejects.toBeInstanceOf(CommitRejected);
+    await expect(commit).rejects.toThrow(/passk\.datasets\[0\]/);
+    await c.close();
+    // once closed, the same refusal is not a fenced commit (nobody restarts the consumer): an error
+    const late = c.commit([{ topic: TOPICS.datasets, partition: 0, nextOffset: 5 }]);
+    await expect(late).rejects.toThrow(/not initialized/);
+    await expect(late).rejects.not.toBeInstanceOf(CommitRejected);
+  });
 });
