@@ -1,0 +1,127 @@
+/**
+ * Where the fold's gap to the tight fold is (issue #14, docs/performance.md "Session 7"): each line against the
+ * tight fold (`paired`, CPU time, median of 5 pairs, same events, same process):
+ *   node --import tsx bench/profile/foldSplit.ts [events=200000]
+ * - floor: the tight fold's work plus one changelog-shaped record per changed row per 1,000-event batch, with a
+ *   copy of the row's attempts: the least a fold that emits a changelog must do;
+ * - passk's own path in steps: `toAttemptRecord` alone; `foldTrialsOwned`; + the version summaries; + a
+ *   `RowStateChanged` per changed row (the topology's stages are the bench's `fold: trial topology` line).
+ */
+import { toAttemptRecord } from '../../processors/core/rowState.ts';
+import { toRowStateChanged } from '../../processors/folds/rowState.ts';
+import { foldTrialsOwned, type RowTable } from '../../processors/folds/rowTable.ts';
+import { applyRowChanges, type VersionSummaries } from '../../processors/folds/versionSummary.ts';
+import type { TrialRecorded } from '../../schemas/events/trialRecorded.ts';
+import { KEY_SEP } from '../../schemas/topics.ts';
+import { chunks, paired, syntheticTrials, tightFold } from '../processors.ts';
+
+const n = Number(process.argv[2] ?? 200_000);
+const events = [...syntheticTrials({ events: n, rows: 5_000, versions: 4 })];
+const parts = chunks(events, 1_000);
+
+interface Attempt {
+  event_id: string;
+  run_id: string;
+  attempt: number;
+  occurred_at: number;
+  passed: boolean | null;
+  output: string | null;
+  checks: NonNullable<TrialRecorded['checks']>;
+}
+interface FloorRow {
+  key: string;
+  seq: number;
+  n: number;
+  c: number;
+  ungraded: number;
+  slots: Map<string, Attempt>;
+  attempts: Attempt[];
+}
+
+const floor = (): number => {
+  const table = new Map<string, FloorRow>();
+  const seen = new Set<string>();
+  let records = 0;
+  for (const part of parts) {
+    const changed = new Set<FloorRow>();
+    for (const e of part) {
+      if (seen.has(e.event_id)) continue;
+      seen.add(e.event_id);
+      const key = `${e.suite}${KEY_SEP}${e.dataset_version}${KEY_SEP}${e.agent.version}${KEY_SEP}${e.row_id}`;
+      let row = table.get(key);
+      if (!row) table.set(key, (row = { key, seq: 0, n: 0, c: 0, ungraded: 0, slots: new Map(), attempts: [] }));
+      const slot = `${e.run_id}${KEY_SEP}${e.attempt}`;
+      const held = row.slots.get(slot);
+      if (held && held.event_id < e.event_id) continue;
+      const rec: Attempt = {
+        event_id: e.event_id,
+        run_id: e.run_id,
+        attempt: e.attempt,
+        occurred_at: e.occurred_at,
+        passed: e.passed,
+        output: e.output ?? null,
+        checks: e.checks ?? [],
+      };
+      if (held) {
+        row.attempts[row.attempts.indexOf(held)] = rec;
+        if (held.passed === null) row.ungraded--;
+        else {
+          row.n--;
+          if (held.passed) row.c--;
+        }
+      } else row.attempts.push(rec);
+      row.slots.set(slot, rec);
+      if (e.passed === null) row.ungraded++;
+      else {
+        row.n++;
+        if (e.passed) row.c++;
+      }
+      row.seq++;
+      changed.add(row);
+    }
+    for (const row of changed) {
+      const out = {
+        event_id: row.key + row.seq,
+        type: 'RowStateChanged',
+        seq: row.seq,
+        n: row.n,
+        c: row.c,
+        ungraded: row.ungraded,
+        attempt_records: row.attempts.slice(),
+      };
+      records += out.attempt_records.length > 0 ? 1 : 0;
+    }
+  }
+  return records;
+};
+
+const steps = (summaries: boolean, records: boolean) => (): number => {
+  const tables: RowTable[] = [new Map(), new Map(), new Map(), new Map()];
+  const sums: VersionSummaries[] = [new Map(), new Map(), new Map(), new Map()];
+  let seqs = 0;
+  parts.forEach((part, i) => {
+    const changes = foldTrialsOwned(tables[i % 4]!, part);
+    if (summaries) applyRowChanges(sums[i % 4]!, changes);
+    if (records) for (const c of changes) seqs += toRowStateChanged(c.after, 'p', c.key).seq;
+  });
+  return seqs;
+};
+
+const attemptRecords = (): number => {
+  let x = 0;
+  for (const e of events as TrialRecorded[]) x += toAttemptRecord(e).attempt;
+  return x;
+};
+
+const lines: [string, () => unknown][] = [
+  ['floor: tight fold + a changelog record per changed row per batch', floor],
+  ['toAttemptRecord alone', attemptRecords],
+  ['foldTrialsOwned', steps(false, false)],
+  ['+ version summaries', steps(true, false)],
+  ['+ a RowStateChanged per changed row', steps(true, true)],
+];
+console.log(`${n.toLocaleString('en-US')} trials over 5,000 rows × 4 versions, each line against the tight fold:`);
+for (const [name, run] of lines) {
+  const m = await paired(5, () => tightFold(events), run);
+  console.log(`${name}: ${Math.round(n / m.candidate).toLocaleString('en-US')} ev/s, ${m.ratio.toFixed(2)}×`);
+}
