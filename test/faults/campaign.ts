@@ -899,7 +899,10 @@ export interface Scheduled {
  * processor SIGKILLed, then a broker SIGKILLed while the restarted one swept the dead one's groups (fix 9).
  * 24077054 (fast): a broker paused, throttled and SIGKILLed while the processor ran: kafkajs crashed its consumer
  * and restarted it 8 s later, and a commit in between exited the processor 4 (fix 11; a race, so the CI test also
- * fails any schedule in which a processor exits 4).
+ * fails any schedule in which a processor exits 4). 23063422 (fast): the log failed to open on topics created a
+ * moment before (fix 7). 23593995 (fast): a closing reader's one-use groups left behind (fix 10). Fixes 7, 8 and
+ * 10 are races, not bound to a seed: their schedules are where they were found (fix 8's, 17087161, is among seed
+ * 17's below), and unit and integration tests pin the fixes.
  */
 export const REGRESSION_SCHEDULES: readonly Scheduled[] = [
   { seed: 7_000_022, tempo: 'normal' },
@@ -908,6 +911,8 @@ export const REGRESSION_SCHEDULES: readonly Scheduled[] = [
   { seed: 23_000_070, tempo: 'fast' },
   { seed: 23_237_640, tempo: 'fast' },
   { seed: 24_077_054, tempo: 'fast' },
+  { seed: 23_063_422, tempo: 'fast' },
+  { seed: 23_593_995, tempo: 'fast' },
 ];
 export const REGRESSION_SEEDS = REGRESSION_SCHEDULES.map((s) => s.seed);
 /** The CI set's other schedules: the first of seed 17's whose planned faults take at most this long. */
