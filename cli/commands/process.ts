@@ -8,7 +8,7 @@ import type { TrialProgress } from '../../processors/index.ts';
 import { PipelineError } from '../../schemas/errors.ts';
 import { StoreLocked } from '../../sinks/clickhouse/index.ts';
 import { heading, table, text } from '../format/doc.ts';
-import { pct } from '../format/numbers.ts';
+import { curve, pct } from '../format/numbers.ts';
 import { renderJson, renderTerminal, writeStderr } from '../format/render.ts';
 import { EXIT } from '../exitCodes.ts';
 import { COMMANDS } from './index.ts';
@@ -46,9 +46,7 @@ const summaryBlocks = (
       String(n.rows),
       String(n.trials),
       pct(n.mean_accuracy),
-      Object.values(n.pass_hat_k)
-        .map((x) => pct(x))
-        .join(' / ') || '—',
+      curve(Object.values(n.pass_hat_k).map((x) => pct(x))),
       pct(n.flip_rate),
     ];
   });

@@ -17,3 +17,13 @@ export const rowList = (ids: readonly string[], max = 20): string =>
     : ids.length <= max
       ? ids.join(', ')
       : `${ids.slice(0, max).join(', ')} … (+${ids.length - max} more)`;
+/**
+ * pass^1..K as one cell: every value up to `max`, else the first `max - 2`, an ellipsis and pass^K, with K (an
+ * import of 860 attempts per row printed 860 numbers). JSON keeps them all.
+ */
+export const curve = (values: readonly string[], max = 6): string =>
+  values.length === 0
+    ? '—'
+    : values.length <= max
+      ? values.join(' / ')
+      : `${values.slice(0, max - 2).join(' / ')} / … / ${values.at(-1)!} (k = ${values.length})`;

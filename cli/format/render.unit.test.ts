@@ -75,3 +75,13 @@ describe('renderTerminal, an empty column', () => {
     expect(renderMarkdown([t])).toContain('confirmation');
   });
 });
+
+describe('curve (pass^1..K in one cell)', () => {
+  it('shows every value up to six, else the first four, an ellipsis and pass^K with K', async () => {
+    const { curve } = await import('./numbers.ts');
+    const values = Array.from({ length: 860 }, (_, i) => `v${i + 1}`);
+    expect(curve(values.slice(0, 6))).toBe('v1 / v2 / v3 / v4 / v5 / v6');
+    expect(curve(values)).toBe('v1 / v2 / v3 / v4 / … / v860 (k = 860)');
+    expect(curve([])).toBe('—');
+  });
+});

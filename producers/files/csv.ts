@@ -72,9 +72,10 @@ export const parseCsv = (text: string, file: string): CsvRecord[] => {
 };
 
 /** The records of a CSV file, streamed from disk: memory holds one record at a time, not the file. */
-export async function* streamCsv(file: string): AsyncGenerator<CsvRecord> {
+export async function* streamCsv(file: string, onRead?: (bytes: number) => void): AsyncGenerator<CsvRecord> {
   const parser = parse({ ...READ, info: true });
   const input = createReadStream(file);
+  if (onRead) input.on('data', (chunk) => onRead(chunk.length));
   input.on('error', (e) => parser.destroy(unreadableFile(file, e)));
   input.pipe(parser);
   const { key, state } = keyed(file);

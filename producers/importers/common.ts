@@ -20,6 +20,8 @@ export interface ImportOptions {
    * @default 1, Inspect's own rule (`value_to_float(...) >= 1`): partial credit fails.
    */
   readonly passThreshold?: number;
+  /** Told the bytes each read of a file takes from disk, over every pass (the progress of an import's first passes). */
+  readonly onRead?: (bytes: number) => void;
 }
 
 /** A trial ready to publish: validated later by the recorder; its id is already fixed. */

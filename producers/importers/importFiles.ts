@@ -1,6 +1,6 @@
 import type { ReadOptions } from '../files/fieldError.ts';
 import { createHash } from 'node:crypto';
-import { createReadStream } from 'node:fs';
+import { createReadStream, statSync } from 'node:fs';
 import { getHeapStatistics } from 'node:v8';
 import { streamCsv } from '../files/csv.ts';
 import { csvRecordTrial } from '../files/trialCsv.ts';
@@ -28,6 +28,14 @@ export interface ImportDeps {
   readonly maxEventBytes?: number;
   /** Called as trials are published: done of total (over every file), for a progress bar. */
   readonly onProgress?: (done: number, total: number) => void;
+  /**
+   * Called while the files are read and checked, before anything is published: bytes read of the bytes those
+   * passes read (a flat file is read once, another tool's twice: its first pass, then the check), every `readingEveryMs` and
+   * once at the end, for a progress bar. The total is known once each file's format is.
+   */
+  readonly onReading?: (done: number, total: number) => void;
+  /** How often `onReading` is called while the files are read. @default 200 */
+  readonly readingEveryMs?: number;
   /** Unsent events the import lets the recorder hold before it waits for them to be durable. @default 10000 */
   readonly maxInFlight?: number;
   /**
@@ -93,9 +101,10 @@ const cannotRead = (file: string, e: unknown): InputError =>
   new InputError(`cannot read the file: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`, { file });
 
 /** The lines of a file, split as `parseTrialLines` splits them (on \n, dropping a \r before it and a BOM), streamed. */
-async function* linesOf(file: string): AsyncGenerator<string> {
+async function* linesOf(file: string, onRead?: (bytes: number) => void): AsyncGenerator<string> {
   let rest = '';
   let first = true;
+  let counted = 0;
   const stream = createReadStream(file, { encoding: 'utf8' });
   const chunks = stream[Symbol.asyncIterator]() as AsyncIterator<string>;
   for (;;) {
@@ -106,6 +115,8 @@ async function* linesOf(file: string): AsyncGenerator<string> {
       throw cannotRead(file, e);
     }
     if (next.done) break;
+    onRead?.(stream.bytesRead - counted);
+    counted = stream.bytesRead;
     let text = rest + next.value;
     if (first) text = text.replace(/^\uFEFF/, '');
     first = false;
@@ -127,7 +138,7 @@ const streamedLines = (file: string, opts: ImportOptions & ReadOptions): Source 
   async *entries() {
     let line = 0;
     let index = 0;
-    for await (const raw of linesOf(file)) {
+    for await (const raw of linesOf(file, opts.onRead)) {
       line++;
       const read = parseTrialLine(raw, file, line, opts);
       if (read) yield { t: eventToInput(read.event), line, index: index++ };
@@ -140,7 +151,7 @@ const streamedCsv = (file: string, opts: ImportOptions & ReadOptions): Source =>
   format: 'csv',
   async *entries() {
     let index = 0;
-    for await (const r of streamCsv(file)) {
+    for await (const r of streamCsv(file, opts.onRead)) {
       const read = csvRecordTrial(r, file, opts);
       yield { t: eventToInput(read.event), line: r.line, index: index++ };
     }
@@ -304,47 +315,69 @@ export const importFiles = async (
   const bySlot = new Map<string, string>();
   const repeats: number[] = [];
   let total = 0;
-  for (const [f, file] of files.entries()) {
-    const source = await openSource(file, opts);
-    let entries = 0;
-    let repeated = 0;
-    for await (const e of source.entries()) {
-      entries++;
-      const where = originOf(file, e);
-      checkTrial(e.t, where, producer, maxBytes);
-      const hash = digest(JSON.stringify(e.t));
-      const prior = byId.get(e.t.event_id);
-      if (prior) {
-        if (prior.hash !== hash) {
-          const first = await entryAt(sources[prior.file] ?? source, prior.at);
-          const field = firstDifference(first.t, e.t);
+  // the reading passes' progress: bytes read of each file's size times its passes before publishing
+  const sizes = files.map((file) => {
+    try {
+      return statSync(file).size;
+    } catch {
+      return 0; // openSource names the file and the problem
+    }
+  });
+  const flatFormat = (format: string | undefined) => format === 'jsonl' || format === 'csv';
+  const passes = files.map((file) => (flatFormat(opts.format) || /\.(jsonl|ndjson|csv)$/i.test(file) ? 1 : 2));
+  const toRead = () => sizes.reduce((sum, size, i) => sum + size * passes[i]!, 0);
+  let read = 0;
+  const reading = { ...opts, onRead: (bytes: number) => void (read += bytes) };
+  const tick = deps.onReading
+    ? setInterval(() => deps.onReading!(Math.min(read, toRead()), toRead()), deps.readingEveryMs ?? 200)
+    : undefined;
+  try {
+    for (const [f, file] of files.entries()) {
+      const source = await openSource(file, reading);
+      passes[f] = flatFormat(source.format) ? 1 : 2;
+      let entries = 0;
+      let repeated = 0;
+      for await (const e of source.entries()) {
+        entries++;
+        const where = originOf(file, e);
+        checkTrial(e.t, where, producer, maxBytes);
+        const hash = digest(JSON.stringify(e.t));
+        const prior = byId.get(e.t.event_id);
+        if (prior) {
+          if (prior.hash !== hash) {
+            const first = await entryAt(sources[prior.file] ?? source, prior.at);
+            const field = firstDifference(first.t, e.t);
+            throw new InputError(
+              `${describeTrial(e.t)} was already read from ${placeOf(files[prior.file]!, first)} with a different ${field}`,
+              { ...where, field },
+            );
+          }
+          repeated++;
+          continue;
+        }
+        const slot = digest(slotOf(e.t));
+        const holder = bySlot.get(slot);
+        if (holder !== undefined) {
+          const seen = byId.get(holder)!;
+          const first = await entryAt(sources[seen.file] ?? source, seen.at);
           throw new InputError(
-            `${describeTrial(e.t)} was already read from ${placeOf(files[prior.file]!, first)} with a different ${field}`,
-            { ...where, field },
+            `${describeTrial(e.t)} was already read from ${placeOf(files[seen.file]!, first)} under another event id`,
+            { ...where, field: 'event_id' },
           );
         }
-        repeated++;
-        continue;
+        byId.set(e.t.event_id, { hash, file: f, at: positionOf(e) });
+        bySlot.set(slot, e.t.event_id);
+        total++;
       }
-      const slot = digest(slotOf(e.t));
-      const holder = bySlot.get(slot);
-      if (holder !== undefined) {
-        const seen = byId.get(holder)!;
-        const first = await entryAt(sources[seen.file] ?? source, seen.at);
-        throw new InputError(
-          `${describeTrial(e.t)} was already read from ${placeOf(files[seen.file]!, first)} under another event id`,
-          { ...where, field: 'event_id' },
-        );
-      }
-      byId.set(e.t.event_id, { hash, file: f, at: positionOf(e) });
-      bySlot.set(slot, e.t.event_id);
-      total++;
+      // One rule with `report`: a file without a single trial is bad input, never a silent success.
+      if (entries === 0) throw new InputError('no trials in this file', { file });
+      sources.push(source);
+      repeats.push(repeated);
     }
-    // One rule with `report`: a file without a single trial is bad input, never a silent success.
-    if (entries === 0) throw new InputError('no trials in this file', { file });
-    sources.push(source);
-    repeats.push(repeated);
+  } finally {
+    clearInterval(tick);
   }
+  deps.onReading?.(toRead(), toRead());
   bySlot.clear();
   const known = deps.source ? await existingEventIds(deps.source, [TOPICS.trials]) : new Set<string>();
   const recorder = createRecorder({

@@ -151,3 +151,47 @@ describe("other tools' JSON documents are read whole, within a bound", () => {
     expect(await readResultsText(file, 1_000_000)).toContain('"task_id":199');
   });
 });
+
+describe('passk import reports its reading passes', () => {
+  const fixtures = join(import.meta.dirname, '..', '..', 'test', 'fixtures');
+  const reads = async (file: string) => {
+    const calls: [number, number][] = [];
+    await importFiles([file], {}, { publisher: createMemoryPublisher(), onReading: (d, t) => calls.push([d, t]) });
+    return calls;
+  };
+
+  it('ends at every byte of the passes before publishing: a flat file once, a tool’s file twice', async () => {
+    const size = (f: string) => readFileSync(f).length;
+    for (const [file, passes] of [
+      [join(fixtures, 'public-mini.jsonl'), 1],
+      [join(fixtures, 'flat-mini.csv'), 1],
+      [join(fixtures, 'tool-outputs', 'tau2-grok-4-airline-4trials.json'), 2],
+    ] as const) {
+      const calls = await reads(file);
+      expect(calls.at(-1), file).toEqual([size(file) * passes, size(file) * passes]);
+      for (const [i, [done, total]] of calls.entries()) {
+        expect(done).toBeLessThanOrEqual(total);
+        if (i > 0) expect(done).toBeGreaterThanOrEqual(calls[i - 1]![0]);
+      }
+    }
+  });
+
+  it('counts a large file as it goes, before the publishing starts', async () => {
+    const file = join(dir, 'large.jsonl');
+    writeFileSync(file, Array.from({ length: 5_000 }, (_, i) => trial(`r${i}`, 0)).join('\n'));
+    const order: string[] = [];
+    await importFiles(
+      [file],
+      {},
+      {
+        publisher: createMemoryPublisher(),
+        onReading: (d, t) => order.push(d < t ? 'reading' : 'read'),
+        readingEveryMs: 1,
+        onProgress: () => order.push('publishing'),
+      },
+    );
+    // the bytes were counted while the file was read, not only at the end, and all before the first publish
+    expect(order.indexOf('reading')).toBeGreaterThanOrEqual(0);
+    expect(order.lastIndexOf('read')).toBeLessThan(order.indexOf('publishing'));
+  });
+});

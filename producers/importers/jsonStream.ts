@@ -81,7 +81,11 @@ export interface ScanResult {
  * Python's NaN and infinities read as null (as `parseJson` reads them) unless `python` is false; a BOM is dropped. Broken JSON is an error
  * naming the file and line.
  */
-export const scanJson = (file: string, streamed: ReadonlySet<string>, opts: { python?: boolean } = {}) => {
+export const scanJson = (
+  file: string,
+  streamed: ReadonlySet<string>,
+  opts: { python?: boolean; onRead?: (bytes: number) => void } = {},
+) => {
   const python = opts.python ?? true;
   let result: ScanResult | undefined;
   async function* elements(): AsyncGenerator<StreamedElement> {
@@ -194,7 +198,10 @@ export const scanJson = (file: string, streamed: ReadonlySet<string>, opts: { py
 
     const stream = createReadStream(file, { encoding: 'utf8', highWaterMark: 256 * 1024 });
     try {
+      let counted = 0;
       for await (const chunk of stream as AsyncIterable<string>) {
+        opts.onRead?.(stream.bytesRead - counted);
+        counted = stream.bytesRead;
         hash.update(chunk, 'utf8');
         let text = chunk;
         if (first && text.charCodeAt(0) === 0xfeff) text = text.slice(1);

@@ -248,7 +248,7 @@ const openJsonDocument = async (file: string, opts: ImportOptions, forced: ToolF
   // it runs only once a file fails to parse without it (as the whole-document reader tried JSON.parse first)
   let python = false;
   let acc = createAccumulators(file);
-  let first = scanJson(file, STREAMED, { python });
+  let first = scanJson(file, STREAMED, { python, ...(opts.onRead ? { onRead: opts.onRead } : {}) });
   try {
     try {
       for await (const e of first.elements()) acc.add(e.array, e.index, e.value);
@@ -256,7 +256,7 @@ const openJsonDocument = async (file: string, opts: ImportOptions, forced: ToolF
       if (!(e instanceof InputError) || !e.message.includes('not valid JSON')) throw e;
       python = true;
       acc = createAccumulators(file);
-      first = scanJson(file, STREAMED, { python });
+      first = scanJson(file, STREAMED, { python, ...(opts.onRead ? { onRead: opts.onRead } : {}) });
       for await (const e of first.elements()) acc.add(e.array, e.index, e.value);
     }
   } catch (e) {
@@ -282,7 +282,7 @@ const openJsonDocument = async (file: string, opts: ImportOptions, forced: ToolF
     schema: z.ZodType<T>,
     map: (value: T, index: number) => ImportedTrial,
   ): AsyncGenerator<ToolEntry> {
-    const again = scanJson(file, STREAMED, { python });
+    const again = scanJson(file, STREAMED, { python, ...(opts.onRead ? { onRead: opts.onRead } : {}) });
     let n = 0;
     for await (const e of again.elements()) {
       if (e.array !== main) continue;
@@ -407,7 +407,7 @@ const MIB = 1024 * 1024;
 const openEval = async (file: string, opts: ImportOptions, maxEntryBytes: number): Promise<ToolSource> => {
   let zip: Awaited<ReturnType<typeof openZip>>;
   try {
-    zip = await openZip(file);
+    zip = await openZip(file, opts.onRead);
   } catch (e) {
     if ((e as NodeJS.ErrnoException).syscall) throw unreadableFile(file, e, 'results file');
     throw new InputError(`not a readable Inspect .eval log: ${(e as Error).message}`, { file });
@@ -487,7 +487,7 @@ const openEval = async (file: string, opts: ImportOptions, maxEntryBytes: number
     return {
       format: 'inspect',
       async *entries() {
-        const again = await openZip(file).catch((e: unknown) => {
+        const again = await openZip(file, opts.onRead).catch((e: unknown) => {
           throw unreadableFile(file, e, 'results file');
         });
         try {

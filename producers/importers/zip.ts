@@ -71,13 +71,16 @@ export interface ZipEntry {
  * entry, so memory holds one entry, never the archive. An entry declared to unpack to more than `maxEntryBytes` is
  * refused (`ZipTooLarge`) before it is read.
  */
-export const openZip = async (file: string) => {
+export const openZip = async (file: string, onRead?: (bytes: number) => void) => {
   const handle = await open(file, 'r');
   try {
     const { size: fileSize } = await handle.stat();
     const at = async (position: number, length: number): Promise<Buffer> => {
       const buf = Buffer.alloc(Math.max(0, Math.min(length, fileSize - position)));
-      if (buf.length > 0) await handle.read(buf, 0, buf.length, position);
+      if (buf.length > 0) {
+        await handle.read(buf, 0, buf.length, position);
+        onRead?.(buf.length);
+      }
       return buf;
     };
     const tailStart = Math.max(0, fileSize - 65_557);
