@@ -256,7 +256,7 @@ const lastLine = (file: string) => {
  * ignored (the kernel's masks), how busy it is (CPU seconds per second over one second), and every thread's
  * native stack (gdb, when installed), written to `file`. Returns the one-line summary.
  */
-export const diagnose = async (pid: number, file: string): Promise<string> => {
+export const diagnose = async (pid: number, file: string, netns?: string): Promise<string> => {
   const status = () => {
     try {
       return readFileSync(`/proc/${pid}/status`, 'utf8');
@@ -284,10 +284,34 @@ export const diagnose = async (pid: number, file: string): Promise<string> => {
     encoding: 'utf8',
     timeout: 60_000,
   });
-  writeFileSync(file, `${text}\ncpu over 1 s: ${busy.toFixed(2)} s\n\n${gdb.stdout ?? ''}${gdb.stderr ?? ''}`);
+  // a busy process (its event loop held): its JavaScript stack, through the inspector (test/faults/jsStack.ts), in
+  // its network namespace when it has one (the inspector listens on its loopback)
+  const js =
+    busy > 0.5
+      ? spawnSync(
+          netns ? 'ip' : process.execPath,
+          [
+            ...(netns ? ['netns', 'exec', netns, process.execPath] : []),
+            '--experimental-websocket',
+            '--no-warnings',
+            '--import',
+            'tsx',
+            join(import.meta.dirname, 'jsStack.ts'),
+            String(pid),
+          ],
+          // from the checkout, where `--import tsx` resolves
+          { encoding: 'utf8', timeout: 60_000, cwd: join(import.meta.dirname, '..', '..') },
+        )
+      : undefined;
+  const stack = js ? `${js.stdout ?? ''}${js.stderr ?? ''}` : '';
+  writeFileSync(
+    file,
+    `${text}\ncpu over 1 s: ${busy.toFixed(2)} s\n\nJavaScript stack:\n${stack}\n${gdb.stdout ?? ''}${gdb.stderr ?? ''}`,
+  );
+  const top = /^ {2}at (.*)$/m.exec(stack)?.[1];
   return (
     `state ${field('State')}, SIGTERM caught ${has(field('SigCgt'), 15)}, blocked ${has(field('SigBlk'), 15)}, ` +
-    `ignored ${has(field('SigIgn'), 15)}, cpu ${busy.toFixed(2)} s/s; see ${file}`
+    `ignored ${has(field('SigIgn'), 15)}, cpu ${busy.toFixed(2)} s/s${top ? `, in ${top}` : ''}; see ${file}`
   );
 };
 
@@ -319,7 +343,9 @@ const supervisedProcessor = (cluster: Cluster, ns: Netns, env: NodeJS.ProcessEnv
       const code = await Promise.race([gone, sleep(STOP_MS).then(() => 'late' as const)]);
       if (code !== 'late') return code === 0 ? 'clean' : `exit ${code}`;
       // what the process was doing, for the report (seed 23728618: a processor that ignored SIGTERM)
-      const seen = p.alive() ? await diagnose(p.pid(), join(cluster.dir, 'logs', `${name}-hung-${p.pid()}.txt`)) : '';
+      const seen = p.alive()
+        ? await diagnose(p.pid(), join(cluster.dir, 'logs', `${name}-hung-${p.pid()}.txt`), ns.name)
+        : '';
       if (p.alive()) process.kill(p.pid(), 'SIGKILL');
       await gone;
       return `no exit ${STOP_MS / 1000} s after SIGTERM${seen ? ` (${seen})` : ''}`;

@@ -1,0 +1,58 @@
+/**
+ * The JavaScript stack of a running Node process, even one whose event loop is held by a busy loop (where no
+ * signal handler of its own can run): SIGUSR1 starts its inspector on 127.0.0.1:9229, whose own thread answers,
+ * and `Debugger.pause` interrupts the running code. Run in the process's network namespace:
+ *   ip netns exec NS node --experimental-websocket --import tsx test/faults/jsStack.ts PID
+ * Prints one `at function (url:line:column)` line per frame, then resumes it.
+ */
+const pid = Number(process.argv[2]);
+if (!Number.isInteger(pid)) throw new Error('usage: jsStack.ts PID');
+process.kill(pid, 'SIGUSR1');
+
+interface Target {
+  webSocketDebuggerUrl: string;
+}
+let targets: Target[] | undefined;
+for (let i = 0; i < 50 && !targets; i++) {
+  await new Promise((r) => setTimeout(r, 100));
+  targets = await fetch('http://127.0.0.1:9229/json/list', { signal: AbortSignal.timeout(1_000) })
+    .then((r) => r.json() as Promise<Target[]>)
+    .catch(() => undefined);
+}
+if (!targets?.[0]) {
+  process.stdout.write('jsStack: no inspector answered on 127.0.0.1:9229\n');
+  process.exit(1);
+}
+
+interface Frame {
+  functionName: string;
+  location: { scriptId: string; lineNumber: number; columnNumber: number };
+}
+const ws = new WebSocket(targets[0].webSocketDebuggerUrl);
+const scripts = new Map<string, string>();
+let id = 0;
+const send = (method: string, params: object = {}) => ws.send(JSON.stringify({ id: ++id, method, params }));
+const timer = setTimeout(() => {
+  process.stdout.write('jsStack: the process did not pause within 20 s\n');
+  process.exit(1);
+}, 20_000);
+ws.onopen = () => {
+  send('Debugger.enable');
+  send('Debugger.pause');
+};
+ws.onmessage = (m: MessageEvent) => {
+  const msg = JSON.parse(String(m.data)) as { method?: string; params?: Record<string, unknown> };
+  if (msg.method === 'Debugger.scriptParsed') {
+    const p = msg.params as { scriptId: string; url: string };
+    scripts.set(p.scriptId, p.url);
+  }
+  if (msg.method !== 'Debugger.paused') return;
+  for (const f of (msg.params as { callFrames: Frame[] }).callFrames)
+    process.stdout.write(
+      `  at ${f.functionName || '(anonymous)'} (${scripts.get(f.location.scriptId) ?? '?'}:` +
+        `${f.location.lineNumber + 1}:${f.location.columnNumber + 1})\n`,
+    );
+  clearTimeout(timer);
+  send('Debugger.resume');
+  setTimeout(() => process.exit(0), 100);
+};
