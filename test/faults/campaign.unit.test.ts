@@ -192,9 +192,8 @@ describe('diagnose', () => {
     const dir = mkdtempSync(join(tmpdir(), 'passk-diagnose-'));
     try {
       const seen = await diagnose(p.pid!, join(dir, 'hung.txt'));
-      expect(seen).toMatch(
-        /^state R \(running\), SIGTERM caught yes, blocked no, ignored no, cpu 0\.[5-9]\d|^state R .* cpu 1\.0/,
-      );
+      expect(seen).toMatch(/^state R \(running\), SIGTERM caught yes, blocked no, ignored no, cpu [01]\.\d\d s\/s/);
+      expect(Number(/cpu ([\d.]+)/.exec(seen)![1])).toBeGreaterThan(0); // a share of a core, however loaded
       const file = readFileSync(join(dir, 'hung.txt'), 'utf8');
       expect(file).toMatch(/^SigCgt:/m);
       expect(file).toMatch(/cpu over 1 s: /);
