@@ -30,8 +30,8 @@ export interface ImportDeps {
   readonly onProgress?: (done: number, total: number) => void;
   /**
    * Called while the files are read and checked, before anything is published: bytes read of the bytes those
-   * passes read (a flat file is read once, another tool's twice: its first pass, then the check), every `readingEveryMs` and
-   * once at the end, for a progress bar. The total is known once each file's format is.
+   * passes read (a flat file is read once, another tool's twice: its first pass, then the check), every
+   * `readingEveryMs` and once at the end, for a progress bar. The total is known once each file's format is.
    */
   readonly onReading?: (done: number, total: number) => void;
   /** How often `onReading` is called while the files are read. @default 200 */
