@@ -45,13 +45,16 @@ export const tpKey = (tp: { readonly topic: string; readonly partition: number }
 // than the event: they use these, never their own concatenation, so each key has one definition.
 /** A TrialRecorded's key: its row on passk.trials. */
 export const trialKey = (r: { readonly suite: string; readonly row_id: string }): string => r.suite + SEP + r.row_id;
-/** A row state's key: (suite, dataset version, agent version, row). */
+/** A row's key from its four parts: (suite, dataset version, agent version, row). */
+export const rowKey = (suite: string, datasetVersion: string, agentVersion: string, rowId: string): string =>
+  suite + SEP + datasetVersion + SEP + agentVersion + SEP + rowId;
+/** A row state's key: `rowKey` of its four parts. */
 export const rowStateKey = (r: {
   readonly suite: string;
   readonly dataset_version: string;
   readonly agent_version: string;
   readonly row_id: string;
-}): string => r.suite + SEP + r.dataset_version + SEP + r.agent_version + SEP + r.row_id;
+}): string => rowKey(r.suite, r.dataset_version, r.agent_version, r.row_id);
 /** A candidate's key on passk.decisions: its gates, comparisons, confirmations and closed runs. */
 export const candidateKey = (suite: string, candidate: string): string => suite + SEP + candidate;
 /** A production window's key on passk.decisions: (agent version, segment). */

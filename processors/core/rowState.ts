@@ -57,12 +57,12 @@ export const addAttempt = <A extends AttemptSlot>(
   return added === null ? null : { attempts: next, displaced: added.displaced };
 };
 
+const ADDED = Object.freeze({ displaced: undefined });
+
 /**
  * `addAttempt` on an array the caller owns (the stream's per-partition state, copied when emitted):
  * `attempts` is changed in place. Null when it changes nothing, else the attempt displaced, if any.
  */
-const ADDED = Object.freeze({ displaced: undefined });
-
 export const addAttemptInPlace = <A extends AttemptSlot>(
   attempts: A[],
   rec: A,

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { StabilityClass, type RowStateChanged } from '../../schemas/events/decisions.ts';
 import type { TrialRecorded } from '../../schemas/events/trialRecorded.ts';
-import { KEY_SEP, rowStateKey } from '../../schemas/topics.ts';
+import { rowKey, rowStateKey } from '../../schemas/topics.ts';
 import { classOf, DEFAULT_MIN_ATTEMPTS } from '../core/classify.ts';
 import { hash53 } from '../core/hash.ts';
 import {
@@ -50,8 +50,7 @@ export interface RowFoldOptions {
 }
 
 /** The key of the row a trial folds into: its row state's key (`rowStateKey`, schemas/topics.ts). */
-export const trialRowKey = (t: TrialRecorded): string =>
-  t.suite + KEY_SEP + t.dataset_version + KEY_SEP + t.agent.version + KEY_SEP + t.row_id;
+export const trialRowKey = (t: TrialRecorded): string => rowKey(t.suite, t.dataset_version, t.agent.version, t.row_id);
 
 type RowBase = Pick<RowState, 'suite' | 'dataset_version' | 'agent_version' | 'row_id' | 'seq' | 'attempts' | 'tags'>;
 type Counts = Pick<RowState, 'n' | 'c' | 'ungraded'>;
