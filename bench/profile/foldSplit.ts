@@ -5,15 +5,17 @@
  * - floor: the tight fold's work plus one changelog-shaped record per changed row per 1,000-event batch, with a
  *   copy of the row's attempts: the least a fold that emits a changelog must do;
  * - passk's own path in steps: `toAttemptRecord` alone; `foldTrialsOwned`; + the version summaries; + a
- *   `RowStateChanged` per changed row (the topology's stages are the bench's `fold: trial topology` line).
+ *   `RowStateChanged` per changed row; the topology itself (the bench's `fold: trial topology` line).
  */
 import { toAttemptRecord } from '../../processors/core/rowState.ts';
 import { toRowStateChanged } from '../../processors/folds/rowState.ts';
 import { foldTrialsOwned, type RowTable } from '../../processors/folds/rowTable.ts';
 import { applyRowChanges, type VersionSummaries } from '../../processors/folds/versionSummary.ts';
 import type { TrialRecorded } from '../../schemas/events/trialRecorded.ts';
-import { KEY_SEP } from '../../schemas/topics.ts';
-import { chunks, paired, syntheticTrials, tightFold } from '../processors.ts';
+import { KEY_SEP, TOPICS } from '../../schemas/topics.ts';
+import type { EventBatch } from '../../processors/ports.ts';
+
+import { chunks, memorySource, paired, runTopology, syntheticTrials, tightFold } from '../processors.ts';
 
 const n = Number(process.argv[2] ?? 200_000);
 const events = [...syntheticTrials({ events: n, rows: 5_000, versions: 4 })];
@@ -113,12 +115,33 @@ const attemptRecords = (): number => {
   return x;
 };
 
+const batches: EventBatch[] = parts.map((part, i) => ({
+  topic: TOPICS.trials,
+  partition: i % 4,
+  lastOffset: Math.floor(i / 4) * 1_000 + part.length - 1,
+  highWatermark: n,
+  events: part.map((event, j) => ({
+    topic: TOPICS.trials,
+    partition: i % 4,
+    offset: Math.floor(i / 4) * 1_000 + j,
+    key: '',
+    event,
+  })),
+}));
+const topology = () =>
+  runTopology(
+    memorySource(async function* () {
+      yield* batches;
+    }),
+  );
+
 const lines: [string, () => unknown][] = [
   ['floor: tight fold + a changelog record per changed row per batch', floor],
   ['toAttemptRecord alone', attemptRecords],
   ['foldTrialsOwned', steps(false, false)],
   ['+ version summaries', steps(true, false)],
   ['+ a RowStateChanged per changed row', steps(true, true)],
+  ['the topology (units, rx stages)', topology],
 ];
 console.log(`${n.toLocaleString('en-US')} trials over 5,000 rows × 4 versions, each line against the tight fold:`);
 for (const [name, run] of lines) {

@@ -176,7 +176,8 @@ export const toRowStateChanged = (s: RowState, producer: string, key?: string): 
   c: s.c,
   ungraded: s.ungraded,
   class: s.class,
-  attempt_records: s.attempts,
+  // a copy: the topology's rows are changed in place after their record is built (tag arrays never are)
+  attempt_records: s.attempts.slice(),
   ...(s.tags.length > 0 ? { tags: s.tags } : {}),
 });
 

@@ -51,7 +51,16 @@ export interface OwnedRowChange {
   readonly after: RowState;
 }
 
-const tallyOf = (r: RowState): RowTally => ({ n: r.n, c: r.c, ungraded: r.ungraded, class: r.class });
+/**
+ * A row changed in place (`foldTrialsInto`): its tally before its first change, and the table's own row,
+ * which the next fold changes again. `before` is undefined for a row the fold created.
+ */
+export interface LiveRowChange {
+  readonly key: string;
+  readonly before: RowTally | undefined;
+  readonly after: RowState;
+}
+
 const weigh = (a: AttemptRecord, sign: 1 | -1, r: RowState): void => {
   if (a.passed === null) r.ungraded += sign;
   else {
@@ -61,32 +70,37 @@ const weigh = (a: AttemptRecord, sign: 1 | -1, r: RowState): void => {
 };
 
 /**
- * `foldTrials` on a table the fold owns (the topology's per-partition state): its rows are changed in
- * place (no new state per event) and each row a batch changed is copied once, when the batch is
- * emitted. The result is the same as `foldTrials`' (the same rule: the core's `addAttempt` in place,
- * `evolveRow` for a row's first trial; test/processors/topology.unit.test.ts checks it against
- * `foldTrials`). The table's rows must not be shared: the copies it returns are.
+ * Folds trials into a table the fold owns (the topology's per-partition state), in place: no new
+ * state per event, no copies. Each row changed is put in `changed` once, at its first change, with its
+ * tally then; a row already in `changed` keeps its entry, so one `changed` can collect a durable unit's
+ * changes over all of its batches. The rule is `foldTrials`' (the core's `addAttempt`, in place;
+ * `evolveRow` for a row's first trial; test/processors/foldOwned.unit.test.ts checks it against
+ * `foldTrials`). The table's rows must not be shared: whoever keeps one past the next fold copies it.
  */
-export const foldTrialsOwned = (
+export const foldTrialsInto = (
   table: RowTable,
   trials: Iterable<TrialRecorded>,
+  changed: Map<string, LiveRowChange>,
   opts: RowFoldOptions = {},
-): OwnedRowChange[] => {
+): void => {
   const minAttempts = opts.minAttempts ?? DEFAULT_MIN_ATTEMPTS;
-  const before = new Map<string, RowTally | undefined>();
   for (const t of trials) {
     const key = trialRowKey(t);
     const row = table.get(key);
     if (row === undefined) {
-      table.set(key, evolveRow(undefined, t, opts));
-      if (!before.has(key)) before.set(key, undefined);
+      const made = evolveRow(undefined, t, opts);
+      table.set(key, made);
+      changed.set(key, { key, before: undefined, after: made });
       continue;
     }
     const a = toAttemptRecord(t);
-    const tally = before.has(key) ? undefined : tallyOf(row);
+    const n = row.n;
+    const c = row.c;
+    const ungraded = row.ungraded;
+    const cls = row.class;
     const added = addAttemptInPlace(row.attempts, a, attemptOrder); // the core's de-duplication rule and order
     if (added === null) continue;
-    if (tally) before.set(key, tally);
+    if (!changed.has(key)) changed.set(key, { key, before: { n, c, ungraded, class: cls }, after: row });
     if (added.displaced) weigh(added.displaced, -1, row);
     weigh(a, 1, row);
     row.class = classOf(row.n, row.c, minAttempts);
@@ -96,12 +110,23 @@ export const foldTrialsOwned = (
       row.tags = mergeTags(row.tags, t.tags);
     }
   }
-  const changes: OwnedRowChange[] = [];
-  for (const [key, was] of before) {
-    const row = table.get(key)!;
-    changes.push({ key, before: was, after: { ...row, attempts: row.attempts.slice() } });
-  }
-  return changes;
+};
+
+/** A copy of a row that later in-place folds do not reach (attempt records and tag arrays are never changed in place). */
+export const copyRow = (r: RowState): RowState => ({ ...r, attempts: r.attempts.slice() });
+
+/**
+ * `foldTrialsInto` one batch, its changed rows copied: the same changes as `foldTrials`' (the reference the
+ * in-place fold is tested against).
+ */
+export const foldTrialsOwned = (
+  table: RowTable,
+  trials: Iterable<TrialRecorded>,
+  opts: RowFoldOptions = {},
+): OwnedRowChange[] => {
+  const changed = new Map<string, LiveRowChange>();
+  foldTrialsInto(table, trials, changed, opts);
+  return Array.from(changed.values(), (c) => ({ key: c.key, before: c.before, after: copyRow(c.after) }));
 };
 
 /** A checkpoint of a table: its rows sorted by key, so equal tables give equal bytes. */

@@ -1,9 +1,10 @@
 import { map, type OperatorFunction } from 'rxjs';
+import type { RowStateChanged } from '../../schemas/events/decisions.ts';
 import type { RunFinished } from '../../schemas/events/runFinished.ts';
 import type { TrialRecorded } from '../../schemas/events/trialRecorded.ts';
-import type { RowState } from '../folds/rowState.ts';
-import { foldTrialsOwned } from '../folds/rowTable.ts';
-import type { RowFoldOptions } from '../folds/rowState.ts';
+import { tpKey } from '../../schemas/topics.ts';
+import { toRowStateChanged, type RowFoldOptions } from '../folds/rowState.ts';
+import { foldTrialsInto, type LiveRowChange } from '../folds/rowTable.ts';
 import { applyRowChanges, copySummary, type VersionSnapshot } from '../folds/versionSummary.ts';
 import type { EventBatch } from '../ports.ts';
 import type { RowStore } from './rowStore.ts';
@@ -14,22 +15,21 @@ export interface Position {
   readonly nextOffset: number;
 }
 
-/** A consumer batch after the fold: what must become durable before its position is committed. */
-export interface FoldedTrials {
+/** A durable unit after the fold: what must become durable before its positions are committed. */
+export interface FoldedUnit {
+  /** The furthest position per partition. */
   readonly positions: readonly Position[];
   /** In-flight records this unit holds (released when committed). */
   readonly weight: number;
-  /** Rows changed: row key → final state. */
-  readonly changes: ReadonlyMap<string, RowState>;
+  /** One changelog record per row the unit changed, its state as the unit left it, in first-change order. */
+  readonly changelog: readonly RowStateChanged[];
   readonly trials: readonly TrialRecorded[];
   readonly finished: readonly RunFinished[];
-  /**
-   * The partition's summary of each version the batch changed, copied at fold time (the store's
-   * summaries are updated in place by later batches), as of the batch's position.
-   */
+  /** The summary of each (partition, version) the unit changed, copied as of the unit's position in that partition. */
   readonly summaries: readonly VersionSnapshot[];
   /** Valid events of another type on the trials topic: counted, not folded. */
   readonly skipped: number;
+  /** The latest lag per partition. */
   readonly lag: readonly { topic: string; partition: number; lag: number }[];
 }
 
@@ -37,37 +37,71 @@ export interface FoldedTrials {
 export const weightOf = (b: EventBatch): number => Math.max(1, b.events.length);
 
 /**
- * Folds each batch into its partition's row table in one plain loop (no per-key streams; the rows
- * changed in place, a copy of each changed row emitted, `foldTrialsOwned`), updates
- * the partition's version summaries once per changed row, and snapshots the versions it changed.
+ * Folds a durable unit's batches, in order, each into its partition's row table, in one pass: rows are
+ * changed in place (`foldTrialsInto`) and marked; once the unit's batches are folded, each changed row's
+ * changelog record is built straight from the table's row (its attempts copied), one per row per unit
+ * (Kafka Streams' record cache), and each partition's version summaries are updated once per changed row
+ * and snapshotted. Nothing is copied per batch, so a row's state is read only after its unit's last
+ * batch, and the unit's records are built before anything else is folded (all of this is one call).
  */
-export const foldRows = (store: RowStore, opts: RowFoldOptions = {}): OperatorFunction<EventBatch, FoldedTrials> =>
-  map((batch) => {
+export const foldUnits = (
+  store: RowStore,
+  producer: string,
+  opts: RowFoldOptions = {},
+): OperatorFunction<readonly EventBatch[], FoldedUnit> =>
+  map((batches) => {
     const trials: TrialRecorded[] = [];
     const finished: RunFinished[] = [];
     let skipped = 0;
-    for (const { event } of batch.events) {
-      if (event.type === 'TrialRecorded') trials.push(event);
-      else if (event.type === 'RunFinished') finished.push(event);
-      else skipped++;
+    let weight = 0;
+    const positions = new Map<string, Position>();
+    const lag = new Map<string, FoldedUnit['lag'][number]>();
+    const changed = new Map<number, Map<string, LiveRowChange>>();
+    const batchTrials: TrialRecorded[] = [];
+    for (const batch of batches) {
+      batchTrials.length = 0;
+      for (const { event } of batch.events) {
+        if (event.type === 'TrialRecorded') batchTrials.push(event);
+        else if (event.type === 'RunFinished') finished.push(event);
+        else skipped++;
+      }
+      let rows = changed.get(batch.partition);
+      if (rows === undefined) changed.set(batch.partition, (rows = new Map()));
+      foldTrialsInto(store.table(batch.partition), batchTrials, rows, opts);
+      for (const t of batchTrials) trials.push(t);
+      weight += weightOf(batch);
+      const nextOffset = batch.lastOffset + 1;
+      const tp = tpKey(batch);
+      if ((positions.get(tp)?.nextOffset ?? -1) < nextOffset)
+        positions.set(tp, { topic: batch.topic, partition: batch.partition, nextOffset });
+      lag.set(tp, {
+        topic: batch.topic,
+        partition: batch.partition,
+        lag: Math.max(0, batch.highWatermark - nextOffset),
+      });
     }
-    const changes = foldTrialsOwned(store.table(batch.partition), trials, opts);
-    const sums = store.summaries(batch.partition);
-    const versions = applyRowChanges(sums, changes);
-    const nextOffset = batch.lastOffset + 1;
-    const summaries = [...versions].map((key) => ({
-      partition: batch.partition,
-      nextOffset,
-      summary: copySummary(sums.get(key)!),
-    }));
+    const changelog: RowStateChanged[] = [];
+    const summaries: VersionSnapshot[] = [];
+    for (const [partition, rows] of changed) {
+      if (rows.size === 0) continue;
+      const sums = store.summaries(partition);
+      const versions = applyRowChanges(sums, rows.values());
+      // every batch of a unit is on one topic, so the partition names its position
+      let nextOffset = -1;
+      for (const p of positions.values())
+        if (p.partition === partition) nextOffset = Math.max(nextOffset, p.nextOffset);
+      for (const key of versions) summaries.push({ partition, nextOffset, summary: copySummary(sums.get(key)!) });
+      // the table's own key strings: their hashes (Map lookups) are already computed
+      for (const c of rows.values()) changelog.push(toRowStateChanged(c.after, producer, c.key));
+    }
     return {
-      positions: [{ topic: batch.topic, partition: batch.partition, nextOffset }],
-      weight: weightOf(batch),
-      changes: new Map(changes.map((c) => [c.key, c.after])),
+      positions: [...positions.values()],
+      weight,
+      changelog,
       trials,
       finished,
       summaries,
       skipped,
-      lag: [{ topic: batch.topic, partition: batch.partition, lag: Math.max(0, batch.highWatermark - nextOffset) }],
+      lag: [...lag.values()],
     };
   });

@@ -6,13 +6,11 @@ import { TOPICS } from '../../schemas/topics.ts';
 import { toRunClosed } from '../folds/gates.ts';
 import type { VersionSnapshot, VersionSummary } from '../folds/versionSummary.ts';
 import { batchRows } from '../operators/batchRows.ts';
-import { coalesceTrials } from '../operators/coalesceTrials.ts';
 import { emitChanges } from '../operators/emitChanges.ts';
-import { foldRows, type FoldedTrials } from '../operators/foldRows.ts';
+import { foldUnits, weightOf, type FoldedUnit } from '../operators/foldRows.ts';
 import { createInFlight } from '../operators/inFlight.ts';
 import { readToEnd } from '../operators/readToEnd.ts';
 import { createRowStore, type PartitionOf } from '../operators/rowStore.ts';
-import { toChangelog } from '../operators/toChangelog.ts';
 import { writeRows } from '../operators/writeRows.ts';
 import type { EventPublisher, EventSource } from '../ports.ts';
 import { runTopology } from './runner.ts';
@@ -77,8 +75,8 @@ export interface TrialTopologyOptions {
 /** Emitted after each commit. */
 export interface TrialProgress {
   readonly committed: boolean;
-  readonly positions: FoldedTrials['positions'];
-  readonly lag: FoldedTrials['lag'];
+  readonly positions: FoldedUnit['positions'];
+  readonly lag: FoldedUnit['lag'];
   readonly records: number;
   readonly trials: number;
   readonly rowsChanged: number;
@@ -90,7 +88,10 @@ export interface TrialProgress {
  * passk.trials → fold per-row state → sink + passk.rowstate (changelog) → commit.
  * Restore: the rows of newly assigned partitions from the compacted changelog (no replay of trials).
  *
- *   pullBatches ─▶ foldRows ─▶ batchRows ─▶ coalesceTrials ─▶ toChangelog ─▶ writeRows ─▶ emitChanges ─▶ commitWhenDurable
+ *   pullBatches ─▶ batchRows ─▶ foldUnits ─▶ writeRows ─▶ emitChanges ─▶ commitWhenDurable
+ *
+ * A durable unit is folded in one pass when it is complete (batchRows: by rows or by time), so each
+ * changed row is read and its record built once per unit, not once per batch.
  */
 export const trialTopology = (ports: TrialPorts, o: TrialTopologyOptions): Observable<TrialProgress> => {
   const groupId = o.groupId ?? 'passk-trials';
@@ -128,10 +129,8 @@ export const trialTopology = (ports: TrialPorts, o: TrialTopologyOptions): Obser
     },
     (batches) =>
       batches.pipe(
-        foldRows(store, { minAttempts: o.minAttempts }),
-        batchRows({ maxRows, maxWaitMs: o.maxWaitMs ?? 500, sizeOf: (f) => f.weight, scheduler: o.scheduler }),
-        coalesceTrials(),
-        toChangelog(o.producer),
+        batchRows({ maxRows, maxWaitMs: o.maxWaitMs ?? 500, sizeOf: weightOf, scheduler: o.scheduler }),
+        foldUnits(store, o.producer, { minAttempts: o.minAttempts }),
         // store before changelog: a restore reads the changelog, and a redelivered unit whose changes it
         // already holds changes no row, so nothing would rewrite rows the store had missed
         writeRows((u) =>
@@ -160,7 +159,7 @@ export const trialTopology = (ports: TrialPorts, o: TrialTopologyOptions): Obser
       lag: u.lag,
       records: u.weight,
       trials: u.trials.length,
-      rowsChanged: u.changes.size,
+      rowsChanged: u.changelog.length,
       skipped: u.skipped,
       summaries: () => store.totals(),
     })),

@@ -3,10 +3,8 @@ import { describe, expect, it } from 'vitest';
 import type { PasskEvent } from '../../schemas/events/index.ts';
 import { trial } from '../helpers/processorFixtures.ts';
 import type { EventBatch } from '../../processors/ports.ts';
-import { mergeFolded } from '../../processors/operators/coalesceTrials.ts';
-import { foldRows } from '../../processors/operators/foldRows.ts';
+import { foldUnits } from '../../processors/operators/foldRows.ts';
 import { createRowStore } from '../../processors/operators/rowStore.ts';
-import { toChangelog } from '../../processors/operators/toChangelog.ts';
 
 const batchOf = (partition: number, events: PasskEvent[], firstOffset = 0, highWatermark = 100): EventBatch => ({
   topic: 'passk.trials',
@@ -17,26 +15,24 @@ const batchOf = (partition: number, events: PasskEvent[], firstOffset = 0, highW
 });
 const t = (row: string, attempt: number, passed: boolean) => trial({ row, version: 'v1', attempt, passed });
 
-describe('foldRows', () => {
-  it('folds each batch into its partition’s table and emits the rows it changed, once each', () => {
+describe('foldUnits', () => {
+  it('folds each unit’s batches into their partitions’ tables and emits one record per row it changed', () => {
     new TestScheduler((a, e) => expect(a).toEqual(e)).run(({ cold, expectObservable }) => {
       const store = createRowStore();
       const a = batchOf(0, [t('r1', 0, true), t('r1', 1, true), t('r2', 0, false)]);
       const b = batchOf(0, [t('r1', 1, true), t('r1', 2, false)], 3, 5); // a redelivered attempt, then a new one
-      const out = cold('ab|', { a, b }).pipe(foldRows(store));
-      expectObservable(out.pipe(toChangelog('p'))).toBe('xy|', {
+      const out = cold('ab|', { a: [a], b: [b] }).pipe(foldUnits(store, 'p'));
+      expectObservable(out).toBe('xy|', {
         x: expect.objectContaining({
           positions: [{ topic: 'passk.trials', partition: 0, nextOffset: 3 }],
           weight: 3,
-          changes: new Map([
-            [expect.any(String), expect.objectContaining({ row_id: 'r1', n: 2, seq: 2 })],
-            [expect.any(String), expect.objectContaining({ row_id: 'r2', n: 1 })],
-          ]),
+          changelog: [
+            expect.objectContaining({ row_id: 'r1', n: 2, seq: 2 }),
+            expect.objectContaining({ row_id: 'r2', n: 1 }),
+          ],
         }),
         y: expect.objectContaining({
-          changes: new Map([
-            [expect.any(String), expect.objectContaining({ row_id: 'r1', n: 3, c: 2, class: 'flip', seq: 3 })],
-          ]),
+          changelog: [expect.objectContaining({ row_id: 'r1', n: 3, c: 2, class: 'flip', seq: 3 })],
           lag: [{ topic: 'passk.trials', partition: 0, lag: 0 }],
         }),
       });
@@ -60,38 +56,56 @@ describe('foldRows', () => {
     };
     let out: unknown;
     new TestScheduler((a, e) => expect(a).toEqual(e)).run(({ cold }) => {
-      cold('a|', { a: batchOf(1, [finished, t('r1', 0, true)]) })
-        .pipe(foldRows(store))
+      cold('a|', { a: [batchOf(1, [finished, t('r1', 0, true)])] })
+        .pipe(foldUnits(store, 'p'))
         .subscribe((f) => (out = f));
     });
     expect(out).toMatchObject({ finished: [finished], trials: [expect.anything()], skipped: 0 });
     expect(store.summaries(1).size).toBe(1);
   });
-});
 
-describe('mergeFolded', () => {
-  it('keeps the latest state per row and the furthest position per partition', () => {
+  it('a unit of several batches: the latest state per row, the furthest position per partition', () => {
     const store = createRowStore();
-    const folded: ReturnType<typeof mergeFolded>[] = [];
+    const units: {
+      positions: unknown;
+      changelog: { row_id: string; seq: number }[];
+      weight: number;
+      trials: unknown[];
+    }[] = [];
     new TestScheduler((a, e) => expect(a).toEqual(e)).run(({ cold }) => {
-      cold('abc|', {
-        a: batchOf(0, [t('r1', 0, true)]),
-        b: batchOf(1, [t('r9', 0, true)]),
-        c: batchOf(0, [t('r1', 1, false)], 1),
+      cold('a|', {
+        a: [batchOf(0, [t('r1', 0, true)]), batchOf(1, [t('r9', 0, true)]), batchOf(0, [t('r1', 1, false)], 1)],
       })
-        .pipe(foldRows(store))
-        .subscribe((f) => folded.push(f));
+        .pipe(foldUnits(store, 'p'))
+        .subscribe((f) => units.push({ ...f, changelog: [...f.changelog], trials: [...f.trials] }));
     });
-    const merged = mergeFolded(folded);
-    expect(merged.positions).toEqual([
+    const [unit] = units;
+    expect(unit!.positions).toEqual([
       { topic: 'passk.trials', partition: 0, nextOffset: 2 },
       { topic: 'passk.trials', partition: 1, nextOffset: 1 },
     ]);
-    expect([...merged.changes.values()].map((r) => [r.row_id, r.seq])).toEqual([
+    expect(unit!.changelog.map((r) => [r.row_id, r.seq])).toEqual([
       ['r1', 2],
       ['r9', 1],
     ]);
-    expect(merged.weight).toBe(3);
-    expect(merged.trials.length).toBe(3);
+    expect(unit!.weight).toBe(3);
+    expect(unit!.trials.length).toBe(3);
+  });
+
+  it('a record is a copy: folding the next unit leaves the records already emitted as they were', () => {
+    const store = createRowStore();
+    const emitted: { record: unknown; bytes: string }[] = [];
+    new TestScheduler((a, e) => expect(a).toEqual(e)).run(({ cold }) => {
+      cold('ab|', {
+        a: [batchOf(0, [t('r1', 0, true), t('r1', 1, true)])],
+        b: [batchOf(0, [t('r1', 2, false), t('r1', 3, false)], 2)],
+      })
+        .pipe(foldUnits(store, 'p'))
+        .subscribe((f) => {
+          for (const record of f.changelog) emitted.push({ record, bytes: JSON.stringify(record) });
+        });
+    });
+    expect(emitted).toHaveLength(2);
+    for (const e of emitted) expect(JSON.stringify(e.record)).toBe(e.bytes);
   });
 });

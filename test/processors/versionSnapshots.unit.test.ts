@@ -12,8 +12,7 @@ import {
   type VersionSummaries,
   type VersionSummary,
 } from '../../processors/folds/versionSummary.ts';
-import { mergeFolded } from '../../processors/operators/coalesceTrials.ts';
-import { foldRows, type FoldedTrials } from '../../processors/operators/foldRows.ts';
+import { foldUnits, type FoldedUnit } from '../../processors/operators/foldRows.ts';
 import { createRowStore } from '../../processors/operators/rowStore.ts';
 import type { EventBatch } from '../../processors/ports.ts';
 import { arbTrialStream } from '../helpers/processorFixtures.ts';
@@ -60,19 +59,19 @@ const batchesOf = (stream: readonly TrialRecorded[], sizes: readonly number[]): 
   return batches.sort((a, b) => a.events[0]!.offset - b.events[0]!.offset || a.partition - b.partition);
 };
 
-/** The batches folded, then grouped into durable units of `unitSizes` batches each, as coalesceTrials does. */
+/** The batches grouped into durable units of `unitSizes` batches each, as batchRows does, then folded unit by unit. */
 const unitsOf = (batches: EventBatch[], unitSizes: readonly number[]) => {
   const store = createRowStore();
-  let folded: FoldedTrials[] = [];
-  from(batches)
-    .pipe(foldRows(store), toArray())
-    .subscribe((f) => (folded = f));
-  const units: FoldedTrials[] = [];
-  for (let i = 0, u = 0; i < folded.length; u++) {
+  const groups: EventBatch[][] = [];
+  for (let i = 0, u = 0; i < batches.length; u++) {
     const n = 1 + ((unitSizes[u % Math.max(1, unitSizes.length)] ?? 0) % 4);
-    units.push(mergeFolded(folded.slice(i, i + n)));
+    groups.push(batches.slice(i, i + n));
     i += n;
   }
+  let units: FoldedUnit[] = [];
+  from(groups)
+    .pipe(foldUnits(store, 'p'), toArray())
+    .subscribe((f) => (units = f));
   return { store, units };
 };
 
@@ -111,9 +110,7 @@ describe('per-partition version snapshots', () => {
             expect(s.summary).toEqual(fromScratch(upTo).get(versionKeyOf(s.summary)));
           }
           // and it carries one for every (partition, version) it changed, and no other
-          const changed = new Set(
-            [...u.changes.values()].map((r) => `${partitionOf(trialKey(r), PARTITIONS)}/${versionKeyOf(r)}`),
-          );
+          const changed = new Set(u.changelog.map((r) => `${partitionOf(trialKey(r), PARTITIONS)}/${versionKeyOf(r)}`));
           expect(new Set(u.summaries.map((s) => `${s.partition}/${versionKeyOf(s.summary)}`))).toEqual(changed);
         }
       }),
