@@ -294,7 +294,7 @@ describe('changelog event ids', () => {
     fc.assert(
       fc.property(
         fc.record({ suite: fc.string(), dv: fc.string(), av: fc.string(), row: fc.string() }),
-        fc.integer({ min: 0, max: 2 ** 40 }),
+        fc.integer({ min: 0, max: 2 ** 48 - 1 }),
         fc.nat(),
         ({ suite, dv, av, row }, at, seq) => {
           const s = evolveRow(
