@@ -25,6 +25,12 @@ const cmp = (a: string, b: string): number => (a < b ? -1 : a > b ? 1 : 0);
 export const attemptOrder = (a: AttemptRecord, b: AttemptRecord): number =>
   a.occurred_at - b.occurred_at || cmp(a.run_id, b.run_id) || a.attempt - b.attempt || cmp(a.event_id, b.event_id);
 
+// one shared empty array for an attempt without checks or forbidden actions: a row's attempts are kept for the
+// life of its state (every array in them survives to the old generation), and attempt arrays are never changed
+// in place (frozen, so a change would throw rather than reach every attempt)
+const NO_CHECKS = Object.freeze([]) as unknown as AttemptRecord['checks'];
+const NO_ACTIONS = Object.freeze([]) as unknown as string[];
+
 export const toAttemptRecord = (e: TrialRecorded): AttemptRecord => ({
   event_id: e.event_id,
   run_id: e.run_id,
@@ -32,8 +38,12 @@ export const toAttemptRecord = (e: TrialRecorded): AttemptRecord => ({
   occurred_at: e.occurred_at,
   passed: e.passed,
   output_hash: e.output === undefined || e.output === null ? null : hashString(e.output),
-  checks: (e.checks ?? []).map((ch) => ({ name: ch.name, answer: ch.answer })),
-  forbidden_actions: [...(e.forbidden_actions ?? [])],
+  checks:
+    e.checks === undefined || e.checks.length === 0
+      ? NO_CHECKS
+      : e.checks.map((ch) => ({ name: ch.name, answer: ch.answer })),
+  forbidden_actions:
+    e.forbidden_actions === undefined || e.forbidden_actions.length === 0 ? NO_ACTIONS : [...e.forbidden_actions],
 });
 
 /** What places an attempt in its row: its event, and the (run, attempt number) slot it fills. */

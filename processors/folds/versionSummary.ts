@@ -58,7 +58,9 @@ const binOf = (n: number, c: number): string => {
   return name;
 };
 
-const add = (s: VersionSummary, r: Pick<RowState, 'n' | 'c' | 'ungraded' | 'class'>, sign: 1 | -1): void => {
+type Tally = Pick<RowState, 'n' | 'c' | 'ungraded' | 'class'>;
+
+const add = (s: VersionSummary, r: Tally, sign: 1 | -1): void => {
   s.rows += sign;
   s.trials += sign * r.n;
   s.passes += sign * r.c;
@@ -96,10 +98,28 @@ export const applyRowChanges = (
       changed.add(key);
     }
     last = after;
-    if (before) add(s, before, -1);
-    add(s, after, 1);
+    if (before) move(s, before, after);
+    else add(s, after, 1);
   }
   return changed;
+};
+
+/** `add(s, before, -1)` then `add(s, after, 1)`, in one pass: a change moves one row from one bin to another. */
+const move = (s: VersionSummary, before: Tally, after: Tally): void => {
+  s.trials += after.n - before.n;
+  s.passes += after.c - before.c;
+  s.ungraded += after.ungraded - before.ungraded;
+  if (before.class !== after.class) {
+    s.classes[before.class] -= 1;
+    s.classes[after.class] += 1;
+  }
+  if (before.n === after.n && before.c === after.c) return;
+  const from = binOf(before.n, before.c);
+  const left = (s.histogram[from] ?? 0) - 1;
+  if (left === 0) delete s.histogram[from];
+  else s.histogram[from] = left;
+  const to = binOf(after.n, after.c);
+  s.histogram[to] = (s.histogram[to] ?? 0) + 1;
 };
 
 /** A copy that later in-place updates of `s` do not reach. */

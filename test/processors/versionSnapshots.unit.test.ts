@@ -15,7 +15,7 @@ import {
 import { foldUnits, type FoldedUnit } from '../../processors/operators/foldRows.ts';
 import { createRowStore } from '../../processors/operators/rowStore.ts';
 import type { EventBatch } from '../../processors/ports.ts';
-import { arbTrialStream } from '../helpers/processorFixtures.ts';
+import { arbTrialStream, trial } from '../helpers/processorFixtures.ts';
 
 const PARTITIONS = 3;
 
@@ -115,5 +115,30 @@ describe('per-partition version snapshots', () => {
         }
       }),
     );
+  });
+});
+
+describe('a row whose slot is taken by a rival with another verdict', () => {
+  it('moves to the bin of its new (n, c), though its n did not change', () => {
+    const store = createRowStore();
+    const at = (attempt: number, passed: boolean, id: string) =>
+      trial({ row: 'r1', version: 'v1', attempt, passed, id, at: 1_767_225_600_000 + attempt });
+    const units: FoldedUnit[] = [];
+    const batch = (events: TrialRecorded[], first: number): EventBatch => ({
+      topic: TOPICS.trials,
+      partition: 0,
+      events: events.map((event, i) => ({ topic: TOPICS.trials, partition: 0, offset: first + i, key: '', event })),
+      lastOffset: first + events.length - 1,
+      highWatermark: first + events.length,
+    });
+    const first = [at(0, true, '01KA0000000000000000000002'), at(1, true, '01KA0000000000000000000003')];
+    const rival = at(0, false, '01KA0000000000000000000001'); // a smaller event id: it takes slot 0
+    from([[batch(first, 0)], [batch([rival], 2)]])
+      .pipe(foldUnits(store, 'p'), toArray())
+      .subscribe((u) => units.push(...u));
+    const [, last] = units;
+    expect(last!.changelog.map((r) => [r.n, r.c])).toEqual([[2, 1]]);
+    expect(last!.summaries.map((s) => s.summary.histogram)).toEqual([{ '2,1': 1 }]);
+    expect(byKey(store.totals())).toEqual(byKey(fromScratch([...first, rival]).values()));
   });
 });
