@@ -103,7 +103,7 @@ export const decodeRecords = async (
   const dead: DeadLetter[] = [];
   for (const r of records) {
     try {
-      const event = await codec.decode(r.value);
+      const event = codec.decodeNow?.(r.value) ?? (await codec.decode(r.value));
       events.push({ topic: r.topic, partition: r.partition, offset: r.offset, key: r.key, event });
     } catch (e) {
       if (!(e instanceof InvalidEvent)) throw e;

@@ -81,15 +81,18 @@ const utf8 = new TextDecoder('utf-8', { fatal: true });
  */
 export const fastJsonCodec: EventCodec = {
   encode: jsonCodec.encode,
-  decode: async (bytes) => {
-    let text: string;
-    let value: unknown;
-    try {
-      text = utf8.decode(bytes);
-      value = JSON.parse(text);
-    } catch (e) {
-      throw new InvalidEvent(`undecodable: ${(e as Error).message}`, e);
-    }
-    return validateDecoded(value, text);
-  },
+  decode: async (bytes) => decodeJson(bytes),
+  decodeNow: (bytes) => decodeJson(bytes),
 };
+
+function decodeJson(bytes: Uint8Array): PasskEvent {
+  let text: string;
+  let value: unknown;
+  try {
+    text = utf8.decode(bytes);
+    value = JSON.parse(text);
+  } catch (e) {
+    throw new InvalidEvent(`undecodable: ${(e as Error).message}`, e);
+  }
+  return validateDecoded(value, text);
+}

@@ -3,7 +3,7 @@ import { ConfluentSchemaRegistryCompatibilityError } from '@kafkajs/confluent-sc
 import type { EventCodec } from '../../schemas/codec.ts';
 import { validateEvent } from '../../schemas/codec.ts';
 import { BackendUnavailable, InvalidEvent } from '../../schemas/errors.ts';
-import { EVENT_TYPES, type EventType } from '../../schemas/events/index.ts';
+import { EVENT_TYPES, type EventType, type PasskEvent } from '../../schemas/events/index.ts';
 import { jsonSchemaOf, subjectOf } from '../../schemas/jsonSchema.ts';
 import { SchemaRejected } from '../errors.ts';
 import { closeContentModel, validateDecoded } from '../fastValidate.ts';
@@ -16,6 +16,7 @@ interface RegisteredJsonSchema {
 export interface RegistryCodec extends EventCodec {
   /** Schema id each event type is written with. */
   readonly ids: ReadonlyMap<EventType, number>;
+  decodeNow(bytes: Uint8Array): PasskEvent | undefined;
 }
 
 /**
@@ -105,6 +106,31 @@ export const createRegistryCodec = async (deps: {
       throw new InvalidEvent(`schema: not valid against registered schema ${id}: ${problems.slice(0, 5).join('; ')}`);
   };
 
+  /** The schema id of a record in the wire format. @throws InvalidEvent when it is not in the wire format. */
+  const idOf = (bytes: Uint8Array): number => {
+    if (bytes.byteLength < 6 || bytes[0] !== MAGIC)
+      throw new InvalidEvent(
+        `not wire format: expected magic byte 0 and a 4-byte schema id, got ${bytes.byteLength} bytes starting ${bytes[0] ?? 'nothing'}`,
+      );
+    return new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength).getInt32(1);
+  };
+  const decodeWith = (schema: RegisteredJsonSchema, id: number, bytes: Uint8Array): PasskEvent => {
+    let payload: unknown;
+    let text: string;
+    try {
+      text = utf8.decode(bytes.subarray(5));
+      payload = JSON.parse(text);
+    } catch (e) {
+      throw new InvalidEvent(`json: ${(e as Error).message}`, e);
+    }
+    if (typeof payload !== 'object' || payload === null)
+      throw new InvalidEvent('schema: the payload is not a JSON object');
+    return validateDecoded(payload, text, (value) => {
+      checkAgainst(schema, id, value);
+      return validateEvent(value);
+    });
+  };
+
   return {
     ids,
     encode: async (event, opts) => {
@@ -118,26 +144,14 @@ export const createRegistryCodec = async (deps: {
       return new Uint8Array(out.buffer, out.byteOffset, out.byteLength);
     },
     decode: async (bytes) => {
-      if (bytes.byteLength < 6 || bytes[0] !== MAGIC)
-        throw new InvalidEvent(
-          `not wire format: expected magic byte 0 and a 4-byte schema id, got ${bytes.byteLength} bytes starting ${bytes[0] ?? 'nothing'}`,
-        );
-      const id = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength).getInt32(1);
-      const schema = await schemaOf(id);
-      let payload: unknown;
-      let text: string;
-      try {
-        text = utf8.decode(bytes.subarray(5));
-        payload = JSON.parse(text);
-      } catch (e) {
-        throw new InvalidEvent(`json: ${(e as Error).message}`, e);
-      }
-      if (typeof payload !== 'object' || payload === null)
-        throw new InvalidEvent('schema: the payload is not a JSON object');
-      return validateDecoded(payload, text, (value) => {
-        checkAgainst(schema, id, value);
-        return validateEvent(value);
-      });
+      const id = idOf(bytes);
+      return decodeWith(await schemaOf(id), id, bytes);
+    },
+    // a schema already read: no await (the usual case, every record after a type's first)
+    decodeNow: (bytes) => {
+      const id = idOf(bytes);
+      const schema = known.get(id);
+      return schema && decodeWith(schema, id, bytes);
     },
   };
 };

@@ -203,4 +203,40 @@ describe('schema registry (JSON Schema, BACKWARD)', () => {
     const missing = new TextEncoder().encode(JSON.stringify({ ...trial({ seq: 1 }), row_id: undefined }));
     expect(await reason(new Uint8Array([...frame, ...missing]))).toMatch(/^schema: .*row_id/);
   });
+
+  it('decodeNow: nothing before a schema is read, then what decode gives, and the same refusals', async () => {
+    const p = prefix();
+    const writer = await createRegistryCodec({ registry: newClient(), subjectPrefix: p });
+    const reader = await createRegistryCodec({ registry: newClient(), subjectPrefix: p });
+    const bytes = await writer.encode(trial({ seq: 1 }));
+    expect(reader.decodeNow(bytes)).toBeUndefined(); // its schema is not read yet: only decode can
+    const event = await reader.decode(bytes);
+    expect(reader.decodeNow(bytes)).toEqual(event);
+    const frame = bytes.subarray(0, 5);
+    const refusal = (f: () => unknown) => {
+      try {
+        f();
+        return 'decoded';
+      } catch (e) {
+        return e instanceof InvalidEvent ? e.reason : `not InvalidEvent: ${String(e)}`;
+      }
+    };
+    for (const bad of [
+      new Uint8Array([0, 0, 0]),
+      new Uint8Array([...frame, ...new TextEncoder().encode('{"broken":')]),
+      new Uint8Array([
+        ...frame,
+        ...new TextEncoder().encode(JSON.stringify({ ...trial({ seq: 1 }), row_id: undefined })),
+      ]),
+    ]) {
+      const now = refusal(() => reader.decodeNow(bad));
+      expect(now).not.toBe('decoded');
+      expect(now).toBe(
+        await reader.decode(bad).then(
+          () => 'decoded',
+          (e: unknown) => (e as InvalidEvent).reason,
+        ),
+      );
+    }
+  });
 });

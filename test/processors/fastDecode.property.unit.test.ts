@@ -43,6 +43,7 @@ describe('fastJsonCodec', () => {
       fc.asyncProperty(anyBytes, async (bytes) => {
         const fast = await outcome(() => fastJsonCodec.decode(bytes));
         expect(fast).toEqual(await outcome(() => jsonCodec.decode(bytes)));
+        expect(await outcome(async () => fastJsonCodec.decodeNow!(bytes))).toEqual(fast); // no await, the same
         if ('ok' in fast) valid++;
       }),
       { numRuns: 400 },
