@@ -42,8 +42,15 @@ const fakeAdmin = (short: number) => {
       })),
     deletes: 0,
     deleteFails: 0,
+    /** The group is unknown to its coordinator (it never joined): kafkajs's DeleteGroups error. */
+    deleteUnknown: false,
     deleteGroups: async () => {
       admin.deletes++;
+      if (admin.deleteUnknown)
+        throw Object.assign(new Error('Error in DeleteGroups'), {
+          name: 'KafkaJSDeleteGroupsError',
+          groups: [{ groupId: 'g', errorCode: 69, error: { type: 'GROUP_ID_NOT_FOUND', message: 'no group' } }],
+        });
       if (admin.deleteFails-- > 0) throw new Error('The coordinator is not available');
     },
   };
@@ -114,6 +121,13 @@ describe('the Kafka consumer’s offsets reads', () => {
     const durable = fakeAdmin(0);
     await (await consumerOn(durable)).close();
     expect(durable.deletes).toBe(0);
+  });
+
+  it('a one-use group its coordinator does not know is gone already: deleted once, not retried', async () => {
+    const admin = fakeAdmin(0);
+    admin.deleteUnknown = true;
+    await (await consumerOn(admin, true)).close();
+    expect(admin.deletes).toBe(1); // not tried again
   });
 
   it('an answer that stays short fails as BackendUnavailable, naming the partitions, after the retries', async () => {
