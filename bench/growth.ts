@@ -77,19 +77,24 @@ export async function benchGrowth(o: {
           }),
         ),
     );
-    // memory: each table alone, retained after GC
-    let base = heap();
-    const table: RowTable = new Map();
+    // memory: each table alone, what a GC frees once it is dropped (not the heap's growth while it was built:
+    // garbage of earlier sizes freed meanwhile made that negative, -184 B a row at 250k rows after 25k)
+    let table: RowTable | undefined = new Map();
     for (const part of chunks(events, 1_000)) foldTrials(table, part);
-    const bytesPerRow = (heap() - base) / table.size;
-    base = heap();
-    const tight = new Map<string, unknown>();
-    tightFoldInto(tight, events);
-    const tightBytesPerRow = (heap() - base) / (tight.size - 1); // less the event-id set's entry
+    const rowsOfState = table.size;
     // restore: the changelog's bytes of every row, then decode + rebuild vs JSON.parse
     const bytes = await Promise.all(
       [...table.values()].map((s) => fastJsonCodec.encode(toRowStateChanged(s, 'passk-bench/0'))),
     );
+    let held = heap();
+    table = undefined;
+    const bytesPerRow = (held - heap()) / rowsOfState;
+    let tight: Map<string, unknown> | undefined = new Map<string, unknown>();
+    tightFoldInto(tight, events);
+    const tightRows = tight.size - 1; // less the event-id set's entry
+    held = heap();
+    tight = undefined;
+    const tightBytesPerRow = (held - heap()) / tightRows;
     const utf8 = new TextDecoder();
     let restored = 0;
     const r = await paired(
@@ -108,11 +113,11 @@ export async function benchGrowth(o: {
         restored = restoreTable(states).size;
       },
     );
-    if (restored !== table.size) throw new Error(`restored ${restored} rows of ${table.size}`);
+    if (restored !== rowsOfState) throw new Error(`restored ${restored} rows of ${rowsOfState}`);
     const line: GrowthLine = {
-      rows: table.size,
+      rows: rowsOfState,
       fold: {
-        name: `fold at ${table.size.toLocaleString('en-US')} rows of state`,
+        name: `fold at ${rowsOfState.toLocaleString('en-US')} rows of state`,
         subset: true,
         eventsPerSec: events.length / m.candidate,
         baseline: 'tight mutable Map fold',
@@ -121,11 +126,11 @@ export async function benchGrowth(o: {
       },
       bytesPerRow,
       tightBytesPerRow,
-      restoreMsPer100k: (r.candidate * 1000 * 100_000) / table.size,
-      parseMsPer100k: (r.baseline * 1000 * 100_000) / table.size,
+      restoreMsPer100k: (r.candidate * 1000 * 100_000) / rowsOfState,
+      parseMsPer100k: (r.baseline * 1000 * 100_000) / rowsOfState,
     };
     say(
-      `growth: ${table.size} rows: fold ${Math.round(line.fold.eventsPerSec)} ev/s (${m.ratio.toFixed(2)}× tight), ${Math.round(bytesPerRow)} B/row (tight ${Math.round(tightBytesPerRow)}), restore ${line.restoreMsPer100k.toFixed(0)} ms/100k rows (JSON.parse ${line.parseMsPer100k.toFixed(0)})`,
+      `growth: ${rowsOfState} rows: fold ${Math.round(line.fold.eventsPerSec)} ev/s (${m.ratio.toFixed(2)}× tight), ${Math.round(bytesPerRow)} B/row (tight ${Math.round(tightBytesPerRow)}), restore ${line.restoreMsPer100k.toFixed(0)} ms/100k rows (JSON.parse ${line.parseMsPer100k.toFixed(0)})`,
     );
     out.push(line);
   }
