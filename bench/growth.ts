@@ -3,11 +3,19 @@ import { runInNewContext } from 'node:vm';
 import { fastJsonCodec } from '../log/fastValidate.ts';
 import type { RowStateChanged } from '../schemas/events/decisions.ts';
 import type { TrialRecorded } from '../schemas/events/trialRecorded.ts';
-import { TOPICS, KEY_SEP } from '../schemas/topics.ts';
+import { KEY_SEP } from '../schemas/topics.ts';
 import { foldTrials, restoreTable, type RowTable } from '../processors/folds/rowTable.ts';
 import { fromRowStateChanged, toRowStateChanged } from '../processors/folds/rowState.ts';
-import type { EventBatch } from '../processors/ports.ts';
-import { chunks, memorySource, paired, runTopology, syntheticTrials, tightFold, type BenchLine } from './processors.ts';
+import {
+  batchesOf,
+  chunks,
+  memorySource,
+  paired,
+  runTopology,
+  syntheticTrials,
+  tightFold,
+  type BenchLine,
+} from './processors.ts';
 
 /**
  * How cost grows with the state (issue #14, part 4), each figure against a baseline of the same run:
@@ -27,21 +35,6 @@ const heap = (): number => {
   gc();
   return process.memoryUsage().heapUsed;
 };
-
-const batchesOf = (events: readonly TrialRecorded[]): EventBatch[] =>
-  chunks(events, 1_000).map((evs, i) => ({
-    topic: TOPICS.trials,
-    partition: i % 4,
-    lastOffset: Math.floor(i / 4) * 1_000 + evs.length - 1,
-    highWatermark: events.length,
-    events: evs.map((event, j) => ({
-      topic: TOPICS.trials,
-      partition: i % 4,
-      offset: Math.floor(i / 4) * 1_000 + j,
-      key: '',
-      event,
-    })),
-  }));
 
 export interface GrowthLine {
   readonly rows: number;

@@ -207,6 +207,22 @@ export const chunks = <T>(items: readonly T[], size: number): T[][] => {
   return out;
 };
 
+/** In-memory trials as consumer batches of 1,000, dealt round-robin to 4 partitions, each partition's offsets from 0. */
+export const batchesOf = (events: readonly TrialRecorded[]): EventBatch[] =>
+  chunks(events, 1_000).map((evs, i) => ({
+    topic: TOPICS.trials,
+    partition: i % 4,
+    lastOffset: Math.floor(i / 4) * 1_000 + evs.length - 1,
+    highWatermark: events.length,
+    events: evs.map((event, j) => ({
+      topic: TOPICS.trials,
+      partition: i % 4,
+      offset: Math.floor(i / 4) * 1_000 + j,
+      key: '',
+      event,
+    })),
+  }));
+
 const timed = async (f: () => Promise<unknown> | unknown): Promise<number> => {
   const t = performance.now();
   await f();
@@ -263,19 +279,7 @@ export async function benchProcessors(opts: BenchProcessorsOptions = {}): Promis
   // 1. fold: topology vs plain loop, 4 partitions of 1000-event batches
   {
     const events = [...syntheticTrials(shape)];
-    const batches: EventBatch[] = chunks(events, 1_000).map((evs, i) => ({
-      topic: TOPICS.trials,
-      partition: i % 4,
-      lastOffset: Math.floor(i / 4) * 1_000 + evs.length - 1,
-      highWatermark: shape.events,
-      events: evs.map((event, j) => ({
-        topic: TOPICS.trials,
-        partition: i % 4,
-        offset: Math.floor(i / 4) * 1_000 + j,
-        key: '',
-        event,
-      })),
-    }));
+    const batches = batchesOf(events);
     const m = await paired(
       opts.pairs ?? 3,
       () => tightFold(events),

@@ -6,9 +6,7 @@
  * several times; `attempt` (the bench's): attempt-major, so most rows change once per unit.
  *   valgrind --tool=callgrind node --import tsx bench/profile/fold.ts 50000 1
  */
-import { chunks, memorySource, runTopology, syntheticTrials } from '../processors.ts';
-import { TOPICS } from '../../schemas/topics.ts';
-import type { EventBatch } from '../../processors/ports.ts';
+import { batchesOf, memorySource, runTopology, syntheticTrials } from '../processors.ts';
 
 const n = Number(process.argv[2] ?? 200_000);
 const runs = Number(process.argv[3] ?? 3);
@@ -19,19 +17,7 @@ if (order === 'row')
 function cmp(a: string, b: string): number {
   return a < b ? -1 : a > b ? 1 : 0;
 }
-const batches: EventBatch[] = chunks(events, 1_000).map((part, i) => ({
-  topic: TOPICS.trials,
-  partition: i % 4,
-  lastOffset: Math.floor(i / 4) * 1_000 + part.length - 1,
-  highWatermark: n,
-  events: part.map((event, j) => ({
-    topic: TOPICS.trials,
-    partition: i % 4,
-    offset: Math.floor(i / 4) * 1_000 + j,
-    key: '',
-    event,
-  })),
-}));
+const batches = batchesOf(events);
 for (let r = 0; r < runs; r++) {
   const t = process.cpuUsage();
   const folded = await runTopology(

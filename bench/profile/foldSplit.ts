@@ -12,10 +12,9 @@ import { toRowStateChanged } from '../../processors/folds/rowState.ts';
 import { foldTrialsOwned, type RowTable } from '../../processors/folds/rowTable.ts';
 import { applyRowChanges, type VersionSummaries } from '../../processors/folds/versionSummary.ts';
 import type { TrialRecorded } from '../../schemas/events/trialRecorded.ts';
-import { KEY_SEP, TOPICS } from '../../schemas/topics.ts';
-import type { EventBatch } from '../../processors/ports.ts';
+import { KEY_SEP } from '../../schemas/topics.ts';
 
-import { chunks, memorySource, paired, runTopology, syntheticTrials, tightFold } from '../processors.ts';
+import { batchesOf, chunks, memorySource, paired, runTopology, syntheticTrials, tightFold } from '../processors.ts';
 
 const n = Number(process.argv[2] ?? 200_000);
 const events = [...syntheticTrials({ events: n, rows: 5_000, versions: 4 })];
@@ -115,19 +114,7 @@ const attemptRecords = (): number => {
   return x;
 };
 
-const batches: EventBatch[] = parts.map((part, i) => ({
-  topic: TOPICS.trials,
-  partition: i % 4,
-  lastOffset: Math.floor(i / 4) * 1_000 + part.length - 1,
-  highWatermark: n,
-  events: part.map((event, j) => ({
-    topic: TOPICS.trials,
-    partition: i % 4,
-    offset: Math.floor(i / 4) * 1_000 + j,
-    key: '',
-    event,
-  })),
-}));
+const batches = batchesOf(events);
 const topology = () =>
   runTopology(
     memorySource(async function* () {

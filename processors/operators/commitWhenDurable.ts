@@ -10,7 +10,7 @@ import {
   type ObservableInput,
   type OperatorFunction,
 } from 'rxjs';
-import type { Position } from './foldRows.ts';
+import type { Position } from './foldUnits.ts';
 import type { InFlight } from './inFlight.ts';
 
 export interface Committable {

@@ -18,7 +18,7 @@ import { fromRowStateChanged, type RowState } from '../folds/rowState.ts';
 import { versionKeyOf } from '../folds/versionSummary.ts';
 import { alertFor, totalOf, windowKeyOf, type AlertOptions, type WindowTotal } from '../folds/windowTotals.ts';
 import type { EventBatch } from '../ports.ts';
-import { weightOf, type Position } from './foldRows.ts';
+import { weightOf, type Position } from './foldUnits.ts';
 
 /**
  * What the gates see: their own books (owned partitions of passk.decisions) and two global tables,

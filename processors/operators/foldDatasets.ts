@@ -3,8 +3,8 @@ import type { DatasetRowUpserted, FailureConfirmed } from '../../schemas/events/
 import type { PasskEvent } from '../../schemas/events/index.ts';
 import { evolveDataset, type DatasetEvent, type DatasetState } from '../folds/datasets.ts';
 import type { EventBatch } from '../ports.ts';
-import type { Position } from './foldRows.ts';
-import { weightOf } from './foldRows.ts';
+import type { Position } from './foldUnits.ts';
+import { weightOf } from './foldUnits.ts';
 
 /** Datasets of the owned partitions of passk.datasets: partition → dataset id → state. */
 export type DatasetTables = Map<number, Map<string, DatasetState>>;

@@ -10,7 +10,7 @@ import {
   type WindowsState,
 } from '../folds/windows.ts';
 import type { EventBatch } from '../ports.ts';
-import { weightOf, type Position } from './foldRows.ts';
+import { weightOf, type Position } from './foldUnits.ts';
 import { tpKey } from '../../schemas/topics.ts';
 
 /** Window shares of the owned partitions of passk.traces. */

@@ -7,7 +7,7 @@ import { toRunClosed } from '../folds/gates.ts';
 import type { VersionSnapshot, VersionSummary } from '../folds/versionSummary.ts';
 import { batchRows } from '../operators/batchRows.ts';
 import { emitChanges } from '../operators/emitChanges.ts';
-import { foldUnits, weightOf, type FoldedUnit } from '../operators/foldRows.ts';
+import { foldUnits, weightOf, type FoldedUnit } from '../operators/foldUnits.ts';
 import { createInFlight } from '../operators/inFlight.ts';
 import { readToEnd } from '../operators/readToEnd.ts';
 import { createRowStore, type PartitionOf } from '../operators/rowStore.ts';

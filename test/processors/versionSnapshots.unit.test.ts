@@ -12,7 +12,7 @@ import {
   type VersionSummaries,
   type VersionSummary,
 } from '../../processors/folds/versionSummary.ts';
-import { foldUnits, type FoldedUnit } from '../../processors/operators/foldRows.ts';
+import { foldUnits, type FoldedUnit } from '../../processors/operators/foldUnits.ts';
 import { createRowStore } from '../../processors/operators/rowStore.ts';
 import type { EventBatch } from '../../processors/ports.ts';
 import { arbTrialStream, trial } from '../helpers/processorFixtures.ts';

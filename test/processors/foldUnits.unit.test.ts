@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest';
 import type { PasskEvent } from '../../schemas/events/index.ts';
 import { trial } from '../helpers/processorFixtures.ts';
 import type { EventBatch } from '../../processors/ports.ts';
-import { foldUnits } from '../../processors/operators/foldRows.ts';
+import { foldUnits } from '../../processors/operators/foldUnits.ts';
 import { createRowStore } from '../../processors/operators/rowStore.ts';
 
 const batchOf = (partition: number, events: PasskEvent[], firstOffset = 0, highWatermark = 100): EventBatch => ({
