@@ -43,19 +43,12 @@ export const foldTrials = (
 /** What a version summary counts of a row (versionSummary.ts), as it was before a batch. */
 export type RowTally = Pick<RowState, 'n' | 'c' | 'ungraded' | 'class'>;
 
-/** One row's change over a batch, from an owned table: its tally before, and a copy of its state after. */
-export interface OwnedRowChange {
-  readonly key: string;
-  readonly before: RowTally | undefined;
-  /** A copy of the row as the batch left it: later batches change the table's row, never this one. */
-  readonly after: RowState;
-}
-
 /**
- * A row changed in place (`foldTrialsInto`): its tally before its first change, and the table's own row,
- * which the next fold changes again. `before` is undefined for a row the fold created.
+ * One row's change over a fold of an owned table: its tally before its first change (undefined for a row
+ * the fold created), and its state after. From `foldTrialsInto`, `after` is the table's own row, which the
+ * next fold changes again; from `foldTrialsOwned`, it is a copy that later folds never reach.
  */
-export interface LiveRowChange {
+export interface OwnedRowChange {
   readonly key: string;
   readonly before: RowTally | undefined;
   readonly after: RowState;
@@ -80,7 +73,7 @@ const weigh = (a: AttemptRecord, sign: 1 | -1, r: RowState): void => {
 export const foldTrialsInto = (
   table: RowTable,
   trials: Iterable<TrialRecorded>,
-  changed: Map<string, LiveRowChange>,
+  changed: Map<string, OwnedRowChange>,
   opts: RowFoldOptions = {},
 ): void => {
   const minAttempts = opts.minAttempts ?? DEFAULT_MIN_ATTEMPTS;
@@ -113,7 +106,7 @@ export const foldTrialsInto = (
 };
 
 /** A copy of a row that later in-place folds do not reach (attempt records and tag arrays are never changed in place). */
-export const copyRow = (r: RowState): RowState => ({ ...r, attempts: r.attempts.slice() });
+const copyRow = (r: RowState): RowState => ({ ...r, attempts: r.attempts.slice() });
 
 /**
  * `foldTrialsInto` one batch, its changed rows copied: the same changes as `foldTrials`' (the reference the
@@ -124,7 +117,7 @@ export const foldTrialsOwned = (
   trials: Iterable<TrialRecorded>,
   opts: RowFoldOptions = {},
 ): OwnedRowChange[] => {
-  const changed = new Map<string, LiveRowChange>();
+  const changed = new Map<string, OwnedRowChange>();
   foldTrialsInto(table, trials, changed, opts);
   return Array.from(changed.values(), (c) => ({ key: c.key, before: c.before, after: copyRow(c.after) }));
 };

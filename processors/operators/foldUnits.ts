@@ -2,9 +2,8 @@ import { map, type OperatorFunction } from 'rxjs';
 import type { RowStateChanged } from '../../schemas/events/decisions.ts';
 import type { RunFinished } from '../../schemas/events/runFinished.ts';
 import type { TrialRecorded } from '../../schemas/events/trialRecorded.ts';
-import { tpKey } from '../../schemas/topics.ts';
 import { toRowStateChanged, type RowFoldOptions } from '../folds/rowState.ts';
-import { foldTrialsInto, type LiveRowChange } from '../folds/rowTable.ts';
+import { foldTrialsInto, type OwnedRowChange } from '../folds/rowTable.ts';
 import { applyRowChanges, copySummary, type VersionSnapshot } from '../folds/versionSummary.ts';
 import type { EventBatch } from '../ports.ts';
 import type { RowStore } from './rowStore.ts';
@@ -54,9 +53,10 @@ export const foldUnits = (
     const finished: RunFinished[] = [];
     let skipped = 0;
     let weight = 0;
-    const positions = new Map<string, Position>();
-    const lag = new Map<string, FoldedUnit['lag'][number]>();
-    const changed = new Map<number, Map<string, LiveRowChange>>();
+    // every batch of a unit is on one topic, so a partition names its position and its lag
+    const positions = new Map<number, Position>();
+    const lag = new Map<number, FoldedUnit['lag'][number]>();
+    const changed = new Map<number, Map<string, OwnedRowChange>>();
     const batchTrials: TrialRecorded[] = [];
     for (const batch of batches) {
       batchTrials.length = 0;
@@ -71,10 +71,9 @@ export const foldUnits = (
       for (const t of batchTrials) trials.push(t);
       weight += weightOf(batch);
       const nextOffset = batch.lastOffset + 1;
-      const tp = tpKey(batch);
-      if ((positions.get(tp)?.nextOffset ?? -1) < nextOffset)
-        positions.set(tp, { topic: batch.topic, partition: batch.partition, nextOffset });
-      lag.set(tp, {
+      if ((positions.get(batch.partition)?.nextOffset ?? -1) < nextOffset)
+        positions.set(batch.partition, { topic: batch.topic, partition: batch.partition, nextOffset });
+      lag.set(batch.partition, {
         topic: batch.topic,
         partition: batch.partition,
         lag: Math.max(0, batch.highWatermark - nextOffset),
@@ -86,10 +85,7 @@ export const foldUnits = (
       if (rows.size === 0) continue;
       const sums = store.summaries(partition);
       const versions = applyRowChanges(sums, rows.values());
-      // every batch of a unit is on one topic, so the partition names its position
-      let nextOffset = -1;
-      for (const p of positions.values())
-        if (p.partition === partition) nextOffset = Math.max(nextOffset, p.nextOffset);
+      const nextOffset = positions.get(partition)!.nextOffset;
       for (const key of versions) summaries.push({ partition, nextOffset, summary: copySummary(sums.get(key)!) });
       // the table's own key strings: their hashes (Map lookups) are already computed
       for (const c of rows.values()) changelog.push(toRowStateChanged(c.after, producer, c.key));
