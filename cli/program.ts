@@ -2,6 +2,7 @@ import { Command, Help } from 'commander';
 import { InputError } from '../schemas/errors.ts';
 import { commandEntry, commandIn, COMMANDS } from './commands/index.ts';
 import { EXIT } from './exitCodes.ts';
+import { epilog } from './format/helpText.ts';
 import { setTerminalLayout } from './format/render.ts';
 
 /** Joins the hard line breaks inside each paragraph, so the help is wrapped once, at the terminal's width. */
@@ -11,9 +12,23 @@ export const unwrap = (text: string): string =>
     .map((p) => p.replace(/\s*\n\s*/g, ' ').trim())
     .join('\n\n');
 
+/**
+ * `--width N` among the arguments, for the help: commander prints it before any hook runs, and fits it to
+ * stdout's columns (80 into a pipe) unless told otherwise. A bad value is left to the hook to refuse.
+ */
+const helpWidthIn = (args: readonly string[]): number | undefined => {
+  const i = args.findIndex((a) => a === '--width' || a.startsWith('--width='));
+  if (i === -1) return undefined;
+  const n = Number(args[i]!.startsWith('--width=') ? args[i]!.slice(8) : args[i + 1]);
+  return Number.isInteger(n) && n >= 20 ? n : undefined;
+};
+
 /** The program without its commands: the global options, the hooks and the help's end. */
-const createProgram = (): Command =>
-  new Command('passk')
+const createProgram = (args: readonly string[]): Command => {
+  const program = new Command('passk');
+  const width = helpWidthIn(args);
+  if (width !== undefined) program.configureOutput({ getOutHelpWidth: () => width, getErrHelpWidth: () => width });
+  return program
     .description(
       'passk tells you whether your LLM agent can be depended on, not just whether it can succeed. ' +
         'It runs every labeled row several times and reports mean accuracy, pass@k, pass^k, flip rate ' +
@@ -38,7 +53,7 @@ const createProgram = (): Command =>
     .exitOverride()
     .addHelpText(
       'after',
-      `
+      epilog(`
 Exit codes: ${Object.entries(EXIT)
         .map(([k, v]) => `${v} ${k}`)
         .join(', ')}
@@ -46,8 +61,9 @@ Exit codes: ${Object.entries(EXIT)
 Examples:
   passk report examples/public-trials/tau_bench.jsonl
   passk compare --baseline v1 --candidate v2 examples/refunds-v1-v2.jsonl
-  passk gate --baseline v1 --candidate v2 --must-not-break examples/must-not-break.txt examples/refunds-v1-v2.jsonl`,
+  passk gate --baseline v1 --candidate v2 --must-not-break examples/must-not-break.txt examples/refunds-v1-v2.jsonl`),
     );
+};
 
 /**
  * The program for these arguments. A named command is loaded alone (`passk report` does not pay for Kafka, chDB or
@@ -56,7 +72,7 @@ Examples:
  * both give the same help).
  */
 export const buildProgram = async (args: readonly string[], opts: { outline?: boolean } = {}): Promise<Command> => {
-  const program = createProgram();
+  const program = createProgram(args);
   const named = commandIn(args);
   if (named) (await COMMANDS[named].load())(program);
   else if (opts.outline === false) for (const c of Object.values(COMMANDS)) (await c.load())(program);

@@ -16,6 +16,7 @@ import { renderJson, renderTerminal } from '../format/render.ts';
 import { EXIT } from '../exitCodes.ts';
 import { withReader } from '../store.ts';
 import { COMMANDS } from './index.ts';
+import { epilog } from '../format/helpText.ts';
 
 type CheckFlags = { suite?: string; summaries: boolean; json?: boolean };
 
@@ -147,7 +148,7 @@ export const checkCommand = (program: Command): void => {
     .option('--json', 'print the whole report as JSON')
     .addHelpText(
       'after',
-      `
+      epilog(`
 Examples:
   passk check
   passk check --suite airline --json
@@ -157,9 +158,10 @@ JSON: {store, database, rows, differences: [...], checked: [{suite, dataset_vers
   from_trials, from_row_state, from_summaries, ok}], versions: [the checked entries that differ], summaries, ok,
   dead_letters: {total, by_stage, letters: [{id, stage, source_topic, source_partition, source_offset,
   target_table, reason, bytes, preview}]}}.
+
 Dead letters are listed; they do not change the exit code.
 Exit codes: 0 consistent, 1 not consistent, 2 bad input (a flag, or a suite the store does not hold),
-3 the store is unreachable or held by another passk process.`,
+3 the store is unreachable or held by another passk process.`),
     )
     .action(async (flags: CheckFlags, cmd: Command) => {
       await withReader(cmd, async (reader, config) => {

@@ -14,6 +14,7 @@ import {
   type OfflineFlags,
 } from './offlineOptions.ts';
 import { COMMANDS } from './index.ts';
+import { epilog } from '../format/helpText.ts';
 
 export type CompareFlags = OfflineFlags & {
   baseline: string;
@@ -78,7 +79,7 @@ export const compareCommand = (program: Command): void => {
   addCompareOptions(cmd)
     .addHelpText(
       'after',
-      `
+      epilog(`
 Confirmation attempts: runs whose run_id starts with "confirm" (or given by --confirmation-run), and attempts
 beyond the first --screen-attempts of a row. Screening classes use the rest; confirmation reclassifies with all.
 
@@ -89,7 +90,7 @@ Examples:
   passk compare --baseline v1 --candidate v2 --json trials.jsonl | jq '.comparisons[].lost_stable_correct'
 
 Exit codes: 0 ok (a regression is reported, not an error; use passk gate to fail on one), 2 bad input (file, line
-  and field named, or no row both versions ran).`,
+  and field named, or no row both versions ran).`),
     )
     .action(async (files: string[], flags: CompareFlags, cmd: Command) => {
       const format = outputFormat(flags);

@@ -3,6 +3,7 @@ import { effectiveConfig } from '../../deploy/config.ts';
 import { table, text } from '../format/doc.ts';
 import { renderJson, renderTerminal } from '../format/render.ts';
 import { COMMANDS } from './index.ts';
+import { epilog } from '../format/helpText.ts';
 
 export const configCommand = (program: Command): void => {
   program
@@ -16,12 +17,12 @@ export const configCommand = (program: Command): void => {
     .option('--json', 'print {file, settings: [{key, value, source}]} as JSON')
     .addHelpText(
       'after',
-      `
+      epilog(`
 Examples:
   passk config
   PASSK_BACKEND=kafka KAFKA_BROKERS=127.0.0.1:9092 SCHEMA_REGISTRY_URL=http://127.0.0.1:8081 passk config --json
 
-Exit codes: 0 ok, 2 invalid configuration (the setting is named).`,
+Exit codes: 0 ok, 2 invalid configuration (the setting is named).`),
     )
     .action((flags: { json?: boolean }, cmd: Command) => {
       const result = effectiveConfig(cmd.optsWithGlobals());

@@ -10,6 +10,7 @@ import { datasetIds } from '../../sinks/dashboard/queries.ts';
 import { withReader } from '../store.ts';
 import { exitOnUnavailable, withEventLog } from './import.ts';
 import { COMMANDS } from './index.ts';
+import { epilog } from '../format/helpText.ts';
 
 const list = (ids: readonly string[], max = 8): string =>
   ids.length === 0 ? '—' : ids.slice(0, max).join(', ') + (ids.length > max ? ` … (${ids.length} in all)` : '');
@@ -44,14 +45,14 @@ export const datasetCommand = (program: Command): void => {
     )
     .addHelpText(
       'after',
-      `
+      epilog(`
 Examples:
   passk dataset publish examples/refund-agent/refunds.jsonl --dataset refunds
   passk dataset versions --dataset refunds
   passk dataset export --dataset refunds --version 2 --out refunds-v2.jsonl
   passk dataset export --dataset refunds --version latest --must-not-break-only
 
-Exit codes: 0 ok, 2 bad input (an unknown dataset or version), 3 the store is unreachable or held by another process.`,
+Exit codes: 0 ok, 2 bad input (an unknown dataset or version), 3 the store is unreachable or held by another process.`),
     );
   dataset
     .command('publish')

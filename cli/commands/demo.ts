@@ -20,6 +20,7 @@ import { EXIT } from '../exitCodes.ts';
 import { gateLinks } from '../format/links.ts';
 import { openBrowser } from '../openBrowser.ts';
 import { COMMANDS } from './index.ts';
+import { epilog } from '../format/helpText.ts';
 
 type DemoFlags = {
   serve: boolean;
@@ -239,7 +240,7 @@ export const demoCommand = (program: Command): void => {
     .option('--concurrency <n>', 'trials in flight', '16')
     .addHelpText(
       'after',
-      `
+      epilog(`
 Examples:
   passk demo                          # run it, then open the printed links
   passk demo --no-serve --json > demo.json
@@ -250,7 +251,7 @@ JSON: {numbers: [{agent_version, mean_accuracy: {value, interval}, pass_hat_k, f
   lost_stable_correct, regressions: [{row_id, must_not_break, outcome, first_divergent_check, …}], gate: {verdict,
   reasons}, production: {…, confirmed_failure}, next_gate: {…, picked_up}, wall_ms}. See docs/demo.md.
 Exit codes: 0 ok (the demo's first gate failing is the expected result), 2 bad flag or config,
-  3 the event log or the store is unreachable or held by another process.`,
+  3 the event log or the store is unreachable or held by another process.`),
     )
     .action(async (flags: DemoFlags, cmd: Command) => {
       const port = Number(flags.port);

@@ -5,6 +5,7 @@ import { storeTrials } from '../store.ts';
 import { collect } from './offlineOptions.ts';
 import { writeStderr } from '../format/render.ts';
 import { COMMANDS } from './index.ts';
+import { epilog } from '../format/helpText.ts';
 
 /**
  * A stored trial in the flat trial format (README, "The flat trial format"): `agent` becomes `agent_version`
@@ -51,13 +52,13 @@ export const exportCommand = (program: Command): void => {
     .option('--out <file>', 'write here instead of stdout')
     .addHelpText(
       'after',
-      `
+      epilog(`
 Examples:
   passk export trials > trials.jsonl
   passk export trials --suite refunds --agent-version refund-agent-v1 --out v1.jsonl
 
 One line per stored trial (each event id once), ordered by suite, dataset version, agent version, row and time.
-Exit codes: 0 ok, 2 bad input, 3 the store is unreachable or held by a process without a local API.`,
+Exit codes: 0 ok, 2 bad input, 3 the store is unreachable or held by a process without a local API.`),
     )
     .action(async (flags: ExportFlags, cmd: Command) => {
       const trials = await storeTrials(cmd, {

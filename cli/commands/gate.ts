@@ -10,6 +10,7 @@ import { addCompareOptions, compareOptions, pairVersions, type CompareFlags } fr
 import { EXIT_UNDECIDED, runDeclare, runStatus } from './gateLive.ts';
 import { duration, fraction, loadGroups, outputFormat } from './offlineOptions.ts';
 import { COMMANDS } from './index.ts';
+import { epilog } from '../format/helpText.ts';
 
 type GateFlags = CompareFlags & {
   mustNotBreak?: string;
@@ -107,19 +108,19 @@ export const gateCommand = (program: Command): void => {
   addCompareOptions(cmd, false)
     .addHelpText(
       'after',
-      `
+      epilog(`
 Examples:
   passk gate --baseline v1 --candidate v2 --must-not-break mnb.txt trials.jsonl
   passk gate --baseline v1 --candidate v2 --zero-forbidden --max-pass1-drop 0.02 --pass-hat 3:0.9:critical trials.jsonl
   passk gate --baseline v1 --candidate v2 --rules gate.json --judgments judge.jsonl --json trials.jsonl > verdict.json
 
-Live gate (the processors of passk process or passk serve decide it, with confirmation runs):
+Live gate (decided by passk process or passk serve, with confirmation runs):
   passk gate --declare --baseline v1 --candidate v2 --wait 10m
   passk gate --status
   passk gate --from-store --baseline v1 --candidate v2
 
 Exit codes: 0 pass, 1 fail, 2 bad input (file, line and field named), 3 backend unavailable,
-  ${EXIT_UNDECIDED} --wait ran out with no verdict yet.`,
+  ${EXIT_UNDECIDED} --wait ran out with no verdict yet.`),
     )
     .action(async (files: string[], flags: GateFlags, cmd: Command) => {
       const format = outputFormat(flags);

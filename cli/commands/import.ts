@@ -11,6 +11,7 @@ import { curve } from '../format/numbers.ts';
 import { progressBarSize, renderJson, renderTerminal, writeStderr } from '../format/render.ts';
 import { EXIT } from '../exitCodes.ts';
 import { COMMANDS } from './index.ts';
+import { epilog } from '../format/helpText.ts';
 
 type Globals = { config?: string; backend?: string; dataDir?: string };
 
@@ -143,7 +144,7 @@ export const importCommand = (program: Command): void => {
     .option('--json', 'print JSON')
     .addHelpText(
       'after',
-      `
+      epilog(`
 Examples:
   passk import results/tau-bench-gpt-4o-airline.json --agent-version gpt-4o
   passk import promptfoo-results.json logs/*.json
@@ -153,7 +154,7 @@ Importing a file twice records nothing new (event ids come from the trial identi
 Files of any size are streamed, other tools' JSON and .eval logs included
 (one .eval entry may unpack to 1/16 of the heap). Progress bars show the files
 read and checked, then the trials published.
-Exit codes: 0 ok, 2 bad input (file, line and field named), 3 the event log is unreachable.`,
+Exit codes: 0 ok, 2 bad input (file, line and field named), 3 the event log is unreachable.`),
     )
     .action(async (files: string[], flags: ImportFlags, cmd: Command) => {
       const opts = {

@@ -8,6 +8,7 @@ import { EXIT } from '../exitCodes.ts';
 import { readPolicyFile } from './sample.ts';
 import { writeStderr } from '../format/render.ts';
 import { COMMANDS } from './index.ts';
+import { epilog } from '../format/helpText.ts';
 
 type IngestFlags = { host: string; port: string; token?: string; otlpPolicy?: string; json?: boolean };
 
@@ -30,12 +31,12 @@ export const ingestCommand = (program: Command): void => {
     .option('--json', 'print {"url": …} as JSON once listening (for scripts)')
     .addHelpText(
       'after',
-      `
+      epilog(`
 Examples:
   PASSK_INGEST_TOKEN=$(openssl rand -hex 16) passk ingest --port 0 --json
 
 Exit codes: 0 stopped by SIGINT/SIGTERM, 2 bad flag (no token, bad port, a bad
-  policy file), 3 the event log is unreachable.`,
+  policy file), 3 the event log is unreachable.`),
     )
     .action(async (flags: IngestFlags, cmd: Command) => {
       const port = Number(flags.port);

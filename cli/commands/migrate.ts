@@ -4,6 +4,7 @@ import { DEFAULT_TRACE_TTL_DAYS, storeTarget } from '../../deploy/store.ts';
 import { MIGRATIONS, renderClusterDdl } from '../../sinks/clickhouse/index.ts';
 import { withStore } from '../store.ts';
 import { COMMANDS } from './index.ts';
+import { epilog } from '../format/helpText.ts';
 
 type MigrateFlags = {
   printClusterDdl?: boolean;
@@ -41,13 +42,13 @@ export const migrateCommand = (program: Command): void => {
     .option('--json', 'print JSON')
     .addHelpText(
       'after',
-      `
+      epilog(`
 Examples:
   passk migrate
   passk migrate --trace-ttl-days 30
   passk migrate --print-cluster-ddl --cluster prod > passk-cluster.sql
 
-Exit codes: 0 ok, 3 the store is unreachable or held by another passk process.`,
+Exit codes: 0 ok, 3 the store is unreachable or held by another passk process.`),
     )
     .action(async (flags: MigrateFlags, cmd: Command) => {
       const config = loadConfig(cmd.optsWithGlobals());

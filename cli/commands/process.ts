@@ -12,6 +12,7 @@ import { curve, pct } from '../format/numbers.ts';
 import { renderJson, renderTerminal, writeStderr } from '../format/render.ts';
 import { EXIT } from '../exitCodes.ts';
 import { COMMANDS } from './index.ts';
+import { epilog } from '../format/helpText.ts';
 
 type ProcessFlags = {
   untilCaughtUp?: boolean;
@@ -80,13 +81,13 @@ export const processCommand = (program: Command): void => {
     .option('--json', 'print the final summary as JSON')
     .addHelpText(
       'after',
-      `
+      epilog(`
 Examples:
   passk process                      # run until SIGTERM
   passk process --until-caught-up    # batch: process what is there, then exit
   PASSK_BACKEND=kafka KAFKA_BROKERS=127.0.0.1:9092 SCHEMA_REGISTRY_URL=http://127.0.0.1:8080/apis/ccompat/v7 passk process
 
-Exit codes: 0 ok, 2 bad flag or config, 3 the event log or the store is unreachable or held by another process.`,
+Exit codes: 0 ok, 2 bad flag or config, 3 the event log or the store is unreachable or held by another process.`),
     )
     .action(async (flags: ProcessFlags, cmd: Command) => {
       const config = loadConfig(cmd.optsWithGlobals());

@@ -8,6 +8,7 @@ import { nextCommand, quoteArg, sourceArgs } from '../format/doc.ts';
 import { renderJson, renderMarkdown, renderTerminal, writeStderr } from '../format/render.ts';
 import { addOfflineOptions, loadGroups, outputFormat, reportOptions, type OfflineFlags } from './offlineOptions.ts';
 import { COMMANDS } from './index.ts';
+import { epilog } from '../format/helpText.ts';
 
 type ReportFlags = OfflineFlags & { agentVersion?: string[]; judgments?: string };
 
@@ -33,7 +34,7 @@ export const reportCommand = (program: Command): void => {
   addOfflineOptions(cmd)
     .addHelpText(
       'after',
-      `
+      epilog(`
 Examples:
   passk report examples/public-trials/tau_bench.jsonl
   passk report --from-store --suite refunds            # what passk process put in the store
@@ -43,7 +44,8 @@ Examples:
 
 JSON: {"groups": [{suite, dataset_version, agent_version, rows, trials, ungraded, mean_accuracy,
   pass_at_k: {"1": …}, pass_hat_k: {"1": …}, rows_at_k, flip_rate, classes, intervals, …}]}
-  (plus "judges": […] with --judgments). Exit codes: 0 ok, 2 bad input (file, line and field named).`,
+  (plus "judges": […] with --judgments).
+Exit codes: 0 ok, 2 bad input (file, line and field named).`),
     )
     .action(async (files: string[], flags: ReportFlags, cmd: Command) => {
       const format = outputFormat(flags);

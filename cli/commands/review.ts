@@ -15,6 +15,7 @@ import { renderJson, renderTerminal, writeStderr } from '../format/render.ts';
 import { EXIT } from '../exitCodes.ts';
 import { configOf, exitOnUnavailable, withEventLog } from './import.ts';
 import { COMMANDS } from './index.ts';
+import { epilog } from '../format/helpText.ts';
 
 type ReviewFlags = {
   agentVersion?: string;
@@ -77,13 +78,13 @@ export const reviewCommand = (program: Command): void => {
     .option('--json', 'print JSON')
     .addHelpText(
       'after',
-      `
+      epilog(`
 Examples:
   passk review --agent-version support-v3
   passk review --confirm t-81f2 --expected deny --dataset refunds --reviewer ana --note "opened item, cosmetic wear"
 
 Exit codes: 0 ok, 2 bad input (an unknown trace id, a missing --expected/--dataset/--reviewer),
-3 the event log is unreachable, or --from store while another process holds the embedded store.`,
+3 the event log is unreachable, or --from store while another process holds the embedded store.`),
     )
     .action(async (flags: ReviewFlags, cmd: Command) => {
       const limit = Number(flags.limit);

@@ -22,6 +22,7 @@ import { progressBarSize, renderJson, renderTerminal, writeStderr } from '../for
 import { configOf, exitOnUnavailable, withEventLog } from './import.ts';
 import { duration } from './offlineOptions.ts';
 import { COMMANDS } from './index.ts';
+import { epilog } from '../format/helpText.ts';
 
 const positiveInt =
   (name: string) =>
@@ -320,7 +321,7 @@ export const runCommand = (program: Command): void => {
     .option('--json', 'print the summary as JSON (no progress bar)')
     .addHelpText(
       'after',
-      `
+      epilog(`
 Examples:
   passk run --dataset examples/refund-agent/refunds.jsonl --agent examples/refund-agent/agent.ts --k 3
   passk run --dataset rows.jsonl --agent http://localhost:3000/agent --k 5 --concurrency 16 --timeout 2m
@@ -330,7 +331,7 @@ Examples:
   passk run --dataset rows.jsonl --agent baseline.ts --confirmations   # then the same with candidate.ts
   passk run --dataset rows.jsonl --agent candidate.ts --confirmations --follow   # until SIGTERM
 
-Exit codes: 0 every planned trial recorded, 1 the run stopped early (partial), 2 bad input, 3 backend unavailable.`,
+Exit codes: 0 every planned trial recorded, 1 the run stopped early (partial), 2 bad input, 3 backend unavailable.`),
     )
     .action(async (flags: RunFlags, cmd: Command) => {
       if (flags.isolation !== 'worker' && flags.isolation !== 'none')

@@ -10,6 +10,7 @@ import { heading, nextCommand, table } from '../format/doc.ts';
 import { renderJson, renderTerminal } from '../format/render.ts';
 import { exitOnUnavailable, withEventLog } from './import.ts';
 import { COMMANDS } from './index.ts';
+import { epilog } from '../format/helpText.ts';
 
 const rate = (v: string): number => {
   const n = Number(v);
@@ -116,12 +117,12 @@ export const sampleCommand = (program: Command): void => {
     .option('--json', 'print JSON')
     .addHelpText(
       'after',
-      `
+      epilog(`
 Examples:
   passk sample traces.jsonl --rate 0.05 --segment-rate enterprise=0.5 --cap 200/1h --seed 7
   passk sample traces.jsonl --policy policy.json --redact 'ssn=\\d{3}-\\d{2}-\\d{4}' --json
 
-Exit codes: 0 ok, 2 bad input (file, line and field named; a bad rate, cap or pattern), 3 the event log is unreachable.`,
+Exit codes: 0 ok, 2 bad input (file, line and field named; a bad rate, cap or pattern), 3 the event log is unreachable.`),
     )
     .action(async (file: string, flags: SampleFlags, cmd: Command) => {
       const policy = await policyFrom(flags);

@@ -18,6 +18,7 @@ import { renderTerminal, writeStderr } from '../format/render.ts';
 import { openBrowser } from '../openBrowser.ts';
 import { readPolicyFile } from './sample.ts';
 import { COMMANDS } from './index.ts';
+import { epilog } from '../format/helpText.ts';
 
 type ServeFlags = {
   host: string;
@@ -82,7 +83,7 @@ export const serveCommand = (program: Command): void => {
     )
     .addHelpText(
       'after',
-      `
+      epilog(`
 Examples:
   passk serve                                   # http://127.0.0.1:7357/
   passk serve --port 0 --json                   # any free port; prints {"url": "http://127.0.0.1:…/", …}
@@ -97,7 +98,7 @@ than serve numbers that no longer move.
 Exit codes: 0 stopped by SIGINT/SIGTERM, 2 bad flag or config (e.g. a non-loopback
   address without a token), 3 the event log or the store is unreachable or held
   by another process (also when the processors stop on it), 4 the processors
-  stopped on an unexpected error.`,
+  stopped on an unexpected error.`),
     )
     .action(async (flags: ServeFlags, cmd: Command) => {
       const graceS = Number(flags.exitAfterFailure);
