@@ -144,11 +144,12 @@ DATA="$STACK/kafka-data"
 rm -rf "$DATA"; mkdir -p "$DATA"
 sed -e "s#@DATA@#$DATA#" -e "s#@KAFKA_PORT@#$KAFKA_PORT#g" -e "s#@CONTROLLER_PORT@#$KAFKA_CONTROLLER_PORT#g" \
   "$HERE/server.properties" >"$STACK/server.properties"
-# cluster id: 16 random bytes, base64url without padding (what StorageTool random-uuid prints)
+# cluster id: 16 random bytes, base64url without padding (what StorageTool random-uuid prints). It is passed as
+# --cluster-id=ID: an id that starts with "-" (1 in 32) would read as a flag after "-t" (a CI run failed on one).
 CLUSTER_ID=${KAFKA_CLUSTER_ID:-$(head -c16 /dev/urandom | base64 | tr '+/' '-_' | tr -d '=\n')}
 LOG4J="-Dlog4j2.configurationFile=$HERE/log4j2.properties"
 if ! "$KAFKA_JAVA" "$LOG4J" -cp "$STACK/kafka/libs/*" kafka.tools.StorageTool format \
-      -t "$CLUSTER_ID" -c "$STACK/server.properties" >"$STACK/logs/kafka-format.log" 2>&1; then
+      --cluster-id="$CLUSTER_ID" -c "$STACK/server.properties" >"$STACK/logs/kafka-format.log" 2>&1; then
   cat "$STACK/logs/kafka-format.log" >&2
   "$HERE/down.sh" >/dev/null 2>&1 || true
   die "kafka storage format failed"
