@@ -12,6 +12,12 @@ export const unwrap = (text: string): string =>
     .map((p) => p.replace(/\s*\n\s*/g, ' ').trim())
     .join('\n\n');
 
+/** A `--width` value as columns: a whole number, at least 20; anything else is `undefined`. */
+const parseWidth = (value: string | undefined): number | undefined => {
+  const n = Number(value);
+  return value !== undefined && Number.isInteger(n) && n >= 20 ? n : undefined;
+};
+
 /**
  * `--width N` among the arguments, for the help: commander prints it before any hook runs, and fits it to
  * stdout's columns (80 into a pipe) unless told otherwise. A bad value is left to the hook to refuse.
@@ -19,8 +25,7 @@ export const unwrap = (text: string): string =>
 const helpWidthIn = (args: readonly string[]): number | undefined => {
   const i = args.findIndex((a) => a === '--width' || a.startsWith('--width='));
   if (i === -1) return undefined;
-  const n = Number(args[i]!.startsWith('--width=') ? args[i]!.slice(8) : args[i + 1]);
-  return Number.isInteger(n) && n >= 20 ? n : undefined;
+  return parseWidth(args[i]!.startsWith('--width=') ? args[i]!.slice(8) : args[i + 1]);
 };
 
 /** The program without its commands: the global options, the hooks and the help's end. */
@@ -44,8 +49,8 @@ const createProgram = (args: readonly string[]): Command => {
     .option('--wide', 'print tables at their full width, whatever the terminal')
     .hook('preAction', (cmd) => {
       const o = cmd.optsWithGlobals() as { width?: string; wide?: boolean };
-      const width = o.width === undefined ? undefined : Number(o.width);
-      if (width !== undefined && !(Number.isInteger(width) && width >= 20))
+      const width = parseWidth(o.width);
+      if (o.width !== undefined && width === undefined)
         throw new InputError(`--width: expected a whole number of columns, at least 20 (got "${o.width}")`);
       setTerminalLayout({ width, wide: o.wide ?? false });
     })
