@@ -115,38 +115,20 @@ export const evolveRow = (state: RowState | undefined, trial: TrialRecorded, opt
   );
 };
 
-const CROCKFORD = '0123456789ABCDEFGHJKMNPQRSTVWXYZ';
-const DIGIT = Array.from(CROCKFORD);
-/** Every two-digit group ("00" … "ZZ"): an id is built from a few short strings, not character by character. */
-const PAIR = Array.from({ length: 1024 }, (_, i) => CROCKFORD[i >> 5]! + CROCKFORD[i & 31]!);
-
-/**
- * The 11 characters of a row key's hash in its changelog event ids, kept per key: a row changes in
- * many units and its key never does (this was 12.8% of the fold's profile with the output hashes).
- * Bounded: cleared when it holds `KEY_HASHES_MAX` keys, so it never outgrows a large state.
- */
-const KEY_HASHES_MAX = 200_000;
-const keyHashes = new Map<string, string>();
-const keyHashOf = (key: string): string => {
-  let h = keyHashes.get(key);
-  if (h === undefined) {
-    if (keyHashes.size >= KEY_HASHES_MAX) keyHashes.clear();
-    h = '';
-    for (let i = 0, v = hash53(key); i < 11; i++, v = Math.floor(v / 32)) h = DIGIT[v % 32]! + h;
-    keyHashes.set(key, h);
-  }
-  return h;
-};
+/** Each Crockford base-32 digit's character code. */
+const CODE = Array.from('0123456789ABCDEFGHJKMNPQRSTVWXYZ', (c) => c.charCodeAt(0));
 
 /**
  * The changelog record's event id: ULID-shaped, its time the row's event time, its other 80 bits
  * a 53-bit hash of the row key (cyrb53, 11 characters) then the seq (5 characters, mod 2^25):
  * a replay re-emits the same bytes. Not sha256: this runs once per changed row per commit, on the
- * topology's hot path; built from two-character groups (10 bits each), 2.9× faster than filling 26
- * character codes (test/processors/rowState.unit.test.ts pins the bytes to the first definition).
+ * topology's hot path. Built in one `String.fromCharCode` of its 26 codes, one string allocated: the
+ * key's hash computed each time costs less than looking it up by a key string that each event builds
+ * anew (and the 13 concatenations of two-character groups before were most of the cost);
+ * test/processors/rowState.unit.test.ts pins the bytes to the first definition.
  */
 export const changelogEventId = (s: RowState, key: string = rowStateKey(s)): string => {
-  let t = s.occurred_at; // < 2^48: 10 characters, 5 groups, the lowest first
+  let t = s.occurred_at; // < 2^48: 10 characters, 5 groups of 10 bits, the lowest first
   const t0 = t % 1024;
   t = Math.floor(t / 1024);
   const t1 = t % 1024;
@@ -155,17 +137,46 @@ export const changelogEventId = (s: RowState, key: string = rowStateKey(s)): str
   t = Math.floor(t / 1024);
   const t3 = t % 1024;
   const t4 = Math.floor(t / 1024) % 1024;
-  const seq = s.seq % 2 ** 25;
-  return (
-    PAIR[t4]! +
-    PAIR[t3]! +
-    PAIR[t2]! +
-    PAIR[t1]! +
-    PAIR[t0]! +
-    keyHashOf(key) +
-    DIGIT[(seq >> 20) & 31]! +
-    PAIR[(seq >> 10) & 1023]! +
-    PAIR[seq & 1023]!
+  let h = hash53(key); // < 2^53: 11 characters, a digit then 5 groups, the lowest first
+  const k0 = h % 1024;
+  h = Math.floor(h / 1024);
+  const k1 = h % 1024;
+  h = Math.floor(h / 1024);
+  const k2 = h % 1024;
+  h = Math.floor(h / 1024);
+  const k3 = h % 1024;
+  h = Math.floor(h / 1024);
+  const k4 = h % 1024;
+  const k5 = Math.floor(h / 1024) % 32;
+  const q = s.seq % 2 ** 25; // 5 characters
+  const C = CODE;
+  return String.fromCharCode(
+    C[t4 >> 5]!,
+    C[t4 & 31]!,
+    C[t3 >> 5]!,
+    C[t3 & 31]!,
+    C[t2 >> 5]!,
+    C[t2 & 31]!,
+    C[t1 >> 5]!,
+    C[t1 & 31]!,
+    C[t0 >> 5]!,
+    C[t0 & 31]!,
+    C[k5]!,
+    C[k4 >> 5]!,
+    C[k4 & 31]!,
+    C[k3 >> 5]!,
+    C[k3 & 31]!,
+    C[k2 >> 5]!,
+    C[k2 & 31]!,
+    C[k1 >> 5]!,
+    C[k1 & 31]!,
+    C[k0 >> 5]!,
+    C[k0 & 31]!,
+    C[(q >> 20) & 31]!,
+    C[(q >> 15) & 31]!,
+    C[(q >> 10) & 31]!,
+    C[(q >> 5) & 31]!,
+    C[q & 31]!,
   );
 };
 

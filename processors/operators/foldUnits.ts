@@ -87,7 +87,6 @@ export const foldUnits = (
       const versions = applyRowChanges(sums, rows.values());
       const nextOffset = positions.get(partition)!.nextOffset;
       for (const key of versions) summaries.push({ partition, nextOffset, summary: copySummary(sums.get(key)!) });
-      // the table's own key strings: their hashes (Map lookups) are already computed
       for (const c of rows.values()) changelog.push(toRowStateChanged(c.after, producer, c.key));
     }
     return {
