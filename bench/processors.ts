@@ -10,7 +10,7 @@ import { TOPICS, KEY_SEP } from '../schemas/topics.ts';
 import { decodeRecords } from '../log/deadLetters.ts';
 import { createEmbeddedEventLog } from '../log/embedded/embeddedLog.ts';
 import { partitionOf } from '../log/partitioner.ts';
-import { Kafka, logLevel } from 'kafkajs';
+import { CompressionTypes, Kafka, logLevel } from 'kafkajs';
 import { PasskConfig } from '../deploy/config.ts';
 import { openEventLog } from '../deploy/eventLog.ts';
 import type {
@@ -37,6 +37,9 @@ import { peerAvailable, runKafkaStreamsPeer } from './peers/kafkaStreams.ts';
  * - end to end (Kafka, when `kafka` is given): the topology through the Kafka adapter (registry
  *   decode, group consumer, commits), with and without its changelog publish, vs a raw kafkajs
  *   consume loop on the same topic (no decode, no commit). Wall time, group joins included.
+ * - ceilings: the same job in plain code (attempts kept, a changelog record per changed row per batch; decode
+ *   and fold; on Kafka, decode, fold, changelog send and commit) against the same baselines, and passk against
+ *   it: how much of each target any implementation could reach here (docs/performance.md, "Session 10").
  * In-memory ratios are medians of alternating runs, in CPU time of this process (GC threads
  * included): on a shared machine that is steadier than wall time.
  */
@@ -145,31 +148,142 @@ interface TightRow {
   ungraded: number;
   slots: Map<string, { event_id: string; passed: boolean | null; output: string | null }>;
 }
-export const tightFold = (events: readonly TrialRecorded[]): number => {
+export const tightFold = (events: readonly TrialRecorded[]): number => tightFolder().fold(events);
+
+/** The tight fold batch by batch: `fold` folds one batch into `table` and returns its rows so far. */
+export const tightFolder = (): {
+  fold: (events: readonly TrialRecorded[]) => number;
+  table: ReadonlyMap<string, Readonly<Pick<TightRow, 'n' | 'c' | 'ungraded'>>>;
+} => {
   const table = new Map<string, TightRow>();
   const seen = new Set<string>();
-  for (const e of events) {
-    if (seen.has(e.event_id)) continue;
-    seen.add(e.event_id);
-    const key = `${e.suite}${KEY_SEP}${e.dataset_version}${KEY_SEP}${e.agent.version}${KEY_SEP}${e.row_id}`;
-    let row = table.get(key);
-    if (!row) table.set(key, (row = { n: 0, c: 0, ungraded: 0, slots: new Map() }));
-    const slot = `${e.run_id}${KEY_SEP}${e.attempt}`;
-    const held = row.slots.get(slot);
-    if (held && held.event_id < e.event_id) continue;
-    if (held?.passed === null) row.ungraded--;
-    else if (held) {
-      row.n--;
-      if (held.passed) row.c--;
+  const fold = (events: readonly TrialRecorded[]): number => {
+    for (const e of events) {
+      if (seen.has(e.event_id)) continue;
+      seen.add(e.event_id);
+      const key = `${e.suite}${KEY_SEP}${e.dataset_version}${KEY_SEP}${e.agent.version}${KEY_SEP}${e.row_id}`;
+      let row = table.get(key);
+      if (!row) table.set(key, (row = { n: 0, c: 0, ungraded: 0, slots: new Map() }));
+      const slot = `${e.run_id}${KEY_SEP}${e.attempt}`;
+      const held = row.slots.get(slot);
+      if (held && held.event_id < e.event_id) continue;
+      if (held?.passed === null) row.ungraded--;
+      else if (held) {
+        row.n--;
+        if (held.passed) row.c--;
+      }
+      row.slots.set(slot, { event_id: e.event_id, passed: e.passed, output: e.output ?? null });
+      if (e.passed === null) row.ungraded++;
+      else {
+        row.n++;
+        if (e.passed) row.c++;
+      }
     }
-    row.slots.set(slot, { event_id: e.event_id, passed: e.passed, output: e.output ?? null });
-    if (e.passed === null) row.ungraded++;
-    else {
-      row.n++;
-      if (e.passed) row.c++;
+    return table.size;
+  };
+  return { fold, table };
+};
+
+/** One attempt as the tight changelog fold keeps it: what a changelog record carries of it. */
+interface TightAttempt {
+  event_id: string;
+  run_id: string;
+  attempt: number;
+  occurred_at: number;
+  passed: boolean | null;
+  output: string | null;
+  checks: NonNullable<TrialRecorded['checks']>;
+}
+interface TightChangelogRow {
+  key: string;
+  seq: number;
+  n: number;
+  c: number;
+  ungraded: number;
+  slots: Map<string, TightAttempt>;
+  attempts: TightAttempt[];
+}
+/** A changelog-shaped record: a row's counts and a copy of its attempts, as the tight changelog fold emits it. */
+export interface TightChangelogRecord {
+  event_id: string;
+  type: 'RowStateChanged';
+  key: string;
+  seq: number;
+  n: number;
+  c: number;
+  ungraded: number;
+  attempt_records: TightAttempt[];
+}
+
+/**
+ * The tight fold's work plus what a fold that keeps a changelog must do: each row keeps its attempts, and
+ * each batch emits one changelog-shaped record per row it changed, with a copy of the row's attempts (the
+ * least that lets a later batch change the row while the record is still being sent). The fastest plain
+ * code doing the topology's whole job: the ceiling a changelog-keeping fold can reach against `tightFold`.
+ * Returns a function folding one batch into the state it keeps and returning the batch's records.
+ */
+export const tightChangelogFold = (): ((batch: Iterable<TrialRecorded>) => TightChangelogRecord[]) => {
+  const table = new Map<string, TightChangelogRow>();
+  const seen = new Set<string>();
+  return (batch) => {
+    const changed = new Set<TightChangelogRow>();
+    for (const e of batch) {
+      if (seen.has(e.event_id)) continue;
+      seen.add(e.event_id);
+      const key = `${e.suite}${KEY_SEP}${e.dataset_version}${KEY_SEP}${e.agent.version}${KEY_SEP}${e.row_id}`;
+      let row = table.get(key);
+      if (!row) table.set(key, (row = { key, seq: 0, n: 0, c: 0, ungraded: 0, slots: new Map(), attempts: [] }));
+      const slot = `${e.run_id}${KEY_SEP}${e.attempt}`;
+      const held = row.slots.get(slot);
+      if (held && held.event_id < e.event_id) continue;
+      const rec: TightAttempt = {
+        event_id: e.event_id,
+        run_id: e.run_id,
+        attempt: e.attempt,
+        occurred_at: e.occurred_at,
+        passed: e.passed,
+        output: e.output ?? null,
+        checks: e.checks ?? [],
+      };
+      if (held) {
+        row.attempts[row.attempts.indexOf(held)] = rec;
+        if (held.passed === null) row.ungraded--;
+        else {
+          row.n--;
+          if (held.passed) row.c--;
+        }
+      } else row.attempts.push(rec);
+      row.slots.set(slot, rec);
+      if (e.passed === null) row.ungraded++;
+      else {
+        row.n++;
+        if (e.passed) row.c++;
+      }
+      row.seq++;
+      changed.add(row);
     }
-  }
-  return table.size;
+    const records: TightChangelogRecord[] = [];
+    for (const row of changed)
+      records.push({
+        event_id: row.key + row.seq,
+        type: 'RowStateChanged',
+        key: row.key,
+        seq: row.seq,
+        n: row.n,
+        c: row.c,
+        ungraded: row.ungraded,
+        attempt_records: row.attempts.slice(),
+      });
+    return records;
+  };
+};
+
+/** `tightChangelogFold` over batches: the number of records emitted. */
+export const tightChangelogFoldAll = (batches: readonly (readonly TrialRecorded[])[]): number => {
+  const fold = tightChangelogFold();
+  let records = 0;
+  for (const b of batches) records += fold(b).length;
+  return records;
 };
 
 /** A consumer over batches already in memory: the topology's I/O costs nothing. */
@@ -298,6 +412,40 @@ export async function benchProcessors(opts: BenchProcessorsOptions = {}): Promis
       baselineEventsPerSec: shape.events / m.baseline,
       ratio: m.ratio,
     });
+    // the ceiling: the fastest plain code doing the topology's whole job (attempts kept, a changelog record per
+    // changed row per batch) against the same tight fold: the most any changelog-keeping fold can reach there
+    const parts = batches.map((b) => b.events.map((e) => e.event as TrialRecorded));
+    const ceiling = await paired(
+      opts.pairs ?? 3,
+      () => tightFold(events),
+      () => tightChangelogFoldAll(parts),
+    );
+    report({
+      name: 'fold ceiling: plain fold + changelog',
+      subset: true,
+      eventsPerSec: shape.events / ceiling.candidate,
+      baseline: 'tight mutable Map fold (attempts, dedupe)',
+      baselineEventsPerSec: shape.events / ceiling.baseline,
+      ratio: ceiling.ratio,
+    });
+    const same = await paired(
+      opts.pairs ?? 3,
+      () => tightChangelogFoldAll(parts),
+      () =>
+        runTopology(
+          memorySource(async function* () {
+            yield* batches;
+          }),
+        ),
+    );
+    report({
+      name: 'fold: trial topology vs the same job, plain',
+      subset: true,
+      eventsPerSec: shape.events / same.candidate,
+      baseline: 'plain fold + changelog records',
+      baselineEventsPerSec: shape.events / same.baseline,
+      ratio: same.ratio,
+    });
   }
 
   // 2. decode + fold: both decode every record with the adapters' decoder (JSON + one validation). The bytes sit in
@@ -351,6 +499,22 @@ export async function benchProcessors(opts: BenchProcessorsOptions = {}): Promis
       baseline: 'decode alone (utf8 + JSON.parse)',
       baselineEventsPerSec: shape.events / m.baseline,
       ratio: m.ratio,
+    });
+    // the ceiling: decode (no validation) and the tight fold, the least any decode + fold costs, against decode alone
+    const decodeAndFold = () => {
+      const { fold } = tightFolder();
+      for (const batch of recordsOf(1_000))
+        sink += fold(batch.map((r) => JSON.parse(utf8.decode(r.value)) as TrialRecorded));
+    };
+    const ceiling = await paired(opts.pairs ?? 3, loop, decodeAndFold);
+    report({
+      name: 'decode+fold ceiling: JSON.parse + tight fold',
+      subset: true,
+      bytesPerItem: bytes.length / shape.events,
+      eventsPerSec: shape.events / ceiling.candidate,
+      baseline: 'decode alone (utf8 + JSON.parse)',
+      baselineEventsPerSec: shape.events / ceiling.baseline,
+      ratio: ceiling.ratio,
     });
     if (sink < 0) say('');
   }
@@ -451,6 +615,55 @@ const benchKafka = async (
       });
       await consumer.disconnect();
     });
+    // the ceiling: the fastest plain code doing the topology's whole job on Kafka with the same client — decode
+    // (no validation), the tight changelog fold, one changelog record per changed row per batch sent as passk sends
+    // its changelog (idempotent, acks all, gzip), then the batch's offset committed
+    const ceiling = await timed(async () => {
+      const admin = kafka.admin();
+      await admin.connect();
+      const [meta] = (await admin.fetchTopicMetadata({ topics: [physical] })).topics;
+      const changelogTopic = `${namespace}ceiling.rowstate`;
+      await admin.createTopics({
+        topics: [{ topic: changelogTopic, numPartitions: meta!.partitions.length, replicationFactor: 1 }],
+        waitForLeaders: true,
+      });
+      await admin.disconnect();
+      const producer = kafka.producer({ idempotent: true, maxInFlightRequests: 1 });
+      await producer.connect();
+      const consumer = kafka.consumer({ groupId: `${namespace}ceiling`, maxBytesPerPartition: 4 * 1024 * 1024 });
+      await consumer.connect();
+      await consumer.subscribe({ topics: [physical], fromBeginning: true });
+      const fold = tightChangelogFold();
+      let seen = 0;
+      await new Promise<void>((resolve, reject) => {
+        void consumer
+          .run({
+            autoCommit: false,
+            eachBatch: async ({ batch }) => {
+              const trials = batch.messages.map((m) => {
+                const v = m.value!; // Confluent framing (magic byte, schema id) then the JSON
+                return JSON.parse(v.toString('utf8', v[0] === 0 ? 5 : 0)) as TrialRecorded;
+              });
+              const records = fold(trials);
+              if (records.length > 0)
+                await producer.send({
+                  topic: changelogTopic,
+                  acks: -1,
+                  compression: CompressionTypes.GZIP,
+                  messages: records.map((r) => ({ key: r.key, value: JSON.stringify(r) })),
+                });
+              await consumer.commitOffsets([
+                { topic: batch.topic, partition: batch.partition, offset: String(Number(batch.lastOffset()) + 1) },
+              ]);
+              seen += batch.messages.length;
+              if (seen >= n) resolve();
+            },
+          })
+          .catch(reject);
+      });
+      await consumer.disconnect();
+      await producer.disconnect();
+    });
     const run = (groupId: string, publisher: EventPublisher) =>
       timed(() =>
         lastValueFrom(
@@ -477,6 +690,20 @@ const benchKafka = async (
     };
     const lines: BenchLine[] = [
       { name: 'end to end: Kafka → topology → changelog', eventsPerSec: n / full, ...base, ratio: raw / full },
+      {
+        name: 'Kafka ceiling: plain decode, fold, changelog',
+        eventsPerSec: n / ceiling,
+        ...base,
+        ratio: raw / ceiling,
+      },
+      {
+        name: 'Kafka → topology → changelog vs the same job, plain',
+        eventsPerSec: n / full,
+        subset: false,
+        baseline: 'plain kafkajs decode, fold, changelog, commit',
+        baselineEventsPerSec: n / ceiling,
+        ratio: ceiling / full,
+      },
       { name: 'end to end: Kafka → topology (no changelog)', eventsPerSec: n / fold, ...base, ratio: raw / fold },
     ];
     // the peer: the same job in Kafka Streams on the same topic, only where Maven can build it

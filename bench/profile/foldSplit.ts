@@ -12,89 +12,21 @@ import { toRowStateChanged } from '../../processors/folds/rowState.ts';
 import { foldTrialsOwned, type RowTable } from '../../processors/folds/rowTable.ts';
 import { applyRowChanges, type VersionSummaries } from '../../processors/folds/versionSummary.ts';
 import type { TrialRecorded } from '../../schemas/events/trialRecorded.ts';
-import { KEY_SEP } from '../../schemas/topics.ts';
 
-import { batchesOf, chunks, memorySource, paired, runTopology, syntheticTrials, tightFold } from '../processors.ts';
+import {
+  batchesOf,
+  chunks,
+  memorySource,
+  paired,
+  runTopology,
+  syntheticTrials,
+  tightChangelogFoldAll,
+  tightFold,
+} from '../processors.ts';
 
 const n = Number(process.argv[2] ?? 200_000);
 const events = [...syntheticTrials({ events: n, rows: 5_000, versions: 4 })];
 const parts = chunks(events, 1_000);
-
-interface Attempt {
-  event_id: string;
-  run_id: string;
-  attempt: number;
-  occurred_at: number;
-  passed: boolean | null;
-  output: string | null;
-  checks: NonNullable<TrialRecorded['checks']>;
-}
-interface FloorRow {
-  key: string;
-  seq: number;
-  n: number;
-  c: number;
-  ungraded: number;
-  slots: Map<string, Attempt>;
-  attempts: Attempt[];
-}
-
-const floor = (): number => {
-  const table = new Map<string, FloorRow>();
-  const seen = new Set<string>();
-  let records = 0;
-  for (const part of parts) {
-    const changed = new Set<FloorRow>();
-    for (const e of part) {
-      if (seen.has(e.event_id)) continue;
-      seen.add(e.event_id);
-      const key = `${e.suite}${KEY_SEP}${e.dataset_version}${KEY_SEP}${e.agent.version}${KEY_SEP}${e.row_id}`;
-      let row = table.get(key);
-      if (!row) table.set(key, (row = { key, seq: 0, n: 0, c: 0, ungraded: 0, slots: new Map(), attempts: [] }));
-      const slot = `${e.run_id}${KEY_SEP}${e.attempt}`;
-      const held = row.slots.get(slot);
-      if (held && held.event_id < e.event_id) continue;
-      const rec: Attempt = {
-        event_id: e.event_id,
-        run_id: e.run_id,
-        attempt: e.attempt,
-        occurred_at: e.occurred_at,
-        passed: e.passed,
-        output: e.output ?? null,
-        checks: e.checks ?? [],
-      };
-      if (held) {
-        row.attempts[row.attempts.indexOf(held)] = rec;
-        if (held.passed === null) row.ungraded--;
-        else {
-          row.n--;
-          if (held.passed) row.c--;
-        }
-      } else row.attempts.push(rec);
-      row.slots.set(slot, rec);
-      if (e.passed === null) row.ungraded++;
-      else {
-        row.n++;
-        if (e.passed) row.c++;
-      }
-      row.seq++;
-      changed.add(row);
-    }
-    for (const row of changed) {
-      const out = {
-        event_id: row.key + row.seq,
-        type: 'RowStateChanged',
-        seq: row.seq,
-        n: row.n,
-        c: row.c,
-        ungraded: row.ungraded,
-        attempt_records: row.attempts.slice(),
-      };
-      records += out.attempt_records.length > 0 ? 1 : 0;
-    }
-  }
-  return records;
-};
 
 const steps = (summaries: boolean, records: boolean) => (): number => {
   const tables: RowTable[] = [new Map(), new Map(), new Map(), new Map()];
@@ -123,7 +55,7 @@ const topology = () =>
   );
 
 const lines: [string, () => unknown][] = [
-  ['floor: tight fold + a changelog record per changed row per batch', floor],
+  ['floor: tight fold + a changelog record per changed row per batch', () => tightChangelogFoldAll(parts)],
   ['toAttemptRecord alone', attemptRecords],
   ['foldTrialsOwned', steps(false, false)],
   ['+ version summaries', steps(true, false)],
