@@ -148,6 +148,15 @@ interface TightRow {
   ungraded: number;
   slots: Map<string, { event_id: string; passed: boolean | null; output: string | null }>;
 }
+/** A verdict counted into (sign 1) or out of (sign -1) a plain fold's row. */
+const tally = (row: { n: number; c: number; ungraded: number }, passed: boolean | null, sign: 1 | -1): void => {
+  if (passed === null) row.ungraded += sign;
+  else {
+    row.n += sign;
+    if (passed) row.c += sign;
+  }
+};
+
 export const tightFold = (events: readonly TrialRecorded[]): number => tightFolder().fold(events);
 
 /** The tight fold batch by batch: `fold` folds one batch into `table` and returns its rows so far. */
@@ -167,17 +176,9 @@ export const tightFolder = (): {
       const slot = `${e.run_id}${KEY_SEP}${e.attempt}`;
       const held = row.slots.get(slot);
       if (held && held.event_id < e.event_id) continue;
-      if (held?.passed === null) row.ungraded--;
-      else if (held) {
-        row.n--;
-        if (held.passed) row.c--;
-      }
+      if (held) tally(row, held.passed, -1);
       row.slots.set(slot, { event_id: e.event_id, passed: e.passed, output: e.output ?? null });
-      if (e.passed === null) row.ungraded++;
-      else {
-        row.n++;
-        if (e.passed) row.c++;
-      }
+      tally(row, e.passed, 1);
     }
     return table.size;
   };
@@ -247,18 +248,10 @@ export const tightChangelogFold = (): ((batch: Iterable<TrialRecorded>) => Tight
       };
       if (held) {
         row.attempts[row.attempts.indexOf(held)] = rec;
-        if (held.passed === null) row.ungraded--;
-        else {
-          row.n--;
-          if (held.passed) row.c--;
-        }
+        tally(row, held.passed, -1);
       } else row.attempts.push(rec);
       row.slots.set(slot, rec);
-      if (e.passed === null) row.ungraded++;
-      else {
-        row.n++;
-        if (e.passed) row.c++;
-      }
+      tally(row, e.passed, 1);
       row.seq++;
       changed.add(row);
     }
@@ -380,6 +373,22 @@ export async function benchProcessors(opts: BenchProcessorsOptions = {}): Promis
   const say = opts.log ?? ((line: string) => console.log(line));
   const shape = { events: opts.events ?? 2_000_000, rows: opts.rows ?? 50_000, versions: opts.versions ?? 4 };
   const lines: BenchLine[] = [];
+  /** A line from a `paired` measurement over the run's events (`extra`: its bytes per item). */
+  const reportPair = (
+    name: string,
+    baseline: string,
+    m: Awaited<ReturnType<typeof paired>>,
+    extra: Pick<BenchLine, 'bytesPerItem'> = {},
+  ) =>
+    report({
+      name,
+      subset: true,
+      ...extra,
+      eventsPerSec: shape.events / m.candidate,
+      baseline,
+      baselineEventsPerSec: shape.events / m.baseline,
+      ratio: m.ratio,
+    });
   const report = (l: BenchLine) => {
     lines.push(l);
     say(
@@ -394,24 +403,14 @@ export async function benchProcessors(opts: BenchProcessorsOptions = {}): Promis
   {
     const events = [...syntheticTrials(shape)];
     const batches = batchesOf(events);
-    const m = await paired(
-      opts.pairs ?? 3,
-      () => tightFold(events),
-      () =>
-        runTopology(
-          memorySource(async function* () {
-            yield* batches;
-          }),
-        ),
-    );
-    report({
-      name: 'fold: trial topology',
-      subset: true,
-      eventsPerSec: shape.events / m.candidate,
-      baseline: 'tight mutable Map fold (attempts, dedupe)',
-      baselineEventsPerSec: shape.events / m.baseline,
-      ratio: m.ratio,
-    });
+    const topology = () =>
+      runTopology(
+        memorySource(async function* () {
+          yield* batches;
+        }),
+      );
+    const m = await paired(opts.pairs ?? 3, () => tightFold(events), topology);
+    reportPair('fold: trial topology', 'tight mutable Map fold (attempts, dedupe)', m);
     // the ceiling: the fastest plain code doing the topology's whole job (attempts kept, a changelog record per
     // changed row per batch) against the same tight fold: the most any changelog-keeping fold can reach there
     const parts = batches.map((b) => b.events.map((e) => e.event as TrialRecorded));
@@ -420,32 +419,9 @@ export async function benchProcessors(opts: BenchProcessorsOptions = {}): Promis
       () => tightFold(events),
       () => tightChangelogFoldAll(parts),
     );
-    report({
-      name: 'fold ceiling: plain fold + changelog',
-      subset: true,
-      eventsPerSec: shape.events / ceiling.candidate,
-      baseline: 'tight mutable Map fold (attempts, dedupe)',
-      baselineEventsPerSec: shape.events / ceiling.baseline,
-      ratio: ceiling.ratio,
-    });
-    const same = await paired(
-      opts.pairs ?? 3,
-      () => tightChangelogFoldAll(parts),
-      () =>
-        runTopology(
-          memorySource(async function* () {
-            yield* batches;
-          }),
-        ),
-    );
-    report({
-      name: 'fold: trial topology vs the same job, plain',
-      subset: true,
-      eventsPerSec: shape.events / same.candidate,
-      baseline: 'plain fold + changelog records',
-      baselineEventsPerSec: shape.events / same.baseline,
-      ratio: same.ratio,
-    });
+    reportPair('fold ceiling: plain fold + changelog', 'tight mutable Map fold (attempts, dedupe)', ceiling);
+    const same = await paired(opts.pairs ?? 3, () => tightChangelogFoldAll(parts), topology);
+    reportPair('fold: trial topology vs the same job, plain', 'plain fold + changelog records', same);
   }
 
   // 2. decode + fold: both decode every record with the adapters' decoder (JSON + one validation). The bytes sit in
@@ -491,14 +467,8 @@ export async function benchProcessors(opts: BenchProcessorsOptions = {}): Promis
         }),
       ),
     );
-    report({
-      name: 'decode+fold: trial topology',
-      subset: true,
+    reportPair('decode+fold: trial topology', 'decode alone (utf8 + JSON.parse)', m, {
       bytesPerItem: bytes.length / shape.events,
-      eventsPerSec: shape.events / m.candidate,
-      baseline: 'decode alone (utf8 + JSON.parse)',
-      baselineEventsPerSec: shape.events / m.baseline,
-      ratio: m.ratio,
     });
     // the ceiling: decode (no validation) and the tight fold, the least any decode + fold costs, against decode alone
     const decodeAndFold = () => {
@@ -507,14 +477,8 @@ export async function benchProcessors(opts: BenchProcessorsOptions = {}): Promis
         sink += fold(batch.map((r) => JSON.parse(utf8.decode(r.value)) as TrialRecorded));
     };
     const ceiling = await paired(opts.pairs ?? 3, loop, decodeAndFold);
-    report({
-      name: 'decode+fold ceiling: JSON.parse + tight fold',
-      subset: true,
+    reportPair('decode+fold ceiling: JSON.parse + tight fold', 'decode alone (utf8 + JSON.parse)', ceiling, {
       bytesPerItem: bytes.length / shape.events,
-      eventsPerSec: shape.events / ceiling.candidate,
-      baseline: 'decode alone (utf8 + JSON.parse)',
-      baselineEventsPerSec: shape.events / ceiling.baseline,
-      ratio: ceiling.ratio,
     });
     if (sink < 0) say('');
   }
@@ -618,18 +582,19 @@ const benchKafka = async (
     // the ceiling: the fastest plain code doing the topology's whole job on Kafka with the same client — decode
     // (no validation), the tight changelog fold, one changelog record per changed row per batch sent as passk sends
     // its changelog (idempotent, acks all, gzip), then the batch's offset committed
+    // set up outside the clock, as passk's publisher is (its topics exist and its producer is connected)
+    const admin = kafka.admin();
+    await admin.connect();
+    const [meta] = (await admin.fetchTopicMetadata({ topics: [physical] })).topics;
+    const changelogTopic = `${namespace}ceiling.rowstate`;
+    await admin.createTopics({
+      topics: [{ topic: changelogTopic, numPartitions: meta!.partitions.length, replicationFactor: 1 }],
+      waitForLeaders: true,
+    });
+    await admin.disconnect();
+    const producer = kafka.producer({ idempotent: true, maxInFlightRequests: 1 });
+    await producer.connect();
     const ceiling = await timed(async () => {
-      const admin = kafka.admin();
-      await admin.connect();
-      const [meta] = (await admin.fetchTopicMetadata({ topics: [physical] })).topics;
-      const changelogTopic = `${namespace}ceiling.rowstate`;
-      await admin.createTopics({
-        topics: [{ topic: changelogTopic, numPartitions: meta!.partitions.length, replicationFactor: 1 }],
-        waitForLeaders: true,
-      });
-      await admin.disconnect();
-      const producer = kafka.producer({ idempotent: true, maxInFlightRequests: 1 });
-      await producer.connect();
       const consumer = kafka.consumer({ groupId: `${namespace}ceiling`, maxBytesPerPartition: 4 * 1024 * 1024 });
       await consumer.connect();
       await consumer.subscribe({ topics: [physical], fromBeginning: true });
@@ -662,8 +627,8 @@ const benchKafka = async (
           .catch(reject);
       });
       await consumer.disconnect();
-      await producer.disconnect();
     });
+    await producer.disconnect();
     const run = (groupId: string, publisher: EventPublisher) =>
       timed(() =>
         lastValueFrom(
