@@ -5,8 +5,8 @@
 #                                      background until it prints the dashboard URL, the URL is fetched, and it is
 #                                      stopped with SIGTERM, as Ctrl-C would)
 #   npm install && npm test           (the full suite, in the clone; its last line is `N passed, M failed`)
-# Ends with one plain line `N passed, M failed`: the clone's test counts, plus one for the demo command (and one
-# failure for any step that could not run). Exit 0 only if everything passed.
+# Ends with one plain line `N passed, M failed, K skipped`: the clone's test counts, plus one for the demo command (and
+# one failure for any step that could not run). Exit 0 only if everything passed.
 set -uo pipefail
 root="$(cd "$(dirname "$0")/../.." && pwd)"
 work="$(mktemp -d "${TMPDIR:-/tmp}/passk-fresh-clone.XXXXXX")"
@@ -22,8 +22,9 @@ trap cleanup EXIT
 
 passed=0
 failed=0
+skipped=0
 say() { echo "fresh-clone: $*" >&2; }
-end() { echo "$passed passed, $failed failed"; [ "$failed" -eq 0 ]; exit $?; }
+end() { echo "$passed passed, $failed failed, $skipped skipped"; [ "$failed" -eq 0 ]; exit $?; }
 
 git clone -q "$root" "$clone" || { say "git clone failed"; failed=$((failed + 1)); end; }
 ls -A "$work" | grep -qvx passk && { say "the clone's parent is not empty"; failed=$((failed + 1)); end; }
@@ -66,11 +67,12 @@ fi
 test_out="$work/test.out"
 if npm install --no-audit --no-fund --loglevel=error >&2; then
   npm test 2>&1 | tee "$test_out" >&2
-  line="$(grep -E '^[0-9]+ passed, [0-9]+ failed$' "$test_out" | tail -1)"
+  line="$(grep -E '^[0-9]+ passed, [0-9]+ failed(, [0-9]+ skipped)?$' "$test_out" | tail -1)"
   if [ -n "$line" ]; then
-    passed=$((passed + ${line%% passed*}))
-    f="${line#*passed, }"
-    failed=$((failed + ${f%% failed}))
+    read -r p f k <<<"$(echo "$line" | sed -E 's/^([0-9]+) passed, ([0-9]+) failed(, ([0-9]+) skipped)?$/\1 \2 \4/')"
+    passed=$((passed + p))
+    failed=$((failed + f))
+    skipped=$((skipped + ${k:-0}))
   else
     say "npm test printed no 'N passed, M failed' line"
     failed=$((failed + 1))

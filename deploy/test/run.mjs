@@ -1,10 +1,13 @@
 #!/usr/bin/env node
-// The README's test command (`npm test`): every test, unit and integration, on a fresh machine.
-// Integration tests bring up their own Kafka + schema registry (see test/setup/stack.ts).
-// Ends with one plain line, `N passed, M failed`, counted from vitest's JSON report.
-import { spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, readFileSync, rmSync } from 'node:fs';
-import { dirname, join } from 'node:path';
+// The README's test command (`npm test`): every tier (vitest.config.ts) on a fresh machine, the tiers that do not share
+// a resource side by side: the fault campaign (its own cluster; it mostly waits on held faults), the Kafka files (one
+// broker, one file at a time) and the rest (unit, then int and browser files, two at a time).
+// `npm test -- <vitest args>` runs vitest once with those arguments instead (one file: `npm test -- path/to/file`).
+// Prints the slowest 10 files and the skipped tests with their reasons, then one plain last line,
+// `N passed, M failed, K skipped`, counted from vitest's JSON reports.
+import { spawn, spawnSync } from 'node:child_process';
+import { createWriteStream, existsSync, mkdirSync, readFileSync, rmSync } from 'node:fs';
+import { dirname, join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import {
   aptInstall,
@@ -16,9 +19,7 @@ import {
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
 const reportDir = join(root, '.reports');
-const report = join(reportDir, 'vitest.json');
 mkdirSync(reportDir, { recursive: true });
-rmSync(report, { force: true });
 
 // The browser tests' Chromium (deploy/test/chromium.mjs), found once and handed to them as PASSK_CHROMIUM. Where there is
 // none, root on Debian gets Debian's chromium; anyone else gets one line saying how, and the browser tests fail.
@@ -27,48 +28,126 @@ if (!browser && canInstallDebianChromium()) browser = installDebianChromium() ? 
 if (browser) console.error(`Browser tests: ${browser.path} (${browser.source})`);
 else console.error(HOW_TO_GET_ONE);
 
-// The fault campaign's tools (test/faults: network namespaces, veth, nftables drops): root on Debian gets what is
-// missing with apt; elsewhere the campaign test fails naming what it needs.
+// The fault campaign's tools (test/faults: network namespaces, veth, nftables drops) and the metrics tests' Prometheus:
+// root on Debian gets what is missing with apt; elsewhere the tests that need them fail naming what they need.
 const onPath = (cmd) => spawnSync('sh', ['-c', `command -v ${cmd}`], { stdio: 'ignore' }).status === 0;
-const faultTools = [
+const tools = [
   ['ip', 'iproute2'],
   ['nft', 'nftables'],
 ].filter(([cmd]) => !onPath(cmd));
-if (faultTools.length > 0 && canInstallDebianChromium()) {
-  console.error(`Fault tests: installing ${faultTools.map(([, pkg]) => pkg).join(', ')} (apt-get)…`);
-  aptInstall(faultTools.map(([, pkg]) => pkg));
+if (tools.length > 0 && canInstallDebianChromium()) {
+  console.error(`Installing ${tools.map(([, pkg]) => pkg).join(', ')} (apt-get)…`);
+  aptInstall(tools.map(([, pkg]) => pkg));
 }
 
 const vitest = join(root, 'node_modules', 'vitest', 'vitest.mjs');
-const run = spawnSync(
-  process.execPath,
-  [vitest, 'run', '--reporter=default', '--reporter=json', `--outputFile.json=${report}`, ...process.argv.slice(2)],
-  {
-    cwd: root,
-    stdio: 'inherit',
-    env: {
-      ...process.env,
-      KAFKAJS_NO_PARTITIONER_WARNING: '1',
-      ...(browser ? { PASSK_CHROMIUM: browser.path } : {}),
-    },
-  },
-);
+const env = {
+  ...process.env,
+  KAFKAJS_NO_PARTITIONER_WARNING: '1',
+  ...(browser ? { PASSK_CHROMIUM: browser.path } : {}),
+};
+
+/** One vitest run; its output goes to the terminal with a `[name]` prefix when lanes run side by side. */
+const lane = (name, args, { prefix }) =>
+  new Promise((resolve) => {
+    const report = join(reportDir, `vitest-${name}.json`);
+    rmSync(report, { force: true });
+    const started = Date.now();
+    const child = spawn(
+      process.execPath,
+      [vitest, 'run', '--reporter=default', '--reporter=json', `--outputFile.json=${report}`, ...args],
+      { cwd: root, env, stdio: ['ignore', 'pipe', 'pipe'] },
+    );
+    const log = createWriteStream(join(reportDir, `vitest-${name}.log`));
+    const relay = (to) => {
+      let rest = '';
+      return (chunk) => {
+        log.write(chunk);
+        const text = rest + chunk.toString();
+        const lines = text.split('\n');
+        rest = lines.pop();
+        for (const line of lines) to.write(prefix ? `[${name}] ${line}\n` : `${line}\n`);
+      };
+    };
+    child.stdout.on('data', relay(process.stdout));
+    child.stderr.on('data', relay(process.stderr));
+    child.on('close', (code) => {
+      log.end();
+      resolve({ name, code: code ?? 1, seconds: (Date.now() - started) / 1000, report });
+    });
+  });
+
+const userArgs = process.argv.slice(2);
+const started = Date.now();
+const results = [];
+if (userArgs.length > 0) {
+  results.push(await lane('run', userArgs, { prefix: false }));
+} else {
+  results.push(
+    ...(await Promise.all([
+      lane('faults', ['--project', 'faults'], { prefix: true }),
+      lane('kafka', ['--project', 'kafka'], { prefix: true }),
+      (async () => {
+        const unit = await lane('unit', ['--project', 'unit'], { prefix: true });
+        const local = await lane('local', ['--project', 'int', '--project', 'browser', '--maxWorkers', '2'], {
+          prefix: true,
+        });
+        return [unit, local];
+      })(),
+    ]).then((r) => r.flat())),
+  );
+}
 
 let passed = 0;
 let failed = 0;
-if (existsSync(report)) {
-  const json = JSON.parse(readFileSync(report, 'utf8'));
-  passed = json.numPassedTests ?? 0;
-  // A file that failed outside its tests (it did not load, or a hook threw and its tests were
-  // skipped) counts as one failure.
+let skipped = 0;
+const files = [];
+const skips = new Map();
+for (const r of results) {
+  if (!existsSync(r.report)) {
+    console.error(`${r.name}: vitest wrote no report (exit ${r.code}); counted as one failure`);
+    failed += 1;
+    continue;
+  }
+  const json = JSON.parse(readFileSync(r.report, 'utf8'));
+  passed += json.numPassedTests ?? 0;
+  skipped += (json.numPendingTests ?? 0) + (json.numTodoTests ?? 0);
+  // A file that failed outside its tests (it did not load, or a hook threw and its tests were skipped) counts as one.
   const failedOutsideTests = (json.testResults ?? []).filter(
     (f) => f.status === 'failed' && !(f.assertionResults ?? []).some((a) => a.status === 'failed'),
   ).length;
-  failed = (json.numFailedTests ?? 0) + failedOutsideTests;
-} else {
-  failed = 1;
+  const laneFailed = (json.numFailedTests ?? 0) + failedOutsideTests;
+  failed += laneFailed;
+  if (r.code !== 0 && laneFailed === 0) failed += 1; // vitest failed outside any test (setup, unhandled error)
+  for (const f of json.testResults ?? []) {
+    files.push({ file: relative(root, f.name), ms: (f.endTime ?? 0) - (f.startTime ?? 0), lane: r.name });
+    for (const a of f.assertionResults ?? [])
+      if (a.status === 'pending' || a.status === 'skipped' || a.status === 'todo') {
+        // The reason is in the title (`… (skipped: why)`), as the tests that skip write it.
+        const why = /\(skipped: ((?:[^()]|\([^()]*\))+)\)/.exec(a.fullName)?.[1] ?? `no reason given: ${a.fullName}`;
+        const key = `${relative(root, f.name)}: ${why}`;
+        skips.set(key, (skips.get(key) ?? 0) + 1);
+      }
+  }
 }
-const code = run.status ?? 1;
-if (code !== 0 && failed === 0) failed = 1; // vitest failed outside any test (setup, unhandled error)
-console.log(`${passed} passed, ${failed} failed`);
-process.exit(code);
+
+const fmt = (ms) =>
+  ms >= 60_000
+    ? `${Math.floor(ms / 60_000)}m${String(Math.round((ms % 60_000) / 1000)).padStart(2, '0')}s`
+    : `${(ms / 1000).toFixed(1)}s`;
+console.log('');
+if (files.length > 1) {
+  console.log('Slowest files:');
+  for (const f of files.sort((a, b) => b.ms - a.ms).slice(0, 10))
+    console.log(`  ${fmt(f.ms).padStart(7)}  ${f.file} (${f.lane})`);
+}
+if (results.length > 1)
+  console.log(
+    `Lanes: ${results.map((r) => `${r.name} ${fmt(r.seconds * 1000)}`).join(', ')}; wall ${fmt(Date.now() - started)}`,
+  );
+if (skipped > 0) {
+  console.log(`Skipped, with the reason:`);
+  for (const [key, n] of skips) console.log(`  ${n} in ${key}`);
+}
+console.log(`${passed} passed, ${failed} failed, ${skipped} skipped`);
+process.exit(failed > 0 || results.some((r) => r.code !== 0) ? 1 : 0);

@@ -16,7 +16,7 @@
  * orphaned fetchers can call it then (a stop ends the fetchers it knows of in the same tick as it clears `running`),
  * so the error ends them, the fetch manager's start rejects, and the runner ends as a crashed one, which kafkajs
  * restarts only if passk's consumer still wants it (`restartOnFailure`).
- * log/kafka/kafkajsFixes.unit.test.ts stages the race on kafkajs's own Runner and fetch manager
+ * log/kafka/kafkajsFixes.int.test.ts stages the race on kafkajs's own Runner and fetch manager
  * (runnerRace.testkit.ts): without the fix it holds the event loop, with it every stop returns.
  */
 import { createRequire } from 'node:module';

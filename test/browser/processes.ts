@@ -1,9 +1,15 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { dirname, join } from 'node:path';
+import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 /** Runs the passk command the way a user does (bin/passk.mjs), as a child process. */
 export const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
+/**
+ * Where the browser tests put the screenshots docs/dashboard.md shows: .reports/screenshots (never the source tree),
+ * or the directory PASSK_SCREENSHOTS names: `PASSK_SCREENSHOTS=docs/img npx vitest run --project browser` refreshes
+ * the documentation's.
+ */
+export const SCREENSHOTS = resolve(ROOT, process.env.PASSK_SCREENSHOTS || join('.reports', 'screenshots'));
 const BIN = join(ROOT, 'bin', 'passk.mjs');
 
 export const passk = (

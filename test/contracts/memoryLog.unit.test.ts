@@ -3,7 +3,7 @@ import { createMemoryLog, type MemoryLog } from '../helpers/memoryLog.ts';
 import { eventLogContract } from './eventLog.contract.ts';
 
 // The in-memory log the topology unit tests use passes the same contract as the real adapters
-// (test/integration/embeddedLog.int.test.ts, kafkaLog.int.test.ts). Its memory is its storage: a
+// (test/integration/embeddedLog.int.test.ts, kafkaLog.kafka.test.ts). Its memory is its storage: a
 // closed log ends its consumers, and opening it again is a restart over what it holds.
 vi.setConfig({ testTimeout: 60_000 });
 

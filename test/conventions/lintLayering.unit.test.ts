@@ -1,17 +1,16 @@
-import { execFile } from 'node:child_process';
-import { existsSync, rmSync, writeFileSync } from 'node:fs';
+import { ESLint } from 'eslint';
+import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 
 /**
- * The lint rules enforce the layering the README draws (eslint.config.js): violations are planted in the tree as
- * temporary files, eslint — the same binary and config `npm run lint` runs — must reject each with the layering rule,
- * and the files are removed in `finally` whatever happens. A clean twin of each planted file must pass, so a failure
- * is the rule's doing, not a syntax error's.
+ * The lint rules enforce the layering the README draws (eslint.config.js): each violation is planted as a text linted
+ * as if it were a file at its path (ESLint's `lintText`, with the config `npm run lint` uses; nothing is written into
+ * the tree), and must be rejected with the layering rule. A clean twin of each planted text must pass, so a failure is
+ * the rule's doing, not a syntax error's.
  */
 const root = fileURLToPath(new URL('../..', import.meta.url));
-const eslint = join(root, 'node_modules', 'eslint', 'bin', 'eslint.js');
 
 type Plant = { path: string; bad: string; clean: string; rule: string };
 const tag = `${process.pid}`;
@@ -42,35 +41,18 @@ const PLANTS: Plant[] = [
   },
 ];
 
-type Result = { filePath: string; messages: { ruleId: string | null; message: string }[] };
-const lint = (files: string[]): Promise<{ code: number; results: Result[] }> =>
-  new Promise((resolve, reject) =>
-    execFile(
-      process.execPath,
-      [eslint, '--format', 'json', '--no-warn-ignored', ...files],
-      { cwd: root, maxBuffer: 16 << 20 },
-      (err, stdout) => {
-        try {
-          resolve({ code: err ? ((err as { code?: number }).code ?? 1) : 0, results: JSON.parse(stdout) as Result[] });
-        } catch (e) {
-          reject(new Error(`eslint printed no JSON (${String(e)}): ${stdout}`));
-        }
-      },
-    ),
-  );
-
-const planted = async (variant: 'bad' | 'clean') => {
-  try {
-    for (const p of PLANTS) writeFileSync(join(root, p.path), p[variant]);
-    return await lint(PLANTS.map((p) => p.path));
-  } finally {
-    for (const p of PLANTS) rmSync(join(root, p.path), { force: true });
-  }
+/** Lints each planted text as if it were the file at its path: the same config `npm run lint` uses, nothing written. */
+const lintPlants = async (variant: 'bad' | 'clean') => {
+  const eslint = new ESLint({ cwd: root });
+  const results = (
+    await Promise.all(PLANTS.map((p) => eslint.lintText(p[variant], { filePath: join(root, p.path) })))
+  ).flat();
+  return { code: results.some((r) => r.errorCount > 0) ? 1 : 0, results };
 };
 
 describe('npm run lint enforces the layering', () => {
   it('rejects core importing a topology, process.env in cli/, producers importing sinks, schemas importing a package', async () => {
-    const { code, results } = await planted('bad');
+    const { code, results } = await lintPlants('bad');
     expect(code).toBe(1);
     for (const p of PLANTS) {
       const r = results.find((x) => x.filePath === join(root, p.path));
@@ -82,8 +64,8 @@ describe('npm run lint enforces the layering', () => {
     }
   }, 120_000);
 
-  it('accepts the same files without the violation, and leaves nothing planted behind', async () => {
-    const { code, results } = await planted('clean');
+  it('accepts the same texts without the violation, and no planted file exists', async () => {
+    const { code, results } = await lintPlants('clean');
     expect(results.flatMap((r) => r.messages)).toEqual([]);
     expect(code).toBe(0);
     for (const p of PLANTS) expect(existsSync(join(root, p.path))).toBe(false);

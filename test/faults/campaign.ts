@@ -948,7 +948,7 @@ export const REGRESSION_SEEDS = REGRESSION_SCHEDULES.map((s) => s.seed);
 const CI_PLANNED_MS = 36_000;
 const CI_SIZE = 12;
 
-/** The CI set: the regression schedules, then seed 17's short schedules, 12 in all (test/faults/campaign.int.test.ts). */
+/** The CI set: the regression schedules, then seed 17's short schedules, 12 in all (test/faults/campaign.faults.test.ts). */
 export const ciSchedules = (): Scheduled[] => {
   const out: Scheduled[] = [...REGRESSION_SCHEDULES];
   for (let i = 0; out.length < CI_SIZE; i++) {

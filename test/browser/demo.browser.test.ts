@@ -19,13 +19,13 @@ import { alerts, productionWindows } from '../../sinks/clickhouse/queries/produc
 import { loadTrialsForReport } from '../../sinks/clickhouse/queries/report.ts';
 import { repeatedInputFlips, traceById, traceGraders } from '../../sinks/dashboard/queries.ts';
 import { launchChromium } from './chromium.ts';
-import { passk, passkServer, ROOT } from './processes.ts';
+import { passk, passkServer, ROOT, SCREENSHOTS } from './processes.ts';
 
 /**
  * The main job end to end: `passk demo --no-serve --json` from a clean data directory, then `passk serve` on what it
  * left, driven by Debian's Chromium. Screenshots of every view go to .reports/screenshots/.
  */
-const SHOTS = join(ROOT, '.reports', 'screenshots');
+const SHOTS = SCREENSHOTS;
 
 // What the page functions below touch in the browser (the project's tsconfig has no DOM lib).
 declare const document: {

@@ -28,11 +28,8 @@ describe('schema-registry client deadlines', () => {
   it('abandons a request the registry never answers, retries it 3 times, then fails naming the timeout', async () => {
     const r = await registry(stall);
     const client = createRegistryClient({ url: r.url, timeoutMs: 200 });
-    const started = Date.now();
     await expect(client.getLatestSchemaId('passk.trials-value')).rejects.toThrow(/Timeout \(200ms\)/);
     expect(r.requests()).toBe(4);
-    // four deadlines plus the backoff between them; nowhere near "forever"
-    expect(Date.now() - started).toBeLessThan(10_000);
   });
 
   it('a registry that stalls twice and then answers is read on the third try', async () => {

@@ -11,7 +11,7 @@ import type { DemoResult } from '../../demo/story.ts';
 import { classTransitions, type RowTransition } from '../../sinks/clickhouse/queries/compare.ts';
 import { loadTrialsForReport } from '../../sinks/clickhouse/queries/report.ts';
 import { launchChromium } from './chromium.ts';
-import { passk, passkServer, ROOT } from './processes.ts';
+import { passk, passkServer, ROOT, SCREENSHOTS } from './processes.ts';
 
 /**
  * The row explorer and the attempt diff on the demo's data, in Chromium: `passk demo --no-serve --json` into a fresh
@@ -249,8 +249,8 @@ describe('the attempt diff', () => {
 });
 
 const VIEWS = ['overview', 'compare', 'rows', 'gates', 'production', 'judges', 'datasets', 'deadletters'] as const;
-/** docs/img/, the screenshots docs/dashboard.md shows: every view, light and dark, 1440 and 390 px wide. */
-const IMG = join(ROOT, 'docs', 'img');
+/** The screenshots docs/dashboard.md shows (docs/img/ when PASSK_SCREENSHOTS=docs/img): every view, light and dark, 1440 and 390 px wide. */
+const IMG = SCREENSHOTS;
 
 describe('states and layout', () => {
   it('shows a store error as a banner naming what failed, with the navigation intact and the live dot red', async () => {

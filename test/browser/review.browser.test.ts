@@ -5,7 +5,7 @@ import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { DemoResult } from '../../demo/story.ts';
 import { launchChromium } from './chromium.ts';
-import { passk, passkServer, ROOT } from './processes.ts';
+import { passk, passkServer, SCREENSHOTS } from './processes.ts';
 
 /**
  * Production review in the browser, on the demo's data: `passk demo --no-serve --json` into a fresh data directory,
@@ -23,7 +23,7 @@ declare const window: { scrollTo(x: number, y: number): void };
 declare const getComputedStyle: (el: unknown) => { whiteSpace: string };
 
 const WRITE_TOKEN = 'review-test-write-token';
-const IMG = join(ROOT, 'docs', 'img');
+const IMG = SCREENSHOTS;
 
 let dir: string;
 let demoDir: string;
