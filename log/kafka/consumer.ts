@@ -46,17 +46,19 @@ const ADMIN_READ_RETRIES = 5;
  * error, then classified: a group coordinator that moves (NOT_COORDINATOR, COORDINATOR_LOAD_IN_PROGRESS) during a
  * broker fault is transient, and must not end the processors as a bug.
  */
-const adminRead = async <T>(what: string, read: () => Promise<T>): Promise<T> => {
+const adminRead = async <T>(what: string, read: () => Promise<T>, sleep: (ms: number) => Promise<void>): Promise<T> => {
   for (let attempt = 0; ; attempt++) {
     try {
       return await read();
     } catch (e) {
       const classified = classifyKafkaError(e, what);
       if (!(classified instanceof BackendUnavailable) || attempt >= ADMIN_READ_RETRIES) throw classified;
-      await new Promise((r) => setTimeout(r, 250 * 2 ** attempt));
+      await sleep(250 * 2 ** attempt);
     }
   }
 };
+
+const wait = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
 
 /**
  * An offsets read's partitions, checked to cover every partition of the topic. kafkajs 2.2.4 answers an offsets
@@ -107,8 +109,11 @@ export const createKafkaConsumer = async (deps: {
   options: ConsumerOptions;
   maxBytesPerPartition: number;
   onClose: () => void;
+  /** Waits between retries of an offsets read. @default setTimeout */
+  sleep?: (ms: number) => Promise<void>;
 }): Promise<EventConsumer> => {
   const { options, names, codec } = deps;
+  const sleep = deps.sleep ?? wait;
   const covering = coveringFor(deps.partitionsOf);
   if (options.topics.includes(TOPICS.dlq))
     throw new ConsumerMisuse(`${TOPICS.dlq} holds dead letters, not events: read it with deadLetters()`);
@@ -340,36 +345,44 @@ export const createKafkaConsumer = async (deps: {
     committed: async (topic) => {
       const physical = names.physical(topic);
       const what = `kafka: committed offsets of ${deps.groupId}`;
-      const partitions = await adminRead(what, async () => {
-        const [offsets] = await deps.admin.fetchOffsets({ groupId: deps.groupId, topics: [physical] });
-        return covering(what, topic, offsets?.partitions ?? []);
-      });
+      const partitions = await adminRead(
+        what,
+        async () => {
+          const [offsets] = await deps.admin.fetchOffsets({ groupId: deps.groupId, topics: [physical] });
+          return covering(what, topic, offsets?.partitions ?? []);
+        },
+        sleep,
+      );
       return new Map(partitions.filter((p) => Number(p.offset) >= 0).map((p) => [p.partition, Number(p.offset)]));
     },
     lag: async () => {
       const what = `kafka: lag of ${deps.groupId}`;
-      return adminRead(what, async () => {
-        const out: { topic: string; partition: number; lag: number }[] = [];
-        const committed = await deps.admin.fetchOffsets({
-          groupId: deps.groupId,
-          topics: options.topics.map(names.physical),
-        });
-        for (const topic of options.topics) {
-          const physical = names.physical(topic);
-          const partitions = covering(what, topic, committed.find((c) => c.topic === physical)?.partitions ?? []);
-          // the same stale cache makes kafkajs's fetchTopicOffsets throw a TypeError (it destructures the answer for a
-          // topic it asked no broker about): transient too
-          const answer = await deps.admin.fetchTopicOffsets(physical).catch((e: unknown) => {
-            if (!(e instanceof TypeError)) throw e;
-            throw new BackendUnavailable(`${what}: no offsets for ${topic} (stale client metadata): ${e.message}`, e);
+      return adminRead(
+        what,
+        async () => {
+          const out: { topic: string; partition: number; lag: number }[] = [];
+          const committed = await deps.admin.fetchOffsets({
+            groupId: deps.groupId,
+            topics: options.topics.map(names.physical),
           });
-          const ends = covering(what, topic, answer);
-          const high = new Map(ends.map((p) => [p.partition, Number(p.high)]));
-          for (const p of partitions)
-            out.push({ topic, partition: p.partition, lag: high.get(p.partition)! - Math.max(Number(p.offset), 0) });
-        }
-        return out;
-      });
+          for (const topic of options.topics) {
+            const physical = names.physical(topic);
+            const partitions = covering(what, topic, committed.find((c) => c.topic === physical)?.partitions ?? []);
+            // the same stale cache makes kafkajs's fetchTopicOffsets throw a TypeError (it destructures the answer for a
+            // topic it asked no broker about): transient too
+            const answer = await deps.admin.fetchTopicOffsets(physical).catch((e: unknown) => {
+              if (!(e instanceof TypeError)) throw e;
+              throw new BackendUnavailable(`${what}: no offsets for ${topic} (stale client metadata): ${e.message}`, e);
+            });
+            const ends = covering(what, topic, answer);
+            const high = new Map(ends.map((p) => [p.partition, Number(p.high)]));
+            for (const p of partitions)
+              out.push({ topic, partition: p.partition, lag: high.get(p.partition)! - Math.max(Number(p.offset), 0) });
+          }
+          return out;
+        },
+        sleep,
+      );
     },
     close: () => (closing ??= leave()),
   };

@@ -2,6 +2,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
+import type { EventPublisher } from '../../processors/ports.ts';
 import { InputError } from '../../schemas/errors.ts';
 import { createMemoryPublisher } from '../sdk/memoryPublisher.ts';
 import { importFiles } from './importFiles.ts';
@@ -111,18 +112,38 @@ describe('passk import: nothing vanishes', () => {
     expect(publisher.events).toHaveLength(0);
   });
 
-  it("one file of 120,000 trials honours the recorder's backpressure and publishes every trial once", async () => {
+  it('one file of more trials than the recorder holds honours its backpressure and publishes every trial once', async () => {
+    // The recorder refuses events past maxBuffered (Backpressure), and this publisher is slower than the import reads
+    // (each batch of at most 500 waits 100 ms): 6,000 trials through a recorder that holds 2,000 are published only
+    // because the import waits for what is in flight (at most maxInFlight) to be durable before it adds more.
     const file = join(dir, 'big.jsonl');
     const lines: string[] = [];
-    for (let row = 0; row < 30_000; row++)
+    for (let row = 0; row < 1_500; row++)
       for (let attempt = 0; attempt < 4; attempt++) lines.push(JSON.stringify(trial(`row-${row}`, attempt)));
     writeFileSync(file, lines.join('\n'));
-    const publisher = createMemoryPublisher();
+    const memory = createMemoryPublisher();
+    const publisher: EventPublisher = {
+      ...memory,
+      publish: async (batch) => {
+        await new Promise((r) => setTimeout(r, 100));
+        return memory.publish(batch);
+      },
+    };
     const progress: number[] = [];
-    const [r] = await importFiles([file], {}, { publisher, onProgress: (done) => progress.push(done) });
-    expect(r).toMatchObject({ trials: 120_000, published: 120_001, skipped: 0 });
-    const ids = new Set(publisher.events.filter((e) => e.type === 'TrialRecorded').map((e) => e.event_id));
-    expect(ids.size).toBe(120_000);
-    expect(progress.at(-1)).toBe(120_000);
-  }, 300_000);
+    const [r] = await importFiles(
+      [file],
+      {},
+      {
+        publisher,
+        maxBuffered: 2_000,
+        maxInFlight: 500,
+        maxInFlightBytes: 1 << 30,
+        onProgress: (done) => progress.push(done),
+      },
+    );
+    expect(r).toMatchObject({ trials: 6_000, published: 6_001, skipped: 0 });
+    const ids = new Set(memory.events.filter((e) => e.type === 'TrialRecorded').map((e) => e.event_id));
+    expect(ids.size).toBe(6_000);
+    expect(progress.at(-1)).toBe(6_000);
+  });
 });

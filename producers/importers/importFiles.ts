@@ -38,6 +38,8 @@ export interface ImportDeps {
   readonly readingEveryMs?: number;
   /** Unsent events the import lets the recorder hold before it waits for them to be durable. @default 10000 */
   readonly maxInFlight?: number;
+  /** Unsent events the recorder holds at most before it refuses more (`Backpressure`). @default 100000 */
+  readonly maxBuffered?: number;
   /**
    * Bytes of unsent events the import lets the recorder hold before it waits for them to be durable (other tools'
    * trials carry texts of up to 8,000 characters each, so a count alone does not bound memory).
@@ -385,6 +387,7 @@ export const importFiles = async (
     producer,
     ...(deps.retry ? { retry: deps.retry } : {}),
     ...(deps.clock ? { clock: deps.clock } : {}),
+    ...(deps.maxBuffered ? { maxBuffered: deps.maxBuffered } : {}),
     maxWaitMs: 10_000,
   });
   const maxInFlight = deps.maxInFlight ?? 10_000;

@@ -24,7 +24,7 @@ const targets = storeTargets(dir, 'passk_sink_test');
 
 const Window = z.object({ agent_version: z.string(), segment: z.string(), seq: z.number(), sampled: z.number() });
 
-for (const { name, target } of targets) {
+for (const { name, target, skip } of targets) {
   let store: StoreClient | undefined;
   const backend = async (): Promise<StoreClient> => {
     if (!store) {
@@ -37,44 +37,49 @@ for (const { name, target } of targets) {
     if (store?.kind === 'server') await store.client.command({ query: `DROP DATABASE IF EXISTS ${store.database}` });
     await store?.close();
   });
-  rowSinkContract(name, {
-    table: 'production_windows',
-    // One window per i; the key (agent_version, segment, grader, window_start, window_end) is distinct per i.
-    row: (i) => ({
-      agent_version: 'v',
-      segment: `s${i}`,
-      grader: 'g',
-      window_start: '1767225600.000',
-      window_end: '1767229200.000',
-      sampled: i,
-      ungraded: 0,
-      weight: 1,
-      passed_weight: 1,
-      pass_rate: 1,
-      ci_low: 0,
-      ci_high: 1,
-      seq: 1,
-    }),
-    indexOf: (r) => Number(r.sampled),
-    fresh: async () => void (await (await backend()).client.command({ query: 'TRUNCATE TABLE production_windows_v2' })),
-    open: async (opts) =>
-      createClickHouseRowSink({
-        client: (await backend()).client,
-        insertJsonRows: (await backend()).insertJsonRows,
-        retry: { retries: 2, initialMs: 0, factor: 1, maxMs: 0 },
-        ...opts,
+  rowSinkContract(
+    name,
+    {
+      table: 'production_windows',
+      // One window per i; the key (agent_version, segment, grader, window_start, window_end) is distinct per i.
+      row: (i) => ({
+        agent_version: 'v',
+        segment: `s${i}`,
+        grader: 'g',
+        window_start: '1767225600.000',
+        window_end: '1767229200.000',
+        sampled: i,
+        ungraded: 0,
+        weight: 1,
+        passed_weight: 1,
+        pass_rate: 1,
+        ci_low: 0,
+        ci_high: 1,
+        seq: 1,
       }),
-    readBack: async () =>
-      select(
-        (await backend()).client,
-        Window,
-        'SELECT agent_version, segment, seq, sampled FROM production_windows_v2 FINAL ORDER BY sampled',
-      ),
-    closeBackend: async () => {
-      await store?.close();
-      store = undefined;
+      indexOf: (r) => Number(r.sampled),
+      fresh: async () =>
+        void (await (await backend()).client.command({ query: 'TRUNCATE TABLE production_windows_v2' })),
+      open: async (opts) =>
+        createClickHouseRowSink({
+          client: (await backend()).client,
+          insertJsonRows: (await backend()).insertJsonRows,
+          retry: { retries: 2, initialMs: 0, factor: 1, maxMs: 0 },
+          ...opts,
+        }),
+      readBack: async () =>
+        select(
+          (await backend()).client,
+          Window,
+          'SELECT agent_version, segment, seq, sampled FROM production_windows_v2 FINAL ORDER BY sampled',
+        ),
+      closeBackend: async () => {
+        await store?.close();
+        store = undefined;
+      },
     },
-  });
+    skip,
+  );
 }
 
 describe('embedded store lock', () => {

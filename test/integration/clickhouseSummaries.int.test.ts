@@ -1,4 +1,4 @@
-import { storeTargets } from '../helpers/storeTargets.ts';
+import { onStore, storeTargets } from '../helpers/storeTargets.ts';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -32,10 +32,7 @@ import { clickhouseDashboardData } from '../../sinks/dashboard/clickhouseData.ts
 
 const dir = mkdtempSync(join(tmpdir(), 'passk-summaries-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
-const targets = storeTargets(dir, 'passk_summaries_test').map(({ name, target }) => ({
-  name,
-  open: () => openClickHouse(target),
-}));
+const targets = storeTargets(dir, 'passk_summaries_test').map((c) => ({ ...c, open: () => openClickHouse(c.target) }));
 
 /** A row state with only what the summaries read (class: the processors' default minAttempts 3). */
 const state = (dataset_version: string, row_id: string, n: number, c: number, ungraded = 0): RowState => ({
@@ -67,146 +64,148 @@ const snapshotsAfter = (
   return [...sums.values()].map((summary) => ({ partition, nextOffset, summary: structuredClone(summary) }));
 };
 
-describe.each(targets)('version summaries and production windows on $name', ({ open }) => {
-  let store: StoreClient;
-  const writeSnapshots = async (summaries: VersionSnapshot[]) => {
-    const sink = createClickHouseRowSink({ client: store.client, insertJsonRows: store.insertJsonRows });
-    await toTrialSink(sink).writeTrials({ trials: [], rowStates: [], finished: [], summaries });
-    await sink.close();
-  };
+for (const c of targets)
+  describe.skipIf(c.skip !== undefined)(onStore('version summaries and production windows on', c), () => {
+    const { open } = c;
+    let store: StoreClient;
+    const writeSnapshots = async (summaries: VersionSnapshot[]) => {
+      const sink = createClickHouseRowSink({ client: store.client, insertJsonRows: store.insertJsonRows });
+      await toTrialSink(sink).writeTrials({ trials: [], rowStates: [], finished: [], summaries });
+      await sink.close();
+    };
 
-  // Partition 0 holds r1 (TTT) and r2 (TFT); partition 1 holds r3 (FFF + one ungraded) and r4, which
-  // grows from one pass (1, 1) to TFT (3, 2) in a later unit.
-  const p0: VersionSummaries = new Map();
-  const p1: VersionSummaries = new Map();
-  const unitA = snapshotsAfter(p0, 0, 10, [{ after: state('d1', 'r1', 3, 3) }, { after: state('d1', 'r2', 3, 2) }]);
-  const unitB = snapshotsAfter(p1, 1, 7, [{ after: state('d1', 'r3', 3, 0, 1) }, { after: state('d1', 'r4', 1, 1) }]);
-  const unitC = snapshotsAfter(p1, 1, 12, [{ before: state('d1', 'r4', 1, 1), after: state('d1', 'r4', 3, 2) }]);
-  // Another dataset version of the same agent version, in partition 0: one row TTT.
-  const unitD = snapshotsAfter(p0, 0, 15, [{ after: state('d2', 'r1', 3, 3) }]);
+    // Partition 0 holds r1 (TTT) and r2 (TFT); partition 1 holds r3 (FFF + one ungraded) and r4, which
+    // grows from one pass (1, 1) to TFT (3, 2) in a later unit.
+    const p0: VersionSummaries = new Map();
+    const p1: VersionSummaries = new Map();
+    const unitA = snapshotsAfter(p0, 0, 10, [{ after: state('d1', 'r1', 3, 3) }, { after: state('d1', 'r2', 3, 2) }]);
+    const unitB = snapshotsAfter(p1, 1, 7, [{ after: state('d1', 'r3', 3, 0, 1) }, { after: state('d1', 'r4', 1, 1) }]);
+    const unitC = snapshotsAfter(p1, 1, 12, [{ before: state('d1', 'r4', 1, 1), after: state('d1', 'r4', 3, 2) }]);
+    // Another dataset version of the same agent version, in partition 0: one row TTT.
+    const unitD = snapshotsAfter(p0, 0, 15, [{ after: state('d2', 'r1', 3, 3) }]);
 
-  beforeAll(async () => {
-    store = await open();
-    await migrate(store.client);
-  });
-  afterAll(async () => {
-    if (store.kind === 'server') await store.client.command({ query: `DROP DATABASE IF EXISTS ${store.database}` });
-    await store.close();
-  });
-
-  it('sums the latest snapshot of each partition: the report numbers, worked out by hand', async () => {
-    await writeSnapshots([...unitA, ...unitB]);
-    await writeSnapshots([...unitC, ...unitD]);
-    // d1, latest per partition: p0@15 {3,3: 1, 3,2: 1}, p1@12 {3,0: 1, 3,2: 1} → bins (3,0)×1, (3,2)×2, (3,3)×1.
-    // trials 12, passes 0 + 2 + 2 + 3 = 7 → mean accuracy 7/12; ungraded 1 (r3).
-    // pass^1 = (0 + 2/3 + 2/3 + 1)/4 = 7/12; pass^2 = (0 + 1/3 + 1/3 + 1)/4 = 5/12; pass^3 = 1/4.
-    // pass@2 = 1 − C(n−c, 2)/C(3, 2): 0, 1, 1, 1 → 3/4. Classes: sw 1, flip 2, sc 1 → flip rate 1/2.
-    const s = await versionSummary(store.client, {
-      suite: 's',
-      agent_version: 'v',
-      dataset_version: 'd1',
-      from: 'summaries',
+    beforeAll(async () => {
+      store = await open();
+      await migrate(store.client);
     });
-    expect(s.bins).toEqual([
-      { n: 3, c: 0, count: 1 },
-      { n: 3, c: 2, count: 2 },
-      { n: 3, c: 3, count: 1 },
-    ]);
-    expect([s.rows, s.trials, s.passes, s.ungraded, s.k_max]).toEqual([4, 12, 7, 1, 3]);
-    expect(s.mean_accuracy).toBeCloseTo(7 / 12, 12);
-    expect(s.pass_hat_k['1']).toBeCloseTo(7 / 12, 12);
-    expect(s.pass_hat_k['2']).toBeCloseTo(5 / 12, 12);
-    expect(s.pass_hat_k['3']).toBeCloseTo(1 / 4, 12);
-    expect(s.pass_at_k['2']).toBeCloseTo(3 / 4, 12);
-    expect(s.classes).toEqual({ stable_correct: 1, stable_wrong: 1, flip: 2, unclassified: 0 });
-    expect(s.flip_rate).toBe(0.5);
-    // Every dataset version of the agent version: d2 adds a TTT row → (3,3)×2, 5 rows.
-    const all = await versionSummary(store.client, { suite: 's', agent_version: 'v', from: 'summaries' });
-    expect(all.bins).toEqual([
-      { n: 3, c: 0, count: 1 },
-      { n: 3, c: 2, count: 2 },
-      { n: 3, c: 3, count: 2 },
-    ]);
-    // The pass^k curve reads the same histogram.
-    const curve = await passCurve(store.client, {
-      suite: 's',
-      agent_version: 'v',
-      dataset_version: 'd1',
-      from: 'summaries',
+    afterAll(async () => {
+      if (store.kind === 'server') await store.client.command({ query: `DROP DATABASE IF EXISTS ${store.database}` });
+      await store.close();
     });
-    expect(curve.map((p) => p.rows)).toEqual([4, 4, 4]);
-    [7 / 12, 5 / 12, 1 / 4].forEach((v, i) => expect(curve[i]!.pass_hat_k).toBeCloseTo(v, 12));
-    // A version the processors have not folded has no rows, not an error.
-    expect((await versionSummary(store.client, { suite: 's', agent_version: 'nope', from: 'summaries' })).bins).toEqual(
-      [],
-    );
-  });
 
-  it('is idempotent: the same snapshots again, or an older one after a newer one, change nothing', async () => {
-    const scope = { suite: 's', agent_version: 'v', dataset_version: 'd1', from: 'summaries' as const };
-    const before = await versionSummary(store.client, scope);
-    await writeSnapshots([...unitA, ...unitB, ...unitC, ...unitD]);
-    await writeSnapshots([...unitB].reverse()); // p1@7 is older than p1@12: it must not win
-    await writeSnapshots(unitA);
-    expect(await versionSummary(store.client, scope)).toEqual(before);
-    const stored = await (
-      await store.client.query({
-        query:
-          "SELECT partition, next_offset FROM version_summaries FINAL WHERE dataset_version = 'd1' ORDER BY partition",
-        format: 'JSONEachRow',
-      })
-    ).json();
-    expect(stored).toEqual([
-      { partition: 0, next_offset: 15 },
-      { partition: 1, next_offset: 12 },
-    ]);
-  });
-
-  it('refuses ungradedAsFailure rather than give a wrong number', async () => {
-    await expect(
-      versionSummary(store.client, { suite: 's', agent_version: 'v', from: 'summaries', ungradedAsFailure: true }),
-    ).rejects.toSatisfy(
-      (e: unknown) => e instanceof InputError && /cannot count ungraded trials as failures/.test(e.message),
-    );
-  });
-
-  it('keeps a 1 h and a 24 h production window that start together', async () => {
-    const T0 = Date.UTC(2026, 0, 1);
-    const w = (lengthMs: number, seq: number, rate: number) => ({
-      agent_version: 'pw',
-      segment: 'all',
-      grader: 'g',
-      window_start: `${T0 / 1000}.000`,
-      window_end: `${(T0 + lengthMs) / 1000}.000`,
-      sampled: 10,
-      ungraded: 0,
-      weight: 10,
-      passed_weight: 10 * rate,
-      pass_rate: rate,
-      ci_low: rate - 0.1,
-      ci_high: rate + 0.1,
-      seq,
+    it('sums the latest snapshot of each partition: the report numbers, worked out by hand', async () => {
+      await writeSnapshots([...unitA, ...unitB]);
+      await writeSnapshots([...unitC, ...unitD]);
+      // d1, latest per partition: p0@15 {3,3: 1, 3,2: 1}, p1@12 {3,0: 1, 3,2: 1} → bins (3,0)×1, (3,2)×2, (3,3)×1.
+      // trials 12, passes 0 + 2 + 2 + 3 = 7 → mean accuracy 7/12; ungraded 1 (r3).
+      // pass^1 = (0 + 2/3 + 2/3 + 1)/4 = 7/12; pass^2 = (0 + 1/3 + 1/3 + 1)/4 = 5/12; pass^3 = 1/4.
+      // pass@2 = 1 − C(n−c, 2)/C(3, 2): 0, 1, 1, 1 → 3/4. Classes: sw 1, flip 2, sc 1 → flip rate 1/2.
+      const s = await versionSummary(store.client, {
+        suite: 's',
+        agent_version: 'v',
+        dataset_version: 'd1',
+        from: 'summaries',
+      });
+      expect(s.bins).toEqual([
+        { n: 3, c: 0, count: 1 },
+        { n: 3, c: 2, count: 2 },
+        { n: 3, c: 3, count: 1 },
+      ]);
+      expect([s.rows, s.trials, s.passes, s.ungraded, s.k_max]).toEqual([4, 12, 7, 1, 3]);
+      expect(s.mean_accuracy).toBeCloseTo(7 / 12, 12);
+      expect(s.pass_hat_k['1']).toBeCloseTo(7 / 12, 12);
+      expect(s.pass_hat_k['2']).toBeCloseTo(5 / 12, 12);
+      expect(s.pass_hat_k['3']).toBeCloseTo(1 / 4, 12);
+      expect(s.pass_at_k['2']).toBeCloseTo(3 / 4, 12);
+      expect(s.classes).toEqual({ stable_correct: 1, stable_wrong: 1, flip: 2, unclassified: 0 });
+      expect(s.flip_rate).toBe(0.5);
+      // Every dataset version of the agent version: d2 adds a TTT row → (3,3)×2, 5 rows.
+      const all = await versionSummary(store.client, { suite: 's', agent_version: 'v', from: 'summaries' });
+      expect(all.bins).toEqual([
+        { n: 3, c: 0, count: 1 },
+        { n: 3, c: 2, count: 2 },
+        { n: 3, c: 3, count: 2 },
+      ]);
+      // The pass^k curve reads the same histogram.
+      const curve = await passCurve(store.client, {
+        suite: 's',
+        agent_version: 'v',
+        dataset_version: 'd1',
+        from: 'summaries',
+      });
+      expect(curve.map((p) => p.rows)).toEqual([4, 4, 4]);
+      [7 / 12, 5 / 12, 1 / 4].forEach((v, i) => expect(curve[i]!.pass_hat_k).toBeCloseTo(v, 12));
+      // A version the processors have not folded has no rows, not an error.
+      expect(
+        (await versionSummary(store.client, { suite: 's', agent_version: 'nope', from: 'summaries' })).bins,
+      ).toEqual([]);
     });
-    const sink = createClickHouseRowSink({ client: store.client, insertJsonRows: store.insertJsonRows });
-    await sink.write('production_windows', [w(3_600_000, 1, 0.5), w(86_400_000, 1, 0.7), w(3_600_000, 2, 0.6)]);
-    await sink.flush();
-    await sink.write('production_windows', [w(86_400_000, 1, 0.7)]); // replayed
-    await sink.close();
-    const all = await productionWindows(store.client, { from: T0, to: T0 + 1, agent_version: 'pw' });
-    // Both windows, the 1 h one at its latest seq; shorter first.
-    expect(all.map((x) => [x.window_end - x.window_start, x.pass_rate])).toEqual([
-      [3_600_000, 0.6],
-      [86_400_000, 0.7],
-    ]);
-    const day = await productionWindows(store.client, {
-      from: T0,
-      to: T0 + 1,
-      agent_version: 'pw',
-      windowMs: 86_400_000,
+
+    it('is idempotent: the same snapshots again, or an older one after a newer one, change nothing', async () => {
+      const scope = { suite: 's', agent_version: 'v', dataset_version: 'd1', from: 'summaries' as const };
+      const before = await versionSummary(store.client, scope);
+      await writeSnapshots([...unitA, ...unitB, ...unitC, ...unitD]);
+      await writeSnapshots([...unitB].reverse()); // p1@7 is older than p1@12: it must not win
+      await writeSnapshots(unitA);
+      expect(await versionSummary(store.client, scope)).toEqual(before);
+      const stored = await (
+        await store.client.query({
+          query:
+            "SELECT partition, next_offset FROM version_summaries FINAL WHERE dataset_version = 'd1' ORDER BY partition",
+          format: 'JSONEachRow',
+        })
+      ).json();
+      expect(stored).toEqual([
+        { partition: 0, next_offset: 15 },
+        { partition: 1, next_offset: 12 },
+      ]);
     });
-    expect(day.map((x) => x.pass_rate)).toEqual([0.7]);
+
+    it('refuses ungradedAsFailure rather than give a wrong number', async () => {
+      await expect(
+        versionSummary(store.client, { suite: 's', agent_version: 'v', from: 'summaries', ungradedAsFailure: true }),
+      ).rejects.toSatisfy(
+        (e: unknown) => e instanceof InputError && /cannot count ungraded trials as failures/.test(e.message),
+      );
+    });
+
+    it('keeps a 1 h and a 24 h production window that start together', async () => {
+      const T0 = Date.UTC(2026, 0, 1);
+      const w = (lengthMs: number, seq: number, rate: number) => ({
+        agent_version: 'pw',
+        segment: 'all',
+        grader: 'g',
+        window_start: `${T0 / 1000}.000`,
+        window_end: `${(T0 + lengthMs) / 1000}.000`,
+        sampled: 10,
+        ungraded: 0,
+        weight: 10,
+        passed_weight: 10 * rate,
+        pass_rate: rate,
+        ci_low: rate - 0.1,
+        ci_high: rate + 0.1,
+        seq,
+      });
+      const sink = createClickHouseRowSink({ client: store.client, insertJsonRows: store.insertJsonRows });
+      await sink.write('production_windows', [w(3_600_000, 1, 0.5), w(86_400_000, 1, 0.7), w(3_600_000, 2, 0.6)]);
+      await sink.flush();
+      await sink.write('production_windows', [w(86_400_000, 1, 0.7)]); // replayed
+      await sink.close();
+      const all = await productionWindows(store.client, { from: T0, to: T0 + 1, agent_version: 'pw' });
+      // Both windows, the 1 h one at its latest seq; shorter first.
+      expect(all.map((x) => [x.window_end - x.window_start, x.pass_rate])).toEqual([
+        [3_600_000, 0.6],
+        [86_400_000, 0.7],
+      ]);
+      const day = await productionWindows(store.client, {
+        from: T0,
+        to: T0 + 1,
+        agent_version: 'pw',
+        windowMs: 86_400_000,
+      });
+      expect(day.map((x) => x.pass_rate)).toEqual([0.7]);
+    });
   });
-});
 
 describe('migration 3 on a store that had production_windows v1', () => {
   it('copies the old rows to production_windows_v2, and running it again changes nothing', async () => {

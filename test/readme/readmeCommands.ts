@@ -1,0 +1,430 @@
+import { execFile, spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { chmodSync, cpSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { afterAll, describe, expect, it } from 'vitest';
+import { startJudge, startRefundAgent, type StubServer } from '../helpers/stubServers.ts';
+
+/**
+ * Every command in the README's ```bash blocks and in every command's `--help` examples, run.
+ *
+ * How a command is run (the same for all, so a new README line or help example needs nothing here):
+ *   - through bash, in a scratch directory holding `examples/` and `test/` of the repository and the files the help
+ *     examples name (FILES below), with `passk` on PATH as `node bin/passk.mjs`; `npx passk` becomes `passk` (npx in a
+ *     directory outside the package would look the name up in the registry);
+ *   - `npm install && …` runs what follows: `npm install` is how this suite got here, and deploy/test/fresh-clone.sh
+ *     runs the README's two commands verbatim, `npm install` included, in a fresh clone;
+ *   - with a fresh PASSK_DATA_DIR of its own (so nothing touches ./.passk) and NO_COLOR=1;
+ *   - `KAFKA_BROKERS=…` and `SCHEMA_REGISTRY_URL=…` point at this suite's own Kafka stack (test/setup/stack.ts);
+ *   - by default it must exit 0. Anything else is an entry in HANDLING, keyed by the command as written, with its
+ *     reason: another exit code, a server that is started, checked and stopped, a daemon, commands to run before it,
+ *     a local stand-in for the service it names (an HTTP agent, an OpenAI-compatible judge: test/helpers/stubServers),
+ *     or — only for what needs a service this repository cannot start — skipped with the reason (vitest's skip:
+ *     counted and listed apart by `npm test`), and run when the variable that provides the service is set.
+ * A command that matches no entry and fails, fails this test: add an entry (or fix the command).
+ */
+const ROOT = fileURLToPath(new URL('../..', import.meta.url));
+const BIN = join(ROOT, 'bin', 'passk.mjs');
+
+/** A local stand-in for a service the command names: started for the command, `replace` swapped for its URL. */
+type Stub = { start: () => Promise<StubServer>; replace: string };
+
+type Handling =
+  | { kind: 'exit'; code?: number; before?: string[]; stdout?: RegExp; stub?: Stub; why?: string }
+  /** A server: started, its URL (the first http:// on a `ready` line) fetched, then SIGTERM; `--port 0` is appended. */
+  | { kind: 'serve'; ready: RegExp; why: string }
+  /** Runs until stopped: started, still running after `ms`, then SIGTERM, after which it must exit cleanly. */
+  | { kind: 'daemon'; ms: number; why: string }
+  /** Skipped, with its reason, where it cannot run; `unless` names the variable that makes it runnable. */
+  | { kind: 'not-here'; why: string; unless?: 'CLICKHOUSE_URL' };
+
+/** Two versions of dataset refunds in the store: `rows-v2.jsonl` (FILES) adds a must-not-break row to `rows.jsonl`. */
+const DATASET_VERSIONS = [
+  'passk dataset publish rows.jsonl --dataset refunds --version 1',
+  'passk dataset publish rows-v2.jsonl --dataset refunds --version 2',
+  'passk process --until-caught-up',
+];
+
+const HANDLING: Record<string, Handling> = {
+  'npm install && npm test': {
+    kind: 'not-here',
+    why: 'it is this suite itself; deploy/test/fresh-clone.sh (run by .ci/run) runs it verbatim in a fresh clone',
+  },
+  'npm install && npx passk demo': {
+    kind: 'serve',
+    ready: /Dashboard: http/,
+    why: 'the demo ends by serving the dashboard until Ctrl-C',
+  },
+  'npx passk demo': { kind: 'serve', ready: /Dashboard: http/, why: 'the demo ends by serving the dashboard' },
+  'passk demo': { kind: 'serve', ready: /Dashboard: http/, why: 'the demo ends by serving the dashboard' },
+  'passk serve': { kind: 'serve', ready: /http:\/\//, why: 'serves until stopped' },
+  'passk serve --port 0 --json': { kind: 'serve', ready: /"url"/, why: 'serves until stopped' },
+  'PASSK_DASHBOARD_TOKEN=$(openssl rand -hex 16) passk serve --host 0.0.0.0': {
+    kind: 'serve',
+    ready: /http:\/\//,
+    why: 'serves until stopped (the token is required off loopback; the URL it prints carries it)',
+  },
+  'CLICKHOUSE_URL=http://ch:8123 passk serve --no-process': {
+    kind: 'not-here',
+    unless: 'CLICKHOUSE_URL',
+    why: 'needs a ClickHouse server: set CLICKHOUSE_URL to run it (none runs on these machines: no Docker, and Debian packages only ClickHouse 18.16)',
+  },
+  'CLICKHOUSE_URL=http://clickhouse:8123 …': {
+    kind: 'not-here',
+    why: 'a fragment naming the ClickHouse server setting, not a command',
+  },
+  'PASSK_BACKEND=kafka KAFKA_BROKERS=127.0.0.1:9092 SCHEMA_REGISTRY_URL=http://127.0.0.1:8080/apis/ccompat/v7 CLICKHOUSE_URL=http://127.0.0.1:8123 passk demo --no-serve':
+    {
+      kind: 'not-here',
+      unless: 'CLICKHOUSE_URL',
+      why: 'needs a ClickHouse server: set CLICKHOUSE_URL to run it (the same demo on Kafka with the embedded store runs from the README line)',
+    },
+  'npx passk gate --baseline v1 --candidate v2 --must-not-break examples/must-not-break.txt examples/refunds-v1-v2.jsonl':
+    { kind: 'exit', code: 1, stdout: /GATE FAIL/, why: 'the example candidate breaks must-not-break row r1' },
+  'passk gate --baseline v1 --candidate v2 --must-not-break examples/must-not-break.txt examples/refunds-v1-v2.jsonl': {
+    kind: 'exit',
+    code: 1,
+    stdout: /GATE FAIL/,
+    why: 'the example candidate breaks must-not-break row r1',
+  },
+  'passk gate --baseline v1 --candidate v2 --must-not-break mnb.txt trials.jsonl': {
+    kind: 'exit',
+    code: 1,
+    stdout: /GATE FAIL/,
+    why: 'trials.jsonl is the two-version example: the candidate breaks r1',
+  },
+  'passk gate --baseline v1 --candidate v2 --zero-forbidden --max-pass1-drop 0.02 --pass-hat 3:0.9:critical trials.jsonl':
+    { kind: 'exit', code: 1, why: 'the example candidate fails the gate' },
+  'passk gate --baseline v1 --candidate v2 --rules gate.json --judgments judge.jsonl --json trials.jsonl > verdict.json':
+    { kind: 'exit', code: 1, why: 'the example candidate fails the gate (the verdict is written all the same)' },
+  'passk process': { kind: 'daemon', ms: 8_000, why: 'runs until SIGTERM' },
+  'npx passk gate --from-store --baseline refund-agent-v1 --candidate refund-agent-v2': {
+    kind: 'exit',
+    before: [
+      'npx passk run --dataset examples/refund-agent/refunds.jsonl --agent examples/refund-agent/agent.ts --k 3',
+      'npx passk run --dataset examples/refund-agent/refunds.jsonl --agent examples/refund-agent/agent-v2.ts --k 3',
+      'npx passk process --until-caught-up',
+    ],
+    why: 'the last of the walkthrough: the store must hold both runs (the commands above it, in order)',
+  },
+  'passk report --from-store --suite refunds': {
+    kind: 'exit',
+    before: ['passk import trials.jsonl', 'passk process --until-caught-up'],
+    why: 'reads what passk process put in the store',
+  },
+  'passk compare --baseline v1 --candidate v2 --from-store --suite refunds': {
+    kind: 'exit',
+    before: ['passk import trials.jsonl', 'passk process --until-caught-up'],
+    why: 'reads both versions from the store that passk process fills',
+  },
+  'passk dataset versions --dataset refunds': {
+    kind: 'exit',
+    before: ['passk dataset publish rows.jsonl --dataset refunds'],
+    why: 'lists the versions a publish made',
+  },
+  'passk run --dataset rows.jsonl --agent candidate.ts --confirmations --follow': {
+    kind: 'daemon',
+    ms: 8_000,
+    why: 'follows confirmation requests until SIGTERM',
+  },
+  'PASSK_INGEST_TOKEN=$(openssl rand -hex 16) passk ingest --port 0 --json': {
+    kind: 'daemon',
+    ms: 8_000,
+    why: 'serves the ingest API until SIGTERM',
+  },
+  'PASSK_BACKEND=kafka KAFKA_BROKERS=127.0.0.1:9092 SCHEMA_REGISTRY_URL=http://127.0.0.1:8080/apis/ccompat/v7 passk process':
+    { kind: 'daemon', ms: 15_000, why: 'runs until SIGTERM (on this suite’s Kafka stack)' },
+  'passk run --dataset rows.jsonl --agent http://localhost:3000/agent --k 5 --concurrency 16 --timeout 2m': {
+    kind: 'exit',
+    stub: { start: startRefundAgent, replace: 'http://localhost:3000' },
+    why: "the user's agent on localhost:3000 is a local refund agent over HTTP here",
+  },
+  'passk run --dataset rows.jsonl --agent agent.ts --grader judge --rubric rubric.md --judge-url http://localhost:8000/v1 --judge-model qwen2.5':
+    {
+      kind: 'exit',
+      stub: { start: startJudge, replace: 'http://localhost:8000' },
+      why: 'the OpenAI-compatible judge on localhost:8000 is a local stand-in here (no hosted model is called in tests)',
+    },
+  'passk dataset export --dataset refunds --version 2 --out refunds-v2.jsonl': {
+    kind: 'exit',
+    before: DATASET_VERSIONS,
+    why: 'exports a version the store holds: two published versions, processed into the store',
+  },
+  'passk dataset export --dataset refunds --version latest --must-not-break-only': {
+    kind: 'exit',
+    before: DATASET_VERSIONS,
+    stdout: /"must_not_break":true/,
+    why: 'exports a version the store holds: two published versions, processed into the store',
+  },
+  'passk check --suite airline --json': {
+    kind: 'exit',
+    before: ['passk import runs/tau-bench.jsonl', 'passk process --until-caught-up'],
+    why: 'checks a suite the store must hold first',
+  },
+  'passk review --confirm t-81f2 --expected deny --dataset refunds --reviewer ana --note "opened item, cosmetic wear"':
+    {
+      kind: 'exit',
+      before: ['passk sample review-traces.jsonl --rate 1'],
+      why: 'confirms a trace that must have been sampled first',
+    },
+};
+
+/** The files the help examples name, made in the scratch directory: name → content, or `@path` to copy from the repo. */
+const FILES: Record<string, string> = {
+  'trials.jsonl': '@examples/refunds-v1-v2.jsonl',
+  'confirm.jsonl': '@test/fixtures/refunds-breaks-mnb.jsonl',
+  'trials.csv': '@test/fixtures/flat-mini.csv',
+  'runs/tau-bench.jsonl': '@examples/public-trials/tau_bench.jsonl',
+  'runs/neo-tau-bench.jsonl': '@examples/public-trials/neo_tau_bench.jsonl',
+  'mnb.txt': '@examples/must-not-break.txt',
+  'gate.json': '@test/fixtures/gate-rules.json',
+  'judge.jsonl': '@test/fixtures/judgments.jsonl',
+  'judge-labels.jsonl': '@test/fixtures/judgments.jsonl',
+  'traces.jsonl': '@examples/traces.jsonl',
+  'policy.json': JSON.stringify({ name: 'support', rate: 0.1, segments: { enterprise: 0.5 } }),
+  'rows.jsonl': '@examples/refund-agent/refunds.jsonl',
+  'rows-v2.jsonl':
+    readFileSync(join(ROOT, 'examples/refund-agent/refunds.jsonl'), 'utf8') +
+    `${JSON.stringify({
+      id: 'r25',
+      input: { order_id: 'A-0025', days_since_purchase: 3, receipt: 'no', damaged: true, amount_usd: 15 },
+      expected: 'deny',
+      tags: ['must_not_break'],
+    })}\n`,
+  'agent.ts': "export { default, meta } from './examples/refund-agent/agent.ts';\n",
+  'baseline.ts': "export { default, meta } from './examples/refund-agent/agent.ts';\n",
+  'candidate.ts': "export { default, meta } from './examples/refund-agent/agent-v2.ts';\n",
+  'suspects.txt': 'r01\nr02\n',
+  'rubric.md': 'Pass when the decision follows the refund policy.\n',
+  'agent.py':
+    'import json, sys\nreq = json.load(sys.stdin)\ninp = req.get("input", {})\n' +
+    'ok = inp.get("days_since_purchase", 99) <= 30 and inp.get("receipt") == "yes"\n' +
+    'print(json.dumps({"output": "approve" if ok else "deny"}))\n',
+  'results/tau-bench-gpt-4o-airline.json': '@test/fixtures/tool-outputs/tau-bench-gpt-4o-airline-historical.json',
+  'promptfoo-results.json': '@test/fixtures/tool-outputs/promptfoo-repeat3-results.json',
+  'logs/inspect-ctf.json': '@test/fixtures/tool-outputs/inspect-epochs2-intercode-ctf.json',
+  'review-traces.jsonl': `${JSON.stringify({
+    trace_id: 't-81f2',
+    agent_version: 'support-v3',
+    input: { message: 'Opened item, cosmetic wear, want a refund' },
+    output: 'approve',
+    verdicts: [{ grader: 'policy-check', passed: false }],
+    occurred_at: 1_764_547_200_000,
+  })}\n`,
+};
+
+/** Commands of a Markdown text's ```bash blocks: continuation lines joined, comments and blank lines dropped. */
+export const bashCommands = (markdown: string): string[] =>
+  [...markdown.matchAll(/^```bash\n([\s\S]*?)^```/gm)].flatMap((m) => joinLines(m[1]!));
+
+/** Commands of a `--help` text's "Examples:" section (indented lines up to the first blank one). */
+export const helpExamples = (help: string): string[] => {
+  const at = help.indexOf('\nExamples:\n');
+  if (at < 0) return [];
+  const lines: string[] = [];
+  for (const line of help.slice(at + '\nExamples:\n'.length).split('\n')) {
+    if (!line.startsWith('  ')) break;
+    lines.push(line.trim());
+  }
+  return joinLines(lines.join('\n'));
+};
+
+const stripComment = (line: string): string => line.replace(/\s+#\s.*$/, '').trimEnd();
+const joinLines = (text: string): string[] => {
+  const out: string[] = [];
+  let cur = '';
+  for (const raw of text.split('\n')) {
+    const line = stripComment(raw.trim());
+    if (line.endsWith('\\')) {
+      cur += line.slice(0, -1).trim() + ' ';
+      continue;
+    }
+    const cmd = (cur + line).trim();
+    cur = '';
+    if (cmd && !cmd.startsWith('#')) out.push(cmd.replace(/\s+/g, ' '));
+  }
+  return out;
+};
+
+/** Whether a command needs the Kafka stack (it runs in readmeCommands.kafka.test.ts; every other in the .int one). */
+const needsKafka = (cmd: string): boolean => /\bKAFKA_BROKERS=|\bPASSK_BACKEND=kafka\b|--backend kafka\b/.test(cmd);
+
+/**
+ * Defines the tests of one part of the commands: `local` (every command that needs no Kafka, and the checks that the
+ * commands are found and HANDLING has no stale entry) or `kafka` (the rest, on the given stack).
+ */
+export const readmeSuite = (part: 'local' | 'kafka', stack?: { brokers: string; registry: string }): void => {
+  const scratch = mkdtempSync(join(tmpdir(), 'passk-readme-'));
+  const shim = join(scratch, '.bin');
+  const cwd = join(scratch, 'cwd');
+  mkdirSync(shim);
+  mkdirSync(cwd);
+  // .ts agents (agent.ts, baseline.ts) are ES modules, as in the repository
+  writeFileSync(join(cwd, 'package.json'), JSON.stringify({ type: 'module', private: true }));
+  writeFileSync(join(shim, 'passk'), `#!/bin/sh\nexec "${process.execPath}" "${BIN}" "$@"\n`);
+  chmodSync(join(shim, 'passk'), 0o755);
+  symlinkSync(join(ROOT, 'examples'), join(cwd, 'examples'));
+  symlinkSync(join(ROOT, 'test'), join(cwd, 'test'));
+  for (const [name, content] of Object.entries(FILES)) {
+    mkdirSync(dirname(join(cwd, name)), { recursive: true });
+    if (content.startsWith('@')) cpSync(join(ROOT, content.slice(1)), join(cwd, name));
+    else writeFileSync(join(cwd, name), content);
+  }
+  afterAll(() => rmSync(scratch, { recursive: true, force: true }));
+
+  /** The command as it is run (see the header): npm install dropped, npx passk → passk, Kafka → this suite's stack. */
+  const asRun = (cmd: string, extra = ''): string =>
+    cmd
+      .replace(/^npm install && /, '')
+      .replace(/\bnpx passk\b/g, 'passk')
+      .replace(/\bKAFKA_BROKERS=\S+/g, `KAFKA_BROKERS=${stack?.brokers}`)
+      .replace(/\bSCHEMA_REGISTRY_URL=\S+/g, `SCHEMA_REGISTRY_URL=${stack?.registry}`) + extra;
+
+  let dirs = 0;
+  const envFor = () => ({
+    ...process.env,
+    PATH: `${shim}:${process.env.PATH}`,
+    PASSK_DATA_DIR: join(scratch, `data-${++dirs}`),
+    NO_COLOR: '1',
+    FORCE_COLOR: '0',
+  });
+
+  const runToEnd = (cmd: string, env: NodeJS.ProcessEnv) => {
+    const r = spawnSync('bash', ['-c', cmd], { cwd, env, encoding: 'utf8', timeout: 120_000, maxBuffer: 64 << 20 });
+    return { code: r.status, stdout: r.stdout, stderr: r.stderr };
+  };
+
+  /** As runToEnd, without blocking this process's event loop (a local stand-in server answers meanwhile). */
+  const runAsync = (cmd: string, env: NodeJS.ProcessEnv) =>
+    new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve) =>
+      execFile(
+        'bash',
+        ['-c', cmd],
+        { cwd, env, encoding: 'utf8', timeout: 120_000, maxBuffer: 64 << 20 },
+        (err, stdout, stderr) =>
+          resolve({ code: err ? (typeof err.code === 'number' ? err.code : 1) : 0, stdout, stderr }),
+      ),
+    );
+
+  /** Starts a command that does not end by itself; `ready` resolves with the first line matching `until`. */
+  const start = (cmd: string, env: NodeJS.ProcessEnv, until?: RegExp) => {
+    const child: ChildProcess = spawn('bash', ['-c', cmd], { cwd, env, stdio: ['ignore', 'pipe', 'pipe'] });
+    let out = '';
+    const ended = new Promise<{ code: number | null; signal: string | null }>((done) =>
+      child.on('close', (code, signal) => done({ code, signal })),
+    );
+    const ready = new Promise<string | null>((resolve) => {
+      const onData = (c: Buffer) => {
+        out += c.toString();
+        const line = until && out.split('\n').find((l) => until.test(l));
+        if (line) resolve(line);
+      };
+      child.stdout!.on('data', onData);
+      child.stderr!.on('data', onData);
+      void ended.then(() => resolve(null));
+      setTimeout(() => resolve(null), 240_000).unref();
+    });
+    const stop = async () => {
+      if (child.exitCode === null && child.signalCode === null) {
+        child.kill('SIGTERM');
+        setTimeout(() => child.kill('SIGKILL'), 30_000).unref();
+      }
+      return ended;
+    };
+    return { child, ready, stop, out: () => out };
+  };
+
+  const readme = readFileSync(join(ROOT, 'README.md'), 'utf8');
+  const topHelp = spawnSync(process.execPath, [BIN, '--help'], { encoding: 'utf8' }).stdout;
+  const commandsSection = topHelp.slice(topHelp.indexOf('\nCommands:\n')).split('\n\n')[0]!;
+  const commandNames = [...commandsSection.matchAll(/^ {2}([a-z][a-z-]*)\b/gm)]
+    .map((m) => m[1]!)
+    .filter((c) => c !== 'help');
+  const sources: [string, string[]][] = [
+    ['README.md', bashCommands(readme)],
+    ['passk --help', helpExamples(topHelp)],
+    ...commandNames.map((c): [string, string[]] => [
+      `passk ${c} --help`,
+      helpExamples(spawnSync(process.execPath, [BIN, c, '--help'], { encoding: 'utf8' }).stdout),
+    ]),
+  ];
+
+  if (part === 'local')
+    describe('the commands are found', () => {
+      it('in the README and in the --help examples of every command', () => {
+        const readmeCmds = sources[0]![1];
+        expect(readmeCmds).toContain('npm install && npx passk demo');
+        expect(readmeCmds).toContain('npm install && npm test');
+        expect(readmeCmds.length).toBeGreaterThanOrEqual(12);
+        expect(commandNames).toEqual(expect.arrayContaining(['report', 'compare', 'gate', 'demo', 'serve', 'import']));
+        for (const c of ['report', 'compare', 'gate', 'run', 'import', 'demo', 'serve', 'sample'])
+          expect(sources.find(([s]) => s === `passk ${c} --help`)![1].length, c).toBeGreaterThan(0);
+      });
+      it('and every entry of HANDLING names a command that exists (no stale entries)', () => {
+        const all = new Set(sources.flatMap(([, cmds]) => cmds));
+        expect(Object.keys(HANDLING).filter((k) => !all.has(k))).toEqual([]);
+      });
+    });
+
+  // A --help without examples has no commands to run; its source still counts for the stale-entry check above.
+  for (const [source, commands] of sources.filter(([, cmds]) => cmds.length > 0)) {
+    const mine = [...new Set(commands)].filter((cmd) => needsKafka(cmd) === (part === 'kafka'));
+    if (mine.length === 0) continue;
+    describe(source, () => {
+      for (const cmd of mine) {
+        const how: Handling = HANDLING[cmd] ?? { kind: 'exit' };
+        if (how.kind === 'not-here') {
+          const provided = how.unless && process.env[how.unless];
+          it(provided ? cmd : `${cmd} (skipped: ${how.why})`, (ctx) => {
+            if (!provided) return ctx.skip(how.why);
+            const r = runToEnd(asRun(cmd).replace(/\bCLICKHOUSE_URL=\S+/, `CLICKHOUSE_URL=${provided}`), envFor());
+            expect(r.code, `${r.stdout.slice(-2000)}\n${r.stderr.slice(-2000)}`).toBe(0);
+          });
+          continue;
+        }
+        it(cmd, async () => {
+          const env = envFor();
+          if (how.kind === 'exit') {
+            for (const b of how.before ?? []) {
+              const r = runToEnd(asRun(b), env);
+              expect(r.code, `${b}\n${r.stderr}`).toBe(0);
+            }
+            const stub = how.stub && (await how.stub.start());
+            try {
+              const command = stub ? asRun(cmd).replaceAll(how.stub!.replace, stub.url) : asRun(cmd);
+              const r = await runAsync(command, env);
+              expect(r.code, `${r.stdout.slice(-2000)}\n${r.stderr.slice(-2000)}`).toBe(how.code ?? 0);
+              if (how.stdout) expect(r.stdout).toMatch(how.stdout);
+              if (stub) expect(stub.requests(), 'the command reached the local stand-in').toBeGreaterThan(0);
+            } finally {
+              await stub?.close();
+            }
+            return;
+          }
+          if (how.kind === 'serve') {
+            const p = start(asRun(cmd, ' --port 0'), env, how.ready);
+            try {
+              const line = await p.ready;
+              expect(line, p.out().slice(-3000)).not.toBeNull();
+              const url = /https?:\/\/[^\s"]+/.exec(line!)![0];
+              // off loopback the printed URL carries the token; the API takes it as a bearer token
+              const token = new URL(url).searchParams.get('token');
+              const res = await fetch(url, token ? { headers: { authorization: `Bearer ${token}` } } : {});
+              expect(res.status, url).toBe(200);
+            } finally {
+              const end = await p.stop();
+              expect(end.code === 0 || end.code === 143 || end.signal === 'SIGTERM', JSON.stringify(end)).toBe(true);
+            }
+            return;
+          }
+          const p = start(asRun(cmd), env);
+          await new Promise((done) => setTimeout(done, how.ms));
+          expect(p.child.exitCode, `it exited before it was stopped\n${p.out().slice(-2000)}`).toBeNull();
+          const end = await p.stop();
+          expect(end.code, p.out().slice(-2000)).toBe(0);
+        });
+      }
+    });
+  }
+};
