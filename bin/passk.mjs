@@ -4,6 +4,22 @@
 // compiled dist/cli/main.js.
 import { existsSync } from 'node:fs';
 
+// SIGTERM and SIGINT are held until the command decides what they mean (cli/signals.ts): loading the sources takes
+// seconds on a busy machine, and a signal then would otherwise end the process with no exit code and no word.
+const held = {
+  pending: undefined,
+  release() {
+    process.off('SIGTERM', hold);
+    process.off('SIGINT', hold);
+  },
+};
+function hold(signal) {
+  held.pending ??= signal;
+}
+process.on('SIGTERM', hold);
+process.on('SIGINT', hold);
+globalThis[Symbol.for('passk.earlySignals')] = held;
+
 const source = new URL('../cli/main.ts', import.meta.url);
 if (existsSync(source)) {
   const { register } = await import('tsx/esm/api');

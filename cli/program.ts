@@ -4,6 +4,7 @@ import { commandEntry, commandIn, COMMANDS } from './commands/index.ts';
 import { EXIT } from './exitCodes.ts';
 import { epilog } from './format/helpText.ts';
 import { setTerminalLayout } from './format/render.ts';
+import { releaseEarlySignals } from './signals.ts';
 
 /** Joins the hard line breaks inside each paragraph, so the help is wrapped once, at the terminal's width. */
 export const unwrap = (text: string): string =>
@@ -47,7 +48,8 @@ const createProgram = (args: readonly string[]): Command => {
     .option('--data-dir <dir>', 'embedded data directory (default ./.passk; env PASSK_DATA_DIR)')
     .option('--width <columns>', "fit output to this many columns (default: the terminal's width)")
     .option('--wide', 'print tables at their full width, whatever the terminal')
-    .hook('preAction', (cmd) => {
+    .hook('preAction', (cmd, action) => {
+      releaseEarlySignals(action.name());
       const o = cmd.optsWithGlobals() as { width?: string; wide?: boolean };
       const width = parseWidth(o.width);
       if (o.width !== undefined && width === undefined)

@@ -11,6 +11,7 @@ import { heading, table, text } from '../format/doc.ts';
 import { curve, pct } from '../format/numbers.ts';
 import { renderJson, renderTerminal, writeStderr } from '../format/render.ts';
 import { EXIT } from '../exitCodes.ts';
+import { takeEarlySignal } from '../signals.ts';
 import { COMMANDS } from './index.ts';
 import { epilog } from '../format/helpText.ts';
 
@@ -108,9 +109,22 @@ Exit codes: 0 ok, 2 bad flag or config, 3 the event log or the store is unreacha
       let shownAt = 0;
       let records = 0;
       let trials = 0;
-      let run: ProcessorsRun;
+      let run: ProcessorsRun | undefined;
       let shared: Store | undefined;
       let unshare: (() => Promise<void>) | undefined;
+      // Stop signals are ours from here, before the processors start (restoring state and joining groups takes a
+      // while): one that comes while they start stops them as soon as they have.
+      if (takeEarlySignal()) return; // stopped before anything started: nothing to finish
+      let stopAsked = false;
+      let signals = 0;
+      const onSignal = (name: string) => {
+        if (++signals > 1) process.exit(EXIT.error); // a second signal: give up at once (nothing durable is lost)
+        writeStderr(`passk process: ${name}: finishing what is in flight, then committing\n`);
+        stopAsked = true;
+        run?.stop();
+      };
+      process.on('SIGTERM', () => onSignal('SIGTERM'));
+      process.on('SIGINT', () => onSignal('SIGINT'));
       try {
         run = await startProcessors(config, {
           untilCaughtUp: flags.untilCaughtUp ?? false,
@@ -156,14 +170,7 @@ Exit codes: 0 ok, 2 bad flag or config, 3 the event log or the store is unreacha
         }
         throw e;
       }
-      let signals = 0;
-      const onSignal = (name: string) => {
-        if (++signals > 1) process.exit(EXIT.error); // a second signal: give up at once (nothing durable is lost)
-        writeStderr(`passk process: ${name}: finishing what is in flight, then committing\n`);
-        run.stop();
-      };
-      process.on('SIGTERM', () => onSignal('SIGTERM'));
-      process.on('SIGINT', () => onSignal('SIGINT'));
+      if (stopAsked) run.stop();
       const totals = await run.done.finally(async () => {
         await unshare?.();
         await shared?.close();
