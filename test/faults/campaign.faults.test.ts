@@ -46,4 +46,4 @@ it(`fault campaign --ci (${SCHEDULES} schedules): 0 lost, 0 duplicated, 0 diverg
   expect(id).toBeDefined();
   expect(spawnSync('ip', ['netns', 'list'], { encoding: 'utf8' }).stdout).not.toContain(`pk${id}`);
   expect(spawnSync('ip', ['link'], { encoding: 'utf8' }).stdout).not.toContain(`pk${id}`);
-}, 1_500_000);
+}, 2_400_000);
