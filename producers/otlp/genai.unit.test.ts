@@ -49,6 +49,7 @@ describe('GenAI spans → production traces', () => {
         ],
         { 'service.version': 'svc-7' },
       ),
+      0,
     );
     expect(rejected).toEqual([]);
     expect(candidates[0]!.candidate).toEqual({
@@ -57,6 +58,7 @@ describe('GenAI spans → production traces', () => {
       segment: 'default',
       input: [{ role: 'user', content: 'hello' }],
       output: { role: 'assistant', content: 'hi' },
+      latency_ms: 250,
       verdicts: [{ grader: 'judge', passed: null, score: 0.4 }],
       user_signals: { rating: 1 },
       error_kind: 'upstream 502',
@@ -65,8 +67,8 @@ describe('GenAI spans → production traces', () => {
     });
   });
 
-  it('holds children exported before their root, takes the messages of model calls, rejects what has no version', () => {
-    const a = createSpanAssembler({ maxHeld: 1 });
+  it('holds children exported before their root, takes the messages of model calls, defaults the version', () => {
+    const a = createSpanAssembler();
     const child = (id: string, trace: string, attrs: Record<string, string>, start: string): OtlpSpan => ({
       traceId: trace,
       spanId: id,
@@ -81,8 +83,9 @@ describe('GenAI spans → production traces', () => {
         child('02'.repeat(8), T, { 'gen_ai.operation.name': 'execute_tool', 'gen_ai.tool.name': 'search' }, '2'),
         child('03'.repeat(8), T, { 'gen_ai.operation.name': 'chat', 'gen_ai.output.messages': '["a2"]' }, '3'),
       ]),
+      0,
     );
-    expect(first).toEqual({ candidates: [], rejected: [] });
+    expect(first).toEqual({ candidates: [], rejected: [], duplicates: 0 });
     expect(a.held).toBe(1);
     const root: OtlpSpan = {
       traceId: T,
@@ -96,20 +99,16 @@ describe('GenAI spans → production traces', () => {
       name: 'invoke_agent',
       attributes: kv({ 'gen_ai.operation.name': 'invoke_agent' }),
     };
-    const second = a.add(request([root, orphanRoot]));
+    const second = a.add(request([root, orphanRoot]), 0);
     expect(second.candidates[0]!.candidate).toMatchObject({
       agent_version: 'v9',
       input: ['q1'],
       output: ['a2'],
       actions: [{ tool: 'search' }],
     });
-    expect(second.rejected).toEqual([
-      { span: orphanRoot, spans: 1, reason: expect.stringMatching(/names no agent version/) },
-    ]);
+    // No version anywhere: stored as `unversioned`, never refused for that alone.
+    expect(second.rejected).toEqual([]);
+    expect(second.candidates[1]!.candidate).toMatchObject({ trace_id: 'bb'.repeat(16), agent_version: 'unversioned' });
     expect(a.held).toBe(0);
-    // A third trace's children push out the oldest held trace (maxHeld 1).
-    a.add(request([child('04'.repeat(8), 'cc'.repeat(16), {}, '1')]));
-    a.add(request([child('05'.repeat(8), 'dd'.repeat(16), {}, '1')]));
-    expect(a.held).toBe(1);
   });
 });
