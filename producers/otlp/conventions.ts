@@ -268,7 +268,16 @@ export const openLlmetry: Convention = {
     const prop = (...names: string[]) => first(...names.map((n) => str(a[`traceloop.association.properties.${n}`])));
     const entity = (k: 'input' | 'output') => {
       const v = str(a[`traceloop.entity.${k}`]);
-      return v === undefined || EMPTY_CALL.test(v) ? undefined : parsed(v);
+      if (v === undefined || EMPTY_CALL.test(v)) return undefined;
+      const x = parsed(v) as { args?: unknown[]; kwargs?: object } | undefined;
+      // A call's arguments as the SDK records them, `{"args": [...], "kwargs": {...}}`: one object argument is
+      // recorded as kwargs, one positional argument as args[0].
+      const call = x && typeof x === 'object' && Array.isArray(x.args) ? x : undefined;
+      if (!call) return x;
+      const kwargs = Object.keys(call.kwargs ?? {}).length;
+      if (call.args!.length === 0 && kwargs) return call.kwargs;
+      if (call.args!.length === 1 && !kwargs) return call.args![0];
+      return x;
     };
     return {
       input: entity('input'),
@@ -322,6 +331,16 @@ export const vercelAi: Convention = {
   },
 };
 
+/** Attributes every convention shares (OpenTelemetry's general ones), read on any span. */
+export const general: Convention = {
+  name: 'OpenTelemetry general',
+  table: [['user_id / session_id', '`user.id` (or `enduser.id`) / `session.id`, on any span']],
+  read: (s) => ({
+    userId: str(first(s.attrs['user.id'], s.attrs['enduser.id'])),
+    sessionId: str(s.attrs['session.id']),
+  }),
+};
+
 /** Which conventions a span follows, by its attribute names (a span may follow several). */
 export const conventionsOf = (s: SpanView): Convention[] => {
   const out: Convention[] = [];
@@ -344,13 +363,16 @@ export const conventionsOf = (s: SpanView): Convention[] => {
   return out;
 };
 
+/** The readers applied to a span: its conventions, then the general attributes. */
+const readersOf = (s: SpanView): Convention[] => [...conventionsOf(s), general];
+
 export const CONVENTIONS: readonly Convention[] = [otelGenAi, openInference, openLlmetry, vercelAi];
 
 /** A span's reading: its conventions' readings merged, the first convention that has a field giving it. */
 export const readSpan = (s: SpanView): Reading & { conventions: string[] } => {
   const conventions = conventionsOf(s);
   const out: Reading & { conventions: string[] } = { conventions: conventions.map((c) => c.name) };
-  for (const c of conventions) {
+  for (const c of readersOf(s)) {
     const r = c.read(s);
     for (const [k, v] of Object.entries(r) as [keyof Reading, unknown][])
       if (v !== undefined && (out[k] === undefined || (k === 'modelCall' && v === true)))

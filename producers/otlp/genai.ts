@@ -42,6 +42,29 @@ const nanosToMs = (n: string | undefined): number | undefined => {
   return v === undefined ? undefined : Number(v / 1_000_000n);
 };
 
+/**
+ * The tool calls in a model's output messages, in any convention's shape: OTel GenAI parts (`{type: "tool_call",
+ * name, arguments}`), OpenAI's (`{function: {name, arguments}}`), OpenInference's (`{tool_call: {function: …}}`), the
+ * Vercel AI SDK's (`{toolName, input}`).
+ */
+export const toolCallsIn = (output: unknown): { name: string; arguments?: unknown }[] => {
+  const out: { name: string; arguments?: unknown }[] = [];
+  const walk = (v: unknown, depth: number): void => {
+    if (depth > 8 || v === null || typeof v !== 'object') return;
+    if (Array.isArray(v)) return v.forEach((x) => walk(x, depth + 1));
+    const o = v as Record<string, unknown>;
+    const fn = (o.function ?? (o.tool_call as Record<string, unknown> | undefined)?.function) as
+      Record<string, unknown> | undefined;
+    const args = (x: unknown) => (typeof x === 'string' ? parsed(x) : x);
+    if (o.type === 'tool_call' && typeof o.name === 'string') out.push({ name: o.name, arguments: args(o.arguments) });
+    else if (fn && typeof fn.name === 'string') out.push({ name: fn.name, arguments: args(fn.arguments) });
+    else if (typeof o.toolName === 'string') out.push({ name: o.toolName, arguments: args(o.input ?? o.args) });
+    else for (const x of Object.values(o)) walk(x, depth + 1);
+  };
+  walk(output, 0);
+  return out;
+};
+
 /** The version a trace gets when nothing names one (never a reason to refuse it). */
 export const UNVERSIONED = 'unversioned';
 
@@ -68,24 +91,27 @@ export const traceOf = (
 
   const models = readings.filter(({ r }) => r.modelCall && !r.tool).map(({ r }) => r);
   const all = readings.map(({ r }) => r);
+  const notTools = all.filter((r) => !r.tool);
   const pick = <K extends keyof Reading>(k: K, from: readonly Reading[], last = false): Reading[K] | undefined =>
     own[k] ?? (last ? from.findLast((r) => r[k] !== undefined) : from.find((r) => r[k] !== undefined))?.[k];
-  const input = pick('input', models) ?? pick('input', all);
-  const output = pick('output', models, true) ?? pick('output', all, true);
+  // The request's messages: the root's own, else its model calls' (the first's input, the last's output).
+  const input = pick('input', models) ?? pick('input', notTools);
+  const output = pick('output', models, true) ?? pick('output', notTools, true);
 
-  const actions = readings
-    .filter(({ r }) => r.tool)
-    .map(({ r }) => {
-      const args = r.tool!.arguments;
-      return {
-        tool: r.tool!.name,
-        ...(args && typeof args === 'object' && !Array.isArray(args)
-          ? { arguments: args as Record<string, unknown> }
-          : args === undefined || args === null
-            ? {}
-            : { arguments: { value: args } }),
-      };
-    });
+  // Tool spans; else (an instrumentation that makes none) the tool calls in the model calls' outputs.
+  const toolSpans = readings.filter(({ r }) => r.tool).map(({ r }) => r.tool!);
+  const calls = toolSpans.length ? toolSpans : [own, ...models].flatMap((r) => toolCallsIn(r.output));
+  const actions = calls.map((tool) => {
+    const args = tool.arguments;
+    return {
+      tool: tool.name,
+      ...(args && typeof args === 'object' && !Array.isArray(args)
+        ? { arguments: args as Record<string, unknown> }
+        : args === undefined || args === null
+          ? {}
+          : { arguments: { value: args } }),
+    };
+  });
 
   const verdicts: NonNullable<TraceCandidate['verdicts']> = [];
   const listed = parsed(a['passk.verdicts']);
