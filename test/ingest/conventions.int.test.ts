@@ -10,6 +10,10 @@ import { createIngestServer, type IngestServer } from '../../producers/ingest/in
 import { readLog } from '../../producers/logReader.ts';
 import type { TraceSampled } from '../../schemas/events/traceSampled.ts';
 import { startFakeOpenAi, type FakeOpenAi } from '../helpers/fakeOpenAi.ts';
+import { loadConfig } from '../../deploy/config.ts';
+import { openStore } from '../../deploy/store.ts';
+import { traceById } from '../../sinks/dashboard/queries.ts';
+import { passk } from '../browser/processes.ts';
 
 /**
  * Every common LLM instrumentation, as its own library from npm produces it, through `passk ingest`'s OTLP receiver:
@@ -30,9 +34,15 @@ beforeAll(async () => {
   server = await createIngestServer({ publisher: log.publisher, token: TOKEN, port: 0 });
   fake = await startFakeOpenAi();
 });
-afterAll(async () => {
+let closed = false;
+const stop = async () => {
+  if (closed) return;
+  closed = true;
   await server.close();
   await log.close();
+};
+afterAll(async () => {
+  await stop();
   await fake.close();
   rmSync(dir, { recursive: true, force: true });
 });
@@ -79,6 +89,7 @@ const until = async (done: (all: Map<string, TraceSampled>) => boolean, ms = 20_
   }
 };
 
+const runs = new Map<string, string[]>();
 const files = (d: string): string[] =>
   readdirSync(d).flatMap((f) => (statSync(join(d, f)).isDirectory() ? files(join(d, f)) : [join(d, f)]));
 
@@ -91,6 +102,7 @@ describe.each([
   it('keeps every trace with input, output, tokens, tools, error, user, session and latency, and no PII', async () => {
     const ids = await run(mode);
     expect(ids.length).toBe(N);
+    runs.set(mode, ids);
     const got = await until((all) =>
       ids.every((id, i) => (i === 0 ? all.get(id)?.error_kind : all.get(id)?.payload?.output) !== undefined),
     );
@@ -119,4 +131,36 @@ describe.each([
     expect(new Set(ids.map((id) => got.get(id)!.input_fingerprint)).size).toBe(N);
     for (const f of files(dir)) expect(readFileSync(f).toString('latin1'), f).not.toMatch(/jane\.doe\d+@example\.com/);
   }, 120_000);
+});
+
+describe('the same traces through passk process', () => {
+  it('are in the store with their new fields, filterable in passk review, and no PII anywhere', async () => {
+    await stop();
+    const processed = await passk(['--data-dir', dir, 'process', '--until-caught-up']);
+    expect(processed.code, processed.stderr).toBe(0);
+    const store = await openStore(loadConfig({ dataDir: dir }, {}, dir));
+    try {
+      for (const [mode, ids] of runs)
+        for (const [i, id] of ids.entries()) {
+          const t = await traceById(store.client, id);
+          expect(t, `${mode} ${i}`).toMatchObject({ user_id: `user-${i}`, session_id: `sess-${i}` });
+          expect(t!.latency_ms).toBeGreaterThan(0);
+          if (i > 0)
+            expect(t, `${mode} ${i}`).toMatchObject({
+              model: 'gpt-4o',
+              response_model: 'gpt-4o-2024-08-06',
+              tokens_input: 22,
+              tokens_output: 14,
+            });
+        }
+    } finally {
+      await store.close();
+    }
+    // Request 0 failed in every convention: passk review lists the four, and only them for that user.
+    const review = await passk(['--data-dir', dir, 'review', '--user', 'user-0', '--json']);
+    expect(review.code, review.stderr).toBe(0);
+    const listed = (JSON.parse(review.stdout) as { failures: { trace_id: string; user_id: string }[] }).failures;
+    expect(listed.map((f) => f.trace_id).sort()).toEqual([...runs.values()].map((ids) => ids[0]).sort());
+    for (const f of files(dir)) expect(readFileSync(f).toString('latin1'), f).not.toMatch(/jane\.doe\d+@example\.com/);
+  }, 240_000);
 });
