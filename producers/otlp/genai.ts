@@ -286,6 +286,8 @@ export const createSpanAssembler = (opts: AssemblerOptions = {}) => {
       stats.evictedSpans += h.views.length;
       opts.onEvict?.(id, h.views.length, `held spans over the ${maxBytes}-byte bound (maxHeldBytes)`);
     }
+    stats.heldTraces = held.size;
+    stats.recordedTraces = recorded.size;
   };
 
   const heldOf = (traceId: string, now: number): Held => {

@@ -54,6 +54,8 @@ export interface ReceiverStats {
   duplicates: number;
   kept: number;
   rejected: Record<RejectReason, number>;
+  /** Time spent in the sampler (drawing, redacting, clipping), ms. */
+  prepareMs: number;
 }
 
 const reasonOf = (message: string): RejectReason =>
@@ -69,6 +71,7 @@ export const createOtlpReceiver = (opts: OtlpReceiverOptions) => {
     duplicates: 0,
     kept: 0,
     rejected: { no_convention: 0, late: 0, invalid: 0, too_large: 0, no_trace_id: 0, evicted: 0 },
+    prepareMs: 0,
   };
   const reject = (reason: RejectReason, spans: number, message: string) => {
     stats.rejected[reason] += spans;
@@ -106,6 +109,7 @@ export const createOtlpReceiver = (opts: OtlpReceiverOptions) => {
       reject(reasonOf(r.reason), r.spans, r.reason);
     }
     stats.duplicates += a.duplicates;
+    const started = performance.now();
     for (const { candidate, revision, recorded } of a.candidates) {
       const c = { ...candidate, revision };
       try {
@@ -128,6 +132,7 @@ export const createOtlpReceiver = (opts: OtlpReceiverOptions) => {
         reject('invalid', 1, message);
       }
     }
+    stats.prepareMs += performance.now() - started;
     return { kept, refused };
   };
 
