@@ -198,6 +198,22 @@ export const decodeResponse = (body: Uint8Array, signal: Signal = 'traces'): Rec
   return response.toObject(response.decode(body), { longs: Number, defaults: false });
 };
 
+/** Encodes an ExportTraceServiceRequest (OTLP JSON shape, hex ids) as protobuf (for benches, tests and clients). */
+export const encodeTraceRequest = (request: unknown): Uint8Array => {
+  const { request: type } = load();
+  const ids = (node: unknown): unknown => {
+    if (Array.isArray(node)) return node.map(ids);
+    if (typeof node !== 'object' || node === null) return node;
+    return Object.fromEntries(
+      Object.entries(node).map(([k, v]) => [
+        k,
+        ID_FIELDS.has(k) && typeof v === 'string' ? Buffer.from(v, 'hex') : ids(v),
+      ]),
+    );
+  };
+  return type.encode(type.fromObject(ids(request) as Record<string, unknown>)).finish();
+};
+
 /** Decodes a google.rpc.Status error body (for tests and clients). */
 export const decodeStatus = (body: Uint8Array): { code?: number; message?: string } =>
   load().status.toObject(load().status.decode(body), { defaults: false });
