@@ -84,7 +84,7 @@ describe('OTLP/HTTP receiver (POST /v1/traces)', () => {
       expect(bytes).not.toMatch(/jane\.doe\d+@example\.com/);
       expect(bytes).not.toContain('415 555 0134');
     }
-  });
+  }, 60_000); // four OpenTelemetry SDK runs; seconds on a loaded machine
 
   it('answers a retried export without recording a trace twice', async () => {
     const body = JSON.stringify({
