@@ -244,11 +244,25 @@ const pretty = (s) => {
   }
 };
 /** What a reader recognizes a request by: its `message` when the input is JSON with one, else the text. */
+/** The text of a message list's last user turn, in the shapes the conventions use (`content`, or `parts`). */
+const lastUserText = (messages) => {
+  const user = messages.findLast((m) => m && typeof m === 'object' && (m.role === 'user' || m.role === undefined));
+  if (!user) return null;
+  if (typeof user.content === 'string') return user.content;
+  const parts = Array.isArray(user.parts) ? user.parts : Array.isArray(user.content) ? user.content : [];
+  const text = parts
+    .map((p) => p?.content ?? p?.text ?? '')
+    .join(' ')
+    .trim();
+  return text || null;
+};
 const gist = (s) => {
   if (s === null || s === undefined) return null;
   try {
     const v = JSON.parse(s);
-    return typeof v?.message === 'string' ? v.message : s;
+    if (typeof v?.message === 'string') return v.message;
+    if (Array.isArray(v)) return lastUserText(v) ?? s;
+    return s;
   } catch {
     return s;
   }
