@@ -242,7 +242,7 @@ describe('migration 3 on a store that had production_windows v1', () => {
         ],
         format: 'JSONEachRow',
       });
-      expect(await migrate(store.client)).toEqual({ applied: [3, 4, 5, 6, 7, 8], current: 8 });
+      expect(await migrate(store.client)).toEqual({ applied: [3, 4, 5, 6, 7, 8, 9], current: 9 });
       const read = async () =>
         (await productionWindows(store.client, { from: T0, to: T0 + 86_400_000, agent_version: 'old' })).map((x) => [
           x.window_start - T0,
@@ -303,7 +303,7 @@ describe('migration 7: old production_windows rows keep no wrong sampled count',
         values: [old(0, 1, 2), old(1, 3, 2), old(2, 4, 0), old(3, 0, 5)],
         format: 'JSONEachRow',
       });
-      expect(await migrate(store.client)).toEqual({ applied: [6, 7, 8], current: 8 });
+      expect(await migrate(store.client)).toEqual({ applied: [6, 7, 8, 9], current: 9 });
       const expected = [
         [0, 3, 1], // the issue's window: 1 graded + 2 ungraded showed "graded −1"
         [1, 5, 3],
@@ -335,7 +335,7 @@ describe('migration 7: old production_windows rows keep no wrong sampled count',
         values: [{ ...old(1, 3, 2), sampled: 5, late: 0 }],
         format: 'JSONEachRow',
       });
-      expect(await migrate(store.client)).toEqual({ applied: [7, 8], current: 8 });
+      expect(await migrate(store.client)).toEqual({ applied: [7, 8, 9], current: 9 });
       // After migration 7, as the processors write now.
       await store.client.insert({
         table: 'production_windows_v2',
@@ -427,7 +427,7 @@ describe('migration 8 on a store whose row_state holds attempts as an older pass
           format: 'JSONEachRow',
         });
       await insertLegacy('v1');
-      expect(await migrate(store.client)).toEqual({ applied: [8], current: 8 });
+      expect(await migrate(store.client)).toEqual({ applied: [8, 9], current: 9 });
       await insertLegacy('v0');
       const read = async () => {
         const rs = await store.client.query({
