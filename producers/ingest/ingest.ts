@@ -57,6 +57,11 @@ export interface IngestOptions {
    * prompts is ~52 MB. @default 64 MiB
    */
   readonly maxOtlpBodyBytes?: number;
+  /**
+   * Bytes of request bodies being read at once, over every connection (bodies are read before a write slot is taken,
+   * so this bounds their memory); over it, a request is answered 503 with Retry-After. @default 512 MiB
+   */
+  readonly maxReadingBytes?: number;
   /** Items in one `/api/v1` request (which bounds the answer's size). @default 10,000 */
   readonly maxItems?: number;
   /**
@@ -108,7 +113,12 @@ const sameToken = (a: string, b: string): boolean => {
 };
 
 /** Reads the body, gunzipping `Content-Encoding: gzip`, refusing more than `max` bytes with 413. */
-export const readBody = async (req: IncomingMessage, max: number): Promise<Buffer> => {
+export const readBody = async (
+  req: IncomingMessage,
+  max: number,
+  /** Bytes all bodies being read may hold together (shared by the server's requests); over it: 503. */
+  budget?: { used: number; readonly max: number },
+): Promise<Buffer> => {
   const encoding = (req.headers['content-encoding'] ?? 'identity').toLowerCase();
   if (encoding !== 'identity' && encoding !== 'gzip')
     throw new HttpError(415, `unsupported Content-Encoding "${encoding}" (gzip or none)`);
@@ -120,20 +130,48 @@ export const readBody = async (req: IncomingMessage, max: number): Promise<Buffe
   const chunks: Buffer[] = [];
   let size = 0;
   try {
-    for await (const chunk of source as AsyncIterable<Buffer>) {
-      size += chunk.length;
-      if (size > max) {
+    // Events, not `for await`: leaving a for-await loop destroys the stream, and with it the connection, so the
+    // client would get a reset instead of the answer.
+    await new Promise<void>((resolve, reject) => {
+      const stop = (e: Error) => {
+        source.off('data', onData);
         // Unpiped now, not when the gunzip stream closes (a tick later, which would pause the request again):
         // the rest of the body is drained, so a kept-alive connection is usable for the next request.
-        if (gunzip) req.unpipe(gunzip);
+        if (gunzip) {
+          req.unpipe(gunzip);
+          gunzip.destroy();
+        }
         req.resume();
-        throw new HttpError(413, `the body is over ${max} bytes${encoding === 'gzip' ? ' (after gunzip)' : ''}`);
-      }
-      chunks.push(chunk);
-    }
+        reject(e);
+      };
+      const onData = (chunk: Buffer) => {
+        size += chunk.length;
+        if (budget) budget.used += chunk.length;
+        if (budget && budget.used > budget.max)
+          return stop(
+            new HttpError(503, `the server holds ${budget.max} bytes of request bodies being read; retry shortly`, {
+              'retry-after': '1',
+            }),
+          );
+        if (size > max)
+          return stop(
+            new HttpError(413, `the body is over ${max} bytes${encoding === 'gzip' ? ' (after gunzip)' : ''}`),
+          );
+        chunks.push(chunk);
+      };
+      source.on('data', onData);
+      source.once('end', () => resolve());
+      source.once('error', (e) => reject(e));
+      if (gunzip) req.once('error', (e) => reject(e));
+      req.once('close', () => {
+        if (!req.complete) reject(new Error('the client closed the connection'));
+      });
+    });
   } catch (e) {
     if (e instanceof HttpError) throw e;
     throw new HttpError(400, `the body could not be read: ${(e as Error).message}`);
+  } finally {
+    if (budget) budget.used -= size;
   }
   return Buffer.concat(chunks);
 };
@@ -312,10 +350,11 @@ export const createIngestRoutes = (opts: IngestOptions) => {
     inFlight--;
     metrics.inFlight = inFlight;
   };
+  const budget = { used: 0, max: opts.maxReadingBytes ?? 512 * 1024 * 1024 };
   const reading = async (req: IncomingMessage, limit: number) => {
     metrics.reading++;
     try {
-      return await readBody(req, limit);
+      return await readBody(req, limit, budget);
     } finally {
       metrics.reading--;
     }

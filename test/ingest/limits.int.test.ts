@@ -113,6 +113,41 @@ describe('ingest limits, item by item', () => {
     slow.destroy();
   });
 
+  it('bounds the bytes of bodies being read at once (503, Retry-After), and frees them when an upload goes away', async () => {
+    const small = await createIngestServer({
+      publisher: log.publisher,
+      token: TOKEN,
+      port: 0,
+      maxReadingBytes: 1 << 20,
+    });
+    try {
+      const slow = connect(small.port, '127.0.0.1');
+      slow.on('error', () => undefined); // reset by the server when it is answered 503 mid-upload: expected
+      await new Promise((r) => slow.once('connect', r));
+      slow.write(
+        `POST /api/v1/trials HTTP/1.1\r\nhost: x\r\nauthorization: Bearer ${TOKEN}\r\n` +
+          `content-type: application/x-ndjson\r\ncontent-length: ${4 << 20}\r\n\r\n${' '.repeat(800_000)}`,
+      );
+      await new Promise((r) => setTimeout(r, 300));
+      const body = `${' '.repeat(400_000)}\n${trial('budget', 1)}`;
+      const send = () =>
+        fetch(new URL('/api/v1/trials', small.url), {
+          method: 'POST',
+          headers: { authorization: `Bearer ${TOKEN}`, 'content-type': 'application/x-ndjson' },
+          body,
+        });
+      const refused = await send();
+      expect(refused.status).toBe(503);
+      expect(refused.headers.get('retry-after')).toBe('1');
+      await refused.arrayBuffer();
+      slow.destroy();
+      await new Promise((r) => setTimeout(r, 300));
+      expect((await send()).status).toBe(200);
+    } finally {
+      await small.close();
+    }
+  });
+
   it('keeps a kept-alive connection usable after a gzip body refused as too large', async () => {
     // ~8 MiB of gzip (base64 of random bytes barely compresses): over the 4 MiB limit after gunzip, with megabytes of
     // the body not yet read when the server answers 413. Then a second request on the same connection.
