@@ -112,3 +112,66 @@ describe('GenAI spans → production traces', () => {
     expect(a.held).toBe(0);
   });
 });
+
+describe('older GenAI generations', () => {
+  it('reads gen_ai.content.prompt / completion events (Spring AI) and the prompt_tokens / completion_tokens names', () => {
+    const a = createSpanAssembler();
+    const { candidates } = a.add(
+      request([
+        {
+          traceId: T,
+          spanId: '07'.repeat(8),
+          name: 'chat',
+          attributes: kv({
+            'gen_ai.operation.name': 'chat',
+            'gen_ai.request.model': 'gpt-4o',
+            'gen_ai.usage.prompt_tokens': 12,
+            'gen_ai.usage.completion_tokens': 5,
+          }),
+          events: [
+            { name: 'gen_ai.content.prompt', attributes: kv({ 'gen_ai.prompt': 'user: where is my order?' }) },
+            { name: 'gen_ai.content.completion', attributes: kv({ 'gen_ai.completion': 'assistant: shipped' }) },
+          ],
+        },
+      ]),
+      0,
+    );
+    expect(candidates[0]!.candidate).toMatchObject({
+      input: 'user: where is my order?',
+      output: 'assistant: shipped',
+      tokens: { input: 12, output: 5 },
+      model: 'gpt-4o',
+    });
+  });
+
+  it('reads the indexed gen_ai.prompt.N / gen_ai.completion.N attributes (OpenLLMetry before v0.2x)', () => {
+    const a = createSpanAssembler();
+    const { candidates } = a.add(
+      request([
+        {
+          traceId: T,
+          spanId: '08'.repeat(8),
+          name: 'openai.chat',
+          attributes: kv({
+            'gen_ai.system': 'OpenAI',
+            'gen_ai.prompt.0.role': 'system',
+            'gen_ai.prompt.0.content': 'be brief',
+            'gen_ai.prompt.1.role': 'user',
+            'gen_ai.prompt.1.content': 'refund order 9',
+            'gen_ai.completion.0.role': 'assistant',
+            'gen_ai.completion.0.content': 'Refunded order 9.',
+          }),
+        },
+      ]),
+      0,
+    );
+    expect(candidates[0]!.candidate).toMatchObject({
+      input: [
+        { role: 'system', content: 'be brief' },
+        { role: 'user', content: 'refund order 9' },
+      ],
+      output: [{ role: 'assistant', content: 'Refunded order 9.' }],
+      agent_version: 'unversioned',
+    });
+  });
+});
