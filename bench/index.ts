@@ -6,6 +6,7 @@
  *   npm run bench -- processors sink   only those (processors, growth, freshness, log, sink)
  *   npm run bench -- startup           CLI start-up: built dist/ against the tsx dev entry
  *   npm run bench -- ingest            the HTTP ingest API against EventLog.publish of the same events
+ *   npm run bench -- otlp              POST /v1/traces (4 exporters) against decoding the same requests
  *   npm run bench -- tools             other tools' files streamed against the whole-document reader
  *   npm run bench -- restart           Kafka only: passk process restarted after a SIGKILL against a clean start
  *   KAFKA_BROKERS=… SCHEMA_REGISTRY_URL=… npm run bench   also through Kafka
@@ -19,6 +20,7 @@ import { benchEventLog } from './eventLog.ts';
 import { benchFreshness } from './freshness.ts';
 import { benchGrowth } from './growth.ts';
 import { benchIngest } from './ingest.ts';
+import { benchOtlp } from './otlp.ts';
 import { benchProcessors } from './processors.ts';
 import { implausible, memoryBandwidth, type Checked } from './plausible.ts';
 import { benchRestart } from './restart.ts';
@@ -191,6 +193,24 @@ if (wanted('ingest')) {
       rate(l.baselinePerSec),
       `${l.ratio.toFixed(2)}×`,
     ]);
+  }
+}
+
+if (wanted('otlp')) {
+  log('otlp: POST /v1/traces from 4 exporters against decoding the same requests alone …');
+  // With the default redactors, then with none: what redaction costs is the difference.
+  for (const redactors of [undefined, []]) {
+    const n = Math.max(2_000, Math.round(20_000 * scale));
+    const l = await benchOtlp({ n, log, ...(redactors ? { redactors } : {}) });
+    checked.push({ name: l.name, baselinePerSec: l.baselinePerSec, candidatePerSec: l.tracesPerSec, subset: true });
+    table.push([
+      l.name,
+      rate(l.tracesPerSec),
+      'decodeProtobuf of the same requests',
+      rate(l.baselinePerSec),
+      `${l.ratio.toFixed(2)}×`,
+    ]);
+    log(`${l.name}: export latency p50 ${l.p50Ms.toFixed(0)} ms, p95 ${l.p95Ms.toFixed(0)} ms`);
   }
 }
 

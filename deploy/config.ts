@@ -64,6 +64,25 @@ export const PasskConfig = z
         keepAliveTimeoutMs: z.number().int().positive().default(5_000),
       })
       .default({ headersTimeoutMs: 10_000, requestTimeoutMs: 60_000, keepAliveTimeoutMs: 5_000 }),
+    /**
+     * How the OTLP receiver assembles spans into traces (docs/ingest.md): the byte bound on held spans, how long spans
+     * wait for a root that never comes, and how long a recorded trace takes late spans as a new revision. Env
+     * PASSK_OTLP_MAX_HELD_BYTES, PASSK_OTLP_ROOT_WAIT_MS, PASSK_OTLP_LATE_WINDOW_MS.
+     */
+    otlp: z
+      .object({
+        /** @default 67108864 (64 MiB) */
+        maxHeldBytes: z
+          .number()
+          .int()
+          .positive()
+          .default(64 * 1024 * 1024),
+        /** @default 30000 */
+        rootWaitMs: z.number().int().nonnegative().default(30_000),
+        /** @default 60000 */
+        lateWindowMs: z.number().int().nonnegative().default(60_000),
+      })
+      .default({ maxHeldBytes: 64 * 1024 * 1024, rootWaitMs: 30_000, lateWindowMs: 60_000 }),
     /** Largest event accepted at publish, in bytes; larger ones are refused, never truncated. @default 1000000 */
     maxEventBytes: z.number().int().positive().default(1_000_000),
     /**
@@ -153,6 +172,12 @@ export const fromEnv = (env: NodeJS.ProcessEnv): Json => {
     keepAliveTimeoutMs: env.PASSK_HTTP_KEEP_ALIVE_TIMEOUT_MS ? Number(env.PASSK_HTTP_KEEP_ALIVE_TIMEOUT_MS) : undefined,
   };
   if (Object.values(http).some((v) => v !== undefined)) out.http = http;
+  const otlp = {
+    maxHeldBytes: env.PASSK_OTLP_MAX_HELD_BYTES ? Number(env.PASSK_OTLP_MAX_HELD_BYTES) : undefined,
+    rootWaitMs: env.PASSK_OTLP_ROOT_WAIT_MS ? Number(env.PASSK_OTLP_ROOT_WAIT_MS) : undefined,
+    lateWindowMs: env.PASSK_OTLP_LATE_WINDOW_MS ? Number(env.PASSK_OTLP_LATE_WINDOW_MS) : undefined,
+  };
+  if (Object.values(otlp).some((v) => v !== undefined)) out.otlp = otlp;
   return out;
 };
 

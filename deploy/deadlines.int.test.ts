@@ -130,7 +130,7 @@ describe('deadlines on passk’s HTTP servers', () => {
   it('ingest: an idle kept-alive connection is closed after its request was answered', async () => {
     const got = await holdOpen(await ingest(), GET);
     expect(got).toMatch(/^HTTP\/1\.1 200/);
-    expect(got).toContain('{"ok":true}');
+    expect(got).toContain('{"ok":true,');
   }, 4_000); // Node's own keep-alive (5 s) would not close it within the test's time
 
   it('dashboard: a client that never finishes its headers is answered 408 and cut off', async () => {

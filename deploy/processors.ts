@@ -4,7 +4,7 @@ import { EMPTY, exhaustMap, filter, ignoreElements, interval, lastValueFrom, mer
 import { CommitRejected } from '../log/errors.ts';
 import { partitionOf } from '../log/partitioner.ts';
 import { stopped$ } from '../processors/operators/onStop.ts';
-import type { EventLog, EventSource } from '../processors/ports.ts';
+import type { EventConsumer, EventLog, EventSource } from '../processors/ports.ts';
 import type { WindowTotal } from '../processors/folds/windowTotals.ts';
 import type { PasskEvent } from '../schemas/events/index.ts';
 import type { WindowAlertRaised } from '../schemas/events/windowAlertRaised.ts';
@@ -68,7 +68,46 @@ export interface ProcessorsRun {
    */
   caughtUp(): Promise<void>;
   readonly done: Promise<{ records: number; trials: number; decisions: number }>;
+  /** What the run has done so far, and its consumers' lag now (`GET /metrics` of serve and process). */
+  readonly stats: () => Promise<ProcessorStats>;
 }
+
+export interface ProcessorStats {
+  readonly records: number;
+  readonly trials: number;
+  readonly decisions: number;
+  readonly deadLetters: number;
+  /** Records published and not yet processed, summed over the consumers' partitions. */
+  readonly lag: number;
+}
+
+/** Keeps the consumers a source hands out (for their lag) and counts their dead letters. */
+const metered = (source: EventSource) => {
+  const consumers = new Set<EventConsumer>();
+  const counts = { deadLetters: 0 };
+  return {
+    counts,
+    lag: async () => {
+      let n = 0;
+      for (const c of consumers) for (const l of await c.lag().catch(() => [])) n += Math.max(0, l.lag);
+      return n;
+    },
+    source: {
+      consumer: async (options) => {
+        const c = await source.consumer({
+          ...options,
+          onDeadLetters: async (letters) => {
+            counts.deadLetters += letters.length;
+            await options.onDeadLetters?.(letters);
+          },
+        });
+        consumers.add(c);
+        const close = c.close.bind(c);
+        return Object.assign(c, { close: () => (consumers.delete(c), close()) });
+      },
+    } satisfies EventSource,
+  };
+};
 
 /** The trial topology's sink: raw trials, row states, finished runs and version snapshots, durable when the promise resolves. */
 export const storeTrialSink = (sink: ClickHouseRowSink): TrialSink => ({
@@ -206,8 +245,9 @@ export const startProcessors = async (
     onIdleProbe: (p: () => Promise<boolean>) => void probes.push(p),
     ...(opts.maxBatch ? { maxBatch: opts.maxBatch } : {}),
   };
+  const meter = metered(sink ? storingDeadLetters(log, sink) : log);
   const ports = {
-    source: sink ? storingDeadLetters(log, sink) : log,
+    source: meter.source,
     publisher: log.publisher,
     sink: sink ? storeEventSink(sink) : noEventSink,
   };
@@ -279,5 +319,10 @@ export const startProcessors = async (
     await allIdle(probes, groups, ended);
     if (failure) throw failure.error;
   };
-  return { stop, done, caughtUp };
+  const stats = async (): Promise<ProcessorStats> => ({
+    ...totals,
+    deadLetters: meter.counts.deadLetters,
+    lag: await meter.lag(),
+  });
+  return { stop, done, caughtUp, stats };
 };

@@ -5,6 +5,7 @@ import type { EventLog } from '../../processors/ports.ts';
 import { PipelineError } from '../../schemas/errors.ts';
 import { createIngestServer, type IngestServer } from '../../producers/ingest/index.ts';
 import { EXIT } from '../exitCodes.ts';
+import { otlpReceiverOptions } from '../../deploy/otlp.ts';
 import { readPolicyFile } from './sample.ts';
 import { writeStderr } from '../format/render.ts';
 import { COMMANDS } from './index.ts';
@@ -20,9 +21,11 @@ export const ingestCommand = (program: Command): void => {
       'Serves POST /api/v1/trials, /api/v1/traces, /api/v1/judgments, /api/v1/labels and\n' +
         '/api/v1/datasets/{id}/rows?version=V: a JSON array or NDJSON of the shapes the SDK takes (the flat trial format\n' +
         'for trials), validated by the same schemas. Each answer comes once the events are durable in the event log\n' +
-        'and says per item: accepted, duplicate or rejected (index, field, reason). POST /v1/traces is an OTLP/HTTP\n' +
-        'receiver (protobuf or JSON): GenAI spans become production traces, sampled by --otlp-policy and redacted as\n' +
-        'passk sample does. Writes need the write token (--token or PASSK_INGEST_TOKEN). See docs/ingest.md.',
+        'and says per item: accepted, duplicate or rejected (index, field, reason). POST /v1/traces and /v1/logs are an\n' +
+        'OTLP/HTTP receiver (protobuf or JSON): spans of the common LLM conventions (OpenTelemetry GenAI, OpenInference,\n' +
+        'OpenLLMetry, Vercel AI SDK) become production traces, sampled by --otlp-policy and redacted as passk sample\n' +
+        'does. GET /metrics is in the Prometheus text format; GET /healthz says the queue. Writes need the write token\n' +
+        '(--token or PASSK_INGEST_TOKEN). See docs/ingest.md.',
     )
     .option('--host <host>', 'address to bind', '127.0.0.1')
     .option('--port <port>', 'port (0 = any free port)', '7358')
@@ -54,18 +57,21 @@ Exit codes: 0 stopped by SIGINT/SIGTERM, 2 bad flag (no token, bad port, a bad
       const policy = flags.otlpPolicy === undefined ? undefined : await readPolicyFile(flags.otlpPolicy);
       let log: EventLog | undefined;
       let server: IngestServer | undefined;
+      let otlp: ReturnType<typeof otlpReceiverOptions> | undefined;
       try {
         const config = loadConfig(cmd.optsWithGlobals());
         log = await openEventLog(config);
+        otlp = otlpReceiverOptions(config, policy, (line) => writeStderr(`passk ingest: ${line}\n`));
         server = await createIngestServer({
           publisher: log.publisher,
           token,
           timeouts: config.http,
           host: flags.host,
           port,
-          ...(policy ? { otlp: { policy } } : {}),
+          otlp: otlp.options,
         });
       } catch (e) {
+        otlp?.close();
         await log?.close();
         if (!(e instanceof PipelineError && e.retriable)) throw e;
         writeStderr(`passk: ${e.message}\n`);
@@ -79,6 +85,7 @@ Exit codes: 0 stopped by SIGINT/SIGTERM, 2 bad flag (no token, bad port, a bad
         process.once('SIGTERM', () => resolve());
       });
       await server.close();
+      otlp.close();
       await log.close();
     });
 };

@@ -2,6 +2,7 @@ import type { Command } from 'commander';
 import { loadConfig } from '../../deploy/config.ts';
 import { shareStore } from '../../deploy/holdStore.ts';
 import { startProcessors, type ProcessorsRun } from '../../deploy/processors.ts';
+import { processorRegistry, startMetricsServer } from '../../deploy/metrics.ts';
 import { openStore, type Store } from '../../deploy/store.ts';
 import { numbersOf } from '../../processors/folds/versionSummary.ts';
 import type { TrialProgress } from '../../processors/index.ts';
@@ -20,6 +21,8 @@ type ProcessFlags = {
   store: boolean;
   minAttempts?: string;
   batchWindowMs?: string;
+  metricsPort?: string;
+  metricsHost: string;
   json?: boolean;
 };
 
@@ -79,12 +82,15 @@ export const processCommand = (program: Command): void => {
       '--batch-window-ms <ms>',
       'how long a batch gathers before it is made durable: freshness vs throughput (default PASSK_BATCH_WINDOW_MS or 500)',
     )
+    .option('--metrics-port <port>', 'serve GET /metrics (Prometheus text format) on this port (0 = any free port)')
+    .option('--metrics-host <host>', 'address of the metrics server', '127.0.0.1')
     .option('--json', 'print the final summary as JSON')
     .addHelpText(
       'after',
       epilog(`
 Examples:
   passk process                      # run until SIGTERM
+  passk process --until-caught-up --metrics-port 0
   passk process --until-caught-up    # batch: process what is there, then exit
   PASSK_BACKEND=kafka KAFKA_BROKERS=127.0.0.1:9092 SCHEMA_REGISTRY_URL=http://127.0.0.1:8080/apis/ccompat/v7 passk process
 
@@ -101,6 +107,12 @@ Exit codes: 0 ok, 2 bad flag or config, 3 the event log or the store is unreacha
       const windowMs = flags.batchWindowMs === undefined ? undefined : Number(flags.batchWindowMs);
       if (windowMs !== undefined && !(Number.isInteger(windowMs) && windowMs >= 0)) {
         writeStderr(`passk: --batch-window-ms must be a non-negative integer, got "${flags.batchWindowMs}"\n`);
+        process.exitCode = EXIT.usage;
+        return;
+      }
+      const metricsPort = flags.metricsPort === undefined ? undefined : Number(flags.metricsPort);
+      if (metricsPort !== undefined && !(Number.isInteger(metricsPort) && metricsPort >= 0 && metricsPort <= 65535)) {
+        writeStderr(`passk: --metrics-port must be an integer in 0–65535, got "${flags.metricsPort}"\n`);
         process.exitCode = EXIT.usage;
         return;
       }
@@ -155,6 +167,15 @@ Exit codes: 0 ok, 2 bad flag or config, 3 the event log or the store is unreacha
               else if (e.type === 'WindowAlertRaised') writeStderr(`passk process: alert: ${e.message}\n`);
           },
         });
+        if (metricsPort !== undefined) {
+          const metrics = await startMetricsServer({
+            registry: processorRegistry(run.stats),
+            host: flags.metricsHost,
+            port: metricsPort,
+          });
+          writeStderr(`passk process: metrics at ${metrics.url}\n`);
+          void run.done.finally(() => metrics.close()).catch(() => undefined);
+        }
         if (flags.store) {
           // the processors hold the embedded store now: other commands read it through this process
           shared = await openStore(config, { migrate: false });

@@ -8,7 +8,7 @@ import {
   listProductionFailures,
   type ProductionFailure,
 } from '../../producers/review/index.ts';
-import { listStoredFailures, StoreLocked } from '../../sinks/clickhouse/index.ts';
+import { listStoredFailures, StoreLocked, type TraceFilters } from '../../sinks/clickhouse/index.ts';
 import { InputError, PipelineError } from '../../schemas/errors.ts';
 import { heading, nextCommand, quoteArg, table, text } from '../format/doc.ts';
 import { renderJson, renderTerminal, writeStderr } from '../format/render.ts';
@@ -20,6 +20,10 @@ import { epilog } from '../format/helpText.ts';
 type ReviewFlags = {
   agentVersion?: string;
   segment?: string;
+  user?: string;
+  session?: string;
+  model?: string;
+  minLatency?: string;
   limit: string;
   confirm?: string;
   expected?: string;
@@ -38,12 +42,19 @@ type ReviewFlags = {
 const fromStore = async (
   cmd: Command,
   config: PasskConfig,
-  filter: { limit: number; agentVersion?: string; segment?: string },
+  filter: { limit: number; agentVersion?: string; segment?: string } & TraceFilters,
 ): Promise<ProductionFailure[]> => {
   const confirmed = await withEventLog(cmd, confirmedTraceIds, config);
   return withReader(cmd, (reader) =>
     listStoredFailures(reader, { ...filter, why: failureSignals, alsoConfirmed: confirmed }),
   );
+};
+
+const minLatency = (v: string): number => {
+  const n = Number(v);
+  if (!Number.isFinite(n) || n < 0)
+    throw new InputError(`--min-latency is milliseconds (a number ≥ 0), got "${v}"`, { field: 'min-latency' });
+  return n;
 };
 
 const excerpt = (s: string | undefined, n = 60) =>
@@ -63,6 +74,10 @@ export const reviewCommand = (program: Command): void => {
     )
     .option('--agent-version <v>', 'only traces of this agent version')
     .option('--segment <s>', 'only traces of this segment')
+    .option('--user <id>', 'only traces of this end user (as stored: redacted)')
+    .option('--session <id>', 'only traces of this session')
+    .option('--model <name>', 'only traces that asked for, or were answered by, this model')
+    .option('--min-latency <ms>', 'only traces that took at least this long')
     .option('--limit <n>', 'list at most this many', '50')
     .option('--confirm <trace_id>', 'confirm this trace as a failure')
     .option('--expected <text>', 'with --confirm: what the agent should have answered')
@@ -81,6 +96,7 @@ export const reviewCommand = (program: Command): void => {
       epilog(`
 Examples:
   passk review --agent-version support-v3
+  passk review --user user-7 --min-latency 2000 --json
   passk review --confirm t-81f2 --expected deny --dataset refunds --reviewer ana --note "opened item, cosmetic wear"
 
 Exit codes: 0 ok, 2 bad input (an unknown trace id, a missing --expected/--dataset/--reviewer),
@@ -125,6 +141,10 @@ Exit codes: 0 ok, 2 bad input (an unknown trace id, a missing --expected/--datas
         limit,
         ...(flags.agentVersion ? { agentVersion: flags.agentVersion } : {}),
         ...(flags.segment ? { segment: flags.segment } : {}),
+        ...(flags.user ? { userId: flags.user } : {}),
+        ...(flags.session ? { sessionId: flags.session } : {}),
+        ...(flags.model ? { model: flags.model } : {}),
+        ...(flags.minLatency === undefined ? {} : { minLatencyMs: minLatency(flags.minLatency) }),
       };
       const fromLog = () =>
         withEventLog(cmd, (log) => listProductionFailures(log, filter), config).catch(exitOnUnavailable);

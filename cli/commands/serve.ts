@@ -9,7 +9,10 @@ import { PipelineError } from '../../schemas/errors.ts';
 import { gateHistory, StoreLocked } from '../../sinks/clickhouse/index.ts';
 import { clickhouseDashboardData } from '../../sinks/dashboard/clickhouseData.ts';
 import { createDashboardServer, DashboardConfigError, type DashboardServer } from '../../sinks/dashboard/index.ts';
-import { createIngestRoutes } from '../../producers/ingest/index.ts';
+import { createIngestMetrics, createIngestRoutes, ingestRegistry } from '../../producers/ingest/index.ts';
+import { metricsRoute, processorRegistry } from '../../deploy/metrics.ts';
+import { otlpReceiverOptions } from '../../deploy/otlp.ts';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import { confirmFailure } from '../../producers/review/index.ts';
 import { EXIT } from '../exitCodes.ts';
 import { heading, text } from '../format/doc.ts';
@@ -123,12 +126,14 @@ Exit codes: 0 stopped by SIGINT/SIGTERM, 2 bad flag or config (e.g. a non-loopba
       let unshare: (() => Promise<void>) | undefined;
       let stopping = false;
       let routes: ReturnType<typeof createIngestRoutes> | undefined;
+      let otlp: ReturnType<typeof otlpReceiverOptions> | undefined;
       const policy = flags.otlpPolicy === undefined ? undefined : await readPolicyFile(flags.otlpPolicy);
       const shutdown = async () => {
         stopping = true;
         await unshare?.();
         await server?.close();
         await routes?.close();
+        otlp?.close();
         processors?.stop();
         await processors?.done.catch(() => undefined);
         await store?.close();
@@ -141,19 +146,25 @@ Exit codes: 0 stopped by SIGINT/SIGTERM, 2 bad flag or config (e.g. a non-loopba
         if (flags.process && log) {
           processors = await startProcessors(config, { log, instanceId: `serve-${process.pid}` });
         }
-        if (log)
-          routes = createIngestRoutes({
-            publisher: log.publisher,
-            token: ingestToken,
-            ...(policy ? { otlp: { policy } } : {}),
-          });
+        if (log) {
+          otlp = otlpReceiverOptions(config, policy, (line) => writeStderr(`passk serve: ${line}\n`));
+          routes = createIngestRoutes({ publisher: log.publisher, token: ingestToken, otlp: otlp.options });
+        }
+        // GET /metrics: the ingest API's (when mounted) and the processors' (when running), one registry.
+        const registry = ingestRegistry(routes?.metrics ?? createIngestMetrics());
+        const run = processors;
+        if (run) processorRegistry(run.stats, registry);
+        const metrics = metricsRoute(registry);
+        const ingest = routes;
+        const served = async (req: IncomingMessage, res: ServerResponse, pathname: string) =>
+          (await metrics(req, res, pathname)) || (ingest ? ingest(req, res, pathname) : false);
         server = await createDashboardServer({
           data: clickhouseDashboardData(store.client),
           timeouts: config.http,
           host: flags.host,
           port,
           ...(token ? { token } : {}),
-          ...(routes ? { routes } : {}),
+          routes: served,
           ...(log ? { review: { token: ingestToken, confirm: confirmFrom(log) } } : {}),
         });
       } catch (e) {

@@ -3,6 +3,9 @@
 Standard library only (urllib, gzip, json). Items are buffered and sent in batches as NDJSON (gzipped);
 a 429 or 5xx answer is retried after the server's Retry-After (or a growing delay). Every answer says per item
 whether it was accepted, a duplicate (already recorded; counted once) or rejected (with its index, field and reason).
+A batch refused as too large (413: over the body limit or the item cap) is sent again in halves; an item refused
+alone, or a batch refused for good (400, 401, 415, …), is dropped from the buffer and reported with its reason, so
+flush() never sends it again.
 
     from passk_client import PasskClient
     client = PasskClient("http://127.0.0.1:7358", token=os.environ["PASSK_INGEST_TOKEN"])
@@ -68,8 +71,25 @@ class PasskClient:
 
     def _send_buffer(self, kind):
         batch = self._buffers[kind][: self.batch_size]
-        answer = self.send(kind, batch)
+        self._deliver(kind, batch)
         del self._buffers[kind][: len(batch)]
+
+    def _deliver(self, kind, batch):
+        """Sends a batch; refused for good, it is reported and dropped (a retriable failure raises, kept buffered)."""
+        try:
+            answer = self.send(kind, batch)
+        except PasskError as e:
+            if e.status == 413 and len(batch) > 1:
+                half = len(batch) // 2
+                self._deliver(kind, batch[:half])
+                self._deliver(kind, batch[half:])
+                return
+            if e.status == 0 or e.status == 429 or e.status >= 500:
+                raise
+            for i, item in enumerate(batch):
+                self._totals["rejected"].append({"index": i, "status": "rejected", "field": "(request)",
+                                                 "reason": str(e), "kind": kind, "item": item})
+            return
         self._totals["accepted"] += answer["accepted"]
         self._totals["duplicates"] += answer["duplicates"]
         for r in answer["items"]:

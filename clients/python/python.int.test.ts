@@ -72,7 +72,14 @@ it('records 1,000 trials and 200 traces from python3, once each, and reports 3 b
     [31, 'agent_version'],
   ]);
   for (const r of rejected) expect(r.reason).toMatch(/\w/);
-  // Exactly those events are in the log: 1,000 + 47 trials, 200 traces.
-  expect(count('passk.trials')).toBe(1047);
+  // 10,001 trials in one buffer: refused whole (413, over the item cap), sent again in halves, all accepted; the one
+  // item over the body limit is reported once and dropped, so the next flush sends nothing.
+  expect(out.split).toMatchObject({ accepted: 10_001, duplicates: 0 });
+  expect(out.split.rejected).toEqual([
+    expect.objectContaining({ kind: 'trials', field: '(request)', reason: expect.stringMatching(/HTTP 413/) }),
+  ]);
+  expect(out.after).toEqual({ accepted: 0, duplicates: 0, rejected: [] });
+  // Exactly those events are in the log: 1,000 + 47 + 10,001 trials, 200 traces.
+  expect(count('passk.trials')).toBe(11_048);
   expect(count('passk.traces')).toBe(200);
 }, 300_000);

@@ -1,6 +1,8 @@
 """Run by test/clients/python.int.test.ts against a real `passk ingest` (PASSK_URL, PASSK_INGEST_TOKEN).
 
-Records 1,000 trials and 200 traces, re-sends them (nothing counted twice), and sends a batch with 3 bad items.
+Records 1,000 trials and 200 traces, re-sends them (nothing counted twice), and sends a batch with 3 bad items;
+then a buffer of 10,001 trials (over the server's 10,000-item cap: sent again in halves) and one item too large
+for any request (reported once, dropped: a second flush sends nothing).
 Prints one JSON line with what it saw; the TypeScript test checks the store side.
 """
 
@@ -41,4 +43,12 @@ bad_batch[17]["row_id"] = None
 del bad_batch[31]["agent_version"]
 answer = client.send("trials", bad_batch)
 
-print(json.dumps({"first": first, "again": again, "bad": answer}))
+big = PasskClient(os.environ["PASSK_URL"], token=os.environ["PASSK_INGEST_TOKEN"], batch_size=20_000)
+for i in range(10_001):
+    big.record_trial(dict(trial(i), run_id="py-run-3", row_id=f"big{i}", attempt=0))
+big.record_trial(dict(trial(0), run_id="py-run-4", output="x" * (17 << 20)))
+split = big.flush()
+split["rejected"] = [{k: v for k, v in r.items() if k != "item"} for r in split["rejected"]]
+after = big.flush()
+
+print(json.dumps({"first": first, "again": again, "bad": answer, "split": split, "after": after}))

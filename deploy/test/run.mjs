@@ -34,6 +34,7 @@ const onPath = (cmd) => spawnSync('sh', ['-c', `command -v ${cmd}`], { stdio: 'i
 const tools = [
   ['ip', 'iproute2'],
   ['nft', 'nftables'],
+  ['prometheus', 'prometheus'],
 ].filter(([cmd]) => !onPath(cmd));
 if (tools.length > 0 && canInstallDebianChromium()) {
   console.error(`Installing ${tools.map(([, pkg]) => pkg).join(', ')} (apt-get)…`);

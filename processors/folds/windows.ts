@@ -109,12 +109,16 @@ const add = (s: WindowShare, fingerprint: string, weight: number, passed: boolea
  * Folds one trace at `offset` of the partition into `s`, in place (the state is owned by its
  * partition's fold, like a row table; copying it per trace would be quadratic). Returns the keys of
  * the shares it changed, including windows its new watermark closed. A trace before `through`
- * (already in restored shares), or with an event id seen within the horizon, changes nothing.
+ * (already in restored shares), with an event id seen within the horizon, or a later revision of a trace, changes
+ * nothing.
  */
 export const foldTrace = (s: WindowsState, trace: TraceSampled, offset: number, o: WindowOptions): string[] => {
   if (offset < s.through) return [];
   s.through = offset + 1;
   if (s.recent[trace.event_id] !== undefined) return [];
+  // A later revision of a trace (spans that arrived after it was recorded) is the same request: its window counts
+  // it once, as first recorded.
+  if ((trace.revision ?? 0) > 0) return [];
   const t = trace.occurred_at;
   const weight = 1 / trace.sampling.probability;
   const changed = new Set<string>();

@@ -8,7 +8,7 @@ import { timingSafeEqual } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { createGunzip } from 'node:zlib';
 import type { EventPublisher } from '../../processors/ports.ts';
-import { EventTooLarge, InputError, PipelineError } from '../../schemas/errors.ts';
+import { InputError, PipelineError } from '../../schemas/errors.ts';
 import type { PasskEvent } from '../../schemas/events/index.ts';
 import { DatasetRowUpserted } from '../../schemas/events/datasets.ts';
 import { Id } from '../../schemas/envelope.ts';
@@ -50,16 +50,51 @@ export interface IngestOptions {
   readonly publisher: EventPublisher;
   /** Writes need `Authorization: Bearer <token>`. Without a token, writes are refused (401). */
   readonly token?: string;
-  /** Largest request body, after gunzip. @default 16 MiB */
+  /** Largest request body of the `/api/v1` endpoints, after gunzip. @default 16 MiB */
   readonly maxBodyBytes?: number;
-  /** Requests publishing at once; beyond that the answer is 429 with Retry-After. @default 16 */
+  /**
+   * Largest OTLP body (`/v1/traces`, `/v1/logs`), after gunzip: an exporter's default batch of 512 spans with 100 KB
+   * prompts is ~52 MB. @default 64 MiB
+   */
+  readonly maxOtlpBodyBytes?: number;
+  /**
+   * Bytes of request bodies being read at once, over every connection (bodies are read before a write slot is taken,
+   * so this bounds their memory); over it, a request is answered 503 with Retry-After. @default 512 MiB
+   */
+  readonly maxReadingBytes?: number;
+  /** Items in one `/api/v1` request (which bounds the answer's size). @default 10,000 */
+  readonly maxItems?: number;
+  /**
+   * Requests publishing at once (a request takes a slot once its body has arrived, so slow uploads hold none);
+   * beyond that the answer is 429 with Retry-After. @default 16
+   */
   readonly maxInFlight?: number;
   /** Event ids acknowledged recently, remembered to answer `duplicate`. @default 1_000_000 */
   readonly rememberIds?: number;
   /** The OTLP receiver at `POST /v1/traces`: its sampling policy and redactors (default: keep every trace). */
   readonly otlp?: Omit<OtlpReceiverOptions, 'publisher' | 'onError'>;
   readonly onError?: (e: unknown) => void;
+  /** Counters of what was accepted and refused (`GET /metrics`). */
+  readonly metrics?: IngestMetrics;
 }
+
+/** What the ingest routes count, by endpoint kind and outcome. */
+export interface IngestMetrics {
+  items: Map<string, number>;
+  requests: Map<string, number>;
+  inFlight: number;
+  /** Requests whose body is being read. */
+  reading: number;
+  receiver?: OtlpReceiver;
+}
+
+export const createIngestMetrics = (): IngestMetrics => ({
+  items: new Map(),
+  requests: new Map(),
+  inFlight: 0,
+  reading: 0,
+});
+const bump = (m: Map<string, number>, key: string, by = 1) => m.set(key, (m.get(key) ?? 0) + by);
 
 class HttpError extends Error {
   constructor(
@@ -78,28 +113,65 @@ const sameToken = (a: string, b: string): boolean => {
 };
 
 /** Reads the body, gunzipping `Content-Encoding: gzip`, refusing more than `max` bytes with 413. */
-export const readBody = async (req: IncomingMessage, max: number): Promise<Buffer> => {
+export const readBody = async (
+  req: IncomingMessage,
+  max: number,
+  /** Bytes all bodies being read may hold together (shared by the server's requests); over it: 503. */
+  budget?: { used: number; readonly max: number },
+): Promise<Buffer> => {
   const encoding = (req.headers['content-encoding'] ?? 'identity').toLowerCase();
   if (encoding !== 'identity' && encoding !== 'gzip')
     throw new HttpError(415, `unsupported Content-Encoding "${encoding}" (gzip or none)`);
   const declared = Number(req.headers['content-length'] ?? NaN);
   if (encoding === 'identity' && declared > max)
     throw new HttpError(413, `the body is ${declared} bytes; the limit is ${max}`);
-  const source = encoding === 'gzip' ? req.pipe(createGunzip()) : req;
+  const gunzip = encoding === 'gzip' ? createGunzip() : undefined;
+  const source = gunzip ? req.pipe(gunzip) : req;
   const chunks: Buffer[] = [];
   let size = 0;
   try {
-    for await (const chunk of source as AsyncIterable<Buffer>) {
-      size += chunk.length;
-      if (size > max) {
+    // Events, not `for await`: leaving a for-await loop destroys the stream, and with it the connection, so the
+    // client would get a reset instead of the answer.
+    await new Promise<void>((resolve, reject) => {
+      const stop = (e: Error) => {
+        source.off('data', onData);
+        // Unpiped now, not when the gunzip stream closes (a tick later, which would pause the request again):
+        // the rest of the body is drained, so a kept-alive connection is usable for the next request.
+        if (gunzip) {
+          req.unpipe(gunzip);
+          gunzip.destroy();
+        }
         req.resume();
-        throw new HttpError(413, `the body is over ${max} bytes${encoding === 'gzip' ? ' (after gunzip)' : ''}`);
-      }
-      chunks.push(chunk);
-    }
+        reject(e);
+      };
+      const onData = (chunk: Buffer) => {
+        size += chunk.length;
+        if (budget) budget.used += chunk.length;
+        if (budget && budget.used > budget.max)
+          return stop(
+            new HttpError(503, `the server holds ${budget.max} bytes of request bodies being read; retry shortly`, {
+              'retry-after': '1',
+            }),
+          );
+        if (size > max)
+          return stop(
+            new HttpError(413, `the body is over ${max} bytes${encoding === 'gzip' ? ' (after gunzip)' : ''}`),
+          );
+        chunks.push(chunk);
+      };
+      source.on('data', onData);
+      source.once('end', () => resolve());
+      source.once('error', (e) => reject(e));
+      if (gunzip) req.once('error', (e) => reject(e));
+      req.once('close', () => {
+        if (!req.complete) reject(new Error('the client closed the connection'));
+      });
+    });
   } catch (e) {
     if (e instanceof HttpError) throw e;
     throw new HttpError(400, `the body could not be read: ${(e as Error).message}`);
+  } finally {
+    if (budget) budget.used -= size;
   }
   return Buffer.concat(chunks);
 };
@@ -263,7 +335,30 @@ const datasetTarget = (rawId: string, search: URLSearchParams): DatasetTarget =>
 /** Handles `/api/v1/*` ingest requests; returns false for any other path (the caller serves it). */
 export const createIngestRoutes = (opts: IngestOptions) => {
   const max = opts.maxBodyBytes ?? 16 * 1024 * 1024;
+  const maxOtlp = opts.maxOtlpBodyBytes ?? 64 * 1024 * 1024;
+  const maxItems = opts.maxItems ?? 10_000;
   const maxInFlight = opts.maxInFlight ?? 16;
+  const metrics = opts.metrics ?? createIngestMetrics();
+  /** Takes a write slot, once the body is in (429 when all are taken). */
+  const takeSlot = () => {
+    if (inFlight >= maxInFlight)
+      throw new HttpError(429, `${inFlight} requests are being written; retry shortly`, { 'retry-after': '1' });
+    inFlight++;
+    metrics.inFlight = inFlight;
+  };
+  const freeSlot = () => {
+    inFlight--;
+    metrics.inFlight = inFlight;
+  };
+  const budget = { used: 0, max: opts.maxReadingBytes ?? 512 * 1024 * 1024 };
+  const reading = async (req: IncomingMessage, limit: number) => {
+    metrics.reading++;
+    try {
+      return await readBody(req, limit, budget);
+    } finally {
+      metrics.reading--;
+    }
+  };
   const remember = opts.rememberIds ?? 1_000_000;
   const seen = new Set<string>();
   const onError = opts.onError ?? ((e: unknown) => process.stderr.write(`ingest: ${(e as Error).message}\n`));
@@ -294,7 +389,7 @@ export const createIngestRoutes = (opts: IngestOptions) => {
         415,
         `Content-Type must be application/json or application/x-ndjson, got "${type || '(none)'}"`,
       );
-    const body = await readBody(req, max);
+    const body = await reading(req, max);
     const text = new TextDecoder('utf-8', { fatal: true, ignoreBOM: false });
     let decoded: string;
     try {
@@ -302,8 +397,50 @@ export const createIngestRoutes = (opts: IngestOptions) => {
     } catch {
       throw new HttpError(400, 'the body is not valid UTF-8');
     }
+    if (type !== 'application/json') {
+      // Counted before parsing: a body of a million tiny lines is refused without the work.
+      let lines = 0;
+      for (let i = decoded.indexOf('\n'); i >= 0 && lines <= maxItems; i = decoded.indexOf('\n', i + 1)) lines++;
+      if (lines > maxItems) throw tooMany(`more than ${maxItems}`);
+    }
     const items = splitItems(decoded, type);
     if (items.length === 0) throw new HttpError(400, 'the body holds no items');
+    if (items.length > maxItems) throw tooMany(String(items.length));
+    takeSlot();
+    try {
+      return await write(kind, items, target);
+    } finally {
+      freeSlot();
+    }
+  };
+  const tooMany = (n: string) =>
+    new HttpError(413, `the body holds ${n} items; the limit is ${maxItems} per request: send smaller batches`);
+
+  /** Publishes the valid items; when the log refuses the batch for one item (its size, its text), item by item. */
+  const publishEach = async (events: readonly PasskEvent[]): Promise<Map<PasskEvent, string>> => {
+    const refused = new Map<PasskEvent, string>();
+    try {
+      await opts.publisher.publish(events);
+      return refused;
+    } catch (e) {
+      if (!(e instanceof PipelineError) || e.retriable || events.length === 1) {
+        if (events.length === 1 && e instanceof PipelineError && !e.retriable) refused.set(events[0]!, e.message);
+        else throw e;
+        return refused;
+      }
+    }
+    // Halves, so one refused item among n costs about 2·log2(n) more calls, not n.
+    const mid = Math.ceil(events.length / 2);
+    for (const part of [events.slice(0, mid), events.slice(mid)])
+      for (const [ev, why] of await publishEach(part)) refused.set(ev, why);
+    return refused;
+  };
+
+  const write = async (
+    kind: IngestKind,
+    items: readonly Item[],
+    target?: DatasetTarget,
+  ): Promise<{ status: number; body: IngestAnswer }> => {
     const built = await buildEvents(kind, items, target);
     const results: ItemResult[] = [];
     const toPublish: PasskEvent[] = [];
@@ -322,15 +459,25 @@ export const createIngestRoutes = (opts: IngestOptions) => {
       }
     }
     if (toPublish.length > 0) {
+      let refused: Map<PasskEvent, string>;
       try {
-        await opts.publisher.publish(toPublish);
+        refused = await publishEach(toPublish);
       } catch (e) {
-        if (e instanceof EventTooLarge) throw new HttpError(413, e.message);
         if (e instanceof PipelineError && e.retriable)
           throw new HttpError(503, `the event log is unavailable: ${e.message}`, { 'retry-after': '1' });
         throw e;
       }
-      for (const e of toPublish) note(e.event_id);
+      if (refused.size > 0) {
+        const byId = new Map([...refused].map(([ev, why]) => [ev.event_id, why]));
+        for (const [i, r] of results.entries()) {
+          const why = r.status === 'accepted' ? byId.get(r.event_id) : undefined;
+          if (why !== undefined) {
+            results[i] = { index: r.index, status: 'rejected', field: '(root)', reason: why };
+            byId.delete((r as { event_id: string }).event_id);
+          }
+        }
+      }
+      for (const e of toPublish) if (!refused.has(e)) note(e.event_id);
     }
     const answer: IngestAnswer = {
       accepted: results.filter((r) => r.status === 'accepted').length,
@@ -338,6 +485,9 @@ export const createIngestRoutes = (opts: IngestOptions) => {
       rejected: results.filter((r) => r.status === 'rejected').length,
       items: results,
     };
+    bump(metrics.items, `${kind}|accepted`, answer.accepted);
+    bump(metrics.items, `${kind}|duplicate`, answer.duplicates);
+    bump(metrics.items, `${kind}|rejected`, answer.rejected);
     const status = answer.rejected === 0 ? 200 : answer.rejected === results.length ? 400 : 207;
     return { status, body: answer };
   };
@@ -348,11 +498,12 @@ export const createIngestRoutes = (opts: IngestOptions) => {
     'application/protobuf': 'protobuf',
     'application/json': 'json',
   };
-  /** OTLP/HTTP: ExportTraceServiceResponse on success, a google.rpc.Status on failure, in the request's encoding. */
-  const otlp = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
+  /** OTLP/HTTP: Export{Trace,Logs}ServiceResponse on success, a google.rpc.Status on failure, in the request's encoding. */
+  const otlp = async (signal: 'traces' | 'logs', req: IncomingMessage, res: ServerResponse): Promise<void> => {
     const type = (req.headers['content-type'] ?? '').split(';')[0]!.trim().toLowerCase();
     const format = OTLP_TYPES[type];
     const answer = (status: number, body: Uint8Array | string, headers: Record<string, string> = {}) => {
+      bump(metrics.requests, `otlp_${signal}|${status}`);
       res.writeHead(status, {
         'content-type': format === 'protobuf' ? 'application/x-protobuf' : 'application/json; charset=utf-8',
         'cache-control': 'no-store',
@@ -368,24 +519,22 @@ export const createIngestRoutes = (opts: IngestOptions) => {
           415,
           `Content-Type must be application/x-protobuf or application/json, got "${type || '(none)'}"`,
         );
-      if (inFlight >= maxInFlight)
-        throw new HttpError(429, `${inFlight} requests are being written; retry shortly`, { 'retry-after': '1' });
-      inFlight++;
+      const body = await reading(req, maxOtlp);
+      takeSlot();
       try {
-        const body = await readBody(req, max);
-        receiver ??= createOtlpReceiver({ publisher: opts.publisher, ...opts.otlp, onError });
+        const receiver = receiverOf();
         let result;
         try {
-          result = await receiver.export(body, format);
+          result = await receiver.export(body, format, signal);
         } catch (e) {
           if (e instanceof MalformedOtlp) throw new HttpError(400, e.message);
           if (e instanceof PipelineError && e.retriable)
             throw new HttpError(503, `the event log is unavailable: ${e.message}`, { 'retry-after': '1' });
           throw e;
         }
-        answer(200, encodeResponse(format, { spans: result.rejected, message: result.message }));
+        answer(200, encodeResponse(format, { spans: result.rejected, message: result.message }, signal));
       } finally {
-        inFlight--;
+        freeSlot();
       }
     } catch (e) {
       if (!req.complete) req.resume();
@@ -396,6 +545,11 @@ export const createIngestRoutes = (opts: IngestOptions) => {
       const code = { 400: 3, 401: 16, 413: 3, 415: 3, 405: 12, 429: 8, 503: 14 }[status] ?? 13;
       answer(status, encodeStatus(format ?? 'json', code, message), e instanceof HttpError ? e.headers : {});
     }
+  };
+  const receiverOf = (): OtlpReceiver => {
+    receiver ??= createOtlpReceiver({ publisher: opts.publisher, ...opts.otlp, onError });
+    metrics.receiver = receiver;
+    return receiver;
   };
 
   const authorize = (req: IncomingMessage): void => {
@@ -416,8 +570,8 @@ export const createIngestRoutes = (opts: IngestOptions) => {
       res.end(req.method === 'HEAD' ? undefined : openapi);
       return true;
     }
-    if (pathname === '/v1/traces') {
-      await otlp(req, res);
+    if (pathname === '/v1/traces' || pathname === '/v1/logs') {
+      await otlp(pathname === '/v1/traces' ? 'traces' : 'logs', req, res);
       return true;
     }
     const m = /^\/api\/v1\/(?:(trials|traces|judgments|labels)|datasets\/([^/]+)\/rows)$/.exec(pathname);
@@ -427,16 +581,11 @@ export const createIngestRoutes = (opts: IngestOptions) => {
       authorize(req);
       const target =
         m[2] === undefined ? undefined : datasetTarget(m[2], new URL(req.url ?? '/', 'http://ingest').searchParams);
-      if (inFlight >= maxInFlight)
-        throw new HttpError(429, `${inFlight} requests are being written; retry shortly`, { 'retry-after': '1' });
-      inFlight++;
-      try {
-        const { status, body } = await ingest((m[1] ?? 'datasets') as IngestKind, req, target);
-        send(res, status, body);
-      } finally {
-        inFlight--;
-      }
+      const { status, body } = await ingest((m[1] ?? 'datasets') as IngestKind, req, target);
+      bump(metrics.requests, `${m[1] ?? 'datasets'}|${status}`);
+      send(res, status, body);
     } catch (e) {
+      bump(metrics.requests, `${m[1] ?? 'datasets'}|${e instanceof HttpError ? e.status : 500}`);
       if (e instanceof HttpError) {
         if (!req.complete) req.resume();
         send(res, e.status, { error: e.message }, e.headers);
@@ -451,5 +600,5 @@ export const createIngestRoutes = (opts: IngestOptions) => {
   const close = async (): Promise<void> => {
     await receiver?.close();
   };
-  return Object.assign(handle, { close });
+  return Object.assign(handle, { close, metrics, receiver: receiverOf });
 };

@@ -1,6 +1,7 @@
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { createIngestRoutes, type IngestOptions } from './ingest.ts';
+import { createIngestRoutes, type IngestMetrics, type IngestOptions } from './ingest.ts';
+import { ingestRegistry } from './metrics.ts';
 
 export interface IngestServer {
   readonly url: string;
@@ -34,19 +35,33 @@ export const httpServerOptions = (t: HttpTimeouts = {}) => {
   };
 };
 
+/** What `/healthz` says of the receiver's queue: requests being read and written, spans held. */
+export const queueOf = (m: IngestMetrics) => ({
+  reading: m.reading,
+  in_flight: m.inFlight,
+  held_traces: m.receiver?.assembly.heldTraces ?? 0,
+  held_bytes: m.receiver?.assembly.heldBytes ?? 0,
+});
+
 /** The lean server of `passk ingest`: only the ingest API (and /healthz), for production hosts. */
 export const createIngestServer = async (
   opts: IngestOptions & { host?: string; port?: number; timeouts?: HttpTimeouts },
 ): Promise<IngestServer> => {
   const routes = createIngestRoutes(opts);
+  const registry = ingestRegistry(routes.metrics);
   const server = createServer(httpServerOptions(opts.timeouts), (req, res) => {
     const url = new URL(req.url ?? '/', 'http://ingest');
     routes(req, res, url.pathname)
-      .then((handled) => {
+      .then(async (handled) => {
         if (handled) return;
+        if (url.pathname === '/metrics') {
+          const body = await registry.metrics();
+          res.writeHead(200, { 'content-type': registry.contentType, 'cache-control': 'no-store' });
+          return void res.end(body);
+        }
         const health = url.pathname === '/healthz';
         res.writeHead(health ? 200 : 404, { 'content-type': 'application/json; charset=utf-8' });
-        res.end(JSON.stringify(health ? { ok: true } : { error: 'not found' }));
+        res.end(JSON.stringify(health ? { ok: true, queue: queueOf(routes.metrics) } : { error: 'not found' }));
       })
       .catch((e: unknown) => {
         (opts.onError ?? (() => undefined))(e);

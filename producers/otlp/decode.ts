@@ -1,5 +1,5 @@
 /**
- * OTLP/HTTP trace export bodies, decoded with protobufjs from the protocol's own `.proto` files (`proto/`, from
+ * OTLP/HTTP trace and log export bodies, decoded with protobufjs from the protocol's own `.proto` files (`proto/`, from
  * the OpenTelemetry project's published artifact): `application/x-protobuf` through the binary decoder, and
  * `application/json` (the OTLP JSON mapping: lowerCamelCase names, hex trace and span ids) through the same
  * message types' `fromObject`, so both encodings come out as the same plain object.
@@ -10,12 +10,21 @@ import protobuf from 'protobufjs';
 
 const PROTO_DIR = fileURLToPath(new URL('./proto/', import.meta.url));
 
-let types: { request: protobuf.Type; response: protobuf.Type; status: protobuf.Type } | undefined;
+let types:
+  | {
+      request: protobuf.Type;
+      response: protobuf.Type;
+      logsRequest: protobuf.Type;
+      logsResponse: protobuf.Type;
+      status: protobuf.Type;
+    }
+  | undefined;
 const load = () => {
   if (types) return types;
   const root = new protobuf.Root();
   root.resolvePath = (_origin, target) => (isAbsolute(target) ? target : join(PROTO_DIR, target));
   root.loadSync('opentelemetry/proto/collector/trace/v1/trace_service.proto');
+  root.loadSync('opentelemetry/proto/collector/logs/v1/logs_service.proto');
   // google.rpc.Status, the body of an OTLP error answer (its two scalar fields; `details` is left empty).
   const status = new protobuf.Type('Status')
     .add(new protobuf.Field('code', 1, 'int32'))
@@ -24,6 +33,8 @@ const load = () => {
   types = {
     request: root.lookupType('opentelemetry.proto.collector.trace.v1.ExportTraceServiceRequest'),
     response: root.lookupType('opentelemetry.proto.collector.trace.v1.ExportTraceServiceResponse'),
+    logsRequest: root.lookupType('opentelemetry.proto.collector.logs.v1.ExportLogsServiceRequest'),
+    logsResponse: root.lookupType('opentelemetry.proto.collector.logs.v1.ExportLogsServiceResponse'),
     status,
   };
   return types;
@@ -50,6 +61,8 @@ export interface OtlpSpan {
   parentSpanId?: string;
   name: string;
   kind?: number;
+  /** Bits 8 and 9: whether the parent's remoteness is known, and whether the parent is remote (another process). */
+  flags?: number;
   /** Decimal strings (int64). */
   startTimeUnixNano?: string;
   endTimeUnixNano?: string;
@@ -63,17 +76,38 @@ export interface OtlpRequest {
     scopeSpans?: { scope?: { name?: string; version?: string }; spans?: OtlpSpan[] }[];
   }[];
 }
+export interface OtlpLogRecord {
+  timeUnixNano?: string;
+  observedTimeUnixNano?: string;
+  /** The event's name (`gen_ai.user.message`, …); older SDKs put it in the `event.name` attribute. */
+  eventName?: string;
+  body?: AnyValue;
+  attributes?: KeyValue[];
+  /** Lowercase hex; empty when the record was emitted outside a span. */
+  traceId?: string;
+  spanId?: string;
+}
+export interface OtlpLogsRequest {
+  resourceLogs?: {
+    resource?: { attributes?: KeyValue[] };
+    scopeLogs?: { scope?: { name?: string; version?: string }; logRecords?: OtlpLogRecord[] }[];
+  }[];
+}
 
-/** The body could not be read as an ExportTraceServiceRequest. */
+/** The body could not be read as an export request. */
 export class MalformedOtlp extends Error {
   override name = 'MalformedOtlp';
 }
 
+export type Signal = 'traces' | 'logs';
+const NAMES: Record<Signal, string> = { traces: 'ExportTraceServiceRequest', logs: 'ExportLogsServiceRequest' };
+const requestType = (signal: Signal) => (signal === 'traces' ? load().request : load().logsRequest);
+
 const ID_FIELDS = new Set(['traceId', 'spanId', 'parentSpanId']);
 
 /** Binary ids to hex, every other field as protobufjs gives it (int64 as decimal strings). */
-const toPlain = (message: protobuf.Message): OtlpRequest => {
-  const obj = load().request.toObject(message, { longs: String, enums: Number, bytes: Array, defaults: false });
+const toPlain = (signal: Signal, message: protobuf.Message): unknown => {
+  const obj = requestType(signal).toObject(message, { longs: String, enums: Number, bytes: Array, defaults: false });
   const hex = (node: unknown): unknown => {
     if (Array.isArray(node)) return node.map(hex);
     if (typeof node !== 'object' || node === null) return node;
@@ -85,19 +119,19 @@ const toPlain = (message: protobuf.Message): OtlpRequest => {
     }
     return out;
   };
-  return hex(obj) as OtlpRequest;
+  return hex(obj);
 };
 
-export const decodeProtobuf = (body: Uint8Array): OtlpRequest => {
+const decodeBinary = (signal: Signal, body: Uint8Array): unknown => {
   try {
-    return toPlain(load().request.decode(body));
+    return toPlain(signal, requestType(signal).decode(body));
   } catch (e) {
-    throw new MalformedOtlp(`the body is not an OTLP ExportTraceServiceRequest (protobuf): ${(e as Error).message}`);
+    throw new MalformedOtlp(`the body is not an OTLP ${NAMES[signal]} (protobuf): ${(e as Error).message}`);
   }
 };
 
 /** OTLP/JSON: ids are hex strings (the JSON mapping's one difference from protobuf's JSON), the rest as proto3 JSON. */
-export const decodeJson = (text: string): OtlpRequest => {
+const decodeText = (signal: Signal, text: string): unknown => {
   let parsed: unknown;
   try {
     parsed = JSON.parse(text);
@@ -105,7 +139,7 @@ export const decodeJson = (text: string): OtlpRequest => {
     throw new MalformedOtlp(`the body is not valid JSON: ${(e as Error).message}`);
   }
   if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed))
-    throw new MalformedOtlp('the body is not an OTLP ExportTraceServiceRequest (JSON): expected an object');
+    throw new MalformedOtlp(`the body is not an OTLP ${NAMES[signal]} (JSON): expected an object`);
   const ids = (node: unknown, path: string): unknown => {
     if (Array.isArray(node)) return node.map((v, i) => ids(v, `${path}[${i}]`));
     if (typeof node !== 'object' || node === null) return node;
@@ -120,24 +154,34 @@ export const decodeJson = (text: string): OtlpRequest => {
     return out;
   };
   try {
-    return toPlain(load().request.fromObject(ids(parsed, '$') as Record<string, unknown>));
+    return toPlain(signal, requestType(signal).fromObject(ids(parsed, '$') as Record<string, unknown>));
   } catch (e) {
     if (e instanceof MalformedOtlp) throw e;
-    throw new MalformedOtlp(`the body is not an OTLP ExportTraceServiceRequest (JSON): ${(e as Error).message}`);
+    throw new MalformedOtlp(`the body is not an OTLP ${NAMES[signal]} (JSON): ${(e as Error).message}`);
   }
 };
 
-/** An ExportTraceServiceResponse: empty on full success, else partial_success with the rejected count and why. */
+export const decodeProtobuf = (body: Uint8Array): OtlpRequest => decodeBinary('traces', body) as OtlpRequest;
+export const decodeJson = (text: string): OtlpRequest => decodeText('traces', text) as OtlpRequest;
+export const decodeLogsProtobuf = (body: Uint8Array): OtlpLogsRequest => decodeBinary('logs', body) as OtlpLogsRequest;
+export const decodeLogsJson = (text: string): OtlpLogsRequest => decodeText('logs', text) as OtlpLogsRequest;
+
+/**
+ * An Export{Trace,Logs}ServiceResponse: empty on full success, else partial_success with the rejected count (spans or
+ * log records) and why.
+ */
 export const encodeResponse = (
   format: 'protobuf' | 'json',
   rejected: { spans: number; message: string },
+  signal: Signal = 'traces',
 ): Uint8Array | string => {
+  const count = signal === 'traces' ? 'rejectedSpans' : 'rejectedLogRecords';
   const body =
     rejected.spans > 0 || rejected.message
-      ? { partialSuccess: { rejectedSpans: String(rejected.spans), errorMessage: rejected.message } }
+      ? { partialSuccess: { [count]: String(rejected.spans), errorMessage: rejected.message } }
       : {};
   if (format === 'json') return JSON.stringify(body);
-  const { response } = load();
+  const response = signal === 'traces' ? load().response : load().logsResponse;
   return response.encode(response.fromObject(body)).finish();
 };
 
@@ -148,9 +192,27 @@ export const encodeStatus = (format: 'protobuf' | 'json', code: number, message:
   return status.encode(status.fromObject({ code, message })).finish();
 };
 
-/** Decodes an ExportTraceServiceResponse (for tests and clients). */
-export const decodeResponse = (body: Uint8Array): Record<string, unknown> =>
-  load().response.toObject(load().response.decode(body), { longs: Number, defaults: false });
+/** Decodes an Export{Trace,Logs}ServiceResponse (for tests and clients). */
+export const decodeResponse = (body: Uint8Array, signal: Signal = 'traces'): Record<string, unknown> => {
+  const response = signal === 'traces' ? load().response : load().logsResponse;
+  return response.toObject(response.decode(body), { longs: Number, defaults: false });
+};
+
+/** Encodes an ExportTraceServiceRequest (OTLP JSON shape, hex ids) as protobuf (for benches, tests and clients). */
+export const encodeTraceRequest = (request: unknown): Uint8Array => {
+  const { request: type } = load();
+  const ids = (node: unknown): unknown => {
+    if (Array.isArray(node)) return node.map(ids);
+    if (typeof node !== 'object' || node === null) return node;
+    return Object.fromEntries(
+      Object.entries(node).map(([k, v]) => [
+        k,
+        ID_FIELDS.has(k) && typeof v === 'string' ? Buffer.from(v, 'hex') : ids(v),
+      ]),
+    );
+  };
+  return type.encode(type.fromObject(ids(request) as Record<string, unknown>)).finish();
+};
 
 /** Decodes a google.rpc.Status error body (for tests and clients). */
 export const decodeStatus = (body: Uint8Array): { code?: number; message?: string } =>

@@ -1,84 +1,75 @@
 /**
- * OTLP spans following the OpenTelemetry GenAI semantic conventions → passk production traces (sampler
- * candidates). One trace = the root span of a request (no parent); its child spans are summarized: tool calls
- * (`gen_ai.operation.name = execute_tool`) become actions, and a child model call supplies the input or output
- * messages when the root span has none. Children usually end, and are exported, before their root: those seen
- * before the root arrives are held (bounded) until it does.
+ * OTLP spans (and GenAI log records) → passk production traces (sampler candidates). One trace = one local root
+ * and the spans under it. A local root is a span without a parent, a span whose parent is in another process (OTLP
+ * span flags 0x300: a W3C `traceparent` from a web app, a gateway, a queue, a parent agent), or the topmost span of
+ * a trace whose parent never arrived within `rootWaitMs`. Each span is read by the conventions it follows
+ * (conventions.ts); a root's children are summarized: tool calls become actions, model calls supply the input,
+ * output, tokens and models the root lacks.
+ *
+ * Children usually end, and are exported, before their root: they are held until it comes, bounded in bytes
+ * (`maxHeldBytes`, oldest trace evicted first, each eviction counted). After a trace is made it is remembered for
+ * `lateWindowMs`: a child, a log record or a re-sent root arriving then makes the next revision of the trace (or,
+ * when nothing changed, nothing).
  */
+import { createHash } from 'node:crypto';
 import type { TraceCandidate } from '../sampler/sampler.ts';
-import type { AnyValue, KeyValue, OtlpRequest, OtlpSpan } from './decode.ts';
+import {
+  attributesOf,
+  parsed,
+  readSpan,
+  str,
+  type Reading,
+  type SpanEvent,
+  type SpanView,
+  type Value,
+} from './conventions.ts';
+import type { AnyValue, OtlpLogsRequest, OtlpRequest, OtlpSpan } from './decode.ts';
 
-type Value = string | number | boolean | null | Value[] | { [k: string]: Value };
-
-export const valueOf = (v: AnyValue | undefined): Value => {
-  if (!v) return null;
-  if (v.stringValue !== undefined) return v.stringValue;
-  if (v.boolValue !== undefined) return v.boolValue;
-  if (v.intValue !== undefined) return Number(v.intValue);
-  if (v.doubleValue !== undefined) return v.doubleValue;
-  if (v.arrayValue) return (v.arrayValue.values ?? []).map(valueOf);
-  if (v.kvlistValue) return attributesOf(v.kvlistValue.values);
-  if (v.bytesValue !== undefined) return v.bytesValue;
-  return null;
-};
-
-export const attributesOf = (kvs: readonly KeyValue[] | undefined): Record<string, Value> => {
-  const out: Record<string, Value> = {};
-  for (const kv of kvs ?? []) out[kv.key] = valueOf(kv.value);
-  return out;
-};
-
-/** A JSON-text attribute (the conventions' `gen_ai.input.messages`, …) parsed; other text kept as it is. */
-const parsed = (v: Value | undefined): unknown => {
-  if (typeof v !== 'string') return v ?? undefined;
-  try {
-    return JSON.parse(v) as unknown;
-  } catch {
-    return v;
-  }
-};
-
-const str = (v: Value | undefined): string | undefined =>
-  typeof v === 'string' && v !== '' ? v : typeof v === 'number' ? String(v) : undefined;
-
-interface SpanView {
-  readonly span: OtlpSpan;
-  readonly attrs: Record<string, Value>;
-  readonly resource: Record<string, Value>;
-}
-
-/** Input and output messages of a span: its attributes, else its events (the conventions' older event form). */
-const messagesOf = (s: SpanView): { input?: unknown; output?: unknown } => {
-  let input = parsed(s.attrs['gen_ai.input.messages'] ?? s.attrs['gen_ai.prompt']);
-  let output = parsed(s.attrs['gen_ai.output.messages'] ?? s.attrs['gen_ai.completion']);
-  const inputs: unknown[] = [];
-  const outputs: unknown[] = [];
-  for (const e of s.span.events ?? []) {
-    const a = attributesOf(e.attributes);
-    if (a['gen_ai.input.messages'] !== undefined) input ??= parsed(a['gen_ai.input.messages']);
-    if (a['gen_ai.output.messages'] !== undefined) output ??= parsed(a['gen_ai.output.messages']);
-    if (/^gen_ai\.(system|user|assistant|tool)\.message$/.test(e.name ?? ''))
-      inputs.push({ role: e.name!.split('.')[1], content: parsed(a.content ?? a.message) });
-    if (e.name === 'gen_ai.choice') outputs.push(parsed(a.message ?? a.content));
-  }
-  if (input === undefined && inputs.length > 0) input = inputs;
-  if (output === undefined && outputs.length > 0) output = outputs.length === 1 ? outputs[0] : outputs;
-  return { ...(input === undefined ? {} : { input }), ...(output === undefined ? {} : { output }) };
-};
+export { attributesOf, valueOf } from './conventions.ts';
 
 const errorOf = (s: SpanView): string | undefined => {
   const type = str(s.attrs['error.type']);
   if (type) return type;
-  const exception = (s.span.events ?? []).find((e) => e.name === 'exception');
-  if (exception) return str(attributesOf(exception.attributes)['exception.type']) ?? 'exception';
+  const exception = s.events.find((e) => e.name === 'exception');
+  if (exception) return str(exception.attrs['exception.type']) ?? 'exception';
   // Status code 2 = ERROR.
   return s.span.status?.code === 2 ? s.span.status.message || 'error' : undefined;
 };
 
-const nanosToMs = (n: string | undefined): number | undefined =>
-  n === undefined || n === '0' ? undefined : Number(BigInt(n) / 1_000_000n);
+const nanos = (n: string | undefined): bigint | undefined => (n === undefined || n === '0' ? undefined : BigInt(n));
+const nanosToMs = (n: string | undefined): number | undefined => {
+  const v = nanos(n);
+  return v === undefined ? undefined : Number(v / 1_000_000n);
+};
 
-const isTool = (s: SpanView) => s.attrs['gen_ai.operation.name'] === 'execute_tool';
+/**
+ * The tool calls in a model's output messages, in any convention's shape: OTel GenAI parts (`{type: "tool_call",
+ * name, arguments}`), OpenAI's (`{function: {name, arguments}}`), OpenInference's (`{tool_call: {function: …}}`), the
+ * Vercel AI SDK's (`{toolName, input}`).
+ */
+export const toolCallsIn = (output: unknown): { name: string; arguments?: unknown }[] => {
+  const out: { name: string; arguments?: unknown }[] = [];
+  const walk = (v: unknown, depth: number): void => {
+    if (depth > 8 || v === null || typeof v !== 'object') return;
+    if (Array.isArray(v)) return v.forEach((x) => walk(x, depth + 1));
+    const o = v as Record<string, unknown>;
+    const fn = (o.function ?? (o.tool_call as Record<string, unknown> | undefined)?.function) as
+      Record<string, unknown> | undefined;
+    const args = (x: unknown) => (typeof x === 'string' ? parsed(x) : x);
+    if (o.type === 'tool_call' && typeof o.name === 'string') out.push({ name: o.name, arguments: args(o.arguments) });
+    else if (fn && typeof fn.name === 'string') out.push({ name: fn.name, arguments: args(fn.arguments) });
+    else if (typeof o.toolName === 'string') out.push({ name: o.toolName, arguments: args(o.input ?? o.args) });
+    else for (const x of Object.values(o)) walk(x, depth + 1);
+  };
+  walk(output, 0);
+  return out;
+};
+
+/** The version a trace gets when nothing names one (never a reason to refuse it). */
+export const UNVERSIONED = 'unversioned';
+
+const hasTraceAttributes = (v: SpanView, r: { conventions: string[] }) =>
+  r.conventions.length > 0 || Object.keys(v.attrs).some((k) => k.startsWith('passk.'));
 
 /** The passk trace of a root span and its children, or why there is none. */
 export const traceOf = (
@@ -86,30 +77,37 @@ export const traceOf = (
   children: readonly SpanView[],
 ): { candidate: TraceCandidate } | { reason: string } => {
   const a = root.attrs;
-  const isGenAi = Object.keys(a).some((k) => k.startsWith('gen_ai.') || k.startsWith('passk.'));
-  if (!isGenAi && !children.some((c) => Object.keys(c.attrs).some((k) => k.startsWith('gen_ai.'))))
-    return { reason: `span "${root.span.name}" (${root.span.spanId}) has no gen_ai.* or passk.* attributes` };
+  const own = readSpan(root);
+  const byStart = [...children].sort((x, y) =>
+    Number((nanos(x.span.startTimeUnixNano) ?? 0n) - (nanos(y.span.startTimeUnixNano) ?? 0n)),
+  );
+  const readings = byStart.map((c) => ({ view: c, r: readSpan(c) }));
+  if (!hasTraceAttributes(root, own) && !readings.some(({ view, r }) => hasTraceAttributes(view, r)))
+    return {
+      reason: `span "${root.span.name}" (${root.span.spanId}) and its children follow no LLM convention (no gen_ai.*, llm.*, openinference.*, traceloop.*, ai.* or passk.* attributes)`,
+    };
   const agentVersion =
     str(a['passk.agent_version']) ?? str(a['gen_ai.agent.version']) ?? str(root.resource['service.version']);
-  if (!agentVersion)
-    return {
-      reason: `span "${root.span.name}" (${root.span.spanId}) names no agent version (passk.agent_version, gen_ai.agent.version or the resource's service.version)`,
-    };
-  const byStart = [...children].sort((x, y) =>
-    Number(BigInt(x.span.startTimeUnixNano ?? '0') - BigInt(y.span.startTimeUnixNano ?? '0')),
-  );
-  const own = messagesOf(root);
-  const models = byStart.filter((c) => !isTool(c)).map(messagesOf);
-  const input = own.input ?? models.find((m) => m.input !== undefined)?.input;
-  const output = own.output ?? models.findLast((m) => m.output !== undefined)?.output;
 
-  const actions = byStart.filter(isTool).map((c) => {
-    const args = parsed(c.attrs['gen_ai.tool.call.arguments']);
+  const models = readings.filter(({ r }) => r.modelCall && !r.tool).map(({ r }) => r);
+  const all = readings.map(({ r }) => r);
+  const notTools = all.filter((r) => !r.tool);
+  const pick = <K extends keyof Reading>(k: K, from: readonly Reading[], last = false): Reading[K] | undefined =>
+    own[k] ?? (last ? from.findLast((r) => r[k] !== undefined) : from.find((r) => r[k] !== undefined))?.[k];
+  // The request's messages: the root's own, else its model calls' (the first's input, the last's output).
+  const input = pick('input', models) ?? pick('input', notTools);
+  const output = pick('output', models, true) ?? pick('output', notTools, true);
+
+  // Tool spans; else (an instrumentation that makes none) the tool calls in the model calls' outputs.
+  const toolSpans = readings.filter(({ r }) => r.tool).map(({ r }) => r.tool!);
+  const calls = toolSpans.length ? toolSpans : [own, ...models].flatMap((r) => toolCallsIn(r.output));
+  const actions = calls.map((tool) => {
+    const args = tool.arguments;
     return {
-      tool: str(c.attrs['gen_ai.tool.name']) ?? c.span.name,
+      tool: tool.name,
       ...(args && typeof args === 'object' && !Array.isArray(args)
         ? { arguments: args as Record<string, unknown> }
-        : args === undefined
+        : args === undefined || args === null
           ? {}
           : { arguments: { value: args } }),
     };
@@ -133,105 +131,395 @@ export const traceOf = (
   const listedTags = a['passk.tags'];
   for (const t of Array.isArray(listedTags) ? listedTags : typeof listedTags === 'string' ? [listedTags] : [])
     if (typeof t === 'string' && t !== '') tags.add(t);
-  const model =
-    str(a['gen_ai.request.model']) ?? byStart.map((c) => str(c.attrs['gen_ai.request.model'])).find(Boolean);
+  const model = pick('model', all);
+  const responseModel = pick('responseModel', all, true);
   if (model) tags.add(`model:${model}`);
   const agentId = str(a['gen_ai.agent.id']) ?? str(a['gen_ai.agent.name']);
   if (agentId) tags.add(`agent:${agentId}`);
   const conversation = str(a['gen_ai.conversation.id']);
   if (conversation) tags.add(`conversation:${conversation}`);
+  const workflow = str(a['traceloop.workflow.name']);
+  if (workflow) tags.add(`workflow:${workflow}`);
 
-  // Tokens: the model calls' usage; the root's own when it reports usage and no child does (no double count).
-  const usage = (views: readonly SpanView[]) => {
-    let input = 0;
-    let output = 0;
-    let seen = false;
-    for (const v of views) {
-      const i = v.attrs['gen_ai.usage.input_tokens'];
-      const o = v.attrs['gen_ai.usage.output_tokens'];
-      if (typeof i === 'number' && i >= 0) {
-        input += Math.round(i);
-        seen = true;
-      }
-      if (typeof o === 'number' && o >= 0) {
-        output += Math.round(o);
-        seen = true;
-      }
-    }
-    return seen ? { input, output } : undefined;
+  // Tokens and cost: the model calls' own; the root's when no child reports any (no double count).
+  const sum = (k: 'inputTokens' | 'outputTokens' | 'costUsd', from: readonly Reading[]) => {
+    const xs = from.map((r) => r[k]).filter((x): x is number => x !== undefined);
+    return xs.length ? xs.reduce((p, x) => p + x, 0) : undefined;
   };
-  const tokens = usage(byStart) ?? usage([root]);
+  const counted = all.some((r) => r.inputTokens !== undefined || r.outputTokens !== undefined) ? all : [own];
+  const inTokens = sum('inputTokens', counted);
+  const outTokens = sum('outputTokens', counted);
+  const cost = sum('costUsd', all.some((r) => r.costUsd !== undefined) ? all : [own]);
   const error = errorOf(root) ?? byStart.map(errorOf).find(Boolean);
   const at = nanosToMs(root.span.endTimeUnixNano) ?? nanosToMs(root.span.startTimeUnixNano);
+  const start = nanos(root.span.startTimeUnixNano);
+  const end = nanos(root.span.endTimeUnixNano);
+  const latency = start !== undefined && end !== undefined && end >= start ? Number(end - start) / 1e6 : undefined;
+  const userId = pick('userId', all);
+  const sessionId = pick('sessionId', all);
   return {
     candidate: {
       trace_id: root.span.traceId,
-      agent_version: agentVersion,
+      agent_version: agentVersion ?? UNVERSIONED,
       segment: str(a['passk.segment']) ?? 'default',
-      input: input ?? null,
+      input,
       ...(output === undefined ? {} : { output }),
       ...(verdicts.length ? { verdicts } : {}),
       ...(actions.length ? { actions } : {}),
-      ...(tokens ? { tokens } : {}),
+      ...(inTokens !== undefined || outTokens !== undefined
+        ? { tokens: { input: Math.round(inTokens ?? 0), output: Math.round(outTokens ?? 0) } }
+        : {}),
       ...(Object.keys(signals).length ? { user_signals: signals } : {}),
       ...(error ? { error_kind: error } : {}),
       ...(tags.size ? { tags: [...tags] } : {}),
       ...(at === undefined ? {} : { occurred_at: at }),
+      ...(userId ? { user_id: userId } : {}),
+      ...(sessionId ? { session_id: sessionId } : {}),
+      ...(latency === undefined ? {} : { latency_ms: Math.round(latency * 1000) / 1000 }),
+      ...(model ? { model } : {}),
+      ...(responseModel ? { response_model: responseModel } : {}),
+      ...(cost === undefined ? {} : { cost_usd: cost }),
     },
   };
 };
 
-export interface Assembled {
-  readonly candidates: { span: OtlpSpan; candidate: TraceCandidate }[];
-  /** A root span that makes no trace, with the children it took along (`spans` counts both). */
-  readonly rejected: { span: OtlpSpan; spans: number; reason: string }[];
+/** What a trace's made candidate was, remembered for its late window (the receiver notes its sampling decision). */
+export interface RecordedTrace {
+  readonly traceId: string;
+  root: SpanView;
+  readonly children: SpanView[];
+  bytes: number;
+  until: number;
+  revision: number;
+  key: string;
+  /** Set by the receiver: the probability it was kept with, `out`, or `pending` (in a capped window's reservoir). */
+  decision?: number | 'out' | 'pending';
 }
 
-/**
- * Groups the spans of export requests into traces. Child spans wait (at most `maxHeld` traces' worth, oldest
- * dropped first) for their root; a root makes a trace of itself and every child seen so far.
- */
-export const createSpanAssembler = (opts: { maxHeld?: number } = {}) => {
-  const maxHeld = opts.maxHeld ?? 10_000;
-  const held = new Map<string, SpanView[]>();
+export interface Assembled {
+  /** `revision` 0 for a new trace; a recorded trace's next revision otherwise (`recorded` is its memory). */
+  readonly candidates: { candidate: TraceCandidate; revision: number; recorded: RecordedTrace }[];
+  /** A root span that makes no trace, with the children it took along (`spans` counts both). */
+  readonly rejected: { span?: OtlpSpan; spans: number; reason: string }[];
+  /** A re-sent root or child that changed nothing: counted, not recorded again. */
+  duplicates: number;
+}
+
+export interface AssemblerStats {
+  heldBytes: number;
+  heldTraces: number;
+  recordedTraces: number;
+  /** Traces whose held spans were evicted to keep the byte bound; their spans. */
+  evictedTraces: number;
+  evictedSpans: number;
+}
+
+export interface AssemblerOptions {
+  /** Bytes of spans held: children waiting for their root, and recorded traces within their late window. @default 64 MiB */
+  readonly maxHeldBytes?: number;
+  /** A trace's spans whose root never came become a trace of their topmost span after this long. @default 30 s */
+  readonly rootWaitMs?: number;
+  /** How long a recorded trace takes late children, log records and re-sent roots as a new revision. @default 60 s */
+  readonly lateWindowMs?: number;
+  /** Evictions, reported as they happen (the receiver logs and counts them). */
+  readonly onEvict?: (traceId: string, spans: number, reason: string) => void;
+}
+
+interface Held {
+  readonly views: SpanView[];
+  /** Log records of spans not seen yet: span id → events. */
+  readonly pending: Map<string, SpanEvent[]>;
+  bytes: number;
+  readonly since: number;
+}
+
+const valueBytes = (v: Value): number => {
+  if (typeof v === 'string') return v.length;
+  if (Array.isArray(v)) return v.reduce<number>((n, x) => n + valueBytes(x) + 8, 0);
+  if (v && typeof v === 'object') return Object.entries(v).reduce((n, [k, x]) => n + k.length + valueBytes(x) + 8, 0);
+  return 8;
+};
+const attrBytes = (a: Record<string, Value>) =>
+  Object.entries(a).reduce((n, [k, v]) => n + k.length + valueBytes(v) + 16, 0);
+/** The held size of a span: its attributes', events' and names' text, and a fixed overhead. */
+const viewBytes = (v: SpanView) =>
+  200 + v.span.name.length + attrBytes(v.attrs) + v.events.reduce((n, e) => n + e.name.length + attrBytes(e.attrs), 0);
+
+/** Span flags: whether the parent's remoteness is known (0x100) and whether the parent is remote (0x200). */
+const PARENT_REMOTE = 0x300;
+export const isLocalRoot = (s: OtlpSpan): boolean =>
+  !s.parentSpanId || ((s.flags ?? 0) & PARENT_REMOTE) === PARENT_REMOTE;
+
+const keyOf = (c: TraceCandidate) => createHash('sha256').update(JSON.stringify(c)).digest('base64url');
+
+/** Groups the spans of export requests into traces (see the file comment). */
+export const createSpanAssembler = (opts: AssemblerOptions = {}) => {
+  const maxBytes = opts.maxHeldBytes ?? 64 * 1024 * 1024;
+  const rootWaitMs = opts.rootWaitMs ?? 30_000;
+  const lateWindowMs = opts.lateWindowMs ?? 60_000;
+  const held = new Map<string, Held>();
+  const recorded = new Map<string, RecordedTrace>();
+  /** Trace ids recorded and out of their window: a span of one arriving later is refused as late. */
+  const done = new Set<string>();
+  const stats: AssemblerStats = { heldBytes: 0, heldTraces: 0, recordedTraces: 0, evictedTraces: 0, evictedSpans: 0 };
+
+  const forgetDone = () => {
+    while (done.size > 200_000) done.delete(done.values().next().value!);
+  };
+  const dropRecorded = (r: RecordedTrace) => {
+    recorded.delete(r.traceId);
+    stats.heldBytes -= r.bytes;
+    done.add(r.traceId);
+    forgetDone();
+  };
+  /** Keeps the byte bound: recorded traces (past their first record) go first, then the oldest held. */
+  const bound = () => {
+    for (const r of recorded.values()) {
+      if (stats.heldBytes <= maxBytes) break;
+      dropRecorded(r);
+    }
+    for (const [id, h] of held) {
+      if (stats.heldBytes <= maxBytes) break;
+      held.delete(id);
+      stats.heldBytes -= h.bytes;
+      stats.evictedTraces++;
+      stats.evictedSpans += h.views.length;
+      opts.onEvict?.(id, h.views.length, `held spans over the ${maxBytes}-byte bound (maxHeldBytes)`);
+    }
+    stats.heldTraces = held.size;
+    stats.recordedTraces = recorded.size;
+  };
+
+  const heldOf = (traceId: string, now: number): Held => {
+    let h = held.get(traceId);
+    if (!h) held.set(traceId, (h = { views: [], pending: new Map(), bytes: 0, since: now }));
+    return h;
+  };
+
+  /** A trace made of `root` and `children`: a candidate (revision 0 or the next), a rejection, or a duplicate. */
+  const make = (root: SpanView, children: SpanView[], now: number, out: Assembled): void => {
+    const before = recorded.get(root.span.traceId);
+    const r = traceOf(root, children);
+    if ('reason' in r) {
+      if (before) dropRecorded(before);
+      out.rejected.push({ span: root.span, spans: 1 + children.length, reason: r.reason });
+      return;
+    }
+    const key = keyOf(r.candidate);
+    const bytes = viewBytes(root) + children.reduce((n, c) => n + viewBytes(c), 0);
+    if (before) {
+      stats.heldBytes += bytes - before.bytes;
+      before.root = root;
+      before.children.splice(0, before.children.length, ...children);
+      before.bytes = bytes;
+      if (before.key === key) {
+        out.duplicates++;
+        return;
+      }
+      before.key = key;
+      before.revision++;
+      out.candidates.push({ candidate: r.candidate, revision: before.revision, recorded: before });
+      return;
+    }
+    const rec: RecordedTrace = {
+      traceId: root.span.traceId,
+      root,
+      children,
+      bytes,
+      until: now + lateWindowMs,
+      revision: 0,
+      key,
+    };
+    recorded.set(rec.traceId, rec);
+    stats.heldBytes += bytes;
+    out.candidates.push({ candidate: r.candidate, revision: 0, recorded: rec });
+  };
+
+  const viewOf = (span: OtlpSpan, resource: Record<string, Value>): SpanView => ({
+    span,
+    attrs: attributesOf(span.attributes),
+    resource,
+    events: (span.events ?? []).map((e) => ({ name: e.name ?? '', attrs: attributesOf(e.attributes) })),
+  });
+
+  const lateReason = (traceId: string) =>
+    `a span of trace ${traceId} arrived after the trace was recorded and its late window (${lateWindowMs} ms) closed`;
+
   return {
-    get held() {
-      return held.size;
-    },
-    add(request: OtlpRequest): Assembled {
+    stats,
+    /** Adds the spans of one export request; `now` is the receiver's clock (for the waits and windows). */
+    add(request: OtlpRequest, now: number): Assembled {
+      const out: Assembled = { candidates: [], rejected: [], duplicates: 0 };
       const roots: SpanView[] = [];
+      const touched = new Set<RecordedTrace>();
       for (const rs of request.resourceSpans ?? []) {
         const resource = attributesOf(rs.resource?.attributes);
         for (const ss of rs.scopeSpans ?? [])
           for (const span of ss.spans ?? []) {
-            const view = { span, attrs: attributesOf(span.attributes), resource };
-            if (!span.parentSpanId) roots.push(view);
-            else {
-              const list = held.get(span.traceId) ?? [];
-              list.push(view);
-              held.delete(span.traceId);
-              held.set(span.traceId, list);
-              if (held.size > maxHeld) held.delete(held.keys().next().value!);
+            if (!span.traceId) {
+              out.rejected.push({ span, spans: 1, reason: `span "${span.name}" has no trace id` });
+              continue;
             }
+            const view = viewOf(span, resource);
+            if (isLocalRoot(span)) {
+              roots.push(view);
+              continue;
+            }
+            const rec = recorded.get(span.traceId);
+            if (rec) {
+              const i = rec.children.findIndex((c) => c.span.spanId === span.spanId);
+              if (i >= 0) rec.children[i] = view;
+              else rec.children.push(view);
+              touched.add(rec);
+              continue;
+            }
+            if (done.has(span.traceId)) {
+              out.rejected.push({ span, spans: 1, reason: lateReason(span.traceId) });
+              continue;
+            }
+            const h = heldOf(span.traceId, now);
+            const waiting = h.pending.get(span.spanId);
+            if (waiting) {
+              view.events.push(...waiting);
+              h.pending.delete(span.spanId);
+            }
+            const size = viewBytes(view);
+            h.views.push(view);
+            h.bytes += size;
+            stats.heldBytes += size;
           }
       }
-      const out: Assembled = { candidates: [], rejected: [] };
       for (const root of roots) {
-        const children = (held.get(root.span.traceId) ?? []).filter((c) => c.span.spanId !== root.span.spanId);
-        held.delete(root.span.traceId);
-        if (!root.span.traceId) {
-          out.rejected.push({
-            span: root.span,
-            spans: 1 + children.length,
-            reason: `span "${root.span.name}" has no trace id`,
-          });
+        const traceId = root.span.traceId;
+        const h = held.get(traceId);
+        const rec = recorded.get(traceId);
+        let children: SpanView[] = [];
+        if (h) {
+          held.delete(traceId);
+          stats.heldBytes -= h.bytes;
+          const waiting = h.pending.get(root.span.spanId);
+          if (waiting) root.events.push(...waiting);
+          children = h.views;
+        }
+        if (rec) {
+          touched.delete(rec);
+          // A re-sent root, or the real root of a trace first made of its topmost span: the spans known so far stay.
+          const others = [rec.root, ...rec.children].filter((c) => c.span.spanId !== root.span.spanId);
+          children = [...others, ...children.filter((c) => !others.some((o) => o.span.spanId === c.span.spanId))];
+        } else if (done.has(traceId)) {
+          out.rejected.push({ span: root.span, spans: 1 + children.length, reason: lateReason(traceId) });
           continue;
         }
-        const r = traceOf(root, children);
-        if ('reason' in r) out.rejected.push({ span: root.span, spans: 1 + children.length, reason: r.reason });
-        else out.candidates.push({ span: root.span, candidate: r.candidate });
+        make(
+          root,
+          children.filter((c) => c.span.spanId !== root.span.spanId),
+          now,
+          out,
+        );
       }
+      for (const rec of touched) make(rec.root, rec.children, now, out);
+      bound();
       return out;
+    },
+
+    /** Joins GenAI log records to their spans (by trace and span id), as span events. */
+    addLogs(request: OtlpLogsRequest, now: number): Assembled & { ignored: number } {
+      const out = { candidates: [], rejected: [], duplicates: 0, ignored: 0 } as Assembled & { ignored: number };
+      const touched = new Set<RecordedTrace>();
+      for (const rl of request.resourceLogs ?? [])
+        for (const sl of rl.scopeLogs ?? [])
+          for (const record of sl.logRecords ?? []) {
+            const attrs = attributesOf(record.attributes);
+            const name = record.eventName || str(attrs['event.name']) || '';
+            if (!name.startsWith('gen_ai.')) {
+              out.ignored++;
+              continue;
+            }
+            if (!record.traceId || !record.spanId) {
+              out.rejected.push({ spans: 1, reason: `log record "${name}" names no trace and span id` });
+              continue;
+            }
+            const body = record.body === undefined ? null : attributesOfBody(record.body);
+            const event: SpanEvent = { name, attrs: { ...attrs, ...body } };
+            const rec = recorded.get(record.traceId);
+            if (rec) {
+              const view = [rec.root, ...rec.children].find((v) => v.span.spanId === record.spanId);
+              if (view) {
+                view.events.push(event);
+                touched.add(rec);
+                continue;
+              }
+            }
+            if (done.has(record.traceId)) {
+              out.rejected.push({ spans: 1, reason: lateReason(record.traceId) });
+              continue;
+            }
+            const h = rec ? undefined : heldOf(record.traceId, now);
+            const view = h?.views.find((v) => v.span.spanId === record.spanId);
+            const size = 64 + name.length + attrBytes(event.attrs);
+            if (view) view.events.push(event);
+            else if (h) {
+              const list = h.pending.get(record.spanId) ?? [];
+              list.push(event);
+              h.pending.set(record.spanId, list);
+            } else {
+              // The trace is recorded but this span is not part of it yet: keep the event with the recorded trace.
+              rec!.children.push({
+                span: { traceId: record.traceId, spanId: record.spanId, parentSpanId: rec!.root.span.spanId, name },
+                attrs: {},
+                resource: {},
+                events: [event],
+              });
+              touched.add(rec!);
+            }
+            if (h) h.bytes += size;
+            stats.heldBytes += size;
+          }
+      for (const rec of touched) make(rec.root, rec.children, now, out);
+      bound();
+      return out;
+    },
+
+    /**
+     * The clock's work: traces whose root never came within `rootWaitMs` are made of their topmost span, and
+     * recorded traces past their late window are forgotten.
+     */
+    tick(now: number): Assembled {
+      const out: Assembled = { candidates: [], rejected: [], duplicates: 0 };
+      for (const [id, h] of held) {
+        if (h.since + rootWaitMs > now) continue;
+        held.delete(id);
+        stats.heldBytes -= h.bytes;
+        if (h.views.length === 0) continue;
+        const ids = new Set(h.views.map((v) => v.span.spanId));
+        const tops = h.views
+          .filter((v) => !ids.has(v.span.parentSpanId ?? ''))
+          .sort((x, y) => Number((nanos(x.span.startTimeUnixNano) ?? 0n) - (nanos(y.span.startTimeUnixNano) ?? 0n)));
+        const root = tops[0] ?? h.views[0]!;
+        make(
+          root,
+          h.views.filter((v) => v !== root),
+          now,
+          out,
+        );
+      }
+      for (const r of recorded.values()) if (r.until <= now) dropRecorded(r);
+      stats.heldTraces = held.size;
+      stats.recordedTraces = recorded.size;
+      return out;
+    },
+
+    get held() {
+      return held.size;
     },
   };
 };
+
+/** A log record's body: a map's fields as attributes (`content`, `message`, `tool_calls`, …); else `content`. */
+const attributesOfBody = (body: AnyValue): Record<string, Value> => {
+  if (body.kvlistValue) return attributesOf(body.kvlistValue.values);
+  return { content: attributesOf([{ key: 'content', value: body }]).content ?? null };
+};
+
+export type SpanAssembler = ReturnType<typeof createSpanAssembler>;
+export type { SpanView } from './conventions.ts';

@@ -49,6 +49,7 @@ describe('GenAI spans → production traces', () => {
         ],
         { 'service.version': 'svc-7' },
       ),
+      0,
     );
     expect(rejected).toEqual([]);
     expect(candidates[0]!.candidate).toEqual({
@@ -57,6 +58,7 @@ describe('GenAI spans → production traces', () => {
       segment: 'default',
       input: [{ role: 'user', content: 'hello' }],
       output: { role: 'assistant', content: 'hi' },
+      latency_ms: 250,
       verdicts: [{ grader: 'judge', passed: null, score: 0.4 }],
       user_signals: { rating: 1 },
       error_kind: 'upstream 502',
@@ -65,8 +67,8 @@ describe('GenAI spans → production traces', () => {
     });
   });
 
-  it('holds children exported before their root, takes the messages of model calls, rejects what has no version', () => {
-    const a = createSpanAssembler({ maxHeld: 1 });
+  it('holds children exported before their root, takes the messages of model calls, defaults the version', () => {
+    const a = createSpanAssembler();
     const child = (id: string, trace: string, attrs: Record<string, string>, start: string): OtlpSpan => ({
       traceId: trace,
       spanId: id,
@@ -81,8 +83,9 @@ describe('GenAI spans → production traces', () => {
         child('02'.repeat(8), T, { 'gen_ai.operation.name': 'execute_tool', 'gen_ai.tool.name': 'search' }, '2'),
         child('03'.repeat(8), T, { 'gen_ai.operation.name': 'chat', 'gen_ai.output.messages': '["a2"]' }, '3'),
       ]),
+      0,
     );
-    expect(first).toEqual({ candidates: [], rejected: [] });
+    expect(first).toEqual({ candidates: [], rejected: [], duplicates: 0 });
     expect(a.held).toBe(1);
     const root: OtlpSpan = {
       traceId: T,
@@ -96,20 +99,79 @@ describe('GenAI spans → production traces', () => {
       name: 'invoke_agent',
       attributes: kv({ 'gen_ai.operation.name': 'invoke_agent' }),
     };
-    const second = a.add(request([root, orphanRoot]));
+    const second = a.add(request([root, orphanRoot]), 0);
     expect(second.candidates[0]!.candidate).toMatchObject({
       agent_version: 'v9',
       input: ['q1'],
       output: ['a2'],
       actions: [{ tool: 'search' }],
     });
-    expect(second.rejected).toEqual([
-      { span: orphanRoot, spans: 1, reason: expect.stringMatching(/names no agent version/) },
-    ]);
+    // No version anywhere: stored as `unversioned`, never refused for that alone.
+    expect(second.rejected).toEqual([]);
+    expect(second.candidates[1]!.candidate).toMatchObject({ trace_id: 'bb'.repeat(16), agent_version: 'unversioned' });
     expect(a.held).toBe(0);
-    // A third trace's children push out the oldest held trace (maxHeld 1).
-    a.add(request([child('04'.repeat(8), 'cc'.repeat(16), {}, '1')]));
-    a.add(request([child('05'.repeat(8), 'dd'.repeat(16), {}, '1')]));
-    expect(a.held).toBe(1);
+  });
+});
+
+describe('older GenAI generations', () => {
+  it('reads gen_ai.content.prompt / completion events (Spring AI) and the prompt_tokens / completion_tokens names', () => {
+    const a = createSpanAssembler();
+    const { candidates } = a.add(
+      request([
+        {
+          traceId: T,
+          spanId: '07'.repeat(8),
+          name: 'chat',
+          attributes: kv({
+            'gen_ai.operation.name': 'chat',
+            'gen_ai.request.model': 'gpt-4o',
+            'gen_ai.usage.prompt_tokens': 12,
+            'gen_ai.usage.completion_tokens': 5,
+          }),
+          events: [
+            { name: 'gen_ai.content.prompt', attributes: kv({ 'gen_ai.prompt': 'user: where is my order?' }) },
+            { name: 'gen_ai.content.completion', attributes: kv({ 'gen_ai.completion': 'assistant: shipped' }) },
+          ],
+        },
+      ]),
+      0,
+    );
+    expect(candidates[0]!.candidate).toMatchObject({
+      input: 'user: where is my order?',
+      output: 'assistant: shipped',
+      tokens: { input: 12, output: 5 },
+      model: 'gpt-4o',
+    });
+  });
+
+  it('reads the indexed gen_ai.prompt.N / gen_ai.completion.N attributes (OpenLLMetry before v0.2x)', () => {
+    const a = createSpanAssembler();
+    const { candidates } = a.add(
+      request([
+        {
+          traceId: T,
+          spanId: '08'.repeat(8),
+          name: 'openai.chat',
+          attributes: kv({
+            'gen_ai.system': 'OpenAI',
+            'gen_ai.prompt.0.role': 'system',
+            'gen_ai.prompt.0.content': 'be brief',
+            'gen_ai.prompt.1.role': 'user',
+            'gen_ai.prompt.1.content': 'refund order 9',
+            'gen_ai.completion.0.role': 'assistant',
+            'gen_ai.completion.0.content': 'Refunded order 9.',
+          }),
+        },
+      ]),
+      0,
+    );
+    expect(candidates[0]!.candidate).toMatchObject({
+      input: [
+        { role: 'system', content: 'be brief' },
+        { role: 'user', content: 'refund order 9' },
+      ],
+      output: [{ role: 'assistant', content: 'Refunded order 9.' }],
+      agent_version: 'unversioned',
+    });
   });
 });

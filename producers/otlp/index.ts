@@ -12,6 +12,7 @@ export {
   decodeStatus,
   encodeResponse,
   encodeStatus,
+  encodeTraceRequest,
   MalformedOtlp,
 } from './decode.ts';
 export { createSpanAssembler, traceOf } from './genai.ts';

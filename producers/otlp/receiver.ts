@@ -1,19 +1,24 @@
 /**
- * The OTLP trace receiver behind `POST /v1/traces`: decoded spans become production traces (genai.ts) that go
- * through the same sampler, with the same PII redaction, as `passk sample`, then into `TraceSampled`. One
- * sampler for the server's life, so a policy's caps count across requests; an export is answered once what it
- * kept is durable in the log.
+ * The OTLP receiver behind `POST /v1/traces` and `POST /v1/logs`: decoded spans, and the GenAI log records joined to
+ * them, become production traces (genai.ts) that go through the same sampler, with the same PII redaction, as
+ * `passk sample`, then into `TraceSampled`. One sampler for the server's life, so a policy's caps count across
+ * requests; an export is answered once what it kept is durable in the log (and, under a cap, once its candidates
+ * are durable in the spool).
  */
 import type { EventPublisher } from '../../processors/ports.ts';
 import type { SamplingPolicyInput } from '../sampler/policy.ts';
 import type { Redactor } from '../sampler/redact.ts';
 import { createTraceSampler } from '../sampler/sampler.ts';
+import type { TraceSpool } from '../sampler/spool.ts';
 import { createRecorder } from '../sdk/recorder.ts';
 import { PRODUCER_VERSION } from '../version.ts';
-import { decodeJson, decodeProtobuf } from './decode.ts';
-import { createSpanAssembler } from './genai.ts';
+import { decodeJson, decodeLogsJson, decodeLogsProtobuf, decodeProtobuf, type Signal } from './decode.ts';
+import { createSpanAssembler, type AssemblerOptions, type Assembled } from './genai.ts';
 
 export const OTLP_PRODUCER = `passk-otlp/${PRODUCER_VERSION}`;
+
+/** Why spans or log records were refused, as counted (`passk_otlp_rejected_total{reason}`). */
+export type RejectReason = 'no_convention' | 'late' | 'invalid' | 'too_large' | 'no_trace_id' | 'evicted';
 
 export interface OtlpReceiverOptions {
   readonly publisher: EventPublisher;
@@ -22,19 +27,56 @@ export interface OtlpReceiverOptions {
   /** @default the sampler's (email, card, phone, …) */
   readonly redactors?: readonly Redactor[];
   readonly seed?: number;
+  /** Held spans' byte bound, the wait for a root, the late window (genai.ts). */
+  readonly assembly?: AssemblerOptions;
+  /** Where a capped policy's reservoirs are made durable before an export is answered. */
+  readonly spool?: TraceSpool;
+  readonly clock?: () => number;
   readonly onError?: (e: unknown) => void;
+  /** Every refusal and eviction, once, with its reason (the server logs and counts them). */
+  readonly onReject?: (r: { reason: RejectReason; spans: number; message: string }) => void;
 }
 
 export interface OtlpExportResult {
-  /** Spans accepted (kept or sampled out): roots and the children summarized into them, plus children held. */
+  /** Spans (or log records) accepted: kept, sampled out, held, or joined. */
   readonly accepted: number;
   readonly kept: number;
   readonly rejected: number;
-  /** Why spans were rejected (the first few reasons). */
+  /** Why items were rejected (the first few reasons). */
   readonly message: string;
 }
 
+export interface ReceiverStats {
+  spans: number;
+  logRecords: number;
+  traces: number;
+  revisions: number;
+  duplicates: number;
+  kept: number;
+  rejected: Record<RejectReason, number>;
+  /** Time spent in the sampler (drawing, redacting, clipping), ms. */
+  prepareMs: number;
+}
+
+const reasonOf = (message: string): RejectReason =>
+  /no trace id|names no trace/.test(message) ? 'no_trace_id' : /late window/.test(message) ? 'late' : 'no_convention';
+
 export const createOtlpReceiver = (opts: OtlpReceiverOptions) => {
+  const clock = opts.clock ?? Date.now;
+  const stats: ReceiverStats = {
+    spans: 0,
+    logRecords: 0,
+    traces: 0,
+    revisions: 0,
+    duplicates: 0,
+    kept: 0,
+    rejected: { no_convention: 0, late: 0, invalid: 0, too_large: 0, no_trace_id: 0, evicted: 0 },
+    prepareMs: 0,
+  };
+  const reject = (reason: RejectReason, spans: number, message: string) => {
+    stats.rejected[reason] += spans;
+    opts.onReject?.({ reason, spans, message });
+  };
   const recorder = createRecorder({
     publisher: opts.publisher,
     producer: OTLP_PRODUCER,
@@ -44,57 +86,137 @@ export const createOtlpReceiver = (opts: OtlpReceiverOptions) => {
   const sampler = createTraceSampler({
     policy: opts.policy ?? { name: 'otlp', rate: 1 },
     recorder,
+    clock,
     ...(opts.redactors ? { redactors: opts.redactors } : {}),
     ...(opts.seed === undefined ? {} : { seed: opts.seed }),
+    ...(opts.spool ? { spool: opts.spool } : {}),
   });
-  const assembler = createSpanAssembler();
-  // Windows of a capped policy close on the clock; their reservoirs are written then.
-  const ticker = setInterval(() => sampler.tick(), 1_000);
+  const assembler = createSpanAssembler({
+    ...opts.assembly,
+    onEvict: (traceId, spans, why) => {
+      reject('evicted', spans, `trace ${traceId}: ${spans} spans evicted: ${why}`);
+      opts.assembly?.onEvict?.(traceId, spans, why);
+    },
+  });
+
+  /** Offers new traces to the sampler; a later revision follows its trace's decision. */
+  const settle = (a: Assembled, reasons: string[]): { kept: number; refused: number } => {
+    let kept = 0;
+    let refused = 0;
+    for (const r of a.rejected) {
+      refused += r.spans;
+      reasons.push(r.reason);
+      reject(reasonOf(r.reason), r.spans, r.reason);
+    }
+    stats.duplicates += a.duplicates;
+    const started = performance.now();
+    for (const { candidate, revision, recorded } of a.candidates) {
+      const c = { ...candidate, revision };
+      try {
+        if (revision === 0) {
+          stats.traces++;
+          const d = sampler.offer(c);
+          recorded.decision = d.kept === true ? d.probability : d.kept === 'pending' ? 'pending' : 'out';
+          if (d.kept === true) kept++;
+        } else {
+          stats.revisions++;
+          const d = recorded.decision;
+          if (typeof d === 'number') sampler.record(c, d);
+          else if (d === 'pending') sampler.revise(c);
+        }
+      } catch (e) {
+        // The recorder validates the trace (lengths, shapes) before it is buffered.
+        const message = `trace ${candidate.trace_id}: ${(e as Error).message}`;
+        refused++;
+        reasons.push(message);
+        reject('invalid', 1, message);
+      }
+    }
+    stats.prepareMs += performance.now() - started;
+    return { kept, refused };
+  };
+
+  const durable = async (reasons: string[]): Promise<number> => {
+    const refusedBefore = recorder.stats.refused;
+    await sampler.persist();
+    await recorder.flush();
+    // The log refused these (over the largest event size): counted, not silently dropped.
+    const tooLarge = recorder.stats.refused - refusedBefore;
+    if (tooLarge > 0) {
+      const message = `${tooLarge} traces over the event size limit (PASSK_MAX_EVENT_BYTES)`;
+      reasons.push(message);
+      reject('too_large', tooLarge, message);
+    }
+    return tooLarge;
+  };
+
+  const answer = (items: number, kept: number, refused: number, reasons: string[]): OtlpExportResult => {
+    const shown = reasons.slice(0, 3).join('; ');
+    stats.kept += kept;
+    return {
+      accepted: items - Math.min(items, refused),
+      kept,
+      rejected: Math.min(items, refused),
+      message: reasons.length > 3 ? `${shown}; and ${reasons.length - 3} more` : shown,
+    };
+  };
+
+  // Windows of a capped policy close on the clock; roots that never came, and late windows, too.
+  let ticking: Promise<void> = Promise.resolve();
+  const ticker = setInterval(() => {
+    ticking = ticking
+      .then(async () => {
+        settle(assembler.tick(clock()), []);
+        sampler.tick();
+        await durable([]);
+      })
+      .catch((e: unknown) => opts.onError?.(e));
+  }, 1_000);
   ticker.unref();
+
+  const decode = (signal: Signal, body: Uint8Array, format: 'protobuf' | 'json') =>
+    signal === 'traces'
+      ? format === 'protobuf'
+        ? decodeProtobuf(body)
+        : decodeJson(new TextDecoder().decode(body))
+      : format === 'protobuf'
+        ? decodeLogsProtobuf(body)
+        : decodeLogsJson(new TextDecoder().decode(body));
 
   return {
     policyId: sampler.policyId,
+    stats,
+    assembly: assembler.stats,
     /** Decodes (throwing `MalformedOtlp`), samples, and resolves once every kept trace is durable. */
-    async export(body: Uint8Array, format: 'protobuf' | 'json'): Promise<OtlpExportResult> {
-      const request = format === 'protobuf' ? decodeProtobuf(body) : decodeJson(new TextDecoder().decode(body));
+    async export(body: Uint8Array, format: 'protobuf' | 'json', signal: Signal = 'traces'): Promise<OtlpExportResult> {
+      const reasons: string[] = [];
+      if (signal === 'logs') {
+        const request = decode('logs', body, format) as ReturnType<typeof decodeLogsJson>;
+        let records = 0;
+        for (const rl of request.resourceLogs ?? [])
+          for (const sl of rl.scopeLogs ?? []) records += sl.logRecords?.length ?? 0;
+        stats.logRecords += records;
+        const { kept, refused } = settle(assembler.addLogs(request, clock()), reasons);
+        return answer(records, kept, refused + (await durable(reasons)), reasons);
+      }
+      const request = decode('traces', body, format) as ReturnType<typeof decodeJson>;
       let spans = 0;
       for (const rs of request.resourceSpans ?? [])
         for (const ss of rs.scopeSpans ?? []) spans += ss.spans?.length ?? 0;
-      const { candidates, rejected } = assembler.add(request);
-      const reasons = rejected.map((r) => r.reason);
-      let refused = rejected.reduce((n, r) => n + r.spans, 0);
-      let kept = 0;
-      for (const { candidate } of candidates) {
-        try {
-          const d = sampler.offer(candidate);
-          if (d.kept === true) kept++;
-        } catch (e) {
-          // The recorder validates the trace (lengths, shapes) before it is buffered.
-          refused++;
-          reasons.push(`trace ${candidate.trace_id}: ${(e as Error).message}`);
-        }
-      }
-      const refusedBefore = recorder.stats.refused;
-      await recorder.flush();
-      // The log refused these (over the largest event size): counted, not silently dropped.
-      const tooLarge = recorder.stats.refused - refusedBefore;
-      if (tooLarge > 0) {
-        refused += tooLarge;
-        kept -= tooLarge;
-        reasons.push(`${tooLarge} traces over the event size limit (PASSK_MAX_EVENT_BYTES)`);
-      }
-      const shown = reasons.slice(0, 3).join('; ');
-      return {
-        accepted: spans - refused,
-        kept,
-        rejected: refused,
-        message: reasons.length > 3 ? `${shown}; and ${reasons.length - 3} more` : shown,
-      };
+      stats.spans += spans;
+      const { kept, refused } = settle(assembler.add(request, clock()), reasons);
+      const tooLarge = await durable(reasons);
+      return answer(spans, kept - tooLarge, refused + tooLarge, reasons);
     },
-    /** Closes the sampler's open windows and flushes. */
+    /**
+     * Stops: with a spool, open windows stay there for the next start; without one, they are closed now and their
+     * reservoirs flushed.
+     */
     async close(): Promise<void> {
       clearInterval(ticker);
-      await sampler.flush();
+      await ticking;
+      if (opts.spool) await sampler.persist();
+      else await sampler.flush();
       await recorder.close();
     },
   };

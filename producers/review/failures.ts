@@ -29,15 +29,31 @@ export const failureSignals = (t: TraceSampled): string[] => [
  */
 export const listProductionFailures = async (
   source: EventSource,
-  opts: { agentVersion?: string; segment?: string; limit?: number } = {},
+  opts: {
+    agentVersion?: string;
+    segment?: string;
+    limit?: number;
+    userId?: string;
+    sessionId?: string;
+    /** The requested or the answering model. */
+    model?: string;
+    minLatencyMs?: number;
+  } = {},
 ): Promise<ProductionFailure[]> => {
   const traces = new Map<string, TraceSampled>();
   const confirmed = new Set<string>();
   await readLog(source, { topics: [TOPICS.traces, TOPICS.datasets] }, ({ event: e }) => {
     if (e.type === 'FailureConfirmed') confirmed.add(e.trace_id);
     else if (e.type === 'TraceSampled') {
+      // The latest record of a trace: its highest revision, then the latest.
       const prior = traces.get(e.trace_id);
-      if (!prior || prior.occurred_at <= e.occurred_at) traces.set(e.trace_id, e);
+      const rank = (t: TraceSampled) => [t.revision ?? 0, t.occurred_at] as const;
+      if (
+        !prior ||
+        rank(prior)[0] < rank(e)[0] ||
+        (rank(prior)[0] === rank(e)[0] && prior.occurred_at <= e.occurred_at)
+      )
+        traces.set(e.trace_id, e);
     }
   });
   return [...traces.values()]
@@ -45,7 +61,11 @@ export const listProductionFailures = async (
     .filter(
       (t) =>
         (opts.agentVersion === undefined || t.agent_version === opts.agentVersion) &&
-        (opts.segment === undefined || t.segment === opts.segment),
+        (opts.segment === undefined || t.segment === opts.segment) &&
+        (opts.userId === undefined || t.user_id === opts.userId) &&
+        (opts.sessionId === undefined || t.session_id === opts.sessionId) &&
+        (opts.model === undefined || t.model === opts.model || t.response_model === opts.model) &&
+        (opts.minLatencyMs === undefined || (t.latency_ms ?? -1) >= opts.minLatencyMs),
     )
     .map((trace) => ({ trace, why: failureSignals(trace) }))
     .filter((f) => f.why.length > 0)

@@ -1,4 +1,5 @@
-import { randomBytes } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
+import { deterministicEventId } from '../../schemas/ids.ts';
 import { createRng } from '../../processors/core/prng.ts';
 import { clip } from '../importers/common.ts';
 import type { TraceInput } from '../sdk/inputs.ts';
@@ -7,6 +8,7 @@ import { inputFingerprint, policyHash } from './fingerprint.ts';
 import { alwaysKeepReason, rateOf, SamplingPolicy, type SamplingPolicyInput } from './policy.ts';
 import { DEFAULT_REDACTORS, type Redactor, redactText, redactValue } from './redact.ts';
 import { KEY_SEP } from '../../schemas/topics.ts';
+import type { TraceSpool } from './spool.ts';
 
 /** A production request as the app sees it, before sampling and redaction. */
 export interface TraceCandidate {
@@ -14,7 +16,8 @@ export interface TraceCandidate {
   readonly agent_version: string;
   /** @default 'default' */
   readonly segment?: string;
-  readonly input: unknown;
+  /** Missing (an instrumentation that recorded no content): fingerprinted per trace, never as one shared value. */
+  readonly input?: unknown;
   readonly output?: unknown;
   readonly verdicts?: TraceInput['verdicts'];
   /** The tool calls it made; arguments are redacted like the input. */
@@ -25,6 +28,18 @@ export interface TraceCandidate {
   readonly tags?: string[];
   /** Event time, epoch ms. @default the sampler's clock */
   readonly occurred_at?: number;
+  /** The end user and the session (redacted like any text). */
+  readonly user_id?: string;
+  readonly session_id?: string;
+  readonly latency_ms?: number;
+  readonly model?: string;
+  readonly response_model?: string;
+  readonly cost_usd?: number;
+  /**
+   * Set by the OTLP receiver: the trace's revision (0 first). The event id then also hangs on the redacted content,
+   * so two different records of one trace never share an id.
+   */
+  readonly revision?: number;
 }
 
 export interface SamplerOptions {
@@ -36,6 +51,11 @@ export interface SamplerOptions {
   /** Seeds the sampling draws, for reproducible tests. @default a random seed */
   readonly seed?: number;
   readonly clock?: () => number;
+  /**
+   * Keeps a capped policy's windows durable (their counts and reservoirs): written by `persist()`, reloaded here.
+   * Without one, a window lives in memory until it closes.
+   */
+  readonly spool?: TraceSpool;
 }
 
 export type Decision =
@@ -53,15 +73,25 @@ export interface SegmentStats {
 interface Window {
   readonly end: number;
   readonly rate: number;
-  candidates: number;
+  /** The trace ids counted (a re-sent trace is counted once). */
+  readonly seen: Set<string>;
   readonly reservoir: Omit<TraceInput, 'sampling'>[];
 }
 
 export interface TraceSampler {
   /** Decides at once (or, under a cap, when the window closes). Nothing leaves the process unredacted. */
   offer(trace: TraceCandidate): Decision;
+  /** Records a later revision of a trace already kept, with the probability it was kept with (no new draw). */
+  record(trace: TraceCandidate, probability: number): void;
+  /** Replaces a trace held in a capped window's reservoir by a later revision; false when it is not held. */
+  revise(trace: TraceCandidate): boolean;
   /** Closes the windows that ended by now (the clock), emitting their reservoirs. */
   tick(): void;
+  /**
+   * Makes what was recorded durable (the recorder's flush), then the windows' changes (the spool): call before an
+   * answer that acknowledges the traces offered.
+   */
+  persist(): Promise<void>;
   /** Closes every window (emitting the reservoirs) and flushes the recorder. */
   flush(): Promise<void>;
   readonly stats: ReadonlyMap<string, SegmentStats>;
@@ -76,6 +106,9 @@ export const createTraceSampler = (opts: SamplerOptions): TraceSampler => {
   const clock = opts.clock ?? Date.now;
   const stats = new Map<string, SegmentStats>();
   const windows = new Map<string, Window>();
+  const spool = opts.spool;
+  for (const w of spool?.load() ?? [])
+    windows.set(w.key, { end: w.end, rate: w.rate, seen: new Set(w.seen), reservoir: [...w.reservoir] });
 
   const statsOf = (segment: string): SegmentStats => {
     let s = stats.get(segment);
@@ -85,14 +118,19 @@ export const createTraceSampler = (opts: SamplerOptions): TraceSampler => {
 
   /** Redaction happens here, before a trace is buffered or recorded. */
   const prepare = (t: TraceCandidate, segment: string, at: number): Omit<TraceInput, 'sampling'> => {
-    const input = redactValue(t.input, redactors);
+    const missing = t.input === undefined || t.input === null;
+    const input = missing ? undefined : redactValue(t.input, redactors);
     const output = t.output === undefined ? undefined : redactValue(t.output, redactors);
     const text = (v: unknown) => clip(typeof v === 'string' ? v : JSON.stringify(v));
-    return {
+    const identity = (v: string | undefined) => (v === undefined ? undefined : redactText(v, redactors).slice(0, 512));
+    const user = identity(t.user_id);
+    const session = identity(t.session_id);
+    const prepared: Omit<TraceInput, 'sampling'> = {
       trace_id: t.trace_id,
       agent_version: t.agent_version,
       segment,
-      input_fingerprint: inputFingerprint(input),
+      // No input: a fingerprint of its own, so unrelated requests never look like one repeated input.
+      input_fingerprint: missing ? inputFingerprint({ missing_input_of_trace: t.trace_id }) : inputFingerprint(input),
       occurred_at: at,
       payload: {
         ...(input !== undefined ? { input: text(input) } : {}),
@@ -106,7 +144,17 @@ export const createTraceSampler = (opts: SamplerOptions): TraceSampler => {
         : {}),
       ...(t.error_kind ? { error_kind: redactText(t.error_kind, redactors) } : {}),
       ...(t.tags ? { tags: t.tags.map((tag) => redactText(tag, redactors)) } : {}),
+      ...(user ? { user_id: user } : {}),
+      ...(session ? { session_id: session } : {}),
+      ...(t.latency_ms === undefined ? {} : { latency_ms: t.latency_ms }),
+      ...(t.model ? { model: t.model.slice(0, 512) } : {}),
+      ...(t.response_model ? { response_model: t.response_model.slice(0, 512) } : {}),
+      ...(t.cost_usd === undefined ? {} : { cost_usd: t.cost_usd }),
+      ...(t.revision === undefined ? {} : { revision: t.revision }),
     };
+    if (t.revision === undefined) return prepared;
+    const content = createHash('sha256').update(JSON.stringify(prepared)).digest('hex').slice(0, 16);
+    return { ...prepared, event_id: deterministicEventId(at, 'TraceSampled', t.trace_id, t.revision, content) };
   };
 
   const emit = (trace: Omit<TraceInput, 'sampling'>, probability: number): void => {
@@ -116,8 +164,9 @@ export const createTraceSampler = (opts: SamplerOptions): TraceSampler => {
 
   const close = (key: string, w: Window): void => {
     windows.delete(key);
-    const p = w.rate * Math.min(1, policy.cap!.max / w.candidates);
+    const p = w.rate * Math.min(1, policy.cap!.max / w.seen.size);
     for (const t of w.reservoir) emit(t, p);
+    spool?.closed(key);
   };
   const closeBefore = (at: number): void => {
     for (const [key, w] of windows) if (w.end <= at) close(key, w);
@@ -147,21 +196,44 @@ export const createTraceSampler = (opts: SamplerOptions): TraceSampler => {
       const start = Math.floor(at / policy.cap.windowMs) * policy.cap.windowMs;
       const key = `${segment}${KEY_SEP}${start}`;
       let w = windows.get(key);
-      if (!w) windows.set(key, (w = { end: start + policy.cap.windowMs, rate, candidates: 0, reservoir: [] }));
-      w.candidates++;
-      if (w.reservoir.length < policy.cap.max) w.reservoir.push(prepare(t, segment, at));
-      else {
-        const j = Math.floor(random() * w.candidates);
-        if (j < policy.cap.max) w.reservoir[j] = prepare(t, segment, at);
+      if (!w) windows.set(key, (w = { end: start + policy.cap.windowMs, rate, seen: new Set(), reservoir: [] }));
+      if (w.seen.has(t.trace_id)) return { kept: 'pending', reason: 'cap' };
+      w.seen.add(t.trace_id);
+      spool?.counted(key, w, t.trace_id);
+      const slot = w.reservoir.length < policy.cap.max ? w.reservoir.length : Math.floor(random() * w.seen.size);
+      if (slot < policy.cap.max) {
+        w.reservoir[slot] = prepare(t, segment, at);
+        spool?.slot(key, slot, w.reservoir[slot]!);
       }
       return { kept: 'pending', reason: 'cap' };
+    },
+    record(t, probability) {
+      const segment = t.segment ?? 'default';
+      emit(prepare(t, segment, t.occurred_at ?? clock()), probability);
+    },
+    revise(t) {
+      const segment = t.segment ?? 'default';
+      for (const [key, w] of windows) {
+        const i = w.reservoir.findIndex((r) => r.trace_id === t.trace_id && r.segment === segment);
+        if (i >= 0) {
+          w.reservoir[i] = prepare(t, segment, t.occurred_at ?? clock());
+          spool?.slot(key, i, w.reservoir[i]!);
+          return true;
+        }
+      }
+      return false;
     },
     tick() {
       closeBefore(clock());
     },
+    async persist() {
+      await opts.recorder.flush();
+      spool?.commit();
+    },
     async flush() {
       for (const [key, w] of [...windows]) close(key, w);
       await opts.recorder.flush();
+      spool?.commit();
     },
   };
 };

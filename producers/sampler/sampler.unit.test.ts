@@ -260,3 +260,29 @@ describe('trace sampler: rules', () => {
     ]);
   });
 });
+
+describe('traces without an input, and later revisions', () => {
+  it('fingerprints a missing input per trace, never as one shared value', () => {
+    const s = sink();
+    const sampler = createTraceSampler({ policy: { name: 'all', rate: 1 }, recorder: s, seed: 1 });
+    for (const id of ['a', 'b']) sampler.offer({ trace_id: id, agent_version: 'v1' });
+    sampler.offer({ trace_id: 'c', agent_version: 'v1', input: null });
+    const fps = s.traces.map((t) => t.input_fingerprint);
+    expect(new Set(fps).size).toBe(3);
+    expect(fps).not.toContain(inputFingerprint(null));
+    expect(s.traces.every((t) => t.payload?.input === undefined)).toBe(true);
+  });
+
+  it('gives two different records of one trace two event ids, and the same record one', () => {
+    const s = sink();
+    const sampler = createTraceSampler({ policy: { name: 'all', rate: 1 }, recorder: s, seed: 1 });
+    const base = { trace_id: 't', agent_version: 'v1', input: 'q', occurred_at: 1_000 };
+    sampler.offer({ ...base, revision: 0 });
+    sampler.offer({ ...base, revision: 0 });
+    sampler.record({ ...base, output: 'a', user_id: 'mail me: jane@example.com', revision: 1 }, 1);
+    const ids = s.traces.map((t) => t.event_id);
+    expect(ids[0]).toBe(ids[1]);
+    expect(ids[2]).not.toBe(ids[0]);
+    expect(s.traces[2]).toMatchObject({ revision: 1, user_id: 'mail me: [EMAIL]', sampling: { probability: 1 } });
+  });
+});

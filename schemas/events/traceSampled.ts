@@ -29,5 +29,21 @@ export const TraceSampled = z.object({
   /** Redacted before it left the process. */
   payload: z.object({ input: z.string().optional(), output: z.string().optional() }).optional(),
   tags: Tags.optional(),
+  /**
+   * 0 for the first record of a trace; a later record of the same trace (spans or GenAI log events that arrived after
+   * it was recorded) carries the next revision, a new event id and the whole trace again. Readers keep the highest.
+   */
+  revision: z.number().int().nonnegative().optional(),
+  /** The end user (OTel `user.id`, OpenInference `user.id`, …), redacted like any text. */
+  user_id: z.string().min(1).max(512).optional(),
+  /** The session or conversation, redacted like any text. */
+  session_id: z.string().min(1).max(512).optional(),
+  /** The request's duration: its root span's end minus its start, ms. */
+  latency_ms: z.number().nonnegative().optional(),
+  /** The model the request asked for, and the one that answered (`gpt-4o` → `gpt-4o-2024-08-06`). */
+  model: z.string().min(1).max(512).optional(),
+  response_model: z.string().min(1).max(512).optional(),
+  /** What the request cost, when its instrumentation reports it. */
+  cost_usd: z.number().nonnegative().optional(),
 });
 export type TraceSampled = z.infer<typeof TraceSampled>;

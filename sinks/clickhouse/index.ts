@@ -38,7 +38,7 @@ export * from './queries/failures.ts';
 export * from './queries/calibration.ts';
 export * from './queries/datasets.ts';
 export * from './queries/deadLetters.ts';
-export { listStoredFailures, traceOfRow } from './queries/storedFailures.ts';
+export { listStoredFailures, traceOfRow, type TraceFilters } from './queries/storedFailures.ts';
 export {
   checkConsistency,
   type ConsistencyReport,

@@ -39,6 +39,10 @@ export const ROUTES: Record<string, Route> = {
         from: z.coerce.number().int().nonnegative().optional(),
         to: z.coerce.number().int().positive().optional(),
         limit: z.coerce.number().int().min(1).max(1000).optional(),
+        user_id: z.string().min(1).optional(),
+        session_id: z.string().min(1).optional(),
+        model: z.string().min(1).optional(),
+        min_latency_ms: z.coerce.number().nonnegative().optional(),
       }),
       p,
     );

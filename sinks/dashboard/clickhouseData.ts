@@ -165,7 +165,15 @@ export const clickhouseDashboardData = (client: Querier): DashboardData => ({
     const page = async () => {
       const out: Awaited<ReturnType<typeof sampledTraces>> = [];
       for (let offset = 0; out.length < limit; offset += 1000) {
-        const rows = await sampledTraces(client, { ...q, failed: q.failed ?? false, limit: 1000, offset });
+        const rows = await sampledTraces(client, {
+          ...q,
+          userId: q.user_id,
+          sessionId: q.session_id,
+          minLatencyMs: q.min_latency_ms,
+          failed: q.failed ?? false,
+          limit: 1000,
+          offset,
+        });
         out.push(...rows.filter((r) => !q.failed || failureSignals(traceOfRow(r)).length > 0));
         if (rows.length < 1000) break;
       }

@@ -136,6 +136,15 @@ export type TraceView = {
   output: string | null;
   error_kind?: string | null;
   user_signals?: Record<string, string>;
+  user_id?: string | null;
+  session_id?: string | null;
+  /** The request's duration (its root span's), ms. */
+  latency_ms?: number | null;
+  model?: string | null;
+  response_model?: string | null;
+  cost_usd?: number | null;
+  tokens_input?: number | null;
+  tokens_output?: number | null;
   confirmation?: TraceConfirmation | null;
   dataset_row?: TraceDatasetRow | null;
 };
@@ -150,6 +159,11 @@ export type TraceQuery = {
   from?: number;
   to?: number;
   limit?: number;
+  user_id?: string;
+  session_id?: string;
+  /** The requested or the answering model. */
+  model?: string;
+  min_latency_ms?: number;
 };
 export type TraceList = {
   traces: TraceListItem[];

@@ -116,17 +116,27 @@ export const createMemoryDashboardData = (initial: readonly PasskEvent[] = []) =
     // the events alone hold no dead letters: those are records that never became events
     deadLetters: async () => ({ total: 0, by_stage: {}, letters: [] }),
     trace: async (q) => {
-      const t = of('TraceSampled').find((x) => x.trace_id === q.trace_id);
+      const t = of('TraceSampled')
+        .filter((x) => x.trace_id === q.trace_id)
+        .sort((a, b) => (b.revision ?? 0) - (a.revision ?? 0))[0];
       return t ? { ...traceItem(t), input_fingerprint: t.input_fingerprint } : null;
     },
     traces: async (q) => {
-      const all = of('TraceSampled');
+      // One per trace: its latest revision.
+      const latest = new Map<string, TraceSampled>();
+      for (const t of of('TraceSampled') as TraceSampled[])
+        if ((t.revision ?? 0) >= (latest.get(t.trace_id)?.revision ?? -1)) latest.set(t.trace_id, t);
+      const all = [...latest.values()];
       return {
         traces: all
           .filter(
             (t) =>
               (q.agent_version === undefined || t.agent_version === q.agent_version) &&
               (q.segment === undefined || t.segment === q.segment) &&
+              (q.user_id === undefined || t.user_id === q.user_id) &&
+              (q.session_id === undefined || t.session_id === q.session_id) &&
+              (q.model === undefined || t.model === q.model || t.response_model === q.model) &&
+              (q.min_latency_ms === undefined || (t.latency_ms ?? -1) >= q.min_latency_ms) &&
               t.occurred_at >= (q.from ?? 0) &&
               t.occurred_at < (q.to ?? Infinity),
           )

@@ -1,6 +1,13 @@
 import { z } from 'zod';
 import { select, type Querier } from '../clickhouse/queries/select.ts';
-import { FAILURE_CANDIDATE, STORED_TRACE_COLUMNS, StoredTraceRow } from '../clickhouse/queries/storedFailures.ts';
+import {
+  FAILURE_CANDIDATE,
+  STORED_TRACE_COLUMNS,
+  StoredTraceRow,
+  TRACE_FILTERS,
+  traceFilterParams,
+  type TraceFilters,
+} from '../clickhouse/queries/storedFailures.ts';
 
 /**
  * The few reads only the dashboard needs, over the tables of sinks/clickhouse, parameterized like every
@@ -81,6 +88,13 @@ const Trace = z.object({
   actions: z.array(z.object({ tool: z.string(), arguments: z.string().nullable() })),
   tokens_input: z.number().nullable(),
   tokens_output: z.number().nullable(),
+  revision: z.number(),
+  user_id: z.string().nullable(),
+  session_id: z.string().nullable(),
+  latency_ms: z.number().nullable(),
+  model: z.string().nullable(),
+  response_model: z.string().nullable(),
+  cost_usd: z.number().nullable(),
 });
 export type TraceRow = Omit<z.infer<typeof Trace>, 'graders' | 'passed'> & {
   verdicts: { grader: string; passed: boolean | null }[];
@@ -94,9 +108,9 @@ export const traceById = async (client: Querier, trace_id: string): Promise<Trac
     `SELECT trace_id, toUnixTimestamp64Milli(occurred_at) AS occurred_at, agent_version, segment, input_fingerprint,
               sampling_probability, arrayMap(v -> v.grader, verdicts) AS graders, arrayMap(v -> v.passed, verdicts) AS passed,
               payload_input AS input, payload_output AS output, error_kind, user_signals, actions,
-              tokens_input, tokens_output
+              tokens_input, tokens_output, revision, user_id, session_id, latency_ms, model, response_model, cost_usd
        FROM traces FINAL WHERE trace_id = {trace_id:String}
-       ORDER BY occurred_at LIMIT 1`,
+       ORDER BY revision DESC, event_id DESC LIMIT 1`,
     { trace_id },
   );
   if (!t) return null;
@@ -159,7 +173,7 @@ export const sampledTraces = async (
     to?: number | undefined;
     limit: number;
     offset?: number;
-  },
+  } & TraceFilters,
 ) =>
   select(
     client,
@@ -170,7 +184,8 @@ export const sampledTraces = async (
        AND ({segment:String} = '' OR segment = {segment:String})
        AND occurred_at >= {from:Int64} AND occurred_at < {to:Int64} -- occurred_at is the selected alias, in ms
        AND (NOT {failed:Bool} OR ${FAILURE_CANDIDATE})
-     ORDER BY occurred_at DESC, trace_id
+       AND ${TRACE_FILTERS}
+     ORDER BY occurred_at DESC, trace_id, revision DESC, event_id DESC
      LIMIT 1 BY trace_id
      LIMIT {limit:UInt32} OFFSET {offset:UInt64}`,
     {
@@ -181,6 +196,7 @@ export const sampledTraces = async (
       to: q.to ?? 8_640_000_000_000,
       failed: q.failed,
       limit: q.limit,
+      ...traceFilterParams(q),
     },
   );
 

@@ -19,7 +19,7 @@ afterAll(() => {
 });
 
 /**
- * Starts passk, sends SIGTERM as soon as its `nth` SIGTERM handler is in place (test/helpers/sigtermProbe.cjs tells
+ * Starts passk, sends SIGTERM as soon as its `nth` SIGTERM handler is in place (test/helpers/sigtermProbe.mjs tells
  * when: the first is bin/passk.mjs's, while the sources still load; the second `passk process`'s own, before its
  * processors start), and waits for it to end. A child that ends first is not signalled.
  */
@@ -27,8 +27,8 @@ const stoppedAt = async (nth: number, args: string[]) => {
   const child = spawn(
     process.execPath,
     [
-      '--require',
-      join(ROOT, 'test/helpers/sigtermProbe.cjs'),
+      '--import',
+      join(ROOT, 'test/helpers/sigtermProbe.mjs'),
       join(ROOT, 'bin/passk.mjs'),
       '--data-dir',
       join(dir, 'data'),

@@ -84,9 +84,9 @@ describe('OTLP/HTTP receiver (POST /v1/traces)', () => {
       expect(bytes).not.toMatch(/jane\.doe\d+@example\.com/);
       expect(bytes).not.toContain('415 555 0134');
     }
-  });
+  }, 60_000); // four OpenTelemetry SDK runs; seconds on a loaded machine
 
-  it('answers a retried export without counting a trace twice (same event id)', async () => {
+  it('answers a retried export without recording a trace twice', async () => {
     const body = JSON.stringify({
       resourceSpans: [
         {
@@ -126,9 +126,9 @@ describe('OTLP/HTTP receiver (POST /v1/traces)', () => {
       body: gzipSync(body),
     });
     expect(gzipped.status).toBe(200);
+    // The re-sent root changed nothing: it is recognized (the trace's late window) and not recorded again.
     const same = (await tracesOnLog()).filter((t) => t.trace_id === '0af7651916cd43dd8448eb211c80319c');
-    expect(same.length).toBe(2);
-    expect(new Set(same.map((t) => t.event_id)).size).toBe(1);
+    expect(same.length).toBe(1);
     expect(same[0]).toMatchObject({ agent_version: 'svc-1', occurred_at: 1_700_000_001_000 });
   });
 

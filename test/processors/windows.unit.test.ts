@@ -40,6 +40,15 @@ const totalAt = (start: number, size: number, ...snaps: TraceWindowsUpdated[]) =
 const hour = (h: number, m = 0) => T0 + h * H + m * 60_000;
 
 describe('production windows (first stage)', () => {
+  it('counts a trace once: a later revision of it (spans that came after it was recorded) changes nothing', () => {
+    const first = trace({ at: hour(1, 1), fingerprint: 'a', probability: 0.5, passed: true });
+    const revised = { ...first, event_id: `${first.event_id.slice(0, 25)}Z`, revision: 1, input_fingerprint: 'b' };
+    const { s, changed } = fold([first]);
+    expect(foldTrace(s, revised, 1, o)).toEqual([]);
+    expect(changed.size).toBeGreaterThan(0);
+    expect(updates(s).find((u) => u.size_ms === H)).toMatchObject({ graded: 1, w: 2, repeated: 0 });
+  });
+
   it('puts a trace in one tumbling window and in every sliding window that holds it', () => {
     expect(windowStarts(hour(5, 30), { size_ms: H, slide_ms: H })).toEqual([hour(5)]);
     expect(windowStarts(hour(5, 30), { size_ms: 4 * H, slide_ms: H })).toEqual([hour(2), hour(3), hour(4), hour(5)]);

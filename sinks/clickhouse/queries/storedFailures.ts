@@ -32,6 +32,13 @@ export const StoredTraceRow = z.object({
   payload_output: z.string().nullable(),
   has_payload: z.boolean(),
   tags: z.array(z.string()),
+  revision: z.number(),
+  user_id: z.string().nullable(),
+  session_id: z.string().nullable(),
+  latency_ms: z.number().nullable(),
+  model: z.string().nullable(),
+  response_model: z.string().nullable(),
+  cost_usd: z.number().nullable(),
 });
 type Row = z.infer<typeof StoredTraceRow>;
 
@@ -41,7 +48,28 @@ export const STORED_TRACE_COLUMNS = `event_id, toUnixTimestamp64Milli(occurred_a
          arrayMap(v -> tupleElement(v, 'grader'), verdicts) AS graders,
          arrayMap(v -> tupleElement(v, 'passed'), verdicts) AS passed,
          arrayMap(v -> tupleElement(v, 'score'), verdicts) AS scores, actions, tokens_input, tokens_output,
-         user_signals, error_kind, payload_input, payload_output, has_payload, tags`;
+         user_signals, error_kind, payload_input, payload_output, has_payload, tags,
+         revision, user_id, session_id, latency_ms, model, response_model, cost_usd`;
+/**
+ * The filters on a trace list (a user, a session, a model (requested or answering), a least latency): the SQL and
+ * its parameters.
+ */
+export const TRACE_FILTERS = `({user_id:String} = '' OR user_id = {user_id:String})
+    AND ({session_id:String} = '' OR session_id = {session_id:String})
+    AND ({model:String} = '' OR model = {model:String} OR response_model = {model:String})
+    AND ({min_latency_ms:Float64} = 0 OR latency_ms >= {min_latency_ms:Float64})`;
+export interface TraceFilters {
+  readonly userId?: string | undefined;
+  readonly sessionId?: string | undefined;
+  readonly model?: string | undefined;
+  readonly minLatencyMs?: number | undefined;
+}
+export const traceFilterParams = (f: TraceFilters) => ({
+  user_id: f.userId ?? '',
+  session_id: f.sessionId ?? '',
+  model: f.model ?? '',
+  min_latency_ms: f.minLatencyMs ?? 0,
+});
 /** A trace that may be a failure: a failed verdict, an error, or any user signal (TypeScript decides which are negative). */
 export const FAILURE_CANDIDATE = `(arrayExists(v -> coalesce(tupleElement(v, 'passed'), true) = false, verdicts) OR error_kind IS NOT NULL OR notEmpty(user_signals))`;
 
@@ -99,18 +127,27 @@ export const traceOfRow = (r: Row): TraceSampled => ({
       }
     : {}),
   ...(r.tags.length ? { tags: r.tags } : {}),
+  ...(r.revision ? { revision: r.revision } : {}),
+  ...(r.user_id !== null ? { user_id: r.user_id } : {}),
+  ...(r.session_id !== null ? { session_id: r.session_id } : {}),
+  ...(r.latency_ms !== null ? { latency_ms: r.latency_ms } : {}),
+  ...(r.model !== null ? { model: r.model } : {}),
+  ...(r.response_model !== null ? { response_model: r.response_model } : {}),
+  ...(r.cost_usd !== null ? { cost_usd: r.cost_usd } : {}),
 });
 
 // Candidates: a failed verdict, an error, or any user signal (whether a signal is negative is decided in
-// TypeScript, by the sampler's own rule). Newest first, one event per trace, confirmed ones left out.
+// TypeScript, by the sampler's own rule). Newest first, one event per trace (its latest revision), confirmed ones
+// left out.
 const QUERY = `
   SELECT ${STORED_TRACE_COLUMNS}
   FROM traces FINAL
   WHERE ${FAILURE_CANDIDATE}
     AND ({agent_version:String} = '' OR agent_version = {agent_version:String})
     AND ({segment:String} = '' OR segment = {segment:String})
+    AND ${TRACE_FILTERS}
     AND trace_id NOT IN (SELECT trace_id FROM confirmed_failures)
-  ORDER BY occurred_at DESC, trace_id
+  ORDER BY occurred_at DESC, trace_id, revision DESC, event_id DESC
   LIMIT 1 BY trace_id
   LIMIT {page:UInt32} OFFSET {offset:UInt64}`;
 
@@ -127,7 +164,7 @@ export const listStoredFailures = async (
     segment?: string;
     limit?: number;
     alsoConfirmed?: ReadonlySet<string>;
-  },
+  } & TraceFilters,
 ): Promise<{ trace: TraceSampled; why: string[] }[]> => {
   const limit = opts.limit ?? Infinity;
   const page = Math.min(10_000, Math.max(200, Number.isFinite(limit) ? limit * 2 : 1_000));
@@ -136,6 +173,7 @@ export const listStoredFailures = async (
     const rows = await select(client, StoredTraceRow, QUERY, {
       agent_version: opts.agentVersion ?? '',
       segment: opts.segment ?? '',
+      ...traceFilterParams(opts),
       page,
       offset,
     });

@@ -40,6 +40,13 @@ const traceRow = (e: TraceSampled): Row => ({
   payload_output: e.payload?.output ?? null,
   has_payload: e.payload !== undefined,
   tags: e.tags ?? [],
+  revision: e.revision ?? 0,
+  user_id: e.user_id ?? null,
+  session_id: e.session_id ?? null,
+  latency_ms: e.latency_ms ?? null,
+  model: e.model ?? null,
+  response_model: e.response_model ?? null,
+  cost_usd: e.cost_usd ?? null,
 });
 
 const judgmentRow = (e: JudgmentRecorded): Row => ({

@@ -56,9 +56,16 @@ describe('DDL rendered from the table definitions', () => {
     // then the copy; then migration 4's columns on dataset_rows and migration 5's on traces, local and distributed;
     // then migration 6: production_windows_v2's nullable pass rate and late count, local and distributed, and its UPDATE;
     // then migration 7: its nullable sampled and sampled_rule, local and distributed, and its UPDATE;
-    // then migration 8's columns on row_state, local and distributed.
-    expect(script).toHaveLength(2 * (1 + 12 + 1 + 1) + 1 + 2 + 2 + 5 + 5 + 2);
+    // then migration 8's columns on row_state, and migration 9's on traces, local and distributed.
+    expect(script).toHaveLength(2 * (1 + 12 + 1 + 1) + 1 + 2 + 2 + 5 + 5 + 2 + 2);
     expect(script[0]).toContain('passk.`passk_migrations_local`');
+    // Migration 9, last: the traces' revision, ids, latency, models and cost, local and distributed.
+    expect(script.splice(-2)).toEqual([
+      expect.stringMatching(
+        /^ALTER TABLE passk\.`traces_local` ON CLUSTER 'c' ADD COLUMN IF NOT EXISTS `revision` UInt32 DEFAULT 0.*`cost_usd` Nullable\(Float64\)$/,
+      ),
+      expect.stringMatching(/^ALTER TABLE passk\.`traces` ON CLUSTER 'c' ADD COLUMN IF NOT EXISTS `revision`/),
+    ]);
     for (const t of [...Object.values(TABLES).map((d) => d.name), 'production_windows']) {
       expect(
         script.filter((s) => s.startsWith(`CREATE TABLE IF NOT EXISTS passk.\`${t}_local\` ON CLUSTER 'c'`)),
@@ -128,7 +135,7 @@ describe('DDL rendered from the table definitions', () => {
         /^ALTER TABLE passk\.`row_state` ON CLUSTER 'c' ADD COLUMN IF NOT EXISTS `attempt_records`/,
       ),
     ]);
-    expect(MIGRATIONS.map((m) => m.version)).toEqual([1, 2, 3, 4, 5, 6, 7, 8]);
+    expect(MIGRATIONS.map((m) => m.version)).toEqual([1, 2, 3, 4, 5, 6, 7, 8, 9]);
     expect(() => renderClusterTable(TABLES.trials, { cluster: 'c', database: 'bad-name' })).toThrow(RangeError);
   });
 });

@@ -13,6 +13,7 @@ import {
   TABLES,
   SAMPLED_RULE_COLUMN,
   TRACES_V5_COLUMNS,
+  TRACES_V9_COLUMNS,
 } from './tables.ts';
 
 /**
@@ -163,6 +164,11 @@ export const MIGRATIONS: readonly Migration[] = [
     version: 8,
     name: 'row_state: attempt_records (the one attempt record; older rows read theirs from attempts) and tags',
     up: (cluster) => renderAddColumns(TABLES.row_state.name, ROW_STATE_V8_COLUMNS, cluster),
+  },
+  {
+    version: 9,
+    name: 'traces: revision, user and session ids, latency, requested and answering models, cost',
+    up: (cluster) => renderAddColumns(TABLES.traces.name, TRACES_V9_COLUMNS, cluster),
   },
 ];
 

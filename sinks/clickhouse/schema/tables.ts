@@ -101,7 +101,24 @@ export const TRACES_V5_COLUMNS = [
   col('tokens_output', 'Nullable(UInt32)'),
 ] as const;
 
-const traces: TableDef = { ...tracesV1, columns: [...tracesV1.columns, ...TRACES_V5_COLUMNS] };
+/**
+ * Columns migration 9 added to `traces`: the trace's revision (a later record of the same trace: readers keep the
+ * highest), the end user and session, the request's latency, the requested and answering models, its cost.
+ */
+export const TRACES_V9_COLUMNS = [
+  col('revision', 'UInt32', { default: '0' }),
+  col('user_id', 'Nullable(String)'),
+  col('session_id', 'Nullable(String)'),
+  col('latency_ms', 'Nullable(Float64)'),
+  col('model', 'LowCardinality(Nullable(String))'),
+  col('response_model', 'LowCardinality(Nullable(String))'),
+  col('cost_usd', 'Nullable(Float64)'),
+] as const;
+
+const traces: TableDef = {
+  ...tracesV1,
+  columns: [...tracesV1.columns, ...TRACES_V5_COLUMNS, ...TRACES_V9_COLUMNS],
+};
 
 const judgments: TableDef = {
   name: 'judgments',

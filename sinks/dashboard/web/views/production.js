@@ -172,6 +172,26 @@ const traceCard = (t, id, datasets, redraw, close) => {
       ),
       h('div', {}, h('dt', {}, 'verdicts'), h('dd', { 'data-field': 'verdicts' }, verdictChips(t.verdicts))),
       t.error_kind ? h('div', {}, h('dt', {}, 'error'), h('dd', {}, t.error_kind)) : null,
+      fact('user', 'user', t.user_id),
+      fact('session', 'session', t.session_id),
+      fact('latency', 'latency', t.latency_ms == null ? null : `${Math.round(t.latency_ms).toLocaleString('en')} ms`),
+      fact(
+        'model',
+        'model',
+        t.model || t.response_model
+          ? t.response_model && t.response_model !== t.model
+            ? `${t.model ?? '?'} → ${t.response_model}`
+            : (t.model ?? t.response_model)
+          : null,
+      ),
+      fact(
+        'tokens',
+        'tokens (in / out)',
+        t.tokens_input == null
+          ? null
+          : `${t.tokens_input.toLocaleString('en')} / ${t.tokens_output.toLocaleString('en')}`,
+      ),
+      fact('cost', 'cost', t.cost_usd == null ? null : `$${t.cost_usd.toFixed(4)}`),
       signals.length
         ? h(
             'div',
@@ -224,11 +244,25 @@ const pretty = (s) => {
   }
 };
 /** What a reader recognizes a request by: its `message` when the input is JSON with one, else the text. */
+/** The text of a message list's last user turn, in the shapes the conventions use (`content`, or `parts`). */
+const lastUserText = (messages) => {
+  const user = messages.findLast((m) => m && typeof m === 'object' && (m.role === 'user' || m.role === undefined));
+  if (!user) return null;
+  if (typeof user.content === 'string') return user.content;
+  const parts = Array.isArray(user.parts) ? user.parts : Array.isArray(user.content) ? user.content : [];
+  const text = parts
+    .map((p) => p?.content ?? p?.text ?? '')
+    .join(' ')
+    .trim();
+  return text || null;
+};
 const gist = (s) => {
   if (s === null || s === undefined) return null;
   try {
     const v = JSON.parse(s);
-    return typeof v?.message === 'string' ? v.message : s;
+    if (typeof v?.message === 'string') return v.message;
+    if (Array.isArray(v)) return lastUserText(v) ?? s;
+    return s;
   } catch {
     return s;
   }
@@ -243,7 +277,16 @@ const SORTS = {
 const utcInput = (ms) => (ms ? new Date(ms).toISOString().slice(0, 16) : '');
 const fromUtcInput = (v) => (v ? Date.parse(`${v}:00Z`) : undefined);
 
-/** The sampled-trace list: filters in the URL (failed, version, segment, time), sortable, each line opens its card. */
+/** One fact of the trace card, left out when the trace does not carry it. */
+const fact = (field, label, value) =>
+  value == null || value === ''
+    ? null
+    : h('div', {}, h('dt', {}, label), h('dd', { 'data-field': field }, String(value)));
+
+/**
+ * The sampled-trace list: filters in the URL (failed, version, segment, time, user, session, model, least latency),
+ * sortable, each line opens its card.
+ */
 const traceList = (list, params, go) => {
   const failed = params.failed !== 'all';
   const sort = params.sort in SORTS ? params.sort : 'newest';
@@ -272,6 +315,19 @@ const traceList = (list, params, go) => {
         onchange: (e) => set({ [name]: fromUtcInput(e.target.value) }),
       }),
     );
+  const textFilter = (name, label) =>
+    h(
+      'label',
+      {},
+      h('span', {}, label),
+      h('input', {
+        type: 'text',
+        size: 12,
+        'data-filter': name,
+        value: params[name] ?? '',
+        onchange: (e) => set({ [name]: e.target.value.trim() || undefined }),
+      }),
+    );
   return card(
     `Sampled traces (${rows.length}${rows.length >= 200 ? '+' : ''})`,
     h(
@@ -290,6 +346,10 @@ const traceList = (list, params, go) => {
       select('segment', 'segment', [['', 'any'], ...list.segments.map((v) => [v, v])], params.segment),
       timeFilter('from', 'from'),
       timeFilter('to', 'until'),
+      textFilter('user', 'user'),
+      textFilter('session', 'session'),
+      textFilter('model', 'model'),
+      textFilter('latency', 'latency ≥ (ms)'),
       select(
         'sort',
         'sort',
@@ -353,6 +413,10 @@ export const render = async ({ params, navigate, redraw }) => {
     segment: params.segment,
     from: params.from,
     to: params.to,
+    user_id: params.user,
+    session_id: params.session,
+    model: params.model,
+    min_latency_ms: params.latency,
   };
   const [prod, trace, list] = await Promise.all([
     api.production(),

@@ -1,0 +1,176 @@
+/**
+ * The OTLP receiver's throughput: 4 exporters POST `/v1/traces` (protobuf, 100 traces of 3 spans per export, ~1.5 KB
+ * of text per trace, an email in each input) to a real `passk ingest` server on the embedded log, against its tight
+ * baseline in the same run: decoding the same request bodies, alone (`decodeProtobuf`), in the same process. The
+ * server does the baseline's work plus assembly, the conventions' mapping, sampling, redaction, validation and the
+ * durable publish. Also reported: the export latency p50 and p95 the exporters saw.
+ */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { createEmbeddedEventLog } from '../log/index.ts';
+import { createIngestServer } from '../producers/ingest/index.ts';
+import { decodeProtobuf, encodeTraceRequest } from '../producers/otlp/index.ts';
+import type { Redactor } from '../producers/sampler/index.ts';
+
+export interface OtlpBenchOptions {
+  /** Traces per run. @default 20000 */
+  readonly n?: number;
+  /** Traces per export. @default 100 */
+  readonly batch?: number;
+  /** Concurrent exporters. @default 4 */
+  readonly clients?: number;
+  /** Alternating baseline / receiver rounds; the best of each is kept. @default 3 */
+  readonly rounds?: number;
+  /** The receiver's redactors (`[]`: none, to see what redaction costs). @default the sampler's */
+  readonly redactors?: readonly Redactor[];
+  readonly log?: (line: string) => void;
+}
+
+export interface OtlpBenchLine {
+  readonly name: string;
+  readonly tracesPerSec: number;
+  readonly baselinePerSec: number;
+  readonly ratio: number;
+  readonly p50Ms: number;
+  readonly p95Ms: number;
+}
+
+const TOKEN = 'bench-otlp-token-0123456789';
+const kv = (key: string, v: string | number) => ({
+  key,
+  value: typeof v === 'string' ? { stringValue: v } : { intValue: String(v) },
+});
+const hex = (n: number, width: number) => n.toString(16).padStart(width, '0');
+const CONTEXT = 'Customer writes about an order that arrived damaged; policy allows refunds within 30 days. ';
+
+/** One request's 3 spans: the agent's root, a chat call and a tool call, ~1.5 KB of text. */
+const spansOf = (i: number) => {
+  const traceId = hex(i + 1, 32);
+  const at = 1_767_225_600_000_000_000n + BigInt(i) * 1_000_000n;
+  const span = (id: number, parent: number | undefined, name: string, attrs: ReturnType<typeof kv>[]) => ({
+    traceId,
+    spanId: hex(i * 4 + id, 16),
+    ...(parent === undefined ? {} : { parentSpanId: hex(i * 4 + parent, 16) }),
+    name,
+    startTimeUnixNano: String(at),
+    endTimeUnixNano: String(at + 900_000_000n),
+    attributes: attrs,
+  });
+  return [
+    span(1, 2, 'chat gpt-4o', [
+      kv('gen_ai.operation.name', 'chat'),
+      kv('gen_ai.request.model', 'gpt-4o'),
+      kv('gen_ai.usage.input_tokens', 320),
+      kv('gen_ai.usage.output_tokens', 60),
+      kv('gen_ai.output.messages', JSON.stringify([{ role: 'assistant', content: `${CONTEXT.repeat(4)} #${i}` }])),
+    ]),
+    span(3, 2, 'execute_tool lookup_order', [
+      kv('gen_ai.operation.name', 'execute_tool'),
+      kv('gen_ai.tool.name', 'lookup_order'),
+      kv('gen_ai.tool.call.arguments', JSON.stringify({ order: i, note: CONTEXT.repeat(2) })),
+    ]),
+    span(2, undefined, 'invoke_agent refund-bot', [
+      kv('gen_ai.operation.name', 'invoke_agent'),
+      kv('gen_ai.agent.version', 'refund-bot-v2'),
+      kv('passk.segment', i % 3 === 0 ? 'enterprise' : 'free'),
+      kv('user.id', `user-${i % 997}`),
+      kv(
+        'gen_ai.input.messages',
+        JSON.stringify([
+          { role: 'user', content: `refund order ${i}, mail jane.doe${i}@example.com. ${CONTEXT.repeat(6)}` },
+        ]),
+      ),
+    ]),
+  ];
+};
+
+const quantile = (xs: number[], q: number) => {
+  const s = [...xs].sort((a, b) => a - b);
+  return s[Math.min(s.length - 1, Math.floor(q * s.length))] ?? 0;
+};
+
+export const benchOtlp = async (opts: OtlpBenchOptions = {}): Promise<OtlpBenchLine> => {
+  const n = opts.n ?? 20_000;
+  const batch = opts.batch ?? 100;
+  const clients = opts.clients ?? 4;
+  const rounds = opts.rounds ?? 3;
+  const say = opts.log ?? (() => undefined);
+  const bodies: Uint8Array[] = [];
+  for (let i = 0; i < n; i += batch) {
+    const spans = Array.from({ length: Math.min(batch, n - i) }, (_, j) => spansOf(i + j)).flat();
+    bodies.push(
+      encodeTraceRequest({
+        resourceSpans: [{ resource: { attributes: [kv('service.name', 'refunds')] }, scopeSpans: [{ spans }] }],
+      }),
+    );
+  }
+  const bytes = bodies.reduce((s, b) => s + b.length, 0);
+  say(`otlp: ${bodies.length} exports, ${(bytes / n).toFixed(0)} bytes per trace`);
+
+  const baseline = () => {
+    const t0 = performance.now();
+    let spans = 0;
+    for (const b of bodies) spans += decodeProtobuf(b).resourceSpans![0]!.scopeSpans![0]!.spans!.length;
+    if (spans !== n * 3) throw new Error(`bench: decoded ${spans} spans, expected ${n * 3}`);
+    return (n / (performance.now() - t0)) * 1000;
+  };
+
+  const receiver = async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'passk-bench-otlp-'));
+    const log = await createEmbeddedEventLog({ dataDir: dir });
+    const server = await createIngestServer({
+      publisher: log.publisher,
+      token: TOKEN,
+      port: 0,
+      timeouts: { headersTimeoutMs: 300_000, requestTimeoutMs: 300_000, keepAliveTimeoutMs: 300_000 },
+      ...(opts.redactors ? { otlp: { redactors: opts.redactors } } : {}),
+    });
+    const url = new URL('/v1/traces', server.url);
+    const latencies: number[] = [];
+    try {
+      let next = 0;
+      const client = async () => {
+        while (next < bodies.length) {
+          const body = bodies[next++]!;
+          const t = performance.now();
+          const res = await fetch(url, {
+            method: 'POST',
+            headers: { authorization: `Bearer ${TOKEN}`, 'content-type': 'application/x-protobuf' },
+            body,
+          });
+          const answer = new Uint8Array(await res.arrayBuffer());
+          latencies.push(performance.now() - t);
+          if (res.status !== 200 || answer.length !== 0)
+            throw new Error(`bench: the receiver answered ${res.status} (${answer.length} bytes of partial success)`);
+        }
+      };
+      const t0 = performance.now();
+      await Promise.all(Array.from({ length: clients }, client));
+      return { perSec: (n / (performance.now() - t0)) * 1000, latencies };
+    } finally {
+      await server.close();
+      await log.close();
+      rmSync(dir, { recursive: true, force: true });
+    }
+  };
+
+  let base = 0;
+  let best = { perSec: 0, latencies: [] as number[] };
+  for (let r = 0; r < rounds; r++) {
+    base = Math.max(base, baseline());
+    const got = await receiver();
+    if (got.perSec > best.perSec) best = got;
+    say(
+      `otlp round ${r + 1}/${rounds}: decode-only ${Math.round(base)}/s, receiver ${Math.round(got.perSec)} traces/s`,
+    );
+  }
+  return {
+    name: `OTLP /v1/traces, ${batch}-trace protobuf exports, ${clients} exporters${opts.redactors?.length === 0 ? ', no redaction' : ''}`,
+    tracesPerSec: best.perSec,
+    baselinePerSec: base,
+    ratio: best.perSec / base,
+    p50Ms: quantile(best.latencies, 0.5),
+    p95Ms: quantile(best.latencies, 0.95),
+  };
+};
