@@ -44,7 +44,6 @@ const NOT_PERSONAL = [
   'price',
   'cost',
   'balance',
-  'paid',
   'refund',
   'usd',
   'eur',
@@ -223,22 +222,75 @@ const PHONE_ANYWHERE = /电话|電話|手机|手機|携帯|휴대폰|전화|те
  * What the words before position `at` say about a number there: the nearest keyword within 40 characters
  * (stopping at a line break or a sentence end), skipping neutral words and punctuation.
  */
-export const contextBefore = (text: string, at: number): ContextKind => {
+export const contextBefore = (text: string, at: number): ContextKind => contextWord(text, at).kind;
+
+/** The keyword `contextBefore` decided by, and its kind. */
+export const contextWord = (text: string, at: number): { kind: ContextKind; word?: string } => {
   const window = text.slice(Math.max(0, at - 40), at);
-  const cut = Math.max(window.lastIndexOf('\n'), window.lastIndexOf('. '), window.lastIndexOf('; '));
-  const clause = (cut >= 0 ? window.slice(cut + 1) : window).toLowerCase();
-  if (PHONE_ANYWHERE.test(clause)) return 'phone';
+  // the clause: after the last line break, "; " or sentence end (". " before a capital: "no. 123" goes on)
+  let cut = -1;
+  for (const m of window.matchAll(/\n|;\s|[.!?]\s+(?=\p{Lu})/gu)) cut = m.index + m[0].length;
+  const clause = (cut >= 0 ? window.slice(cut) : window).toLowerCase();
+  if (PHONE_ANYWHERE.test(clause)) return { kind: 'phone' };
   const words = clause.split(/[^\p{L}\p{N}_#&]+/u).filter(Boolean);
   for (let i = words.length - 1; i >= 0; i--) {
     const w = words[i]!;
-    if (w.includes('#')) return 'not_personal';
+    if (w.includes('#')) return { kind: 'not_personal', word: '#' };
     const kind = KIND.get(w) ?? KIND.get(w.replace(/s$/, ''));
-    if (kind) return kind;
+    if (kind) return { kind, word: KIND.has(w) ? w : w.replace(/s$/, '') };
     if (NEUTRAL.has(w) || /^\d/.test(w)) continue;
     // a word ending in a keyword: "orderid", "order_no", "customerphone"
-    for (const [k, kindOf] of KIND) if (k.length >= 4 && (w.endsWith(k) || w.startsWith(`${k}_`))) return kindOf;
+    for (const [k, kindOf] of KIND)
+      if (k.length >= 4 && (w.endsWith(k) || w.startsWith(`${k}_`))) return { kind: kindOf, word: k };
     // the nearest other word ends the search
-    return undefined;
+    return { kind: undefined };
   }
-  return undefined;
+  return { kind: undefined };
 };
+
+/** Words that name an identifier of a thing (an order, a parcel, a product): a number after one is not a card. */
+export const IDENTIFIER_WORDS = new Set([
+  '#',
+  'order',
+  'orders',
+  'invoice',
+  'inv',
+  'ticket',
+  'case',
+  'ref',
+  'reference',
+  'confirmation',
+  'booking',
+  'reservation',
+  'tracking',
+  'shipment',
+  'parcel',
+  'package',
+  'awb',
+  'sku',
+  'ean',
+  'upc',
+  'gtin',
+  'isbn',
+  'issn',
+  'asin',
+  'item',
+  'product',
+  'part',
+  'model',
+  'serial',
+  'lot',
+  'batch',
+  'transaction',
+  'txn',
+  'trace',
+  'span',
+  'request',
+  'id',
+  'uid',
+  'receipt',
+  'container',
+  'timestamp',
+  'ts',
+  'epoch',
+]);

@@ -22,7 +22,8 @@ const isLocalChar = (c: number): boolean =>
   c === 36 /* $ */ ||
   c === 38 /* & */ ||
   c === 42 /* * */ ||
-  c === 126; /* ~ */
+  c === 126 /* ~ */ ||
+  c === 61; /* = */
 const isLabelChar = (c: number): boolean => (isWordChar(c) && c !== 95 /* _ */ ? true : c === 45);
 
 /** Start of the local part ending at `at` (exclusive), or -1. */

@@ -8,6 +8,8 @@ import { decodeHTML } from 'entities';
 const INVISIBLE =
   // eslint-disable-next-line no-misleading-character-class
   /[\u00ad\u034f\u061c\u115f\u1160\u17b4\u17b5\u180b-\u180f\u200b-\u200f\u202a-\u202e\u2060-\u206f\u3164\ufe00-\ufe0f\ufeff\uffa0]/g;
+/** Dashes and minus signs of other scripts (a full-width phone number's `−`): a plain hyphen. */
+const DASHES = /[\u2010-\u2015\u2212\u30fc\ufe58\ufe63\uff0d]/g;
 const NON_ASCII = /[^\x20-\x7e\t\n\r]/;
 /** Spaces NFKC leaves alone (or that a later decode brings back): all become a plain space. */
 const SPACES = /[\u00a0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000]/g;
@@ -63,11 +65,13 @@ const decodeAll = (text: string): string => {
 export const normalizeForRedaction = (text: string): string => {
   let out = text;
   // Most text is ASCII: NFKC and the invisible-character scan are needed only when something is not.
-  if (NON_ASCII.test(out)) out = out.normalize('NFKC').replace(INVISIBLE, '').replace(SPACES, ' ');
+  if (NON_ASCII.test(out)) out = out.normalize('NFKC').replace(INVISIBLE, '').replace(SPACES, ' ').replace(DASHES, '-');
   if (out.includes('%') || out.includes('\\') || out.includes('&')) {
     const decoded = decodeAll(out);
     if (decoded !== out)
-      out = NON_ASCII.test(decoded) ? decoded.normalize('NFKC').replace(INVISIBLE, '').replace(SPACES, ' ') : decoded;
+      out = NON_ASCII.test(decoded)
+        ? decoded.normalize('NFKC').replace(INVISIBLE, '').replace(SPACES, ' ').replace(DASHES, '-')
+        : decoded;
   }
   return out;
 };

@@ -1,4 +1,4 @@
-import { contextBefore } from './context.ts';
+import { contextBefore, contextWord, IDENTIFIER_WORDS } from './context.ts';
 import { digitRuns } from './runs.ts';
 import { isAsciiLetter, isDigit, luhn, type Span, spanRedactor } from './text.ts';
 
@@ -9,22 +9,51 @@ import { isAsciiLetter, isDigit, luhn, type Span, spanRedactor } from './text.ts
  * fiscale, Brazilian CPF, Chinese resident id, French NIR).
  */
 
+/** GS1 check digit (EAN-13): a 13-digit number that is a barcode is not an (obsolete 13-digit) card. */
+const gs1 = (d: string): boolean => {
+  let sum = 0;
+  for (let i = 0; i < d.length - 1; i++) sum += (d.charCodeAt(d.length - 2 - i) - 48) * (i % 2 === 0 ? 3 : 1);
+  return (10 - (sum % 10)) % 10 === d.charCodeAt(d.length - 1) - 48;
+};
+
+/** The issuer's prefix and the length it issues (Visa, Mastercard, Amex, Diners, JCB, Discover, UnionPay, Maestro). */
+const cardShape = (d: string): boolean => {
+  const n = d.length;
+  if (d[0] === '4') return n === 16 || n === 19 || (n === 13 && !gs1(d));
+  if (/^(?:5[1-5]|2[2-7])/.test(d)) return n === 16;
+  if (/^3[47]/.test(d)) return n === 15;
+  if (/^3(?:0[0-5]|[68])/.test(d)) return n >= 14 && n <= 19;
+  if (/^35/.test(d)) return n >= 16 && n <= 19;
+  if (/^(?:6|5[06-9])/.test(d)) return n >= 16 && n <= 19;
+  return false;
+};
+
 /** Cards: 13–19 digits, in groups joined by spaces, dashes, dots or underscores (two at most between groups). */
 const findCards = (text: string): Span[] => {
   const spans: Span[] = [];
-  for (const run of digitRuns(text, ' -._', 2)) {
+  for (const run of digitRuns(text, ' -._', 2, 13)) {
     const g = run.groups;
+    const len = (i: number) => g[i]![1] - g[i]![0];
     for (let s = 0; s < g.length; s++) {
-      let digits = '';
+      // cards are written in groups of 3 or more (4-4-4-4, 4-6-5), the last one maybe shorter
+      if (len(s) < 3 && g.length > 1) continue;
+      let count = 0;
       let best = -1;
-      for (let e = s; e < g.length && digits.length < 19; e++) {
-        digits += text.slice(g[e]![0], g[e]![1]);
-        if (digits.length >= 13 && digits.length <= 19 && /^[2-6]/.test(digits) && luhn(digits)) best = e;
+      let digits = '';
+      for (let e = s; e < g.length && count < 19; e++) {
+        count += len(e);
+        if (count > 19) break;
+        if (count >= 13) {
+          digits = text.slice(g[s]![0], g[e]![1]).replace(/\D/g, '');
+          if (cardShape(digits) && luhn(digits)) best = e;
+        }
+        if (len(e) < 3 && e > s) break;
       }
       if (best < 0) continue;
       const start = g[s]![0];
       // an order or tracking number that happens to pass Luhn, written as one block, stays
-      if (s === best && contextBefore(text, start) === 'not_personal') continue;
+      const word = s === best ? contextWord(text, start).word : undefined;
+      if (word !== undefined && IDENTIFIER_WORDS.has(word)) continue;
       spans.push({ start, end: g[best]![1], label: '[CARD]' });
       s = best;
     }

@@ -113,21 +113,31 @@ const isPhone = (
 export const findPhones = (text: string, opts: PhoneOptions = {}): Span[] => {
   const regions = opts.bareRegions ?? DEFAULT_BARE_REGIONS;
   const spans: Span[] = [];
-  for (const run of digitRuns(text, ' -./()', 3)) {
+  for (const run of digitRuns(text, ' -./()', 3, 7)) {
     const { groups } = run;
+    const len = (i: number) => groups[i]![1] - groups[i]![0];
     let from = 0;
     while (from < groups.length) {
-      // a "+" or "(" just before the first group belongs to the number
-      let start = groups[from]![0];
-      while (start > 0 && start > run.start - 2 && /[+(]/.test(text[start - 1]!)) start--;
-      const context = contextBefore(text, start);
-      let found = -1;
+      // cheap checks first: a later group starts a number only after a space or a bracket, and with 2+ digits
+      if (from > 0) {
+        const sep = text.slice(groups[from - 1]![1], groups[from]![0]);
+        if (len(from) === 1 || sep === '-' || sep === '.' || sep === '/') {
+          from++;
+          continue;
+        }
+      }
       let digits = 0;
       let last = from;
-      while (last < groups.length && digits + (groups[last]![1] - groups[last]![0]) <= 15) {
-        digits += groups[last]![1] - groups[last]![0];
-        last++;
+      while (last < groups.length && digits + len(last) <= 15) digits += len(last++);
+      if (digits < 7) {
+        from++;
+        continue;
       }
+      // a "+" or "(" just before the first group belongs to the number
+      let start = groups[from]![0];
+      while (start > 0 && groups[from]![0] - start < 2 && /[+(]/.test(text[start - 1]!)) start--;
+      const context = contextBefore(text, start);
+      let found = -1;
       for (let to = last - 1; to >= from && found < 0; to--) {
         let end = groups[to]![1];
         if (text[end] === ')') end++;

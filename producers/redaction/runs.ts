@@ -12,31 +12,38 @@ export interface DigitRun {
  * Every maximal run of digit groups joined by at most `maxSep` separator characters from `seps`, starting where no
  * letter or digit is just before. One pass over the text: linear in its length, whatever it holds.
  */
-export const digitRuns = (text: string, seps: string, maxSep: number): DigitRun[] => {
+export const digitRuns = (text: string, seps: string, maxSep: number, minDigits = 1): DigitRun[] => {
   const runs: DigitRun[] = [];
   const n = text.length;
+  // group bounds of the run being read, reused: most runs are short and dropped, and allocate nothing
+  const bounds: number[] = [];
   let i = 0;
   while (i < n) {
     if (!isDigit(text.charCodeAt(i))) {
       i++;
       continue;
     }
-    // a run starts at a digit (or at the separators just before it, like "(" or "+", which the caller reads)
-    const groups: [number, number][] = [];
+    bounds.length = 0;
+    let digits = 0;
     let j = i;
     for (;;) {
       const g = j;
       while (j < n && isDigit(text.charCodeAt(j))) j++;
-      groups.push([g, j]);
+      bounds.push(g, j);
+      digits += j - g;
       let k = j;
       while (k < n && k - j < maxSep && seps.includes(text[k]!)) k++;
       if (k === j || k >= n || !isDigit(text.charCodeAt(k))) break;
       j = k;
     }
-    const start = groups[0]![0];
-    if (start === 0 || !isWordChar(text.charCodeAt(start - 1)) || !/\p{L}/u.test(text[start - 1]!))
-      runs.push({ start, end: j, groups });
     // digits glued to a word (`A5551234567`, `v2`) are part of an identifier: skipped with the run
+    const prev = i === 0 ? 32 : text.charCodeAt(i - 1);
+    const glued = isWordChar(prev) && prev !== 95 && /\p{L}/u.test(text[i - 1]!);
+    if (digits >= minDigits && !glued) {
+      const groups: [number, number][] = [];
+      for (let b = 0; b < bounds.length; b += 2) groups.push([bounds[b]!, bounds[b + 1]!]);
+      runs.push({ start: i, end: j, groups });
+    }
     i = j + 1;
   }
   return runs;

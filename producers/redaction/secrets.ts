@@ -38,9 +38,12 @@ const AUTH = /\b(?:bearer|basic|token|apikey|api-key)(?:\s{1,3}|\s{0,3}[:=]\s{0,
 /** `scheme://user:password@host`: the user and password. */
 const URL_CREDENTIALS = /\b[a-z][a-z0-9+.-]{1,20}:\/\/([^\s/:@"'<>]{1,256}:[^\s/@"'<>]{1,256})@/gi;
 
-/** `password=…`, `"api_key": "…"`, `secret: …`: the value. */
-const NAMED_VALUE =
-  /\b(?:password|passwd|pwd|passphrase|secret|client_secret|api_?key|apikey|access_?token|auth_?token|refresh_?token|private_?key|secret_?key|access_?key)["']?\s{0,3}[:=]\s{0,3}["']?([^\s"',;&}{]{3,512})/gi;
+/** `password=…`, `"db_password": "…"`, `secret: …`: the value (3+ characters). */
+const NAMED_SECRET =
+  /\b(?:[a-z0-9]{1,20}[_.-]){0,3}(?:password|passwd|pwd|passphrase|secret)(?:[_.-][a-z0-9]{1,20}){0,3}["']?\s{0,3}[:=]\s{0,3}["']?([^\s"',;&}{]{3,512})/gi;
+/** `api_key=…`, `"access_token": "…"`: the value, when it is long enough to be a key (8+ characters). */
+const NAMED_KEY =
+  /\b(?:[a-z0-9]{1,20}[_.-]){0,3}(?:api_?key|apikey|access_?key|access_?token|auth_?token|refresh_?token|id_?token|private_?key|secret_?key|client_?secret|session_?token)(?:[_.-][a-z0-9]{1,20}){0,2}["']?\s{0,3}[:=]\s{0,3}["']?([^\s"',;&}{]{8,512})/gi;
 
 const findPem = (text: string): Span[] => {
   const spans: Span[] = [];
@@ -80,7 +83,7 @@ export const findSecrets = (text: string): Span[] => {
   spans.push(
     ...groupSpans(text, AUTH).filter((s) => /\d|[A-Z].*[a-z]|[a-z].*[A-Z]|[._~+/-]/.test(text.slice(s.start, s.end))),
   );
-  spans.push(...groupSpans(text, NAMED_VALUE));
+  spans.push(...groupSpans(text, NAMED_SECRET), ...groupSpans(text, NAMED_KEY));
   return spans;
 };
 
