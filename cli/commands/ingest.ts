@@ -9,8 +9,16 @@ import { readPolicyFile } from './sample.ts';
 import { writeStderr } from '../format/render.ts';
 import { COMMANDS } from './index.ts';
 import { epilog } from '../format/helpText.ts';
+import { REDACT_HELP, redactFlag, redactorsOf } from './redactFlags.ts';
 
-type IngestFlags = { host: string; port: string; token?: string; otlpPolicy?: string; json?: boolean };
+type IngestFlags = {
+  host: string;
+  port: string;
+  token?: string;
+  otlpPolicy?: string;
+  redact?: [string, string][];
+  json?: boolean;
+};
 
 export const ingestCommand = (program: Command): void => {
   program
@@ -28,6 +36,7 @@ export const ingestCommand = (program: Command): void => {
     .option('--port <port>', 'port (0 = any free port)', '7358')
     .option('--token <token>', 'write token, 16+ characters (env PASSK_INGEST_TOKEN)')
     .option('--otlp-policy <file>', 'sampling policy of OTLP traces, as passk sample --policy (default: keep all)')
+    .option('--redact <name=regex>', REDACT_HELP, redactFlag)
     .option('--json', 'print {"url": …} as JSON once listening (for scripts)')
     .addHelpText(
       'after',
@@ -63,6 +72,7 @@ Exit codes: 0 stopped by SIGINT/SIGTERM, 2 bad flag (no token, bad port, a bad
           timeouts: config.http,
           host: flags.host,
           port,
+          redactors: redactorsOf(config, flags.redact),
           ...(policy ? { otlp: { policy } } : {}),
         });
       } catch (e) {

@@ -19,6 +19,7 @@ import { DatasetRow } from '../runner/dataset.ts';
 import { createOtlpReceiver, encodeResponse, encodeStatus, MalformedOtlp, type OtlpReceiver } from '../otlp/index.ts';
 import type { OtlpReceiverOptions } from '../otlp/receiver.ts';
 import { InvalidRecord } from '../sdk/inputs.ts';
+import type { Redactor } from '../redaction/text.ts';
 import { createMemoryPublisher } from '../sdk/memoryPublisher.ts';
 import { createRecorder } from '../sdk/recorder.ts';
 import { PRODUCER_VERSION } from '../version.ts';
@@ -56,6 +57,8 @@ export interface IngestOptions {
   readonly maxInFlight?: number;
   /** Event ids acknowledged recently, remembered to answer `duplicate`. @default 1_000_000 */
   readonly rememberIds?: number;
+  /** The redactors of traces, on `/api/v1/traces` and `POST /v1/traces`. @default DEFAULT_REDACTORS */
+  readonly redactors?: readonly Redactor[];
   /** The OTLP receiver at `POST /v1/traces`: its sampling policy and redactors (default: keep every trace). */
   readonly otlp?: Omit<OtlpReceiverOptions, 'publisher' | 'onError'>;
   readonly onError?: (e: unknown) => void;
@@ -155,6 +158,7 @@ export const buildEvents = async (
   items: readonly Item[],
   target?: DatasetTarget,
   now: () => number = Date.now,
+  redactors?: readonly Redactor[],
 ): Promise<Built[]> => {
   const out: Built[] = [];
   if (kind === 'datasets') return items.map((it) => datasetRowEvent(it, target!, now()));
@@ -183,6 +187,7 @@ export const buildEvents = async (
     producer: INGEST_PRODUCER,
     maxBatch: 1_000_000,
     maxBuffered: Infinity,
+    ...(redactors ? { redactors } : {}),
   });
   const record = (v: unknown) =>
     kind === 'traces'
@@ -304,7 +309,7 @@ export const createIngestRoutes = (opts: IngestOptions) => {
     }
     const items = splitItems(decoded, type);
     if (items.length === 0) throw new HttpError(400, 'the body holds no items');
-    const built = await buildEvents(kind, items, target);
+    const built = await buildEvents(kind, items, target, Date.now, opts.redactors);
     const results: ItemResult[] = [];
     const toPublish: PasskEvent[] = [];
     const inBatch = new Set<string>();
@@ -373,7 +378,12 @@ export const createIngestRoutes = (opts: IngestOptions) => {
       inFlight++;
       try {
         const body = await readBody(req, max);
-        receiver ??= createOtlpReceiver({ publisher: opts.publisher, ...opts.otlp, onError });
+        receiver ??= createOtlpReceiver({
+          publisher: opts.publisher,
+          ...(opts.redactors ? { redactors: opts.redactors } : {}),
+          ...opts.otlp,
+          onError,
+        });
         let result;
         try {
           result = await receiver.export(body, format);
