@@ -20,10 +20,19 @@ const FR =
 const ES_IT =
   /(?<![\p{L}\p{N}])(?:Calle|C\/|Avenida|Avda\.|Plaza|Paseo|Carrer|Rua|Via|Viale|Piazza|Corso)(?: (?:de|del|la|las|los|da|do|dos|di|della|dei))? [\p{Lu}][\p{L}'-]{1,30}(?: [\p{Lu}][\p{L}'-]{1,30}){0,3},? (?:n\.?º? ?)?\d{1,4}(?![\p{N}])/gu;
 
+/** Each pattern with a cheap test of its street-type words: most texts have none, and no pattern runs on them. */
+const PATTERNS: readonly [RegExp, RegExp][] = [
+  [new RegExp(`\\b(?:${STREET_TYPES})\\b`), EN],
+  [/(?:straße|strasse|str\.|weg|gasse|platz|allee|ring|damm|ufer) \d/, DE],
+  [/\b(?:rue|avenue|av\.|boulevard|bd|place|chemin|allée|impasse|quai|route|cours) /, FR],
+  [/(?:Calle|C\/|Avenida|Avda\.|Plaza|Paseo|Carrer|Rua|Via|Viale|Piazza|Corso) /, ES_IT],
+];
+
 export const findAddresses = (text: string): Span[] => {
   const spans: Span[] = [];
-  for (const re of [EN, DE, FR, ES_IT])
-    for (const m of text.matchAll(re)) spans.push({ start: m.index, end: m.index + m[0].length, label: '[ADDRESS]' });
+  for (const [hint, re] of PATTERNS)
+    if (hint.test(text))
+      for (const m of text.matchAll(re)) spans.push({ start: m.index, end: m.index + m[0].length, label: '[ADDRESS]' });
   return spans;
 };
 

@@ -226,27 +226,49 @@ export const contextBefore = (text: string, at: number): ContextKind => contextW
 
 /** The keyword `contextBefore` decided by, and its kind. */
 export const contextWord = (text: string, at: number): { kind: ContextKind; word?: string } => {
-  const window = text.slice(Math.max(0, at - 40), at);
-  // the clause: after the last line break, "; " or sentence end (". " before a capital: "no. 123" goes on)
-  let cut = -1;
-  for (const m of window.matchAll(/\n|;\s|[.!?]\s+(?=\p{Lu})/gu)) cut = m.index + m[0].length;
-  const clause = (cut >= 0 ? window.slice(cut) : window).toLowerCase();
-  if (PHONE_ANYWHERE.test(clause)) return { kind: 'phone' };
-  const words = clause.split(/[^\p{L}\p{N}_#&]+/u).filter(Boolean);
-  for (let i = words.length - 1; i >= 0; i--) {
-    const w = words[i]!;
+  const from = Math.max(0, at - 40);
+  // the clause: after the last line break, ";" or sentence end (". " before a capital: "no. 123" goes on)
+  let start = from;
+  for (let i = at - 1; i >= from; i--) {
+    const c = text[i]!;
+    if (c === '\n' || c === ';') {
+      start = i + 1;
+      break;
+    }
+    if ((c === '.' || c === '!' || c === '?') && i + 2 < at && text[i + 1] === ' ' && /\p{Lu}/u.test(text[i + 2]!)) {
+      start = i + 1;
+      break;
+    }
+  }
+  const clause = text.slice(start, at).toLowerCase();
+  if (clause.length === 0) return { kind: undefined };
+  if (/[^\x00-\x7f]/.test(clause) && PHONE_ANYWHERE.test(clause)) return { kind: 'phone' };
+  // words from the nearest back, letters, digits, "_", "#" and "&"
+  let end = clause.length;
+  while (end > 0) {
+    while (end > 0 && !WORD_CHAR.test(clause[end - 1]!)) end--;
+    let begin = end;
+    while (begin > 0 && WORD_CHAR.test(clause[begin - 1]!)) begin--;
+    if (begin === end) break;
+    const w = clause.slice(begin, end);
+    end = begin;
     if (w.includes('#')) return { kind: 'not_personal', word: '#' };
-    const kind = KIND.get(w) ?? KIND.get(w.replace(/s$/, ''));
-    if (kind) return { kind, word: KIND.has(w) ? w : w.replace(/s$/, '') };
-    if (NEUTRAL.has(w) || /^\d/.test(w)) continue;
-    // a word ending in a keyword: "orderid", "order_no", "customerphone"
-    for (const [k, kindOf] of KIND)
-      if (k.length >= 4 && (w.endsWith(k) || w.startsWith(`${k}_`))) return { kind: kindOf, word: k };
+    const kind = KIND.get(w) ?? (w.endsWith('s') ? KIND.get(w.slice(0, -1)) : undefined);
+    if (kind) return { kind, word: KIND.has(w) ? w : w.slice(0, -1) };
+    if (NEUTRAL.has(w) || (w.charCodeAt(0) >= 48 && w.charCodeAt(0) <= 57)) continue;
+    // a compound key: "order_no", "customer_phone", "phone_number"
+    if (w.includes('_'))
+      for (const part of w.split('_').reverse()) {
+        const k = KIND.get(part);
+        if (k) return { kind: k, word: part };
+      }
     // the nearest other word ends the search
     return { kind: undefined };
   }
   return { kind: undefined };
 };
+
+const WORD_CHAR = /[\p{L}\p{N}_#&]/u;
 
 /** Words that name an identifier of a thing (an order, a parcel, a product): a number after one is not a card. */
 export const IDENTIFIER_WORDS = new Set([

@@ -116,6 +116,16 @@ export const findPhones = (text: string, opts: PhoneOptions = {}): Span[] => {
   for (const run of digitRuns(text, ' -./()', 3, 7)) {
     const { groups } = run;
     const len = (i: number) => groups[i]![1] - groups[i]![0];
+    // a long uniform run (`12-12-12-12-12-12-12…`, `123 123 123 …`) is a list or a pattern, not phone numbers
+    if (groups.length > 6 && contextBefore(text, run.start) !== 'phone') {
+      const sep = text.slice(groups[0]![1], groups[1]![0]);
+      let uniform = true;
+      for (let g = 1; g < groups.length && uniform; g++)
+        uniform =
+          (len(g) === len(0) || (g === groups.length - 1 && len(g) < len(0))) &&
+          text.slice(groups[g - 1]![1], groups[g]![0]) === sep;
+      if (uniform) continue;
+    }
     let from = 0;
     while (from < groups.length) {
       // cheap checks first: a later group starts a number only after a space or a bracket, and with 2+ digits

@@ -29,14 +29,22 @@ export const patternRedactor = (name: string, pattern: RegExp, replacement = `[$
 
 const LABEL = /\[[A-Z][A-Z0-9_]*\]/g;
 /** Runs of base64 (standard or URL-safe) long enough to hide an email or a number. */
-const BASE64 = /(?<![A-Za-z0-9+/_-])[A-Za-z0-9+/_-]{16,}={0,2}/g;
+// (matched left to right, a match starts where its run does: no lookbehind needed)
+const BASE64 = /[A-Za-z0-9+/_-]{16,}={0,2}/g;
 const utf8 = new TextDecoder('utf-8', { fatal: true });
 
 /** The text a base64 run decodes to, when it is text (valid UTF-8, printable), else undefined. */
 const decodedText = (run: string): string | undefined => {
   if (!/[0-9+/_-]/.test(run) && !/[A-Z]/.test(run.slice(1))) return undefined; // a plain long word
+  if (/^[0-9a-f]+$/i.test(run) || run.replace(/=+$/, '').length % 4 === 1) return undefined; // hex, or not base64
   const bytes = Buffer.from(run, 'base64');
   if (bytes.length < 8) return undefined;
+  let control = 0;
+  for (let i = 0; i < bytes.length; i++) {
+    const b = bytes[i]!;
+    if ((b < 0x20 && b !== 9 && b !== 10 && b !== 13) || b === 0x7f) control++;
+  }
+  if (control > bytes.length / 50) return undefined;
   let text: string;
   try {
     text = utf8.decode(bytes);
@@ -75,7 +83,7 @@ const redactBase64 = (text: string, redactors: readonly Redactor[]): string =>
 export const redactText = (text: string, redactors: readonly Redactor[] = DEFAULT_REDACTORS): string => {
   const normalized = normalizeForRedaction(text);
   let out = chain(normalized, redactors);
-  if (/[A-Za-z0-9+/_-]{16}/.test(out)) out = redactBase64(out, redactors);
+  out = redactBase64(out, redactors);
   return out === normalized ? text : out;
 };
 
@@ -132,6 +140,11 @@ export interface RedactValueOptions {
    * they are redacted: the work is bounded whatever a request carries. @default no clipping
    */
   readonly maxChars?: number;
+  /**
+   * Characters redacted in all, over the value's strings and keys in order; past it, strings are cut to nothing
+   * but the note of their length. @default no limit
+   */
+  readonly budget?: number;
 }
 
 /** Clipped to `max` characters, with how many more there were. */
@@ -144,9 +157,15 @@ export const redactValue = (
   redactors: readonly Redactor[] = DEFAULT_REDACTORS,
   opts: RedactValueOptions = {},
 ): unknown => {
+  let left = opts.budget ?? Infinity;
+  const clipped = (s: string): string => {
+    const out = clipText(s, Math.min(opts.maxChars ?? Infinity, left));
+    left = Math.max(0, left - Math.min(s.length, opts.maxChars ?? Infinity));
+    return out;
+  };
   const walk = (v: unknown, key: string | undefined): unknown => {
     if (typeof v === 'string') {
-      const s = clipText(v, opts.maxChars);
+      const s = clipped(v);
       return key === undefined ? redactText(s, redactors) : redactUnderKey(key, s, redactors);
     }
     if (typeof v === 'number') return redactNumber(v, redactors, key);

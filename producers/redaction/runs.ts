@@ -1,4 +1,4 @@
-import { isDigit, isWordChar } from './text.ts';
+import { isAsciiLetter, isDigit } from './text.ts';
 
 /** A run of digit groups joined by separators, as a phone or card number is written. */
 export interface DigitRun {
@@ -38,7 +38,7 @@ export const digitRuns = (text: string, seps: string, maxSep: number, minDigits 
     }
     // digits glued to a word (`A5551234567`, `v2`) are part of an identifier: skipped with the run
     const prev = i === 0 ? 32 : text.charCodeAt(i - 1);
-    const glued = isWordChar(prev) && prev !== 95 && /\p{L}/u.test(text[i - 1]!);
+    const glued = isAsciiLetter(prev) || (prev > 127 && /\p{L}/u.test(text[i - 1]!));
     if (digits >= minDigits && !glued) {
       const groups: [number, number][] = [];
       for (let b = 0; b < bounds.length; b += 2) groups.push([bounds[b]!, bounds[b + 1]!]);

@@ -6,31 +6,31 @@ import { type Span, spanRedactor } from './text.ts';
  * literal or a keyword and has bounded repetitions, so none is tried from every position of a long token.
  */
 const PROVIDER_KEYS: readonly RegExp[] = [
-  /(?<![A-Za-z0-9])(?:AKIA|ASIA|AGPA|AIDA|AROA|ANPA|ANVA|AIPA)[A-Z0-9]{16}(?![A-Za-z0-9])/g, // AWS access key ids
-  /(?<![A-Za-z0-9_])gh[pousr]_[A-Za-z0-9]{36,251}/g, // GitHub tokens
-  /(?<![A-Za-z0-9_])github_pat_[A-Za-z0-9_]{22,255}/g,
-  /(?<![A-Za-z0-9_])glpat-[A-Za-z0-9_-]{20,64}/g, // GitLab
-  /(?<![A-Za-z0-9_])xox[abposr]-[A-Za-z0-9-]{10,250}/g, // Slack
+  /\b(?<![A-Za-z0-9])(?:AKIA|ASIA|AGPA|AIDA|AROA|ANPA|ANVA|AIPA)[A-Z0-9]{16}(?![A-Za-z0-9])/g, // AWS access key ids
+  /\b(?<![A-Za-z0-9_])gh[pousr]_[A-Za-z0-9]{36,251}/g, // GitHub tokens
+  /\b(?<![A-Za-z0-9_])github_pat_[A-Za-z0-9_]{22,255}/g,
+  /\b(?<![A-Za-z0-9_])glpat-[A-Za-z0-9_-]{20,64}/g, // GitLab
+  /\b(?<![A-Za-z0-9_])xox[abposr]-[A-Za-z0-9-]{10,250}/g, // Slack
   /https:\/\/hooks\.slack\.com\/services\/[A-Za-z0-9/_-]{20,120}/g,
-  /(?<![A-Za-z0-9_])(?:sk|rk|pk)_(?:live|test)_[A-Za-z0-9]{16,247}/g, // Stripe
-  /(?<![A-Za-z0-9_])whsec_[A-Za-z0-9]{24,64}/g,
-  /(?<![A-Za-z0-9_-])sk-ant-[A-Za-z0-9_-]{20,250}/g, // Anthropic
-  /(?<![A-Za-z0-9_-])sk-(?:proj-|svcacct-|admin-)?[A-Za-z0-9_-]{20,250}/g, // OpenAI
-  /(?<![A-Za-z0-9_-])AIza[0-9A-Za-z_-]{35}(?![A-Za-z0-9_-])/g, // Google API keys
-  /(?<![A-Za-z0-9_-])ya29\.[0-9A-Za-z_-]{20,250}/g, // Google OAuth access tokens
-  /(?<![A-Za-z0-9_-])GOCSPX-[0-9A-Za-z_-]{20,40}/g,
-  /(?<![A-Za-z0-9])(?:SK|AC)[0-9a-f]{32}(?![A-Za-z0-9])/g, // Twilio
-  /(?<![A-Za-z0-9_-])SG\.[A-Za-z0-9_-]{16,32}\.[A-Za-z0-9_-]{16,64}/g, // SendGrid
-  /(?<![A-Za-z0-9_])npm_[A-Za-z0-9]{36}(?![A-Za-z0-9])/g,
-  /(?<![A-Za-z0-9_])hf_[A-Za-z0-9]{30,40}(?![A-Za-z0-9])/g, // Hugging Face
-  /(?<![A-Za-z0-9_-])key-[0-9a-f]{32}(?![A-Za-z0-9])/g, // Mailgun
-  /(?<![A-Za-z0-9_])(?:pypi-|dop_v1_|shpat_|shpss_|lin_api_|xai-|gsk_|r8_|pplx-)[A-Za-z0-9_-]{20,250}/g,
-  /(?<![A-Za-z0-9_-])AccountKey=[A-Za-z0-9+/=]{40,100}/g, // Azure storage
-  /(?<![A-Za-z0-9_-])SharedAccessSignature[= ][^\s"';]{10,500}/g,
+  /\b(?<![A-Za-z0-9_])(?:sk|rk|pk)_(?:live|test)_[A-Za-z0-9]{16,247}/g, // Stripe
+  /\b(?<![A-Za-z0-9_])whsec_[A-Za-z0-9]{24,64}/g,
+  /\b(?<![A-Za-z0-9_-])sk-ant-[A-Za-z0-9_-]{20,250}/g, // Anthropic
+  /\b(?<![A-Za-z0-9_-])sk-(?:proj-|svcacct-|admin-)?[A-Za-z0-9_-]{20,250}/g, // OpenAI
+  /\b(?<![A-Za-z0-9_-])AIza[0-9A-Za-z_-]{35}(?![A-Za-z0-9_-])/g, // Google API keys
+  /\b(?<![A-Za-z0-9_-])ya29\.[0-9A-Za-z_-]{20,250}/g, // Google OAuth access tokens
+  /\b(?<![A-Za-z0-9_-])GOCSPX-[0-9A-Za-z_-]{20,40}/g,
+  /\b(?<![A-Za-z0-9])(?:SK|AC)[0-9a-f]{32}(?![A-Za-z0-9])/g, // Twilio
+  /\b(?<![A-Za-z0-9_-])SG\.[A-Za-z0-9_-]{16,32}\.[A-Za-z0-9_-]{16,64}/g, // SendGrid
+  /\b(?<![A-Za-z0-9_])npm_[A-Za-z0-9]{36}(?![A-Za-z0-9])/g,
+  /\b(?<![A-Za-z0-9_])hf_[A-Za-z0-9]{30,40}(?![A-Za-z0-9])/g, // Hugging Face
+  /\b(?<![A-Za-z0-9_-])key-[0-9a-f]{32}(?![A-Za-z0-9])/g, // Mailgun
+  /\b(?<![A-Za-z0-9_])(?:pypi-|dop_v1_|shpat_|shpss_|lin_api_|xai-|gsk_|r8_|pplx-)[A-Za-z0-9_-]{20,250}/g,
+  /\b(?<![A-Za-z0-9_-])AccountKey=[A-Za-z0-9+/=]{40,100}/g, // Azure storage
+  /\b(?<![A-Za-z0-9_-])SharedAccessSignature[= ][^\s"';]{10,500}/g,
 ];
 
 /** A JWT: three base64url parts, the first two JSON (`eyJ`). */
-const JWT = /(?<![A-Za-z0-9_-])eyJ[A-Za-z0-9_-]{5,4000}\.eyJ[A-Za-z0-9_-]{5,8000}\.[A-Za-z0-9_-]{0,2000}/g;
+const JWT = /\b(?<![A-Za-z0-9_-])eyJ[A-Za-z0-9_-]{5,4000}\.eyJ[A-Za-z0-9_-]{5,8000}\.[A-Za-z0-9_-]{0,2000}/g;
 
 /** `Authorization: Bearer …` (any case, RFC 7235), `Basic …`, `token …`. */
 const AUTH = /\b(?:bearer|basic|token|apikey|api-key)(?:\s{1,3}|\s{0,3}[:=]\s{0,3})([A-Za-z0-9._~+/-]{8,4096}=*)/gi;
@@ -38,12 +38,19 @@ const AUTH = /\b(?:bearer|basic|token|apikey|api-key)(?:\s{1,3}|\s{0,3}[:=]\s{0,
 /** `scheme://user:password@host`: the user and password. */
 const URL_CREDENTIALS = /\b[a-z][a-z0-9+.-]{1,20}:\/\/([^\s/:@"'<>]{1,256}:[^\s/@"'<>]{1,256})@/gi;
 
-/** `password=…`, `"db_password": "…"`, `secret: …`: the value (3+ characters). */
+/**
+ * `password=…`, `"db_password": "…"`, `secret: …`: the value (3+ characters). The pattern starts at the keyword (a
+ * literal the engine finds fast), not at every word: the key's own prefix (`db_`) needs no matching.
+ */
 const NAMED_SECRET =
-  /\b(?:[a-z0-9]{1,20}[_.-]){0,3}(?:password|passwd|pwd|passphrase|secret)(?:[_.-][a-z0-9]{1,20}){0,3}["']?\s{0,3}[:=]\s{0,3}["']?([^\s"',;&}{]{3,512})/gi;
+  /(?:password|passwd|pwd|passphrase|secret)[a-z0-9_.-]{0,40}["']?\s{0,3}[:=]\s{0,3}["']?([^\s"',;&}{]{3,512})/gi;
 /** `api_key=…`, `"access_token": "…"`: the value, when it is long enough to be a key (8+ characters). */
 const NAMED_KEY =
-  /\b(?:[a-z0-9]{1,20}[_.-]){0,3}(?:api_?key|apikey|access_?key|access_?token|auth_?token|refresh_?token|id_?token|private_?key|secret_?key|client_?secret|session_?token)(?:[_.-][a-z0-9]{1,20}){0,2}["']?\s{0,3}[:=]\s{0,3}["']?([^\s"',;&}{]{8,512})/gi;
+  /(?:api_?key|apikey|access_?key|access_?token|auth_?token|refresh_?token|id_?token|private_?key|secret_?key|client_?secret|session_?token)[a-z0-9_.-]{0,30}["']?\s{0,3}[:=]\s{0,3}["']?([^\s"',;&}{]{8,512})/gi;
+/** Any provider's prefix: when none is in the text, none of their patterns is run. */
+const PROVIDER_HINT =
+  /AKIA|ASIA|AGPA|AIDA|AROA|ANPA|ANVA|AIPA|gh[pousr]_|github_pat_|glpat-|xox[abposr]-|hooks\.slack|_live_|_test_|whsec_|sk-|AIza|ya29\.|GOCSPX-|SK[0-9a-f]{8}|AC[0-9a-f]{8}|SG\.|npm_|hf_|key-|pypi-|dop_v1_|shpat_|shpss_|lin_api_|xai-|gsk_|r8_|pplx-|AccountKey=|SharedAccessSignature/;
+const NAMED_HINT = /password|passwd|pwd|passphrase|secret|key|token/i;
 
 const findPem = (text: string): Span[] => {
   const spans: Span[] = [];

@@ -7,6 +7,8 @@ import type { Redactor } from './text.ts';
  * (`clip`), so nothing past that is ever written; the margin lets a value that straddles the cut be found whole.
  */
 export const REDACT_MAX_CHARS = 8_000 + 512;
+/** Characters redacted in all in one trace's actions (whose arguments are stored whole, not clipped). */
+export const REDACT_ACTIONS_BUDGET = 64 * 1024;
 
 /**
  * Identity fields that key events and are stored as given (a trace id makes the event id; an agent version names the
@@ -43,7 +45,8 @@ export const redactTraceFields = <T extends TraceText>(t: T, redactors: readonly
     typeof s === 'string'
       ? (redactText(s.length > REDACT_MAX_CHARS ? s.slice(0, REDACT_MAX_CHARS) : s, redactors) as V)
       : s;
-  const value = <V>(v: V): V => redactValue(v, redactors, { maxChars: REDACT_MAX_CHARS }) as V;
+  const value = <V>(v: V): V =>
+    redactValue(v, redactors, { maxChars: REDACT_MAX_CHARS, budget: REDACT_ACTIONS_BUDGET }) as V;
   return {
     ...t,
     ...(t.segment === undefined ? {} : { segment: text(t.segment) }),

@@ -94,9 +94,10 @@ export const createTraceSampler = (opts: SamplerOptions): TraceSampler => {
   /** Redaction happens here, before a trace is buffered or recorded. */
   const prepare = (t: TraceCandidate, segment: string, at: number): Omit<TraceInput, 'sampling'> => {
     // clipped before redaction: the work is bounded whatever a request carries (a stored text is clipped anyway)
-    const input = redactValue(t.input, redactors, { maxChars: REDACT_MAX_CHARS });
-    const output =
-      t.output === undefined ? undefined : redactValue(t.output, redactors, { maxChars: REDACT_MAX_CHARS });
+    // (a stored text is at most 8,000 characters of the value's JSON: no more of its strings need redacting)
+    const bounds = { maxChars: REDACT_MAX_CHARS, budget: REDACT_MAX_CHARS };
+    const input = redactValue(t.input, redactors, bounds);
+    const output = t.output === undefined ? undefined : redactValue(t.output, redactors, bounds);
     const text = (v: unknown) => clip(typeof v === 'string' ? v : JSON.stringify(v));
     const fields = redactTraceFields(
       {
