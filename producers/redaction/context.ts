@@ -242,7 +242,7 @@ export const contextWord = (text: string, at: number): { kind: ContextKind; word
   }
   const clause = text.slice(start, at).toLowerCase();
   if (clause.length === 0) return { kind: undefined };
-  if (/[^\x00-\x7f]/.test(clause) && PHONE_ANYWHERE.test(clause)) return { kind: 'phone' };
+  if (/[\u0080-\uffff]/.test(clause) && PHONE_ANYWHERE.test(clause)) return { kind: 'phone' };
   // words from the nearest back, letters, digits, "_", "#" and "&"
   let end = clause.length;
   while (end > 0) {

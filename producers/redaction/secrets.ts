@@ -86,11 +86,11 @@ export const findSecrets = (text: string): Span[] => {
   if (text.includes('-----BEGIN ')) spans.push(...findPem(text));
   if (text.includes('eyJ')) spans.push(...groupSpans(text, JWT));
   if (text.includes('://')) spans.push(...groupSpans(text, URL_CREDENTIALS));
-  for (const re of PROVIDER_KEYS) spans.push(...groupSpans(text, re));
+  if (PROVIDER_HINT.test(text)) for (const re of PROVIDER_KEYS) spans.push(...groupSpans(text, re));
   spans.push(
     ...groupSpans(text, AUTH).filter((s) => /\d|[A-Z].*[a-z]|[a-z].*[A-Z]|[._~+/-]/.test(text.slice(s.start, s.end))),
   );
-  spans.push(...groupSpans(text, NAMED_SECRET), ...groupSpans(text, NAMED_KEY));
+  if (NAMED_HINT.test(text)) spans.push(...groupSpans(text, NAMED_SECRET), ...groupSpans(text, NAMED_KEY));
   return spans;
 };
 
