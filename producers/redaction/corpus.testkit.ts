@@ -107,7 +107,7 @@ for (const [format, e, needle] of rfc) add('email', format, `please reply to ${e
 const countries = getCountries().filter((c) => getExampleNumber(c, examples));
 countries.forEach((c, i) => {
   const n = getExampleNumber(c, examples)!;
-  const needle = n.nationalNumber.slice(-6);
+  const needle = n.nationalNumber.slice(-8);
   // every region in one international form, rotating through three
   const forms = [n.formatInternational(), n.number, `00${n.number.slice(1)}`];
   add('phone', ['international spaced', 'E.164', '00 prefix'][i % 3]!, `please contact ${forms[i % 3]} today`, needle);
@@ -115,9 +115,9 @@ countries.forEach((c, i) => {
 const NATIONAL = ['US', 'GB', 'FR', 'DE', 'IN', 'ES', 'IT', 'BR', 'JP', 'AU', 'NL', 'MX', 'CN'] as const;
 for (const c of NATIONAL) {
   const n = getExampleNumber(c, examples)!;
-  add('phone', 'national format', `you can reach me on ${n.formatNational()}`, n.nationalNumber.slice(-6));
-  add('phone', 'national, no context', `${n.formatNational()} is the one`, n.nationalNumber.slice(-6));
-  add('phone', 'RFC 3966 tel: URI', `<a href="${n.getURI()}">call</a>`, n.nationalNumber.slice(-6));
+  add('phone', 'national format', `you can reach me on ${n.formatNational()}`, n.nationalNumber.slice(-8));
+  add('phone', 'national, no context', `${n.formatNational()} is the one`, n.nationalNumber.slice(-8));
+  add('phone', 'RFC 3966 tel: URI', `<a href="${n.getURI()}">call</a>`, n.nationalNumber.slice(-8));
 }
 const bare = [
   ['CN bare mobile', 'my number 13800138000', '13800138000'],
@@ -421,4 +421,67 @@ export const leaks = (entry: PiiEntry, output: string): boolean => {
   const needle = readable(entry.needle);
   const out = readable(output);
   return out.includes(needle) || out.toLowerCase().includes(needle.toLowerCase());
+};
+
+export interface CorpusScore {
+  readonly recall: Map<string, { n: number; leaked: string[] }>;
+  readonly precision: Map<string, { n: number; changed: string[] }>;
+}
+
+/**
+ * Recall per category and precision per kind of look-alike. `redact(text, i)` gives what became of corpus item `i`
+ * (PII entries first, then look-alikes); `same(original, out)` says whether a look-alike came back unchanged.
+ */
+export const scoreCorpus = (
+  redact: (text: string, i: number) => string,
+  same: (original: string, out: string) => boolean = (a, b) => a === b,
+): CorpusScore => {
+  const recall = new Map<string, { n: number; leaked: string[] }>();
+  PII_CORPUS.forEach((e, i) => {
+    const r = recall.get(e.category) ?? { n: 0, leaked: [] };
+    recall.set(e.category, r);
+    r.n++;
+    const out = redact(e.text, i);
+    if (leaks(e, out)) r.leaked.push(`${e.format}: ${JSON.stringify(e.text)} → ${JSON.stringify(out)}`);
+  });
+  const precision = new Map<string, { n: number; changed: string[] }>();
+  LOOK_ALIKES.forEach((l, i) => {
+    const p = precision.get(l.kind) ?? { n: 0, changed: [] };
+    precision.set(l.kind, p);
+    p.n++;
+    const out = redact(l.text, PII_CORPUS.length + i);
+    if (!same(l.text, out)) p.changed.push(`${JSON.stringify(l.text)} → ${JSON.stringify(out)}`);
+  });
+  return { recall, precision };
+};
+
+export const printScore = (title: string, s: CorpusScore): void => {
+  const pct = (a: number, n: number) => `${((100 * a) / n).toFixed(1)}%`;
+  const lines = [`${title}`, '  category      values  leaked  recall'];
+  for (const [c, r] of s.recall)
+    lines.push(
+      `  ${c.padEnd(12)}  ${String(r.n).padStart(6)}  ${String(r.leaked.length).padStart(6)}  ${pct(r.n - r.leaked.length, r.n).padStart(6)}`,
+    );
+  lines.push('  look-alike          values  changed  precision');
+  for (const [k, p] of s.precision)
+    lines.push(
+      `  ${k.padEnd(18)}  ${String(p.n).padStart(6)}  ${String(p.changed.length).padStart(7)}  ${pct(p.n - p.changed.length, p.n).padStart(9)}`,
+    );
+  process.stdout.write(`${lines.join('\n')}\n`);
+};
+
+/** The targets: no leak in the default scope, ≥ 99% recall overall, ≥ 99% precision; what misses them. */
+export const missedTargets = (s: CorpusScore): string[] => {
+  const leaked = [...s.recall].flatMap(([c, r]) => (DEFAULT_SCOPE.includes(c as PiiCategory) ? r.leaked : []));
+  const all = [...s.recall.values()];
+  const recall = 1 - all.reduce((a, r) => a + r.leaked.length, 0) / all.reduce((a, r) => a + r.n, 0);
+  const changed = [...s.precision.values()].flatMap((p) => p.changed);
+  const n = [...s.precision.values()].reduce((a, p) => a + p.n, 0);
+  return [
+    ...leaked.map((l) => `leak in the default scope: ${l}`),
+    ...(recall < 0.99
+      ? [`recall ${(recall * 100).toFixed(1)}% < 99%: ${all.flatMap((r) => r.leaked).join('; ')}`]
+      : []),
+    ...(1 - changed.length / n < 0.99 ? [`precision < 99%: ${changed.join('; ')}`] : []),
+  ];
 };
