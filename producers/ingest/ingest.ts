@@ -409,7 +409,8 @@ export const createIngestRoutes = (opts: IngestOptions) => {
   };
 
   const authorize = (req: IncomingMessage): void => {
-    const bearer = /^Bearer (.+)$/.exec(req.headers.authorization ?? '')?.[1];
+    // the scheme is case-insensitive (RFC 7235): `bearer …` is a bearer token too
+    const bearer = /^bearer +(\S.*)$/i.exec(req.headers.authorization ?? '')?.[1]?.trim();
     if (opts.token === undefined)
       throw new HttpError(401, 'writes are disabled: start the server with a write token (PASSK_INGEST_TOKEN)');
     if (bearer === undefined || !sameToken(bearer, opts.token))
