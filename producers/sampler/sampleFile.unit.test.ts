@@ -85,7 +85,7 @@ describe('passk sample reads a traces file strictly', () => {
     const recorder = createRecorder({ publisher: createMemoryPublisher() });
     const e = await refusal(sampleFile(file, { policy: { rate: 1 }, recorder }));
     expect(e.message).toBe(
-      `${file}, line 2: not valid UTF-8: byte 0xe9 at byte 17 of the line; save the file as UTF-8`,
+      `${file}, line 2: not valid UTF-8: byte 0xe9 at byte 18 of the line; save the file as UTF-8`,
     );
     await recorder.close();
   });
