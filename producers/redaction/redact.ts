@@ -112,8 +112,8 @@ const redactUnderKey = (key: string, value: string, redactors: readonly Redactor
 };
 
 /**
- * A JSON number that is personal data becomes the redaction string: a phone number with its country code (11–12
- * digits), a card (15–19 digits, Luhn), or any number under a key that names what it is (`"phone": 4155552671`,
+ * A JSON number that is personal data becomes the redaction string: a phone number with its country code (11–15
+ * digits, valid for its region), a card (15–19 digits, Luhn), or any number under a key that names what it is (`"phone": 4155552671`,
  * `"ssn": 123456789`). Amounts, counts, ids, dates and epoch times survive as numbers.
  */
 const redactNumber = (n: number, redactors: readonly Redactor[], key?: string): number | string => {
@@ -123,9 +123,10 @@ const redactNumber = (n: number, redactors: readonly Redactor[], key?: string): 
     const out = redactUnderKey(key, digits, redactors);
     if (out !== digits) return out;
   }
-  if (digits.length >= 11 && digits.length <= 12) {
+  // a phone number with its country code, E.164 without the "+" (up to 15 digits), valid for its region
+  if (digits.length >= 11 && digits.length <= 15) {
     const out = redactText(`+${digits}`, redactors);
-    return out !== `+${digits}` ? out : n;
+    if (out !== `+${digits}`) return out;
   }
   if (digits.length >= 15) {
     const out = redactText(digits, redactors);
