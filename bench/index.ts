@@ -7,6 +7,7 @@
  *   npm run bench -- startup           CLI start-up: built dist/ against the tsx dev entry
  *   npm run bench -- ingest            the HTTP ingest API against EventLog.publish of the same events
  *   npm run bench -- otlp              POST /v1/traces (4 exporters) against decoding the same requests
+ *   npm run bench -- redaction         the redactor: 1.5 KB traces and 1 MB single tokens, against NFKC + one scan
  *   npm run bench -- tools             other tools' files streamed against the whole-document reader
  *   npm run bench -- restart           Kafka only: passk process restarted after a SIGKILL against a clean start
  *   KAFKA_BROKERS=… SCHEMA_REGISTRY_URL=… npm run bench   also through Kafka
@@ -22,6 +23,7 @@ import { benchGrowth } from './growth.ts';
 import { benchIngest } from './ingest.ts';
 import { benchOtlp } from './otlp.ts';
 import { benchProcessors } from './processors.ts';
+import { benchRedaction } from './redaction.ts';
 import { implausible, memoryBandwidth, type Checked } from './plausible.ts';
 import { benchRestart } from './restart.ts';
 import { benchSink } from './sink.ts';
@@ -211,6 +213,26 @@ if (wanted('otlp')) {
       `${l.ratio.toFixed(2)}×`,
     ]);
     log(`${l.name}: export latency p50 ${l.p50Ms.toFixed(0)} ms, p95 ${l.p95Ms.toFixed(0)} ms`);
+  }
+}
+
+if (wanted('redaction')) {
+  log('redaction: 1.5 KB texts and 1 MB single tokens against NFKC + one anchor scan of the same text …');
+  for (const l of benchRedaction({ texts: Math.max(2_000, Math.round(20_000 * scale)), log })) {
+    checked.push({
+      name: l.name,
+      baselinePerSec: l.baselinePerSec,
+      candidatePerSec: l.perSec,
+      bytesPerItem: l.bytesPerItem,
+      subset: true,
+    });
+    table.push([
+      l.detail ? `${l.name} (${l.detail})` : l.name,
+      rate(l.perSec),
+      'NFKC + one anchor scan, same texts',
+      rate(l.baselinePerSec),
+      `${l.ratio.toFixed(2)}×`,
+    ]);
   }
 }
 

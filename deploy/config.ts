@@ -3,6 +3,15 @@ import { resolve } from 'node:path';
 import { parseDocument } from 'yaml';
 import { z } from 'zod';
 
+const compiles = (source: string): boolean => {
+  try {
+    new RegExp(source);
+    return true;
+  } catch {
+    return false;
+  }
+};
+
 /**
  * Configuration, parsed once. Precedence: command-line flags, then environment, then
  * `passk.config.json` (or `.yaml` / `.yml`) in the working directory (or `--config FILE` / `PASSK_CONFIG`), then defaults.
@@ -109,6 +118,16 @@ export const PasskConfig = z
     dashboard: z.object({ token: z.string().min(1).optional() }).default({}),
     /** The ingest API's write token (`passk ingest`, `passk serve --ingest-token`): env `PASSK_INGEST_TOKEN` or the config file. */
     ingest: z.object({ token: z.string().min(1).optional() }).default({}),
+    /**
+     * Extra redaction patterns, name → regular expression, applied after the default redactors wherever production
+     * text comes in (`passk sample`, `passk ingest`, `passk serve`, `passk review --confirm`). Config file only.
+     */
+    redact: z
+      .record(
+        z.string().regex(/^[A-Za-z][\w-]*$/, 'a redactor name: letters, digits, _ and -'),
+        z.string().min(1).refine(compiles, { message: 'not a valid regular expression' }),
+      )
+      .optional(),
   })
   .superRefine((c, ctx) => {
     if (c.backend === 'kafka' && !c.kafka)

@@ -10,8 +10,16 @@ import { readPolicyFile } from './sample.ts';
 import { writeStderr } from '../format/render.ts';
 import { COMMANDS } from './index.ts';
 import { epilog } from '../format/helpText.ts';
+import { REDACT_HELP, redactFlag, redactorsOf } from './redactFlags.ts';
 
-type IngestFlags = { host: string; port: string; token?: string; otlpPolicy?: string; json?: boolean };
+type IngestFlags = {
+  host: string;
+  port: string;
+  token?: string;
+  otlpPolicy?: string;
+  redact?: [string, string][];
+  json?: boolean;
+};
 
 export const ingestCommand = (program: Command): void => {
   program
@@ -31,6 +39,7 @@ export const ingestCommand = (program: Command): void => {
     .option('--port <port>', 'port (0 = any free port)', '7358')
     .option('--token <token>', 'write token, 16+ characters (env PASSK_INGEST_TOKEN)')
     .option('--otlp-policy <file>', 'sampling policy of OTLP traces, as passk sample --policy (default: keep all)')
+    .option('--redact <name=regex>', REDACT_HELP, redactFlag)
     .option('--json', 'print {"url": …} as JSON once listening (for scripts)')
     .addHelpText(
       'after',
@@ -69,6 +78,7 @@ Exit codes: 0 stopped by SIGINT/SIGTERM, 2 bad flag (no token, bad port, a bad
           host: flags.host,
           port,
           otlp: otlp.options,
+          redactors: redactorsOf(config, flags.redact),
         });
       } catch (e) {
         otlp?.close();

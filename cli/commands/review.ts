@@ -1,3 +1,4 @@
+import { loadConfig } from '../../deploy/config.ts';
 import type { Command } from 'commander';
 import type { PasskConfig } from '../../deploy/config.ts';
 import { withReader } from '../store.ts';
@@ -16,6 +17,7 @@ import { EXIT } from '../exitCodes.ts';
 import { configOf, exitOnUnavailable, withEventLog } from './import.ts';
 import { COMMANDS } from './index.ts';
 import { epilog } from '../format/helpText.ts';
+import { redactorsOf } from './redactFlags.ts';
 
 type ReviewFlags = {
   agentVersion?: string;
@@ -117,6 +119,7 @@ Exit codes: 0 ok, 2 bad input (an unknown trace id, a missing --expected/--datas
             reviewer: flags.reviewer!,
             ...(flags.note ? { note: flags.note } : {}),
             ...(flags.input ? { input: flags.input } : {}),
+            redactors: redactorsOf(loadConfig(cmd.optsWithGlobals())),
           }),
         ).catch(exitOnUnavailable);
         process.stdout.write(

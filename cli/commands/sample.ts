@@ -1,6 +1,6 @@
 import { readFile } from 'node:fs/promises';
 import { type Command, InvalidArgumentError } from 'commander';
-import { DEFAULT_REDACTORS, patternRedactor } from '../../producers/sampler/redact.ts';
+import { loadConfig } from '../../deploy/config.ts';
 import { SamplingPolicy, type SamplingPolicyInput } from '../../producers/sampler/policy.ts';
 import { sampleFile } from '../../producers/sampler/sampleFile.ts';
 import { createRecorder } from '../../producers/sdk/recorder.ts';
@@ -11,6 +11,7 @@ import { renderJson, renderTerminal } from '../format/render.ts';
 import { exitOnUnavailable, withEventLog } from './import.ts';
 import { COMMANDS } from './index.ts';
 import { epilog } from '../format/helpText.ts';
+import { REDACT_HELP, redactFlag, redactorsOf } from './redactFlags.ts';
 
 const rate = (v: string): number => {
   const n = Number(v);
@@ -40,7 +41,7 @@ type SampleFlags = {
   keepTag?: string[];
   keepErrors: boolean;
   keepNegativeFeedback: boolean;
-  redact?: string[];
+  redact?: [string, string][];
   seed?: number;
   json?: boolean;
 };
@@ -79,17 +80,6 @@ const policyFrom = async (f: SampleFlags): Promise<SamplingPolicyInput> => {
 export const readPolicyFile = (file: string): Promise<SamplingPolicyInput> =>
   policyFrom({ policy: file, keepErrors: true, keepNegativeFeedback: true });
 
-const customRedactors = (specs: readonly string[] = []) =>
-  specs.map((s) => {
-    const at = s.indexOf('=');
-    if (at <= 0) throw new InputError(`--redact NAME=REGEX, got "${s}"`, { field: 'redact' });
-    try {
-      return patternRedactor(s.slice(0, at), new RegExp(s.slice(at + 1)));
-    } catch (e) {
-      throw new InputError(`--redact ${s}: ${(e as Error).message}`, { field: 'redact' });
-    }
-  });
-
 export const sampleCommand = (program: Command): void => {
   program
     .command('sample')
@@ -97,8 +87,9 @@ export const sampleCommand = (program: Command): void => {
     .description(
       'Applies a sampling policy to a JSON-lines file of production traces ({"trace_id", "agent_version", "segment"?,\n' +
         '"input", "output"?, "verdicts"?, "user_signals"?, "error_kind"?, "tags"?, "occurred_at"?}) and records each kept\n' +
-        'trace as TraceSampled, with its inclusion probability. Emails, phone numbers and card numbers (and --redact\n' +
-        'patterns) are redacted before anything is written. Errors, negative feedback and high_risk tags are always kept.',
+        'trace as TraceSampled, with its inclusion probability. Personal data and secrets (emails, phones, cards,\n' +
+        'IBANs, SSNs, national ids, keys and tokens, addresses; and --redact patterns) are redacted before anything\n' +
+        'is written. Errors, negative feedback and high_risk tags are always kept.',
     )
     .argument('<file>', 'traces, one JSON object per line')
     .option(
@@ -112,7 +103,7 @@ export const sampleCommand = (program: Command): void => {
     .option('--keep-tag <tag>', 'always keep traces with this tag (repeatable; default high_risk)', collect)
     .option('--no-keep-errors', 'do not always keep traces that ended in an error')
     .option('--no-keep-negative-feedback', 'do not always keep traces with negative user feedback')
-    .option('--redact <name=regex>', 'an extra redactor (repeatable), e.g. ssn=\\d{3}-\\d{2}-\\d{4}', collect)
+    .option('--redact <name=regex>', REDACT_HELP, redactFlag)
     .option('--seed <n>', 'seed of the sampling draws (reproducible samples)', (v) => Number.parseInt(v, 10))
     .option('--json', 'print JSON')
     .addHelpText(
@@ -120,13 +111,13 @@ export const sampleCommand = (program: Command): void => {
       epilog(`
 Examples:
   passk sample traces.jsonl --rate 0.05 --segment-rate enterprise=0.5 --cap 200/1h --seed 7
-  passk sample traces.jsonl --policy policy.json --redact 'ssn=\\d{3}-\\d{2}-\\d{4}' --json
+  passk sample traces.jsonl --policy policy.json --redact 'ticket=TCK-\\d{6}' --json
 
 Exit codes: 0 ok, 2 bad input (file, line and field named; a bad rate, cap or pattern), 3 the event log is unreachable.`),
     )
     .action(async (file: string, flags: SampleFlags, cmd: Command) => {
       const policy = await policyFrom(flags);
-      const redactors = [...DEFAULT_REDACTORS, ...customRedactors(flags.redact)];
+      const redactors = redactorsOf(loadConfig(cmd.optsWithGlobals()), flags.redact);
       const report = await withEventLog(cmd, async (log) => {
         const recorder = createRecorder({ publisher: log.publisher, producer: `passk-sampler/${PRODUCER_VERSION}` });
         try {

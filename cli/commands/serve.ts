@@ -21,7 +21,9 @@ import { renderTerminal, writeStderr } from '../format/render.ts';
 import { openBrowser } from '../openBrowser.ts';
 import { readPolicyFile } from './sample.ts';
 import { COMMANDS } from './index.ts';
+import type { Redactor } from '../../producers/redaction/index.ts';
 import { epilog } from '../format/helpText.ts';
+import { REDACT_HELP, redactFlag, redactorsOf } from './redactFlags.ts';
 
 type ServeFlags = {
   host: string;
@@ -29,6 +31,7 @@ type ServeFlags = {
   token?: string;
   ingestToken?: string;
   otlpPolicy?: string;
+  redact?: [string, string][];
   process: boolean;
   open?: boolean;
   json?: boolean;
@@ -37,7 +40,7 @@ type ServeFlags = {
 
 /** The dashboard's confirm action: the same FailureConfirmed as `passk review --confirm`. */
 const confirmFrom =
-  (log: EventLog) =>
+  (log: EventLog, redactors: readonly Redactor[]) =>
   async (b: {
     trace_id: string;
     dataset_id: string;
@@ -51,6 +54,7 @@ const confirmFrom =
       expected: b.expected,
       reviewer: b.reviewer,
       ...(b.note ? { note: b.note } : {}),
+      redactors,
     });
     return { event_id: event.event_id, published };
   };
@@ -76,6 +80,7 @@ export const serveCommand = (program: Command): void => {
       'write token of the ingest API at /api/v1/* and /v1/traces, and of the confirm action (env PASSK_INGEST_TOKEN); without it, writes are refused',
     )
     .option('--otlp-policy <file>', 'sampling policy of OTLP traces at /v1/traces, as passk sample --policy')
+    .option('--redact <name=regex>', REDACT_HELP, redactFlag)
     .option('--no-process', 'only read the store; the processors run elsewhere (a ClickHouse server)')
     .option('--open', 'open the dashboard in a browser, on the latest gate verdict')
     .option('--json', 'print {"url", "gate_url", "row_url"} as JSON once listening (for scripts)')
@@ -148,7 +153,12 @@ Exit codes: 0 stopped by SIGINT/SIGTERM, 2 bad flag or config (e.g. a non-loopba
         }
         if (log) {
           otlp = otlpReceiverOptions(config, policy, (line) => writeStderr(`passk serve: ${line}\n`));
-          routes = createIngestRoutes({ publisher: log.publisher, token: ingestToken, otlp: otlp.options });
+          routes = createIngestRoutes({
+            publisher: log.publisher,
+            token: ingestToken,
+            redactors: redactorsOf(config, flags.redact),
+            otlp: otlp.options,
+          });
         }
         // GET /metrics: the ingest API's (when mounted) and the processors' (when running), one registry.
         const registry = ingestRegistry(routes?.metrics ?? createIngestMetrics());
@@ -165,7 +175,9 @@ Exit codes: 0 stopped by SIGINT/SIGTERM, 2 bad flag or config (e.g. a non-loopba
           port,
           ...(token ? { token } : {}),
           routes: served,
-          ...(log ? { review: { token: ingestToken, confirm: confirmFrom(log) } } : {}),
+          ...(log
+            ? { review: { token: ingestToken, confirm: confirmFrom(log, redactorsOf(config, flags.redact)) } }
+            : {}),
         });
       } catch (e) {
         await shutdown();

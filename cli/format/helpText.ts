@@ -16,7 +16,8 @@ export const epilog =
   (text: string) =>
   (ctx: AddHelpTextContext): string => {
     const out = ctx.command.configureOutput();
-    const width = (ctx.error ? out.getErrHelpWidth?.() : out.getOutHelpWidth?.()) ?? 80;
+    // a terminal that reports 0 columns has no known width: 80, as into a pipe
+    const width = (ctx.error ? out.getErrHelpWidth?.() : out.getOutHelpWidth?.()) || 80;
     return `\n${fitEpilog(text, width)}`;
   };
 

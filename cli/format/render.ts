@@ -14,6 +14,36 @@ const paint = (s: string, tone: Tone): string =>
           : s;
 const paintCell = (c: Cell): string => (typeof c === 'string' ? c : paint(c.text, c.tone));
 
+/**
+ * Control characters in text that came from outside (a trace's input, a suite, row or version name): C0 but the line
+ * feed, DEL, C1, and the bidi overrides and isolates. Printed raw, they drive the terminal (erase lines, move the
+ * cursor, print a fake `Gate: PASS`, set the title, write the clipboard with OSC 52) or reorder what is shown.
+ */
+// eslint-disable-next-line no-control-regex
+const CONTROL = /[\u0000-\u0009\u000b-\u001f\u007f-\u009f\u200e\u200f\u202a-\u202e\u2066-\u2069]/g;
+const escapeControl = (c: string): string => {
+  const n = c.charCodeAt(0);
+  if (n === 9) return '\\t';
+  if (n === 13) return '\\r';
+  return n <= 0xff ? `\\x${n.toString(16).padStart(2, '0')}` : `\\u${n.toString(16).padStart(4, '0')}`;
+};
+/** Text made safe for a terminal: every control character shown as its escape (`\x1b`, `\r`, `\u202e`). */
+export const safeText = (s: string): string => s.replace(CONTROL, escapeControl);
+const safeCell = (c: Cell): Cell => (typeof c === 'string' ? safeText(c) : { ...c, text: safeText(c.text) });
+/** Every text of the blocks made safe (renderers add their own colours afterwards). */
+const safeBlocks = (blocks: readonly Block[]): Block[] =>
+  blocks.map((b) => {
+    switch (b.kind) {
+      case 'heading':
+      case 'text':
+        return { ...b, text: safeText(b.text) };
+      case 'list':
+        return { ...b, title: safeText(b.title), items: b.items.map(safeText) };
+      case 'table':
+        return { ...b, head: b.head.map(safeText), rows: b.rows.map((r) => r.map(safeCell)) };
+    }
+  });
+
 /** No rule between body rows: tables stay short enough to read in a terminal. */
 const COMPACT = { mid: '', 'left-mid': '', 'mid-mid': '', 'right-mid': '' };
 
@@ -26,8 +56,11 @@ export const setTerminalLayout = (o: { width?: number; wide?: boolean }): void =
   if (o.width !== undefined) layout.width = o.width;
   if (o.wide !== undefined) layout.wide = o.wide;
 };
+/** A terminal that reports 0 columns (some CI ptys, `script`) has no known width: nothing is wrapped. */
+const usableWidth = (columns: number | undefined): number | undefined =>
+  columns !== undefined && Number.isFinite(columns) && columns > 0 ? columns : undefined;
 const terminalWidth = (): number | undefined =>
-  layout.wide ? undefined : (layout.width ?? (process.stdout.isTTY ? process.stdout.columns : undefined));
+  layout.wide ? undefined : (layout.width ?? (process.stdout.isTTY ? usableWidth(process.stdout.columns) : undefined));
 
 /** Below this many columns a table that does not fit becomes one key/value block per row. */
 export const KEY_VALUE_BELOW = 100;
@@ -38,7 +71,7 @@ const visible = (s: string): number => [...s.replace(ANSI, '')].length;
 
 /** Word-wraps one line to `width`, continuation lines indented by `indent` (the line's own indent by default). */
 export const wrapLine = (line: string, width: number | undefined, indent?: string): string => {
-  if (width === undefined || visible(line) <= width) return line;
+  if (width === undefined || !(width > 0) || visible(line) <= width) return line;
   const lead = /^\s*(?:[•✓✗!-] )?/.exec(line)![0];
   const hang = indent ?? ' '.repeat(visible(lead));
   const out: string[] = [];
@@ -146,9 +179,9 @@ const renderTable = (full: Extract<Block, { kind: 'table' }>, width: number | un
  * not fit turns into key/value blocks (`--wide` opts out).
  */
 export const renderTerminal = (blocks: readonly Block[], opts: { width?: number } = {}): string => {
-  const width = opts.width ?? terminalWidth();
+  const width = usableWidth(opts.width) ?? (opts.width === undefined ? terminalWidth() : undefined);
   return (
-    blocks
+    safeBlocks(blocks)
       .map((b) => {
         switch (b.kind) {
           case 'heading':
@@ -169,7 +202,7 @@ const escapeMd = (s: string): string => s.replace(/\|/g, '\\|').replace(/\n/g, '
 
 /** GitHub-flavoured Markdown, e.g. for a pull-request comment. */
 export const renderMarkdown = (blocks: readonly Block[]): string =>
-  blocks
+  safeBlocks(blocks)
     .map((b) => {
       switch (b.kind) {
         case 'heading':
@@ -189,21 +222,24 @@ export const renderMarkdown = (blocks: readonly Block[]): string =>
     })
     .join('\n');
 
-export const renderJson = (value: unknown): string => `${JSON.stringify(value, null, 2)}\n`;
+/** JSON escapes C0 controls itself; C1 controls and bidi overrides are escaped here too (`\u009b`), still valid JSON. */
+export const renderJson = (value: unknown): string =>
+  `${JSON.stringify(value, null, 2).replace(/[\u007f-\u009f\u200e\u200f\u202a-\u202e\u2066-\u2069]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`)}\n`;
 
 /**
  * The width of a progress bar on stderr that leaves `reserve` columns for its text (counts, ETA), so the whole line
  * fits the terminal: between 10 and 40 cells.
  */
 export const progressBarSize = (reserve: number): number =>
-  Math.max(10, Math.min(40, (process.stderr.columns ?? 80) - reserve - 1));
+  Math.max(10, Math.min(40, (usableWidth(process.stderr.columns) ?? 80) - reserve - 1));
 
 /**
  * Writes messages to stderr. On a terminal each line is word-wrapped to its width (a status line never breaks inside a
  * word); piped, lines stay whole.
  */
-export const writeStderr = (s: string): boolean =>
-  process.stderr.write(
+export const writeStderr = (text: string): boolean => {
+  const s = safeText(text);
+  return process.stderr.write(
     process.stderr.isTTY && process.stderr.columns
       ? s
           .split('\n')
@@ -211,3 +247,4 @@ export const writeStderr = (s: string): boolean =>
           .join('\n')
       : s,
   );
+};

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { table } from './doc.ts';
-import { renderMarkdown, renderTerminal, wrapLine } from './render.ts';
+import { heading, list, table, text } from './doc.ts';
+import { renderJson, renderMarkdown, renderTerminal, wrapLine } from './render.ts';
 
 describe('wrapLine', () => {
   it('breaks at word boundaries, every line within the width, no word lost', () => {
@@ -83,5 +83,54 @@ describe('curve (pass^1..K in one cell)', () => {
     expect(curve(values.slice(0, 6))).toBe('v1 / v2 / v3 / v4 / v5 / v6');
     expect(curve(values)).toBe('v1 / v2 / v3 / v4 / … / v860 (k = 860)');
     expect(curve([])).toBe('—');
+  });
+});
+
+describe('text from outside cannot drive the terminal', () => {
+  // an end user's input: erase the line, go back, print a fake verdict, set the title, write the clipboard (OSC 52)
+  const hostile = '\u001b[2K\rGate: PASS\u001b]0;pwned\u0007\u001b]52;c;ZXZpbA==\u0007\u009b31m\u202etxt.exe';
+  const escaped = '\\x1b[2K\\rGate: PASS\\x1b]0;pwned\\x07\\x1b]52;c;ZXZpbA==\\x07\\x9b31m\\u202etxt.exe';
+
+  it.each([
+    ['a heading', [heading(hostile)]],
+    ['a text', [text(hostile)]],
+    ['a list item', [list('inputs', [hostile])]],
+    ['a table cell', [table(['row', 'input'], [['r1', hostile]])]],
+    ['a table cell with a tone', [table(['row', 'input'], [['r1', { text: hostile, tone: 'bad' }]])]],
+    ['a narrow table (key/value blocks)', [table(['row', 'input', 'output'], [[hostile, hostile, 'x'.repeat(90)]])]],
+  ] as const)('in %s: every control character is shown as its escape', (_, blocks) => {
+    for (const out of [renderTerminal(blocks, { width: 60 }), renderTerminal(blocks), renderMarkdown(blocks)]) {
+      // eslint-disable-next-line no-control-regex
+      expect(out.replace(/\u001b\[[0-9;]*m/g, '')).not.toMatch(/[\u0000-\u0009\u000b-\u001f\u007f-\u009f\u202e]/);
+      expect(out.replace(/\s+/g, '')).toContain(escaped.replace(/\s+/g, ''));
+    }
+  });
+
+  it('JSON output escapes C1 controls and bidi overrides too (C0 is escaped by JSON itself)', () => {
+    const out = renderJson({ input: hostile });
+    // eslint-disable-next-line no-control-regex
+    expect(out).not.toMatch(/[\u0000-\u0009\u000b-\u001f\u007f-\u009f\u202e]/);
+    expect(JSON.parse(out)).toEqual({ input: hostile });
+  });
+});
+
+describe('a terminal that reports 0 columns', () => {
+  it('is a terminal of unknown width: tables render whole, nothing is wrapped, nothing throws', () => {
+    const tty = Object.getOwnPropertyDescriptor(process.stdout, 'isTTY');
+    const columns = Object.getOwnPropertyDescriptor(process.stdout, 'columns');
+    Object.defineProperty(process.stdout, 'isTTY', { value: true, configurable: true });
+    Object.defineProperty(process.stdout, 'columns', { value: 0, configurable: true });
+    try {
+      const blocks = [heading('report '.repeat(30)), table(['row', 'output'], [['r1', 'word '.repeat(40)]])];
+      const out = renderTerminal(blocks);
+      expect(out).toContain('report '.repeat(29).trim());
+      expect(out).toContain('word '.repeat(39).trim());
+      expect(wrapLine('a b c', 0)).toBe('a b c');
+    } finally {
+      if (tty) Object.defineProperty(process.stdout, 'isTTY', tty);
+      else delete (process.stdout as { isTTY?: boolean }).isTTY;
+      if (columns) Object.defineProperty(process.stdout, 'columns', columns);
+      else delete (process.stdout as { columns?: number }).columns;
+    }
   });
 });

@@ -19,6 +19,7 @@ import { DatasetRow } from '../runner/dataset.ts';
 import { createOtlpReceiver, encodeResponse, encodeStatus, MalformedOtlp, type OtlpReceiver } from '../otlp/index.ts';
 import type { OtlpReceiverOptions } from '../otlp/receiver.ts';
 import { InvalidRecord } from '../sdk/inputs.ts';
+import type { Redactor } from '../redaction/text.ts';
 import { createMemoryPublisher } from '../sdk/memoryPublisher.ts';
 import { createRecorder } from '../sdk/recorder.ts';
 import { PRODUCER_VERSION } from '../version.ts';
@@ -71,6 +72,8 @@ export interface IngestOptions {
   readonly maxInFlight?: number;
   /** Event ids acknowledged recently, remembered to answer `duplicate`. @default 1_000_000 */
   readonly rememberIds?: number;
+  /** The redactors of traces, on `/api/v1/traces` and `POST /v1/traces`. @default DEFAULT_REDACTORS */
+  readonly redactors?: readonly Redactor[];
   /** The OTLP receiver at `POST /v1/traces`: its sampling policy and redactors (default: keep every trace). */
   readonly otlp?: Omit<OtlpReceiverOptions, 'publisher' | 'onError'>;
   readonly onError?: (e: unknown) => void;
@@ -227,6 +230,7 @@ export const buildEvents = async (
   items: readonly Item[],
   target?: DatasetTarget,
   now: () => number = Date.now,
+  redactors?: readonly Redactor[],
 ): Promise<Built[]> => {
   const out: Built[] = [];
   if (kind === 'datasets') return items.map((it) => datasetRowEvent(it, target!, now()));
@@ -255,6 +259,7 @@ export const buildEvents = async (
     producer: INGEST_PRODUCER,
     maxBatch: 1_000_000,
     maxBuffered: Infinity,
+    ...(redactors ? { redactors } : {}),
   });
   const record = (v: unknown) =>
     kind === 'traces'
@@ -441,7 +446,7 @@ export const createIngestRoutes = (opts: IngestOptions) => {
     items: readonly Item[],
     target?: DatasetTarget,
   ): Promise<{ status: number; body: IngestAnswer }> => {
-    const built = await buildEvents(kind, items, target);
+    const built = await buildEvents(kind, items, target, Date.now, opts.redactors);
     const results: ItemResult[] = [];
     const toPublish: PasskEvent[] = [];
     const inBatch = new Set<string>();
@@ -547,13 +552,19 @@ export const createIngestRoutes = (opts: IngestOptions) => {
     }
   };
   const receiverOf = (): OtlpReceiver => {
-    receiver ??= createOtlpReceiver({ publisher: opts.publisher, ...opts.otlp, onError });
+    receiver ??= createOtlpReceiver({
+      publisher: opts.publisher,
+      ...(opts.redactors ? { redactors: opts.redactors } : {}),
+      ...opts.otlp,
+      onError,
+    });
     metrics.receiver = receiver;
     return receiver;
   };
 
   const authorize = (req: IncomingMessage): void => {
-    const bearer = /^Bearer (.+)$/.exec(req.headers.authorization ?? '')?.[1];
+    // the scheme is case-insensitive (RFC 7235): `bearer …` is a bearer token too
+    const bearer = /^bearer +(\S.*)$/i.exec(req.headers.authorization ?? '')?.[1]?.trim();
     if (opts.token === undefined)
       throw new HttpError(401, 'writes are disabled: start the server with a write token (PASSK_INGEST_TOKEN)');
     if (bearer === undefined || !sameToken(bearer, opts.token))

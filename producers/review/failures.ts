@@ -1,4 +1,6 @@
 import type { EventPublisher, EventSource } from '../../processors/ports.ts';
+import { DEFAULT_REDACTORS, redactText } from '../redaction/redact.ts';
+import type { Redactor } from '../redaction/text.ts';
 import { validateEvent } from '../../schemas/codec.ts';
 import { InputError } from '../../schemas/errors.ts';
 import type { FailureConfirmed, TraceSampled } from '../../schemas/events/index.ts';
@@ -83,6 +85,8 @@ export interface Confirmation {
   /** The request as the dataset row's input. @default the trace's (redacted) recorded input */
   readonly input?: string;
   readonly at: number;
+  /** Run over what the reviewer typed (input, expected, note): it may quote the trace. @default DEFAULT_REDACTORS */
+  readonly redactors?: readonly Redactor[];
 }
 
 /**
@@ -90,7 +94,8 @@ export interface Confirmation {
  * the same trace twice counts once; the processors turn it into a must-not-break row linked to the trace.
  */
 export const failureConfirmed = (c: Confirmation): FailureConfirmed => {
-  const input = c.input ?? c.trace.payload?.input;
+  const redact = (s: string) => redactText(s, c.redactors ?? DEFAULT_REDACTORS);
+  const input = c.input === undefined ? c.trace.payload?.input : redact(c.input);
   if (input === undefined)
     throw new InputError(`trace ${c.trace.trace_id} has no recorded input: give the input explicitly`, {
       field: 'input',
@@ -105,9 +110,9 @@ export const failureConfirmed = (c: Confirmation): FailureConfirmed => {
     trace_id: c.trace.trace_id,
     dataset_id: c.datasetId,
     input,
-    expected: c.expected,
+    expected: redact(c.expected),
     reviewer: c.reviewer,
-    ...(c.note ? { note: c.note } : {}),
+    ...(c.note ? { note: redact(c.note) } : {}),
   }) as FailureConfirmed;
 };
 

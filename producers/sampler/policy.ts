@@ -1,5 +1,14 @@
 import { z } from 'zod';
 
+const compiles = (source: string): boolean => {
+  try {
+    new RegExp(source);
+    return true;
+  } catch {
+    return false;
+  }
+};
+
 /**
  * A sampling policy, as data. Every trace gets an inclusion probability:
  *   - a trace matching an always-keep rule is kept with probability 1 (never dropped, never capped);
@@ -27,6 +36,16 @@ export const SamplingPolicy = z.object({
     .default({ errors: true, negativeFeedback: true, tags: ['high_risk'] }),
   /** Per-window caps: at most `max` sampled candidates per segment per `windowMs` of event time. */
   cap: z.object({ max: z.number().int().positive(), windowMs: z.number().int().positive() }).optional(),
+  /**
+   * Extra redaction patterns, name → regular expression (`{"ticket": "TCK-\\d{6}"}`): each match becomes `[NAME]`,
+   * on every path this policy samples (`passk sample`, the OTLP receiver), after the default redactors.
+   */
+  redact: z
+    .record(
+      z.string().regex(/^[A-Za-z][\w-]*$/, 'a redactor name: letters, digits, _ and -'),
+      z.string().min(1).refine(compiles, { message: 'not a valid regular expression' }),
+    )
+    .optional(),
 });
 export type SamplingPolicy = z.output<typeof SamplingPolicy>;
 export type SamplingPolicyInput = z.input<typeof SamplingPolicy>;

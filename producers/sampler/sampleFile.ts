@@ -1,13 +1,19 @@
 import { readFile } from 'node:fs/promises';
 import { z } from 'zod';
 import { InputError } from '../../schemas/errors.ts';
+import { Action } from '../../schemas/events/trialRecorded.ts';
+import { checkUtf8 } from '../files/utf8.ts';
+import { checkIdentity } from '../redaction/trace.ts';
 import type { Recorder } from '../sdk/recorder.ts';
 import type { SamplingPolicyInput } from './policy.ts';
 import type { Redactor } from './redact.ts';
 import { createTraceSampler, type SegmentStats } from './sampler.ts';
 
-/** One production request per line of a traces file. */
-export const TraceLine = z.object({
+/**
+ * One production request per line of a traces file. Strict, as `passk import` is: a misspelled field
+ * (`"verdict"` for `"verdicts"`) is an error naming it, never dropped.
+ */
+export const TraceLine = z.strictObject({
   trace_id: z.union([z.string().min(1), z.number()]).transform(String),
   agent_version: z.string().min(1),
   segment: z.string().min(1).optional(),
@@ -18,6 +24,9 @@ export const TraceLine = z.object({
       z.object({ grader: z.string().min(1), passed: z.boolean().nullable(), score: z.number().nullable().optional() }),
     )
     .optional(),
+  /** The tool calls the request made; arguments are redacted like the input. */
+  actions: z.array(Action).optional(),
+  tokens: z.object({ input: z.number().int().nonnegative(), output: z.number().int().nonnegative() }).optional(),
   user_signals: z.record(z.string(), z.union([z.string(), z.number(), z.boolean()])).optional(),
   error_kind: z.string().nullable().optional(),
   tags: z.array(z.string().min(1)).optional(),
@@ -40,12 +49,14 @@ export const sampleFile = async (
     redactors?: readonly Redactor[];
   },
 ): Promise<SampleFileReport> => {
-  let text: string;
+  let bytes: Buffer;
   try {
-    text = await readFile(file, 'utf8');
+    bytes = await readFile(file);
   } catch (e) {
     throw new InputError(`cannot read: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`, { file });
   }
+  checkUtf8(bytes, file);
+  const text = bytes.toString('utf8');
   const lines = text.split(/\r?\n/).flatMap((raw, i) => {
     if (raw.trim() === '') return [];
     let value: unknown;
@@ -55,12 +66,22 @@ export const sampleFile = async (
       throw new InputError(`not valid JSON (${(e as Error).message})`, { file, line: i + 1 });
     }
     const r = TraceLine.safeParse(value);
-    if (!r.success)
-      throw new InputError(r.error.issues[0]!.message, {
-        file,
-        line: i + 1,
-        field: r.error.issues[0]!.path.join('.') || '(line)',
-      });
+    if (!r.success) {
+      const issue = r.error.issues[0]!;
+      const unknown = issue.code === 'unrecognized_keys' ? issue.keys : [];
+      throw new InputError(
+        unknown.length > 0
+          ? `unknown field${unknown.length > 1 ? 's' : ''} ${unknown.map((k) => `"${k}"`).join(', ')} (the fields: ${Object.keys(TraceLine.shape).join(', ')})`
+          : issue.message,
+        { file, line: i + 1, field: unknown[0] ?? (issue.path.join('.') || '(line)') },
+      );
+    }
+    for (const field of ['trace_id', 'agent_version'] as const)
+      try {
+        checkIdentity(field, r.data[field], opts.redactors);
+      } catch (e) {
+        throw new InputError((e as Error).message.replace(/^field [^:]*: /, ''), { file, line: i + 1, field });
+      }
     return [r.data];
   });
   // Event time orders the windows of a cap: offer in time order.

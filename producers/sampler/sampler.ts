@@ -6,7 +6,9 @@ import type { TraceInput } from '../sdk/inputs.ts';
 import type { Recorder } from '../sdk/recorder.ts';
 import { inputFingerprint, policyHash } from './fingerprint.ts';
 import { alwaysKeepReason, rateOf, SamplingPolicy, type SamplingPolicyInput } from './policy.ts';
-import { DEFAULT_REDACTORS, type Redactor, redactText, redactValue } from './redact.ts';
+import { DEFAULT_REDACTORS, patternRedactor, redactText, redactValue } from '../redaction/redact.ts';
+import type { Redactor } from '../redaction/text.ts';
+import { checkIdentity, markRedacted, REDACT_MAX_CHARS, redactTraceFields } from '../redaction/trace.ts';
 import { KEY_SEP } from '../../schemas/topics.ts';
 import type { TraceSpool } from './spool.ts';
 
@@ -46,7 +48,10 @@ export interface SamplerOptions {
   readonly policy: SamplingPolicyInput;
   /** Kept traces go here, redacted. */
   readonly recorder: Pick<Recorder, 'recordTrace' | 'flush'>;
-  /** Run over every string of a kept trace before it is recorded. @default DEFAULT_REDACTORS (email, card, phone) */
+  /**
+   * Run over every string of a kept trace before it is recorded (strings clipped first), then the policy's own
+   * `redact` patterns. @default DEFAULT_REDACTORS
+   */
   readonly redactors?: readonly Redactor[];
   /** Seeds the sampling draws, for reproducible tests. @default a random seed */
   readonly seed?: number;
@@ -101,7 +106,10 @@ export interface TraceSampler {
 export const createTraceSampler = (opts: SamplerOptions): TraceSampler => {
   const policy = SamplingPolicy.parse(opts.policy);
   const policyId = `${policy.name}@${policyHash(policy)}`;
-  const redactors = opts.redactors ?? DEFAULT_REDACTORS;
+  const redactors = [
+    ...(opts.redactors ?? DEFAULT_REDACTORS),
+    ...Object.entries(policy.redact ?? {}).map(([name, source]) => patternRedactor(name, new RegExp(source))),
+  ];
   const random = createRng(opts.seed ?? randomBytes(4).readUInt32BE(0)).next;
   const clock = opts.clock ?? Date.now;
   const stats = new Map<string, SegmentStats>();
@@ -118,13 +126,28 @@ export const createTraceSampler = (opts: SamplerOptions): TraceSampler => {
 
   /** Redaction happens here, before a trace is buffered or recorded. */
   const prepare = (t: TraceCandidate, segment: string, at: number): Omit<TraceInput, 'sampling'> => {
+    // clipped before redaction: the work is bounded whatever a request carries (a stored text is at most 8,000
+    // characters of the value's JSON: no more of its strings need redacting)
+    const bounds = { maxChars: REDACT_MAX_CHARS, budget: REDACT_MAX_CHARS };
     const missing = t.input === undefined || t.input === null;
-    const input = missing ? undefined : redactValue(t.input, redactors);
-    const output = t.output === undefined ? undefined : redactValue(t.output, redactors);
+    const input = missing ? undefined : redactValue(t.input, redactors, bounds);
+    const output = t.output === undefined ? undefined : redactValue(t.output, redactors, bounds);
     const text = (v: unknown) => clip(typeof v === 'string' ? v : JSON.stringify(v));
-    const identity = (v: string | undefined) => (v === undefined ? undefined : redactText(v, redactors).slice(0, 512));
+    const identity = (v: string | undefined) => (v === undefined ? undefined : redactText(v.slice(0, 512), redactors));
     const user = identity(t.user_id);
     const session = identity(t.session_id);
+    const fields = redactTraceFields(
+      {
+        trace_id: t.trace_id,
+        agent_version: t.agent_version,
+        ...(t.verdicts ? { verdicts: t.verdicts } : {}),
+        ...(t.actions ? { actions: t.actions } : {}),
+        ...(t.user_signals ? { user_signals: t.user_signals } : {}),
+        ...(t.error_kind ? { error_kind: t.error_kind } : {}),
+        ...(t.tags ? { tags: t.tags } : {}),
+      },
+      redactors,
+    );
     const prepared: Omit<TraceInput, 'sampling'> = {
       trace_id: t.trace_id,
       agent_version: t.agent_version,
@@ -136,14 +159,12 @@ export const createTraceSampler = (opts: SamplerOptions): TraceSampler => {
         ...(input !== undefined ? { input: text(input) } : {}),
         ...(output !== undefined ? { output: text(output) } : {}),
       },
-      ...(t.verdicts ? { verdicts: t.verdicts } : {}),
-      ...(t.actions ? { actions: redactValue(t.actions, redactors) as TraceInput['actions'] } : {}),
+      ...(fields.verdicts ? { verdicts: [...fields.verdicts] } : {}),
+      ...(fields.actions ? { actions: fields.actions as TraceInput['actions'] } : {}),
       ...(t.tokens ? { tokens: t.tokens } : {}),
-      ...(t.user_signals
-        ? { user_signals: redactValue(t.user_signals, redactors) as Record<string, string | number | boolean> }
-        : {}),
-      ...(t.error_kind ? { error_kind: redactText(t.error_kind, redactors) } : {}),
-      ...(t.tags ? { tags: t.tags.map((tag) => redactText(tag, redactors)) } : {}),
+      ...(fields.user_signals ? { user_signals: fields.user_signals } : {}),
+      ...(fields.error_kind ? { error_kind: fields.error_kind } : {}),
+      ...(fields.tags ? { tags: [...fields.tags] } : {}),
       ...(user ? { user_id: user } : {}),
       ...(session ? { session_id: session } : {}),
       ...(t.latency_ms === undefined ? {} : { latency_ms: t.latency_ms }),
@@ -159,7 +180,7 @@ export const createTraceSampler = (opts: SamplerOptions): TraceSampler => {
 
   const emit = (trace: Omit<TraceInput, 'sampling'>, probability: number): void => {
     statsOf(trace.segment).kept++;
-    void opts.recorder.recordTrace({ ...trace, sampling: { policy: policyId, probability } });
+    void opts.recorder.recordTrace(markRedacted({ ...trace, sampling: { policy: policyId, probability } }));
   };
 
   const close = (key: string, w: Window): void => {
@@ -176,7 +197,10 @@ export const createTraceSampler = (opts: SamplerOptions): TraceSampler => {
     policyId,
     stats,
     offer(t) {
-      const segment = t.segment ?? 'default';
+      // ids are checked and the segment redacted before anything else: the stats and reports name segments
+      checkIdentity('trace_id', t.trace_id, redactors);
+      checkIdentity('agent_version', t.agent_version, redactors);
+      const segment = t.segment === undefined ? 'default' : redactText(t.segment.slice(0, 512), redactors);
       const at = t.occurred_at ?? clock();
       const s = statsOf(segment);
       s.seen++;

@@ -18,6 +18,9 @@ import {
   type TrialInput,
 } from './inputs.ts';
 import { KEY_SEP } from '../../schemas/topics.ts';
+import { InputError } from '../../schemas/errors.ts';
+import type { Redactor } from '../redaction/text.ts';
+import { redactTraceInput } from '../redaction/trace.ts';
 
 export interface RecorderOptions extends Omit<BatcherOptions, 'publisher'> {
   readonly publisher: EventPublisher;
@@ -25,6 +28,11 @@ export interface RecorderOptions extends Omit<BatcherOptions, 'publisher'> {
   readonly producer?: string;
   /** Event time for events that do not carry `occurred_at`. @default Date.now */
   readonly clock?: () => number;
+  /**
+   * Run over every text of a trace given to `recordTrace` (what the sampler redacted already is not redacted
+   * again). @default DEFAULT_REDACTORS
+   */
+  readonly redactors?: readonly Redactor[];
 }
 
 /**
@@ -37,7 +45,10 @@ export interface Recorder {
   recordTrial(trial: TrialInput): Promise<string>;
   recordJudgment(judgment: JudgmentInput): Promise<string>;
   recordLabel(label: LabelInput): Promise<string>;
-  /** A production trace that was already sampled and redacted (see `createTraceSampler`). */
+  /**
+   * A production trace that was already sampled (see `createTraceSampler`). Its texts are redacted here if the
+   * sampler did not; a trace id or agent version holding personal data is refused.
+   */
   recordTrace(trace: TraceInput): Promise<string>;
   /** Marks a run finished, filling counts and identity from the trials recorded here; then flushes. */
   markRunFinished(run: RunFinishedInput): Promise<string>;
@@ -135,7 +146,15 @@ export const createRecorder = (opts: RecorderOptions): Recorder => {
     },
     recordTrace(input) {
       const given = (input as { occurred_at?: number } | null)?.occurred_at ?? 0;
-      return batcher.add(build('TraceSampled', input, (t) => deterministicEventId(given, 'TraceSampled', t.trace_id)));
+      let clean: TraceInput;
+      try {
+        clean = redactTraceInput(input, opts.redactors);
+      } catch (e) {
+        if (!(e instanceof InputError)) throw e;
+        const field = e.where.field ?? '(root)';
+        throw new InvalidRecord('TraceSampled', [{ field, message: e.message.replace(/^field [^:]*: /, '') }]);
+      }
+      return batcher.add(build('TraceSampled', clean, (t) => deterministicEventId(given, 'TraceSampled', t.trace_id)));
     },
     async markRunFinished(input) {
       const raw = asObject('RunFinished', input) as RunFinishedInput;

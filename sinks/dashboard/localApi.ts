@@ -31,6 +31,64 @@ export const readBody = async (req: IncomingMessage, max = MAX_BODY): Promise<st
   return Buffer.concat(chunks).toString('utf8');
 };
 
+/**
+ * ClickHouse's table functions that read (or run) something outside the store: files, URLs, object stores, other
+ * databases and servers, programs. ClickHouse's `readonly` setting allows them in a SELECT, so the local API refuses
+ * any query that names one (quoted or not, in any case), before it reaches the engine.
+ */
+const OUTSIDE = new RegExp(
+  `[\`"]?\\b(?:${[
+    'file',
+    'fileCluster',
+    'url',
+    'urlCluster',
+    's3',
+    's3Cluster',
+    'gcs',
+    'oss',
+    'cosn',
+    'azureBlobStorage',
+    'azureBlobStorageCluster',
+    'hdfs',
+    'hdfsCluster',
+    'remote',
+    'remoteSecure',
+    'cluster',
+    'clusterAllReplicas',
+    'mysql',
+    'postgresql',
+    'mongodb',
+    'redis',
+    'jdbc',
+    'odbc',
+    'sqlite',
+    'executable',
+    'input',
+    'deltaLake',
+    'deltaLakeCluster',
+    'hudi',
+    'hudiCluster',
+    'iceberg',
+    'icebergS3',
+    'icebergAzure',
+    'icebergHDFS',
+    'icebergLocal',
+    'icebergCluster',
+    'paimon',
+    'ytsaurus',
+    'fuzzJSON',
+    'fuzzQuery',
+    'dictionary',
+    'loop',
+    'merge',
+    'arrowFlight',
+    'python',
+  ].join('|')})[\`"]?\\s*\\(`,
+  'i',
+);
+export const namesOutsideSource = (query: string): string | undefined =>
+  OUTSIDE.exec(query)?.[0].replace(/[\s(`"]/g, '');
+
 const sameToken = (a: string | undefined, b: string): boolean =>
   a !== undefined && a.length === b.length && timingSafeEqual(Buffer.from(a), Buffer.from(b));
 
@@ -50,6 +108,9 @@ export const startLocalApi = async (opts: { client: Querier; token: string; port
         const body = JSON.parse(text) as { query?: unknown; query_params?: unknown };
         if (typeof body.query !== 'string' || !/^\s*(SELECT|WITH)\b/i.test(body.query) || body.query.includes(';'))
           return send(400, { error: 'only one SELECT query' });
+        const outside = namesOutsideSource(body.query);
+        if (outside !== undefined)
+          return send(400, { error: `the table function ${outside}() reads outside the store: refused` });
         const rs = await opts.client.query({
           query: body.query,
           query_params: (body.query_params ?? {}) as Record<string, unknown>,

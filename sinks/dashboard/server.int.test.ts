@@ -188,4 +188,28 @@ describe('the dashboard server', () => {
     expect(r.status).toBe(401);
     expect(JSON.parse(r.body).error).toContain('--ingest-token');
   });
+
+  it('confirms with the write token when the dashboard has a token of its own (its cookie), any case of "Bearer"', async () => {
+    const WRITE = 'the-write-token-0123456789';
+    const calls: unknown[] = [];
+    server = await createDashboardServer({
+      data: stubData({ value: 'a' }),
+      port: 0,
+      token: TOKEN,
+      review: { token: WRITE, confirm: async (b: unknown) => (calls.push(b), { event_id: 'e-2', published: true }) },
+    });
+    const body = JSON.stringify({ trace_id: 't-2', dataset_id: 'refunds', expected: 'deny', reviewer: 'ana' });
+    const cookie = `passk_token=${TOKEN}`;
+    // the page: the dashboard's cookie, and the write token as the bearer
+    const ok = await post(server.port, '/api/review/confirm', body, { cookie, authorization: `Bearer ${WRITE}` });
+    expect(ok.status, ok.body).toBe(200);
+    const lower = await post(server.port, '/api/review/confirm', body, { cookie, authorization: `bearer ${WRITE}` });
+    expect(lower.status, lower.body).toBe(200);
+    // the write token alone does not open the dashboard
+    expect((await post(server.port, '/api/review/confirm', body, { authorization: `Bearer ${WRITE}` })).status).toBe(
+      401,
+    );
+    expect((await get(server.port, '/api/groups', { authorization: `bEaReR ${TOKEN}` })).status).toBe(200);
+    expect(calls).toHaveLength(2);
+  });
 });

@@ -4,7 +4,7 @@ import { timingSafeEqual } from 'node:crypto';
 import { httpServerOptions, type HttpTimeouts } from '../../producers/ingest/index.ts';
 import { InputError, PipelineError } from '../../schemas/errors.ts';
 import { BadRequest, ConfirmBody, ROUTES } from './api.ts';
-import { authorize, checkBinding, DashboardConfigError, isLoopback, tokenCookie } from './auth.ts';
+import { authorize, bearerToken, checkBinding, DashboardConfigError, isLoopback, tokenCookie } from './auth.ts';
 import type { DashboardData } from './data.ts';
 import { readBody } from './localApi.ts';
 import { readStatic, resolveStatic } from './staticFiles.ts';
@@ -87,7 +87,7 @@ const confirmRoute = async (
     return sendJson(res, 401, {
       error: 'confirming is disabled: start passk serve with --ingest-token (or PASSK_INGEST_TOKEN)',
     });
-  const bearer = /^Bearer (.+)$/.exec(req.headers.authorization ?? '')?.[1];
+  const bearer = bearerToken(req);
   if (bearer === undefined || !sameToken(bearer, review.token))
     return sendJson(res, 401, { error: 'a valid write token is required (the --ingest-token of passk serve)' });
   let body: ConfirmBody;

@@ -53,11 +53,17 @@ describe('PII through every stage', () => {
           trace_id: `t${i}`,
           agent_version: 'support-v3',
           segment: i % 2 ? 'free' : 'enterprise',
-          input: { message: `Hi, I am ${vs[0]}; call ${vs[1]}`, contact: vs[2], order_value: 129 },
+          input: {
+            message: `Hi, I am ${vs[0]}; call ${vs[1]}`,
+            contact: vs[2],
+            order_value: 129,
+            // a number given as a JSON number is PII too when it is one (digits with a leading 0, as "00…", would lose
+            // it as a number: not the value any more)
+            ...(/^[1-9]\d{11,18}$/.test(digitsOf(numeric)) ? { card: Number(digitsOf(numeric)) } : {}),
+          },
           output: `noted ${vs[3]}`,
           user_signals: { comment: `reach me at ${vs[4]} or ${vs[5] ?? ''}`, rating: 1 },
-          // a number given as a JSON number is PII too when it is one
-          ...(/^\d{12,19}$/.test(digitsOf(numeric)) ? { tags: ['n'], extra: { card: Number(digitsOf(numeric)) } } : {}),
+          ...(/^[1-9]\d{11,18}$/.test(digitsOf(numeric)) ? { tags: ['n'] } : {}),
           verdicts: [{ grader: 'policy-check', passed: false }],
           occurred_at: Date.now() - 3_600_000 + i,
         }),

@@ -1,6 +1,7 @@
 /* global document, location, history, Blob, URLSearchParams */
 import { api } from '../api.js';
 import { card, className, empty, h } from '../dom.js';
+import { toCsv } from '../csv.js';
 
 /**
  * The row explorer: every row of a scope, one line each, with per version the class, passes over graded attempts,
@@ -89,16 +90,6 @@ export const exportRecords = (rows, versions) =>
     }
     return out;
   });
-
-const csvCell = (x) => {
-  const s = String(x ?? '');
-  return /[",\n\r]/.test(s) ? `"${s.replaceAll('"', '""')}"` : s;
-};
-export const toCsv = (records) => {
-  if (records.length === 0) return '';
-  const cols = Object.keys(records[0]);
-  return [cols.join(','), ...records.map((r) => cols.map((c) => csvCell(r[c])).join(','))].join('\n') + '\n';
-};
 
 const download = (name, type, text) => {
   const url = URL.createObjectURL(new Blob([text], { type }));
