@@ -136,19 +136,35 @@ const fmt = (ms) =>
   ms >= 60_000
     ? `${Math.floor(ms / 60_000)}m${String(Math.round((ms % 60_000) / 1000)).padStart(2, '0')}s`
     : `${(ms / 1000).toFixed(1)}s`;
+/** Words of `text` in lines of at most the terminal's width (80 when it is not a terminal), later lines indented. */
+const width = process.stdout.columns || 80;
+const wrapped = (text, indent = '    ') => {
+  const lines = [];
+  const lead = /^ */.exec(text)[0];
+  let line = lead;
+  for (const word of text.slice(lead.length).split(' ')) {
+    if (line.trim() && line.length + 1 + word.length > width) {
+      lines.push(line);
+      line = indent + word;
+    } else line = line.trim() ? `${line} ${word}` : line + word;
+  }
+  return [...lines, line].join('\n');
+};
 console.log('');
 if (files.length > 1) {
   console.log('Slowest files:');
   for (const f of files.sort((a, b) => b.ms - a.ms).slice(0, 10))
-    console.log(`  ${fmt(f.ms).padStart(7)}  ${f.file} (${f.lane})`);
+    console.log(wrapped(`  ${fmt(f.ms).padStart(7)}  ${f.file} (${f.lane})`, '           '));
 }
 if (results.length > 1)
   console.log(
-    `Lanes: ${results.map((r) => `${r.name} ${fmt(r.seconds * 1000)}`).join(', ')}; wall ${fmt(Date.now() - started)}`,
+    wrapped(
+      `Lanes: ${results.map((r) => `${r.name} ${fmt(r.seconds * 1000)}`).join(', ')}; wall ${fmt(Date.now() - started)}`,
+    ),
   );
 if (skipped > 0) {
   console.log(`Skipped, with the reason:`);
-  for (const [key, n] of skips) console.log(`  ${n} in ${key}`);
+  for (const [key, n] of skips) console.log(wrapped(`  ${n} in ${key}`));
 }
 console.log(`${passed} passed, ${failed} failed, ${skipped} skipped`);
 process.exit(failed > 0 || results.some((r) => r.code !== 0) ? 1 : 0);
