@@ -316,9 +316,9 @@ const NATIONAL_IDS: readonly { re: RegExp; valid: (m: string) => boolean }[] = [
   { re: /(?<![\d.])\d{3}\.\d{3}\.\d{3}-\d{2}(?![\d-])/g, valid: (m) => cpfValid(m.replace(/\D/g, '')) },
   // Chinese resident identity card
   { re: /\b\d{17}[\dXx]\b/g, valid: cnIdValid },
-  // French NIR (social security number), with its key
+  // French NIR (social security number), with its key; never a digit run inside a longer token (a hash, a hex id)
   {
-    re: /(?<![\d])[12] ?\d{2} ?(?:0[1-9]|1[0-2]) ?\d{2} ?\d{3} ?\d{3} ?\d{2}(?![\d])/g,
+    re: /(?<![A-Za-z0-9])[12] ?\d{2} ?(?:0[1-9]|1[0-2]) ?\d{2} ?\d{3} ?\d{3} ?\d{2}(?![A-Za-z0-9])/g,
     valid: (m) => {
       const d = m.replace(/\D/g, '');
       return 97 - Number(BigInt(d.slice(0, 13)) % 97n) === Number(d.slice(13));
