@@ -22,6 +22,9 @@ export default defineConfig({
           include: ['**/*.unit.test.ts'],
           exclude: ignored,
           setupFiles: ['test/setup/pure.ts'],
+          // Pure code shares no state between files (no vi.mock, no globals): one module graph per worker, not per file
+          // (58 s → 46 s on 2 cores).
+          isolate: false,
           // A guard against a hang, not a speed limit: the tier runs beside the others on a busy machine.
           testTimeout: 30_000,
         },
