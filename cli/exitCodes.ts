@@ -2,7 +2,7 @@
 export const EXIT = {
   /** Success (and, for `gate`, a passing verdict). */
   ok: 0,
-  /** A gate verdict of fail, or a check that found a problem. */
+  /** A gate verdict of fail, a check that found a problem, or a run that stopped before its last trial. */
   failed: 1,
   /** Bad input: a flag, a config value, or a line of an input file (the message names file, line and field). */
   usage: 2,
@@ -10,4 +10,6 @@ export const EXIT = {
   unavailable: 3,
   /** An unexpected error (a bug: please report it with the stack trace). */
   error: 4,
+  /** `gate --declare --wait` ran out of time before the processors decided (`passk gate --status` says why). */
+  undecided: 5,
 } as const;

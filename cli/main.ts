@@ -19,7 +19,7 @@ const VERSION = (
 
 // Output piped into a reader that stops early (`passk --help | head`) ends the command quietly.
 process.stdout.on('error', (e: NodeJS.ErrnoException) => {
-  if (e.code === 'EPIPE') process.exit(0);
+  if (e.code === 'EPIPE') process.exit(EXIT.ok);
   throw e;
 });
 
@@ -28,7 +28,7 @@ process.stdout.on('error', (e: NodeJS.ErrnoException) => {
 const argv = process.argv.slice(2);
 if (argv.length === 1 && (argv[0] === '--version' || argv[0] === '-V')) {
   process.stdout.write(`${VERSION}\n`);
-  process.exit(0);
+  process.exit(EXIT.ok);
 }
 
 try {

@@ -1,9 +1,10 @@
 import { Command, Help } from 'commander';
 import { InputError } from '../schemas/errors.ts';
-import { commandEntry, commandIn, COMMANDS } from './commands/index.ts';
+import { LOADERS } from './commands/index.ts';
 import { EXIT } from './exitCodes.ts';
 import { epilog } from './format/helpText.ts';
 import { setTerminalLayout } from './format/render.ts';
+import { COMMANDS, type CommandEntry, type CommandName } from './manifest.ts';
 import { releaseEarlySignals } from './signals.ts';
 
 /** Joins the hard line breaks inside each paragraph, so the help is wrapped once, at the terminal's width. */
@@ -27,6 +28,31 @@ const helpWidthIn = (args: readonly string[]): number | undefined => {
   const i = args.findIndex((a) => a === '--width' || a.startsWith('--width='));
   if (i === -1) return undefined;
   return parseWidth(args[i]!.startsWith('--width=') ? args[i]!.slice(8) : args[i + 1]);
+};
+
+/** The entry of a command by any name (undefined when there is none, such as commander's own `help`). */
+export const commandEntry = (name: string): CommandEntry | undefined =>
+  Object.hasOwn(COMMANDS, name) ? COMMANDS[name as CommandName] : undefined;
+
+/** Global options that take a value: their value is not the command name. */
+const VALUE_OPTIONS = new Set(['--config', '--backend', '--data-dir', '--width']);
+
+/** The command named on the command line, if it is one of ours (`passk help report` names report). */
+export const commandIn = (args: readonly string[]): CommandName | undefined => {
+  let help = false;
+  for (let i = 0; i < args.length; i++) {
+    const a = args[i]!;
+    if (VALUE_OPTIONS.has(a)) i++;
+    else if (a === 'help' && !help) help = true;
+    else if (!a.startsWith('-')) return commandEntry(a) ? (a as CommandName) : undefined;
+  }
+  return undefined;
+};
+
+/** Loads one command into the program, with its summary from the manifest. */
+const addCommand = async (program: Command, name: CommandName): Promise<void> => {
+  (await LOADERS[name]())(program);
+  program.commands.find((c) => c.name() === name)?.summary(COMMANDS[name].summary);
 };
 
 /** The program without its commands: the global options, the hooks and the help's end. */
@@ -75,14 +101,15 @@ Examples:
 /**
  * The program for these arguments. A named command is loaded alone (`passk report` does not pay for Kafka, chDB or
  * the dashboard). Without one (`passk --help`, `passk`, a mistyped name), each command is listed from its outline in
- * commands/index.ts and none is loaded, so the help is quick; `outline: false` loads them all instead (the test that
+ * cli/manifest.ts and none is loaded, so the help is quick; `outline: false` loads them all instead (the test that
  * both give the same help).
  */
 export const buildProgram = async (args: readonly string[], opts: { outline?: boolean } = {}): Promise<Command> => {
   const program = createProgram(args);
   const named = commandIn(args);
-  if (named) (await COMMANDS[named].load())(program);
-  else if (opts.outline === false) for (const c of Object.values(COMMANDS)) (await c.load())(program);
+  if (named) await addCommand(program, named);
+  else if (opts.outline === false)
+    for (const name of Object.keys(COMMANDS) as CommandName[]) await addCommand(program, name);
   else {
     for (const [name, c] of Object.entries(COMMANDS)) program.command(name).summary(c.summary);
     const help = new Help();

@@ -14,9 +14,8 @@ import { heading, list, table, text, type Block, type Cell } from '../format/doc
 import { pct } from '../format/numbers.ts';
 import { renderJson, renderTerminal } from '../format/render.ts';
 import { EXIT } from '../exitCodes.ts';
-import { withReader } from '../store.ts';
-import { COMMANDS } from './index.ts';
 import { epilog } from '../format/helpText.ts';
+import { withReader } from '../context.ts';
 
 type CheckFlags = { suite?: string; summaries: boolean; json?: boolean };
 
@@ -133,7 +132,6 @@ const deadLetterBlocks = (d: DeadLetterSummary): Block[] => {
 export const checkCommand = (program: Command): void => {
   program
     .command('check')
-    .summary(COMMANDS.check.summary)
     .description(
       "Recomputes in SQL, from the raw trials, each row's graded attempts, passes and ungraded\n" +
         "attempts, and compares them with the processors' row state; then compares each version's\n" +

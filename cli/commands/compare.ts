@@ -13,7 +13,6 @@ import {
   reportOptions,
   type OfflineFlags,
 } from './offlineOptions.ts';
-import { COMMANDS } from './index.ts';
 import { epilog } from '../format/helpText.ts';
 
 export type CompareFlags = OfflineFlags & {
@@ -68,7 +67,6 @@ export const pairVersions = (groups: readonly Group[], f: CompareFlags): Version
 export const compareCommand = (program: Command): void => {
   const cmd = program
     .command('compare')
-    .summary(COMMANDS.compare.summary)
     .description(
       'Compares a candidate with the baseline on the same rows (same suite and dataset version): class transitions,\n' +
         'rows that became stable-correct and rows that stopped being stable-correct, paired bootstrap intervals for\n' +

@@ -2,13 +2,11 @@ import type { Command } from 'commander';
 import { effectiveConfig } from '../../deploy/config.ts';
 import { table, text } from '../format/doc.ts';
 import { renderJson, renderTerminal } from '../format/render.ts';
-import { COMMANDS } from './index.ts';
 import { epilog } from '../format/helpText.ts';
 
 export const configCommand = (program: Command): void => {
   program
     .command('config')
-    .summary(COMMANDS.config.summary)
     .description(
       'Prints every setting passk would use here: from a flag (--backend, --data-dir), the environment\n' +
         '(PASSK_*, KAFKA_*, SCHEMA_REGISTRY_URL, CLICKHOUSE_*), the config file (./passk.config.json, --config or\n' +

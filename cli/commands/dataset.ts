@@ -7,10 +7,8 @@ import { datasetRows, datasetVersions } from '../../sinks/clickhouse/index.ts';
 import { heading, nextCommand, quoteArg, table, text } from '../format/doc.ts';
 import { renderJson, renderTerminal, writeStderr } from '../format/render.ts';
 import { datasetIds } from '../../sinks/dashboard/queries.ts';
-import { withReader } from '../store.ts';
-import { exitOnUnavailable, withEventLog } from './import.ts';
-import { COMMANDS } from './index.ts';
 import { epilog } from '../format/helpText.ts';
+import { exitOnUnavailable, withEventLog, withReader } from '../context.ts';
 
 const list = (ids: readonly string[], max = 8): string =>
   ids.length === 0 ? '—' : ids.slice(0, max).join(', ') + (ids.length > max ? ` … (${ids.length} in all)` : '');
@@ -37,7 +35,6 @@ const unknownDataset = (id: string, known: readonly string[], where: string): In
 export const datasetCommand = (program: Command): void => {
   const dataset = program
     .command('dataset')
-    .summary(COMMANDS.dataset.summary)
     .description(
       'Dataset versions. publish records a rows file (the format passk run --dataset reads) as a new version, ' +
         'added, changed and removed rows only; versions lists what each version added, changed and removed; ' +

@@ -3,7 +3,7 @@ import { storeHolder } from '../../deploy/storeOwner.ts';
 import { join } from 'node:path';
 import { MultiBar, Presets } from 'cli-progress';
 import type { Command } from 'commander';
-import { loadConfig, type PasskConfig } from '../../deploy/config.ts';
+import type { PasskConfig } from '../../deploy/config.ts';
 import { openEventLog } from '../../deploy/eventLog.ts';
 import { startProcessors } from '../../deploy/processors.ts';
 import { openStore } from '../../deploy/store.ts';
@@ -19,8 +19,8 @@ import { progressBarSize, renderJson, renderTerminal, writeStderr } from '../for
 import { EXIT } from '../exitCodes.ts';
 import { gateLinks } from '../format/links.ts';
 import { openBrowser } from '../openBrowser.ts';
-import { COMMANDS } from './index.ts';
 import { epilog } from '../format/helpText.ts';
+import { configOf } from '../context.ts';
 
 type DemoFlags = {
   serve: boolean;
@@ -219,7 +219,6 @@ export const demoNamespace = (now: number = Date.now()): string => `passk-demo-$
 export const demoCommand = (program: Command): void => {
   program
     .command('demo')
-    .summary(COMMANDS.demo.summary)
     .description(
       'Runs a simulated refund-review agent (baseline prompt-v1, candidate prompt-v2) 3 times on each of 200 labeled\n' +
         'rows through the real pipeline (runner → event log → processors → store), confirms suspected regressions with\n' +
@@ -261,7 +260,7 @@ Exit codes: 0 ok (the demo's first gate failing is the expected result), 2 bad f
         process.exitCode = EXIT.usage;
         return;
       }
-      const config = demoConfig(loadConfig(cmd.optsWithGlobals()));
+      const config = demoConfig(configOf(cmd, { token: flags.token }));
       const token = config.dashboard.token;
       const namespace = config.backend === 'kafka' ? demoNamespace() : undefined;
       let log, store;

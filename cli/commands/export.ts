@@ -1,11 +1,10 @@
 import { writeFile } from 'node:fs/promises';
 import type { Command } from 'commander';
 import type { TrialRecorded } from '../../schemas/events/trialRecorded.ts';
-import { storeTrials } from '../store.ts';
 import { collect } from './offlineOptions.ts';
 import { writeStderr } from '../format/render.ts';
-import { COMMANDS } from './index.ts';
 import { epilog } from '../format/helpText.ts';
+import { storeTrials } from '../context.ts';
 
 /**
  * A stored trial in the flat trial format (README, "The flat trial format"): `agent` becomes `agent_version`
@@ -38,7 +37,6 @@ type ExportFlags = { suite?: string[]; agentVersion?: string[]; datasetVersion?:
 export const exportCommand = (program: Command): void => {
   const exp = program
     .command('export')
-    .summary(COMMANDS.export.summary)
     .description(
       'Writes what the store holds back out as files: export trials gives the flat trial format that passk report ' +
         'FILE, compare and gate read, each stored event id once.',

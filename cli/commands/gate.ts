@@ -7,9 +7,8 @@ import { sourceArgs } from '../format/doc.ts';
 import { gateNext, ruleBlocks } from '../format/gateDoc.ts';
 import { renderJson, renderMarkdown, renderTerminal } from '../format/render.ts';
 import { addCompareOptions, compareOptions, pairVersions, type CompareFlags } from './compare.ts';
-import { EXIT_UNDECIDED, runDeclare, runStatus } from './gateLive.ts';
+import { runDeclare, runStatus } from './gateLive.ts';
 import { duration, fraction, loadGroups, outputFormat } from './offlineOptions.ts';
-import { COMMANDS } from './index.ts';
 import { epilog } from '../format/helpText.ts';
 
 type GateFlags = CompareFlags & {
@@ -58,7 +57,6 @@ const gateRules = async (f: GateFlags): Promise<GateRules> => {
 export const gateCommand = (program: Command): void => {
   const cmd = program
     .command('gate')
-    .summary(COMMANDS.gate.summary)
     .description(
       'Decides whether the candidate may roll out, from recorded verdicts only. Always: every must-not-break row\n' +
         'that was stable-correct on the baseline is still stable-correct on the candidate after confirmation, and every\n' +
@@ -120,7 +118,7 @@ Live gate (decided by passk process or passk serve, with confirmation runs):
   passk gate --from-store --baseline v1 --candidate v2
 
 Exit codes: 0 pass, 1 fail, 2 bad input (file, line and field named), 3 backend unavailable,
-  ${EXIT_UNDECIDED} --wait ran out with no verdict yet.`),
+  ${EXIT.undecided} --wait ran out with no verdict yet.`),
     )
     .action(async (files: string[], flags: GateFlags, cmd: Command) => {
       const format = outputFormat(flags);

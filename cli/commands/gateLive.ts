@@ -18,14 +18,12 @@ import { heading, text, type Block } from '../format/doc.ts';
 import { evaluatedView, gateNext, ruleBlocks } from '../format/gateDoc.ts';
 import { rowList } from '../format/numbers.ts';
 import { renderJson, renderMarkdown, renderTerminal, writeStderr } from '../format/render.ts';
-import { exitOnUnavailable, withEventLog } from './import.ts';
 import type { OutputFormat } from './offlineOptions.ts';
+import { exitOnUnavailable, withEventLog } from '../context.ts';
 
 /** `passk gate --declare`, `--wait` and `--status`: the live gate of the processors, driven from the command line. */
 
 const PRODUCER = `passk-cli/${PRODUCER_VERSION}`;
-/** Exit code of `gate --declare --wait` when the wait ran out before the processors decided. */
-export const EXIT_UNDECIDED = 5;
 
 /** One comparison per (suite, dataset version, baseline, candidate): declaring it again changes nothing. */
 export const comparisonId = (suite: string, datasetVersion: string, baseline: string, candidate: string): string =>
@@ -211,7 +209,7 @@ export const runDeclare = async (
       ],
       { comparison_id: result.declared.comparison_id, verdict: null },
     );
-    process.exitCode = EXIT_UNDECIDED;
+    process.exitCode = EXIT.undecided;
     return;
   }
   writeStderr(`passk: ${provenanceLine(result.verdict)}\n`);

@@ -1,59 +1,12 @@
 import cliProgress from 'cli-progress';
 import { type Command, InvalidArgumentError } from 'commander';
-import { loadConfig, type PasskConfig } from '../../deploy/config.ts';
-import { openEventLog } from '../../deploy/eventLog.ts';
 import { FORMATS, type Format } from '../../producers/importers/detect.ts';
 import { type FileReport, importFiles } from '../../producers/importers/importFiles.ts';
-import type { EventLog } from '../../processors/ports.ts';
-import { PipelineError } from '../../schemas/errors.ts';
 import { heading, nextCommand, table, text } from '../format/doc.ts';
 import { curve } from '../format/numbers.ts';
-import { progressBarSize, renderJson, renderTerminal, writeStderr } from '../format/render.ts';
-import { EXIT } from '../exitCodes.ts';
-import { COMMANDS } from './index.ts';
+import { progressBarSize, renderJson, renderTerminal } from '../format/render.ts';
+import { configOf, exitOnUnavailable, withEventLog } from '../context.ts';
 import { epilog } from '../format/helpText.ts';
-
-type Globals = { config?: string; backend?: string; dataDir?: string };
-
-/** The configuration of one command, from its global flags (`--config`, `--backend`, `--data-dir`). */
-export const configOf = (cmd: Command, extra: Parameters<typeof loadConfig>[0] = {}): PasskConfig => {
-  const g = cmd.optsWithGlobals<Globals>();
-  return loadConfig({ config: g.config, backend: g.backend, dataDir: g.dataDir, ...extra });
-};
-
-/**
- * Opens the configured event log for one command, and closes it after. Shared by run, import, sample and
- * review; a command that already loaded its configuration passes it.
- */
-export const withEventLog = async <T>(
-  cmd: Command,
-  use: (log: EventLog) => Promise<T>,
-  config: PasskConfig = configOf(cmd),
-): Promise<T> => {
-  let log: EventLog;
-  try {
-    log = await openEventLog(config);
-  } catch (e) {
-    throw new PipelineError(`cannot open the ${config.backend} event log: ${(e as Error).message}`, {
-      retriable: true,
-      cause: e,
-    });
-  }
-  try {
-    return await use(log);
-  } finally {
-    await log.close();
-  }
-};
-
-/** A backend that is down gets its own exit code; everything else goes to main's handler. */
-export const exitOnUnavailable = (e: unknown): never => {
-  if (e instanceof PipelineError && e.retriable) {
-    writeStderr(`passk: ${e.message}\n`);
-    process.exit(EXIT.unavailable);
-  }
-  throw e;
-};
 
 const formatArg = (v: string): Format => {
   if (!(FORMATS as readonly string[]).includes(v)) throw new InvalidArgumentError(`one of ${FORMATS.join(', ')}`);
@@ -110,7 +63,6 @@ const render = (reports: readonly FileReport[]): string =>
 export const importCommand = (program: Command): void => {
   program
     .command('import')
-    .summary(COMMANDS.import.summary)
     .description(
       'Reads result files and publishes one TrialRecorded per trial, plus one RunFinished per run and agent,\n' +
         'to the configured backend (the embedded log in ./.passk by default). Event ids are derived from each\n' +

@@ -1,5 +1,4 @@
 import type { Command } from 'commander';
-import { loadConfig } from '../../deploy/config.ts';
 import { openEventLog } from '../../deploy/eventLog.ts';
 import type { EventLog } from '../../processors/ports.ts';
 import { PipelineError } from '../../schemas/errors.ts';
@@ -8,9 +7,9 @@ import { EXIT } from '../exitCodes.ts';
 import { otlpReceiverOptions } from '../../deploy/otlp.ts';
 import { readPolicyFile } from './sample.ts';
 import { writeStderr } from '../format/render.ts';
-import { COMMANDS } from './index.ts';
 import { epilog } from '../format/helpText.ts';
 import { REDACT_HELP, redactFlag, redactorsOf } from './redactFlags.ts';
+import { configOf } from '../context.ts';
 
 type IngestFlags = {
   host: string;
@@ -24,7 +23,6 @@ type IngestFlags = {
 export const ingestCommand = (program: Command): void => {
   program
     .command('ingest')
-    .summary(COMMANDS.ingest.summary)
     .description(
       'Serves POST /api/v1/trials, /api/v1/traces, /api/v1/judgments, /api/v1/labels and\n' +
         '/api/v1/datasets/{id}/rows?version=V: a JSON array or NDJSON of the shapes the SDK takes (the flat trial format\n' +
@@ -52,7 +50,7 @@ Exit codes: 0 stopped by SIGINT/SIGTERM, 2 bad flag (no token, bad port, a bad
     )
     .action(async (flags: IngestFlags, cmd: Command) => {
       const port = Number(flags.port);
-      const token = flags.token ?? loadConfig(cmd.optsWithGlobals()).ingest.token;
+      const token = flags.token ?? configOf(cmd).ingest.token;
       if (!Number.isInteger(port) || port < 0 || port > 65535) {
         writeStderr(`passk: --port must be an integer in 0–65535, got "${flags.port}"\n`);
         process.exitCode = EXIT.usage;
@@ -68,7 +66,7 @@ Exit codes: 0 stopped by SIGINT/SIGTERM, 2 bad flag (no token, bad port, a bad
       let server: IngestServer | undefined;
       let otlp: ReturnType<typeof otlpReceiverOptions> | undefined;
       try {
-        const config = loadConfig(cmd.optsWithGlobals());
+        const config = configOf(cmd);
         log = await openEventLog(config);
         otlp = otlpReceiverOptions(config, policy, (line) => writeStderr(`passk ingest: ${line}\n`));
         server = await createIngestServer({

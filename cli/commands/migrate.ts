@@ -1,10 +1,8 @@
 import { InvalidArgumentError, type Command } from 'commander';
-import { loadConfig } from '../../deploy/config.ts';
 import { DEFAULT_TRACE_TTL_DAYS, storeTarget } from '../../deploy/store.ts';
 import { MIGRATIONS, renderClusterDdl } from '../../sinks/clickhouse/index.ts';
-import { withStore } from '../store.ts';
-import { COMMANDS } from './index.ts';
 import { epilog } from '../format/helpText.ts';
+import { configOf, withStore } from '../context.ts';
 
 type MigrateFlags = {
   printClusterDdl?: boolean;
@@ -24,7 +22,6 @@ const wholeDays = (v: string): number => {
 export const migrateCommand = (program: Command): void => {
   program
     .command('migrate')
-    .summary(COMMANDS.migrate.summary)
     .description(
       'Applies the store migrations the configured store lacks (embedded chDB in <data-dir>/store, or the\n' +
         'ClickHouse server of CLICKHOUSE_URL), records them in passk_migrations, and sets the trace retention.\n' +
@@ -51,7 +48,7 @@ Examples:
 Exit codes: 0 ok, 3 the store is unreachable or held by another passk process.`),
     )
     .action(async (flags: MigrateFlags, cmd: Command) => {
-      const config = loadConfig(cmd.optsWithGlobals());
+      const config = configOf(cmd);
       if (flags.printClusterDdl) {
         const statements = renderClusterDdl({
           cluster: flags.cluster,

@@ -9,8 +9,8 @@ import {
 import { readTrialFiles } from '../../producers/files/index.ts';
 import { InputError } from '../../schemas/errors.ts';
 import type { TrialRecorded } from '../../schemas/events/trialRecorded.ts';
-import { storeTrials } from '../store.ts';
 import { writeStderr } from '../format/render.ts';
+import { storeTrials } from '../context.ts';
 
 /** Options shared by `report`, `compare` and `gate`, which read trial files offline. */
 export type OfflineFlags = {

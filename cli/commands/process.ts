@@ -1,5 +1,4 @@
 import type { Command } from 'commander';
-import { loadConfig } from '../../deploy/config.ts';
 import { shareStore } from '../../deploy/holdStore.ts';
 import { startProcessors, type ProcessorsRun } from '../../deploy/processors.ts';
 import { processorRegistry, startMetricsServer } from '../../deploy/metrics.ts';
@@ -13,8 +12,8 @@ import { curve, pct } from '../format/numbers.ts';
 import { renderJson, renderTerminal, writeStderr } from '../format/render.ts';
 import { EXIT } from '../exitCodes.ts';
 import { takeEarlySignal } from '../signals.ts';
-import { COMMANDS } from './index.ts';
 import { epilog } from '../format/helpText.ts';
+import { configOf } from '../context.ts';
 
 type ProcessFlags = {
   untilCaughtUp?: boolean;
@@ -67,7 +66,6 @@ const summaryBlocks = (
 export const processCommand = (program: Command): void => {
   program
     .command('process')
-    .summary(COMMANDS.process.summary)
     .description(
       'Consumes passk.trials from the configured event log (the embedded log in ./.passk, or Kafka), folds\n' +
         'per-row reliability state, publishes it to the passk.rowstate changelog and writes trials and row\n' +
@@ -97,7 +95,7 @@ Examples:
 Exit codes: 0 ok, 2 bad flag or config, 3 the event log or the store is unreachable or held by another process.`),
     )
     .action(async (flags: ProcessFlags, cmd: Command) => {
-      const config = loadConfig(cmd.optsWithGlobals());
+      const config = configOf(cmd);
       const minAttempts = flags.minAttempts === undefined ? undefined : Number(flags.minAttempts);
       if (minAttempts !== undefined && !(Number.isInteger(minAttempts) && minAttempts >= 1)) {
         writeStderr(`passk: --min-attempts must be a positive integer, got "${flags.minAttempts}"\n`);

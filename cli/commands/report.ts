@@ -7,7 +7,6 @@ import { judgeBlocks, reportBlocks } from '../format/reportDoc.ts';
 import { nextCommand, quoteArg, sourceArgs } from '../format/doc.ts';
 import { renderJson, renderMarkdown, renderTerminal, writeStderr } from '../format/render.ts';
 import { addOfflineOptions, loadGroups, outputFormat, reportOptions, type OfflineFlags } from './offlineOptions.ts';
-import { COMMANDS } from './index.ts';
 import { epilog } from '../format/helpText.ts';
 
 type ReportFlags = OfflineFlags & { agentVersion?: string[]; judgments?: string };
@@ -15,7 +14,6 @@ type ReportFlags = OfflineFlags & { agentVersion?: string[]; judgments?: string 
 export const reportCommand = (program: Command): void => {
   const cmd = program
     .command('report')
-    .summary(COMMANDS.report.summary)
     .description(
       'Reads trial files and reports, per suite, dataset version and agent version: rows and attempts per row,\n' +
         'mean accuracy (clustered SE), pass@k and pass^k for k = 1..K (bootstrap over rows), flip rate,\n' +

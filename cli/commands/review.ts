@@ -1,7 +1,5 @@
-import { loadConfig } from '../../deploy/config.ts';
 import type { Command } from 'commander';
 import type { PasskConfig } from '../../deploy/config.ts';
-import { withReader } from '../store.ts';
 import {
   confirmFailure,
   confirmedTraceIds,
@@ -14,10 +12,9 @@ import { InputError, PipelineError } from '../../schemas/errors.ts';
 import { heading, nextCommand, quoteArg, table, text } from '../format/doc.ts';
 import { renderJson, renderTerminal, writeStderr } from '../format/render.ts';
 import { EXIT } from '../exitCodes.ts';
-import { configOf, exitOnUnavailable, withEventLog } from './import.ts';
-import { COMMANDS } from './index.ts';
 import { epilog } from '../format/helpText.ts';
 import { redactorsOf } from './redactFlags.ts';
+import { configOf, exitOnUnavailable, withEventLog, withReader } from '../context.ts';
 
 type ReviewFlags = {
   agentVersion?: string;
@@ -65,7 +62,6 @@ const excerpt = (s: string | undefined, n = 60) =>
 export const reviewCommand = (program: Command): void => {
   program
     .command('review')
-    .summary(COMMANDS.review.summary)
     .description(
       'Without --confirm: lists sampled production traces that failed an online grader, ended in an error or got\n' +
         'negative feedback, newest first, leaving out those already confirmed. It reads the store, where passk process\n' +
@@ -119,7 +115,7 @@ Exit codes: 0 ok, 2 bad input (an unknown trace id, a missing --expected/--datas
             reviewer: flags.reviewer!,
             ...(flags.note ? { note: flags.note } : {}),
             ...(flags.input ? { input: flags.input } : {}),
-            redactors: redactorsOf(loadConfig(cmd.optsWithGlobals())),
+            redactors: redactorsOf(configOf(cmd)),
           }),
         ).catch(exitOnUnavailable);
         process.stdout.write(

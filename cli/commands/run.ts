@@ -19,10 +19,10 @@ import { readDataset } from '../../producers/runner/dataset.ts';
 import { InputError } from '../../schemas/errors.ts';
 import { heading, nextCommand, table, text } from '../format/doc.ts';
 import { progressBarSize, renderJson, renderTerminal, writeStderr } from '../format/render.ts';
-import { configOf, exitOnUnavailable, withEventLog } from './import.ts';
 import { duration } from './offlineOptions.ts';
-import { COMMANDS } from './index.ts';
 import { epilog } from '../format/helpText.ts';
+import { configOf, exitOnUnavailable, withEventLog } from '../context.ts';
+import { EXIT } from '../exitCodes.ts';
 
 const positiveInt =
   (name: string) =>
@@ -242,7 +242,6 @@ const progressBar = (enabled: boolean) => {
 export const runCommand = (program: Command): void => {
   program
     .command('run')
-    .summary(COMMANDS.run.summary)
     .description(
       'Runs the agent on every row --k times (each trial isolated, with a timeout), grades each output and\n' +
         'records one TrialRecorded per attempt to the configured backend. Infrastructure failures (timeouts,\n' +
@@ -431,7 +430,7 @@ Exit codes: 0 every planned trial recorded, 1 the run stopped early (partial), 2
           ).catch(exitOnUnavailable);
           bar.stop();
           process.stdout.write(flags.json ? renderJson(summary) : renderTerminal(confirmationBlocks(summary)));
-          if (summary.status !== 'completed') process.exitCode = 1;
+          if (summary.status !== 'completed') process.exitCode = EXIT.failed;
           return;
         }
         const summary = await withEventLog(
@@ -450,7 +449,7 @@ Exit codes: 0 every planned trial recorded, 1 the run stopped early (partial), 2
                   : nextCommand('the same passk run again: it resumes, skipping the attempts already recorded'),
               ]),
         );
-        if (summary.status !== 'completed') process.exitCode = 1;
+        if (summary.status !== 'completed') process.exitCode = EXIT.failed;
       } finally {
         bar.stop();
         process.off('SIGINT', onSignal);

@@ -1,6 +1,5 @@
 import { readFile } from 'node:fs/promises';
 import { type Command, InvalidArgumentError } from 'commander';
-import { loadConfig } from '../../deploy/config.ts';
 import { SamplingPolicy, type SamplingPolicyInput } from '../../producers/sampler/policy.ts';
 import { sampleFile } from '../../producers/sampler/sampleFile.ts';
 import { createRecorder } from '../../producers/sdk/recorder.ts';
@@ -8,10 +7,9 @@ import { PRODUCER_VERSION } from '../../producers/version.ts';
 import { InputError } from '../../schemas/errors.ts';
 import { heading, nextCommand, table } from '../format/doc.ts';
 import { renderJson, renderTerminal } from '../format/render.ts';
-import { exitOnUnavailable, withEventLog } from './import.ts';
-import { COMMANDS } from './index.ts';
 import { epilog } from '../format/helpText.ts';
 import { REDACT_HELP, redactFlag, redactorsOf } from './redactFlags.ts';
+import { configOf, exitOnUnavailable, withEventLog } from '../context.ts';
 
 const rate = (v: string): number => {
   const n = Number(v);
@@ -83,7 +81,6 @@ export const readPolicyFile = (file: string): Promise<SamplingPolicyInput> =>
 export const sampleCommand = (program: Command): void => {
   program
     .command('sample')
-    .summary(COMMANDS.sample.summary)
     .description(
       'Applies a sampling policy to a JSON-lines file of production traces ({"trace_id", "agent_version", "segment"?,\n' +
         '"input", "output"?, "verdicts"?, "user_signals"?, "error_kind"?, "tags"?, "occurred_at"?}) and records each kept\n' +
@@ -117,7 +114,7 @@ Exit codes: 0 ok, 2 bad input (file, line and field named; a bad rate, cap or pa
     )
     .action(async (file: string, flags: SampleFlags, cmd: Command) => {
       const policy = await policyFrom(flags);
-      const redactors = redactorsOf(loadConfig(cmd.optsWithGlobals()), flags.redact);
+      const redactors = redactorsOf(configOf(cmd), flags.redact);
       const report = await withEventLog(cmd, async (log) => {
         const recorder = createRecorder({ publisher: log.publisher, producer: `passk-sampler/${PRODUCER_VERSION}` });
         try {

@@ -1,5 +1,4 @@
 import type { Command } from 'commander';
-import { loadConfig } from '../../deploy/config.ts';
 import { openEventLog } from '../../deploy/eventLog.ts';
 import { startProcessors, type ProcessorsRun } from '../../deploy/processors.ts';
 import { shareStore } from '../../deploy/holdStore.ts';
@@ -20,10 +19,10 @@ import { gateLinks } from '../format/links.ts';
 import { renderTerminal, writeStderr } from '../format/render.ts';
 import { openBrowser } from '../openBrowser.ts';
 import { readPolicyFile } from './sample.ts';
-import { COMMANDS } from './index.ts';
 import type { Redactor } from '../../producers/redaction/index.ts';
 import { epilog } from '../format/helpText.ts';
 import { REDACT_HELP, redactFlag, redactorsOf } from './redactFlags.ts';
+import { configOf } from '../context.ts';
 
 type ServeFlags = {
   host: string;
@@ -62,7 +61,6 @@ const confirmFrom =
 export const serveCommand = (program: Command): void => {
   program
     .command('serve')
-    .summary(COMMANDS.serve.summary)
     .description(
       'Serves the dashboard: Overview, Compare, Gates, Production, Judges and Datasets, read from the store through\n' +
         'its typed queries, updated live (server-sent events) as events arrive. By default it also runs the processors\n' +
@@ -121,7 +119,7 @@ Exit codes: 0 stopped by SIGINT/SIGTERM, 2 bad flag or config (e.g. a non-loopba
         process.exitCode = EXIT.usage;
         return;
       }
-      const config = loadConfig(cmd.optsWithGlobals());
+      const config = configOf(cmd, { token: flags.token });
       const token = config.dashboard.token;
       const ingestToken = flags.ingestToken ?? config.ingest.token;
       let log: EventLog | undefined;

@@ -1,9 +1,9 @@
 import { Help } from 'commander';
 import { describe, expect, it } from 'vitest';
-import { commandIn, COMMANDS } from '../../cli/commands/index.ts';
-import { buildProgram } from '../../cli/program.ts';
+import { COMMANDS } from '../../cli/manifest.ts';
+import { buildProgram, commandIn } from '../../cli/program.ts';
 
-// `passk --help` lists the commands from their outline in cli/commands/index.ts instead of loading them (issue #14:
+// `passk --help` lists the commands from their outline in cli/manifest.ts instead of loading them (issue #14:
 // start-up). The outline must say exactly what the loaded commands would.
 
 describe('the command outline', () => {

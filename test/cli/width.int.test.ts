@@ -2,7 +2,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { COMMANDS } from '../../cli/commands/index.ts';
+import { COMMANDS } from '../../cli/manifest.ts';
 import { passk } from '../browser/processes.ts';
 
 /**

@@ -1,17 +1,65 @@
 import type { Command } from 'commander';
 import { loadConfig, type PasskConfig } from '../deploy/config.ts';
+import { openEventLog } from '../deploy/eventLog.ts';
 import { openStore, storeTarget, type OpenStoreOptions, type Store } from '../deploy/store.ts';
 import { describeOwner, readStoreOwner } from '../deploy/storeOwner.ts';
+import type { EventLog } from '../processors/ports.ts';
 import type { TrialRecorded } from '../schemas/events/trialRecorded.ts';
 import { PipelineError } from '../schemas/errors.ts';
 import { loadTrialsForReport, type Querier, type TrialFilter } from '../sinks/clickhouse/index.ts';
 import { localApiQuerier } from '../sinks/dashboard/localApi.ts';
+import { EXIT } from './exitCodes.ts';
+import { writeStderr } from './format/render.ts';
+
+/**
+ * The plumbing every command shares: its configuration, the event log and the store it opens, and the exit code of a
+ * backend that is down. Commands import it; it imports no command.
+ */
 
 type Globals = { config?: string; backend?: string; dataDir?: string };
 
-export const configFor = (cmd: Command): PasskConfig => {
+/**
+ * The configuration of one command, the only place a command loads it: its global flags (`--config`, `--backend`,
+ * `--data-dir`) over the environment over the config file (deploy/config.ts), plus the command's own flags that are
+ * configuration (`serve --token`, `run --judge-url`), passed as `extra`.
+ */
+export const configOf = (cmd: Command, extra: Parameters<typeof loadConfig>[0] = {}): PasskConfig => {
   const g = cmd.optsWithGlobals<Globals>();
-  return loadConfig({ config: g.config, backend: g.backend, dataDir: g.dataDir });
+  return loadConfig({ config: g.config, backend: g.backend, dataDir: g.dataDir, ...extra });
+};
+
+/**
+ * Opens the configured event log for one command, and closes it after. Shared by run, import, sample and
+ * review; a command that already loaded its configuration passes it.
+ */
+export const withEventLog = async <T>(
+  cmd: Command,
+  use: (log: EventLog) => Promise<T>,
+  config: PasskConfig = configOf(cmd),
+): Promise<T> => {
+  let log: EventLog;
+  try {
+    log = await openEventLog(config);
+  } catch (e) {
+    throw new PipelineError(`cannot open the ${config.backend} event log: ${(e as Error).message}`, {
+      retriable: true,
+      cause: e,
+    });
+  }
+  try {
+    return await use(log);
+  } finally {
+    await log.close();
+  }
+};
+
+/** A backend that is down gets its own exit code; everything else goes to main's handler. */
+export const exitOnUnavailable = (e: unknown): never => {
+  if (e instanceof PipelineError && e.retriable) {
+    writeStderr(`passk: ${e.message}\n`);
+    process.exit(EXIT.unavailable);
+  }
+  throw e;
 };
 
 /**
@@ -23,7 +71,7 @@ export const withStore = async <T>(
   use: (store: Store, config: PasskConfig) => Promise<T>,
   opts: OpenStoreOptions = {},
 ): Promise<T> => {
-  const config = configFor(cmd);
+  const config = configOf(cmd);
   const store = await openStore(config, opts);
   try {
     return await use(store, config);
@@ -41,7 +89,7 @@ export const withReader = async <T>(
   cmd: Command,
   use: (reader: Querier, config: PasskConfig) => Promise<T>,
 ): Promise<T> => {
-  const config = configFor(cmd);
+  const config = configOf(cmd);
   const owner = storeTarget(config).kind === 'embedded' ? readStoreOwner(config.dataDir) : undefined;
   if (owner) {
     try {
