@@ -1,14 +1,22 @@
 import { randomBytes } from 'node:crypto';
 import type { Command } from 'commander';
-import { evolveBook, emptyBook, type ComparisonState, type GateBook } from '../../processors/folds/gates.ts';
-import { rowsAt } from '../../processors/folds/datasets.ts';
+import {
+  evolveBook,
+  emptyBook,
+  progressOf,
+  type ComparisonProgress,
+  type ComparisonState,
+  type GateBook,
+  type GateView,
+} from '../../processors/folds/gates.ts';
+import { evolveRow, type RowState } from '../../processors/folds/rowState.ts';
+import { versionKeyOf } from '../../processors/folds/versionSummary.ts';
 import type { EventLog } from '../../processors/ports.ts';
 import { readDatasets } from '../../producers/datasets/index.ts';
 import { readLog } from '../../producers/logReader.ts';
 import { sha256 } from '../../producers/importers/common.ts';
-import type { ComparisonDeclared } from '../../schemas/events/comparisons.ts';
+import type { ComparisonDeclared, RunClosed } from '../../schemas/events/comparisons.ts';
 import type { GateEvaluated } from '../../schemas/events/decisions.ts';
-import type { TrialRecorded } from '../../schemas/events/trialRecorded.ts';
 import { InputError } from '../../schemas/errors.ts';
 import { deterministicEventId } from '../../schemas/ids.ts';
 import { TOPICS } from '../../schemas/topics.ts';
@@ -223,7 +231,12 @@ export const runDeclare = async (
   process.exitCode = result.verdict.verdict === 'pass' ? EXIT.ok : EXIT.failed;
 };
 
-/** What one comparison is waiting for: rows short of graded attempts, confirmation attempts not yet recorded. */
+/**
+ * What one comparison is waiting for, as the processors judge it (`progressOf`, on the row states,
+ * datasets and closed runs the log holds): per version, rows short of graded attempts and closed runs
+ * not yet fully recorded; where the row set comes from (a dataset that is not published cannot give
+ * it); confirmation attempts not yet recorded.
+ */
 export interface ComparisonStatus {
   readonly comparison_id: string;
   readonly suite: string;
@@ -233,45 +246,56 @@ export interface ComparisonStatus {
   readonly status: ComparisonState['status'];
   readonly verdict?: 'pass' | 'fail';
   readonly required_attempts: number;
-  /** Per version: rows with fewer graded attempts than required (screening). */
+  /** `dataset`: the published dataset's rows; `declared`: the declared row count; `unknown`: neither. */
+  readonly row_set: ComparisonProgress['row_set'];
+  readonly rows: number;
+  readonly dataset?: { readonly id: string; readonly published: boolean };
+  /** Per version: complete as the gate counts it (every known row has its attempts, or its closed runs are recorded). */
+  readonly complete: Record<string, boolean>;
+  /** Per version: rows with fewer graded attempts than required. */
   readonly missing: Record<string, { row_id: string; graded: number }[]>;
+  /** Per version: its closed runs (RunClosed) on the dataset version, trials declared and recorded. */
+  readonly runs: Record<string, { run_id: string; trials: number; recorded: number }[]>;
   /** Confirmation rows still short of graded attempts, per version. */
   readonly confirmations?: { run_id: string; attempts: number; waiting: Record<string, string[]> };
 }
 
-const statusOf = (
-  c: ComparisonState,
-  trials: readonly TrialRecorded[],
-  datasetRows: readonly string[] | undefined,
-): ComparisonStatus => {
-  const d = c.declared;
-  const required = d.required_attempts ?? 3;
-  const graded = (version: string, run?: string) => {
-    const n = new Map<string, number>();
-    for (const t of trials)
-      if (
-        t.suite === d.suite &&
-        t.dataset_version === d.dataset_version &&
-        t.agent.version === version &&
-        t.passed !== null &&
-        (run === undefined ? !t.run_id.startsWith('confirm') : t.run_id === run)
-      )
-        n.set(t.row_id, (n.get(t.row_id) ?? 0) + 1);
-    return n;
+/** The gates' view, built from the log: row states from the trials, the datasets, every RunClosed. */
+const logView = async (log: EventLog): Promise<GateView> => {
+  const rows = new Map<string, Map<string, RowState>>();
+  await readLog(log, { topics: [TOPICS.trials] }, ({ event: e }) => {
+    if (e.type !== 'TrialRecorded') return;
+    const key = versionKeyOf({ suite: e.suite, dataset_version: e.dataset_version, agent_version: e.agent.version });
+    const table = rows.get(key) ?? rows.set(key, new Map()).get(key)!;
+    table.set(e.row_id, evolveRow(table.get(e.row_id), e));
+  });
+  const closed = new Map<string, RunClosed>();
+  await readLog(log, { topics: [TOPICS.decisions] }, ({ event: e }) => {
+    if (e.type === 'RunClosed') closed.set(e.event_id, e);
+  });
+  const datasets = await readDatasets(log);
+  const none = new Map<string, RowState>();
+  return {
+    rows: (suite, dataset_version, agent_version) =>
+      rows.get(versionKeyOf({ suite, dataset_version, agent_version })) ?? none,
+    dataset: (id) => datasets.get(id),
+    closed: (suite, version) => [...closed.values()].filter((r) => r.suite === suite && r.agent_version === version),
   };
-  const rows = datasetRows ?? [
-    ...new Set(
-      trials.filter((t) => t.suite === d.suite && t.dataset_version === d.dataset_version).map((t) => t.row_id),
-    ),
-  ];
-  const missing: ComparisonStatus['missing'] = {};
-  for (const v of [d.baseline, d.candidate]) {
-    const n = graded(v);
-    missing[v] = rows
-      .filter((r) => (n.get(r) ?? 0) < required)
-      .map((row_id) => ({ row_id, graded: n.get(row_id) ?? 0 }));
-  }
+};
+
+const statusOf = (c: ComparisonState, view: GateView): ComparisonStatus => {
+  const d = c.declared;
+  const p = progressOf(c, view);
+  const versions = [p.baseline, p.candidate];
   const req = c.confirmation;
+  const confirmedRows = (version: string, r: NonNullable<typeof req>) =>
+    r.rows.filter(
+      (row) =>
+        (view
+          .rows(d.suite, d.dataset_version, version)
+          .get(row)
+          ?.attempts.filter((a) => a.passed !== null && a.run_id === r.run_id).length ?? 0) < r.attempts,
+    );
   return {
     comparison_id: d.comparison_id,
     suite: d.suite,
@@ -280,23 +304,63 @@ const statusOf = (
     candidate: d.candidate,
     status: c.status,
     ...(c.verdict ? { verdict: c.verdict.verdict } : {}),
-    required_attempts: required,
-    missing,
+    required_attempts: p.required_attempts,
+    row_set: p.row_set,
+    rows: p.rows,
+    ...(p.dataset ? { dataset: p.dataset } : {}),
+    complete: Object.fromEntries(versions.map((v) => [v.version, v.complete])),
+    missing: Object.fromEntries(versions.map((v) => [v.version, [...v.short]])),
+    runs: Object.fromEntries(versions.map((v) => [v.version, [...v.runs]])),
     ...(req
       ? {
           confirmations: {
             run_id: req.run_id,
             attempts: req.attempts,
-            waiting: Object.fromEntries(
-              [d.baseline, d.candidate].map((v) => {
-                const n = graded(v, req.run_id);
-                return [v, req.rows.filter((r) => (n.get(r) ?? 0) < req.attempts)];
-              }),
-            ),
+            waiting: Object.fromEntries([d.baseline, d.candidate].map((v) => [v, confirmedRows(v, req)])),
           },
         }
       : {}),
   };
+};
+
+/** Where the rows come from, when that decides how the gate can call a version complete. */
+const rowSetLine = (s: ComparisonStatus): Block | undefined => {
+  if (s.row_set !== 'unknown') return undefined;
+  const why = s.dataset
+    ? `dataset ${s.dataset.id} has no published version ${s.dataset_version}`
+    : 'the comparison names no dataset';
+  return text(
+    `the rows are not known (${why}, and no row count was declared): a version is complete once a run of it on ${s.suite} ${s.dataset_version} is closed and all its trials are recorded (passk dataset publish gives the rows)`,
+    'warn',
+  );
+};
+
+/** One version's line: complete, or exactly what it lacks. */
+const versionLine = (s: ComparisonStatus, v: string): Block => {
+  const short = s.missing[v] ?? [];
+  const runs = s.runs[v] ?? [];
+  const runList = runs.map((r) => `${r.run_id} ${r.recorded}/${r.trials} trials recorded`).join(', ');
+  if (s.complete[v])
+    return text(
+      s.row_set !== 'unknown' && short.length === 0
+        ? `${v}: complete, every row has ${s.required_attempts} graded attempts`
+        : `${v}: complete, its closed runs are recorded (${runList})`,
+      'good',
+    );
+  const parts: string[] = [];
+  if (s.row_set !== 'unknown' && short.length > 0)
+    parts.push(
+      `${short.length} row(s) short of ${s.required_attempts} graded attempts: ${rowList(
+        short.map((r) => `${r.row_id} (${r.graded})`),
+        10,
+      )} (passk run)`,
+    );
+  if (runs.length > 0) parts.push(`closed runs not fully recorded yet: ${runList} (passk process records them)`);
+  else
+    parts.push(
+      `no run closed on ${s.suite} ${s.dataset_version} yet (passk run and passk import close theirs; passk process forwards them)`,
+    );
+  return text(`${v}: waiting: ${parts.join('; ')}`, 'warn');
 };
 
 const statusBlocks = (s: ComparisonStatus): Block[] => {
@@ -309,18 +373,9 @@ const statusBlocks = (s: ComparisonStatus): Block[] => {
   ];
   if (s.status === 'decided')
     return [...lines, text('decided: passk gate --declare … --wait prints the verdict again')];
-  for (const [v, rows] of Object.entries(s.missing))
-    lines.push(
-      rows.length
-        ? text(
-            `${v}: ${rows.length} row(s) short of ${s.required_attempts} graded attempts: ${rowList(
-              rows.map((r) => `${r.row_id} (${r.graded})`),
-              10,
-            )} (passk run)`,
-            'warn',
-          )
-        : text(`${v}: every row has ${s.required_attempts} graded attempts`, 'good'),
-    );
+  const rowSet = rowSetLine(s);
+  if (rowSet) lines.push(rowSet);
+  if (s.status === 'open') lines.push(...[s.baseline, s.candidate].map((v) => versionLine(s, v)));
   if (s.confirmations)
     for (const [v, rows] of Object.entries(s.confirmations.waiting))
       lines.push(
@@ -331,9 +386,11 @@ const statusBlocks = (s: ComparisonStatus): Block[] => {
             )
           : text(`${v}: confirmation attempts recorded`, 'good'),
       );
-  else if (s.status === 'open' && Object.values(s.missing).every((m) => m.length === 0))
+  else if (s.status === 'open' && s.complete[s.baseline] && s.complete[s.candidate])
     lines.push(
-      text('both versions are complete: the processors decide next (is passk process or passk serve running?)'),
+      text(
+        'both versions are complete: the processors decide at their next step (is passk process or passk serve running?)',
+      ),
     );
   return lines;
 };
@@ -350,17 +407,8 @@ export const runStatus = async (cmd: Command, opts: { comparison?: string; forma
         { field: '--comparison' },
       );
     if (all.length === 0) return [];
-    const byId = new Map<string, TrialRecorded>();
-    await readLog(log, { topics: [TOPICS.trials] }, ({ event: e }) => {
-      if (e.type === 'TrialRecorded') byId.set(e.event_id, e);
-    });
-    const trials = [...byId.values()];
-    const datasets = await readDatasets(log);
-    return all.map((c) => {
-      const ds = c.declared.dataset_id ? datasets.get(c.declared.dataset_id) : undefined;
-      const rows = ds ? [...rowsAt(ds, c.declared.dataset_version).keys()] : [];
-      return statusOf(c, trials, rows.length ? rows : undefined);
-    });
+    const view = await logView(log);
+    return all.map((c) => statusOf(c, view));
   }).catch(exitOnUnavailable);
   if (statuses.length === 0) {
     print(opts.format, [text('no comparison is declared: passk gate --declare --baseline A --candidate B')], {

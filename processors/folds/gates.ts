@@ -1,5 +1,6 @@
 import { z } from 'zod';
-import { ComparisonDeclared, ConfirmationRequested, RunClosed } from '../../schemas/events/comparisons.ts';
+import type { RunClosed } from '../../schemas/events/comparisons.ts';
+import { ComparisonDeclared, ConfirmationRequested } from '../../schemas/events/comparisons.ts';
 import { GateEvaluated } from '../../schemas/events/decisions.ts';
 import type { RunFinished } from '../../schemas/events/runFinished.ts';
 import type { WindowAlertRaised } from '../../schemas/events/windowAlertRaised.ts';
@@ -22,7 +23,9 @@ import type { RowState } from './rowState.ts';
  * Complete = every row of the dataset version (known from passk.datasets, or by the declared row
  * count) has the required graded attempts, or the version's RunClosed on that dataset version are
  * fully reflected in its rows. Row states arrive row by row, so without one of these a gate could not
- * tell a finished run from one still arriving. Decided events are applied at once
+ * tell a finished run from one still arriving. A RunClosed is keyed by its own version, so it may sit
+ * on another partition than the comparison: the gates see closed runs as a global table (the view),
+ * never through the book, and a decision does not depend on where its events landed. Decided events are applied at once
  * and their echoes from the log are duplicates. A second verdict on the same candidate (another
  * comparison) is flagged `repeated_verdict`: re-running to get another verdict is visible.
  */
@@ -38,8 +41,6 @@ export const GateBook = z.object({
   comparisons: z.record(z.string(), ComparisonState),
   /** suite␟candidate → event ids of its verdicts, in log order. */
   verdicts: z.record(z.string(), z.array(z.string())),
-  /** suite␟agent version → runs declared finished. */
-  closed: z.record(z.string(), z.array(RunClosed)),
   /** Production-window alerts raised (one per window). */
   alerts: z.array(z.string()),
   seen: z.array(z.string()),
@@ -47,7 +48,7 @@ export const GateBook = z.object({
 export type GateBook = z.infer<typeof GateBook>;
 export type DecisionEvent = ComparisonDeclared | ConfirmationRequested | GateEvaluated | RunClosed | WindowAlertRaised;
 
-export const emptyBook = (): GateBook => ({ comparisons: {}, verdicts: {}, closed: {}, alerts: [], seen: [] });
+export const emptyBook = (): GateBook => ({ comparisons: {}, verdicts: {}, alerts: [], seen: [] });
 
 /** Folds one event of passk.decisions into the book (duplicates by event id change nothing). */
 export const evolveBook = (book: GateBook, e: DecisionEvent): GateBook => {
@@ -75,19 +76,19 @@ export const evolveBook = (book: GateBook, e: DecisionEvent): GateBook => {
           : b.comparisons;
       return { ...b, verdicts, comparisons };
     }
-    case 'RunClosed': {
-      const key = candidateKey(e.suite, e.agent_version);
-      return { ...b, closed: { ...b.closed, [key]: [...(b.closed[key] ?? []), e] } };
-    }
+    case 'RunClosed': // a global fact: the view's closed runs, whichever partition holds it
+      return b;
     case 'WindowAlertRaised':
       return { ...b, alerts: [...b.alerts, e.alert_id] };
   }
 };
 
-/** What the decision step may look at: row states by version, and datasets. */
+/** What the decision step may look at: row states by version, datasets and closed runs (all partitions). */
 export interface GateView {
   rows(suite: string, datasetVersion: string, agentVersion: string): ReadonlyMap<string, RowState>;
   dataset(datasetId: string): DatasetState | undefined;
+  /** The runs of a version declared finished (RunClosed), on every dataset version. */
+  closed(suite: string, agentVersion: string): readonly RunClosed[];
 }
 
 export interface GateOptions {
@@ -100,25 +101,68 @@ export interface GateOptions {
 const rowsOf = (rows: ReadonlyMap<string, RowState>, only?: ReadonlySet<string>): ReadonlyMap<string, RowState> =>
   only ? new Map([...rows].filter(([id]) => only.has(id))) : rows;
 
+/** What one version of a comparison has, against what the gate needs of it. */
+export interface VersionProgress {
+  readonly version: string;
+  readonly complete: boolean;
+  /** Rows (of the dataset, else of both versions' trials) short of the required graded attempts. */
+  readonly short: readonly { readonly row_id: string; readonly graded: number }[];
+  /** Its runs declared finished on the dataset version, and how many of their trials its rows reflect. */
+  readonly runs: readonly { readonly run_id: string; readonly trials: number; readonly recorded: number }[];
+}
+
+/** Where a comparison stands: the gate decides once both versions are complete; `gate --status` prints it. */
+export interface ComparisonProgress {
+  /** Where the row set comes from; `unknown`: only closed runs can complete a version. */
+  readonly row_set: 'dataset' | 'declared' | 'unknown';
+  readonly rows: number;
+  readonly required_attempts: number;
+  /** The dataset the comparison names, and whether passk.datasets holds rows of its version. */
+  readonly dataset?: { readonly id: string; readonly published: boolean };
+  readonly baseline: VersionProgress;
+  readonly candidate: VersionProgress;
+}
+
 /**
  * A version is complete when every row of the comparison has the required graded attempts (the row
  * set is known: from the dataset, or from the declared row count), or when its closed runs on the
- * dataset version are all reflected in its rows.
+ * dataset version are all reflected in its rows. Pure: the processors and `gate --status` share it.
  */
-const complete = (
-  rows: ReadonlyMap<string, RowState>,
-  rowIds: readonly string[],
-  known: boolean,
-  required: number,
-  closed: readonly RunClosed[],
-): boolean => {
-  if (known && rowIds.length > 0 && rowIds.every((id) => (rows.get(id)?.n ?? 0) >= required)) return true;
-  if (closed.length === 0) return false;
-  return closed.every((run) => {
-    let recorded = 0;
-    for (const r of rows.values()) for (const a of r.attempts) if (a.run_id === run.run_id) recorded++;
-    return recorded >= run.trials;
-  });
+export const progressOf = (c: ComparisonState, view: GateView, minAttempts?: number): ComparisonProgress => {
+  const d = c.declared;
+  const required = d.required_attempts ?? minAttempts ?? DEFAULT_REPORT_OPTIONS.minAttempts;
+  const baseline = view.rows(d.suite, d.dataset_version, d.baseline);
+  const candidate = view.rows(d.suite, d.dataset_version, d.candidate);
+  const dataset = d.dataset_id ? view.dataset(d.dataset_id) : undefined;
+  const datasetRows = dataset ? [...rowsAt(dataset, d.dataset_version).keys()] : [];
+  const rowIds = datasetRows.length > 0 ? datasetRows : [...new Set([...baseline.keys(), ...candidate.keys()])];
+  const declared = d.rows !== undefined && rowIds.length >= d.rows;
+  const known = datasetRows.length > 0 || declared;
+  const version = (v: string, rows: ReadonlyMap<string, RowState>): VersionProgress => {
+    const short = rowIds
+      .map((row_id) => ({ row_id, graded: rows.get(row_id)?.n ?? 0 }))
+      .filter((r) => r.graded < required);
+    const runs = view
+      .closed(d.suite, v)
+      .filter((r) => r.dataset_version === d.dataset_version)
+      .map((run) => {
+        let recorded = 0;
+        for (const r of rows.values()) for (const a of r.attempts) if (a.run_id === run.run_id) recorded++;
+        return { run_id: run.run_id, trials: run.trials, recorded };
+      });
+    const complete =
+      (known && rowIds.length > 0 && short.length === 0) ||
+      (runs.length > 0 && runs.every((r) => r.recorded >= r.trials));
+    return { version: v, complete, short, runs };
+  };
+  return {
+    row_set: datasetRows.length > 0 ? 'dataset' : declared ? 'declared' : 'unknown',
+    rows: rowIds.length,
+    required_attempts: required,
+    ...(d.dataset_id ? { dataset: { id: d.dataset_id, published: datasetRows.length > 0 } } : {}),
+    baseline: version(d.baseline, baseline),
+    candidate: version(d.candidate, candidate),
+  };
 };
 
 const confirmed = (rows: ReadonlyMap<string, RowState>, req: ConfirmationRequested): boolean => {
@@ -187,20 +231,12 @@ export const decideComparison = (
   if (c.status === 'decided') return [];
   const d = c.declared;
   const minAttempts = o.minAttempts ?? DEFAULT_REPORT_OPTIONS.minAttempts;
-  const required = d.required_attempts ?? minAttempts;
+  const progress = progressOf(c, view, minAttempts);
+  if (!progress.baseline.complete || !progress.candidate.complete) return [];
   const baseline = view.rows(d.suite, d.dataset_version, d.baseline);
   const candidate = view.rows(d.suite, d.dataset_version, d.candidate);
   const dataset = d.dataset_id ? view.dataset(d.dataset_id) : undefined;
   const datasetRows = dataset ? [...rowsAt(dataset, d.dataset_version).keys()] : [];
-  const rowIds = datasetRows.length > 0 ? datasetRows : [...new Set([...baseline.keys(), ...candidate.keys()])];
-  const known = datasetRows.length > 0 || (d.rows !== undefined && rowIds.length >= d.rows);
-  const closedOf = (v: string) =>
-    (book.closed[candidateKey(d.suite, v)] ?? []).filter((r) => r.dataset_version === d.dataset_version);
-  if (
-    !complete(candidate, rowIds, known, required, closedOf(d.candidate)) ||
-    !complete(baseline, rowIds, known, required, closedOf(d.baseline))
-  )
-    return [];
   const only = datasetRows.length > 0 ? new Set(datasetRows) : undefined;
   const pair: PairInput = {
     suite: d.suite,

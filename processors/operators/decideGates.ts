@@ -1,10 +1,10 @@
 import { map, type OperatorFunction } from 'rxjs';
-import type { ConfirmationRequested } from '../../schemas/events/comparisons.ts';
+import type { ConfirmationRequested, RunClosed } from '../../schemas/events/comparisons.ts';
 import type { GateEvaluated } from '../../schemas/events/decisions.ts';
 import type { PasskEvent } from '../../schemas/events/index.ts';
 import type { TraceWindowsUpdated } from '../../schemas/events/traceWindowsUpdated.ts';
 import type { WindowAlertRaised } from '../../schemas/events/windowAlertRaised.ts';
-import { TOPICS, windowAlertKey } from '../../schemas/topics.ts';
+import { candidateKey, TOPICS, windowAlertKey } from '../../schemas/topics.ts';
 import { evolveDataset, type DatasetState } from '../folds/datasets.ts';
 import {
   decideComparison,
@@ -21,13 +21,15 @@ import type { EventBatch } from '../ports.ts';
 import { weightOf, type Position } from './foldUnits.ts';
 
 /**
- * What the gates see: their own books (owned partitions of passk.decisions) and two global tables,
- * every row state by version and every dataset.
+ * What the gates see: their own books (owned partitions of passk.decisions) and three global tables,
+ * every row state by version, every dataset, and every closed run (all partitions of passk.decisions).
  */
 export interface GateStore {
   readonly books: Map<number, GateBook>;
   readonly rows: Map<string, Map<string, RowState>>;
   readonly datasets: Map<string, DatasetState>;
+  /** suite␟agent version → its RunClosed by event id. */
+  readonly closed: Map<string, Map<string, RunClosed>>;
   /** Production windows: source partition of passk.traces → its latest snapshot. */
   readonly snapshots: Map<number, TraceWindowsUpdated>;
   /** Partitions of passk.decisions (known once assigned): who owns a window's alerts. */
@@ -38,24 +40,31 @@ export interface GateStore {
 export const createGateStore = (): GateStore => {
   const rows = new Map<string, Map<string, RowState>>();
   const datasets = new Map<string, DatasetState>();
+  const closed = new Map<string, Map<string, RunClosed>>();
   const none = new Map<string, RowState>();
   return {
     books: new Map(),
     rows,
     datasets,
+    closed,
     snapshots: new Map(),
     decisionPartitions: 0,
     view: {
       rows: (suite, dataset_version, agent_version) =>
         rows.get(versionKeyOf({ suite, dataset_version, agent_version })) ?? none,
       dataset: (id) => datasets.get(id),
+      closed: (suite, agent_version) => [...(closed.get(candidateKey(suite, agent_version))?.values() ?? [])],
     },
   };
 };
 
-/** An input batch, or a tick: decide again without new input (after a restore). */
+/**
+ * An input batch, or a tick: decide again without new input (after a restore). `decisions` is the
+ * owned partitions (books, commits); `closed` is the whole topic, followed for its RunClosed.
+ */
 export type GateInput =
-  { readonly source: 'decisions' | 'rowstate' | 'datasets'; readonly batch: EventBatch } | { readonly source: 'tick' };
+  | { readonly source: 'decisions' | 'closed' | 'rowstate' | 'datasets'; readonly batch: EventBatch }
+  | { readonly source: 'tick' };
 
 export type Decided = ConfirmationRequested | GateEvaluated | WindowAlertRaised;
 
@@ -107,6 +116,18 @@ export const applyGateInput = (store: GateStore, input: GateInput, producer: str
       touched.add(key);
     }
     return { versions: touched, windows };
+  }
+  if (input.source === 'closed') {
+    const touched = new Set<string>();
+    for (const { event } of batch.events) {
+      if (event.type !== 'RunClosed') continue;
+      const key = candidateKey(event.suite, event.agent_version);
+      let runs = store.closed.get(key);
+      if (!runs) store.closed.set(key, (runs = new Map()));
+      runs.set(event.event_id, event);
+      touched.add(versionKeyOf(event));
+    }
+    return { versions: touched, windows: new Set() };
   }
   if (input.source === 'datasets') {
     for (const { event } of batch.events)

@@ -28,15 +28,18 @@ export interface GateTopologyOptions extends TopologyOptions {
 }
 
 /**
- * passk.decisions (owned: a candidate's comparisons) + passk.rowstate and passk.datasets (followed
- * whole, as global tables) → confirmation requests and gate verdicts → passk.decisions + store → commit.
+ * passk.decisions (owned: a candidate's comparisons) + passk.rowstate, passk.datasets and the closed
+ * runs of passk.decisions (followed whole, as global tables: a RunClosed is keyed by its own version,
+ * so it may sit on a partition another instance owns) → confirmation requests and gate verdicts →
+ * passk.decisions + store → commit.
  * The books are restored by re-reading the owned partitions of passk.decisions to their end, so a
  * verdict already published is known before anything is decided again. Its decisions consumer is
  * opened only once both tables are loaded, and units may carry no position (a table changed), so it
  * uses the runner's pieces rather than `runTopology`.
  *
  *   tailTopic(rowstate) ─┐
- *   tailTopic(datasets) ─┼▶ decideGates ─▶ emitChanges ─▶ writeRows ─▶ commitWhenDurable
+ *   tailTopic(datasets) ─┤
+ *  tailTopic(decisions) ─┼▶ decideGates ─▶ emitChanges ─▶ writeRows ─▶ commitWhenDurable
  *   pullBatches(decisions)┘
  */
 export const gateTopology = (ports: EventPorts, o: GateTopologyOptions): Observable<DecisionProgress> => {
@@ -99,16 +102,21 @@ export const gateTopology = (ports: EventPorts, o: GateTopologyOptions): Observa
         },
         stop,
       );
-    return from(Promise.all([tail(TOPICS.rowstate), tail(TOPICS.datasets)])).pipe(
-      switchMap(([rows, datasets]) => {
+    return from(Promise.all([tail(TOPICS.rowstate), tail(TOPICS.datasets), tail(TOPICS.decisions)])).pipe(
+      switchMap(([rows, datasets, closed]) => {
         let decisions: EventConsumer | undefined;
         const stopped = stop.then(() => 'stopped' as const);
-        const decisions$ = from(Promise.race([Promise.all([rows.loaded, datasets.loaded]), stopped])).pipe(
+        const tables = Promise.all([rows.loaded, datasets.loaded, closed.loaded]);
+        const decisions$ = from(Promise.race([tables, stopped])).pipe(
           switchMap((ready) => (ready === 'stopped' ? EMPTY : from(openDecisions()))),
           switchMap((consumer) => {
             decisions = consumer;
             o.onIdleProbe?.(
-              async () => (await isIdle(consumer, inFlight)) && (await rows.caughtUp()) && (await datasets.caughtUp()),
+              async () =>
+                (await isIdle(consumer, inFlight)) &&
+                (await rows.caughtUp()) &&
+                (await datasets.caughtUp()) &&
+                (await closed.caughtUp()),
             );
             return pullBatches(consumer.batches(), inFlight, stop).pipe(
               map((batch): GateInput => ({ source: 'decisions', batch })),
@@ -120,6 +128,7 @@ export const gateTopology = (ports: EventPorts, o: GateTopologyOptions): Observa
           ticks,
           rows.batches$.pipe(map((batch): GateInput => ({ source: 'rowstate', batch }))),
           datasets.batches$.pipe(map((batch): GateInput => ({ source: 'datasets', batch }))),
+          closed.batches$.pipe(map((batch): GateInput => ({ source: 'closed', batch }))),
           decisions$,
         ).pipe(
           decideGates(store, {

@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import type { RunClosed } from '../../schemas/events/comparisons.ts';
 import { GateEvaluated } from '../../schemas/events/decisions.ts';
 import { decideComparison, emptyBook, evolveBook, type GateView } from '../../processors/folds/gates.ts';
 import { evolveDataset, type DatasetState } from '../../processors/folds/datasets.ts';
@@ -6,7 +7,11 @@ import { evolveRow, type RowState } from '../../processors/folds/rowState.ts';
 import type { TrialRecorded } from '../../schemas/events/trialRecorded.ts';
 import { comparison, datasetRow, failureConfirmed, runOf } from '../helpers/feedbackLoop.ts';
 
-const viewOf = (trials: readonly TrialRecorded[], datasets: DatasetState[] = []): GateView => {
+const viewOf = (
+  trials: readonly TrialRecorded[],
+  datasets: DatasetState[] = [],
+  closed: readonly RunClosed[] = [],
+): GateView => {
   const rows = new Map<string, Map<string, RowState>>();
   for (const t of trials) {
     const key = `${t.suite}|${t.dataset_version}|${t.agent.version}`;
@@ -17,6 +22,7 @@ const viewOf = (trials: readonly TrialRecorded[], datasets: DatasetState[] = [])
   return {
     rows: (s, d, a) => rows.get(`${s}|${d}|${a}`) ?? new Map(),
     dataset: (id) => datasets.find((d) => d.dataset_id === id),
+    closed: (s, a) => closed.filter((r) => r.suite === s && r.agent_version === a),
   };
 };
 const ROWS = ['r1', 'r2', 'r3'];
@@ -132,11 +138,16 @@ describe('live gates', () => {
       trials: 9,
       source_event_id: 'x',
     });
-    const book = evolveBook(evolveBook(unknown, closed('base')), closed('cand'));
-    expect(decideComparison(book, book.comparisons.c4!, viewOf(trials), { producer: 'p' })).toMatchObject([
-      { type: 'GateEvaluated', verdict: 'pass' },
-    ]);
-    expect(decideComparison(book, book.comparisons.c4!, viewOf(trials.slice(1)), { producer: 'p' })).toEqual([]);
+    const runs = [closed('base'), closed('cand')];
+    expect(
+      decideComparison(unknown, unknown.comparisons.c4!, viewOf(trials, [], runs), { producer: 'p' }),
+    ).toMatchObject([{ type: 'GateEvaluated', verdict: 'pass' }]);
+    expect(
+      decideComparison(unknown, unknown.comparisons.c4!, viewOf(trials.slice(1), [], runs), { producer: 'p' }),
+    ).toEqual([]);
+    expect(
+      decideComparison(unknown, unknown.comparisons.c4!, viewOf(trials, [], runs.slice(1)), { producer: 'p' }),
+    ).toEqual([]);
   });
 
   it('counts a confirmed production failure in every later gate, even one on an older dataset version', () => {
