@@ -56,6 +56,17 @@ const render = (reports: readonly FileReport[]): string =>
           curve(s.passHat.map(pct)),
         ]),
       ),
+      ...r.summary.flatMap((s) => {
+        const graded = s.rowsAtK[0] ?? 0;
+        const partial = s.rowsAtK.flatMap((n, i) => (n < graded ? [`k = ${i + 1}: ${n} of ${graded} rows`] : []));
+        const missing = s.rowsAtK.length < s.attempts ? `no row has ${s.rowsAtK.length + 1} graded attempts` : '';
+        if (partial.length === 0 && !missing) return [];
+        return [
+          text(
+            `${s.agentVersion}: each row was given ${s.attempts} attempts, some left ungraded; pass^k averages the rows with k graded ones (${[...partial, missing].filter(Boolean).join('; ')})`,
+          ),
+        ];
+      }),
     ]),
     nextCommand('passk process --until-caught-up, then passk report --from-store'),
   ]);

@@ -17,8 +17,19 @@ export interface ImportSummary {
   readonly passed: number;
   readonly failed: number;
   readonly ungraded: number;
-  /** pass^k averaged over rows, index k−1, for k up to the fewest graded attempts of any row. */
+  /**
+   * pass^k, index k−1, for k up to the attempts every row was given (`attempts`): at each k, the mean over the rows
+   * with at least k graded attempts (Inspect's rule: pass^3 over the samples that have 3 scored epochs).
+   */
   readonly passHat: number[];
+  /** Rows each k is averaged over, index k−1 (all graded rows until some row has fewer than k graded attempts). */
+  readonly rowsAtK: number[];
+  /**
+   * The attempts the source gave every row: the fewest recorded, graded or not (Inspect's `epochs`, τ-bench's
+   * `num_trials`, a run's `--k`, when an epoch went unscored or a trial crashed), so one unscored epoch does not
+   * shorten the curve for every row.
+   */
+  readonly attempts: number;
   /**
    * The mean score of the graded trials that have one (Inspect's headline `mean`, which counts partial credit P as
    * 0.5; τ-bench's and τ²'s average reward); undefined when none has a score.
@@ -40,7 +51,7 @@ export const createSummary = () => {
     {
       suite: string;
       agent: string;
-      rows: Map<string, { n: number; c: number }>;
+      rows: Map<string, { n: number; c: number; recorded: number }>;
       ungraded: number;
       trials: number;
       scoreSum: number;
@@ -60,8 +71,9 @@ export const createSummary = () => {
     };
     groups.set(key, g);
     g.trials++;
-    const row = g.rows.get(t.row_id) ?? { n: 0, c: 0 };
+    const row = g.rows.get(t.row_id) ?? { n: 0, c: 0, recorded: 0 };
     g.rows.set(t.row_id, row);
+    row.recorded++;
     if (t.passed === null) g.ungraded++;
     else {
       row.n++;
@@ -75,11 +87,21 @@ export const createSummary = () => {
   const result = (): ImportSummary[] =>
     [...groups.values()].map((g) => {
       const graded = [...g.rows.values()].filter((r) => r.n > 0);
-      const maxK = graded.length ? graded.reduce((m, r) => Math.min(m, r.n), Infinity) : 0;
-      const passHat = Array.from(
-        { length: maxK },
-        (_, i) => graded.reduce((sum, r) => sum + passCurves(r.n, r.c, maxK).passHat[i]!, 0) / graded.length,
-      );
+      // a loop, not Math.min(...): no argument per row
+      let attempts = graded.length ? Infinity : 0;
+      for (const r of graded) attempts = Math.min(attempts, r.recorded);
+      const sums = new Array<number>(attempts).fill(0);
+      const rowsAtK = new Array<number>(attempts).fill(0);
+      for (const r of graded) {
+        const hat = passCurves(r.n, r.c, attempts).passHat;
+        hat.forEach((v, i) => {
+          sums[i]! += v;
+          rowsAtK[i]!++;
+        });
+      }
+      // k where no row has k graded attempts has no value (every row lost an attempt): the curve stops before it
+      while (rowsAtK.length > 0 && rowsAtK.at(-1) === 0) rowsAtK.pop();
+      const passHat = rowsAtK.map((used, i) => sums[i]! / used);
       const passed = graded.reduce((s, r) => s + r.c, 0);
       const gradedTrials = graded.reduce((s, r) => s + r.n, 0);
       return {
@@ -91,6 +113,8 @@ export const createSummary = () => {
         failed: gradedTrials - passed,
         ungraded: g.ungraded,
         passHat,
+        rowsAtK,
+        attempts,
         ...(g.scored > 0 ? { meanScore: g.scoreSum / g.scored } : {}),
       };
     });
