@@ -9,6 +9,7 @@
  *   npm run bench -- otlp              POST /v1/traces (4 exporters) against decoding the same requests
  *   npm run bench -- redaction         the redactor: 1.5 KB traces and 1 MB single tokens, against NFKC + one scan
  *   npm run bench -- tools             other tools' files streamed against the whole-document reader
+ *   npm run bench -- adaptive          adaptive attempts + sequential gate against fixed k = 3, 5, 8 (simulated)
  *   npm run bench -- restart           Kafka only: passk process restarted after a SIGKILL against a clean start
  *   KAFKA_BROKERS=… SCHEMA_REGISTRY_URL=… npm run bench   also through Kafka
  *   PASSK_BENCH_SCALE=0.1 npm run bench                 a tenth of the default sizes (a quick look)
@@ -17,6 +18,7 @@ import { fileURLToPath } from 'node:url';
 import Table from 'cli-table3';
 import { loadConfig } from '../deploy/config.ts';
 import { openEventLog } from '../deploy/eventLog.ts';
+import { benchAdaptive } from './adaptive.ts';
 import { benchEventLog } from './eventLog.ts';
 import { benchFreshness } from './freshness.ts';
 import { benchGrowth } from './growth.ts';
@@ -284,7 +286,31 @@ if (wanted('restart') && kafka) {
   ]);
 }
 
-process.stdout.write(`${table.toString()}\n`);
+// the adaptive design only when asked for: a simulation of decisions, not a speed
+if (only.has('adaptive')) {
+  const sims = Math.max(100, Math.round(2_000 * scale));
+  log(`adaptive: ${sims} simulated candidates with a planted must-not-break regression and ${sims} without …`);
+  const tauFile = fileURLToPath(new URL('../examples/public-trials/tau_bench.jsonl', import.meta.url));
+  const pct = (x: number | null) => (x === null ? '—' : `${(100 * x).toFixed(1)}%`);
+  const t = new Table({
+    head: ['rows', 'design', 'att/row', 'vs k=5', 'F-fail', 'F-pass', 'err% SC/SW/F'],
+  });
+  for (const l of benchAdaptive({ tauFile, sims, log }))
+    t.push([
+      l.rows,
+      l.design,
+      l.attemptsPerRow.toFixed(2),
+      `${(100 * l.vsK5).toFixed(0)}%`,
+      pct(l.falseFail),
+      pct(l.falsePass),
+      [l.classError.stable_correct, l.classError.stable_wrong, l.classError.flip]
+        .map((x) => (x === null ? '—' : (100 * x).toFixed(0)))
+        .join('/'),
+    ]);
+  process.stdout.write(`${t.toString()}\n`);
+}
+
+if (table.length > 0) process.stdout.write(`${table.toString()}\n`);
 
 // Baselines that cannot flatter: one that is implausible fails the bench (bench/plausible.ts).
 const bandwidth = memoryBandwidth();
