@@ -23,7 +23,7 @@ import { benchEventLog } from './eventLog.ts';
 import { benchFreshness } from './freshness.ts';
 import { benchGrowth } from './growth.ts';
 import { benchIngest } from './ingest.ts';
-import { benchOtlp } from './otlp.ts';
+import { benchHealthUnderBigSpans, benchOtlp } from './otlp.ts';
 import { benchProcessors } from './processors.ts';
 import { benchRedaction } from './redaction.ts';
 import { implausible, memoryBandwidth, type Checked } from './plausible.ts';
@@ -216,6 +216,14 @@ if (wanted('otlp')) {
     ]);
     log(`${l.name}: export latency p50 ${l.p50Ms.toFixed(0)} ms, p95 ${l.p95Ms.toFixed(0)} ms`);
   }
+  const h = await benchHealthUnderBigSpans({ log });
+  table.push([
+    `/healthz, slowest answer while ${h.exports} traces with a 1.5 MB tool result are taken`,
+    `${h.busyMaxMs.toFixed(0)} ms`,
+    'the same poller, idle server',
+    `${h.idleMaxMs.toFixed(0)} ms`,
+    `${(h.busyMaxMs / h.idleMaxMs).toFixed(2)}×`,
+  ]);
 }
 
 if (wanted('redaction')) {

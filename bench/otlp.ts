@@ -174,3 +174,79 @@ export const benchOtlp = async (opts: OtlpBenchOptions = {}): Promise<OtlpBenchL
     p95Ms: quantile(best.latencies, 0.95),
   };
 };
+
+export interface HealthUnderLoadLine {
+  /** The slowest `/healthz` answer while the big exports were processed, ms. */
+  readonly busyMaxMs: number;
+  /** The slowest `/healthz` answer of the same poller against the idle server, in the same run, ms. */
+  readonly idleMaxMs: number;
+  readonly exports: number;
+  /** How long the big exports took, all of them inside the poller's window. */
+  readonly exportMs: number;
+}
+
+/**
+ * `/healthz` while the receiver takes traces with a 1.5 MB tool argument and an 80 KB base64 image in the prompt (the
+ * shapes that once held the server for seconds): a poller in another process (a poller on the server's own event loop
+ * would be delayed with it and measure nothing) asks every 10 ms; the slowest answer, against the same poller's
+ * slowest answer on the idle server.
+ */
+export const benchHealthUnderBigSpans = async (opts: { exports?: number; log?: (line: string) => void } = {}) => {
+  const { spawn } = await import('node:child_process');
+  const exports = opts.exports ?? 5;
+  const say = opts.log ?? (() => undefined);
+  const dir = mkdtempSync(join(tmpdir(), 'passk-bench-health-'));
+  const log = await createEmbeddedEventLog({ dataDir: dir });
+  const server = await createIngestServer({ publisher: log.publisher, token: TOKEN, port: 0 });
+  const big = (i: number) => {
+    const [chat, tool, root] = spansOf(i);
+    const image = `data:image/png;base64,${Buffer.alloc(60_000, i).toString('base64')}`;
+    return [
+      chat!,
+      { ...tool!, attributes: [...tool!.attributes, kv('gen_ai.tool.call.result', 'x7'.repeat(750_000))] },
+      { ...root!, attributes: [...root!.attributes, kv('gen_ai.prompt', `look at ${image}`)] },
+    ];
+  };
+  const bodies = Array.from({ length: exports }, (_, i) =>
+    encodeTraceRequest({
+      resourceSpans: [{ resource: { attributes: [kv('service.name', 'refunds')] }, scopeSpans: [{ spans: big(i) }] }],
+    }),
+  );
+  const poll = (ms: number) =>
+    new Promise<number>((resolve, reject) => {
+      const script = `const u=${JSON.stringify(new URL('/healthz', server.url).href)};let max=0;const end=Date.now()+${ms};
+(async()=>{while(Date.now()<end){const t=performance.now();await (await fetch(u)).arrayBuffer();max=Math.max(max,performance.now()-t);await new Promise(r=>setTimeout(r,10));}console.log(max)})()`;
+      const child = spawn(process.execPath, ['-e', script], { stdio: ['ignore', 'pipe', 'inherit'] });
+      let out = '';
+      child.stdout.on('data', (d: Buffer) => (out += d.toString()));
+      child.on('error', reject);
+      child.on('exit', () => resolve(Number(out.trim())));
+    });
+  try {
+    const idleMaxMs = await poll(1_500);
+    const busy = poll(4_000);
+    await new Promise((r) => setTimeout(r, 300)); // the poller is up
+    const t0 = performance.now();
+    for (const body of bodies) {
+      const res = await fetch(new URL('/v1/traces', server.url), {
+        method: 'POST',
+        headers: { authorization: `Bearer ${TOKEN}`, 'content-type': 'application/x-protobuf' },
+        body,
+      });
+      await res.arrayBuffer();
+      if (res.status !== 200) throw new Error(`bench: a big export was answered ${res.status}`);
+    }
+    const exportMs = performance.now() - t0;
+    const busyMaxMs = await busy;
+    if (exportMs > 3_500)
+      throw new Error(`bench: the big exports took ${exportMs.toFixed(0)} ms, past the poller's window`);
+    say(
+      `healthz: idle max ${idleMaxMs.toFixed(1)} ms; during ${exports} big exports (${exportMs.toFixed(0)} ms) max ${busyMaxMs.toFixed(1)} ms`,
+    );
+    return { busyMaxMs, idleMaxMs, exports, exportMs } satisfies HealthUnderLoadLine;
+  } finally {
+    await server.close();
+    await log.close();
+    rmSync(dir, { recursive: true, force: true });
+  }
+};
