@@ -81,6 +81,26 @@ export default tseslint.config(
     'producers/ publish through the ports: they must not import sinks, log, deploy, cli or test',
   ),
   layer(['deploy/**/*.ts'], ['cli', 'test'], 'deploy/ must not import cli or test'),
+  // An argument spread passes one argument per element on the stack: past ~120k elements it throws "Maximum call
+  // stack size exceeded" (the dashboard answered HTTP 500 at 250k rows). processors/core/arrays.ts has the loops.
+  {
+    files: ['processors/**/*.ts', 'sinks/**/*.ts', 'producers/**/*.ts', 'log/**/*.ts', 'cli/**/*.ts', 'deploy/**/*.ts'],
+    ignores: ['**/*.test.ts'],
+    rules: {
+      'no-restricted-syntax': [
+        'error',
+        {
+          selector: "CallExpression[callee.object.name='Math'] > SpreadElement",
+          message:
+            'Math.min/max(...xs) overflows the stack on large arrays: use minOf/maxOf (processors/core/arrays.ts)',
+        },
+        {
+          selector: 'CallExpression[callee.property.name=/^(push|unshift|splice)$/] > SpreadElement',
+          message: 'push(...xs) overflows the stack on large arrays: use pushAll (processors/core/arrays.ts)',
+        },
+      ],
+    },
+  },
   // Only deploy/ (and bench and tests) read the environment; the CLI gets its configuration from deploy/config.ts.
   {
     files: [

@@ -3,6 +3,7 @@ import { DEFAULT_TRACE_TTL_DAYS, storeTarget } from '../../deploy/store.ts';
 import { MIGRATIONS, renderClusterDdl } from '../../sinks/clickhouse/index.ts';
 import { epilog } from '../format/helpText.ts';
 import { configOf, withStore } from '../context.ts';
+import { maxOf } from '../../processors/core/arrays.ts';
 
 type MigrateFlags = {
   printClusterDdl?: boolean;
@@ -71,7 +72,7 @@ Exit codes: 0 ok, 3 the store is unreachable or held by another passk process.`)
                 database: store.database,
                 applied,
                 current,
-                latest: Math.max(...MIGRATIONS.map((m) => m.version)),
+                latest: maxOf(MIGRATIONS.map((m) => m.version)),
               }) + '\n',
             );
           else

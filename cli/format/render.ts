@@ -1,6 +1,7 @@
 import Table from 'cli-table3';
 import pc from 'picocolors';
 import { cellText, type Block, type Cell, type Tone } from './doc.ts';
+import { maxOf, pushAll } from '../../processors/core/arrays.ts';
 
 const paint = (s: string, tone: Tone): string =>
   tone === 'good'
@@ -114,7 +115,7 @@ const shrinkToFit = (natural: readonly number[], floor: readonly number[], width
   return w;
 };
 
-const longestWord = (s: string): number => Math.max(0, ...s.split(/\s+/).map(visible));
+const longestWord = (s: string): number => Math.max(0, maxOf(s.split(/\s+/).map(visible)));
 
 const renderTable = (full: Extract<Block, { kind: 'table' }>, width: number | undefined): string => {
   // a column empty in every row says nothing on a terminal (Markdown and JSON keep it)
@@ -125,18 +126,18 @@ const renderTable = (full: Extract<Block, { kind: 'table' }>, width: number | un
     rows: full.rows.map((r) => r.filter((_, i) => keep[i])),
   };
   const cells = (i: number): string[] => [b.head[i] ?? '', ...b.rows.map((r) => (r[i] ? cellText(r[i]) : ''))];
-  const natural = b.head.map((_, i) => Math.max(...cells(i).flatMap((c) => c.split('\n').map(visible))));
+  const natural = b.head.map((_, i) => maxOf(cells(i).flatMap((c) => c.split('\n').map(visible))));
   let colWidths: number[] | undefined;
   if (width !== undefined && tableWidth(natural) > width) {
     // a table that fits once its widest cells wrap at word boundaries stays a table
-    const words = b.head.map((_, i) => Math.min(natural[i]!, Math.max(6, ...cells(i).map(longestWord))));
+    const words = b.head.map((_, i) => Math.min(natural[i]!, Math.max(6, maxOf(cells(i).map(longestWord)))));
     colWidths = shrinkToFit(natural, words, width);
     // ...unless its cells would wrap into tall columns: then key/value blocks read better
     const tall = (w: readonly number[]) =>
       b.rows.some((r) => r.some((c, i) => Math.ceil(visible(cellText(c)) / Math.max(1, w[i]!)) > 3));
     if ((!colWidths || tall(colWidths)) && width < KEY_VALUE_BELOW) {
       // key/value blocks: the first column names the row ("row r01", "planned 72"), the others follow as "head  value"
-      const keyWidth = Math.max(...b.head.slice(1).map(visible));
+      const keyWidth = maxOf(b.head.slice(1).map(visible));
       return b.rows
         .map((r) =>
           [
@@ -169,7 +170,10 @@ const renderTable = (full: Extract<Block, { kind: 'table' }>, width: number | un
     chars: COMPACT,
     ...(colWidths ? { colWidths } : {}),
   });
-  t.push(...b.rows.map((r) => r.map(paintCell)));
+  pushAll(
+    t,
+    b.rows.map((r) => r.map(paintCell)),
+  );
   return t.toString();
 };
 

@@ -9,6 +9,7 @@ import { createEmbeddedConsumer, type EmbeddedConsumerTiming } from './consumer.
 import { openLogDatabase, type Synchronous } from './database.ts';
 import { createGroupStore } from './groups.ts';
 import { createLogStore, type AppendRecord } from './store.ts';
+import { pushAll } from '../../processors/core/arrays.ts';
 
 export interface EmbeddedEventLogOptions {
   /** The log lives in `<dataDir>/log.sqlite`. */
@@ -98,11 +99,11 @@ export const createEmbeddedEventLog = (opts: EmbeddedEventLogOptions): EventLog 
     deadLetters: async () => {
       checkOpen();
       const partitions = store.ensureTopic(TOPICS.dlq);
-      const letters = [];
+      const letters: ReturnType<typeof fromDeadLetterRecord>[] = [];
       for (let p = 0; p < partitions; p++)
         for (let from = 0; ;) {
           const page = store.read(TOPICS.dlq, p, from, 1000);
-          letters.push(...page.map(fromDeadLetterRecord));
+          pushAll(letters, page.map(fromDeadLetterRecord));
           if (page.length < 1000) break;
           from = page.at(-1)!.offset + 1;
         }

@@ -31,4 +31,5 @@ export const groupTrials = (events: Iterable<TrialRecorded>): Group[] => {
 };
 
 /** Row ids in a stable, human order: numeric ids numerically ("2" before "10"), then the rest. */
-export const rowIdOrder = (a: string, b: string): number => a.localeCompare(b, 'en', { numeric: true });
+// one collator: `a.localeCompare(b, 'en', { numeric: true })` builds one per call (20 s to sort 1M rows)
+export const rowIdOrder: (a: string, b: string) => number = new Intl.Collator('en', { numeric: true }).compare;

@@ -1,5 +1,6 @@
 import { classOf, DEFAULT_MIN_ATTEMPTS, emptyClassCounts, type ClassCounts } from './classify.ts';
 import { passCurves } from './estimators.ts';
+import { minOf } from './arrays.ts';
 
 /**
  * Point estimates from a per-row (n, c) histogram: `count` rows had n counted attempts and c passes.
@@ -38,7 +39,7 @@ export type HistogramOptions = { k?: number; minAttempts?: number };
 /** The default K: the smallest n of any row that has one, 0 when no row has any. */
 export const defaultK = (bins: readonly HistogramBin[]): number => {
   const ns = bins.filter((b) => b.n > 0 && b.count > 0).map((b) => b.n);
-  return ns.length === 0 ? 0 : Math.min(...ns);
+  return ns.length === 0 ? 0 : minOf(ns);
 };
 
 export const summarizeHistogram = (bins: readonly HistogramBin[], opts: HistogramOptions = {}): HistogramSummary => {

@@ -1,3 +1,5 @@
+import { maxOf } from './arrays.ts';
+
 /**
  * Exact McNemar test on paired binary outcomes (here: stable-correct on baseline vs candidate).
  * Only discordant rows carry information: b = lost (yes → no), c = gained (no → yes).
@@ -7,7 +9,7 @@
 export type McNemar = { lost: number; gained: number; discordant: number; p_value: number };
 
 const logSumExp = (xs: readonly number[]): number => {
-  const m = Math.max(...xs);
+  const m = maxOf(xs);
   return m === -Infinity ? m : m + Math.log(xs.reduce((s, x) => s + Math.exp(x - m), 0));
 };
 

@@ -3,6 +3,7 @@ import { passCurves } from './estimators.ts';
 import type { ByK } from './histogram.ts';
 import type { Interval } from './intervals.ts';
 import type { RowPair } from './pairing.ts';
+import { minOf } from './arrays.ts';
 
 /**
  * Paired differences, candidate − baseline, over rows that have counted screening attempts on both
@@ -26,8 +27,7 @@ export const pairedStats = (
 ): PairedStats => {
   const both = pairs.filter((p) => p.baseline.screening.n > 0 && p.candidate.screening.n > 0);
   const K =
-    opts.k ??
-    (both.length > 0 ? Math.min(...both.map((p) => Math.min(p.baseline.screening.n, p.candidate.screening.n))) : 0);
+    opts.k ?? (both.length > 0 ? minOf(both.map((p) => Math.min(p.baseline.screening.n, p.candidate.screening.n))) : 0);
   const curves = both.map((p) => ({
     b: passCurves(p.baseline.screening.n, p.baseline.screening.c, K).passHat,
     c: passCurves(p.candidate.screening.n, p.candidate.screening.c, K).passHat,

@@ -8,6 +8,7 @@ import { isConfirmationRun } from './screening.ts';
 import { rowIdOrder, type Group } from './groups.ts';
 import { summarizeRow, type RowSummary, type VerdictPolicy } from './rowSummary.ts';
 import { rowColumns } from './rowColumns.ts';
+import { maxOf, minOf } from './arrays.ts';
 
 export type ReportOptions = VerdictPolicy & {
   /** Report pass@k and pass^k up to this k; default: the smallest n of any row. */
@@ -57,7 +58,7 @@ const attemptsPerRow = (used: readonly RowSummary[]): GroupReport['attempts_per_
   const counts: Record<string, number> = {};
   for (const n of ns) counts[String(n)] = (counts[String(n)] ?? 0) + 1;
   if (ns.length === 0) return { min: null, max: null, mean: null, counts };
-  return { min: Math.min(...ns), max: Math.max(...ns), mean: ns.reduce((a, b) => a + b, 0) / ns.length, counts };
+  return { min: minOf(ns), max: maxOf(ns), mean: ns.reduce((a, b) => a + b, 0) / ns.length, counts };
 };
 
 const outputFlip = (rows: readonly RowSummary[]): GroupReport['output_flip'] => {

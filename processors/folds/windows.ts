@@ -3,6 +3,7 @@ import type { TraceSampled } from '../../schemas/events/traceSampled.ts';
 import { WindowShareRecord, type TraceWindowsUpdated } from '../../schemas/events/traceWindowsUpdated.ts';
 import { deterministicEventId } from '../../schemas/ids.ts';
 import { KEY_SEP } from '../../schemas/topics.ts';
+import { maxOf } from '../core/arrays.ts';
 
 /**
  * Production windows over sampled traces, first stage: one source partition's share of every
@@ -179,7 +180,7 @@ export const pruneWindows = (s: WindowsState, o: WindowOptions): WindowsState =>
 
 /** The horizon: shares of windows ending before it are dropped (closed long ago). */
 export const horizonOf = (s: WindowsState, o: WindowOptions): number =>
-  watermarkOf(s, o) - Math.max(...o.specs.map((x) => x.size_ms));
+  watermarkOf(s, o) - maxOf(o.specs.map((x) => x.size_ms));
 
 const record = ({ fingerprints: _inMemory, ...share }: WindowShare): WindowShareRecord => share;
 

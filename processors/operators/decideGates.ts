@@ -19,6 +19,7 @@ import { versionKeyOf } from '../folds/versionSummary.ts';
 import { alertFor, totalOf, windowKeyOf, type AlertOptions, type WindowTotal } from '../folds/windowTotals.ts';
 import type { EventBatch } from '../ports.ts';
 import { weightOf, type Position } from './foldUnits.ts';
+import { pushAll } from '../core/arrays.ts';
 
 /**
  * What the gates see: their own books (owned partitions of passk.decisions) and three global tables,
@@ -220,7 +221,7 @@ export const decideGates = (store: GateStore, o: GateDecisionOptions): OperatorF
     const touched = applyGateInput(store, input, o.producer);
     const emitted: Decided[] = decideOpen(store, touched.versions, o.producer, o.minAttempts);
     const { windows, alerts } = decideWindows(store, touched.windows, o);
-    emitted.push(...alerts);
+    pushAll(emitted, alerts);
     if (input.source === 'tick') return { positions: [], weight: 0, emitted, windows };
     const { batch } = input;
     const positions =

@@ -5,6 +5,7 @@ import { evolveDataset, type DatasetEvent, type DatasetState } from '../folds/da
 import type { EventBatch } from '../ports.ts';
 import type { Position } from './foldUnits.ts';
 import { weightOf } from './foldUnits.ts';
+import { pushAll } from '../core/arrays.ts';
 
 /** Datasets of the owned partitions of passk.datasets: partition → dataset id → state. */
 export type DatasetTables = Map<number, Map<string, DatasetState>>;
@@ -37,7 +38,7 @@ export const foldDatasetBatch = (
     own.push(e);
     const step = evolveDataset(table.get(e.dataset_id), e, producer);
     table.set(e.dataset_id, step.state);
-    emitted.push(...step.emitted);
+    pushAll(emitted, step.emitted);
   }
   return { events: own, emitted };
 };

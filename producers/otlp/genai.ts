@@ -24,6 +24,7 @@ import {
   type Value,
 } from './conventions.ts';
 import type { AnyValue, OtlpLogsRequest, OtlpRequest, OtlpSpan } from './decode.ts';
+import { pushAll } from '../../processors/core/arrays.ts';
 
 export { attributesOf, valueOf } from './conventions.ts';
 
@@ -115,7 +116,7 @@ export const traceOf = (
 
   const verdicts: NonNullable<TraceCandidate['verdicts']> = [];
   const listed = parsed(a['passk.verdicts']);
-  if (Array.isArray(listed)) verdicts.push(...(listed as typeof verdicts));
+  if (Array.isArray(listed)) pushAll(verdicts, listed as typeof verdicts);
   const signals: Record<string, string | number | boolean> = {};
   for (const [k, v] of Object.entries(a)) {
     if (k.startsWith('passk.verdict.') && (typeof v === 'boolean' || v === null))
@@ -310,7 +311,9 @@ export const createSpanAssembler = (opts: AssemblerOptions = {}) => {
     if (before) {
       stats.heldBytes += bytes - before.bytes;
       before.root = root;
-      before.children.splice(0, before.children.length, ...children);
+      const next = children.slice(); // children may be before.children itself
+      before.children.length = 0;
+      pushAll(before.children, next);
       before.bytes = bytes;
       if (before.key === key) {
         out.duplicates++;
@@ -380,7 +383,7 @@ export const createSpanAssembler = (opts: AssemblerOptions = {}) => {
             const h = heldOf(span.traceId, now);
             const waiting = h.pending.get(span.spanId);
             if (waiting) {
-              view.events.push(...waiting);
+              pushAll(view.events, waiting);
               h.pending.delete(span.spanId);
             }
             const size = viewBytes(view);
@@ -398,7 +401,7 @@ export const createSpanAssembler = (opts: AssemblerOptions = {}) => {
           held.delete(traceId);
           stats.heldBytes -= h.bytes;
           const waiting = h.pending.get(root.span.spanId);
-          if (waiting) root.events.push(...waiting);
+          if (waiting) pushAll(root.events, waiting);
           children = h.views;
         }
         if (rec) {

@@ -1,4 +1,5 @@
 import { isWordChar, type Span, spanRedactor } from './text.ts';
+import { pushAll } from '../../processors/core/arrays.ts';
 
 /**
  * Emails by a scanner anchored on each `@` (and each written-out "at"), never a pattern run from every position: the
@@ -161,6 +162,6 @@ const findWrittenOut = (text: string): Span[] => {
 
 export const emailRedactor = spanRedactor('email', (text) => {
   const spans = text.includes('@') ? findAtSign(text) : [];
-  if (/ at |[[({<] ?at ?[\])}>]| @ /i.test(text)) spans.push(...findWrittenOut(text));
+  if (/ at |[[({<] ?at ?[\])}>]| @ /i.test(text)) pushAll(spans, findWrittenOut(text));
   return spans;
 });

@@ -1,4 +1,5 @@
 import { type Span, spanRedactor } from './text.ts';
+import { pushAll } from '../../processors/core/arrays.ts';
 
 /**
  * Secrets: keys and tokens of the common providers by their documented prefixes, JWTs, PEM blocks, credentials in
@@ -83,14 +84,15 @@ const groupSpans = (text: string, re: RegExp): Span[] => {
 
 export const findSecrets = (text: string): Span[] => {
   const spans: Span[] = [];
-  if (text.includes('-----BEGIN ')) spans.push(...findPem(text));
-  if (text.includes('eyJ')) spans.push(...groupSpans(text, JWT));
-  if (text.includes('://')) spans.push(...groupSpans(text, URL_CREDENTIALS));
-  if (PROVIDER_HINT.test(text)) for (const re of PROVIDER_KEYS) spans.push(...groupSpans(text, re));
-  spans.push(
-    ...groupSpans(text, AUTH).filter((s) => /\d|[A-Z].*[a-z]|[a-z].*[A-Z]|[._~+/-]/.test(text.slice(s.start, s.end))),
+  if (text.includes('-----BEGIN ')) pushAll(spans, findPem(text));
+  if (text.includes('eyJ')) pushAll(spans, groupSpans(text, JWT));
+  if (text.includes('://')) pushAll(spans, groupSpans(text, URL_CREDENTIALS));
+  if (PROVIDER_HINT.test(text)) for (const re of PROVIDER_KEYS) pushAll(spans, groupSpans(text, re));
+  pushAll(
+    spans,
+    groupSpans(text, AUTH).filter((s) => /\d|[A-Z].*[a-z]|[a-z].*[A-Z]|[._~+/-]/.test(text.slice(s.start, s.end))),
   );
-  if (NAMED_HINT.test(text)) spans.push(...groupSpans(text, NAMED_SECRET), ...groupSpans(text, NAMED_KEY));
+  if (NAMED_HINT.test(text)) pushAll(pushAll(spans, groupSpans(text, NAMED_SECRET)), groupSpans(text, NAMED_KEY));
   return spans;
 };
 

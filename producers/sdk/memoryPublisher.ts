@@ -3,6 +3,7 @@ import { validateEvent } from '../../schemas/codec.ts';
 import { EventTooLarge } from '../../schemas/errors.ts';
 import type { PasskEvent } from '../../schemas/events/index.ts';
 import { topicOf, type Topic } from '../../schemas/topics.ts';
+import { pushAll } from '../../processors/core/arrays.ts';
 
 export interface MemoryPublisher extends EventPublisher {
   /** Every published event, in publish order. */
@@ -28,10 +29,13 @@ export const createMemoryPublisher = (opts: { maxEventBytes?: number } = {}): Me
         if (size > max) throw new EventTooLarge(size, max, topicOf(event));
         return event;
       });
-      events.push(...checked);
+      pushAll(events, checked);
     },
     async publishRaw(topic, records) {
-      raw.push(...records.map((r) => ({ topic, ...r })));
+      pushAll(
+        raw,
+        records.map((r) => ({ topic, ...r })),
+      );
     },
     async close() {},
   };

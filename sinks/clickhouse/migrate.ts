@@ -4,6 +4,7 @@ import { MigrationError } from './errors.ts';
 import { renderCreateTable } from './schema/ddl.ts';
 import { checksumOf, MIGRATIONS, MIGRATIONS_TABLE, type Migration } from './schema/migrations.ts';
 import { toDateTime64 } from './time.ts';
+import { maxOf } from '../../processors/core/arrays.ts';
 
 export interface MigrateResult {
   /** Versions applied by this call, in order (empty when the store was up to date). */
@@ -66,6 +67,6 @@ export const migrate = async (
   }
   return {
     applied,
-    current: Math.max(0, ...migrations.map((m) => m.version).filter((v) => done.has(v) || applied.includes(v))),
+    current: Math.max(0, maxOf(migrations.map((m) => m.version).filter((v) => done.has(v) || applied.includes(v)))),
   };
 };

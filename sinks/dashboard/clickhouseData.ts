@@ -25,6 +25,7 @@ import {
 } from './queries.ts';
 import { explorerView } from './explorerView.ts';
 import { rowView } from './rowView.ts';
+import { pushAll } from '../../processors/core/arrays.ts';
 
 /**
  * The dashboard's data from the store (ClickHouse server or embedded chDB), through the typed queries of
@@ -174,7 +175,10 @@ export const clickhouseDashboardData = (client: Querier): DashboardData => ({
           limit: 1000,
           offset,
         });
-        out.push(...rows.filter((r) => !q.failed || failureSignals(traceOfRow(r)).length > 0));
+        pushAll(
+          out,
+          rows.filter((r) => !q.failed || failureSignals(traceOfRow(r)).length > 0),
+        );
         if (rows.length < 1000) break;
       }
       return out.slice(0, limit);

@@ -14,6 +14,7 @@ import { traceListItem } from './traceItem.ts';
 import { explorerView } from './explorerView.ts';
 import { rowView } from './rowView.ts';
 import { KEY_SEP } from '../../schemas/topics.ts';
+import { maxOf, pushAll } from '../../processors/core/arrays.ts';
 
 /**
  * The dashboard's data over events held in memory, computed with the same pure core as every other surface.
@@ -68,7 +69,7 @@ export const createMemoryDashboardData = (initial: readonly PasskEvent[] = []) =
           ...g.key,
           rows: g.rows.size,
           trials: trials.length,
-          last_at: Math.max(...trials.map((t) => t.occurred_at)),
+          last_at: maxOf(trials.map((t) => t.occurred_at)),
         };
       }),
     overview: async (scope) =>
@@ -188,5 +189,5 @@ export const createMemoryDashboardData = (initial: readonly PasskEvent[] = []) =
       );
     },
   };
-  return { data, append: (more: readonly PasskEvent[]) => void events.push(...more) };
+  return { data, append: (more: readonly PasskEvent[]) => void pushAll(events, more) };
 };

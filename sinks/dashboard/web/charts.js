@@ -44,7 +44,7 @@ const mount = (build, height, label) => {
 /** A y floor a little under the lowest value, in steps of 10%, so curves near the top stay readable. */
 const floorOf = (columns) => {
   const values = columns.flat().filter((x) => typeof x === 'number');
-  return values.length ? Math.max(0, Math.floor((Math.min(...values) - 0.05) * 10) / 10) : 0;
+  return values.length ? Math.max(0, Math.floor((values.reduce((a, b) => Math.min(a, b)) - 0.05) * 10) / 10) : 0;
 };
 
 const pctAxis = { values: (_u, ticks) => ticks.map((t) => `${Math.round(t * 100)}%`) };
