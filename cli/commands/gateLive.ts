@@ -375,7 +375,7 @@ const statusBlocks = (s: ComparisonStatus): Block[] => {
     return [...lines, text('decided: passk gate --declare … --wait prints the verdict again')];
   const rowSet = rowSetLine(s);
   if (rowSet) lines.push(rowSet);
-  if (s.status === 'open') lines.push(...[s.baseline, s.candidate].map((v) => versionLine(s, v)));
+  if (s.status === 'open') lines.push(versionLine(s, s.baseline), versionLine(s, s.candidate));
   if (s.confirmations)
     for (const [v, rows] of Object.entries(s.confirmations.waiting))
       lines.push(
