@@ -153,6 +153,34 @@ describe('the dashboard server', () => {
     }
   });
 
+  it('answers ten identical concurrent requests with one query, and asks again once the watermark moves', async () => {
+    const mark = { value: 'w1' };
+    let asked = 0;
+    const data = stubData(mark);
+    server = await createDashboardServer({
+      port: 0,
+      pollMs: 60_000,
+      data: {
+        ...data,
+        overview: async (scope) => {
+          asked++;
+          await new Promise((r) => setTimeout(r, 50));
+          return [{ suite: scope.suite, mark: mark.value }] as never;
+        },
+      },
+    });
+    const path = '/api/overview?suite=s&dataset_version=d1';
+    const replies = await Promise.all(Array.from({ length: 10 }, () => get(server!.port, path)));
+    expect(replies.map((r) => r.status)).toEqual(Array(10).fill(200));
+    expect(new Set(replies.map((r) => r.body)).size).toBe(1);
+    expect(asked).toBe(1);
+    expect((await get(server.port, path)).body).toBe(replies[0]!.body);
+    expect(asked).toBe(1);
+    mark.value = 'w2';
+    expect(JSON.parse((await get(server.port, path)).body)).toEqual([{ suite: 's', mark: 'w2' }]);
+    expect(asked).toBe(2);
+  });
+
   it('confirms a failure only with the write token and a complete body, through the confirm port', async () => {
     const calls: unknown[] = [];
     const review = {

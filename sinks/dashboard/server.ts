@@ -7,6 +7,7 @@ import { BadRequest, ConfirmBody, ROUTES } from './api.ts';
 import { authorize, bearerToken, checkBinding, DashboardConfigError, isLoopback, tokenCookie } from './auth.ts';
 import type { DashboardData } from './data.ts';
 import { readBody } from './localApi.ts';
+import { sharedAnswers } from './sharedAnswers.ts';
 import { readStatic, resolveStatic } from './staticFiles.ts';
 import { createUpdateHub, type LiveStatus } from './updates.ts';
 
@@ -118,7 +119,9 @@ export const createDashboardServer = async (opts: DashboardServerOptions): Promi
   const onError =
     opts.onError ??
     ((e: unknown) => process.stderr.write(`dashboard: ${e instanceof Error ? e.message : String(e)}\n`));
-  const hub = createUpdateHub({ watermark: () => opts.data.watermark(), intervalMs: opts.pollMs, onError });
+  // identical questions share one answer, kept until the store's watermark moves
+  const data = sharedAnswers(opts.data);
+  const hub = createUpdateHub({ watermark: () => data.watermark(), intervalMs: opts.pollMs, onError });
   let port = opts.port ?? 7357;
 
   const handle = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
@@ -146,7 +149,7 @@ export const createDashboardServer = async (opts: DashboardServerOptions): Promi
     const route = ROUTES[url.pathname];
     if (route) {
       try {
-        return sendJson(res, 200, await route(opts.data, url.searchParams));
+        return sendJson(res, 200, await route(data, url.searchParams));
       } catch (e) {
         if (e instanceof BadRequest) return sendJson(res, 400, { error: e.message });
         onError(e);
