@@ -7,7 +7,6 @@ import { CommitRejected, ConsumerMisuse } from '../errors.ts';
 import { BackendUnavailable } from '../../schemas/errors.ts';
 import { FENCED_COMMIT_TYPES, classifyKafkaError, protocolTypes } from './errors.ts';
 import { createHandoffQueue } from './handoffQueue.ts';
-import './kafkajsFixes.ts'; // before any consumer runs: see there
 import type { TopicNames } from './topics.ts';
 
 type TP = { topic: string; partition: number };

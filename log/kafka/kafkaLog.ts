@@ -7,6 +7,7 @@ import type { DeadLetter, EventConsumer, EventLog } from '../../processors/ports
 import { createDeadLetterWriter, fromDeadLetterRecord, toDeadLetterRecord } from '../deadLetters.ts';
 import { createKafkaConsumer } from './consumer.ts';
 import { classifyKafkaError } from './errors.ts';
+import { applyKafkajsFixes } from './kafkajsFixes.ts';
 import { createKafkaPublisher, type KafkaPublisher } from './publisher.ts';
 import { createRegistryCodec, type RegistryCodec } from './registryCodec.ts';
 import { RECORD_OVERHEAD_BYTES, ensureTopics, partitionCounts, topicNames } from './topics.ts';
@@ -108,6 +109,8 @@ const sweepOneUseGroups = async (admin: Admin, namespace: string, own: ReadonlyS
 
 /** Kafka + a Confluent-compatible schema registry behind the EventLog port. */
 export const createKafkaEventLog = async (opts: KafkaEventLogOptions): Promise<EventLog> => {
+  // kafkajs's fixes, before any of its clients is made: here, not at import (see kafkajsFixes.ts)
+  applyKafkajsFixes();
   const namespace = opts.namespace ?? '';
   const maxEventBytes = opts.maxEventBytes ?? 1_000_000;
   const names = topicNames(namespace);

@@ -1,25 +1,77 @@
 /**
- * A fix of kafkajs 2.2.4, applied to its consumer's `Runner` when this module is loaded (log/kafka/consumer.ts
- * imports it). A prototype is shared, so the fix holds whichever module loaded kafkajs first.
+ * kafkajs 2.2.4 (its last release, February 2023) and the five of its bugs the fault campaign met
+ * (docs/reliability.md, fixes 4, 6, 8, 11 and 12). Four are worked around in passk's own calls to kafkajs, where
+ * the bug bites; one, the Runner race, can only be fixed inside kafkajs, and is: `applyKafkajsFixes()` patches
+ * kafkajs's `Runner.prototype.fetch`. The Kafka backend calls it when it creates its clients
+ * (`createKafkaEventLog`), never an import: `import { createRecorder } from 'passk'`, or the embedded backend,
+ * leaves kafkajs as it is (test/integration/kafkajsUntouched.int.test.ts). A prototype is shared, so once a Kafka
+ * event log is opened the fix holds for every kafkajs consumer of the process, the host application's too (it makes
+ * a stopped runner's orphaned fetcher fail instead of spinning; a running one is not affected).
  *
- * The bug (the fault campaign's hung processor, seeds 23728618 and 24275029; docs/reliability.md, fix 12): a
- * consumer stopped while its fetch manager replaces its fetchers (a broker left or came back, so the brokers'
- * node ids changed) gets new fetchers after the stop. `FetchManager.start` stops the old ones on
- * `KafkaJSFetcherRebalanceError` and then, with no check of a stop, creates and starts new ones; `Runner.stop`
- * had already set `running = false` and stopped the old ones, so nobody stops the new. Each of them then asks
- * `Runner.fetch` for batches, which answers `[]` at once when the runner is not running, and asks again: a loop of
- * promises that never waits for a timer or I/O, so the process's event loop is held for good (100% CPU, no
- * timers, no SIGTERM handler), and the runner's stop waits for it for ever. The race needs a stop (passk closes its
- * one-use consumers when a read is done) within the moment a fetcher sees the node ids change.
- *
- * The fix: `Runner.fetch` of a runner that is not running fails (non-retriable) instead of answering `[]`. Only such
- * orphaned fetchers can call it then (a stop ends the fetchers it knows of in the same tick as it clears `running`),
- * so the error ends them, the fetch manager's start rejects, and the runner ends as a crashed one, which kafkajs
- * restarts only if passk's consumer still wants it (`restartOnFailure`).
- * log/kafka/kafkajsFixes.int.test.ts stages the race on kafkajs's own Runner and fetch manager
- * (runnerRace.testkit.ts): without the fix it holds the event loop, with it every stop returns.
+ * Each bug has a canary (log/kafka/kafkajsCanaries.unit.test.ts, log/kafka/kafkajsFixes.int.test.ts): a test that
+ * stages the bug on kafkajs's own code, or pins what passk depends on, and passes while kafkajs still has it. When
+ * an upgrade fixes one, its canary fails: remove the workaround then. docs/event-log.md says what a move to a
+ * maintained client would take.
  */
 import { createRequire } from 'node:module';
+
+export interface KafkajsBug {
+  /** The fault campaign's fix (docs/reliability.md). */
+  readonly fix: number;
+  readonly bug: string;
+  /** The upstream issue or pull request, or null when none was found (then it is unreported). */
+  readonly upstream: string | null;
+  /** Where passk works around it. */
+  readonly workaround: string;
+  /** The test that fails once kafkajs no longer has the bug. */
+  readonly canary: string;
+}
+
+export const KAFKAJS_BUGS: readonly KafkajsBug[] = [
+  {
+    fix: 4,
+    bug:
+      'sendBatch to partitions on several brokers retries only the brokers without an answer: records of a partition ' +
+      'whose leadership moved to a broker that had answered are never sent, and the call resolves (acknowledged loss)',
+    upstream:
+      'https://github.com/tulios/kafkajs/issues/1303 (fix: https://github.com/tulios/kafkajs/pull/1798, unmerged)',
+    workaround: 'log/kafka/publisher.ts: one sendBatch per topic-partition',
+    canary: 'log/kafka/kafkajsCanaries.unit.test.ts: "sendMessages forgets a partition whose leader moved"',
+  },
+  {
+    fix: 6,
+    bug: 'a producer.connect() that fails after the seed broker connected leaves that connection open',
+    upstream: null,
+    workaround: 'log/kafka/publisher.ts: a producer whose connect failed is disconnected',
+    canary: 'log/kafka/kafkajsCanaries.unit.test.ts: "kafkajs is still 2.2.4"',
+  },
+  {
+    fix: 8,
+    bug:
+      'the admin answers offsets reads from cached metadata that concurrent refreshes can lose a topic from: ' +
+      'fetchOffsets then answers that topic with no partitions, silently',
+    upstream: null,
+    workaround:
+      'log/kafka/consumer.ts: an offsets read must cover every partition the topic had; a short one is read again',
+    canary: 'log/kafka/kafkajsCanaries.unit.test.ts: "kafkajs is still 2.2.4"',
+  },
+  {
+    fix: 11,
+    bug: 'while kafkajs restarts a crashed consumer it refuses a commit with an untyped "not initialized" error',
+    upstream: null,
+    workaround: 'log/kafka/consumer.ts: that refusal, before the close, is a fenced commit (CommitRejected)',
+    canary: 'log/kafka/kafkajsCanaries.unit.test.ts: "a commit outside a run is refused with the message passk reads"',
+  },
+  {
+    fix: 12,
+    bug:
+      'a consumer stopped while its fetch manager replaces its fetchers gets new fetchers after the stop, which ' +
+      "spin on the stopped runner's fetch and hold the event loop for good",
+    upstream: null,
+    workaround: 'log/kafka/kafkajsFixes.ts: applyKafkajsFixes() (Runner.prototype.fetch of a stopped runner fails)',
+    canary: 'log/kafka/kafkajsFixes.int.test.ts: "kafkajs 2.2.4 as shipped holds the event loop for good"',
+  },
+];
 
 const require = createRequire(import.meta.url);
 
@@ -27,12 +79,30 @@ interface RunnerPrototype {
   running: boolean;
   fetch(nodeId: number): Promise<unknown[]>;
 }
-const Runner = require('kafkajs/src/consumer/runner.js') as { prototype: RunnerPrototype & { passkFixed?: true } };
-const { KafkaJSNonRetriableError } = require('kafkajs/src/errors.js') as {
-  KafkaJSNonRetriableError: new (message: string) => Error;
-};
 
-if (!Runner.prototype.passkFixed) {
+/** kafkajs's consumer Runner, whose prototype the fix patches (exported for the tests that check it is untouched). */
+export const kafkajsRunner = (): { prototype: RunnerPrototype & { passkFixed?: true } } =>
+  require('kafkajs/src/consumer/runner.js') as { prototype: RunnerPrototype & { passkFixed?: true } };
+
+/**
+ * Fix 12 (docs/reliability.md): a consumer stopped while its fetch manager replaces its fetchers (a broker left or
+ * came back, so the brokers' node ids changed) gets new fetchers after the stop. `FetchManager.start` stops the old
+ * ones on `KafkaJSFetcherRebalanceError` and then, with no check of a stop, creates and starts new ones;
+ * `Runner.stop` had already set `running = false` and stopped the old ones, so nobody stops the new. Each of them
+ * then asks `Runner.fetch` for batches, which answers `[]` at once when the runner is not running, and asks again: a
+ * loop of promises that never waits for a timer or I/O, so the process's event loop is held for good.
+ *
+ * The fix: `Runner.fetch` of a runner that is not running fails (non-retriable) instead of answering `[]`. Only such
+ * orphaned fetchers can call it then (a stop ends the fetchers it knows of in the same tick as it clears `running`),
+ * so the error ends them, the fetch manager's start rejects, and the runner ends as a crashed one, which kafkajs
+ * restarts only if the consumer still wants it (`restartOnFailure`). Applying it twice changes nothing.
+ */
+export const applyKafkajsFixes = (): void => {
+  const Runner = kafkajsRunner();
+  if (Runner.prototype.passkFixed) return;
+  const { KafkaJSNonRetriableError } = require('kafkajs/src/errors.js') as {
+    KafkaJSNonRetriableError: new (message: string) => Error;
+  };
   const fetch = Runner.prototype.fetch;
   Runner.prototype.fetch = async function (this: RunnerPrototype, nodeId: number) {
     if (!this.running)
@@ -40,6 +110,4 @@ if (!Runner.prototype.passkFixed) {
     return fetch.call(this, nodeId);
   };
   Runner.prototype.passkFixed = true;
-}
-
-export const KAFKAJS_RUNNER_FIXED = true;
+};

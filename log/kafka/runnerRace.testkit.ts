@@ -1,12 +1,12 @@
 /**
  * Stages kafkajs 2.2.4's stop-during-rebalance race on its own `Runner` and fetch manager, with a stand-in consumer
  * group (no broker): brokers' node ids change, and the runner is stopped a few ms later, at eleven offsets. Prints
- * `ok` once every stop has returned and timers still run. Without the fix of kafkajsFixes.ts the process's event
+ * `ok` once every stop has returned and timers still run. Without the fix of kafkajsFixes.ts (`applyKafkajsFixes`) the process's event
  * loop is held instead (nothing is printed). `node --import tsx log/kafka/runnerRace.testkit.ts [fixed|unfixed]`
  */
 import { createRequire } from 'node:module';
 
-if (process.argv[2] === 'fixed') await import('./kafkajsFixes.ts');
+if (process.argv[2] === 'fixed') (await import('./kafkajsFixes.ts')).applyKafkajsFixes();
 const require = createRequire(import.meta.url);
 type RunnerLike = { start(): Promise<void>; stop(): Promise<void> };
 const Runner = require('kafkajs/src/consumer/runner.js') as new (o: object) => RunnerLike;

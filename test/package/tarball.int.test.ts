@@ -69,7 +69,7 @@ describe('the packed tarball on plain Node 20', () => {
     expect(pkg.bin.passk).toBe('bin/passk.mjs');
   });
 
-  it('imports createRecorder from passk, records trials to an embedded data dir, and npx passk reports them', () => {
+  it('imports createRecorder from passk (kafkajs left as installed), records trials to an embedded data dir, and npx passk reports them', () => {
     const trials = Array.from({ length: 12 }, (_, i) => ({
       suite: 'refunds',
       dataset_version: 'v1',
@@ -83,8 +83,12 @@ describe('the packed tarball on plain Node 20', () => {
     writeFileSync(
       join(app, 'record.mjs'),
       `import { readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import Database from 'better-sqlite3';
-import { createRecorder } from 'passk';
+// kafkajs as passk resolves it, before passk is imported: neither the import nor the embedded backend may patch it
+const Runner = createRequire(new URL('./node_modules/passk/package.json', import.meta.url))('kafkajs/src/consumer/runner.js');
+const shipped = Object.getOwnPropertyDescriptors(Runner.prototype);
+const { createRecorder } = await import('passk');
 const recorder = await createRecorder({ backend: { backend: 'embedded', dataDir: './data' } });
 for (const line of readFileSync('trials.jsonl', 'utf8').trim().split('\\n')) {
   const { agent_version, ...t } = JSON.parse(line);
@@ -93,13 +97,17 @@ for (const line of readFileSync('trials.jsonl', 'utf8').trim().split('\\n')) {
 await recorder.close();
 const db = new Database('./data/log.sqlite', { readonly: true });
 const onDisk = db.prepare("SELECT count(*) AS n FROM records WHERE topic = 'passk.trials'").get().n;
-console.log(JSON.stringify({ stats: recorder.stats, onDisk, loaders: process.execArgv }));
+const now = Object.getOwnPropertyDescriptors(Runner.prototype);
+const kafkajsUntouched = Object.keys(now).length === Object.keys(shipped).length &&
+  Object.entries(shipped).every(([k, d]) => now[k]?.value === d.value && now[k]?.get === d.get);
+console.log(JSON.stringify({ stats: recorder.stats, onDisk, loaders: process.execArgv, kafkajsUntouched }));
 `,
     );
     const recorded = JSON.parse(run(process.execPath, ['record.mjs'], app));
     expect(recorded.stats.sent).toBe(12);
     expect(recorded.onDisk).toBe(12);
     expect(recorded.loaders).toEqual([]);
+    expect(recorded.kafkajsUntouched).toBe(true);
     expect(readdirSync(join(app, 'data'))).toContain('log.sqlite');
 
     const report = JSON.parse(run('npx', ['--no-install', 'passk', 'report', '--json', 'trials.jsonl'], app));
