@@ -5,6 +5,7 @@ import { parseMustNotBreakList } from '../../producers/files/mustNotBreakFile.ts
 import type { EventLog } from '../../processors/ports.ts';
 import {
   DEFAULT_RUN_RETRY,
+  DEFAULT_STOP_AFTER,
   confirmationRequests,
   runConfirmations,
   runDataset,
@@ -66,6 +67,7 @@ type RunFlags = {
   follow?: boolean;
   poll: number;
   resume: boolean;
+  stopAfter: number;
   json?: boolean;
 };
 
@@ -215,6 +217,16 @@ const summaryBlocks = (s: RunSummary) => [
             .join(', ')}`,
           'warn',
         ),
+        ...Object.entries(s.messages).map(([k, m]) => text(`${k}: ${m}`, 'warn')),
+      ]
+    : []),
+  ...(s.stopped
+    ? [
+        text(
+          `stopped: the first ${s.stopped.trials} trials were all ungraded (${s.stopped.kind}): the agent is broken, ` +
+            'not wrong, so the rest of the budget was not spent. Fix the agent (its error is above), then run again.',
+          'bad',
+        ),
       ]
     : []),
 ];
@@ -317,6 +329,12 @@ export const runCommand = (program: Command): void => {
       2_000,
     )
     .option('--no-resume', 'do not read the log for attempts already recorded')
+    .option(
+      '--stop-after <n>',
+      'stop (exit 3) when the first n trials are all ungraded with the same error: a broken agent, not a verdict; 0 = never',
+      nonNegativeInt('--stop-after'),
+      DEFAULT_STOP_AFTER,
+    )
     .option('--json', 'print the summary as JSON (no progress bar)')
     .addHelpText(
       'after',
@@ -330,7 +348,8 @@ Examples:
   passk run --dataset rows.jsonl --agent baseline.ts --confirmations   # then the same with candidate.ts
   passk run --dataset rows.jsonl --agent candidate.ts --confirmations --follow   # until SIGTERM
 
-Exit codes: 0 every planned trial recorded, 1 the run stopped early (partial), 2 bad input, 3 backend unavailable.`),
+Exit codes: 0 every planned trial recorded, 1 the run stopped early (partial), 2 bad input, 3 backend unavailable
+or the agent is (its first --stop-after trials all ungraded with the same error).`),
     )
     .action(async (flags: RunFlags, cmd: Command) => {
       if (flags.isolation !== 'worker' && flags.isolation !== 'none')
@@ -366,6 +385,7 @@ Exit codes: 0 every planned trial recorded, 1 the run stopped early (partial), 2
         retry: { ...DEFAULT_RUN_RETRY, retries: flags.retries },
         isolation: flags.isolation,
         resume: flags.resume,
+        stopAfter: flags.stopAfter,
         ...(flags.grader ? { grader: flags.grader } : {}),
         ...(flags.regexFlags ? { regexFlags: flags.regexFlags } : {}),
         ...(flags.schema ? { schemaFile: flags.schema } : {}),
@@ -439,6 +459,11 @@ Exit codes: 0 every planned trial recorded, 1 the run stopped early (partial), 2
           config,
         ).catch(exitOnUnavailable);
         bar.stop();
+        if (summary.stopped) {
+          process.stdout.write(flags.json ? renderJson(summary) : renderTerminal(summaryBlocks(summary)));
+          process.exitCode = EXIT.unavailable;
+          return;
+        }
         process.stdout.write(
           flags.json
             ? renderJson(summary)

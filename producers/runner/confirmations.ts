@@ -96,6 +96,7 @@ const nothingToRun = (runId: string, recorded: number): RunSummary => ({
   costUsd: 0,
   tokens: { input: 0, output: 0 },
   errors: {},
+  messages: {},
 });
 
 export interface ConfirmationRun {

@@ -13,6 +13,7 @@ export { recordedAttempts } from './resume.ts';
 export { DEFAULT_RUN_RETRY, runDataset, type RunDatasetDeps, type RunOptions } from './runDataset.ts';
 export {
   attemptKey,
+  DEFAULT_STOP_AFTER,
   plannedAttempts,
   runTrials,
   type RunDeps,

@@ -37,6 +37,8 @@ export interface RunOptions extends GraderChoice {
   readonly confirm?: { readonly rows: readonly { suite?: string; row_id: string }[]; readonly extra: number };
   /** Read the log to skip attempts already recorded. @default true */
   readonly resume?: boolean;
+  /** Stop when the first this many trials all fail the same way (ungraded); 0 = never. @default 5 */
+  readonly stopAfter?: number;
 }
 
 export interface RunDatasetDeps {
@@ -162,6 +164,7 @@ export const executeRun = async (
         concurrency: opts.concurrency ?? 8,
         timeoutMs: opts.timeoutMs ?? 60_000,
         retry: opts.retry ?? DEFAULT_RUN_RETRY,
+        ...(opts.stopAfter !== undefined ? { stopAfter: opts.stopAfter } : {}),
       },
       {
         agent: p.agent,

@@ -23,6 +23,12 @@ export interface RunPlan {
   readonly concurrency: number;
   readonly timeoutMs: number;
   readonly retry: RetryPolicy;
+  /**
+   * When the first this many trials (or all of them, if fewer) are all ungraded with the same error kind, the
+   * run stops scheduling: the agent is broken, not wrong, and the rest of the budget would go the same way.
+   * 0 = never stop. @default 5
+   */
+  readonly stopAfter?: number;
 }
 
 export interface RunDeps {
@@ -57,7 +63,14 @@ export interface RunSummary extends RunProgress {
   readonly tokens: { input: number; output: number };
   /** Error kinds of failed and ungraded trials, with counts. */
   readonly errors: Record<string, number>;
+  /** The first error message recorded for each error kind (redacted, as the trial keeps it). */
+  readonly messages: Record<string, string>;
+  /** Set when the run stopped itself because its first trials all failed the same way (see `stopAfter`). */
+  readonly stopped?: { readonly kind: string; readonly trials: number; readonly message?: string };
 }
+
+/** @default 5: how many first trials failing the same way stop a run. */
+export const DEFAULT_STOP_AFTER = 5;
 
 export const attemptKey = (rowId: string, attempt: number): string => `${rowId}${KEY_SEP}${attempt}`;
 
@@ -92,6 +105,10 @@ export const runTrials = async (plan: RunPlan, deps: RunDeps): Promise<RunSummar
     ungraded: 0,
   };
   const errors: Record<string, number> = {};
+  const messages: Record<string, string> = {};
+  const stopAfter = Math.min(plan.stopAfter ?? DEFAULT_STOP_AFTER, todo.length);
+  const first: (string | null)[] = [];
+  let stopped: RunSummary['stopped'];
   let retries = 0;
   let costUsd = 0;
   const tokens = { input: 0, output: 0 };
@@ -108,7 +125,7 @@ export const runTrials = async (plan: RunPlan, deps: RunDeps): Promise<RunSummar
 
   let next = 0;
   const worker = async (): Promise<void> => {
-    while (next < todo.length && !deps.signal?.aborted) {
+    while (next < todo.length && !deps.signal?.aborted && !stopped) {
       const { row, attempt } = todo[next++]!;
       const id = trialEventId({ ...plan.identity, row_id: row.id, attempt });
       const outcome = await runTrial(ctx, row, attempt, id);
@@ -120,6 +137,13 @@ export const runTrials = async (plan: RunPlan, deps: RunDeps): Promise<RunSummar
       tokens.input += t.tokens?.input ?? 0;
       tokens.output += t.tokens?.output ?? 0;
       if (t.error_kind) errors[t.error_kind] = (errors[t.error_kind] ?? 0) + 1;
+      if (t.error_kind && t.error_message && !(t.error_kind in messages)) messages[t.error_kind] = t.error_message;
+      if (first.length < stopAfter) {
+        first.push(t.passed === null ? (t.error_kind ?? 'ungraded') : null);
+        const kind = first[0];
+        if (first.length === stopAfter && kind && first.every((k) => k === kind))
+          stopped = { kind, trials: stopAfter, ...(messages[kind] ? { message: messages[kind] } : {}) };
+      }
       counts.done++;
       if (t.passed === null) counts.ungraded++;
       else if (t.passed) counts.passed++;
@@ -155,5 +179,7 @@ export const runTrials = async (plan: RunPlan, deps: RunDeps): Promise<RunSummar
     costUsd,
     tokens,
     errors,
+    messages,
+    ...(stopped ? { stopped } : {}),
   };
 };

@@ -260,7 +260,9 @@ describe('command and HTTP agents', () => {
     await expect(
       temp.run({ row_id: 'r', attempt: 0, run_id: 'x', trial_id: 't', seed: 1, input: '' }, { timeoutMs: 20_000 }),
     ).rejects.toMatchObject({ kind: 'agent_tempfail', retriable: true });
-    const bad = createCommandAgent({ command: script('process.exit(3)') });
+    const bad = createCommandAgent({
+      command: script(`console.log(JSON.stringify({output: 'no', error: {kind: 'refused'}}));process.exit(3)`),
+    });
     await expect(
       bad.run({ row_id: 'r', attempt: 0, run_id: 'x', trial_id: 't', seed: 1, input: '' }, { timeoutMs: 20_000 }),
     ).rejects.toMatchObject({ kind: 'agent_exit' });
@@ -268,6 +270,62 @@ describe('command and HTTP agents', () => {
     await expect(
       slow.run({ row_id: 'r', attempt: 0, run_id: 'x', trial_id: 't', seed: 1, input: '' }, { timeoutMs: 300 }),
     ).rejects.toBeInstanceOf(TrialTimeout);
+  });
+
+  it('a command that cannot start, exits non-zero without a result, or writes a traceback is infrastructure, with its stderr', async () => {
+    const req = { row_id: 'r', attempt: 0, run_id: 'x', trial_id: 't', seed: 1, input: '' };
+    const failure = (command: string) => createCommandAgent({ command }).run(req, { timeoutMs: 20_000 });
+    await expect(failure('no-such-command-passk-test')).rejects.toMatchObject({
+      kind: 'agent_spawn',
+      retriable: true,
+      message: expect.stringMatching(/not found/),
+    });
+    await expect(
+      failure(`node -e "console.error('line one'); console.error('line two'); process.exit(2)"`),
+    ).rejects.toMatchObject({
+      kind: 'agent_no_result',
+      retriable: true,
+      message: 'the agent exited with code 2 without a result: line one | line two',
+    });
+    const py = `python3 -c "import sys; print('partial'); raise ValueError('bad row')"`;
+    await expect(failure(py)).rejects.toMatchObject({
+      kind: 'agent_traceback',
+      retriable: true,
+      message: expect.stringMatching(
+        /^the agent crashed with a traceback \(exit 1\): Traceback \(most recent call last\):.*ValueError: bad row$/,
+      ),
+    });
+    await expect(failure(`node -e "throw new Error('boom')"`)).rejects.toMatchObject({ kind: 'agent_traceback' });
+  });
+
+  it('records an infrastructure failure ungraded, its stderr redacted, and stops a run whose first trials all fail the same way', async () => {
+    const agent = createCommandAgent({
+      command: `node -e "console.error('cannot reach ops@example.com'); process.exit(2)"`,
+    });
+    const { summary, trials } = await runWith(agent, {
+      rows: rows(['a', 'b', 'c', 'd', 'e', 'f', 'g', 'h']),
+      concurrency: 1,
+      stopAfter: 3,
+    });
+    expect(summary.stopped).toEqual({
+      kind: 'agent_no_result',
+      trials: 3,
+      message: 'the agent exited with code 2 without a result: cannot reach [EMAIL]',
+    });
+    expect(trials).toHaveLength(3);
+    expect(trials.every((t) => t.passed === null && t.error_message === summary.stopped?.message)).toBe(true);
+    expect(summary.messages).toEqual({ agent_no_result: summary.stopped?.message });
+  });
+
+  it('does not stop a run whose first trials fail in different ways or pass', async () => {
+    const agent = fakeAgent(async (input) => {
+      if (input === 'a') throw Object.assign(new Error('down'), { status: 503 });
+      if (input === 'b') throw new TrialTimeout(1);
+      return { output: 'ok' };
+    });
+    const { summary } = await runWith(agent, { rows: rows(['a', 'b', 'c', 'd']), k: 1, concurrency: 1, stopAfter: 2 });
+    expect(summary.stopped).toBeUndefined();
+    expect(summary.done).toBe(4);
   });
 
   describe('over HTTP', () => {

@@ -7,6 +7,10 @@ import { AgentUnavailable, classifyFailure } from './agents/failures.ts';
 import type { Agent, AgentResult } from './agents/types.ts';
 import { asText, type DatasetRow } from './dataset.ts';
 import type { Grade, Grader } from './graders/types.ts';
+import { clipText, redactText } from '../redaction/index.ts';
+
+/** An error's words as a trial keeps them: redacted (they may quote the input or a secret) and clipped. */
+export const errorMessage = (message: string): string => clipText(redactText(message), 1_000);
 
 export interface TrialContext {
   readonly agent: Agent;
@@ -90,9 +94,10 @@ export const runTrial = async (
     );
   } catch (e) {
     const c = classifyFailure(e);
+    const said = c.message ? { error_message: errorMessage(c.message) } : {};
     const trial: TrialInput = c.infra
-      ? { ...base, passed: null, error_kind: c.kind, failure_category: 'test_environment' }
-      : { ...base, passed: false, score: 0, error_kind: c.kind };
+      ? { ...base, passed: null, error_kind: c.kind, failure_category: 'test_environment', ...said }
+      : { ...base, passed: false, score: 0, error_kind: c.kind, ...said };
     return { trial, retries };
   }
 
@@ -116,6 +121,7 @@ export const runTrial = async (
         passed: false,
         score: 0,
         error_kind: result.error.kind,
+        ...(result.error.message ? { error_message: errorMessage(result.error.message) } : {}),
         ...(checks ? { checks } : {}),
       },
       retries,

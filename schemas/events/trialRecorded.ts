@@ -63,6 +63,11 @@ export const TrialRecorded = z.object({
   forbidden_actions: z.array(z.string()).optional(),
   error_kind: z.string().nullable().optional(),
   failure_category: FailureCategory.nullable().optional(),
+  /**
+   * What went wrong, in words, for a failed or ungraded trial: for a command agent, the first lines of its stderr
+   * (redacted). Never graded on.
+   */
+  error_message: z.string().optional(),
   cost_usd: z.number().nonnegative().optional(),
   tokens: z.object({ input: z.number().int().nonnegative(), output: z.number().int().nonnegative() }).optional(),
   latency_ms: z.number().nonnegative().optional(),

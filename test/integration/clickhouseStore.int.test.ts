@@ -105,6 +105,7 @@ const fixtureTrials: TrialRecorded[] = Object.entries(verdicts).flatMap(([versio
         ...(categories[`${version}/${row}/${attempt}`]
           ? { failure_category: categories[`${version}/${row}/${attempt}`] as never }
           : {}),
+        ...(passed === null ? { error_message: 'the agent exited with code 2 without a result: boom' } : {}),
         output: `out-${row}-${attempt}`,
       }),
     ),
@@ -155,6 +156,13 @@ for (const c of targets)
       // An applied migration whose statements changed is refused, not re-run.
       const edited = [{ ...MIGRATIONS[0]!, up: () => ['SELECT 1'] }];
       await expect(migrate(store.client, { migrations: edited })).rejects.toBeInstanceOf(MigrationError);
+    });
+
+    it("keeps an ungraded trial's error message (migration 10), and a trial without one reads back without one", async () => {
+      const trials = await loadTrialsForReport(store.client, { suites: ['s'], agentVersions: ['cand'] });
+      expect(
+        trials.filter((t) => t.error_message !== undefined).map((t) => [t.row_id, t.attempt, t.error_message]),
+      ).toEqual([['r3', 3, 'the agent exited with code 2 without a result: boom']]);
     });
 
     it('sets and removes the trace retention', async () => {

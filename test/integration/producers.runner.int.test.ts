@@ -173,6 +173,32 @@ describe('passk run on the example refund agent', () => {
     ).toBe(true);
   });
 
+  it('a broken command agent (a typo in its file name) stops the run with exit 3 and its stderr, never a verdict', async () => {
+    const data = join(dir, 'typo');
+    const run = passk(data, [
+      'run',
+      '--dataset',
+      DATASET,
+      '--agent',
+      'cmd:python3 agnt.py',
+      '--k',
+      '5',
+      '--retries',
+      '1',
+    ]);
+    expect(run.status, run.stderr).toBe(3);
+    expect(run.stdout).toMatch(
+      /agent_no_result: the agent exited with code 2 without a result: .*can't open file .*agnt\.py/,
+    );
+    expect(run.stdout).toMatch(/stopped: the first 5 trials were all ungraded \(agent_no_result\)/);
+    const trials = trialsOf(await events(data));
+    // the budget was not spent: the first 5, and those already in flight (concurrency 8), not rows × k = 120
+    expect(trials.length).toBeGreaterThanOrEqual(5);
+    expect(trials.length).toBeLessThanOrEqual(12);
+    expect(trials.every((t) => t.passed === null && t.error_kind === 'agent_no_result')).toBe(true);
+    expect(trials[0]!.error_message).toMatch(/can't open file/);
+  });
+
   it('takes the judge endpoint from passk.config.json, with env over the file and flags over env (a local server; no hosted model)', async () => {
     const seen: { model: string; auth?: string }[] = [];
     const server = createServer((req, res) => {

@@ -50,6 +50,8 @@ export const trialToRow = (e: TrialRecorded): Record<string, unknown> => ({
   forbidden_actions: e.forbidden_actions ?? [],
   error_kind: e.error_kind ?? null,
   failure_category: e.failure_category ?? null,
+  // only when present: a trial without one can still be written to a store below migration 10
+  ...(e.error_message === undefined ? {} : { error_message: e.error_message }),
   cost_usd: e.cost_usd ?? null,
   tokens_input: e.tokens?.input ?? null,
   tokens_output: e.tokens?.output ?? null,
@@ -90,6 +92,7 @@ export const TrialRow = z.object({
   forbidden_actions: z.array(z.string()),
   error_kind: z.string().nullable(),
   failure_category: z.string().nullable(),
+  error_message: z.string().nullable().optional(),
   cost_usd: z.number().nullable(),
   tokens_input: z.number().nullable(),
   tokens_output: z.number().nullable(),
@@ -159,7 +162,7 @@ export const rowToTrial = (r: TrialRow): TrialRecorded => {
     forbidden_actions: keep('forbidden_actions', r.forbidden_actions),
     error_kind: keep('error_kind', r.error_kind),
     failure_category: keep('failure_category', r.failure_category),
-    ...defined({ cost_usd: r.cost_usd, latency_ms: r.latency_ms }),
+    ...defined({ error_message: r.error_message, cost_usd: r.cost_usd, latency_ms: r.latency_ms }),
     ...(r.tokens_input === null || r.tokens_output === null
       ? {}
       : { tokens: { input: r.tokens_input, output: r.tokens_output } }),

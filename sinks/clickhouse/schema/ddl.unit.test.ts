@@ -56,10 +56,15 @@ describe('DDL rendered from the table definitions', () => {
     // then the copy; then migration 4's columns on dataset_rows and migration 5's on traces, local and distributed;
     // then migration 6: production_windows_v2's nullable pass rate and late count, local and distributed, and its UPDATE;
     // then migration 7: its nullable sampled and sampled_rule, local and distributed, and its UPDATE;
-    // then migration 8's columns on row_state, and migration 9's on traces, local and distributed.
-    expect(script).toHaveLength(2 * (1 + 12 + 1 + 1) + 1 + 2 + 2 + 5 + 5 + 2 + 2);
+    // then migration 8's columns on row_state, migration 9's on traces and 10's on trials, local and distributed.
+    expect(script).toHaveLength(2 * (1 + 12 + 1 + 1) + 1 + 2 + 2 + 5 + 5 + 2 + 2 + 2);
     expect(script[0]).toContain('passk.`passk_migrations_local`');
-    // Migration 9, last: the traces' revision, ids, latency, models and cost, local and distributed.
+    // Migration 10, last: the trials' error message, local and distributed.
+    expect(script.splice(-2)).toEqual([
+      "ALTER TABLE passk.`trials_local` ON CLUSTER 'c' ADD COLUMN IF NOT EXISTS `error_message` Nullable(String) CODEC(ZSTD(3))",
+      "ALTER TABLE passk.`trials` ON CLUSTER 'c' ADD COLUMN IF NOT EXISTS `error_message` Nullable(String) CODEC(ZSTD(3))",
+    ]);
+    // Migration 9, before it: the traces' revision, ids, latency, models and cost, local and distributed.
     expect(script.splice(-2)).toEqual([
       expect.stringMatching(
         /^ALTER TABLE passk\.`traces_local` ON CLUSTER 'c' ADD COLUMN IF NOT EXISTS `revision` UInt32 DEFAULT 0.*`cost_usd` Nullable\(Float64\)$/,
@@ -135,7 +140,7 @@ describe('DDL rendered from the table definitions', () => {
         /^ALTER TABLE passk\.`row_state` ON CLUSTER 'c' ADD COLUMN IF NOT EXISTS `attempt_records`/,
       ),
     ]);
-    expect(MIGRATIONS.map((m) => m.version)).toEqual([1, 2, 3, 4, 5, 6, 7, 8, 9]);
+    expect(MIGRATIONS.map((m) => m.version)).toEqual([1, 2, 3, 4, 5, 6, 7, 8, 9, 10]);
     expect(() => renderClusterTable(TABLES.trials, { cluster: 'c', database: 'bad-name' })).toThrow(RangeError);
   });
 });

@@ -14,6 +14,7 @@ import {
   SAMPLED_RULE_COLUMN,
   TRACES_V5_COLUMNS,
   TRACES_V9_COLUMNS,
+  TRIALS_V10_COLUMNS,
 } from './tables.ts';
 
 /**
@@ -169,6 +170,11 @@ export const MIGRATIONS: readonly Migration[] = [
     version: 9,
     name: 'traces: revision, user and session ids, latency, requested and answering models, cost',
     up: (cluster) => renderAddColumns(TABLES.traces.name, TRACES_V9_COLUMNS, cluster),
+  },
+  {
+    version: 10,
+    name: "trials: error_message (a failed or ungraded trial's error in words, e.g. a command agent's stderr)",
+    up: (cluster) => renderAddColumns(TABLES.trials.name, TRIALS_V10_COLUMNS, cluster),
   },
 ];
 

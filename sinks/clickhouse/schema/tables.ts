@@ -7,7 +7,8 @@ import { col, DEDUP_WINDOW, envelopeColumns, type TableDef } from './table.ts';
  * meets its original in the same partition (FINAL needs no cross-partition merge).
  */
 
-const trials: TableDef = {
+/** `trials` as migration 1 created it (kept so that migration's statements never change). */
+const trialsV1: TableDef = {
   name: 'trials',
   comment: 'TrialRecorded: one attempt of one agent version on one dataset row',
   columns: [
@@ -61,6 +62,11 @@ const trials: TableDef = {
   shardBy: 'cityHash64(suite, row_id)',
   settings: DEDUP_WINDOW,
 };
+
+/** Columns migration 10 adds to `trials`: what went wrong, in words (a command agent's first stderr lines). */
+export const TRIALS_V10_COLUMNS = [col('error_message', 'Nullable(String)', { codec: 'ZSTD(3)' })] as const;
+
+const trials: TableDef = { ...trialsV1, columns: [...trialsV1.columns, ...TRIALS_V10_COLUMNS] };
 
 /** `traces` as migration 1 created it (kept so that migration's statements never change). */
 const tracesV1: TableDef = {
@@ -515,7 +521,7 @@ export const TABLES = {
 
 /** The tables migration 1 created, in its order: an applied migration's statements never change. */
 export const MIGRATION_1_TABLES: readonly TableDef[] = [
-  trials,
+  trialsV1,
   tracesV1,
   judgments,
   labels,
