@@ -82,14 +82,16 @@ const pinDataset = async (log: EventLog, opts: RunOptions, quiet: boolean): Prom
   const state = (await readDatasets(log)).get(datasetId);
   const version = matchingVersion(state, file);
   const say = (line: string) => void (quiet || writeStderr(`passk: ${line}\n`));
+  // without a published version the live gate cannot know the rows: say what it will do instead
+  const gate = `a live gate (passk gate --declare) on ${file.version} knows no row set, so it counts a version complete once a run of it is finished and every trial of that run is recorded (passk process)`;
   if (version) say(`pinned dataset ${datasetId} version ${version} (published, same rows as ${opts.dataset})`);
   else if (state)
     say(
-      `${opts.dataset} differs from every published version of ${datasetId}; trials pinned to ${file.version}. Publish it first: passk dataset publish ${opts.dataset} --dataset ${datasetId}`,
+      `${opts.dataset} differs from every published version of ${datasetId}; trials pinned to ${file.version}; ${gate}. Publish it first: passk dataset publish ${opts.dataset} --dataset ${datasetId}`,
     );
   else
     say(
-      `dataset ${datasetId} is not published; trials pinned to ${file.version} (passk dataset publish ${opts.dataset})`,
+      `dataset ${datasetId} is not published; trials pinned to ${file.version}; ${gate} (passk dataset publish ${opts.dataset} gives it the rows)`,
     );
   return { ...opts, datasetId, datasetVersion: version ?? file.version };
 };

@@ -1,4 +1,4 @@
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { copyFileSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -108,5 +108,41 @@ describe('a comparison without a published dataset', () => {
         },
       }),
     ]);
+  });
+});
+
+describe('a run pinned to a dataset id that is not published', () => {
+  it('says what the live gate will do with it, and the gate then acts on the closed runs', async () => {
+    const data = join(dir, 'run-data');
+    const run = (...args: string[]) =>
+      passk(['--data-dir', data, ...args], { env: { NO_COLOR: '1' }, timeoutMs: 200_000 });
+    // published as `refunds`, run from a copy named eval.jsonl: its trials name dataset `eval`
+    const published = await run('dataset', 'publish', 'examples/refund-agent/refunds.jsonl', '--dataset', 'refunds');
+    expect(published.code, published.stderr).toBe(0);
+    const file = join(dir, 'eval.jsonl');
+    copyFileSync('examples/refund-agent/refunds.jsonl', file);
+    expect(partitionOf(candidateKey('eval', 'refund-agent-v1'), 4)).not.toBe(
+      partitionOf(candidateKey('eval', 'refund-agent-v2'), 4),
+    );
+    for (const agent of ['agent.ts', 'agent-v2.ts']) {
+      const r = await run('run', '--dataset', file, '--agent', `examples/refund-agent/${agent}`, '--k', '3');
+      expect(r.code, r.stderr).toBe(0);
+      expect(r.stderr).toContain('dataset eval is not published');
+      expect(r.stderr).toContain('knows no row set, so it counts a version complete once a run of it is finished');
+    }
+    const declared = await run('gate', '--declare', '--baseline', 'refund-agent-v1', '--candidate', 'refund-agent-v2');
+    expect(declared.code, declared.stderr).toBe(0);
+    const processed = await run('process', '--until-caught-up');
+    expect(processed.code, processed.stderr).toBe(0);
+    const status = JSON.parse((await run('gate', '--status', '--json')).stdout) as {
+      comparisons: { status: string; row_set: string; complete: Record<string, boolean> }[];
+    };
+    // v2 lost stable-correct rows: the processors decided to ask for confirmation runs (or decided outright)
+    expect(status.comparisons).toHaveLength(1);
+    expect(status.comparisons[0]!.status).not.toBe('open');
+    expect(status.comparisons[0]).toMatchObject({
+      row_set: 'unknown',
+      complete: { 'refund-agent-v1': true, 'refund-agent-v2': true },
+    });
   });
 });
