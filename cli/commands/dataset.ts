@@ -175,14 +175,18 @@ Exit codes: 0 ok, 2 bad input (an unknown dataset or version), 3 the store is un
             }),
           };
         });
+        // a text that was JSON of an object (or number, array, …) in the published file is that value again
+        const value = (r: (typeof rows)[number], f: 'input' | 'expected', text: string): unknown =>
+          r.json_fields.includes(f) ? (JSON.parse(text) as unknown) : text;
         const lines = rows.map((r) =>
           JSON.stringify({
             id: r.row_id,
-            input: r.input,
-            ...(r.expected === null ? {} : { expected: r.expected }),
+            input: value(r, 'input', r.input),
+            ...(r.expected === null ? {} : { expected: value(r, 'expected', r.expected) }),
             tags: r.tags,
             ...(r.expected_checks ? { expected_checks: r.expected_checks } : {}),
             must_not_break: r.must_not_break,
+            dataset_id: flags.dataset,
             dataset_version: version,
             changed_in: r.changed_in,
             provenance: Object.fromEntries(Object.entries(r.provenance).filter(([, v]) => v !== null)),

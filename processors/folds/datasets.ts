@@ -26,6 +26,8 @@ export const DatasetRow = z.object({
   expected_checks: ExpectedChecks.optional(),
   /** A tombstone: the row is not in this version (nor later ones, until upserted again). */
   removed: z.boolean().optional(),
+  /** Fields whose text is JSON of a non-string value (DatasetRowUpserted.json_fields). */
+  json_fields: z.array(z.enum(['input', 'expected'])).optional(),
 });
 export type DatasetRow = z.infer<typeof DatasetRow>;
 
@@ -87,6 +89,7 @@ const upsert = (s: DatasetState, e: DatasetRowUpserted): DatasetState => {
     provenance: e.provenance,
     ...(e.expected_checks ? { expected_checks: { ...e.expected_checks } } : {}),
     ...(e.removed ? { removed: true } : {}),
+    ...(e.json_fields?.length ? { json_fields: [...e.json_fields] } : {}),
   };
   const history = [...(s.rows[e.row_id] ?? []), entry].sort(
     (a, b) => a.version_index - b.version_index || (a.event_id < b.event_id ? -1 : 1),

@@ -16,6 +16,8 @@ export interface PublishedRow {
   readonly expected: string | null;
   readonly tags: readonly string[];
   readonly expected_checks?: Readonly<Record<string, string | number | boolean | null>>;
+  /** Fields whose text is JSON of a non-string value: written back as that value by `dataset export`. */
+  readonly json_fields?: readonly ('input' | 'expected')[];
 }
 
 const sortedEntries = (o: object | undefined): [string, unknown][] =>
@@ -27,12 +29,16 @@ const sameRow = (a: PublishedRow, b: PublishedRow): boolean =>
   JSON.stringify([...a.tags].sort()) === JSON.stringify([...b.tags].sort()) &&
   JSON.stringify(sortedEntries(a.expected_checks)) === JSON.stringify(sortedEntries(b.expected_checks));
 
-export const publishedRowOf = (r: Dataset['rows'][number]): PublishedRow => ({
-  input: asText(r.input) ?? '',
-  expected: asText(r.expected) ?? null,
-  tags: r.tags ?? [],
-  ...(r.expected_checks && Object.keys(r.expected_checks).length ? { expected_checks: r.expected_checks } : {}),
-});
+export const publishedRowOf = (r: Dataset['rows'][number]): PublishedRow => {
+  const json = (['input', 'expected'] as const).filter((f) => r[f] !== undefined && typeof r[f] !== 'string');
+  return {
+    input: asText(r.input) ?? '',
+    expected: asText(r.expected) ?? null,
+    tags: r.tags ?? [],
+    ...(r.expected_checks && Object.keys(r.expected_checks).length ? { expected_checks: r.expected_checks } : {}),
+    ...(json.length ? { json_fields: json } : {}),
+  };
+};
 
 /** Every dataset on passk.datasets now, folded as the dataset processor folds them. */
 export const readDatasets = async (source: EventSource): Promise<Map<string, DatasetState>> => {
@@ -184,6 +190,7 @@ export const planPublish = (
     tags: [...row.tags],
     provenance: { kind: 'manual', note: opts.note ?? dataset.file },
     ...(row.expected_checks ? { expected_checks: { ...row.expected_checks } } : {}),
+    ...(row.json_fields?.length ? { json_fields: [...row.json_fields] } : {}),
     ...extra,
   });
   if (unchangedAs === undefined) {

@@ -26,6 +26,8 @@ export const DatasetRow = z
     /** A JSON Schema for this row's output (the json-schema grader). */
     expected_schema: z.record(z.string(), z.unknown()).optional(),
     metadata: z.record(z.string(), z.unknown()).optional(),
+    /** The published dataset the row came from (`passk dataset export` writes it): the file's default dataset id. */
+    dataset_id: z.string().min(1).optional(),
   })
   .refine((r) => r.id !== undefined || r.row_id !== undefined, {
     message: 'every row needs an "id" (or "row_id")',
@@ -36,7 +38,10 @@ export type DatasetRow = z.output<typeof DatasetRow>;
 
 export interface Dataset {
   readonly file: string;
-  /** Default suite and dataset id: the file name without extension. */
+  /**
+   * Default suite and dataset id: the dataset id every row names (an exported file), else the file name without
+   * extension.
+   */
   readonly name: string;
   /** Content-addressed: `sha-<12 hex>` of the file's bytes, so any edit makes a new version. */
   readonly version: string;
@@ -67,7 +72,9 @@ export const parseDataset = (text: string, file: string): Dataset => {
     rows.push(r.data);
   });
   if (rows.length === 0) throw new InputError('the dataset has no rows', { file });
-  return { file, name: baseName(file), version: `sha-${sha256(text).slice(0, 12)}`, rows };
+  const ids = new Set(rows.map((r) => r.dataset_id));
+  const named = ids.size === 1 ? [...ids][0] : undefined;
+  return { file, name: named ?? baseName(file), version: `sha-${sha256(text).slice(0, 12)}`, rows };
 };
 
 export const readDataset = async (file: string): Promise<Dataset> => {

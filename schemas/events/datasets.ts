@@ -28,6 +28,11 @@ export const DatasetRowUpserted = z.object({
   provenance: Provenance,
   expected_checks: ExpectedChecks.optional(),
   removed: z.boolean().optional(),
+  /**
+   * The fields whose text is the JSON of a value that was not a string in the rows file (an object, array, number,
+   * boolean or null): `dataset export` writes them back as that value, so a row round-trips exactly.
+   */
+  json_fields: z.array(z.enum(['input', 'expected'])).optional(),
 });
 export type DatasetRowUpserted = z.infer<typeof DatasetRowUpserted>;
 

@@ -64,6 +64,7 @@ const RowRow = z.object({
     .string()
     .nullable()
     .transform((j) => (j === null ? null : (JSON.parse(j) as Record<string, string | number | boolean | null>))),
+  json_fields: z.array(z.enum(['input', 'expected'])),
   changed_in: z.string(),
   changed_at: z.number(),
   provenance: z.object({
@@ -88,7 +89,7 @@ export const datasetRows = async (
        SELECT row_id,
               argMax(tuple(input, expected, tags, mnb, dataset_version, occurred_at,
                            provenance_kind, provenance_trace_id, provenance_failure_event_id, provenance_note,
-                           expected_checks, removed),
+                           expected_checks, removed, json_fields),
                      (v_at, occurred_at, event_id)) AS r
        FROM upserts
        WHERE v_at <= (SELECT v_at FROM versions WHERE dataset_version = {dataset_version:String})
@@ -97,7 +98,7 @@ export const datasetRows = async (
      SELECT row_id, r.1 AS input, r.2 AS expected, r.3 AS tags, r.4 AS must_not_break,
             r.5 AS changed_in, toUnixTimestamp64Milli(r.6) AS changed_at,
             CAST(tuple(r.7, r.8, r.9, r.10), 'Tuple(kind String, trace_id Nullable(String), failure_event_id Nullable(String), note Nullable(String))') AS provenance,
-            r.11 AS expected_checks
+            r.11 AS expected_checks, r.13 AS json_fields
      FROM latest
      WHERE NOT r.12 AND (NOT {mnb_only:Bool} OR r.4)
      ORDER BY row_id`,

@@ -87,6 +87,7 @@ const datasetRow = (e: DatasetRowUpserted): Row => ({
   provenance_note: e.provenance.note ?? null,
   expected_checks: e.expected_checks ? JSON.stringify(e.expected_checks) : null,
   removed: e.removed === true,
+  json_fields: e.json_fields ?? [],
 });
 
 const failureRow = (e: FailureConfirmed): Row => ({

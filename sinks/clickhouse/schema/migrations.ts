@@ -3,6 +3,7 @@ import { renderAddColumns, renderClusterTable, renderCreateTable, type ClusterDd
 import { col, DEDUP_WINDOW, type TableDef } from './table.ts';
 import {
   DATASET_ROWS_V4_COLUMNS,
+  DATASET_ROWS_V11_COLUMNS,
   LATE_COLUMN,
   MIGRATION_1_TABLES,
   NULLABLE_SINCE_MIGRATION_6,
@@ -175,6 +176,11 @@ export const MIGRATIONS: readonly Migration[] = [
     version: 10,
     name: "trials: error_message (a failed or ungraded trial's error in words, e.g. a command agent's stderr)",
     up: (cluster) => renderAddColumns(TABLES.trials.name, TRIALS_V10_COLUMNS, cluster),
+  },
+  {
+    version: 11,
+    name: 'dataset_rows: json_fields (an input or expected result that was an object, not text, exports as one)',
+    up: (cluster) => renderAddColumns(TABLES.dataset_rows.name, DATASET_ROWS_V11_COLUMNS, cluster),
   },
 ];
 

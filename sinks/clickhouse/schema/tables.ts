@@ -207,11 +207,18 @@ export const DATASET_ROWS_V4_COLUMNS = [
   }),
 ] as const;
 
+/** Columns migration 11 adds to `dataset_rows`: which texts are JSON of a non-string value in the rows file. */
+export const DATASET_ROWS_V11_COLUMNS = [
+  col('json_fields', 'Array(LowCardinality(String))', {
+    comment: "'input', 'expected': that text is the JSON of an object, array, number, boolean or null",
+  }),
+] as const;
+
 const datasetRows: TableDef = {
   ...datasetRowsV1,
   comment:
     'DatasetRowUpserted: a row added, changed or removed (a tombstone) in a new dataset version, with tags and provenance',
-  columns: [...datasetRowsV1.columns, ...DATASET_ROWS_V4_COLUMNS],
+  columns: [...datasetRowsV1.columns, ...DATASET_ROWS_V4_COLUMNS, ...DATASET_ROWS_V11_COLUMNS],
 };
 
 const confirmedFailures: TableDef = {
