@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import type { DashboardData } from './data.ts';
+import { RowQuery, rowPage } from './rowPage.ts';
 
 /** The JSON API: one GET route per view; parameters are validated, then passed to the data port. */
 const Scope = z.object({ suite: z.string().min(1), dataset_version: z.string().min(1) });
@@ -26,7 +27,11 @@ export const ROUTES: Record<string, Route> = {
     const q = parse(Scope.extend({ row_id: z.string().min(1), versions: z.string().min(1) }), p);
     return d.row({ ...q, versions: q.versions.split(',').filter(Boolean) });
   },
-  '/api/rows': (d, p) => d.rows(parse(Scope, p)),
+  // one page of the explorer, filtered and sorted here: the whole view is built once per store watermark (shared)
+  '/api/rows': async (d, p) => {
+    const q = parse(Scope.extend(RowQuery.shape), p);
+    return rowPage(await d.rows({ suite: q.suite, dataset_version: q.dataset_version }), q);
+  },
   '/api/gates': (d, p) => d.gates(parse(z.object({ suite: z.string().min(1).optional() }), p)),
   '/api/production': (d) => d.production(),
   '/api/trace': (d, p) => d.trace(parse(z.object({ trace_id: z.string().min(1) }), p)),

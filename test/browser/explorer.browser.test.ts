@@ -54,6 +54,17 @@ const show = async (hash: string, view = 'rows'): Promise<void> => {
     [view, before] as const,
   );
 };
+/** Does what changes the Rows view's filters, then waits until the server's page for the latest of them is shown. */
+const redrawn = async (change: () => Promise<unknown>): Promise<void> => {
+  const before = await page.evaluate(() => Number(document.body.dataset.rowsAsked ?? 0));
+  await change();
+  await page.waitForFunction(
+    (b) =>
+      Number(document.body.dataset.rowsAsked ?? 0) > b &&
+      document.body.dataset.rowsShown === document.body.dataset.rowsAsked,
+    before,
+  );
+};
 const shownIds = () =>
   page
     .locator('[data-testid="explorer"] tbody tr')
@@ -111,8 +122,10 @@ describe('the row explorer, on the demo’s data', () => {
   it('filters flip → flip to exactly the rows the store’s transition query gives, and the matrix cell opens the same', async () => {
     const flipFlipRows = flipFlip();
     expect(flipFlipRows.length).toBeGreaterThan(0);
-    await page.selectOption('select[data-filter="from"]', 'flip');
-    await page.selectOption('select[data-filter="to"]', 'flip');
+    await redrawn(async () => {
+      await page.selectOption('select[data-filter="from"]', 'flip');
+      await page.selectOption('select[data-filter="to"]', 'flip');
+    });
     expect(await shownIds()).toEqual(flipFlipRows);
     expect(await page.evaluate(() => location.hash)).toContain('from=flip');
 
@@ -143,7 +156,7 @@ describe('the row explorer, on the demo’s data', () => {
     const [word, rows] = [...words.entries()].find(
       ([w, ids]) => ids.size === 1 && ![...outputs.values()].flat().some((o) => o.toLowerCase().includes(w)),
     )!;
-    await page.fill('[data-testid="search"]', word);
+    await redrawn(() => page.fill('[data-testid="search"]', word));
     await page.waitForFunction(() => document.body.dataset.view === 'rows');
     expect(await shownIds()).toEqual([...rows]);
     expect(await page.evaluate(() => decodeURIComponent(location.hash))).toContain(`q=${word}`);

@@ -13,7 +13,8 @@ export const api = {
   overview: (scope) => get('/api/overview', scope),
   compare: (q) => get('/api/compare', q),
   row: (q) => get('/api/row', q),
-  rows: (scope) => get('/api/rows', { suite: scope.suite, dataset_version: scope.dataset_version }),
+  /** One page of the row explorer, filtered and sorted by the server (`total` rows kept in all). */
+  rows: (q) => get('/api/rows', q),
   gates: (q = {}) => get('/api/gates', q),
   production: () => get('/api/production'),
   trace: (trace_id) => get('/api/trace', { trace_id }),

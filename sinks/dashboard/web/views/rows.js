@@ -6,13 +6,19 @@ import { toCsv } from '../csv.js';
 /**
  * The row explorer: every row of a scope, one line each, with per version the class, passes over graded attempts,
  * the checks whose answers flip, output flips, failure categories, mean latency and cost. Search, filters and the
- * sort live in the URL (deep links); the CSV / JSON export is exactly the rows shown. A row opens the attempt diff in
- * a side panel that leaves the list (and its scroll) where it was; j / k (or ↓ / ↑) move to the next / previous row.
+ * sort live in the URL (deep links) and are applied by the server, which answers one page of rows (PAGE) with the
+ * count it kept: the page holds a bounded number of rows whatever the scope's size. The CSV / JSON export is every
+ * row the filters keep. A row opens the attempt diff in a side panel that leaves the list (and its scroll) where it
+ * was; j / k (or ↓ / ↑) move to the next / previous kept row, across pages.
  */
 export const title = 'Rows';
 
 const CLASSES = ['stable_correct', 'stable_wrong', 'flip', 'unclassified'];
 const FILTERS = ['q', 'from', 'to', 'tag', 'check', 'category', 'ids', 'sort', 'dir'];
+/** Rows on one page of the table. */
+export const PAGE = 200;
+const filtersOf = (state) =>
+  Object.fromEntries(['baseline', 'candidate', ...FILTERS].map((k) => [k, state[k]]).filter(([, v]) => v));
 
 const requestText = (input) => {
   if (input === null || input === undefined) return '';
@@ -26,51 +32,6 @@ const requestText = (input) => {
 const ms = (x) => (x === null || x === undefined ? '—' : `${Math.round(x)} ms`);
 const usd = (x) => (x === null || x === undefined ? '—' : `$${x < 0.01 ? x.toPrecision(2) : x.toFixed(3)}`);
 const answerText = (a) => (a === true ? 'yes' : a === false ? 'no' : a === null || a === undefined ? '—' : String(a));
-
-/** The rows the filters keep, in the chosen order. */
-export const filterRows = (view, f, [baseline, candidate]) => {
-  const words = (f.q ?? '').toLowerCase().split(/\s+/).filter(Boolean);
-  const ids = f.ids ? new Set(f.ids.split(',')) : null;
-  const vs = [baseline, candidate].filter(Boolean);
-  const kept = view.rows.filter((r) => {
-    const b = r.versions[baseline];
-    const c = r.versions[candidate];
-    if (ids && !ids.has(r.row_id)) return false;
-    if (f.from && (b?.class ?? 'unclassified') !== f.from) return false;
-    if (f.to && (c?.class ?? 'unclassified') !== f.to) return false;
-    if (f.tag && !r.tags.includes(f.tag)) return false;
-    if (f.check && !vs.some((v) => r.versions[v]?.flipping_checks.includes(f.check))) return false;
-    if (f.category && !vs.some((v) => r.versions[v]?.failure_categories.includes(f.category))) return false;
-    if (words.length) {
-      const text = [r.row_id, r.input ?? '', r.expected ?? '', ...vs.flatMap((v) => r.versions[v]?.outputs ?? [])]
-        .join('\n')
-        .toLowerCase();
-      if (!words.every((w) => text.includes(w))) return false;
-    }
-    return true;
-  });
-  const key = f.sort ?? 'row';
-  const sign = f.dir === 'desc' ? -1 : 1;
-  const value = (r) => {
-    const [side, field] = key.split('.');
-    const v = r.versions[side === 'b' ? baseline : candidate];
-    if (key === 'row') return r.row_id;
-    if (!v) return null;
-    if (field === 'class') return CLASSES.indexOf(v.class);
-    if (field === 'rate') return v.n ? v.c / v.n : null;
-    if (field === 'latency') return v.mean_latency_ms;
-    if (field === 'cost') return v.mean_cost_usd;
-    return null;
-  };
-  return [...kept].sort((x, y) => {
-    const a = value(x);
-    const b = value(y);
-    if (a === b) return x.row_id < y.row_id ? -1 : 1;
-    if (a === null) return 1;
-    if (b === null) return -1;
-    return (a < b ? -1 : 1) * sign;
-  });
-};
 
 /** What the table shows, as flat records: the export's columns. */
 export const exportRecords = (rows, versions) =>
@@ -278,39 +239,58 @@ const diffPanel = (row, close) => {
   );
 };
 
-let cache = { key: '', view: null };
 let keyHandler = null;
 
 export const render = async ({ scope, params, go }) => {
   if (!scope) return card('No rows yet', empty('Run `npx passk demo` or publish trials; every row shows up here.'));
-  const key = `${scope.suite}\u001f${scope.dataset_version}\u001f${document.body.dataset.updates ?? 0}`;
-  const view = cache.key === key ? cache.view : await api.rows(scope);
-  cache = { key, view };
-  let versions = [params.baseline, params.candidate].filter((v) => v && view.versions.includes(v));
-  if (versions.length < 2) {
-    const gates = await api.gates({ suite: scope.suite });
-    const last = gates.find((g) => g.dataset_version === scope.dataset_version);
-    versions = last ? [last.baseline, last.candidate] : view.versions.slice(0, 2);
-  }
-  const [baseline, candidate] = versions;
+  const base = { suite: scope.suite, dataset_version: scope.dataset_version };
   const warnings = [];
   for (const p of ['from', 'to'])
     if (params[p] && !CLASSES.includes(params[p])) {
       warnings.push(`Unknown class "${params[p]}" in ${p}= (one of ${CLASSES.join(', ')}); ignored.`);
       delete params[p];
     }
-  if (params.check && !view.checks.includes(params.check)) warnings.push(`No check named "${params.check}" here.`);
+  const ask = (q, extra = {}) => api.rows({ ...base, ...filtersOf(q), row: params.row, limit: PAGE, ...extra });
+  const offset0 = Number.isInteger(Number(params.offset)) && params.offset ? Number(params.offset) : undefined;
+  let page = await ask(params, { offset: offset0 });
+  let versions = [params.baseline, params.candidate].filter((v) => v && page.versions.includes(v));
+  if (versions.length < 2) {
+    const gates = await api.gates({ suite: scope.suite });
+    const last = gates.find((g) => g.dataset_version === scope.dataset_version);
+    versions = last ? [last.baseline, last.candidate] : [page.baseline, page.candidate].filter(Boolean);
+    if (versions[0] !== page.baseline || versions[1] !== page.candidate)
+      page = await ask({ ...params, baseline: versions[0], candidate: versions[1] }, { offset: offset0 });
+  }
+  const [baseline, candidate] = versions;
+  if (params.check && !page.checks.includes(params.check)) warnings.push(`No check named "${params.check}" here.`);
   const state = { ...params, suite: scope.suite, dataset_version: scope.dataset_version, baseline, candidate };
   delete state.row;
+  delete state.offset;
 
   const body = h('tbody', {});
   const countBox = h('span', { 'data-testid': 'row-count' });
+  const pager = h('span', { class: 'pager', 'data-testid': 'pager' });
   let shown = [];
   const openRow = (id) => go('rows', { ...state, row: id });
-  const draw = () => {
-    shown = filterRows(view, state, versions);
-    countBox.textContent = `${shown.length} of ${view.rows.length} rows`;
-    countBox.dataset.count = String(shown.length);
+  const paint = () => {
+    shown = page.rows;
+    countBox.textContent = `${page.total} of ${page.rows_total} rows`;
+    countBox.dataset.count = String(page.total);
+    const last = Math.min(page.offset + page.limit, page.total);
+    const turn = (offset) => draw({ offset });
+    pager.replaceChildren(
+      ...(page.total > page.limit
+        ? [
+            h(
+              'button',
+              { disabled: page.offset === 0, onclick: () => turn(Math.max(0, page.offset - page.limit)) },
+              '‹',
+            ),
+            ` rows ${page.offset + 1}–${last} `,
+            h('button', { disabled: last >= page.total, onclick: () => turn(page.offset + page.limit) }, '›'),
+          ]
+        : []),
+    );
     body.replaceChildren(
       ...shown.map((r) =>
         h(
@@ -337,6 +317,26 @@ export const render = async ({ scope, params, go }) => {
       ),
     );
   };
+  // the latest question wins: an answer to an older one (typing fast in the search box) is dropped
+  // (body data-rows-asked / data-rows-shown: the latest question, and the one on the page)
+  const draw = async (extra = {}) => {
+    const mine = Number(document.body.dataset.rowsAsked ?? 0) + 1;
+    document.body.dataset.rowsAsked = String(mine);
+    const next = await ask(state, extra);
+    if (String(mine) !== document.body.dataset.rowsAsked) return;
+    page = next;
+    paint();
+    document.body.dataset.rowsShown = String(mine);
+  };
+  /** Every row the filters keep, a page of the largest size at a time (the export). */
+  const keptRows = async () => {
+    const out = [];
+    for (let offset = 0; ; offset += 1000) {
+      const p = await ask(state, { offset, limit: 1000 });
+      for (const r of p.rows) out.push(r);
+      if (offset + 1000 >= p.total) return out;
+    }
+  };
   const set = (k, v) => {
     state[k] = v || undefined;
     setParams({ ...state, row: params.row });
@@ -355,7 +355,7 @@ export const render = async ({ scope, params, go }) => {
       ),
     );
   const classOptions = CLASSES.map((c) => [c, className(c)]);
-  const tags = [...new Set(view.rows.flatMap((r) => r.tags))].sort();
+  const { tags } = page;
   const sortHead = (label, k) =>
     h(
       'th',
@@ -396,7 +396,7 @@ export const render = async ({ scope, params, go }) => {
     value: state.q ?? '',
     oninput: (e) => set('q', e.target.value.trim()),
   });
-  draw();
+  paint();
 
   let panel = null;
   if (params.row) {
@@ -412,9 +412,8 @@ export const render = async ({ scope, params, go }) => {
     const step = e.key === 'j' || e.key === 'ArrowDown' ? 1 : e.key === 'k' || e.key === 'ArrowUp' ? -1 : 0;
     if (!step || !params.row) return;
     e.preventDefault();
-    const i = shown.findIndex((r) => r.row_id === params.row);
-    const next = shown[Math.min(shown.length - 1, Math.max(0, i + step))];
-    if (next && next.row_id !== params.row) openRow(next.row_id);
+    const next = step > 0 ? page.row_at?.next : page.row_at?.prev;
+    if (next) openRow(next);
   };
   document.addEventListener('keydown', keyHandler);
 
@@ -438,12 +437,12 @@ export const render = async ({ scope, params, go }) => {
         select(
           'check',
           'flipping check',
-          view.checks.map((c) => [c, c.replaceAll('_', ' ')]),
+          page.checks.map((c) => [c, c.replaceAll('_', ' ')]),
         ),
         select(
           'category',
           'failure',
-          view.failure_categories.map((c) => [c, c.replaceAll('_', ' ')]),
+          page.failure_categories.map((c) => [c, c.replaceAll('_', ' ')]),
         ),
         state.ids
           ? h(
@@ -455,15 +454,16 @@ export const render = async ({ scope, params, go }) => {
             )
           : null,
         countBox,
+        pager,
         h(
           'button',
           {
             'data-testid': 'export-csv',
-            onclick: () =>
+            onclick: async () =>
               download(
                 `passk-rows-${scope.suite}-${scope.dataset_version}.csv`,
                 'text/csv',
-                toCsv(exportRecords(shown, versions)),
+                toCsv(exportRecords(await keptRows(), versions)),
               ),
           },
           'CSV',
@@ -472,11 +472,11 @@ export const render = async ({ scope, params, go }) => {
           'button',
           {
             'data-testid': 'export-json',
-            onclick: () =>
+            onclick: async () =>
               download(
                 `passk-rows-${scope.suite}-${scope.dataset_version}.json`,
                 'application/json',
-                JSON.stringify(exportRecords(shown, versions), null, 2) + '\n',
+                JSON.stringify(exportRecords(await keptRows(), versions), null, 2) + '\n',
               ),
           },
           'JSON',
