@@ -10,6 +10,7 @@
  *   npm run bench -- redaction         the redactor: 1.5 KB traces and 1 MB single tokens, against NFKC + one scan
  *   npm run bench -- tools             other tools' files streamed against the whole-document reader
  *   npm run bench -- adaptive          adaptive attempts + sequential gate against fixed k = 3, 5, 8 (simulated)
+ *   npm run bench -- dashboard         the dashboard API on a generated store against the bare GROUP BY under it
  *   npm run bench -- restart           Kafka only: passk process restarted after a SIGKILL against a clean start
  *   KAFKA_BROKERS=… SCHEMA_REGISTRY_URL=… npm run bench   also through Kafka
  *   PASSK_BENCH_SCALE=0.1 npm run bench                 a tenth of the default sizes (a quick look)
@@ -19,6 +20,7 @@ import Table from 'cli-table3';
 import { loadConfig } from '../deploy/config.ts';
 import { openEventLog } from '../deploy/eventLog.ts';
 import { benchAdaptive } from './adaptive.ts';
+import { benchDashboard } from './dashboard.ts';
 import { benchEventLog } from './eventLog.ts';
 import { benchFreshness } from './freshness.ts';
 import { benchGrowth } from './growth.ts';
@@ -141,6 +143,28 @@ if (wanted('log')) {
       `${r.kafka.consumeVsRaw.toFixed(2)}×`,
     ]);
   }
+}
+
+if (wanted('dashboard')) {
+  const rows = Math.max(10, Math.round(100_000 * scale));
+  log(`dashboard: the API over ${rows.toLocaleString('en-US')} rows × 2 versions × 5 attempts (chDB) …`);
+  const r = await benchDashboard({ rows, log });
+  const bare = `bare GROUP BY row, version (${r.trials.toLocaleString('en-US')} trials)`;
+  for (const e of r.endpoints)
+    table.push([
+      `GET ${e.endpoint} (${Math.round(e.bytes / 1024)} KiB)`,
+      `p95 ${e.coldP95Ms.toFixed(0)} ms; 10 clients ${e.parallelP95Ms.toFixed(0)} ms; kept ${e.warmP95Ms.toFixed(1)} ms`,
+      bare,
+      `p95 ${r.bareP95Ms.toFixed(0)} ms`,
+      `${(e.coldP95Ms / r.bareP95Ms).toFixed(1)}×; ${(e.parallelP95Ms / r.bareP95Ms).toFixed(1)}×`,
+    ]);
+  table.push([
+    'serve RSS after the dashboard lines',
+    `${r.rssMb.toFixed(0)} MiB`,
+    `generated in ${(r.generateMs / 1000).toFixed(0)} s`,
+    '',
+    '',
+  ]);
 }
 
 if (wanted('sink')) {

@@ -1,0 +1,182 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { request } from 'node:http';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { performance } from 'node:perf_hooks';
+import type { TrialRecorded } from '../schemas/events/trialRecorded.ts';
+import { deterministicEventId } from '../schemas/ids.ts';
+import { migrate, openClickHouse, trialToRow } from '../sinks/clickhouse/index.ts';
+import { clickhouseDashboardData } from '../sinks/dashboard/clickhouseData.ts';
+import { createDashboardServer } from '../sinks/dashboard/server.ts';
+
+/**
+ * The dashboard's API on a generated store (issue #32): `rows` rows × 2 versions × 5 attempts of trials written
+ * straight into embedded chDB, then `passk serve`'s server over it (in this process). Per endpoint:
+ * - cold: the answer after the store's watermark moved (nothing kept), one client; p95 of `samples` requests;
+ * - cold, 10 clients: the same question from 10 clients at once (they share one query); p95 of their answers;
+ * - warm: the same question again before anything is written (the kept answer); p95;
+ * each against the bare ClickHouse query underneath: `GROUP BY row_id, agent_version` (count, countIf) over the
+ * scope's trials, timed in the same run. And the process's RSS after all of it (chDB's memory included).
+ */
+export type EndpointLine = {
+  endpoint: string;
+  coldP95Ms: number;
+  parallelP95Ms: number;
+  warmP95Ms: number;
+  bytes: number;
+};
+export type DashboardBench = {
+  trials: number;
+  rows: number;
+  bareP95Ms: number;
+  endpoints: EndpointLine[];
+  rssMb: number;
+  generateMs: number;
+};
+
+const T0 = Date.UTC(2026, 0, 1);
+const VERSIONS = ['v1', 'v2'];
+const ATTEMPTS = 5;
+
+const trial = (row: number, v: number, attempt: number): TrialRecorded => {
+  const at = T0 + (row * 10 + v * 5 + attempt);
+  return {
+    event_id: deterministicEventId(at, 'bench-dashboard', row, v, attempt),
+    type: 'TrialRecorded',
+    schema_version: 1,
+    occurred_at: at,
+    producer: 'passk-bench/0',
+    suite: 'bench',
+    dataset_version: 'd1',
+    row_id: `row-${row}`,
+    run_id: 'run-1',
+    attempt,
+    agent: { version: VERSIONS[v]!, model: 'model-x' },
+    input: `request ${row}`,
+    output: `answer ${(row * 7 + attempt + v) % 5}`,
+    passed: (row * 2654435761 + attempt * 40503 + v * 97) % 10 < 7,
+    checks: [{ name: 'return_window', answer: (row + attempt) % 3 === 0 }],
+    latency_ms: 100 + ((row + attempt) % 50),
+  };
+};
+
+const p95 = (xs: number[]): number => [...xs].sort((a, b) => a - b)[Math.ceil(xs.length * 0.95) - 1]!;
+
+const get = (port: number, path: string): Promise<{ status: number; bytes: number }> =>
+  new Promise((resolve, reject) => {
+    const req = request({ host: '127.0.0.1', port, path }, (res) => {
+      let bytes = 0;
+      res.on('data', (c: Buffer) => (bytes += c.length));
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, bytes }));
+    });
+    req.on('error', reject);
+    req.end();
+  });
+
+export async function benchDashboard(o: {
+  rows: number;
+  samples?: number;
+  log?: (line: string) => void;
+}): Promise<DashboardBench> {
+  const samples = o.samples ?? 5;
+  const log = o.log ?? (() => {});
+  const dir = mkdtempSync(join(tmpdir(), 'passk-bench-dashboard-'));
+  const store = await openClickHouse({ kind: 'embedded', path: join(dir, 'store'), database: 'passk' });
+  let server: Awaited<ReturnType<typeof createDashboardServer>> | undefined;
+  try {
+    await migrate(store.client);
+    const t0 = performance.now();
+    const batch = 2_000; // rows per insert: 20k trials
+    for (let r0 = 0; r0 < o.rows; r0 += batch) {
+      const lines: string[] = [];
+      for (let row = r0; row < Math.min(o.rows, r0 + batch); row++)
+        for (let v = 0; v < VERSIONS.length; v++)
+          for (let a = 0; a < ATTEMPTS; a++) lines.push(JSON.stringify(trialToRow(trial(row, v, a))));
+      await store.insertJsonRows('trials', Buffer.from(lines.join('\n') + '\n'));
+      if ((r0 / batch) % 10 === 9) log(`  ${(r0 + batch).toLocaleString('en-US')} rows written`);
+    }
+    const generateMs = performance.now() - t0;
+
+    // the watermark moves before every cold request, so nothing is answered from memory
+    let epoch = 0;
+    const base = clickhouseDashboardData(store.client);
+    const data = { ...base, watermark: async () => `${await base.watermark()}#${epoch}` };
+    server = await createDashboardServer({ data, port: 0, pollMs: 3_600_000 });
+    const port = server.port;
+
+    const scope = 'suite=bench&dataset_version=d1';
+    const bare = async () => {
+      const t = performance.now();
+      await store.client
+        .query({
+          query:
+            "SELECT row_id, agent_version, count() AS n, countIf(passed) AS c FROM trials WHERE suite = 'bench' AND dataset_version = 'd1' GROUP BY row_id, agent_version",
+          format: 'JSONEachRow',
+        })
+        .then((r) => r.json());
+      return performance.now() - t;
+    };
+    await bare();
+    const bareMs: number[] = [];
+    for (let i = 0; i < samples; i++) bareMs.push(await bare());
+
+    const paths = [
+      '/api/groups',
+      `/api/overview?${scope}`,
+      `/api/compare?${scope}&baseline=v1&candidate=v2`,
+      `/api/rows?${scope}&baseline=v1&candidate=v2`,
+      `/api/rows?${scope}&baseline=v1&candidate=v2&sort=c.rate&dir=desc&offset=400`,
+      `/api/row?${scope}&row_id=row-${Math.floor(o.rows / 2)}&versions=v1,v2`,
+    ];
+    const endpoints: EndpointLine[] = [];
+    for (const path of paths) {
+      const timed = async (clients: number) => {
+        const t = performance.now();
+        const answers = await Promise.all(
+          Array.from({ length: clients }, async () => {
+            const r = await get(port, path);
+            if (r.status !== 200) throw new Error(`${path}: HTTP ${r.status}`);
+            return { ms: performance.now() - t, bytes: r.bytes };
+          }),
+        );
+        return answers;
+      };
+      const cold: number[] = [];
+      const parallel: number[] = [];
+      const warm: number[] = [];
+      let bytes = 0;
+      for (let i = 0; i < samples; i++) {
+        epoch++;
+        const [one] = await timed(1);
+        cold.push(one!.ms);
+        bytes = one!.bytes;
+        warm.push((await timed(1))[0]!.ms);
+        epoch++;
+        for (const a of await timed(10)) parallel.push(a.ms);
+      }
+      const line = {
+        endpoint: path.replace(scope, '…').replace('?…&', '?…'),
+        coldP95Ms: p95(cold),
+        parallelP95Ms: p95(parallel),
+        warmP95Ms: p95(warm),
+        bytes,
+      };
+      log(
+        `  ${line.endpoint}: cold p95 ${line.coldP95Ms.toFixed(0)} ms, 10 clients ${line.parallelP95Ms.toFixed(0)} ms`,
+      );
+      endpoints.push(line);
+    }
+    return {
+      trials: o.rows * VERSIONS.length * ATTEMPTS,
+      rows: o.rows,
+      bareP95Ms: p95(bareMs),
+      endpoints,
+      rssMb: process.memoryUsage().rss / 2 ** 20,
+      generateMs,
+    };
+  } finally {
+    await server?.close();
+    await store.close();
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
