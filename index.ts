@@ -77,7 +77,10 @@ export type { RetryPolicy } from './schemas/retry.ts';
 export * from './producers/sampler/index.ts';
 export {
   runDataset,
+  runAdaptive,
   createAgent,
+  type AdaptiveRunOptions,
+  type AdaptiveSummary,
   type AgentResult,
   type TrialRequest,
   type RunOptions,
@@ -91,4 +94,5 @@ export type {
   JudgmentRecorded,
   LabelRecorded,
   RunFinished,
+  AdaptiveRoundDecided,
 } from './schemas/events/index.ts';

@@ -28,6 +28,7 @@ export const TOPIC_OF: Record<EventType, Topic> = {
   RunClosed: TOPICS.decisions,
   WindowAlertRaised: TOPICS.decisions,
   TraceWindowsUpdated: TOPICS.rowstate,
+  AdaptiveRoundDecided: TOPICS.decisions,
 };
 
 /**
@@ -86,6 +87,7 @@ export const keyOf = (e: PasskEvent): string => {
     case 'ConfirmationRequested':
       return candidateKey(e.suite, e.candidate);
     case 'RunClosed':
+    case 'AdaptiveRoundDecided':
       return candidateKey(e.suite, e.agent_version);
     case 'WindowAlertRaised':
       return windowAlertKey(e);

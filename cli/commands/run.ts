@@ -7,8 +7,10 @@ import {
   DEFAULT_RUN_RETRY,
   DEFAULT_STOP_AFTER,
   confirmationRequests,
+  runAdaptive,
   runConfirmations,
   runDataset,
+  type AdaptiveSummary,
   type ConfirmationsSummary,
   type RunDatasetDeps,
   type RunOptions,
@@ -69,6 +71,10 @@ type RunFlags = {
   resume: boolean;
   stopAfter: number;
   json?: boolean;
+  adaptive?: boolean;
+  budget?: number;
+  maxK?: number;
+  firstK?: number;
 };
 
 /**
@@ -233,6 +239,37 @@ const summaryBlocks = (s: RunSummary) => [
     : []),
 ];
 
+const pct = (x: number | null | undefined) => (x === null || x === undefined ? '—' : `${(100 * x).toFixed(1)}%`);
+const span = (i: readonly [number, number] | null | undefined) => (i ? `${pct(i[0])} – ${pct(i[1])}` : '—');
+
+/** What an adaptive run adds: the attempts it took against fixed k, why rows stopped, the first-stage numbers. */
+const adaptiveBlocks = (s: AdaptiveSummary) => {
+  const f = s.firstStage;
+  const k = String(f.first_k);
+  return [
+    text(
+      `${s.status === 'completed' ? 'decided' : 'stopped'} after ${s.attempts} attempts (fixed k would have used ${s.fixedAttempts}: ${s.rows} rows × ${s.adaptive.maxK})`,
+      'good',
+    ),
+    text(
+      `${s.rounds} rounds · stops: ${Object.entries(s.stops)
+        .map(([r, n]) => `${r} ${n}`)
+        .join(', ')}`,
+    ),
+    text(
+      `classes: stable-correct ${s.classes.stable_correct}, stable-wrong ${s.classes.stable_wrong}, flip ${s.classes.flip}, unclassified ${s.classes.unclassified}`,
+    ),
+    table(
+      [`first stage: ${k} attempts × ${f.rows} rows`, 'value', '95% interval'],
+      [
+        ['pass@1', pct(f.pass_at_k['1']), span(f.intervals.pass_at_k['1'])],
+        [`pass^${k}`, pct(f.pass_hat_k[k]), span(f.intervals.pass_hat_k[k])],
+        ['flip rate', pct(f.flip_rate), span(f.intervals.flip_rate)],
+      ],
+    ),
+  ];
+};
+
 /** A progress bar with ETA on a terminal; nothing when output is piped or --json. */
 const progressBar = (enabled: boolean) => {
   if (!enabled) return { start: () => {}, update: (_p: RunProgress) => {}, stop: () => {} };
@@ -330,6 +367,17 @@ export const runCommand = (program: Command): void => {
       duration,
       2_000,
     )
+    .option(
+      '--adaptive',
+      'adaptive attempts (docs/adaptive.md): a first stage on every row, then one attempt a round to the rows whose class or must-not-break verdict is still open',
+    )
+    .option('--budget <n>', 'with --adaptive: attempts at most in the whole run', positiveInt('--budget'))
+    .option('--max-k <n>', 'with --adaptive: graded attempts at most per row (default 8)', positiveInt('--max-k'))
+    .option(
+      '--first-k <n>',
+      'with --adaptive: first-stage attempts on every row, behind the headline numbers (default 2)',
+      positiveInt('--first-k'),
+    )
     .option('--no-resume', 'do not read the log for attempts already recorded')
     .option(
       '--stop-after <n>',
@@ -347,6 +395,7 @@ Examples:
   passk run --dataset rows.jsonl --agent 'cmd:python3 agent.py' --grader regex
   passk run --dataset rows.jsonl --agent agent.ts --grader judge --rubric rubric.md --judge-url http://localhost:8000/v1 --judge-model qwen2.5
   passk run --dataset rows.jsonl --agent agent.ts --confirm suspects.txt --extra 3
+  passk run --dataset rows.jsonl --agent agent.ts --adaptive --budget 500 --max-k 8
   passk run --dataset rows.jsonl --agent baseline.ts --confirmations   # then the same with candidate.ts
   passk run --dataset rows.jsonl --agent candidate.ts --confirmations --follow   # until SIGTERM
 
@@ -357,6 +406,17 @@ or the agent is (its first --stop-after trials all ungraded with the same error)
       if (flags.isolation !== 'worker' && flags.isolation !== 'none')
         throw new InputError('--isolation is worker or none', { field: 'isolation' });
       if (flags.confirm && !flags.extra) throw new InputError('--confirm needs --extra N', { field: 'extra' });
+      const adaptiveOnly = (['budget', 'maxK', 'firstK'] as const).find((f) => flags[f] !== undefined);
+      if (adaptiveOnly && !flags.adaptive)
+        throw new InputError(`--${adaptiveOnly.replace('K', '-k')} goes with --adaptive`, { field: adaptiveOnly });
+      if (flags.adaptive && (flags.confirm || flags.confirmations))
+        throw new InputError('--adaptive is a run of its own: drop --confirm / --confirmations', {
+          field: 'adaptive',
+        });
+      if (flags.adaptive && cmd.getOptionValueSource('k') === 'cli')
+        throw new InputError('--adaptive decides the attempts per row: use --max-k or --budget, not --k', {
+          field: 'k',
+        });
       if (flags.follow && !flags.confirmations)
         throw new InputError('--follow goes with --confirmations', { field: 'follow' });
       if (flags.confirmations && (flags.confirm || flags.runId))
@@ -452,6 +512,38 @@ or the agent is (its first --stop-after trials all ungraded with the same error)
           ).catch(exitOnUnavailable);
           bar.stop();
           process.stdout.write(flags.json ? renderJson(summary) : renderTerminal(confirmationBlocks(summary)));
+          if (summary.status !== 'completed') process.exitCode = EXIT.failed;
+          return;
+        }
+        if (flags.adaptive) {
+          const summary = await withEventLog(
+            cmd,
+            async (log) =>
+              runAdaptive(
+                {
+                  ...(await pinDataset(log, opts, flags.json === true)),
+                  adaptive: {
+                    budget: flags.budget ?? null,
+                    ...(flags.maxK ? { maxK: flags.maxK } : {}),
+                    ...(flags.firstK ? { firstK: flags.firstK } : {}),
+                  },
+                },
+                deps(log),
+              ),
+            config,
+          ).catch(exitOnUnavailable);
+          bar.stop();
+          process.stdout.write(
+            flags.json
+              ? renderJson(summary)
+              : renderTerminal([
+                  ...summaryBlocks(summary),
+                  ...adaptiveBlocks(summary),
+                  summary.status === 'completed'
+                    ? nextCommand('passk process --until-caught-up, then passk gate or passk report --from-store')
+                    : nextCommand('the same passk run again: it resumes from the attempts and rounds recorded'),
+                ]),
+          );
           if (summary.status !== 'completed') process.exitCode = EXIT.failed;
           return;
         }

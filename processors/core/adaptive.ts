@@ -2,6 +2,7 @@ import { bootstrapMeans, type BootstrapOptions } from './bootstrap.ts';
 import { classOf, DEFAULT_MIN_ATTEMPTS, type StabilityClass } from './classify.ts';
 import { passAtK, passHatK } from './estimators.ts';
 import type { Interval } from './intervals.ts';
+import type { ContinueReason, RowDecision, StopReason } from '../../schemas/events/adaptive.ts';
 
 /**
  * Adaptive attempts (docs/adaptive.md). A run goes in rounds. Round 0 is a fixed first stage: `firstK`
@@ -41,31 +42,8 @@ export type AdaptiveRow = {
   readonly c: number;
 };
 
-/** Why a row goes on (`continue`) or stops. */
-export const CONTINUE_REASONS = ['first_stage', 'must_not_break_uncertain', 'class_uncertain'] as const;
-export const STOP_REASONS = [
-  'flip_seen',
-  'classified',
-  'must_not_break_held',
-  'must_not_break_failed',
-  'max_k',
-  'budget',
-  'gate_decided',
-] as const;
-export type ContinueReason = (typeof CONTINUE_REASONS)[number];
-export type StopReason = (typeof STOP_REASONS)[number];
-
-export type RowDecision =
-  | { row_id: string; decision: 'continue'; reason: ContinueReason; n: number; c: number; attempts: number }
-  | {
-      row_id: string;
-      decision: 'stop';
-      reason: StopReason;
-      n: number;
-      c: number;
-      attempts: number;
-      class: StabilityClass;
-    };
+/** Why a row goes on (`continue`) or stops; the record is the event's (schemas/events/adaptive.ts). */
+export type { ContinueReason, RowDecision, StopReason };
 
 /** One round's decisions: which rows get how many more attempts, and which stop (each row stops once). */
 export type AdaptiveRound = {

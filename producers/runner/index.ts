@@ -1,4 +1,5 @@
 /** The repeated-trial runner: agents (module, HTTP, command), graders, resumable runs. */
+export { runAdaptive, type AdaptiveRunOptions, type AdaptiveSummary } from './adaptive.ts';
 export * from './agents/index.ts';
 export {
   confirmationRequests,

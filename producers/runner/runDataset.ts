@@ -60,7 +60,7 @@ export interface RunDatasetDeps {
 /** @default 2 retries after 500 ms, then 1 s: for timeouts, crashes, 5xx, a judge that is down. */
 export const DEFAULT_RUN_RETRY: RetryPolicy = { ...DEFAULT_RETRY, retries: 2, initialMs: 500, maxMs: 10_000 };
 
-const agentFields = (meta: AgentMeta | undefined) => ({
+export const agentFields = (meta: AgentMeta | undefined) => ({
   ...(meta?.id ? { id: meta.id } : {}),
   ...(meta?.model ? { model: meta.model } : {}),
   ...(meta?.prompt ? { prompt_hash: `sha-${sha256(meta.prompt).slice(0, 12)}` } : {}),

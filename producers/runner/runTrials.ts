@@ -29,6 +29,8 @@ export interface RunPlan {
    * 0 = never stop. @default 5
    */
   readonly stopAfter?: number;
+  /** Publish the run's RunFinished at the end. An adaptive run's rounds each run a plan and mark it once. @default true */
+  readonly finish?: boolean;
 }
 
 export interface RunDeps {
@@ -157,19 +159,20 @@ export const runTrials = async (plan: RunPlan, deps: RunDeps): Promise<RunSummar
     await deps.recorder.flush();
   }
   const status = counts.done === todo.length ? 'completed' : 'partial';
-  await deps.recorder.markRunFinished({
-    run_id: plan.identity.run_id,
-    suite: plan.identity.suite,
-    ...(plan.identity.dataset_id ? { dataset_id: plan.identity.dataset_id } : {}),
-    dataset_version: plan.identity.dataset_version,
-    agent: plan.identity.agent,
-    status,
-    trials: counts.skipped + counts.done,
-    ungraded: counts.ungraded + [...(deps.recorded?.values() ?? [])].filter((p) => p === null).length,
-    rows: plan.rows.length,
-    k: plan.k,
-    started_at: started,
-  });
+  if (plan.finish !== false)
+    await deps.recorder.markRunFinished({
+      run_id: plan.identity.run_id,
+      suite: plan.identity.suite,
+      ...(plan.identity.dataset_id ? { dataset_id: plan.identity.dataset_id } : {}),
+      dataset_version: plan.identity.dataset_version,
+      agent: plan.identity.agent,
+      status,
+      trials: counts.skipped + counts.done,
+      ungraded: counts.ungraded + [...(deps.recorded?.values() ?? [])].filter((p) => p === null).length,
+      rows: plan.rows.length,
+      k: plan.k,
+      started_at: started,
+    });
   return {
     runId: plan.identity.run_id,
     status,

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { AdaptiveRoundDecided } from './adaptive.ts';
 import { ComparisonDeclared, ConfirmationRequested, RunClosed } from './comparisons.ts';
 import { DatasetRowUpserted, FailureConfirmed } from './datasets.ts';
 import { GateEvaluated, RowStateChanged } from './decisions.ts';
@@ -9,6 +10,7 @@ import { TraceWindowsUpdated } from './traceWindowsUpdated.ts';
 import { TrialRecorded } from './trialRecorded.ts';
 import { WindowAlertRaised } from './windowAlertRaised.ts';
 
+export * from './adaptive.ts';
 export * from './comparisons.ts';
 export * from './datasets.ts';
 export * from './decisions.ts';
@@ -35,6 +37,7 @@ export const EVENT_SCHEMAS = {
   RunClosed,
   WindowAlertRaised,
   TraceWindowsUpdated,
+  AdaptiveRoundDecided,
 } as const;
 
 export type EventType = keyof typeof EVENT_SCHEMAS;
@@ -55,6 +58,7 @@ export const PasskEvent = z.discriminatedUnion('type', [
   RunClosed,
   WindowAlertRaised,
   TraceWindowsUpdated,
+  AdaptiveRoundDecided,
 ]);
 export type PasskEvent = z.infer<typeof PasskEvent>;
 export type EventOf<T extends EventType> = Extract<PasskEvent, { type: T }>;

@@ -211,6 +211,25 @@ export const oneOfEach = (): { [T in EventType]: EventOf<T> } => ({
       },
     ],
   },
+  AdaptiveRoundDecided: {
+    ...envelopeOf('AdaptiveRoundDecided', 15),
+    run_id: 'adaptive-1',
+    suite: 'refunds',
+    dataset_version: 'v2',
+    agent_version: 'agent-1.1.0',
+    round: 1,
+    spent: 4,
+    budget: 10,
+    first_k: 2,
+    max_k: 8,
+    min_attempts: 3,
+    grants: [{ row_id: 'row-1', attempts: 1 }],
+    decisions: [
+      { row_id: 'row-1', decision: 'continue', reason: 'must_not_break_uncertain', n: 2, c: 2, attempts: 2 },
+      { row_id: 'row-2', decision: 'stop', reason: 'flip_seen', n: 2, c: 1, attempts: 2, class: 'flip' },
+    ],
+    done: false,
+  },
 });
 
 export const allEventSamples = (): PasskEvent[] => Object.values(oneOfEach());

@@ -195,6 +195,7 @@ export const eventToRow = (e: PasskEvent): { table: TableName; row: Row } | unde
     case 'RunClosed':
     case 'WindowAlertRaised':
     case 'TraceWindowsUpdated':
+    case 'AdaptiveRoundDecided':
       return undefined;
   }
 };
