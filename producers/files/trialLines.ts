@@ -13,14 +13,19 @@ export type ReadTrial = { event: TrialRecorded; origin: Origin };
  */
 const FLAT_FIELDS = Object.keys(FlatTrial.shape);
 
-export const parseTrialRecord = (value: unknown, origin: Origin, opts: ReadOptions = {}): TrialRecorded => {
+export const parseTrialRecord = (
+  value: unknown,
+  origin: Origin,
+  opts: ReadOptions = {},
+  receivedAt?: number,
+): TrialRecorded => {
   if (value === null || typeof value !== 'object' || Array.isArray(value))
     throw new InputError('expected a JSON object', origin);
   if (!looksPublic(value)) refuseUnknownFields(value, FLAT_FIELDS, origin, opts);
   const flat = looksPublic(value)
     ? publicToFlat(parseAt(PublicTrial, value, origin, 'public-trials record'))
     : parseAt(FlatTrial, value, origin, 'flat trial');
-  return flatToTrial(flat, origin);
+  return flatToTrial(flat, origin, receivedAt);
 };
 
 /** One line of a JSON Lines trial file: undefined for a blank line. `line` is 1-based. */

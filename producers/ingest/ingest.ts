@@ -243,7 +243,11 @@ export const buildEvents = async (
       try {
         out.push({
           index: it.index,
-          event: { ...parseTrialRecord(it.value, { file: 'item', line: it.index }), producer: INGEST_PRODUCER },
+          // a trial without occurred_at happened when it was received
+          event: {
+            ...parseTrialRecord(it.value, { file: 'item', line: it.index }, {}, now()),
+            producer: INGEST_PRODUCER,
+          },
         });
       } catch (e) {
         const f = fieldOf(e);

@@ -47,8 +47,11 @@ export const sampleFile = async (
     recorder: Pick<Recorder, 'recordTrace' | 'flush'>;
     seed?: number;
     redactors?: readonly Redactor[];
+    /** The time the file is read: the event time of a line without `occurred_at`. @default Date.now() */
+    now?: number;
   },
 ): Promise<SampleFileReport> => {
+  const now = opts.now ?? Date.now();
   let bytes: Buffer;
   try {
     bytes = await readFile(file);
@@ -84,14 +87,15 @@ export const sampleFile = async (
       }
     return [r.data];
   });
-  // Event time orders the windows of a cap: offer in time order.
-  lines.sort((a, b) => (a.occurred_at ?? 0) - (b.occurred_at ?? 0));
+  // Event time orders the windows of a cap: offer in time order. A line without one happened when it was
+  // received, now: never at time zero, which the trace retention would drop at once.
+  lines.sort((a, b) => (a.occurred_at ?? now) - (b.occurred_at ?? now));
   const sampler = createTraceSampler({
     policy: opts.policy,
     recorder: opts.recorder,
     ...(opts.seed === undefined ? {} : { seed: opts.seed }),
     ...(opts.redactors ? { redactors: opts.redactors } : {}),
-    clock: () => 0,
+    clock: () => now,
   });
   for (const line of lines) sampler.offer(line);
   await sampler.flush();

@@ -173,7 +173,12 @@ export const createTraceSampler = (opts: SamplerOptions): TraceSampler => {
       ...(t.cost_usd === undefined ? {} : { cost_usd: t.cost_usd }),
       ...(t.revision === undefined ? {} : { revision: t.revision }),
     };
-    if (t.revision === undefined) return prepared;
+    // without a time of its own the trace is dated when received, but its id stays the one time zero gave
+    // it: the same trace sampled again is a duplicate, not a second trace
+    if (t.revision === undefined)
+      return t.occurred_at === undefined
+        ? { ...prepared, event_id: deterministicEventId(0, 'TraceSampled', t.trace_id) }
+        : prepared;
     const content = createHash('sha256').update(JSON.stringify(prepared)).digest('hex').slice(0, 16);
     return { ...prepared, event_id: deterministicEventId(at, 'TraceSampled', t.trace_id, t.revision, content) };
   };
