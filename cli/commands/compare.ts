@@ -1,7 +1,7 @@
 import type { Command } from 'commander';
 import { compareVersions, versionPairs, type Group, type VersionPairs } from '../../processors/core/index.ts';
 import { InputError } from '../../schemas/errors.ts';
-import { compareBlocks } from '../format/compareDoc.ts';
+import { compareBlocks, SHOWN_SUSPECTS } from '../format/compareDoc.ts';
 import { nextCommand, quoteArg, sourceArgs, text } from '../format/doc.ts';
 import { renderJson, renderMarkdown, renderTerminal } from '../format/render.ts';
 import {
@@ -16,6 +16,7 @@ import {
 import { epilog } from '../format/helpText.ts';
 
 export type CompareFlags = OfflineFlags & {
+  all?: boolean;
   baseline: string;
   candidate: string;
   screenAttempts?: number;
@@ -75,6 +76,7 @@ export const compareCommand = (program: Command): void => {
     )
     .argument('[files...]', 'trial files with both versions: flat JSONL, flat CSV (*.csv) or public-trials JSONL');
   addCompareOptions(cmd)
+    .option('--all', `list every suspected regression (default: the first ${SHOWN_SUSPECTS}, confirmed ones first)`)
     .addHelpText(
       'after',
       epilog(`
@@ -108,7 +110,7 @@ Exit codes: 0 ok (a regression is reported, not an error; use passk gate to fail
           renderJson({ baseline: flags.baseline, candidate: flags.candidate, comparisons, unpaired }),
         );
       const blocks = [
-        ...comparisons.flatMap(compareBlocks),
+        ...comparisons.flatMap((c) => compareBlocks(c, { all: flags.all })),
         ...unpaired.map((u) =>
           text(`Not compared: ${u.suite} (${u.dataset_version}) has trials of ${u.only} only.`, 'warn'),
         ),

@@ -75,9 +75,24 @@ const divergence = (s: SuspectedRegression): string => {
   return `#${d.position} ${d.check}: ${show(d.baseline)} → ${show(d.candidate)}`;
 };
 
-const suspects = (c: Comparison): Block[] => {
-  const rows = c.confirmation.rows;
-  if (rows.length === 0)
+/** Suspected regressions a terminal or Markdown document lists before it summarizes the rest (`--all`: every one). */
+export const SHOWN_SUSPECTS = 25;
+const FIRST: readonly string[] = ['confirmed_regression', 'unresolved', 'baseline_also_varies', 'cleared'];
+
+const suspects = (c: Comparison, all: boolean): Block[] => {
+  const every = c.confirmation.rows;
+  // a long list shows its confirmed regressions first, then the rest in row order, and counts what it leaves out
+  const rows =
+    all || every.length <= SHOWN_SUSPECTS
+      ? every
+      : [...every].sort((a, b) => FIRST.indexOf(a.outcome) - FIRST.indexOf(b.outcome)).slice(0, SHOWN_SUSPECTS);
+  const rest = every.length - rows.length;
+  const left = Object.entries(c.confirmation.counts)
+    .map(([o, n]) => [o, n - rows.filter((s) => s.outcome === o).length] as const)
+    .filter(([, n]) => n > 0)
+    .map(([o, n]) => `${n} ${(OUTCOME[o] as { text: string }).text}`)
+    .join(', ');
+  if (every.length === 0)
     return [
       text(
         'No suspected regressions: every row stable-correct on the baseline is stable-correct on the candidate.',
@@ -103,10 +118,18 @@ const suspects = (c: Comparison): Block[] => {
         divergence(s),
       ]),
     ),
+    ...(rest > 0
+      ? [
+          text(
+            `… and ${rest} more suspected regressions (${left}): --all prints every one, --json lists them all.`,
+            'dim',
+          ),
+        ]
+      : []),
   ];
 };
 
-export const compareBlocks = (c: Comparison): Block[] => [
+export const compareBlocks = (c: Comparison, opts: { all?: boolean } = {}): Block[] => [
   heading(`${c.suite} · dataset ${c.dataset_version}: ${c.baseline_version} → ${c.candidate_version}`),
   text(
     `${c.rows.paired} rows on both versions; screening uses ${c.screen_attempts.baseline} / ${c.screen_attempts.candidate} attempts per row (baseline / candidate)` +
@@ -132,6 +155,6 @@ export const compareBlocks = (c: Comparison): Block[] => [
     `Exact McNemar on stable-correct: ${c.mcnemar.lost} lost, ${c.mcnemar.gained} gained over ${c.mcnemar.rows} rows classified on both; p = ${pValue(c.mcnemar.p_value)}.`,
   ),
   heading('Confirmation', 2),
-  ...suspects(c),
+  ...suspects(c, opts.all ?? false),
   text(''),
 ];

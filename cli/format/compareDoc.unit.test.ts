@@ -1,0 +1,52 @@
+import { describe, expect, it } from 'vitest';
+import { compareVersions, DEFAULT_REPORT_OPTIONS, groupTrials } from '../../processors/core/index.ts';
+import { row } from '../../processors/core/trials.testkit.ts';
+import { compareBlocks, SHOWN_SUSPECTS } from './compareDoc.ts';
+import { renderMarkdown } from './render.ts';
+
+// 300 rows stable-correct on v1; on v2 every one fails once (a suspected regression), and the last 3 are confirmed:
+// both versions ran again on them, v1 passed and v2 failed again
+const ROWS = 300;
+const id = (i: number) => `r${String(i).padStart(3, '0')}`;
+const trials = Array.from({ length: ROWS }, (_, i) => [
+  ...row(id(i), 'v1', '+++'),
+  ...row(id(i), 'v2', '+-+'),
+  ...(i >= ROWS - 3
+    ? [...row(id(i), 'v1', '+++', { run: 'confirm-1' }), ...row(id(i), 'v2', '---', { run: 'confirm-1' })]
+    : []),
+]).flat();
+const [v1, v2] = groupTrials(trials);
+const comparison = compareVersions(
+  {
+    suite: 'refunds',
+    dataset_version: 'ds-1',
+    baseline: { version: 'v1', rows: v1!.rows },
+    candidate: { version: 'v2', rows: v2!.rows },
+  },
+  {
+    ...DEFAULT_REPORT_OPTIONS,
+    bootstrap: { reps: 50, seed: 1, confidence: 0.95 },
+    screenAttempts: 3,
+    confirmationRuns: [],
+  },
+);
+const listed = (md: string) => [...md.matchAll(/^\| (r\d{3}) \|/gm)].map((m) => m[1]);
+
+describe('compare’s document, with thousands of suspected regressions', () => {
+  it(`lists the first ${SHOWN_SUSPECTS}, confirmed ones first, and counts the rest by outcome`, () => {
+    expect(comparison.confirmation.rows).toHaveLength(ROWS);
+    const md = renderMarkdown(compareBlocks(comparison));
+    const shown = listed(md);
+    expect(shown).toHaveLength(SHOWN_SUSPECTS);
+    expect(shown.slice(0, 3)).toEqual([id(ROWS - 3), id(ROWS - 2), id(ROWS - 1)]);
+    expect(md).toContain(
+      `… and ${ROWS - SHOWN_SUSPECTS} more suspected regressions (${ROWS - SHOWN_SUSPECTS} unresolved)`,
+    );
+  });
+
+  it('lists every one with --all', () => {
+    const md = renderMarkdown(compareBlocks(comparison, { all: true }));
+    expect(listed(md)).toEqual(comparison.confirmation.rows.map((s) => s.row_id));
+    expect(md).not.toContain('more suspected regressions');
+  });
+});
