@@ -84,6 +84,11 @@ const results = [];
 if (userArgs.length > 0) {
   results.push(await lane('run', userArgs, { prefix: false }));
 } else {
+  // The fault campaign's cluster and the Kafka lane's local stack run the binaries deploy/local/fetch.sh puts in
+  // .local-stack (Maven Central). Fetched once here, before the lanes start side by side: a fresh clone has none, and
+  // the campaign would not wait for the Kafka lane's own fetch. Idempotent; a failure is left to the lanes to report.
+  console.error('Local stack binaries (deploy/local/fetch.sh)…');
+  spawnSync('bash', [join(root, 'deploy', 'local', 'fetch.sh')], { stdio: 'inherit' });
   results.push(
     ...(await Promise.all([
       lane('faults', ['--project', 'faults'], { prefix: true }),
