@@ -9,7 +9,18 @@ const layer = (files, forbidden, message, extra = []) => ({
       {
         patterns: [
           ...forbidden.map((group) => ({
-            group: [`**/${group}/**`, `../${group}/*`, `../../${group}/*`],
+            // a nested room is also forbidden to its siblings by its own name (`../dashboard/x.ts` from
+            // sinks/clickhouse/); a file (processors/index.ts) only by its path
+            group: group.endsWith('.ts')
+              ? [`**/${group}`, `../${group}`, `../../${group}`]
+              : [
+                  ...new Set([
+                    `**/${group}/**`,
+                    `../${group}/*`,
+                    `../../${group}/*`,
+                    `**/${group.split('/').at(-1)}/**`,
+                  ]),
+                ],
             message,
           })),
           ...extra,
@@ -18,6 +29,69 @@ const layer = (files, forbidden, message, extra = []) => ({
     ],
   },
 });
+
+/**
+ * The arrows the architecture forbids, one entry per room (docs/architecture.md, "What the lint enforces", lists
+ * them; test/conventions/lintLayering.unit.test.ts plants one violation of each). A file's last matching entry wins
+ * (flat config replaces a rule's options), so each lists everything it forbids, its parent room's arrows included.
+ */
+const UP = ['deploy', 'cli', 'test', 'demo'];
+const STREAM = ['processors/folds', 'processors/operators', 'processors/topologies', 'processors/index.ts'];
+export const ARROWS = [
+  {
+    files: ['schemas/**/*.ts'],
+    forbidden: ['processors', 'sinks', 'producers', 'log', ...UP],
+    message: 'schemas/ imports only zod',
+    extra: [
+      { regex: '^(?!zod$|vitest$|node:|\\.)', message: 'schemas/ imports only zod (and node: builtins; tests vitest)' },
+    ],
+  },
+  {
+    files: ['processors/**/*.ts'],
+    forbidden: ['sinks', 'producers', 'log', ...UP],
+    message: 'processors/ must not import adapters, deploy or cli',
+  },
+  {
+    files: ['processors/folds/**/*.ts'],
+    forbidden: ['operators', 'topologies', 'sinks', 'producers', 'log', ...UP],
+    message: 'processors/folds/ are pure folds: they import core and schemas, never operators or topologies',
+  },
+  {
+    files: ['processors/operators/**/*.ts'],
+    forbidden: ['topologies', 'sinks', 'producers', 'log', ...UP],
+    message: 'processors/operators/ are wired by the topologies: they never import one',
+  },
+  {
+    files: ['processors/core/**/*.ts'],
+    forbidden: ['operators', 'topologies', 'folds', 'sinks', 'producers', 'log', ...UP],
+    message: 'processors/core/ is the pure ground floor: it imports schemas only, never folds, operators or topologies',
+  },
+  {
+    files: ['sinks/**/*.ts'],
+    forbidden: ['producers', 'log', ...STREAM, ...UP],
+    message:
+      'sinks/ read the store: they import processors/ports, processors/core and schemas, never producers, log, ' +
+      'the stream (folds, operators, topologies), deploy or cli',
+  },
+  {
+    files: ['sinks/clickhouse/**/*.ts'],
+    forbidden: ['sinks/dashboard', 'producers', 'log', ...STREAM, ...UP],
+    message: 'sinks/clickhouse/ is the store: the dashboard builds on it, never the other way',
+  },
+  {
+    files: ['log/**/*.ts'],
+    forbidden: ['sinks', 'producers', ...STREAM, ...UP],
+    message: 'log/ adapts the event log: it imports processors/ports, processors/core and schemas only',
+  },
+  {
+    files: ['producers/**/*.ts'],
+    forbidden: ['sinks', 'log', ...STREAM, ...UP],
+    message:
+      'producers/ publish through the ports: they import processors/ports, processors/core and schemas, never ' +
+      'sinks, log, the stream (folds, operators, topologies), deploy or cli',
+  },
+  { files: ['deploy/**/*.ts'], forbidden: ['cli', 'test'], message: 'deploy/ must not import cli or test' },
+];
 
 export default tseslint.config(
   {
@@ -56,31 +130,8 @@ export default tseslint.config(
       '@typescript-eslint/consistent-type-imports': 'error',
     },
   },
-  // Every arrow points down (STYLE.md §1).
-  layer(
-    ['schemas/**/*.ts'],
-    ['processors', 'sinks', 'producers', 'log', 'deploy', 'cli', 'test'],
-    'schemas/ imports only zod',
-    [{ regex: '^(?!zod$|vitest$|node:|\\.)', message: 'schemas/ imports only zod (and node: builtins; tests vitest)' }],
-  ),
-  // A file's last matching layer wins (flat config replaces a rule's options), so each lists everything it forbids.
-  layer(
-    ['processors/**/*.ts'],
-    ['sinks', 'producers', 'log', 'deploy', 'cli', 'test'],
-    'processors/ must not import adapters, deploy or cli',
-  ),
-  layer(
-    ['processors/core/**/*.ts'],
-    ['operators', 'topologies', 'folds', 'sinks', 'producers', 'log', 'deploy', 'cli', 'test'],
-    'processors/core/ is the pure ground floor: it imports schemas only, never folds, operators or topologies',
-  ),
-  layer(['sinks/**/*.ts', 'log/**/*.ts'], ['deploy', 'cli', 'test'], 'adapters must not import deploy, cli or test'),
-  layer(
-    ['producers/**/*.ts'],
-    ['sinks', 'log', 'deploy', 'cli', 'test'],
-    'producers/ publish through the ports: they must not import sinks, log, deploy, cli or test',
-  ),
-  layer(['deploy/**/*.ts'], ['cli', 'test'], 'deploy/ must not import cli or test'),
+  // Every arrow points down (docs/architecture.md draws these same rules, ARROWS below, with the folder tree).
+  ...ARROWS.map(({ files, forbidden, message, extra }) => layer(files, forbidden, message, extra)),
   // An argument spread passes one argument per element on the stack: past ~120k elements it throws "Maximum call
   // stack size exceeded" (the dashboard answered HTTP 500 at 250k rows). processors/core/arrays.ts has the loops.
   {

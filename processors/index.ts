@@ -46,7 +46,7 @@ export {
   mustNotBreakAt,
   nextFailureVersion,
   rowsAt,
-} from './folds/datasets.ts';
+} from './core/datasets.ts';
 export {
   ComparisonState,
   GateBook,

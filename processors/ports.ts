@@ -1,6 +1,10 @@
 import type { EventCodec } from '../schemas/codec.ts';
 import type { PasskEvent } from '../schemas/events/index.ts';
 import type { Topic } from '../schemas/topics.ts';
+import type { RowStateChanged, RunFinished, TrialRecorded } from '../schemas/events/index.ts';
+import type { VersionSnapshot } from './folds/versionSummary.ts';
+
+export type { VersionSnapshot };
 
 /**
  * Ports: what the processors need from the outside world. Adapters (log/, sinks/) implement them;
@@ -127,4 +131,15 @@ export interface EventLog extends EventSource {
    */
   deadLetters(): Promise<DeadLetter[]>;
   close(): Promise<void>;
+}
+
+/** What the trial topology writes to the store, per durable unit. Idempotent: a replay writes the same rows. */
+export interface TrialSink {
+  writeTrials(unit: {
+    trials: readonly TrialRecorded[];
+    rowStates: readonly RowStateChanged[];
+    finished: readonly RunFinished[];
+    /** Snapshots of the versions this unit changed, taken when it was folded: the latest per (partition, version). */
+    summaries?: readonly VersionSnapshot[];
+  }): Promise<void>;
 }

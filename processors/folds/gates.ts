@@ -12,7 +12,7 @@ import { MUST_NOT_BREAK_TAG } from '../core/mustNotBreak.ts';
 import type { PairInput } from '../core/pairing.ts';
 import { DEFAULT_REPORT_OPTIONS } from '../core/report.ts';
 import { isConfirmationRun } from '../core/screening.ts';
-import { mustNotBreakAt, rowsAt, type DatasetState } from './datasets.ts';
+import { mustNotBreakAt, rowsAt, type DatasetState } from '../core/datasets.ts';
 import type { RowState } from './rowState.ts';
 
 /**

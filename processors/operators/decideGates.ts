@@ -5,7 +5,7 @@ import type { PasskEvent } from '../../schemas/events/index.ts';
 import type { TraceWindowsUpdated } from '../../schemas/events/traceWindowsUpdated.ts';
 import type { WindowAlertRaised } from '../../schemas/events/windowAlertRaised.ts';
 import { candidateKey, TOPICS, windowAlertKey } from '../../schemas/topics.ts';
-import { evolveDataset, type DatasetState } from '../folds/datasets.ts';
+import { evolveDataset, type DatasetState } from '../core/datasets.ts';
 import {
   decideComparison,
   emptyBook,

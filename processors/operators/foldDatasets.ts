@@ -1,7 +1,7 @@
 import { map, type OperatorFunction } from 'rxjs';
 import type { DatasetRowUpserted, FailureConfirmed } from '../../schemas/events/datasets.ts';
 import type { PasskEvent } from '../../schemas/events/index.ts';
-import { evolveDataset, type DatasetEvent, type DatasetState } from '../folds/datasets.ts';
+import { evolveDataset, type DatasetEvent, type DatasetState } from '../core/datasets.ts';
 import type { EventBatch } from '../ports.ts';
 import type { Position } from './foldUnits.ts';
 import { weightOf } from './foldUnits.ts';

@@ -1,10 +1,8 @@
 import { map, type Observable, type SchedulerLike } from 'rxjs';
 import type { RowStateChanged } from '../../schemas/events/decisions.ts';
-import type { RunFinished } from '../../schemas/events/runFinished.ts';
-import type { TrialRecorded } from '../../schemas/events/trialRecorded.ts';
 import { TOPICS } from '../../schemas/topics.ts';
 import { toRunClosed } from '../folds/gates.ts';
-import type { VersionSnapshot, VersionSummary } from '../folds/versionSummary.ts';
+import type { VersionSummary } from '../folds/versionSummary.ts';
 import { batchRows } from '../operators/batchRows.ts';
 import { emitChanges } from '../operators/emitChanges.ts';
 import { foldUnits, weightOf, type FoldedUnit } from '../operators/foldUnits.ts';
@@ -12,21 +10,11 @@ import { createInFlight } from '../operators/inFlight.ts';
 import { readToEnd } from '../operators/readToEnd.ts';
 import { createRowStore, type PartitionOf } from '../operators/rowStore.ts';
 import { writeRows } from '../operators/writeRows.ts';
-import type { EventPublisher, EventSource } from '../ports.ts';
+import type { EventPublisher, EventSource, TrialSink } from '../ports.ts';
 import { runTopology } from './runner.ts';
 
 export type { VersionSnapshot } from '../folds/versionSummary.ts';
-
-/** What the trial topology writes to the store, per durable unit. Idempotent: a replay writes the same rows. */
-export interface TrialSink {
-  writeTrials(unit: {
-    trials: readonly TrialRecorded[];
-    rowStates: readonly RowStateChanged[];
-    finished: readonly RunFinished[];
-    /** Snapshots of the versions this unit changed, taken when it was folded: the latest per (partition, version). */
-    summaries?: readonly VersionSnapshot[];
-  }): Promise<void>;
-}
+export type { TrialSink } from '../ports.ts';
 
 export interface TrialPorts {
   readonly source: EventSource;

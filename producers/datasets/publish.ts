@@ -1,5 +1,5 @@
 import type { EventPublisher, EventSource } from '../../processors/ports.ts';
-import { evolveDataset, rowsAt, type DatasetRow, type DatasetState } from '../../processors/folds/datasets.ts';
+import { evolveDataset, rowsAt, type DatasetRow, type DatasetState } from '../../processors/core/datasets.ts';
 import type { DatasetRowUpserted } from '../../schemas/events/datasets.ts';
 import { InputError } from '../../schemas/errors.ts';
 import { deterministicEventId } from '../../schemas/ids.ts';

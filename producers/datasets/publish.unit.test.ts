@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { evolveDataset, rowsAt, type DatasetState } from '../../processors/folds/datasets.ts';
+import { evolveDataset, rowsAt, type DatasetState } from '../../processors/core/datasets.ts';
 import { parseDataset } from '../runner/dataset.ts';
 import { matchingVersion, planPublish, versionChanges, DATASET_PRODUCER } from './publish.ts';
 

@@ -10,6 +10,7 @@ export {
   type IngestOptions,
   type ItemResult,
 } from './ingest.ts';
-export { createIngestServer, httpServerOptions, queueOf, type HttpTimeouts, type IngestServer } from './server.ts';
+export { createIngestServer, queueOf, type HttpTimeouts, type IngestServer } from './server.ts';
+export { httpServerOptions } from '../../schemas/httpServer.ts';
 export { ingestRegistry } from './metrics.ts';
 export { ingestOpenApi } from './openapi.ts';

@@ -2,38 +2,15 @@ import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { createIngestRoutes, type IngestMetrics, type IngestOptions } from './ingest.ts';
 import { ingestRegistry } from './metrics.ts';
+import { httpServerOptions, type HttpTimeouts } from '../../schemas/httpServer.ts';
+
+export type { HttpTimeouts };
 
 export interface IngestServer {
   readonly url: string;
   readonly port: number;
   close(): Promise<void>;
 }
-
-/**
- * Deadlines of the server's connections (deploy/config.ts `http`), so a slow or silent client cannot hold one forever:
- * all headers within `headersTimeoutMs`, the whole request within `requestTimeoutMs` (else 408 and the connection
- * is closed), and a kept-alive connection idle for `keepAliveTimeoutMs` between requests is closed.
- */
-export interface HttpTimeouts {
-  readonly headersTimeoutMs?: number;
-  readonly requestTimeoutMs?: number;
-  readonly keepAliveTimeoutMs?: number;
-}
-
-/**
- * node:http options from the deadlines; the expiry check runs often enough for the shortest one. Shared by every HTTP
- * server of passk (this one and the dashboard's).
- */
-export const httpServerOptions = (t: HttpTimeouts = {}) => {
-  const headersTimeout = t.headersTimeoutMs ?? 10_000;
-  const requestTimeout = Math.max(t.requestTimeoutMs ?? 60_000, headersTimeout);
-  return {
-    headersTimeout,
-    requestTimeout,
-    keepAliveTimeout: t.keepAliveTimeoutMs ?? 5_000,
-    connectionsCheckingInterval: Math.min(30_000, Math.max(50, Math.floor(headersTimeout / 4))),
-  };
-};
 
 /** What `/healthz` says of the receiver's queue: requests being read and written, spans held. */
 export const queueOf = (m: IngestMetrics) => ({

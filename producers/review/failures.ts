@@ -7,7 +7,7 @@ import type { FailureConfirmed, TraceSampled } from '../../schemas/events/index.
 import { deterministicEventId } from '../../schemas/ids.ts';
 import { TOPICS } from '../../schemas/topics.ts';
 import { existingEventIds, readLog } from '../logReader.ts';
-import { isNegativeFeedback } from '../sampler/policy.ts';
+import { failureSignals } from '../../processors/core/failureSignals.ts';
 import { PRODUCER_VERSION } from '../version.ts';
 
 /** A sampled production trace that looks like a failure, waiting for a reviewer. */
@@ -16,13 +16,6 @@ export interface ProductionFailure {
   /** Why it is listed: failed graders (`grader:<id>`), `error:<kind>`, `negative_feedback`. */
   readonly why: readonly string[];
 }
-
-/** The reasons a trace may be a failure, or none. */
-export const failureSignals = (t: TraceSampled): string[] => [
-  ...(t.verdicts ?? []).filter((v) => v.passed === false).map((v) => `grader:${v.grader}`),
-  ...(t.error_kind ? [`error:${t.error_kind}`] : []),
-  ...(isNegativeFeedback(t.user_signals) ? ['negative_feedback'] : []),
-];
 
 /**
  * Sampled production traces with a failing online verdict, an error or negative feedback, newest first,

@@ -1,7 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { InputError } from '../../schemas/errors.ts';
 import type { TraceSampled } from '../../schemas/events/index.ts';
-import { failureConfirmed, failureSignals } from './failures.ts';
+import { failureSignals } from '../../processors/core/failureSignals.ts';
+import { failureConfirmed } from './failures.ts';
 
 const trace = (over: Partial<TraceSampled> = {}): TraceSampled => ({
   event_id: '01JAAAAAAAAAAAAAAAAAAAAAAA',

@@ -3,10 +3,10 @@ export {
   confirmFailure,
   confirmedTraceIds,
   failureConfirmed,
-  failureSignals,
   findTrace,
   listProductionFailures,
   type Confirmation,
   type ConfirmRequest,
   type ProductionFailure,
 } from './failures.ts';
+export { failureSignals } from '../../processors/core/failureSignals.ts';

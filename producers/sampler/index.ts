@@ -8,7 +8,8 @@ export {
   type TraceSampler,
 } from './sampler.ts';
 export { withTraceSampling, type TraceSamplingOptions } from './middleware.ts';
-export { alwaysKeepReason, isNegativeFeedback, rateOf, SamplingPolicy, type SamplingPolicyInput } from './policy.ts';
+export { alwaysKeepReason, rateOf, SamplingPolicy, type SamplingPolicyInput } from './policy.ts';
+export { isNegativeFeedback } from '../../processors/core/failureSignals.ts';
 export {
   cardRedactor,
   DEFAULT_REDACTORS,

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { isNegativeFeedback } from '../../processors/core/failureSignals.ts';
 
 const compiles = (source: string): boolean => {
   try {
@@ -49,21 +50,6 @@ export const SamplingPolicy = z.object({
 });
 export type SamplingPolicy = z.output<typeof SamplingPolicy>;
 export type SamplingPolicyInput = z.input<typeof SamplingPolicy>;
-
-/** Signals that count as negative feedback: thumbs down, dislike, a rating of 2 or less (of 5), a complaint. */
-export const isNegativeFeedback = (signals: Record<string, string | number | boolean> | undefined): boolean => {
-  if (!signals) return false;
-  for (const [key, value] of Object.entries(signals)) {
-    const k = key.toLowerCase();
-    if (typeof value === 'string' && /^(thumbs?[_ -]?down|down|negative|dislike|bad|complaint)$/i.test(value.trim()))
-      return true;
-    if (/thumbs?[_ -]?down|dislike|complaint|negative/.test(k) && value !== false && value !== 0 && value !== '')
-      return true;
-    if (/thumbs?[_ -]?up|like|helpful/.test(k) && (value === false || value === 0)) return true;
-    if (/rating|score|stars/.test(k) && typeof value === 'number' && value <= 2) return true;
-  }
-  return false;
-};
 
 export interface Candidate {
   readonly segment: string;

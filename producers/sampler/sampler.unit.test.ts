@@ -6,7 +6,8 @@ import { createMemoryPublisher } from '../sdk/memoryPublisher.ts';
 import { createRecorder } from '../sdk/recorder.ts';
 import { inputFingerprint, normalizeInput } from './fingerprint.ts';
 import { withTraceSampling } from './middleware.ts';
-import { isNegativeFeedback, type SamplingPolicyInput } from './policy.ts';
+import { isNegativeFeedback } from '../../processors/core/failureSignals.ts';
+import type { SamplingPolicyInput } from './policy.ts';
 import { createTraceSampler, type TraceCandidate } from './sampler.ts';
 
 /** A recorder stand-in that keeps what it is given. */

@@ -1,4 +1,4 @@
-import type { TrialSink } from '../../processors/index.ts';
+import type { TrialSink } from '../../processors/ports.ts';
 import type { ClickHouseRowSink } from './rowSink.ts';
 import { snapshotRow } from './rows/snapshotRow.ts';
 

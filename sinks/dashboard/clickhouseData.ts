@@ -10,7 +10,7 @@ import { loadTrialsForReport, reportGroupsFromStore } from '../clickhouse/querie
 import type { Querier } from '../clickhouse/queries/select.ts';
 import type { DashboardData, DatasetRowView, ProductionWindow } from './data.ts';
 import { traceListItem } from './traceItem.ts';
-import { failureSignals } from '../../producers/review/index.ts';
+import { failureSignals } from '../../processors/core/failureSignals.ts';
 import { traceOfRow } from '../clickhouse/queries/storedFailures.ts';
 import {
   confirmationsOf,

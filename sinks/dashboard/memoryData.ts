@@ -8,7 +8,7 @@ import {
 } from '../../processors/core/index.ts';
 import type { PasskEvent } from '../../schemas/events/index.ts';
 import type { GateEvaluated, JudgmentRecorded, LabelRecorded, TraceSampled } from '../../schemas/events/index.ts';
-import { evolveDataset, rowsAt, type DatasetRow, type DatasetState } from '../../processors/folds/datasets.ts';
+import { evolveDataset, rowsAt, type DatasetRow, type DatasetState } from '../../processors/core/datasets.ts';
 import type { DashboardData, DatasetVersionView, Scope, TraceListItem } from './data.ts';
 import { traceListItem } from './traceItem.ts';
 import { explorerView } from './explorerView.ts';

@@ -1,7 +1,7 @@
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { timingSafeEqual } from 'node:crypto';
-import { httpServerOptions, type HttpTimeouts } from '../../producers/ingest/index.ts';
+import { httpServerOptions, type HttpTimeouts } from '../../schemas/httpServer.ts';
 import { InputError, PipelineError } from '../../schemas/errors.ts';
 import { BadRequest, ConfirmBody, ROUTES } from './api.ts';
 import { authorize, bearerToken, checkBinding, DashboardConfigError, isLoopback, tokenCookie } from './auth.ts';

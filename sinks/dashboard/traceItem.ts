@@ -1,4 +1,4 @@
-import { failureSignals } from '../../producers/review/index.ts';
+import { failureSignals } from '../../processors/core/failureSignals.ts';
 import type { TraceSampled } from '../../schemas/events/index.ts';
 import type { TraceListItem } from './data.ts';
 

@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { gzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createEmbeddedEventLog } from '../../log/index.ts';
-import { rowsAt } from '../../processors/folds/datasets.ts';
+import { rowsAt } from '../../processors/core/datasets.ts';
 import { readDatasets } from '../../producers/datasets/publish.ts';
 import type { EventLog } from '../../processors/ports.ts';
 import {

@@ -6,7 +6,7 @@ import { openStore } from '../../deploy/store.ts';
 import type { PasskEvent } from '../../schemas/events/index.ts';
 import { TOPICS, type Topic } from '../../schemas/topics.ts';
 import type { EventLog } from '../../processors/ports.ts';
-import { failureRowId } from '../../processors/folds/datasets.ts';
+import { failureRowId } from '../../processors/core/datasets.ts';
 import { readToEnd } from '../../processors/operators/readToEnd.ts';
 import { datasetRows, gateHistory } from '../../sinks/clickhouse/index.ts';
 import { comparison, datasetRow, failureConfirmed, runOf } from '../helpers/feedbackLoop.ts';

@@ -9,7 +9,7 @@ import {
   nextFailureVersion,
   rowsAt,
   type DatasetEvent,
-} from '../../processors/folds/datasets.ts';
+} from '../../processors/core/datasets.ts';
 import { datasetRow, failureConfirmed } from '../helpers/feedbackLoop.ts';
 
 const fold = (events: readonly DatasetEvent[], from?: DatasetState) => {

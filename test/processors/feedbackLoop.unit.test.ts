@@ -4,7 +4,7 @@ import { startProcessors } from '../../deploy/processors.ts';
 import { jsonCodec } from '../../schemas/codec.ts';
 import type { PasskEvent } from '../../schemas/events/index.ts';
 import { TOPICS } from '../../schemas/topics.ts';
-import { failureRowId } from '../../processors/folds/datasets.ts';
+import { failureRowId } from '../../processors/core/datasets.ts';
 import { createMemoryLog, type MemoryLog } from '../helpers/memoryLog.ts';
 import { comparison, datasetRow, failureConfirmed, runOf } from '../helpers/feedbackLoop.ts';
 import { T0, trace } from '../helpers/processorFixtures.ts';

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import type { RunClosed } from '../../schemas/events/comparisons.ts';
 import { GateEvaluated } from '../../schemas/events/decisions.ts';
 import { decideComparison, emptyBook, evolveBook, type GateView } from '../../processors/folds/gates.ts';
-import { evolveDataset, type DatasetState } from '../../processors/folds/datasets.ts';
+import { evolveDataset, type DatasetState } from '../../processors/core/datasets.ts';
 import { evolveRow, type RowState } from '../../processors/folds/rowState.ts';
 import type { TrialRecorded } from '../../schemas/events/trialRecorded.ts';
 import { comparison, datasetRow, failureConfirmed, runOf } from '../helpers/feedbackLoop.ts';

@@ -1,4 +1,4 @@
-import type { VersionSnapshot } from '../../../processors/index.ts';
+import type { VersionSnapshot } from '../../../processors/ports.ts';
 
 type Row = Record<string, unknown>;
 

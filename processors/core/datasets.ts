@@ -6,7 +6,7 @@ import {
   type FailureConfirmed,
 } from '../../schemas/events/datasets.ts';
 import { deterministicEventId } from '../../schemas/ids.ts';
-import { MUST_NOT_BREAK_TAG } from '../core/mustNotBreak.ts';
+import { MUST_NOT_BREAK_TAG } from './mustNotBreak.ts';
 
 /**
  * Datasets as a fold of passk.datasets: versions in order of first appearance, and each row's
