@@ -171,6 +171,41 @@ const print = (format: OutputFormat, blocks: Block[], json: unknown) =>
     format === 'json' ? renderJson(json) : format === 'markdown' ? renderMarkdown(blocks) : renderTerminal(blocks),
   );
 
+/**
+ * What the candidate's attempts on the comparison came to, when an adaptive run (`passk run --adaptive`) made
+ * them: every attempt recorded (confirmations included), against fixed k = its max-k on every row.
+ */
+export const adaptiveCost = async (
+  log: EventLog,
+  scope: { suite: string; dataset_version: string; agent_version: string },
+): Promise<{ attempts: number; fixed: number; rows: number; maxK: number } | undefined> => {
+  let maxK = 0;
+  const rows = new Set<string>();
+  await readLog(log, { topics: [TOPICS.decisions] }, ({ event: e }) => {
+    if (
+      e.type === 'AdaptiveRoundDecided' &&
+      e.suite === scope.suite &&
+      e.dataset_version === scope.dataset_version &&
+      e.agent_version === scope.agent_version
+    ) {
+      maxK = Math.max(maxK, e.max_k);
+      for (const d of e.decisions) rows.add(d.row_id);
+    }
+  });
+  if (maxK === 0) return undefined;
+  const trials = new Set<string>();
+  await readLog(log, { topics: [TOPICS.trials] }, ({ event: e }) => {
+    if (
+      e.type === 'TrialRecorded' &&
+      e.suite === scope.suite &&
+      e.dataset_version === scope.dataset_version &&
+      e.agent.version === scope.agent_version
+    )
+      trials.add(e.event_id);
+  });
+  return { attempts: trials.size, fixed: rows.size * maxK, rows: rows.size, maxK };
+};
+
 export const runDeclare = async (
   cmd: Command,
   d: DeclareInput,
@@ -193,10 +228,9 @@ export const runDeclare = async (
     say(
       `waiting up to ${Math.round(opts.waitMs / 1000)} s for the processors' verdict (passk process or passk serve must run)`,
     );
-    return {
-      declared,
-      verdict: prior?.verdict ?? (await waitForVerdict(log, declared.comparison_id, opts.waitMs, say)),
-    };
+    const verdict = prior?.verdict ?? (await waitForVerdict(log, declared.comparison_id, opts.waitMs, say));
+    const cost = verdict ? await adaptiveCost(log, { ...declared, agent_version: declared.candidate }) : undefined;
+    return { declared, verdict, cost };
   }).catch(exitOnUnavailable);
   if (opts.waitMs === undefined) {
     print(
@@ -221,6 +255,10 @@ export const runDeclare = async (
     return;
   }
   writeStderr(`passk: ${provenanceLine(result.verdict)}\n`);
+  if ('cost' in result && result.cost)
+    writeStderr(
+      `passk: decided after ${result.cost.attempts} attempts of ${result.declared.candidate} (fixed k would have used ${result.cost.fixed}: ${result.cost.rows} rows × ${result.cost.maxK})\n`,
+    );
   const blocks = ruleBlocks(evaluatedView(result.verdict));
   // the same document as `passk gate --from-store` on these versions, next command included
   print(
