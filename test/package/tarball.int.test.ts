@@ -2,7 +2,8 @@
  * The published package, as a user gets it: `npm pack` (its `prepack` runs `npm run build`), the tarball
  * installed into an empty project outside the repository, and there, with plain `node` (no tsx loader, no
  * TypeScript), `import { createRecorder } from 'passk'` records trials to an embedded data dir and
- * `npx passk report` reports them.
+ * `npx passk report` reports them; then that project, made a git repository with its own dataset and agents, runs
+ * the CI recipe's steps (examples/ci/passk-gate.yml) as GitHub Actions would, and gets a verdict.
  */
 import { execFileSync } from 'node:child_process';
 import { cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -10,6 +11,7 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import YAML from 'yaml';
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
 const work = mkdtempSync(join(tmpdir(), 'passk-tarball-'));
@@ -114,5 +116,57 @@ console.log(JSON.stringify({ stats: recorder.stats, onDisk, loaders: process.exe
     expect(report.groups).toHaveLength(1);
     expect(report.groups[0]).toMatchObject({ suite: 'refunds', agent_version: 'prompt-v2', rows: 4, trials: 12 });
     expect(existsSync(join(app, 'node_modules', '.bin', 'passk'))).toBe(true);
+  });
+
+  it("runs the CI recipe's steps (examples/ci/passk-gate.yml) in a git repository that is not passk's", () => {
+    run('git', ['init', '-q'], app);
+    mkdirSync(join(app, 'evals'));
+    mkdirSync(join(app, 'agents'));
+    cpSync(join(ROOT, 'examples', 'refund-agent', 'refunds.jsonl'), join(app, 'evals', 'refunds.jsonl'));
+    const agent = (version: string) =>
+      `export const meta = { version: '${version}' };\n` +
+      "export default async (input) => (input.days_since_purchase <= 30 && input.receipt === 'yes' ? 'approve' : 'deny');\n";
+    writeFileSync(join(app, 'agents', 'baseline.mjs'), agent('policy-v1'));
+    writeFileSync(join(app, 'agents', 'candidate.mjs'), agent('policy-v2'));
+    const workflow = YAML.parse(readFileSync(join(ROOT, 'examples', 'ci', 'passk-gate.yml'), 'utf8')) as {
+      env: Record<string, string>;
+      jobs: { gate: { steps: { name?: string; run?: string; uses?: string }[] } };
+    };
+    expect(workflow.env).toMatchObject({
+      DATASET: 'evals/refunds.jsonl',
+      BASELINE_AGENT: 'agents/baseline.mjs',
+      CANDIDATE_AGENT: 'agents/candidate.mjs',
+    });
+    const steps = workflow.jobs.gate.steps.filter((st) => st.run !== undefined);
+    // `npm ci` installs passk from the repository's devDependencies: here beforeAll installed the tarball instead;
+    // posting the comment needs GitHub (gh and a token). Every other step runs as written.
+    expect(steps.map((st) => st.run!.trim().split(/\s+/).slice(0, 2).join(' '))).toEqual([
+      'npm ci',
+      'npx passk',
+      'npx passk',
+      '# the',
+      'gh pr',
+      'exit "${{',
+    ]);
+    const output = join(work, 'github_output');
+    writeFileSync(output, '');
+    const stepEnv = { ...env, ...workflow.env, GITHUB_OUTPUT: output };
+    for (const step of steps.filter((st) => st.run!.trim() !== 'npm ci' && !st.run!.startsWith('gh '))) {
+      const outputs = Object.fromEntries(
+        readFileSync(output, 'utf8')
+          .split('\n')
+          .filter(Boolean)
+          .map((l) => l.split('=') as [string, string]),
+      );
+      const script = step.run!.replace('${{ steps.gate.outputs.exit }}', outputs.exit ?? '');
+      execFileSync('bash', ['-e', '-c', script], { cwd: app, env: stepEnv, stdio: ['ignore', 'pipe', 'pipe'] });
+    }
+    // the gate was decided by the processors (exit 0), the verdict is Markdown, and the store's verdict agrees
+    expect(readFileSync(output, 'utf8')).toBe('exit=0\n');
+    expect(readFileSync(join(app, 'verdict.md'), 'utf8')).toMatch(
+      /^## GATE PASS: candidate policy-v2 against baseline policy-v1/m,
+    );
+    expect(JSON.parse(readFileSync(join(app, 'verdict.json'), 'utf8'))).toMatchObject({ verdict: 'pass' });
+    expect(existsSync(join(app, '.passk'))).toBe(true);
   });
 });

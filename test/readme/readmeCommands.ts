@@ -70,6 +70,18 @@ const HANDLING: Record<string, Handling> = {
     unless: 'CLICKHOUSE_URL',
     why: 'needs a ClickHouse server: set CLICKHOUSE_URL to run it (none runs on these machines: no Docker, and Debian packages only ClickHouse 18.16)',
   },
+  'npm install --save-dev ../passk': {
+    kind: 'not-here',
+    why: 'installs passk into another repository: test/package/tarball.int.test.ts installs the packed tarball into a temporary repository and runs the CI recipe there',
+  },
+  'npm install --save-dev git+https://github.com/your-org/passk.git': {
+    kind: 'not-here',
+    why: 'clones from a git host (no network here); test/package/tarball.int.test.ts installs the packed tarball, which is what npm builds from a clone',
+  },
+  'npm install --save-dev ./passk-0.1.0.tgz': {
+    kind: 'not-here',
+    why: 'installs passk into another repository: test/package/tarball.int.test.ts does exactly this (npm pack, then npm install of the tarball) in a temporary repository',
+  },
   'CLICKHOUSE_URL=http://clickhouse:8123 …': {
     kind: 'not-here',
     why: 'a fragment naming the ClickHouse server setting, not a command',
