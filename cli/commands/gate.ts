@@ -4,8 +4,8 @@ import { readGateRulesFile, readJudgmentFile, readMustNotBreakFile } from '../..
 import { InputError } from '../../schemas/errors.ts';
 import { EXIT } from '../exitCodes.ts';
 import { sourceArgs } from '../format/doc.ts';
-import { gateNext, ruleBlocks } from '../format/gateDoc.ts';
-import { renderJson, renderMarkdown, renderTerminal } from '../format/render.ts';
+import { gateNext, ruleBlocks, unprotectedLine } from '../format/gateDoc.ts';
+import { renderJson, renderMarkdown, renderTerminal, writeStderr } from '../format/render.ts';
 import { addCompareOptions, compareOptions, pairVersions, type CompareFlags } from './compare.ts';
 import { runDeclare, runStatus } from './gateLive.ts';
 import { duration, fraction, loadGroups, outputFormat } from './offlineOptions.ts';
@@ -168,6 +168,9 @@ Exit codes: 0 pass, 1 fail, 2 bad input (file, line and field named), 3 backend 
         },
         compareOptions(flags),
       );
+      // on stderr too, whatever the format: a JSON or Markdown verdict read by a script still warns the person
+      const unprotected = unprotectedLine(verdict.must_not_break);
+      if (unprotected) writeStderr(`passk: warning: ${unprotected}\n`);
       if (format === 'json') process.stdout.write(renderJson(verdict));
       else
         process.stdout.write(

@@ -23,7 +23,7 @@ import { TOPICS } from '../../schemas/topics.ts';
 import { PRODUCER_VERSION } from '../../producers/version.ts';
 import { EXIT } from '../exitCodes.ts';
 import { heading, text, type Block } from '../format/doc.ts';
-import { evaluatedView, gateNext, ruleBlocks } from '../format/gateDoc.ts';
+import { evaluatedView, gateNext, ruleBlocks, unprotectedLine } from '../format/gateDoc.ts';
 import { rowList } from '../format/numbers.ts';
 import { renderJson, renderMarkdown, renderTerminal, writeStderr } from '../format/render.ts';
 import type { OutputFormat } from './offlineOptions.ts';
@@ -259,6 +259,8 @@ export const runDeclare = async (
     writeStderr(
       `passk: decided after ${result.cost.attempts} attempts of ${result.declared.candidate} (fixed k would have used ${result.cost.fixed}: ${result.cost.rows} rows × ${result.cost.maxK})\n`,
     );
+  const unprotected = unprotectedLine(evaluatedView(result.verdict).must_not_break);
+  if (unprotected) writeStderr(`passk: warning: ${unprotected}\n`);
   const blocks = ruleBlocks(evaluatedView(result.verdict));
   // the same document as `passk gate --from-store` on these versions, next command included
   print(

@@ -50,10 +50,27 @@ export interface RuleView {
   readonly must_not_break?: GateVerdict['must_not_break'];
 }
 
+/**
+ * Must-not-break rows the gate cannot protect: the baseline does not get them right every time (it flips, or is
+ * stable-wrong), so no candidate can break them. Said, with the rows, whenever there are any: the verdict's "all
+ * rules passed" is true of the other rows only.
+ */
+export const unprotectedLine = (mnb: RuleView['must_not_break']): string | undefined => {
+  const rows = (mnb ?? []).filter((m) => m.status === 'not_covered');
+  if (rows.length === 0) return undefined;
+  const said = rows.map((m) => `${m.row_id} (${words(m.baseline.class)} ${m.baseline.c}/${m.baseline.n})`);
+  return (
+    `${rows.length} must-not-break ${rows.length === 1 ? 'row is' : 'rows are'} not protected: the baseline is not ` +
+    `stable-correct on ${rows.length === 1 ? 'it' : 'them'}, so no rule binds: ${rowList(said, 12)}. Fix the baseline ` +
+    'or the rows before trusting the gate with them.'
+  );
+};
+
 /** A verdict as `passk gate` prints it: the rules, then the must-not-break table. One document for every source. */
 export const ruleBlocks = (v: RuleView): Block[] => {
   const pass = v.verdict === 'pass';
   const mnb = v.must_not_break;
+  const unprotected = unprotectedLine(mnb);
   return [
     heading(
       `GATE ${pass ? 'PASS' : 'FAIL'}: candidate ${v.candidate} against baseline ${v.baseline}`,
@@ -61,6 +78,7 @@ export const ruleBlocks = (v: RuleView): Block[] => {
       pass ? 'good' : 'bad',
     ),
     text(verdictSentence(v), pass ? 'good' : 'bad'),
+    ...(unprotected ? [text(unprotected, 'warn')] : []),
     table(
       ['', 'rule', 'suite', 'detail', 'rows'],
       v.rules.map((r) => [
