@@ -98,8 +98,22 @@ export const planRound = (
   rows: readonly AdaptiveRow[],
   spent: number,
   o: AdaptiveOptions,
+  /** The gate is decided (the sequential gate failed): every open row stops with reason `gate_decided`. */
+  gateDecided = false,
 ): AdaptiveRound => {
   const decisions: RowDecision[] = [];
+  if (gateDecided) {
+    const stop = (row: AdaptiveRow): RowDecision => ({
+      row_id: row.row_id,
+      decision: 'stop',
+      reason: 'gate_decided',
+      n: row.n,
+      c: row.c,
+      attempts: row.attempts,
+      class: adaptiveClass(row.n, row.c, o.minAttempts),
+    });
+    return { round, spent, budget: o.budget, grants: [], decisions: rows.map(stop), done: true };
+  }
   const wants: { row: AdaptiveRow; go: ContinueReason; attempts: number; at: number }[] = [];
   rows.forEach((row, at) => {
     const need = rowNeed(row, o);

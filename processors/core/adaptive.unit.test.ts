@@ -69,6 +69,24 @@ describe('planRound: who gets the next attempts', () => {
   });
 });
 
+describe('a gate decided early', () => {
+  it('stops every open row with reason gate_decided, and the simulated candidate stops there', () => {
+    const r = planRound(3, [row('a', 2, 2), row('m', 3, 2, true)], 7, opts(), true);
+    expect(r).toMatchObject({ done: true, grants: [] });
+    expect(r.decisions.map((d) => [d.row_id, d.reason])).toEqual([
+      ['a', 'gate_decided'],
+      ['m', 'gate_decided'],
+    ]);
+    const rows: SimRow[] = [
+      { row_id: 'x', p: 0.5, must_not_break: false },
+      { row_id: 'm', p: 1, must_not_break: true },
+    ];
+    const run = simulateAdaptive(rows, opts(), createRng(1), () => true);
+    expect(run.attempts).toBe(4);
+    expect(run.rounds.at(-1)!.decisions.every((d) => d.reason === 'gate_decided')).toBe(true);
+  });
+});
+
 describe('sequential gate', () => {
   const g = { ...DEFAULT_SEQUENTIAL_GATE, passAttempts: 5 };
   const gr = (b: [number, number], conf: [number, number], c: [number, number]) => ({

@@ -21,7 +21,7 @@ const draw = (p: number, rng: Rng): boolean => rng.next() < p;
 
 /**
  * One version run adaptively. `halt`, asked after every round with the verdicts so far, stops the run
- * early (the sequential gate's fail).
+ * early (the sequential gate's fail): a last round stops every open row with reason `gate_decided`.
  */
 export const simulateAdaptive = (
   rows: readonly SimRow[],
@@ -34,6 +34,7 @@ export const simulateAdaptive = (
   const index = new Map(rows.map((r, i) => [r.row_id, i]));
   const rounds: AdaptiveRound[] = [];
   let attempts = 0;
+  let halted = false;
   for (let round = 0; open.size > 0; round++) {
     const state: AdaptiveRow[] = [...open].map((i) => ({
       row_id: rows[i]!.row_id,
@@ -42,7 +43,7 @@ export const simulateAdaptive = (
       n: verdicts[i]!.length,
       c: verdicts[i]!.filter(Boolean).length,
     }));
-    const plan = planRound(round, state, attempts, o);
+    const plan = planRound(round, state, attempts, o, halted);
     rounds.push(plan);
     for (const d of plan.decisions) if (d.decision === 'stop') open.delete(index.get(d.row_id)!);
     if (plan.done) break;
@@ -51,7 +52,7 @@ export const simulateAdaptive = (
       for (let a = 0; a < g.attempts; a++) verdicts[i]!.push(draw(rows[i]!.p, rng));
       attempts += g.attempts;
     }
-    if (halt?.(verdicts)) break;
+    halted = halt?.(verdicts) ?? false;
   }
   return { verdicts, attempts, rounds };
 };
