@@ -1,5 +1,6 @@
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { DashboardData } from '../../sinks/dashboard/data.ts';
 import { createMemoryDashboardData } from '../../sinks/dashboard/memoryData.ts';
 import { createDashboardServer, type DashboardServer } from '../../sinks/dashboard/server.ts';
 import { trial } from '../helpers/processorFixtures.ts';
@@ -21,6 +22,7 @@ const ROWS = 3_000;
 const PAGE = 200;
 const id = (i: number) => `r${String(i).padStart(5, '0')}`;
 
+let data: DashboardData;
 let server: DashboardServer;
 let browser: Awaited<ReturnType<typeof launchChromium>>;
 let page: Page;
@@ -33,7 +35,8 @@ beforeAll(async () => {
       ),
     ),
   ).flat();
-  server = await createDashboardServer({ data: createMemoryDashboardData(events).data, port: 0 });
+  data = createMemoryDashboardData(events).data;
+  server = await createDashboardServer({ data, port: 0 });
   browser = await launchChromium();
   page = browser.page;
 }, 300_000);
@@ -43,12 +46,12 @@ afterAll(async () => {
   await server?.close();
 });
 
-const open = async (hash: string) => {
+const open = async (hash: string, view = 'rows') => {
   const before = await page.evaluate(() => Number(document.body.dataset.renders ?? 0)).catch(() => 0);
   await page.goto(`${server.url}${hash}`);
   await page.waitForFunction(
-    (b) => document.body.dataset.view === 'rows' && Number(document.body.dataset.renders ?? 0) > b,
-    before,
+    ([v, b]) => document.body.dataset.view === v && Number(document.body.dataset.renders ?? 0) > b,
+    [view, before] as const,
   );
 };
 const shownIds = () =>
@@ -78,5 +81,17 @@ describe(`the Rows view over ${ROWS.toLocaleString('en')} rows`, () => {
     expect(await page.getAttribute('[data-testid="attempt-diff"]', 'data-row')).toBe(id(last + 1));
     expect((await shownIds())[0]).toBe(id(2 * PAGE));
     expect(await page.evaluate(() => location.hash)).toContain(`row=${id(last + 1)}`);
+  });
+
+  it('lists at most 200 rows of each Compare list, counting the rest and linking them all', async () => {
+    const scope = { suite: 'refunds', dataset_version: 'd1', baseline: 'v1', candidate: 'v2' };
+    const lost = (await data.compare(scope))!.lost_stable_correct;
+    expect(lost.length).toBeGreaterThan(PAGE);
+    await open(`#/compare?${new URLSearchParams(scope)}`, 'compare');
+    const items = page.locator('[data-testid="regressed-list"] li[data-row]');
+    expect(await items.count()).toBe(PAGE);
+    expect(await page.textContent('[data-testid="regressed-list"] [data-testid="more-rows"]')).toBe(
+      `… and ${lost.length - PAGE} more`,
+    );
   });
 });

@@ -118,13 +118,16 @@ const divergenceText = (d) =>
     ? `${d.check} (check ${d.position}): baseline ${d.baseline.map((a) => `${a.answer}×${a.count}`).join(', ')} · candidate ${d.candidate.map((a) => `${a.answer}×${a.count}`).join(', ')}`
     : '';
 
-const rowList = (ids, { testid, suspects, tagsOf, open }) =>
+/** Rows a list shows on the page; the rest are counted, and the list's title opens them all in the Rows view. */
+export const LISTED = 200;
+
+const rowList = (ids, { testid, suspects, tagsOf, open, href }) =>
   ids.length === 0
     ? empty('none')
     : h(
         'ul',
         { class: 'rows', 'data-testid': testid },
-        ids.map((id) => {
+        ids.slice(0, LISTED).map((id) => {
           const s = suspects.get(id);
           const tags = tagsOf(id);
           return h(
@@ -142,6 +145,13 @@ const rowList = (ids, { testid, suspects, tagsOf, open }) =>
               : null,
           );
         }),
+        ids.length > LISTED
+          ? h(
+              'li',
+              { class: 'note', 'data-testid': 'more-rows' },
+              h('a', { href }, `… and ${ids.length - LISTED} more`),
+            )
+          : null,
       );
 
 const answerText = (a) => (a === true ? 'yes' : a === false ? 'no' : a === null || a === undefined ? '—' : String(a));
@@ -261,6 +271,8 @@ export const render = async ({ scope, params, navigate }) => {
     (g) => g.dataset_version === scope.dataset_version && g.baseline === baseline && g.candidate === candidate,
   );
   const link = (extra) => rowsLink({ ...q, ...extra });
+  const improvedHref = link({ from: undefined, ids: cmp.became_stable_correct.join(',') });
+  const regressedHref = link({ ids: cmp.lost_stable_correct.join(',') });
   return h(
     'div',
     { class: 'compare' },
@@ -333,17 +345,19 @@ export const render = async ({ scope, params, navigate }) => {
       'div',
       { class: 'cards two' },
       card(
-        h(
-          'a',
-          { href: link({ from: undefined, ids: cmp.became_stable_correct.join(',') }) },
-          `Became stable-correct (${cmp.became_stable_correct.length})`,
-        ),
-        rowList(cmp.became_stable_correct, { testid: 'improved-list', suspects, tagsOf: tagged, open }),
+        h('a', { href: improvedHref }, `Became stable-correct (${cmp.became_stable_correct.length})`),
+        rowList(cmp.became_stable_correct, {
+          testid: 'improved-list',
+          suspects,
+          tagsOf: tagged,
+          open,
+          href: improvedHref,
+        }),
       ),
       card(
         h(
           'a',
-          { href: link({ ids: cmp.lost_stable_correct.join(',') }) },
+          { href: regressedHref },
           `Stable-correct on the baseline, not on the candidate (${cmp.lost_stable_correct.length})`,
         ),
         h(
@@ -351,7 +365,13 @@ export const render = async ({ scope, params, navigate }) => {
           { class: 'note' },
           'Kept even when every headline metric improves: these are the decisions someone was already trusting.',
         ),
-        rowList(cmp.lost_stable_correct, { testid: 'regressed-list', suspects, tagsOf: tagged, open }),
+        rowList(cmp.lost_stable_correct, {
+          testid: 'regressed-list',
+          suspects,
+          tagsOf: tagged,
+          open,
+          href: regressedHref,
+        }),
       ),
     ),
   );
