@@ -98,7 +98,9 @@ describe('Prometheus scrapes passk', () => {
     const targets = [new URL(ingest.value).host, new URL(serve.value).host, `127.0.0.1:${processPort}`];
     for (const t of targets) {
       let page = '';
-      for (let i = 0; i < 100 && !page; i++)
+      // until each server is up (passk process opens its metrics port once its topologies start: 13 s on a quiet
+      // machine, past 20 s on a busy one); the test's own timeout bounds the wait
+      for (const until = Date.now() + 150_000; !page && Date.now() < until;)
         page = await fetch(`http://${t}/metrics`)
           .then((r) => (r.ok ? r.text() : ''))
           .catch(async () => (await sleep(200), ''));
