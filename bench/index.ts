@@ -11,6 +11,7 @@
  *   npm run bench -- tools             other tools' files streamed against the whole-document reader
  *   npm run bench -- adaptive          adaptive attempts + sequential gate against fixed k = 3, 5, 8 (simulated)
  *   npm run bench -- dashboard         the dashboard API on a generated store against the bare GROUP BY under it
+ *   npm run bench -- gatebook          the gate book's restore and memory after 1M decision events, against 1,000
  *   npm run bench -- restart           Kafka only: passk process restarted after a SIGKILL against a clean start
  *   KAFKA_BROKERS=… SCHEMA_REGISTRY_URL=… npm run bench   also through Kafka
  *   PASSK_BENCH_SCALE=0.1 npm run bench                 a tenth of the default sizes (a quick look)
@@ -23,6 +24,7 @@ import { benchAdaptive } from './adaptive.ts';
 import { benchDashboard } from './dashboard.ts';
 import { benchEventLog } from './eventLog.ts';
 import { benchFreshness } from './freshness.ts';
+import { benchGateBook } from './gateBook.ts';
 import { benchGrowth } from './growth.ts';
 import { benchIngest } from './ingest.ts';
 import { benchHealthUnderBigSpans, benchOtlp } from './otlp.ts';
@@ -101,6 +103,35 @@ if (wanted('growth')) {
       'JSON.parse of the same bytes into a Map',
       `${g.parseMsPer100k.toFixed(0)} ms per 100k`,
       `${(g.parseMsPer100k / g.restoreMsPer100k).toFixed(2)}×`,
+    ]);
+  }
+}
+
+if (wanted('gatebook')) {
+  log('gatebook: the gate book folded from 1k, 100k and 1M decision events …');
+  const events = [100_000, 1_000_000].map((n) => Math.max(1_000, Math.round((n * scale) / 1_000) * 1_000));
+  for (const g of benchGateBook({ events })) {
+    const n = g.events.toLocaleString('en-US');
+    table.push([
+      `gate book restore, per event (${n} events, ${g.comparisons} comparisons)`,
+      `${g.nsPerEvent.toFixed(0)} ns`,
+      'the same after 1,000 events',
+      `${g.baselineNsPerEvent.toFixed(0)} ns`,
+      `${(g.nsPerEvent / g.baselineNsPerEvent).toFixed(2)}×`,
+    ]);
+    table.push([
+      `gate book restore, per event (${n} events)`,
+      `${g.nsPerEvent.toFixed(0)} ns`,
+      'looking at each event of the same stream',
+      `${g.touchNsPerEvent.toFixed(0)} ns`,
+      `${(g.nsPerEvent / g.touchNsPerEvent).toFixed(2)}×`,
+    ]);
+    table.push([
+      `gate book memory (${n} events, ${g.comparisons} comparisons)`,
+      `${Math.round(g.bytes / 1024)} KiB`,
+      'the same after 1,000 events',
+      `${Math.round(g.baselineBytes / 1024)} KiB`,
+      `${(g.bytes / g.baselineBytes).toFixed(1)}×`,
     ]);
   }
 }

@@ -53,6 +53,7 @@ export {
   decideComparison,
   emptyBook,
   evolveBook,
+  foldBookInto,
   toRunClosed,
   type GateView,
 } from './folds/gates.ts';

@@ -1,8 +1,8 @@
 import { randomBytes } from 'node:crypto';
 import type { Command } from 'commander';
 import {
-  evolveBook,
   emptyBook,
+  foldBookInto,
   progressOf,
   type ComparisonProgress,
   type ComparisonState,
@@ -111,7 +111,7 @@ export const declaration = async (log: EventLog, d: DeclareInput, now: number): 
 
 /** The decisions topic folded as the gates processor folds it. */
 export const readBook = async (log: EventLog): Promise<GateBook> => {
-  let book = emptyBook();
+  const book = emptyBook();
   await readLog(log, { topics: [TOPICS.decisions] }, ({ event: e }) => {
     if (
       e.type === 'ComparisonDeclared' ||
@@ -119,7 +119,7 @@ export const readBook = async (log: EventLog): Promise<GateBook> => {
       e.type === 'GateEvaluated' ||
       e.type === 'RunClosed'
     )
-      book = evolveBook(book, e);
+      foldBookInto(book, e);
   });
   return book;
 };

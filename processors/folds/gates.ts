@@ -42,45 +42,57 @@ export const GateBook = z.object({
   /** suite␟candidate → event ids of its verdicts, in log order. */
   verdicts: z.record(z.string(), z.array(z.string())),
   /** Production-window alerts raised (one per window). */
-  alerts: z.array(z.string()),
-  seen: z.array(z.string()),
+  alerts: z.record(z.string(), z.literal(true)),
 });
 export type GateBook = z.infer<typeof GateBook>;
 export type DecisionEvent = ComparisonDeclared | ConfirmationRequested | GateEvaluated | RunClosed | WindowAlertRaised;
 
-export const emptyBook = (): GateBook => ({ comparisons: {}, verdicts: {}, alerts: [], seen: [] });
+export const emptyBook = (): GateBook => ({ comparisons: {}, verdicts: {}, alerts: {} });
 
-/** Folds one event of passk.decisions into the book (duplicates by event id change nothing). */
-export const evolveBook = (book: GateBook, e: DecisionEvent): GateBook => {
-  if (book.seen.includes(e.event_id)) return book;
-  const b: GateBook = { ...book, seen: [...book.seen, e.event_id] };
+/**
+ * Folds one event of passk.decisions into a book the caller owns, in place; false when it changes nothing.
+ * Every event is idempotent by its own key (a comparison id, a verdict's event id among its candidate's
+ * few, an alert id), so a redelivery changes nothing without a list of every event id ever seen, and no
+ * event copies the book: the cost of an event does not grow with the events before it.
+ */
+export const foldBookInto = (b: GateBook, e: DecisionEvent): boolean => {
   switch (e.type) {
     case 'ComparisonDeclared':
-      if (b.comparisons[e.comparison_id]) return b; // the first declaration of an id holds
-      return { ...b, comparisons: { ...b.comparisons, [e.comparison_id]: { declared: e, status: 'open' } } };
+      if (b.comparisons[e.comparison_id]) return false; // the first declaration of an id holds
+      b.comparisons[e.comparison_id] = { declared: e, status: 'open' };
+      return true;
     case 'ConfirmationRequested': {
       const c = b.comparisons[e.comparison_id];
-      if (!c || c.status !== 'open') return b;
-      return {
-        ...b,
-        comparisons: { ...b.comparisons, [e.comparison_id]: { ...c, status: 'confirming', confirmation: e } },
-      };
+      if (!c || c.status !== 'open') return false;
+      b.comparisons[e.comparison_id] = { ...c, status: 'confirming', confirmation: e };
+      return true;
     }
     case 'GateEvaluated': {
       const key = candidateKey(e.suite, e.candidate);
-      const verdicts = { ...b.verdicts, [key]: [...(b.verdicts[key] ?? []), e.event_id] };
+      const verdicts = b.verdicts[key] ?? [];
+      if (verdicts.includes(e.event_id)) return false;
+      b.verdicts[key] = [...verdicts, e.event_id];
       const c = b.comparisons[e.gate_id];
-      const comparisons =
-        c && c.status !== 'decided'
-          ? { ...b.comparisons, [e.gate_id]: { ...c, status: 'decided' as const, verdict: e } }
-          : b.comparisons;
-      return { ...b, verdicts, comparisons };
+      if (c && c.status !== 'decided') b.comparisons[e.gate_id] = { ...c, status: 'decided', verdict: e };
+      return true;
     }
     case 'RunClosed': // a global fact: the view's closed runs, whichever partition holds it
-      return b;
+      return false;
     case 'WindowAlertRaised':
-      return { ...b, alerts: [...b.alerts, e.alert_id] };
+      if (b.alerts[e.alert_id]) return false;
+      b.alerts[e.alert_id] = true;
+      return true;
   }
+};
+
+/** `foldBookInto` on a copy: the book itself when the event changes nothing (a duplicate by its key). */
+export const evolveBook = (book: GateBook, e: DecisionEvent): GateBook => {
+  const b: GateBook = {
+    comparisons: { ...book.comparisons },
+    verdicts: { ...book.verdicts },
+    alerts: { ...book.alerts },
+  };
+  return foldBookInto(b, e) ? b : book;
 };
 
 /** What the decision step may look at: row states by version, datasets and closed runs (all partitions). */

@@ -9,7 +9,7 @@ import { evolveDataset, type DatasetState } from '../core/datasets.ts';
 import {
   decideComparison,
   emptyBook,
-  evolveBook,
+  foldBookInto,
   type DecisionEvent,
   type GateBook,
   type GateView,
@@ -139,8 +139,8 @@ export const applyGateInput = (store: GateStore, input: GateInput, producer: str
         );
     return { versions: 'all', windows: new Set() };
   }
-  let book = store.books.get(batch.partition) ?? emptyBook();
-  for (const { event } of batch.events) if (isDecision(event)) book = evolveBook(book, event);
+  const book = store.books.get(batch.partition) ?? emptyBook();
+  for (const { event } of batch.events) if (isDecision(event)) foldBookInto(book, event);
   store.books.set(batch.partition, book);
   return { versions: 'all', windows: 'all' };
 };
@@ -178,15 +178,12 @@ export const decideWindows = (
     if (!book) continue; // another instance owns this window
     windows.push(total);
     const alert = alertFor(total, offlinePassAt1(store, total.agent_version), { producer: o.producer, ...o.alert });
-    if (alert && !book.alerts.includes(alert.alert_id)) {
-      store.books.set(partition, evolveBook(book, alert));
-      alerts.push(alert);
-    }
+    if (alert && foldBookInto(book, alert)) alerts.push(alert);
   }
   return { windows, alerts };
 };
 
-/** Decides every open comparison the change may concern, applying what it decides to the books at once. */
+/** Decides every open comparison the change may concern, applying what it decides to the books (in place) at once. */
 export const decideOpen = (
   store: GateStore,
   touched: Set<string> | 'all',
@@ -195,8 +192,7 @@ export const decideOpen = (
 ): (ConfirmationRequested | GateEvaluated)[] => {
   if (touched !== 'all' && touched.size === 0) return [];
   const out: (ConfirmationRequested | GateEvaluated)[] = [];
-  for (const [partition, book] of [...store.books].sort((a, b) => a[0] - b[0])) {
-    let b = book;
+  for (const [, b] of [...store.books].sort((x, y) => x[0] - y[0])) {
     for (const id of Object.keys(b.comparisons).sort()) {
       const c = b.comparisons[id]!;
       const d = c.declared;
@@ -206,11 +202,10 @@ export const decideOpen = (
         touched.has(versionKeyOf({ suite: d.suite, dataset_version: d.dataset_version, agent_version: d.baseline }));
       if (!concerned || c.status === 'decided') continue;
       for (const e of decideComparison(b, c, store.view, { producer, ...(minAttempts ? { minAttempts } : {}) })) {
-        b = evolveBook(b, e);
+        foldBookInto(b, e);
         out.push(e);
       }
     }
-    store.books.set(partition, b);
   }
   return out;
 };

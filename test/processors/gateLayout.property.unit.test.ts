@@ -8,7 +8,7 @@ import { MUST_NOT_BREAK_TAG } from '../../processors/core/mustNotBreak.ts';
 import { createRng } from '../../processors/core/prng.ts';
 import { DEFAULT_REPORT_OPTIONS } from '../../processors/core/report.ts';
 import { versionPairs } from '../../processors/core/versionPairs.ts';
-import { toRunClosed } from '../../processors/folds/gates.ts';
+import { emptyBook, toRunClosed } from '../../processors/folds/gates.ts';
 import { toRowStateChanged } from '../../processors/folds/rowState.ts';
 import { foldTrials } from '../../processors/folds/rowTable.ts';
 import {
@@ -118,8 +118,7 @@ const world = (s: Scenario) => {
 /** The decisions one instance emits, fed every input in the given order (echoes of its own decisions included). */
 const runInstance = (s: Scenario, store: GateStore, inputs: GateInput[], owned: ReadonlySet<number>) => {
   const out: (ConfirmationRequested | GateEvaluated)[] = [];
-  for (const p of owned)
-    store.books.set(p, store.books.get(p) ?? { comparisons: {}, verdicts: {}, alerts: [], seen: [] });
+  for (const p of owned) store.books.set(p, store.books.get(p) ?? emptyBook());
   const queue = [...inputs];
   while (queue.length > 0) {
     const input = queue.shift()!;
