@@ -24,6 +24,7 @@ export type OfflineFlags = {
   json?: boolean;
   markdown?: boolean;
   includeConfirmation?: boolean;
+  firstStage?: number;
   allowUnknownFields?: boolean;
   fromStore?: boolean;
   datasetVersion?: string[];
@@ -96,6 +97,7 @@ export const reportOptions = (f: OfflineFlags): ReportOptions => ({
   minAttempts: f.minAttempts,
   ungradedAsFailure: f.ungradedAsFailure === true,
   includeConfirmation: f.includeConfirmation === true,
+  ...(f.firstStage === undefined ? {} : { firstStage: f.firstStage }),
   bootstrap: { reps: f.bootstrap, seed: f.seed, confidence: f.confidence },
 });
 

@@ -6,7 +6,14 @@ import { InputError } from '../../schemas/errors.ts';
 import { judgeBlocks, reportBlocks } from '../format/reportDoc.ts';
 import { nextCommand, quoteArg, sourceArgs } from '../format/doc.ts';
 import { renderJson, renderMarkdown, renderTerminal, writeStderr } from '../format/render.ts';
-import { addOfflineOptions, loadGroups, outputFormat, reportOptions, type OfflineFlags } from './offlineOptions.ts';
+import {
+  addOfflineOptions,
+  loadGroups,
+  outputFormat,
+  positiveInt,
+  reportOptions,
+  type OfflineFlags,
+} from './offlineOptions.ts';
 import { epilog } from '../format/helpText.ts';
 
 type ReportFlags = OfflineFlags & { agentVersion?: string[]; judgments?: string };
@@ -28,6 +35,11 @@ export const reportCommand = (program: Command): void => {
     .option(
       '--include-confirmation',
       'also count attempts of confirmation runs (run_id starting with "confirm"); by default the report describes the planned attempts only',
+    )
+    .option(
+      '--first-stage <k>',
+      'adaptive runs (run_id starting with "adaptive-"): count only the first k graded attempts of each row, the unbiased first stage (docs/adaptive.md)',
+      positiveInt('--first-stage'),
     );
   addOfflineOptions(cmd)
     .addHelpText(

@@ -3,7 +3,7 @@ import { checkStability, hiddenCheckFlips, type CheckStability, type HiddenCheck
 import { DEFAULT_MIN_ATTEMPTS, STABILITY_CLASSES, type ClassCounts } from './classify.ts';
 import { histogramOf, summarizeHistogram, type ByK, type HistogramSummary } from './histogram.ts';
 import { clusteredMeanAccuracy, wilson, type Interval } from './intervals.ts';
-import type { GroupKey, RowState } from './rowState.ts';
+import type { AttemptRecord, GroupKey, RowState } from './rowState.ts';
 import { isConfirmationRun } from './screening.ts';
 import { rowIdOrder, type Group } from './groups.ts';
 import { summarizeRow, type RowSummary, type VerdictPolicy } from './rowSummary.ts';
@@ -19,6 +19,12 @@ export type ReportOptions = VerdictPolicy & {
    * mean accuracy. @default false: the report describes the planned attempts; compare and gate use both.
    */
   includeConfirmation?: boolean;
+  /**
+   * Adaptive runs (run_id starting with "adaptive-"): count only each row's first this many graded attempts of
+   * each such run, the fixed first stage behind its unbiased headline numbers (docs/adaptive.md). The later
+   * attempts, which the stopping rule gave some rows and not others, are left out. @default all attempts
+   */
+  firstStage?: number;
   bootstrap: BootstrapOptions;
 };
 
@@ -138,18 +144,47 @@ export const reportGroup = (
 /** Row summaries of a group over all its attempts, in row-id order. */
 const isMarkedConfirmation = isConfirmationRun({});
 
-/** The attempts a report counts: all of them, or all but those of confirmation runs. */
-const reportedState = (state: RowState, includeConfirmation: boolean): RowState =>
-  includeConfirmation ? state : { ...state, attempts: state.attempts.filter((a) => !isMarkedConfirmation(a.run_id)) };
+const isAdaptiveRun = (runId: string): boolean => runId.toLowerCase().startsWith('adaptive-');
+
+/**
+ * Of each adaptive run's attempts on a row, those of its first stage: by attempt number, up to and including
+ * the `k`-th graded one (the ungraded attempts before it stay, as they would in any run).
+ */
+const firstStageOf = (attempts: readonly AttemptRecord[], k: number): AttemptRecord[] => {
+  const kept = new Set<AttemptRecord>();
+  const byRun = new Map<string, AttemptRecord[]>();
+  for (const a of attempts) if (isAdaptiveRun(a.run_id)) byRun.set(a.run_id, [...(byRun.get(a.run_id) ?? []), a]);
+  for (const run of byRun.values()) {
+    let graded = 0;
+    for (const a of run.sort((x, y) => x.attempt - y.attempt)) {
+      if (graded >= k) break;
+      kept.add(a);
+      if (a.passed !== null) graded++;
+    }
+  }
+  return attempts.filter((a) => !isAdaptiveRun(a.run_id) || kept.has(a));
+};
+
+/** The attempts a report counts: all of them, or all but those of confirmation runs; adaptive runs' first stage. */
+const reportedState = (state: RowState, includeConfirmation: boolean, firstStage?: number): RowState => {
+  const counted = includeConfirmation ? state.attempts : state.attempts.filter((a) => !isMarkedConfirmation(a.run_id));
+  const attempts = firstStage === undefined ? counted : firstStageOf(counted, firstStage);
+  return attempts.length === state.attempts.length ? state : { ...state, attempts };
+};
 
 /** Attempts of confirmation runs in a group (counted or not, see `includeConfirmation`). */
 export const confirmationAttempts = (g: Group): number =>
   [...g.rows.values()].reduce((sum, s) => sum + s.attempts.filter((a) => isMarkedConfirmation(a.run_id)).length, 0);
 
-export const summarizeGroup = (g: Group, policy: VerdictPolicy & { includeConfirmation?: boolean }): RowSummary[] =>
+export const summarizeGroup = (
+  g: Group,
+  policy: VerdictPolicy & { includeConfirmation?: boolean; firstStage?: number },
+): RowSummary[] =>
   [...g.rows]
     .sort(([a], [b]) => rowIdOrder(a, b))
-    .map(([id, state]) => summarizeRow(id, reportedState(state, policy.includeConfirmation ?? false), policy));
+    .map(([id, state]) =>
+      summarizeRow(id, reportedState(state, policy.includeConfirmation ?? false, policy.firstStage), policy),
+    );
 
 /** `passk report --json`: one entry per (suite, dataset version, agent version). */
 export type ReportedGroup = GroupReport & { confirmation_attempts: { count: number; counted: boolean } };

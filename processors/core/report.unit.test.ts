@@ -1,5 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { groupTrials } from './groups.ts';
+import { DEFAULT_ADAPTIVE, firstStage } from './adaptive.ts';
+import { simulateAdaptive, type SimRow } from './adaptiveSim.ts';
+import { createRng } from './prng.ts';
 import { buildReport, DEFAULT_REPORT_OPTIONS, type ReportOptions } from './report.ts';
 import { row, trial } from './trials.testkit.ts';
 import type { TrialRecorded } from '../../schemas/events/trialRecorded.ts';
@@ -115,5 +118,41 @@ describe('report of one version', () => {
     const seeded = (seed: number) => report(many, { bootstrap: { ...OPTS.bootstrap, seed } }).intervals.pass_hat_k;
     expect(seeded(1)).toEqual(seeded(1));
     expect(seeded(2)).not.toEqual(seeded(1));
+  });
+});
+
+describe('report of an adaptive run (--first-stage)', () => {
+  it("counts only each adaptive run's first k graded attempts of a row, and gives the run's first-stage numbers", () => {
+    const rng = createRng(4);
+    const rows: SimRow[] = Array.from({ length: 40 }, (_, i) => ({
+      row_id: `r${i}`,
+      p: [0.1, 0.5, 0.9, 1][i % 4]!,
+      must_not_break: i % 10 === 0,
+    }));
+    const run = simulateAdaptive(rows, { ...DEFAULT_ADAPTIVE, budget: 100 }, rng);
+    const events = run.verdicts.flatMap((v, i) =>
+      v.map((passed, attempt) =>
+        trial({ row: `r${i}`, version: 'v', passed, run: 'adaptive-x', attempt, at: attempt }),
+      ),
+    );
+    const stage = firstStage(run.verdicts, 2, OPTS.bootstrap);
+    const out = report(events, { firstStage: 2, k: 2 });
+    expect(out.trials).toBe(80);
+    expect(out.pass_at_k['1']).toBeCloseTo(stage.pass_at_k['1']!, 12);
+    expect(out.pass_hat_k['2']).toBeCloseTo(stage.pass_hat_k['2']!, 12);
+    // pooled, the rows that ran longer count their later attempts too
+    expect(report(events, { k: 2 }).trials).toBe(run.attempts);
+    expect(run.attempts).toBeGreaterThan(80);
+  });
+
+  it('keeps ungraded attempts before the k-th graded one, and leaves other runs alone', () => {
+    const events = [
+      ...row('a', 'v', '?+-++', { run: 'adaptive-x' }),
+      ...row('a', 'v', '---', { run: 'run-1', at: 100 }),
+    ];
+    const out = report(events, { firstStage: 2 });
+    // adaptive-x: attempts 0 (ungraded), 1 and 2; run-1: all three (trials counts the graded ones)
+    expect(out).toMatchObject({ trials: 5, ungraded: 1 });
+    expect(out.mean_accuracy).toBeCloseTo(1 / 5, 12);
   });
 });
