@@ -1,14 +1,9 @@
 import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
-import { EMPTY, exhaustMap, filter, ignoreElements, interval, lastValueFrom, merge, scan, take, tap } from 'rxjs';
+import { EMPTY, ignoreElements, lastValueFrom, merge, tap } from 'rxjs';
 import { CommitRejected } from '../log/errors.ts';
 import { partitionOf } from '../log/partitioner.ts';
-import { stopped$ } from '../processors/operators/onStop.ts';
 import type { EventConsumer, EventLog, EventSource } from '../processors/ports.ts';
-import type { WindowTotal } from '../processors/folds/windowTotals.ts';
-import type { PasskEvent } from '../schemas/events/index.ts';
-import type { WindowAlertRaised } from '../schemas/events/windowAlertRaised.ts';
-import { toDateTime64 } from '../sinks/clickhouse/time.ts';
 import {
   datasetTopology,
   gateTopology,
@@ -20,15 +15,15 @@ import {
   type TrialSink,
   type TrialTopologyOptions,
 } from '../processors/index.ts';
-import { PRODUCER_VERSION } from '../producers/version.ts';
-import { writeTrialUnit, type ClickHouseRowSink } from '../sinks/clickhouse/index.ts';
+import type { ClickHouseRowSink } from '../sinks/clickhouse/index.ts';
 import type { PasskConfig } from './config.ts';
 import { archiveTopology, ARCHIVED } from '../processors/topologies/archive.ts';
 import { openEventLog } from './eventLog.ts';
+import { ledgered, needsRebuild, rebuildStore, storeDrift, type RebuildResult, type StoreDrift } from './rebuild.ts';
 import { openStore, storeRowSink, type Store } from './store.ts';
+import { allIdle, PROCESSORS_PRODUCER, storeEventSink, storeTrialSink, storingDeadLetters } from './storeSinks.ts';
 
-/** `producer` of everything the processors emit: part of the changelog's bytes, so a replay reproduces them. */
-export const PROCESSORS_PRODUCER = `passk-processors/${PRODUCER_VERSION}`;
+export { PROCESSORS_PRODUCER, storeEventSink, storeTrialSink } from './storeSinks.ts';
 
 export type ProcessorName = 'trials' | 'datasets' | 'gates' | 'windows' | 'archive';
 export const ALL_PROCESSORS: readonly ProcessorName[] = ['trials', 'datasets', 'gates', 'windows', 'archive'];
@@ -54,9 +49,21 @@ export interface StartProcessorsOptions {
   readonly onAssignment?: TrialTopologyOptions['onAssignment'];
   /** How late (event time) a trace may arrive and still count in its window. @default 300000 */
   readonly allowedLatenessMs?: number;
+  /**
+   * At start, compare the store's ledger with the log (`storeDrift`) and, when the store lacks what the log
+   * committed or lost a part, rebuild it by replaying the log before processing. @default true
+   */
+  readonly rebuild?: boolean;
+  /** Told when a rebuild starts (why), how far it is, and when it ends. */
+  readonly onRebuild?: (e: RebuildEvent) => void;
   /** How the store is opened. @default openStore (tests wrap it to watch what the sink does) */
   readonly openStore?: (config: PasskConfig) => Promise<Store>;
 }
+
+export type RebuildEvent =
+  | { readonly kind: 'start'; readonly drift: StoreDrift }
+  | { readonly kind: 'progress'; readonly done: number; readonly total: number }
+  | { readonly kind: 'done'; readonly result: RebuildResult };
 
 export interface ProcessorsRun {
   /** Stops pulling, makes what is in flight durable, commits it, closes; `done` resolves after. */
@@ -109,108 +116,8 @@ const metered = (source: EventSource) => {
   };
 };
 
-/** The trial topology's sink: raw trials, row states, finished runs and version snapshots, durable when the promise resolves. */
-export const storeTrialSink = (sink: ClickHouseRowSink): TrialSink => ({
-  writeTrials: (unit) => writeTrialUnit(sink, unit),
-});
-/** A production-window alert as a row of the store's `alerts` table. */
-const alertRow = (a: WindowAlertRaised) => ({
-  alert_id: a.alert_id,
-  raised_at: toDateTime64(a.occurred_at),
-  agent_version: a.agent_version,
-  segment: a.segment,
-  kind: 'production_below_offline',
-  severity: a.p_value < 0.001 ? 'critical' : 'warning',
-  message: a.message,
-  window_start: toDateTime64(a.window.start),
-  value: a.pass_rate,
-  threshold: a.offline_pass_at_1,
-});
-
-/** A production window total as a row of `production_windows` (the highest seq of a window wins). */
-const windowRow = (w: WindowTotal) => ({
-  agent_version: w.agent_version,
-  segment: w.segment,
-  grader: w.grader,
-  window_start: toDateTime64(w.start),
-  window_end: toDateTime64(w.end),
-  // every sampled trace of the window, graded or not; a window without a verdict has no pass rate (NULL, never 0)
-  sampled: w.graded + w.ungraded,
-  ungraded: w.ungraded,
-  weight: w.w,
-  passed_weight: w.wy,
-  pass_rate: w.pass_rate,
-  ci_low: w.interval?.[0] ?? null,
-  ci_high: w.interval?.[1] ?? null,
-  late: w.late,
-  sampled_rule: 1,
-  seq: w.seq,
-});
-
-export const storeEventSink = (sink: ClickHouseRowSink): EventSink => ({
-  writeEvents: async (events) => {
-    if (events.length === 0) return;
-    const alerts = events.filter((e): e is WindowAlertRaised => e.type === 'WindowAlertRaised');
-    const stored = events.filter((e) => STORED.has(e.type));
-    if (stored.length > 0) await sink.writeEvents(stored);
-    if (alerts.length > 0) await sink.write('alerts', alerts.map(alertRow));
-    await sink.flush();
-  },
-  writeWindows: async (windows) => {
-    await sink.write('production_windows', windows.map(windowRow));
-    await sink.flush();
-  },
-});
-/** Event types with a table of their own in the store; the processors' bookkeeping events have none. */
-const STORED = new Set<PasskEvent['type']>([
-  'TrialRecorded',
-  'TraceSampled',
-  'DatasetRowUpserted',
-  'FailureConfirmed',
-  'GateEvaluated',
-  'RowStateChanged',
-  'RunFinished',
-  'JudgmentRecorded',
-  'LabelRecorded',
-]);
-/**
- * Every consumer the processors open stores the records it dead-letters in the store's `dead_letters`
- * (stage 'decode', keyed by source position, so a replay or a second group stores nothing twice),
- * durably, before the batch around them can be committed.
- */
-const storingDeadLetters = (log: EventSource, sink: ClickHouseRowSink): EventSource => ({
-  consumer: (options) =>
-    log.consumer({
-      ...options,
-      onDeadLetters: async (letters) => {
-        await options.onDeadLetters?.(letters);
-        await sink.writeDeadLetters(letters);
-        await sink.flush();
-      },
-    }),
-});
 const noTrialSink: TrialSink = { writeTrials: async () => {} };
 const noEventSink: EventSink = { writeEvents: async () => {}, writeWindows: async () => {} };
-
-/**
- * Polls every topology's idle probe; once all say idle twice in a row (nothing in flight, no lag,
- * the followed tables at their end), resolves. In a row: a round that is not idle starts the count
- * again (what one processor published between two rounds is another's lag in the next).
- */
-const allIdle = (probes: (() => Promise<boolean>)[], expected: number, stop: Promise<unknown>): Promise<void> =>
-  lastValueFrom(
-    merge(
-      stopped$(stop),
-      interval(100).pipe(
-        exhaustMap(
-          async () => probes.length === expected && (await Promise.all(probes.map((p) => p()))).every(Boolean),
-        ),
-        scan((inARow, idle) => (idle ? inARow + 1 : 0), 0),
-        filter((inARow) => inARow >= 2),
-      ),
-    ).pipe(take(1), ignoreElements()),
-    { defaultValue: undefined },
-  );
 
 /** Starts the processors against the configured backend: config → event log + store → topologies. */
 export const startProcessors = async (
@@ -229,6 +136,29 @@ export const startProcessors = async (
     if (!opts.log) await log.close();
     throw e;
   }
+  const instanceId = opts.instanceId ?? `${hostname()}-${process.pid}-${randomBytes(4).toString('hex')}`;
+  if (store && sink && (opts.rebuild ?? true)) {
+    try {
+      const drift = await storeDrift(log, store.client);
+      if (needsRebuild(drift)) {
+        opts.onRebuild?.({ kind: 'start', drift });
+        const result = await rebuildStore({
+          log,
+          store,
+          instanceId,
+          ...(opts.minAttempts ? { minAttempts: opts.minAttempts } : {}),
+          maxWaitMs: opts.maxWaitMs ?? config.batchWindowMs,
+          onProgress: (done, total) => opts.onRebuild?.({ kind: 'progress', done, total }),
+        });
+        opts.onRebuild?.({ kind: 'done', result });
+      }
+    } catch (e) {
+      await sink.close().catch(() => {});
+      await store.close().catch(() => {});
+      if (!opts.log) await log.close();
+      throw e;
+    }
+  }
   let stop!: () => void;
   const stopped = new Promise<void>((resolve) => (stop = resolve));
   const only = new Set(opts.only ?? ALL_PROCESSORS);
@@ -236,7 +166,6 @@ export const startProcessors = async (
   // one idle probe per consumer group: the archive has one per topic it copies
   const groups = [...only].reduce((n, p) => n + (p === 'archive' ? (sink ? ARCHIVED.size : 0) : 1), 0);
   const halt = opts.untilCaughtUp ? allIdle(probes, groups, stopped) : stopped;
-  const instanceId = opts.instanceId ?? `${hostname()}-${process.pid}-${randomBytes(4).toString('hex')}`;
   const common = {
     instanceId,
     producer: PROCESSORS_PRODUCER,
@@ -245,7 +174,8 @@ export const startProcessors = async (
     onIdleProbe: (p: () => Promise<boolean>) => void probes.push(p),
     ...(opts.maxBatch ? { maxBatch: opts.maxBatch } : {}),
   };
-  const meter = metered(sink ? storingDeadLetters(log, sink) : log);
+  // with a store, every group's commit first records its positions in the store's ledger (deploy/rebuild.ts)
+  const meter = metered(sink ? ledgered(storingDeadLetters(log, sink), sink) : log);
   const ports = {
     source: meter.source,
     publisher: log.publisher,

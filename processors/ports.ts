@@ -130,6 +130,11 @@ export interface EventLog extends EventSource {
    * position: however many groups read a bad record, and however often, it is dead-lettered once.
    */
   deadLetters(): Promise<DeadLetter[]>;
+  /**
+   * A group's committed position per partition of `topic`, read without joining the group (the store's ledger is
+   * compared with it at start and by `passk check`).
+   */
+  committed(groupId: string, topic: Topic): Promise<Map<number, number>>;
   close(): Promise<void>;
 }
 

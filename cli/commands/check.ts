@@ -1,4 +1,6 @@
 import { InvalidArgumentError, type Command } from 'commander';
+import { openEventLog } from '../../deploy/eventLog.ts';
+import { describeDrift, storeDrift, type StoreDrift } from '../../deploy/rebuild.ts';
 import { storeTarget } from '../../deploy/store.ts';
 import { InputError } from '../../schemas/errors.ts';
 import {
@@ -101,6 +103,19 @@ const reportBlocks = (r: ConsistencyReport, where: string): Block[] => {
   return blocks;
 };
 
+/** The command that mends a store behind its log. */
+const MEND = 'passk rebuild';
+
+/** The store against the log: what the processors committed that the store lacks, or a lost part. */
+const driftBlocks = (d: StoreDrift, whole: boolean): Block[] =>
+  whole
+    ? [heading('Store and log', 2), text('the store holds everything the processors committed from the log', 'good')]
+    : [
+        heading('Store and log', 2, 'bad'),
+        list('The store lacks what the log holds', describeDrift(d), 'bad'),
+        text(`mend it: ${MEND} (or restart passk process, which rebuilds the store at start)`, 'bad'),
+      ];
+
 const SHOWN_LETTERS = 10;
 
 /** The store's dead letters: how many of each stage, and the newest with where they came from and why. */
@@ -136,7 +151,10 @@ export const checkCommand = (program: Command): void => {
       "Recomputes in SQL, from the raw trials, each row's graded attempts, passes and ungraded\n" +
         "attempts, and compares them with the processors' row state; then compares each version's\n" +
         'numbers (mean accuracy, pass@k, pass^k, flip rate, classes, ungraded) from the trials, the\n' +
-        'row state and the version summaries. Then lists the dead letters: log records the processors\n' +
+        'row state and the version summaries. Then compares the store with the event log: every position\n' +
+        "the processors committed must be in the store's ledger (store_positions), and the trials, row\n" +
+        'states and version summaries must hold as many attempts; if not, it says how to mend it (passk\n' +
+        'rebuild). Then lists the dead letters: log records the processors\n' +
         'could not decode or validate, and rows the store refused, each with its reason and bytes.\n' +
         'Runs on the configured store: embedded chDB in <data-dir>/store, or the server of\n' +
         'CLICKHOUSE_URL. See docs/store.md.',
@@ -154,12 +172,14 @@ Examples:
 
 JSON: {store, database, rows, differences: [...], checked: [{suite, dataset_version, agent_version,
   from_trials, from_row_state, from_summaries, ok}], versions: [the checked entries that differ], summaries, ok,
-  dead_letters: {total, by_stage, letters: [{id, stage, source_topic, source_partition, source_offset,
-  target_table, reason, bytes, preview}]}}.
+  log: {behind: [{projection, topic, partition, committed, stored}], totals: {trials, folded, summarized},
+  damaged, known, ok, mend}, dead_letters: {total, by_stage, letters: [{id, stage, source_topic,
+  source_partition, source_offset, target_table, reason, bytes, preview}]}}.
 
 Dead letters are listed; they do not change the exit code.
 Exit codes: 0 consistent, 1 not consistent, 2 bad input (a flag, or a suite the store does not hold),
-3 the store is unreachable or held by another passk process.`),
+3 the store or the event log is unreachable, or the store is held by another passk process. Not
+consistent includes a store that lacks what the log holds (passk rebuild mends it).`),
     )
     .action(async (flags: CheckFlags, cmd: Command) => {
       await withReader(cmd, async (reader, config) => {
@@ -174,12 +194,29 @@ Exit codes: 0 consistent, 1 not consistent, 2 bad input (a flag, or a suite the 
           });
         const where = target.kind === 'embedded' ? target.path : target.url;
         const dead = await deadLetters(reader, { limit: flags.json ? 1000 : SHOWN_LETTERS });
+        const log = await openEventLog(config);
+        const drift = await storeDrift(log, reader).finally(() => log.close());
+        const whole = drift.behind.length === 0 && !(drift.damaged && !drift.known);
         process.stdout.write(
           flags.json
-            ? renderJson({ store: where, database: config.clickhouse.database, ...report, dead_letters: dead })
-            : renderTerminal([...reportBlocks(report, where), ...deadLetterBlocks(dead)]),
+            ? renderJson({
+                store: where,
+                database: config.clickhouse.database,
+                ...report,
+                ok: report.ok && whole,
+                log: {
+                  behind: drift.behind,
+                  totals: drift.totals,
+                  damaged: drift.damaged,
+                  known: drift.known,
+                  ok: whole,
+                  mend: whole ? null : MEND,
+                },
+                dead_letters: dead,
+              })
+            : renderTerminal([...reportBlocks(report, where), ...driftBlocks(drift, whole), ...deadLetterBlocks(dead)]),
         );
-        process.exitCode = report.ok ? EXIT.ok : EXIT.failed;
+        process.exitCode = report.ok && whole ? EXIT.ok : EXIT.failed;
       });
     });
 };

@@ -25,5 +25,6 @@ export const LOADERS: Record<CommandName, () => Promise<AddCommand>> = {
   migrate: async () => (await import('./migrate.ts')).migrateCommand,
   config: async () => (await import('./config.ts')).configCommand,
   check: async () => (await import('./check.ts')).checkCommand,
+  rebuild: async () => (await import('./rebuild.ts')).rebuildCommand,
   export: async () => (await import('./export.ts')).exportCommand,
 };

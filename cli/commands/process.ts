@@ -1,6 +1,7 @@
 import type { Command } from 'commander';
 import { shareStore } from '../../deploy/holdStore.ts';
 import { startProcessors, type ProcessorsRun } from '../../deploy/processors.ts';
+import { describeDrift } from '../../deploy/rebuild.ts';
 import { processorRegistry, startMetricsServer } from '../../deploy/metrics.ts';
 import { openStore, type Store } from '../../deploy/store.ts';
 import { numbersOf } from '../../processors/folds/versionSummary.ts';
@@ -71,10 +72,12 @@ export const processCommand = (program: Command): void => {
         'per-row reliability state, publishes it to the passk.rowstate changelog and writes trials and row\n' +
         'states to the store. Offsets are committed only once the changelog and the store writes are durable.\n' +
         'Shows progress and lag on stderr. SIGTERM or Ctrl-C stops cleanly: what is in flight is made durable\n' +
-        'and committed first. Several `passk process` share the work as one consumer group. See docs/processors.md.',
+        'and committed first. Several `passk process` share the work as one consumer group. See docs/processors.md.\n' +
+        'At start, when the store lacks what the log committed (deleted, emptied, a part or its metadata lost, or an\n' +
+        'earlier --no-store run), it first rebuilds the store by replaying the log (as passk rebuild does).',
     )
     .option('--until-caught-up', 'exit 0 once every partition’s lag is zero and everything is durable')
-    .option('--no-store', 'do not write to the store (changelog only)')
+    .option('--no-store', 'do not write to the store (changelog only; the next run with the store rebuilds it)')
     .option('--min-attempts <n>', 'graded attempts before a row is classified (default 3)')
     .option(
       '--batch-window-ms <ms>',
@@ -151,6 +154,20 @@ Exit codes: 0 ok, 2 bad flag or config, 3 the event log or the store is unreacha
             writeStderr(
               `passk process: ${records} records, ${trials} trials durable and committed · lag ${lag.total()} (${lag.parts()})\n`,
             );
+          },
+          onRebuild: (e) => {
+            if (e.kind === 'start')
+              writeStderr(
+                `passk process: the store lacks what the log holds (${describeDrift(e.drift).join('; ')}): rebuilding it from the log first\n`,
+              );
+            else if (e.kind === 'progress') {
+              if (Date.now() - shownAt < 1_000) return;
+              shownAt = Date.now();
+              writeStderr(`passk process: rebuilding the store: ${e.done} of ${e.total} records replayed\n`);
+            } else
+              writeStderr(
+                `passk process: store rebuilt from the log: ${e.result.records} records, ${e.result.trials} trials${e.result.after.damaged ? `; still ${describeDrift(e.result.after).join('; ')} (passk check lists the rows)` : ''}\n`,
+              );
           },
           onDecision: (d) => {
             for (const e of d.emitted)

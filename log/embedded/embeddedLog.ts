@@ -109,6 +109,10 @@ export const createEmbeddedEventLog = (opts: EmbeddedEventLogOptions): EventLog 
         }
       return letters;
     },
+    committed: async (groupId, topic) => {
+      checkOpen();
+      return groups.committed(groupId, topic);
+    },
     close: async () => {
       if (closed) return;
       for (const c of [...consumers]) await c.close();

@@ -226,6 +226,16 @@ export const createKafkaEventLog = async (opts: KafkaEventLogOptions): Promise<E
       return consumer;
     },
     deadLetters,
+    committed: async (groupId, topic) => {
+      const [offsets] = await admin
+        .fetchOffsets({ groupId: namespace + groupId, topics: [names.physical(topic)] })
+        .catch((e: unknown) => {
+          throw classifyKafkaError(e, `kafka: committed offsets of ${groupId}`);
+        });
+      return new Map(
+        (offsets?.partitions ?? []).filter((p) => Number(p.offset) >= 0).map((p) => [p.partition, Number(p.offset)]),
+      );
+    },
     close: async () => {
       sweeper.stop();
       for (const c of [...consumers]) await c.close();

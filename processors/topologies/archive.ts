@@ -23,9 +23,9 @@ export const ARCHIVED: ReadonlyMap<Topic, ReadonlySet<PasskEvent['type']>> = new
 
 export const archiveTopology = (
   ports: { source: EventSource; sink: Pick<EventSink, 'writeEvents'> },
-  o: TopologyOptions & { topic: Topic },
+  o: TopologyOptions & { topic: Topic; keep?: ReadonlySet<PasskEvent['type']> },
 ): Observable<{ committed: boolean; records: number }> => {
-  const keep = ARCHIVED.get(o.topic) ?? new Set();
+  const keep = o.keep ?? ARCHIVED.get(o.topic) ?? new Set();
   const inFlight = createInFlight(o.maxInFlight ?? 10_000);
   return runTopology(
     {

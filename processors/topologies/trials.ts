@@ -53,6 +53,11 @@ export interface TrialTopologyOptions {
   readonly untilCaughtUpEveryMs?: number;
   /** Hands over a probe: true when nothing is in flight and every partition's lag is zero (deploy's until-caught-up). */
   readonly onIdleProbe?: (probe: () => Promise<boolean>) => void;
+  /**
+   * Restore assigned partitions' rows from the changelog. False for a replay from the first trial into an empty
+   * store (`passk rebuild`): the rows are folded again from nothing, to the same states and seqs. @default true
+   */
+  readonly restoreFromChangelog?: boolean;
   /** Told when trial partitions are assigned (after their rows are restored) or revoked. */
   readonly onAssignment?: (change: { assigned: number[]; revoked: number[]; restoredRows: number }) => void;
   /** A commit refused because the partition moved to another member (dropped, not fatal). */
@@ -100,12 +105,13 @@ export const trialTopology = (ports: TrialPorts, o: TrialTopologyOptions): Obser
       restore: async (partitions, { consumer, stop, stopping }) => {
         const total = (await consumer.lag()).filter((l) => l.topic === TOPICS.trials).length;
         const records: RowStateChanged[] = [];
-        await readToEnd(ports.source, {
-          topic: TOPICS.rowstate,
-          groupId: `${groupId}.restore.${o.instanceId}`,
-          onEvent: (e) => void (e.type === 'RowStateChanged' && records.push(e)),
-          stop,
-        });
+        if (o.restoreFromChangelog !== false)
+          await readToEnd(ports.source, {
+            topic: TOPICS.rowstate,
+            groupId: `${groupId}.restore.${o.instanceId}`,
+            onEvent: (e) => void (e.type === 'RowStateChanged' && records.push(e)),
+            stop,
+          });
         if (stopping()) return;
         const restoredRows = store.restore(partitions, records, o.partitionOf, total);
         o.onAssignment?.({ assigned: partitions, revoked: [], restoredRows });

@@ -41,6 +41,12 @@ export interface ClickHouseRowSinkOptions {
   /** Rows the store refuses go to `dead_letters` with the reason; false = stop instead. @default true */
   readonly deadLetter?: boolean;
   readonly now?: () => number;
+  /**
+   * Part of every deduplication token. A replay of the log into a store that lost parts (`passk rebuild`) sends
+   * blocks the store may remember having deduplicated (`deduplication_logs` outlive a deleted part): a salt of its
+   * own makes them new blocks, while a retry within the replay is still deduplicated. @default ''
+   */
+  readonly tokenSalt?: string;
 }
 
 export interface SinkStats {
@@ -127,7 +133,13 @@ export const createClickHouseRowSink = (opts: ClickHouseRowSinkOptions): ClickHo
 
   const send = async (table: TableName, lines: readonly string[]): Promise<void> => {
     const body = lines.join('\n') + '\n';
-    const token = createHash('sha256').update(table).update('\n').update(body).digest('hex').slice(0, 40);
+    const token = createHash('sha256')
+      .update(opts.tokenSalt ?? '')
+      .update(table)
+      .update('\n')
+      .update(body)
+      .digest('hex')
+      .slice(0, 40);
     // The store's name of the table, which may carry a version (production_windows → production_windows_v2).
     await insertBody(TABLES[table].name, Buffer.from(body), { insert_deduplication_token: token });
     stats.inserts++;

@@ -91,6 +91,12 @@ export const createMemoryLog = (
       close: async () => {},
     },
     deadLetters: async () => [...dead],
+    committed: async (groupId, topic) =>
+      new Map(
+        [...(groups.get(groupId)?.committed ?? [])]
+          .filter(([k]) => k.startsWith(`${topic}/`))
+          .map(([k, v]) => [Number(k.slice(topic.length + 1)), v]),
+      ),
     close: async () => {
       for (const c of [...consumers]) await c.close();
       notify();

@@ -56,10 +56,17 @@ describe('DDL rendered from the table definitions', () => {
     // then the copy; then migration 4's columns on dataset_rows and migration 5's on traces, local and distributed;
     // then migration 6: production_windows_v2's nullable pass rate and late count, local and distributed, and its UPDATE;
     // then migration 7: its nullable sampled and sampled_rule, local and distributed, and its UPDATE;
-    // then migration 8's columns on row_state, 9's on traces, 10's on trials, 11's on dataset_rows, local and distributed.
-    expect(script).toHaveLength(2 * (1 + 12 + 1 + 1) + 1 + 2 + 2 + 5 + 5 + 2 + 2 + 2 + 2);
+    // then migration 8's columns on row_state, 9's on traces, 10's on trials, 11's on dataset_rows, local and distributed;
+    // then migration 12's store_positions (the store's ledger), local and distributed.
+    expect(script).toHaveLength(2 * (1 + 12 + 1 + 1) + 1 + 2 + 2 + 5 + 5 + 2 + 2 + 2 + 2 + 2);
     expect(script[0]).toContain('passk.`passk_migrations_local`');
-    // Migration 11, last: the dataset rows' JSON fields; before it, migration 10: the trials' error message.
+    const all = [...script];
+    // Migration 12, last: the store's ledger.
+    expect(script.splice(-2)).toEqual([
+      expect.stringMatching(/^CREATE TABLE IF NOT EXISTS passk\.`store_positions_local` ON CLUSTER 'c'/),
+      expect.stringMatching(/^CREATE TABLE IF NOT EXISTS passk\.`store_positions` ON CLUSTER 'c' AS/),
+    ]);
+    // Migration 11: the dataset rows' JSON fields; before it, migration 10: the trials' error message.
     expect(script.splice(-2)).toEqual([
       expect.stringMatching(
         /^ALTER TABLE passk\.`dataset_rows_local` ON CLUSTER 'c' ADD COLUMN IF NOT EXISTS `json_fields` Array\(LowCardinality\(String\)\) COMMENT/,
@@ -79,10 +86,10 @@ describe('DDL rendered from the table definitions', () => {
     ]);
     for (const t of [...Object.values(TABLES).map((d) => d.name), 'production_windows']) {
       expect(
-        script.filter((s) => s.startsWith(`CREATE TABLE IF NOT EXISTS passk.\`${t}_local\` ON CLUSTER 'c'`)),
+        all.filter((s) => s.startsWith(`CREATE TABLE IF NOT EXISTS passk.\`${t}_local\` ON CLUSTER 'c'`)),
       ).toHaveLength(1);
       expect(
-        script.filter((s) =>
+        all.filter((s) =>
           s.startsWith(`CREATE TABLE IF NOT EXISTS passk.\`${t}\` ON CLUSTER 'c' AS passk.\`${t}_local\``),
         ),
       ).toHaveLength(1);
@@ -146,7 +153,7 @@ describe('DDL rendered from the table definitions', () => {
         /^ALTER TABLE passk\.`row_state` ON CLUSTER 'c' ADD COLUMN IF NOT EXISTS `attempt_records`/,
       ),
     ]);
-    expect(MIGRATIONS.map((m) => m.version)).toEqual([1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11]);
+    expect(MIGRATIONS.map((m) => m.version)).toEqual([1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12]);
     expect(() => renderClusterTable(TABLES.trials, { cluster: 'c', database: 'bad-name' })).toThrow(RangeError);
   });
 });

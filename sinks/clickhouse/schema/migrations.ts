@@ -182,6 +182,11 @@ export const MIGRATIONS: readonly Migration[] = [
     name: 'dataset_rows: json_fields (an input or expected result that was an object, not text, exports as one)',
     up: (cluster) => renderAddColumns(TABLES.dataset_rows.name, DATASET_ROWS_V11_COLUMNS, cluster),
   },
+  {
+    version: 12,
+    name: 'store_positions: the ledger of log positions each projection has made durable in the store',
+    up: createTables([TABLES.store_positions]),
+  },
 ];
 
 /** What identifies a migration's content: its single-node statements. */

@@ -510,6 +510,30 @@ const deadLetters: TableDef = {
   settings: DEDUP_WINDOW,
 };
 
+/**
+ * The store's ledger (migration 12): per consumer group (projection), topic and partition, the log position up to
+ * which everything that group writes is durable here. Written after the group's rows are flushed and before its
+ * offsets are committed to the log, so it is never behind what the store holds; the highest next_offset wins. A
+ * store that lost data (deleted, emptied, a part or the metadata gone) has a ledger behind the log's committed
+ * offsets, which `passk process` (and `passk rebuild`) mends by replaying the log.
+ */
+const storePositions: TableDef = {
+  name: 'store_positions',
+  comment: 'The log positions each projection has made durable in this store; the highest next_offset wins',
+  columns: [
+    col('projection', 'LowCardinality(String)', { comment: 'the consumer group whose writes this covers' }),
+    col('topic', 'LowCardinality(String)'),
+    col('partition', 'UInt32'),
+    col('next_offset', 'UInt64', { comment: 'every record before it is durable in the store' }),
+    col('written_at', "DateTime64(3, 'UTC')"),
+  ],
+  engine: { kind: 'ReplacingMergeTree', version: 'next_offset' },
+  orderBy: ['projection', 'topic', 'partition'],
+  key: ['projection', 'topic', 'partition', 'next_offset'],
+  shardBy: 'cityHash64(projection, topic, partition)',
+  settings: DEDUP_WINDOW,
+};
+
 export const TABLES = {
   trials,
   traces,
@@ -524,6 +548,7 @@ export const TABLES = {
   alerts,
   dead_letters: deadLetters,
   version_summaries: versionSummaries,
+  store_positions: storePositions,
 } as const satisfies Record<string, TableDef>;
 
 /** The tables migration 1 created, in its order: an applied migration's statements never change. */

@@ -1,0 +1,274 @@
+import { ignoreElements, lastValueFrom, merge, tap } from 'rxjs';
+import { CommitRejected } from '../log/errors.ts';
+import { partitionOf } from '../log/partitioner.ts';
+import type { EventConsumer, EventLog, EventPublisher, EventSource } from '../processors/ports.ts';
+import { trialTopology } from '../processors/index.ts';
+import { archiveTopology, ARCHIVED } from '../processors/topologies/archive.ts';
+import type { PasskEvent } from '../schemas/events/index.ts';
+import { TOPICS, type Topic } from '../schemas/topics.ts';
+import type { ClickHouseRowSink, Querier, StoreClient } from '../sinks/clickhouse/index.ts';
+import { ledgerRows, readLedger, trialTotals } from '../sinks/clickhouse/ledger.ts';
+import {
+  allIdle,
+  PROCESSORS_PRODUCER,
+  STORED,
+  storeEventSink,
+  storeTrialSink,
+  storingDeadLetters,
+} from './storeSinks.ts';
+import { storeRowSink } from './store.ts';
+
+/**
+ * The store is a projection of the log. Every consumer group that writes to it is a projection: the ledger
+ * (`store_positions`) records, per group, topic and partition, the position up to which its writes are durable in
+ * the store, written after them and before the group commits to the log. So the ledger is never behind what the
+ * log says was processed, unless the store lost data (deleted, emptied, a part or its metadata gone) or the group
+ * ran without it (`passk process --no-store`): then the store is rebuilt by replaying the log.
+ */
+export const PROJECTIONS: readonly { readonly group: string; readonly topic: Topic }[] = [
+  { group: 'passk-trials', topic: TOPICS.trials },
+  { group: 'passk-datasets', topic: TOPICS.datasets },
+  { group: 'passk-gates', topic: TOPICS.decisions },
+  { group: 'passk-windows', topic: TOPICS.traces },
+  ...[...ARCHIVED.keys()].map((topic) => ({ group: `passk-archive-${topic}`, topic })),
+];
+
+/**
+ * The marker a rebuild leaves when the log itself gives trials and row states that differ (`passk check` lists them):
+ * the three totals and the trial processor's committed offsets it saw. The same again means a replay would change
+ * nothing, so `passk process` does not replay the log at every start; any other loss still does.
+ */
+const markerOf = (totals: StoreDrift['totals'], committed: ReadonlyMap<number, number>) => ({
+  projection: 'passk-rebuild',
+  topic: `${totals.trials}/${totals.folded}/${totals.summarized}`,
+  partition: 0,
+  nextOffset: 1 + [...committed.values()].reduce((a, b) => a + b, 0),
+});
+
+/**
+ * Every commit of a consumer of `source` first records its positions in the store's ledger, durably, under the
+ * projections `projectionsOf` names (by default its own group; none for a one-use reader, which never commits).
+ */
+export const ledgered = (
+  source: EventSource,
+  sink: ClickHouseRowSink,
+  projectionsOf: (groupId: string, transient: boolean) => readonly string[] = (g, transient) => (transient ? [] : [g]),
+): EventSource => ({
+  consumer: async (options) => {
+    const consumer = await source.consumer(options);
+    const projections = projectionsOf(options.groupId, options.transient ?? false);
+    if (projections.length === 0) return consumer;
+    const commit = consumer.commit.bind(consumer);
+    return Object.assign(consumer, {
+      commit: async (positions: Parameters<EventConsumer['commit']>[0]) => {
+        if (positions.length > 0) {
+          await sink.write(
+            'store_positions',
+            ledgerRows(projections.flatMap((projection) => positions.map((p) => ({ projection, ...p })))),
+          );
+          await sink.flush();
+        }
+        await commit(positions);
+      },
+    });
+  },
+});
+
+export interface BehindPosition {
+  readonly projection: string;
+  readonly topic: string;
+  readonly partition: number;
+  /** The group's committed position in the log. */
+  readonly committed: number;
+  /** The position up to which the store holds the group's writes (0: none). */
+  readonly stored: number;
+}
+
+export interface StoreDrift {
+  /** Positions the log has committed that the store does not hold. */
+  readonly behind: readonly BehindPosition[];
+  /** Distinct stored trials, attempts in the row states, attempts in the version summaries. */
+  readonly totals: { readonly trials: number; readonly folded: number; readonly summarized: number };
+  /** The three totals differ: a part of one of the tables is lost (or the log itself disagrees, see `known`). */
+  readonly damaged: boolean;
+  /** A rebuild from this log already left these totals: replaying it again would change nothing. */
+  readonly known: boolean;
+  /** The trial processor's committed offsets. */
+  readonly trialsCommitted: ReadonlyMap<number, number>;
+}
+
+/** Whether the store must be rebuilt from the log. */
+export const needsRebuild = (d: StoreDrift): boolean => d.behind.length > 0 || (d.damaged && !d.known);
+
+/** Compares the store's ledger with the log's committed offsets, and the trial projection's three totals. */
+export const storeDrift = async (log: Pick<EventLog, 'committed'>, q: Querier): Promise<StoreDrift> => {
+  // the log first: a running processor writes its ledger before it commits, so a ledger read after the
+  // committed offsets is never behind them unless the store lost data
+  const committed = await Promise.all(
+    PROJECTIONS.map(async (p) => ({ ...p, offsets: await log.committed(p.group, p.topic) })),
+  );
+  const ledger = await readLedger(q);
+  const stored = new Map(ledger.map((l) => [`${l.projection}/${l.topic}/${l.partition}`, l.nextOffset]));
+  const behind: BehindPosition[] = [];
+  for (const { group, topic, offsets } of committed)
+    for (const [partition, at] of offsets) {
+      const held = stored.get(`${group}/${topic}/${partition}`) ?? 0;
+      if (at > held) behind.push({ projection: group, topic, partition, committed: at, stored: held });
+    }
+  const totals = await trialTotals(q);
+  const damaged = totals.trials !== totals.folded || totals.trials !== totals.summarized;
+  const trialsCommitted = committed.find((c) => c.group === 'passk-trials')!.offsets;
+  const marker = markerOf(totals, trialsCommitted);
+  const known = damaged && stored.get(`${marker.projection}/${marker.topic}/${marker.partition}`) === marker.nextOffset;
+  return { behind, totals, damaged, known, trialsCommitted };
+};
+
+/** What is wrong, one line each, for `passk process`, `passk rebuild` and `passk check`. */
+export const describeDrift = (d: StoreDrift): string[] => {
+  const lines: string[] = [];
+  const byGroup = new Map<string, BehindPosition[]>();
+  for (const b of d.behind) byGroup.set(b.projection, [...(byGroup.get(b.projection) ?? []), b]);
+  for (const [group, list] of byGroup) {
+    const missing = list.reduce((n, b) => n + (b.committed - b.stored), 0);
+    lines.push(`${group}: ${missing} record(s) of ${list[0]!.topic} processed, not in the store`);
+  }
+  if (d.damaged) {
+    const t = d.totals;
+    lines.push(
+      `trials ${t.trials}, row_state ${t.folded}, version_summaries ${t.summarized} attempts: ` +
+        (d.known ? 'the log itself gives these (a rebuild changed nothing)' : 'a part of the store is lost'),
+    );
+  }
+  return lines;
+};
+
+export interface RebuildOptions {
+  readonly log: EventLog;
+  /** The open store: the replay writes through a row sink of its own (its own deduplication tokens). */
+  readonly store: Pick<StoreClient, 'client' | 'insertJsonRows'>;
+  /** Unique per process: names the one-use groups of the replay. */
+  readonly instanceId: string;
+  /** Graded attempts before a row is classified (the processors'). @default 3 */
+  readonly minAttempts?: number;
+  readonly maxWaitMs?: number;
+  /** Records replayed so far and in all (the total grows while the replay's readers join). */
+  readonly onProgress?: (done: number, total: number) => void;
+}
+
+export interface RebuildResult {
+  /** Records read from the log. */
+  readonly records: number;
+  /** Trials folded. */
+  readonly trials: number;
+  /** The drift after the replay: `damaged` when the log itself gives trials and row states that differ. */
+  readonly after: StoreDrift;
+}
+
+/** A publisher that drops everything: a replay into the store publishes nothing (the log already holds it). */
+const nowhere: EventPublisher = { publish: async () => {}, publishRaw: async () => {}, close: async () => {} };
+
+/** The topics copied as they are: their stored event types (and alerts), whoever processed them. */
+const COPIED: readonly Topic[] = [TOPICS.traces, TOPICS.datasets, TOPICS.decisions, TOPICS.judgments];
+const KEPT = new Set<PasskEvent['type']>([...STORED, 'WindowAlertRaised']);
+
+/**
+ * Rebuilds the store from the log: the trials are folded again from the first one (no changelog restore, nothing
+ * published), writing trials, row states (the same seqs and event ids: a row's seq counts its attempts), finished
+ * runs and version summaries; every other stored event is copied from its topic. One-use groups read each topic to
+ * its end; every commit records its positions in the ledger under the projections of that topic, so the ledger is
+ * at least at every group's committed offsets afterwards. Idempotent: every table collapses copies of a row.
+ * Production windows and alerts are the gate processor's state over time and are not rebuilt.
+ */
+export const rebuildStore = async (o: RebuildOptions): Promise<RebuildResult> => {
+  const sink = storeRowSink(o.store, { tokenSalt: `rebuild ${o.instanceId}` });
+  try {
+    return await replay(o, sink);
+  } finally {
+    await sink.close().catch(() => {});
+  }
+};
+
+const replay = async (o: RebuildOptions, sink: ClickHouseRowSink): Promise<RebuildResult> => {
+  const topicOfGroup = new Map<string, Topic>();
+  const projectionsOf = (groupId: string) => {
+    const topic = topicOfGroup.get(groupId);
+    return topic ? PROJECTIONS.filter((p) => p.topic === topic).map((p) => p.group) : [];
+  };
+  const consumers = new Set<EventConsumer>();
+  const base = ledgered(storingDeadLetters(o.log, sink), sink, projectionsOf);
+  const source: EventSource = {
+    consumer: async (options) => {
+      // the replay's own groups are one-use: nothing is left behind on Kafka
+      const c = await base.consumer({ ...options, transient: topicOfGroup.has(options.groupId) || options.transient });
+      if (topicOfGroup.has(options.groupId)) consumers.add(c);
+      return c;
+    },
+  };
+  const groupOf = (topic: Topic) => {
+    const group = `passk-rebuild-${topic}.${o.instanceId}`;
+    topicOfGroup.set(group, topic);
+    return group;
+  };
+  let stop!: () => void;
+  const stopped = new Promise<void>((resolve) => (stop = resolve));
+  const probes: (() => Promise<boolean>)[] = [];
+  const halt = allIdle(probes, 1 + COPIED.length, stopped);
+  const common = {
+    instanceId: o.instanceId,
+    producer: PROCESSORS_PRODUCER,
+    stop: halt,
+    isCommitRejected: (e: unknown) => e instanceof CommitRejected,
+    onIdleProbe: (p: () => Promise<boolean>) => void probes.push(p),
+  };
+  const totals = { trials: 0 };
+  // every replay group starts at offset 0: its first lag is all it has to read
+  const firstLag = new Map<EventConsumer, number>();
+  let read = 0;
+  const report = async () => {
+    let remaining = 0;
+    for (const c of consumers) {
+      const lag = (await c.lag().catch(() => [])).reduce((n, l) => n + Math.max(0, l.lag), 0);
+      if (!firstLag.has(c)) firstLag.set(c, lag);
+      remaining += lag;
+    }
+    const total = [...firstLag.values()].reduce((a, b) => a + b, 0);
+    read = Math.max(0, total - remaining);
+    o.onProgress?.(read, total);
+  };
+  const progress = setInterval(() => void report(), 250);
+  try {
+    await lastValueFrom(
+      merge(
+        trialTopology(
+          { source, publisher: nowhere, sink: storeTrialSink(sink) },
+          {
+            ...common,
+            groupId: groupOf(TOPICS.trials),
+            partitionOf,
+            restoreFromChangelog: false,
+            ...(o.minAttempts ? { minAttempts: o.minAttempts } : {}),
+            ...(o.maxWaitMs !== undefined ? { maxWaitMs: o.maxWaitMs } : {}),
+          },
+        ).pipe(tap((u) => void (totals.trials += u.trials))),
+        ...COPIED.map((topic) =>
+          archiveTopology(
+            { source, sink: storeEventSink(sink) },
+            { ...common, topic, keep: KEPT, groupId: groupOf(topic) },
+          ),
+        ),
+      ).pipe(ignoreElements()),
+      { defaultValue: undefined },
+    );
+  } finally {
+    clearInterval(progress);
+    stop();
+  }
+  await report();
+  const after = await storeDrift(o.log, o.store.client);
+  if (after.damaged) {
+    // the log itself gives these totals: say so once, and do not replay it again at every start
+    await sink.write('store_positions', ledgerRows([markerOf(after.totals, after.trialsCommitted)]));
+    await sink.flush();
+  }
+  return { records: read, trials: totals.trials, after: { ...after, known: after.damaged } };
+};
