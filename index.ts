@@ -10,7 +10,7 @@
 import type { z } from 'zod';
 import { loadConfig, PasskConfig } from './deploy/config.ts';
 import { openEventLog } from './deploy/eventLog.ts';
-import type { EventPublisher } from './processors/ports.ts';
+import type { EventLog, EventPublisher } from './processors/ports.ts';
 import { createRecorder as createRecorderFor, type Recorder, type RecorderOptions } from './producers/sdk/recorder.ts';
 
 export type RecorderSetup = Omit<RecorderOptions, 'publisher'> &
@@ -55,6 +55,22 @@ export const createRecorder = async (setup: RecorderSetup = {}): Promise<Recorde
   };
 };
 
+/**
+ * The configured event log (the backend as `createRecorder` resolves it), for the live gate: declare a comparison with
+ * `declareComparison`, await the processors' verdict with `waitForVerdict` (what `passk gate --declare --wait` does).
+ * The caller closes it.
+ */
+export const openLog = async (backend?: z.input<typeof PasskConfig>): Promise<EventLog> =>
+  openEventLog(backend ? PasskConfig.parse(backend) : loadConfig());
+
+export type { EventLog } from './processors/ports.ts';
+export {
+  comparisonId,
+  declareComparison,
+  waitForVerdict,
+  type DeclareInput,
+  type Declared,
+} from './producers/gate/index.ts';
 export type { Recorder, RecorderOptions } from './producers/sdk/recorder.ts';
 export {
   Backpressure,

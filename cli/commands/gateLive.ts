@@ -1,4 +1,3 @@
-import { randomBytes } from 'node:crypto';
 import type { Command } from 'commander';
 import {
   emptyBook,
@@ -14,11 +13,9 @@ import { versionKeyOf } from '../../processors/folds/versionSummary.ts';
 import type { EventLog } from '../../processors/ports.ts';
 import { readDatasets } from '../../producers/datasets/index.ts';
 import { readLog } from '../../producers/logReader.ts';
-import { sha256 } from '../../producers/importers/common.ts';
-import type { ComparisonDeclared, RunClosed } from '../../schemas/events/comparisons.ts';
+import type { RunClosed } from '../../schemas/events/comparisons.ts';
 import type { GateEvaluated } from '../../schemas/events/decisions.ts';
 import { InputError } from '../../schemas/errors.ts';
-import { deterministicEventId } from '../../schemas/ids.ts';
 import { TOPICS } from '../../schemas/topics.ts';
 import { PRODUCER_VERSION } from '../../producers/version.ts';
 import { EXIT } from '../exitCodes.ts';
@@ -28,86 +25,11 @@ import { rowList } from '../format/numbers.ts';
 import { renderJson, renderMarkdown, renderTerminal, writeStderr } from '../format/render.ts';
 import type { OutputFormat } from './offlineOptions.ts';
 import { exitOnUnavailable, withEventLog } from '../context.ts';
+import { declareComparison, waitForVerdict, type DeclareInput } from '../../producers/gate/index.ts';
 
 /** `passk gate --declare`, `--wait` and `--status`: the live gate of the processors, driven from the command line. */
 
 const PRODUCER = `passk-cli/${PRODUCER_VERSION}`;
-
-/** One comparison per (suite, dataset version, baseline, candidate): declaring it again changes nothing. */
-export const comparisonId = (suite: string, datasetVersion: string, baseline: string, candidate: string): string =>
-  `gate-${sha256(JSON.stringify([suite, datasetVersion, baseline, candidate])).slice(0, 16)}`;
-
-export interface DeclareInput {
-  readonly baseline: string;
-  readonly candidate: string;
-  readonly suite?: string;
-  readonly datasetVersion?: string;
-  readonly mustNotBreak: readonly string[];
-  readonly rules: { zero_forbidden_actions?: boolean; max_pass_at_1_drop?: number };
-  readonly requiredAttempts?: number;
-}
-
-/** Where both versions have trials on the log: (suite, dataset id, dataset version) triples. */
-const scopesOf = async (log: EventLog, versions: readonly string[]) => {
-  const scopes = new Map<
-    string,
-    { suite: string; dataset_id?: string; dataset_version: string; versions: Set<string> }
-  >();
-  await readLog(log, { topics: [TOPICS.trials] }, ({ event: e }) => {
-    if (e.type !== 'TrialRecorded' || !versions.includes(e.agent.version)) return;
-    const key = JSON.stringify([e.suite, e.dataset_version]);
-    const s = scopes.get(key) ?? {
-      suite: e.suite,
-      ...(e.dataset_id ? { dataset_id: e.dataset_id } : {}),
-      dataset_version: e.dataset_version,
-      versions: new Set<string>(),
-    };
-    s.versions.add(e.agent.version);
-    scopes.set(key, s);
-  });
-  return [...scopes.values()];
-};
-
-/** The ComparisonDeclared for these flags: suite and dataset version from the flags, else from the trials of both versions. */
-export const declaration = async (log: EventLog, d: DeclareInput, now: number): Promise<ComparisonDeclared> => {
-  const scopes = (await scopesOf(log, [d.baseline, d.candidate])).filter(
-    (s) => (!d.suite || s.suite === d.suite) && (!d.datasetVersion || s.dataset_version === d.datasetVersion),
-  );
-  const both = scopes.filter((s) => s.versions.size === 2);
-  let scope: { suite: string; dataset_id?: string; dataset_version: string };
-  if (d.suite && d.datasetVersion)
-    scope = both[0] ?? scopes[0] ?? { suite: d.suite, dataset_version: d.datasetVersion };
-  else if (both.length === 1) scope = both[0]!;
-  else if (both.length === 0)
-    throw new InputError(
-      `no suite and dataset version on the log has trials of both ${d.baseline} and ${d.candidate}: run both first, or name them with --suite and --dataset-version`,
-      { field: '--dataset-version' },
-    );
-  else
-    throw new InputError(
-      `both versions ran on several suites and dataset versions (${both.map((s) => `${s.suite} ${s.dataset_version}`).join(', ')}): pick one with --suite and --dataset-version`,
-      { field: '--dataset-version' },
-    );
-  const id = comparisonId(scope.suite, scope.dataset_version, d.baseline, d.candidate);
-  const dataset = scope.dataset_id ?? scope.suite;
-  const rules = Object.keys(d.rules).length ? { rules: d.rules } : {};
-  return {
-    event_id: deterministicEventId(now, 'ComparisonDeclared', id),
-    type: 'ComparisonDeclared',
-    schema_version: 1,
-    occurred_at: now,
-    producer: PRODUCER,
-    comparison_id: id,
-    suite: scope.suite,
-    dataset_id: dataset,
-    dataset_version: scope.dataset_version,
-    baseline: d.baseline,
-    candidate: d.candidate,
-    ...(d.mustNotBreak.length ? { must_not_break: [...d.mustNotBreak] } : {}),
-    ...(d.requiredAttempts ? { required_attempts: d.requiredAttempts } : {}),
-    ...rules,
-  };
-};
 
 /** The decisions topic folded as the gates processor folds it. */
 export const readBook = async (log: EventLog): Promise<GateBook> => {
@@ -122,43 +44,6 @@ export const readBook = async (log: EventLog): Promise<GateBook> => {
       foldBookInto(book, e);
   });
   return book;
-};
-
-/**
- * Follows passk.decisions until the comparison's GateEvaluated arrives, or `waitMs` passes. Tells stderr
- * when the processors ask for confirmation runs (someone must run them: `passk run --confirmations`).
- */
-export const waitForVerdict = async (
-  log: EventLog,
-  comparison: string,
-  waitMs: number,
-  say: (line: string) => void,
-): Promise<GateEvaluated | undefined> => {
-  const consumer = await log.consumer({
-    groupId: `passk-gate-wait-${process.pid}-${randomBytes(6).toString('hex')}`,
-    topics: [TOPICS.decisions],
-    fromBeginning: true,
-  });
-  let timer: NodeJS.Timeout | undefined;
-  const timeout = new Promise<undefined>((resolve) => (timer = setTimeout(() => resolve(undefined), waitMs)));
-  const follow = (async () => {
-    for await (const batch of consumer.batches())
-      for (const { event: e } of batch.events) {
-        if (e.type === 'GateEvaluated' && e.gate_id === comparison) return e;
-        if (e.type === 'ConfirmationRequested' && e.comparison_id === comparison)
-          say(
-            `the processors ask for confirmation runs: ${e.rows.length} row(s) × ${e.attempts} attempts on both versions (${e.rows.slice(0, 8).join(', ')}); passk run --confirmations runs them`,
-          );
-      }
-    return undefined;
-  })();
-  try {
-    return await Promise.race([follow, timeout]);
-  } finally {
-    clearTimeout(timer);
-    await consumer.close();
-    await follow.catch(() => undefined);
-  }
 };
 
 /** Where the verdict came from (stderr: stdout is the document `passk gate` prints for the same comparison). */
@@ -213,24 +98,22 @@ export const runDeclare = async (
 ): Promise<void> => {
   const say = (line: string) => writeStderr(`passk: ${line}\n`);
   const result = await withEventLog(cmd, async (log) => {
-    const declared = await declaration(log, d, Date.now());
-    const book = await readBook(log);
-    const prior = book.comparisons[declared.comparison_id];
-    if (prior)
-      say(`comparison ${declared.comparison_id} was declared before (${prior.status}); that declaration holds`);
-    else {
-      await log.publisher.publish([declared]);
+    const { declared, published, verdict } = await declareComparison(log, d, { producer: PRODUCER });
+    if (!published)
+      say(
+        `comparison ${declared.comparison_id} was declared before (${verdict ? 'decided' : 'not decided yet'}); that declaration holds`,
+      );
+    else
       say(
         `declared comparison ${declared.comparison_id}: ${d.baseline} → ${d.candidate} on ${declared.suite} (dataset ${declared.dataset_id} ${declared.dataset_version})`,
       );
-    }
-    if (opts.waitMs === undefined) return { declared, verdict: prior?.verdict };
+    if (opts.waitMs === undefined) return { declared, verdict };
     say(
       `waiting up to ${Math.round(opts.waitMs / 1000)} s for the processors' verdict (passk process or passk serve must run)`,
     );
-    const verdict = prior?.verdict ?? (await waitForVerdict(log, declared.comparison_id, opts.waitMs, say));
-    const cost = verdict ? await adaptiveCost(log, { ...declared, agent_version: declared.candidate }) : undefined;
-    return { declared, verdict, cost };
+    const decided = verdict ?? (await waitForVerdict(log, declared.comparison_id, opts.waitMs, say));
+    const cost = decided ? await adaptiveCost(log, { ...declared, agent_version: declared.candidate }) : undefined;
+    return { declared, verdict: decided, cost };
   }).catch(exitOnUnavailable);
   if (opts.waitMs === undefined) {
     print(

@@ -1,0 +1,9 @@
+/** The live gate's protocol: declare a comparison, await the processors' verdict. */
+export {
+  comparisonId,
+  declareComparison,
+  declaration,
+  waitForVerdict,
+  type DeclareInput,
+  type Declared,
+} from './live.ts';

@@ -1,0 +1,174 @@
+import { randomBytes } from 'node:crypto';
+import type { EventLog } from '../../processors/ports.ts';
+import type { ComparisonDeclared } from '../../schemas/events/comparisons.ts';
+import type { GateEvaluated } from '../../schemas/events/decisions.ts';
+import { InputError } from '../../schemas/errors.ts';
+import { deterministicEventId } from '../../schemas/ids.ts';
+import { TOPICS } from '../../schemas/topics.ts';
+import { sha256 } from '../importers/common.ts';
+import { readLog } from '../logReader.ts';
+import { PRODUCER_VERSION } from '../version.ts';
+
+/**
+ * The live gate's protocol, for the SDK and `passk gate --declare --wait` alike: declare a comparison of two agent
+ * versions on passk.decisions (`declareComparison`), then follow that topic until the processors' `GateEvaluated`
+ * for it arrives (`waitForVerdict`). The processors decide; this module only asks and listens.
+ */
+
+/** One comparison per (suite, dataset version, baseline, candidate): declaring it again changes nothing. */
+export const comparisonId = (suite: string, datasetVersion: string, baseline: string, candidate: string): string =>
+  `gate-${sha256(JSON.stringify([suite, datasetVersion, baseline, candidate])).slice(0, 16)}`;
+
+export interface DeclareInput {
+  readonly baseline: string;
+  readonly candidate: string;
+  readonly suite?: string;
+  readonly datasetVersion?: string;
+  readonly mustNotBreak: readonly string[];
+  readonly rules: { zero_forbidden_actions?: boolean; max_pass_at_1_drop?: number };
+  readonly requiredAttempts?: number;
+}
+
+/** Where both versions have trials on the log: (suite, dataset id, dataset version) triples. */
+const scopesOf = async (log: EventLog, versions: readonly string[]) => {
+  const scopes = new Map<
+    string,
+    { suite: string; dataset_id?: string; dataset_version: string; versions: Set<string> }
+  >();
+  await readLog(log, { topics: [TOPICS.trials] }, ({ event: e }) => {
+    if (e.type !== 'TrialRecorded' || !versions.includes(e.agent.version)) return;
+    const key = JSON.stringify([e.suite, e.dataset_version]);
+    const s = scopes.get(key) ?? {
+      suite: e.suite,
+      ...(e.dataset_id ? { dataset_id: e.dataset_id } : {}),
+      dataset_version: e.dataset_version,
+      versions: new Set<string>(),
+    };
+    s.versions.add(e.agent.version);
+    scopes.set(key, s);
+  });
+  return [...scopes.values()];
+};
+
+/** The ComparisonDeclared for these flags: suite and dataset version from the flags, else from the trials of both versions. */
+export const declaration = async (
+  log: EventLog,
+  d: DeclareInput,
+  now: number,
+  producer = `passk-sdk/${PRODUCER_VERSION}`,
+): Promise<ComparisonDeclared> => {
+  const scopes = (await scopesOf(log, [d.baseline, d.candidate])).filter(
+    (s) => (!d.suite || s.suite === d.suite) && (!d.datasetVersion || s.dataset_version === d.datasetVersion),
+  );
+  const both = scopes.filter((s) => s.versions.size === 2);
+  let scope: { suite: string; dataset_id?: string; dataset_version: string };
+  if (d.suite && d.datasetVersion)
+    scope = both[0] ?? scopes[0] ?? { suite: d.suite, dataset_version: d.datasetVersion };
+  else if (both.length === 1) scope = both[0]!;
+  else if (both.length === 0)
+    throw new InputError(
+      `no suite and dataset version on the log has trials of both ${d.baseline} and ${d.candidate}: run both first, or name them with --suite and --dataset-version`,
+      { field: '--dataset-version' },
+    );
+  else
+    throw new InputError(
+      `both versions ran on several suites and dataset versions (${both.map((s) => `${s.suite} ${s.dataset_version}`).join(', ')}): pick one with --suite and --dataset-version`,
+      { field: '--dataset-version' },
+    );
+  const id = comparisonId(scope.suite, scope.dataset_version, d.baseline, d.candidate);
+  const dataset = scope.dataset_id ?? scope.suite;
+  const rules = Object.keys(d.rules).length ? { rules: d.rules } : {};
+  return {
+    event_id: deterministicEventId(now, 'ComparisonDeclared', id),
+    type: 'ComparisonDeclared',
+    schema_version: 1,
+    occurred_at: now,
+    producer,
+    comparison_id: id,
+    suite: scope.suite,
+    dataset_id: dataset,
+    dataset_version: scope.dataset_version,
+    baseline: d.baseline,
+    candidate: d.candidate,
+    ...(d.mustNotBreak.length ? { must_not_break: [...d.mustNotBreak] } : {}),
+    ...(d.requiredAttempts ? { required_attempts: d.requiredAttempts } : {}),
+    ...rules,
+  };
+};
+
+/** What the log already holds of one comparison: its first declaration, and the processors' verdict. */
+const priorOf = async (
+  log: EventLog,
+  comparison: string,
+): Promise<{ declared?: ComparisonDeclared; verdict?: GateEvaluated }> => {
+  let declared: ComparisonDeclared | undefined;
+  let verdict: GateEvaluated | undefined;
+  await readLog(log, { topics: [TOPICS.decisions] }, ({ event: e }) => {
+    if (e.type === 'ComparisonDeclared' && e.comparison_id === comparison) declared ??= e;
+    else if (e.type === 'GateEvaluated' && e.gate_id === comparison) verdict ??= e;
+  });
+  return { ...(declared ? { declared } : {}), ...(verdict ? { verdict } : {}) };
+};
+
+export interface Declared {
+  /** The comparison as declared: the first declaration on the log when there was one (it holds), else this one. */
+  readonly declared: ComparisonDeclared;
+  /** False when the comparison was declared before: nothing was published. */
+  readonly published: boolean;
+  /** The processors' verdict, when they have already decided it. */
+  readonly verdict?: GateEvaluated;
+}
+
+/**
+ * Declares a comparison of two versions for the processors to decide: suite and dataset version from the input, else
+ * from the trials of both versions on the log. Declaring it again publishes nothing (the first declaration holds).
+ */
+export const declareComparison = async (
+  log: EventLog,
+  d: DeclareInput,
+  opts: { now?: number; producer?: string } = {},
+): Promise<Declared> => {
+  const declared = await declaration(log, d, opts.now ?? Date.now(), opts.producer);
+  const prior = await priorOf(log, declared.comparison_id);
+  if (prior.declared)
+    return { declared: prior.declared, published: false, ...(prior.verdict ? { verdict: prior.verdict } : {}) };
+  await log.publisher.publish([declared]);
+  return { declared, published: true };
+};
+
+/**
+ * Follows passk.decisions until the comparison's GateEvaluated arrives, or `waitMs` passes. Tells stderr
+ * when the processors ask for confirmation runs (someone must run them: `passk run --confirmations`).
+ */
+export const waitForVerdict = async (
+  log: EventLog,
+  comparison: string,
+  waitMs: number,
+  say: (line: string) => void = () => undefined,
+): Promise<GateEvaluated | undefined> => {
+  const consumer = await log.consumer({
+    groupId: `passk-gate-wait-${process.pid}-${randomBytes(6).toString('hex')}`,
+    topics: [TOPICS.decisions],
+    fromBeginning: true,
+  });
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<undefined>((resolve) => (timer = setTimeout(() => resolve(undefined), waitMs)));
+  const follow = (async () => {
+    for await (const batch of consumer.batches())
+      for (const { event: e } of batch.events) {
+        if (e.type === 'GateEvaluated' && e.gate_id === comparison) return e;
+        if (e.type === 'ConfirmationRequested' && e.comparison_id === comparison)
+          say(
+            `the processors ask for confirmation runs: ${e.rows.length} row(s) × ${e.attempts} attempts on both versions (${e.rows.slice(0, 8).join(', ')}); passk run --confirmations runs them`,
+          );
+      }
+    return undefined;
+  })();
+  try {
+    return await Promise.race([follow, timeout]);
+  } finally {
+    clearTimeout(timer);
+    await consumer.close();
+    await follow.catch(() => undefined);
+  }
+};
