@@ -3,7 +3,7 @@ import { type Command, InvalidArgumentError } from 'commander';
 import { FORMATS, type Format } from '../../producers/importers/detect.ts';
 import { type FileReport, importFiles } from '../../producers/importers/importFiles.ts';
 import { heading, nextCommand, table, text } from '../format/doc.ts';
-import { curve } from '../format/numbers.ts';
+import { curve, num, pct } from '../format/numbers.ts';
 import { progressBarSize, renderJson, renderTerminal } from '../format/render.ts';
 import { configOf, exitOnUnavailable, withEventLog } from '../context.ts';
 import { epilog } from '../format/helpText.ts';
@@ -33,8 +33,6 @@ type ImportFlags = {
   json?: boolean;
 };
 
-const pct = (x: number | undefined) => (x === undefined ? '—' : x.toFixed(4));
-
 const render = (reports: readonly FileReport[]): string =>
   renderTerminal([
     ...reports.flatMap((r) => [
@@ -52,8 +50,8 @@ const render = (reports: readonly FileReport[]): string =>
           String(s.passed),
           String(s.failed),
           String(s.ungraded),
-          pct(s.meanScore),
-          curve(s.passHat.map(pct)),
+          num(s.meanScore, 3),
+          curve(s.passHat.map((x) => pct(x))),
         ]),
       ),
       ...r.summary.flatMap((s) => {

@@ -26,6 +26,7 @@ import { duration } from './offlineOptions.ts';
 import { epilog } from '../format/helpText.ts';
 import { configOf, exitOnUnavailable, withEventLog } from '../context.ts';
 import { EXIT } from '../exitCodes.ts';
+import { pct, usd } from '../format/numbers.ts';
 
 const positiveInt =
   (name: string) =>
@@ -212,7 +213,7 @@ const summaryBlocks = (s: RunSummary) => [
         String(s.ungraded),
         String(s.retries),
         `${(s.wallMs / 1000).toFixed(1)} s`,
-        `$${s.costUsd.toFixed(4)}`,
+        s.costUsd === 0 ? '—' : usd(s.costUsd), // — : no trial reported a cost
         `${s.tokens.input}/${s.tokens.output}`,
       ],
     ],
@@ -239,7 +240,6 @@ const summaryBlocks = (s: RunSummary) => [
     : []),
 ];
 
-const pct = (x: number | null | undefined) => (x === null || x === undefined ? '—' : `${(100 * x).toFixed(1)}%`);
 const span = (i: readonly [number, number] | null | undefined) => (i ? `${pct(i[0])} – ${pct(i[1])}` : '—');
 
 /** What an adaptive run adds: the attempts it took against fixed k, why rows stopped, the first-stage numbers. */

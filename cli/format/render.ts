@@ -71,6 +71,8 @@ const ANSI = /\u001b\[[0-9;]*m/g;
 const visible = (s: string): number => [...s.replace(ANSI, '')].length;
 
 /** Word-wraps one line to `width`, continuation lines indented by `indent` (the line's own indent by default). */
+const URL_IN = /[a-z][a-z0-9+.-]*:\/\/\S/i;
+
 export const wrapLine = (line: string, width: number | undefined, indent?: string): string => {
   if (width === undefined || !(width > 0) || visible(line) <= width) return line;
   const lead = /^\s*(?:[•✓✗!-] )?/.exec(line)![0];
@@ -83,6 +85,8 @@ export const wrapLine = (line: string, width: number | undefined, indent?: strin
       cur = hang + word.trimStart();
     } else cur += word;
     // (a word that ends exactly at the width is not cut: its trailing space does not count)
+    // A URL is never cut: a newline inside it breaks the link when copied or clicked. It overflows its line instead.
+    if (URL_IN.test(word)) continue;
     while (visible(cur.trimEnd()) > width) {
       // one word longer than the line: cut it
       out.push(cur.slice(0, width));

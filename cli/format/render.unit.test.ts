@@ -15,6 +15,12 @@ describe('wrapLine', () => {
     expect(wrapLine(line, 20)).toBe(`${'a'.repeat(9)} ${'b'.repeat(10)}\nnext`);
   });
 
+  it('never cuts a URL: it goes whole on a line of its own, however long', () => {
+    const url = 'http://127.0.0.1:7357/#/rows?suite=refunds&candidate=refund-agent-v2&row=r17&token=0123456789abcdef';
+    expect(wrapLine(`Dashboard: ${url} (Ctrl-C stops it)`, 40)).toBe(`Dashboard:\n${url}\n(Ctrl-C stops it)`);
+    expect(wrapLine(`  ✓ open ${url}`, 30).split('\n')).toEqual(['  ✓ open', `    ${url}`]);
+  });
+
   it('cuts a word longer than the line, and hangs continuation lines under a bullet', () => {
     expect(wrapLine('x'.repeat(25), 10)).toBe('xxxxxxxxxx\nxxxxxxxxxx\nxxxxx');
     expect(wrapLine('  ✓ one two three four', 12)).toBe('  ✓ one two\n    three\n    four');
@@ -132,5 +138,21 @@ describe('a terminal that reports 0 columns', () => {
       if (columns) Object.defineProperty(process.stdout, 'columns', columns);
       else delete (process.stdout as { columns?: number }).columns;
     }
+  });
+});
+
+describe('usd: costs with their significant digits', () => {
+  it('prints cents from $1, two significant digits below, and never $0.0000 for a small cost', async () => {
+    const { usd } = await import('./numbers.ts');
+    expect([0.00033, 0.0621, 0.5, 1, 12.345, 0, undefined, null].map((x) => usd(x))).toEqual([
+      '$0.00033',
+      '$0.062',
+      '$0.5',
+      '$1.00',
+      '$12.35',
+      '$0',
+      '—',
+      '—',
+    ]);
   });
 });

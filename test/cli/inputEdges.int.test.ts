@@ -53,6 +53,16 @@ describe("passk report reads other tools' files as import does", () => {
     const [g] = groupsOf(r);
     expect(Object.values(g!.pass_hat_k).map((x) => Math.round(x * 10_000) / 10_000)).toEqual([0.42, 0.2733, 0.22, 0.2]);
   });
+  it("import prints τ-bench's pass^1..4 as report does: percent with one decimal (42.0% / 27.3% / 22.0% / 20.0%)", async () => {
+    const r = await passk(
+      '--data-dir',
+      join(tmp, 'tau-import'),
+      'import',
+      'test/fixtures/tool-outputs/tau-bench-gpt-4o-airline-historical.json',
+    );
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stdout.replace(/\s+/g, ' ')).toContain('42.0% / 27.3% / 22.0% / 20.0%');
+  });
   it("Inspect's binary .eval log", async () => {
     const r = await passk('report', '--json', '--bootstrap', '50', 'test/fixtures/inspect-epochs2-intercode-ctf.eval');
     expect(r.code).toBe(0);
