@@ -138,6 +138,10 @@ Exit codes: 0 ok, 2 bad flag or config, 3 the event log or the store is unreacha
       };
       process.on('SIGTERM', () => onSignal('SIGTERM'));
       process.on('SIGINT', () => onSignal('SIGINT'));
+      // Said at once: opening the log and the store and restoring the folds' state takes seconds (13 s on a busy
+      // machine over a large store) before the first progress line.
+      const where = config.backend === 'kafka' ? 'Kafka' : `the embedded log and store in ${config.dataDir}`;
+      writeStderr(`passk process: starting: opening ${where}, restoring the processors' state\n`);
       try {
         run = await startProcessors(config, {
           untilCaughtUp: flags.untilCaughtUp ?? false,
@@ -182,6 +186,9 @@ Exit codes: 0 ok, 2 bad flag or config, 3 the event log or the store is unreacha
               else if (e.type === 'WindowAlertRaised') writeStderr(`passk process: alert: ${e.message}\n`);
           },
         });
+        writeStderr(
+          `passk process: started: consuming trials, datasets and decisions${flags.untilCaughtUp ? ' until caught up' : ' until SIGTERM or Ctrl-C'}\n`,
+        );
         if (metricsPort !== undefined) {
           const metrics = await startMetricsServer({
             registry: processorRegistry(run.stats),
