@@ -9,7 +9,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { createGunzip } from 'node:zlib';
 import type { EventPublisher } from '../../processors/ports.ts';
 import { InputError, PipelineError } from '../../schemas/errors.ts';
-import type { PasskEvent } from '../../schemas/events/index.ts';
+import type { PasskEvent, TrialRecorded } from '../../schemas/events/index.ts';
 import { DatasetRowUpserted } from '../../schemas/events/datasets.ts';
 import { Id } from '../../schemas/envelope.ts';
 import { deterministicEventId } from '../../schemas/ids.ts';
@@ -220,6 +220,22 @@ const fieldOf = (e: unknown): { field: string; reason: string } | undefined => {
 type Item = { index: number; value?: unknown; error?: string };
 type Built = { index: number; event: PasskEvent } | { index: number; field: string; reason: string };
 
+/** A trial's attempt slot: its identity (suite, dataset version, agent version, run, row, attempt). */
+const trialSlot = (t: TrialRecorded): string =>
+  JSON.stringify([t.suite, t.dataset_version, t.agent.version, t.run_id, t.row_id, t.attempt]);
+/** What a trial answers, without its envelope (a re-send without a time is dated when received). */
+const trialContent = (t: TrialRecorded): string => {
+  const { event_id: _id, occurred_at: _at, producer: _p, ...content } = t;
+  return JSON.stringify(content);
+};
+/** The first field two trials' contents differ in. */
+const firstDifference = (a: string, b: string): string => {
+  const x = JSON.parse(a) as Record<string, unknown>;
+  const y = JSON.parse(b) as Record<string, unknown>;
+  const keys = [...new Set([...Object.keys(x), ...Object.keys(y)])];
+  return keys.find((k) => JSON.stringify(x[k]) !== JSON.stringify(y[k])) ?? '(root)';
+};
+
 /**
  * Validates every item into its event exactly as the SDK does: trials through the flat trial format's reader,
  * the rest through the SDK's recorder (over a publisher that only collects), so the schemas and the
@@ -377,6 +393,12 @@ export const createIngestRoutes = (opts: IngestOptions) => {
     seen.add(id);
     if (seen.size > remember) seen.delete(seen.values().next().value!);
   };
+  /** Trials acknowledged recently, by attempt slot: their event id and content (the importer's notion of a conflict). */
+  const slots = new Map<string, { event_id: string; content: string }>();
+  const noteSlot = (t: TrialRecorded) => {
+    slots.set(trialSlot(t), { event_id: t.event_id, content: trialContent(t) });
+    if (slots.size > remember) slots.delete(slots.keys().next().value!);
+  };
 
   const send = (res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}) => {
     res.writeHead(status, {
@@ -454,12 +476,30 @@ export const createIngestRoutes = (opts: IngestOptions) => {
     const results: ItemResult[] = [];
     const toPublish: PasskEvent[] = [];
     const inBatch = new Set<string>();
+    const batchSlots = new Map<string, { event_id: string; content: string }>();
     for (const b of built) {
       if (!('event' in b)) {
         results.push({ index: b.index, status: 'rejected', field: b.field, reason: b.reason });
         continue;
       }
       const id = b.event.event_id;
+      if (b.event.type === 'TrialRecorded') {
+        // one answer per trial identity: the same attempt again with other content (or under another event id)
+        // is a conflict, refused, whatever was sent first; the same content is a duplicate
+        const t = b.event;
+        const prior = batchSlots.get(trialSlot(t)) ?? slots.get(trialSlot(t));
+        if (prior && (prior.event_id !== id || prior.content !== trialContent(t))) {
+          const field = prior.event_id !== id ? 'event_id' : firstDifference(prior.content, trialContent(t));
+          results.push({
+            index: b.index,
+            status: 'rejected',
+            field,
+            reason: `conflict: attempt ${t.attempt} of row ${t.row_id} (run ${t.run_id}, agent ${t.agent.version}) was accepted as event ${prior.event_id}; this one, event ${id}, differs in ${field}: passk keeps one answer per attempt`,
+          });
+          continue;
+        }
+        batchSlots.set(trialSlot(t), { event_id: id, content: trialContent(t) });
+      }
       const dup = inBatch.has(id) || seen.has(id);
       results.push({ index: b.index, status: dup ? 'duplicate' : 'accepted', event_id: id });
       if (!dup) {
@@ -486,7 +526,11 @@ export const createIngestRoutes = (opts: IngestOptions) => {
           }
         }
       }
-      for (const e of toPublish) if (!refused.has(e)) note(e.event_id);
+      for (const e of toPublish)
+        if (!refused.has(e)) {
+          note(e.event_id);
+          if (e.type === 'TrialRecorded') noteSlot(e);
+        }
     }
     const answer: IngestAnswer = {
       accepted: results.filter((r) => r.status === 'accepted').length,

@@ -93,6 +93,28 @@ describe('HTTP ingest API', () => {
     expect(onDisk('passk.trials')).toBe(before + 97);
   });
 
+  it('one answer per trial identity: the same attempt with another verdict or event id is a conflict, refused', async () => {
+    // issue 26, item 3: it was answered "accepted" (or "duplicate"), and the store's trials and row states split
+    const first = { ...trial(0), suite: 'conflicts', passed: true };
+    const sent = await post('/api/v1/trials', JSON.stringify([first]));
+    expect(sent.status).toBe(200);
+    const id = ((await sent.json()) as { items: { event_id: string }[] }).items[0]!.event_id;
+    const before = onDisk('passk.trials');
+    const res = await post(
+      '/api/v1/trials',
+      JSON.stringify([first, { ...first, passed: false }, { ...first, event_id: '01KBZZZZZZZZZZZZZZZZZZZZZZ' }]),
+    );
+    expect(res.status).toBe(207);
+    const body = (await res.json()) as IngestAnswer;
+    expect(body).toMatchObject({ accepted: 0, duplicates: 1, rejected: 2 });
+    const [verdict, otherId] = body.items.slice(1) as Extract<ItemResult, { status: 'rejected' }>[];
+    expect(verdict).toMatchObject({ index: 1, status: 'rejected', field: 'passed' });
+    expect(verdict!.reason).toContain(`was accepted as event ${id}; this one, event ${id}, differs in passed`);
+    expect(otherId).toMatchObject({ index: 2, status: 'rejected', field: 'event_id' });
+    expect(otherId!.reason).toContain(`was accepted as event ${id}; this one, event 01KBZZZZZZZZZZZZZZZZZZZZZZ`);
+    expect(onDisk('passk.trials')).toBe(before);
+  });
+
   it('accepts gzipped NDJSON, with the same ids as the SDK', async () => {
     const before = onDisk('passk.traces');
     const traces = Array.from({ length: 20 }, (_, i) => ({
