@@ -56,6 +56,22 @@ describe('gate scenarios from the seed', () => {
     expect(v.evidence.find((e) => e.row_id === 'mnb-1')!.candidate_attempts).toHaveLength(6);
   });
 
+  it('says "after confirmation" only of a confirmed regression, and "unresolved" of one no confirmation reproduced', () => {
+    const broken = [...row('mnb-1', 'v1', '+++', MNB), ...row('mnb-1', 'v2', '+--', MNB)];
+    const detail = (events: TrialRecorded[]) => rule(gate(events), 'must_not_break_stable_correct').detail;
+    expect(detail(broken)).toBe(
+      '1 must-not-break row stable-correct on the baseline is not stable-correct on the candidate (unresolved: no confirmation has reproduced it yet)',
+    );
+    const confirmed = [
+      ...broken,
+      ...row('mnb-1', 'v1', '+++', { ...MNB, run: 'confirm-1' }),
+      ...row('mnb-1', 'v2', '+-+', { ...MNB, run: 'confirm-1' }),
+    ];
+    expect(detail(confirmed)).toBe(
+      '1 must-not-break row stable-correct on the baseline is not stable-correct on the candidate after confirmation',
+    );
+  });
+
   it('(b) an unclassifiable must-not-break row fails, as does a listed row with no attempts', () => {
     const events = [...improved, ...row('mnb-1', 'v1', '+++', MNB), ...row('mnb-1', 'v2', '++', MNB)];
     const v = gate(events);

@@ -34,6 +34,20 @@ type Where = { suite: string; dataset_version: string };
 const pct = (x: number): string => `${(100 * x).toFixed(1)}%`;
 const rowsOf = (n: number): string => `${n} must-not-break row${n === 1 ? '' : 's'}`;
 
+/**
+ * How far confirmation went on the broken rows, in words that match the table's confirmation column: "after
+ * confirmation" only when it confirmed every one; else how many are confirmed and how many unresolved (no
+ * confirmation attempts recorded, or the failure did not recur).
+ */
+const confirmedSaid = (broken: readonly MustNotBreakRow[]): string => {
+  const confirmed = broken.filter((r) => r.outcome === 'confirmed_regression').length;
+  if (confirmed === broken.length) return 'after confirmation';
+  const open = broken.length - confirmed;
+  return confirmed === 0
+    ? `(unresolved: no confirmation has reproduced ${open === 1 ? 'it' : 'them'} yet)`
+    : `(${confirmed} confirmed, ${open} unresolved: no confirmation has reproduced ${open === 1 ? 'it' : 'them'} yet)`;
+};
+
 export const mnbStableRule = (where: Where, rows: readonly MustNotBreakRow[]): RuleResult => {
   const broken = rows.filter((r) => r.status === 'broken');
   return {
@@ -44,7 +58,7 @@ export const mnbStableRule = (where: Where, rows: readonly MustNotBreakRow[]): R
     detail:
       broken.length === 0
         ? `${rows.filter((r) => r.status === 'ok').length} of ${rows.filter((r) => r.status === 'ok' || r.status === 'broken').length} must-not-break rows stable-correct on the baseline are still stable-correct on the candidate (${rowsOf(rows.length)} in all)`
-        : `${rowsOf(broken.length)} stable-correct on the baseline ${broken.length === 1 ? 'is' : 'are'} not stable-correct on the candidate after confirmation`,
+        : `${rowsOf(broken.length)} stable-correct on the baseline ${broken.length === 1 ? 'is' : 'are'} not stable-correct on the candidate ${confirmedSaid(broken)}`,
     evidence: {
       must_not_break_rows: rows.length,
       broken: broken.map((r) => ({
