@@ -1,6 +1,7 @@
-import { mkdirSync } from 'node:fs';
+import { existsSync, mkdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
+import { BackendUnavailable } from '../../schemas/errors.ts';
 
 export type Db = Database.Database;
 
@@ -40,15 +41,69 @@ CREATE TABLE IF NOT EXISTS group_leases (
 
 const FORMAT_VERSION = '1';
 
-/** Opens (and on first use creates) `<dataDir>/log.sqlite`. Safe to call from several processes at once. */
+/** The refusal of a file that is not a passk log: one line naming the file and the cause; the file is left as it is. */
+const refused = (file: string, why: string, cause?: unknown): BackendUnavailable =>
+  new BackendUnavailable(
+    `${file} ${why}: refused, not replaced (move it away to start a new log, or restore it from a backup)`,
+    cause,
+  );
+
+/** SQLite's own word for a file that is not a database or is damaged (its typed `code`), else undefined. */
+const damage = (e: unknown): string | undefined => {
+  const code = (e as { code?: unknown } | undefined)?.code;
+  if (code === 'SQLITE_NOTADB') return 'is not a SQLite database';
+  if (code === 'SQLITE_CORRUPT') return 'is damaged (SQLite: the database disk image is malformed)';
+  return undefined;
+};
+
+/** A file that is there and empty: a new log being created by another process for a moment, else refused. */
+const emptyFile = (file: string): boolean => {
+  for (let i = 0; i < 20; i++) {
+    if (!existsSync(file) || statSync(file).size > 0) return false;
+    Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 25); // another process's create: a few ms
+  }
+  return true;
+};
+
+/** Refuses an existing file that is not a passk log, read only: another application's database is left as it is. */
+const inspect = (file: string): void => {
+  let db: Db | undefined;
+  try {
+    db = new Database(file, { readonly: true, fileMustExist: true });
+    const tables = (db.prepare("SELECT name FROM sqlite_master WHERE type = 'table'").all() as { name: string }[]).map(
+      (t) => t.name,
+    );
+    if (tables.length > 0 && !tables.includes('meta'))
+      throw refused(file, `is another application's SQLite database (tables ${tables.slice(0, 3).join(', ')})`);
+  } catch (e) {
+    const why = damage(e);
+    throw why ? refused(file, why, e) : e;
+  } finally {
+    db?.close();
+  }
+};
+
+/**
+ * Opens (and on first use creates) `<dataDir>/log.sqlite`. Safe to call from several processes at once.
+ * A file there that is not a passk log — empty (0 bytes), not a SQLite database, damaged, or another
+ * application's database — is refused with BackendUnavailable (exit 3), never replaced by a new empty log.
+ */
 export const openLogDatabase = (opts: { dataDir: string; synchronous: Synchronous; busyTimeoutMs: number }): Db => {
   mkdirSync(opts.dataDir, { recursive: true });
-  const db = new Database(join(opts.dataDir, 'log.sqlite'), { timeout: opts.busyTimeoutMs });
+  const file = join(opts.dataDir, 'log.sqlite');
+  if (emptyFile(file)) throw refused(file, 'is empty (0 bytes), not a passk log');
+  if (existsSync(file)) inspect(file);
+  const db = new Database(file, { timeout: opts.busyTimeoutMs });
   try {
     db.pragma(`busy_timeout = ${opts.busyTimeoutMs}`);
     db.pragma('journal_mode = WAL'); // persistent in the file; readers never block the writer
     db.pragma(`synchronous = ${opts.synchronous}`);
     db.transaction(() => {
+      const tables = (
+        db.prepare("SELECT name FROM sqlite_master WHERE type = 'table'").all() as { name: string }[]
+      ).map((t) => t.name);
+      if (tables.length > 0 && !tables.includes('meta'))
+        throw refused(file, `is another application's SQLite database (tables ${tables.slice(0, 3).join(', ')})`);
       db.exec(SCHEMA);
       const row = db.prepare('SELECT v FROM meta WHERE k = ?').get('format') as { v: string } | undefined;
       if (!row) db.prepare('INSERT INTO meta (k, v) VALUES (?, ?)').run('format', FORMAT_VERSION);
@@ -58,6 +113,7 @@ export const openLogDatabase = (opts: { dataDir: string; synchronous: Synchronou
     return db;
   } catch (e) {
     db.close();
-    throw e;
+    const why = damage(e);
+    throw why ? refused(file, why, e) : e;
   }
 };
