@@ -1,21 +1,12 @@
-import { existsSync, readFileSync } from 'node:fs';
 import { CommanderError } from 'commander';
 import { InputError, PipelineError } from '../schemas/errors.ts';
 import { EXIT } from './exitCodes.ts';
 import { writeStderr } from './format/render.ts';
 import { buildProgram } from './program.ts';
+import { PRODUCER_VERSION } from '../producers/version.ts';
 
-/** The package's version, read from its package.json (the one `npm install` put next to cli/). */
-// From the sources that is ../package.json; compiled, dist/cli/main.js, it is ../../package.json.
-const VERSION = (
-  JSON.parse(
-    readFileSync(
-      ['../package.json', '../../package.json'].map((p) => new URL(p, import.meta.url)).find((u) => existsSync(u)) ??
-        new URL('../package.json', import.meta.url),
-      'utf8',
-    ),
-  ) as { version: string }
-).version;
+/** The package's version: package.json's, the one version source (producers/version.ts). */
+const VERSION = PRODUCER_VERSION;
 
 // Output piped into a reader that stops early (`passk --help | head`) ends the command quietly.
 process.stdout.on('error', (e: NodeJS.ErrnoException) => {

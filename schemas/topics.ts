@@ -62,7 +62,7 @@ export const candidateKey = (suite: string, candidate: string): string => suite 
 export const windowAlertKey = (r: { readonly agent_version: string; readonly segment: string }): string =>
   r.agent_version + SEP + r.segment;
 
-/** The partition key of an event (DESIGN.md): it fixes per-key ordering. */
+/** The partition key of an event (docs/event-log.md, "Guarantees"): it fixes per-key ordering. */
 export const keyOf = (e: PasskEvent): string => {
   switch (e.type) {
     case 'TrialRecorded':

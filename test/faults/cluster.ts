@@ -22,6 +22,7 @@ import {
   readFileSync,
   renameSync,
   rmSync,
+  statSync,
   writeFileSync,
 } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -118,13 +119,24 @@ export const until = async (ready: () => Promise<boolean> | boolean, ms: number,
 };
 
 export interface ClusterOptions {
-  /** Where the Kafka libs and the Apicurio jar are. @default <repo>/.local-stack, else /work/main/.local-stack */
+  /**
+   * Where the Kafka libs and the Apicurio jar are. @default <repo>/.local-stack, else, in a git worktree, the main
+   * checkout's .local-stack
+   */
   readonly stackDir?: string;
   readonly startTimeoutMs?: number;
 }
 
+/** The main checkout of a git worktree (its `.git` is a file naming `<main>/.git/worktrees/<name>`), if this is one. */
+const mainCheckout = (): string | undefined => {
+  const dotGit = join(repo, '.git');
+  if (!existsSync(dotGit) || !statSync(dotGit).isFile()) return undefined;
+  return /^gitdir: (.*)\/\.git\/worktrees\//m.exec(readFileSync(dotGit, 'utf8'))?.[1];
+};
+
 const defaultStackDir = () => {
-  for (const d of [process.env.PASSK_STACK_DIR, join(repo, '.local-stack'), '/work/main/.local-stack'])
+  const main = mainCheckout();
+  for (const d of [process.env.PASSK_STACK_DIR, join(repo, '.local-stack'), main && join(main, '.local-stack')])
     if (d && existsSync(join(d, 'kafka', 'libs'))) return d;
   throw new Error('no Kafka classpath: run deploy/local/fetch.sh first (it fills .local-stack/kafka/libs)');
 };
