@@ -463,6 +463,14 @@ describe('the dashboard, in Chromium', () => {
     await page.waitForSelector('[data-testid="version-card"][data-version="prompt-v3"]', { timeout: 60_000 });
     expect(await page.evaluate(() => window.notReloaded)).toBe(true);
     expect(await page.evaluate(() => Number(document.body.dataset.updates ?? 0))).toBeGreaterThan(updates);
+    expect(await page.locator('#live').textContent()).toMatch(/^● live · updated \d\d:\d\d:\d\d UTC$/);
+    // the live box as a person sees it, wide and on a phone
+    const wide = page.viewportSize();
+    await page.setViewportSize({ width: 1440, height: 900 });
+    await shoot('overview-live-1440');
+    await page.setViewportSize({ width: 390, height: 844 });
+    await shoot('overview-live-390');
+    if (wide) await page.setViewportSize(wide);
     const expected = events.filter((e) => e.passed).length / events.length;
     expect(Number(await metric('prompt-v3', 'mean_accuracy'))).toBeCloseTo(expected, 12);
     expect(pageErrors).toEqual([]);

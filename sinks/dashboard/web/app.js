@@ -219,7 +219,8 @@ const connect = () => {
   source.addEventListener('status', (e) => onStatus(JSON.parse(e.data)));
   source.addEventListener('update', () => {
     document.body.dataset.updates = String(++updates);
-    if (!failed && !stopped) liveBox.textContent = `● live · updated ${new Date().toLocaleTimeString()}`;
+    // UTC with its zone, as every other time on the dashboard (a local time among UTC ones read as a mistake)
+    if (!failed && !stopped) liveBox.textContent = `● live · updated ${new Date().toISOString().slice(11, 19)} UTC`;
     void render();
   });
   source.onerror = () => {
