@@ -1,6 +1,7 @@
 import type { EncodeOptions, EventCodec } from '../../schemas/codec.ts';
 import { fastJsonCodec } from '../fastValidate.ts';
-import { EventTooLarge } from '../../schemas/errors.ts';
+import { join } from 'node:path';
+import { BackendUnavailable, EventTooLarge } from '../../schemas/errors.ts';
 import { fromDeadLetterRecord } from '../deadLetters.ts';
 import { ALL_TOPICS, TOPICS, keyOf, topicOf } from '../../schemas/topics.ts';
 import type { EventConsumer, EventLog, EventPublisher } from '../../processors/ports.ts';
@@ -27,6 +28,14 @@ export interface EmbeddedEventLogOptions {
   readonly consumer?: Partial<EmbeddedConsumerTiming>;
 }
 
+/** SQLite's typed word for a full disk (or a write the OS refused), as the backend being unavailable: nothing was appended. */
+const diskFailure = (e: unknown): string | undefined => {
+  const code = (e as { code?: unknown } | undefined)?.code;
+  if (code === 'SQLITE_FULL') return 'the disk is full';
+  if (typeof code === 'string' && code.startsWith('SQLITE_IOERR')) return `the disk refused a write (${code})`;
+  return undefined;
+};
+
 /**
  * The embedded event log: one SQLite database in WAL mode, shared by every process that opens the
  * same data directory. It is a publisher and an event source, so a whole pipeline runs in one process.
@@ -42,6 +51,17 @@ export const createEmbeddedEventLog = (opts: EmbeddedEventLogOptions): EventLog 
   });
   const store = createLogStore(db, { defaultPartitions: opts.partitions ?? 4, now: Date.now });
   const groups = createGroupStore(db, Date.now);
+  const file = join(opts.dataDir, 'log.sqlite');
+  /** A write that failed for want of disk: BackendUnavailable naming the file (exit 3, ingest's 503), never a crash. */
+  const withDisk = <T>(write: () => T): T => {
+    try {
+      return write();
+    } catch (e) {
+      const why = diskFailure(e);
+      if (why) throw new BackendUnavailable(`${file}: ${why}; nothing was appended (free space and retry)`, e);
+      throw e;
+    }
+  };
   for (const topic of ALL_TOPICS) store.ensureTopic(topic);
   const consumers = new Set<EventConsumer>();
   let closed = false;
@@ -56,7 +76,7 @@ export const createEmbeddedEventLog = (opts: EmbeddedEventLogOptions): EventLog 
   const append = (records: AppendRecord[]) => {
     checkOpen();
     checkSize(records);
-    if (records.length > 0) store.append(records, partitionOf);
+    if (records.length > 0) withDisk(() => store.append(records, partitionOf));
   };
 
   // calls append in call order, whatever their encoding takes (EventPublisher: overlapping calls)
