@@ -5,7 +5,7 @@ import { performance } from 'node:perf_hooks';
 import { pathToFileURL } from 'node:url';
 import { classOf } from '../processors/core/classify.ts';
 import { toAttemptRecord } from '../processors/core/rowState.ts';
-import type { RowState } from '../processors/folds/rowState.ts';
+import type { StreamRowState } from '../processors/folds/rowState.ts';
 import { applyRowChanges, type VersionSummaries } from '../processors/folds/versionSummary.ts';
 import type { VersionSnapshot } from '../processors/index.ts';
 import type { RowStateChanged } from '../schemas/events/decisions.ts';
@@ -127,7 +127,7 @@ const writeSnapshots = async (
   const sink = toTrialSink(rowSink);
   const sums: VersionSummaries[] = Array.from({ length: partitions }, () => new Map());
   const offsets = new Array<number>(partitions).fill(0);
-  const current = new Map<number, RowState>();
+  const current = new Map<number, StreamRowState>();
   let written = 0;
   for (let start = 0; start < total; start += unitTrials) {
     const touched = new Set<number>();
@@ -138,7 +138,7 @@ const writeSnapshots = async (
       const before = current.get(row);
       const n = (before?.n ?? 0) + 1;
       const c = (before?.c ?? 0) + (t.passed ? 1 : 0);
-      const after: RowState = {
+      const after: StreamRowState = {
         suite: t.suite,
         dataset_version: t.dataset_version,
         agent_version: t.agent.version,

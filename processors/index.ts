@@ -23,7 +23,13 @@ export { gateTopology, type GateTopologyOptions } from './topologies/gates.ts';
 export { windowTopology, type WindowTopologyOptions } from './topologies/windows.ts';
 export type { DecisionProgress, EventPorts, EventSink, TopologyOptions } from './topologies/eventPorts.ts';
 export { AttemptRecord } from './core/rowState.ts';
-export { RowState, evolveRow, fromRowStateChanged, toRowStateChanged, type RowFoldOptions } from './folds/rowState.ts';
+export {
+  StreamRowState,
+  evolveRow,
+  fromRowStateChanged,
+  toRowStateChanged,
+  type RowFoldOptions,
+} from './folds/rowState.ts';
 export {
   RowTableCheckpoint,
   checkpointOf,

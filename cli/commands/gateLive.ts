@@ -8,7 +8,7 @@ import {
   type GateBook,
   type GateView,
 } from '../../processors/folds/gates.ts';
-import { evolveRow, type RowState } from '../../processors/folds/rowState.ts';
+import { evolveRow, type StreamRowState } from '../../processors/folds/rowState.ts';
 import { versionKeyOf } from '../../processors/folds/versionSummary.ts';
 import type { EventLog } from '../../processors/ports.ts';
 import { readDatasets } from '../../producers/datasets/index.ts';
@@ -185,7 +185,7 @@ export interface ComparisonStatus {
 
 /** The gates' view, built from the log: row states from the trials, the datasets, every RunClosed. */
 const logView = async (log: EventLog): Promise<GateView> => {
-  const rows = new Map<string, Map<string, RowState>>();
+  const rows = new Map<string, Map<string, StreamRowState>>();
   await readLog(log, { topics: [TOPICS.trials] }, ({ event: e }) => {
     if (e.type !== 'TrialRecorded') return;
     const key = versionKeyOf({ suite: e.suite, dataset_version: e.dataset_version, agent_version: e.agent.version });
@@ -197,7 +197,7 @@ const logView = async (log: EventLog): Promise<GateView> => {
     if (e.type === 'RunClosed') closed.set(e.event_id, e);
   });
   const datasets = await readDatasets(log);
-  const none = new Map<string, RowState>();
+  const none = new Map<string, StreamRowState>();
   return {
     rows: (suite, dataset_version, agent_version) =>
       rows.get(versionKeyOf({ suite, dataset_version, agent_version })) ?? none,

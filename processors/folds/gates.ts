@@ -13,7 +13,7 @@ import type { PairInput } from '../core/pairing.ts';
 import { DEFAULT_REPORT_OPTIONS } from '../core/report.ts';
 import { isConfirmationRun } from '../core/screening.ts';
 import { mustNotBreakAt, rowsAt, type DatasetState } from '../core/datasets.ts';
-import type { RowState } from './rowState.ts';
+import type { StreamRowState } from './rowState.ts';
 
 /**
  * Live gates, as a fold of passk.decisions (keyed by suite + candidate, so one owner per candidate)
@@ -97,7 +97,7 @@ export const evolveBook = (book: GateBook, e: DecisionEvent): GateBook => {
 
 /** What the decision step may look at: row states by version, datasets and closed runs (all partitions). */
 export interface GateView {
-  rows(suite: string, datasetVersion: string, agentVersion: string): ReadonlyMap<string, RowState>;
+  rows(suite: string, datasetVersion: string, agentVersion: string): ReadonlyMap<string, StreamRowState>;
   dataset(datasetId: string): DatasetState | undefined;
   /** The runs of a version declared finished (RunClosed), on every dataset version. */
   closed(suite: string, agentVersion: string): readonly RunClosed[];
@@ -110,8 +110,10 @@ export interface GateOptions {
 }
 
 /** The rows a comparison reads: all, or only those of the dataset version. A stream row state is a core row state. */
-const rowsOf = (rows: ReadonlyMap<string, RowState>, only?: ReadonlySet<string>): ReadonlyMap<string, RowState> =>
-  only ? new Map([...rows].filter(([id]) => only.has(id))) : rows;
+const rowsOf = (
+  rows: ReadonlyMap<string, StreamRowState>,
+  only?: ReadonlySet<string>,
+): ReadonlyMap<string, StreamRowState> => (only ? new Map([...rows].filter(([id]) => only.has(id))) : rows);
 
 /** What one version of a comparison has, against what the gate needs of it. */
 export interface VersionProgress {
@@ -150,7 +152,7 @@ export const progressOf = (c: ComparisonState, view: GateView, minAttempts?: num
   const rowIds = datasetRows.length > 0 ? datasetRows : [...new Set([...baseline.keys(), ...candidate.keys()])];
   const declared = d.rows !== undefined && rowIds.length >= d.rows;
   const known = datasetRows.length > 0 || declared;
-  const version = (v: string, rows: ReadonlyMap<string, RowState>): VersionProgress => {
+  const version = (v: string, rows: ReadonlyMap<string, StreamRowState>): VersionProgress => {
     const short = rowIds
       .map((row_id) => ({ row_id, graded: rows.get(row_id)?.n ?? 0 }))
       .filter((r) => r.graded < required);
@@ -177,14 +179,14 @@ export const progressOf = (c: ComparisonState, view: GateView, minAttempts?: num
   };
 };
 
-const confirmed = (rows: ReadonlyMap<string, RowState>, req: ConfirmationRequested): boolean => {
+const confirmed = (rows: ReadonlyMap<string, StreamRowState>, req: ConfirmationRequested): boolean => {
   const marked = isConfirmationRun({ confirmationRuns: [req.run_id] });
   return req.rows.every(
     (id) => (rows.get(id)?.attempts.filter((a) => a.passed !== null && marked(a.run_id)).length ?? 0) >= req.attempts,
   );
 };
 
-const maxTime = (...groups: ReadonlyMap<string, RowState>[]): number => {
+const maxTime = (...groups: ReadonlyMap<string, StreamRowState>[]): number => {
   let t = 0;
   for (const g of groups) for (const r of g.values()) t = Math.max(t, r.occurred_at);
   return t;

@@ -24,9 +24,10 @@ import {
  *   Event ids are time-sortable ULIDs, so that is the first one recorded (no re-run shopping).
  * Only `seq` (changes so far) and `occurred_at` (latest event time that changed the row) depend on
  * the order, and the order per key is the log's: a replay gives them back exactly. A stream row
- * state *is* a core row state: the report, compare and gate read it as it is.
+ * state *is* a core row state: the report, compare and gate read it as it is. Its name says which one it is:
+ * core/rowState.ts's `RowState` is the attempts and tags alone; this one, keyed and counted, is `StreamRowState`.
  */
-export const RowState = z.object({
+export const StreamRowState = z.object({
   suite: z.string(),
   dataset_version: z.string(),
   agent_version: z.string(),
@@ -42,7 +43,7 @@ export const RowState = z.object({
   /** The core's state: attempts in the core's canonical order (`attemptOrder`), tags sorted (empty = none). */
   ...CoreRowState.shape,
 });
-export type RowState = z.infer<typeof RowState>;
+export type StreamRowState = z.infer<typeof StreamRowState>;
 
 export interface RowFoldOptions {
   /** Graded attempts needed before a row is classified. @default 3 */
@@ -52,8 +53,11 @@ export interface RowFoldOptions {
 /** The key of the row a trial folds into: its row state's key (`rowStateKey`, schemas/topics.ts). */
 export const trialRowKey = (t: TrialRecorded): string => rowKey(t.suite, t.dataset_version, t.agent.version, t.row_id);
 
-type RowBase = Pick<RowState, 'suite' | 'dataset_version' | 'agent_version' | 'row_id' | 'seq' | 'attempts' | 'tags'>;
-type Counts = Pick<RowState, 'n' | 'c' | 'ungraded'>;
+type RowBase = Pick<
+  StreamRowState,
+  'suite' | 'dataset_version' | 'agent_version' | 'row_id' | 'seq' | 'attempts' | 'tags'
+>;
+type Counts = Pick<StreamRowState, 'n' | 'c' | 'ungraded'>;
 
 const countOf = (a: AttemptRecord): Counts => ({
   n: a.passed === null ? 0 : 1,
@@ -62,7 +66,7 @@ const countOf = (a: AttemptRecord): Counts => ({
 });
 
 /** Builds the state with its keys in schema order, so an evolved and a restored state serialize alike. */
-const build = (b: RowBase, k: Counts, minAttempts: number, occurredAt: number): RowState => ({
+const build = (b: RowBase, k: Counts, minAttempts: number, occurredAt: number): StreamRowState => ({
   suite: b.suite,
   dataset_version: b.dataset_version,
   agent_version: b.agent_version,
@@ -81,7 +85,11 @@ const build = (b: RowBase, k: Counts, minAttempts: number, occurredAt: number): 
  * Adds one trial to its row (undefined: the row's first trial). Returns the same object when the
  * trial changes nothing (a duplicate, or a later event id for a taken slot): callers test identity.
  */
-export const evolveRow = (state: RowState | undefined, trial: TrialRecorded, opts: RowFoldOptions = {}): RowState => {
+export const evolveRow = (
+  state: StreamRowState | undefined,
+  trial: TrialRecorded,
+  opts: RowFoldOptions = {},
+): StreamRowState => {
   const minAttempts = opts.minAttempts ?? DEFAULT_MIN_ATTEMPTS;
   const a = toAttemptRecord(trial);
   const add = countOf(a);
@@ -127,7 +135,7 @@ const CODE = Array.from('0123456789ABCDEFGHJKMNPQRSTVWXYZ', (c) => c.charCodeAt(
  * anew (and the 13 concatenations of two-character groups before were most of the cost);
  * test/processors/rowState.unit.test.ts pins the bytes to the first definition.
  */
-export const changelogEventId = (s: RowState, key: string = rowStateKey(s)): string => {
+export const changelogEventId = (s: StreamRowState, key: string = rowStateKey(s)): string => {
   let t = s.occurred_at; // < 2^48: 10 characters, 5 groups of 10 bits, the lowest first
   const t0 = t % 1024;
   t = Math.floor(t / 1024);
@@ -184,7 +192,7 @@ export const changelogEventId = (s: RowState, key: string = rowStateKey(s)): str
  * The changelog record of a row state. Its event id is derived from (key, seq): a replay re-emits the same bytes.
  * `key`: the row's `rowStateKey`, when the caller holds it (the topology's table key).
  */
-export const toRowStateChanged = (s: RowState, producer: string, key?: string): RowStateChanged => ({
+export const toRowStateChanged = (s: StreamRowState, producer: string, key?: string): RowStateChanged => ({
   event_id: changelogEventId(s, key),
   type: 'RowStateChanged',
   schema_version: 2,
@@ -223,11 +231,11 @@ const inOrder = (attempts: readonly AttemptRecord[]): boolean => {
 /**
  * The row state a changelog record holds (restore). The record was validated once, when decoded (the
  * codec, which also turns a schema version 1 record's attempts into attempt records), so it is copied
- * field by field in RowState's order, not parsed again (a second zod pass cost restore 2–3× over
+ * field by field in StreamRowState's order, not parsed again (a second zod pass cost restore 2–3× over
  * JSON.parse, docs/performance.md). A version 1 record kept its attempts in slot order (attempt, run):
  * they are put back in the canonical order.
  */
-export const fromRowStateChanged = (e: RowStateChanged): RowState => {
+export const fromRowStateChanged = (e: RowStateChanged): StreamRowState => {
   const attempts = e.attempt_records.map(copyAttempt);
   if (!inOrder(attempts)) attempts.sort(attemptOrder);
   return {

@@ -3,7 +3,7 @@ import type { TrialRecorded } from '../../schemas/events/trialRecorded.ts';
 import { rowStateKey } from '../../schemas/topics.ts';
 import { classOf, DEFAULT_MIN_ATTEMPTS } from '../core/classify.ts';
 import { addAttemptInPlace, attemptOrder, mergeTags, toAttemptRecord, type AttemptRecord } from '../core/rowState.ts';
-import { evolveRow, RowState, trialRowKey, type RowFoldOptions } from './rowState.ts';
+import { evolveRow, StreamRowState, trialRowKey, type RowFoldOptions } from './rowState.ts';
 
 /**
  * The keyed fold of one partition: row key → row state, in a Map. A plain loop over a batch, no
@@ -11,13 +11,13 @@ import { evolveRow, RowState, trialRowKey, type RowFoldOptions } from './rowStat
  * partition's fold and updated in place; with `foldTrials` each row state in it is immutable, with
  * `foldTrialsOwned` (the topology's) the rows are changed in place too and copied when emitted.
  */
-export type RowTable = Map<string, RowState>;
+export type RowTable = Map<string, StreamRowState>;
 
 /** One row's change over a batch: its state before the batch (if any) and after. */
 export interface RowChange {
   readonly key: string;
-  readonly before: RowState | undefined;
-  readonly after: RowState;
+  readonly before: StreamRowState | undefined;
+  readonly after: StreamRowState;
 }
 
 /** Folds a batch in order; returns the rows it changed, once each, in first-change order. */
@@ -26,7 +26,7 @@ export const foldTrials = (
   trials: Iterable<TrialRecorded>,
   opts: RowFoldOptions = {},
 ): RowChange[] => {
-  const before = new Map<string, RowState | undefined>();
+  const before = new Map<string, StreamRowState | undefined>();
   for (const t of trials) {
     const key = trialRowKey(t);
     const was = table.get(key);
@@ -41,7 +41,7 @@ export const foldTrials = (
 };
 
 /** What a version summary counts of a row (versionSummary.ts), as it was before a batch. */
-export type RowTally = Pick<RowState, 'n' | 'c' | 'ungraded' | 'class'>;
+export type RowTally = Pick<StreamRowState, 'n' | 'c' | 'ungraded' | 'class'>;
 
 /**
  * One row's change over a fold of an owned table: its tally before its first change (undefined for a row
@@ -51,10 +51,10 @@ export type RowTally = Pick<RowState, 'n' | 'c' | 'ungraded' | 'class'>;
 export interface OwnedRowChange {
   readonly key: string;
   readonly before: RowTally | undefined;
-  readonly after: RowState;
+  readonly after: StreamRowState;
 }
 
-const weigh = (a: AttemptRecord, sign: 1 | -1, r: RowState): void => {
+const weigh = (a: AttemptRecord, sign: 1 | -1, r: StreamRowState): void => {
   if (a.passed === null) r.ungraded += sign;
   else {
     r.n += sign;
@@ -106,7 +106,7 @@ export const foldTrialsInto = (
 };
 
 /** A copy of a row that later in-place folds do not reach (attempt records and tag arrays are never changed in place). */
-const copyRow = (r: RowState): RowState => ({ ...r, attempts: r.attempts.slice() });
+const copyRow = (r: StreamRowState): StreamRowState => ({ ...r, attempts: r.attempts.slice() });
 
 /**
  * `foldTrialsInto` one batch, its changed rows copied: the same changes as `foldTrials`' (the reference the
@@ -123,12 +123,12 @@ export const foldTrialsOwned = (
 };
 
 /** A checkpoint of a table: its rows sorted by key, so equal tables give equal bytes. */
-export const RowTableCheckpoint = z.array(RowState);
+export const RowTableCheckpoint = z.array(StreamRowState);
 export type RowTableCheckpoint = z.infer<typeof RowTableCheckpoint>;
 
 export const checkpointOf = (table: RowTable): RowTableCheckpoint => [...table.keys()].sort().map((k) => table.get(k)!);
 
-export const restoreTable = (rows: Iterable<RowState>): RowTable => {
+export const restoreTable = (rows: Iterable<StreamRowState>): RowTable => {
   const table: RowTable = new Map();
   for (const r of rows) {
     const key = rowStateKey(r);

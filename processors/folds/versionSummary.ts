@@ -6,7 +6,7 @@ import {
   type HistogramOptions,
   type HistogramSummary,
 } from '../core/histogram.ts';
-import type { RowState } from './rowState.ts';
+import type { StreamRowState } from './rowState.ts';
 import { KEY_SEP } from '../../schemas/topics.ts';
 
 /**
@@ -31,7 +31,7 @@ export type VersionSummary = z.infer<typeof VersionSummary>;
 export const versionKeyOf = (r: { suite: string; dataset_version: string; agent_version: string }): string =>
   r.suite + KEY_SEP + r.dataset_version + KEY_SEP + r.agent_version;
 
-const empty = (r: RowState): VersionSummary => ({
+const empty = (r: StreamRowState): VersionSummary => ({
   suite: r.suite,
   dataset_version: r.dataset_version,
   agent_version: r.agent_version,
@@ -58,7 +58,7 @@ const binOf = (n: number, c: number): string => {
   return name;
 };
 
-type Tally = Pick<RowState, 'n' | 'c' | 'ungraded' | 'class'>;
+type Tally = Pick<StreamRowState, 'n' | 'c' | 'ungraded' | 'class'>;
 
 const add = (s: VersionSummary, r: Tally, sign: 1 | -1): void => {
   s.rows += sign;
@@ -80,10 +80,13 @@ export type VersionSummaries = Map<string, VersionSummary>;
  */
 export const applyRowChanges = (
   summaries: VersionSummaries,
-  changes: Iterable<{ before: Pick<RowState, 'n' | 'c' | 'ungraded' | 'class'> | undefined; after: RowState }>,
+  changes: Iterable<{
+    before: Pick<StreamRowState, 'n' | 'c' | 'ungraded' | 'class'> | undefined;
+    after: StreamRowState;
+  }>,
 ): Set<string> => {
   const changed = new Set<string>();
-  let last: RowState | undefined;
+  let last: StreamRowState | undefined;
   let s: VersionSummary | undefined;
   for (const { before, after } of changes) {
     if (

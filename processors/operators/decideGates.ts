@@ -14,7 +14,7 @@ import {
   type GateBook,
   type GateView,
 } from '../folds/gates.ts';
-import { fromRowStateChanged, type RowState } from '../folds/rowState.ts';
+import { fromRowStateChanged, type StreamRowState } from '../folds/rowState.ts';
 import { versionKeyOf } from '../folds/versionSummary.ts';
 import { alertFor, totalOf, windowKeyOf, type AlertOptions, type WindowTotal } from '../folds/windowTotals.ts';
 import type { EventBatch } from '../ports.ts';
@@ -27,7 +27,7 @@ import { pushAll } from '../core/arrays.ts';
  */
 export interface GateStore {
   readonly books: Map<number, GateBook>;
-  readonly rows: Map<string, Map<string, RowState>>;
+  readonly rows: Map<string, Map<string, StreamRowState>>;
   readonly datasets: Map<string, DatasetState>;
   /** suite␟agent version → its RunClosed by event id. */
   readonly closed: Map<string, Map<string, RunClosed>>;
@@ -39,10 +39,10 @@ export interface GateStore {
 }
 
 export const createGateStore = (): GateStore => {
-  const rows = new Map<string, Map<string, RowState>>();
+  const rows = new Map<string, Map<string, StreamRowState>>();
   const datasets = new Map<string, DatasetState>();
   const closed = new Map<string, Map<string, RunClosed>>();
-  const none = new Map<string, RowState>();
+  const none = new Map<string, StreamRowState>();
   return {
     books: new Map(),
     rows,

@@ -1,6 +1,6 @@
 import type { RowStateChanged } from '../../schemas/events/decisions.ts';
 import { trialKey } from '../../schemas/topics.ts';
-import { fromRowStateChanged, type RowState } from '../folds/rowState.ts';
+import { fromRowStateChanged, type StreamRowState } from '../folds/rowState.ts';
 import { restoreTable, type RowTable } from '../folds/rowTable.ts';
 import {
   addSummaries,
@@ -48,7 +48,7 @@ export const createRowStore = (): RowStore => {
     partitions: () => [...tables.keys()].sort((a, b) => a - b),
     restore: (partitions, records, partitionOf, total) => {
       const wanted = new Set(partitions);
-      const rows = new Map<number, RowState[]>();
+      const rows = new Map<number, StreamRowState[]>();
       for (const r of records) {
         const p = partitionOf(trialKey(r), total);
         if (wanted.has(p)) get(rows, p, () => []).push(fromRowStateChanged(r));

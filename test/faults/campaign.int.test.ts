@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { RowState } from '../../processors/folds/rowState.ts';
+import type { StreamRowState } from '../../processors/folds/rowState.ts';
 import {
   FAULT_KINDS,
   REGRESSION_SCHEDULES,
@@ -15,7 +15,7 @@ import {
   scheduleSeed,
 } from './campaign.ts';
 
-const row = (id: string, attempts: [number, string][]): RowState => ({
+const row = (id: string, attempts: [number, string][]): StreamRowState => ({
   suite: 's',
   dataset_version: 'd',
   agent_version: 'v',

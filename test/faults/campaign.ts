@@ -31,7 +31,7 @@ import { PasskConfig } from '../../deploy/config.ts';
 import { openEventLog } from '../../deploy/eventLog.ts';
 import { startProcessors } from '../../deploy/processors.ts';
 import { createKafkaEventLog, createRegistryClient } from '../../log/index.ts';
-import type { RowState } from '../../processors/folds/rowState.ts';
+import type { StreamRowState } from '../../processors/folds/rowState.ts';
 import { checkpointOf, foldTrials, type RowTable } from '../../processors/folds/rowTable.ts';
 import { readToEnd } from '../../processors/operators/readToEnd.ts';
 import type { EventLog } from '../../processors/ports.ts';
@@ -364,7 +364,7 @@ const trialsLag = async (admin: Admin, namespace: string): Promise<number | unde
 };
 
 /** For a diverging schedule: each diverging row as processed and as replayed, and every changelog record of it in log order. */
-const dumpDivergence = async (log: EventLog, processed: RowState[], replay: RowState[], file: string) => {
+const dumpDivergence = async (log: EventLog, processed: StreamRowState[], replay: StreamRowState[], file: string) => {
   const key = (s: { suite: string; dataset_version: string; agent_version: string; row_id: string }) =>
     `${s.suite}/${s.dataset_version}/${s.agent_version}/${s.row_id}`;
   const want = new Map(replay.map((s) => [key(s), s]));
@@ -381,7 +381,7 @@ const dumpDivergence = async (log: EventLog, processed: RowState[], replay: RowS
       (records[key(e)] ??= []).push({ partition, seq: e.seq, ids: e.attempt_records.map((a) => a.event_id) });
     },
   });
-  const ids = (s?: RowState) => s?.attempts.map((a) => a.event_id);
+  const ids = (s?: StreamRowState) => s?.attempts.map((a) => a.event_id);
   const rows = bad.map((k) => ({
     key: k,
     processed: ids(got.get(k)),
@@ -443,14 +443,14 @@ const readInputs = async (log: EventLog): Promise<LogInputs> => {
 const partitionOrder = (m: Map<number, PasskEvent[]>) => [...m.keys()].sort((a, b) => a - b).flatMap((p) => m.get(p)!);
 
 /** The row states of one straight fold of the trials topic, partition by partition (per-key order is the log's). */
-export const replayRows = (inputs: Pick<LogInputs, 'trials'>): RowState[] => {
+export const replayRows = (inputs: Pick<LogInputs, 'trials'>): StreamRowState[] => {
   const table: RowTable = new Map();
   for (const p of [...inputs.trials.keys()].sort((a, b) => a - b))
     foldTrials(
       table,
       inputs.trials.get(p)!.filter((e): e is TrialRecorded => e.type === 'TrialRecorded'),
     );
-  return JSON.parse(JSON.stringify(checkpointOf(table))) as RowState[];
+  return JSON.parse(JSON.stringify(checkpointOf(table))) as StreamRowState[];
 };
 
 /**
@@ -492,8 +492,13 @@ export const checkGates = (processed: readonly string[], replay: readonly string
  * counted by the replay but not by the processor; duplicated = extra counts of one event id; divergent = rows whose
  * state differs (a rival counted instead of the first event of a slot shows up here).
  */
-export const check = (processed: RowState[], replay: RowState[], acknowledged: Set<string>, inLog: Set<string>) => {
-  const key = (s: RowState) => `${s.suite}\u0000${s.dataset_version}\u0000${s.agent_version}\u0000${s.row_id}`;
+export const check = (
+  processed: StreamRowState[],
+  replay: StreamRowState[],
+  acknowledged: Set<string>,
+  inLog: Set<string>,
+) => {
+  const key = (s: StreamRowState) => `${s.suite}\u0000${s.dataset_version}\u0000${s.agent_version}\u0000${s.row_id}`;
   const counted = new Map<string, number>();
   let duplicated = 0;
   for (const s of processed) for (const a of s.attempts) counted.set(a.event_id, (counted.get(a.event_id) ?? 0) + 1);
@@ -834,7 +839,7 @@ export const runSchedule = async (
     const stoppedAt = Date.now();
 
     // ---- check ----------------------------------------------------------------------------
-    const processed = JSON.parse(await changelogState(log)) as RowState[];
+    const processed = JSON.parse(await changelogState(log)) as StreamRowState[];
     const verdict = check(processed, replay.rows, acknowledged, replay.inputs.ids);
     if (recoveryMs === undefined) processedDecisions = await decisionsOf(log);
     const gatesDivergent = checkGates(processedDecisions, replay.decisions);

@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildReport, DEFAULT_REPORT_OPTIONS, groupTrials } from '../../processors/core/index.ts';
 import { readTrialFiles } from '../../producers/files/index.ts';
 import { toAttemptRecord } from '../../processors/core/rowState.ts';
-import { fromRowStateChanged, type RowState } from '../../processors/folds/rowState.ts';
+import { fromRowStateChanged, type StreamRowState } from '../../processors/folds/rowState.ts';
 import { applyRowChanges, type VersionSummaries } from '../../processors/folds/versionSummary.ts';
 import type { VersionSnapshot } from '../../processors/index.ts';
 import type { RowStateChanged } from '../../schemas/events/decisions.ts';
@@ -534,7 +534,7 @@ for (const c of targets)
       const states: PasskEvent[] = [];
       const snapshots: VersionSnapshot[] = [];
       const byRow = new Map<string, TrialRecorded[]>();
-      const current = new Map<string, RowState>();
+      const current = new Map<string, StreamRowState>();
       const partitions = [new Map(), new Map(), new Map()] as VersionSummaries[];
       const offsets = [0, 0, 0];
       const partitionOfRow = (rowId: string) => Number(rowId.slice('row-'.length)) % 3;

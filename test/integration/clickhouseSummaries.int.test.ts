@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { toAttemptRecord } from '../../processors/core/rowState.ts';
-import { fromRowStateChanged, toRowStateChanged, type RowState } from '../../processors/folds/rowState.ts';
+import { fromRowStateChanged, toRowStateChanged, type StreamRowState } from '../../processors/folds/rowState.ts';
 import { deterministicEventId } from '../../schemas/ids.ts';
 import { applyRowChanges, type VersionSummaries } from '../../processors/folds/versionSummary.ts';
 import type { VersionSnapshot } from '../../processors/index.ts';
@@ -35,7 +35,7 @@ afterAll(() => rmSync(dir, { recursive: true, force: true }));
 const targets = storeTargets(dir, 'passk_summaries_test').map((c) => ({ ...c, open: () => openClickHouse(c.target) }));
 
 /** A row state with only what the summaries read (class: the processors' default minAttempts 3). */
-const state = (dataset_version: string, row_id: string, n: number, c: number, ungraded = 0): RowState => ({
+const state = (dataset_version: string, row_id: string, n: number, c: number, ungraded = 0): StreamRowState => ({
   suite: 's',
   dataset_version,
   agent_version: 'v',
@@ -55,7 +55,7 @@ const snapshotsAfter = (
   sums: VersionSummaries,
   partition: number,
   nextOffset: number,
-  changes: { before?: RowState; after: RowState }[],
+  changes: { before?: StreamRowState; after: StreamRowState }[],
 ): VersionSnapshot[] => {
   applyRowChanges(
     sums,

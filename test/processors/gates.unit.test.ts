@@ -3,7 +3,7 @@ import type { RunClosed } from '../../schemas/events/comparisons.ts';
 import { GateEvaluated } from '../../schemas/events/decisions.ts';
 import { decideComparison, emptyBook, evolveBook, type GateView } from '../../processors/folds/gates.ts';
 import { evolveDataset, type DatasetState } from '../../processors/core/datasets.ts';
-import { evolveRow, type RowState } from '../../processors/folds/rowState.ts';
+import { evolveRow, type StreamRowState } from '../../processors/folds/rowState.ts';
 import type { TrialRecorded } from '../../schemas/events/trialRecorded.ts';
 import { comparison, datasetRow, failureConfirmed, runOf } from '../helpers/feedbackLoop.ts';
 
@@ -12,10 +12,10 @@ const viewOf = (
   datasets: DatasetState[] = [],
   closed: readonly RunClosed[] = [],
 ): GateView => {
-  const rows = new Map<string, Map<string, RowState>>();
+  const rows = new Map<string, Map<string, StreamRowState>>();
   for (const t of trials) {
     const key = `${t.suite}|${t.dataset_version}|${t.agent.version}`;
-    const table = rows.get(key) ?? new Map<string, RowState>();
+    const table = rows.get(key) ?? new Map<string, StreamRowState>();
     rows.set(key, table);
     table.set(t.row_id, evolveRow(table.get(t.row_id), t));
   }

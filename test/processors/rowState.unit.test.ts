@@ -9,7 +9,7 @@ import {
   evolveRow,
   fromRowStateChanged,
   toRowStateChanged,
-  type RowState,
+  type StreamRowState,
 } from '../../processors/folds/rowState.ts';
 import { hashString } from '../../processors/core/hash.ts';
 import { rowStateKey } from '../../schemas/topics.ts';
@@ -36,7 +36,7 @@ describe('row state fold', () => {
       trial({ row: 'r1', version: 'v1', attempt: 1, passed: true }),
       trial({ row: 'r1', version: 'v1', attempt: 2, passed: null }),
     ];
-    const s1 = given.reduce<RowState | undefined>((s, t) => evolveRow(s, t), undefined)!;
+    const s1 = given.reduce<StreamRowState | undefined>((s, t) => evolveRow(s, t), undefined)!;
     expect(s1).toMatchObject({ n: 1, c: 1, ungraded: 1, class: 'unclassified', seq: 2 });
     const s2 = [2, 3].reduce(
       (s, a) => evolveRow(s, trial({ row: 'r1', version: 'v1', attempt: a + 1, passed: a === 2 })),
@@ -62,7 +62,7 @@ describe('row state fold', () => {
   });
 
   it("keeps attempts in the core's canonical order (event time, run, attempt), whatever the arrival order", () => {
-    const s = [3, 1, 2].reduce<RowState | undefined>(
+    const s = [3, 1, 2].reduce<StreamRowState | undefined>(
       (st, a) => evolveRow(st, trial({ row: 'r', version: 'v', attempt: a, passed: true })),
       undefined,
     )!;
@@ -75,7 +75,7 @@ describe('row state fold', () => {
       [early, late],
     ])
       expect(
-        order.reduce<RowState | undefined>((st, t) => evolveRow(st, t), undefined)!.attempts.map((a) => a.run_id),
+        order.reduce<StreamRowState | undefined>((st, t) => evolveRow(st, t), undefined)!.attempts.map((a) => a.run_id),
       ).toEqual(['run-2', 'run-1']);
   });
 
@@ -163,7 +163,7 @@ describe('changelog records of schema version 1 (before the one attempt record)'
         ],
       }),
     ];
-    const state = trials.reduce<RowState | undefined>((st, t) => evolveRow(st, t), undefined)!;
+    const state = trials.reduce<StreamRowState | undefined>((st, t) => evolveRow(st, t), undefined)!;
     const old = asVersion1(toRowStateChanged(state, 'old'));
     expect(JSON.stringify(old)).not.toContain('attempt_records');
     const record = await decode(old);
@@ -287,7 +287,7 @@ describe('changelog event ids', () => {
     for (let i = chars - 1, v = value; i >= 0; i--, v = Math.floor(v / 32)) out[i] = CROCKFORD[v % 32]!;
     return out.join('');
   };
-  const reference = (s: RowState) =>
+  const reference = (s: StreamRowState) =>
     base32(s.occurred_at, 10) + base32(parseInt(hashString(rowStateKey(s)), 36), 11) + base32(s.seq % 2 ** 25, 5);
 
   it('are the ids of the first definition, with the key passed or not, cached or not', () => {
