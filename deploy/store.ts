@@ -9,6 +9,8 @@ import {
   type ClickHouseRowSinkOptions,
 } from '../sinks/clickhouse/rowSink.ts';
 import type { PasskConfig } from './config.ts';
+import { BackendUnavailable } from '../schemas/errors.ts';
+import { asClickHouseError } from '../sinks/clickhouse/errors.ts';
 
 /** Raw traces are kept this many days unless configured otherwise (0 = forever). */
 export const DEFAULT_TRACE_TTL_DAYS = 90;
@@ -51,8 +53,22 @@ export const openStore = async (config: PasskConfig, opts: OpenStoreOptions = {}
     return { ...store, migrations };
   } catch (e) {
     await store.close();
+    if (diskFull(e)) {
+      const where = target.kind === 'embedded' ? target.path : target.url;
+      throw new BackendUnavailable(
+        `${where}: the disk is full (ClickHouse: NOT_ENOUGH_SPACE); nothing was written (free space and retry)`,
+        e,
+      );
+    }
     throw e;
   }
+};
+
+/** The store refused a write for want of disk (its typed error, or one a MigrationError wraps). */
+const diskFull = (e: unknown): boolean => {
+  for (let x: unknown = e; x; x = (x as { cause?: unknown }).cause)
+    if (asClickHouseError(x)?.type === 'NOT_ENOUGH_SPACE') return true;
+  return false;
 };
 
 /**
