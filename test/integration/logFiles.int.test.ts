@@ -16,7 +16,10 @@ let trials: string;
 beforeAll(() => {
   dir = mkdtempSync(join(tmpdir(), 'passk-log-files-'));
   trials = join(dir, 'trials.jsonl');
-  writeFileSync(trials, '{"suite":"s","row_id":"r1","agent_version":"v1","dataset_version":"d1","run_id":"run-1","attempt":0,"passed":true}\n');
+  writeFileSync(
+    trials,
+    '{"suite":"s","row_id":"r1","agent_version":"v1","dataset_version":"d1","run_id":"run-1","attempt":0,"passed":true}\n',
+  );
 });
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 

@@ -46,7 +46,7 @@ describe('TrialRecorded ⇄ trials row', () => {
       forbidden_actions: ['rm'],
       error_kind: null,
       failure_category: 'wrong_tool',
-      error_message: 'python3: can\'t open file',
+      error_message: "python3: can't open file",
       cost_usd: 0.25,
       tokens: { input: 1, output: 2 },
       latency_ms: 12.5,
