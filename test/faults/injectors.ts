@@ -10,6 +10,7 @@
  * - A stalled ClickHouse *server* transport: no ClickHouse server can run on this machine (the
  *   store is chDB, in process), so there is no store connection to stall.
  */
+import { readFileSync } from 'node:fs';
 import type { Cluster, Netns, NsProcess } from './cluster.ts';
 import { run } from './cluster.ts';
 
@@ -80,11 +81,32 @@ export const rebalance = (join: () => NsProcess): Heal => {
   const member = join();
   return async () => {
     if (!member.alive()) return;
-    const gone = new Promise<void>((r) => member.proc.once('exit', () => r()));
+    const gone = new Promise<'gone'>((r) => member.proc.once('exit', () => r('gone')));
+    const pid = member.pid();
     signal(member, 'SIGTERM');
+    // Bounded: a member seen idle for 18 minutes after this SIGTERM (its handler installed, nothing pending, no word
+    // in its log; a second SIGTERM by hand ended it at once) held the whole campaign until the test's timeout.
+    // A member that does not leave fails the schedule here, saying so, instead of hanging the run.
+    const late = await Promise.race([gone, new Promise<'late'>((r) => setTimeout(() => r('late'), MEMBER_STOP_MS))]);
+    if (late === 'gone') return;
+    let status = '';
+    try {
+      status = readFileSync(`/proc/${pid}/status`, 'utf8')
+        .split('\n')
+        .filter((l) => /^(State|SigPnd|ShdPnd|SigBlk|SigCgt):/.test(l))
+        .join('; ');
+    } catch {
+      status = 'no /proc entry';
+    }
+    signal(member, 'SIGKILL');
     await gone;
+    throw new Error(
+      `rebalance: the extra member (pid ${pid}) did not exit ${MEMBER_STOP_MS / 1000} s after SIGTERM (${status})`,
+    );
   };
 };
+/** How long a rebalance's extra member may take to leave after SIGTERM (it commits and leaves in seconds). */
+const MEMBER_STOP_MS = 120_000;
 
 /** Heals the cluster as a whole: every stopped process continued, every killed broker restarted. */
 export const healAll = async (cluster: Cluster): Promise<void> => {
