@@ -5,6 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { passk } from '../browser/processes.ts';
+import { mountTmpfs } from '../helpers/tmpfs.ts';
 
 /**
  * `passk import` onto a disk that fills up: exit 3 (backend unavailable), one line naming the cause and the log's
@@ -31,13 +32,8 @@ beforeAll(() => {
     }),
   );
   writeFileSync(join(dir, 'big.jsonl'), `${lines.join('\n')}\n`);
-  try {
-    execFileSync('mkdir', ['-p', mnt]);
-    execFileSync('mount', ['-t', 'tmpfs', '-o', 'size=3m', 'tmpfs', mnt], { stdio: 'pipe' });
-    mounted = true;
-  } catch (e) {
-    why = `cannot mount a tmpfs here (needs root and mount): ${(e as Error).message.split('\n')[0]}`;
-  }
+  why = mountTmpfs(mnt, '3m') ?? '';
+  mounted = why === '';
 });
 afterAll(() => {
   if (mounted) execFileSync('umount', [mnt]);

@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { passk } from '../browser/processes.ts';
+import { mountTmpfs } from '../helpers/tmpfs.ts';
 
 /**
  * `passk process` whose store's disk is full: exit 3 (backend unavailable), one line naming the cause and the store's
@@ -16,13 +17,8 @@ let mounted = false;
 let why = '';
 
 beforeAll(() => {
-  try {
-    execFileSync('mkdir', ['-p', mnt]);
-    execFileSync('mount', ['-t', 'tmpfs', '-o', 'size=40m', 'tmpfs', mnt], { stdio: 'pipe' });
-    mounted = true;
-  } catch (e) {
-    why = `cannot mount a tmpfs here (needs root and mount): ${(e as Error).message.split('\n')[0]}`;
-  }
+  why = mountTmpfs(mnt, '40m') ?? '';
+  mounted = why === '';
 });
 afterAll(() => {
   if (mounted) execFileSync('umount', [mnt]);

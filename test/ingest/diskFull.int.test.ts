@@ -6,6 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createEmbeddedEventLog } from '../../log/index.ts';
 import type { EventLog } from '../../processors/ports.ts';
 import { createIngestServer, type IngestServer } from '../../producers/ingest/index.ts';
+import { mountTmpfs } from '../helpers/tmpfs.ts';
 
 /**
  * A full disk under the embedded log is the backend being unavailable, not a crash: the ingest API answers 503 with
@@ -20,13 +21,9 @@ let log: EventLog;
 let server: IngestServer;
 
 beforeAll(async () => {
-  try {
-    execFileSync('mount', ['-t', 'tmpfs', '-o', 'size=4m', 'tmpfs', dir], { stdio: 'pipe' });
-    mounted = dir;
-  } catch (e) {
-    why = `cannot mount a tmpfs here (needs root and mount): ${(e as Error).message.split('\n')[0]}`;
-    return;
-  }
+  why = mountTmpfs(dir, '4m') ?? '';
+  if (why) return;
+  mounted = dir;
   log = createEmbeddedEventLog({ dataDir: join(dir, 'data') });
   server = await createIngestServer({ publisher: log.publisher, token: TOKEN, port: 0 });
 });
