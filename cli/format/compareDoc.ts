@@ -30,14 +30,10 @@ const headline = (c: Comparison): Block => {
     [
       [
         'mean accuracy',
-        pct(c.baseline.mean_accuracy),
-        pct(c.candidate.mean_accuracy),
-        signedPts(
-          c.candidate.mean_accuracy === null || c.baseline.mean_accuracy === null
-            ? null
-            : c.candidate.mean_accuracy - c.baseline.mean_accuracy,
-        ),
-        '(all trials, not paired)',
+        pct(p.mean_accuracy.baseline),
+        pct(p.mean_accuracy.candidate),
+        signedPts(p.mean_accuracy.delta),
+        ptsInterval(p.mean_accuracy.interval),
       ],
       [
         'pass@1',
@@ -49,7 +45,13 @@ const headline = (c: Comparison): Block => {
       ...(k >= 2 && hat
         ? [[`pass^${k}`, pct(hat.baseline), pct(hat.candidate), signedPts(hat.delta), ptsInterval(hat.interval)]]
         : []),
-      ['flip rate', pct(c.baseline.flip_rate), pct(c.candidate.flip_rate), '', ''],
+      [
+        'flip rate',
+        pct(p.flip_rate.baseline),
+        pct(p.flip_rate.candidate),
+        signedPts(p.flip_rate.delta),
+        ptsInterval(p.flip_rate.interval),
+      ],
       [
         'stable-correct rows',
         String(c.baseline.classes.stable_correct),
@@ -139,6 +141,9 @@ export const compareBlocks = (c: Comparison, opts: { all?: boolean } = {}): Bloc
     'dim',
   ),
   headline(c),
+  ...(c.paired.flip_rate.rows !== c.paired.rows
+    ? [text(`flip rate: over the ${c.paired.flip_rate.rows} rows classified on both versions`, 'dim')]
+    : []),
   heading('Class transitions', 2),
   transitions(c),
   list(

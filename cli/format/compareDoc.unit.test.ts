@@ -50,3 +50,13 @@ describe('compare’s document, with thousands of suspected regressions', () => 
     expect(md).not.toContain('more suspected regressions');
   });
 });
+
+describe('compare’s headline', () => {
+  it('gives every number its paired Δ and interval, mean accuracy and flip rate included', () => {
+    const md = renderMarkdown(compareBlocks(comparison));
+    const line = (metric: string) => md.split('\n').find((l) => l.startsWith(`| ${metric} |`)) ?? '';
+    // screening only (3 attempts): v1 passes 3 of 3 on every row, v2 2 of 3; every v2 row flips, no v1 row does
+    expect(line('mean accuracy')).toBe('| mean accuracy | 100.0% | 66.7% | −33.3 pts | −33.3 pts … −33.3 pts |');
+    expect(line('flip rate')).toBe('| flip rate | 0.0% | 100.0% | +100.0 pts | +100.0 pts … +100.0 pts |');
+  });
+});

@@ -1,7 +1,7 @@
 import { bootstrapMeans, type BootstrapOptions } from './bootstrap.ts';
 import { passCurves } from './estimators.ts';
 import type { ByK } from './histogram.ts';
-import type { Interval } from './intervals.ts';
+import { zFor, type Interval } from './intervals.ts';
 import type { RowPair } from './pairing.ts';
 import { minOf } from './arrays.ts';
 
@@ -16,7 +16,61 @@ export type PairedDelta = {
   delta: number | null;
   interval: Interval | null;
 };
-export type PairedStats = { rows: number; k_max: number; pass_at_1: PairedDelta; pass_hat_k: ByK<PairedDelta> };
+export type PairedStats = {
+  rows: number;
+  k_max: number;
+  /**
+   * Σc/Σn on each side over the rows with graded screening attempts on both, and its change with a paired
+   * cluster-robust (CR1) interval: the two ratios linearized per row, so a row's difficulty cancels.
+   */
+  mean_accuracy: PairedDelta;
+  pass_at_1: PairedDelta;
+  pass_hat_k: ByK<PairedDelta>;
+  /** The share of flip rows over the rows classified on both sides, its change with a paired bootstrap interval. */
+  flip_rate: PairedDelta;
+};
+
+const EMPTY: PairedDelta = { rows: 0, baseline: null, candidate: null, delta: null, interval: null };
+
+/**
+ * Δ = Σc_c/Σn_c − Σc_b/Σn_b over R paired rows. Each ratio's per-row influence is (c_i − p̂·n_i)/n̄ (n̄ = Σn/R); the
+ * change's is the candidate's minus the baseline's, and Var = R/(R−1) · Σ u_i² / R² (CR1, rows as clusters): the
+ * clustered SE of docs/metrics.md applied to the paired difference. Normal interval, clipped to [−1, 1].
+ */
+export const pairedMeanAccuracy = (
+  rows: readonly { b: { n: number; c: number }; c: { n: number; c: number } }[],
+  confidence: number,
+): PairedDelta => {
+  const R = rows.length;
+  if (R === 0) return EMPTY;
+  let nb = 0,
+    cb = 0,
+    nc = 0,
+    cc = 0;
+  for (const { b, c } of rows) {
+    nb += b.n;
+    cb += b.c;
+    nc += c.n;
+    cc += c.c;
+  }
+  const base = cb / nb;
+  const cand = cc / nc;
+  const delta = cand - base;
+  if (R < 2) return { rows: R, baseline: base, candidate: cand, delta, interval: null };
+  let ss = 0;
+  for (const { b, c } of rows) {
+    const u = (c.c - cand * c.n) / (nc / R) - (b.c - base * b.n) / (nb / R);
+    ss += u * u;
+  }
+  const half = (zFor(confidence) * Math.sqrt((R / (R - 1)) * ss)) / R;
+  return {
+    rows: R,
+    baseline: base,
+    candidate: cand,
+    delta,
+    interval: [Math.max(-1, delta - half), Math.min(1, delta + half)],
+  };
+};
 
 const mean = (xs: readonly number[]): number | null =>
   xs.length > 0 ? xs.reduce((a, b) => a + b, 0) / xs.length : null;
@@ -49,11 +103,32 @@ export const pairedStats = (
       interval: intervals[i] ?? null,
     };
   };
-  const empty: PairedDelta = { rows: 0, baseline: null, candidate: null, delta: null, interval: null };
+  // Flip rate: rows classified on both sides, 1 for a flip row, 0 for a stable one; Δ per row, resampled jointly.
+  const classified = pairs.filter(
+    (p) => p.baseline.screening.class !== 'unclassified' && p.candidate.screening.class !== 'unclassified',
+  );
+  const isFlip = (s: RowPair['baseline']) => (s.screening.class === 'flip' ? 1 : 0);
+  const flipBase = mean(classified.map((p) => isFlip(p.baseline)));
+  const flipCand = mean(classified.map((p) => isFlip(p.candidate)));
+  const [flipInterval] = bootstrapMeans(
+    [Float64Array.from(classified, (p) => isFlip(p.candidate) - isFlip(p.baseline))],
+    opts.bootstrap,
+  );
   return {
     rows: both.length,
     k_max: K,
-    pass_at_1: K >= 1 ? at(0) : empty,
+    mean_accuracy: pairedMeanAccuracy(
+      both.map((p) => ({ b: p.baseline.screening, c: p.candidate.screening })),
+      opts.bootstrap.confidence,
+    ),
+    pass_at_1: K >= 1 ? at(0) : EMPTY,
     pass_hat_k: Object.fromEntries(Array.from({ length: K }, (_, i) => [String(i + 1), at(i)])),
+    flip_rate: {
+      rows: classified.length,
+      baseline: flipBase,
+      candidate: flipCand,
+      delta: flipBase === null || flipCand === null ? null : flipCand - flipBase,
+      interval: flipInterval ?? null,
+    },
   };
 };

@@ -35,7 +35,16 @@ const headline = (cmp) => {
       h('td', {}, pct(cv), h('small', {}, ` ${ci(civ)}`)),
       h('td', {}, delta),
     );
-  const paired = (d) => (d ? [signedPct(d.delta), h('small', {}, ` ${ci(d.interval, signedPct)}`)] : '');
+  // every number's paired change (candidate − baseline over the rows both versions ran), with its interval
+  const paired = (d) =>
+    d && d.delta !== null
+      ? h(
+          'span',
+          { 'data-testid': 'paired-delta', title: `over ${d.rows} rows on both versions` },
+          signedPct(d.delta),
+          h('small', {}, ` ${ci(d.interval, signedPct)}`),
+        )
+      : '—';
   return table(
     ['', cmp.baseline_version + ' (baseline)', cmp.candidate_version + ' (candidate)', 'paired change'],
     [
@@ -46,7 +55,7 @@ const headline = (cmp) => {
         c.mean_accuracy,
         b.intervals.mean_accuracy.clustered,
         c.intervals.mean_accuracy.clustered,
-        '',
+        paired(p.mean_accuracy),
       ),
       row(
         'pass@1',
@@ -73,7 +82,7 @@ const headline = (cmp) => {
         c.flip_rate,
         b.intervals.flip_rate.bootstrap,
         c.intervals.flip_rate.bootstrap,
-        '',
+        paired(p.flip_rate),
       ),
     ],
     { class: 'headline', 'data-testid': 'headline' },
