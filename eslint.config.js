@@ -40,7 +40,7 @@ const STREAM = ['processors/folds', 'processors/operators', 'processors/topologi
 export const ARROWS = [
   {
     files: ['schemas/**/*.ts'],
-    forbidden: ['processors', 'sinks', 'producers', 'log', ...UP],
+    forbidden: ['processors', 'sinks', 'producers', 'log', 'web', ...UP],
     message: 'schemas/ imports only zod',
     extra: [
       { regex: '^(?!zod$|vitest$|node:|\\.)', message: 'schemas/ imports only zod (and node: builtins; tests vitest)' },
@@ -48,44 +48,46 @@ export const ARROWS = [
   },
   {
     files: ['processors/**/*.ts'],
-    forbidden: ['sinks', 'producers', 'log', ...UP],
+    forbidden: ['sinks', 'producers', 'log', 'web', ...UP],
     message: 'processors/ must not import adapters, deploy or cli',
   },
   {
     files: ['processors/folds/**/*.ts'],
-    forbidden: ['operators', 'topologies', 'sinks', 'producers', 'log', ...UP],
+    forbidden: ['operators', 'topologies', 'sinks', 'producers', 'log', 'web', ...UP],
     message: 'processors/folds/ are pure folds: they import core and schemas, never operators or topologies',
   },
   {
     files: ['processors/operators/**/*.ts'],
-    forbidden: ['topologies', 'sinks', 'producers', 'log', ...UP],
+    forbidden: ['topologies', 'sinks', 'producers', 'log', 'web', ...UP],
     message: 'processors/operators/ are wired by the topologies: they never import one',
   },
   {
     files: ['processors/core/**/*.ts'],
-    forbidden: ['operators', 'topologies', 'folds', 'sinks', 'producers', 'log', ...UP],
+    forbidden: ['operators', 'topologies', 'folds', 'sinks', 'producers', 'log', 'web', ...UP],
     message: 'processors/core/ is the pure ground floor: it imports schemas only, never folds, operators or topologies',
   },
   {
     files: ['sinks/**/*.ts'],
-    forbidden: ['producers', 'log', ...STREAM, ...UP],
+    forbidden: ['web', 'producers', 'log', ...STREAM, ...UP],
     message:
-      'sinks/ read the store: they import processors/ports, processors/core and schemas, never producers, log, ' +
-      'the stream (folds, operators, topologies), deploy or cli',
+      'sinks/ keep the store: they import processors/ports, processors/core and schemas, never the dashboard (web), ' +
+      'producers, log, the stream (folds, operators, topologies), deploy or cli',
   },
   {
-    files: ['sinks/clickhouse/**/*.ts'],
-    forbidden: ['sinks/dashboard', 'producers', 'log', ...STREAM, ...UP],
-    message: 'sinks/clickhouse/ is the store: the dashboard builds on it, never the other way',
+    files: ['web/**/*.ts'],
+    forbidden: ['producers', 'log', ...STREAM, ...UP],
+    message:
+      'web/ presents the store: it imports sinks/clickhouse, processors/core and schemas, never producers, the ' +
+      "log's internals, the stream (folds, operators, topologies), deploy or cli",
   },
   {
     files: ['log/**/*.ts'],
-    forbidden: ['sinks', 'producers', ...STREAM, ...UP],
+    forbidden: ['sinks', 'producers', 'web', ...STREAM, ...UP],
     message: 'log/ adapts the event log: it imports processors/ports, processors/core and schemas only',
   },
   {
     files: ['producers/**/*.ts'],
-    forbidden: ['sinks', 'log', ...STREAM, ...UP],
+    forbidden: ['sinks', 'log', 'web', ...STREAM, ...UP],
     message:
       'producers/ publish through the ports: they import processors/ports, processors/core and schemas, never ' +
       'sinks, log, the stream (folds, operators, topologies), deploy or cli',
@@ -135,7 +137,15 @@ export default tseslint.config(
   // An argument spread passes one argument per element on the stack: past ~120k elements it throws "Maximum call
   // stack size exceeded" (the dashboard answered HTTP 500 at 250k rows). processors/core/arrays.ts has the loops.
   {
-    files: ['processors/**/*.ts', 'sinks/**/*.ts', 'producers/**/*.ts', 'log/**/*.ts', 'cli/**/*.ts', 'deploy/**/*.ts'],
+    files: [
+      'processors/**/*.ts',
+      'sinks/**/*.ts',
+      'producers/**/*.ts',
+      'log/**/*.ts',
+      'web/**/*.ts',
+      'cli/**/*.ts',
+      'deploy/**/*.ts',
+    ],
     ignores: ['**/*.test.ts'],
     rules: {
       'no-restricted-syntax': [
@@ -160,6 +170,7 @@ export default tseslint.config(
       'sinks/**/*.ts',
       'producers/**/*.ts',
       'log/**/*.ts',
+      'web/**/*.ts',
       'cli/**/*.ts',
       'demo/**/*.ts',
       'index.ts',

@@ -6,8 +6,8 @@ import { performance } from 'node:perf_hooks';
 import type { TrialRecorded } from '../schemas/events/trialRecorded.ts';
 import { deterministicEventId } from '../schemas/ids.ts';
 import { migrate, openClickHouse, trialToRow } from '../sinks/clickhouse/index.ts';
-import { clickhouseDashboardData } from '../sinks/dashboard/clickhouseData.ts';
-import { createDashboardServer } from '../sinks/dashboard/server.ts';
+import { clickhouseDashboardData } from '../web/clickhouseData.ts';
+import { createDashboardServer } from '../web/server.ts';
 
 /**
  * The dashboard's API on a generated store (issue #32): `rows` rows × 2 versions × 5 attempts of trials written

@@ -7,7 +7,7 @@ import type { EventLog } from '../processors/ports.ts';
 import type { TrialRecorded } from '../schemas/events/trialRecorded.ts';
 import { PipelineError } from '../schemas/errors.ts';
 import { loadTrialsForReport, type Querier, type TrialFilter } from '../sinks/clickhouse/index.ts';
-import { localApiQuerier } from '../sinks/dashboard/localApi.ts';
+import { localApiQuerier } from '../sinks/clickhouse/localApi.ts';
 import { EXIT } from './exitCodes.ts';
 import { writeStderr } from './format/render.ts';
 

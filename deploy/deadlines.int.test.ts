@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createIngestServer } from '../producers/ingest/index.ts';
 import { BackendUnavailable } from '../schemas/errors.ts';
-import { createDashboardServer, createMemoryDashboardData } from '../sinks/dashboard/index.ts';
+import { createDashboardServer, createMemoryDashboardData } from '../web/index.ts';
 import { loadConfig } from './config.ts';
 import { openEventLog } from './eventLog.ts';
 import { openStore } from './store.ts';

@@ -1,4 +1,4 @@
-import { startLocalApi } from '../sinks/dashboard/localApi.ts';
+import { startLocalApi } from '../sinks/clickhouse/localApi.ts';
 import type { PasskConfig } from './config.ts';
 import { storeTarget, type Store } from './store.ts';
 import { claimStoreOwner, newLocalToken } from './storeOwner.ts';

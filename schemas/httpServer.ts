@@ -1,6 +1,6 @@
 /**
  * The connection deadlines of passk's HTTP servers, as node:http options: a policy of the edges, like retry.ts, shared
- * by producers/ingest and sinks/dashboard (neither may import the other, nor deploy/).
+ * by producers/ingest and web/ (the dashboard) (neither may import the other, nor deploy/).
  */
 
 /**

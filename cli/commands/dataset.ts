@@ -6,7 +6,7 @@ import { readDataset } from '../../producers/runner/dataset.ts';
 import { datasetRows, datasetVersions } from '../../sinks/clickhouse/index.ts';
 import { heading, nextCommand, quoteArg, table, text } from '../format/doc.ts';
 import { renderJson, renderTerminal, writeStderr } from '../format/render.ts';
-import { datasetIds } from '../../sinks/dashboard/queries.ts';
+import { datasetIds } from '../../web/queries.ts';
 import { epilog } from '../format/helpText.ts';
 import { exitOnUnavailable, withEventLog, withReader } from '../context.ts';
 

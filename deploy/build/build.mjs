@@ -10,7 +10,7 @@ import { fileURLToPath } from 'node:url';
 const root = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
 const dist = join(root, 'dist');
 const ASSETS = [
-  'sinks/dashboard/web',
+  'web/client',
   'producers/otlp/proto',
   'producers/runner/agents/moduleWorker.mjs',
   'demo/dataset/refund-review.jsonl',

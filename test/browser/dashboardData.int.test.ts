@@ -8,9 +8,9 @@ import { simulateJudgments } from '../../demo/judges.ts';
 import type { PasskEvent, TraceSampled, TrialRecorded } from '../../schemas/events/index.ts';
 import { deterministicEventId } from '../../schemas/ids.ts';
 import { createClickHouseRowSink } from '../../sinks/clickhouse/index.ts';
-import { clickhouseDashboardData } from '../../sinks/dashboard/clickhouseData.ts';
-import type { DashboardData } from '../../sinks/dashboard/data.ts';
-import { createMemoryDashboardData } from '../../sinks/dashboard/memoryData.ts';
+import { clickhouseDashboardData } from '../../web/clickhouseData.ts';
+import type { DashboardData } from '../../web/data.ts';
+import { createMemoryDashboardData } from '../../web/memoryData.ts';
 
 /**
  * The dashboard's store adapter on embedded chDB, against the in-memory adapter over the same events (both run the

@@ -17,7 +17,7 @@ import { datasetRows, datasetVersions } from '../../sinks/clickhouse/queries/dat
 import { gateHistory } from '../../sinks/clickhouse/queries/decisions.ts';
 import { alerts, productionWindows } from '../../sinks/clickhouse/queries/production.ts';
 import { loadTrialsForReport } from '../../sinks/clickhouse/queries/report.ts';
-import { repeatedInputFlips, traceById, traceGraders } from '../../sinks/dashboard/queries.ts';
+import { repeatedInputFlips, traceById, traceGraders } from '../../web/queries.ts';
 import { launchChromium } from './chromium.ts';
 import { passk, passkServer, ROOT, SCREENSHOTS } from './processes.ts';
 

@@ -1,8 +1,8 @@
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { DashboardData } from '../../sinks/dashboard/data.ts';
-import { createMemoryDashboardData } from '../../sinks/dashboard/memoryData.ts';
-import { createDashboardServer, type DashboardServer } from '../../sinks/dashboard/server.ts';
+import type { DashboardData } from '../../web/data.ts';
+import { createMemoryDashboardData } from '../../web/memoryData.ts';
+import { createDashboardServer, type DashboardServer } from '../../web/server.ts';
 import { trial } from '../helpers/processorFixtures.ts';
 import { launchChromium } from './chromium.ts';
 

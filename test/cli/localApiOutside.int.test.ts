@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../deploy/config.ts';
 import { openStore, type Store } from '../../deploy/store.ts';
-import { LOCAL_QUERY_PATH, LOCAL_TOKEN_HEADER, startLocalApi, type LocalApi } from '../../sinks/dashboard/localApi.ts';
+import { LOCAL_QUERY_PATH, LOCAL_TOKEN_HEADER, startLocalApi, type LocalApi } from '../../sinks/clickhouse/localApi.ts';
 
 /**
  * Issue #27: the store owner's read-only local API ran any SELECT, and ClickHouse's `readonly` allows table functions

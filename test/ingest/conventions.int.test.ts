@@ -12,7 +12,7 @@ import type { TraceSampled } from '../../schemas/events/traceSampled.ts';
 import { startFakeOpenAi, type FakeOpenAi } from '../helpers/fakeOpenAi.ts';
 import { loadConfig } from '../../deploy/config.ts';
 import { openStore } from '../../deploy/store.ts';
-import { traceById } from '../../sinks/dashboard/queries.ts';
+import { traceById } from '../../web/queries.ts';
 import { passk } from '../browser/processes.ts';
 
 /**

@@ -6,7 +6,7 @@ import { loadConfig } from '../../deploy/config.ts';
 import { openStore } from '../../deploy/store.ts';
 import { createEmbeddedEventLog } from '../../log/index.ts';
 import { createIngestServer } from '../../producers/ingest/index.ts';
-import { traceById } from '../../sinks/dashboard/queries.ts';
+import { traceById } from '../../web/queries.ts';
 import { passk } from '../browser/processes.ts';
 import { exportWith, JsonExporter, ProtoExporter } from '../helpers/genaiAgent.ts';
 

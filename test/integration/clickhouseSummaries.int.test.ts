@@ -22,7 +22,7 @@ import {
   versionSummary,
   type StoreClient,
 } from '../../sinks/clickhouse/index.ts';
-import { clickhouseDashboardData } from '../../sinks/dashboard/clickhouseData.ts';
+import { clickhouseDashboardData } from '../../web/clickhouseData.ts';
 
 /**
  * `version_summaries` (the processors' per-partition snapshots) and the re-keyed production windows,

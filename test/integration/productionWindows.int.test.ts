@@ -6,7 +6,7 @@ import { PasskConfig } from '../../deploy/config.ts';
 import { openEventLog } from '../../deploy/eventLog.ts';
 import { startProcessors } from '../../deploy/processors.ts';
 import { openStore } from '../../deploy/store.ts';
-import { clickhouseDashboardData } from '../../sinks/dashboard/clickhouseData.ts';
+import { clickhouseDashboardData } from '../../web/clickhouseData.ts';
 import { trace } from '../helpers/processorFixtures.ts';
 
 /**

@@ -60,7 +60,7 @@ describe('the packed tarball on plain Node 20', () => {
     expect(files).toContain('package/bin/passk.mjs');
     expect(files).toContain('package/dist/cli/main.js');
     expect(files.some((f) => f.endsWith('.ts') && !f.endsWith('.d.ts'))).toBe(false);
-    expect(files).toContain('package/dist/sinks/dashboard/web/index.html');
+    expect(files).toContain('package/dist/web/client/index.html');
     // The OTLP receiver loads the protocol's .proto files at run time.
     expect(files).toContain(
       'package/dist/producers/otlp/proto/opentelemetry/proto/collector/trace/v1/trace_service.proto',

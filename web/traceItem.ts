@@ -1,5 +1,5 @@
-import { failureSignals } from '../../processors/core/failureSignals.ts';
-import type { TraceSampled } from '../../schemas/events/index.ts';
+import { failureSignals } from '../processors/core/failureSignals.ts';
+import type { TraceSampled } from '../schemas/events/index.ts';
 import type { TraceListItem } from './data.ts';
 
 /** One line of the review list: a sampled trace, what makes it a failure, and what the reader adds (signals as

@@ -1,7 +1,7 @@
 import { timingSafeEqual } from 'node:crypto';
 import { createServer, type IncomingMessage } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import type { Querier } from '../clickhouse/queries/select.ts';
+import type { Querier } from './queries/select.ts';
 
 /**
  * The local HTTP API of the process that holds the embedded store (chDB locks its directory, so

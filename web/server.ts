@@ -1,12 +1,12 @@
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { timingSafeEqual } from 'node:crypto';
-import { httpServerOptions, type HttpTimeouts } from '../../schemas/httpServer.ts';
-import { InputError, PipelineError } from '../../schemas/errors.ts';
+import { httpServerOptions, type HttpTimeouts } from '../schemas/httpServer.ts';
+import { InputError, PipelineError } from '../schemas/errors.ts';
 import { BadRequest, ConfirmBody, ROUTES } from './api.ts';
 import { authorize, bearerToken, checkBinding, DashboardConfigError, isLoopback, tokenCookie } from './auth.ts';
 import type { DashboardData } from './data.ts';
-import { readBody } from './localApi.ts';
+import { readBody } from '../sinks/clickhouse/localApi.ts';
 import { sharedAnswers } from './sharedAnswers.ts';
 import { readStatic, resolveStatic } from './staticFiles.ts';
 import { createUpdateHub, type LiveStatus } from './updates.ts';

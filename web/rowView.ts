@@ -1,11 +1,6 @@
 import { diffWords } from 'diff';
-import {
-  DEFAULT_REPORT_OPTIONS,
-  firstDivergentCheck,
-  summarizeAttempts,
-  rowState,
-} from '../../processors/core/index.ts';
-import type { TrialRecorded } from '../../schemas/events/trialRecorded.ts';
+import { DEFAULT_REPORT_OPTIONS, firstDivergentCheck, summarizeAttempts, rowState } from '../processors/core/index.ts';
+import type { TrialRecorded } from '../schemas/events/trialRecorded.ts';
 import type { DiffPart, RowDrillDown, Scope } from './data.ts';
 
 /** Attempt i of the baseline next to attempt i of the candidate, with jsdiff's word-level diff of their outputs. */

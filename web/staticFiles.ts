@@ -4,10 +4,10 @@ import { dirname, extname, join, normalize, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 /**
- * The frontend: plain ES modules in `web/` (no build step), plus the charting library (uPlot) served from
+ * The frontend: plain ES modules in `client/` (no build step), plus the charting library (uPlot) served from
  * node_modules. Only files under those two folders can be read, and only with known extensions.
  */
-const WEB = join(dirname(fileURLToPath(import.meta.url)), 'web');
+const WEB = join(dirname(fileURLToPath(import.meta.url)), 'client');
 const UPLOT = dirname(createRequire(import.meta.url).resolve('uplot/package.json'));
 
 const TYPES: Record<string, string> = {
@@ -23,7 +23,7 @@ const VENDOR: Record<string, string> = {
   '/vendor/uPlot.min.css': join(UPLOT, 'dist', 'uPlot.min.css'),
 };
 
-/** The file behind a URL path, or undefined when there is none (or the path tries to leave `web/`). */
+/** The file behind a URL path, or undefined when there is none (or the path tries to leave `client/`). */
 export const resolveStatic = (pathname: string): string | undefined => {
   if (pathname === '/' || pathname === '/index.html') return join(WEB, 'index.html');
   const vendor = VENDOR[pathname];

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 // @ts-expect-error: the dashboard's plain browser module has no types
-import { csvCell, toCsv } from './web/csv.js';
+import { csvCell, toCsv } from './client/csv.js';
 
 describe('the explorer’s CSV export', () => {
   it.each([

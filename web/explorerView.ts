@@ -1,5 +1,5 @@
-import { DEFAULT_REPORT_OPTIONS, flippingChecks, rowState, summarizeAttempts } from '../../processors/core/index.ts';
-import type { TrialRecorded } from '../../schemas/events/trialRecorded.ts';
+import { DEFAULT_REPORT_OPTIONS, flippingChecks, rowState, summarizeAttempts } from '../processors/core/index.ts';
+import type { TrialRecorded } from '../schemas/events/trialRecorded.ts';
 import type { ExplorerRow, ExplorerView, Scope } from './data.ts';
 
 const mean = (xs: readonly number[]): number | null => (xs.length ? xs.reduce((a, b) => a + b, 0) / xs.length : null);

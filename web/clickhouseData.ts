@@ -1,17 +1,17 @@
-import { buildReport, DEFAULT_REPORT_OPTIONS } from '../../processors/core/index.ts';
-import { classTransitions, compareFromStore } from '../clickhouse/queries/compare.ts';
-import { datasetRows, datasetVersions } from '../clickhouse/queries/datasets.ts';
-import { deadLetters } from '../clickhouse/queries/deadLetters.ts';
-import { gateHistory } from '../clickhouse/queries/decisions.ts';
-import { judgeCalibration } from '../clickhouse/queries/calibration.ts';
-import { listVersions } from '../clickhouse/queries/histogram.ts';
-import { alerts, productionWindows, traceWindows } from '../clickhouse/queries/production.ts';
-import { loadTrialsForReport, reportGroupsFromStore } from '../clickhouse/queries/report.ts';
-import type { Querier } from '../clickhouse/queries/select.ts';
+import { buildReport, DEFAULT_REPORT_OPTIONS } from '../processors/core/index.ts';
+import { classTransitions, compareFromStore } from '../sinks/clickhouse/queries/compare.ts';
+import { datasetRows, datasetVersions } from '../sinks/clickhouse/queries/datasets.ts';
+import { deadLetters } from '../sinks/clickhouse/queries/deadLetters.ts';
+import { gateHistory } from '../sinks/clickhouse/queries/decisions.ts';
+import { judgeCalibration } from '../sinks/clickhouse/queries/calibration.ts';
+import { listVersions } from '../sinks/clickhouse/queries/histogram.ts';
+import { alerts, productionWindows, traceWindows } from '../sinks/clickhouse/queries/production.ts';
+import { loadTrialsForReport, reportGroupsFromStore } from '../sinks/clickhouse/queries/report.ts';
+import type { Querier } from '../sinks/clickhouse/queries/select.ts';
 import type { DashboardData, DatasetRowView, ProductionWindow } from './data.ts';
 import { traceListItem } from './traceItem.ts';
-import { failureSignals } from '../../processors/core/failureSignals.ts';
-import { traceOfRow } from '../clickhouse/queries/storedFailures.ts';
+import { failureSignals } from '../processors/core/failureSignals.ts';
+import { traceOfRow } from '../sinks/clickhouse/queries/storedFailures.ts';
 import {
   confirmationsOf,
   datasetIds,
@@ -25,7 +25,7 @@ import {
 } from './queries.ts';
 import { explorerView } from './explorerView.ts';
 import { rowView } from './rowView.ts';
-import { pushAll } from '../../processors/core/arrays.ts';
+import { pushAll } from '../processors/core/arrays.ts';
 
 /**
  * The dashboard's data from the store (ClickHouse server or embedded chDB), through the typed queries of

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { select, type Querier } from '../clickhouse/queries/select.ts';
+import { select, type Querier } from '../sinks/clickhouse/queries/select.ts';
 import {
   FAILURE_CANDIDATE,
   STORED_TRACE_COLUMNS,
@@ -7,7 +7,7 @@ import {
   TRACE_FILTERS,
   traceFilterParams,
   type TraceFilters,
-} from '../clickhouse/queries/storedFailures.ts';
+} from '../sinks/clickhouse/queries/storedFailures.ts';
 
 /**
  * The few reads only the dashboard needs, over the tables of sinks/clickhouse, parameterized like every

@@ -5,16 +5,16 @@ import {
   DEFAULT_REPORT_OPTIONS,
   groupTrials,
   type Group,
-} from '../../processors/core/index.ts';
-import type { PasskEvent } from '../../schemas/events/index.ts';
-import type { GateEvaluated, JudgmentRecorded, LabelRecorded, TraceSampled } from '../../schemas/events/index.ts';
-import { evolveDataset, rowsAt, type DatasetRow, type DatasetState } from '../../processors/core/datasets.ts';
+} from '../processors/core/index.ts';
+import type { PasskEvent } from '../schemas/events/index.ts';
+import type { GateEvaluated, JudgmentRecorded, LabelRecorded, TraceSampled } from '../schemas/events/index.ts';
+import { evolveDataset, rowsAt, type DatasetRow, type DatasetState } from '../processors/core/datasets.ts';
 import type { DashboardData, DatasetVersionView, Scope, TraceListItem } from './data.ts';
 import { traceListItem } from './traceItem.ts';
 import { explorerView } from './explorerView.ts';
 import { rowView } from './rowView.ts';
-import { KEY_SEP } from '../../schemas/topics.ts';
-import { maxOf, pushAll } from '../../processors/core/arrays.ts';
+import { KEY_SEP } from '../schemas/topics.ts';
+import { maxOf, pushAll } from '../processors/core/arrays.ts';
 
 /**
  * The dashboard's data over events held in memory, computed with the same pure core as every other surface.

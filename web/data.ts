@@ -1,8 +1,8 @@
-import type { Comparison } from '../../processors/core/compare.ts';
-import type { Divergence } from '../../processors/core/checks.ts';
-import type { JudgeCalibration } from '../../processors/core/judges.ts';
-import type { GroupReport } from '../../processors/core/report.ts';
-import type { DeadLetterSummary } from '../clickhouse/queries/deadLetters.ts';
+import type { Comparison } from '../processors/core/compare.ts';
+import type { Divergence } from '../processors/core/checks.ts';
+import type { JudgeCalibration } from '../processors/core/judges.ts';
+import type { GroupReport } from '../processors/core/report.ts';
+import type { DeadLetterSummary } from '../sinks/clickhouse/queries/deadLetters.ts';
 
 /**
  * What the dashboard reads: one method per view, each backed by the store's typed queries.
@@ -233,4 +233,4 @@ export interface DashboardData {
   deadLetters(): Promise<DeadLetterSummary>;
 }
 
-export type { DeadLetterSummary, StoredDeadLetter } from '../clickhouse/queries/deadLetters.ts';
+export type { DeadLetterSummary, StoredDeadLetter } from '../sinks/clickhouse/queries/deadLetters.ts';
