@@ -20,7 +20,7 @@
  * D duplicated, V divergent`; exit 1 if L, D or V is not 0. `--only SEED` re-runs one schedule.
  */
 import { randomBytes } from 'node:crypto';
-import { spawn, spawnSync } from 'node:child_process';
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { appendFileSync, closeSync, cpSync, mkdtempSync, openSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -320,12 +320,19 @@ const supervisedProcessor = (cluster: Cluster, ns: Netns, env: NodeJS.ProcessEnv
   let retired = false;
   const exits: string[] = [];
   const p = cluster.spawnIn(ns, name, process.execPath, [bin, 'process', '--no-store'], env);
-  const watch = () =>
+  // One watch per child: a kill-processor's heal and this supervisor could both restart the same exit and then
+  // watch the new child twice, so that its next exit scheduled two restarts and the second threw "still running"
+  // (seed 23237640). The restart is skipped when someone else (a fault's heal) restarted it first.
+  let watched: ChildProcess | undefined;
+  const watch = () => {
+    if (watched === p.proc) return;
+    watched = p.proc;
     p.proc.once('exit', (code, sig) => {
       if (retired || p.killedByUs) return;
       exits.push(`${code ?? sig}: ${lastLine(join(cluster.dir, 'logs', `${name}.log`))}`);
-      setTimeout(() => void (retired || p.restart().then(watch)), 1_000);
+      setTimeout(() => void (retired || p.killedByUs || p.alive() || p.restart().then(watch)), 1_000);
     });
+  };
   watch();
   return {
     p,
@@ -708,14 +715,16 @@ export const runSchedule = async (
         case 'rebalance': {
           const dir = mkdtempSync(join(tmpdir(), `passk-faults-${cluster.id}-member-`));
           extraDirs.push(dir);
-          heal = rebalance(() =>
-            cluster.spawnIn(
-              procNs,
-              `member-${namespace}${member++}`,
-              process.execPath,
-              [bin, 'process', '--no-store'],
-              env(dir),
-            ),
+          heal = rebalance(
+            () =>
+              cluster.spawnIn(
+                procNs,
+                `member-${namespace}${member++}`,
+                process.execPath,
+                [bin, 'process', '--no-store'],
+                env(dir),
+              ),
+            (pid) => diagnose(pid, join(cluster.dir, 'logs', `member-hung-${pid}.txt`), procNs.name),
           );
           break;
         }

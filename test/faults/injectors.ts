@@ -77,7 +77,7 @@ export const throttle = (ns: Netns, kbit: number, latencyMs: number): Heal => {
  * says how: usually a second `passk process` in the same namespace); heal stops it with SIGTERM
  * (it commits what it did and leaves), which is the second rebalance.
  */
-export const rebalance = (join: () => NsProcess): Heal => {
+export const rebalance = (join: () => NsProcess, diagnose?: (pid: number) => Promise<string>): Heal => {
   const member = join();
   return async () => {
     if (!member.alive()) return;
@@ -95,6 +95,8 @@ export const rebalance = (join: () => NsProcess): Heal => {
         .split('\n')
         .filter((l) => /^(State|SigPnd|ShdPnd|SigBlk|SigCgt):/.test(l))
         .join('; ');
+      // its native and JavaScript stacks, kept with the logs: where a member that ignores SIGTERM waits
+      if (diagnose) status += `; ${await diagnose(pid)}`;
     } catch {
       status = 'no /proc entry';
     }
