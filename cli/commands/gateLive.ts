@@ -39,7 +39,8 @@ export const readBook = async (log: EventLog): Promise<GateBook> => {
       e.type === 'ComparisonDeclared' ||
       e.type === 'ConfirmationRequested' ||
       e.type === 'GateEvaluated' ||
-      e.type === 'RunClosed'
+      e.type === 'RunClosed' ||
+      e.type === 'AdaptiveRoundDecided'
     )
       foldBookInto(book, e);
   });

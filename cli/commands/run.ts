@@ -26,7 +26,7 @@ import { duration } from './offlineOptions.ts';
 import { epilog } from '../format/helpText.ts';
 import { configOf, exitOnUnavailable, withEventLog } from '../context.ts';
 import { EXIT } from '../exitCodes.ts';
-import { pct, usd } from '../format/numbers.ts';
+import { pct, rowList, usd } from '../format/numbers.ts';
 
 const positiveInt =
   (name: string) =>
@@ -251,6 +251,16 @@ const adaptiveBlocks = (s: AdaptiveSummary) => {
       `${s.status === 'completed' ? 'decided' : 'stopped'} after ${s.attempts} attempts (fixed k would have used ${s.fixedAttempts}: ${s.rows} rows × ${s.adaptive.maxK})`,
       'good',
     ),
+    ...(s.gate
+      ? [
+          text(
+            `stopped early: the live gate decided ${s.gate.verdict.toUpperCase()} against ${s.gate.baseline}` +
+              (s.gate.broken.length > 0 ? ` (must-not-break ${rowList(s.gate.broken)} broken)` : '') +
+              ` in comparison ${s.gate.comparison_id}; the rows still open stopped (gate_decided)`,
+            s.gate.verdict === 'pass' ? 'good' : 'bad',
+          ),
+        ]
+      : []),
     text(
       `${s.rounds} rounds · stops: ${Object.entries(s.stops)
         .map(([r, n]) => `${r} ${n}`)

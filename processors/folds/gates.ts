@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import type { AdaptiveRoundDecided } from '../../schemas/events/adaptive.ts';
 import type { RunClosed } from '../../schemas/events/comparisons.ts';
 import { ComparisonDeclared, ConfirmationRequested } from '../../schemas/events/comparisons.ts';
 import { GateEvaluated } from '../../schemas/events/decisions.ts';
@@ -13,6 +14,7 @@ import type { PairInput } from '../core/pairing.ts';
 import { DEFAULT_REPORT_OPTIONS } from '../core/report.ts';
 import { isConfirmationRun } from '../core/screening.ts';
 import { mustNotBreakAt, rowsAt, type DatasetState } from '../core/datasets.ts';
+import { DEFAULT_SEQUENTIAL_GATE, sequentialGate, type GateRowInput } from '../core/sequentialGate.ts';
 import type { StreamRowState } from './rowState.ts';
 
 /**
@@ -43,9 +45,17 @@ export const GateBook = z.object({
   verdicts: z.record(z.string(), z.array(z.string())),
   /** Production-window alerts raised (one per window). */
   alerts: z.record(z.string(), z.literal(true)),
+  /**
+   * suite␟agent version → its adaptive runs (`passk run --adaptive`, from their AdaptiveRoundDecided, keyed like
+   * the comparisons): run id → dataset version and max-k. While one of a candidate's is open, its gate is sequential.
+   */
+  adaptive: z
+    .record(z.string(), z.record(z.string(), z.object({ dataset_version: z.string(), max_k: z.number() })))
+    .optional(),
 });
 export type GateBook = z.infer<typeof GateBook>;
-export type DecisionEvent = ComparisonDeclared | ConfirmationRequested | GateEvaluated | RunClosed | WindowAlertRaised;
+export type DecisionEvent =
+  ComparisonDeclared | ConfirmationRequested | GateEvaluated | RunClosed | WindowAlertRaised | AdaptiveRoundDecided;
 
 export const emptyBook = (): GateBook => ({ comparisons: {}, verdicts: {}, alerts: {} });
 
@@ -82,6 +92,18 @@ export const foldBookInto = (b: GateBook, e: DecisionEvent): boolean => {
       if (b.alerts[e.alert_id]) return false;
       b.alerts[e.alert_id] = true;
       return true;
+    case 'AdaptiveRoundDecided': {
+      const key = candidateKey(e.suite, e.agent_version);
+      const runs = b.adaptive?.[key] ?? {};
+      const known = runs[e.run_id];
+      if (known && known.max_k >= e.max_k) return false; // only a run's first round adds anything
+      // a new record, not one changed in place: evolveBook's copy shares the old one
+      b.adaptive = {
+        ...b.adaptive,
+        [key]: { ...runs, [e.run_id]: { dataset_version: e.dataset_version, max_k: e.max_k } },
+      };
+      return true;
+    }
   }
 };
 
@@ -91,6 +113,7 @@ export const evolveBook = (book: GateBook, e: DecisionEvent): GateBook => {
     comparisons: { ...book.comparisons },
     verdicts: { ...book.verdicts },
     alerts: { ...book.alerts },
+    ...(book.adaptive ? { adaptive: { ...book.adaptive } } : {}),
   };
   return foldBookInto(b, e) ? b : book;
 };
@@ -232,9 +255,68 @@ const toGateEvaluated = (
   };
 };
 
+const isAdaptiveRun = (runId: string): boolean => runId.toLowerCase().startsWith('adaptive-');
+
+/**
+ * The candidate's adaptive runs on the comparison's dataset version that are still open (no RunClosed yet): known
+ * from their rounds (the book) or from their attempts' run ids (`adaptive-…`, which may arrive before the rounds).
+ * Undefined when there is none; else the max-k a must-not-break row must pass to be held (the default when no
+ * round is in yet).
+ */
+export const openAdaptiveRun = (
+  book: GateBook,
+  d: ComparisonDeclared,
+  candidate: ReadonlyMap<string, StreamRowState>,
+  view: GateView,
+): { max_k: number } | undefined => {
+  const closed = new Set(view.closed(d.suite, d.candidate).map((r) => r.run_id));
+  const runs = book.adaptive?.[candidateKey(d.suite, d.candidate)] ?? {};
+  const open = new Set<string>();
+  for (const [id, r] of Object.entries(runs))
+    if (r.dataset_version === d.dataset_version && !closed.has(id)) open.add(id);
+  if (open.size === 0)
+    for (const r of candidate.values())
+      for (const a of r.attempts) if (isAdaptiveRun(a.run_id) && !closed.has(a.run_id)) open.add(a.run_id);
+  if (open.size === 0) return undefined;
+  const known = [...open].flatMap((id) => (runs[id] ? [runs[id].max_k] : []));
+  return { max_k: known.length > 0 ? Math.max(...known) : DEFAULT_SEQUENTIAL_GATE.passAttempts };
+};
+
+/** One must-not-break row's counts for the sequential gate: all graded attempts, and the baseline's confirmation ones. */
+const sequentialRow = (
+  row_id: string,
+  baseline: ReadonlyMap<string, StreamRowState>,
+  candidate: ReadonlyMap<string, StreamRowState>,
+  confirmation: (runId: string) => boolean,
+): GateRowInput => {
+  const counts = (rows: ReadonlyMap<string, StreamRowState>, only?: (runId: string) => boolean) => {
+    let n = 0;
+    let c = 0;
+    for (const a of rows.get(row_id)?.attempts ?? [])
+      if (a.passed !== null && (!only || only(a.run_id))) {
+        n++;
+        if (a.passed) c++;
+      }
+    return { n, c };
+  };
+  return {
+    row_id,
+    baseline: counts(baseline),
+    baseline_confirmation: counts(baseline, confirmation),
+    candidate: counts(candidate),
+  };
+};
+
 /**
  * The decision step for one comparison: nothing yet, a confirmation request, or the verdict.
  * Pure: the same book entry and view give the same events.
+ *
+ * While the candidate's adaptive run is open, the gate is sequential (docs/adaptive.md): once the baseline is
+ * complete, a must-not-break row the candidate failed (with min-attempts graded attempts) is sent to confirmation
+ * at once, the gate fails as soon as one is confirmed broken, and passes as soon as every must-not-break row is
+ * held (the candidate passed max-k attempts) or not covered, when the rules over what is recorded agree. The
+ * runner follows the verdict and stops the run (`passk run --adaptive`, reason `gate_decided`). Otherwise, or
+ * once the run is closed, the gate waits for both versions to be complete, as for any run.
  */
 export const decideComparison = (
   book: GateBook,
@@ -246,9 +328,10 @@ export const decideComparison = (
   const d = c.declared;
   const minAttempts = o.minAttempts ?? DEFAULT_REPORT_OPTIONS.minAttempts;
   const progress = progressOf(c, view, minAttempts);
-  if (!progress.baseline.complete || !progress.candidate.complete) return [];
   const baseline = view.rows(d.suite, d.dataset_version, d.baseline);
   const candidate = view.rows(d.suite, d.dataset_version, d.candidate);
+  const adaptive = openAdaptiveRun(book, d, candidate, view);
+  if (!progress.baseline.complete || (!adaptive && !progress.candidate.complete)) return [];
   const dataset = d.dataset_id ? view.dataset(d.dataset_id) : undefined;
   const datasetRows = dataset ? [...rowsAt(dataset, d.dataset_version).keys()] : [];
   const only = datasetRows.length > 0 ? new Set(datasetRows) : undefined;
@@ -261,53 +344,68 @@ export const decideComparison = (
   const opts = { ...DEFAULT_REPORT_OPTIONS, minAttempts };
   const at = Math.max(d.occurred_at, maxTime(baseline, candidate));
   const confirmations = d.confirmation_attempts ?? 3;
-  if (c.status === 'open' && confirmations > 0) {
-    const suspects = compareVersions(pair, opts).lost_stable_correct;
-    if (suspects.length > 0) {
-      const run_id = `confirm-${d.comparison_id}`;
-      return [
-        {
-          event_id: deterministicEventId(at, 'ConfirmationRequested', d.comparison_id),
-          type: 'ConfirmationRequested',
-          schema_version: 1,
-          occurred_at: at,
-          producer: o.producer,
-          comparison_id: d.comparison_id,
-          suite: d.suite,
-          ...(d.dataset_id ? { dataset_id: d.dataset_id } : {}),
-          dataset_version: d.dataset_version,
-          baseline: d.baseline,
-          candidate: d.candidate,
-          rows: suspects,
-          attempts: confirmations,
-          run_id,
-          reason: `${suspects.length} row(s) stable-correct on ${d.baseline} are not on ${d.candidate}: run both versions again on them`,
-        },
-      ];
-    }
-  }
-  if (
-    c.status === 'confirming' &&
-    c.confirmation &&
-    !(confirmed(baseline, c.confirmation) && confirmed(candidate, c.confirmation))
-  )
-    return [];
   // every must-not-break row of the dataset's latest version counts: a confirmed failure binds every later gate
   const ids = [...new Set([...(d.must_not_break ?? []), ...(dataset ? mustNotBreakAt(dataset) : [])])].sort();
-  const verdict = evaluateGate(
-    {
-      baseline: d.baseline,
-      candidate: d.candidate,
-      pairs: [pair],
-      mustNotBreak: { tag: MUST_NOT_BREAK_TAG, ids: ids.map((row_id) => ({ suite: d.suite, row_id })) },
-      rules: d.rules ?? {},
-    },
-    opts,
-  );
-  const previous = book.verdicts[candidateKey(d.suite, d.candidate)] ?? [];
-  const draft = toGateEvaluated(c, verdict, at, false, o.producer);
-  const repeated = previous.some((id) => id !== draft.event_id);
-  return [repeated ? toGateEvaluated(c, verdict, at, true, o.producer) : draft];
+  const request = (suspects: string[]): ConfirmationRequested => ({
+    event_id: deterministicEventId(at, 'ConfirmationRequested', d.comparison_id),
+    type: 'ConfirmationRequested',
+    schema_version: 1,
+    occurred_at: at,
+    producer: o.producer,
+    comparison_id: d.comparison_id,
+    suite: d.suite,
+    ...(d.dataset_id ? { dataset_id: d.dataset_id } : {}),
+    dataset_version: d.dataset_version,
+    baseline: d.baseline,
+    candidate: d.candidate,
+    rows: suspects,
+    attempts: confirmations,
+    run_id: `confirm-${d.comparison_id}`,
+    reason: `${suspects.length} row(s) stable-correct on ${d.baseline} are not on ${d.candidate}: run both versions again on them`,
+  });
+  const confirmedBoth = () =>
+    !c.confirmation || (confirmed(baseline, c.confirmation) && confirmed(candidate, c.confirmation));
+  const verdictOf = () =>
+    evaluateGate(
+      {
+        baseline: d.baseline,
+        candidate: d.candidate,
+        pairs: [pair],
+        mustNotBreak: { tag: MUST_NOT_BREAK_TAG, ids: ids.map((row_id) => ({ suite: d.suite, row_id })) },
+        rules: d.rules ?? {},
+      },
+      opts,
+    );
+  const emit = (verdict: GateVerdict): GateEvaluated => {
+    const previous = book.verdicts[candidateKey(d.suite, d.candidate)] ?? [];
+    const draft = toGateEvaluated(c, verdict, at, false, o.producer);
+    const repeated = previous.some((id) => id !== draft.event_id);
+    return repeated ? toGateEvaluated(c, verdict, at, true, o.producer) : draft;
+  };
+
+  if (adaptive) {
+    // the sequential gate binds only must-not-break rows: without any, the run's end decides
+    if (ids.length === 0) return [];
+    const marked = isConfirmationRun({ confirmationRuns: [`confirm-${d.comparison_id}`] });
+    const seq = sequentialGate(
+      ids.map((id) => sequentialRow(id, baseline, candidate, marked)),
+      { minAttempts, confirmAttempts: confirmations, passAttempts: adaptive.max_k },
+    );
+    if (c.status === 'open' && confirmations > 0) {
+      const suspects = seq.rows.filter((r) => r.status === 'suspect').map((r) => r.row_id);
+      if (suspects.length > 0) return [request(suspects)];
+    }
+    if (seq.verdict === 'open' || !confirmedBoth()) return [];
+    const verdict = verdictOf();
+    // an early pass needs the rules over what is recorded to agree; otherwise the run's end decides
+    return verdict.verdict === seq.verdict ? [emit(verdict)] : [];
+  }
+  if (c.status === 'open' && confirmations > 0) {
+    const suspects = compareVersions(pair, opts).lost_stable_correct;
+    if (suspects.length > 0) return [request(suspects)];
+  }
+  if (c.status === 'confirming' && !confirmedBoth()) return [];
+  return [emit(verdictOf())];
 };
 
 /** The RunClosed a RunFinished becomes (the trial topology forwards it to where the gates are). */

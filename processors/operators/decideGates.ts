@@ -91,7 +91,8 @@ const isDecision = (e: PasskEvent): e is DecisionEvent =>
   e.type === 'ConfirmationRequested' ||
   e.type === 'GateEvaluated' ||
   e.type === 'RunClosed' ||
-  e.type === 'WindowAlertRaised';
+  e.type === 'WindowAlertRaised' ||
+  e.type === 'AdaptiveRoundDecided';
 
 type Touched = { versions: Set<string> | 'all'; windows: Set<string> | 'all' };
 

@@ -3,6 +3,7 @@ export {
   comparisonId,
   declareComparison,
   declaration,
+  verdictOn,
   waitForVerdict,
   type DeclareInput,
   type Declared,

@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import type { EventLog } from '../../processors/ports.ts';
+import type { EventLog, EventSource } from '../../processors/ports.ts';
 import type { ComparisonDeclared } from '../../schemas/events/comparisons.ts';
 import type { GateEvaluated } from '../../schemas/events/decisions.ts';
 import { InputError } from '../../schemas/errors.ts';
@@ -171,4 +171,25 @@ export const waitForVerdict = async (
     await consumer.close();
     await follow.catch(() => undefined);
   }
+};
+
+/**
+ * The processors' verdict on a candidate, when one of its comparisons on this suite and dataset version is decided
+ * (the first in log order): what `passk run --adaptive` looks for between rounds, to stop once the gate is decided.
+ */
+export const verdictOn = async (
+  source: EventSource,
+  scope: { readonly suite: string; readonly dataset_version: string; readonly candidate: string },
+): Promise<GateEvaluated | undefined> => {
+  let verdict: GateEvaluated | undefined;
+  await readLog(source, { topics: [TOPICS.decisions] }, ({ event: e }) => {
+    if (
+      e.type === 'GateEvaluated' &&
+      e.suite === scope.suite &&
+      e.dataset_version === scope.dataset_version &&
+      e.candidate === scope.candidate
+    )
+      verdict ??= e;
+  });
+  return verdict;
 };

@@ -12,9 +12,11 @@ import { DEFAULT_BOOTSTRAP } from '../../processors/core/bootstrap.ts';
 import { emptyClassCounts, type ClassCounts } from '../../processors/core/classify.ts';
 import { MUST_NOT_BREAK_TAG } from '../../processors/core/mustNotBreak.ts';
 import type { AdaptiveRoundDecided } from '../../schemas/events/adaptive.ts';
+import type { GateEvaluated } from '../../schemas/events/decisions.ts';
 import { InputError } from '../../schemas/errors.ts';
 import { deterministicEventId } from '../../schemas/ids.ts';
 import { KEY_SEP, TOPICS } from '../../schemas/topics.ts';
+import { verdictOn } from '../gate/live.ts';
 import { sha256 } from '../importers/common.ts';
 import { readLog } from '../logReader.ts';
 import { createRecorder, type Recorder } from '../sdk/recorder.ts';
@@ -47,6 +49,17 @@ export interface AdaptiveSummary extends RunSummary {
   readonly classes: ClassCounts;
   /** The headline numbers, from each row's first `firstK` graded attempts only. */
   readonly firstStage: FirstStage;
+  /**
+   * The live gate decided a comparison of this candidate while the run went on (the processors' verdict on
+   * passk.decisions): the run stopped early, its open rows with reason `gate_decided`.
+   */
+  readonly gate?: {
+    readonly comparison_id: string;
+    readonly baseline: string;
+    readonly verdict: GateEvaluated['verdict'];
+    /** Must-not-break rows the verdict found broken. */
+    readonly broken: readonly string[];
+  };
 }
 
 const checkOptions = (o: AdaptiveOptions, rows: number): void => {
@@ -155,10 +168,19 @@ export const runAdaptive = async (
     let costUsd = 0;
     const tokens = { input: 0, output: 0 };
     let status: 'completed' | 'partial' = 'completed';
+    let gate: GateEvaluated | undefined;
     try {
       for (;;) {
         const state = [...open.values()].map((r) => stateOf(r.id, mnb(r.id, r.tags)));
-        const plan = planRound(round, state, spent(), o);
+        // after the first stage, between rounds: has the live gate decided this candidate? (the processors
+        // decide a declared comparison sequentially while the run is open, processors/folds/gates.ts)
+        if (round > 0 && deps.source && state.length > 0)
+          gate = await verdictOn(deps.source, {
+            suite: p.suite,
+            dataset_version: p.datasetVersion,
+            candidate: p.agentVersion,
+          });
+        const plan = planRound(round, state, spent(), o, gate !== undefined);
         const event: AdaptiveRoundDecided = {
           event_id: deterministicEventId(clock(), 'AdaptiveRoundDecided', runId, p.agentVersion, round, plan.spent),
           type: 'AdaptiveRoundDecided',
@@ -270,5 +292,15 @@ export const runAdaptive = async (
       stops,
       classes,
       firstStage: firstStage(verdicts, o.firstK, DEFAULT_BOOTSTRAP),
+      ...(gate
+        ? {
+            gate: {
+              comparison_id: gate.gate_id,
+              baseline: gate.baseline,
+              verdict: gate.verdict,
+              broken: (gate.must_not_break ?? []).filter((m) => m.status === 'broken').map((m) => m.row_id),
+            },
+          }
+        : {}),
     };
   });

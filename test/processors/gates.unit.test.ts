@@ -6,6 +6,8 @@ import { evolveDataset, type DatasetState } from '../../processors/core/datasets
 import { evolveRow, type StreamRowState } from '../../processors/folds/rowState.ts';
 import type { TrialRecorded } from '../../schemas/events/trialRecorded.ts';
 import { comparison, datasetRow, failureConfirmed, runOf } from '../helpers/feedbackLoop.ts';
+import { oneOfEach } from '../helpers/events.ts';
+import { candidateKey } from '../../schemas/topics.ts';
 
 const viewOf = (
   trials: readonly TrialRecorded[],
@@ -180,5 +182,78 @@ describe('live gates', () => {
     expect(v2).toMatchObject({ repeated_verdict: true, gate_id: 'again' });
     // the verdict's own echo is not a repeat
     expect(evolveBook(book, v1!)).toBe(book);
+  });
+
+  describe('while the candidate runs adaptively (the sequential gate)', () => {
+    const MNB = ['r1', 'r2'];
+    const declared = comparison('c9', 'd1', 'base', 'cand', { dataset_id: undefined, rows: 3, must_not_break: MNB });
+    const baseline = runOf('base', 'd1', ROWS) as TrialRecorded[];
+    const adaptive = (k: number, fails: string[] = [], rows = ROWS) =>
+      runOf('cand', 'd1', rows, { k, fails, run: 'adaptive-c9' }) as TrialRecorded[];
+    const closedRun = {
+      ...oneOfEach().RunClosed,
+      run_id: 'adaptive-c9',
+      suite: 'refunds',
+      dataset_version: 'd1',
+      agent_version: 'cand',
+    };
+    const round = {
+      ...oneOfEach().AdaptiveRoundDecided,
+      run_id: 'adaptive-c9',
+      suite: 'refunds',
+      dataset_version: 'd1',
+      agent_version: 'cand',
+    };
+    const decide = (book = bookWith(declared), trials: TrialRecorded[], closed: RunClosed[] = []) =>
+      decideComparison(book, book.comparisons.c9!, viewOf(trials, [], closed), { producer: 'p' });
+
+    it('asks to confirm a failed must-not-break row before the run ends, and fails once it is confirmed', () => {
+      // every row has 3 graded attempts: a fixed run would be complete; the adaptive one is still open
+      const screening = [...baseline, ...adaptive(3, ['r2'])];
+      const [request] = decide(undefined, screening);
+      expect(request).toMatchObject({ type: 'ConfirmationRequested', rows: ['r2'], run_id: 'confirm-c9' });
+      const confirming = evolveBook(bookWith(declared), request!);
+      expect(decide(confirming, screening)).toEqual([]);
+      const confirmation = [
+        ...runOf('base', 'd1', ['r2'], { run: 'confirm-c9' }),
+        ...runOf('cand', 'd1', ['r2'], { run: 'confirm-c9', fails: ['r2'] }),
+      ].map((t) => ({
+        ...t,
+        event_id: `${t.event_id.slice(0, 20)}C${t.event_id.slice(21)}`,
+        attempt: 3 + (t as TrialRecorded).attempt,
+      })) as TrialRecorded[];
+      const [verdict] = decide(confirming, [...screening, ...confirmation]) as GateEvaluated[];
+      expect(verdict).toMatchObject({ type: 'GateEvaluated', verdict: 'fail' });
+      expect(verdict!.must_not_break!.find((m) => m.row_id === 'r2')).toMatchObject({ status: 'broken' });
+    });
+
+    it('passes only once every must-not-break row passed max-k attempts, not at min-attempts', () => {
+      const fixed = [...baseline, ...runOf('cand', 'd1', ROWS)] as TrialRecorded[];
+      expect(decide(undefined, fixed)).toMatchObject([{ verdict: 'pass' }]);
+      // the same counts from an open adaptive run: r1 and r2 are not held yet (max-k 8 by default)
+      expect(decide(undefined, [...baseline, ...adaptive(3)])).toEqual([]);
+      const held = [...baseline, ...adaptive(8, [], MNB), ...adaptive(3, [], ['r3'])];
+      expect(decide(undefined, held)).toMatchObject([{ type: 'GateEvaluated', verdict: 'pass' }]);
+      // the run's rounds give its max-k: 4 passes hold a row of a run with --max-k 4
+      const book = evolveBook(bookWith(declared), { ...round, max_k: 4 });
+      expect(book.adaptive).toEqual({
+        [candidateKey('refunds', 'cand')]: { 'adaptive-c9': { dataset_version: 'd1', max_k: 4 } },
+      });
+      const four = [...baseline, ...adaptive(4, [], MNB), ...adaptive(3, [], ['r3'])];
+      expect(decide(book, four)).toMatchObject([{ verdict: 'pass' }]);
+      expect(decide(undefined, four)).toEqual([]);
+    });
+
+    it('leaves the decision to the run’s end when no row is must-not-break, or once the run is closed', () => {
+      const none = bookWith(comparison('c9', 'd1', 'base', 'cand', { dataset_id: undefined, rows: 3 }));
+      expect(decide(none, [...baseline, ...adaptive(3)])).toEqual([]);
+      expect(decide(none, [...baseline, ...adaptive(3)], [{ ...closedRun, trials: 9 }])).toMatchObject([
+        { verdict: 'pass' },
+      ]);
+      // closed: the fixed rule, r1 and r2 at 3 attempts are stable-correct
+      expect(decide(undefined, [...baseline, ...adaptive(3)], [{ ...closedRun, trials: 9 }])).toMatchObject([
+        { verdict: 'pass' },
+      ]);
+    });
   });
 });
