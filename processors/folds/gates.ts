@@ -14,6 +14,7 @@ import type { PairInput } from '../core/pairing.ts';
 import { DEFAULT_REPORT_OPTIONS } from '../core/report.ts';
 import { isConfirmationRun } from '../core/screening.ts';
 import { mustNotBreakAt, rowsAt, type DatasetState } from '../core/datasets.ts';
+import { maxOf } from '../core/arrays.ts';
 import { DEFAULT_SEQUENTIAL_GATE, sequentialGate, type GateRowInput } from '../core/sequentialGate.ts';
 import type { StreamRowState } from './rowState.ts';
 
@@ -279,7 +280,7 @@ export const openAdaptiveRun = (
       for (const a of r.attempts) if (isAdaptiveRun(a.run_id) && !closed.has(a.run_id)) open.add(a.run_id);
   if (open.size === 0) return undefined;
   const known = [...open].flatMap((id) => (runs[id] ? [runs[id].max_k] : []));
-  return { max_k: known.length > 0 ? Math.max(...known) : DEFAULT_SEQUENTIAL_GATE.passAttempts };
+  return { max_k: known.length > 0 ? maxOf(known) : DEFAULT_SEQUENTIAL_GATE.passAttempts };
 };
 
 /** One must-not-break row's counts for the sequential gate: all graded attempts, and the baseline's confirmation ones. */
