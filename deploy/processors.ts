@@ -21,7 +21,14 @@ import { archiveTopology, ARCHIVED } from '../processors/topologies/archive.ts';
 import { openEventLog } from './eventLog.ts';
 import { ledgered, needsRebuild, rebuildStore, storeDrift, type RebuildResult, type StoreDrift } from './rebuild.ts';
 import { openStore, storeRowSink, type Store } from './store.ts';
-import { allIdle, PROCESSORS_PRODUCER, storeEventSink, storeTrialSink, storingDeadLetters } from './storeSinks.ts';
+import {
+  allIdle,
+  conflictLetters,
+  PROCESSORS_PRODUCER,
+  storeEventSink,
+  storeTrialSink,
+  storingDeadLetters,
+} from './storeSinks.ts';
 
 export { PROCESSORS_PRODUCER, storeEventSink, storeTrialSink } from './storeSinks.ts';
 
@@ -184,7 +191,11 @@ export const startProcessors = async (
   const totals = { records: 0, trials: 0, decisions: 0 };
   const trials$ = only.has('trials')
     ? trialTopology(
-        { ...ports, sink: sink ? storeTrialSink(sink) : noTrialSink },
+        {
+          ...ports,
+          sink: sink ? storeTrialSink(sink) : noTrialSink,
+          deadLetter: conflictLetters(log, sink, (n) => (meter.counts.deadLetters += n)),
+        },
         {
           ...common,
           partitionOf,

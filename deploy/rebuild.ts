@@ -14,6 +14,7 @@ import {
   STORED,
   storeEventSink,
   storeTrialSink,
+  conflictLetters,
   storingDeadLetters,
 } from './storeSinks.ts';
 import { storeRowSink } from './store.ts';
@@ -240,7 +241,7 @@ const replay = async (o: RebuildOptions, sink: ClickHouseRowSink): Promise<Rebui
     await lastValueFrom(
       merge(
         trialTopology(
-          { source, publisher: nowhere, sink: storeTrialSink(sink) },
+          { source, publisher: nowhere, sink: storeTrialSink(sink), deadLetter: conflictLetters(o.log, sink) },
           {
             ...common,
             groupId: groupOf(TOPICS.trials),

@@ -7,7 +7,7 @@ import type { WindowAlertRaised } from '../schemas/events/windowAlertRaised.ts';
 import { writeTrialUnit, type ClickHouseRowSink } from '../sinks/clickhouse/index.ts';
 import { toDateTime64 } from '../sinks/clickhouse/time.ts';
 import { PRODUCER_VERSION } from '../producers/version.ts';
-import type { EventSource } from '../processors/ports.ts';
+import type { DeadLetter, EventLog, EventSource } from '../processors/ports.ts';
 
 /** What the processors write to the store, shared by `startProcessors` and the store's rebuild. */
 
@@ -18,6 +18,20 @@ export const PROCESSORS_PRODUCER = `passk-processors/${PRODUCER_VERSION}`;
 export const storeTrialSink = (sink: ClickHouseRowSink): TrialSink => ({
   writeTrials: (unit) => writeTrialUnit(sink, unit),
 });
+/**
+ * The trial topology's dead letters (trials conflicting with a slot's first answer): appended to the log's DLQ
+ * and, with a store, to its `dead_letters` (stage 'conflict'), durably, once per source position.
+ */
+export const conflictLetters =
+  (log: EventLog, sink: ClickHouseRowSink | undefined, counted?: (n: number) => void) =>
+  async (letters: readonly DeadLetter[]): Promise<void> => {
+    await log.appendDeadLetters(letters);
+    counted?.(letters.length);
+    if (!sink) return;
+    await sink.writeDeadLetters(letters, 'conflict');
+    await sink.flush();
+  };
+
 /** A production-window alert as a row of the store's `alerts` table. */
 const alertRow = (a: WindowAlertRaised) => ({
   alert_id: a.alert_id,

@@ -123,7 +123,16 @@ const deadLetterBlocks = (d: DeadLetterSummary): Block[] => {
   if (d.total === 0)
     return [heading('Dead letters', 2), text('none: every record was a valid event and stored', 'good')];
   const stages = Object.entries(d.by_stage)
-    .map(([stage, n]) => `${n} ${stage === 'decode' ? 'log records not decoded or valid' : 'rows the store refused'}`)
+    .map(
+      ([stage, n]) =>
+        `${n} ${
+          stage === 'decode'
+            ? 'log records not decoded or valid'
+            : stage === 'conflict'
+              ? 'trials conflicting with an attempt already recorded'
+              : 'rows the store refused'
+        }`,
+    )
     .join(', ');
   const blocks: Block[] = [
     heading(`Dead letters (${d.total})`, 2, 'warn'),

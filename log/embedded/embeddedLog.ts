@@ -2,7 +2,7 @@ import type { EncodeOptions, EventCodec } from '../../schemas/codec.ts';
 import { fastJsonCodec } from '../fastValidate.ts';
 import { join } from 'node:path';
 import { BackendUnavailable, EventTooLarge } from '../../schemas/errors.ts';
-import { fromDeadLetterRecord } from '../deadLetters.ts';
+import { fromDeadLetterRecord, toDeadLetterRecord } from '../deadLetters.ts';
 import { ALL_TOPICS, TOPICS, keyOf, topicOf } from '../../schemas/topics.ts';
 import type { EventConsumer, EventLog, EventPublisher } from '../../processors/ports.ts';
 import { partitionOf } from '../partitioner.ts';
@@ -128,6 +128,10 @@ export const createEmbeddedEventLog = (opts: EmbeddedEventLogOptions): EventLog 
           from = page.at(-1)!.offset + 1;
         }
       return letters;
+    },
+    appendDeadLetters: async (letters) => {
+      checkOpen();
+      if (letters.length > 0) withDisk(() => store.appendDeadLetters(letters.map(toDeadLetterRecord), partitionOf));
     },
     committed: async (groupId, topic) => {
       checkOpen();

@@ -19,11 +19,14 @@ import {
  * key, `seq` and the counters n graded, c passed, ungraded and the stability class, kept
  * incrementally. The state is a function of the *set* of trials seen, whatever their arrival order or
  * repetition, by the core's rules (`toAttemptRecord`, `addAttempt`, `attemptOrder`, `mergeTags`):
- * - an event id seen before is ignored (de-duplication by `event_id`);
- * - one slot per (run, attempt): when two events claim the same slot, the smaller event id wins.
- *   Event ids are time-sortable ULIDs, so that is the first one recorded (no re-run shopping).
- * Only `seq` (changes so far) and `occurred_at` (latest event time that changed the row) depend on
- * the order, and the order per key is the log's: a replay gives them back exactly. A stream row
+ * - an event id seen before with the same content is ignored (de-duplication by `event_id`);
+ * - one answer per (run, attempt) slot: a later event for a taken slot under another event id, or under the same
+ *   id with another answer (verdict, output, checks, forbidden actions), is a conflict (`slotConflict`), never
+ *   folded: the processors dead-letter it. The first of a slot in log order answers; every event of a row has
+ *   the row's key, so they share a partition and a replay meets them in the same order.
+ * Without conflicts the state is a function of the set of trials; `seq` (changes so far) and `occurred_at`
+ * (latest event time that changed the row) depend on the order, and the order per key is the log's: a replay
+ * gives them back exactly. A stream row
  * state *is* a core row state: the report, compare and gate read it as it is. Its name says which one it is:
  * core/rowState.ts's `RowState` is the attempts and tags alone; this one, keyed and counted, is `StreamRowState`.
  */
@@ -52,6 +55,53 @@ export interface RowFoldOptions {
 
 /** The key of the row a trial folds into: its row state's key (`rowStateKey`, schemas/topics.ts). */
 export const trialRowKey = (t: TrialRecorded): string => rowKey(t.suite, t.dataset_version, t.agent.version, t.row_id);
+
+/** Why `b` answers its slot otherwise than `a`, the attempt already folded: the first field they differ in. */
+const differingField = (a: AttemptRecord, b: AttemptRecord): string | undefined => {
+  if (a.event_id !== b.event_id) return 'event_id';
+  if (a.passed !== b.passed) return 'passed';
+  if (a.output_hash !== b.output_hash) return 'output';
+  if (
+    a.checks.length !== b.checks.length ||
+    a.checks.some(
+      (c, i) => c.name !== b.checks[i]!.name || JSON.stringify(c.answer) !== JSON.stringify(b.checks[i]!.answer),
+    )
+  )
+    return 'checks';
+  if (
+    a.forbidden_actions.length !== b.forbidden_actions.length ||
+    a.forbidden_actions.some((x, i) => x !== b.forbidden_actions[i])
+  )
+    return 'forbidden_actions';
+  return undefined;
+};
+
+/** A trial that answers a slot its row already holds otherwise: the attempt folded first, and the first field they differ in. */
+export interface SlotConflict {
+  readonly held: AttemptRecord;
+  readonly field: string;
+}
+
+/**
+ * The conflict `rec` (a trial's attempt record) makes with a row's attempts, if any: its (run, attempt) slot is
+ * held by another event id, or by the same event id with another answer. Undefined for a new slot or the same
+ * event again (a duplicate: `addAttempt` ignores it). The event time is not part of the answer (a re-send without
+ * one is dated when received).
+ */
+export const slotConflict = (attempts: readonly AttemptRecord[], rec: AttemptRecord): SlotConflict | undefined => {
+  for (const a of attempts) {
+    if (a.attempt !== rec.attempt || a.run_id !== rec.run_id) continue;
+    const field = differingField(a, rec);
+    return field === undefined ? undefined : { held: a, field };
+  }
+  return undefined;
+};
+
+/** The dead letter's reason for a conflicting trial: both event ids, the slot and the field. */
+export const conflictReason = (t: TrialRecorded, c: SlotConflict): string =>
+  `conflict: attempt ${t.attempt} of row ${t.row_id} (run ${t.run_id}, agent ${t.agent.version}, suite ${t.suite}, ` +
+  `dataset ${t.dataset_version}) was folded as event ${c.held.event_id}; this one, event ${t.event_id}, differs ` +
+  `in ${c.field}: passk keeps one answer per attempt`;
 
 type RowBase = Pick<
   StreamRowState,
@@ -83,7 +133,7 @@ const build = (b: RowBase, k: Counts, minAttempts: number, occurredAt: number): 
 
 /**
  * Adds one trial to its row (undefined: the row's first trial). Returns the same object when the
- * trial changes nothing (a duplicate, or a later event id for a taken slot): callers test identity.
+ * trial changes nothing (a duplicate, or a conflict for a taken slot, `slotConflict`): callers test identity.
  */
 export const evolveRow = (
   state: StreamRowState | undefined,
@@ -107,6 +157,7 @@ export const evolveRow = (
       trial.occurred_at,
     );
   }
+  if (slotConflict(state.attempts, a) !== undefined) return state; // one answer per slot: never folded
   const added = addAttempt(state.attempts, a, attemptOrder); // the core's de-duplication rule and order
   if (added === null) return state;
   const sub = added.displaced ? countOf(added.displaced) : { n: 0, c: 0, ungraded: 0 };

@@ -3,7 +3,14 @@ import type { TrialRecorded } from '../../schemas/events/trialRecorded.ts';
 import { rowStateKey } from '../../schemas/topics.ts';
 import { classOf, DEFAULT_MIN_ATTEMPTS } from '../core/classify.ts';
 import { addAttemptInPlace, attemptOrder, mergeTags, toAttemptRecord, type AttemptRecord } from '../core/rowState.ts';
-import { evolveRow, StreamRowState, trialRowKey, type RowFoldOptions } from './rowState.ts';
+import {
+  evolveRow,
+  slotConflict,
+  StreamRowState,
+  trialRowKey,
+  type RowFoldOptions,
+  type SlotConflict,
+} from './rowState.ts';
 
 /**
  * The keyed fold of one partition: row key → row state, in a Map. A plain loop over a batch, no
@@ -20,17 +27,37 @@ export interface RowChange {
   readonly after: StreamRowState;
 }
 
+/**
+ * What a fold did with each trial, when the caller asks: the trials it folded (in order), and the conflicts it
+ * refused (`slotConflict`), each with the trial's index in the fold's input.
+ */
+export interface FoldOutcome {
+  readonly folded: TrialRecorded[];
+  readonly conflicts: { readonly index: number; readonly trial: TrialRecorded; readonly conflict: SlotConflict }[];
+}
+
 /** Folds a batch in order; returns the rows it changed, once each, in first-change order. */
 export const foldTrials = (
   table: RowTable,
   trials: Iterable<TrialRecorded>,
   opts: RowFoldOptions = {},
+  outcome?: FoldOutcome,
 ): RowChange[] => {
   const before = new Map<string, StreamRowState | undefined>();
+  let index = -1;
   for (const t of trials) {
+    index++;
     const key = trialRowKey(t);
     const was = table.get(key);
+    if (outcome && was) {
+      const conflict = slotConflict(was.attempts, toAttemptRecord(t));
+      if (conflict) {
+        outcome.conflicts.push({ index, trial: t, conflict });
+        continue;
+      }
+    }
     const now = evolveRow(was, t, opts);
+    if (now !== was) outcome?.folded.push(t);
     if (now === was) continue;
     table.set(key, now);
     if (!before.has(key)) before.set(key, was);
@@ -75,24 +102,35 @@ export const foldTrialsInto = (
   trials: Iterable<TrialRecorded>,
   changed: Map<string, OwnedRowChange>,
   opts: RowFoldOptions = {},
+  outcome?: FoldOutcome,
 ): void => {
   const minAttempts = opts.minAttempts ?? DEFAULT_MIN_ATTEMPTS;
+  let index = -1;
   for (const t of trials) {
+    index++;
     const key = trialRowKey(t);
     const row = table.get(key);
     if (row === undefined) {
       const made = evolveRow(undefined, t, opts);
       table.set(key, made);
       changed.set(key, { key, before: undefined, after: made });
+      outcome?.folded.push(t);
       continue;
     }
     const a = toAttemptRecord(t);
+    const conflict = slotConflict(row.attempts, a);
+    if (conflict !== undefined) {
+      // one answer per slot: never folded (the topology dead-letters it)
+      outcome?.conflicts.push({ index, trial: t, conflict });
+      continue;
+    }
     const n = row.n;
     const c = row.c;
     const ungraded = row.ungraded;
     const cls = row.class;
     const added = addAttemptInPlace(row.attempts, a, attemptOrder); // the core's de-duplication rule and order
     if (added === null) continue;
+    outcome?.folded.push(t);
     if (!changed.has(key)) changed.set(key, { key, before: { n, c, ungraded, class: cls }, after: row });
     if (added.displaced) weigh(added.displaced, -1, row);
     weigh(a, 1, row);

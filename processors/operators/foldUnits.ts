@@ -2,10 +2,10 @@ import { map, type OperatorFunction } from 'rxjs';
 import type { RowStateChanged } from '../../schemas/events/decisions.ts';
 import type { RunFinished } from '../../schemas/events/runFinished.ts';
 import type { TrialRecorded } from '../../schemas/events/trialRecorded.ts';
-import { toRowStateChanged, type RowFoldOptions } from '../folds/rowState.ts';
-import { foldTrialsInto, type OwnedRowChange } from '../folds/rowTable.ts';
+import { conflictReason, toRowStateChanged, type RowFoldOptions } from '../folds/rowState.ts';
+import { foldTrialsInto, type FoldOutcome, type OwnedRowChange } from '../folds/rowTable.ts';
 import { applyRowChanges, copySummary, type VersionSnapshot } from '../folds/versionSummary.ts';
-import type { EventBatch } from '../ports.ts';
+import type { DeadLetter, EventBatch, LogEvent } from '../ports.ts';
 import type { RowStore } from './rowStore.ts';
 
 export interface Position {
@@ -22,7 +22,13 @@ export interface FoldedUnit {
   readonly weight: number;
   /** One changelog record per row the unit changed, its state as the unit left it, in first-change order. */
   readonly changelog: readonly RowStateChanged[];
+  /** The trials the unit folded (a duplicate or a conflict is not one of them): what the store's `trials` gets. */
   readonly trials: readonly TrialRecorded[];
+  /**
+   * Trials that answer a slot already answered otherwise (`slotConflict`): never folded, dead-lettered with the
+   * event as JSON and a reason naming both event ids, before the unit is committed.
+   */
+  readonly conflicts: readonly DeadLetter[];
   readonly finished: readonly RunFinished[];
   /** The summary of each (partition, version) the unit changed, copied as of the unit's position in that partition. */
   readonly summaries: readonly VersionSnapshot[];
@@ -31,6 +37,15 @@ export interface FoldedUnit {
   /** The latest lag per partition. */
   readonly lag: readonly { topic: string; partition: number; lag: number }[];
 }
+
+const utf8 = new TextEncoder();
+
+/** The dead letter of a conflicting trial: its position, the event as JSON, and why. */
+const conflictLetter = (e: LogEvent, reason: string): DeadLetter => ({
+  source: { topic: e.topic, partition: e.partition, offset: e.offset, key: e.key },
+  value: utf8.encode(JSON.stringify(e.event)),
+  reason,
+});
 
 /** The in-flight weight of a batch: its events, at least 1 (a batch of dead letters still holds a position). */
 export const weightOf = (b: EventBatch): number => Math.max(1, b.events.length);
@@ -57,18 +72,27 @@ export const foldUnits = (
     const positions = new Map<number, Position>();
     const lag = new Map<number, FoldedUnit['lag'][number]>();
     const changed = new Map<number, Map<string, OwnedRowChange>>();
+    const conflicts: DeadLetter[] = [];
     const batchTrials: TrialRecorded[] = [];
+    const batchEvents: LogEvent[] = [];
+    const outcome: FoldOutcome = { folded: trials, conflicts: [] };
     for (const batch of batches) {
       batchTrials.length = 0;
-      for (const { event } of batch.events) {
-        if (event.type === 'TrialRecorded') batchTrials.push(event);
-        else if (event.type === 'RunFinished') finished.push(event);
+      batchEvents.length = 0;
+      for (const e of batch.events) {
+        const event = e.event;
+        if (event.type === 'TrialRecorded') {
+          batchTrials.push(event);
+          batchEvents.push(e);
+        } else if (event.type === 'RunFinished') finished.push(event);
         else skipped++;
       }
       let rows = changed.get(batch.partition);
       if (rows === undefined) changed.set(batch.partition, (rows = new Map()));
-      foldTrialsInto(store.table(batch.partition), batchTrials, rows, opts);
-      for (const t of batchTrials) trials.push(t);
+      foldTrialsInto(store.table(batch.partition), batchTrials, rows, opts, outcome);
+      for (const c of outcome.conflicts)
+        conflicts.push(conflictLetter(batchEvents[c.index]!, conflictReason(c.trial, c.conflict)));
+      outcome.conflicts.length = 0;
       weight += weightOf(batch);
       const nextOffset = batch.lastOffset + 1;
       if ((positions.get(batch.partition)?.nextOffset ?? -1) < nextOffset)
@@ -94,6 +118,7 @@ export const foldUnits = (
       weight,
       changelog,
       trials,
+      conflicts,
       finished,
       summaries,
       skipped,

@@ -10,7 +10,7 @@ import { createInFlight } from '../operators/inFlight.ts';
 import { readToEnd } from '../operators/readToEnd.ts';
 import { createRowStore, type PartitionOf } from '../operators/rowStore.ts';
 import { writeRows } from '../operators/writeRows.ts';
-import type { EventPublisher, EventSource, TrialSink } from '../ports.ts';
+import type { DeadLetter, EventPublisher, EventSource, TrialSink } from '../ports.ts';
 import { runTopology } from './runner.ts';
 
 export type { VersionSnapshot } from '../folds/versionSummary.ts';
@@ -20,6 +20,11 @@ export interface TrialPorts {
   readonly source: EventSource;
   readonly publisher: EventPublisher;
   readonly sink: TrialSink;
+  /**
+   * Dead-letters the trials that conflict with a slot's first answer (the log's DLQ, and the store's
+   * `dead_letters`), durably, once per source position. Without it they are only left out.
+   */
+  readonly deadLetter?: (letters: readonly DeadLetter[]) => Promise<void>;
 }
 
 export interface TrialTopologyOptions {
@@ -74,6 +79,8 @@ export interface TrialProgress {
   readonly trials: number;
   readonly rowsChanged: number;
   readonly skipped: number;
+  /** Trials dead-lettered as conflicts (another answer for a slot already answered). */
+  readonly conflicts: number;
   readonly summaries: () => VersionSummary[];
 }
 
@@ -127,14 +134,16 @@ export const trialTopology = (ports: TrialPorts, o: TrialTopologyOptions): Obser
         foldUnits(store, o.producer, { minAttempts: o.minAttempts }),
         // store before changelog: a restore reads the changelog, and a redelivered unit whose changes it
         // already holds changes no row, so nothing would rewrite rows the store had missed
-        writeRows((u) =>
-          ports.sink.writeTrials({
+        writeRows(async (u) => {
+          // a conflict is dead-lettered before the unit's rows, so it is durable before the commit
+          if (u.conflicts.length > 0) await ports.deadLetter?.(u.conflicts);
+          await ports.sink.writeTrials({
             trials: u.trials,
             rowStates: u.changelog,
             finished: u.finished,
             summaries: u.summaries,
-          }),
-        ),
+          });
+        }),
         // built here from validated trials: serialized as built, not validated again (the unit tests'
         // in-memory log still validates every one)
         // with maxPublishesInFlight > 1, unit k+1's publish overlaps unit k's: it starts once its own store
@@ -155,6 +164,7 @@ export const trialTopology = (ports: TrialPorts, o: TrialTopologyOptions): Obser
       trials: u.trials.length,
       rowsChanged: u.changelog.length,
       skipped: u.skipped,
+      conflicts: u.conflicts.length,
       summaries: () => store.totals(),
     })),
   );

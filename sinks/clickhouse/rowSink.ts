@@ -61,7 +61,8 @@ export interface ClickHouseRowSink extends RowSink<Row> {
   /** Routes events to their tables (`eventToRow`). */
   writeEvents(events: readonly PasskEvent[]): Promise<void>;
   /** Stores records the source could not decode (stage 'decode'). */
-  writeDeadLetters(letters: readonly DeadLetter[]): Promise<void>;
+  /** `stage`: 'decode' (a record not decoded or valid, the default) or 'conflict' (a trial refused by the fold). */
+  writeDeadLetters(letters: readonly DeadLetter[], stage?: 'decode' | 'conflict'): Promise<void>;
   stats(): Readonly<SinkStats>;
 }
 
@@ -286,13 +287,13 @@ export const createClickHouseRowSink = (opts: ClickHouseRowSinkOptions): ClickHo
       }
       for (const [table, rows] of byTable) await write(table, rows);
     },
-    async writeDeadLetters(letters) {
+    async writeDeadLetters(letters, stage = 'decode') {
       await write(
         'dead_letters',
         letters.map((l) => ({
           id: `${l.source.topic}/${l.source.partition}/${l.source.offset}`,
           recorded_at: toDateTime64(now()),
-          stage: 'decode',
+          stage,
           source_topic: l.source.topic,
           source_partition: l.source.partition,
           source_offset: l.source.offset,

@@ -6,7 +6,9 @@ import { arbTrialStream, T0, trial } from '../helpers/processorFixtures.ts';
 import { toAttemptRecord } from '../../processors/core/rowState.ts';
 import {
   changelogEventId,
+  conflictReason,
   evolveRow,
+  slotConflict,
   fromRowStateChanged,
   toRowStateChanged,
   type StreamRowState,
@@ -16,6 +18,7 @@ import { rowStateKey } from '../../schemas/topics.ts';
 import {
   checkpointOf,
   foldTrials,
+  type FoldOutcome,
   restoreTable,
   RowTableCheckpoint,
   type RowTable,
@@ -51,14 +54,30 @@ describe('row state fold', () => {
     expect(evolveRow(s, t)).toBe(s);
   });
 
-  it('keeps one attempt per (run, attempt): the smaller event id, whichever came first', () => {
-    const early = trial({ row: 'r1', version: 'v1', attempt: 1, passed: true, id: '01KAAAAAAAAAAAAAAAAAAAAAAA' });
-    const late = trial({ row: 'r1', version: 'v1', attempt: 1, passed: false, id: '01KBBBBBBBBBBBBBBBBBBBBBBB' });
-    const a = evolveRow(evolveRow(undefined, early), late);
-    const b = evolveRow(evolveRow(undefined, late), early);
-    expect(a.attempts).toEqual(b.attempts);
-    expect(a).toMatchObject({ n: 1, c: 1, seq: 1 });
-    expect(b).toMatchObject({ n: 1, c: 1, seq: 2 });
+  it('keeps the first answer of a (run, attempt) slot: a later one, whatever its id, is a conflict, never folded', () => {
+    const early = trial({ row: 'r1', version: 'v1', attempt: 1, passed: true, id: '01KBBBBBBBBBBBBBBBBBBBBBBB' });
+    const rival = trial({ row: 'r1', version: 'v1', attempt: 1, passed: false, id: '01KAAAAAAAAAAAAAAAAAAAAAAA' });
+    const s = evolveRow(undefined, early);
+    expect(evolveRow(s, rival)).toBe(s); // a smaller event id no longer takes the slot
+    expect(slotConflict(s.attempts, toAttemptRecord(rival))).toMatchObject({ field: 'event_id' });
+    // the same event id with another verdict (a re-send after an ingest restart) is a conflict too
+    const again = { ...early, passed: false };
+    expect(evolveRow(s, again)).toBe(s);
+    expect(slotConflict(s.attempts, toAttemptRecord(again))).toMatchObject({ field: 'passed' });
+    // the same answer re-sent later (another event time) is a duplicate, not a conflict
+    expect(slotConflict(s.attempts, toAttemptRecord({ ...early, occurred_at: early.occurred_at + 9 }))).toBeUndefined();
+    const table: RowTable = new Map();
+    const outcome: FoldOutcome = { folded: [], conflicts: [] };
+    foldTrials(table, [early, early, again, rival], {}, outcome);
+    expect(outcome.folded).toEqual([early]);
+    expect(outcome.conflicts.map((c) => [c.index, c.conflict.field])).toEqual([
+      [2, 'passed'],
+      [3, 'event_id'],
+    ]);
+    expect(conflictReason(rival, outcome.conflicts[1]!.conflict)).toContain(
+      `was folded as event ${early.event_id}; this one, event ${rival.event_id}, differs in event_id`,
+    );
+    expect([...table.values()][0]).toMatchObject({ n: 1, c: 1, seq: 1 });
   });
 
   it("keeps attempts in the core's canonical order (event time, run, attempt), whatever the arrival order", () => {
@@ -252,24 +271,29 @@ describe('row table properties', () => {
     );
   });
 
-  it('counts each (run, attempt) once per row, the first recorded event winning', () => {
+  it('counts each (run, attempt) once per row, the first arrival answering; every other answer is a conflict', () => {
     fc.assert(
       fc.property(arbTrialStream, ({ pool }) => {
-        for (const row of fold(pool).values()) {
+        const outcome: FoldOutcome = { folded: [], conflicts: [] };
+        const table: RowTable = new Map();
+        foldTrials(table, pool, {}, outcome);
+        const slotOf = (t: { row_id: string; agent: { version: string }; run_id: string; attempt: number }) =>
+          `${t.row_id}/${t.agent.version}/${t.run_id}/${t.attempt}`;
+        const firstOf = new Map<string, string>();
+        for (const t of pool) if (!firstOf.has(slotOf(t))) firstOf.set(slotOf(t), t.event_id);
+        for (const row of table.values()) {
           const slots = new Set(row.attempts.map((a) => `${a.run_id}/${a.attempt}`));
           expect(slots.size).toBe(row.attempts.length);
           expect(row.n + row.ungraded).toBe(row.attempts.length);
-          for (const a of row.attempts) {
-            const rivals = pool.filter(
-              (t) =>
-                t.row_id === row.row_id &&
-                t.agent.version === row.agent_version &&
-                t.run_id === a.run_id &&
-                t.attempt === a.attempt,
-            );
-            expect(a.event_id).toBe(rivals.map((t) => t.event_id).sort()[0]);
-          }
+          for (const a of row.attempts)
+            expect(a.event_id).toBe(firstOf.get(`${row.row_id}/${row.agent_version}/${a.run_id}/${a.attempt}`));
         }
+        // folded, duplicates of a folded event, and conflicts: every trial is exactly one of them
+        expect(outcome.folded.map((t) => t.event_id)).toEqual([...firstOf.values()]);
+        for (const c of outcome.conflicts) expect(c.trial.event_id).not.toBe(firstOf.get(slotOf(c.trial)));
+        const folded = new Set(outcome.folded.map((t) => t.event_id));
+        const refused = new Set(outcome.conflicts.map((c) => c.index));
+        pool.forEach((t, i) => expect(folded.has(t.event_id) !== refused.has(i)).toBe(true));
       }),
     );
   });

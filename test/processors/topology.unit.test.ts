@@ -105,7 +105,9 @@ describe('trial topology on the in-memory log', () => {
     expect(JSON.stringify(checkpointOf(restoreTable(sink.rowStates.map(fromRowStateChanged))))).toBe(straight(events));
     const consumer = await log.consumer({ groupId: 'passk-trials', topics: [TOPICS.trials] });
     expect((await consumer.lag()).every((l) => l.lag === 0)).toBe(true);
-    expect(progress.reduce((a, p) => a + p.trials, 0)).toBe(events.length + 40);
+    // a redelivered duplicate is not folded again, so the store's trials get each event once
+    expect(progress.reduce((a, p) => a + p.trials, 0)).toBe(events.length);
+    expect(new Set(sink.trials.map((t) => t.event_id)).size).toBe(sink.trials.length);
     const totals = progress.at(-1)!.summaries();
     expect(totals.map((s) => s.rows)).toEqual([30, 30]);
     expect(totals.every((s) => s.classes.unclassified === 0)).toBe(true);

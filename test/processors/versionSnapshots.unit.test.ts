@@ -118,8 +118,8 @@ describe('per-partition version snapshots', () => {
   });
 });
 
-describe('a row whose slot is taken by a rival with another verdict', () => {
-  it('moves to the bin of its new (n, c), though its n did not change', () => {
+describe('a rival for a taken slot, with another verdict', () => {
+  it('is a conflict: dead-lettered with both event ids, never folded, the row and its bin unchanged', () => {
     const store = createRowStore();
     const at = (attempt: number, passed: boolean, id: string) =>
       trial({ row: 'r1', version: 'v1', attempt, passed, id, at: 1_767_225_600_000 + attempt });
@@ -132,13 +132,20 @@ describe('a row whose slot is taken by a rival with another verdict', () => {
       highWatermark: first + events.length,
     });
     const first = [at(0, true, '01KA0000000000000000000002'), at(1, true, '01KA0000000000000000000003')];
-    const rival = at(0, false, '01KA0000000000000000000001'); // a smaller event id: it takes slot 0
+    // a smaller event id, once enough to take the slot; now the slot's first answer stands (issue 26, item 3)
+    const rival = at(0, false, '01KA0000000000000000000001');
     from([[batch(first, 0)], [batch([rival], 2)]])
       .pipe(foldUnits(store, 'p'), toArray())
       .subscribe((u) => units.push(...u));
     const [, last] = units;
-    expect(last!.changelog.map((r) => [r.n, r.c])).toEqual([[2, 1]]);
-    expect(last!.summaries.map((s) => s.summary.histogram)).toEqual([{ '2,1': 1 }]);
-    expect(byKey(store.totals())).toEqual(byKey(fromScratch([...first, rival]).values()));
+    expect(last!.changelog).toEqual([]);
+    expect(last!.trials).toEqual([]);
+    expect(last!.conflicts).toHaveLength(1);
+    expect(last!.conflicts[0]!.source).toMatchObject({ topic: TOPICS.trials, partition: 0, offset: 2 });
+    expect(JSON.parse(new TextDecoder().decode(last!.conflicts[0]!.value))).toEqual(rival);
+    expect(last!.conflicts[0]!.reason).toContain(
+      'was folded as event 01KA0000000000000000000002; this one, event 01KA0000000000000000000001, differs in event_id',
+    );
+    expect(byKey(store.totals())).toEqual(byKey(fromScratch(first).values()));
   });
 });
