@@ -296,7 +296,12 @@ export const memorySource = (batches: () => AsyncIterable<EventBatch>): EventSou
   },
 });
 const noSink: TrialSink = { writeTrials: async () => {} };
-const noPublisher: EventPublisher = { publish: async () => {}, publishRaw: async () => {}, close: async () => {} };
+const noPublisher: EventPublisher = {
+  publish: async () => {},
+  publishRaw: async () => {},
+  publishDeadLetters: async () => 0,
+  close: async () => {},
+};
 
 export const runTopology = async (source: EventSource): Promise<number> => {
   const progress = await lastValueFrom(

@@ -166,7 +166,12 @@ export interface RebuildResult {
 }
 
 /** A publisher that drops everything: a replay into the store publishes nothing (the log already holds it). */
-const nowhere: EventPublisher = { publish: async () => {}, publishRaw: async () => {}, close: async () => {} };
+const nowhere: EventPublisher = {
+  publish: async () => {},
+  publishRaw: async () => {},
+  publishDeadLetters: async () => 0,
+  close: async () => {},
+};
 
 /** The topics copied as they are: their stored event types (and alerts), whoever processed them. */
 const COPIED: readonly Topic[] = [TOPICS.traces, TOPICS.datasets, TOPICS.decisions, TOPICS.judgments];

@@ -12,6 +12,8 @@ export const DLQ_HEADERS = {
   partition: 'passk.dlq.partition',
   offset: 'passk.dlq.offset',
   reason: 'passk.dlq.reason',
+  /** A letter without a log position (`DeadLetter.id`: ingest's refusals). */
+  id: 'passk.dlq.id',
 } as const;
 
 export interface DeadLetterRecord {
@@ -28,6 +30,7 @@ export const toDeadLetterRecord = (d: DeadLetter): DeadLetterRecord => ({
     [DLQ_HEADERS.partition]: String(d.source.partition),
     [DLQ_HEADERS.offset]: String(d.source.offset),
     [DLQ_HEADERS.reason]: d.reason,
+    ...(d.id === undefined ? {} : { [DLQ_HEADERS.id]: d.id }),
   },
 });
 
@@ -44,17 +47,21 @@ export const fromDeadLetterRecord = (r: {
   },
   value: r.value,
   reason: r.headers[DLQ_HEADERS.reason] ?? '(no reason recorded)',
+  ...(r.headers[DLQ_HEADERS.id] === undefined ? {} : { id: r.headers[DLQ_HEADERS.id] }),
 });
 
 /** One dead letter per source position: its identity. */
 export const sourceId = (s: { topic: string; partition: number; offset: number }): string =>
   [s.topic, s.partition, s.offset].join(KEY_SEP);
 
-/** The first letter of each source position, in order. */
+/** A letter's identity: its `id` (a letter without a log position), else its source position. */
+export const letterId = (d: DeadLetter): string => (d.id === undefined ? sourceId(d.source) : `id${KEY_SEP}${d.id}`);
+
+/** The first letter of each identity (`letterId`), in order. */
 export const uniqueBySource = (letters: readonly DeadLetter[]): DeadLetter[] => {
   const seen = new Set<string>();
   return letters.filter((d) => {
-    const id = sourceId(d.source);
+    const id = letterId(d);
     if (seen.has(id)) return false;
     seen.add(id);
     return true;
@@ -62,7 +69,7 @@ export const uniqueBySource = (letters: readonly DeadLetter[]): DeadLetter[] => 
 };
 
 /**
- * Appends each source position's dead letter once, however many consumer groups read the record and
+ * Appends each identity's dead letter once (`letterId`: a source position, or an ingest letter's id), however many consumer groups read the record and
  * however often it is read again (a restart before the commit, a restore that rereads a changelog).
  * The positions already in the DLQ are read from it once, on the first bad record, then kept; calls
  * run one at a time. Returns the letters it appended.
@@ -75,14 +82,14 @@ export const createDeadLetterWriter = (deps: {
   let chain: Promise<unknown> = Promise.resolve();
   return (letters) => {
     const run = async () => {
-      known ??= deps.existing().then((l) => new Set(l.map((d) => sourceId(d.source))));
+      known ??= deps.existing().then((l) => new Set(l.map(letterId)));
       const seen = await known.catch((e: unknown) => {
         known = undefined; // read again next time
         throw e;
       });
-      const fresh = uniqueBySource(letters).filter((d) => !seen.has(sourceId(d.source)));
+      const fresh = uniqueBySource(letters).filter((d) => !seen.has(letterId(d)));
       if (fresh.length > 0) await deps.append(fresh);
-      for (const d of fresh) seen.add(sourceId(d.source));
+      for (const d of fresh) seen.add(letterId(d));
       return fresh;
     };
     const next = chain.then(run, run);

@@ -34,9 +34,18 @@ export interface LogEvent<E extends PasskEvent = PasskEvent> {
 
 /** A dead letter: the original bytes and why they could not be processed. */
 export interface DeadLetter {
+  /**
+   * Where it came from. A record of the log: its topic, partition and offset (its identity). A refusal of `passk
+   * ingest` (no log position): the ingest path as topic (`otlp:/v1/traces`), partition and offset -1, and `id`.
+   */
   readonly source: { topic: string; partition: number; offset: number; key: string };
   readonly value: Uint8Array;
   readonly reason: string;
+  /**
+   * The identity of a letter that has no log position (ingest's refusals and evictions): the same refusal of the
+   * same bytes has the same id, so a re-sent request is dead-lettered once. Absent for a log record's letter.
+   */
+  readonly id?: string;
 }
 
 export interface EventPublisher {
@@ -53,6 +62,12 @@ export interface EventPublisher {
   publish(events: readonly PasskEvent[], opts?: { readonly trusted?: boolean }): Promise<void>;
   /** Appends raw bytes as they are (tests, DLQ, replays of foreign data). */
   publishRaw(topic: Topic, records: readonly { key: string; value: Uint8Array }[]): Promise<void>;
+  /**
+   * Appends dead letters to the dead-letter topic (`DLQ_HEADERS`, as the consumers write theirs), each identity
+   * (`id`, else the source position) once: a letter the topic already holds is not appended again. Resolves with
+   * the letters appended, once they are durable (ingest's refusals and evictions).
+   */
+  publishDeadLetters(letters: readonly DeadLetter[]): Promise<number>;
   close(): Promise<void>;
 }
 
@@ -61,6 +76,8 @@ export interface EventBatch {
   readonly topic: string;
   readonly partition: number;
   readonly events: readonly LogEvent[];
+  /** A batch of the dead-letter topic (a consumer of that topic alone): its letters, in order; `events` is empty. */
+  readonly letters?: readonly DeadLetter[];
   /** Offset of the last record in the batch (valid or dead-lettered); commit `lastOffset + 1`. */
   readonly lastOffset: number;
   /** Offset the next append to this partition will get: lag = highWatermark - (lastOffset + 1). */
@@ -69,6 +86,10 @@ export interface EventBatch {
 
 export interface ConsumerOptions {
   readonly groupId: string;
+  /**
+   * The dead-letter topic is read alone (`[TOPICS.dlq]`): its batches carry `letters`, never events, and nothing
+   * of it is dead-lettered again.
+   */
   readonly topics: readonly Topic[];
   /** Where a partition with no committed offset starts: true = its first record, false = new records only. @default true */
   readonly fromBeginning?: boolean;

@@ -3,7 +3,7 @@ import { hostname } from 'node:os';
 import type { EventCodec } from '../../schemas/codec.ts';
 import { TOPICS, tpKey } from '../../schemas/topics.ts';
 import type { ConsumerOptions, EventBatch, EventConsumer } from '../../processors/ports.ts';
-import { decodeRecords, toDeadLetterRecord } from '../deadLetters.ts';
+import { decodeRecords, fromDeadLetterRecord, toDeadLetterRecord } from '../deadLetters.ts';
 import { ConsumerMisuse } from '../errors.ts';
 import { partitionOf } from '../partitioner.ts';
 import type { GroupStore, Member, TopicPartition } from './groups.ts';
@@ -43,8 +43,8 @@ export const createEmbeddedConsumer = (deps: {
   onClose: () => void;
 }): EventConsumer => {
   const { store, groups, codec, options, timing } = deps;
-  if (options.topics.includes(TOPICS.dlq))
-    throw new ConsumerMisuse(`${TOPICS.dlq} holds dead letters, not events: read it with deadLetters()`);
+  if (options.topics.includes(TOPICS.dlq) && options.topics.length > 1)
+    throw new ConsumerMisuse(`${TOPICS.dlq} holds dead letters, not events: read it alone`);
   const topics: string[] = [...new Set(options.topics)].sort();
   for (const t of topics) store.ensureTopic(t);
   const member: Member = {
@@ -120,6 +120,17 @@ export const createEmbeddedConsumer = (deps: {
       const records = store.read(tp.topic, tp.partition, tp.position, maxBatch, MAX_BATCH_BYTES);
       const last = records.at(-1);
       if (!last) continue;
+      if (tp.topic === TOPICS.dlq) {
+        tp.position = last.offset + 1;
+        return {
+          topic: tp.topic,
+          partition: tp.partition,
+          events: [],
+          letters: records.map(fromDeadLetterRecord),
+          lastOffset: last.offset,
+          highWatermark: high,
+        };
+      }
       const { events, dead } = await decodeRecords(codec, records);
       if (dead.length > 0) {
         store.appendDeadLetters(dead.map(toDeadLetterRecord), partitionOf);

@@ -28,6 +28,9 @@ CREATE TABLE IF NOT EXISTS records (
   topic TEXT NOT NULL, partition INTEGER NOT NULL, offset INTEGER NOT NULL,
   key TEXT NOT NULL, value BLOB NOT NULL, headers TEXT, timestamp INTEGER NOT NULL,
   PRIMARY KEY (topic, partition, offset));
+-- The identities of the dead letters without a log position (ingest's), so each is appended once.
+CREATE INDEX IF NOT EXISTS records_dlq_id ON records (json_extract(headers, '$."passk.dlq.id"'))
+  WHERE topic = 'passk.dlq';
 CREATE TABLE IF NOT EXISTS group_offsets (
   group_id TEXT NOT NULL, topic TEXT NOT NULL, partition INTEGER NOT NULL, next_offset INTEGER NOT NULL,
   committed_at INTEGER NOT NULL, PRIMARY KEY (group_id, topic, partition)) WITHOUT ROWID;

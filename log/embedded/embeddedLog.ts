@@ -97,6 +97,10 @@ export const createEmbeddedEventLog = (opts: EmbeddedEventLogOptions): EventLog 
       }
     },
     publishRaw: async (topic, records) => append(records.map((r) => ({ topic, key: r.key, value: r.value }))),
+    publishDeadLetters: async (letters) => {
+      checkOpen();
+      return withDisk(() => store.appendDeadLetters(letters.map(toDeadLetterRecord), partitionOf));
+    },
     close: async () => {},
   };
 

@@ -25,7 +25,8 @@ export interface LogStore {
     partitionOf: (key: string, partitions: number) => number,
   ): { topic: string; partition: number; offset: number }[];
   /**
-   * Appends to the dead-letter topic the letters whose source position it does not hold yet, in one
+   * Appends to the dead-letter topic the letters whose identity (source position, or `passk.dlq.id`) it does not
+   * hold yet, in one
    * `BEGIN IMMEDIATE` transaction (so two processes never both append one); returns how many it appended.
    */
   appendDeadLetters(
@@ -65,6 +66,11 @@ export const createLogStore = (db: Db, opts: { defaultPartitions: number; now: (
          AND json_extract(headers, '$."${DLQ_HEADERS.topic}"') = ?
          AND json_extract(headers, '$."${DLQ_HEADERS.partition}"') = ?
          AND json_extract(headers, '$."${DLQ_HEADERS.offset}"') = ? LIMIT 1`,
+    ),
+    // the literal topic and expression are those of the partial index records_dlq_id (database.ts)
+    dlqHasId: db.prepare<[string], { x: number }>(
+      `SELECT 1 AS x FROM records WHERE topic = 'passk.dlq'
+         AND json_extract(headers, '$."passk.dlq.id"') = ? LIMIT 1`,
     ),
     watermarks: db.prepare<[string], { topic: string; partition: number; next_offset: number }>(
       'SELECT topic, partition, next_offset FROM partitions WHERE topic IN (SELECT value FROM json_each(?))',
@@ -117,14 +123,20 @@ export const createLogStore = (db: Db, opts: { defaultPartitions: number; now: (
     (letters: readonly DeadLetterRecord[], partitionOf: (key: string, n: number) => number, partitions: number) => {
       const seen = new Set<string>();
       const fresh = letters.filter((l) => {
+        const id = l.headers[DLQ_HEADERS.id];
+        if (id !== undefined) {
+          if (seen.has(`id\u0000${id}`)) return false;
+          seen.add(`id\u0000${id}`);
+          return q.dlqHasId.get(id) === undefined;
+        }
         const at = [
           l.headers[DLQ_HEADERS.topic]!,
           l.headers[DLQ_HEADERS.partition]!,
           l.headers[DLQ_HEADERS.offset]!,
         ] as const;
-        const id = at.join('\u0000');
-        if (seen.has(id)) return false;
-        seen.add(id);
+        const position = at.join('\u0000');
+        if (seen.has(position)) return false;
+        seen.add(position);
         return q.dlqHas.get(TOPICS.dlq, ...at) === undefined;
       });
       if (fresh.length > 0)

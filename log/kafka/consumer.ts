@@ -2,7 +2,7 @@ import type { Admin, Consumer, Kafka } from 'kafkajs';
 import type { EventCodec } from '../../schemas/codec.ts';
 import { TOPICS, tpKey } from '../../schemas/topics.ts';
 import type { ConsumerOptions, DeadLetter, EventBatch, EventConsumer, RawRecord } from '../../processors/ports.ts';
-import { decodeRecords } from '../deadLetters.ts';
+import { decodeRecords, fromDeadLetterRecord } from '../deadLetters.ts';
 import { CommitRejected, ConsumerMisuse } from '../errors.ts';
 import { BackendUnavailable } from '../../schemas/errors.ts';
 import { FENCED_COMMIT_TYPES, classifyKafkaError, protocolTypes } from './errors.ts';
@@ -87,6 +87,18 @@ const settledWithin = async (p: Promise<unknown>, ms: number): Promise<void> => 
   clearTimeout(timer);
 };
 
+/** A record of the dead-letter topic as its letter (headers as text). */
+export const letterOfMessage = (m: {
+  key: Buffer | null;
+  value: Buffer | null;
+  headers?: Record<string, Buffer | string | (Buffer | string)[] | undefined>;
+}): DeadLetter => {
+  const headers: Record<string, string> = {};
+  for (const [k, v] of Object.entries(m.headers ?? {}))
+    if (v !== undefined) headers[k] = Buffer.isBuffer(v) ? v.toString('utf8') : String(v);
+  return fromDeadLetterRecord({ key: m.key?.toString('utf8') ?? '', value: m.value ?? new Uint8Array(0), headers });
+};
+
 /**
  * A kafkajs group consumer behind the port. `eachBatch` hands each chunk of a fetched batch to the
  * iterator and waits until the caller asks for the next one, so nothing more is fetched or processed
@@ -114,8 +126,8 @@ export const createKafkaConsumer = async (deps: {
   const { options, names, codec } = deps;
   const sleep = deps.sleep ?? wait;
   const covering = coveringFor(deps.partitionsOf);
-  if (options.topics.includes(TOPICS.dlq))
-    throw new ConsumerMisuse(`${TOPICS.dlq} holds dead letters, not events: read it with deadLetters()`);
+  if (options.topics.includes(TOPICS.dlq) && options.topics.length > 1)
+    throw new ConsumerMisuse(`${TOPICS.dlq} holds dead letters, not events: read it alone`);
   const maxBatch = options.maxBatch ?? 1000;
   const abort = new AbortController();
   const queue = createHandoffQueue<Item>(abort.signal);
@@ -208,6 +220,24 @@ export const createKafkaConsumer = async (deps: {
           rebalancing = false;
           for (let i = 0; i < batch.messages.length && !abort.signal.aborted; i += maxBatch) {
             if (!isRunning() || isStale() || rebalancing) return;
+            if (topic === TOPICS.dlq) {
+              // the dead-letter topic, read alone: its records are letters, handed over as they are
+              const messages = batch.messages.slice(i, i + maxBatch);
+              const lastOffset = Number(messages.at(-1)!.offset);
+              await deliver(
+                {
+                  topic,
+                  partition: batch.partition,
+                  events: [],
+                  letters: messages.map(letterOfMessage),
+                  lastOffset,
+                  highWatermark: Number(batch.highWatermark),
+                },
+                heartbeat,
+              );
+              resolveOffset(String(lastOffset));
+              continue;
+            }
             const records: RawRecord[] = batch.messages.slice(i, i + maxBatch).map((m) => ({
               topic,
               partition: batch.partition,

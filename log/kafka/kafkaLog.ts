@@ -4,8 +4,8 @@ import type { Admin, Kafka } from 'kafkajs';
 import { BackendUnavailable } from '../../schemas/errors.ts';
 import { TOPICS } from '../../schemas/topics.ts';
 import type { DeadLetter, EventConsumer, EventLog } from '../../processors/ports.ts';
-import { createDeadLetterWriter, fromDeadLetterRecord, toDeadLetterRecord } from '../deadLetters.ts';
-import { createKafkaConsumer } from './consumer.ts';
+import { createDeadLetterWriter, toDeadLetterRecord } from '../deadLetters.ts';
+import { createKafkaConsumer, letterOfMessage } from './consumer.ts';
 import { classifyKafkaError } from './errors.ts';
 import { applyKafkajsFixes } from './kafkajsFixes.ts';
 import { createKafkaPublisher, type KafkaPublisher } from './publisher.ts';
@@ -170,16 +170,7 @@ export const createKafkaEventLog = async (opts: KafkaEventLogOptions): Promise<E
             autoCommit: false,
             eachBatch: async ({ batch }) => {
               for (const m of batch.messages) {
-                const headers: Record<string, string> = {};
-                for (const [k, v] of Object.entries(m.headers ?? {}))
-                  if (v !== undefined) headers[k] = Buffer.isBuffer(v) ? v.toString('utf8') : String(v);
-                letters.push(
-                  fromDeadLetterRecord({
-                    key: m.key?.toString('utf8') ?? '',
-                    value: m.value ?? new Uint8Array(0),
-                    headers,
-                  }),
-                );
+                letters.push(letterOfMessage(m));
                 if (Number(m.offset) + 1 >= (ends.get(batch.partition) ?? 0)) ends.delete(batch.partition);
               }
               if (ends.size === 0) done();
@@ -202,6 +193,11 @@ export const createKafkaEventLog = async (opts: KafkaEventLogOptions): Promise<E
   // in the background: a broker away at a sweep is waited out a few times, then left to the next start
   const ownGroups = new Set<string>();
   const sweeper = oneUseSweeper(() => sweepOneUseGroups(admin, namespace, ownGroups));
+
+  // ingest's letters go through the same writer: each identity once, however often a request is re-sent
+  Object.assign(publisher, {
+    publishDeadLetters: async (letters: readonly DeadLetter[]) => (await deadLetter(letters)).length,
+  });
 
   return {
     publisher,

@@ -160,6 +160,10 @@ export const createKafkaPublisher = async (deps: {
       await send(records, turn);
     },
     publishRaw: async (topic, records) => send(records.map((r) => ({ topic, key: r.key, value: r.value }))),
+    // the log replaces it with its dead-letter writer (kafkaLog.ts), which knows what the topic holds
+    publishDeadLetters: async () => {
+      throw new Error('publishDeadLetters: use the Kafka event log’s publisher');
+    },
     close: async () => {
       await producer.disconnect();
     },

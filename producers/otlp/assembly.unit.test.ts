@@ -65,7 +65,12 @@ describe('span assembly: roots, holding, late spans', () => {
     const after = a.add(request(span(7, 3, 1, tool('mail'))), 61_000);
     expect(after.candidates).toEqual([]);
     expect(after.rejected).toEqual([
-      { span: expect.anything(), spans: 1, reason: expect.stringMatching(/late window/) },
+      {
+        span: expect.anything(),
+        spans: 1,
+        reason: expect.stringMatching(/late window/),
+        refused: [{ span: expect.anything() }],
+      },
     ]);
   });
 

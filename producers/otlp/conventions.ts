@@ -38,6 +38,8 @@ export interface SpanView {
   readonly span: OtlpSpan;
   readonly attrs: Record<string, Value>;
   readonly resource: Record<string, Value>;
+  /** The resource's attributes as they came (a dead letter's bytes). */
+  readonly resourceAttributes?: readonly KeyValue[];
   readonly events: SpanEvent[];
 }
 

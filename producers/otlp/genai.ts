@@ -23,7 +23,7 @@ import {
   type SpanView,
   type Value,
 } from './conventions.ts';
-import type { AnyValue, OtlpLogsRequest, OtlpRequest, OtlpSpan } from './decode.ts';
+import type { AnyValue, KeyValue, OtlpLogRecord, OtlpLogsRequest, OtlpRequest, OtlpSpan } from './decode.ts';
 import { pushAll } from '../../processors/core/arrays.ts';
 
 export { attributesOf, valueOf } from './conventions.ts';
@@ -197,11 +197,20 @@ export interface RecordedTrace {
   decision?: number | 'out' | 'pending';
 }
 
+/** A span or log record that makes no trace, as it came (with its resource's attributes): a dead letter's bytes. */
+export type Refused =
+  | { readonly span: OtlpSpan; readonly resource?: readonly KeyValue[] }
+  | { readonly logRecord: OtlpLogRecord; readonly resource?: readonly KeyValue[] };
+
+/** The spans of `views` as refused items. */
+export const refusedOf = (views: readonly SpanView[]): Refused[] =>
+  views.map((v) => ({ span: v.span, ...(v.resourceAttributes ? { resource: v.resourceAttributes } : {}) }));
+
 export interface Assembled {
   /** `revision` 0 for a new trace; a recorded trace's next revision otherwise (`recorded` is its memory). */
   readonly candidates: { candidate: TraceCandidate; revision: number; recorded: RecordedTrace }[];
-  /** A root span that makes no trace, with the children it took along (`spans` counts both). */
-  readonly rejected: { span?: OtlpSpan; spans: number; reason: string }[];
+  /** A root span that makes no trace, with the children it took along (`spans` counts both; `refused` holds them). */
+  readonly rejected: { span?: OtlpSpan; spans: number; reason: string; refused: readonly Refused[] }[];
   /** A re-sent root or child that changed nothing: counted, not recorded again. */
   duplicates: number;
 }
@@ -222,8 +231,8 @@ export interface AssemblerOptions {
   readonly rootWaitMs?: number;
   /** How long a recorded trace takes late children, log records and re-sent roots as a new revision. @default 60 s */
   readonly lateWindowMs?: number;
-  /** Evictions, reported as they happen (the receiver logs and counts them). */
-  readonly onEvict?: (traceId: string, spans: number, reason: string) => void;
+  /** Evictions, reported as they happen (the receiver logs, counts and dead-letters them: `refused`). */
+  readonly onEvict?: (traceId: string, spans: number, reason: string, refused: readonly Refused[]) => void;
 }
 
 interface Held {
@@ -285,7 +294,12 @@ export const createSpanAssembler = (opts: AssemblerOptions = {}) => {
       stats.heldBytes -= h.bytes;
       stats.evictedTraces++;
       stats.evictedSpans += h.views.length;
-      opts.onEvict?.(id, h.views.length, `held spans over the ${maxBytes}-byte bound (maxHeldBytes)`);
+      opts.onEvict?.(
+        id,
+        h.views.length,
+        `held spans over the ${maxBytes}-byte bound (maxHeldBytes)`,
+        refusedOf(h.views),
+      );
     }
     stats.heldTraces = held.size;
     stats.recordedTraces = recorded.size;
@@ -303,7 +317,12 @@ export const createSpanAssembler = (opts: AssemblerOptions = {}) => {
     const r = traceOf(root, children);
     if ('reason' in r) {
       if (before) dropRecorded(before);
-      out.rejected.push({ span: root.span, spans: 1 + children.length, reason: r.reason });
+      out.rejected.push({
+        span: root.span,
+        spans: 1 + children.length,
+        reason: r.reason,
+        refused: refusedOf([root, ...children]),
+      });
       return;
     }
     const key = keyOf(r.candidate);
@@ -338,10 +357,11 @@ export const createSpanAssembler = (opts: AssemblerOptions = {}) => {
     out.candidates.push({ candidate: r.candidate, revision: 0, recorded: rec });
   };
 
-  const viewOf = (span: OtlpSpan, resource: Record<string, Value>): SpanView => ({
+  const viewOf = (span: OtlpSpan, resource: Record<string, Value>, resourceAttributes?: KeyValue[]): SpanView => ({
     span,
     attrs: attributesOf(span.attributes),
     resource,
+    ...(resourceAttributes ? { resourceAttributes } : {}),
     events: (span.events ?? []).map((e) => ({ name: e.name ?? '', attrs: attributesOf(e.attributes) })),
   });
 
@@ -357,13 +377,17 @@ export const createSpanAssembler = (opts: AssemblerOptions = {}) => {
       const touched = new Set<RecordedTrace>();
       for (const rs of request.resourceSpans ?? []) {
         const resource = attributesOf(rs.resource?.attributes);
+        const resourceAttributes = rs.resource?.attributes;
+        const as = (span: OtlpSpan): Refused[] => [
+          { span, ...(resourceAttributes ? { resource: resourceAttributes } : {}) },
+        ];
         for (const ss of rs.scopeSpans ?? [])
           for (const span of ss.spans ?? []) {
             if (!span.traceId) {
-              out.rejected.push({ span, spans: 1, reason: `span "${span.name}" has no trace id` });
+              out.rejected.push({ span, spans: 1, reason: `span "${span.name}" has no trace id`, refused: as(span) });
               continue;
             }
-            const view = viewOf(span, resource);
+            const view = viewOf(span, resource, resourceAttributes);
             if (isLocalRoot(span)) {
               roots.push(view);
               continue;
@@ -377,7 +401,7 @@ export const createSpanAssembler = (opts: AssemblerOptions = {}) => {
               continue;
             }
             if (done.has(span.traceId)) {
-              out.rejected.push({ span, spans: 1, reason: lateReason(span.traceId) });
+              out.rejected.push({ span, spans: 1, reason: lateReason(span.traceId), refused: as(span) });
               continue;
             }
             const h = heldOf(span.traceId, now);
@@ -410,7 +434,12 @@ export const createSpanAssembler = (opts: AssemblerOptions = {}) => {
           const others = [rec.root, ...rec.children].filter((c) => c.span.spanId !== root.span.spanId);
           children = [...others, ...children.filter((c) => !others.some((o) => o.span.spanId === c.span.spanId))];
         } else if (done.has(traceId)) {
-          out.rejected.push({ span: root.span, spans: 1 + children.length, reason: lateReason(traceId) });
+          out.rejected.push({
+            span: root.span,
+            spans: 1 + children.length,
+            reason: lateReason(traceId),
+            refused: refusedOf([root, ...children]),
+          });
           continue;
         }
         make(
@@ -432,6 +461,9 @@ export const createSpanAssembler = (opts: AssemblerOptions = {}) => {
       for (const rl of request.resourceLogs ?? [])
         for (const sl of rl.scopeLogs ?? [])
           for (const record of sl.logRecords ?? []) {
+            const refused: Refused[] = [
+              { logRecord: record, ...(rl.resource?.attributes ? { resource: rl.resource.attributes } : {}) },
+            ];
             const attrs = attributesOf(record.attributes);
             const name = record.eventName || str(attrs['event.name']) || '';
             if (!name.startsWith('gen_ai.')) {
@@ -439,7 +471,7 @@ export const createSpanAssembler = (opts: AssemblerOptions = {}) => {
               continue;
             }
             if (!record.traceId || !record.spanId) {
-              out.rejected.push({ spans: 1, reason: `log record "${name}" names no trace and span id` });
+              out.rejected.push({ spans: 1, reason: `log record "${name}" names no trace and span id`, refused });
               continue;
             }
             const body = record.body === undefined ? null : attributesOfBody(record.body);
@@ -454,7 +486,7 @@ export const createSpanAssembler = (opts: AssemblerOptions = {}) => {
               }
             }
             if (done.has(record.traceId)) {
-              out.rejected.push({ spans: 1, reason: lateReason(record.traceId) });
+              out.rejected.push({ spans: 1, reason: lateReason(record.traceId), refused });
               continue;
             }
             const h = rec ? undefined : heldOf(record.traceId, now);

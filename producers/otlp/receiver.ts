@@ -5,7 +5,8 @@
  * requests; an export is answered once what it kept is durable in the log (and, under a cap, once its candidates
  * are durable in the spool).
  */
-import type { EventPublisher } from '../../processors/ports.ts';
+import { pushAll } from '../../processors/core/arrays.ts';
+import type { DeadLetter, EventPublisher } from '../../processors/ports.ts';
 import type { SamplingPolicyInput } from '../sampler/policy.ts';
 import type { Redactor } from '../sampler/redact.ts';
 import { createTraceSampler } from '../sampler/sampler.ts';
@@ -13,7 +14,8 @@ import type { TraceSpool } from '../sampler/spool.ts';
 import { createRecorder } from '../sdk/recorder.ts';
 import { PRODUCER_VERSION } from '../version.ts';
 import { decodeJson, decodeLogsJson, decodeLogsProtobuf, decodeProtobuf, type Signal } from './decode.ts';
-import { createSpanAssembler, type AssemblerOptions, type Assembled } from './genai.ts';
+import { ingestLetters } from './deadLetters.ts';
+import { createSpanAssembler, type AssemblerOptions, type Assembled, type Refused, refusedOf } from './genai.ts';
 
 export const OTLP_PRODUCER = `passk-otlp/${PRODUCER_VERSION}`;
 
@@ -56,6 +58,8 @@ export interface ReceiverStats {
   rejected: Record<RejectReason, number>;
   /** Time spent in the sampler (drawing, redacting, clipping), ms. */
   prepareMs: number;
+  /** Dead letters appended to the log (each refused or evicted span or log record, once). */
+  deadLetters: number;
 }
 
 const reasonOf = (message: string): RejectReason =>
@@ -72,10 +76,28 @@ export const createOtlpReceiver = (opts: OtlpReceiverOptions) => {
     kept: 0,
     rejected: { no_convention: 0, late: 0, invalid: 0, too_large: 0, no_trace_id: 0, evicted: 0 },
     prepareMs: 0,
+    deadLetters: 0,
   };
-  const reject = (reason: RejectReason, spans: number, message: string) => {
+  /** Letters made and not yet in the log: appended before the next answer (or by the ticker). */
+  const letters: DeadLetter[] = [];
+  const reject = (reason: RejectReason, spans: number, message: string, refused: readonly Refused[] = []) => {
     stats.rejected[reason] += spans;
     opts.onReject?.({ reason, spans, message });
+    if (refused.length > 0) pushAll(letters, ingestLetters(refused, reason, message, sampler.redactors));
+  };
+  /** Appends the letters made so far, each once; a failure puts them back for the next try. */
+  const deadLetter = async (): Promise<void> => {
+    if (letters.length === 0) return;
+    const batch = letters.splice(0);
+    try {
+      stats.deadLetters += await opts.publisher.publishDeadLetters(batch);
+    } catch (e) {
+      // back in front of any made meanwhile, for the next try
+      const later = letters.splice(0);
+      pushAll(letters, batch);
+      pushAll(letters, later);
+      throw e;
+    }
   };
   const recorder = createRecorder({
     publisher: opts.publisher,
@@ -93,9 +115,9 @@ export const createOtlpReceiver = (opts: OtlpReceiverOptions) => {
   });
   const assembler = createSpanAssembler({
     ...opts.assembly,
-    onEvict: (traceId, spans, why) => {
-      reject('evicted', spans, `trace ${traceId}: ${spans} spans evicted: ${why}`);
-      opts.assembly?.onEvict?.(traceId, spans, why);
+    onEvict: (traceId, spans, why, refused) => {
+      reject('evicted', spans, `trace ${traceId}: ${spans} spans evicted: ${why}`, refused);
+      opts.assembly?.onEvict?.(traceId, spans, why, refused);
     },
   });
 
@@ -106,7 +128,7 @@ export const createOtlpReceiver = (opts: OtlpReceiverOptions) => {
     for (const r of a.rejected) {
       refused += r.spans;
       reasons.push(r.reason);
-      reject(reasonOf(r.reason), r.spans, r.reason);
+      reject(reasonOf(r.reason), r.spans, r.reason, r.refused);
     }
     stats.duplicates += a.duplicates;
     const started = performance.now();
@@ -129,7 +151,7 @@ export const createOtlpReceiver = (opts: OtlpReceiverOptions) => {
         const message = `trace ${candidate.trace_id}: ${(e as Error).message}`;
         refused++;
         reasons.push(message);
-        reject('invalid', 1, message);
+        reject('invalid', 1, message, refusedOf([recorded.root, ...recorded.children]));
       }
     }
     stats.prepareMs += performance.now() - started;
@@ -140,6 +162,7 @@ export const createOtlpReceiver = (opts: OtlpReceiverOptions) => {
     const refusedBefore = recorder.stats.refused;
     await sampler.persist();
     await recorder.flush();
+    await deadLetter();
     // The log refused these (over the largest event size): counted, not silently dropped.
     const tooLarge = recorder.stats.refused - refusedBefore;
     if (tooLarge > 0) {

@@ -101,6 +101,8 @@ export interface TraceSampler {
   flush(): Promise<void>;
   readonly stats: ReadonlyMap<string, SegmentStats>;
   readonly policyId: string;
+  /** The redactors every kept trace goes through (the default or given ones, then the policy's own patterns). */
+  readonly redactors: readonly Redactor[];
 }
 
 export const createTraceSampler = (opts: SamplerOptions): TraceSampler => {
@@ -200,6 +202,7 @@ export const createTraceSampler = (opts: SamplerOptions): TraceSampler => {
 
   return {
     policyId,
+    redactors,
     stats,
     offer(t) {
       // ids are checked and the segment redacted before anything else: the stats and reports name segments

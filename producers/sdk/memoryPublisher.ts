@@ -1,4 +1,4 @@
-import type { EventPublisher } from '../../processors/ports.ts';
+import type { DeadLetter, EventPublisher } from '../../processors/ports.ts';
 import { validateEvent } from '../../schemas/codec.ts';
 import { EventTooLarge } from '../../schemas/errors.ts';
 import type { PasskEvent } from '../../schemas/events/index.ts';
@@ -9,6 +9,8 @@ export interface MemoryPublisher extends EventPublisher {
   /** Every published event, in publish order. */
   readonly events: PasskEvent[];
   readonly raw: { topic: Topic; key: string; value: Uint8Array }[];
+  /** Every dead letter appended, each identity once. */
+  readonly deadLetters: DeadLetter[];
 }
 
 /**
@@ -18,10 +20,13 @@ export interface MemoryPublisher extends EventPublisher {
 export const createMemoryPublisher = (opts: { maxEventBytes?: number } = {}): MemoryPublisher => {
   const events: PasskEvent[] = [];
   const raw: MemoryPublisher['raw'] = [];
+  const deadLetters: DeadLetter[] = [];
+  const known = new Set<string>();
   const max = opts.maxEventBytes ?? 1_000_000;
   return {
     events,
     raw,
+    deadLetters,
     async publish(batch) {
       const checked = batch.map((e) => {
         const event = validateEvent(e);
@@ -36,6 +41,13 @@ export const createMemoryPublisher = (opts: { maxEventBytes?: number } = {}): Me
         raw,
         records.map((r) => ({ topic, ...r })),
       );
+    },
+    async publishDeadLetters(letters) {
+      // each identity once, as the real logs (an ingest letter's id, else its source position)
+      const idOf = (l: DeadLetter) => l.id ?? `${l.source.topic}/${l.source.partition}/${l.source.offset}`;
+      const fresh = letters.filter((l) => !known.has(idOf(l)) && known.add(idOf(l)));
+      pushAll(deadLetters, fresh);
+      return fresh.length;
     },
     async close() {},
   };

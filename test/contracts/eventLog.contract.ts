@@ -4,7 +4,7 @@ import { EventTooLarge } from '../../schemas/errors.ts';
 import type { PasskEvent } from '../../schemas/events/index.ts';
 import type { TrialRecorded } from '../../schemas/events/trialRecorded.ts';
 import { TOPICS, keyOf } from '../../schemas/topics.ts';
-import type { EventBatch, EventConsumer, EventLog, LogEvent } from '../../processors/ports.ts';
+import type { DeadLetter, EventBatch, EventConsumer, EventLog, LogEvent } from '../../processors/ports.ts';
 import { partitionOf } from '../../log/partitioner.ts';
 import { trial, trials } from '../helpers/events.ts';
 
@@ -316,6 +316,36 @@ export const eventLogContract = (name: string, setup: () => Promise<EventLogUnde
       expect(handed.filter((h) => h.startsWith('contract-dlq-a:'))).toHaveLength(4);
       expect(handed.filter((h) => h.startsWith('contract-dlq-b:'))).toHaveLength(2);
       expect(handed.filter((h) => h.startsWith('contract-dlq-c:'))).toHaveLength(2);
+    });
+
+    it('appends a letter without a log position once per id, and hands the topic to a reader of it alone', async () => {
+      const { open } = await openFresh();
+      let log = await open();
+      const letter = (n: number, reason = 'no_convention: a plain HTTP span'): DeadLetter => ({
+        source: { topic: 'otlp:/v1/traces', partition: -1, offset: -1, key: `trace-${n}/span-${n}` },
+        value: new TextEncoder().encode(JSON.stringify({ resourceSpans: [{ n }] })),
+        reason,
+        id: `otlp:/v1/traces/letter-${n}`,
+      });
+      expect(await log.publisher.publishDeadLetters([letter(1), letter(2), letter(1)])).toBe(2);
+      expect(await log.publisher.publishDeadLetters([letter(2), letter(3)])).toBe(1);
+      await log.close();
+      log = await open(); // a restart: what the DLQ holds is read from the log, not remembered
+      expect(await log.publisher.publishDeadLetters([letter(3, 'late: again'), letter(4)])).toBe(1);
+      const held = await log.deadLetters();
+      expect(held.map((l) => l.id).sort()).toEqual([1, 2, 3, 4].map((n) => `otlp:/v1/traces/letter-${n}`));
+      expect(held.find((l) => l.id === letter(3).id)).toEqual(letter(3));
+      // a decode letter of the processors' sits in the same topic
+      await log.publisher.publishRaw(TOPICS.trials, [{ key: 'k', value: new Uint8Array([0xff]) }]);
+      const trials = reader(await log.consumer({ groupId: 'contract-dlq-decode', topics: [TOPICS.trials] }));
+      await trials.take({ until: () => trials.batches.length > 0, what: 'the bad record read' });
+      const follower = await log.consumer({ groupId: 'contract-dlq-follower', topics: [TOPICS.dlq] });
+      const r = reader(follower);
+      const letters = () => r.batches.flatMap((b) => b.letters ?? []);
+      await r.take({ until: () => letters().length >= 5, what: 'the five letters' });
+      expect(r.events).toEqual([]);
+      expect(letters().filter((l) => l.id !== undefined)).toHaveLength(4);
+      expect(letters().find((l) => l.id === undefined)?.source).toMatchObject({ topic: TOPICS.trials, offset: 0 });
     });
 
     it('splits the partitions between two members of one group, which together read everything', async () => {

@@ -1,7 +1,7 @@
 import { jsonCodec } from '../../schemas/codec.ts';
 import { EventTooLarge } from '../../schemas/errors.ts';
 import type { PasskEvent } from '../../schemas/events/index.ts';
-import { ALL_TOPICS, keyOf, topicOf, type Topic } from '../../schemas/topics.ts';
+import { ALL_TOPICS, TOPICS, keyOf, topicOf, type Topic } from '../../schemas/topics.ts';
 import { createDeadLetterWriter, decodeRecords } from '../../log/deadLetters.ts';
 import { partitionOf } from '../../log/partitioner.ts';
 import type { ConsumerOptions, DeadLetter, EventBatch, EventConsumer, EventLog } from '../../processors/ports.ts';
@@ -17,6 +17,8 @@ import type { ConsumerOptions, DeadLetter, EventBatch, EventConsumer, EventLog }
 interface Stored {
   key: string;
   value: Uint8Array;
+  /** A record of the dead-letter topic: its letter. */
+  letter?: DeadLetter;
 }
 interface Group {
   members: Map<string, MemberState>;
@@ -46,7 +48,16 @@ export const createMemoryLog = (
   const groups = new Map<string, Group>();
   const dead: DeadLetter[] = [];
   // once per source position, as the real logs do
-  const deadLetter = createDeadLetterWriter({ existing: async () => dead, append: async (l) => void dead.push(...l) });
+  const deadLetter = createDeadLetterWriter({
+    existing: async () => dead,
+    append: async (letters) => {
+      for (const l of letters) {
+        dead.push(l);
+        part(TOPICS.dlq)[partitionOf(l.source.key, partitions)]!.push({ key: l.source.key, value: l.value, letter: l });
+      }
+      notify();
+    },
+  });
   let wake: (() => void)[] = [];
   let nextMember = 0;
   const notify = () => {
@@ -88,6 +99,7 @@ export const createMemoryLog = (
         }
       },
       publishRaw: async (topic, records) => append(records.map((r) => ({ topic, key: r.key, value: r.value }))),
+      publishDeadLetters: async (letters) => (await deadLetter(letters)).length,
       close: async () => {},
     },
     deadLetters: async () => [...dead],
@@ -164,6 +176,19 @@ export const createMemoryLog = (
           if (x.position >= records.length) continue;
           cursor = (cursor + i + 1) % owned.length;
           const slice = records.slice(x.position, x.position + (o.maxBatch ?? 1000));
+          if (x.topic === TOPICS.dlq) {
+            const lastOffset = x.position + slice.length - 1;
+            x.position = lastOffset + 1;
+            const letters = slice.map((r) => r.letter!);
+            return {
+              topic: x.topic,
+              partition: x.partition,
+              events: [],
+              letters,
+              lastOffset,
+              highWatermark: records.length,
+            };
+          }
           const { events, dead: refused } = await decodeRecords(
             codec,
             slice.map((r, i2) => ({

@@ -114,7 +114,12 @@ describe('a finished topology is released', () => {
         close: async () => {},
       }),
     };
-    const publisher: EventPublisher = { publish: async () => {}, publishRaw: async () => {}, close: async () => {} };
+    const publisher: EventPublisher = {
+      publish: async () => {},
+      publishRaw: async () => {},
+      publishDeadLetters: async () => 0,
+      close: async () => {},
+    };
     expect(
       await collectable(async (track) => {
         const sink: TrialSink = { writeTrials: async () => {} };
