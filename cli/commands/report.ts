@@ -1,7 +1,8 @@
 import type { Command } from 'commander';
-import { buildReport, calibrateJudges, type Group, groupTrials } from '../../processors/core/index.ts';
+import { adaptiveRunsOf, buildReport, calibrateJudges, type Group, groupTrials } from '../../processors/core/index.ts';
 import { readJudgmentFile, readTrialFiles } from '../../producers/files/index.ts';
 import { readToolResults } from '../../producers/importers/readResultTrials.ts';
+import { minOf } from '../../processors/core/arrays.ts';
 import { InputError } from '../../schemas/errors.ts';
 import { judgeBlocks, reportBlocks } from '../format/reportDoc.ts';
 import { nextCommand, quoteArg, sourceArgs } from '../format/doc.ts';
@@ -15,8 +16,32 @@ import {
   type OfflineFlags,
 } from './offlineOptions.ts';
 import { epilog } from '../format/helpText.ts';
+import { DEFAULT_ADAPTIVE } from '../../processors/core/adaptive.ts';
+import { readLog } from '../../producers/logReader.ts';
+import { TOPICS } from '../../schemas/topics.ts';
+import { withEventLog } from '../context.ts';
 
-type ReportFlags = OfflineFlags & { agentVersion?: string[]; judgments?: string };
+/** The first stage of the adaptive runs in these groups, from their rounds; the default when none is known. */
+const firstKOf = (groups: readonly Group[], rounds: ReadonlyMap<string, number>): number => {
+  const ks = groups.flatMap((g) => adaptiveRunsOf(g, [...rounds.keys()]).flatMap((r) => rounds.get(r) ?? []));
+  return ks.length > 0 ? minOf(ks) : DEFAULT_ADAPTIVE.firstK;
+};
+
+type ReportFlags = OfflineFlags & { agentVersion?: string[]; judgments?: string; allAttempts?: boolean };
+
+/**
+ * Adaptive runs on the log (their AdaptiveRoundDecided rounds): run id → first-stage k. With --from-store only; a
+ * log that cannot be read gives none (the run ids `adaptive-…` and the default first stage still apply).
+ */
+const adaptiveRounds = async (cmd: Command): Promise<Map<string, number>> => {
+  const runs = new Map<string, number>();
+  await withEventLog(cmd, (log) =>
+    readLog(log, { topics: [TOPICS.decisions] }, ({ event: e }) => {
+      if (e.type === 'AdaptiveRoundDecided') runs.set(e.run_id, e.first_k);
+    }),
+  ).catch(() => undefined);
+  return runs;
+};
 
 export const reportCommand = (program: Command): void => {
   const cmd = program
@@ -38,8 +63,12 @@ export const reportCommand = (program: Command): void => {
     )
     .option(
       '--first-stage <k>',
-      'adaptive runs (run_id starting with "adaptive-"): count only the first k graded attempts of each row, the unbiased first stage (docs/adaptive.md)',
+      "adaptive runs: the headline numbers from each row's first k graded attempts (default: the run's --first-k from its rounds on the log with --from-store, else 2)",
       positiveInt('--first-stage'),
+    )
+    .option(
+      '--all-attempts',
+      'adaptive runs: pool all attempts for the headline numbers too (biased: the stopping rule gave some rows more)',
     );
   addOfflineOptions(cmd)
     .addHelpText(
@@ -67,7 +96,19 @@ Exit codes: 0 ok, 2 bad input (file, line and field named).`),
           { field: '--agent-version' },
         );
       const judgeFile = flags.judgments ? await readJudgmentFile(flags.judgments) : undefined;
-      const report = buildReport(groups, reportOptions(flags));
+      // adaptive runs (run_id adaptive-…, or rounds on the log): headline numbers from the first stage
+      const { firstStage, ...base } = reportOptions(flags);
+      const rounds = flags.fromStore && !flags.allAttempts ? await adaptiveRounds(cmd) : new Map<string, number>();
+      const report = buildReport(
+        groups,
+        flags.allAttempts
+          ? base
+          : {
+              ...base,
+              headlineFirstStage: firstStage ?? firstKOf(groups, rounds),
+              adaptiveRuns: [...rounds.keys()],
+            },
+      );
       const judges = judgeFile ? calibrateJudges(judgeFile.judgments, judgeFile.labels, flags.confidence) : undefined;
       if (format === 'json') process.stdout.write(renderJson(judges ? { ...report, judges } : report));
       else {

@@ -1,4 +1,4 @@
-import type { GroupReport, JudgeCalibration } from '../../processors/core/index.ts';
+import type { GroupReport, JudgeCalibration, ReportedGroup } from '../../processors/core/index.ts';
 import { heading, list, table, text, type Block } from './doc.ts';
 import { num, pct, pctInterval } from './numbers.ts';
 
@@ -19,7 +19,21 @@ const evidence = (g: GroupReport): string => {
   return `${g.rows} rows, ${per}; ${g.trials} trials; ${ungraded}${left}`;
 };
 
-const headline = (g: GroupReport): Block => {
+/** The one line that says an adaptive group's headline numbers are its first stage. */
+const firstStageLine = (g: GroupReport & Pick<ReportedGroup, 'first_stage'>): Block[] => {
+  const f = g.first_stage;
+  if (!f) return [];
+  const runs = f.runs.length === 1 ? `adaptive run ${f.runs[0]}` : `${f.runs.length} adaptive runs`;
+  return [
+    text(
+      `${runs}: pass@k, pass^k, flip rate and mean accuracy from each row's first ${f.k} graded attempts ` +
+        `(the unbiased first stage, docs/adaptive.md); rows, trials and classes from all attempts ` +
+        `(--first-stage K for another k, --all-attempts to pool)`,
+    ),
+  ];
+};
+
+const headline = (g: GroupReport & Pick<ReportedGroup, 'first_stage'>): Block => {
   const conf = pct(g.intervals.confidence, 0);
   const k = g.k_max;
   const ma = g.intervals.mean_accuracy;
@@ -47,7 +61,9 @@ const headline = (g: GroupReport): Block => {
         'flip rate',
         pct(g.flip_rate),
         pctInterval(g.intervals.flip_rate.bootstrap),
-        `${g.classes.flip} of ${g.classified} classified rows`,
+        g.first_stage
+          ? `first ${g.first_stage.k} attempts disagree: ${g.first_stage.flips} of ${g.first_stage.rows} rows`
+          : `${g.classes.flip} of ${g.classified} classified rows`,
       ],
     ],
   );
@@ -116,10 +132,11 @@ const extras = (g: GroupReport): Block[] => {
   return lines.map((l) => text(l));
 };
 
-export const reportBlocks = (groups: readonly GroupReport[]): Block[] =>
+export const reportBlocks = (groups: readonly (GroupReport & Pick<ReportedGroup, 'first_stage'>)[]): Block[] =>
   groups.flatMap((g) => [
     heading(title(g)),
     text(evidence(g), 'dim'),
+    ...firstStageLine(g),
     headline(g),
     curves(g),
     classes(g),

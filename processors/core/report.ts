@@ -25,6 +25,15 @@ export type ReportOptions = VerdictPolicy & {
    * attempts, which the stopping rule gave some rows and not others, are left out. @default all attempts
    */
   firstStage?: number;
+  /**
+   * Adaptive runs' first stage for the headline numbers only (`passk report` on adaptive runs): mean accuracy,
+   * pass@k, pass^k and the flip rate (and their intervals) from each adaptive run's first this many graded
+   * attempts of a row, classified at that many; rows, trials and classes from all attempts. A group without an
+   * adaptive run is untouched.
+   */
+  headlineFirstStage?: number;
+  /** Run ids of adaptive runs besides those named `adaptive-…` (a run given its own --run-id; from its rounds). */
+  adaptiveRuns?: readonly string[];
   bootstrap: BootstrapOptions;
 };
 
@@ -144,13 +153,29 @@ export const reportGroup = (
 /** Row summaries of a group over all its attempts, in row-id order. */
 const isMarkedConfirmation = isConfirmationRun({});
 
-const isAdaptiveRun = (runId: string): boolean => runId.toLowerCase().startsWith('adaptive-');
+const ADAPTIVE_PREFIX = (runId: string): boolean => runId.toLowerCase().startsWith('adaptive-');
+const adaptiveRun =
+  (listed: readonly string[] = []) =>
+  (runId: string): boolean =>
+    ADAPTIVE_PREFIX(runId) || listed.includes(runId);
+
+/** The adaptive runs among a group's attempts (run id `adaptive-…`, or listed), sorted. */
+export const adaptiveRunsOf = (g: Group, listed: readonly string[] = []): string[] => {
+  const runs = new Set<string>();
+  for (const s of g.rows.values())
+    for (const a of s.attempts) if (ADAPTIVE_PREFIX(a.run_id) || listed.includes(a.run_id)) runs.add(a.run_id);
+  return [...runs].sort();
+};
 
 /**
  * Of each adaptive run's attempts on a row, those of its first stage: by attempt number, up to and including
  * the `k`-th graded one (the ungraded attempts before it stay, as they would in any run).
  */
-const firstStageOf = (attempts: readonly AttemptRecord[], k: number): AttemptRecord[] => {
+const firstStageOf = (
+  attempts: readonly AttemptRecord[],
+  k: number,
+  isAdaptiveRun: (runId: string) => boolean,
+): AttemptRecord[] => {
   const kept = new Set<AttemptRecord>();
   const byRun = new Map<string, AttemptRecord[]>();
   for (const a of attempts) if (isAdaptiveRun(a.run_id)) byRun.set(a.run_id, [...(byRun.get(a.run_id) ?? []), a]);
@@ -166,9 +191,14 @@ const firstStageOf = (attempts: readonly AttemptRecord[], k: number): AttemptRec
 };
 
 /** The attempts a report counts: all of them, or all but those of confirmation runs; adaptive runs' first stage. */
-const reportedState = (state: RowState, includeConfirmation: boolean, firstStage?: number): RowState => {
+const reportedState = (
+  state: RowState,
+  includeConfirmation: boolean,
+  firstStage?: number,
+  adaptiveRuns?: readonly string[],
+): RowState => {
   const counted = includeConfirmation ? state.attempts : state.attempts.filter((a) => !isMarkedConfirmation(a.run_id));
-  const attempts = firstStage === undefined ? counted : firstStageOf(counted, firstStage);
+  const attempts = firstStage === undefined ? counted : firstStageOf(counted, firstStage, adaptiveRun(adaptiveRuns));
   return attempts.length === state.attempts.length ? state : { ...state, attempts };
 };
 
@@ -178,23 +208,69 @@ export const confirmationAttempts = (g: Group): number =>
 
 export const summarizeGroup = (
   g: Group,
-  policy: VerdictPolicy & { includeConfirmation?: boolean; firstStage?: number },
+  policy: VerdictPolicy & { includeConfirmation?: boolean; firstStage?: number; adaptiveRuns?: readonly string[] },
 ): RowSummary[] =>
   [...g.rows]
     .sort(([a], [b]) => rowIdOrder(a, b))
     .map(([id, state]) =>
-      summarizeRow(id, reportedState(state, policy.includeConfirmation ?? false, policy.firstStage), policy),
+      summarizeRow(
+        id,
+        reportedState(state, policy.includeConfirmation ?? false, policy.firstStage, policy.adaptiveRuns),
+        policy,
+      ),
     );
 
+/** Where an adaptive group's headline numbers come from: the first stage of its adaptive runs. */
+export type FirstStageHeadline = {
+  k: number;
+  runs: string[];
+  /** Rows with k graded first-stage attempts (the flip rate's denominator), and how many of them flipped. */
+  rows: number;
+  flips: number;
+};
+
 /** `passk report --json`: one entry per (suite, dataset version, agent version). */
-export type ReportedGroup = GroupReport & { confirmation_attempts: { count: number; counted: boolean } };
+export type ReportedGroup = GroupReport & {
+  confirmation_attempts: { count: number; counted: boolean };
+  first_stage?: FirstStageHeadline;
+};
+
+/** The headline numbers of one group from its adaptive runs' first stage; everything else from all attempts. */
+const withFirstStage = (g: Group, full: GroupReport, k: number, runs: string[], opts: ReportOptions): ReportedGroup => {
+  const stage = { ...opts, firstStage: k, minAttempts: k };
+  const head = reportGroup(g.key, summarizeGroup(g, stage), stage);
+  return {
+    ...full,
+    mean_accuracy: head.mean_accuracy,
+    pass_at_1: head.pass_at_1,
+    k_max: head.k_max,
+    pass_at_k: head.pass_at_k,
+    pass_hat_k: head.pass_hat_k,
+    rows_at_k: head.rows_at_k,
+    flip_rate: head.flip_rate,
+    intervals: {
+      ...full.intervals,
+      mean_accuracy: head.intervals.mean_accuracy,
+      pass_at_k: head.intervals.pass_at_k,
+      pass_hat_k: head.intervals.pass_hat_k,
+      flip_rate: head.intervals.flip_rate,
+    },
+    confirmation_attempts: { count: confirmationAttempts(g), counted: opts.includeConfirmation ?? false },
+    first_stage: { k, runs, rows: head.classified, flips: head.classes.flip },
+  };
+};
 
 export const buildReport = (
   groups: readonly Group[],
   opts: ReportOptions = DEFAULT_REPORT_OPTIONS,
 ): { groups: ReportedGroup[] } => ({
-  groups: groups.map((g) => ({
-    ...reportGroup(g.key, summarizeGroup(g, opts), opts),
-    confirmation_attempts: { count: confirmationAttempts(g), counted: opts.includeConfirmation ?? false },
-  })),
+  groups: groups.map((g) => {
+    const full = reportGroup(g.key, summarizeGroup(g, opts), opts);
+    const runs = opts.headlineFirstStage === undefined ? [] : adaptiveRunsOf(g, opts.adaptiveRuns);
+    if (runs.length > 0) return withFirstStage(g, full, opts.headlineFirstStage!, runs, opts);
+    return {
+      ...full,
+      confirmation_attempts: { count: confirmationAttempts(g), counted: opts.includeConfirmation ?? false },
+    };
+  }),
 });

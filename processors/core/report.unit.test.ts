@@ -156,3 +156,37 @@ describe('report of an adaptive run (--first-stage)', () => {
     expect(out.mean_accuracy).toBeCloseTo(1 / 5, 12);
   });
 });
+
+describe('report of an adaptive run, detected (headline numbers from the first stage)', () => {
+  it('takes pass@k, pass^k, the flip rate and mean accuracy from the first stage, and the classes from all attempts', () => {
+    const rng = createRng(7);
+    const rows: SimRow[] = Array.from({ length: 40 }, (_, i) => ({
+      row_id: `r${i}`,
+      p: [0.1, 0.5, 0.9, 1][i % 4]!,
+      must_not_break: i % 10 === 0,
+    }));
+    const run = simulateAdaptive(rows, { ...DEFAULT_ADAPTIVE, budget: 120 }, rng);
+    const events = (runId: string) =>
+      run.verdicts.flatMap((v, i) =>
+        v.map((passed, attempt) => trial({ row: `r${i}`, version: 'v', passed, run: runId, attempt, at: attempt })),
+      );
+    const stage = firstStage(run.verdicts, 2, OPTS.bootstrap);
+    const pooled = report(events('adaptive-x'));
+    const out = report(events('adaptive-x'), { headlineFirstStage: 2 });
+    expect(out.first_stage).toEqual({ k: 2, runs: ['adaptive-x'], rows: stage.rows, flips: expect.any(Number) });
+    expect(out.pass_at_k['1']).toBeCloseTo(stage.pass_at_k['1']!, 12);
+    expect(out.pass_hat_k['2']).toBeCloseTo(stage.pass_hat_k['2']!, 12);
+    expect(out.flip_rate).toBeCloseTo(stage.flip_rate!, 12);
+    expect(out.mean_accuracy).toBeCloseTo(stage.pass_at_k['1']!, 12);
+    expect(out.intervals.pass_at_k['1']).not.toEqual(pooled.intervals.pass_at_k['1']);
+    // the rest is the pooled report's
+    expect(out).toMatchObject({ trials: pooled.trials, classes: pooled.classes, min_attempts: 3 });
+    expect(out.intervals.classes).toEqual(pooled.intervals.classes);
+    // a run given its own id is adaptive when its rounds name it; a fixed run is untouched
+    expect(report(events('mine'), { headlineFirstStage: 2 }).first_stage).toBeUndefined();
+    expect(report(events('mine'), { headlineFirstStage: 2, adaptiveRuns: ['mine'] })).toEqual({
+      ...out,
+      first_stage: { ...out.first_stage, runs: ['mine'] },
+    });
+  });
+});
