@@ -1,12 +1,12 @@
-import { buildReport, DEFAULT_REPORT_OPTIONS } from '../processors/core/index.ts';
-import { classTransitions, compareFromStore } from '../sinks/clickhouse/queries/compare.ts';
+import { classTransitions } from '../sinks/clickhouse/queries/compare.ts';
+import { comparisonFromStore, reportFromStore } from '../sinks/clickhouse/queries/storeReport.ts';
 import { datasetRows, datasetVersions } from '../sinks/clickhouse/queries/datasets.ts';
 import { deadLetters } from '../sinks/clickhouse/queries/deadLetters.ts';
 import { gateHistory } from '../sinks/clickhouse/queries/decisions.ts';
 import { judgeCalibration } from '../sinks/clickhouse/queries/calibration.ts';
 import { listVersions } from '../sinks/clickhouse/queries/histogram.ts';
 import { alerts, productionWindows, traceWindows } from '../sinks/clickhouse/queries/production.ts';
-import { loadTrialsForReport, reportGroupsFromStore } from '../sinks/clickhouse/queries/report.ts';
+import { loadTrialsForReport } from '../sinks/clickhouse/queries/report.ts';
 import type { Querier } from '../sinks/clickhouse/queries/select.ts';
 import type { DashboardData, DatasetRowView, ProductionWindow } from './data.ts';
 import { traceListItem } from './traceItem.ts';
@@ -29,8 +29,8 @@ import { pushAll } from '../processors/core/arrays.ts';
 
 /**
  * The dashboard's data from the store (ClickHouse server or embedded chDB), through the typed queries of
- * sinks/clickhouse. The overview is `passk report`'s document built from the stored trials, so its numbers are the
- * report's; the comparison is `passk compare`'s.
+ * sinks/clickhouse. The overview is `passk report`'s groups and the comparison `passk compare`'s document, built by
+ * the core from per-row counts the store computes (storeReport.ts), so their numbers are the report's and compare's.
  */
 const ALL_TIME = { from: 0, to: 8_640_000_000_000 };
 const HOUR = 3_600_000;
@@ -55,19 +55,10 @@ export const clickhouseDashboardData = (client: Querier): DashboardData => ({
       trials,
       last_at,
     })),
-  overview: async (scope) => {
-    const groups = await reportGroupsFromStore(client, {
-      suites: [scope.suite],
-      datasetVersions: [scope.dataset_version],
-    });
-    return buildReport(groups, DEFAULT_REPORT_OPTIONS).groups;
-  },
+  overview: (scope) => reportFromStore(client, scope),
   compare: async (q) => {
     const scope = { suite: q.suite, dataset_version: q.dataset_version, baseline: q.baseline, candidate: q.candidate };
-    const [cmp, transitions] = await Promise.all([
-      compareFromStore(client, scope, DEFAULT_REPORT_OPTIONS),
-      classTransitions(client, scope),
-    ]);
+    const [cmp, transitions] = await Promise.all([comparisonFromStore(client, scope), classTransitions(client, scope)]);
     if (!cmp) return null;
     const mnb = [...transitions.regressions, ...transitions.improvements]
       .filter((r) => r.must_not_break)

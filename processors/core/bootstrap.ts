@@ -84,9 +84,11 @@ export const bootstrapMeans = (
   const drawn = new Int32Array(values[0]!.length);
   const reps = columns.map(() => new Float64Array(opts.reps));
   const filled = new Int32Array(columns.length);
+  const draws = new Int32Array(R);
   for (let b = 0; b < opts.reps; b++) {
     drawn.fill(0);
-    for (let i = 0; i < R; i++) drawn[binOf[rng.int(R)]!]!++;
+    rng.ints(R, draws); // R calls of rng.int(R), in one loop
+    for (let i = 0; i < R; i++) drawn[binOf[draws[i]!]!]!++;
     for (let j = 0; j < values.length; j++) {
       const v = values[j]!;
       let sum = 0;

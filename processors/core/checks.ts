@@ -1,7 +1,7 @@
 import type { Interval } from './intervals.ts';
 import { wilson } from './intervals.ts';
 import type { CheckAnswer } from './rowState.ts';
-import { flippingChecks, type RowSummary } from './rowSummary.ts';
+import { flippingChecks, tallyCheck, type ReportRow, type RowSummary } from './rowSummary.ts';
 
 /**
  * Intermediate-check stability: a check can flip while the final verdict stays the same, and looking
@@ -20,27 +20,36 @@ export type CheckStability = {
 export type HiddenCheckFlip = { row_id: string; class: 'stable_correct' | 'stable_wrong'; checks: string[] };
 
 /** Check names in the order the agent makes them: first appearance across rows. */
-const checkNames = (rows: readonly RowSummary[]): string[] => [
+const checkNames = (rows: readonly Pick<ReportRow, 'checks'>[]): string[] => [
   ...new Set(rows.flatMap((r) => r.checks.map((s) => s.name))),
 ];
 
-export const checkStability = (rows: readonly RowSummary[], confidence: number): CheckStability[] => {
-  const flipping = new Map(rows.map((r) => [r.row_id, new Set(flippingChecks(r))]));
-  return checkNames(rows).map((name) => {
-    const answered = rows.filter((r) => (r.checks.find((s) => s.name === name)?.answers.length ?? 0) >= 2);
-    const flips = answered.filter((r) => flipping.get(r.row_id)?.has(name)).length;
-    return {
-      name,
-      rows: answered.length,
-      flipping_rows: flips,
-      flip_rate: answered.length > 0 ? flips / answered.length : null,
-      interval: wilson(flips, answered.length, confidence),
-    };
-  });
+export const checkStability = (rows: readonly ReportRow[], confidence: number): CheckStability[] => {
+  // one pass, names in first appearance; a row's checks are one per name (the first one counts)
+  const counts = new Map<string, { rows: number; flips: number }>();
+  for (const r of rows) {
+    const seen = new Set<string>();
+    for (const s of r.checks) {
+      let count = counts.get(s.name);
+      if (!count) counts.set(s.name, (count = { rows: 0, flips: 0 }));
+      if (seen.has(s.name)) continue;
+      seen.add(s.name);
+      const t = tallyCheck(s);
+      if (t.repeated) count.rows++;
+      if (t.flips) count.flips++;
+    }
+  }
+  return [...counts].map(([name, { rows: answered, flips }]) => ({
+    name,
+    rows: answered,
+    flipping_rows: flips,
+    flip_rate: answered > 0 ? flips / answered : null,
+    interval: wilson(flips, answered, confidence),
+  }));
 };
 
 /** Rows whose verdict is stable (all right or all wrong) while a check underneath it flips. */
-export const hiddenCheckFlips = (rows: readonly RowSummary[]): HiddenCheckFlip[] =>
+export const hiddenCheckFlips = (rows: readonly ReportRow[]): HiddenCheckFlip[] =>
   rows.flatMap((r) => {
     if (r.class !== 'stable_correct' && r.class !== 'stable_wrong') return [];
     const checks = flippingChecks(r);
@@ -68,7 +77,10 @@ const answerSet = (counts: readonly AnswerCount[]): string =>
  * The first intermediate check, in the agent's order, whose set of answers differs between baseline
  * and candidate (a check answered on one side only also differs). Null when every check agrees.
  */
-export const firstDivergentCheck = (baseline: RowSummary, candidate: RowSummary): Divergence | null => {
+export const firstDivergentCheck = (
+  baseline: Pick<RowSummary, 'checks'>,
+  candidate: Pick<RowSummary, 'checks'>,
+): Divergence | null => {
   const names = checkNames([baseline, candidate]);
   for (const [position, name] of names.entries()) {
     const b = tally(baseline.checks.find((s) => s.name === name)?.answers ?? []);

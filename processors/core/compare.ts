@@ -7,7 +7,7 @@ import {
 } from './confirm.ts';
 import { mcnemarExact, type McNemar } from './mcnemar.ts';
 import { pairedStats, type PairedStats } from './paired.ts';
-import { pairRows, type CompareOptions, type PairInput, type RowPair } from './pairing.ts';
+import { pairRows, type CompareOptions, type CountedPair, type PairInput } from './pairing.ts';
 import { reportGroup, type GroupReport } from './report.ts';
 
 export type Transitions = Record<StabilityClass, Record<StabilityClass, number>>;
@@ -34,7 +34,7 @@ export type Comparison = {
   confirmation: { rows: SuspectedRegression[]; counts: Record<ConfirmationOutcome, number> };
 };
 
-const transitions = (pairs: readonly RowPair[]): Transitions => {
+const transitions = (pairs: readonly CountedPair[]): Transitions => {
   const m = Object.fromEntries(
     STABILITY_CLASSES.map((b) => [b, Object.fromEntries(STABILITY_CLASSES.map((c) => [c, 0]))]),
   ) as Transitions;
@@ -42,22 +42,29 @@ const transitions = (pairs: readonly RowPair[]): Transitions => {
   return m;
 };
 
-const mcnemarOnStableCorrect = (pairs: readonly RowPair[]): Comparison['mcnemar'] => {
+const mcnemarOnStableCorrect = (pairs: readonly CountedPair[]): Comparison['mcnemar'] => {
   const classified = pairs.filter(
     (p) => p.baseline.screening.class !== 'unclassified' && p.candidate.screening.class !== 'unclassified',
   );
-  const sc = (s: RowPair['baseline']) => s.screening.class === 'stable_correct';
+  const sc = (s: CountedPair['baseline']) => s.screening.class === 'stable_correct';
   const lost = classified.filter((p) => sc(p.baseline) && !sc(p.candidate)).length;
   const gained = classified.filter((p) => !sc(p.baseline) && sc(p.candidate)).length;
   return { rows: classified.length, ...mcnemarExact(lost, gained) };
 };
 
-const isLost = (p: RowPair): boolean =>
+const isLost = (p: CountedPair): boolean =>
   p.baseline.screening.class === 'stable_correct' && p.candidate.screening.class !== 'stable_correct';
 
+/**
+ * The comparison of paired rows, in row-id order: from the core's row states (`compareVersions`), or from
+ * rows the store counted (sinks/clickhouse/queries/storeReport.ts). `input` gives the suite and versions only.
+ */
 export const comparePairs = (
-  input: PairInput,
-  paired: { screen_attempts: Comparison['screen_attempts']; rows: RowPair[] },
+  input: Pick<PairInput, 'suite' | 'dataset_version'> & {
+    baseline: Pick<PairInput['baseline'], 'version'>;
+    candidate: Pick<PairInput['candidate'], 'version'>;
+  },
+  paired: { screen_attempts: Comparison['screen_attempts']; rows: readonly CountedPair[] },
   opts: CompareOptions,
 ): Comparison => {
   const { rows } = paired;
@@ -70,7 +77,7 @@ export const comparePairs = (
     dataset_version: input.dataset_version,
     agent_version: version,
   });
-  const present = (s: RowPair['baseline']) => s.all.n + s.all.ungraded > 0;
+  const present = (s: CountedPair['baseline']) => s.all.n + s.all.ungraded > 0;
   return {
     suite: input.suite,
     dataset_version: input.dataset_version,

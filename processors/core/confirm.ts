@@ -1,7 +1,8 @@
 import { ConfirmationOutcome } from '../../schemas/events/decisions.ts';
 import { firstDivergentCheck, type Divergence } from './checks.ts';
 import type { StabilityClass } from './classify.ts';
-import type { RowPair } from './pairing.ts';
+import type { CountedPair, CountedSide } from './pairing.ts';
+import type { RowSummary } from './rowSummary.ts';
 
 /**
  * Confirmation of a suspected regression (a row stable-correct on the baseline's screening and not
@@ -17,7 +18,7 @@ import type { RowPair } from './pairing.ts';
 export const CONFIRMATION_OUTCOMES = ConfirmationOutcome.options;
 export type ConfirmationOutcome = (typeof CONFIRMATION_OUTCOMES)[number];
 
-export const confirmationOutcome = (pair: RowPair): ConfirmationOutcome => {
+export const confirmationOutcome = (pair: CountedPair): ConfirmationOutcome => {
   if (pair.baseline.all.class !== 'stable_correct') return 'baseline_also_varies';
   if (pair.candidate.all.class === 'stable_correct') return 'cleared';
   const { baseline, candidate } = pair;
@@ -45,7 +46,7 @@ export type SuspectedRegression = {
   first_divergence: Divergence | null;
 };
 
-const evidence = (s: RowPair['baseline']): SideEvidence => ({
+const evidence = (s: CountedSide): SideEvidence => ({
   n: s.all.n,
   c: s.all.c,
   class: s.all.class,
@@ -53,7 +54,13 @@ const evidence = (s: RowPair['baseline']): SideEvidence => ({
   confirmation_passes: s.confirmation.c,
 });
 
-export const confirmSuspect = (pair: RowPair): SuspectedRegression => {
+const answered = (row_id: string, s: CountedSide): Pick<RowSummary, 'checks'> => {
+  if (s.all.checks === undefined)
+    throw new Error(`row ${row_id} is a confirmed regression counted without its check answers`);
+  return { checks: s.all.checks };
+};
+
+export const confirmSuspect = (pair: CountedPair): SuspectedRegression => {
   const outcome = confirmationOutcome(pair);
   return {
     row_id: pair.row_id,
@@ -62,6 +69,8 @@ export const confirmSuspect = (pair: RowPair): SuspectedRegression => {
     candidate: evidence(pair.candidate),
     outcome,
     first_divergence:
-      outcome === 'confirmed_regression' ? firstDivergentCheck(pair.baseline.all, pair.candidate.all) : null,
+      outcome === 'confirmed_regression'
+        ? firstDivergentCheck(answered(pair.row_id, pair.baseline), answered(pair.row_id, pair.candidate))
+        : null,
   };
 };

@@ -2,7 +2,7 @@ import { bootstrapMeans, type BootstrapOptions } from './bootstrap.ts';
 import { passCurves } from './estimators.ts';
 import type { ByK } from './histogram.ts';
 import { zFor, type Interval } from './intervals.ts';
-import type { RowPair } from './pairing.ts';
+import type { CountedPair } from './pairing.ts';
 import { minOf } from './arrays.ts';
 
 /**
@@ -76,7 +76,7 @@ const mean = (xs: readonly number[]): number | null =>
   xs.length > 0 ? xs.reduce((a, b) => a + b, 0) / xs.length : null;
 
 export const pairedStats = (
-  pairs: readonly RowPair[],
+  pairs: readonly CountedPair[],
   opts: { k?: number; bootstrap: BootstrapOptions },
 ): PairedStats => {
   const both = pairs.filter((p) => p.baseline.screening.n > 0 && p.candidate.screening.n > 0);
@@ -107,7 +107,7 @@ export const pairedStats = (
   const classified = pairs.filter(
     (p) => p.baseline.screening.class !== 'unclassified' && p.candidate.screening.class !== 'unclassified',
   );
-  const isFlip = (s: RowPair['baseline']) => (s.screening.class === 'flip' ? 1 : 0);
+  const isFlip = (s: CountedPair['baseline']) => (s.screening.class === 'flip' ? 1 : 0);
   const flipBase = mean(classified.map((p) => isFlip(p.baseline)));
   const flipCand = mean(classified.map((p) => isFlip(p.candidate)));
   const [flipInterval] = bootstrapMeans(

@@ -1,7 +1,7 @@
 import { rowIdOrder } from './groups.ts';
 import type { ReportOptions } from './report.ts';
 import type { RowState } from './rowState.ts';
-import { summarizeAttempts, type RowSummary } from './rowSummary.ts';
+import { summarizeAttempts, type ReportRow, type RowSummary } from './rowSummary.ts';
 import { plannedAttempts, splitAttempts, type ConfirmationPolicy } from './screening.ts';
 
 /** One agent version's rows on one (suite, dataset version). */
@@ -17,9 +17,23 @@ export type SideRow = { screening: RowSummary; all: RowSummary; confirmation: Ro
 export type RowPair = { row_id: string; tags: string[]; baseline: SideRow; candidate: SideRow };
 export type PairedRows = { screen_attempts: { baseline: number; candidate: number }; rows: RowPair[] };
 
+/**
+ * What the comparison reads of one side of a row (a SideRow is one): the screening attempts as the report reads
+ * them, the counts of all attempts and of the confirmation attempts. The answers of all attempts' checks are
+ * read only for a confirmed regression (its first divergent check); a side counted without them (`checks`
+ * absent) must not be one.
+ */
+export type CountedSide = {
+  screening: ReportRow;
+  all: Pick<RowSummary, 'n' | 'c' | 'ungraded' | 'class'> & { checks?: RowSummary['checks'] };
+  confirmation: Pick<RowSummary, 'n' | 'c'>;
+};
+export type CountedPair = { row_id: string; baseline: CountedSide; candidate: CountedSide };
+
 const EMPTY: RowState = { attempts: [], tags: [] };
 
-const side = (row_id: string, state: RowState, screenAttempts: number, opts: CompareOptions): SideRow => {
+/** One side of a row from its state: screening (the first `screenAttempts` planned attempts), all, confirmation. */
+export const sideRow = (row_id: string, state: RowState, screenAttempts: number, opts: CompareOptions): SideRow => {
   const { screening, confirmation } = splitAttempts(state, screenAttempts, opts);
   return {
     screening: summarizeAttempts(row_id, screening, state.tags, opts),
@@ -41,8 +55,8 @@ export const pairRows = (input: PairInput, opts: CompareOptions): PairedRows => 
     return {
       row_id,
       tags: [...new Set([...b.tags, ...c.tags])].sort(),
-      baseline: side(row_id, b, screen.baseline, opts),
-      candidate: side(row_id, c, screen.candidate, opts),
+      baseline: sideRow(row_id, b, screen.baseline, opts),
+      candidate: sideRow(row_id, c, screen.candidate, opts),
     };
   });
   return { screen_attempts: screen, rows };

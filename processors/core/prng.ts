@@ -8,6 +8,11 @@ export interface Rng {
   next(): number;
   /** An integer in [0, n). */
   int(n: number): number;
+  /**
+   * `out.length` integers in [0, n), exactly what as many calls of `int(n)` return (the bootstrap's draws, in
+   * one loop without a call per draw). n < 2^31.
+   */
+  ints(n: number, out: Int32Array): void;
 }
 
 const splitmix32 = (seed: number): (() => number) => {
@@ -41,5 +46,27 @@ export const createRng = (seed: number): Rng => {
     return result;
   };
   const next = (): number => nextU32() / 4294967296;
-  return { next, int: (n) => Math.floor(next() * n) };
+  const ints = (n: number, out: Int32Array): void => {
+    let w = a;
+    let x = b;
+    let y = c;
+    let z = d;
+    for (let i = 0; i < out.length; i++) {
+      const result = Math.imul(rotl(Math.imul(x, 5), 7), 9) >>> 0;
+      const t = x << 9;
+      y ^= w;
+      z ^= x;
+      x ^= y;
+      w ^= z;
+      y ^= t;
+      z = rotl(z, 11);
+      // Math.floor(next() * n): the same double operations; below 2^31 a truncation is the floor
+      out[i] = ((result / 4294967296) * n) | 0;
+    }
+    a = w;
+    b = x;
+    c = y;
+    d = z;
+  };
+  return { next, int: (n) => Math.floor(next() * n), ints };
 };

@@ -6,7 +6,7 @@ import { clusteredMeanAccuracy, wilson, type Interval } from './intervals.ts';
 import type { AttemptRecord, GroupKey, RowState } from './rowState.ts';
 import { isConfirmationRun } from './screening.ts';
 import { rowIdOrder, type Group } from './groups.ts';
-import { summarizeRow, type RowSummary, type VerdictPolicy } from './rowSummary.ts';
+import { summarizeRow, type ReportRow, type RowSummary, type VerdictPolicy } from './rowSummary.ts';
 import { rowColumns } from './rowColumns.ts';
 import { maxOf, minOf } from './arrays.ts';
 
@@ -68,7 +68,7 @@ export type GroupReport = GroupKey &
     intervals: GroupIntervals;
   };
 
-const attemptsPerRow = (used: readonly RowSummary[]): GroupReport['attempts_per_row'] => {
+const attemptsPerRow = (used: readonly ReportRow[]): GroupReport['attempts_per_row'] => {
   const ns = used.map((r) => r.n);
   const counts: Record<string, number> = {};
   for (const n of ns) counts[String(n)] = (counts[String(n)] ?? 0) + 1;
@@ -76,7 +76,7 @@ const attemptsPerRow = (used: readonly RowSummary[]): GroupReport['attempts_per_
   return { min: minOf(ns), max: maxOf(ns), mean: ns.reduce((a, b) => a + b, 0) / ns.length, counts };
 };
 
-const outputFlip = (rows: readonly RowSummary[]): GroupReport['output_flip'] => {
+const outputFlip = (rows: readonly ReportRow[]): GroupReport['output_flip'] => {
   const eligible = rows.filter((r) => r.outputs_differ !== null);
   const differ = eligible.filter((r) => r.outputs_differ === true);
   return {
@@ -87,7 +87,7 @@ const outputFlip = (rows: readonly RowSummary[]): GroupReport['output_flip'] => 
   };
 };
 
-const intervalsFor = (rows: readonly RowSummary[], s: HistogramSummary, opts: ReportOptions): GroupIntervals => {
+const intervalsFor = (rows: readonly ReportRow[], s: HistogramSummary, opts: ReportOptions): GroupIntervals => {
   const { confidence } = opts.bootstrap;
   const cols = rowColumns(
     rows.filter((r) => r.n > 0),
@@ -117,7 +117,7 @@ const intervalsFor = (rows: readonly RowSummary[], s: HistogramSummary, opts: Re
 /** The report of one (suite, dataset version, agent version): every headline number with its evidence. */
 export const reportGroup = (
   key: GroupKey,
-  rows: readonly RowSummary[],
+  rows: readonly ReportRow[],
   opts: ReportOptions = DEFAULT_REPORT_OPTIONS,
 ): GroupReport => {
   const s = summarizeHistogram(histogramOf(rows), { k: opts.k, minAttempts: opts.minAttempts });

@@ -67,6 +67,27 @@ export const summarizeAttempts = (
 export const summarizeRow = (row_id: string, state: RowState, policy: VerdictPolicy): RowSummary =>
   summarizeAttempts(row_id, state.attempts, state.tags, policy);
 
+/**
+ * What the report reads of one check on one row: whether it was answered on at least two counted attempts, and
+ * whether those answers differ. The store counts these in SQL (sinks/clickhouse/queries/rowCounts.ts) instead of
+ * sending every answer.
+ */
+export type CheckTally = { name: string; repeated: boolean; flips: boolean };
+
+export const tallyCheck = (s: CheckSeries | CheckTally): CheckTally =>
+  'answers' in s
+    ? { name: s.name, repeated: s.answers.length >= 2, flips: s.answers.length >= 2 && distinctCount(s.answers) > 1 }
+    : s;
+
+/**
+ * The part of a row's summary the report reads (`reportGroup`): a RowSummary is one, and so is a row the store
+ * counted, whose checks are tallies.
+ */
+export type ReportRow = Pick<
+  RowSummary,
+  'row_id' | 'n' | 'c' | 'ungraded' | 'class' | 'outputs_differ' | 'forbidden_trials'
+> & { checks: readonly (CheckSeries | CheckTally)[] };
+
 /** The check names whose answers differ across a row's attempts. */
-export const flippingChecks = (row: RowSummary): string[] =>
-  row.checks.filter((s) => s.answers.length >= 2 && distinctCount(s.answers) > 1).map((s) => s.name);
+export const flippingChecks = (row: Pick<ReportRow, 'checks'>): string[] =>
+  row.checks.map(tallyCheck).flatMap((t) => (t.flips ? [t.name] : []));

@@ -25,11 +25,15 @@ export const isConfirmationRun = (policy: ConfirmationPolicy) => {
 /** The most common number of non-confirmation attempts per row; ties go to the smaller count. */
 export const plannedAttempts = (rows: Iterable<RowState>, policy: ConfirmationPolicy): number => {
   const marked = isConfirmationRun(policy);
+  const counts: number[] = [];
+  for (const r of rows) counts.push(r.attempts.filter((a) => !marked(a.run_id)).length);
+  return mostCommon(counts);
+};
+
+/** The most common of the per-row counts; ties go to the smaller count (0 when there is none). */
+export const mostCommon = (counts: Iterable<number>): number => {
   const freq = new Map<number, number>();
-  for (const r of rows) {
-    const n = r.attempts.filter((a) => !marked(a.run_id)).length;
-    freq.set(n, (freq.get(n) ?? 0) + 1);
-  }
+  for (const n of counts) freq.set(n, (freq.get(n) ?? 0) + 1);
   let best = 0;
   let bestCount = 0;
   for (const [n, count] of [...freq].sort((a, b) => a[0] - b[0]))

@@ -1,0 +1,143 @@
+import { z } from 'zod';
+import { classOf, DEFAULT_MIN_ATTEMPTS } from '../../../processors/core/classify.ts';
+import type { CheckTally, ReportRow } from '../../../processors/core/rowSummary.ts';
+import { select, type Querier } from './select.ts';
+
+/**
+ * Per-row counts of one suite and dataset version, one line per (agent version, row), counted by one GROUP BY in
+ * ClickHouse (chDB or a server: the same SQL), so the report and the comparison are built from them without
+ * moving the trials into Node. The counts follow the core's fold and summary (processors/core/rowSummary.ts):
+ *
+ * - an attempt of a run whose id starts with "confirm" (any case) is a confirmation attempt (`isConfirmationRun`);
+ *   the others are the planned ones, and the report's and the screening's attempts;
+ * - an attempt counts when it has a verdict (or always, under ungraded-as-failure) and passes when its verdict is
+ *   true; outputs differ when two counted outputs differ (compared by a 64-bit hash; the core compares 53-bit
+ *   hashes); a check repeats when two counted attempts answered it and flips when those answers (JSON text, as
+ *   stored) differ.
+ *
+ * A row is counted `exact` only when these plain counts are what the core's fold gives: no two of its stored
+ * trials share an event id or a (run, attempt number) slot (the fold keeps one attempt per slot, the smallest
+ * event id; unmerged copies of one event are such trials too), and every counted attempt that answered checks
+ * answered the same names in the same order (so the row's check order is any one's). The others are
+ * summarized by the core from their trials (`storeReport.ts`): the same numbers either way.
+ */
+export type RowCountsScope = {
+  suite: string;
+  dataset_version: string;
+  /** Only these agent versions (empty: all). */
+  versions?: readonly string[];
+  /** @default false */
+  ungradedAsFailure?: boolean;
+  /** @default DEFAULT_MIN_ATTEMPTS */
+  minAttempts?: number;
+};
+
+export type CountedRow = {
+  row_id: string;
+  /** False when only the core's fold can count this row (see above); the other fields are then not to be used. */
+  exact: boolean;
+  /** The planned (non-confirmation) attempts, as the report reads a row. */
+  planned: ReportRow;
+  /** How many planned attempts (what `plannedAttempts` counts). */
+  planned_attempts: number;
+  /** Every attempt. */
+  all: { n: number; c: number; ungraded: number };
+  /** The attempts of confirmation runs. */
+  confirmation: { attempts: number; n: number; c: number };
+};
+
+const ROW_COUNTS_SQL = `
+WITH startsWith(lower(run_id), 'confirm') AS marked,
+     passed IS NOT NULL OR {ungraded_as_failure:Bool} AS counted,
+     ifNull(passed, false) AS pass,
+     NOT marked AND counted AS pc,
+     arrayMap(ch -> ch.name, checks) AS names
+SELECT v, r,
+       cnt = slots AND cnt = events AND seqs <= 1 AS exact,
+       pl, n, c, u, if(outs < 2, -1, toInt8(douts > 1)) AS od, f,
+       arrayMap(name -> (name, multiIf(
+           checked * countEqual(first_names, name) < 2, 0,
+           arrayCount(p -> p.1 = name, pairs) > 1, 2,
+           1)), arrayDistinct(first_names)) AS k,
+       an, ac, au, m, mn, mc
+FROM (
+  SELECT agent_version AS v, row_id AS r,
+         count() AS cnt,
+         uniqExact(run_id, attempt) AS slots,
+         uniqExact(event_id) AS events,
+         toUInt32(countIf(NOT marked)) AS pl,
+         toUInt32(countIf(pc)) AS n,
+         toUInt32(countIf(NOT marked AND pass)) AS c,
+         toUInt32(countIf(NOT marked AND passed IS NULL)) AS u,
+         countIf(pc AND output IS NOT NULL) AS outs,
+         uniqExactIf(cityHash64(output), pc AND output IS NOT NULL) AS douts,
+         toUInt32(countIf(NOT marked AND notEmpty(forbidden_actions))) AS f,
+         countIf(pc AND notEmpty(checks)) AS checked,
+         uniqExactIf(names, pc AND notEmpty(checks)) AS seqs,
+         anyIf(names, pc AND notEmpty(checks)) AS first_names,
+         groupUniqArrayArrayIf(arrayMap(ch -> (ch.name, ch.answer), checks), pc) AS pairs,
+         toUInt32(countIf(counted)) AS an,
+         toUInt32(countIf(pass)) AS ac,
+         toUInt32(countIf(passed IS NULL)) AS au,
+         toUInt32(countIf(marked)) AS m,
+         toUInt32(countIf(marked AND counted)) AS mn,
+         toUInt32(countIf(marked AND pass)) AS mc
+  FROM trials
+  WHERE suite = {suite:String} AND dataset_version = {dataset_version:String}
+    AND (empty({versions:Array(String)}) OR has({versions:Array(String)}, agent_version))
+  GROUP BY agent_version, row_id
+)`;
+
+const Line = z.object({
+  v: z.string(),
+  r: z.string(),
+  exact: z.union([z.boolean(), z.number()]).transform(Boolean),
+  pl: z.number(),
+  n: z.number(),
+  c: z.number(),
+  u: z.number(),
+  od: z.number(),
+  f: z.number(),
+  k: z.array(z.tuple([z.string(), z.number()])),
+  an: z.number(),
+  ac: z.number(),
+  au: z.number(),
+  m: z.number(),
+  mn: z.number(),
+  mc: z.number(),
+});
+
+/** The counted rows of each agent version in the scope, by version (rows in no particular order). */
+export const rowCounts = async (client: Querier, scope: RowCountsScope): Promise<Map<string, CountedRow[]>> => {
+  const lines = await select(client, Line, ROW_COUNTS_SQL, {
+    suite: scope.suite,
+    dataset_version: scope.dataset_version,
+    versions: scope.versions ?? [],
+    ungraded_as_failure: scope.ungradedAsFailure ?? false,
+  });
+  const minAttempts = scope.minAttempts ?? DEFAULT_MIN_ATTEMPTS;
+  const out = new Map<string, CountedRow[]>();
+  for (const l of lines) {
+    let rows = out.get(l.v);
+    if (!rows) out.set(l.v, (rows = []));
+    const checks: CheckTally[] = l.k.map(([name, state]) => ({ name, repeated: state > 0, flips: state === 2 }));
+    rows.push({
+      row_id: l.r,
+      exact: l.exact,
+      planned: {
+        row_id: l.r,
+        n: l.n,
+        c: l.c,
+        ungraded: l.u,
+        class: classOf(l.n, l.c, minAttempts),
+        outputs_differ: l.od < 0 ? null : l.od === 1,
+        forbidden_trials: l.f,
+        checks,
+      },
+      planned_attempts: l.pl,
+      all: { n: l.an, c: l.ac, ungraded: l.au },
+      confirmation: { attempts: l.m, n: l.mn, c: l.mc },
+    });
+  }
+  return out;
+};

@@ -1,0 +1,198 @@
+import { pushAll } from '../../../processors/core/arrays.ts';
+import { classOf } from '../../../processors/core/classify.ts';
+import { comparePairs, type Comparison } from '../../../processors/core/compare.ts';
+import { confirmationOutcome } from '../../../processors/core/confirm.ts';
+import { groupTrials, rowIdOrder } from '../../../processors/core/groups.ts';
+import { sideRow, type CountedPair, type CountedSide } from '../../../processors/core/pairing.ts';
+import {
+  confirmationAttempts,
+  DEFAULT_REPORT_OPTIONS,
+  reportGroup,
+  summarizeGroup,
+  type ReportedGroup,
+  type ReportOptions,
+} from '../../../processors/core/report.ts';
+import type { RowState } from '../../../processors/core/rowState.ts';
+import type { ReportRow } from '../../../processors/core/rowSummary.ts';
+import { isConfirmationRun, mostCommon } from '../../../processors/core/screening.ts';
+import { loadTrialsForReport } from './report.ts';
+import { rowCounts, type CountedRow } from './rowCounts.ts';
+import type { Querier } from './select.ts';
+
+/**
+ * `passk report`'s groups and `passk compare`'s document for one suite and dataset version, from per-row counts
+ * the store computes (`rowCounts`) instead of every trial: the core's own functions (`reportGroup`,
+ * `comparePairs`) over one small record per row. A row the counts cannot answer exactly (copies of one trial, two
+ * trials in one attempt slot, checks answered in different orders; in a comparison, more planned attempts than
+ * the plan, or a confirmed regression, whose first divergent check needs the answers) is folded and summarized
+ * by the core from its own trials. The numbers are those of `buildReport` and `compareVersions` over every trial
+ * (tested on a generated store, test/integration/storeReport.int.test.ts).
+ */
+export type StoreScope = { suite: string; dataset_version: string };
+/** The report's and the comparison's options, with every attempt of a confirmation run left out of the report. */
+export type StoreReportOptions = Omit<ReportOptions, 'includeConfirmation' | 'firstStage'>;
+
+const isMarked = isConfirmationRun({});
+
+/** Row states of these rows, by agent version, folded by the core from their stored trials. */
+const foldRows = async (
+  client: Querier,
+  scope: StoreScope,
+  rowIds: ReadonlySet<string>,
+  versions: readonly string[] = [],
+): Promise<Map<string, Map<string, RowState>>> => {
+  if (rowIds.size === 0) return new Map();
+  const trials = await loadTrialsForReport(client, {
+    suites: [scope.suite],
+    datasetVersions: [scope.dataset_version],
+    agentVersions: versions,
+    rowIds: [...rowIds],
+  });
+  return new Map(groupTrials(trials).map((g) => [g.key.agent_version, g.rows]));
+};
+
+const byRowId = (a: { row_id: string }, b: { row_id: string }): number => rowIdOrder(a.row_id, b.row_id);
+
+/** The report of every agent version in the scope (`buildReport(...).groups`), versions in key order. */
+export const reportFromStore = async (
+  client: Querier,
+  scope: StoreScope,
+  opts: StoreReportOptions = DEFAULT_REPORT_OPTIONS,
+): Promise<ReportedGroup[]> => {
+  const counted = await rowCounts(client, {
+    ...scope,
+    ungradedAsFailure: opts.ungradedAsFailure,
+    minAttempts: opts.minAttempts,
+  });
+  const inexact = new Set<string>();
+  for (const rows of counted.values()) for (const r of rows) if (!r.exact) inexact.add(r.row_id);
+  const folded = await foldRows(client, scope, inexact);
+  return [...counted.keys()]
+    .sort((a, b) => a.localeCompare(b))
+    .map((version) => {
+      const key = { ...scope, agent_version: version };
+      const states = folded.get(version) ?? new Map<string, RowState>();
+      const rows: ReportRow[] = [];
+      let confirmation = 0;
+      for (const r of counted.get(version)!)
+        if (!states.has(r.row_id)) {
+          rows.push(r.planned);
+          confirmation += r.confirmation.attempts;
+        }
+      const group = { key, rows: states };
+      pushAll(rows, summarizeGroup(group, opts));
+      confirmation += confirmationAttempts(group);
+      rows.sort(byRowId);
+      return {
+        ...reportGroup(key, rows, opts),
+        confirmation_attempts: { count: confirmation, counted: false },
+      };
+    });
+};
+
+const emptySide = (row_id: string, minAttempts: number): CountedSide => {
+  const cls = classOf(0, 0, minAttempts);
+  return {
+    screening: {
+      row_id,
+      n: 0,
+      c: 0,
+      ungraded: 0,
+      class: cls,
+      outputs_differ: null,
+      forbidden_trials: 0,
+      checks: [],
+    },
+    all: { n: 0, c: 0, ungraded: 0, class: cls },
+    confirmation: { n: 0, c: 0 },
+  };
+};
+
+/** A side from its counts: only for an exact row with no more planned attempts than the plan (all screened). */
+const countedSide = (r: CountedRow | undefined, row_id: string, minAttempts: number): CountedSide =>
+  r === undefined
+    ? emptySide(row_id, minAttempts)
+    : {
+        screening: r.planned,
+        all: { ...r.all, class: classOf(r.all.n, r.all.c, minAttempts) },
+        confirmation: { n: r.confirmation.n, c: r.confirmation.c },
+      };
+
+const isLost = (p: CountedPair): boolean =>
+  p.baseline.screening.class === 'stable_correct' && p.candidate.screening.class !== 'stable_correct';
+
+/** `compareVersions` of two agent versions on the scope; undefined unless both have trials there. */
+export const comparisonFromStore = async (
+  client: Querier,
+  scope: StoreScope & { baseline: string; candidate: string },
+  opts: StoreReportOptions = DEFAULT_REPORT_OPTIONS,
+): Promise<Comparison | undefined> => {
+  const where = { suite: scope.suite, dataset_version: scope.dataset_version };
+  const versions = [scope.baseline, scope.candidate];
+  const counted = await rowCounts(client, {
+    ...where,
+    versions,
+    ungradedAsFailure: opts.ungradedAsFailure,
+    minAttempts: opts.minAttempts,
+  });
+  const base = new Map((counted.get(scope.baseline) ?? []).map((r) => [r.row_id, r]));
+  const cand = new Map((counted.get(scope.candidate) ?? []).map((r) => [r.row_id, r]));
+  if (base.size === 0 || cand.size === 0) return undefined;
+
+  // 1. rows only the fold can count; then the plan of each side (`plannedAttempts`) over every row
+  const fold = new Set<string>();
+  for (const side of [base, cand]) for (const r of side.values()) if (!r.exact) fold.add(r.row_id);
+  let folded = await foldRows(client, where, fold, versions);
+  const planOf = (side: Map<string, CountedRow>, version: string): number => {
+    const states = folded.get(version);
+    const counts: number[] = [];
+    for (const r of side.values()) {
+      const s = states?.get(r.row_id);
+      counts.push(s ? s.attempts.filter((a) => !isMarked(a.run_id)).length : r.planned_attempts);
+    }
+    return mostCommon(counts);
+  };
+  const screen = { baseline: planOf(base, scope.baseline), candidate: planOf(cand, scope.candidate) };
+
+  // 2. rows whose screening is not every planned attempt, and confirmed regressions: the fold too
+  const ids = [...new Set([...base.keys(), ...cand.keys()])].sort(rowIdOrder);
+  const min = opts.minAttempts;
+  const countedPair = (row_id: string): CountedPair => ({
+    row_id,
+    baseline: countedSide(base.get(row_id), row_id, min),
+    candidate: countedSide(cand.get(row_id), row_id, min),
+  });
+  const more = new Set<string>();
+  for (const row_id of ids) {
+    if (fold.has(row_id)) continue;
+    const b = base.get(row_id);
+    const c = cand.get(row_id);
+    if ((b && b.planned_attempts > screen.baseline) || (c && c.planned_attempts > screen.candidate)) more.add(row_id);
+    else {
+      const p = countedPair(row_id);
+      if (isLost(p) && confirmationOutcome(p) === 'confirmed_regression') more.add(row_id);
+    }
+  }
+  if (more.size > 0) {
+    const extra = await foldRows(client, where, more, versions);
+    folded = new Map(versions.map((v) => [v, new Map([...(folded.get(v) ?? []), ...(extra.get(v) ?? [])])] as const));
+    for (const id of more) fold.add(id);
+  }
+
+  const EMPTY: RowState = { attempts: [], tags: [] };
+  const rows = ids.map((row_id): CountedPair => {
+    if (!fold.has(row_id)) return countedPair(row_id);
+    const b = folded.get(scope.baseline)?.get(row_id) ?? EMPTY;
+    const c = folded.get(scope.candidate)?.get(row_id) ?? EMPTY;
+    return {
+      row_id,
+      baseline: sideRow(row_id, b, screen.baseline, opts),
+      candidate: sideRow(row_id, c, screen.candidate, opts),
+    };
+  });
+  return comparePairs(
+    { ...where, baseline: { version: scope.baseline }, candidate: { version: scope.candidate } },
+    { screen_attempts: screen, rows },
+    opts,
+  );
+};

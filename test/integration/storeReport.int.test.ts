@@ -1,0 +1,152 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { buildReport, DEFAULT_REPORT_OPTIONS } from '../../processors/core/report.ts';
+import { createRng } from '../../processors/core/prng.ts';
+import type { TrialRecorded } from '../../schemas/events/trialRecorded.ts';
+import { deterministicEventId } from '../../schemas/ids.ts';
+import { onStore, storeTargets } from '../helpers/storeTargets.ts';
+import { openClickHouse, type StoreClient } from '../../sinks/clickhouse/connection.ts';
+import { migrate } from '../../sinks/clickhouse/migrate.ts';
+import { trialToRow } from '../../sinks/clickhouse/rows/trialRow.ts';
+import { compareFromStore } from '../../sinks/clickhouse/queries/compare.ts';
+import { reportGroupsFromStore } from '../../sinks/clickhouse/queries/report.ts';
+import {
+  comparisonFromStore,
+  reportFromStore,
+  type StoreReportOptions,
+} from '../../sinks/clickhouse/queries/storeReport.ts';
+
+/**
+ * The report and the comparison from per-row counts (storeReport.ts) against the core over every stored trial
+ * (`buildReport` of `reportGroupsFromStore`, `compareFromStore`): equal, number for number, on a generated store
+ * with what the counts cannot see on their own: copies of one trial (unmerged), two trials in one attempt slot,
+ * confirmation runs, more planned attempts than the plan, confirmed regressions, ungraded verdicts, missing and
+ * differing outputs, forbidden actions, checks answered in different orders, rows on one side only.
+ */
+
+const dir = mkdtempSync(join(tmpdir(), 'passk-store-report-'));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+const T0 = Date.UTC(2026, 2, 1);
+const ROWS = 240;
+const BASE = { suite: 'sr', dataset_version: 'd1' };
+
+/** Deterministic trials of three versions (v1, v2, v3) over ROWS rows, with every irregularity above. */
+const generate = (): TrialRecorded[] => {
+  const rng = createRng(32);
+  const out: TrialRecorded[] = [];
+  let seq = 0;
+  const add = (row: number, version: string, run: string, attempt: number, over: Partial<TrialRecorded> = {}) => {
+    seq++;
+    const at = T0 + row * 1000 + Math.floor(rng.next() * 900);
+    const passRate = version === 'v1' ? 0.8 : version === 'v2' ? 0.6 : 0.5;
+    const checks =
+      row % 5 === 0
+        ? []
+        : row % 7 === 0 && rng.next() < 0.5
+          ? [
+              { name: 'tool', answer: rng.next() < 0.5 ? 'lookup' : 'refund' },
+              { name: 'window', answer: rng.next() < 0.8 },
+            ]
+          : [
+              { name: 'window', answer: rng.next() < 0.8 },
+              { name: 'tool', answer: rng.next() < 0.9 ? 'lookup' : 'refund' },
+              ...(row % 11 === 0 ? [{ name: 'amount', answer: Math.floor(rng.next() * 3) }] : []),
+            ];
+    out.push({
+      event_id: deterministicEventId(at, 'store-report', seq),
+      type: 'TrialRecorded',
+      schema_version: 1,
+      occurred_at: at,
+      producer: 'passk-test/0',
+      ...BASE,
+      row_id: `r${row}`,
+      run_id: run,
+      attempt,
+      agent: { version, model: 'm' },
+      ...(row % 13 === 0 ? {} : { output: `out ${Math.floor(rng.next() * (row % 3 === 0 ? 1 : 3))}` }),
+      passed: rng.next() < 0.05 ? null : rng.next() < passRate || (row % 4 === 0 && version === 'v1'),
+      checks,
+      ...(rng.next() < 0.03 ? { forbidden_actions: ['delete_account'] } : {}),
+      ...(row % 17 === 0 ? { tags: ['must_not_break'] } : {}),
+      ...over,
+    });
+  };
+  for (let row = 0; row < ROWS; row++)
+    for (const version of ['v1', 'v2', 'v3']) {
+      if (version === 'v2' && row % 29 === 3) continue; // baseline only
+      if (version === 'v1' && row % 31 === 5) continue; // candidate only
+      const planned = row % 19 === 0 ? 7 : row % 23 === 0 ? 2 : 5;
+      for (let a = 0; a < planned; a++) add(row, version, 'run-1', a);
+      if (row % 9 === 0) for (let a = 0; a < 3; a++) add(row, version, `Confirm-${version}`, a);
+      if (row % 10 === 0) add(row, version, 'run-1', 0, { passed: !out[out.length - 1]!.passed }); // a second in slot 0
+    }
+  return out;
+};
+
+const OPTIONS: [string, StoreReportOptions][] = [
+  ['the default options', DEFAULT_REPORT_OPTIONS],
+  [
+    'ungraded as failure, two attempts to classify, k = 2',
+    { ...DEFAULT_REPORT_OPTIONS, ungradedAsFailure: true, minAttempts: 2, k: 2 },
+  ],
+];
+
+for (const c of storeTargets(dir, 'passk_store_report_test'))
+  describe.skipIf(c.skip !== undefined)(onStore('report and compare from per-row counts on', c), () => {
+    let store: StoreClient;
+    beforeAll(async () => {
+      store = await openClickHouse(c.target);
+      await migrate(store.client);
+      const trials = generate();
+      const body = (ts: readonly TrialRecorded[]) =>
+        Buffer.from(ts.map((t) => JSON.stringify(trialToRow(t))).join('\n') + '\n');
+      await store.insertJsonRows('trials', body(trials));
+      // copies of one in 15 trials, in a part of their own (unmerged: FINAL would collapse them)
+      await store.insertJsonRows('trials', body(trials.filter((_, i) => i % 15 === 0)), { insert_deduplicate: 0 });
+    }, 120_000);
+    afterAll(async () => {
+      if (store.kind === 'server') await store.client.command({ query: `DROP DATABASE IF EXISTS ${store.database}` });
+      await store.close();
+    });
+
+    for (const [what, opts] of OPTIONS) {
+      it(`reports every version as buildReport over the stored trials (${what})`, async () => {
+        const old = buildReport(
+          await reportGroupsFromStore(store.client, { suites: [BASE.suite], datasetVersions: [BASE.dataset_version] }),
+          opts,
+        ).groups;
+        const counted = await reportFromStore(store.client, BASE, opts);
+        expect(old.map((g) => g.agent_version)).toEqual(['v1', 'v2', 'v3']);
+        expect(old.some((g) => g.checks.length === 3 && g.stable_verdict_check_flips.length > 0)).toBe(true);
+        expect(old.some((g) => g.confirmation_attempts.count > 0 && g.forbidden_trials > 0 && g.ungraded > 0)).toBe(
+          true,
+        );
+        expect(counted).toEqual(old);
+      });
+
+      it(`compares two versions as compareVersions over the stored trials (${what})`, async () => {
+        for (const [baseline, candidate] of [
+          ['v1', 'v2'],
+          ['v2', 'v3'],
+        ] as const) {
+          const scope = { ...BASE, baseline, candidate };
+          const old = await compareFromStore(store.client, scope, opts);
+          const counted = await comparisonFromStore(store.client, scope, opts);
+          expect(old).toBeDefined();
+          expect(old!.rows.baseline_only.length + old!.rows.candidate_only.length).toBeGreaterThan(0);
+          expect(old!.lost_stable_correct.length).toBeGreaterThan(0);
+          if (baseline === 'v1') expect(old!.confirmation.rows.some((r) => r.first_divergence !== null)).toBe(true);
+          expect(counted).toEqual(old);
+        }
+      });
+    }
+
+    it('has no comparison when a version has no trial in the scope', async () => {
+      const scope = { ...BASE, baseline: 'v1', candidate: 'v9' };
+      expect(await comparisonFromStore(store.client, scope)).toBeUndefined();
+      expect(await compareFromStore(store.client, scope, DEFAULT_REPORT_OPTIONS)).toBeUndefined();
+    });
+  });
