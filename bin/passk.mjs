@@ -3,22 +3,10 @@
 // is no build step and no stale build; the installed package ships dist/ and no sources, so there it runs the
 // compiled dist/cli/main.js.
 import { existsSync } from 'node:fs';
+import { holdStopSignals } from './earlySignals.mjs';
 
-// SIGTERM and SIGINT are held until the command decides what they mean (cli/signals.ts): loading the sources takes
-// seconds on a busy machine, and a signal then would otherwise end the process with no exit code and no word.
-const held = {
-  pending: undefined,
-  release() {
-    process.off('SIGTERM', hold);
-    process.off('SIGINT', hold);
-  },
-};
-function hold(signal) {
-  held.pending ??= signal;
-}
-process.on('SIGTERM', hold);
-process.on('SIGINT', hold);
-globalThis[Symbol.for('passk.earlySignals')] = held;
+// SIGTERM and SIGINT are held until the command decides what they mean (bin/earlySignals.mjs, cli/signals.ts).
+holdStopSignals();
 
 const source = new URL('../cli/main.ts', import.meta.url);
 if (existsSync(source)) {

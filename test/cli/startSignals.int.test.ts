@@ -1,4 +1,4 @@
-import { spawn, type ChildProcess } from 'node:child_process';
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -65,6 +65,17 @@ describe('a stop signal while passk starts', () => {
     const r = await stoppedAt(2, ['process']);
     expect(r, r.out).toMatchObject({ code: 0, signal: null });
     expect(r.out).toContain('passk process: SIGTERM: finishing what is in flight, then committing');
+  });
+
+  it('a signal that came before the take-over but was dispatched after it reaches the command', () => {
+    // Released by removing its listener, the hold closed Node's signal handle and dropped a signal not yet
+    // dispatched: a `passk process` of the fault campaign ran on after its SIGTERM, for good.
+    const r = spawnSync(process.execPath, ['--import', 'tsx', join(ROOT, 'test/helpers/lateSignal.mjs')], {
+      cwd: ROOT,
+      encoding: 'utf8',
+    });
+    expect(`${r.stdout}${r.stderr}`).toContain('heard (held before the take-over: none)');
+    expect(r.status).toBe(0);
   });
 
   it('while it loads, a one-shot command exits 143 (128 + SIGTERM), not ended by the signal', async () => {

@@ -287,7 +287,8 @@ export const diagnose = async (pid: number, file: string, netns?: string): Promi
   // a running process (its event loop held; on a loaded machine it gets a fraction of a core): its JavaScript stack, through the inspector (test/faults/jsStack.ts), in
   // its network namespace when it has one (the inspector listens on its loopback)
   const js =
-    busy > 0.05 || field('State').startsWith('R')
+    // always: an idle one (state S, no CPU) may be waiting on something its state tells (a held signal, a loader)
+    field('State') !== '?'
       ? spawnSync(
           netns ? 'ip' : process.execPath,
           [
@@ -309,9 +310,11 @@ export const diagnose = async (pid: number, file: string, netns?: string): Promi
     `${text}\ncpu over 1 s: ${busy.toFixed(2)} s\n\nJavaScript stack:\n${stack}\n${gdb.stdout ?? ''}${gdb.stderr ?? ''}`,
   );
   const top = /^ {2}at (.*)$/m.exec(stack)?.[1];
+  const state = /^state: (.*)$/m.exec(stack)?.[1];
   return (
     `state ${field('State')}, SIGTERM caught ${has(field('SigCgt'), 15)}, blocked ${has(field('SigBlk'), 15)}, ` +
-    `ignored ${has(field('SigIgn'), 15)}, cpu ${busy.toFixed(2)} s/s${top ? `, in ${top}` : ''}; see ${file}`
+    `ignored ${has(field('SigIgn'), 15)}, cpu ${busy.toFixed(2)} s/s${top ? `, in ${top}` : ''}` +
+    `${state ? `, ${state}` : ''}; see ${file}`
   );
 };
 
@@ -872,6 +875,15 @@ export const runSchedule = async (
       if (leftover.length === 0 || Date.now() > until) break;
     }
     const letters = await log.deadLetters();
+    if (letters.length > 0)
+      writeFileSync(
+        join(cluster.dir, 'logs', `dead-letters-${namespace}json`),
+        JSON.stringify(
+          letters.map((d) => ({ ...d, value: Buffer.from(d.value).toString('utf8') })),
+          null,
+          1,
+        ),
+      );
     const end = Date.now();
     return {
       seed,

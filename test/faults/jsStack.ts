@@ -36,12 +36,27 @@ const timer = setTimeout(() => {
   process.stdout.write('jsStack: the process did not pause within 20 s\n');
   process.exit(1);
 }, 20_000);
+// What an idle process waits on, asked before pausing it: its SIGTERM listeners, a stop signal still held while it
+// loads (bin/passk.mjs), and its active resources (timers, sockets, a loader's message port).
+const STATE = `JSON.stringify({
+  sigterm: process.listeners('SIGTERM').map((f) => String(f).slice(0, 100)),
+  held: globalThis[Symbol.for('passk.earlySignals')]?.pending ?? null,
+  loading: globalThis[Symbol.for('passk.earlySignals')] !== undefined,
+  resources: process.getActiveResourcesInfo(),
+})`;
 ws.onopen = () => {
+  send('Runtime.evaluate', { expression: STATE, returnByValue: true });
   send('Debugger.enable');
   send('Debugger.pause');
 };
 ws.onmessage = (m: MessageEvent) => {
-  const msg = JSON.parse(String(m.data)) as { method?: string; params?: Record<string, unknown> };
+  const msg = JSON.parse(String(m.data)) as {
+    id?: number;
+    method?: string;
+    params?: Record<string, unknown>;
+    result?: { result?: { value?: unknown } };
+  };
+  if (msg.id === 1) process.stdout.write(`state: ${String(msg.result?.result?.value)}\n`);
   if (msg.method === 'Debugger.scriptParsed') {
     const p = msg.params as { scriptId: string; url: string };
     scripts.set(p.scriptId, p.url);
