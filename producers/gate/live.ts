@@ -50,7 +50,10 @@ const scopesOf = async (log: EventLog, versions: readonly string[]) => {
   return [...scopes.values()];
 };
 
-/** The ComparisonDeclared for these flags: suite and dataset version from the flags, else from the trials of both versions. */
+/**
+ * The ComparisonDeclared for these flags: suite and dataset version from the flags, else from the trials of both
+ * versions, else (the candidate has not run yet) from the baseline's, when it ran on one suite and dataset version.
+ */
 export const declaration = async (
   log: EventLog,
   d: DeclareInput,
@@ -65,6 +68,8 @@ export const declaration = async (
   if (d.suite && d.datasetVersion)
     scope = both[0] ?? scopes[0] ?? { suite: d.suite, dataset_version: d.datasetVersion };
   else if (both.length === 1) scope = both[0]!;
+  else if (both.length === 0 && scopes.length === 1 && scopes[0]!.versions.has(d.baseline))
+    scope = scopes[0]!; // declared before the candidate runs: the baseline's one scope (the live sequential gate)
   else if (both.length === 0)
     throw new InputError(
       `no suite and dataset version on the log has trials of both ${d.baseline} and ${d.candidate}: run both first, or name them with --suite and --dataset-version`,
