@@ -22,7 +22,18 @@ export const ROUTES: Record<string, Route> = {
   '/api/groups': (d) => d.groups(),
   '/api/overview': (d, p) => d.overview(parse(Scope, p)),
   '/api/compare': (d, p) =>
-    d.compare(parse(Scope.extend({ baseline: z.string().min(1), candidate: z.string().min(1) }), p)),
+    d.compare(
+      parse(
+        Scope.extend({ baseline: z.string().min(1), candidate: z.string().min(1) }).refine(
+          (q) => q.baseline !== q.candidate,
+          {
+            path: ['candidate'],
+            message: 'the same version as the baseline: a version compared with itself has no change to show',
+          },
+        ),
+        p,
+      ),
+    ),
   '/api/row': (d, p) => {
     const q = parse(Scope.extend({ row_id: z.string().min(1), versions: z.string().min(1) }), p);
     return d.row({ ...q, versions: q.versions.split(',').filter(Boolean) });

@@ -106,6 +106,15 @@ describe('the dashboard server', () => {
     expect((await get(server.port, '/static/../server.ts')).status).toBe(404);
   });
 
+  it('refuses a version compared with itself, saying why', async () => {
+    server = await createDashboardServer({ data: stubData({ value: 'a' }), port: 0 });
+    const same = await get(server.port, '/api/compare?suite=s&dataset_version=d1&baseline=v1&candidate=v1');
+    expect(same.status).toBe(400);
+    expect(JSON.parse(same.body).error).toBe(
+      'candidate: the same version as the baseline: a version compared with itself has no change to show',
+    );
+  });
+
   it('refuses a foreign Host header when bound to loopback (DNS rebinding)', async () => {
     server = await createDashboardServer({ data: stubData({ value: 'a' }), port: 0 });
     expect((await get(server.port, '/api/groups', { host: 'evil.example:80' })).status).toBe(421);

@@ -17,6 +17,8 @@ import * as rows from './views/rows.js';
  * store moved (SSE `update`), the current view is fetched and drawn again, in place, without a reload.
  */
 const VIEWS = { overview, compare, rows, gates, production, judges, datasets, deadletters };
+/** Parameters every view takes: the scope. A view names its own in `params`; any other is named in a warning. */
+const SCOPE_PARAMS = ['suite', 'dataset_version'];
 const view = document.getElementById('view');
 const nav = document.getElementById('nav');
 const scopeBox = document.getElementById('scope');
@@ -137,6 +139,12 @@ const renderOnce = async () => {
   document.body.dataset.loading = 'true';
   const warnings = [];
   if (raw && !(raw in VIEWS)) warnings.push(`There is no view "${raw}"; showing the overview.`);
+  const takes = [...SCOPE_PARAMS, ...(VIEWS[name].params ?? [])];
+  const unknown = Object.keys(params).filter((p) => !takes.includes(p));
+  if (unknown.length)
+    warnings.push(
+      `Unknown parameter${unknown.length === 1 ? '' : 's'} ${unknown.map((p) => `${p}=`).join(', ')} (ignored): the ${VIEWS[name].title} view takes ${takes.join(', ')}.`,
+    );
   let content;
   try {
     const groups = await api.groups();
@@ -146,7 +154,9 @@ const renderOnce = async () => {
       warnings.push(
         `No trials for suite "${params.suite ?? ''}", dataset version "${params.dataset_version ?? ''}"; showing ${scopes[0].suite} · ${scopes[0].dataset_version}.`,
       );
-    const scope = named ?? scopes[0] ?? null;
+    // a view may open on a scope of its own when the URL names none (the Gates view: the latest gate's)
+    const preferred = !named && VIEWS[name].scopeOf ? await VIEWS[name].scopeOf(scopes) : undefined;
+    const scope = named ?? preferred ?? scopes[0] ?? null;
     renderScope(scopes, scope, name);
     try {
       content = await VIEWS[name].render({
@@ -157,6 +167,8 @@ const renderOnce = async () => {
         navigate: (p, o) => navigate(name, p, o),
         go: navigate,
         redraw: () => void render(),
+        /** Names a parameter whose value the view could not use (an unknown version, row, gate or trace). */
+        warn: (text) => warnings.push(text),
       });
       failed = false;
     } catch (e) {

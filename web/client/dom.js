@@ -33,8 +33,12 @@ export const className = (c) =>
   ({ stable_correct: 'stable-correct', stable_wrong: 'stable-wrong', flip: 'flip', unclassified: 'unclassified' })[c] ??
   c;
 
-export const table = (head, rows, attrs = {}) =>
-  h(
+/**
+ * A table in a box of its own that scrolls sideways when the table is wider than the screen (390 px): the table
+ * scrolls, not the card around it, nor the page. `scroll: false` for a table already inside a scrolling box.
+ */
+export const table = (head, rows, attrs = {}, { scroll = true } = {}) => {
+  const t = h(
     'table',
     attrs,
     h(
@@ -48,6 +52,8 @@ export const table = (head, rows, attrs = {}) =>
     ),
     h('tbody', {}, rows),
   );
+  return scroll ? h('div', { class: 'scroll table-box' }, t) : t;
+};
 
 export const card = (title, ...body) => h('section', { class: 'card' }, title ? h('h2', {}, title) : null, ...body);
 

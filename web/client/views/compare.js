@@ -1,9 +1,12 @@
+/* global Blob */
 import { api } from '../api.js';
 import { ruleName } from './gates.js';
 import { rowsLink } from './rows.js';
 import { card, ci, className, empty, h, pct, signedPct, table } from '../dom.js';
 
 export const title = 'Compare';
+/** The two versions, and the row open in the drill-down. */
+export const params = ['baseline', 'candidate', 'row'];
 
 const CLASSES = ['stable_correct', 'stable_wrong', 'flip', 'unclassified'];
 const OUTCOME = {
@@ -13,12 +16,29 @@ const OUTCOME = {
   unresolved: 'unresolved',
 };
 
-const pickVersions = async (scope, params) => {
-  if (params.baseline && params.candidate) return [params.baseline, params.candidate];
+/**
+ * The two versions: the URL's, each only if it has trials in this scope (an unknown one is named in a warning),
+ * else the latest gate's on this scope, else the first two versions; never a version paired with itself by default.
+ */
+const pickVersions = async (scope, params, warn) => {
+  const known = (v) => scope.versions.includes(v);
+  for (const key of ['baseline', 'candidate'])
+    if (params[key] && !known(params[key]))
+      warn(
+        `No trials of version "${params[key]}" (${key}=) in ${scope.suite} · dataset ${scope.dataset_version}; its versions: ${scope.versions.join(', ')}.`,
+      );
+  const b = known(params.baseline) ? params.baseline : undefined;
+  const c = known(params.candidate) ? params.candidate : undefined;
+  if (b && c) return [b, c];
   const gates = await api.gates({ suite: scope.suite });
-  const last = gates.find((g) => g.dataset_version === scope.dataset_version);
-  if (last) return [last.baseline, last.candidate];
-  return [scope.versions[0], scope.versions[1] ?? scope.versions[0]];
+  const last = gates.find(
+    (g) => g.dataset_version === scope.dataset_version && known(g.baseline) && known(g.candidate),
+  );
+  const [db, dc] = last ? [last.baseline, last.candidate] : [scope.versions[0], scope.versions[1]];
+  const other = (v) => scope.versions.find((x) => x !== v);
+  const baseline = b ?? (db !== c ? db : other(c));
+  const candidate = c ?? (dc !== baseline ? dc : other(baseline));
+  return [baseline, candidate];
 };
 
 const headline = (cmp) => {
@@ -233,7 +253,59 @@ const drillDown = (row, close) => {
   );
 };
 
-export const render = async ({ scope, params, navigate }) => {
+/** What the confirmation counts mean, said as they are: who ran again on how many suspects, and how to run the rest. */
+const confirmationText = (cmp) => {
+  const suspects = cmp.confirmation.rows;
+  if (suspects.length === 0)
+    return h(
+      'p',
+      { class: 'note', 'data-testid': 'confirmation-note' },
+      'No row was stable-correct on the baseline and not on the candidate: there is nothing to confirm.',
+    );
+  const ranAgain = suspects.filter(
+    (s) => s.baseline.confirmation_attempts > 0 && s.candidate.confirmation_attempts > 0,
+  );
+  const waiting = suspects.filter((s) => s.outcome === 'unresolved').map((s) => s.row_id);
+  const said =
+    ranAgain.length === suspects.length
+      ? `Both versions ran again on every suspected regression (${suspects.length}).`
+      : ranAgain.length === 0
+        ? `Neither version has run again on the ${suspects.length} suspected regression${suspects.length === 1 ? '' : 's'}: each stays unresolved until both versions do.`
+        : `Both versions ran again on ${ranAgain.length} of the ${suspects.length} suspected regressions; the other ${suspects.length - ranAgain.length} have not been run again on both.`;
+  const file = waiting.length
+    ? URL.createObjectURL(new Blob([`${waiting.join('\n')}\n`], { type: 'text/plain' }))
+    : null;
+  return [
+    h(
+      'p',
+      { class: 'note', 'data-testid': 'confirmation-note', 'data-ran-again': ranAgain.length },
+      said,
+      ' Confirmed: the baseline kept getting it right, the candidate kept getting it wrong.',
+    ),
+    file
+      ? h(
+          'p',
+          { class: 'note', 'data-testid': 'confirmation-command' },
+          `To settle the ${waiting.length} unresolved, save `,
+          h('a', { href: file, download: 'suspects.txt', 'data-testid': 'suspects-file' }, 'suspects.txt'),
+          ' (their row ids) and run both versions again on them, once with the agent of each:',
+          h(
+            'code',
+            { class: 'command' },
+            `passk run --dataset ROWS.jsonl --agent AGENT_OF_${cmp.baseline_version} --confirm suspects.txt --extra 3`,
+          ),
+          h(
+            'code',
+            { class: 'command' },
+            `passk run --dataset ROWS.jsonl --agent AGENT_OF_${cmp.candidate_version} --confirm suspects.txt --extra 3`,
+          ),
+          'ROWS.jsonl: the dataset file of this dataset version; AGENT_OF_…: the module, URL or cmd: that version was run with.',
+        )
+      : null,
+  ];
+};
+
+export const render = async ({ scope, params, navigate, warn }) => {
   if (!scope)
     return card(
       'Nothing to compare yet',
@@ -248,9 +320,8 @@ export const render = async ({ scope, params, navigate }) => {
         `Only ${scope.versions[0]} has trials on this dataset version: passk run --dataset rows.jsonl --agent candidate.ts --k 3 adds another.`,
       ),
     );
-  const [baseline, candidate] = await pickVersions(scope, params);
+  const [baseline, candidate] = await pickVersions(scope, params, warn);
   const q = { suite: scope.suite, dataset_version: scope.dataset_version, baseline, candidate };
-  const cmp = await api.compare(q);
   const pick = (label, value, key) =>
     h(
       'label',
@@ -269,10 +340,27 @@ export const render = async ({ scope, params, navigate }) => {
     pick('baseline', baseline, 'baseline'),
     pick('candidate', candidate, 'candidate'),
   );
+  if (baseline === candidate)
+    return h(
+      'div',
+      {},
+      controls,
+      card(
+        'A version compared with itself',
+        h(
+          'p',
+          { class: 'warn', 'data-testid': 'same-version' },
+          `Baseline and candidate are both ${baseline}: a version compared with itself has no change to show, and its rows would pair with themselves. Pick another candidate above.`,
+        ),
+      ),
+    );
+  const cmp = await api.compare(q);
   if (!cmp) return h('div', {}, controls, card('No comparison', empty('These versions share no rows.')));
   const suspects = new Map(cmp.confirmation.rows.map((s) => [s.row_id, s]));
   const open = (row) => navigate({ ...q, row });
   const row = params.row ? await api.row({ ...q, row_id: params.row, versions: `${baseline},${candidate}` }) : null;
+  if (params.row && !row)
+    warn(`No row "${params.row}" (row=) in ${scope.suite} · dataset ${scope.dataset_version} for these versions.`);
   const mnb = new Set(cmp.must_not_break_rows ?? []);
   const tagged = (id) => (mnb.has(id) ? ['must_not_break'] : []);
   const counts = cmp.confirmation.counts;
@@ -343,11 +431,7 @@ export const render = async ({ scope, params, navigate }) => {
           {},
           `${counts.confirmed_regression} confirmed · ${counts.baseline_also_varies} baseline also varies · ${counts.unresolved} unresolved · ${counts.cleared} cleared`,
         ),
-        h(
-          'p',
-          { class: 'note' },
-          'Both versions ran again on every suspected regression. Confirmed: the baseline kept getting it right, the candidate kept getting it wrong.',
-        ),
+        confirmationText(cmp),
       ),
     ),
     h(

@@ -1,6 +1,8 @@
 import { api } from '../api.js';
 import { card, empty, h, table, time } from '../dom.js';
 
+/** A row to point at (from a production trace's card), in its dataset and version. */
+export const params = ['dataset', 'version', 'row'];
 export const title = 'Datasets';
 
 const provenance = (p) =>
@@ -15,7 +17,7 @@ const provenance = (p) =>
 const removedCell = (ids) =>
   ids.length === 0 ? '—' : `${ids.length} (${ids.slice(0, 4).join(', ')}${ids.length > 4 ? ', …' : ''})`;
 
-export const render = async ({ params }) => {
+export const render = async ({ params, warn }) => {
   const versions = await api.datasets();
   if (versions.length === 0)
     return card(
@@ -25,6 +27,15 @@ export const render = async ({ params }) => {
       ),
     );
   const sorted = [...versions].sort((a, b) => (b.created_at ?? 0) - (a.created_at ?? 0));
+  const named = (v) =>
+    (!params.dataset || v.dataset_id === params.dataset) && (!params.version || v.dataset_version === params.version);
+  if ((params.dataset || params.version) && !sorted.some(named))
+    warn(
+      `No dataset version ${[params.dataset && `dataset=${params.dataset}`, params.version && `version=${params.version}`].filter(Boolean).join(', ')} here; showing every version.`,
+    );
+  const pointed = sorted.some(named) ? named : () => true;
+  if (params.row && !sorted.some((v) => pointed(v) && v.must_not_break.some((r) => r.row_id === params.row)))
+    warn(`No must-not-break row "${params.row}" (row=) in ${params.dataset ?? 'any dataset'}; nothing is highlighted.`);
   return h(
     'div',
     { class: 'datasets' },
@@ -41,6 +52,7 @@ export const render = async ({ params }) => {
               'data-rows': v.rows,
               'data-removed': (v.removed ?? []).join(' '),
               'data-mnb': v.must_not_break.length,
+              class: (params.dataset || params.version) && named(v) ? 'highlight' : '',
             },
             h('td', {}, v.dataset_id),
             h('td', {}, v.dataset_version),
@@ -69,7 +81,7 @@ export const render = async ({ params }) => {
               'tr',
               {
                 'data-row': r.row_id,
-                class: `${r.provenance.kind === 'production_failure' ? 'highlight' : ''}${r.row_id === params.row ? ' selected' : ''}`,
+                class: `${r.provenance.kind === 'production_failure' ? 'highlight' : ''}${r.row_id === params.row && pointed(v) ? ' selected' : ''}`,
               },
               h('td', {}, r.row_id),
               h('td', {}, r.expected ?? '—'),

@@ -1,6 +1,7 @@
 import { api } from '../api.js';
 import { card, empty, h, table, time } from '../dom.js';
 
+export const params = [];
 export const title = 'Dead letters';
 
 const STAGES = {

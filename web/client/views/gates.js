@@ -1,8 +1,11 @@
+/* global URLSearchParams */
 import { api } from '../api.js';
 import { card, empty, h, table, time } from '../dom.js';
 import { rowsLink } from './rows.js';
 
 export const title = 'Gates';
+/** The verdict shown from the history (the newest by default). */
+export const params = ['gate'];
 
 export const ruleName = (r) =>
   ({
@@ -107,18 +110,53 @@ const current = (g, navigate, newest) =>
     ),
   );
 
-export const render = async ({ scope, params, go, navigate }) => {
+/**
+ * Opened without a scope, the view shows the latest gate's, whichever suite it is on (the scope list puts the suite
+ * with the latest trials first, which need not be the one a gate was evaluated on).
+ */
+export const scopeOf = async (scopes) => {
+  const [latest] = await api.gates();
+  if (!latest) return undefined;
+  return (
+    scopes.find((s) => s.suite === latest.suite && s.dataset_version === latest.dataset_version) ??
+    scopes.find((s) => s.suite === latest.suite)
+  );
+};
+
+const DECLARE =
+  'Declare a comparison: passk gate --declare --baseline A --candidate B --wait 10m. The processors decide it once both runs are complete, after any confirmation runs they ask for: passk run --dataset rows.jsonl --agent AGENT --confirmations --follow, once with the agent of each version.';
+
+export const render = async ({ scope, params, go, navigate, warn }) => {
   const gates = await api.gates(scope ? { suite: scope.suite } : {});
-  if (gates.length === 0)
-    return card(
-      'No gate has been evaluated yet',
-      empty(
-        'Declare a comparison: passk gate --declare --baseline A --candidate B --wait 10m. The processors decide it once both runs are complete (after any confirmation runs: passk run --confirmations --follow).',
-      ),
-    );
+  if (gates.length === 0) {
+    const [elsewhere] = scope ? await api.gates() : [];
+    if (params.gate) warn(`No gate "${params.gate}" (gate=) on ${scope?.suite ?? 'this store'}.`);
+    return elsewhere
+      ? card(
+          `No gate has been evaluated on ${scope.suite}`,
+          h(
+            'p',
+            { 'data-testid': 'gate-elsewhere' },
+            `The latest gate is on ${elsewhere.suite} · dataset ${elsewhere.dataset_version} (${time(elsewhere.occurred_at)}): `,
+            h(
+              'a',
+              {
+                href: `#/gates?${new URLSearchParams({ suite: elsewhere.suite, dataset_version: elsewhere.dataset_version })}`,
+              },
+              `${elsewhere.baseline} → ${elsewhere.candidate}, ${elsewhere.verdict === 'pass' ? 'PASS' : 'FAIL'}`,
+            ),
+            '.',
+          ),
+          empty(DECLARE),
+        )
+      : card('No gate has been evaluated yet', empty(DECLARE));
+  }
   const sorted = gates;
   // The newest verdict is the current one; a row of the history shows an older one in its place (?gate=ID).
-  const shown = sorted.find((g) => g.gate_id === params.gate) ?? sorted[0];
+  const picked = params.gate ? sorted.find((g) => g.gate_id === params.gate) : undefined;
+  if (params.gate && !picked)
+    warn(`No gate "${params.gate}" (gate=) on ${scope?.suite ?? 'this store'}; showing the newest verdict.`);
+  const shown = picked ?? sorted[0];
   return h(
     'div',
     { class: 'gates' },

@@ -1,6 +1,8 @@
 import { api } from '../api.js';
 import { card, ci, empty, h, pct, table } from '../dom.js';
 
+/** A confusion cell opened: its judge, the human label (row) and the judge's call (column). */
+export const params = ['judge', 'human', 'call'];
 export const title = 'Judges';
 
 const num = (x, d = 2) => (x === null || x === undefined ? '—' : x.toFixed(d));
@@ -119,8 +121,17 @@ const judgeCard = (j, params, go) => {
   return section;
 };
 
-export const render = async ({ params, navigate }) => {
+export const render = async ({ params, navigate, warn }) => {
   const judges = await api.judges();
+  const judge = judges.find((j) => j.judge.id === params.judge);
+  if (params.judge && !judge)
+    warn(
+      `No judge "${params.judge}" (judge=); calibrated judges: ${judges.map((j) => j.judge.id).join(', ') || 'none'}.`,
+    );
+  else if (judge && (params.human || params.call) && !judge.agreement.confusion?.items?.[params.human]?.[params.call])
+    warn(
+      `No items labeled "${params.human ?? ''}" (human=) and called "${params.call ?? ''}" (call=) for ${params.judge}.`,
+    );
   if (judges.length === 0)
     return card(
       'No judge calibration yet',

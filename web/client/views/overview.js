@@ -6,6 +6,8 @@ import { rowsLink } from './rows.js';
 /** The versions the explorer compares: the first two of the scope (one version is compared with itself). */
 const pairOf = (groups) => [groups[0]?.agent_version, groups[1]?.agent_version ?? groups[0]?.agent_version];
 
+/** The overview takes no parameter of its own (the scope only). */
+export const params = [];
 export const title = 'Overview';
 
 const CLASSES = ['stable_correct', 'stable_wrong', 'flip', 'unclassified'];

@@ -3,6 +3,21 @@ import { api } from '../api.js';
 import { windowsChart } from '../charts.js';
 import { card, ci, empty, h, pct, table, time } from '../dom.js';
 
+/** The trace list's filters and sort, the trace open in its card, the window size. */
+export const params = [
+  'failed',
+  'version',
+  'segment',
+  'from',
+  'to',
+  'user',
+  'session',
+  'model',
+  'latency',
+  'sort',
+  'trace',
+  'size',
+];
 export const title = 'Production';
 
 const verdictChips = (verdicts) =>
@@ -401,12 +416,13 @@ const traceList = (list, params, go) => {
               ),
             ),
             { class: 'traces-table', 'data-testid': 'traces' },
+            { scroll: false },
           ),
         ),
   );
 };
 
-export const render = async ({ params, navigate, redraw }) => {
+export const render = async ({ params, navigate, redraw, warn }) => {
   const query = {
     ...(params.failed === 'all' ? {} : { failed: 'true' }),
     agent_version: params.version,
@@ -423,6 +439,14 @@ export const render = async ({ params, navigate, redraw }) => {
     params.trace ? api.trace(params.trace) : undefined,
     api.traces(query),
   ]);
+  if (params.trace && trace === null)
+    warn(`No trace "${params.trace}" (trace=) is stored (or no longer: raw traces expire after the trace TTL).`);
+  for (const [key, values] of [
+    ['version', list.agent_versions],
+    ['segment', list.segments],
+  ])
+    if (params[key] && !values.includes(params[key]))
+      warn(`No sampled trace of ${key} "${params[key]}" (${key}=); the list shows none.`);
   const go = (p) => navigate(p);
   const close = () => go({ ...params, trace: undefined });
   const review = h(
@@ -440,6 +464,12 @@ export const render = async ({ params, navigate, redraw }) => {
     );
   const sizes = [...new Set(prod.windows.map((w) => w.size))];
   const size = params.size && sizes.includes(params.size) ? params.size : sizes[0];
+  if (params.size && size !== params.size)
+    warn(
+      sizes.length
+        ? `No ${params.size} windows (size=); showing ${size} (windows of ${sizes.join(', ')}).`
+        : `No ${params.size} windows (size=): no window is stored yet.`,
+    );
   const shown = prod.windows.filter((w) => w.size === size);
   const keys = [...new Set(shown.map((w) => `${w.agent_version} · ${w.segment}`))].sort();
   const lines = keys.map((name) => ({
@@ -454,7 +484,7 @@ export const render = async ({ params, navigate, redraw }) => {
     { class: 'production' },
     review,
     card(
-      `Sampling-weighted pass rate, ${size} windows`,
+      size ? `Sampling-weighted pass rate, ${size} windows` : 'Sampling-weighted pass rate (no window yet)',
       h(
         'p',
         { class: 'note' },

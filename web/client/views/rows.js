@@ -15,6 +15,8 @@ export const title = 'Rows';
 
 const CLASSES = ['stable_correct', 'stable_wrong', 'flip', 'unclassified'];
 const FILTERS = ['q', 'from', 'to', 'tag', 'check', 'category', 'ids', 'sort', 'dir'];
+/** The two versions, the row open in the panel, the page's first row, and the filters and sort. */
+export const params = ['baseline', 'candidate', 'row', 'offset', ...FILTERS];
 /** Rows on one page of the table. */
 export const PAGE = 200;
 const filtersOf = (state) =>
@@ -174,64 +176,72 @@ const diffPanel = (row, close) => {
         )
       : null,
     h(
-      'table',
-      { class: 'sidebyside' },
+      'div',
+      { class: 'scroll table-box' },
       h(
-        'thead',
-        {},
+        'table',
+        { class: 'sidebyside' },
         h(
-          'tr',
+          'thead',
           {},
-          h('th', {}, '#'),
-          row.versions.map((v) =>
-            h('th', { 'data-version': v.agent_version }, `${v.agent_version} — ${className(v.class)} (${v.c}/${v.n})`),
-          ),
-        ),
-        expected.length
-          ? h(
-              'tr',
-              { class: 'expected', 'data-testid': 'expected-checks' },
-              h('th', {}, 'expected'),
-              h(
-                'td',
-                { colspan: row.versions.length },
-                h(
-                  'div',
-                  { class: 'checks' },
-                  names.map((n) => {
-                    const x = row.versions
-                      .flatMap((v) => v.attempts)
-                      .flatMap((a) => a.checks)
-                      .find((y) => y.name === n && y.passed !== null && y.passed !== undefined);
-                    // The expected answer: a right answer as given, a wrong boolean answer negated.
-                    const want = !x
-                      ? '—'
-                      : x.passed
-                        ? x.answer
-                        : typeof x.answer === 'boolean'
-                          ? !x.answer
-                          : '≠ ' + x.answer;
-                    return h(
-                      'span',
-                      { class: 'check', 'data-check': n },
-                      `${n.replaceAll('_', ' ')}: ${answerText(want)}`,
-                    );
-                  }),
-                ),
-              ),
-            )
-          : null,
-      ),
-      h(
-        'tbody',
-        {},
-        row.aligned.map((a) =>
           h(
             'tr',
-            { 'data-attempt': a.index },
-            h('th', {}, String(a.index + 1)),
-            outputCell(a.baseline === null ? null : b?.attempts[a.baseline], a.diff, 'baseline'),
-            c ? outputCell(a.candidate === null ? null : c.attempts[a.candidate], a.diff, 'candidate') : null,
+            {},
+            h('th', {}, '#'),
+            row.versions.map((v) =>
+              h(
+                'th',
+                { 'data-version': v.agent_version },
+                `${v.agent_version} — ${className(v.class)} (${v.c}/${v.n})`,
+              ),
+            ),
+          ),
+          expected.length
+            ? h(
+                'tr',
+                { class: 'expected', 'data-testid': 'expected-checks' },
+                h('th', {}, 'expected'),
+                h(
+                  'td',
+                  { colspan: row.versions.length },
+                  h(
+                    'div',
+                    { class: 'checks' },
+                    names.map((n) => {
+                      const x = row.versions
+                        .flatMap((v) => v.attempts)
+                        .flatMap((a) => a.checks)
+                        .find((y) => y.name === n && y.passed !== null && y.passed !== undefined);
+                      // The expected answer: a right answer as given, a wrong boolean answer negated.
+                      const want = !x
+                        ? '—'
+                        : x.passed
+                          ? x.answer
+                          : typeof x.answer === 'boolean'
+                            ? !x.answer
+                            : '≠ ' + x.answer;
+                      return h(
+                        'span',
+                        { class: 'check', 'data-check': n },
+                        `${n.replaceAll('_', ' ')}: ${answerText(want)}`,
+                      );
+                    }),
+                  ),
+                ),
+              )
+            : null,
+        ),
+        h(
+          'tbody',
+          {},
+          row.aligned.map((a) =>
+            h(
+              'tr',
+              { 'data-attempt': a.index },
+              h('th', {}, String(a.index + 1)),
+              outputCell(a.baseline === null ? null : b?.attempts[a.baseline], a.diff, 'baseline'),
+              c ? outputCell(a.candidate === null ? null : c.attempts[a.candidate], a.diff, 'candidate') : null,
+            ),
           ),
         ),
       ),
@@ -253,6 +263,11 @@ export const render = async ({ scope, params, go }) => {
   const ask = (q, extra = {}) => api.rows({ ...base, ...filtersOf(q), row: params.row, limit: PAGE, ...extra });
   const offset0 = Number.isInteger(Number(params.offset)) && params.offset ? Number(params.offset) : undefined;
   let page = await ask(params, { offset: offset0 });
+  for (const key of ['baseline', 'candidate'])
+    if (params[key] && !page.versions.includes(params[key]))
+      warnings.push(
+        `No trials of version "${params[key]}" (${key}=) in ${scope.suite} · dataset ${scope.dataset_version}; its versions: ${page.versions.join(', ')}.`,
+      );
   let versions = [params.baseline, params.candidate].filter((v) => v && page.versions.includes(v));
   if (versions.length < 2) {
     const gates = await api.gates({ suite: scope.suite });
@@ -404,6 +419,7 @@ export const render = async ({ scope, params, go }) => {
     panel = row
       ? diffPanel(row, () => go('rows', state))
       : h('aside', { class: 'panel' }, h('p', { class: 'warn' }, `No row ${params.row} in this scope.`));
+    if (!row) warnings.push(`No row "${params.row}" (row=) in ${scope.suite} · dataset ${scope.dataset_version}.`);
   }
   if (keyHandler) document.removeEventListener('keydown', keyHandler);
   keyHandler = (e) => {

@@ -1,0 +1,273 @@
+import { mkdirSync } from 'node:fs';
+import { join } from 'node:path';
+import type { Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { GateEvaluated, PasskEvent } from '../../schemas/events/index.ts';
+import { createMemoryDashboardData } from '../../web/memoryData.ts';
+import { createDashboardServer, type DashboardServer } from '../../web/server.ts';
+import { T0, trace, trial } from '../helpers/processorFixtures.ts';
+import { launchChromium } from './chromium.ts';
+import { SCREENSHOTS } from './processes.ts';
+
+/**
+ * Views that tell the truth (issue #32, item 4), in Chromium over a store of two suites served in-process:
+ * `refunds` has a gate and older trials, `billing` newer trials and no gate (so the scope list puts billing first).
+ * On refunds, v2 fails once on r0–r3 (four suspected regressions) and both versions ran again on r0 and r1 only;
+ * on billing nobody ran again.
+ */
+declare const document: {
+  body: { dataset: Record<string, string | undefined> };
+  documentElement: { scrollWidth: number; clientWidth: number };
+  querySelector(s: string): { scrollWidth: number; clientWidth: number } | null;
+};
+declare const location: { hash: string };
+
+const HOUR = 3_600_000;
+const ROWS = 10;
+const LONG = 'The customer asks for a refund of order 4411 placed with a cart screenshot as proof of purchase';
+
+const suiteTrials = (suite: string, at: number): PasskEvent[] =>
+  Array.from({ length: ROWS }, (_, i) =>
+    ['v1', 'v2'].flatMap((version) =>
+      [0, 1, 2].map((attempt) =>
+        trial({
+          suite,
+          row: `r${i}`,
+          version,
+          attempt,
+          at: at + attempt * 1000 + i,
+          passed: !(version === 'v2' && i < 4 && attempt === 1),
+          output: `${LONG}: ${version === 'v2' && i < 4 && attempt === 1 ? 'deny' : 'approve'} (attempt ${attempt})`,
+        }),
+      ),
+    ),
+  ).flat();
+
+const confirmations = ['r0', 'r1'].flatMap((row) =>
+  ['v1', 'v2'].flatMap((version) =>
+    [0, 1].map((attempt) =>
+      trial({ row, version, attempt, run: 'confirm-1', at: T0 + HOUR / 2 + attempt, passed: version === 'v1' }),
+    ),
+  ),
+);
+
+const gate: GateEvaluated = {
+  event_id: 'gate-event-1',
+  type: 'GateEvaluated',
+  schema_version: 1,
+  occurred_at: T0 + HOUR,
+  producer: 'test',
+  gate_id: 'gate-refunds-1',
+  suite: 'refunds',
+  dataset_version: 'd1',
+  baseline: 'v1',
+  candidate: 'v2',
+  verdict: 'fail',
+  reasons: [
+    {
+      rule: 'must_not_break_stable_correct',
+      passed: false,
+      detail: '2 confirmed, 2 unresolved',
+      rows: ['r0', 'r1'],
+    },
+  ],
+  evidence: [{ row_id: 'r0', baseline_attempts: [], candidate_attempts: [] }],
+};
+
+const traces = Array.from({ length: 6 }, (_, i) => ({
+  ...trace({ at: T0 + 3 * HOUR + i, passed: i % 2 === 0, fingerprint: `f${i}` }),
+  payload: { input: `${LONG} (${i})`, output: `${LONG}: deny` },
+}));
+
+let server: DashboardServer;
+let browser: Awaited<ReturnType<typeof launchChromium>>;
+let page: Page;
+
+beforeAll(async () => {
+  const { data } = createMemoryDashboardData([
+    ...suiteTrials('refunds', T0),
+    ...confirmations,
+    gate,
+    ...suiteTrials('billing', T0 + 2 * HOUR),
+    ...traces,
+  ]);
+  server = await createDashboardServer({ data, port: 0 });
+  browser = await launchChromium({ width: 1440, height: 900 });
+  page = browser.page;
+}, 120_000);
+
+afterAll(async () => {
+  await browser?.close();
+  await server?.close();
+});
+
+const open = async (hash: string, view: string) => {
+  const current = page.url().startsWith(server.url) ? await page.evaluate(() => location.hash) : null;
+  let before = 0;
+  if (current === null) await page.goto(`${server.url}${hash}`);
+  else if (current === hash) await page.reload();
+  else {
+    before = await page.evaluate(() => Number(document.body.dataset.renders ?? 0));
+    await page.evaluate((h) => (location.hash = h), hash);
+  }
+  await page.waitForFunction(
+    ([v, b, h]) =>
+      document.body.dataset.view === v &&
+      Number(document.body.dataset.renders ?? 0) > b &&
+      document.body.dataset.route === h,
+    [view, before, hash] as const,
+  );
+};
+const warnings = () => page.locator('[data-testid="param-warning"]').allTextContents();
+const scopeShown = () =>
+  page.locator('[data-testid="scope"]').evaluate((s) => {
+    const select = s as unknown as { selectedOptions: { textContent: string }[] };
+    return select.selectedOptions[0]?.textContent ?? '';
+  });
+
+describe('the Gates view on a store of two suites', () => {
+  it('opens on the scope of the latest gate, not on the suite with the latest trials', async () => {
+    await open('#/gates', 'gates');
+    expect(await scopeShown()).toBe('refunds · dataset d1');
+    expect(await page.getAttribute('[data-testid="current-gate"]', 'data-gate')).toBe('gate-refunds-1');
+    expect(await page.textContent('#view')).not.toContain('No gate has been evaluated yet');
+  });
+
+  it('on a suite without a gate, says so and points at the latest gate elsewhere', async () => {
+    await open('#/gates?suite=billing&dataset_version=d1', 'gates');
+    expect(await page.textContent('#view h2')).toBe('No gate has been evaluated on billing');
+    expect(await page.textContent('[data-testid="gate-elsewhere"]')).toContain('The latest gate is on refunds');
+  });
+});
+
+describe('unknown URL parameters', () => {
+  it('names each unknown parameter and each value the view could not use', async () => {
+    await open('#/compare?suite=refunds&dataset_version=d1&baseline=v1&candidate=v9&row=nope&colour=red', 'compare');
+    const said = await warnings();
+    expect(said.join('\n')).toContain('colour=');
+    expect(said.join('\n')).toContain('No trials of version "v9" (candidate=)');
+    expect(said.join('\n')).toContain('No row "nope" (row=)');
+    // the unknown candidate fell back to the other version, not to v1 against itself
+    expect(await page.inputValue('[data-testid="candidate"]')).toBe('v2');
+
+    await open('#/gates?suite=refunds&dataset_version=d1&gate=gate-nope', 'gates');
+    expect((await warnings()).join('\n')).toContain('No gate "gate-nope" (gate=)');
+
+    await open('#/production?trace=t-nope', 'production');
+    expect((await warnings()).join('\n')).toContain('No trace "t-nope" (trace=)');
+
+    await open('#/rows?suite=refunds&dataset_version=d1&baseline=v1&candidate=v9&row=nope', 'rows');
+    const rows = (await warnings()).join('\n');
+    expect(rows).toContain('No trials of version "v9" (candidate=)');
+    expect(rows).toContain('No row "nope" (row=)');
+  });
+
+  it('says nothing when every parameter is known and found', async () => {
+    await open('#/compare?suite=refunds&dataset_version=d1&baseline=v1&candidate=v2&row=r0', 'compare');
+    expect(await warnings()).toEqual([]);
+  });
+});
+
+describe('the Compare view', () => {
+  it('refuses a version compared with itself, with the reason', async () => {
+    await open('#/compare?suite=refunds&dataset_version=d1&baseline=v2&candidate=v2', 'compare');
+    expect(await page.textContent('[data-testid="same-version"]')).toContain(
+      'Baseline and candidate are both v2: a version compared with itself has no change to show',
+    );
+    expect(await page.locator('[data-testid="headline"]').count()).toBe(0);
+  });
+
+  it('gives every number its paired change and interval', async () => {
+    await open('#/compare?suite=refunds&dataset_version=d1&baseline=v1&candidate=v2', 'compare');
+    const cells = await page
+      .locator('[data-testid="headline"] tbody tr')
+      .evaluateAll((trs) =>
+        trs.map((tr) => [tr.getAttribute('data-metric'), tr.querySelector('td:last-child')?.textContent ?? '']),
+      );
+    expect(cells.map(([m]) => m)).toEqual(['mean_accuracy', 'pass_at_1', 'pass_hat_3', 'flip_rate']);
+    for (const [metric, text] of cells)
+      expect(text, metric!).toMatch(/^[+−]\d+\.\d pts \[[+−]\d+\.\d pts, [+−]\d+\.\d pts\]$/);
+  });
+
+  it('says how many suspected regressions both versions ran again on, as the counts are', async () => {
+    await open('#/compare?suite=refunds&dataset_version=d1&baseline=v1&candidate=v2', 'compare');
+    const note = page.locator('[data-testid="confirmation-note"]');
+    expect(await note.getAttribute('data-ran-again')).toBe('2');
+    expect(await note.textContent()).toContain('Both versions ran again on 2 of the 4 suspected regressions');
+    expect(await note.textContent()).not.toContain('every suspected regression');
+
+    await open('#/compare?suite=billing&dataset_version=d1&baseline=v1&candidate=v2', 'compare');
+    expect(await note.textContent()).toContain('Neither version has run again on the 4 suspected regressions');
+    const commands = await page.locator('[data-testid="confirmation-command"] code').allTextContents();
+    expect(commands).toEqual([
+      'passk run --dataset ROWS.jsonl --agent AGENT_OF_v1 --confirm suspects.txt --extra 3',
+      'passk run --dataset ROWS.jsonl --agent AGENT_OF_v2 --confirm suspects.txt --extra 3',
+    ]);
+    const download = await Promise.all([
+      page.waitForEvent('download'),
+      page.click('[data-testid="suspects-file"]'),
+    ]).then(([d]) => d);
+    const text = await download.path().then((p) => import('node:fs').then((fs) => fs.readFileSync(p!, 'utf8')));
+    expect(text).toBe('r0\nr1\nr2\nr3\n');
+  });
+});
+
+type Box = { scrollWidth: number; clientWidth: number; closest(s: string): Box | null };
+
+describe('at 390 px', () => {
+  it('keeps the page as wide as the screen: the Production and attempt tables scroll inside their own box', async () => {
+    mkdirSync(SCREENSHOTS, { recursive: true });
+    for (const width of [1440, 390]) {
+      if (width !== page.viewportSize()?.width) {
+        // a resize draws the view again (app.js): wait for that render, so it does not replace what is measured
+        const before = await page.evaluate(() => Number(document.body.dataset.renders ?? 0));
+        await page.setViewportSize({ width, height: 900 });
+        await page.waitForFunction(
+          (b) => Number(document.body.dataset.renders ?? 0) > b && document.body.dataset.loading === 'false',
+          before,
+        );
+      }
+      for (const [hash, view, selectors] of [
+        ['#/production?failed=all', 'production', ['[data-testid="windows"]', '[data-testid="traces"]']],
+        [
+          '#/rows?suite=refunds&dataset_version=d1&baseline=v1&candidate=v2&row=r0',
+          'rows',
+          ['[data-testid="attempt-diff"] table.sidebyside'],
+        ],
+        [
+          '#/compare?suite=refunds&dataset_version=d1&baseline=v1&candidate=v2&row=r0',
+          'compare',
+          ['[data-testid="drill-down"] table.attempts'],
+        ],
+      ] as const) {
+        await open(hash, view);
+        await page.screenshot({ path: join(SCREENSHOTS, `truthful-${view}-${width}.png`), fullPage: true });
+        const sizes = await page.evaluate(() => ({
+          page: document.documentElement.scrollWidth,
+          screen: document.documentElement.clientWidth,
+        }));
+        expect(sizes.page, `${view} at ${width} px`).toBeLessThanOrEqual(sizes.screen);
+        for (const selector of selectors) {
+          const fit = await page
+            .locator(selector)
+            .first()
+            .evaluate((el) => {
+              const t = el as unknown as Box;
+              const box = t.closest('.scroll');
+              const card = (box ?? t).closest('.card, aside.panel');
+              return {
+                table: t.scrollWidth,
+                box: box && { scroll: box.scrollWidth, client: box.clientWidth },
+                card: card && { scroll: card.scrollWidth, client: card.clientWidth },
+              };
+            });
+          expect(fit.box, `${selector} in a box of its own`).not.toBeNull();
+          // the card (or panel) around it never scrolls sideways: the table's own box does
+          expect(fit.card!.scroll, `${selector}'s card at ${width} px`).toBeLessThanOrEqual(fit.card!.client);
+          if (width === 390) expect(fit.box!.scroll, `${selector} scrolls in its box`).toBeGreaterThan(fit.box!.client);
+        }
+      }
+    }
+    await page.setViewportSize({ width: 1440, height: 900 });
+  });
+});
