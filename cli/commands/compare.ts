@@ -50,8 +50,17 @@ export const compareOptions = (f: CompareFlags) => ({
 });
 
 /** Pairs the two versions by suite and dataset version; a version absent from every file is an input error. */
+/** A version compared with itself has nothing to show: refused before anything is read, with the reason. */
+export const refuseSameVersion = (f: { baseline?: string; candidate?: string }): void => {
+  if (f.baseline !== undefined && f.baseline === f.candidate)
+    throw new InputError(
+      `--baseline and --candidate are both ${f.baseline}: a version compared with itself has no change to show (its rows would pair with themselves); name the version it replaces as --baseline`,
+      { field: '--candidate' },
+    );
+};
+
 export const pairVersions = (groups: readonly Group[], f: CompareFlags): VersionPairs => {
-  if (f.baseline === f.candidate) throw new InputError('--baseline and --candidate must differ');
+  refuseSameVersion(f);
   const pairs = versionPairs(groups, f.baseline, f.candidate);
   for (const [flag, v] of [
     ['--baseline', f.baseline],
@@ -94,6 +103,7 @@ Exit codes: 0 ok (a regression is reported, not an error; use passk gate to fail
     )
     .action(async (files: string[], flags: CompareFlags, cmd: Command) => {
       const format = outputFormat(flags);
+      refuseSameVersion(flags);
       const pairs = pairVersions(await loadGroups(files, flags, cmd), flags);
       if (pairs.both.length === 0)
         throw new InputError(

@@ -6,7 +6,7 @@ import { EXIT } from '../exitCodes.ts';
 import { sourceArgs } from '../format/doc.ts';
 import { gateNext, ruleBlocks, unprotectedLine } from '../format/gateDoc.ts';
 import { renderJson, renderMarkdown, renderTerminal, writeStderr } from '../format/render.ts';
-import { addCompareOptions, compareOptions, pairVersions, type CompareFlags } from './compare.ts';
+import { addCompareOptions, compareOptions, pairVersions, refuseSameVersion, type CompareFlags } from './compare.ts';
 import { runDeclare, runStatus } from './gateLive.ts';
 import { duration, fraction, loadGroups, outputFormat } from './offlineOptions.ts';
 import { epilog } from '../format/helpText.ts';
@@ -126,6 +126,7 @@ Exit codes: 0 pass, 1 fail, 2 bad input (file, line and field named), 3 backend 
         return runStatus(cmd, { ...(flags.comparison ? { comparison: flags.comparison } : {}), format });
       for (const f of ['baseline', 'candidate'] as const)
         if (!flags[f]) throw new InputError(`--${f} <version> is required`, { field: `--${f}` });
+      refuseSameVersion(flags);
       if (flags.wait !== undefined && !flags.declare)
         throw new InputError('--wait goes with --declare', { field: '--wait' });
       const rules = await gateRules(flags);

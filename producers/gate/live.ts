@@ -60,6 +60,11 @@ export const declaration = async (
   now: number,
   producer = `passk-sdk/${PRODUCER_VERSION}`,
 ): Promise<ComparisonDeclared> => {
+  if (d.baseline === d.candidate)
+    throw new InputError(
+      `baseline and candidate are both ${d.baseline}: a version compared with itself has no change to show`,
+      { field: '--candidate' },
+    );
   const scopes = (await scopesOf(log, [d.baseline, d.candidate])).filter(
     (s) => (!d.suite || s.suite === d.suite) && (!d.datasetVersion || s.dataset_version === d.datasetVersion),
   );

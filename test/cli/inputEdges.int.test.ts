@@ -111,3 +111,19 @@ describe('one rule for bad lines, in gate, report and import', () => {
     expect(f).toMatchObject({ format: 'inspect', trials: 2, published: 3 });
   });
 });
+
+describe('a version compared with itself', () => {
+  it('is refused with the reason by compare, gate and gate --declare, before any file or log is read', async () => {
+    for (const args of [
+      ['compare', '--baseline', 'v1', '--candidate', 'v1', join(tmp, 'no-such-file.jsonl')],
+      ['gate', '--baseline', 'v1', '--candidate', 'v1', join(tmp, 'no-such-file.jsonl')],
+      ['--data-dir', join(tmp, 'declare'), 'gate', '--declare', '--baseline', 'v1', '--candidate', 'v1'],
+    ]) {
+      const r = await passk(...args);
+      expect(r.code, args.join(' ')).toBe(2);
+      expect(r.stderr, args.join(' ')).toBe(
+        'passk: field --candidate: --baseline and --candidate are both v1: a version compared with itself has no change to show (its rows would pair with themselves); name the version it replaces as --baseline\n',
+      );
+    }
+  });
+});
