@@ -27,6 +27,21 @@ export const pct = (x, digits = 1) =>
   x === null || x === undefined || Number.isNaN(x) ? '—' : `${(100 * x).toFixed(digits)}%`;
 export const signedPct = (x, digits = 1) =>
   x === null || x === undefined ? '—' : `${x >= 0 ? '+' : '−'}${(100 * Math.abs(x)).toFixed(digits)} pts`;
+/**
+ * Dollars with their significant digits, as the CLI prints them (cli/format/numbers.ts): cents from $1 up, else two
+ * significant digits ($0.00033, $0.062), $0 for nothing spent, `—` unknown; never $0.0 nor $0.0000 for a small cost.
+ */
+export const usd = (x) =>
+  x === null || x === undefined || !Number.isFinite(x)
+    ? '—'
+    : x === 0
+      ? '$0'
+      : x >= 1
+        ? `$${x.toFixed(2)}`
+        : `$${x
+            .toPrecision(2)
+            .replace(/(\.\d*?)0+$/, '$1')
+            .replace(/\.$/, '')}`;
 export const ci = (iv, fmt = pct) => (iv ? `[${fmt(iv[0])}, ${fmt(iv[1])}]` : '');
 export const time = (ms) => (ms ? new Date(ms).toISOString().replace('T', ' ').slice(0, 16) + ' UTC' : '—');
 export const className = (c) =>

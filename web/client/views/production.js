@@ -1,7 +1,7 @@
 /* global URLSearchParams */
 import { api } from '../api.js';
 import { windowsChart } from '../charts.js';
-import { card, ci, empty, h, pct, table, time } from '../dom.js';
+import { card, ci, empty, h, pct, table, time, usd } from '../dom.js';
 
 /** The trace list's filters and sort, the trace open in its card, the window size. */
 export const params = [
@@ -206,7 +206,7 @@ const traceCard = (t, id, datasets, redraw, close) => {
           ? null
           : `${t.tokens_input.toLocaleString('en')} / ${t.tokens_output.toLocaleString('en')}`,
       ),
-      fact('cost', 'cost', t.cost_usd == null ? null : `$${t.cost_usd.toFixed(4)}`),
+      fact('cost', 'cost', t.cost_usd == null ? null : usd(t.cost_usd)),
       signals.length
         ? h(
             'div',

@@ -1,6 +1,6 @@
 /* global document, location, history, Blob, URLSearchParams */
 import { api } from '../api.js';
-import { card, className, empty, h } from '../dom.js';
+import { card, className, empty, h, usd } from '../dom.js';
 import { toCsv } from '../csv.js';
 
 /**
@@ -32,7 +32,6 @@ const requestText = (input) => {
   }
 };
 const ms = (x) => (x === null || x === undefined ? '—' : `${Math.round(x)} ms`);
-const usd = (x) => (x === null || x === undefined ? '—' : `$${x < 0.01 ? x.toPrecision(2) : x.toFixed(3)}`);
 const answerText = (a) => (a === true ? 'yes' : a === false ? 'no' : a === null || a === undefined ? '—' : String(a));
 
 /** What the table shows, as flat records: the export's columns. */
