@@ -1,5 +1,4 @@
 import { readFile } from 'node:fs/promises';
-import cliProgress from 'cli-progress';
 import { type Command, InvalidArgumentError } from 'commander';
 import { parseMustNotBreakList } from '../../producers/files/mustNotBreakFile.ts';
 import type { EventLog } from '../../processors/ports.ts';
@@ -14,14 +13,14 @@ import {
   type ConfirmationsSummary,
   type RunDatasetDeps,
   type RunOptions,
-  type RunProgress,
   type RunSummary,
 } from '../../producers/runner/index.ts';
 import { matchingVersion, readDatasets } from '../../producers/datasets/index.ts';
 import { readDataset } from '../../producers/runner/dataset.ts';
 import { InputError } from '../../schemas/errors.ts';
 import { heading, nextCommand, table, text } from '../format/doc.ts';
-import { progressBarSize, renderJson, renderTerminal, writeStderr } from '../format/render.ts';
+import { progressBar } from '../format/progress.ts';
+import { renderJson, renderTerminal, writeStderr } from '../format/render.ts';
 import { duration } from './offlineOptions.ts';
 import { epilog } from '../format/helpText.ts';
 import { configOf, exitOnUnavailable, withEventLog } from '../context.ts';
@@ -280,26 +279,6 @@ const adaptiveBlocks = (s: AdaptiveSummary) => {
   ];
 };
 
-/** A progress bar with ETA on a terminal; nothing when output is piped or --json. */
-const progressBar = (enabled: boolean) => {
-  if (!enabled) return { start: () => {}, update: (_p: RunProgress) => {}, stop: () => {} };
-  const bar = new cliProgress.SingleBar(
-    {
-      format: ' {bar} {value}/{total} trials | pass {passed} fail {failed} ungraded {ungraded} | ETA {eta_formatted} ',
-      barsize: progressBarSize(58), // room for "720/720 trials | pass 570 fail 150 ungraded 0 | ETA 10s"
-      hideCursor: true,
-      etaBuffer: 50,
-      stream: process.stderr,
-    },
-    cliProgress.Presets.shades_classic,
-  );
-  return {
-    start: (total: number) => bar.start(total, 0, { passed: 0, failed: 0, ungraded: 0 }),
-    update: (p: RunProgress) => bar.update(p.done, { passed: p.passed, failed: p.failed, ungraded: p.ungraded }),
-    stop: () => bar.stop(),
-  };
-};
-
 export const runCommand = (program: Command): void => {
   program
     .command('run')
@@ -477,7 +456,7 @@ or the agent is (its first --stop-after trials all ungraded with the same error)
         ...(flags.runId ? { runId: flags.runId } : {}),
         ...(confirmRows ? { confirm: { rows: confirmRows, extra: flags.extra! } } : {}),
       };
-      const bar = progressBar(Boolean(process.stderr.isTTY) && !flags.json);
+      const bar = progressBar(process.stderr.isTTY && !flags.json ? process.stderr : undefined);
       const stop = new AbortController();
       const onSignal = () => {
         writeStderr('\npassk: stopping: finishing the trials in flight, then recording them\n');
@@ -495,10 +474,7 @@ or the agent is (its first --stop-after trials all ungraded with the same error)
               `passk: run ${s.runId} · suite ${s.suite} · dataset ${s.datasetVersion} · agent ${s.agentVersion} · ${s.recorded} attempts already recorded\n`,
             );
         },
-        onProgress: (p) => {
-          if (p.done === 0) bar.start(p.total - p.skipped);
-          bar.update(p);
-        },
+        onProgress: (p) => bar.update(p),
       });
       try {
         if (flags.confirmations && flags.follow) {
