@@ -58,7 +58,6 @@ export const trialRowKey = (t: TrialRecorded): string => rowKey(t.suite, t.datas
 
 /** Why `b` answers its slot otherwise than `a`, the attempt already folded: the first field they differ in. */
 const differingField = (a: AttemptRecord, b: AttemptRecord): string | undefined => {
-  if (a.event_id !== b.event_id) return 'event_id';
   if (a.passed !== b.passed) return 'passed';
   if (a.output_hash !== b.output_hash) return 'output';
   if (
@@ -73,6 +72,8 @@ const differingField = (a: AttemptRecord, b: AttemptRecord): string | undefined 
     a.forbidden_actions.some((x, i) => x !== b.forbidden_actions[i])
   )
     return 'forbidden_actions';
+  // the same answer under another event id is still a second answer for the slot: named last, after the content
+  if (a.event_id !== b.event_id) return 'event_id';
   return undefined;
 };
 

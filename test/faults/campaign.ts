@@ -14,7 +14,7 @@
  *    with SIGTERM (it must exit 0);
  *  - the checker: every acknowledged event is in the log, the row states of the processed changelog
  *    equal a straight replay of the trials topic on a fresh reader (every counted event id once, no
- *    row diverging), the dead-letter topic is empty (every event was valid), and no group but the
+ *    row diverging), the dead-letter topic holds the rivals' conflicts and nothing else, and no group but the
  *    processors' durable ones is left in the schedule's namespace.
  * Prints one line per schedule and, last, `faults: S schedules, B brokers, E acknowledged, L lost,
  * D duplicated, V divergent`; exit 1 if L, D or V is not 0. `--only SEED` re-runs one schedule.
@@ -142,6 +142,7 @@ export interface ScheduleResult {
   decisions: number;
   /** Acknowledged events a first read of the log (right after the heal) missed and a second one found. */
   misread: number;
+  /** Dead letters other than the rivals' conflicts (each rival is dead-lettered: one answer per attempt). */
   deadLetters: number;
   /** Wall time of the schedule's phases: start → healed, → caught up, → stopped, → checked; and in all. */
   phasesMs: {
@@ -495,6 +496,20 @@ export const checkGates = (processed: readonly string[], replay: readonly string
   const got = new Set(processed);
   const want = new Set(replay);
   return [...got].filter((d) => !want.has(d)).length + [...want].filter((d) => !got.has(d)).length;
+};
+
+/** The event ids of a workload's rivals: trials for a (run, attempt) slot an earlier trial of the workload holds. */
+export const rivalIds = (events: readonly PasskEvent[]): Set<string> => {
+  const first = new Map<string, string>();
+  const rivals = new Set<string>();
+  for (const e of events) {
+    if (e.type !== 'TrialRecorded') continue;
+    const slot = [e.suite, e.dataset_version, e.agent.version, e.row_id, e.run_id, e.attempt].join('\u0000');
+    const held = first.get(slot);
+    if (held === undefined) first.set(slot, e.event_id);
+    else if (held !== e.event_id) rivals.add(e.event_id);
+  }
+  return rivals;
 };
 
 /**
@@ -875,6 +890,14 @@ export const runSchedule = async (
       if (leftover.length === 0 || Date.now() > until) break;
     }
     const letters = await log.deadLetters();
+    // the workload's rivals (a second event id for a taken slot, with the other verdict) are conflicts: the processors
+    // dead-letter each, once per position it reached the log at; any other letter is a state that diverges
+    const rivals = rivalIds(events);
+    const conflictId = (d: (typeof letters)[number]) =>
+      /^conflict: /.test(d.reason) ? (JSON.parse(Buffer.from(d.value).toString('utf8')) as PasskEvent).event_id : '';
+    const unexpected = letters.filter((d) => !rivals.has(conflictId(d)));
+    const lettered = new Set(letters.map(conflictId));
+    const unlettered = [...rivals].filter((id) => acknowledged.has(id) && !lettered.has(id)).length;
     if (letters.length > 0)
       writeFileSync(
         join(cluster.dir, 'logs', `dead-letters-${namespace}json`),
@@ -893,11 +916,12 @@ export const runSchedule = async (
       ...verdict,
       // a valid event in the DLQ, a gate decision the replay did not make (or missed), or a processor that
       // never caught up, is a state that diverges
-      divergent: verdict.divergent + gatesDivergent + letters.length + (recoveryMs === undefined ? 1 : 0),
+      divergent:
+        verdict.divergent + gatesDivergent + unexpected.length + unlettered + (recoveryMs === undefined ? 1 : 0),
       gatesDivergent,
       decisions: replay.decisions.length,
       misread,
-      deadLetters: letters.length,
+      deadLetters: unexpected.length,
       phasesMs: {
         faults: faultsDoneAt - startedAt,
         brokerWait: brokerWaitMs,

@@ -59,7 +59,10 @@ describe('row state fold', () => {
     const rival = trial({ row: 'r1', version: 'v1', attempt: 1, passed: false, id: '01KAAAAAAAAAAAAAAAAAAAAAAA' });
     const s = evolveRow(undefined, early);
     expect(evolveRow(s, rival)).toBe(s); // a smaller event id no longer takes the slot
-    expect(slotConflict(s.attempts, toAttemptRecord(rival))).toMatchObject({ field: 'event_id' });
+    expect(slotConflict(s.attempts, toAttemptRecord(rival))).toMatchObject({ field: 'passed' });
+    // the same answer under another event id is a second answer all the same: the reason names the id
+    const twin = { ...early, event_id: rival.event_id };
+    expect(slotConflict(s.attempts, toAttemptRecord(twin))).toMatchObject({ field: 'event_id' });
     // the same event id with another verdict (a re-send after an ingest restart) is a conflict too
     const again = { ...early, passed: false };
     expect(evolveRow(s, again)).toBe(s);
@@ -72,10 +75,10 @@ describe('row state fold', () => {
     expect(outcome.folded).toEqual([early]);
     expect(outcome.conflicts.map((c) => [c.index, c.conflict.field])).toEqual([
       [2, 'passed'],
-      [3, 'event_id'],
+      [3, 'passed'],
     ]);
     expect(conflictReason(rival, outcome.conflicts[1]!.conflict)).toContain(
-      `was folded as event ${early.event_id}; this one, event ${rival.event_id}, differs in event_id`,
+      `was folded as event ${early.event_id}; this one, event ${rival.event_id}, differs in passed`,
     );
     expect([...table.values()][0]).toMatchObject({ n: 1, c: 1, seq: 1 });
   });

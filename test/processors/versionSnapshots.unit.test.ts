@@ -144,7 +144,7 @@ describe('a rival for a taken slot, with another verdict', () => {
     expect(last!.conflicts[0]!.source).toMatchObject({ topic: TOPICS.trials, partition: 0, offset: 2 });
     expect(JSON.parse(new TextDecoder().decode(last!.conflicts[0]!.value))).toEqual(rival);
     expect(last!.conflicts[0]!.reason).toContain(
-      'was folded as event 01KA0000000000000000000002; this one, event 01KA0000000000000000000001, differs in event_id',
+      'was folded as event 01KA0000000000000000000002; this one, event 01KA0000000000000000000001, differs in passed',
     );
     expect(byKey(store.totals())).toEqual(byKey(fromScratch(first).values()));
   });
