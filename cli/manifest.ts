@@ -74,6 +74,10 @@ export const COMMANDS = {
     term: 'check [options]',
     summary: 'check the store: metrics from the raw trials equal the row state and the version summaries',
   },
+  retract: {
+    term: 'retract [options]',
+    summary: 'take a mistaken run back: its trials stop counting in every number and view',
+  },
   rebuild: {
     term: 'rebuild [options]',
     summary: 'replay the event log into the store (passk process does it at start when the store lost data)',

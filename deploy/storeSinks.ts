@@ -89,6 +89,7 @@ export const STORED = new Set<PasskEvent['type']>([
   'GateEvaluated',
   'RowStateChanged',
   'RunFinished',
+  'RunRetracted',
   'JudgmentRecorded',
   'LabelRecorded',
 ]);

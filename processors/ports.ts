@@ -1,7 +1,7 @@
 import type { EventCodec } from '../schemas/codec.ts';
 import type { PasskEvent } from '../schemas/events/index.ts';
 import type { Topic } from '../schemas/topics.ts';
-import type { RowStateChanged, RunFinished, TrialRecorded } from '../schemas/events/index.ts';
+import type { RowStateChanged, RunFinished, RunRetracted, TrialRecorded } from '../schemas/events/index.ts';
 import type { VersionSnapshot } from './folds/versionSummary.ts';
 
 export type { VersionSnapshot };
@@ -170,6 +170,8 @@ export interface TrialSink {
     trials: readonly TrialRecorded[];
     rowStates: readonly RowStateChanged[];
     finished: readonly RunFinished[];
+    /** Retractions of runs, one per row (the store keeps them: its views leave the runs' trials out). */
+    retracted?: readonly RunRetracted[];
     /** Snapshots of the versions this unit changed, taken when it was folded: the latest per (partition, version). */
     summaries?: readonly VersionSnapshot[];
   }): Promise<void>;

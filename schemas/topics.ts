@@ -23,6 +23,7 @@ export const TOPIC_OF: Record<EventType, Topic> = {
   GateEvaluated: TOPICS.decisions,
   RowStateChanged: TOPICS.rowstate,
   RunFinished: TOPICS.trials,
+  RunRetracted: TOPICS.trials,
   ComparisonDeclared: TOPICS.decisions,
   ConfirmationRequested: TOPICS.decisions,
   RunClosed: TOPICS.decisions,
@@ -82,6 +83,9 @@ export const keyOf = (e: PasskEvent): string => {
       return rowStateKey(e);
     case 'RunFinished':
       return e.suite + SEP + e.run_id;
+    // one per row of the run, beside the row's trials: it follows them on their partition
+    case 'RunRetracted':
+      return trialKey(e);
     // a candidate's comparisons, confirmations and closed runs share its gates' partition
     case 'ComparisonDeclared':
     case 'ConfirmationRequested':

@@ -8,7 +8,7 @@ import {
   type GateBook,
   type GateView,
 } from '../../processors/folds/gates.ts';
-import { evolveRow, type StreamRowState } from '../../processors/folds/rowState.ts';
+import { evolveRow, retractRow, type StreamRowState } from '../../processors/folds/rowState.ts';
 import { versionKeyOf } from '../../processors/folds/versionSummary.ts';
 import type { EventLog } from '../../processors/ports.ts';
 import { readDatasets } from '../../producers/datasets/index.ts';
@@ -188,10 +188,12 @@ export interface ComparisonStatus {
 const logView = async (log: EventLog): Promise<GateView> => {
   const rows = new Map<string, Map<string, StreamRowState>>();
   await readLog(log, { topics: [TOPICS.trials] }, ({ event: e }) => {
-    if (e.type !== 'TrialRecorded') return;
-    const key = versionKeyOf({ suite: e.suite, dataset_version: e.dataset_version, agent_version: e.agent.version });
+    if (e.type !== 'TrialRecorded' && e.type !== 'RunRetracted') return;
+    const agent_version = e.type === 'TrialRecorded' ? e.agent.version : e.agent_version;
+    const key = versionKeyOf({ suite: e.suite, dataset_version: e.dataset_version, agent_version });
     const table = rows.get(key) ?? rows.set(key, new Map()).get(key)!;
-    table.set(e.row_id, evolveRow(table.get(e.row_id), e));
+    const was = table.get(e.row_id);
+    table.set(e.row_id, e.type === 'TrialRecorded' ? evolveRow(was, e) : retractRow(was, e));
   });
   const closed = new Map<string, RunClosed>();
   await readLog(log, { topics: [TOPICS.decisions] }, ({ event: e }) => {

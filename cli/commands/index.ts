@@ -25,6 +25,7 @@ export const LOADERS: Record<CommandName, () => Promise<AddCommand>> = {
   migrate: async () => (await import('./migrate.ts')).migrateCommand,
   config: async () => (await import('./config.ts')).configCommand,
   check: async () => (await import('./check.ts')).checkCommand,
+  retract: async () => (await import('./retract.ts')).retractCommand,
   rebuild: async () => (await import('./rebuild.ts')).rebuildCommand,
   export: async () => (await import('./export.ts')).exportCommand,
 };

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { StabilityClass, type RowStateChanged } from '../../schemas/events/decisions.ts';
+import type { RunRetracted } from '../../schemas/events/runRetracted.ts';
 import type { TrialRecorded } from '../../schemas/events/trialRecorded.ts';
 import { rowKey, rowStateKey } from '../../schemas/topics.ts';
 import { classOf, DEFAULT_MIN_ATTEMPTS } from '../core/classify.ts';
@@ -45,6 +46,11 @@ export const StreamRowState = z.object({
   class: StabilityClass,
   /** The core's state: attempts in the core's canonical order (`attemptOrder`), tags sorted (empty = none). */
   ...CoreRowState.shape,
+  /**
+   * Runs retracted on this row (RunRetracted), sorted; absent when none. Their attempts are gone from
+   * `attempts`, and a trial of one of them that arrives later is not counted.
+   */
+  retracted_runs: z.array(z.string()).optional(),
 });
 export type StreamRowState = z.infer<typeof StreamRowState>;
 
@@ -142,6 +148,7 @@ export const evolveRow = (
   opts: RowFoldOptions = {},
 ): StreamRowState => {
   const minAttempts = opts.minAttempts ?? DEFAULT_MIN_ATTEMPTS;
+  if (state?.retracted_runs?.includes(trial.run_id)) return state;
   const a = toAttemptRecord(trial);
   const add = countOf(a);
   if (state === undefined) {
@@ -167,13 +174,68 @@ export const evolveRow = (
     c: state.c + add.c - sub.c,
     ungraded: state.ungraded + add.ungraded - sub.ungraded,
   };
-  return build(
-    { ...state, seq: state.seq + 1, attempts: added.attempts, tags: mergeTags(state.tags, trial.tags) },
-    counts,
-    minAttempts,
-    Math.max(state.occurred_at, trial.occurred_at),
+  return withRetracted(
+    build(
+      { ...state, seq: state.seq + 1, attempts: added.attempts, tags: mergeTags(state.tags, trial.tags) },
+      counts,
+      minAttempts,
+      Math.max(state.occurred_at, trial.occurred_at),
+    ),
+    state.retracted_runs,
   );
 };
+
+const withRetracted = (s: StreamRowState, runs: readonly string[] | undefined): StreamRowState =>
+  runs === undefined || runs.length === 0 ? s : { ...s, retracted_runs: [...runs] };
+
+/** Whether a row holds no attempt (every one it had was retracted): it counts as no row at all. */
+export const isEmptyRow = (r: Pick<StreamRowState, 'n' | 'ungraded'>): boolean => r.n === 0 && r.ungraded === 0;
+
+/**
+ * Takes a retracted run's attempts out of its row (undefined: the row has no trial yet, and gets an
+ * empty state that remembers the retraction). Returns the same object when the run was already
+ * retracted on the row: callers test identity. Tags stay (they describe the dataset row, not a run).
+ * A row left with no attempt keeps its key and `seq` (so a replay gives the same changelog) and
+ * counts as no row in the version's summary and every view (`isEmptyRow`).
+ */
+export const retractRow = (
+  state: StreamRowState | undefined,
+  r: RunRetracted,
+  opts: RowFoldOptions = {},
+): StreamRowState => {
+  if (state?.retracted_runs?.includes(r.run_id)) return state;
+  const minAttempts = opts.minAttempts ?? DEFAULT_MIN_ATTEMPTS;
+  const attempts = (state?.attempts ?? []).filter((a) => a.run_id !== r.run_id);
+  const counts = { n: 0, c: 0, ungraded: 0 };
+  for (const a of attempts) {
+    const k = countOf(a);
+    counts.n += k.n;
+    counts.c += k.c;
+    counts.ungraded += k.ungraded;
+  }
+  const runs = [...(state?.retracted_runs ?? []), r.run_id].sort();
+  return withRetracted(
+    build(
+      {
+        suite: r.suite,
+        dataset_version: r.dataset_version,
+        agent_version: r.agent_version,
+        row_id: r.row_id,
+        seq: (state?.seq ?? 0) + 1,
+        attempts,
+        tags: state?.tags ?? [],
+      },
+      counts,
+      minAttempts,
+      Math.max(state?.occurred_at ?? 0, r.occurred_at),
+    ),
+    runs,
+  );
+};
+
+/** The key of the row a retraction applies to: its row state's key. */
+export const retractionRowKey = (r: RunRetracted): string =>
+  rowKey(r.suite, r.dataset_version, r.agent_version, r.row_id);
 
 /** Each Crockford base-32 digit's character code. */
 const CODE = Array.from('0123456789ABCDEFGHJKMNPQRSTVWXYZ', (c) => c.charCodeAt(0));
@@ -262,6 +324,9 @@ export const toRowStateChanged = (s: StreamRowState, producer: string, key?: str
   // a copy: the topology's rows are changed in place after their record is built (tag arrays never are)
   attempt_records: s.attempts.slice(),
   ...(s.tags.length > 0 ? { tags: s.tags } : {}),
+  ...(s.retracted_runs !== undefined && s.retracted_runs.length > 0
+    ? { retracted_runs: s.retracted_runs.slice() }
+    : {}),
 });
 
 const copyAttempt = (a: AttemptRecord): AttemptRecord => ({
@@ -303,5 +368,6 @@ export const fromRowStateChanged = (e: RowStateChanged): StreamRowState => {
     class: e.class,
     attempts,
     tags: e.tags ? [...e.tags] : [],
+    ...(e.retracted_runs !== undefined && e.retracted_runs.length > 0 ? { retracted_runs: [...e.retracted_runs] } : {}),
   };
 };

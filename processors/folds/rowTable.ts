@@ -1,16 +1,22 @@
 import { z } from 'zod';
+import type { RunRetracted } from '../../schemas/events/runRetracted.ts';
 import type { TrialRecorded } from '../../schemas/events/trialRecorded.ts';
 import { rowStateKey } from '../../schemas/topics.ts';
 import { classOf, DEFAULT_MIN_ATTEMPTS } from '../core/classify.ts';
 import { addAttemptInPlace, attemptOrder, mergeTags, toAttemptRecord, type AttemptRecord } from '../core/rowState.ts';
 import {
   evolveRow,
+  retractionRowKey,
+  retractRow,
   slotConflict,
   StreamRowState,
   trialRowKey,
   type RowFoldOptions,
   type SlotConflict,
 } from './rowState.ts';
+
+/** What the trial fold takes, in the log's order: trials, and retractions of runs (row by row). */
+export type RowEvent = TrialRecorded | RunRetracted;
 
 /**
  * The keyed fold of one partition: row key → row state, in a Map. A plain loop over a batch, no
@@ -39,7 +45,7 @@ export interface FoldOutcome {
 /** Folds a batch in order; returns the rows it changed, once each, in first-change order. */
 export const foldTrials = (
   table: RowTable,
-  trials: Iterable<TrialRecorded>,
+  trials: Iterable<RowEvent>,
   opts: RowFoldOptions = {},
   outcome?: FoldOutcome,
 ): RowChange[] => {
@@ -47,8 +53,18 @@ export const foldTrials = (
   let index = -1;
   for (const t of trials) {
     index++;
+    if (t.type === 'RunRetracted') {
+      const key = retractionRowKey(t);
+      const was = table.get(key);
+      const now = retractRow(was, t, opts);
+      if (now === was) continue;
+      table.set(key, now);
+      if (!before.has(key)) before.set(key, was);
+      continue;
+    }
     const key = trialRowKey(t);
     const was = table.get(key);
+    if (was?.retracted_runs?.includes(t.run_id)) continue;
     if (outcome && was) {
       const conflict = slotConflict(was.attempts, toAttemptRecord(t));
       if (conflict) {
@@ -99,7 +115,7 @@ const weigh = (a: AttemptRecord, sign: 1 | -1, r: StreamRowState): void => {
  */
 export const foldTrialsInto = (
   table: RowTable,
-  trials: Iterable<TrialRecorded>,
+  trials: Iterable<RowEvent>,
   changed: Map<string, OwnedRowChange>,
   opts: RowFoldOptions = {},
   outcome?: FoldOutcome,
@@ -108,8 +124,22 @@ export const foldTrialsInto = (
   let index = -1;
   for (const t of trials) {
     index++;
+    if (t.type === 'RunRetracted') {
+      // rare: a new row state, not an in-place change (the unit's entry is pointed at it)
+      const key = retractionRowKey(t);
+      const row = table.get(key);
+      const now = retractRow(row, t, opts);
+      if (now === row) continue;
+      table.set(key, now);
+      const had = changed.get(key);
+      const before = had ? had.before : row && { n: row.n, c: row.c, ungraded: row.ungraded, class: row.class };
+      changed.set(key, { key, before, after: now });
+      continue;
+    }
     const key = trialRowKey(t);
     const row = table.get(key);
+    // a trial of a run retracted on this row never counts, whenever it arrives
+    if (row?.retracted_runs?.includes(t.run_id)) continue;
     if (row === undefined) {
       const made = evolveRow(undefined, t, opts);
       table.set(key, made);
@@ -152,7 +182,7 @@ const copyRow = (r: StreamRowState): StreamRowState => ({ ...r, attempts: r.atte
  */
 export const foldTrialsOwned = (
   table: RowTable,
-  trials: Iterable<TrialRecorded>,
+  trials: Iterable<RowEvent>,
   opts: RowFoldOptions = {},
 ): OwnedRowChange[] => {
   const changed = new Map<string, OwnedRowChange>();

@@ -60,6 +60,8 @@ const binOf = (n: number, c: number): string => {
 
 type Tally = Pick<StreamRowState, 'n' | 'c' | 'ungraded' | 'class'>;
 
+const isEmpty = (r: Tally): boolean => r.n === 0 && r.ungraded === 0;
+
 const add = (s: VersionSummary, r: Tally, sign: 1 | -1): void => {
   s.rows += sign;
   s.trials += sign * r.n;
@@ -101,8 +103,12 @@ export const applyRowChanges = (
       changed.add(key);
     }
     last = after;
-    if (before) move(s, before, after);
-    else add(s, after, 1);
+    // a row with no attempt (all of them retracted) is no row: it leaves, or never joins, the summary
+    const was = before !== undefined && !isEmpty(before) ? before : undefined;
+    const now = isEmpty(after) ? undefined : after;
+    if (was && now) move(s, was, now);
+    else if (now) add(s, now, 1);
+    else if (was) add(s, was, -1);
   }
   return changed;
 };

@@ -1,9 +1,10 @@
 import { map, type OperatorFunction } from 'rxjs';
 import type { RowStateChanged } from '../../schemas/events/decisions.ts';
 import type { RunFinished } from '../../schemas/events/runFinished.ts';
+import type { RunRetracted } from '../../schemas/events/runRetracted.ts';
 import type { TrialRecorded } from '../../schemas/events/trialRecorded.ts';
 import { conflictReason, toRowStateChanged, type RowFoldOptions } from '../folds/rowState.ts';
-import { foldTrialsInto, type FoldOutcome, type OwnedRowChange } from '../folds/rowTable.ts';
+import { foldTrialsInto, type FoldOutcome, type OwnedRowChange, type RowEvent } from '../folds/rowTable.ts';
 import { applyRowChanges, copySummary, type VersionSnapshot } from '../folds/versionSummary.ts';
 import type { DeadLetter, EventBatch, LogEvent } from '../ports.ts';
 import type { RowStore } from './rowStore.ts';
@@ -30,6 +31,8 @@ export interface FoldedUnit {
    */
   readonly conflicts: readonly DeadLetter[];
   readonly finished: readonly RunFinished[];
+  /** Retractions (one per row of a retracted run), folded in the log's order with the trials. */
+  readonly retracted: readonly RunRetracted[];
   /** The summary of each (partition, version) the unit changed, copied as of the unit's position in that partition. */
   readonly summaries: readonly VersionSnapshot[];
   /** Valid events of another type on the trials topic: counted, not folded. */
@@ -66,6 +69,7 @@ export const foldUnits = (
   map((batches) => {
     const trials: TrialRecorded[] = [];
     const finished: RunFinished[] = [];
+    const retracted: RunRetracted[] = [];
     let skipped = 0;
     let weight = 0;
     // every batch of a unit is on one topic, so a partition names its position and its lag
@@ -73,7 +77,7 @@ export const foldUnits = (
     const lag = new Map<number, FoldedUnit['lag'][number]>();
     const changed = new Map<number, Map<string, OwnedRowChange>>();
     const conflicts: DeadLetter[] = [];
-    const batchTrials: TrialRecorded[] = [];
+    const batchTrials: RowEvent[] = [];
     const batchEvents: LogEvent[] = [];
     const outcome: FoldOutcome = { folded: trials, conflicts: [] };
     for (const batch of batches) {
@@ -84,6 +88,10 @@ export const foldUnits = (
         if (event.type === 'TrialRecorded') {
           batchTrials.push(event);
           batchEvents.push(e);
+        } else if (event.type === 'RunRetracted') {
+          batchTrials.push(event);
+          batchEvents.push(e);
+          retracted.push(event);
         } else if (event.type === 'RunFinished') finished.push(event);
         else skipped++;
       }
@@ -120,6 +128,7 @@ export const foldUnits = (
       trials,
       conflicts,
       finished,
+      retracted,
       summaries,
       skipped,
       lag: [...lag.values()],

@@ -141,6 +141,7 @@ export const trialTopology = (ports: TrialPorts, o: TrialTopologyOptions): Obser
             trials: u.trials,
             rowStates: u.changelog,
             finished: u.finished,
+            retracted: u.retracted,
             summaries: u.summaries,
           });
         }),

@@ -139,6 +139,11 @@ const rowStateChangedFields = {
   attempt_records: z.array(AttemptRecord),
   /** The union of the row's trial tags, sorted (absent = none): the live gate's tag rules read them. */
   tags: z.array(z.string()).optional(),
+  /**
+   * Runs retracted on this row (RunRetracted), sorted (absent = none): their attempts are gone from
+   * `attempt_records`, and a trial of one that arrives later is not counted.
+   */
+  retracted_runs: z.array(z.string()).optional(),
 };
 
 /** A RowStateChanged as passk reads and writes it (schema version 2). */
@@ -167,8 +172,9 @@ export const RowStateChanged = z
         message: 'exactly one of attempt_records (schema version 2) and attempts (version 1)',
       });
   })
-  .transform(({ attempts, attempt_records, tags, ...rest }): RowStateChanged => ({
+  .transform(({ attempts, attempt_records, tags, retracted_runs, ...rest }): RowStateChanged => ({
     ...rest,
     attempt_records: attempt_records ?? (attempts ?? []).map(upgradeAttemptV1),
     ...(tags === undefined ? {} : { tags }),
+    ...(retracted_runs === undefined ? {} : { retracted_runs }),
   }));

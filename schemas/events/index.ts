@@ -5,6 +5,7 @@ import { DatasetRowUpserted, FailureConfirmed } from './datasets.ts';
 import { GateEvaluated, RowStateChanged } from './decisions.ts';
 import { JudgmentRecorded, LabelRecorded } from './judgments.ts';
 import { RunFinished } from './runFinished.ts';
+import { RunRetracted } from './runRetracted.ts';
 import { TraceSampled } from './traceSampled.ts';
 import { TraceWindowsUpdated } from './traceWindowsUpdated.ts';
 import { TrialRecorded } from './trialRecorded.ts';
@@ -16,6 +17,7 @@ export * from './datasets.ts';
 export * from './decisions.ts';
 export * from './judgments.ts';
 export * from './runFinished.ts';
+export * from './runRetracted.ts';
 export * from './traceSampled.ts';
 export * from './traceWindowsUpdated.ts';
 export * from './trialRecorded.ts';
@@ -32,6 +34,7 @@ export const EVENT_SCHEMAS = {
   GateEvaluated,
   RowStateChanged,
   RunFinished,
+  RunRetracted,
   ComparisonDeclared,
   ConfirmationRequested,
   RunClosed,
@@ -53,6 +56,7 @@ export const PasskEvent = z.discriminatedUnion('type', [
   GateEvaluated,
   RowStateChanged,
   RunFinished,
+  RunRetracted,
   ComparisonDeclared,
   ConfirmationRequested,
   RunClosed,

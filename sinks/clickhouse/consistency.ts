@@ -7,6 +7,7 @@ import {
 } from '../../processors/core/histogram.ts';
 import { SnapshotHistogram } from './queries/histogram.ts';
 import { select, type Querier } from './queries/select.ts';
+import { HAS_ATTEMPTS, NOT_RETRACTED } from './queries/retracted.ts';
 
 /**
  * The consistency invariant: the metrics SQL recomputes from the raw trials equal those the
@@ -43,14 +44,14 @@ FROM (
   SELECT suite, dataset_version, agent_version, row_id, 1 AS in_t,
          countIf(passed IS NOT NULL) AS n, countIf(passed) AS c, countIf(passed IS NULL) AS u, arraySort(groupArray(event_id)) AS ids
   FROM trials FINAL
-  WHERE {suite:String} = '' OR suite = {suite:String}
+  WHERE ({suite:String} = '' OR suite = {suite:String}) AND ${NOT_RETRACTED}
   GROUP BY suite, dataset_version, agent_version, row_id
 ) AS t
 FULL OUTER JOIN (
   SELECT suite, dataset_version, agent_version, row_id, 1 AS in_s, n, c, ungraded,
          arraySort(arrayMap(a -> a.event_id, attempt_records)) AS ids
   FROM row_state FINAL
-  WHERE {suite:String} = '' OR suite = {suite:String}
+  WHERE ({suite:String} = '' OR suite = {suite:String}) AND ${HAS_ATTEMPTS}
 ) AS s
 ON t.suite = s.suite AND t.dataset_version = s.dataset_version AND t.agent_version = s.agent_version AND t.row_id = s.row_id
 ORDER BY suite, dataset_version, agent_version, row_id`;
@@ -72,7 +73,8 @@ SELECT suite, dataset_version, agent_version, sumMap(histogram) AS histogram,
        sum(rows) AS rows, sum(trials) AS trials, sum(passes) AS passes, sum(ungraded) AS ungraded
 FROM version_summaries FINAL
 WHERE {suite:String} = '' OR suite = {suite:String}
-GROUP BY suite, dataset_version, agent_version`;
+GROUP BY suite, dataset_version, agent_version
+HAVING rows > 0`;
 
 /** One source's numbers for a version, or why they cannot be summarized. */
 export type VersionNumbers = (HistogramSummary & { ungraded: number }) | { invalid: unknown };

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { select, type Querier } from './queries/select.ts';
 import { toDateTime64 } from './time.ts';
+import { NOT_RETRACTED } from './queries/retracted.ts';
 
 /** A log position a projection (consumer group) has made durable in the store. */
 export interface LedgerPosition {
@@ -44,7 +45,7 @@ export const trialTotals = async (q: Querier): Promise<z.infer<typeof Totals>> =
     await select(
       q,
       Totals,
-      `SELECT (SELECT count() FROM trials FINAL) AS trials,
+      `SELECT (SELECT count() FROM trials FINAL WHERE ${NOT_RETRACTED}) AS trials,
               (SELECT toUInt64(sum(n + ungraded)) FROM row_state FINAL) AS folded,
               (SELECT toUInt64(sum(trials + ungraded)) FROM version_summaries FINAL) AS summarized`,
     )

@@ -168,6 +168,18 @@ export const oneOfEach = (): { [T in EventType]: EventOf<T> } => ({
     trials: 3,
     source_event_id: deterministicEventId(T0 + 9, 'RunFinished', 9),
   },
+  RunRetracted: {
+    ...envelopeOf('RunRetracted', 16),
+    retraction_id: 'retract-1',
+    run_id: 'run-1',
+    suite: 'refunds',
+    dataset_version: 'v2',
+    agent_version: 'agent-1.1.0',
+    row_id: 'row-1',
+    reason: 'the agent command had a typo: every trial failed to start',
+    retracted_by: 'ana',
+    trials: 3,
+  },
   WindowAlertRaised: {
     ...envelopeOf('WindowAlertRaised', 13),
     alert_id: 'alert-1',

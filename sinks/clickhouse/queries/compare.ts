@@ -6,6 +6,7 @@ import type { CompareOptions } from '../../../processors/core/pairing.ts';
 import { versionPairs } from '../../../processors/core/versionPairs.ts';
 import { loadTrialsForReport } from './report.ts';
 import { select, type Querier } from './select.ts';
+import { NOT_RETRACTED } from './retracted.ts';
 
 export interface PairScope {
   readonly suite: string;
@@ -52,6 +53,7 @@ FROM (
   FROM trials FINAL
   WHERE suite = {suite:String} AND dataset_version = {dataset_version:String}
     AND agent_version IN ({baseline:String}, {candidate:String})
+    AND ${NOT_RETRACTED}
   GROUP BY row_id
 )
 ORDER BY row_id`;
@@ -130,6 +132,7 @@ export const rowAttempts = async (
      FROM trials FINAL
      WHERE suite = {suite:String} AND dataset_version = {dataset_version:String} AND row_id = {row_id:String}
        AND has({versions:Array(String)}, agent_version)
+       AND ${NOT_RETRACTED}
      ORDER BY agent_version, occurred_at, run_id, attempt, event_id`,
     { suite: scope.suite, dataset_version: scope.dataset_version, row_id: scope.row_id, versions: [...scope.versions] },
   );

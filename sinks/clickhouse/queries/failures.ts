@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { any, select, type Querier } from './select.ts';
+import { NOT_RETRACTED } from './retracted.ts';
 
 const Row = z.object({
   bucket_start: z.number(),
@@ -30,6 +31,7 @@ export const failureCategories = async (
        AND ({agent_version:String} = '' OR agent_version = {agent_version:String})
        AND occurred_at >= fromUnixTimestamp64Milli({from:Int64}, 'UTC') AND occurred_at < fromUnixTimestamp64Milli({to:Int64}, 'UTC')
        AND (passed = false OR failure_category = 'test_environment')
+       AND ${NOT_RETRACTED}
      GROUP BY bucket_start, agent_version, failure_category
      ORDER BY bucket_start, agent_version, failure_category`,
     {

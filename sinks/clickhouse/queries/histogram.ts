@@ -9,6 +9,7 @@ import {
 import { z } from 'zod';
 import { InputError } from '../../../schemas/errors.ts';
 import { any, select, type Querier } from './select.ts';
+import { HAS_ATTEMPTS, NOT_RETRACTED } from './retracted.ts';
 
 /**
  * The per-version numbers come from one small query: each row's (n, c) is counted in SQL and the
@@ -49,6 +50,7 @@ FROM (
   FROM trials FINAL
   WHERE suite = {suite:String} AND agent_version = {agent_version:String}
     AND ({dataset_version:String} = '' OR dataset_version = {dataset_version:String})
+    AND ${NOT_RETRACTED}
   GROUP BY dataset_version, row_id
 )
 GROUP BY n, c
@@ -61,6 +63,7 @@ FROM (
   FROM row_state FINAL
   WHERE suite = {suite:String} AND agent_version = {agent_version:String}
     AND ({dataset_version:String} = '' OR dataset_version = {dataset_version:String})
+    AND ${HAS_ATTEMPTS}
 )
 GROUP BY n, c
 ORDER BY n, c`;
@@ -216,7 +219,7 @@ export const listVersions = async (
     `SELECT suite, dataset_version, agent_version, uniqExact(row_id) AS rows, count() AS trials,
             toUnixTimestamp64Milli(min(occurred_at)) AS first_at, toUnixTimestamp64Milli(max(occurred_at)) AS last_at
      FROM trials FINAL
-     WHERE {suite:String} = '' OR suite = {suite:String}
+     WHERE ({suite:String} = '' OR suite = {suite:String}) AND ${NOT_RETRACTED}
      GROUP BY suite, dataset_version, agent_version
      ORDER BY suite, dataset_version, agent_version`,
     { suite: any(opts.suite) },

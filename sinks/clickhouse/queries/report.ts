@@ -2,6 +2,7 @@ import { groupTrials, type Group } from '../../../processors/core/groups.ts';
 import type { TrialRecorded } from '../../../schemas/events/trialRecorded.ts';
 import { rowToTrial, TRIAL_COLUMNS, TrialRow } from '../rows/trialRow.ts';
 import { select, type Querier } from './select.ts';
+import { NOT_RETRACTED } from './retracted.ts';
 
 export interface TrialFilter {
   /** Only these suites (empty or absent: all). */
@@ -19,6 +20,7 @@ WHERE (empty({suites:Array(String)}) OR has({suites:Array(String)}, suite))
   AND (empty({agent_versions:Array(String)}) OR has({agent_versions:Array(String)}, agent_version))
   AND (empty({dataset_versions:Array(String)}) OR has({dataset_versions:Array(String)}, dataset_version))
   AND (empty({row_ids:Array(String)}) OR has({row_ids:Array(String)}, row_id))
+  AND ${NOT_RETRACTED}
 ORDER BY suite, dataset_version, agent_version, row_id, occurred_at, event_id`;
 
 /**

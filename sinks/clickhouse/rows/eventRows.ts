@@ -3,6 +3,7 @@ import type { GateEvaluated, RowStateChanged } from '../../../schemas/events/dec
 import type { PasskEvent } from '../../../schemas/events/index.ts';
 import type { JudgmentRecorded, LabelRecorded } from '../../../schemas/events/judgments.ts';
 import type { RunFinished } from '../../../schemas/events/runFinished.ts';
+import type { RunRetracted } from '../../../schemas/events/runRetracted.ts';
 import type { TraceSampled } from '../../../schemas/events/traceSampled.ts';
 import type { TableName } from '../schema/tables.ts';
 import { toDateTime64 } from '../time.ts';
@@ -146,6 +147,20 @@ const rowStateRow = (e: RowStateChanged): Row => ({
     forbidden_actions: a.forbidden_actions,
   })),
   tags: e.tags ?? [],
+  retracted_runs: e.retracted_runs ?? [],
+});
+
+const retractionRow = (e: RunRetracted): Row => ({
+  ...envelope(e),
+  retraction_id: e.retraction_id,
+  run_id: e.run_id,
+  suite: e.suite,
+  dataset_version: e.dataset_version,
+  agent_version: e.agent_version,
+  row_id: e.row_id,
+  reason: e.reason,
+  retracted_by: e.retracted_by,
+  trials: e.trials,
 });
 
 const runRow = (e: RunFinished): Row => ({
@@ -190,6 +205,8 @@ export const eventToRow = (e: PasskEvent): { table: TableName; row: Row } | unde
       return { table: 'row_state', row: rowStateRow(e) };
     case 'RunFinished':
       return { table: 'runs', row: runRow(e) };
+    case 'RunRetracted':
+      return { table: 'retractions', row: retractionRow(e) };
     case 'ComparisonDeclared':
     case 'ConfirmationRequested':
     case 'RunClosed':

@@ -11,6 +11,7 @@ import {
   productionWindowsV1,
   productionWindowsV2AtMigration3,
   ROW_STATE_V8_COLUMNS,
+  ROW_STATE_V13_COLUMNS,
   TABLES,
   SAMPLED_RULE_COLUMN,
   TRACES_V5_COLUMNS,
@@ -186,6 +187,14 @@ export const MIGRATIONS: readonly Migration[] = [
     version: 12,
     name: 'store_positions: the ledger of log positions each projection has made durable in the store',
     up: createTables([TABLES.store_positions]),
+  },
+  {
+    version: 13,
+    name: 'retractions (RunRetracted: a run taken back, per row) and row_state.retracted_runs',
+    up: (cluster) => [
+      ...createTables([TABLES.retractions])(cluster),
+      ...renderAddColumns(TABLES.row_state.name, ROW_STATE_V13_COLUMNS, cluster),
+    ],
   },
 ];
 

@@ -325,9 +325,41 @@ export const ROW_STATE_V8_COLUMNS = [
   col('tags', 'Array(LowCardinality(String))', { comment: "the union of the row's trial tags, sorted" }),
 ] as const;
 
+/** Columns migration 13 adds to `row_state`: the runs retracted on the row (their attempts are gone from it). */
+export const ROW_STATE_V13_COLUMNS = [
+  col('retracted_runs', 'Array(String)', { comment: 'runs retracted on this row (RunRetracted), sorted' }),
+] as const;
+
 const rowState: TableDef = {
   ...rowStateV1,
-  columns: [...rowStateV1.columns, ...ROW_STATE_V8_COLUMNS],
+  columns: [...rowStateV1.columns, ...ROW_STATE_V8_COLUMNS, ...ROW_STATE_V13_COLUMNS],
+};
+
+/**
+ * RunRetracted: a run taken back, one row per (row of the run). Every view of the trials leaves out the
+ * trials of a retracted run on its row (`NOT_RETRACTED`, queries/retracted.ts), as the processors' fold does.
+ */
+const retractions: TableDef = {
+  name: 'retractions',
+  comment: "RunRetracted: a run's trials on one row no longer count (who, when, why)",
+  columns: [
+    ...envelopeColumns,
+    col('retraction_id', 'String'),
+    col('run_id', 'String'),
+    col('suite', 'LowCardinality(String)'),
+    col('dataset_version', 'LowCardinality(String)'),
+    col('agent_version', 'LowCardinality(String)'),
+    col('row_id', 'String'),
+    col('reason', 'String'),
+    col('retracted_by', 'String'),
+    col('trials', 'UInt64', { comment: "the run's trials on the row when it was retracted" }),
+  ],
+  engine: { kind: 'ReplacingMergeTree' },
+  orderBy: ['suite', 'agent_version', 'run_id', 'row_id', 'event_id'],
+  partitionBy: 'toYYYYMM(occurred_at)',
+  key: ['event_id'],
+  shardBy: 'cityHash64(suite, row_id)',
+  settings: DEDUP_WINDOW,
 };
 
 const runs: TableDef = {
@@ -549,6 +581,7 @@ export const TABLES = {
   dead_letters: deadLetters,
   version_summaries: versionSummaries,
   store_positions: storePositions,
+  retractions,
 } as const satisfies Record<string, TableDef>;
 
 /** The tables migration 1 created, in its order: an applied migration's statements never change. */
