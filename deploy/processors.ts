@@ -18,6 +18,7 @@ import {
 import type { ClickHouseRowSink } from '../sinks/clickhouse/index.ts';
 import type { PasskConfig } from './config.ts';
 import { archiveTopology, ARCHIVED } from '../processors/topologies/archive.ts';
+import { ingestLetterTopology } from '../processors/topologies/ingestLetters.ts';
 import { openEventLog } from './eventLog.ts';
 import { ledgered, needsRebuild, rebuildStore, storeDrift, type RebuildResult, type StoreDrift } from './rebuild.ts';
 import { openStore, storeRowSink, type Store } from './store.ts';
@@ -26,6 +27,7 @@ import {
   conflictLetters,
   PROCESSORS_PRODUCER,
   storeEventSink,
+  storeIngestLetters,
   storeTrialSink,
   storingDeadLetters,
 } from './storeSinks.ts';
@@ -171,7 +173,8 @@ export const startProcessors = async (
   const only = new Set(opts.only ?? ALL_PROCESSORS);
   const probes: (() => Promise<boolean>)[] = [];
   // one idle probe per consumer group: the archive has one per topic it copies
-  const groups = [...only].reduce((n, p) => n + (p === 'archive' ? (sink ? ARCHIVED.size : 0) : 1), 0);
+  // one idle probe per consumer group: the archive has one per topic it copies, and the follower of the DLQ
+  const groups = [...only].reduce((n, p) => n + (p === 'archive' ? (sink ? ARCHIVED.size + 1 : 0) : 1), 0);
   const halt = opts.untilCaughtUp ? allIdle(probes, groups, stopped) : stopped;
   const common = {
     instanceId,
@@ -236,6 +239,7 @@ export const startProcessors = async (
           ...[...ARCHIVED.keys()].map((topic) =>
             archiveTopology({ source: ports.source, sink: storeEventSink(sink) }, { ...common, topic }),
           ),
+          ingestLetterTopology({ source: ports.source, sink: storeIngestLetters(sink) }, common),
         )
       : EMPTY;
   const done = lastValueFrom(merge(trials$, datasets$, gates$, windows$, archive$.pipe(ignoreElements())), {

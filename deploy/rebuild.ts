@@ -4,6 +4,7 @@ import { partitionOf } from '../log/partitioner.ts';
 import type { EventConsumer, EventLog, EventPublisher, EventSource } from '../processors/ports.ts';
 import { trialTopology } from '../processors/index.ts';
 import { archiveTopology, ARCHIVED } from '../processors/topologies/archive.ts';
+import { INGEST_LETTERS_GROUP, ingestLetterTopology } from '../processors/topologies/ingestLetters.ts';
 import type { PasskEvent } from '../schemas/events/index.ts';
 import { TOPICS, type Topic } from '../schemas/topics.ts';
 import type { ClickHouseRowSink, Querier, StoreClient } from '../sinks/clickhouse/index.ts';
@@ -13,6 +14,7 @@ import {
   PROCESSORS_PRODUCER,
   STORED,
   storeEventSink,
+  storeIngestLetters,
   storeTrialSink,
   conflictLetters,
   storingDeadLetters,
@@ -32,6 +34,7 @@ export const PROJECTIONS: readonly { readonly group: string; readonly topic: Top
   { group: 'passk-gates', topic: TOPICS.decisions },
   { group: 'passk-windows', topic: TOPICS.traces },
   ...[...ARCHIVED.keys()].map((topic) => ({ group: `passk-archive-${topic}`, topic })),
+  { group: INGEST_LETTERS_GROUP, topic: TOPICS.dlq },
 ];
 
 /**
@@ -218,7 +221,7 @@ const replay = async (o: RebuildOptions, sink: ClickHouseRowSink): Promise<Rebui
   let stop!: () => void;
   const stopped = new Promise<void>((resolve) => (stop = resolve));
   const probes: (() => Promise<boolean>)[] = [];
-  const halt = allIdle(probes, 1 + COPIED.length, stopped);
+  const halt = allIdle(probes, 2 + COPIED.length, stopped);
   const common = {
     instanceId: o.instanceId,
     producer: PROCESSORS_PRODUCER,
@@ -262,6 +265,8 @@ const replay = async (o: RebuildOptions, sink: ClickHouseRowSink): Promise<Rebui
             { ...common, topic, keep: KEPT, groupId: groupOf(topic) },
           ),
         ),
+        // ingest's dead letters, from the DLQ (the processors' own are made again by the replay's consumers)
+        ingestLetterTopology({ source, sink: storeIngestLetters(sink) }, { ...common, groupId: groupOf(TOPICS.dlq) }),
       ).pipe(ignoreElements()),
       { defaultValue: undefined },
     );

@@ -32,6 +32,14 @@ export const conflictLetters =
     await sink.flush();
   };
 
+/** The letters `passk ingest` appended to the DLQ, as the follower of that topic stores them (stage 'ingest'). */
+export const storeIngestLetters = (sink: ClickHouseRowSink) => ({
+  writeDeadLetters: async (letters: readonly DeadLetter[]): Promise<void> => {
+    await sink.writeDeadLetters(letters, 'ingest');
+    await sink.flush();
+  },
+});
+
 /** A production-window alert as a row of the store's `alerts` table. */
 const alertRow = (a: WindowAlertRaised) => ({
   alert_id: a.alert_id,

@@ -118,34 +118,35 @@ const driftBlocks = (d: StoreDrift, whole: boolean): Block[] =>
 
 const SHOWN_LETTERS = 10;
 
+/** What each stage's letters are, as the summary line says. */
+const STAGES: Record<string, string> = {
+  decode: 'log records not decoded or valid',
+  conflict: 'trials conflicting with an attempt already recorded',
+  ingest: 'spans or log records passk ingest refused or evicted',
+  sink: 'rows the store refused',
+};
+
+/** Where a letter came from: a table, an ingest path, or a log position. */
+const sourceOf = (l: DeadLetterSummary['letters'][number]): string =>
+  l.stage === 'sink'
+    ? `table ${l.target_table}`
+    : l.stage === 'ingest'
+      ? l.source_topic
+      : `${l.source_topic} ${l.source_partition}/${l.source_offset}`;
+
 /** The store's dead letters: how many of each stage, and the newest with where they came from and why. */
 const deadLetterBlocks = (d: DeadLetterSummary): Block[] => {
   if (d.total === 0)
     return [heading('Dead letters', 2), text('none: every record was a valid event and stored', 'good')];
   const stages = Object.entries(d.by_stage)
-    .map(
-      ([stage, n]) =>
-        `${n} ${
-          stage === 'decode'
-            ? 'log records not decoded or valid'
-            : stage === 'conflict'
-              ? 'trials conflicting with an attempt already recorded'
-              : 'rows the store refused'
-        }`,
-    )
+    .map(([stage, n]) => `${n} ${STAGES[stage] ?? 'rows the store refused'}`)
     .join(', ');
   const blocks: Block[] = [
     heading(`Dead letters (${d.total})`, 2, 'warn'),
     text(`${stages}; kept with their bytes and reason, once each`, 'warn'),
     table(
       ['source', 'reason', 'bytes'],
-      d.letters
-        .slice(0, SHOWN_LETTERS)
-        .map((l) => [
-          l.stage === 'sink' ? `table ${l.target_table}` : `${l.source_topic} ${l.source_partition}/${l.source_offset}`,
-          l.reason,
-          l.preview,
-        ]),
+      d.letters.slice(0, SHOWN_LETTERS).map((l) => [sourceOf(l), l.reason, l.preview]),
     ),
   ];
   if (d.total > SHOWN_LETTERS)
@@ -164,7 +165,8 @@ export const checkCommand = (program: Command): void => {
         "the processors committed must be in the store's ledger (store_positions), and the trials, row\n" +
         'states and version summaries must hold as many attempts; if not, it says how to mend it (passk\n' +
         'rebuild). Then lists the dead letters: log records the processors\n' +
-        'could not decode or validate, and rows the store refused, each with its reason and bytes.\n' +
+        'could not decode or validate, spans and log records passk ingest refused or evicted, and\n' +
+        'rows the store refused, each with its reason and bytes.\n' +
         'Runs on the configured store: embedded chDB in <data-dir>/store, or the server of\n' +
         'CLICKHOUSE_URL. See docs/store.md.',
     )

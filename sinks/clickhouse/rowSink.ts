@@ -61,8 +61,11 @@ export interface ClickHouseRowSink extends RowSink<Row> {
   /** Routes events to their tables (`eventToRow`). */
   writeEvents(events: readonly PasskEvent[]): Promise<void>;
   /** Stores records the source could not decode (stage 'decode'). */
-  /** `stage`: 'decode' (a record not decoded or valid, the default) or 'conflict' (a trial refused by the fold). */
-  writeDeadLetters(letters: readonly DeadLetter[], stage?: 'decode' | 'conflict'): Promise<void>;
+  /**
+   * `stage`: 'decode' (a record not decoded or valid, the default), 'conflict' (a trial refused by the fold) or
+   * 'ingest' (a span or log record `passk ingest` refused or evicted: keyed by its `id`).
+   */
+  writeDeadLetters(letters: readonly DeadLetter[], stage?: 'decode' | 'conflict' | 'ingest'): Promise<void>;
   stats(): Readonly<SinkStats>;
 }
 
@@ -291,7 +294,7 @@ export const createClickHouseRowSink = (opts: ClickHouseRowSinkOptions): ClickHo
       await write(
         'dead_letters',
         letters.map((l) => ({
-          id: `${l.source.topic}/${l.source.partition}/${l.source.offset}`,
+          id: l.id ?? `${l.source.topic}/${l.source.partition}/${l.source.offset}`,
           recorded_at: toDateTime64(now()),
           stage,
           source_topic: l.source.topic,

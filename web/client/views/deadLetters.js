@@ -6,6 +6,8 @@ export const title = 'Dead letters';
 
 const STAGES = {
   decode: 'log records the processors could not decode or validate',
+  conflict: 'trials conflicting with an attempt already recorded',
+  ingest: 'spans or log records passk ingest refused or evicted',
   sink: 'rows the store refused',
 };
 
@@ -16,7 +18,7 @@ export const render = async () => {
     return card(
       'No dead letters',
       empty(
-        'Every record the processors read was a valid event, and the store took every row. A record that is not is kept here (and in the dead-letter topic) with its bytes and the reason, once.',
+        'Every record the processors read was a valid event, passk ingest took every span, and the store took every row. A record that is not is kept here (and in the dead-letter topic) with its bytes and the reason, once.',
       ),
     );
   const counts = Object.entries(dlq.by_stage)
