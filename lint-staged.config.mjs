@@ -3,5 +3,6 @@
 export default {
   '*.{ts,mts,mjs,cjs,js}': ['eslint --no-warn-ignored --max-warnings 0', 'prettier --check'],
   '*.{json,md,yml,yaml,css,html}': 'prettier --check --ignore-unknown',
-  '*.{ts,mts}': () => 'tsc --noEmit',
+  '*.{ts,mts}': () => ['tsc --noEmit', 'tsc --noEmit -p web/client'],
+  'web/client/**/*.js': () => 'tsc --noEmit -p web/client',
 };

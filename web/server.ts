@@ -3,7 +3,8 @@ import type { AddressInfo } from 'node:net';
 import { timingSafeEqual } from 'node:crypto';
 import { httpServerOptions, type HttpTimeouts } from '../schemas/httpServer.ts';
 import { InputError, PipelineError } from '../schemas/errors.ts';
-import { BadRequest, ConfirmBody, ROUTES } from './api.ts';
+import { BadRequest, ROUTES } from './api.ts';
+import { CONFIRM_PATH, ConfirmBody, type ConfirmAnswer } from './contract.ts';
 import { authorize, bearerToken, checkBinding, DashboardConfigError, isLoopback, tokenCookie } from './auth.ts';
 import type { DashboardData } from './data.ts';
 import { readBody } from '../sinks/clickhouse/localApi.ts';
@@ -68,7 +69,7 @@ const sendJson = (res: ServerResponse, status: number, body: unknown): void => {
   res.end(JSON.stringify(body));
 };
 
-export const CONFIRM_PATH = '/api/review/confirm';
+export { CONFIRM_PATH };
 
 const sameToken = (a: string, b: string): boolean => {
   const x = Buffer.from(a);
@@ -102,7 +103,13 @@ const confirmRoute = async (
   }
   try {
     const done = await review.confirm(body);
-    return sendJson(res, 200, { ...done, trace_id: body.trace_id, dataset_id: body.dataset_id });
+    const answer: ConfirmAnswer = {
+      event_id: done.event_id,
+      published: done.published,
+      trace_id: body.trace_id,
+      dataset_id: body.dataset_id,
+    };
+    return sendJson(res, 200, answer);
   } catch (e) {
     if (e instanceof InputError) return sendJson(res, 400, { error: e.message });
     if (e instanceof PipelineError && e.retriable)

@@ -1,7 +1,25 @@
+// @ts-check
 /* global fetch, URLSearchParams */
-/** The dashboard's JSON API (same origin; the token, when there is one, travels as a cookie). */
-const get = async (path, params = {}) => {
-  const qs = new URLSearchParams(Object.entries(params).filter(([, v]) => v !== undefined && v !== null && v !== ''));
+/**
+ * The dashboard's JSON API (same origin; the token, when there is one, travels as a cookie). Every call is typed by
+ * the contract the server implements (web/contract.ts), so `npm run typecheck` checks each view's use of an answer.
+ * @import { Answer, ApiPath, ConfirmAnswer, ConfirmBody, Query } from '../contract.ts'
+ */
+
+/**
+ * @template {ApiPath} P
+ * @param {P} path
+ * @param {Query<P>} [params]
+ * @returns {Promise<Answer<P>>}
+ */
+const get = async (path, params) => {
+  const qs = new URLSearchParams(
+    /** @type {[string, string][]} */ (
+      Object.entries(params ?? {})
+        .filter(([, v]) => v !== undefined && v !== null && v !== '')
+        .map(([k, v]) => [k, String(v)])
+    ),
+  );
   const res = await fetch(`${path}${qs.size ? `?${qs}` : ''}`, { headers: { accept: 'application/json' } });
   if (!res.ok)
     throw new Error(`${path}: ${res.status} ${(await res.json().catch(() => ({}))).error ?? res.statusText}`);
@@ -10,16 +28,30 @@ const get = async (path, params = {}) => {
 
 export const api = {
   groups: () => get('/api/groups'),
+  /** @param {Query<'/api/overview'>} scope */
   overview: (scope) => get('/api/overview', scope),
+  /** @param {Query<'/api/compare'>} q */
   compare: (q) => get('/api/compare', q),
+  /** @param {Query<'/api/row'>} q */
   row: (q) => get('/api/row', q),
-  /** One page of the row explorer, filtered and sorted by the server (`total` rows kept in all). */
+  /**
+   * One page of the row explorer, filtered and sorted by the server (`total` rows kept in all).
+   * @param {Query<'/api/rows'>} q
+   */
   rows: (q) => get('/api/rows', q),
+  /** @param {Query<'/api/gates'>} [q] */
   gates: (q = {}) => get('/api/gates', q),
   production: () => get('/api/production'),
+  /** @param {string} trace_id */
   trace: (trace_id) => get('/api/trace', { trace_id }),
+  /** @param {Query<'/api/traces'>} [q] */
   traces: (q = {}) => get('/api/traces', q),
-  /** Publishes a FailureConfirmed (the write token goes as a bearer token, never in the URL). */
+  /**
+   * Publishes a FailureConfirmed (the write token goes as a bearer token, never in the URL).
+   * @param {ConfirmBody} body
+   * @param {string} token
+   * @returns {Promise<ConfirmAnswer>}
+   */
   confirm: async (body, token) => {
     const res = await fetch('/api/review/confirm', {
       method: 'POST',

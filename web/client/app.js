@@ -1,3 +1,4 @@
+// @ts-check
 /* global document, window, location, history, EventSource, URLSearchParams */
 import { api } from './api.js';
 import { destroyCharts, drawCharts } from './charts.js';
@@ -19,10 +20,16 @@ import * as rows from './views/rows.js';
 const VIEWS = { overview, compare, rows, gates, production, judges, datasets, deadletters };
 /** Parameters every view takes: the scope. A view names its own in `params`; any other is named in a warning. */
 const SCOPE_PARAMS = ['suite', 'dataset_version'];
-const view = document.getElementById('view');
-const nav = document.getElementById('nav');
-const scopeBox = document.getElementById('scope');
-const liveBox = document.getElementById('live');
+/** An element index.html has. @param {string} id @returns {HTMLElement} */
+const byId = (id) => {
+  const el = document.getElementById(id);
+  if (!el) throw new Error(`index.html has no #${id}`);
+  return el;
+};
+const view = byId('view');
+const nav = byId('nav');
+const scopeBox = byId('scope');
+const liveBox = byId('live');
 
 const parseHash = () => {
   const [path, query = ''] = location.hash.replace(/^#\/?/, '').split('?');

@@ -1,3 +1,4 @@
+// @ts-check
 /* global getComputedStyle, document */
 import uPlot from '/vendor/uPlot.esm.js';
 import { h } from './dom.js';
@@ -137,7 +138,7 @@ export const barChart = (labels, values, { color = PALETTE[0], height = 180, lab
             label: 'rows',
             fill: alpha(color, 0.7),
             stroke: color,
-            paths: uPlot.paths.bars({ size: [0.6, 80] }),
+            paths: uPlot.paths.bars?.({ size: [0.6, 80] }),
             points: { show: false },
           },
         ],

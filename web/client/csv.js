@@ -1,3 +1,4 @@
+// @ts-check
 /**
  * CSV for a spreadsheet. A cell that starts with `=`, `+`, `-`, `@`, a tab or a carriage return is a formula to Excel,
  * LibreOffice and Google Sheets (CSV injection: an end user's text in a trace could run one on a reviewer's machine),

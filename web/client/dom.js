@@ -1,3 +1,4 @@
+// @ts-check
 /* global document, Node */
 /**
  * A tiny DOM builder: every text goes through text nodes, never innerHTML, so row inputs and outputs

@@ -1,3 +1,4 @@
+// @ts-check
 /* global Blob */
 import { api } from '../api.js';
 import { ruleName } from './gates.js';

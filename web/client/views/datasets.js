@@ -1,3 +1,4 @@
+// @ts-check
 import { api } from '../api.js';
 import { card, empty, h, table, time } from '../dom.js';
 

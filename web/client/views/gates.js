@@ -1,3 +1,4 @@
+// @ts-check
 /* global URLSearchParams */
 import { api } from '../api.js';
 import { card, empty, h, table, time } from '../dom.js';

@@ -1,3 +1,4 @@
+// @ts-check
 import { api } from '../api.js';
 import { card, ci, empty, h, pct, table } from '../dom.js';
 

@@ -1,3 +1,4 @@
+// @ts-check
 import { api } from '../api.js';
 import { barChart, passKChart, PALETTE } from '../charts.js';
 import { card, ci, className, empty, h, pct, table } from '../dom.js';

@@ -1,3 +1,4 @@
+// @ts-check
 /* global URLSearchParams */
 import { api } from '../api.js';
 import { windowsChart } from '../charts.js';
@@ -114,7 +115,7 @@ const confirmForm = (t, datasets, redraw) => {
     } catch (err) {
       status.className = 'warn';
       status.dataset.state = 'error';
-      status.textContent = `Not confirmed: ${err.message}`;
+      status.textContent = `Not confirmed: ${err instanceof Error ? err.message : String(err)}`;
       button.disabled = false;
     }
   };
@@ -424,7 +425,7 @@ const traceList = (list, params, go) => {
 
 export const render = async ({ params, navigate, redraw, warn }) => {
   const query = {
-    ...(params.failed === 'all' ? {} : { failed: 'true' }),
+    ...(params.failed === 'all' ? {} : { failed: /** @type {const} */ ('true') }),
     agent_version: params.version,
     segment: params.segment,
     from: params.from,
@@ -441,10 +442,10 @@ export const render = async ({ params, navigate, redraw, warn }) => {
   ]);
   if (params.trace && trace === null)
     warn(`No trace "${params.trace}" (trace=) is stored (or no longer: raw traces expire after the trace TTL).`);
-  for (const [key, values] of [
+  for (const [key, values] of /** @type {[string, string[]][]} */ ([
     ['version', list.agent_versions],
     ['segment', list.segments],
-  ])
+  ]))
     if (params[key] && !values.includes(params[key]))
       warn(`No sampled trace of ${key} "${params[key]}" (${key}=); the list shows none.`);
   const go = (p) => navigate(p);

@@ -1,3 +1,4 @@
+// @ts-check
 /* global document, location, history, Blob, URLSearchParams */
 import { api } from '../api.js';
 import { card, className, empty, h, usd } from '../dom.js';
