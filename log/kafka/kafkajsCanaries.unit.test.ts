@@ -104,6 +104,9 @@ describe('kafkajs canaries', () => {
     for (const b of KAFKAJS_BUGS) {
       expect(b.canary).toMatch(/kafkajs(Canaries\.unit|Fixes\.int)\.test\.ts: "/);
       if (b.upstream !== null) expect(b.upstream).toMatch(/^https:\/\/github\.com\/tulios\/kafkajs\//);
+      for (const r of b.related) expect(r).toMatch(/^https:\/\/github\.com\/tulios\/kafkajs\/(issues|pull)\/\d+$/);
+      // every bug names its report, or where upstream discusses the same code
+      expect(b.upstream !== null || b.related.length > 0, `fix ${b.fix}`).toBe(true);
     }
   });
 });

@@ -19,8 +19,13 @@ export interface KafkajsBug {
   /** The fault campaign's fix (docs/reliability.md). */
   readonly fix: number;
   readonly bug: string;
-  /** The upstream issue or pull request, or null when none was found (then it is unreported). */
+  /** The upstream issue or pull request of this very bug, or null when none was found (then it is unreported). */
   readonly upstream: string | null;
+  /**
+   * Upstream issues and pull requests about the same code or symptom, which are not this bug's report (searched in
+   * tulios/kafkajs's issues, December 2026): where to report it, or to look for a fix.
+   */
+  readonly related: readonly string[];
   /** Where passk works around it. */
   readonly workaround: string;
   /** The test that fails once kafkajs no longer has the bug. */
@@ -35,6 +40,7 @@ export const KAFKAJS_BUGS: readonly KafkajsBug[] = [
       'whose leadership moved to a broker that had answered are never sent, and the call resolves (acknowledged loss)',
     upstream:
       'https://github.com/tulios/kafkajs/issues/1303 (fix: https://github.com/tulios/kafkajs/pull/1798, unmerged)',
+    related: [],
     workaround: 'log/kafka/publisher.ts: one sendBatch per topic-partition',
     canary: 'log/kafka/kafkajsCanaries.unit.test.ts: "sendMessages forgets a partition whose leader moved"',
   },
@@ -42,6 +48,8 @@ export const KAFKAJS_BUGS: readonly KafkajsBug[] = [
     fix: 6,
     bug: 'a producer.connect() that fails after the seed broker connected leaves that connection open',
     upstream: null,
+    // a producer that keeps retrying its connection after disconnect() (open)
+    related: ['https://github.com/tulios/kafkajs/issues/1174'],
     workaround: 'log/kafka/publisher.ts: a producer whose connect failed is disconnected',
     canary: 'log/kafka/kafkajsCanaries.unit.test.ts: "kafkajs is still 2.2.4"',
   },
@@ -51,6 +59,12 @@ export const KAFKAJS_BUGS: readonly KafkajsBug[] = [
       'the admin answers offsets reads from cached metadata that concurrent refreshes can lose a topic from: ' +
       'fetchOffsets then answers that topic with no partitions, silently',
     upstream: null,
+    // the cluster's targetTopics and refreshes that overwrite metadata: #651 (open), its fix #667 (unmerged), #1759
+    related: [
+      'https://github.com/tulios/kafkajs/issues/651',
+      'https://github.com/tulios/kafkajs/pull/667',
+      'https://github.com/tulios/kafkajs/issues/1759',
+    ],
     workaround:
       'log/kafka/consumer.ts: an offsets read must cover every partition the topic had; a short one is read again',
     canary: 'log/kafka/kafkajsCanaries.unit.test.ts: "kafkajs is still 2.2.4"',
@@ -59,6 +73,8 @@ export const KAFKAJS_BUGS: readonly KafkajsBug[] = [
     fix: 11,
     bug: 'while kafkajs restarts a crashed consumer it refuses a commit with an untyped "not initialized" error',
     upstream: null,
+    // the same refusal ("Consumer group was not initialized, consumer#run must be called first") met outside a run
+    related: ['https://github.com/tulios/kafkajs/issues/1294'],
     workaround: 'log/kafka/consumer.ts: that refusal, before the close, is a fenced commit (CommitRejected)',
     canary: 'log/kafka/kafkajsCanaries.unit.test.ts: "a commit outside a run is refused with the message passk reads"',
   },
@@ -68,6 +84,13 @@ export const KAFKAJS_BUGS: readonly KafkajsBug[] = [
       'a consumer stopped while its fetch manager replaces its fetchers gets new fetchers after the stop, which ' +
       "spin on the stopped runner's fetch and hold the event loop for good",
     upstream: null,
+    // the same spin of the fetch manager with no delay when no broker is left (#1384, fixed by #1402 in 2.1.0), and a
+    // stop right after run() that holds the process (#967, open)
+    related: [
+      'https://github.com/tulios/kafkajs/issues/1384',
+      'https://github.com/tulios/kafkajs/pull/1402',
+      'https://github.com/tulios/kafkajs/issues/967',
+    ],
     workaround: 'log/kafka/kafkajsFixes.ts: applyKafkajsFixes() (Runner.prototype.fetch of a stopped runner fails)',
     canary: 'log/kafka/kafkajsFixes.int.test.ts: "kafkajs 2.2.4 as shipped holds the event loop for good"',
   },
