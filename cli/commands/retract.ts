@@ -76,9 +76,8 @@ export const retractCommand = (program: Command): void => {
       'after',
       epilog(`
 Examples:
-  passk retract --run run-20261205-1 --reason "typo in the agent command" --dry-run
-  passk retract --run run-20261205-1 --reason "typo in the agent command"
-  passk retract --run run-7 --suite refunds --reason "wrong model" --by ana --json
+  passk retract --run run-2 --reason "typo in the agent command" --dry-run
+  passk retract --run run-2 --suite refunds --reason "wrong model" --by ana --json
 
 JSON: {retraction_id, run_id, reason, retracted_by, retracted_at, rows, trials, versions: [{suite,
   agent_version, dataset_version, rows, trials, passed, failed, ungraded}], published, dry_run}.

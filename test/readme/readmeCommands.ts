@@ -120,6 +120,18 @@ const HANDLING: Record<string, Handling> = {
     ],
     why: 'the last of the walkthrough: the store must hold both runs (the commands above it, in order)',
   },
+  'passk retract --run run-2 --reason "typo in the agent command" --dry-run': {
+    kind: 'exit',
+    before: ['passk import examples/refunds-v1-v2.jsonl'],
+    stdout: /Would retract run run-2/,
+    why: 'retracts a run the log holds: the two-version example, imported',
+  },
+  'passk retract --run run-2 --suite refunds --reason "wrong model" --by ana --json': {
+    kind: 'exit',
+    before: ['passk import examples/refunds-v1-v2.jsonl'],
+    stdout: /"published": 10/,
+    why: 'retracts a run the log holds: the two-version example, imported',
+  },
   'passk report --from-store --suite refunds': {
     kind: 'exit',
     before: ['passk import trials.jsonl', 'passk process --until-caught-up'],
