@@ -5,6 +5,7 @@ import { PipelineError } from '../../schemas/errors.ts';
 import { createIngestServer, type IngestServer } from '../../producers/ingest/index.ts';
 import { EXIT } from '../exitCodes.ts';
 import { otlpReceiverOptions } from '../../deploy/otlp.ts';
+import { logTrials } from '../../deploy/knownTrials.ts';
 import { readPolicyFile } from './sample.ts';
 import { writeStderr } from '../format/render.ts';
 import { epilog } from '../format/helpText.ts';
@@ -64,6 +65,8 @@ Exit codes: 0 stopped by SIGINT/SIGTERM, 2 bad flag (no token, bad port, a bad
       const policy = flags.otlpPolicy === undefined ? undefined : await readPolicyFile(flags.otlpPolicy);
       let log: EventLog | undefined;
       let server: IngestServer | undefined;
+      let stopReading!: () => void;
+      const stopping = new Promise<void>((resolve) => (stopReading = resolve));
       let otlp: ReturnType<typeof otlpReceiverOptions> | undefined;
       try {
         const config = configOf(cmd);
@@ -71,6 +74,8 @@ Exit codes: 0 stopped by SIGINT/SIGTERM, 2 bad flag (no token, bad port, a bad
         otlp = otlpReceiverOptions(config, policy, (line) => writeStderr(`passk ingest: ${line}\n`));
         server = await createIngestServer({
           publisher: log.publisher,
+          // a conflicting re-send is refused after a restart too: the log's trials, read once in the background
+          knownTrials: logTrials(log, stopping),
           token,
           timeouts: config.http,
           host: flags.host,
@@ -92,6 +97,7 @@ Exit codes: 0 stopped by SIGINT/SIGTERM, 2 bad flag (no token, bad port, a bad
         process.once('SIGINT', () => resolve());
         process.once('SIGTERM', () => resolve());
       });
+      stopReading();
       await server.close();
       otlp.close();
       await log.close();

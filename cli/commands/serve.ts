@@ -23,6 +23,7 @@ import type { Redactor } from '../../producers/redaction/index.ts';
 import { epilog } from '../format/helpText.ts';
 import { REDACT_HELP, redactFlag, redactorsOf } from './redactFlags.ts';
 import { configOf } from '../context.ts';
+import { logTrials } from '../../deploy/knownTrials.ts';
 
 type ServeFlags = {
   host: string;
@@ -153,6 +154,7 @@ Exit codes: 0 stopped by SIGINT/SIGTERM, 2 bad flag or config (e.g. a non-loopba
           otlp = otlpReceiverOptions(config, policy, (line) => writeStderr(`passk serve: ${line}\n`));
           routes = createIngestRoutes({
             publisher: log.publisher,
+            knownTrials: logTrials(log),
             token: ingestToken,
             redactors: redactorsOf(config, flags.redact),
             otlp: otlp.options,

@@ -13,6 +13,7 @@ import type { PasskEvent, TrialRecorded } from '../../schemas/events/index.ts';
 import { DatasetRowUpserted } from '../../schemas/events/datasets.ts';
 import { Id } from '../../schemas/envelope.ts';
 import { deterministicEventId } from '../../schemas/ids.ts';
+import { createSlotMemory } from '../trialSlots.ts';
 import { parseTrialRecord } from '../files/trialLines.ts';
 import { publishedRowOf } from '../datasets/publish.ts';
 import { DatasetRow } from '../runner/dataset.ts';
@@ -72,6 +73,12 @@ export interface IngestOptions {
   readonly maxInFlight?: number;
   /** Event ids acknowledged recently, remembered to answer `duplicate`. @default 1_000_000 */
   readonly rememberIds?: number;
+  /**
+   * The trials already in the log, read once at start (in log order), so that a conflicting re-send is refused
+   * after a restart too (the first answer of each slot, the processors' rule; the last `rememberIds` kept).
+   * Trial requests wait for it; a failed read is reported (`onError`) and the server goes on from what it read.
+   */
+  readonly knownTrials?: (onTrial: (t: TrialRecorded) => void) => Promise<unknown>;
   /** The redactors of traces, on `/api/v1/traces` and `POST /v1/traces`. @default DEFAULT_REDACTORS */
   readonly redactors?: readonly Redactor[];
   /** The OTLP receiver at `POST /v1/traces`: its sampling policy and redactors (default: keep every trace). */
@@ -219,22 +226,6 @@ const fieldOf = (e: unknown): { field: string; reason: string } | undefined => {
 
 type Item = { index: number; value?: unknown; error?: string };
 type Built = { index: number; event: PasskEvent } | { index: number; field: string; reason: string };
-
-/** A trial's attempt slot: its identity (suite, dataset version, agent version, run, row, attempt). */
-const trialSlot = (t: TrialRecorded): string =>
-  JSON.stringify([t.suite, t.dataset_version, t.agent.version, t.run_id, t.row_id, t.attempt]);
-/** What a trial answers, without its envelope (a re-send without a time is dated when received). */
-const trialContent = (t: TrialRecorded): string => {
-  const { event_id: _id, occurred_at: _at, producer: _p, ...content } = t;
-  return JSON.stringify(content);
-};
-/** The first field two trials' contents differ in. */
-const firstDifference = (a: string, b: string): string => {
-  const x = JSON.parse(a) as Record<string, unknown>;
-  const y = JSON.parse(b) as Record<string, unknown>;
-  const keys = [...new Set([...Object.keys(x), ...Object.keys(y)])];
-  return keys.find((k) => JSON.stringify(x[k]) !== JSON.stringify(y[k])) ?? '(root)';
-};
 
 /**
  * Validates every item into its event exactly as the SDK does: trials through the flat trial format's reader,
@@ -393,12 +384,18 @@ export const createIngestRoutes = (opts: IngestOptions) => {
     seen.add(id);
     if (seen.size > remember) seen.delete(seen.values().next().value!);
   };
-  /** Trials acknowledged recently, by attempt slot: their event id and content (the importer's notion of a conflict). */
-  const slots = new Map<string, { event_id: string; content: string }>();
-  const noteSlot = (t: TrialRecorded) => {
-    slots.set(trialSlot(t), { event_id: t.event_id, content: trialContent(t) });
-    if (slots.size > remember) slots.delete(slots.keys().next().value!);
-  };
+  /** Trials acknowledged recently (or read from the log at start), by attempt slot: one answer per trial identity. */
+  const slots = createSlotMemory(remember);
+  const known =
+    opts
+      .knownTrials?.((t) => {
+        slots.note(t);
+        note(t.event_id);
+      })
+      .then(
+        () => undefined,
+        (e: unknown) => onError(new Error(`reading the log's trials at start: ${(e as Error).message}`, { cause: e })),
+      ) ?? Promise.resolve();
 
   const send = (res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}) => {
     res.writeHead(status, {
@@ -476,7 +473,7 @@ export const createIngestRoutes = (opts: IngestOptions) => {
     const results: ItemResult[] = [];
     const toPublish: PasskEvent[] = [];
     const inBatch = new Set<string>();
-    const batchSlots = new Map<string, { event_id: string; content: string }>();
+    const batchSlots = createSlotMemory(Number.MAX_SAFE_INTEGER);
     for (const b of built) {
       if (!('event' in b)) {
         results.push({ index: b.index, status: 'rejected', field: b.field, reason: b.reason });
@@ -487,18 +484,13 @@ export const createIngestRoutes = (opts: IngestOptions) => {
         // one answer per trial identity: the same attempt again with other content (or under another event id)
         // is a conflict, refused, whatever was sent first; the same content is a duplicate
         const t = b.event;
-        const prior = batchSlots.get(trialSlot(t)) ?? slots.get(trialSlot(t));
-        if (prior && (prior.event_id !== id || prior.content !== trialContent(t))) {
-          const field = prior.event_id !== id ? 'event_id' : firstDifference(prior.content, trialContent(t));
-          results.push({
-            index: b.index,
-            status: 'rejected',
-            field,
-            reason: `conflict: attempt ${t.attempt} of row ${t.row_id} (run ${t.run_id}, agent ${t.agent.version}) was accepted as event ${prior.event_id}; this one, event ${id}, differs in ${field}: passk keeps one answer per attempt`,
-          });
+        await known;
+        const conflict = batchSlots.conflictOf(t) ?? slots.conflictOf(t);
+        if (conflict) {
+          results.push({ index: b.index, status: 'rejected', field: conflict.field, reason: conflict.reason });
           continue;
         }
-        batchSlots.set(trialSlot(t), { event_id: id, content: trialContent(t) });
+        batchSlots.note(t);
       }
       const dup = inBatch.has(id) || seen.has(id);
       results.push({ index: b.index, status: dup ? 'duplicate' : 'accepted', event_id: id });
@@ -529,7 +521,7 @@ export const createIngestRoutes = (opts: IngestOptions) => {
       for (const e of toPublish)
         if (!refused.has(e)) {
           note(e.event_id);
-          if (e.type === 'TrialRecorded') noteSlot(e);
+          if (e.type === 'TrialRecorded') slots.note(e);
         }
     }
     const answer: IngestAnswer = {

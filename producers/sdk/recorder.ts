@@ -21,6 +21,7 @@ import { KEY_SEP } from '../../schemas/topics.ts';
 import { InputError } from '../../schemas/errors.ts';
 import type { Redactor } from '../redaction/text.ts';
 import { redactTraceInput } from '../redaction/trace.ts';
+import { createSlotMemory } from '../trialSlots.ts';
 
 export interface RecorderOptions extends Omit<BatcherOptions, 'publisher'> {
   readonly publisher: EventPublisher;
@@ -33,6 +34,11 @@ export interface RecorderOptions extends Omit<BatcherOptions, 'publisher'> {
    * again). @default DEFAULT_REDACTORS
    */
   readonly redactors?: readonly Redactor[];
+  /**
+   * Trials remembered by attempt slot, to refuse a conflicting re-send (the same attempt with other content, or
+   * under another event id) as the ingest API does. @default 1_000_000
+   */
+  readonly rememberTrials?: number;
 }
 
 /**
@@ -42,6 +48,10 @@ export interface RecorderOptions extends Omit<BatcherOptions, 'publisher'> {
  * `close()` wait for everything and report failures.
  */
 export interface Recorder {
+  /**
+   * Throws `InvalidRecord` for a trial that answers an attempt this recorder already recorded otherwise (another
+   * event id, or other content: field and both event ids named); the same trial again is a duplicate, sent again.
+   */
   recordTrial(trial: TrialInput): Promise<string>;
   recordJudgment(judgment: JudgmentInput): Promise<string>;
   recordLabel(label: LabelInput): Promise<string>;
@@ -77,6 +87,7 @@ export const createRecorder = (opts: RecorderOptions): Recorder => {
   const clock = opts.clock ?? Date.now;
   const batcher = createBatcher(opts);
   const runs = new Map<string, RunSeen>();
+  const slots = createSlotMemory(opts.rememberTrials ?? 1_000_000, 'recorded');
 
   /** Validates with a placeholder id first, so an id is only derived from fields that passed. */
   const build = <T extends StrictType>(
@@ -122,7 +133,12 @@ export const createRecorder = (opts: RecorderOptions): Recorder => {
   return {
     recordTrial(input) {
       const trial = build('TrialRecorded', input, trialEventId);
-      noteTrial(trial);
+      // one answer per trial identity: a conflicting re-send is refused before anything is sent
+      const conflict = slots.conflictOf(trial);
+      if (conflict) throw new InvalidRecord('TrialRecorded', [{ field: conflict.field, message: conflict.reason }]);
+      // the same trial again is sent again (a duplicate the processors ignore), not counted again in its run
+      if (!slots.knows(trial)) noteTrial(trial);
+      slots.note(trial);
       return batcher.add(trial);
     },
     recordJudgment(input) {

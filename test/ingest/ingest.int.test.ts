@@ -9,6 +9,7 @@ import { createEmbeddedEventLog } from '../../log/index.ts';
 import { rowsAt } from '../../processors/core/datasets.ts';
 import { readDatasets } from '../../producers/datasets/publish.ts';
 import type { EventLog } from '../../processors/ports.ts';
+import { logTrials } from '../../deploy/knownTrials.ts';
 import {
   createIngestServer,
   type IngestAnswer,
@@ -113,6 +114,37 @@ describe('HTTP ingest API', () => {
     expect(otherId).toMatchObject({ index: 2, status: 'rejected', field: 'event_id' });
     expect(otherId!.reason).toContain(`was accepted as event ${id}; this one, event 01KBZZZZZZZZZZZZZZZZZZZZZZ`);
     expect(onDisk('passk.trials')).toBe(before);
+  });
+
+  it('one answer per trial identity after a restart: the log’s trials are read at start', async () => {
+    // the conflict memory was the server's alone: after a restart a conflicting re-send was accepted again
+    const first = { ...trial(1), suite: 'restart', passed: true };
+    const sent = await post('/api/v1/trials', JSON.stringify([first]));
+    const id = ((await sent.json()) as { items: { event_id: string }[] }).items[0]!.event_id;
+    const restarted = await createIngestServer({
+      publisher: log.publisher,
+      token: TOKEN,
+      port: 0,
+      knownTrials: logTrials(log),
+    });
+    try {
+      const before = onDisk('passk.trials');
+      const res = await fetch(new URL('/api/v1/trials', restarted.url), {
+        method: 'POST',
+        headers: { authorization: `Bearer ${TOKEN}`, 'content-type': 'application/json' },
+        body: JSON.stringify([first, { ...first, passed: false }]),
+      });
+      expect(res.status).toBe(207);
+      const body = (await res.json()) as IngestAnswer;
+      expect(body).toMatchObject({ accepted: 0, duplicates: 1, rejected: 1 });
+      expect(body.items[1]).toMatchObject({ status: 'rejected', field: 'passed' });
+      expect((body.items[1] as Extract<ItemResult, { status: 'rejected' }>).reason).toContain(
+        `was accepted as event ${id}; this one, event ${id}, differs in passed`,
+      );
+      expect(onDisk('passk.trials')).toBe(before);
+    } finally {
+      await restarted.close();
+    }
   });
 
   it('accepts gzipped NDJSON, with the same ids as the SDK', async () => {
