@@ -25,8 +25,7 @@ export const storeTrialSink = (sink: ClickHouseRowSink): TrialSink => ({
 export const conflictLetters =
   (log: EventLog, sink: ClickHouseRowSink | undefined, counted?: (n: number) => void) =>
   async (letters: readonly DeadLetter[]): Promise<void> => {
-    await log.appendDeadLetters(letters);
-    counted?.(letters.length);
+    counted?.(await log.publisher.publishDeadLetters(letters)); // the letters new to the DLQ
     if (!sink) return;
     await sink.writeDeadLetters(letters, 'conflict');
     await sink.flush();

@@ -152,11 +152,6 @@ export interface EventLog extends EventSource {
    */
   deadLetters(): Promise<DeadLetter[]>;
   /**
-   * Appends dead letters found after decoding (a trial that conflicts with its slot's first answer), once per
-   * source position, as the consumers do for records they cannot decode. Resolves once they are durable.
-   */
-  appendDeadLetters(letters: readonly DeadLetter[]): Promise<void>;
-  /**
    * A group's committed position per partition of `topic`, read without joining the group (the store's ledger is
    * compared with it at start and by `passk check`).
    */

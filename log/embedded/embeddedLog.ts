@@ -133,10 +133,6 @@ export const createEmbeddedEventLog = (opts: EmbeddedEventLogOptions): EventLog 
         }
       return letters;
     },
-    appendDeadLetters: async (letters) => {
-      checkOpen();
-      if (letters.length > 0) withDisk(() => store.appendDeadLetters(letters.map(toDeadLetterRecord), partitionOf));
-    },
     committed: async (groupId, topic) => {
       checkOpen();
       return groups.committed(groupId, topic);

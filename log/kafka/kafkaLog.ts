@@ -222,7 +222,6 @@ export const createKafkaEventLog = async (opts: KafkaEventLogOptions): Promise<E
       return consumer;
     },
     deadLetters,
-    appendDeadLetters: async (letters) => void (await deadLetter(letters)),
     committed: async (groupId, topic) => {
       const [offsets] = await admin
         .fetchOffsets({ groupId: namespace + groupId, topics: [names.physical(topic)] })

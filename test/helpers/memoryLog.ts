@@ -103,7 +103,6 @@ export const createMemoryLog = (
       close: async () => {},
     },
     deadLetters: async () => [...dead],
-    appendDeadLetters: async (letters) => void (await deadLetter(letters)),
     committed: async (groupId, topic) =>
       new Map(
         [...(groups.get(groupId)?.committed ?? [])]
