@@ -107,6 +107,7 @@ export const clickhouseDashboardData = (client: Querier): DashboardData => ({
         ? (await traceWindows(client, { ...ALL_TIME, windowMs: HOUR, grader })).map((w): ProductionWindow => ({
             agent_version: w.agent_version,
             segment: w.segment,
+            grader,
             size: '1h',
             start: w.window_start,
             end: w.window_start + HOUR,
@@ -123,6 +124,7 @@ export const clickhouseDashboardData = (client: Querier): DashboardData => ({
         ...windows.map((w): ProductionWindow => ({
           agent_version: w.agent_version,
           segment: w.segment,
+          grader: w.grader,
           size: sizeOf(w.window_end - w.window_start),
           start: w.window_start,
           end: w.window_end,

@@ -73,6 +73,8 @@ export type ExplorerView = Scope & {
 export type ProductionWindow = {
   agent_version: string;
   segment: string;
+  /** The online grader whose verdicts the window counts; `none` holds the traces no grader judged (never a rate). */
+  grader: string;
   size: string;
   start: number;
   end: number;

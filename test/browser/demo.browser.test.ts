@@ -303,15 +303,21 @@ describe('the dashboard, in Chromium', () => {
       .locator('[data-testid="windows"] tbody tr')
       .evaluateAll((trs) =>
         trs.map((tr) =>
-          ['data-version', 'data-segment', 'data-start', 'data-end', 'data-pass-rate'].map((a) => tr.getAttribute(a)),
+          ['data-version', 'data-segment', 'data-grader', 'data-start', 'data-end', 'data-pass-rate'].map((a) =>
+            tr.getAttribute(a),
+          ),
         ),
       );
     expect(rows.length).toBeGreaterThan(0);
-    for (const [version, segment, start, end, rate] of rows) {
+    // one grader's windows (the picker's first graded one), never another's beside them
+    const grader = await page.getAttribute('[data-testid="graders"]', 'data-grader');
+    expect(new Set(rows.map((r) => r[2]))).toEqual(new Set([grader]));
+    for (const [version, segment, ofGrader, start, end, rate] of rows) {
       const w = stored.windows.find(
         (x) =>
           x.agent_version === version &&
           x.segment === segment &&
+          x.grader === ofGrader &&
           x.window_start === Number(start) &&
           x.window_end === Number(end),
       );

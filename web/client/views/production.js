@@ -4,7 +4,7 @@ import { api } from '../api.js';
 import { windowsChart } from '../charts.js';
 import { card, ci, empty, h, pct, table, time, usd } from '../dom.js';
 
-/** The trace list's filters and sort, the trace open in its card, the window size. */
+/** The trace list's filters and sort, the trace open in its card, the window size and the grader. */
 export const params = [
   'failed',
   'version',
@@ -18,8 +18,12 @@ export const params = [
   'sort',
   'trace',
   'size',
+  'grader',
 ];
 export const title = 'Production';
+
+/** The grader of the windows that hold the traces no grader judged (processors/folds/windows.ts). */
+const NONE = 'none';
 
 const verdictChips = (verdicts) =>
   verdicts.length === 0
@@ -471,7 +475,22 @@ export const render = async ({ params, navigate, redraw, warn }) => {
         ? `No ${params.size} windows (size=); showing ${size} (windows of ${sizes.join(', ')}).`
         : `No ${params.size} windows (size=): no window is stored yet.`,
     );
-  const shown = prod.windows.filter((w) => w.size === size);
+  const ofSize = prod.windows.filter((w) => w.size === size);
+  // One grader at a time: two graders' verdicts on the same traces are two pass rates, never one line. `none` holds
+  // the traces no grader judged: it has no rate, so it is offered only when nothing was graded.
+  const graders = [...new Set(ofSize.map((w) => w.grader))].sort();
+  const rated = graders.filter((g) => g !== NONE);
+  const choices = rated.length > 0 ? rated : graders;
+  const grader = params.grader && choices.includes(params.grader) ? params.grader : choices[0];
+  if (params.grader && grader !== params.grader)
+    warn(
+      choices.length
+        ? `No ${params.grader} verdicts in ${size} windows (grader=); showing ${grader} (graders: ${choices.join(', ')}).`
+        : `No ${params.grader} verdicts (grader=): no window is stored yet.`,
+    );
+  const shown = ofSize.filter((w) => w.grader === grader);
+  const unjudged =
+    grader === NONE ? 0 : ofSize.filter((w) => w.grader === NONE).reduce((n, w) => n + (w.traces ?? 0), 0);
   const keys = [...new Set(shown.map((w) => `${w.agent_version} · ${w.segment}`))].sort();
   const lines = keys.map((name) => ({
     name,
@@ -479,13 +498,22 @@ export const render = async ({ params, navigate, redraw, warn }) => {
       .filter((w) => `${w.agent_version} · ${w.segment}` === name && w.pass_rate !== null)
       .map((w) => ({ t: w.end, value: w.pass_rate, lo: w.interval?.[0] ?? null, hi: w.interval?.[1] ?? null })),
   }));
+  /** @param {Record<string, string | undefined>} change */
+  const linkTo = (change) =>
+    `#/production?${new URLSearchParams(
+      /** @type {Record<string, string>} */ (
+        Object.fromEntries(Object.entries({ size, grader, ...change }).filter(([, v]) => v !== undefined))
+      ),
+    )}`;
   const latest = [...shown].sort((a, b) => b.end - a.end).slice(0, 12);
   return h(
     'div',
     { class: 'production' },
     review,
     card(
-      size ? `Sampling-weighted pass rate, ${size} windows` : 'Sampling-weighted pass rate (no window yet)',
+      size
+        ? `Sampling-weighted pass rate by ${grader === NONE ? 'no grader' : grader}, ${size} windows`
+        : 'Sampling-weighted pass rate (no window yet)',
       h(
         'p',
         { class: 'note' },
@@ -496,12 +524,27 @@ export const render = async ({ params, navigate, redraw, warn }) => {
             'p',
             {},
             sizes.map((s) =>
-              h(
-                'a',
-                { href: `#/production?size=${encodeURIComponent(s)}`, class: s === size ? 'active pill' : 'pill' },
-                s,
-              ),
+              h('a', { href: linkTo({ size: s, grader: undefined }), class: s === size ? 'active pill' : 'pill' }, s),
             ),
+          )
+        : null,
+      h(
+        'p',
+        { 'data-testid': 'graders', 'data-grader': grader },
+        'grader: ',
+        choices.map((g) =>
+          h(
+            'a',
+            { href: linkTo({ grader: g }), class: g === grader ? 'active pill' : 'pill', 'data-grader': g },
+            g === NONE ? 'no grader' : g,
+          ),
+        ),
+      ),
+      unjudged > 0
+        ? h(
+            'p',
+            { class: 'note', 'data-testid': 'unjudged', 'data-traces': unjudged },
+            `${unjudged} sampled ${unjudged === 1 ? 'trace' : 'traces'} of these windows had no grader's verdict: counted by no rate here.`,
           )
         : null,
       windowsChart(lines),
@@ -518,6 +561,7 @@ export const render = async ({ params, navigate, redraw, warn }) => {
             {
               'data-version': w.agent_version,
               'data-segment': w.segment,
+              'data-grader': w.grader,
               'data-start': w.start,
               'data-end': w.end,
               'data-pass-rate': w.pass_rate ?? '',

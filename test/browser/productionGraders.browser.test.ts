@@ -1,0 +1,131 @@
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { launchChromium } from './chromium.ts';
+import { passk, passkServer } from './processes.ts';
+
+/**
+ * The Production view with two online graders on the same traces: one grader at a time (a picker), never their
+ * verdicts on one line, and the traces no grader judged beside them as a count, not as a row. Five traces of one hour,
+ * sampled at rate 1 (each weighs 1), so every expected number below is counted by hand from the table:
+ *
+ *   trace   exact   judge
+ *   t1      pass    pass
+ *   t2      pass    fail
+ *   t3      fail    fail
+ *   t4      —       —        (no verdict at all)
+ *   t5      pass    —
+ *
+ * exact judged t1 t2 t3 t5: 4 sampled, 4 graded, 3 passed → 0.75. judge judged t1 t2 t3: 3, 3, 1 passed → 1/3.
+ * One trace (t4) no grader judged.
+ */
+declare const document: { body: { dataset: Record<string, string | undefined> } };
+declare const location: { hash: string };
+
+const HOUR = 3_600_000;
+// two hours ago, on the hour: inside the trace retention, and a window the processors have closed by the last trace
+const H0 = Math.floor(Date.now() / HOUR) * HOUR - 2 * HOUR;
+const TRACES = [
+  { id: 't1', exact: true, judge: true },
+  { id: 't2', exact: true, judge: false },
+  { id: 't3', exact: false, judge: false },
+  { id: 't4' },
+  { id: 't5', exact: true },
+];
+
+let dir: string;
+let server: Awaited<ReturnType<typeof passkServer>>;
+let browser: Awaited<ReturnType<typeof launchChromium>>;
+let page: Page;
+const pageErrors: string[] = [];
+
+type Shown = { grader: string | null; version: string | null; start: string | null; sampled: string | null };
+const windowRows = (): Promise<(Shown & { graded: string | null; rate: string | null })[]> =>
+  page.locator('[data-testid="windows"] tbody tr').evaluateAll((trs) =>
+    trs.map((tr) => ({
+      grader: tr.getAttribute('data-grader'),
+      version: tr.getAttribute('data-version'),
+      start: tr.getAttribute('data-start'),
+      sampled: tr.getAttribute('data-sampled'),
+      graded: tr.getAttribute('data-graded'),
+      rate: tr.getAttribute('data-pass-rate'),
+    })),
+  );
+const show = async (hash: string): Promise<void> => {
+  const before = await page.evaluate(() => Number(document.body.dataset.renders ?? 0));
+  await page.evaluate((h) => (location.hash = h), hash);
+  await page.waitForFunction(
+    (b) => document.body.dataset.view === 'production' && Number(document.body.dataset.renders ?? 0) > b,
+    before,
+  );
+};
+
+beforeAll(async () => {
+  dir = mkdtempSync(join(tmpdir(), 'passk-graders-'));
+  const file = join(dir, 'traces.jsonl');
+  writeFileSync(
+    file,
+    TRACES.map((t, i) =>
+      JSON.stringify({
+        trace_id: t.id,
+        agent_version: 'v1',
+        segment: 'all',
+        input: `question ${i}`,
+        output: `answer ${i}`,
+        verdicts: [
+          ...(t.exact === undefined ? [] : [{ grader: 'exact', passed: t.exact }]),
+          ...(t.judge === undefined ? [] : [{ grader: 'judge', passed: t.judge }]),
+        ],
+        occurred_at: H0 + (i + 1) * 60_000,
+      }),
+    ).join('\n') + '\n',
+  );
+  const data = join(dir, 'data');
+  const sampled = await passk(['--data-dir', data, 'sample', file, '--rate', '1', '--seed', '1', '--json']);
+  if (sampled.code !== 0) throw new Error(`passk sample exited ${sampled.code}\n${sampled.stderr}`);
+  const processed = await passk(['--data-dir', data, 'process', '--until-caught-up']);
+  if (processed.code !== 0) throw new Error(`passk process exited ${processed.code}\n${processed.stderr}`);
+  server = await passkServer(['--data-dir', data, 'serve', '--port', '0', '--json'], (line) =>
+    line.startsWith('{') ? (JSON.parse(line) as { url: string }).url : undefined,
+  );
+  browser = await launchChromium({ width: 1440, height: 900 });
+  page = browser.page;
+  page.on('pageerror', (e) => pageErrors.push(e.message));
+  await page.goto(`${server.value}#/production?size=1h`);
+  await page.waitForFunction(() => document.body.dataset.view === 'production');
+}, 400_000);
+
+afterAll(async () => {
+  await browser?.close();
+  await server?.stop();
+  if (dir) rmSync(dir, { recursive: true, force: true });
+});
+
+describe('the Production view carries the grader', () => {
+  it('offers the two graders (not "none"), shows the first, and counts the trace no grader judged', async () => {
+    const pills = await page
+      .locator('[data-testid="graders"] a')
+      .evaluateAll((as) => as.map((a) => a.getAttribute('data-grader')));
+    expect(pills).toEqual(['exact', 'judge']);
+    expect(await page.getAttribute('[data-testid="graders"]', 'data-grader')).toBe('exact');
+    expect(await page.getAttribute('[data-testid="unjudged"]', 'data-traces')).toBe('1');
+    expect(await windowRows()).toEqual([
+      { grader: 'exact', version: 'v1', start: String(H0), sampled: '4', graded: '4', rate: '0.75' },
+    ]);
+  });
+
+  it("shows the other grader's own numbers when it is picked", async () => {
+    await page.locator('[data-testid="graders"] a[data-grader="judge"]').click();
+    await page.waitForFunction(() => location.hash.includes('grader=judge'));
+    await show(`#/production?size=1h&grader=judge`);
+    expect(await page.getAttribute('[data-testid="graders"]', 'data-grader')).toBe('judge');
+    const rows = await windowRows();
+    expect(rows.map(({ rate: _, ...r }) => r)).toEqual([
+      { grader: 'judge', version: 'v1', start: String(H0), sampled: '3', graded: '3' },
+    ]);
+    expect(Number(rows[0]!.rate)).toBeCloseTo(1 / 3, 12);
+    expect(pageErrors).toEqual([]);
+  });
+});
