@@ -110,7 +110,7 @@ describe('passk ingest dead-letters what it refuses or evicts', () => {
       await serve.stop();
     }
 
-    // passk check lists them (and a rebuild's store would hold them: the follower is a projection of the log)
+    // passk check lists them
     const check = await passk(['--data-dir', data, '--width', '80', 'check']);
     expect(check.stdout).toMatch(/Dead letters \(2\)/);
     expect(check.stdout).toMatch(/2 spans or log records passk ingest refused or evicted/);
@@ -120,5 +120,14 @@ describe('passk ingest dead-letters what it refuses or evicts', () => {
     const report = JSON.parse(json.stdout) as { dead_letters: { total: number }; log: { ok: boolean } };
     expect(report.dead_letters.total).toBe(2);
     expect(report.log.ok).toBe(true);
+
+    // the store is a projection of the log: without it, passk rebuild brings the letters back from the DLQ
+    rmSync(join(data, 'store'), { recursive: true, force: true });
+    const rebuilt = await passk(['--data-dir', data, 'rebuild']);
+    expect(rebuilt.code, rebuilt.stderr).toBe(0);
+    const after = JSON.parse((await passk(['--data-dir', data, 'check', '--json'])).stdout) as {
+      dead_letters: { total: number; by_stage: Record<string, number> };
+    };
+    expect(after.dead_letters).toMatchObject({ total: 2, by_stage: { ingest: 2 } });
   });
 });
