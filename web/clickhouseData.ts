@@ -92,6 +92,9 @@ export const clickhouseDashboardData = (client: Querier): DashboardData => ({
       reasons: g.reasons.map(({ rule, passed, detail, rows }) => ({ rule, passed, detail, rows })),
       evidence_rows: g.evidence_rows,
       repeated_verdict: g.repeated_verdict || g.verdict_number > 1,
+      ...(g.adaptive_attempts !== null && g.adaptive_rows !== null && g.adaptive_max_k !== null
+        ? { adaptive: { attempts: g.adaptive_attempts, rows: g.adaptive_rows, max_k: g.adaptive_max_k } }
+        : {}),
     })),
   production: async () => {
     const [windows, raised, graders] = await Promise.all([

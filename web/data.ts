@@ -207,6 +207,8 @@ export type GateView = {
   /** Rows whose attempts are listed as the verdict's evidence. */
   evidence_rows: number;
   repeated_verdict: boolean;
+  /** An adaptive candidate: its attempts the decision took, against fixed k = max-k on every row. */
+  adaptive?: { attempts: number; rows: number; max_k: number };
 };
 
 export interface DashboardData {

@@ -112,6 +112,7 @@ export const createMemoryDashboardData = (initial: readonly PasskEvent[] = []) =
           reasons: g.reasons.map((r) => ({ ...r, rows: r.rows ?? [] })),
           evidence_rows: g.evidence.length,
           repeated_verdict: g.repeated_verdict === true,
+          ...(g.adaptive ? { adaptive: { ...g.adaptive } } : {}),
         })),
     production: async () => ({ windows: [], alerts: [], repeated_input_flips: [] }),
     // the events alone hold no dead letters: those are records that never became events

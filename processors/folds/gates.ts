@@ -222,6 +222,7 @@ const toGateEvaluated = (
   at: number,
   repeated: boolean,
   producer: string,
+  adaptive?: GateEvaluated['adaptive'],
 ): GateEvaluated => {
   const d = c.declared;
   const evidence = v.evidence.map((x) => ({
@@ -253,7 +254,27 @@ const toGateEvaluated = (
     evidence,
     ...(repeated ? { repeated_verdict: true } : {}),
     must_not_break: v.must_not_break.map((m) => ({ ...m, baseline: { ...m.baseline }, candidate: { ...m.candidate } })),
+    ...(adaptive ? { adaptive } : {}),
   };
+};
+
+/**
+ * What an adaptive candidate's decision took: every attempt of the candidate on the comparison's rows (ungraded and
+ * confirmations included) against fixed k = the largest max-k of its adaptive runs on the dataset version.
+ */
+const adaptiveCostOf = (
+  book: GateBook,
+  d: ComparisonDeclared,
+  candidate: ReadonlyMap<string, StreamRowState>,
+  rows: number,
+): GateEvaluated['adaptive'] => {
+  const ks = Object.values(book.adaptive?.[candidateKey(d.suite, d.candidate)] ?? {})
+    .filter((r) => r.dataset_version === d.dataset_version)
+    .map((r) => r.max_k);
+  if (ks.length === 0) return undefined;
+  let attempts = 0;
+  for (const r of candidate.values()) attempts += r.attempts.length;
+  return { attempts, rows, max_k: maxOf(ks) };
 };
 
 const isAdaptiveRun = (runId: string): boolean => runId.toLowerCase().startsWith('adaptive-');
@@ -379,9 +400,10 @@ export const decideComparison = (
     );
   const emit = (verdict: GateVerdict): GateEvaluated => {
     const previous = book.verdicts[candidateKey(d.suite, d.candidate)] ?? [];
-    const draft = toGateEvaluated(c, verdict, at, false, o.producer);
+    const cost = adaptiveCostOf(book, d, rowsOf(candidate, only), progress.rows);
+    const draft = toGateEvaluated(c, verdict, at, false, o.producer, cost);
     const repeated = previous.some((id) => id !== draft.event_id);
-    return repeated ? toGateEvaluated(c, verdict, at, true, o.producer) : draft;
+    return repeated ? toGateEvaluated(c, verdict, at, true, o.producer, cost) : draft;
   };
 
   if (adaptive) {

@@ -54,6 +54,17 @@ export const GateEvaluated = z.object({
   repeated_verdict: z.boolean().optional(),
   /** Every must-not-break row the verdict judged, as `passk gate` prints them (schema version 2). */
   must_not_break: z.array(MustNotBreakResult).optional(),
+  /**
+   * When the candidate ran adaptively (`passk run --adaptive`): the candidate's attempts the decision took on the
+   * suite and dataset version (confirmations included), and what fixed k = its max-k on every row would have used.
+   */
+  adaptive: z
+    .object({
+      attempts: z.number().int().nonnegative(),
+      rows: z.number().int().nonnegative(),
+      max_k: z.number().int().positive(),
+    })
+    .optional(),
 });
 export type GateEvaluated = z.infer<typeof GateEvaluated>;
 

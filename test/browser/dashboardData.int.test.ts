@@ -125,6 +125,7 @@ const gate: PasskEvent = {
   verdict: 'fail',
   reasons: [{ rule: 'must_not_break_stable_correct', passed: false, detail: 'r1 broke', rows: ['r1'] }],
   evidence: [{ row_id: 'r1', baseline_attempts: [], candidate_attempts: [] }],
+  adaptive: { attempts: 27, rows: 6, max_k: 6 },
 };
 const all: PasskEvent[] = [...trials, ...traces, ...judgmentEvents, ...datasetEvents, gate];
 
@@ -185,8 +186,10 @@ describe('the dashboard data on chDB', () => {
         evidence_rows: 1,
         repeated_verdict: false,
         reasons: [expect.objectContaining({ rows: ['r1'] })],
+        adaptive: { attempts: 27, rows: 6, max_k: 6 },
       }),
     ]);
+    expect(await data.gates({ suite: 's' })).toEqual(await memory.gates({ suite: 's' }));
     expect(await data.judges()).toEqual(await memory.judges());
     const versions = await data.datasets();
     expect(versions.map((v) => [v.dataset_version, v.rows, v.must_not_break.map((r) => r.row_id), v.removed])).toEqual([

@@ -240,7 +240,8 @@ describe('live gates', () => {
         [candidateKey('refunds', 'cand')]: { 'adaptive-c9': { dataset_version: 'd1', max_k: 4 } },
       });
       const four = [...baseline, ...adaptive(4, [], MNB), ...adaptive(3, [], ['r3'])];
-      expect(decide(book, four)).toMatchObject([{ verdict: 'pass' }]);
+      // the verdict says what the decision took: 11 candidate attempts on 3 rows, against 3 rows × max-k 4
+      expect(decide(book, four)).toMatchObject([{ verdict: 'pass', adaptive: { attempts: 11, rows: 3, max_k: 4 } }]);
       expect(decide(undefined, four)).toEqual([]);
     });
 

@@ -24,6 +24,10 @@ const GateRow = z.object({
   repeated_verdict: z.boolean(),
   /** Verdicts on this (suite, candidate) up to and including this one: > 1 means gate shopping to look at. */
   verdict_number: z.number(),
+  /** An adaptive candidate's attempts, rows and max-k (null otherwise). */
+  adaptive_attempts: z.number().nullable(),
+  adaptive_rows: z.number().nullable(),
+  adaptive_max_k: z.number().nullable(),
 });
 export type GateHistoryRow = z.infer<typeof GateRow>;
 
@@ -39,6 +43,7 @@ export const gateHistory = async (
             arrayMap(r -> r.rule, arrayFilter(r -> NOT r.passed, reasons)) AS failed_rules,
             reasons, length(evidence) AS evidence_rows,
             ifNull(repeated_verdict, false) AS repeated_verdict,
+            adaptive_attempts, adaptive_rows, adaptive_max_k,
             row_number() OVER (PARTITION BY suite, candidate ORDER BY occurred_at, event_id) AS verdict_number
      FROM gate_decisions FINAL
      WHERE ({suite:String} = '' OR suite = {suite:String}) AND ({candidate:String} = '' OR candidate = {candidate:String})

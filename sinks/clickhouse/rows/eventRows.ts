@@ -123,6 +123,9 @@ const gateRow = (e: GateEvaluated): Row => ({
     candidate_attempts: x.candidate_attempts,
   })),
   repeated_verdict: e.repeated_verdict ?? null,
+  adaptive_attempts: e.adaptive?.attempts ?? null,
+  adaptive_rows: e.adaptive?.rows ?? null,
+  adaptive_max_k: e.adaptive?.max_k ?? null,
 });
 
 const rowStateRow = (e: RowStateChanged): Row => ({

@@ -58,11 +58,21 @@ describe('DDL rendered from the table definitions', () => {
     // then migration 7: its nullable sampled and sampled_rule, local and distributed, and its UPDATE;
     // then migration 8's columns on row_state, 9's on traces, 10's on trials, 11's on dataset_rows, local and distributed;
     // then migration 12's store_positions (the store's ledger), local and distributed;
-    // then migration 13's retractions, local and distributed, and row_state's retracted_runs, local and distributed.
-    expect(script).toHaveLength(2 * (1 + 12 + 1 + 1) + 1 + 2 + 2 + 5 + 5 + 2 + 2 + 2 + 2 + 2 + 4);
+    // then migration 13's retractions, local and distributed, and row_state's retracted_runs, local and distributed;
+    // then migration 14's columns on gate_decisions, local and distributed.
+    expect(script).toHaveLength(2 * (1 + 12 + 1 + 1) + 1 + 2 + 2 + 5 + 5 + 2 + 2 + 2 + 2 + 2 + 4 + 2);
     expect(script[0]).toContain('passk.`passk_migrations_local`');
     const all = [...script];
-    // Migration 13, last: the retractions of runs, and the runs retracted on each row state.
+    // Migration 14, last: an adaptive candidate's attempts, rows and max-k on its gate decisions.
+    expect(script.splice(-2)).toEqual([
+      expect.stringMatching(
+        /^ALTER TABLE passk\.`gate_decisions_local` ON CLUSTER 'c' ADD COLUMN IF NOT EXISTS `adaptive_attempts` Nullable\(UInt32\).*`adaptive_max_k`/,
+      ),
+      expect.stringMatching(
+        /^ALTER TABLE passk\.`gate_decisions` ON CLUSTER 'c' ADD COLUMN IF NOT EXISTS `adaptive_attempts`/,
+      ),
+    ]);
+    // Migration 13, before it: the retractions of runs, and the runs retracted on each row state.
     expect(script.splice(-4)).toEqual([
       expect.stringMatching(/^CREATE TABLE IF NOT EXISTS passk\.`retractions_local` ON CLUSTER 'c'/),
       expect.stringMatching(/^CREATE TABLE IF NOT EXISTS passk\.`retractions` ON CLUSTER 'c' AS/),
@@ -161,7 +171,7 @@ describe('DDL rendered from the table definitions', () => {
         /^ALTER TABLE passk\.`row_state` ON CLUSTER 'c' ADD COLUMN IF NOT EXISTS `attempt_records`/,
       ),
     ]);
-    expect(MIGRATIONS.map((m) => m.version)).toEqual([1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13]);
+    expect(MIGRATIONS.map((m) => m.version)).toEqual([1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14]);
     expect(() => renderClusterTable(TABLES.trials, { cluster: 'c', database: 'bad-name' })).toThrow(RangeError);
   });
 });

@@ -17,6 +17,7 @@ import {
   TRACES_V5_COLUMNS,
   TRACES_V9_COLUMNS,
   TRIALS_V10_COLUMNS,
+  GATE_DECISIONS_V14_COLUMNS,
 } from './tables.ts';
 
 /**
@@ -195,6 +196,11 @@ export const MIGRATIONS: readonly Migration[] = [
       ...createTables([TABLES.retractions])(cluster),
       ...renderAddColumns(TABLES.row_state.name, ROW_STATE_V13_COLUMNS, cluster),
     ],
+  },
+  {
+    version: 14,
+    name: "gate_decisions: an adaptive candidate's attempts, rows and max-k (decided after N attempts, fixed k M)",
+    up: (cluster) => renderAddColumns(TABLES.gate_decisions.name, GATE_DECISIONS_V14_COLUMNS, cluster),
   },
 ];
 

@@ -241,7 +241,14 @@ const confirmedFailures: TableDef = {
   settings: DEDUP_WINDOW,
 };
 
-const gateDecisions: TableDef = {
+/** Columns migration 14 adds to `gate_decisions`: what an adaptive candidate's decision took (GateEvaluated.adaptive). */
+export const GATE_DECISIONS_V14_COLUMNS = [
+  col('adaptive_attempts', 'Nullable(UInt32)', { comment: "the candidate's attempts, when it ran adaptively" }),
+  col('adaptive_rows', 'Nullable(UInt32)'),
+  col('adaptive_max_k', 'Nullable(UInt32)', { comment: 'fixed k would have used rows × max-k' }),
+] as const;
+
+const gateDecisionsV1: TableDef = {
   name: 'gate_decisions',
   comment: 'GateEvaluated: a release decision with its reasons and the attempts behind it',
   columns: [
@@ -265,6 +272,11 @@ const gateDecisions: TableDef = {
   key: ['event_id'],
   shardBy: 'cityHash64(suite, candidate)',
   settings: DEDUP_WINDOW,
+};
+
+const gateDecisions: TableDef = {
+  ...gateDecisionsV1,
+  columns: [...gateDecisionsV1.columns, ...GATE_DECISIONS_V14_COLUMNS],
 };
 
 /**
@@ -592,7 +604,7 @@ export const MIGRATION_1_TABLES: readonly TableDef[] = [
   labels,
   datasetRowsV1,
   confirmedFailures,
-  gateDecisions,
+  gateDecisionsV1,
   rowStateV1,
   runs,
   productionWindowsV1,

@@ -40,6 +40,13 @@ const current = (g, navigate, newest) =>
         ),
       ),
     ),
+    g.adaptive
+      ? h(
+          'p',
+          { class: 'note', 'data-testid': 'adaptive-cost' },
+          `decided after ${g.adaptive.attempts} attempts (fixed k would have used ${g.adaptive.rows * g.adaptive.max_k}: ${g.adaptive.rows} rows × ${g.adaptive.max_k})`,
+        )
+      : null,
     g.repeated_verdict
       ? h(
           'p',
