@@ -307,7 +307,7 @@ const statusBlocks = (s: ComparisonStatus): Block[] => {
       lines.push(
         rows.length
           ? text(
-              `${v}: confirmation run ${s.confirmations.run_id} still needs ${s.confirmations.attempts} graded attempts on ${rowList(rows, 10)} (passk run --confirmations)`,
+              `${v}: confirmation run ${s.confirmations.run_id} still needs ${s.confirmations.attempts} graded attempts on ${rowList(rows, 10)} (passk run --dataset ROWS.jsonl --agent AGENT_OF_${v} --confirmations)`,
               'warn',
             )
           : text(`${v}: confirmation attempts recorded`, 'good'),

@@ -120,8 +120,50 @@ export const evaluatedView = (e: GateEvaluated): RuleView => ({
   ...(e.must_not_break ? { must_not_break: e.must_not_break } : {}),
 });
 
-/** After a failing verdict, in a terminal: the comparison that shows the regressions and where each diverges first. */
-export const gateNext = (v: Pick<RuleView, 'verdict' | 'baseline' | 'candidate'>, source: string): Block[] =>
+/** Row ids written to suspects.txt by a command that runs as printed (printf for a few, jq over compare's JSON beyond). */
+const SUSPECTS_INLINE = 20;
+const confirmRun = (version: string): string =>
+  `passk run --dataset ROWS.jsonl --agent AGENT_OF_${version} --confirm suspects.txt --extra 3`;
+
+/**
+ * The commands that settle broken must-not-break rows no confirmation has reproduced yet: their ids into
+ * suspects.txt, then a confirmation run of each version on them. ROWS.jsonl and AGENT_OF_… are the dataset file and
+ * the agent (module, URL or cmd:) each version ran with: the verdict does not know them.
+ */
+export const confirmationNext = (
+  v: Pick<RuleView, 'baseline' | 'candidate' | 'must_not_break'>,
+  source: string,
+): Block[] => {
+  const rows = (v.must_not_break ?? [])
+    .filter((m) => m.status === 'broken' && m.outcome === 'unresolved')
+    .map((m) => m.row_id);
+  if (rows.length === 0) return [];
+  const ids =
+    rows.length <= SUSPECTS_INLINE
+      ? `printf '%s\\n' ${rows.map(quoteArg).join(' ')} > suspects.txt`
+      : `passk compare --baseline ${quoteArg(v.baseline)} --candidate ${quoteArg(v.candidate)} --json ${source} | jq -r '.comparisons[].confirmation.rows[] | select(.outcome == "unresolved") | .row_id' > suspects.txt`;
+  return [
+    text(
+      `${rows.length} broken must-not-break row${rows.length === 1 ? ' is' : 's are'} unresolved: run both versions again on ${rows.length === 1 ? 'it' : 'them'} (ROWS.jsonl: the dataset file; AGENT_OF_…: the agent each version ran with), then gate again:`,
+      'warn',
+    ),
+    nextCommand(ids),
+    nextCommand(confirmRun(v.baseline)),
+    nextCommand(confirmRun(v.candidate)),
+  ];
+};
+
+/**
+ * After a failing verdict, in a terminal: the confirmation runs its unresolved rows still need, then the comparison
+ * that shows the regressions and where each diverges first.
+ */
+export const gateNext = (
+  v: Pick<RuleView, 'verdict' | 'baseline' | 'candidate' | 'must_not_break'>,
+  source: string,
+): Block[] =>
   v.verdict === 'fail'
-    ? [nextCommand(`passk compare --baseline ${quoteArg(v.baseline)} --candidate ${quoteArg(v.candidate)} ${source}`)]
+    ? [
+        ...confirmationNext(v, source),
+        nextCommand(`passk compare --baseline ${quoteArg(v.baseline)} --candidate ${quoteArg(v.candidate)} ${source}`),
+      ]
     : [];

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { renderMarkdown } from './render.ts';
-import { ruleBlocks, unprotectedLine, type RuleView } from './gateDoc.ts';
+import { gateNext, ruleBlocks, unprotectedLine, type RuleView } from './gateDoc.ts';
 
 const side = (cls: 'stable_correct' | 'stable_wrong' | 'flip', c: number, n = 3) => ({ class: cls, c, n });
 const row = (row_id: string, baseline: ReturnType<typeof side>, status: 'ok' | 'not_covered') => ({
@@ -39,5 +39,38 @@ describe('must-not-break rows the gate cannot protect', () => {
     const v = verdict([row('r01', side('stable_correct', 3), 'ok')]);
     expect(unprotectedLine(v.must_not_break)).toBeUndefined();
     expect(renderMarkdown(ruleBlocks(v))).not.toContain('not protected');
+  });
+});
+
+describe('after a failing verdict with broken rows no confirmation reproduced', () => {
+  const broken = (row_id: string, outcome: 'unresolved' | 'confirmed_regression') => ({
+    ...row(row_id, side('stable_correct', 3), 'ok'),
+    candidate: side('flip', 2),
+    status: 'broken' as const,
+    outcome,
+  });
+  const failed = (mnb: ReturnType<typeof broken>[]): RuleView => ({
+    ...verdict(mnb as unknown as NonNullable<RuleView['must_not_break']>),
+    verdict: 'fail',
+  });
+
+  it('suggests the runs that settle them, each command complete enough to run as printed, then compare', () => {
+    const next = renderMarkdown(
+      gateNext(
+        failed([broken('r03', 'unresolved'), broken('r07', 'confirmed_regression'), broken('r11', 'unresolved')]),
+        'trials.jsonl',
+      ),
+    );
+    expect(next).toContain('2 broken must-not-break rows are unresolved: run both versions again on them');
+    expect(next).toContain("next: printf '%s\\n' r03 r11 > suspects.txt");
+    expect(next).toContain('next: passk run --dataset ROWS.jsonl --agent AGENT_OF_v1 --confirm suspects.txt --extra 3');
+    expect(next).toContain('next: passk run --dataset ROWS.jsonl --agent AGENT_OF_v2 --confirm suspects.txt --extra 3');
+    expect(next).toContain('next: passk compare --baseline v1 --candidate v2 trials.jsonl');
+  });
+
+  it('suggests only compare when confirmation reproduced every broken row', () => {
+    const next = renderMarkdown(gateNext(failed([broken('r07', 'confirmed_regression')]), 'trials.jsonl'));
+    expect(next).not.toContain('suspects.txt');
+    expect(next).toContain('next: passk compare --baseline v1 --candidate v2 trials.jsonl');
   });
 });

@@ -169,7 +169,7 @@ export const waitForVerdict = async (
         if (e.type === 'GateEvaluated' && e.gate_id === comparison) return e;
         if (e.type === 'ConfirmationRequested' && e.comparison_id === comparison)
           say(
-            `the processors ask for confirmation runs: ${e.rows.length} row(s) × ${e.attempts} attempts on both versions (${e.rows.slice(0, 8).join(', ')}); passk run --confirmations runs them`,
+            `the processors ask for confirmation runs: ${e.rows.length} row(s) × ${e.attempts} attempts on both versions (${e.rows.slice(0, 8).join(', ')}); run them with each version's agent and the dataset file: passk run --dataset ROWS.jsonl --agent AGENT_OF_${e.baseline} --confirmations, then the same with AGENT_OF_${e.candidate}`,
           );
       }
     return undefined;
