@@ -1,4 +1,5 @@
 import type { z } from 'zod';
+import { boundedComparison } from './compareAnswer.ts';
 import { QUERIES, type Answer, type ApiPath, type ParsedQuery } from './contract.ts';
 import type { DashboardData } from './data.ts';
 import { rowPage } from './rowPage.ts';
@@ -23,7 +24,11 @@ type Handlers = { [P in ApiPath]: (data: DashboardData, q: ParsedQuery<P>) => Pr
 const HANDLERS: Handlers = {
   '/api/groups': (d) => d.groups(),
   '/api/overview': (d, q) => d.overview(q),
-  '/api/compare': (d, q) => d.compare(q),
+  // every list cut to its first rows, with its length (compareAnswer.ts): the answer's size does not grow with rows
+  '/api/compare': async (d, q) => {
+    const cmp = await d.compare(q);
+    return cmp && boundedComparison(cmp);
+  },
   '/api/row': (d, q) => d.row({ ...q, versions: q.versions.split(',').filter(Boolean) }),
   // one page of the explorer, filtered and sorted here: the whole view is built once per store watermark (shared)
   '/api/rows': async (d, q) => rowPage(await d.rows({ suite: q.suite, dataset_version: q.dataset_version }), q),

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import type { Comparison } from '../processors/core/compare.ts';
+import type { BoundedComparison } from './compareAnswer.ts';
 import type { JudgeCalibration } from '../processors/core/judges.ts';
 import type { GroupReport } from '../processors/core/report.ts';
 import type {
@@ -61,7 +61,8 @@ export interface Answers {
   '/api/groups': VersionGroup[];
   '/api/overview': GroupReport[];
   /** The comparison, plus the ids of the must-not-break rows in it; null when a side has no trials. */
-  '/api/compare': (Comparison & { must_not_break_rows: string[] }) | null;
+  /** Every list cut to its first rows, with each list's length in `lists` (compareAnswer.ts). */
+  '/api/compare': BoundedComparison | null;
   '/api/row': RowDrillDown | null;
   '/api/rows': RowPage;
   /** Gate decisions, newest first. */

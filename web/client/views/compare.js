@@ -148,10 +148,14 @@ const divergenceText = (d) =>
     ? `${d.check} (check ${d.position}): baseline ${d.baseline.map((a) => `${a.answer}×${a.count}`).join(', ')} · candidate ${d.candidate.map((a) => `${a.answer}×${a.count}`).join(', ')}`
     : '';
 
-/** Rows a list shows on the page; the rest are counted, and the list's title opens them all in the Rows view. */
+/**
+ * Rows a list shows on the page; the rest are counted. The server sends each list's first 200 rows and its length,
+ * so the list's title opens the listed rows in the Rows view.
+ */
 export const LISTED = 200;
 
-const rowList = (ids, { testid, suspects, tagsOf, open, href }) =>
+// the server sends each list's first rows and its length (`lists`); `total` is that length
+const rowList = (ids, { testid, suspects, tagsOf, open, href, total = ids.length }) =>
   ids.length === 0
     ? empty('none')
     : h(
@@ -175,11 +179,13 @@ const rowList = (ids, { testid, suspects, tagsOf, open, href }) =>
               : null,
           );
         }),
-        ids.length > LISTED
+        total > Math.min(ids.length, LISTED)
           ? h(
               'li',
               { class: 'note', 'data-testid': 'more-rows' },
-              h('a', { href }, `… and ${ids.length - LISTED} more`),
+              total > ids.length
+                ? `… and ${total - Math.min(ids.length, LISTED)} more, counted here and not listed`
+                : h('a', { href }, `… and ${total - LISTED} more`),
             )
           : null,
       );
@@ -369,6 +375,8 @@ export const render = async ({ scope, params, navigate, warn }) => {
     (g) => g.dataset_version === scope.dataset_version && g.baseline === baseline && g.candidate === candidate,
   );
   const link = (extra) => rowsLink({ ...q, ...extra });
+  const improved = cmp.lists?.became_stable_correct ?? cmp.became_stable_correct.length;
+  const regressed = cmp.lists?.lost_stable_correct ?? cmp.lost_stable_correct.length;
   const improvedHref = link({ from: undefined, ids: cmp.became_stable_correct.join(',') });
   const regressedHref = link({ ids: cmp.lost_stable_correct.join(',') });
   return h(
@@ -439,8 +447,9 @@ export const render = async ({ scope, params, navigate, warn }) => {
       'div',
       { class: 'cards two' },
       card(
-        h('a', { href: improvedHref }, `Became stable-correct (${cmp.became_stable_correct.length})`),
+        h('a', { href: improvedHref }, `Became stable-correct (${improved})`),
         rowList(cmp.became_stable_correct, {
+          total: improved,
           testid: 'improved-list',
           suspects,
           tagsOf: tagged,
@@ -449,17 +458,14 @@ export const render = async ({ scope, params, navigate, warn }) => {
         }),
       ),
       card(
-        h(
-          'a',
-          { href: regressedHref },
-          `Stable-correct on the baseline, not on the candidate (${cmp.lost_stable_correct.length})`,
-        ),
+        h('a', { href: regressedHref }, `Stable-correct on the baseline, not on the candidate (${regressed})`),
         h(
           'p',
           { class: 'note' },
           'Kept even when every headline metric improves: these are the decisions someone was already trusting.',
         ),
         rowList(cmp.lost_stable_correct, {
+          total: regressed,
           testid: 'regressed-list',
           suspects,
           tagsOf: tagged,
