@@ -76,6 +76,8 @@ const get = (port: number, path: string): Promise<{ status: number; bytes: numbe
 export async function benchDashboard(o: {
   rows: number;
   samples?: number;
+  /** Only the endpoints whose path contains one of these (e.g. 'overview', 'compare'); all by default. */
+  endpoints?: readonly string[];
   log?: (line: string) => void;
 }): Promise<DashboardBench> {
   const samples = o.samples ?? 5;
@@ -129,7 +131,7 @@ export async function benchDashboard(o: {
       `/api/row?${scope}&row_id=row-${Math.floor(o.rows / 2)}&versions=v1,v2`,
     ];
     const endpoints: EndpointLine[] = [];
-    for (const path of paths) {
+    for (const path of paths.filter((p) => !o.endpoints || o.endpoints.some((e) => p.includes(e)))) {
       const timed = async (clients: number) => {
         const t = performance.now();
         const answers = await Promise.all(

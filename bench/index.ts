@@ -11,6 +11,7 @@
  *   npm run bench -- tools             other tools' files streamed against the whole-document reader
  *   npm run bench -- adaptive          adaptive attempts + sequential gate against fixed k = 3, 5, 8 (simulated)
  *   npm run bench -- dashboard         the dashboard API on a generated store against the bare GROUP BY under it
+ *     PASSK_BENCH_ENDPOINTS=overview,compare PASSK_BENCH_SAMPLES=3   only those endpoints, 3 samples each
  *   npm run bench -- gatebook          the gate book's restore and memory after 1M decision events, against 1,000
  *   npm run bench -- restart           Kafka only: passk process restarted after a SIGKILL against a clean start
  *   KAFKA_BROKERS=… SCHEMA_REGISTRY_URL=… npm run bench   also through Kafka
@@ -179,7 +180,9 @@ if (wanted('log')) {
 if (wanted('dashboard')) {
   const rows = Math.max(10, Math.round(100_000 * scale));
   log(`dashboard: the API over ${rows.toLocaleString('en-US')} rows × 2 versions × 5 attempts (chDB) …`);
-  const r = await benchDashboard({ rows, log });
+  const endpoints = process.env.PASSK_BENCH_ENDPOINTS?.split(',').filter(Boolean);
+  const samples = process.env.PASSK_BENCH_SAMPLES ? Number(process.env.PASSK_BENCH_SAMPLES) : undefined;
+  const r = await benchDashboard({ rows, log, ...(endpoints ? { endpoints } : {}), ...(samples ? { samples } : {}) });
   const bare = `bare GROUP BY row, version (${r.trials.toLocaleString('en-US')} trials)`;
   for (const e of r.endpoints)
     table.push([

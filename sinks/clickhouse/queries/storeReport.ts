@@ -30,7 +30,10 @@ import type { Querier } from './select.ts';
  */
 export type StoreScope = { suite: string; dataset_version: string };
 /** The report's and the comparison's options, with every attempt of a confirmation run left out of the report. */
-export type StoreReportOptions = Omit<ReportOptions, 'includeConfirmation' | 'firstStage'>;
+export type StoreReportOptions = Omit<
+  ReportOptions,
+  'includeConfirmation' | 'firstStage' | 'headlineFirstStage' | 'adaptiveRuns'
+>;
 
 const isMarked = isConfirmationRun({});
 
