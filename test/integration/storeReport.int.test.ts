@@ -104,6 +104,27 @@ for (const c of storeTargets(dir, 'passk_store_report_test'))
       const body = (ts: readonly TrialRecorded[]) =>
         Buffer.from(ts.map((t) => JSON.stringify(trialToRow(t))).join('\n') + '\n');
       await store.insertJsonRows('trials', body(trials));
+      // v2's confirmation run retracted on r18, and its planned run on r40 (the row keeps its confirmation run)
+      const retraction = (row_id: string, run_id: string, i: number) => ({
+        event_id: deterministicEventId(T0, 'retraction', i),
+        occurred_at: (T0 + 10_000_000) / 1000,
+        producer: 'passk-test/0',
+        schema_version: 1,
+        retraction_id: `x${i}`,
+        run_id,
+        ...BASE,
+        agent_version: 'v2',
+        row_id,
+        reason: 'test',
+        retracted_by: 'test',
+        trials: 1,
+      });
+      await store.insertJsonRows(
+        'retractions',
+        Buffer.from(
+          [retraction('r18', 'Confirm-v2', 1), retraction('r40', 'run-1', 2)].map((r) => JSON.stringify(r)).join('\n'),
+        ),
+      );
       // copies of one in 15 trials, in a part of their own (unmerged: FINAL would collapse them)
       await store.insertJsonRows('trials', body(trials.filter((_, i) => i % 15 === 0)), { insert_deduplicate: 0 });
     }, 120_000);

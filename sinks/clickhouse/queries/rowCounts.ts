@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { classOf, DEFAULT_MIN_ATTEMPTS } from '../../../processors/core/classify.ts';
 import type { CheckTally, ReportRow } from '../../../processors/core/rowSummary.ts';
+import { NOT_RETRACTED } from './retracted.ts';
 import { select, type Querier } from './select.ts';
 
 /**
@@ -8,6 +9,7 @@ import { select, type Querier } from './select.ts';
  * ClickHouse (chDB or a server: the same SQL), so the report and the comparison are built from them without
  * moving the trials into Node. The counts follow the core's fold and summary (processors/core/rowSummary.ts):
  *
+ * - a trial of a run retracted on its row is left out (`NOT_RETRACTED`, as every view of the stored trials);
  * - an attempt of a run whose id starts with "confirm" (any case) is a confirmation attempt (`isConfirmationRun`);
  *   the others are the planned ones, and the report's and the screening's attempts;
  * - an attempt counts when it has a verdict (or always, under ungraded-as-failure) and passes when its verdict is
@@ -85,6 +87,7 @@ FROM (
   FROM trials
   WHERE suite = {suite:String} AND dataset_version = {dataset_version:String}
     AND (empty({versions:Array(String)}) OR has({versions:Array(String)}, agent_version))
+    AND ${NOT_RETRACTED}
   GROUP BY agent_version, row_id
 )`;
 
