@@ -10,7 +10,8 @@ import { readTrialFiles } from '../../producers/files/index.ts';
 import { InputError } from '../../schemas/errors.ts';
 import type { TrialRecorded } from '../../schemas/events/trialRecorded.ts';
 import { writeStderr } from '../format/render.ts';
-import { storeTrials } from '../context.ts';
+import { storeTrials, withReader } from '../context.ts';
+import { retractedRuns } from '../../sinks/clickhouse/queries/retracted.ts';
 
 /** Options shared by `report`, `compare` and `gate`, which read trial files offline. */
 export type OfflineFlags = {
@@ -118,6 +119,17 @@ const fileTrials = async (files: readonly string[], f: OfflineFlags): Promise<Tr
   return trials;
 };
 
+/** Says on stderr which runs the store leaves out because they were retracted (passk retract), one line each. */
+const noteRetractions = async (cmd: Command, suites: readonly string[] | undefined): Promise<void> => {
+  const runs = await withReader(cmd, (q) => retractedRuns(q, suites ? { suites } : {}));
+  for (const r of runs)
+    writeStderr(
+      `passk: run ${r.run_id} of ${r.suite} ${r.agent_version} is retracted (${r.trials} trials on ${r.rows} rows, ` +
+        `by ${r.retracted_by} at ${new Date(r.at).toISOString().slice(0, 19).replace('T', ' ')} UTC: ${r.reason}); ` +
+        'not counted\n',
+    );
+};
+
 /**
  * The trials a read command works on: the files, or with --from-store the store (each event id once),
  * filtered by suite and dataset version. Files and the store give the same trials the same groups.
@@ -135,6 +147,7 @@ export const loadTrials = async (files: readonly string[], f: OfflineFlags, cmd:
         ...(f.datasetVersion ? { datasetVersions: f.datasetVersion } : {}),
       })
     : await fileTrials(files, f);
+  if (f.fromStore) await noteRetractions(cmd, f.suite);
   const where = f.fromStore ? 'the store' : 'the files';
   if (trials.length === 0 && f.fromStore)
     throw new InputError(

@@ -157,6 +157,11 @@ describe('passk retract', () => {
     await ok('retract', '--run', 'typo', '--suite', 'refunds', '--reason', 'typo in the agent command');
     await process_();
     expect(await storeReport()).toBe(before);
+    // a gate over the retracted version says so: the run is named, and the version has no trials to gate
+    const gate = await cli('gate', '--from-store', '--suite', 'refunds', '--baseline', 'v1', '--candidate', 'v2');
+    expect(gate.stderr).toContain(`passk: run typo of refunds v2 is retracted (${ROWS} trials on ${ROWS} rows, by `);
+    expect(gate.stderr).toContain(': typo in the agent command); not counted');
+    expect(gate.code).toBe(2);
     const shown = await dashboard();
     expect(shown.groups).toEqual([['v1', ROWS, 3 * ROWS]]);
     expect(shown.overview).toEqual([['v1', 3 * ROWS, 1]]);
