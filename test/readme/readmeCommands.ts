@@ -120,6 +120,22 @@ const HANDLING: Record<string, Handling> = {
     ],
     why: 'the last of the walkthrough: the store must hold both runs (the commands above it, in order)',
   },
+  'npx passk gate --declare --baseline refund-agent-v1 --candidate refund-agent-v2': {
+    kind: 'exit',
+    before: [
+      'npx passk run --dataset examples/refund-agent/refunds.jsonl --agent examples/refund-agent/agent.ts --adaptive --max-k 8',
+    ],
+    why: 'declared before the candidate runs (the adaptive walkthrough): the baseline must have run',
+  },
+  'npx passk report --from-store': {
+    kind: 'exit',
+    before: [
+      'npx passk run --dataset examples/refund-agent/refunds.jsonl --agent examples/refund-agent/agent.ts --adaptive --max-k 8',
+      'npx passk process --until-caught-up',
+    ],
+    stdout: /adaptive run adaptive-\S+: pass@k, pass\^k, flip rate and mean/,
+    why: 'the adaptive walkthrough: the store must hold the adaptive run, whose first stage the report says it uses',
+  },
   'passk retract --run run-2 --reason "typo in the agent command" --dry-run': {
     kind: 'exit',
     before: ['passk import examples/refunds-v1-v2.jsonl'],
