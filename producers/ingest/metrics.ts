@@ -89,6 +89,13 @@ export const ingestRegistry = (m: IngestMetrics, registry = new Registry()): Reg
   total(registry, 'passk_otlp_rejected_total', 'Spans and log records refused or evicted, by reason', ['reason'], () =>
     Object.entries(r()?.stats.rejected ?? {}).map(([reason, v]) => [{ reason }, v] as [Record<string, string>, number]),
   );
+  total(
+    registry,
+    'passk_otlp_dead_letters_total',
+    'Dead letters written to passk.dlq for refused or evicted spans and log records (a re-sent one once)',
+    [],
+    () => [[{}, r()?.stats.deadLetters ?? 0]],
+  );
   gauge(
     registry,
     'passk_otlp_held_bytes',

@@ -158,6 +158,9 @@ describe('Prometheus scrapes passk', () => {
     expect(spans[0]!.value[1]).toBe('2');
     const refused = await until('passk_otlp_rejected_total{reason="no_convention"}', (r) => r.length === 1);
     expect(refused[0]!.value[1]).toBe('1');
+    // the refused span is also a dead letter, written once
+    const lettered = await until('passk_otlp_dead_letters_total{job="passk-ingest"}', (r) => r.length === 1);
+    expect(lettered[0]!.value[1]).toBe('1');
     const lag = await until('passk_consumer_lag', (r) => r.length === 2);
     expect(lag.map((s) => s.metric.job).sort()).toEqual(['passk-process', 'passk-serve']);
     const rules = (await (await fetch(`http://127.0.0.1:${promPort}/api/v1/rules`)).json()) as {
