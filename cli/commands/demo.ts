@@ -81,7 +81,7 @@ export const demoBlocks = (r: DemoResult, url: string | null): Block[] => {
       `passk demo — ${r.suite}: ${r.dataset.rows} labeled rows, ${r.dataset.must_not_break} must-not-break, ${r.k} attempts per row per version`,
     ),
     text(
-      `${r.events.trials} trials through runner → event log → processors → store; seed ${r.seed}; ${(r.wall_ms / 1000).toFixed(1)} s`,
+      `${r.events.trials} trials through runner → event log → processors → store; seed ${r.seed}; ${(r.wall_ms / 1000).toFixed(1)}\u00a0s`,
       'dim',
     ),
     text(''),

@@ -79,7 +79,8 @@ export const wrapLine = (line: string, width: number | undefined, indent?: strin
   const hang = indent ?? ' '.repeat(visible(lead));
   const out: string[] = [];
   let cur = '';
-  for (const word of line.split(/(?<=\s)(?=\S)/)) {
+  // words break at ordinary spaces only: a no-break space (U+00A0) keeps a number with its unit ("35.5 s")
+  for (const word of line.split(/(?<=[ \t])(?=[^ \t])/)) {
     if (cur && visible(cur + word.trimEnd()) > width) {
       out.push(cur.trimEnd());
       cur = hang + word.trimStart();

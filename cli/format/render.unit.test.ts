@@ -3,6 +3,12 @@ import { heading, list, table, text } from './doc.ts';
 import { renderJson, renderMarkdown, renderTerminal, wrapLine } from './render.ts';
 
 describe('wrapLine', () => {
+  it('never parts a number from its unit joined by a no-break space', () => {
+    expect(wrapLine('2472 trials through the pipeline; 35.5\u00a0s', 38)).toBe(
+      '2472 trials through the pipeline;\n35.5\u00a0s',
+    );
+  });
+
   it('breaks at word boundaries, every line within the width, no word lost', () => {
     const line = 'the quick brown fox jumps over the lazy dog '.repeat(5).trim();
     const out = wrapLine(line, 20).split('\n');
