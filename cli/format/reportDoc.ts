@@ -27,7 +27,8 @@ const firstStageLine = (g: GroupReport & Pick<ReportedGroup, 'first_stage'>): Bl
   return [
     text(
       `${runs}: pass@k, pass^k, flip rate and mean accuracy from each row's first ${f.k} graded attempts ` +
-        `(the unbiased first stage, docs/adaptive.md); rows, trials and classes from all attempts ` +
+        `(the unbiased first stage, docs/adaptive.md); rows, trials and classes from all attempts, a row ` +
+        `with a pass and a fail a flip as the run classed it ` +
         `(--first-stage K for another k, --all-attempts to pool)`,
     ),
   ];

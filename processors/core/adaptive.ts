@@ -1,5 +1,5 @@
 import { bootstrapMeans, type BootstrapOptions } from './bootstrap.ts';
-import { classOf, DEFAULT_MIN_ATTEMPTS, type StabilityClass } from './classify.ts';
+import { classWith, DEFAULT_MIN_ATTEMPTS, type StabilityClass } from './classify.ts';
 import { passAtK, passHatK } from './estimators.ts';
 import type { Interval } from './intervals.ts';
 import type { ContinueReason, RowDecision, StopReason } from '../../schemas/events/adaptive.ts';
@@ -64,7 +64,7 @@ export type AdaptiveRound = {
  * next, it is not stable); otherwise the usual class (`classOf`), unclassified below `minAttempts`.
  */
 export const adaptiveClass = (n: number, c: number, minAttempts: number): StabilityClass =>
-  c > 0 && c < n ? 'flip' : classOf(n, c, minAttempts);
+  classWith(n, c, minAttempts, true);
 
 /** The uncertainty that keeps a row going, or the reason it stops (budget aside). */
 export const rowNeed = (

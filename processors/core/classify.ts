@@ -22,6 +22,13 @@ export const classOf = (n: number, c: number, minAttempts: number = DEFAULT_MIN_
   return 'flip';
 };
 
+/**
+ * `classOf`, or with `mixedIsFlip` the rule of an adaptive run (docs/adaptive.md): a row with both a pass and a fail
+ * is a flip whatever its number of attempts (the run stopped it there: nothing later makes it stable).
+ */
+export const classWith = (n: number, c: number, minAttempts: number, mixedIsFlip = false): StabilityClass =>
+  mixedIsFlip && c > 0 && c < n ? 'flip' : classOf(n, c, minAttempts);
+
 export type ClassCounts = Record<StabilityClass, number>;
 
 export const emptyClassCounts = (): ClassCounts => ({ stable_correct: 0, stable_wrong: 0, flip: 0, unclassified: 0 });

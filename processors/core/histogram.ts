@@ -1,4 +1,4 @@
-import { classOf, DEFAULT_MIN_ATTEMPTS, emptyClassCounts, type ClassCounts } from './classify.ts';
+import { classWith, DEFAULT_MIN_ATTEMPTS, emptyClassCounts, type ClassCounts } from './classify.ts';
 import { passCurves } from './estimators.ts';
 import { minOf } from './arrays.ts';
 
@@ -34,7 +34,7 @@ export type HistogramSummary = {
   classes: ClassCounts;
 };
 
-export type HistogramOptions = { k?: number; minAttempts?: number };
+export type HistogramOptions = { k?: number; minAttempts?: number; /** `classWith` */ mixedIsFlip?: boolean };
 
 /** The default K: the smallest n of any row that has one, 0 when no row has any. */
 export const defaultK = (bins: readonly HistogramBin[]): number => {
@@ -54,7 +54,7 @@ export const summarizeHistogram = (bins: readonly HistogramBin[], opts: Histogra
     passes = 0;
   for (const { n, c, count } of bins) {
     if (count <= 0) continue;
-    classes[classOf(n, c, opts.minAttempts ?? DEFAULT_MIN_ATTEMPTS)] += count;
+    classes[classWith(n, c, opts.minAttempts ?? DEFAULT_MIN_ATTEMPTS, opts.mixedIsFlip)] += count;
     if (n === 0) {
       without += count;
       continue;

@@ -28,8 +28,8 @@ export type ReportOptions = VerdictPolicy & {
   /**
    * Adaptive runs' first stage for the headline numbers only (`passk report` on adaptive runs): mean accuracy,
    * pass@k, pass^k and the flip rate (and their intervals) from each adaptive run's first this many graded
-   * attempts of a row, classified at that many; rows, trials and classes from all attempts. A group without an
-   * adaptive run is untouched.
+   * attempts of a row, classified at that many; rows, trials and classes from all attempts (classes by the run's
+   * rule, `mixedIsFlip`). A group without an adaptive run is untouched.
    */
   headlineFirstStage?: number;
   /** Run ids of adaptive runs besides those named `adaptive-…` (a run given its own --run-id; from its rounds). */
@@ -120,7 +120,11 @@ export const reportGroup = (
   rows: readonly ReportRow[],
   opts: ReportOptions = DEFAULT_REPORT_OPTIONS,
 ): GroupReport => {
-  const s = summarizeHistogram(histogramOf(rows), { k: opts.k, minAttempts: opts.minAttempts });
+  const s = summarizeHistogram(histogramOf(rows), {
+    k: opts.k,
+    minAttempts: opts.minAttempts,
+    mixedIsFlip: opts.mixedIsFlip,
+  });
   const { confidence } = opts.bootstrap;
   return {
     suite: key.suite,
@@ -265,9 +269,14 @@ export const buildReport = (
   opts: ReportOptions = DEFAULT_REPORT_OPTIONS,
 ): { groups: ReportedGroup[] } => ({
   groups: groups.map((g) => {
-    const full = reportGroup(g.key, summarizeGroup(g, opts), opts);
     const runs = opts.headlineFirstStage === undefined ? [] : adaptiveRunsOf(g, opts.adaptiveRuns);
-    if (runs.length > 0) return withFirstStage(g, full, opts.headlineFirstStage!, runs, opts);
+    if (runs.length > 0) {
+      // classes as the adaptive run made them: a row it stopped with a pass and a fail is a flip, not unclassified
+      const adaptive = { ...opts, mixedIsFlip: true };
+      const full = reportGroup(g.key, summarizeGroup(g, adaptive), adaptive);
+      return withFirstStage(g, full, opts.headlineFirstStage!, runs, opts);
+    }
+    const full = reportGroup(g.key, summarizeGroup(g, opts), opts);
     return {
       ...full,
       confirmation_attempts: { count: confirmationAttempts(g), counted: opts.includeConfirmation ?? false },

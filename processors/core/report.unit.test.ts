@@ -158,6 +158,12 @@ describe('report of an adaptive run (--first-stage)', () => {
 });
 
 describe('report of an adaptive run, detected (headline numbers from the first stage)', () => {
+  it("classes an adaptive run's rows by its rule: a pass and a fail make a flip at two attempts", () => {
+    const rows = (run: string) => [...row('a', 'v', '+-', { run }), ...row('b', 'v', '++', { run })];
+    expect(report(rows('adaptive-x'), { headlineFirstStage: 2 }).classes).toMatchObject({ flip: 1, unclassified: 1 });
+    expect(report(rows('run-1'), { headlineFirstStage: 2 }).classes).toMatchObject({ flip: 0, unclassified: 2 });
+  });
+
   it('takes pass@k, pass^k, the flip rate and mean accuracy from the first stage, and the classes from all attempts', () => {
     const rng = createRng(7);
     const rows: SimRow[] = Array.from({ length: 40 }, (_, i) => ({
@@ -179,9 +185,13 @@ describe('report of an adaptive run, detected (headline numbers from the first s
     expect(out.flip_rate).toBeCloseTo(stage.flip_rate!, 12);
     expect(out.mean_accuracy).toBeCloseTo(stage.pass_at_k['1']!, 12);
     expect(out.intervals.pass_at_k['1']).not.toEqual(pooled.intervals.pass_at_k['1']);
-    // the rest is the pooled report's
-    expect(out).toMatchObject({ trials: pooled.trials, classes: pooled.classes, min_attempts: 3 });
-    expect(out.intervals.classes).toEqual(pooled.intervals.classes);
+    // the rest is the pooled report's, with the run's own class rule: a row it stopped with a pass and a fail is a
+    // flip, where the fixed rule (3 graded attempts) left it unclassified
+    const ruled = report(events('adaptive-x'), { mixedIsFlip: true });
+    expect(out).toMatchObject({ trials: pooled.trials, classes: ruled.classes, min_attempts: 3 });
+    expect(out.intervals.classes).toEqual(ruled.intervals.classes);
+    expect(out.classes.flip).toBeGreaterThan(pooled.classes.flip);
+    expect(out.classes.unclassified).toBe(pooled.classes.unclassified - (out.classes.flip - pooled.classes.flip));
     // a run given its own id is adaptive when its rounds name it; a fixed run is untouched
     expect(report(events('mine'), { headlineFirstStage: 2 }).first_stage).toBeUndefined();
     expect(report(events('mine'), { headlineFirstStage: 2, adaptiveRuns: ['mine'] })).toEqual({

@@ -1,8 +1,13 @@
-import { classOf, type StabilityClass } from './classify.ts';
+import { classWith, type StabilityClass } from './classify.ts';
 import type { AttemptRecord, CheckAnswer, RowState } from './rowState.ts';
 
 /** How verdicts count. `ungradedAsFailure` counts a null verdict as a failure instead of leaving it out. */
-export type VerdictPolicy = { ungradedAsFailure: boolean; minAttempts: number };
+export type VerdictPolicy = {
+  ungradedAsFailure: boolean;
+  minAttempts: number;
+  /** Classes by an adaptive run's rule: a row with a pass and a fail is a flip at any count (`classWith`). */
+  mixedIsFlip?: boolean;
+};
 
 /** The answers of one intermediate check across a row's counted attempts, in attempt order. */
 export type CheckSeries = { name: string; answers: CheckAnswer[] };
@@ -55,7 +60,7 @@ export const summarizeAttempts = (
     n,
     c,
     ungraded: attempts.filter((a) => a.passed === null).length,
-    class: classOf(n, c, policy.minAttempts),
+    class: classWith(n, c, policy.minAttempts, policy.mixedIsFlip),
     outputs_differ: outputs.length < 2 ? null : distinctCount(outputs) > 1,
     checks: checkSeries(counted),
     forbidden_trials: attempts.filter((a) => a.forbidden_actions.length > 0).length,
