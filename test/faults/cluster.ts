@@ -284,7 +284,18 @@ export const startCluster = async (opts: ClusterOptions = {}): Promise<Cluster> 
           .replaceAll('@DATA@', data),
       );
       formats.push(
-        runAsync('java', [log4j, '-cp', cp, 'kafka.tools.StorageTool', 'format', '-t', clusterId, '-c', props]),
+        // --cluster-id=ID, not "-t ID": an id that starts with "-" (1 in 32) reads as a flag (a CI run failed on
+        // one; deploy/local/up.sh learned the same)
+        runAsync('java', [
+          log4j,
+          '-cp',
+          cp,
+          'kafka.tools.StorageTool',
+          'format',
+          `--cluster-id=${clusterId}`,
+          '-c',
+          props,
+        ]),
       );
       return { n, ns, props };
     });
