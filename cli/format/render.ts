@@ -71,7 +71,9 @@ const ANSI = /\u001b\[[0-9;]*m/g;
 const visible = (s: string): number => [...s.replace(ANSI, '')].length;
 
 /** Word-wraps one line to `width`, continuation lines indented by `indent` (the line's own indent by default). */
-const URL_IN = /[a-z][a-z0-9+.-]*:\/\/\S/i;
+// A word that is a URL (after an opening bracket or quote at most): a URL deep inside another token, such as a JSON
+// excerpt of a dead letter's bytes, is not a link anyone clicks, and that token is cut like any other.
+const URL_IN = /^\s*[("'<[]?[a-z][a-z0-9+.-]*:\/\/\S/i;
 
 export const wrapLine = (line: string, width: number | undefined, indent?: string): string => {
   if (width === undefined || !(width > 0) || visible(line) <= width) return line;

@@ -3,6 +3,11 @@ import { heading, list, table, text } from './doc.ts';
 import { renderJson, renderMarkdown, renderTerminal, wrapLine } from './render.ts';
 
 describe('wrapLine', () => {
+  it('cuts a long token that only holds a URL inside it (a JSON excerpt), never a word that is a URL', () => {
+    const blob = `{"url":"http://127.0.0.1:43567/v1/traces","name":"${'x'.repeat(30)}"}`;
+    for (const l of wrapLine(`bytes ${blob}`, 40).split('\n')) expect(l.length).toBeLessThanOrEqual(40);
+  });
+
   it('never parts a number from its unit joined by a no-break space', () => {
     expect(wrapLine('2472 trials through the pipeline; 35.5\u00a0s', 38)).toBe(
       '2472 trials through the pipeline;\n35.5\u00a0s',

@@ -424,6 +424,9 @@ export const importFiles = async (
     ...(deps.clock ? { clock: deps.clock } : {}),
     ...(deps.maxBuffered ? { maxBuffered: deps.maxBuffered } : {}),
     maxWaitMs: 10_000,
+    // the importer refuses conflicts itself (bySlot, digests): the recorder's memory of every trial's content would
+    // hold the whole file (10,000 trials ran out of a 64 MiB heap)
+    rememberTrials: 0,
   });
   const maxInFlight = deps.maxInFlight ?? 10_000;
   const maxInFlightBytes =
