@@ -115,7 +115,7 @@ describe('passk ingest dead-letters what it refuses or evicts', () => {
     expect(check.stdout).toMatch(/Dead letters \(2\)/);
     expect(check.stdout).toMatch(/2 spans or log records passk ingest refused or evicted/);
     expect(check.stdout).toMatch(/otlp:\/v1\/traces/);
-    for (const line of check.stdout.split('\n')) expect(line.length).toBeLessThanOrEqual(80);
+    for (const line of check.stdout.split('\n')) expect(line.length, line).toBeLessThanOrEqual(80);
     const json = await passk(['--data-dir', data, 'check', '--json']);
     const report = JSON.parse(json.stdout) as { dead_letters: { total: number }; log: { ok: boolean } };
     expect(report.dead_letters.total).toBe(2);
