@@ -199,7 +199,7 @@ describe('diagnose', () => {
       expect(file).toMatch(/cpu over 1 s: /);
       // the held event loop's JavaScript, through the inspector: the loop of the child's script
       expect(file).toMatch(/JavaScript stack:\n {2}at \S+ \(.*:1:\d+\)/);
-      expect(seen).toMatch(/, in \S+ \(.*:1:\d+\); see /);
+      expect(seen).toMatch(/, in \S+ \(.*:1:\d+\), \{"sigterm":\[.*\]\}; see /);
     } finally {
       p.kill('SIGKILL');
       rmSync(dir, { recursive: true, force: true });

@@ -32,8 +32,9 @@ const ws = new WebSocket(targets[0].webSocketDebuggerUrl);
 const scripts = new Map<string, string>();
 let id = 0;
 const send = (method: string, params: object = {}) => ws.send(JSON.stringify({ id: ++id, method, params }));
+let state = '';
 const timer = setTimeout(() => {
-  process.stdout.write('jsStack: the process did not pause within 20 s\n');
+  process.stdout.write(`jsStack: the process did not pause within 20 s\n${state}`);
   process.exit(1);
 }, 20_000);
 // What an idle process waits on, asked before pausing it: its SIGTERM listeners, a stop signal still held while it
@@ -56,7 +57,7 @@ ws.onmessage = (m: MessageEvent) => {
     params?: Record<string, unknown>;
     result?: { result?: { value?: unknown } };
   };
-  if (msg.id === 1) process.stdout.write(`state: ${String(msg.result?.result?.value)}\n`);
+  if (msg.id === 1) state = `state: ${String(msg.result?.result?.value)}\n`; // printed after the stack
   if (msg.method === 'Debugger.scriptParsed') {
     const p = msg.params as { scriptId: string; url: string };
     scripts.set(p.scriptId, p.url);
@@ -67,6 +68,7 @@ ws.onmessage = (m: MessageEvent) => {
       `  at ${f.functionName || '(anonymous)'} (${scripts.get(f.location.scriptId) ?? '?'}:` +
         `${f.location.lineNumber + 1}:${f.location.columnNumber + 1})\n`,
     );
+  process.stdout.write(state);
   clearTimeout(timer);
   send('Debugger.resume');
   setTimeout(() => process.exit(0), 100);
