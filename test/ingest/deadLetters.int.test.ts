@@ -1,6 +1,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { stripVTControlCharacters } from 'node:util';
 import { afterAll, describe, expect, it } from 'vitest';
 import { createEmbeddedEventLog } from '../../log/index.ts';
 import { passk, passkServer } from '../browser/processes.ts';
@@ -115,7 +116,9 @@ describe('passk ingest dead-letters what it refuses or evicts', () => {
     expect(check.stdout).toMatch(/Dead letters \(2\)/);
     expect(check.stdout).toMatch(/2 spans or log records passk ingest refused or evicted/);
     expect(check.stdout).toMatch(/otlp:\/v1\/traces/);
-    for (const line of check.stdout.split('\n')) expect(line.length, line).toBeLessThanOrEqual(80);
+    // CI=true turns colours on (picocolors): the width a terminal shows is the text without its escapes
+    for (const line of stripVTControlCharacters(check.stdout).split('\n'))
+      expect(line.length, line).toBeLessThanOrEqual(80);
     const json = await passk(['--data-dir', data, 'check', '--json']);
     const report = JSON.parse(json.stdout) as { dead_letters: { total: number }; log: { ok: boolean } };
     expect(report.dead_letters.total).toBe(2);
