@@ -352,7 +352,9 @@ const supervisedProcessor = (cluster: Cluster, ns: Netns, env: NodeJS.ProcessEnv
       process.kill(p.pid(), 'SIGCONT');
       process.kill(p.pid(), 'SIGTERM');
       const code = await Promise.race([gone, sleep(STOP_MS).then(() => 'late' as const)]);
-      if (code !== 'late') return code === 0 ? 'clean' : `exit ${code}`;
+      // an unclean exit names its reason (the last `passk: ` line of its stderr), for the CI log
+      if (code !== 'late')
+        return code === 0 ? 'clean' : `exit ${code}: ${lastLine(join(cluster.dir, 'logs', `${name}.log`))}`;
       // what the process was doing, for the report (seed 23728618: a processor that ignored SIGTERM)
       const seen = p.alive()
         ? await diagnose(p.pid(), join(cluster.dir, 'logs', `${name}-hung-${p.pid()}.txt`), ns.name)
@@ -1190,10 +1192,11 @@ Examples:
       process.stdout.write(block(i, r, tempo));
       const entry = entries.at(-1)!;
       const bug = r.processorExits.some((x) => x.startsWith('4:')); // exit 4: a bug, not a backend away
-      if (r.misread > 0 || failed(entry) || bug) {
-        // the logs of a misread, a failure or a processor that exited as a bug (kafkajs warnings, the brokers', the
-        // processors' stderr), kept now: a run stopped by a signal deletes its logs
-        const why = failed(entry) ? 'failed' : r.misread > 0 ? 'misread' : 'exit4';
+      const unclean = r.stop !== 'clean';
+      if (r.misread > 0 || failed(entry) || bug || unclean) {
+        // the logs of a misread, a failure, a processor that exited as a bug or did not stop cleanly on SIGTERM
+        // (kafkajs warnings, the brokers', the processors' stderr), kept now: a run stopped by a signal deletes its logs
+        const why = failed(entry) ? 'failed' : r.misread > 0 ? 'misread' : bug ? 'exit4' : 'stop';
         const kept = mkdtempSync(join(tmpdir(), `passk-faults-${why}-${seed}-`));
         cpSync(join(cluster.dir, 'logs'), kept, { recursive: true });
         process.stderr.write(`faults: seed ${seed}: ${why}; logs kept in ${kept}\n`);
