@@ -21,7 +21,7 @@ import { archiveTopology, ARCHIVED } from '../processors/topologies/archive.ts';
 import { ingestLetterTopology } from '../processors/topologies/ingestLetters.ts';
 import { openEventLog } from './eventLog.ts';
 import { ledgered, needsRebuild, rebuildStore, storeDrift, type RebuildResult, type StoreDrift } from './rebuild.ts';
-import { openStore, storeRowSink, type Store } from './store.ts';
+import { openStore, storeFailure, storeRowSink, type Store } from './store.ts';
 import {
   allIdle,
   conflictLetters,
@@ -165,7 +165,7 @@ export const startProcessors = async (
       await sink.close().catch(() => {});
       await store.close().catch(() => {});
       if (!opts.log) await log.close();
-      throw e;
+      throw storeFailure(config, e);
     }
   }
   let stop!: () => void;
@@ -245,7 +245,11 @@ export const startProcessors = async (
   const done = lastValueFrom(merge(trials$, datasets$, gates$, windows$, archive$.pipe(ignoreElements())), {
     defaultValue: undefined,
   })
-    .then(() => totals)
+    .then(
+      () => totals,
+      // a full disk while processing: one line naming the store (exit 3), the unit uncommitted
+      (e: unknown) => Promise.reject(storeFailure(config, e)),
+    )
     .finally(async () => {
       await sink?.close().catch(() => {});
       await store?.close().catch(() => {});

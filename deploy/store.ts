@@ -53,15 +53,22 @@ export const openStore = async (config: PasskConfig, opts: OpenStoreOptions = {}
     return { ...store, migrations };
   } catch (e) {
     await store.close();
-    if (diskFull(e)) {
-      const where = target.kind === 'embedded' ? target.path : target.url;
-      throw new BackendUnavailable(
-        `${where}: the disk is full (ClickHouse: NOT_ENOUGH_SPACE); nothing was written (free space and retry)`,
-        e,
-      );
-    }
-    throw e;
+    throw storeFailure(config, e);
   }
+};
+
+/**
+ * What the CLI says of a store's failure: a full disk (on open, or a write while the processors run) becomes a
+ * `BackendUnavailable` naming the store's directory (or URL), said in one line with exit 3; anything else as it is.
+ */
+export const storeFailure = (config: PasskConfig, e: unknown): unknown => {
+  if (!diskFull(e) || e instanceof BackendUnavailable) return e;
+  const target = storeTarget(config);
+  const where = target.kind === 'embedded' ? target.path : target.url;
+  return new BackendUnavailable(
+    `${where}: the disk is full (ClickHouse: NOT_ENOUGH_SPACE); nothing was written (free space and retry)`,
+    e,
+  );
 };
 
 /** The store refused a write for want of disk (its typed error, or one a MigrationError wraps). */

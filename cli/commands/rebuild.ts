@@ -3,7 +3,7 @@ import cliProgress from 'cli-progress';
 import type { Command } from 'commander';
 import { openEventLog } from '../../deploy/eventLog.ts';
 import { describeDrift, rebuildStore, storeDrift } from '../../deploy/rebuild.ts';
-import { storeTarget } from '../../deploy/store.ts';
+import { storeFailure, storeTarget } from '../../deploy/store.ts';
 import { progressBarSize, renderJson, writeStderr } from '../format/render.ts';
 import { epilog } from '../format/helpText.ts';
 import { EXIT } from '../exitCodes.ts';
@@ -100,6 +100,8 @@ by another passk process (stop it; a passk process rebuilds the store at start a
                     : `NOT consistent: ${describeDrift(after).join('; ')}; passk check lists the rows\n`),
           );
           process.exitCode = ok ? EXIT.ok : EXIT.failed;
+        } catch (e) {
+          throw storeFailure(config, e); // a full disk: one line naming the store, exit 3
         } finally {
           if (started) bar?.stop();
           await log.close();

@@ -29,6 +29,20 @@ export class SinkUnavailable extends PipelineError {
   }
 }
 
+/**
+ * The store's disk is full (ClickHouse `NOT_ENOUGH_SPACE`): the insert wrote nothing, no retry helps until space is
+ * freed, and no row is to blame. Retriable (the backend is unavailable, not the data wrong): the consumer stops
+ * uncommitted, and the same records are written again once there is space.
+ */
+export class StoreDiskFull extends SinkUnavailable {
+  constructor(
+    readonly table: string,
+    cause?: unknown,
+  ) {
+    super(`the disk is full (ClickHouse: NOT_ENOUGH_SPACE) writing ${table}; nothing was written`, cause);
+  }
+}
+
 /** The store refused rows for a reason a retry cannot fix, and they could not be dead-lettered either. */
 export class SinkRejected extends PipelineError {
   constructor(
@@ -110,7 +124,7 @@ const BAD_ROW_TYPES = new Set([
   'UNKNOWN_IDENTIFIER',
 ]);
 
-export type Failure = 'transient' | 'too_large' | 'bad_rows' | 'fatal';
+export type Failure = 'transient' | 'too_large' | 'bad_rows' | 'disk_full' | 'fatal';
 
 /**
  * Classifies a failed request from typed fields only (never message text):
@@ -124,6 +138,7 @@ export const classifyFailure = (e: unknown): Failure => {
   if (TRANSIENT_TYPES.has(ch.type ?? '')) return 'transient';
   if (TOO_LARGE_TYPES.has(ch.type ?? '')) return 'too_large';
   if (BAD_ROW_TYPES.has(ch.type ?? '')) return 'bad_rows';
+  if (ch.type === 'NOT_ENOUGH_SPACE') return 'disk_full';
   return 'fatal';
 };
 

@@ -7,6 +7,7 @@ export {
   SinkClosed,
   SinkRejected,
   SinkUnavailable,
+  StoreDiskFull,
   StoreLocked,
   type Failure,
 } from './errors.ts';

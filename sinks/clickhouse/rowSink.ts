@@ -3,7 +3,7 @@ import type { ClickHouseClient } from '@clickhouse/client';
 import type { DeadLetter } from '../../processors/ports.ts';
 import type { PasskEvent } from '../../schemas/events/index.ts';
 import { execInsert, type InsertJsonRows } from './connection.ts';
-import { classifyFailure, describeError, SinkClosed, SinkRejected, SinkUnavailable } from './errors.ts';
+import { classifyFailure, describeError, SinkClosed, SinkRejected, SinkUnavailable, StoreDiskFull } from './errors.ts';
 import { DEFAULT_RETRY, backoffMs, sleep, type RetryPolicy } from '../../schemas/retry.ts';
 import { eventToRow } from './rows/eventRows.ts';
 import { TABLES, type TableName } from './schema/tables.ts';
@@ -198,6 +198,8 @@ export const createClickHouseRowSink = (opts: ClickHouseRowSinkOptions): ClickHo
             e,
           );
         }
+        // a full disk blames no row (splitting would dead-letter good rows one by one): stop, nothing written
+        if (kind === 'disk_full') throw new StoreDiskFull(table, e);
         if (kind === 'fatal')
           throw new SinkRejected(`insert into ${table} refused: ${describeError(e)}`, table, lines.length, e);
         if (lines.length === 1) return sendDeadLetter(table, lines[0]!, describeError(e));
