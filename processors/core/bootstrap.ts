@@ -1,3 +1,4 @@
+import { multinomial } from './binomial.ts';
 import { createRng } from './prng.ts';
 import type { Interval } from './intervals.ts';
 
@@ -72,6 +73,13 @@ const binRows = (columns: readonly ArrayLike<number>[], R: number): { binOf: Int
   return { binOf, values: columns.map((col) => Float64Array.from(firstRow, (i) => col[i]!)) };
 };
 
+/**
+ * The rows per bin from which a replicate's counts are drawn as a multinomial (`multinomial`: a binomial per bin,
+ * each some tens of uniforms) rather than as R draws of one uniform each. The two give the same distribution of
+ * replicates, not the same stream: a data set crossing this line gets other (equally valid) intervals.
+ */
+export const MULTINOMIAL_ROWS_PER_BIN = 256;
+
 /** Bootstrap intervals of the column means; null for a column with no row that has a value. */
 export const bootstrapMeans = (
   columns: readonly ArrayLike<number>[],
@@ -80,15 +88,24 @@ export const bootstrapMeans = (
   const R = columns[0]?.length ?? 0;
   if (R === 0) return columns.map(() => null);
   const { binOf, values } = binRows(columns, R);
+  const bins = values[0]!.length;
   const rng = createRng(opts.seed);
-  const drawn = new Int32Array(values[0]!.length);
+  const drawn = new Int32Array(bins);
   const reps = columns.map(() => new Float64Array(opts.reps));
   const filled = new Int32Array(columns.length);
-  const draws = new Int32Array(R);
+  // Few bins for many rows (a report of 100k rows has tens): each replicate's bin counts are drawn as one
+  // multinomial, in work that grows with the bins; otherwise R draws of a row each.
+  const byBin = bins * MULTINOMIAL_ROWS_PER_BIN <= R;
+  const weights = new Float64Array(bins);
+  if (byBin) for (let i = 0; i < R; i++) weights[binOf[i]!]!++;
+  const draws = new Int32Array(byBin ? 0 : R);
   for (let b = 0; b < opts.reps; b++) {
-    drawn.fill(0);
-    rng.ints(R, draws); // R calls of rng.int(R), in one loop
-    for (let i = 0; i < R; i++) drawn[binOf[draws[i]!]!]!++;
+    if (byBin) multinomial(rng, R, weights, drawn);
+    else {
+      drawn.fill(0);
+      rng.ints(R, draws); // R calls of rng.int(R), in one loop
+      for (let i = 0; i < R; i++) drawn[binOf[draws[i]!]!]!++;
+    }
     for (let j = 0; j < values.length; j++) {
       const v = values[j]!;
       let sum = 0;
