@@ -4,7 +4,7 @@ import { dirname, extname, join, normalize, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 /**
- * The frontend: plain ES modules in `client/` (no build step), plus the charting library (uPlot) served from
+ * The frontend: plain ES modules in `client/` (in the installed package, one bundle: deploy/build/build.mjs), plus the charting library (uPlot) served from
  * node_modules. Only files under those two folders can be read, and only with known extensions.
  */
 const WEB = join(dirname(fileURLToPath(import.meta.url)), 'client');

@@ -41,11 +41,13 @@ export const passkServer = (
   ready: (line: string) => string | undefined,
   timeoutMs = 120_000,
   env: NodeJS.ProcessEnv = {},
+  /** Another passk than this checkout's (an installed package's bin), run in `cwd` with exactly `env`. */
+  installed?: { bin: string; cwd: string },
 ): Promise<{ child: ChildProcess; value: string; stop: () => Promise<void> }> =>
   new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [BIN, ...args], {
-      cwd: ROOT,
-      env: { ...process.env, ...env },
+    const child = spawn(process.execPath, [installed?.bin ?? BIN, ...args], {
+      cwd: installed?.cwd ?? ROOT,
+      env: installed ? env : { ...process.env, ...env },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     let out = '';

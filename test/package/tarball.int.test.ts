@@ -12,6 +12,8 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import YAML from 'yaml';
+import { launchChromium } from '../browser/chromium.ts';
+import { passkServer } from '../browser/processes.ts';
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
 const work = mkdtempSync(join(tmpdir(), 'passk-tarball-'));
@@ -61,6 +63,10 @@ describe('the packed tarball on plain Node 20', () => {
     expect(files).toContain('package/dist/cli/main.js');
     expect(files.some((f) => f.endsWith('.ts') && !f.endsWith('.d.ts'))).toBe(false);
     expect(files).toContain('package/dist/web/client/index.html');
+    // the dashboard's views bundled by esbuild (deploy/build/build.mjs): one app.js and its map, no module files
+    expect(files.filter((f) => f.startsWith('package/dist/web/client/')).sort()).toEqual(
+      ['app.js', 'app.js.map', 'index.html', 'style.css'].map((f) => `package/dist/web/client/${f}`),
+    );
     // The OTLP receiver loads the protocol's .proto files at run time.
     expect(files).toContain(
       'package/dist/producers/otlp/proto/opentelemetry/proto/collector/trace/v1/trace_service.proto',
@@ -117,6 +123,33 @@ console.log(JSON.stringify({ stats: recorder.stats, onDisk, loaders: process.exe
     expect(report.groups[0]).toMatchObject({ suite: 'refunds', agent_version: 'prompt-v2', rows: 4, trials: 12 });
     expect(existsSync(join(app, 'node_modules', '.bin', 'passk'))).toBe(true);
   });
+
+  it('serves the dashboard from its bundled views: Chromium renders the recorded version, loading only the bundle', async () => {
+    const bin = join(app, 'node_modules', 'passk', 'bin', 'passk.mjs');
+    const data = mkdtempSync(join(work, 'served-'));
+    run(process.execPath, [bin, '--data-dir', data, 'import', 'trials.jsonl'], app);
+    const serve = await passkServer(
+      ['--data-dir', data, 'serve', '--port', '0', '--json'],
+      (line) => (line.startsWith('{') ? (JSON.parse(line) as { url: string }).url : undefined),
+      120_000,
+      env,
+      { bin, cwd: app },
+    );
+    const browser = await launchChromium();
+    try {
+      const errors: string[] = [];
+      const scripts: string[] = [];
+      browser.page.on('pageerror', (e) => errors.push(e.message));
+      browser.page.on('request', (r) => r.resourceType() === 'script' && scripts.push(new URL(r.url()).pathname));
+      await browser.page.goto(new URL('#/overview', serve.value).href);
+      await browser.page.getByText('prompt-v2').first().waitFor({ timeout: 60_000 });
+      expect(errors).toEqual([]);
+      expect(scripts.sort()).toEqual(['/static/app.js', '/vendor/uPlot.esm.js']);
+    } finally {
+      await browser.close();
+      await serve.stop();
+    }
+  }, 180_000);
 
   it("runs the CI recipe's steps (examples/ci/passk-gate.yml) in a git repository that is not passk's", () => {
     run('git', ['init', '-q'], app);
