@@ -19,6 +19,7 @@ import type { ClickHouseRowSink } from '../sinks/clickhouse/index.ts';
 import type { PasskConfig } from './config.ts';
 import { archiveTopology, ARCHIVED } from '../processors/topologies/archive.ts';
 import { ingestLetterTopology } from '../processors/topologies/ingestLetters.ts';
+import { createRowstateFeed } from '../processors/operators/rowstateFeed.ts';
 import { openEventLog } from './eventLog.ts';
 import { ledgered, needsRebuild, rebuildStore, storeDrift, type RebuildResult, type StoreDrift } from './rebuild.ts';
 import { openStore, storeFailure, storeRowSink, type Store } from './store.ts';
@@ -192,6 +193,11 @@ export const startProcessors = async (
     sink: sink ? storeEventSink(sink) : noEventSink,
   };
   const totals = { records: 0, trials: 0, decisions: 0 };
+  // the gates take the row table from this process's writers of passk.rowstate, not back through the log
+  const rowstate =
+    only.has('trials') && only.has('windows') && only.has('gates')
+      ? { rowstate: createRowstateFeed({ writers: ['trials', 'windows'] }) }
+      : {};
   const trials$ = only.has('trials')
     ? trialTopology(
         {
@@ -205,6 +211,7 @@ export const startProcessors = async (
           ...(opts.minAttempts ? { minAttempts: opts.minAttempts } : {}),
           maxWaitMs: opts.maxWaitMs ?? config.batchWindowMs,
           ...(opts.onAssignment ? { onAssignment: opts.onAssignment } : {}),
+          ...rowstate,
         },
       ).pipe(
         tap((p) => {
@@ -224,6 +231,7 @@ export const startProcessors = async (
         ...common,
         partitionOf,
         ...(opts.minAttempts ? { minAttempts: opts.minAttempts } : {}),
+        ...rowstate,
       }).pipe(decided)
     : EMPTY;
   const windows$ = only.has('windows')
@@ -231,6 +239,7 @@ export const startProcessors = async (
         ...common,
         maxWaitMs: opts.maxWaitMs ?? config.batchWindowMs,
         ...(opts.allowedLatenessMs !== undefined ? { allowedLatenessMs: opts.allowedLatenessMs } : {}),
+        ...rowstate,
       }).pipe(decided)
     : EMPTY;
   const archive$ =

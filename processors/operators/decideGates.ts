@@ -65,7 +65,9 @@ export const createGateStore = (): GateStore => {
  */
 export type GateInput =
   | { readonly source: 'decisions' | 'closed' | 'rowstate' | 'datasets'; readonly batch: EventBatch }
-  | { readonly source: 'tick' };
+  | { readonly source: 'tick' }
+  /** Row states and window snapshots handed over in process (RowstateFeed), already applied to the store. */
+  | { readonly source: 'local'; readonly touched: Touched };
 
 export type Decided = ConfirmationRequested | GateEvaluated | WindowAlertRaised;
 
@@ -94,30 +96,46 @@ const isDecision = (e: PasskEvent): e is DecisionEvent =>
   e.type === 'WindowAlertRaised' ||
   e.type === 'AdaptiveRoundDecided';
 
-type Touched = { versions: Set<string> | 'all'; windows: Set<string> | 'all' };
+export type Touched = { versions: Set<string> | 'all'; windows: Set<string> | 'all' };
+
+/**
+ * Applies records of passk.rowstate to the store (row states and window shares keep the highest seq), adding the
+ * versions and windows they touched to `into`.
+ */
+export const applyRowstate = (
+  store: GateStore,
+  events: Iterable<PasskEvent>,
+  into: { versions: Set<string>; windows: Set<string> },
+): void => {
+  for (const event of events) {
+    if (event.type === 'TraceWindowsUpdated') {
+      if ((store.snapshots.get(event.source_partition)?.through_offset ?? -1) >= event.through_offset) continue;
+      store.snapshots.set(event.source_partition, event);
+      for (const share of event.shares) into.windows.add(windowKeyOf(share));
+      continue;
+    }
+    if (event.type !== 'RowStateChanged') continue;
+    const key = versionKeyOf(event);
+    let table = store.rows.get(key);
+    if (!table) store.rows.set(key, (table = new Map()));
+    if ((table.get(event.row_id)?.seq ?? -1) < event.seq) table.set(event.row_id, fromRowStateChanged(event));
+    into.versions.add(key);
+  }
+};
+
+function* eventsOf(batch: EventBatch): Generator<PasskEvent> {
+  for (const { event } of batch.events) yield event;
+}
 
 /** Applies one input batch to the store (row states and window shares keep the highest seq). Returns what it touched. */
 export const applyGateInput = (store: GateStore, input: GateInput, producer: string): Touched => {
   if (input.source === 'tick') return { versions: 'all', windows: 'all' };
+  if (input.source === 'local') return input.touched;
   const { batch } = input;
   if (input.source === 'rowstate') {
-    const touched = new Set<string>();
-    const windows = new Set<string>();
-    for (const { event } of batch.events) {
-      if (event.type === 'TraceWindowsUpdated') {
-        if ((store.snapshots.get(event.source_partition)?.through_offset ?? -1) >= event.through_offset) continue;
-        store.snapshots.set(event.source_partition, event);
-        for (const share of event.shares) windows.add(windowKeyOf(share));
-        continue;
-      }
-      if (event.type !== 'RowStateChanged') continue;
-      const key = versionKeyOf(event);
-      let table = store.rows.get(key);
-      if (!table) store.rows.set(key, (table = new Map()));
-      if ((table.get(event.row_id)?.seq ?? -1) < event.seq) table.set(event.row_id, fromRowStateChanged(event));
-      touched.add(key);
-    }
-    return { versions: touched, windows };
+    const touched = { versions: new Set<string>(), windows: new Set<string>() };
+    applyRowstate(store, eventsOf(batch), touched);
+    return touched;
   }
   if (input.source === 'closed') {
     const touched = new Set<string>();
@@ -219,6 +237,8 @@ export const decideGates = (store: GateStore, o: GateDecisionOptions): OperatorF
     const { windows, alerts } = decideWindows(store, touched.windows, o);
     pushAll(emitted, alerts);
     if (input.source === 'tick') return { positions: [], weight: 0, emitted, windows };
+    // a handover holds one record of the in-flight window (RowstateFeed in the gates topology)
+    if (input.source === 'local') return { positions: [], weight: 1, emitted, windows };
     const { batch } = input;
     const positions =
       input.source === 'decisions'

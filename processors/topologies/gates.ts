@@ -4,6 +4,7 @@ import { TOPICS, type Topic } from '../../schemas/topics.ts';
 import { commitWhenDurable } from '../operators/commitWhenDurable.ts';
 import {
   applyGateInput,
+  applyRowstate,
   createGateStore,
   decideGates,
   type GateDecisionOptions,
@@ -15,7 +16,8 @@ import { ownStop } from '../operators/onStop.ts';
 import { pullBatches } from '../operators/pullBatches.ts';
 import { readToEnd } from '../operators/readToEnd.ts';
 import type { PartitionOf } from '../operators/rowStore.ts';
-import { tailTopic } from '../operators/tailTopic.ts';
+import type { RowstateFeed } from '../operators/rowstateFeed.ts';
+import { tailTopic, type TailedTopic } from '../operators/tailTopic.ts';
 import { writeRows } from '../operators/writeRows.ts';
 import type { EventConsumer } from '../ports.ts';
 import type { DecisionProgress, EventPorts, TopologyOptions } from './eventPorts.ts';
@@ -25,6 +27,12 @@ export interface GateTopologyOptions extends TopologyOptions {
   readonly minAttempts?: number;
   readonly partitionOf: PartitionOf;
   readonly alert?: GateDecisionOptions['alert'];
+  /**
+   * passk.rowstate handed over in process by the trials and windows topologies of this process: the row table is
+   * fed from their folds rather than read back through the log, until the feed turns partial (another member
+   * writes some of the topic); then the topic is tailed too. Without it, the topic is tailed.
+   */
+  readonly rowstate?: RowstateFeed;
 }
 
 /**
@@ -37,7 +45,7 @@ export interface GateTopologyOptions extends TopologyOptions {
  * opened only once both tables are loaded, and units may carry no position (a table changed), so it
  * uses the runner's pieces rather than `runTopology`.
  *
- *   tailTopic(rowstate) ─┐
+ *   tailTopic(rowstate) ─┐  (or the RowstateFeed of this process's trials and windows)
  *   tailTopic(datasets) ─┤
  *  tailTopic(decisions) ─┼▶ decideGates ─▶ emitChanges ─▶ writeRows ─▶ commitWhenDurable
  *   pullBatches(decisions)┘
@@ -50,9 +58,33 @@ export const gateTopology = (ports: EventPorts, o: GateTopologyOptions): Observa
     const own = ownStop(o.stop);
     const stop = own.promise;
     const ticks = new Subject<GateInput>();
-    void stop.then(() => ticks.complete());
+    let stopping = false;
+    void stop.then(() => {
+      stopping = true;
+      ticks.complete();
+    });
     const tail = (topic: Topic) =>
       tailTopic(ports.source, { topic, groupId: `${groupId}.${topic}.${o.instanceId}`, inFlight, stop });
+    /** The row table from the feed: applied as it is pushed, decided at once; the topic tailed once partial. */
+    const fed = (feed: RowstateFeed): TailedTopic => {
+      const unfollow = feed.follow((events) => {
+        const touched = { versions: new Set<string>(), windows: new Set<string>() };
+        applyRowstate(store, events, touched);
+        // not yet merged (the decisions restore's tick decides everything then) or stopping (the next start does)
+        if (stopping || !ticks.observed) return;
+        inFlight.acquire(1); // released when what it decides is durable (its weight)
+        ticks.next({ source: 'local', touched });
+      });
+      void stop.then(unfollow);
+      const partial = Promise.race([feed.partial.then(() => true), stop.then(() => false)]).then((go) =>
+        go && !stopping ? tail(TOPICS.rowstate) : undefined,
+      );
+      return {
+        batches$: from(partial).pipe(switchMap((t) => t?.batches$ ?? EMPTY)),
+        loaded: Promise.race([feed.loaded, partial.then((t) => t?.loaded)]),
+        caughtUp: async () => !feed.isPartial() || ((await (await partial)?.caughtUp()) ?? true),
+      };
+    };
     const openDecisions = () =>
       openConsumer(
         {
@@ -102,7 +134,8 @@ export const gateTopology = (ports: EventPorts, o: GateTopologyOptions): Observa
         },
         stop,
       );
-    return from(Promise.all([tail(TOPICS.rowstate), tail(TOPICS.datasets), tail(TOPICS.decisions)])).pipe(
+    const rowTable = o.rowstate ? Promise.resolve(fed(o.rowstate)) : tail(TOPICS.rowstate);
+    return from(Promise.all([rowTable, tail(TOPICS.datasets), tail(TOPICS.decisions)])).pipe(
       switchMap(([rows, datasets, closed]) => {
         let decisions: EventConsumer | undefined;
         const stopped = stop.then(() => 'stopped' as const);

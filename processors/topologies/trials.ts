@@ -1,4 +1,4 @@
-import { map, type Observable, type SchedulerLike } from 'rxjs';
+import { map, tap, type Observable, type SchedulerLike } from 'rxjs';
 import type { RowStateChanged } from '../../schemas/events/decisions.ts';
 import { TOPICS } from '../../schemas/topics.ts';
 import { toRunClosed } from '../folds/gates.ts';
@@ -8,6 +8,7 @@ import { emitChanges } from '../operators/emitChanges.ts';
 import { foldUnits, weightOf, type FoldedUnit } from '../operators/foldUnits.ts';
 import { createInFlight } from '../operators/inFlight.ts';
 import { readToEnd } from '../operators/readToEnd.ts';
+import type { RowstateFeed } from '../operators/rowstateFeed.ts';
 import { createRowStore, type PartitionOf } from '../operators/rowStore.ts';
 import { writeRows } from '../operators/writeRows.ts';
 import type { DeadLetter, EventPublisher, EventSource, TrialSink } from '../ports.ts';
@@ -68,6 +69,8 @@ export interface TrialTopologyOptions {
   /** A commit refused because the partition moved to another member (dropped, not fatal). */
   readonly isCommitRejected?: (e: unknown) => boolean;
   readonly scheduler?: SchedulerLike;
+  /** Hands the gates of this process what a restore read of the changelog, and each unit's changelog once durable. */
+  readonly rowstate?: RowstateFeed;
 }
 
 /** Emitted after each commit. */
@@ -121,10 +124,13 @@ export const trialTopology = (ports: TrialPorts, o: TrialTopologyOptions): Obser
           });
         if (stopping()) return;
         const restoredRows = store.restore(partitions, records, o.partitionOf, total);
+        o.rowstate?.push(records);
+        o.rowstate?.assigned('trials', partitions, total);
         o.onAssignment?.({ assigned: partitions, revoked: [], restoredRows });
       },
       drop: (revoked) => {
         store.drop(revoked);
+        o.rowstate?.revoked('trials', revoked);
         o.onAssignment?.({ assigned: [], revoked, restoredRows: 0 });
       },
     },
@@ -155,6 +161,8 @@ export const trialTopology = (ports: TrialPorts, o: TrialTopologyOptions): Obser
           (u) => [...u.changelog, ...u.finished.map((f) => toRunClosed(f, o.producer))],
           { concurrency: o.maxPublishesInFlight ?? 1 },
         ),
+        // durable now (store and changelog): the gates of this process may decide on it
+        tap((u) => o.rowstate?.push(u.changelog)),
       ),
   ).pipe(
     map((u) => ({

@@ -1,4 +1,4 @@
-import { map, type Observable } from 'rxjs';
+import { map, tap, type Observable } from 'rxjs';
 import type { TraceWindowsUpdated } from '../../schemas/events/traceWindowsUpdated.ts';
 import { TOPICS } from '../../schemas/topics.ts';
 import { DEFAULT_WINDOWS, restoreWindows, type WindowSpec } from '../folds/windows.ts';
@@ -6,6 +6,7 @@ import { batchRows } from '../operators/batchRows.ts';
 import { emitChanges } from '../operators/emitChanges.ts';
 import { createInFlight } from '../operators/inFlight.ts';
 import { readToEnd } from '../operators/readToEnd.ts';
+import type { RowstateFeed } from '../operators/rowstateFeed.ts';
 import { mergeFoldedTraces, windowTraces, type WindowTables } from '../operators/windowTraces.ts';
 import { writeRows } from '../operators/writeRows.ts';
 import type { DecisionProgress, EventPorts, TopologyOptions } from './eventPorts.ts';
@@ -16,6 +17,8 @@ export interface WindowTopologyOptions extends TopologyOptions {
   readonly allowedLatenessMs?: number;
   readonly maxRows?: number;
   readonly maxWaitMs?: number;
+  /** Hands the gates of this process the snapshots a restore read, and each unit's once durable. */
+  readonly rowstate?: RowstateFeed;
 }
 
 /**
@@ -46,7 +49,7 @@ export const windowTopology = (ports: EventPorts, o: WindowTopologyOptions): Obs
       stop: o.stop,
       onIdleProbe: o.onIdleProbe,
       isCommitRejected: o.isCommitRejected,
-      restore: async (assigned, { consumer, stop }) => {
+      restore: async (assigned, { consumer, stop, stopping }) => {
         const owned = new Set(assigned);
         partitions = (await consumer.lag()).filter((l) => l.topic === TOPICS.traces).length;
         const snapshots: TraceWindowsUpdated[] = [];
@@ -54,12 +57,18 @@ export const windowTopology = (ports: EventPorts, o: WindowTopologyOptions): Obs
           topic: TOPICS.rowstate,
           groupId: `${groupId}.restore.${o.instanceId}`,
           stop,
-          onEvent: (e) => void (e.type === 'TraceWindowsUpdated' && owned.has(e.source_partition) && snapshots.push(e)),
+          onEvent: (e) => void (e.type === 'TraceWindowsUpdated' && snapshots.push(e)),
         });
-        for (const p of owned) tables.set(p, restoreWindows(p, snapshots, w));
+        if (o.rowstate && !stopping()) {
+          o.rowstate.push(snapshots);
+          o.rowstate.assigned('windows', assigned, partitions);
+        }
+        const mine = snapshots.filter((e) => owned.has(e.source_partition));
+        for (const p of owned) tables.set(p, restoreWindows(p, mine, w));
       },
       drop: (revoked) => {
         for (const p of revoked) tables.delete(p);
+        o.rowstate?.revoked('windows', revoked);
       },
     },
     (batches) =>
@@ -72,6 +81,7 @@ export const windowTopology = (ports: EventPorts, o: WindowTopologyOptions): Obs
           (u) => [...u.snapshots.values()],
         ),
         writeRows((u) => ports.sink.writeEvents(u.traces)),
+        tap((u) => o.rowstate?.push([...u.snapshots.values()])),
       ),
   ).pipe(map((u) => ({ committed: u.committed, emitted: [...u.snapshots.values()] })));
 };

@@ -1,0 +1,93 @@
+import type { PasskEvent } from '../../schemas/events/index.ts';
+
+/** The topologies that write passk.rowstate: row states (trials) and window snapshots (windows). */
+export type RowstateWriter = 'trials' | 'windows';
+
+/**
+ * passk.rowstate handed over in process: the records this process's writers made durable there, and
+ * the ones their restores read from it, go straight to the gates, which then need not read back
+ * through the log every record the trials just wrote (docs/processors.md, "The gates' row table").
+ *
+ * It holds only while this process writes every record of the topic: each writer owns every
+ * partition of its source. Once a writer is assigned fewer (another member writes some), the feed is
+ * `partial` for good and the gates tail the topic as well, from its start.
+ */
+export interface RowstateFeed {
+  /** Records a writer made durable on passk.rowstate, or read from it in a restore (any partition). */
+  push(events: readonly PasskEvent[]): void;
+  /** A writer restored newly assigned partitions of its source, which has `total` partitions. */
+  assigned(writer: RowstateWriter, partitions: readonly number[], total: number): void;
+  revoked(writer: RowstateWriter, partitions: readonly number[]): void;
+  /** The reader (one): told of every push, at once. Returns its removal. */
+  follow(listener: (events: readonly PasskEvent[]) => void): () => void;
+  /** Resolves once every writer owns every partition of its source (its restores pushed the whole topic). */
+  readonly loaded: Promise<void>;
+  /** Resolves once a writer was assigned fewer than all of its partitions (or not at all in time). */
+  readonly partial: Promise<void>;
+  /** True once `partial` resolved. */
+  isPartial(): boolean;
+}
+
+export interface RowstateFeedOptions {
+  /** The writers running in this process. */
+  readonly writers: readonly RowstateWriter[];
+  /**
+   * A writer that owns nothing this long after the feed is made (a member of its group given no
+   * partition) makes the feed partial. @default 120000
+   */
+  readonly assignedWithinMs?: number;
+}
+
+export const createRowstateFeed = (o: RowstateFeedOptions): RowstateFeed => {
+  const owned = new Map<RowstateWriter, { partitions: Set<number>; total: number }>();
+  let listener: ((events: readonly PasskEvent[]) => void) | undefined;
+  let markLoaded!: () => void;
+  let markPartial!: () => void;
+  let partial = false;
+  let complete = false;
+  const loaded = new Promise<void>((resolve) => (markLoaded = resolve));
+  const partialP = new Promise<void>((resolve) => (markPartial = resolve));
+  const goPartial = () => {
+    if (partial) return;
+    partial = true;
+    clearTimeout(timer);
+    markPartial();
+  };
+  const timer = setTimeout(() => {
+    if (!complete) goPartial();
+  }, o.assignedWithinMs ?? 120_000);
+  timer.unref();
+  return {
+    push: (events) => {
+      if (events.length > 0) listener?.(events);
+    },
+    assigned: (writer, partitions, total) => {
+      const mine = owned.get(writer) ?? { partitions: new Set<number>(), total };
+      owned.set(writer, mine);
+      for (const p of partitions) mine.partitions.add(p);
+      const all = o.writers.every((w) => {
+        const x = owned.get(w);
+        return x !== undefined && x.total > 0 && x.partitions.size >= x.total;
+      });
+      if (mine.partitions.size < total) goPartial();
+      else if (all && !partial) {
+        complete = true;
+        clearTimeout(timer);
+        markLoaded();
+      }
+    },
+    revoked: (writer, partitions) => {
+      const mine = owned.get(writer);
+      if (mine) for (const p of partitions) mine.partitions.delete(p);
+    },
+    follow: (l) => {
+      listener = l;
+      return () => {
+        if (listener === l) listener = undefined;
+      };
+    },
+    loaded,
+    partial: partialP,
+    isPartial: () => partial,
+  };
+};
