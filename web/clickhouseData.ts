@@ -58,7 +58,10 @@ export const clickhouseDashboardData = (client: Querier): DashboardData => ({
   overview: (scope) => reportFromStore(client, scope),
   compare: async (q) => {
     const scope = { suite: q.suite, dataset_version: q.dataset_version, baseline: q.baseline, candidate: q.candidate };
-    const [cmp, transitions] = await Promise.all([comparisonFromStore(client, scope), classTransitions(client, scope)]);
+    const [cmp, transitions] = await Promise.all([
+      comparisonFromStore(client, scope),
+      classTransitions(client, { ...scope, mustNotBreakOnly: true }),
+    ]);
     if (!cmp) return null;
     const mnb = [...transitions.regressions, ...transitions.improvements]
       .filter((r) => r.must_not_break)

@@ -239,6 +239,17 @@ for (const c of targets)
         },
       ]);
       expect(t.improvements.map((r) => r.row_id)).toEqual(['r2']);
+      // only the must-not-break rows (what /api/compare lists): r4 alone, with the same transition
+      const marked = await classTransitions(store.client, {
+        suite: 's',
+        dataset_version: 'd1',
+        baseline: 'base',
+        candidate: 'cand',
+        mustNotBreakOnly: true,
+      });
+      expect(marked.rows).toEqual(t.rows.filter((r) => r.must_not_break));
+      expect(marked.rows.map((r) => r.row_id)).toEqual(['r4']);
+      expect(marked.regressions).toEqual(t.regressions);
       const attempts = await rowAttempts(store.client, {
         suite: 's',
         dataset_version: 'd1',

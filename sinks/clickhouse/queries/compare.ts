@@ -15,6 +15,11 @@ export interface PairScope {
   readonly candidate: string;
   /** @default DEFAULT_MIN_ATTEMPTS (3) */
   readonly minAttempts?: number;
+  /**
+   * Only the rows marked must-not-break (on any of their trials): the same transitions of those rows, without
+   * reading every row into Node (the comparison's must-not-break list at 1M trials). @default false
+   */
+  readonly mustNotBreakOnly?: boolean;
 }
 
 export type TransitionMatrix = Record<StabilityClass, Record<StabilityClass, number>>;
@@ -54,6 +59,10 @@ FROM (
   WHERE suite = {suite:String} AND dataset_version = {dataset_version:String}
     AND agent_version IN ({baseline:String}, {candidate:String})
     AND ${NOT_RETRACTED}
+    AND (NOT {must_not_break_only:Bool} OR row_id IN (
+      SELECT row_id FROM trials
+      WHERE suite = {suite:String} AND dataset_version = {dataset_version:String}
+        AND agent_version IN ({baseline:String}, {candidate:String}) AND must_not_break))
   GROUP BY row_id
 )
 ORDER BY row_id`;
@@ -81,6 +90,7 @@ export const classTransitions = async (client: Querier, scope: PairScope): Promi
     baseline: scope.baseline,
     candidate: scope.candidate,
     min_attempts: scope.minAttempts ?? DEFAULT_MIN_ATTEMPTS,
+    must_not_break_only: scope.mustNotBreakOnly ?? false,
   });
   const matrix = Object.fromEntries(
     STABILITY_CLASSES.map((b) => [b, Object.fromEntries(STABILITY_CLASSES.map((c) => [c, 0]))]),

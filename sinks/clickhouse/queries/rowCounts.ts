@@ -1,8 +1,7 @@
-import { z } from 'zod';
 import { classOf, DEFAULT_MIN_ATTEMPTS } from '../../../processors/core/classify.ts';
 import type { CheckTally, ReportRow } from '../../../processors/core/rowSummary.ts';
 import { NOT_RETRACTED } from './retracted.ts';
-import { select, type Querier } from './select.ts';
+import type { Querier } from './select.ts';
 
 /**
  * Per-row counts of one suite and dataset version, one line per (agent version, row), counted by one GROUP BY in
@@ -91,55 +90,87 @@ FROM (
   GROUP BY agent_version, row_id
 )`;
 
-const Line = z.object({
-  v: z.string(),
-  r: z.string(),
-  exact: z.union([z.boolean(), z.number()]).transform(Boolean),
-  pl: z.number(),
-  n: z.number(),
-  c: z.number(),
-  u: z.number(),
-  od: z.number(),
-  f: z.number(),
-  k: z.array(z.tuple([z.string(), z.number()])),
-  an: z.number(),
-  ac: z.number(),
-  au: z.number(),
-  m: z.number(),
-  mn: z.number(),
-  mc: z.number(),
-});
+/** The query's columns, in order (JSONCompactEachRow: one array per line). */
+const COLUMNS = ['v', 'r', 'exact', 'pl', 'n', 'c', 'u', 'od', 'f', 'k', 'an', 'ac', 'au', 'm', 'mn', 'mc'] as const;
+const NUMBERS = [3, 4, 5, 6, 7, 8, 10, 11, 12, 13, 14, 15];
+
+const bad = (line: number, column: number, value: unknown): Error =>
+  new Error(
+    `rowCounts: line ${line + 1} of the answer, column ${COLUMNS[column] ?? column}: unexpected ${JSON.stringify(value)}`,
+  );
+
+/**
+ * Checks one line of the answer by hand (200k lines at 1M trials: a schema per line cost seconds): every field
+ * of the type it must have, or an error naming the line and the column.
+ */
+const checkLine = (l: unknown, i: number): Line => {
+  if (!Array.isArray(l) || l.length !== COLUMNS.length) throw bad(i, -1, l);
+  if (typeof l[0] !== 'string') throw bad(i, 0, l[0]);
+  if (typeof l[1] !== 'string') throw bad(i, 1, l[1]);
+  if (typeof l[2] !== 'boolean' && typeof l[2] !== 'number') throw bad(i, 2, l[2]);
+  for (const j of NUMBERS) if (typeof l[j] !== 'number') throw bad(i, j, l[j]);
+  const k: unknown = l[9];
+  if (!Array.isArray(k)) throw bad(i, 9, k);
+  for (const t of k as unknown[])
+    if (!Array.isArray(t) || t.length !== 2 || typeof t[0] !== 'string' || typeof t[1] !== 'number') throw bad(i, 9, t);
+  return l as Line;
+};
+
+type Line = [
+  v: string,
+  r: string,
+  exact: boolean | number,
+  pl: number,
+  n: number,
+  c: number,
+  u: number,
+  od: number,
+  f: number,
+  k: [string, number][],
+  an: number,
+  ac: number,
+  au: number,
+  m: number,
+  mn: number,
+  mc: number,
+];
 
 /** The counted rows of each agent version in the scope, by version (rows in no particular order). */
 export const rowCounts = async (client: Querier, scope: RowCountsScope): Promise<Map<string, CountedRow[]>> => {
-  const lines = await select(client, Line, ROW_COUNTS_SQL, {
-    suite: scope.suite,
-    dataset_version: scope.dataset_version,
-    versions: scope.versions ?? [],
-    ungraded_as_failure: scope.ungradedAsFailure ?? false,
+  const rs = await client.query({
+    query: ROW_COUNTS_SQL,
+    query_params: {
+      suite: scope.suite,
+      dataset_version: scope.dataset_version,
+      versions: scope.versions ?? [],
+      ungraded_as_failure: scope.ungradedAsFailure ?? false,
+    },
+    format: 'JSONCompactEachRow',
   });
+  const lines = await rs.json<unknown>();
   const minAttempts = scope.minAttempts ?? DEFAULT_MIN_ATTEMPTS;
   const out = new Map<string, CountedRow[]>();
-  for (const l of lines) {
-    let rows = out.get(l.v);
-    if (!rows) out.set(l.v, (rows = []));
-    const checks: CheckTally[] = l.k.map(([name, state]) => ({ name, repeated: state > 0, flips: state === 2 }));
+  for (let i = 0; i < lines.length; i++) {
+    const [v, r, exact, pl, n, c, u, od, f, k, an, ac, au, m, mn, mc] = checkLine(lines[i], i);
+    let rows = out.get(v);
+    if (!rows) out.set(v, (rows = []));
+    const checks: CheckTally[] = k.map(([name, state]) => ({ name, repeated: state > 0, flips: state === 2 }));
     rows.push({
-      row_id: l.r,
-      exact: l.exact,
+      row_id: r,
+      exact: Boolean(exact),
       planned: {
-        row_id: l.r,
-        n: l.n,
-        c: l.c,
-        ungraded: l.u,
-        class: classOf(l.n, l.c, minAttempts),
-        outputs_differ: l.od < 0 ? null : l.od === 1,
-        forbidden_trials: l.f,
+        row_id: r,
+        n,
+        c,
+        ungraded: u,
+        class: classOf(n, c, minAttempts),
+        outputs_differ: od < 0 ? null : od === 1,
+        forbidden_trials: f,
         checks,
       },
-      planned_attempts: l.pl,
-      all: { n: l.an, c: l.ac, ungraded: l.au },
-      confirmation: { attempts: l.m, n: l.mn, c: l.mc },
+      planned_attempts: pl,
+      all: { n: an, c: ac, ungraded: au },
+      confirmation: { attempts: m, n: mn, c: mc },
     });
   }
   return out;
