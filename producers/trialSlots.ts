@@ -1,4 +1,5 @@
-import type { TrialRecorded } from '../schemas/events/trialRecorded.ts';
+import { createHash } from 'node:crypto';
+import { ANSWER_FIELDS, type TrialRecorded } from '../schemas/events/trialRecorded.ts';
 
 /**
  * One answer per trial identity, as the producers see it (the ingest API, the SDK's recorder; `passk import` has
@@ -12,18 +13,31 @@ import type { TrialRecorded } from '../schemas/events/trialRecorded.ts';
 export const trialSlot = (t: TrialRecorded): string =>
   JSON.stringify([t.suite, t.dataset_version, t.agent.version, t.run_id, t.row_id, t.attempt]);
 
-/** What a trial answers, without its envelope (a re-send without a time is dated when received). */
+/** A short digest of a JSON value: what the memory keeps instead of the value (an output may be megabytes). */
+const digest = (v: unknown): string =>
+  createHash('sha1')
+    .update(JSON.stringify(v) ?? 'undefined')
+    .digest('base64')
+    .slice(0, 12);
+
+/**
+ * What a trial answers, as digests (producers also refuse a re-send whose other content, its grader, cost or
+ * metadata, differs, under the name `content`: the processors would keep the first silently): one per answer field, then one of the rest of its content (without its
+ * envelope: a re-send without a time is dated when received). 64 bytes a slot, whatever the trial's size.
+ */
 export const trialContent = (t: TrialRecorded): string => {
   const { event_id: _id, occurred_at: _at, producer: _p, ...content } = t;
-  return JSON.stringify(content);
+  const rest: Record<string, unknown> = { ...content };
+  for (const f of ANSWER_FIELDS) delete rest[f];
+  return [...ANSWER_FIELDS.map((f) => digest(content[f] ?? null)), digest(rest)].join(' ');
 };
 
-/** The first field two trials' contents differ in. */
+/** The first field two trials' contents (`trialContent`) differ in: an answer field, else `content`. */
 export const firstDifference = (a: string, b: string): string => {
-  const x = JSON.parse(a) as Record<string, unknown>;
-  const y = JSON.parse(b) as Record<string, unknown>;
-  const keys = [...new Set([...Object.keys(x), ...Object.keys(y)])];
-  return keys.find((k) => JSON.stringify(x[k]) !== JSON.stringify(y[k])) ?? '(root)';
+  const x = a.split(' ');
+  const y = b.split(' ');
+  const at = x.findIndex((d, i) => d !== y[i]);
+  return at < 0 ? '(root)' : (ANSWER_FIELDS[at] ?? 'content');
 };
 
 /** A refused trial: the field it differs in and the event id that answered its slot first. */

@@ -62,7 +62,10 @@ export interface RowFoldOptions {
 /** The key of the row a trial folds into: its row state's key (`rowStateKey`, schemas/topics.ts). */
 export const trialRowKey = (t: TrialRecorded): string => rowKey(t.suite, t.dataset_version, t.agent.version, t.row_id);
 
-/** Why `b` answers its slot otherwise than `a`, the attempt already folded: the first field they differ in. */
+/**
+ * Why `b` answers its slot otherwise than `a`, the attempt already folded: the first field they differ in, in the
+ * order of `ANSWER_FIELDS` (schemas/events/trialRecorded.ts), which the producers' slot memory names too.
+ */
 const differingField = (a: AttemptRecord, b: AttemptRecord): string | undefined => {
   if (a.passed !== b.passed) return 'passed';
   if (a.output_hash !== b.output_hash) return 'output';

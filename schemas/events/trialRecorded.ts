@@ -75,3 +75,10 @@ export const TrialRecorded = z.object({
   tags: Tags.optional(),
 });
 export type TrialRecorded = z.infer<typeof TrialRecorded>;
+
+/**
+ * The fields of a trial that make its answer, in the order a conflict names them: two answers of one attempt slot
+ * that differ in one of these are a conflict, whoever sees them (the processors' fold, `differingField` in
+ * processors/folds/rowState.ts, and the producers' slot memory, producers/trialSlots.ts).
+ */
+export const ANSWER_FIELDS = ['passed', 'output', 'checks', 'forbidden_actions'] as const;
