@@ -67,6 +67,7 @@ export type { EventLog } from './processors/ports.ts';
 export {
   comparisonId,
   declareComparison,
+  waitForDecisionStep,
   waitForVerdict,
   type DeclareInput,
   type Declared,

@@ -1,12 +1,6 @@
 import { fileURLToPath } from 'node:url';
-import {
-  DEFAULT_REPORT_OPTIONS,
-  evaluateGate,
-  MUST_NOT_BREAK_TAG,
-  versionPairs,
-  type Comparison,
-  type GateVerdict,
-} from '../processors/core/index.ts';
+import { compareVersions, DEFAULT_REPORT_OPTIONS, versionPairs, type Comparison } from '../processors/core/index.ts';
+import { declareComparison, waitForDecisionStep, waitForVerdict } from '../producers/gate/index.ts';
 import { createModuleAgent } from '../producers/runner/agents/moduleAgent.ts';
 import type { DatasetRow } from '../producers/runner/dataset.ts';
 import { exactGrader } from '../producers/runner/graders/exact.ts';
@@ -14,8 +8,8 @@ import { runTrials } from '../producers/runner/runTrials.ts';
 import type { Recorder } from '../producers/sdk/recorder.ts';
 import { DEFAULT_RETRY } from '../schemas/retry.ts';
 import { reportGroupsFromStore } from '../sinks/clickhouse/queries/report.ts';
+import type { ConfirmationRequested } from '../schemas/events/comparisons.ts';
 import type { GateEvaluated } from '../schemas/events/decisions.ts';
-import { deterministicEventId } from '../schemas/ids.ts';
 import { AGENT_ID, BASELINE, CANDIDATE, FIXED, type AgentVersion } from './agents.ts';
 import { DEMO_DATASET_ID, DEMO_SEED, loadDemoDataset, type DemoRow } from './dataset/demoRow.ts';
 import type { DemoPipeline, DemoProgress, DemoStage } from './pipeline.ts';
@@ -27,10 +21,8 @@ export interface DemoOptions {
   readonly seed?: number;
   /** Attempts per row per version. @default 3 */
   readonly k?: number;
-  /** Confirmation attempts per suspected regression and version. @default 6 */
+  /** Confirmation attempts the processors ask for per suspected regression and version (declared). @default 6 */
   readonly confirmAttempts?: number;
-  /** Extra confirmation attempts on must-not-break rows (the seed: spend more attempts on the rows you tagged). @default 3 */
-  readonly mustNotBreakExtra?: number;
   /** @default 16 */
   readonly concurrency?: number;
   readonly onProgress?: (p: DemoProgress) => void;
@@ -101,55 +93,91 @@ export const runVersion = async (ctx: {
   }
 };
 
-/** The gate, computed by the core from the verdicts recorded in the store (no gate shopping: nothing is re-run). */
-export const gateFromStore = async (
+/**
+ * The comparison the store's recorded verdicts give (the numbers, the two lists, what confirmation found and the
+ * first divergent check), for the demo to print. It decides nothing: the gate is the processors' (`gateByProcessors`).
+ */
+export const comparisonFromStore = async (
   pipeline: DemoPipeline,
   scope: { datasetVersion: string; baseline: string; candidate: string },
-): Promise<{ verdict: GateVerdict; comparison: Comparison }> => {
+): Promise<Comparison> => {
   const groups = await reportGroupsFromStore(pipeline.store, {
     suites: [DEMO_SUITE],
     datasetVersions: [scope.datasetVersion],
     agentVersions: [scope.baseline, scope.candidate],
   });
-  const pairs = versionPairs(groups, scope.baseline, scope.candidate).both;
-  const verdict = evaluateGate(
-    {
-      baseline: scope.baseline,
-      candidate: scope.candidate,
-      pairs,
-      mustNotBreak: { tag: MUST_NOT_BREAK_TAG, ids: [] },
-      rules: {},
-    },
-    DEFAULT_REPORT_OPTIONS,
-  );
-  const comparison = verdict.comparisons[0];
-  if (!comparison)
+  const pair = versionPairs(groups, scope.baseline, scope.candidate).both[0];
+  if (!pair)
     throw new Error(`no trials of both ${scope.baseline} and ${scope.candidate} on dataset ${scope.datasetVersion}`);
-  return { verdict, comparison };
+  return compareVersions(pair, DEFAULT_REPORT_OPTIONS);
 };
 
-export const gateEvent = (v: GateVerdict, scope: { datasetVersion: string }, at: number): GateEvaluated => {
-  const gate_id = `gate-${DEMO_SUITE}-${scope.datasetVersion}-${v.candidate}`;
-  return {
-    event_id: deterministicEventId(at, gate_id),
-    type: 'GateEvaluated',
-    schema_version: 1,
-    occurred_at: at,
-    producer: PRODUCER,
-    gate_id,
-    suite: DEMO_SUITE,
-    dataset_id: DEMO_DATASET_ID,
-    dataset_version: scope.datasetVersion,
-    baseline: v.baseline,
-    candidate: v.candidate,
-    verdict: v.verdict,
-    reasons: v.rules.map((r) => ({ rule: r.rule, passed: r.passed, detail: r.detail, rows: r.rows })),
-    evidence: v.evidence.map((e) => ({
-      row_id: e.row_id,
-      baseline_attempts: e.baseline_attempts,
-      candidate_attempts: e.candidate_attempts,
-    })),
-  };
+/** How long the demo waits for each word of the processors (they run in the same process). */
+const DECISION_WAIT_MS = 120_000;
+
+/** The gate as the product ships it: the comparison declared, the processors' confirmation request, their verdict. */
+export interface ProcessorsGate {
+  readonly verdict: GateEvaluated;
+  /** The processors' request for confirmation runs, which the demo ran; null when they asked for none. */
+  readonly confirmation: ConfirmationRequested | null;
+}
+
+/**
+ * Gates a candidate exactly as `passk gate --declare --wait` does, with the demo as the one who runs the confirmation
+ * runs: declare the comparison (`declareComparison`), wait for the processors' next word (`waitForDecisionStep`);
+ * when it is a confirmation request, run both versions on its rows, its attempts, under its run id, then await the
+ * processors' `GateEvaluated` (`waitForVerdict`). The demo picks no rows and computes no verdict.
+ */
+export const gateByProcessors = async (
+  pipeline: DemoPipeline,
+  ctx: {
+    datasetVersion: string;
+    baseline: AgentVersion;
+    candidate: AgentVersion;
+    rows: readonly DatasetRow[];
+    confirmationAttempts: number;
+    runConfirmation: (
+      version: AgentVersion,
+      request: ConfirmationRequested,
+      rows: readonly DatasetRow[],
+    ) => Promise<unknown>;
+    clock: () => number;
+  },
+): Promise<ProcessorsGate> => {
+  const { log } = pipeline;
+  const { declared, verdict: known } = await declareComparison(
+    log,
+    {
+      baseline: ctx.baseline,
+      candidate: ctx.candidate,
+      suite: DEMO_SUITE,
+      datasetVersion: ctx.datasetVersion,
+      mustNotBreak: [],
+      rules: {},
+      confirmationAttempts: ctx.confirmationAttempts,
+    },
+    { now: ctx.clock(), producer: PRODUCER },
+  );
+  const id = declared.comparison_id;
+  const silent = (what: string) =>
+    new Error(
+      `the processors gave no ${what} on comparison ${id} within ${DECISION_WAIT_MS / 1000} s (passk gate --status --comparison ${id} shows what it waits for)`,
+    );
+  if (known) return { verdict: known, confirmation: null };
+  const step = await waitForDecisionStep(log, id, DECISION_WAIT_MS);
+  if (!step) throw silent('confirmation request or verdict');
+  if (step.type === 'GateEvaluated') return { verdict: step, confirmation: null };
+  const asked = new Set(step.rows);
+  const rows = ctx.rows.filter((r) => asked.has(r.id));
+  if (rows.length !== asked.size)
+    throw new Error(
+      `the processors asked to confirm rows the demo's dataset ${ctx.datasetVersion} lacks: ${step.rows.join(', ')}`,
+    );
+  for (const version of [ctx.baseline, ctx.candidate]) await ctx.runConfirmation(version, step, rows);
+  await pipeline.settle();
+  const verdict = await waitForVerdict(log, id, DECISION_WAIT_MS);
+  if (!verdict) throw silent('verdict');
+  return { verdict, confirmation: step };
 };
 
 export { BASELINE, CANDIDATE, FIXED, DEMO_SEED, loadDemoDataset };

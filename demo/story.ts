@@ -1,9 +1,10 @@
-import type { Comparison, GateVerdict, GroupReport, Interval } from '../processors/core/index.ts';
+import type { Comparison, GroupReport, Interval } from '../processors/core/index.ts';
 import type { DatasetRow } from '../producers/runner/dataset.ts';
 import { createTraceSampler } from '../producers/sampler/index.ts';
 import { createRecorder } from '../producers/sdk/recorder.ts';
 import { datasetRows, datasetVersions } from '../sinks/clickhouse/queries/datasets.ts';
 import type { DatasetRowUpserted, FailureConfirmed } from '../schemas/events/datasets.ts';
+import type { GateEvaluated } from '../schemas/events/decisions.ts';
 import { deterministicEventId } from '../schemas/ids.ts';
 import { BASELINE, CANDIDATE, FIXED, type AgentVersion } from './agents.ts';
 import { DEMO_DATASET_ID, DEMO_SEED, loadDemoDataset } from './dataset/demoRow.ts';
@@ -11,13 +12,14 @@ import { simulateJudgments } from './judges.ts';
 import type { DemoPipeline } from './pipeline.ts';
 import { findPlantedFailure, SAMPLING_POLICY, simulateProduction } from './production.ts';
 import {
+  comparisonFromStore,
   DEMO_SUITE,
-  gateEvent,
-  gateFromStore,
+  gateByProcessors,
   PRODUCER,
   runVersion,
   toRunnerRow,
   type DemoOptions,
+  type ProcessorsGate,
 } from './runDemo.ts';
 
 /**
@@ -25,9 +27,11 @@ import {
  *  1. label the rows and tag must-not-break rows up front (the committed dataset);
  *  2–4. run the baseline and the candidate 3 times on every row, saving every intermediate check;
  *  5–6. the three numbers side by side, and the two lists;
- *  7. confirm each suspected regression with more runs of both versions, and find its first divergent check;
- *  then the gate, computed from the recorded verdicts; then sampled production traffic, one confirmed failure
- *  that becomes a must-not-break row in a new dataset version, and the next gate, which picks it up.
+ *  7. declare the comparison; the processors ask for confirmation runs of both versions on each suspected
+ *     regression, the demo runs exactly those, and the processors decide the gate (their GateEvaluated, as
+ *     `passk gate --declare --wait` awaits it); the first divergent check of each confirmed regression;
+ *  then sampled production traffic, one confirmed failure that becomes a must-not-break row in a new dataset version,
+ *  and the next gate, declared and decided the same way, which picks it up.
  */
 export const DATASET_V1 = 'v1';
 
@@ -44,14 +48,18 @@ export type VersionNumbers = {
   classes: GroupReport['classes'];
 };
 
+/** A gate the processors decided: their GateEvaluated (`event_id`) on the declared comparison (`gate_id`). */
 export type GateSummary = {
   gate_id: string;
+  event_id: string;
   dataset_version: string;
   baseline: string;
   candidate: string;
   verdict: 'pass' | 'fail';
   reasons: { rule: string; passed: boolean; detail: string; rows: string[] }[];
   must_not_break_rows: number;
+  /** The processors' ConfirmationRequested that the demo ran, or null when they asked for none. */
+  confirmation: { event_id: string; run_id: string; rows: string[]; attempts: number } | null;
 };
 
 export type DemoResult = {
@@ -88,9 +96,12 @@ export type DemoResult = {
       dataset_version: string | null;
     };
   };
-  next_gate: GateSummary & {
-    picked_up: { row_id: string; status: string | null; baseline: string | null; candidate: string | null } | null;
-  };
+  /** Null when there is no next gate (the confirmed failure reached no new dataset version). */
+  next_gate:
+    | (GateSummary & {
+        picked_up: { row_id: string; status: string | null; baseline: string | null; candidate: string | null } | null;
+      })
+    | null;
   judges: { judgments: number; labels: number };
   events: { trials: number; traces: number };
   wall_ms: number;
@@ -113,15 +124,23 @@ export const versionNumbers = (g: GroupReport, k: number): VersionNumbers => ({
   classes: g.classes,
 });
 
-const gateSummary = (v: GateVerdict, gate_id: string, dataset_version: string): GateSummary => ({
-  gate_id,
-  dataset_version,
-  baseline: v.baseline,
-  candidate: v.candidate,
-  verdict: v.verdict,
-  reasons: v.rules.map((r) => ({ rule: r.rule, passed: r.passed, detail: r.detail, rows: r.rows })),
-  must_not_break_rows: v.must_not_break.length,
-});
+const gateSummary = (gate: ProcessorsGate): GateSummary => {
+  const { verdict: v, confirmation: c } = gate;
+  return {
+    gate_id: v.gate_id,
+    event_id: v.event_id,
+    dataset_version: v.dataset_version,
+    baseline: v.baseline,
+    candidate: v.candidate,
+    verdict: v.verdict,
+    reasons: v.reasons.map((r) => ({ rule: r.rule, passed: r.passed, detail: r.detail, rows: r.rows ?? [] })),
+    must_not_break_rows: v.must_not_break?.length ?? 0,
+    confirmation: c ? { event_id: c.event_id, run_id: c.run_id, rows: c.rows, attempts: c.attempts } : null,
+  };
+};
+
+/** A must-not-break row as the processors' verdict judged it. */
+const judged = (v: GateEvaluated, rowId: string) => v.must_not_break?.find((m) => m.row_id === rowId);
 
 const HOUR = 3_600_000;
 
@@ -131,10 +150,9 @@ export const runDemo = async (pipeline: DemoPipeline, opts: DemoOptions = {}): P
   const seed = opts.seed ?? DEMO_SEED;
   const k = opts.k ?? 3;
   const confirmAttempts = opts.confirmAttempts ?? 6;
-  const mnbExtra = opts.mustNotBreakExtra ?? 3;
   const concurrency = opts.concurrency ?? 16;
   const progress = opts.onProgress;
-  const recorder = createRecorder({ publisher: pipeline.publisher, producer: PRODUCER, clock });
+  const recorder = createRecorder({ publisher: pipeline.log.publisher, producer: PRODUCER, clock });
   let trials = 0;
   const counted = async (p: ReturnType<typeof runVersion>) => {
     const s = await p;
@@ -160,7 +178,7 @@ export const runDemo = async (pipeline: DemoPipeline, opts: DemoOptions = {}): P
       tags: r.tags,
       provenance: { kind: 'manual', note: 'demo/dataset/refund-review.jsonl' },
     }));
-    await pipeline.publisher.publish(upserts);
+    await pipeline.log.publisher.publish(upserts);
     progress?.({ stage: 'dataset', label: `${dataset.length} rows`, done: dataset.length, total: dataset.length });
     const rows = dataset.map(toRunnerRow);
     const mnbIds = new Set(dataset.filter((r) => r.tags.includes('must_not_break')).map((r) => r.row_id));
@@ -202,43 +220,38 @@ export const runDemo = async (pipeline: DemoPipeline, opts: DemoOptions = {}): P
     });
     await pipeline.settle();
 
-    // Step 7: confirm the suspected regressions, with extra attempts on must-not-break rows.
-    const confirm = async (
-      baseline: AgentVersion,
-      candidate: AgentVersion,
-      dv: string,
-      rs: readonly DatasetRow[],
-      mnb: ReadonlySet<string>,
-    ) => {
-      const screened = await gateFromStore(pipeline, { datasetVersion: dv, baseline, candidate });
-      const suspects = rs.filter((r) => screened.comparison.lost_stable_correct.includes(r.id));
-      if (suspects.length > 0) {
-        const extra = { rows: suspects.filter((r) => mnb.has(r.id)).map((r) => r.id), extra: mnbExtra };
-        for (const version of [baseline, candidate])
-          await counted(
+    // Step 7: the gate as the product ships it. The demo declares the comparison; the processors ask for
+    // confirmation runs on the suspected regressions (rows stable-correct on the baseline, not on the candidate);
+    // the demo runs exactly those, and the processors decide. Then the comparison the store holds, for the lists.
+    const gate = async (baseline: AgentVersion, candidate: AgentVersion, dv: string, rs: readonly DatasetRow[]) => {
+      const decided = await gateByProcessors(pipeline, {
+        datasetVersion: dv,
+        baseline,
+        candidate,
+        rows: rs,
+        confirmationAttempts: confirmAttempts,
+        clock,
+        runConfirmation: (version, request, rows) =>
+          counted(
             runVersion({
               recorder,
               version,
-              rows: suspects,
+              rows,
               datasetVersion: dv,
-              runId: `confirm-${version}-${dv}`,
-              k: confirmAttempts,
-              confirm: extra,
+              runId: request.run_id,
+              k: request.attempts,
               concurrency,
               stage: 'confirmation',
               ...(progress ? { onProgress: progress } : {}),
               clock,
             }),
-          );
-        await pipeline.settle();
-      }
-      const gated = await gateFromStore(pipeline, { datasetVersion: dv, baseline, candidate });
-      const event = gateEvent(gated.verdict, { datasetVersion: dv }, clock());
-      await pipeline.publisher.publish([event]);
+          ),
+      });
       await pipeline.settle();
-      return { ...gated, gate_id: event.gate_id };
+      const comparison = await comparisonFromStore(pipeline, { datasetVersion: dv, baseline, candidate });
+      return { ...decided, comparison };
     };
-    const first = await confirm(BASELINE, CANDIDATE, DATASET_V1, rows, mnbIds);
+    const first = await gate(BASELINE, CANDIDATE, DATASET_V1, rows);
     const cmp = first.comparison;
 
     // Production: a day of the live version's traffic through the SDK's trace sampler, and the one confirmed failure.
@@ -286,7 +299,7 @@ export const runDemo = async (pipeline: DemoPipeline, opts: DemoOptions = {}): P
       reviewer: 'support-lead',
       note: 'approved a refund for cosmetic wear on an opened item; the policy denies it',
     };
-    await pipeline.publisher.publish([failure]);
+    await pipeline.log.publisher.publish([failure]);
     await pipeline.settle();
     const versions = await datasetVersions(pipeline.store, { dataset_id: DEMO_DATASET_ID });
     const latest = versions.at(-1);
@@ -301,7 +314,7 @@ export const runDemo = async (pipeline: DemoPipeline, opts: DemoOptions = {}): P
     });
 
     // The next gate runs on the new dataset version, which holds the production row: the fix (prompt-v3).
-    let next: DemoResult['next_gate'];
+    let next: DemoResult['next_gate'] = null;
     if (v2) {
       const byId = new Map(dataset.map((r) => [r.row_id, r]));
       const nextRows: DatasetRow[] = v2Rows.map((r) => {
@@ -310,16 +323,13 @@ export const runDemo = async (pipeline: DemoPipeline, opts: DemoOptions = {}): P
           ? toRunnerRow(known)
           : { id: r.row_id, input: r.input, expected: r.expected ?? undefined, tags: r.tags };
       });
-      const nextMnb = new Set(v2Rows.filter((r) => r.must_not_break).map((r) => r.row_id));
       await run(BASELINE, 'next-gate', nextRows, v2);
       await run(FIXED, 'next-gate', nextRows, v2);
       await pipeline.settle();
-      const second = await confirm(BASELINE, FIXED, v2, nextRows, nextMnb);
-      const row = fromProduction
-        ? second.verdict.must_not_break.find((m) => m.row_id === fromProduction.row_id)
-        : undefined;
+      const second = await gate(BASELINE, FIXED, v2, nextRows);
+      const row = fromProduction ? judged(second.verdict, fromProduction.row_id) : undefined;
       next = {
-        ...gateSummary(second.verdict, second.gate_id, v2),
+        ...gateSummary(second),
         picked_up: fromProduction
           ? {
               row_id: fromProduction.row_id,
@@ -328,17 +338,6 @@ export const runDemo = async (pipeline: DemoPipeline, opts: DemoOptions = {}): P
               candidate: row?.candidate.class ?? null,
             }
           : null,
-      };
-    } else {
-      next = {
-        gate_id: '',
-        dataset_version: '',
-        baseline: BASELINE,
-        candidate: FIXED,
-        verdict: 'fail',
-        reasons: [],
-        must_not_break_rows: 0,
-        picked_up: null,
       };
     }
 
@@ -361,7 +360,7 @@ export const runDemo = async (pipeline: DemoPipeline, opts: DemoOptions = {}): P
         first_divergent_check: s.first_divergence?.check ?? null,
         first_divergence: s.first_divergence,
       })),
-      gate: gateSummary(first.verdict, first.gate_id, DATASET_V1),
+      gate: gateSummary(first),
       production: {
         agent_version: BASELINE,
         requests: traffic.length,

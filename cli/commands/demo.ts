@@ -61,7 +61,17 @@ const gateBlocks = (g: GateSummary, title: string): Block[] => [
       x.passed ? 'good' : 'bad',
     ),
   ),
+  text(`  decided by the processors: GateEvaluated ${g.event_id} on comparison ${g.gate_id}`, 'dim'),
 ];
+
+/** Who asked for the confirmation runs: the processors, on the comparison the demo declared. */
+const requestedBy = (g: GateSummary): Block =>
+  text(
+    g.confirmation
+      ? `The processors asked for these runs (ConfirmationRequested ${g.confirmation.event_id}): ${g.confirmation.attempts} more attempts of both versions on each row, run ${g.confirmation.run_id}.`
+      : 'The processors asked for no confirmation runs: no row was stable-correct on the baseline only.',
+    'dim',
+  );
 
 /** Deep links to the demo's first gate (it fails) and the row it failed on. */
 const demoLinks = (r: DemoResult, url: string) =>
@@ -99,6 +109,7 @@ export const demoBlocks = (r: DemoResult, url: string | null): Block[] => {
     ),
     text(''),
     heading('Confirmation runs on the suspected regressions', 2),
+    requestedBy(r.gate),
     table(
       ['row', 'must-not-break', 'baseline', 'candidate', 'outcome', 'first divergent check'],
       r.regressions.map((x) => [
@@ -126,7 +137,7 @@ export const demoBlocks = (r: DemoResult, url: string | null): Block[] => {
           ? ` → must-not-break row ${prod.confirmed_failure.row_id} in dataset ${prod.confirmed_failure.dataset_version}`
           : ' → no new dataset version appeared (see the processors)'),
     ),
-    ...(next.gate_id
+    ...(next
       ? [
           text(''),
           ...gateBlocks(next, 'Next gate'),
@@ -221,10 +232,11 @@ export const demoCommand = (program: Command): void => {
     .command('demo')
     .description(
       'Runs a simulated refund-review agent (baseline prompt-v1, candidate prompt-v2) 3 times on each of 200 labeled\n' +
-        'rows through the real pipeline (runner → event log → processors → store), confirms suspected regressions with\n' +
-        'more runs, and prints the three numbers side by side with intervals, the two lists, the first divergent check\n' +
-        'of each confirmed regression and the gate verdict. Then a day of sampled production traffic, one confirmed\n' +
-        'failure that becomes a must-not-break row, and the next gate that picks it up. Then it serves the dashboard.\n' +
+        'rows through the real pipeline (runner → event log → processors → store), declares the comparison, runs the\n' +
+        'confirmation runs the processors ask for, and prints the three numbers side by side with intervals, the two\n' +
+        "lists, the first divergent check of each confirmed regression and the processors' gate verdict. Then a day of\n" +
+        'sampled production traffic, one confirmed failure that becomes a must-not-break row, and the next gate that\n' +
+        'picks it up (declared and decided the same way). Then it serves the dashboard.\n' +
         'Embedded (default): everything in <data-dir>/demo, emptied first. With PASSK_BACKEND=kafka and CLICKHOUSE_URL\n' +
         'the same loop runs on Kafka (topics passk-demo-<time>.passk.*, new each run) and a ClickHouse server\n' +
         '(database <database>_demo); without CLICKHOUSE_URL the store stays embedded chDB in <data-dir>/demo.\n' +
@@ -247,8 +259,10 @@ Examples:
     CLICKHOUSE_URL=http://127.0.0.1:8123 passk demo --no-serve
 
 JSON: {numbers: [{agent_version, mean_accuracy: {value, interval}, pass_hat_k, flip_rate, …}], became_stable_correct,
-  lost_stable_correct, regressions: [{row_id, must_not_break, outcome, first_divergent_check, …}], gate: {verdict,
-  reasons}, production: {…, confirmed_failure}, next_gate: {…, picked_up}, wall_ms}. See docs/demo.md.
+  lost_stable_correct, regressions: [{row_id, must_not_break, outcome, first_divergent_check, …}], gate: {gate_id,
+  event_id, verdict, reasons, confirmation}, production: {…, confirmed_failure}, next_gate: {…, picked_up} or null,
+  wall_ms}. gate_id is the declared comparison, event_id the processors' GateEvaluated, confirmation their
+  ConfirmationRequested (null when they asked for none). See docs/demo.md.
 Exit codes: 0 ok (the demo's first gate failing is the expected result), 2 bad flag or config,
   3 the event log or the store is unreachable or held by another process.`),
     )
@@ -286,7 +300,7 @@ Exit codes: 0 ok (the demo's first gate failing is the expected result), 2 bad f
         maxWaitMs: 50,
       });
       const pipeline: DemoPipeline = {
-        publisher: opened.publisher,
+        log: opened,
         store: store.client,
         settle: () => processors.caughtUp(),
       };

@@ -4,6 +4,7 @@ export {
   declareComparison,
   declaration,
   verdictOn,
+  waitForDecisionStep,
   waitForVerdict,
   type DeclareInput,
   type Declared,

@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
-import type { EventLog, EventSource } from '../../processors/ports.ts';
-import type { ComparisonDeclared } from '../../schemas/events/comparisons.ts';
+import type { EventLog, EventSource, LogEvent } from '../../processors/ports.ts';
+import type { ComparisonDeclared, ConfirmationRequested } from '../../schemas/events/comparisons.ts';
 import type { GateEvaluated } from '../../schemas/events/decisions.ts';
 import { InputError } from '../../schemas/errors.ts';
 import { deterministicEventId } from '../../schemas/ids.ts';
@@ -27,6 +27,8 @@ export interface DeclareInput {
   readonly mustNotBreak: readonly string[];
   readonly rules: { zero_forbidden_actions?: boolean; max_pass_at_1_drop?: number };
   readonly requiredAttempts?: number;
+  /** Extra attempts per version the processors ask for on each suspected regression (0: none). @default 3 */
+  readonly confirmationAttempts?: number;
 }
 
 /** Where both versions have trials on the log: (suite, dataset id, dataset version) triples. */
@@ -102,6 +104,7 @@ export const declaration = async (
     candidate: d.candidate,
     ...(d.mustNotBreak.length ? { must_not_break: [...d.mustNotBreak] } : {}),
     ...(d.requiredAttempts ? { required_attempts: d.requiredAttempts } : {}),
+    ...(d.confirmationAttempts === undefined ? {} : { confirmation_attempts: d.confirmationAttempts }),
     ...rules,
   };
 };
@@ -147,15 +150,14 @@ export const declareComparison = async (
 };
 
 /**
- * Follows passk.decisions until the comparison's GateEvaluated arrives, or `waitMs` passes. Tells stderr
- * when the processors ask for confirmation runs (someone must run them: `passk run --confirmations`).
+ * Follows passk.decisions from the start until `pick` returns something for one of its events, or `waitMs` passes
+ * (undefined then). Each call is a throwaway consumer group: nothing is committed.
  */
-export const waitForVerdict = async (
+const follow = async <T>(
   log: EventLog,
-  comparison: string,
   waitMs: number,
-  say: (line: string) => void = () => undefined,
-): Promise<GateEvaluated | undefined> => {
+  pick: (e: LogEvent['event']) => T | undefined,
+): Promise<T | undefined> => {
   const consumer = await log.consumer({
     groupId: `passk-gate-wait-${process.pid}-${randomBytes(6).toString('hex')}`,
     topics: [TOPICS.decisions],
@@ -163,25 +165,58 @@ export const waitForVerdict = async (
   });
   let timer: NodeJS.Timeout | undefined;
   const timeout = new Promise<undefined>((resolve) => (timer = setTimeout(() => resolve(undefined), waitMs)));
-  const follow = (async () => {
+  const found = (async () => {
     for await (const batch of consumer.batches())
-      for (const { event: e } of batch.events) {
-        if (e.type === 'GateEvaluated' && e.gate_id === comparison) return e;
-        if (e.type === 'ConfirmationRequested' && e.comparison_id === comparison)
-          say(
-            `the processors ask for confirmation runs: ${e.rows.length} row(s) × ${e.attempts} attempts on both versions (${e.rows.slice(0, 8).join(', ')}); run them with each version's agent and the dataset file: passk run --dataset ROWS.jsonl --agent AGENT_OF_${e.baseline} --confirmations, then the same with AGENT_OF_${e.candidate}`,
-          );
+      for (const { event } of batch.events) {
+        const hit = pick(event);
+        if (hit !== undefined) return hit;
       }
     return undefined;
   })();
   try {
-    return await Promise.race([follow, timeout]);
+    return await Promise.race([found, timeout]);
   } finally {
     clearTimeout(timer);
     await consumer.close();
-    await follow.catch(() => undefined);
+    await found.catch(() => undefined);
   }
 };
+
+/**
+ * Follows passk.decisions until the comparison's GateEvaluated arrives, or `waitMs` passes. Tells stderr
+ * when the processors ask for confirmation runs (someone must run them: `passk run --confirmations`).
+ */
+export const waitForVerdict = (
+  log: EventLog,
+  comparison: string,
+  waitMs: number,
+  say: (line: string) => void = () => undefined,
+): Promise<GateEvaluated | undefined> =>
+  follow(log, waitMs, (e) => {
+    if (e.type === 'GateEvaluated' && e.gate_id === comparison) return e;
+    if (e.type === 'ConfirmationRequested' && e.comparison_id === comparison)
+      say(
+        `the processors ask for confirmation runs: ${e.rows.length} row(s) × ${e.attempts} attempts on both versions (${e.rows.slice(0, 8).join(', ')}); run them with each version's agent and the dataset file: passk run --dataset ROWS.jsonl --agent AGENT_OF_${e.baseline} --confirmations, then the same with AGENT_OF_${e.candidate}`,
+      );
+    return undefined;
+  });
+
+/**
+ * The processors' next word on a comparison: its confirmation request, or its verdict when they decide without
+ * one (no suspected regression), whichever comes first; undefined after `waitMs`. A caller that runs the
+ * confirmations itself (the demo) answers the request, then awaits the verdict with `waitForVerdict`.
+ */
+export const waitForDecisionStep = (
+  log: EventLog,
+  comparison: string,
+  waitMs: number,
+): Promise<ConfirmationRequested | GateEvaluated | undefined> =>
+  follow(log, waitMs, (e) =>
+    (e.type === 'GateEvaluated' && e.gate_id === comparison) ||
+    (e.type === 'ConfirmationRequested' && e.comparison_id === comparison)
+      ? e
+      : undefined,
+  );
 
 /**
  * The processors' verdict on a candidate, when one of its comparisons on this suite and dataset version is decided

@@ -191,6 +191,21 @@ describe('passk demo --no-serve --json', () => {
     const failed = demo.gate.reasons.filter((r) => !r.passed);
     expect(failed.flatMap((r) => r.rows)).toEqual([planted.row_id]);
   });
+
+  it('gates through the processors: their confirmation request named the suspects, their GateEvaluated is stored', () => {
+    // the processors asked to confirm exactly the rows stable-correct on the baseline and not on the candidate
+    expect(demo.gate.confirmation).toMatchObject({ rows: demo.lost_stable_correct, attempts: 6 });
+    expect(demo.gate.confirmation!.run_id).toBe(`confirm-${demo.gate.gate_id}`);
+    for (const r of demo.regressions) expect(r.candidate.n).toBe(3 + demo.gate.confirmation!.attempts);
+    expect(demo.next_gate).not.toBeNull();
+    // the JSON's event ids are the processors' verdicts the store holds, and no other gate was published
+    expect(stored.gates.map((g) => [g.gate_id, g.event_id]).sort()).toEqual(
+      [
+        [demo.gate.gate_id, demo.gate.event_id],
+        [demo.next_gate!.gate_id, demo.next_gate!.event_id],
+      ].sort(),
+    );
+  });
 });
 
 describe('the dashboard, in Chromium', () => {
@@ -258,7 +273,7 @@ describe('the dashboard, in Chromium', () => {
   it('shows the gate history and the current verdict with its reasons, as the store holds them', async () => {
     await show(`#/gates?suite=${SUITE}`, 'gates');
     expect(stored.gates.map((g) => g.gate_id)).toEqual(
-      expect.arrayContaining([demo.gate.gate_id, demo.next_gate.gate_id]),
+      expect.arrayContaining([demo.gate.gate_id, demo.next_gate!.gate_id]),
     );
     const history = page.locator('[data-testid="gate-history"] tbody tr');
     expect(

@@ -222,7 +222,10 @@ describe('the attempt diff', () => {
         .evaluateAll((ths) => ths.map((t) => t.getAttribute('data-version'))),
     ).toEqual([demo.baseline, demo.candidate]);
     const attempts = panel.locator('tbody tr');
-    expect(await attempts.count()).toBe(12);
+    // one line per attempt number: screening plus the confirmation attempts the processors asked for on it
+    const regressed = demo.regressions.find((r) => r.row_id === planted.row_id)!;
+    expect(regressed.baseline.n).toBe(regressed.candidate.n);
+    expect(await attempts.count()).toBe(regressed.candidate.n);
     const marks = await attempts.evaluateAll((trs) =>
       trs.map((tr) =>
         [...tr.querySelectorAll('td.attempt')].map((td) =>

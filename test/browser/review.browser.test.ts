@@ -90,7 +90,7 @@ afterAll(async () => {
 
 describe('landing on the decision', () => {
   it('serve prints the deep link of the latest gate, and the page opened without a route lands on it', async () => {
-    const latest = demo.next_gate; // the demo's last gate: the one on the dataset version with the confirmed row
+    const latest = demo.next_gate!; // the demo's last gate: the one on the dataset version with the confirmed row
     const q = new URLSearchParams({
       suite: demo.suite,
       dataset_version: latest.dataset_version,
