@@ -5,7 +5,10 @@ import type { EventConsumer, EventLog, EventPublisher, EventSource } from '../pr
 import { trialTopology } from '../processors/index.ts';
 import { archiveTopology, ARCHIVED } from '../processors/topologies/archive.ts';
 import { INGEST_LETTERS_GROUP, ingestLetterTopology } from '../processors/topologies/ingestLetters.ts';
+import { totalOf, windowKeyOf, type WindowTotal } from '../processors/folds/windowTotals.ts';
+import { readToEnd } from '../processors/operators/readToEnd.ts';
 import type { PasskEvent } from '../schemas/events/index.ts';
+import type { TraceWindowsUpdated, WindowShareRecord } from '../schemas/events/traceWindowsUpdated.ts';
 import { TOPICS, type Topic } from '../schemas/topics.ts';
 import type { ClickHouseRowSink, Querier, StoreClient } from '../sinks/clickhouse/index.ts';
 import { ledgerRows, readLedger, trialTotals } from '../sinks/clickhouse/ledger.ts';
@@ -186,7 +189,8 @@ const KEPT = new Set<PasskEvent['type']>([...STORED, 'WindowAlertRaised']);
  * runs and version summaries; every other stored event is copied from its topic. One-use groups read each topic to
  * its end; every commit records its positions in the ledger under the projections of that topic, so the ledger is
  * at least at every group's committed offsets afterwards. Idempotent: every table collapses copies of a row.
- * Production windows and alerts are the gate processor's state over time and are not rebuilt.
+ * Production windows are summed again from the window processor's snapshots on passk.rowstate (`replayWindows`);
+ * alerts are copied from passk.decisions.
  */
 export const rebuildStore = async (o: RebuildOptions): Promise<RebuildResult> => {
   const sink = storeRowSink(o.store, { tokenSalt: `rebuild ${o.instanceId}` });
@@ -275,6 +279,7 @@ const replay = async (o: RebuildOptions, sink: ClickHouseRowSink): Promise<Rebui
     stop();
   }
   await report();
+  read += await replayWindows(o.log, sink, `passk-rebuild-windows.${o.instanceId}`);
   const after = await storeDrift(o.log, o.store.client);
   if (after.damaged) {
     // the log itself gives these totals: say so once, and do not replay it again at every start
@@ -282,4 +287,82 @@ const replay = async (o: RebuildOptions, sink: ClickHouseRowSink): Promise<Rebui
     await sink.flush();
   }
   return { records: read, trials: totals.trials, after: { ...after, known: after.damaged } };
+};
+
+/**
+ * Production windows again, as the gate processor summed them. The window processor's snapshots
+ * (`TraceWindowsUpdated`: one source partition of passk.traces at a position, its shares of the windows it keeps)
+ * are read from passk.rowstate; the replay's order across partitions is not the live one, so instead of summing the
+ * latest snapshots as they come, it keeps each partition's last share of each window (a share's seq grows) and
+ * whether the partition closed it (a snapshot whose watermark passed the window's end while still keeping it), and
+ * sums those (`totalOf`, the live gate's step): the total the live gate wrote last, the one the store keeps (highest
+ * seq). On the embedded log the changelog keeps every snapshot; Kafka compacts passk.rowstate to the latest snapshot
+ * per partition, so there a window that snapshot no longer holds (past the 24 h horizon) is not made again. Returns
+ * the records read.
+ */
+export const replayWindows = async (source: EventSource, sink: ClickHouseRowSink, groupId: string): Promise<number> => {
+  /** Per source partition: its last snapshot's position, its snapshots' (watermark, horizon), its last shares. */
+  const parts = new Map<
+    number,
+    { through: number; marks: [number, number][]; shares: Map<string, WindowShareRecord> }
+  >();
+  let partitions = 0;
+  const read = await readToEnd(source, {
+    topic: TOPICS.rowstate,
+    groupId,
+    onEvent: (e) => {
+      if (e.type !== 'TraceWindowsUpdated') return;
+      let p = parts.get(e.source_partition);
+      if (!p) parts.set(e.source_partition, (p = { through: -1, marks: [], shares: new Map() }));
+      if (p.through >= e.through_offset) return; // an older snapshot (a redelivery): the live gate skips it too
+      p.through = e.through_offset;
+      partitions = Math.max(partitions, e.source_partitions);
+      p.marks.push([e.watermark, e.horizon]);
+      for (const share of e.shares) p.shares.set(windowKeyOf(share), share);
+    },
+  });
+  /** Did partition `p` close a window ending at `end`: a snapshot past the end that still kept it (watermarks grow). */
+  const closedBy = (p: number, end: number): boolean => {
+    const marks = parts.get(p)?.marks ?? [];
+    let lo = 0;
+    let hi = marks.length;
+    while (lo < hi) {
+      const mid = (lo + hi) >> 1;
+      if (marks[mid]![0] >= end) hi = mid;
+      else lo = mid + 1;
+    }
+    return lo < marks.length && marks[lo]![1] <= end;
+  };
+  const keys = new Set<string>();
+  for (const p of parts.values()) for (const key of p.shares.keys()) keys.add(key);
+  const totals: WindowTotal[] = [];
+  for (const key of keys) {
+    // one snapshot per partition as totalOf reads it: the partition's last share, closed or not at the window's end
+    let end = 0;
+    const snapshots = new Map<number, TraceWindowsUpdated>();
+    for (const p of parts.values()) {
+      const share = p.shares.get(key);
+      if (share) end = share.start + share.size_ms;
+    }
+    for (let n = 0; n < partitions; n++) {
+      const share = parts.get(n)?.shares.get(key);
+      const closed = closedBy(n, end);
+      snapshots.set(n, {
+        event_id: '',
+        type: 'TraceWindowsUpdated',
+        occurred_at: 0,
+        producer: '',
+        source_partition: n,
+        source_partitions: partitions,
+        through_offset: 0,
+        watermark: closed ? end : Number.MIN_SAFE_INTEGER,
+        horizon: closed ? end : Number.MAX_SAFE_INTEGER,
+        shares: share ? [share] : [],
+      } as TraceWindowsUpdated);
+    }
+    const total = totalOf(key, snapshots);
+    if (total) totals.push(total);
+  }
+  if (totals.length > 0) await storeEventSink(sink).writeWindows(totals);
+  return read;
 };

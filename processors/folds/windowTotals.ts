@@ -41,7 +41,8 @@ export const windowKeyOf = (
  * The total of one window over the partitions' latest snapshots. It is final (`closed`) once every
  * partition of passk.traces has a snapshot whose watermark passed the window's end and that still
  * keeps the window (its horizon is before the end): each snapshot is one partition at one position,
- * so its share, or its lack of one, is that partition's last word on the window.
+ * so its share, or its lack of one, is that partition's last word on the window. The shares are summed in partition
+ * order, so the same snapshots give the same total to the bit however they arrived.
  */
 export const totalOf = (
   key: string,
@@ -50,7 +51,9 @@ export const totalOf = (
 ): WindowTotal | undefined => {
   const shares: WindowShareRecord[] = [];
   let partitions = 0;
-  for (const snap of snapshots.values()) {
+  // in partition order, not arrival order: a float sum depends on its order, and a rebuild meets the partitions'
+  // snapshots in another order than the live gate did (deploy/rebuild.ts, replayWindows)
+  for (const snap of [...snapshots.values()].sort((a, b) => a.source_partition - b.source_partition)) {
     partitions = Math.max(partitions, snap.source_partitions);
     const share = snap.shares.find((r) => windowKeyOf(r) === key);
     if (share) shares.push(share);
