@@ -1,4 +1,5 @@
-import { type Span, spanRedactor } from './text.ts';
+import { featuresOf } from './features.ts';
+import { eachMatch, type Span, spanRedactor } from './text.ts';
 
 /**
  * Street addresses, by the street-type words of English, German, French, Spanish and Italian addresses next to a
@@ -30,9 +31,10 @@ const PATTERNS: readonly [RegExp, RegExp][] = [
 
 export const findAddresses = (text: string): Span[] => {
   const spans: Span[] = [];
+  if (featuresOf(text).digits === 0) return spans; // every pattern has a house number
   for (const [hint, re] of PATTERNS)
     if (hint.test(text))
-      for (const m of text.matchAll(re)) spans.push({ start: m.index, end: m.index + m[0].length, label: '[ADDRESS]' });
+      eachMatch(re, text, (m) => spans.push({ start: m.index, end: m.index + m[0].length, label: '[ADDRESS]' }));
   return spans;
 };
 

@@ -1,3 +1,4 @@
+import { featuresOf } from './features.ts';
 import { isWordChar, type Span, spanRedactor } from './text.ts';
 import { pushAll } from '../../processors/core/arrays.ts';
 
@@ -161,7 +162,8 @@ const findWrittenOut = (text: string): Span[] => {
 };
 
 export const emailRedactor = spanRedactor('email', (text) => {
-  const spans = text.includes('@') ? findAtSign(text) : [];
-  if (/ at |[[({<] ?at ?[\])}>]| @ /i.test(text)) pushAll(spans, findWrittenOut(text));
+  const { at, atWord } = featuresOf(text);
+  const spans = at ? findAtSign(text) : [];
+  if ((at || atWord) && / at |[[({<] ?at ?[\])}>]| @ /i.test(text)) pushAll(spans, findWrittenOut(text));
   return spans;
 });

@@ -1,6 +1,7 @@
 import { contextBefore, contextWord, IDENTIFIER_WORDS } from './context.ts';
+import { featuresOf, type TextFeatures } from './features.ts';
 import { digitRuns } from './runs.ts';
-import { isAsciiLetter, isDigit, luhn, type Span, spanRedactor } from './text.ts';
+import { eachMatch, isAsciiLetter, isDigit, luhn, type Span, spanRedactor } from './text.ts';
 
 /**
  * Numbers that identify a person or an account, each checked by its own check digits so that order numbers and
@@ -31,6 +32,7 @@ const cardShape = (d: string): boolean => {
 /** Cards: 13–19 digits, in groups joined by spaces, dashes, dots or underscores (two at most between groups). */
 const findCards = (text: string): Span[] => {
   const spans: Span[] = [];
+  if (featuresOf(text).cluster < 13) return spans;
   for (const run of digitRuns(text, ' -._', 2, 13)) {
     const g = run.groups;
     const len = (i: number) => g[i]![1] - g[i]![0];
@@ -192,6 +194,7 @@ const bbanShaped = (chars: string): boolean => {
  */
 const findIbans = (text: string): Span[] => {
   const spans: Span[] = [];
+  if (featuresOf(text).run < 2) return spans; // the check digits
   const starts = /(?<![A-Za-z0-9])[A-Za-z]{2}\d{2}/g;
   for (let m = starts.exec(text); m; m = starts.exec(text)) {
     let chars = m[0].toUpperCase();
@@ -228,11 +231,14 @@ export const ibanRedactor = spanRedactor('iban', findIbans);
 /** US SSNs and ITINs (3-2-4, with dashes, spaces or dots), and any 9 digits after "SSN", "social security", "TIN". */
 const SSN =
   /(?<![\d-])(?!000|666)(?:9\d\d[- .](?:5\d|6[0-5]|7\d|8[0-8]|9[0-24-9])|[0-8]\d\d[- .](?!00)\d\d)[- .](?!0000)\d{4}(?![\d-])/g;
+const NINE_DIGITS = /(?<![\d.,-])\d{9}(?![\d.,-])/g;
 const findSsns = (text: string): Span[] => {
   const spans: Span[] = [];
-  for (const m of text.matchAll(SSN)) spans.push({ start: m.index, end: m.index + m[0].length, label: '[SSN]' });
-  for (const m of text.matchAll(/(?<![\d.,-])\d{9}(?![\d.,-])/g))
+  if (featuresOf(text).cluster < 9) return spans;
+  eachMatch(SSN, text, (m) => spans.push({ start: m.index, end: m.index + m[0].length, label: '[SSN]' }));
+  eachMatch(NINE_DIGITS, text, (m) => {
     if (contextBefore(text, m.index) === 'id') spans.push({ start: m.index, end: m.index + 9, label: '[SSN]' });
+  });
   return spans;
 };
 export const ssnRedactor = spanRedactor('ssn', findSsns);
@@ -285,22 +291,35 @@ const cnIdValid = (id: string): boolean => {
 };
 const DNI_LETTERS = 'TRWAGMYFPDXBNJZSQVHLCKE';
 
-/** One national id: its pattern (global), and a check of what it matched. */
-const NATIONAL_IDS: readonly { re: RegExp; valid: (m: string) => boolean }[] = [
+/**
+ * One national id: its pattern (global), a check of what it matched, and the digits it needs (features.ts: adjacent
+ * ones, `run`, or close together, `cluster`), so that a text without them is not scanned.
+ */
+const NATIONAL_IDS: readonly { re: RegExp; valid: (m: string) => boolean; needs: (f: TextFeatures) => boolean }[] = [
   // UK National Insurance number
   {
     re: /(?<![A-Za-z0-9])(?!BG|GB|NK|KN|TN|NT|ZZ)[A-CEGHJ-PR-TW-Z][A-CEGHJ-NPR-TW-Z] ?\d{2} ?\d{2} ?\d{2} ?[A-D](?![A-Za-z0-9])/g,
+    needs: (f) => f.cluster >= 6,
     valid: () => true,
   },
   // Canadian SIN, written 3-3-3
-  { re: /(?<![\d-])[1-79]\d{2}[- ]\d{3}[- ]\d{3}(?![\d-])/g, valid: (m) => luhn(m.replace(/\D/g, '')) },
+  {
+    re: /(?<![\d-])[1-79]\d{2}[- ]\d{3}[- ]\d{3}(?![\d-])/g,
+    valid: (m) => luhn(m.replace(/\D/g, '')),
+    needs: (f) => f.cluster >= 9,
+  },
   // Indian Aadhaar, written 4-4-4
-  { re: /(?<![\d-])[2-9]\d{3}[- ]\d{4}[- ]\d{4}(?![\d-])/g, valid: (m) => verhoeff(m.replace(/\D/g, '')) },
+  {
+    re: /(?<![\d-])[2-9]\d{3}[- ]\d{4}[- ]\d{4}(?![\d-])/g,
+    valid: (m) => verhoeff(m.replace(/\D/g, '')),
+    needs: (f) => f.cluster >= 12,
+  },
   // Indian PAN
-  { re: /\b[A-Z]{3}[ABCFGHLJPT][A-Z]\d{4}[A-Z]\b/g, valid: () => true },
+  { re: /\b[A-Z]{3}[ABCFGHLJPT][A-Z]\d{4}[A-Z]\b/g, valid: () => true, needs: (f) => f.run >= 4 },
   // Spanish DNI and NIE
   {
     re: /\b(?:\d{8}|[XYZ][- ]?\d{7})[- ]?[A-Z]\b/g,
+    needs: (f) => f.run >= 7,
     valid: (m) => {
       const s = m.replace(/[- ]/g, '');
       const n = Number(s.slice(0, -1).replace(/^X/, '0').replace(/^Y/, '1').replace(/^Z/, '2'));
@@ -310,15 +329,21 @@ const NATIONAL_IDS: readonly { re: RegExp; valid: (m: string) => boolean }[] = [
   // Italian codice fiscale
   {
     re: /\b[A-Za-z]{6}\d{2}[A-EHLMPR-Ta-ehlmpr-t]\d{2}[A-Za-z]\d{3}[A-Za-z]\b/g,
+    needs: (f) => f.cluster >= 7,
     valid: () => true,
   },
   // Brazilian CPF, written 000.000.000-00
-  { re: /(?<![\d.])\d{3}\.\d{3}\.\d{3}-\d{2}(?![\d-])/g, valid: (m) => cpfValid(m.replace(/\D/g, '')) },
+  {
+    re: /(?<![\d.])\d{3}\.\d{3}\.\d{3}-\d{2}(?![\d-])/g,
+    valid: (m) => cpfValid(m.replace(/\D/g, '')),
+    needs: (f) => f.cluster >= 11,
+  },
   // Chinese resident identity card
-  { re: /\b\d{17}[\dXx]\b/g, valid: cnIdValid },
+  { re: /\b\d{17}[\dXx]\b/g, valid: cnIdValid, needs: (f) => f.run >= 17 },
   // French NIR (social security number), with its key; never a digit run inside a longer token (a hash, a hex id)
   {
     re: /(?<![A-Za-z0-9])[12] ?\d{2} ?(?:0[1-9]|1[0-2]) ?\d{2} ?\d{3} ?\d{3} ?\d{2}(?![A-Za-z0-9])/g,
+    needs: (f) => f.cluster >= 13,
     valid: (m) => {
       const d = m.replace(/\D/g, '');
       return 97 - Number(BigInt(d.slice(0, 13)) % 97n) === Number(d.slice(13));
@@ -327,9 +352,13 @@ const NATIONAL_IDS: readonly { re: RegExp; valid: (m: string) => boolean }[] = [
 ];
 const findNationalIds = (text: string): Span[] => {
   const spans: Span[] = [];
-  for (const { re, valid } of NATIONAL_IDS)
-    for (const m of text.matchAll(re))
-      if (valid(m[0])) spans.push({ start: m.index, end: m.index + m[0].length, label: '[NATIONAL_ID]' });
+  const f = featuresOf(text);
+  if (f.run < 2) return spans;
+  for (const { re, valid, needs } of NATIONAL_IDS)
+    if (needs(f))
+      eachMatch(re, text, (m) => {
+        if (valid(m[0])) spans.push({ start: m.index, end: m.index + m[0].length, label: '[NATIONAL_ID]' });
+      });
   return spans;
 };
 export const nationalIdRedactor = spanRedactor('national_id', findNationalIds);

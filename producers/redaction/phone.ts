@@ -1,5 +1,6 @@
 import { type CountryCode, isValidPhoneNumber, parsePhoneNumberFromString } from 'libphonenumber-js/max';
 import { contextBefore, type ContextKind } from './context.ts';
+import { featuresOf } from './features.ts';
 import { digitRuns } from './runs.ts';
 import { type Span, spanRedactor } from './text.ts';
 
@@ -113,6 +114,8 @@ const isPhone = (
 export const findPhones = (text: string, opts: PhoneOptions = {}): Span[] => {
   const regions = opts.bareRegions ?? DEFAULT_BARE_REGIONS;
   const spans: Span[] = [];
+  // 7+ digits with at most 3 separators between groups: one cluster of 7 (features.ts)
+  if (featuresOf(text).cluster < 7) return spans;
   for (const run of digitRuns(text, ' -./()', 3, 7)) {
     const { groups } = run;
     const len = (i: number) => groups[i]![1] - groups[i]![0];

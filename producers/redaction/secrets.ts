@@ -1,4 +1,5 @@
-import { type Span, spanRedactor } from './text.ts';
+import { prefiltering } from './features.ts';
+import { eachMatch, type Span, spanRedactor } from './text.ts';
 import { pushAll } from '../../processors/core/arrays.ts';
 
 /**
@@ -70,20 +71,30 @@ const findPem = (text: string): Span[] => {
 
 const groupSpans = (text: string, re: RegExp): Span[] => {
   const spans: Span[] = [];
-  for (const m of text.matchAll(re)) {
+  eachMatch(re, text, (m) => {
     const value = m[1];
     if (value === undefined) spans.push({ start: m.index, end: m.index + m[0].length, label: '[SECRET]' });
-    else {
+    else if (!(value.startsWith('[') && value.endsWith(']'))) {
+      // (a value in brackets is redacted already)
       const start = m.index + m[0].lastIndexOf(value);
-      if (value.startsWith('[') && value.endsWith(']')) continue; // already redacted
       spans.push({ start, end: start + value.length, label: '[SECRET]' });
     }
-  }
+  });
   return spans;
 };
 
+/**
+ * What every pattern above needs somewhere in the text (their hints, the AUTH and PEM keywords, `eyJ`, `://`), in one
+ * case-insensitive pattern: a superset of each one's own test, so a text it does not match holds no secret they find.
+ */
+const ANY_HINT = new RegExp(
+  `${PROVIDER_HINT.source}|${NAMED_HINT.source}|-----BEGIN |eyJ|:\\/\\/|bearer|basic|apikey|api-key`,
+  'i',
+);
+
 export const findSecrets = (text: string): Span[] => {
   const spans: Span[] = [];
+  if (prefiltering() && !ANY_HINT.test(text)) return spans;
   if (text.includes('-----BEGIN ')) pushAll(spans, findPem(text));
   if (text.includes('eyJ')) pushAll(spans, groupSpans(text, JWT));
   if (text.includes('://')) pushAll(spans, groupSpans(text, URL_CREDENTIALS));

@@ -63,3 +63,16 @@ export const luhn = (digits: string): boolean => {
 };
 
 export const digitsOf = (s: string): string => s.replace(/\D/g, '');
+
+/**
+ * Each match of a global pattern, in order, as `matchAll` gives them, without its per-call copy of the pattern (a
+ * `matchAll` clones its regular expression: that copy cost more than the scan on the short strings most values are).
+ */
+export const eachMatch = (re: RegExp, text: string, fn: (m: RegExpExecArray) => void): void => {
+  re.lastIndex = 0;
+  for (let m = re.exec(text); m; m = re.exec(text)) {
+    if (m[0] === '') re.lastIndex++;
+    fn(m);
+  }
+  re.lastIndex = 0;
+};
