@@ -3,7 +3,7 @@
  * events, so machine speed and load mostly cancel out. Absolute rates are printed for context only.
  *
  *   npm run bench                      processors, event log and store (embedded)
- *   npm run bench -- processors sink   only those (processors, growth, freshness, log, sink)
+ *   npm run bench -- processors sink   only those (processors, growth, restore, freshness, log, sink)
  *   npm run bench -- startup           CLI start-up: built dist/ against the tsx dev entry
  *   npm run bench -- ingest            the HTTP ingest API against EventLog.publish of the same events
  *   npm run bench -- otlp              POST /v1/traces (4 exporters) against decoding the same requests
@@ -33,6 +33,7 @@ import { benchProcessors } from './processors.ts';
 import { benchRedaction } from './redaction.ts';
 import { implausible, memoryBandwidth, type Checked } from './plausible.ts';
 import { benchRestart } from './restart.ts';
+import { benchRestore } from './restore.ts';
 import { benchSink } from './sink.ts';
 import { benchStartup } from './startup.ts';
 import { benchToolStream } from './toolStream.ts';
@@ -106,6 +107,34 @@ if (wanted('growth')) {
       `${(g.parseMsPer100k / g.restoreMsPer100k).toFixed(2)}×`,
     ]);
   }
+}
+
+if (wanted('restore')) {
+  const rows = Math.max(4, Math.round((1_000_000 * scale) / 4) * 4);
+  log(`restore: restart until ready at ${rows.toLocaleString('en-US')} rows of state (1 attempt per row) …`);
+  const r = await benchRestore({ rows, log });
+  const n = r.rows.toLocaleString('en-US');
+  checked.push({
+    name: `restart until ready (${n} rows)`,
+    baselinePerSec: r.rows / r.baselineSeconds,
+    candidatePerSec: r.rows / r.seconds,
+    bytesPerItem: r.bytesPerRecord,
+    subset: true,
+  });
+  table.push([
+    `restart until ready, embedded (${n} rows)`,
+    `${r.seconds.toFixed(2)} s`,
+    'the same changelog read and JSON.parse’d into a Map',
+    `${r.baselineSeconds.toFixed(2)} s`,
+    `${r.ratio.toFixed(2)}×`,
+  ]);
+  table.push([
+    `memory per row of restored state (${n} rows, 1 attempt)`,
+    `${Math.round(r.bytesPerRow)} B`,
+    'target (issue #30)',
+    '500 B',
+    `${(r.bytesPerRow / 500).toFixed(2)}× the target`,
+  ]);
 }
 
 if (wanted('gatebook')) {

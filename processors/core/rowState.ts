@@ -28,8 +28,38 @@ export const attemptOrder = (a: AttemptRecord, b: AttemptRecord): number =>
 // one shared empty array for an attempt without checks or forbidden actions: a row's attempts are kept for the
 // life of its state (every array in them survives to the old generation), and attempt arrays are never changed
 // in place (frozen, so a change would throw rather than reach every attempt)
-const NO_CHECKS = Object.freeze([]) as unknown as AttemptRecord['checks'];
-const NO_ACTIONS = Object.freeze([]) as unknown as string[];
+export const NO_CHECKS = Object.freeze([]) as unknown as AttemptRecord['checks'];
+export const NO_ACTIONS = Object.freeze([]) as unknown as string[];
+/** A row without tags: one shared, frozen empty array (tag arrays are replaced, never changed in place). */
+export const NO_TAGS = Object.freeze([]) as unknown as string[];
+
+/** At most this many distinct check lists are shared; past it a list is kept as it is. */
+const MAX_SHARED_CHECKS = 4_096;
+const sharedChecks = new Map<string, AttemptRecord['checks']>();
+
+/**
+ * One shared, frozen array per distinct list of checks with short answers: a row's attempts mostly answer
+ * the same few checks the same few ways, and an array and an object per check per attempt were a fifth of
+ * a restored row's memory at one attempt per row (bench/growth.ts). Check lists are never changed in place.
+ */
+export const shareChecks = (
+  checks: readonly { name: string; answer: AttemptRecord['checks'][number]['answer'] }[],
+): AttemptRecord['checks'] => {
+  if (checks.length === 0) return NO_CHECKS;
+  let key = '';
+  for (const ch of checks) {
+    const a = ch.answer;
+    if (typeof a === 'string' && a.length > 32) return checks.map((c) => ({ name: c.name, answer: c.answer }));
+    key += `${ch.name}\u0000${typeof a === 'string' ? 's' : a === null ? 'z' : typeof a === 'number' ? 'n' : 'b'}${String(a)}\u0000`;
+  }
+  const have = sharedChecks.get(key);
+  if (have !== undefined) return have;
+  const made = Object.freeze(
+    checks.map((c) => Object.freeze({ name: c.name, answer: c.answer })),
+  ) as unknown as AttemptRecord['checks'];
+  if (sharedChecks.size < MAX_SHARED_CHECKS && key.length <= 256) sharedChecks.set(key, made);
+  return made;
+};
 
 export const toAttemptRecord = (e: TrialRecorded): AttemptRecord => ({
   event_id: e.event_id,
@@ -38,10 +68,7 @@ export const toAttemptRecord = (e: TrialRecorded): AttemptRecord => ({
   occurred_at: e.occurred_at,
   passed: e.passed,
   output_hash: e.output === undefined || e.output === null ? null : hashString(e.output),
-  checks:
-    e.checks === undefined || e.checks.length === 0
-      ? NO_CHECKS
-      : e.checks.map((ch) => ({ name: ch.name, answer: ch.answer })),
+  checks: e.checks === undefined ? NO_CHECKS : shareChecks(e.checks),
   forbidden_actions:
     e.forbidden_actions === undefined || e.forbidden_actions.length === 0 ? NO_ACTIONS : [...e.forbidden_actions],
 });
@@ -102,7 +129,11 @@ export const addAttemptInPlace = <A extends AttemptSlot>(
 
 /** A row's tags with a trial's added: a sorted union (the same rule in the stream's fold, folds/rowState.ts). */
 export const mergeTags = (tags: readonly string[], more: readonly string[] | undefined): string[] =>
-  more === undefined || more.every((t) => tags.includes(t)) ? [...tags] : [...new Set([...tags, ...more])].sort();
+  more === undefined || more.every((t) => tags.includes(t))
+    ? tags.length === 0
+      ? NO_TAGS
+      : [...tags]
+    : [...new Set([...tags, ...more])].sort();
 
 export const rowState: Fold<RowState, TrialRecorded> = {
   initial: () => ({ attempts: [], tags: [] }),

@@ -9,7 +9,10 @@ import {
   addAttempt,
   attemptOrder,
   mergeTags,
+  NO_ACTIONS,
+  NO_TAGS,
   RowState as CoreRowState,
+  shareChecks,
   toAttemptRecord,
   type AttemptRecord,
 } from '../core/rowState.ts';
@@ -226,7 +229,7 @@ export const retractRow = (
         row_id: r.row_id,
         seq: (state?.seq ?? 0) + 1,
         attempts,
-        tags: state?.tags ?? [],
+        tags: state?.tags ?? NO_TAGS,
       },
       counts,
       minAttempts,
@@ -332,6 +335,8 @@ export const toRowStateChanged = (s: StreamRowState, producer: string, key?: str
     : {}),
 });
 
+// the record's arrays are not kept: the empty ones and the common check lists are shared (core/rowState.ts), so a
+// restored row holds what a folded one does
 const copyAttempt = (a: AttemptRecord): AttemptRecord => ({
   event_id: a.event_id,
   run_id: a.run_id,
@@ -339,14 +344,26 @@ const copyAttempt = (a: AttemptRecord): AttemptRecord => ({
   occurred_at: a.occurred_at,
   passed: a.passed,
   output_hash: a.output_hash,
-  checks: a.checks.map((ch) => ({ name: ch.name, answer: ch.answer })),
-  forbidden_actions: [...a.forbidden_actions],
+  checks: shareChecks(a.checks),
+  forbidden_actions: a.forbidden_actions.length === 0 ? NO_ACTIONS : [...a.forbidden_actions],
 });
 
 const inOrder = (attempts: readonly AttemptRecord[]): boolean => {
   for (let i = 1; i < attempts.length; i++) if (attemptOrder(attempts[i - 1]!, attempts[i]!) > 0) return false;
   return true;
 };
+
+/** The class as one of the four literals: a decoded record's is a string of its own (longer than V8 shares). */
+const sharedClass = (c: StabilityClass): StabilityClass =>
+  c === 'stable_correct'
+    ? 'stable_correct'
+    : c === 'stable_wrong'
+      ? 'stable_wrong'
+      : c === 'flip'
+        ? 'flip'
+        : c === 'unclassified'
+          ? 'unclassified'
+          : c;
 
 /**
  * The row state a changelog record holds (restore). The record was validated once, when decoded (the
@@ -358,7 +375,9 @@ const inOrder = (attempts: readonly AttemptRecord[]): boolean => {
 export const fromRowStateChanged = (e: RowStateChanged): StreamRowState => {
   const attempts = e.attempt_records.map(copyAttempt);
   if (!inOrder(attempts)) attempts.sort(attemptOrder);
-  return {
+  // a literal of the fold's shape (build's), the runs added after: a spread in the literal gave each restored
+  // row a larger object than a folded one
+  const s: StreamRowState = {
     suite: e.suite,
     dataset_version: e.dataset_version,
     agent_version: e.agent_version,
@@ -368,9 +387,10 @@ export const fromRowStateChanged = (e: RowStateChanged): StreamRowState => {
     n: e.n,
     c: e.c,
     ungraded: e.ungraded,
-    class: e.class,
+    class: sharedClass(e.class),
     attempts,
-    tags: e.tags ? [...e.tags] : [],
-    ...(e.retracted_runs !== undefined && e.retracted_runs.length > 0 ? { retracted_runs: [...e.retracted_runs] } : {}),
+    tags: e.tags !== undefined && e.tags.length > 0 ? [...e.tags] : NO_TAGS,
   };
+  if (e.retracted_runs !== undefined && e.retracted_runs.length > 0) s.retracted_runs = [...e.retracted_runs];
+  return s;
 };

@@ -1,7 +1,7 @@
 import type { RowStateChanged } from '../../schemas/events/decisions.ts';
-import { trialKey } from '../../schemas/topics.ts';
-import { fromRowStateChanged, type StreamRowState } from '../folds/rowState.ts';
-import { restoreTable, type RowTable } from '../folds/rowTable.ts';
+import { rowStateKey, trialKey } from '../../schemas/topics.ts';
+import { fromRowStateChanged } from '../folds/rowState.ts';
+import type { RowTable } from '../folds/rowTable.ts';
 import {
   addSummaries,
   applyRowChanges,
@@ -22,6 +22,12 @@ export interface RowStore {
   table(partition: number): RowTable;
   summaries(partition: number): VersionSummaries;
   partitions(): number[];
+  /**
+   * A restore of `partitions` fed one changelog record at a time, as the changelog is read (all of its records:
+   * only those rows are kept, each turned into its row state as it comes, so the read's decoded records die
+   * young instead of all being held until the end). `done` puts the tables in place and returns their rows.
+   */
+  restoring(partitions: readonly number[], partitionOf: PartitionOf, total: number): RowRestore;
   /** Fills the tables of `partitions` from changelog records (all of them: only those rows are kept). */
   restore(
     partitions: readonly number[],
@@ -32,6 +38,12 @@ export interface RowStore {
   drop(partitions: readonly number[]): void;
   /** Version summaries summed over the owned partitions. */
   totals(): VersionSummary[];
+}
+
+/** A restore in progress (`RowStore.restoring`). */
+export interface RowRestore {
+  add(record: RowStateChanged): void;
+  done(): number;
 }
 
 export const createRowStore = (): RowStore => {
@@ -46,26 +58,37 @@ export const createRowStore = (): RowStore => {
     table: (p) => get(tables, p, () => new Map()),
     summaries: (p) => get(sums, p, () => new Map()),
     partitions: () => [...tables.keys()].sort((a, b) => a - b),
-    restore: (partitions, records, partitionOf, total) => {
-      const wanted = new Set(partitions);
-      const rows = new Map<number, StreamRowState[]>();
-      for (const r of records) {
-        const p = partitionOf(trialKey(r), total);
-        if (wanted.has(p)) get(rows, p, () => []).push(fromRowStateChanged(r));
-      }
-      let restored = 0;
-      for (const p of partitions) {
-        const table = restoreTable(rows.get(p) ?? []);
-        const summaries: VersionSummaries = new Map();
-        applyRowChanges(
-          summaries,
-          [...table.values()].map((after) => ({ before: undefined, after })),
-        );
-        tables.set(p, table);
-        sums.set(p, summaries);
-        restored += table.size;
-      }
-      return restored;
+    restoring: (partitions, partitionOf, total) => {
+      const building = new Map<number, RowTable>(partitions.map((p) => [p, new Map()]));
+      return {
+        add: (r) => {
+          const table = building.get(partitionOf(trialKey(r), total));
+          if (table === undefined) return;
+          const key = rowStateKey(r);
+          // the highest seq is the newest (restoreTable's rule): an older record is not even converted
+          if ((table.get(key)?.seq ?? -1) < r.seq) table.set(key, fromRowStateChanged(r));
+        },
+        done: () => {
+          let restored = 0;
+          for (const [p, table] of building) {
+            const summaries: VersionSummaries = new Map();
+            applyRowChanges(
+              summaries,
+              Array.from(table.values(), (after) => ({ before: undefined, after })),
+            );
+            tables.set(p, table);
+            sums.set(p, summaries);
+            restored += table.size;
+          }
+          building.clear(); // the store holds the tables now; a restoring kept past its end must not
+          return restored;
+        },
+      };
+    },
+    restore(partitions, records, partitionOf, total) {
+      const r = this.restoring(partitions, partitionOf, total);
+      for (const record of records) r.add(record);
+      return r.done();
     },
     drop: (partitions) => {
       for (const p of partitions) {

@@ -114,16 +114,22 @@ export const trialTopology = (ports: TrialPorts, o: TrialTopologyOptions): Obser
       scheduler: o.scheduler,
       restore: async (partitions, { consumer, stop, stopping }) => {
         const total = (await consumer.lag()).filter((l) => l.topic === TOPICS.trials).length;
+        const restoring = store.restoring(partitions, o.partitionOf, total);
+        // kept only for the gates of this process (the feed), which take the whole topic once restored
         const records: RowStateChanged[] = [];
         if (o.restoreFromChangelog !== false)
           await readToEnd(ports.source, {
             topic: TOPICS.rowstate,
             groupId: `${groupId}.restore.${o.instanceId}`,
-            onEvent: (e) => void (e.type === 'RowStateChanged' && records.push(e)),
+            onEvent: (e) => {
+              if (e.type !== 'RowStateChanged') return;
+              restoring.add(e);
+              if (o.rowstate) records.push(e);
+            },
             stop,
           });
         if (stopping()) return;
-        const restoredRows = store.restore(partitions, records, o.partitionOf, total);
+        const restoredRows = restoring.done();
         o.rowstate?.push(records);
         o.rowstate?.assigned('trials', partitions, total);
         o.onAssignment?.({ assigned: partitions, revoked: [], restoredRows });

@@ -1,0 +1,129 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { setFlagsFromString } from 'node:v8';
+import { runInNewContext } from 'node:vm';
+import Database from 'better-sqlite3';
+import { createEmbeddedEventLog } from '../log/index.ts';
+import { partitionOf } from '../log/partitioner.ts';
+import { toRowStateChanged } from '../processors/folds/rowState.ts';
+import { foldTrials, type RowTable } from '../processors/folds/rowTable.ts';
+import { readToEnd } from '../processors/operators/readToEnd.ts';
+import { createRowStore } from '../processors/operators/rowStore.ts';
+import type { RowStateChanged } from '../schemas/events/decisions.ts';
+import { rowStateKey, TOPICS } from '../schemas/topics.ts';
+import { chunks, syntheticTrials } from './processors.ts';
+
+/**
+ * Restart until ready and memory per row of state (issue #30, item 5), at one attempt per row:
+ * - an embedded log holds the changelog of `rows` rows (one RowStateChanged each, as the trial topology wrote it);
+ * - passk: the trial topology's restore of every partition (`readToEnd` of passk.rowstate through the log's
+ *   consumer, each record decoded and validated, turned into its row state as it comes, the tables and version
+ *   summaries built: `RowStore.restoring`), wall time;
+ * - baseline: the same records read straight from the log's SQLite file and `JSON.parse`d into a Map by row key
+ *   (no validation, no row state, no summaries: a subset of the work), wall time, alternating with passk;
+ * - memory: the retained heap of the restored tables and summaries after a full GC, per row.
+ * In-process: a whole `passk process` also opens the store and restores its other topologies.
+ */
+setFlagsFromString('--expose-gc');
+const gc = runInNewContext('gc') as () => void;
+const heap = (): number => {
+  gc();
+  gc();
+  return process.memoryUsage().heapUsed;
+};
+
+export interface RestoreLine {
+  readonly rows: number;
+  /** Best wall seconds of each, and the median of the paired ratios (baseline ÷ passk). */
+  readonly seconds: number;
+  readonly baselineSeconds: number;
+  readonly ratio: number;
+  readonly bytesPerRecord: number;
+  readonly bytesPerRow: number;
+}
+
+export async function benchRestore(o: {
+  rows: number;
+  pairs?: number;
+  log?: (line: string) => void;
+}): Promise<RestoreLine> {
+  const say = o.log ?? (() => {});
+  const dir = mkdtempSync(join(tmpdir(), 'passk-bench-restore-'));
+  const log = createEmbeddedEventLog({ dataDir: dir, synchronous: 'NORMAL' });
+  const partitions = 4;
+  try {
+    // the changelog: each row's state after its one trial, published as the topology does (trusted)
+    let records = 0;
+    let bytes = 0;
+    const trials = [...syntheticTrials({ events: o.rows, rows: Math.max(1, o.rows / 4), versions: 4 })];
+    for (const part of chunks(trials, 50_000)) {
+      const table: RowTable = new Map();
+      foldTrials(table, part);
+      const changes = [...table.values()].map((s) => toRowStateChanged(s, 'passk-bench/0'));
+      for (const c of chunks(changes, 5_000)) await log.publisher.publish(c, { trusted: true });
+      records += changes.length;
+      bytes += changes.reduce((n, c) => n + JSON.stringify(c).length, 0);
+    }
+    trials.length = 0;
+    const db = new Database(join(dir, 'log.sqlite'), { readonly: true });
+    const read = db.prepare<[string]>('SELECT value FROM records WHERE topic = ? ORDER BY partition, offset');
+    const utf8 = new TextDecoder();
+    const baseline = () => {
+      const m = new Map<string, RowStateChanged>();
+      for (const r of read.iterate(TOPICS.rowstate) as Iterable<{ value: Buffer }>) {
+        const e = JSON.parse(utf8.decode(r.value)) as RowStateChanged;
+        m.set(rowStateKey(e), e);
+      }
+      return m.size;
+    };
+    let run = 0;
+    const passk = async () => {
+      const store = createRowStore();
+      const restoring = store.restoring([0, 1, 2, 3], partitionOf, partitions);
+      await readToEnd(log, {
+        topic: TOPICS.rowstate,
+        groupId: `bench-restore-${run++}`,
+        onEvent: (e) => void (e.type === 'RowStateChanged' && restoring.add(e)),
+      });
+      return { store, rows: restoring.done() };
+    };
+    const wall = async <T>(f: () => T | Promise<T>): Promise<[number, T]> => {
+      gc();
+      const t = performance.now();
+      const r = await f();
+      return [(performance.now() - t) / 1000, r];
+    };
+    const ratios: number[] = [];
+    let best = Infinity;
+    let bestBaseline = Infinity;
+    for (let i = 0; i < (o.pairs ?? 2); i++) {
+      const [tb, n] = await wall(baseline);
+      const [tc, r] = await wall(passk);
+      if (r.rows !== n || n !== records) throw new Error(`restored ${r.rows} rows, parsed ${n}, of ${records}`);
+      ratios.push(tb / tc);
+      best = Math.min(best, tc);
+      bestBaseline = Math.min(bestBaseline, tb);
+      say(`restore: ${records} rows: passk ${tc.toFixed(2)} s, JSON.parse into a Map ${tb.toFixed(2)} s`);
+    }
+    db.close();
+    // memory: the restored store alone, what a GC frees once it is dropped
+    const kept: { restored?: Awaited<ReturnType<typeof passk>> } = { restored: await passk() };
+    const held = heap();
+    kept.restored?.store.drop([0, 1, 2, 3]);
+    delete kept.restored;
+    const bytesPerRow = (held - heap()) / records;
+    ratios.sort((a, b) => a - b);
+    return {
+      rows: records,
+      seconds: best,
+      baselineSeconds: bestBaseline,
+      ratio: ratios[Math.floor(ratios.length / 2)]!,
+      bytesPerRecord: bytes / records,
+      bytesPerRow,
+    };
+  } finally {
+    await log.close();
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
