@@ -11,12 +11,14 @@ import type { Querier } from '../sinks/clickhouse/queries/select.ts';
 import type { DashboardData, DatasetRowView, ProductionWindow } from './data.ts';
 import { traceListItem } from './traceItem.ts';
 import { failureSignals } from '../processors/core/failureSignals.ts';
-import { traceOfRow } from '../sinks/clickhouse/queries/storedFailures.ts';
+import { parseSignal, traceOfRow } from '../sinks/clickhouse/queries/storedFailures.ts';
 import {
   confirmationsOf,
   datasetIds,
   datasetRowsOfTraces,
+  failureCandidateSignals,
   repeatedInputFlips,
+  sampledTraceCount,
   sampledTraces,
   storeWatermark,
   traceById,
@@ -25,7 +27,6 @@ import {
 } from './queries.ts';
 import { explorerView } from './explorerView.ts';
 import { rowView } from './rowView.ts';
-import { pushAll } from '../processors/core/arrays.ts';
 
 /**
  * The dashboard's data from the store (ClickHouse server or embedded chDB), through the typed queries of
@@ -162,27 +163,38 @@ export const clickhouseDashboardData = (client: Querier): DashboardData => ({
   },
   traces: async (q) => {
     const limit = q.limit ?? 200;
-    const page = async () => {
-      const out: Awaited<ReturnType<typeof sampledTraces>> = [];
-      for (let offset = 0; out.length < limit; offset += 1000) {
-        const rows = await sampledTraces(client, {
-          ...q,
-          userId: q.user_id,
-          sessionId: q.session_id,
-          minLatencyMs: q.min_latency_ms,
-          failed: q.failed ?? false,
-          limit: 1000,
-          offset,
-        });
-        pushAll(
-          out,
-          rows.filter((r) => !q.failed || failureSignals(traceOfRow(r)).length > 0),
-        );
-        if (rows.length < 1000) break;
-      }
-      return out.slice(0, limit);
+    const offset = q.offset ?? 0;
+    const filters = {
+      ...q,
+      userId: q.user_id,
+      sessionId: q.session_id,
+      minLatencyMs: q.min_latency_ms,
+      failed: q.failed ?? false,
     };
-    const [rows, [facets], datasets] = await Promise.all([page(), traceFacets(client), datasetIds(client)]);
+    // Without `failed`, the page and the total in SQL. With it, which candidates are failures is decided here
+    // (failureSignals): over their signals alone (no payloads), then the page's traces by id.
+    const page = async (): Promise<{ rows: Awaited<ReturnType<typeof sampledTraces>>; total: number }> => {
+      if (!filters.failed) {
+        const [rows, total] = await Promise.all([
+          sampledTraces(client, { ...filters, limit, offset }),
+          sampledTraceCount(client, filters),
+        ]);
+        return { rows, total };
+      }
+      const failures = (await failureCandidateSignals(client, filters)).filter(
+        (c) =>
+          failureSignals({
+            verdicts: c.failed_graders.map((grader) => ({ grader, passed: false })),
+            ...(c.error_kind !== null ? { error_kind: c.error_kind } : {}),
+            user_signals: Object.fromEntries(Object.entries(c.user_signals).map(([k, v]) => [k, parseSignal(v)])),
+          }).length > 0,
+      );
+      const ids = failures.slice(offset, offset + limit).map((c) => c.trace_id);
+      const rows =
+        ids.length === 0 ? [] : await sampledTraces(client, { ...filters, ids, limit: ids.length, offset: 0 });
+      return { rows, total: failures.length };
+    };
+    const [{ rows, total }, [facets], datasets] = await Promise.all([page(), traceFacets(client), datasetIds(client)]);
     const ids = rows.map((r) => r.trace_id);
     const [confirmations, became] = await Promise.all([confirmationsOf(client, ids), datasetRowsOfTraces(client, ids)]);
     const confirmedOf = new Map(confirmations.map((c) => [c.trace_id, withoutId(c)]));
@@ -196,6 +208,8 @@ export const clickhouseDashboardData = (client: Querier): DashboardData => ({
     );
     return {
       traces,
+      offset,
+      total,
       agent_versions: facets?.agent_versions ?? [],
       segments: facets?.segments ?? [],
       datasets,

@@ -46,6 +46,7 @@ export const QUERIES = {
     from: z.coerce.number().int().nonnegative().optional(),
     to: z.coerce.number().int().positive().optional(),
     limit: z.coerce.number().int().min(1).max(1000).optional(),
+    offset: z.coerce.number().int().nonnegative().optional(),
     user_id: optional,
     session_id: optional,
     model: optional,

@@ -160,7 +160,9 @@ export type TraceQuery = {
   /** Milliseconds since the epoch, [from, to). */
   from?: number;
   to?: number;
+  /** The page: `limit` traces (default 200) after the first `offset` (default 0) of the list. */
   limit?: number;
+  offset?: number;
   user_id?: string;
   session_id?: string;
   /** The requested or the answering model. */
@@ -168,7 +170,11 @@ export type TraceQuery = {
   min_latency_ms?: number;
 };
 export type TraceList = {
+  /** One page of the list, newest first. */
   traces: TraceListItem[];
+  /** Where the page starts in the list, and the list's length: every trace the filters keep. */
+  offset: number;
+  total: number;
   /** Every version and segment with sampled traces, for the filters. */
   agent_versions: string[];
   segments: string[];

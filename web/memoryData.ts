@@ -129,23 +129,26 @@ export const createMemoryDashboardData = (initial: readonly PasskEvent[] = []) =
       for (const t of of('TraceSampled') as TraceSampled[])
         if ((t.revision ?? 0) >= (latest.get(t.trace_id)?.revision ?? -1)) latest.set(t.trace_id, t);
       const all = [...latest.values()];
+      const offset = q.offset ?? 0;
+      const listed = all
+        .filter(
+          (t) =>
+            (q.agent_version === undefined || t.agent_version === q.agent_version) &&
+            (q.segment === undefined || t.segment === q.segment) &&
+            (q.user_id === undefined || t.user_id === q.user_id) &&
+            (q.session_id === undefined || t.session_id === q.session_id) &&
+            (q.model === undefined || t.model === q.model || t.response_model === q.model) &&
+            (q.min_latency_ms === undefined || (t.latency_ms ?? -1) >= q.min_latency_ms) &&
+            t.occurred_at >= (q.from ?? 0) &&
+            t.occurred_at < (q.to ?? Infinity),
+        )
+        .sort((a, b) => b.occurred_at - a.occurred_at || a.trace_id.localeCompare(b.trace_id))
+        .map(traceItem)
+        .filter((t) => !q.failed || t.why.length > 0);
       return {
-        traces: all
-          .filter(
-            (t) =>
-              (q.agent_version === undefined || t.agent_version === q.agent_version) &&
-              (q.segment === undefined || t.segment === q.segment) &&
-              (q.user_id === undefined || t.user_id === q.user_id) &&
-              (q.session_id === undefined || t.session_id === q.session_id) &&
-              (q.model === undefined || t.model === q.model || t.response_model === q.model) &&
-              (q.min_latency_ms === undefined || (t.latency_ms ?? -1) >= q.min_latency_ms) &&
-              t.occurred_at >= (q.from ?? 0) &&
-              t.occurred_at < (q.to ?? Infinity),
-          )
-          .sort((a, b) => b.occurred_at - a.occurred_at || a.trace_id.localeCompare(b.trace_id))
-          .map(traceItem)
-          .filter((t) => !q.failed || t.why.length > 0)
-          .slice(0, q.limit ?? 200),
+        traces: listed.slice(offset, offset + (q.limit ?? 200)),
+        offset,
+        total: listed.length,
         agent_versions: [...new Set(all.map((t) => t.agent_version))].sort(),
         segments: [...new Set(all.map((t) => t.segment))].sort(),
         datasets: [...new Set(of('DatasetRowUpserted').map((r) => r.dataset_id))].sort(),

@@ -159,45 +159,88 @@ export const datasetRowsOfTraces = async (client: Querier, trace_ids: readonly s
         { trace_ids },
       );
 
+type TraceListQuery = {
+  failed: boolean;
+  agent_version?: string | undefined;
+  segment?: string | undefined;
+  from?: number | undefined;
+  to?: number | undefined;
+} & TraceFilters;
+
+const TRACE_LIST_WHERE = `({agent_version:String} = '' OR agent_version = {agent_version:String})
+       AND ({segment:String} = '' OR segment = {segment:String})
+       AND occurred_at >= {from:Int64} AND occurred_at < {to:Int64} -- occurred_at is the selected alias, in ms
+       AND (NOT {failed:Bool} OR ${FAILURE_CANDIDATE})
+       AND (empty({ids:Array(String)}) OR has({ids:Array(String)}, trace_id))
+       AND ${TRACE_FILTERS}`;
+const TRACE_LIST_ORDER = `ORDER BY occurred_at DESC, trace_id, revision DESC, event_id DESC
+     LIMIT 1 BY trace_id`;
+
+const traceListParams = (q: TraceListQuery, ids: readonly string[] = []) => ({
+  agent_version: q.agent_version ?? '',
+  segment: q.segment ?? '',
+  from: q.from ?? 0,
+  to: q.to ?? 8_640_000_000_000,
+  failed: q.failed,
+  ids: [...ids],
+  ...traceFilterParams(q),
+});
+
 /**
  * Sampled traces, newest first, one event per trace, filtered by version, segment and time; `failed` keeps the
  * failure candidates (which signals are negative is decided in TypeScript, so a page may hold fewer failures).
+ * `ids`: only these traces (the same event of each as in the whole list).
  */
 export const sampledTraces = async (
   client: Querier,
-  q: {
-    failed: boolean;
-    agent_version?: string | undefined;
-    segment?: string | undefined;
-    from?: number | undefined;
-    to?: number | undefined;
-    limit: number;
-    offset?: number;
-  } & TraceFilters,
+  q: TraceListQuery & { limit: number; offset?: number; ids?: readonly string[] },
 ) =>
   select(
     client,
     StoredTraceRow,
     `SELECT ${STORED_TRACE_COLUMNS}
      FROM traces FINAL
-     WHERE ({agent_version:String} = '' OR agent_version = {agent_version:String})
-       AND ({segment:String} = '' OR segment = {segment:String})
-       AND occurred_at >= {from:Int64} AND occurred_at < {to:Int64} -- occurred_at is the selected alias, in ms
-       AND (NOT {failed:Bool} OR ${FAILURE_CANDIDATE})
-       AND ${TRACE_FILTERS}
-     ORDER BY occurred_at DESC, trace_id, revision DESC, event_id DESC
-     LIMIT 1 BY trace_id
+     WHERE ${TRACE_LIST_WHERE}
+     ${TRACE_LIST_ORDER}
      LIMIT {limit:UInt32} OFFSET {offset:UInt64}`,
-    {
-      offset: q.offset ?? 0,
-      agent_version: q.agent_version ?? '',
-      segment: q.segment ?? '',
-      from: q.from ?? 0,
-      to: q.to ?? 8_640_000_000_000,
-      failed: q.failed,
-      limit: q.limit,
-      ...traceFilterParams(q),
-    },
+    { ...traceListParams(q, q.ids), offset: q.offset ?? 0, limit: q.limit },
+  );
+
+/** How many traces `sampledTraces` lists in all (without `failed`: with it, see `failureCandidateSignals`). */
+export const sampledTraceCount = async (client: Querier, q: TraceListQuery): Promise<number> => {
+  const [row] = await select(
+    client,
+    z.object({ total: z.coerce.number() }),
+    `SELECT uniqExact(trace_id) AS total
+     FROM (SELECT trace_id, toUnixTimestamp64Milli(occurred_at) AS occurred_at FROM traces FINAL WHERE ${TRACE_LIST_WHERE})`,
+    traceListParams(q),
+  );
+  return row?.total ?? 0;
+};
+
+/**
+ * The failure candidates of the list, in its order, with only what decides whether one is a failure (its failed
+ * graders, error, user signals): a few bytes per trace, so the list's failures can be counted and paged exactly
+ * without reading the traces' payloads.
+ */
+export const failureCandidateSignals = async (client: Querier, q: Omit<TraceListQuery, 'failed'>) =>
+  select(
+    client,
+    z.object({
+      trace_id: z.string(),
+      failed_graders: z.array(z.string()),
+      error_kind: z.string().nullable(),
+      user_signals: z.record(z.string(), z.string()),
+    }),
+    `SELECT trace_id, failed_graders, error_kind, user_signals FROM (
+       SELECT trace_id, toUnixTimestamp64Milli(occurred_at) AS occurred_at, revision, event_id, error_kind, user_signals,
+              arrayMap(v -> tupleElement(v, 'grader'),
+                       arrayFilter(v -> coalesce(tupleElement(v, 'passed'), true) = false, verdicts)) AS failed_graders
+       FROM traces FINAL
+       WHERE ${TRACE_LIST_WHERE}
+       ${TRACE_LIST_ORDER})
+     ORDER BY occurred_at DESC, trace_id`,
+    traceListParams({ ...q, failed: true }),
   );
 
 /** The versions and segments that have sampled traces, for the list's filters. */

@@ -16,7 +16,7 @@ const stubData = (mark: { value: string }): DashboardData => ({
   gates: async () => [],
   production: async () => ({ windows: [], alerts: [], repeated_input_flips: [] }),
   trace: async () => null,
-  traces: async () => ({ traces: [], agent_versions: [], segments: [], datasets: [] }),
+  traces: async () => ({ traces: [], offset: 0, total: 0, agent_versions: [], segments: [], datasets: [] }),
   judges: async () => [],
   datasets: async () => [],
   deadLetters: async () => ({ total: 0, by_stage: {}, letters: [] }),

@@ -21,7 +21,7 @@ export const isNegativeFeedback = (signals: Record<string, string | number | boo
 };
 
 /** The reasons a trace may be a failure, or none. */
-export const failureSignals = (t: TraceSampled): string[] => [
+export const failureSignals = (t: Pick<TraceSampled, 'verdicts' | 'error_kind' | 'user_signals'>): string[] => [
   ...(t.verdicts ?? []).filter((v) => v.passed === false).map((v) => `grader:${v.grader}`),
   ...(t.error_kind ? [`error:${t.error_kind}`] : []),
   ...(isNegativeFeedback(t.user_signals) ? ['negative_feedback'] : []),

@@ -178,6 +178,21 @@ describe('the dashboard data on chDB', () => {
     expect(row.tags).toEqual(['must_not_break']);
   });
 
+  it('pages the sampled traces with their total, failures counted exactly, as the in-memory adapter does', async () => {
+    const ids = (l: { traces: { trace_id: string }[] }) => l.traces.map((t) => t.trace_id);
+    // newest first: t7, t6 (hour 1), then t2, t1, t0; failures (a failed verdict): t6 and t1
+    const page = await data.traces({ limit: 2, offset: 1 });
+    expect([ids(page), page.offset, page.total]).toEqual([['t6', 't2'], 1, 5]);
+    const failed = await data.traces({ failed: true, limit: 1, offset: 1 });
+    expect([ids(failed), failed.offset, failed.total]).toEqual([['t1'], 1, 2]);
+    expect(failed.traces[0]!.why).toEqual(['grader:audit']);
+    expect((await data.traces({ failed: true, offset: 2 })).traces).toEqual([]);
+    for (const q of [{ limit: 2, offset: 1 }, { failed: true, limit: 1, offset: 1 }, { offset: 9 }]) {
+      const [stored, inMemory] = [await data.traces(q), await memory.traces(q)];
+      expect([ids(stored), stored.offset, stored.total]).toEqual([ids(inMemory), inMemory.offset, inMemory.total]);
+    }
+  });
+
   it('shows gates, judges and dataset versions with their production provenance', async () => {
     expect(await data.gates({ suite: 's' })).toEqual([
       expect.objectContaining({

@@ -73,7 +73,8 @@ export const traceFilterParams = (f: TraceFilters) => ({
 /** A trace that may be a failure: a failed verdict, an error, or any user signal (TypeScript decides which are negative). */
 export const FAILURE_CANDIDATE = `(arrayExists(v -> coalesce(tupleElement(v, 'passed'), true) = false, verdicts) OR error_kind IS NOT NULL OR notEmpty(user_signals))`;
 
-const parseSignal = (text: string): string | number | boolean => {
+/** A stored user signal's value as it was sent (stored as JSON text). */
+export const parseSignal = (text: string): string | number | boolean => {
   try {
     const v: unknown = JSON.parse(text);
     return typeof v === 'string' || typeof v === 'number' || typeof v === 'boolean' ? v : text;

@@ -19,6 +19,7 @@ export const params = [
   'trace',
   'size',
   'grader',
+  'offset',
 ];
 export const title = 'Production';
 
@@ -311,7 +312,10 @@ const traceList = (list, params, go) => {
   const failed = params.failed !== 'all';
   const sort = params.sort in SORTS ? params.sort : 'newest';
   const rows = [...list.traces].sort(SORTS[sort]);
-  const set = (p) => go({ ...params, ...p });
+  // a filter starts the list again from its first page
+  const set = (p) => go({ ...params, offset: undefined, ...p });
+  const turn = (offset) => go({ ...params, offset: offset > 0 ? String(offset) : undefined });
+  const last = list.offset + list.traces.length;
   const select = (name, label, options, value) =>
     h(
       'label',
@@ -349,7 +353,9 @@ const traceList = (list, params, go) => {
       }),
     );
   return card(
-    `Sampled traces (${rows.length}${rows.length >= 200 ? '+' : ''})`,
+    list.total > list.traces.length
+      ? `Sampled traces (${list.offset + 1}–${last} of ${list.total})`
+      : `Sampled traces (${list.total})`,
     h(
       'div',
       { class: 'controls filters' },
@@ -381,6 +387,15 @@ const traceList = (list, params, go) => {
         sort,
       ),
     ),
+    list.total > list.traces.length
+      ? h(
+          'div',
+          { class: 'pager', 'data-testid': 'traces-pager' },
+          h('button', { disabled: list.offset === 0, onclick: () => turn(Math.max(0, list.offset - 200)) }, '‹'),
+          ` traces ${list.offset + 1}–${last} of ${list.total} `,
+          h('button', { disabled: last >= list.total, onclick: () => turn(last) }, '›'),
+        )
+      : null,
     rows.length === 0
       ? empty(
           failed
@@ -401,8 +416,8 @@ const traceList = (list, params, go) => {
                   'data-failed': String(t.why.length > 0),
                   'data-confirmed': String(t.confirmation !== null),
                   tabindex: 0,
-                  onclick: () => set({ trace: t.trace_id }),
-                  onkeydown: (e) => e.key === 'Enter' && set({ trace: t.trace_id }),
+                  onclick: () => go({ ...params, trace: t.trace_id }),
+                  onkeydown: (e) => e.key === 'Enter' && go({ ...params, trace: t.trace_id }),
                 },
                 h('td', { class: 'nowrap', title: time(t.occurred_at) }, time(t.occurred_at).slice(5, 16)),
                 h('td', {}, `${t.agent_version} · ${t.segment}`),
@@ -438,6 +453,7 @@ export const render = async ({ params, navigate, redraw, warn }) => {
     session_id: params.session,
     model: params.model,
     min_latency_ms: params.latency,
+    offset: params.offset,
   };
   const [prod, trace, list] = await Promise.all([
     api.production(),
