@@ -113,6 +113,26 @@ const redactBase64 = (text: string, redactors: readonly Redactor[]): string =>
  * else the normalized text with each finding replaced by its label (`[EMAIL]`, `[PHONE]`, …).
  */
 export const redactText = (text: string, redactors: readonly Redactor[] = DEFAULT_REDACTORS): string => {
+  if (text.length > SHORT) return redactNow(text, redactors);
+  // Short strings (JSON keys, roles, segments, versions) repeat: one found clean is not looked at again (only clean
+  // ones are remembered, so the memory holds no personal data).
+  let clean = cleanShort.get(redactors);
+  if (!clean) cleanShort.set(redactors, (clean = new Set()));
+  if (clean.has(text)) return text;
+  const out = redactNow(text, redactors);
+  if (out === text) {
+    if (clean.size >= CLEAN_MEMO_SIZE) clean.clear();
+    clean.add(text);
+  }
+  return out;
+};
+
+/** Strings this long or shorter are remembered when clean, at most CLEAN_MEMO_SIZE per list of redactors. */
+const SHORT = 32;
+const CLEAN_MEMO_SIZE = 10_000;
+const cleanShort = new WeakMap<readonly Redactor[], Set<string>>();
+
+const redactNow = (text: string, redactors: readonly Redactor[]): string => {
   const normalized = normalizeForRedaction(text);
   let out = chain(normalized, redactors);
   if (featuresOf(out).base64Run) out = redactBase64(out, redactors);

@@ -17,8 +17,12 @@ export const normalizeInput = (input: unknown): string => {
       }
   }
   const text = typeof value === 'string' ? value : canonical(value);
-  return text.normalize('NFKC').toLowerCase().replace(/\s+/g, ' ').trim();
+  // NFKC leaves ASCII as it is: only text with other characters pays for it
+  return (NON_ASCII.test(text) ? text.normalize('NFKC') : text).toLowerCase().replace(/\s+/g, ' ').trim();
 };
+
+// eslint-disable-next-line no-control-regex
+const NON_ASCII = /[^\x00-\x7f]/;
 
 const canonical = (v: unknown): string => {
   if (Array.isArray(v)) return `[${v.map(canonical).join(',')}]`;
