@@ -8,10 +8,11 @@ export { AttemptRecord, CheckAnswer } from '../../schemas/events/decisions.ts';
 
 /**
  * The state of one row for one agent version: every attempt seen, kept in a canonical order, so the
- * fold gives the same state whatever order the attempts arrive in and however often they are
+ * fold gives the same state whatever order distinct attempts arrive in and however often they are
  * redelivered. An event id seen before is ignored; one attempt per (run, attempt number) slot, and
- * when two events claim a slot the smaller event id wins: ids are time-sortable, so that is the first
- * one recorded (a re-run cannot replace a verdict). It has a schema so it can be checkpointed.
+ * when two events claim a slot the first one folded keeps it (a re-run cannot replace a verdict): the
+ * first in the file for a report over files, the first in log order for the processors, which meet a
+ * slot's events in one partition (issue 26, item 3). It has a schema so it can be checkpointed.
  * The report, compare and gate read it. The stream's row state (processors/folds/rowState.ts) is this state
  * plus its key, seq and counters, folded by the same rules (`toAttemptRecord`, `addAttempt`, `attemptOrder`,
  * `mergeTags`); its attempt record (`AttemptRecord`, schemas/events/decisions.ts) is the one on the changelog.
@@ -80,40 +81,32 @@ export type AttemptSlot = Readonly<{ event_id: string; run_id: string; attempt: 
  * The de-duplication rule of a row's attempts, the one implementation behind both folds (this
  * offline one and the stream's, processors/folds/rowState.ts): `rec` added to `attempts`, which
  * are sorted by `order`. Null when it changes nothing: its event id was seen before (a redelivery
- * never counts twice), or its (run, attempt) slot is held by a smaller event id (ids are
- * time-sortable, so the first one recorded keeps the slot: a re-run cannot replace a verdict).
- * Otherwise a new sorted array, and the attempt `rec` displaced from its slot, if any.
+ * never counts twice), or its (run, attempt) slot is already held (the first answer folded keeps
+ * it: a re-run cannot replace a verdict; the processors dead-letter such a trial as a conflict,
+ * `slotConflict`). Otherwise a new sorted array.
  */
 export const addAttempt = <A extends AttemptSlot>(
   attempts: readonly A[],
   rec: A,
   order: (a: A, b: A) => number,
-): { attempts: A[]; displaced: A | undefined } | null => {
+): A[] | null => {
   const next = attempts.slice();
-  const added = addAttemptInPlace(next, rec, order);
-  return added === null ? null : { attempts: next, displaced: added.displaced };
+  return addAttemptInPlace(next, rec, order) ? next : null;
 };
-
-const ADDED = Object.freeze({ displaced: undefined });
 
 /**
  * `addAttempt` on an array the caller owns (the stream's per-partition state, copied when emitted):
- * `attempts` is changed in place. Null when it changes nothing, else the attempt displaced, if any.
+ * `attempts` is changed in place. False when it changes nothing.
  */
 export const addAttemptInPlace = <A extends AttemptSlot>(
   attempts: A[],
   rec: A,
   order: (a: A, b: A) => number,
-): { displaced: A | undefined } | null => {
-  let holder = -1;
+): boolean => {
   for (let i = 0; i < attempts.length; i++) {
     const a = attempts[i]!;
-    if (a.event_id === rec.event_id) return null;
-    if (a.attempt === rec.attempt && a.run_id === rec.run_id) holder = i;
+    if (a.event_id === rec.event_id || (a.attempt === rec.attempt && a.run_id === rec.run_id)) return false;
   }
-  const displaced = holder < 0 ? undefined : attempts[holder]!;
-  if (displaced && displaced.event_id < rec.event_id) return null;
-  if (holder >= 0) attempts.splice(holder, 1);
   // from the end: attempts mostly arrive in order, and then it is a push (splice, a generic builtin that
   // also builds an array of what it removed, was a third of this function)
   let at = attempts.length;
@@ -124,7 +117,7 @@ export const addAttemptInPlace = <A extends AttemptSlot>(
     for (let i = attempts.length - 2; i > at; i--) attempts[i] = attempts[i - 1]!;
     attempts[at] = rec;
   }
-  return displaced ? { displaced } : ADDED;
+  return true;
 };
 
 /** A row's tags with a trial's added: a sorted union (the same rule in the stream's fold, folds/rowState.ts). */
@@ -139,7 +132,7 @@ export const rowState: Fold<RowState, TrialRecorded> = {
   initial: () => ({ attempts: [], tags: [] }),
   evolve: (state, e) => {
     const added = addAttempt(state.attempts, toAttemptRecord(e), attemptOrder);
-    return added === null ? state : { attempts: added.attempts, tags: mergeTags(state.tags, e.tags) };
+    return added === null ? state : { attempts: added, tags: mergeTags(state.tags, e.tags) };
   },
 };
 

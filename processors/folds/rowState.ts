@@ -174,15 +174,10 @@ export const evolveRow = (
   if (slotConflict(state.attempts, a) !== undefined) return state; // one answer per slot: never folded
   const added = addAttempt(state.attempts, a, attemptOrder); // the core's de-duplication rule and order
   if (added === null) return state;
-  const sub = added.displaced ? countOf(added.displaced) : { n: 0, c: 0, ungraded: 0 };
-  const counts = {
-    n: state.n + add.n - sub.n,
-    c: state.c + add.c - sub.c,
-    ungraded: state.ungraded + add.ungraded - sub.ungraded,
-  };
+  const counts = { n: state.n + add.n, c: state.c + add.c, ungraded: state.ungraded + add.ungraded };
   return withRetracted(
     build(
-      { ...state, seq: state.seq + 1, attempts: added.attempts, tags: mergeTags(state.tags, trial.tags) },
+      { ...state, seq: state.seq + 1, attempts: added, tags: mergeTags(state.tags, trial.tags) },
       counts,
       minAttempts,
       Math.max(state.occurred_at, trial.occurred_at),

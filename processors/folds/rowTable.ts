@@ -158,11 +158,9 @@ export const foldTrialsInto = (
     const c = row.c;
     const ungraded = row.ungraded;
     const cls = row.class;
-    const added = addAttemptInPlace(row.attempts, a, attemptOrder); // the core's de-duplication rule and order
-    if (added === null) continue;
+    if (!addAttemptInPlace(row.attempts, a, attemptOrder)) continue; // the core's de-duplication rule and order
     outcome?.folded.push(t);
     if (!changed.has(key)) changed.set(key, { key, before: { n, c, ungraded, class: cls }, after: row });
-    if (added.displaced) weigh(added.displaced, -1, row);
     weigh(a, 1, row);
     row.class = classOf(row.n, row.c, minAttempts);
     row.seq += 1;

@@ -36,9 +36,9 @@ describe('foldTrialsOwned', () => {
   });
 });
 
-/** The core's de-duplication and order rule, by brute force: the smallest event id of each slot, sorted. */
+/** The core's de-duplication and order rule, by brute force: the first event of each slot, sorted. */
 describe('addAttemptInPlace', () => {
-  it('keeps, whatever the arrival order, the smallest event id per (run, attempt) slot, in attemptOrder', () => {
+  it('keeps the first event to arrive per (run, attempt) slot, in attemptOrder', () => {
     const rec = fc.record({
       event_id: fc.constantFrom('A1', 'A2', 'B1', 'B2', 'C1', 'C2', 'D1'),
       run_id: fc.constantFrom('r1', 'r2'),
@@ -54,10 +54,9 @@ describe('addAttemptInPlace', () => {
         const attempts: AttemptRecord[] = [];
         for (const e of events) addAttemptInPlace(attempts, attempt(e), attemptOrder);
         const slots = new Map<string, AttemptRecord>();
-        for (const e of byId.values()) {
+        for (const e of events) {
           const k = `${e.run_id}/${e.attempt}`;
-          const held = slots.get(k);
-          if (!held || e.event_id < held.event_id) slots.set(k, attempt(e));
+          if (!slots.has(k)) slots.set(k, attempt(e));
         }
         expect(attempts).toEqual([...slots.values()].sort(attemptOrder));
       }),

@@ -5,6 +5,7 @@
  */
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
+import { groupTrials } from '../../processors/core/groups.ts';
 import { toAttemptRecord } from '../../processors/core/rowState.ts';
 import { evolveRow, slotConflict } from '../../processors/folds/rowState.ts';
 import { createSlotMemory, trialContent } from '../../producers/trialSlots.ts';
@@ -61,5 +62,45 @@ describe('the same answer, as producers and processors see it', () => {
     const large = trialContent({ ...base(), output: 'x'.repeat(1 << 20) });
     expect(large.length).toBe(small.length);
     expect(small.length).toBeLessThan(80);
+  });
+});
+
+/**
+ * Issue 26, item 3: the offline fold (the report over files or over the in-memory log, `groupTrials`) and the
+ * processors' fold keep the same answer of a slot: the first in order. The offline fold kept the smaller event id,
+ * so a rival with a smaller id that came second took the slot in the report and not in the store.
+ */
+describe('the offline fold and the processors keep the same answer', () => {
+  it('for any order of trials, rivals and redeliveries, both keep the first answer of each slot', () => {
+    const draw = fc.record({
+      id: fc.constantFrom('01A', '01B', '01C', '01D', '01E', '01F'),
+      attempt: fc.nat({ max: 2 }),
+      passed: fc.boolean(),
+    });
+    fc.assert(
+      fc.property(fc.array(draw, { minLength: 1, maxLength: 20 }), (draws) => {
+        // one event per id (a redelivery is the same event); several ids may claim one slot with other verdicts
+        const byId = new Map<string, TrialRecorded>();
+        const log = draws.map((d) => {
+          const t =
+            byId.get(d.id) ?? trial({ id: d.id, row: 'r1', version: 'v1', attempt: d.attempt, passed: d.passed });
+          byId.set(d.id, t);
+          return t;
+        });
+        let stream: ReturnType<typeof evolveRow> | undefined;
+        for (const t of log) stream = evolveRow(stream, t);
+        const offline = groupTrials(log)[0]!.rows.get('r1')!;
+        const answers = (xs: readonly { event_id: string; passed: boolean | null }[]) =>
+          xs.map((a) => [a.event_id, a.passed]);
+        expect(answers(offline.attempts)).toEqual(answers(stream!.attempts));
+        // brute force: the first event of each slot in log order
+        const first = new Map<number, TrialRecorded>();
+        for (const t of log) if (!first.has(t.attempt)) first.set(t.attempt, t);
+        expect(offline.attempts.map((a) => a.event_id).sort()).toEqual(
+          [...first.values()].map((t) => t.event_id).sort(),
+        );
+      }),
+      { numRuns: 500 },
+    );
   });
 });
