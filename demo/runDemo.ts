@@ -23,6 +23,11 @@ export interface DemoOptions {
   readonly k?: number;
   /** Confirmation attempts the processors ask for per suspected regression and version (declared). @default 6 */
   readonly confirmAttempts?: number;
+  /**
+   * More confirmation attempts they ask for on must-not-break rows (declared; the seed: spend more attempts on the
+   * rows you tagged). @default 3
+   */
+  readonly mustNotBreakExtra?: number;
   /** @default 16 */
   readonly concurrency?: number;
   readonly onProgress?: (p: DemoProgress) => void;
@@ -136,6 +141,7 @@ export const gateByProcessors = async (
     candidate: AgentVersion;
     rows: readonly DatasetRow[];
     confirmationAttempts: number;
+    mustNotBreakExtraAttempts: number;
     runConfirmation: (
       version: AgentVersion,
       request: ConfirmationRequested,
@@ -155,6 +161,7 @@ export const gateByProcessors = async (
       mustNotBreak: [],
       rules: {},
       confirmationAttempts: ctx.confirmationAttempts,
+      mustNotBreakExtraAttempts: ctx.mustNotBreakExtraAttempts,
     },
     { now: ctx.clock(), producer: PRODUCER },
   );

@@ -59,7 +59,14 @@ export type GateSummary = {
   reasons: { rule: string; passed: boolean; detail: string; rows: string[] }[];
   must_not_break_rows: number;
   /** The processors' ConfirmationRequested that the demo ran, or null when they asked for none. */
-  confirmation: { event_id: string; run_id: string; rows: string[]; attempts: number } | null;
+  confirmation: {
+    event_id: string;
+    run_id: string;
+    rows: string[];
+    attempts: number;
+    /** The must-not-break rows among them, and the attempts each was asked for instead (more). */
+    must_not_break: { rows: string[]; attempts: number } | null;
+  } | null;
 };
 
 export type DemoResult = {
@@ -135,7 +142,15 @@ const gateSummary = (gate: ProcessorsGate): GateSummary => {
     verdict: v.verdict,
     reasons: v.reasons.map((r) => ({ rule: r.rule, passed: r.passed, detail: r.detail, rows: r.rows ?? [] })),
     must_not_break_rows: v.must_not_break?.length ?? 0,
-    confirmation: c ? { event_id: c.event_id, run_id: c.run_id, rows: c.rows, attempts: c.attempts } : null,
+    confirmation: c
+      ? {
+          event_id: c.event_id,
+          run_id: c.run_id,
+          rows: c.rows,
+          attempts: c.attempts,
+          must_not_break: c.must_not_break ?? null,
+        }
+      : null,
   };
 };
 
@@ -150,6 +165,7 @@ export const runDemo = async (pipeline: DemoPipeline, opts: DemoOptions = {}): P
   const seed = opts.seed ?? DEMO_SEED;
   const k = opts.k ?? 3;
   const confirmAttempts = opts.confirmAttempts ?? 6;
+  const mnbExtra = opts.mustNotBreakExtra ?? 3;
   const concurrency = opts.concurrency ?? 16;
   const progress = opts.onProgress;
   const recorder = createRecorder({ publisher: pipeline.log.publisher, producer: PRODUCER, clock });
@@ -230,6 +246,7 @@ export const runDemo = async (pipeline: DemoPipeline, opts: DemoOptions = {}): P
         candidate,
         rows: rs,
         confirmationAttempts: confirmAttempts,
+        mustNotBreakExtraAttempts: mnbExtra,
         clock,
         runConfirmation: (version, request, rows) =>
           counted(
@@ -240,6 +257,14 @@ export const runDemo = async (pipeline: DemoPipeline, opts: DemoOptions = {}): P
               datasetVersion: dv,
               runId: request.run_id,
               k: request.attempts,
+              ...(request.must_not_break
+                ? {
+                    confirm: {
+                      rows: request.must_not_break.rows,
+                      extra: request.must_not_break.attempts - request.attempts,
+                    },
+                  }
+                : {}),
               concurrency,
               stage: 'confirmation',
               ...(progress ? { onProgress: progress } : {}),

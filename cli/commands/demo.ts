@@ -68,7 +68,7 @@ const gateBlocks = (g: GateSummary, title: string): Block[] => [
 const requestedBy = (g: GateSummary): Block =>
   text(
     g.confirmation
-      ? `The processors asked for these runs (ConfirmationRequested ${g.confirmation.event_id}): ${g.confirmation.attempts} more attempts of both versions on each row, run ${g.confirmation.run_id}.`
+      ? `The processors asked for these runs (ConfirmationRequested ${g.confirmation.event_id}): ${g.confirmation.attempts} more attempts of both versions on each row${g.confirmation.must_not_break ? `, ${g.confirmation.must_not_break.attempts} on must-not-break ${g.confirmation.must_not_break.rows.join(', ')}` : ''}, run ${g.confirmation.run_id}.`
       : 'The processors asked for no confirmation runs: no row was stable-correct on the baseline only.',
     'dim',
   );

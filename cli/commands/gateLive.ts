@@ -13,7 +13,7 @@ import { versionKeyOf } from '../../processors/folds/versionSummary.ts';
 import type { EventLog } from '../../processors/ports.ts';
 import { readDatasets } from '../../producers/datasets/index.ts';
 import { readLog } from '../../producers/logReader.ts';
-import type { RunClosed } from '../../schemas/events/comparisons.ts';
+import { requestedAttempts, type RunClosed } from '../../schemas/events/comparisons.ts';
 import type { GateEvaluated } from '../../schemas/events/decisions.ts';
 import { InputError } from '../../schemas/errors.ts';
 import { TOPICS } from '../../schemas/topics.ts';
@@ -220,7 +220,7 @@ const statusOf = (c: ComparisonState, view: GateView): ComparisonStatus => {
         (view
           .rows(d.suite, d.dataset_version, version)
           .get(row)
-          ?.attempts.filter((a) => a.passed !== null && a.run_id === r.run_id).length ?? 0) < r.attempts,
+          ?.attempts.filter((a) => a.passed !== null && a.run_id === r.run_id).length ?? 0) < requestedAttempts(r, row),
     );
   return {
     comparison_id: d.comparison_id,

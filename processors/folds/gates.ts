@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import type { AdaptiveRoundDecided } from '../../schemas/events/adaptive.ts';
 import type { RunClosed } from '../../schemas/events/comparisons.ts';
-import { ComparisonDeclared, ConfirmationRequested } from '../../schemas/events/comparisons.ts';
+import { ComparisonDeclared, ConfirmationRequested, requestedAttempts } from '../../schemas/events/comparisons.ts';
 import { GateEvaluated } from '../../schemas/events/decisions.ts';
 import type { RunFinished } from '../../schemas/events/runFinished.ts';
 import type { WindowAlertRaised } from '../../schemas/events/windowAlertRaised.ts';
@@ -206,7 +206,9 @@ export const progressOf = (c: ComparisonState, view: GateView, minAttempts?: num
 const confirmed = (rows: ReadonlyMap<string, StreamRowState>, req: ConfirmationRequested): boolean => {
   const marked = isConfirmationRun({ confirmationRuns: [req.run_id] });
   return req.rows.every(
-    (id) => (rows.get(id)?.attempts.filter((a) => a.passed !== null && marked(a.run_id)).length ?? 0) >= req.attempts,
+    (id) =>
+      (rows.get(id)?.attempts.filter((a) => a.passed !== null && marked(a.run_id)).length ?? 0) >=
+      requestedAttempts(req, id),
   );
 };
 
@@ -368,23 +370,32 @@ export const decideComparison = (
   const confirmations = d.confirmation_attempts ?? 3;
   // every must-not-break row of the dataset's latest version counts: a confirmed failure binds every later gate
   const ids = [...new Set([...(d.must_not_break ?? []), ...(dataset ? mustNotBreakAt(dataset) : [])])].sort();
-  const request = (suspects: string[]): ConfirmationRequested => ({
-    event_id: deterministicEventId(at, 'ConfirmationRequested', d.comparison_id),
-    type: 'ConfirmationRequested',
-    schema_version: 1,
-    occurred_at: at,
-    producer: o.producer,
-    comparison_id: d.comparison_id,
-    suite: d.suite,
-    ...(d.dataset_id ? { dataset_id: d.dataset_id } : {}),
-    dataset_version: d.dataset_version,
-    baseline: d.baseline,
-    candidate: d.candidate,
-    rows: suspects,
-    attempts: confirmations,
-    run_id: `confirm-${d.comparison_id}`,
-    reason: `${suspects.length} row(s) stable-correct on ${d.baseline} are not on ${d.candidate}: run both versions again on them`,
-  });
+  const extra = d.must_not_break_extra_attempts ?? 0;
+  const request = (suspects: string[]): ConfirmationRequested => {
+    // must-not-break as the gate counts it: declared, in the dataset, or tagged on the baseline's trials
+    const tagged =
+      extra > 0 && confirmations > 0
+        ? suspects.filter((id) => ids.includes(id) || baseline.get(id)?.tags.includes(MUST_NOT_BREAK_TAG))
+        : [];
+    return {
+      event_id: deterministicEventId(at, 'ConfirmationRequested', d.comparison_id),
+      type: 'ConfirmationRequested',
+      schema_version: 1,
+      occurred_at: at,
+      producer: o.producer,
+      comparison_id: d.comparison_id,
+      suite: d.suite,
+      ...(d.dataset_id ? { dataset_id: d.dataset_id } : {}),
+      dataset_version: d.dataset_version,
+      baseline: d.baseline,
+      candidate: d.candidate,
+      rows: suspects,
+      attempts: confirmations,
+      run_id: `confirm-${d.comparison_id}`,
+      reason: `${suspects.length} row(s) stable-correct on ${d.baseline} are not on ${d.candidate}: run both versions again on them`,
+      ...(tagged.length > 0 ? { must_not_break: { rows: tagged, attempts: confirmations + extra } } : {}),
+    };
+  };
   const confirmedBoth = () =>
     !c.confirmation || (confirmed(baseline, c.confirmation) && confirmed(candidate, c.confirmation));
   const verdictOf = () =>

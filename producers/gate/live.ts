@@ -29,6 +29,8 @@ export interface DeclareInput {
   readonly requiredAttempts?: number;
   /** Extra attempts per version the processors ask for on each suspected regression (0: none). @default 3 */
   readonly confirmationAttempts?: number;
+  /** More attempts than that on a suspected regression that is a must-not-break row. @default 0 */
+  readonly mustNotBreakExtraAttempts?: number;
 }
 
 /** Where both versions have trials on the log: (suite, dataset id, dataset version) triples. */
@@ -105,6 +107,7 @@ export const declaration = async (
     ...(d.mustNotBreak.length ? { must_not_break: [...d.mustNotBreak] } : {}),
     ...(d.requiredAttempts ? { required_attempts: d.requiredAttempts } : {}),
     ...(d.confirmationAttempts === undefined ? {} : { confirmation_attempts: d.confirmationAttempts }),
+    ...(d.mustNotBreakExtraAttempts ? { must_not_break_extra_attempts: d.mustNotBreakExtraAttempts } : {}),
     ...rules,
   };
 };
@@ -196,7 +199,7 @@ export const waitForVerdict = (
     if (e.type === 'GateEvaluated' && e.gate_id === comparison) return e;
     if (e.type === 'ConfirmationRequested' && e.comparison_id === comparison)
       say(
-        `the processors ask for confirmation runs: ${e.rows.length} row(s) × ${e.attempts} attempts on both versions (${e.rows.slice(0, 8).join(', ')}); run them with each version's agent and the dataset file: passk run --dataset ROWS.jsonl --agent AGENT_OF_${e.baseline} --confirmations, then the same with AGENT_OF_${e.candidate}`,
+        `the processors ask for confirmation runs: ${e.rows.length} row(s) × ${e.attempts} attempts on both versions${e.must_not_break ? ` (${e.must_not_break.attempts} on the must-not-break ones)` : ''} (${e.rows.slice(0, 8).join(', ')}); run them with each version's agent and the dataset file: passk run --dataset ROWS.jsonl --agent AGENT_OF_${e.baseline} --confirmations, then the same with AGENT_OF_${e.candidate}`,
       );
     return undefined;
   });

@@ -155,7 +155,16 @@ export const runConfirmations = async (
         agent: { version: p.agentVersion },
       };
       const recorded = await recordedAttempts(source, identity);
-      const moreAttempts = topUp(request.rows, request.attempts, recorded, attemptKey);
+      // must-not-break rows may be asked more attempts: planned after the request's `attempts`, like replacements
+      const mnb = request.must_not_break;
+      const tagged = new Set(mnb?.rows ?? []);
+      const others = request.rows.filter((r) => !tagged.has(r));
+      const moreAttempts = topUp(others, request.attempts, recorded, attemptKey);
+      if (mnb) {
+        const replacements = topUp(mnb.rows, mnb.attempts, recorded, attemptKey);
+        for (const row of mnb.rows)
+          moreAttempts.set(row, mnb.attempts - request.attempts + (replacements.get(row) ?? 0));
+      }
       const run = {
         runId: request.run_id,
         rows: rowsOf.get(request.event_id)!,

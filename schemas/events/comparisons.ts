@@ -30,6 +30,11 @@ export const ComparisonDeclared = z.object({
   required_attempts: z.number().int().positive().optional(),
   /** Extra attempts per version asked for each suspected regression; 0 = decide without confirmation. @default 3 */
   confirmation_attempts: z.number().int().nonnegative().optional(),
+  /**
+   * More attempts per version on each suspected regression that is a must-not-break row, on top of
+   * `confirmation_attempts` ("spend more attempts on the rows you tagged"). @default 0
+   */
+  must_not_break_extra_attempts: z.number().int().nonnegative().optional(),
   /** Optional configured gate rules. */
   rules: z
     .object({ zero_forbidden_actions: z.boolean().optional(), max_pass_at_1_drop: z.number().nonnegative().optional() })
@@ -47,8 +52,14 @@ export const ConfirmationRequested = z.object({
   /** Run id to record them under; it starts with `confirm`, which marks confirmation attempts. */
   run_id: Id,
   reason: z.string(),
+  /** The must-not-break rows among `rows`, and the attempts each of them needs instead of `attempts` (more). */
+  must_not_break: z.object({ rows: z.array(Id).min(1), attempts: z.number().int().positive() }).optional(),
 });
 export type ConfirmationRequested = z.infer<typeof ConfirmationRequested>;
+
+/** The graded attempts per version a confirmation request asks of one of its rows. */
+export const requestedAttempts = (r: ConfirmationRequested, rowId: string): number =>
+  r.must_not_break?.rows.includes(rowId) ? r.must_not_break.attempts : r.attempts;
 
 /**
  * The processors saw a run's RunFinished on passk.trials, and pass it on where the gates are kept

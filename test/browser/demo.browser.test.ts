@@ -194,9 +194,20 @@ describe('passk demo --no-serve --json', () => {
 
   it('gates through the processors: their confirmation request named the suspects, their GateEvaluated is stored', () => {
     // the processors asked to confirm exactly the rows stable-correct on the baseline and not on the candidate
-    expect(demo.gate.confirmation).toMatchObject({ rows: demo.lost_stable_correct, attempts: 6 });
-    expect(demo.gate.confirmation!.run_id).toBe(`confirm-${demo.gate.gate_id}`);
-    for (const r of demo.regressions) expect(r.candidate.n).toBe(3 + demo.gate.confirmation!.attempts);
+    // (6 more attempts each, 3 more on the must-not-break one: what the demo declared)
+    const asked = demo.gate.confirmation!;
+    expect(asked).toMatchObject({
+      rows: demo.lost_stable_correct,
+      attempts: 6,
+      must_not_break: { rows: [planted.row_id], attempts: 9 },
+      run_id: `confirm-${demo.gate.gate_id}`,
+    });
+    for (const r of demo.regressions)
+      expect([r.row_id, r.baseline.n, r.candidate.n]).toEqual([
+        r.row_id,
+        3 + (r.must_not_break ? 9 : 6),
+        3 + (r.must_not_break ? 9 : 6),
+      ]);
     expect(demo.next_gate).not.toBeNull();
     // the JSON's event ids are the processors' verdicts the store holds, and no other gate was published
     expect(stored.gates.map((g) => [g.gate_id, g.event_id]).sort()).toEqual(

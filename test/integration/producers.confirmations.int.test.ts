@@ -102,6 +102,7 @@ beforeAll(async () => {
     rows: 3,
     must_not_break: ['x2'],
     confirmation_attempts: 2,
+    must_not_break_extra_attempts: 1, // x2 is tagged: one attempt more than the other suspects would get
   };
   const log = createEmbeddedEventLog({ dataDir: data });
   await log.publisher.publish([declared]);
@@ -115,7 +116,13 @@ describe('passk run --confirmations acts on the processors’ confirmation reque
     const decisions = await events(TOPICS.decisions);
     const requests = decisions.filter((e): e is ConfirmationRequested => e.type === 'ConfirmationRequested');
     expect(requests).toHaveLength(1);
-    expect(requests[0]).toMatchObject({ comparison_id: 'cmp-1', rows: ['x2'], attempts: 2, run_id: 'confirm-cmp-1' });
+    expect(requests[0]).toMatchObject({
+      comparison_id: 'cmp-1',
+      rows: ['x2'],
+      attempts: 2,
+      must_not_break: { rows: ['x2'], attempts: 3 },
+      run_id: 'confirm-cmp-1',
+    });
     expect(decisions.some((e) => e.type === 'GateEvaluated')).toBe(false);
   });
 
@@ -130,17 +137,18 @@ describe('passk run --confirmations acts on the processors’ confirmation reque
         runId: 'confirm-cmp-1',
         rows: ['x2'],
         attempts: 2,
-        summary: { done: 2, skipped: 0, passed: 2 },
+        summary: { done: 3, skipped: 0, passed: 3 },
       },
     ]);
     expect((await confirmTrials('gate-base')).map((t) => [t.row_id, t.attempt, t.passed])).toEqual([
       ['x2', 0, true],
       ['x2', 1, true],
+      ['x2', 2, true],
     ]);
 
     const before = (await events(TOPICS.trials)).length;
     const again = JSON.parse(run(BASE, '--confirmations').stdout) as Summary;
-    expect(again.runs).toMatchObject([{ runId: 'confirm-cmp-1', summary: { done: 0, skipped: 2 } }]);
+    expect(again.runs).toMatchObject([{ runId: 'confirm-cmp-1', summary: { done: 0, skipped: 3 } }]);
     expect((await events(TOPICS.trials)).length).toBe(before); // not a trial, not a RunFinished
 
     // another dataset version is not this request's: it is named, with the flag that would match, and not run
@@ -150,17 +158,18 @@ describe('passk run --confirmations acts on the processors’ confirmation reque
     expect(await confirmTrials('gate-cand')).toEqual([]);
 
     const cand = JSON.parse(run(CAND, '--confirmations').stdout) as Summary;
-    expect(cand.runs).toMatchObject([{ runId: 'confirm-cmp-1', summary: { done: 2, failed: 2 } }]);
+    expect(cand.runs).toMatchObject([{ runId: 'confirm-cmp-1', summary: { done: 3, failed: 3 } }]);
     expect((await confirmTrials('gate-cand')).map((t) => [t.row_id, t.attempt, t.passed])).toEqual([
       ['x2', 0, false],
       ['x2', 1, false],
+      ['x2', 2, false],
     ]);
     const finished = (await events(TOPICS.trials)).filter(
       (e): e is RunFinished => e.type === 'RunFinished' && e.run_id === 'confirm-cmp-1',
     );
     expect(finished.map((f) => [f.agent.version, f.trials]).sort()).toEqual([
-      ['gate-base', 2],
-      ['gate-cand', 2],
+      ['gate-base', 3],
+      ['gate-cand', 3],
     ]);
   });
 
@@ -181,7 +190,7 @@ describe('passk run --confirmations acts on the processors’ confirmation reque
     const ids = async (v: string) => (await confirmTrials(v)).map((t) => t.event_id);
     expect(x2.baseline_attempts).toEqual(expect.arrayContaining(await ids('gate-base')));
     expect(x2.candidate_attempts).toEqual(expect.arrayContaining(await ids('gate-cand')));
-    expect(x2.candidate_attempts).toHaveLength(5); // 3 screening + 2 confirmation
+    expect(x2.candidate_attempts).toHaveLength(6); // 3 screening + 2 confirmation + 1 more, must-not-break
 
     const after = JSON.parse(run(CAND, '--confirmations').stdout) as Summary;
     expect(after).toMatchObject({ runs: [], decided: 1, status: 'completed' });

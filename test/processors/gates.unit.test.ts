@@ -120,6 +120,49 @@ describe('live gates', () => {
     expect(GateEvaluated.parse(verdict)).toEqual(verdict);
   });
 
+  it('asks more confirmation attempts on a must-not-break suspect when declared, and waits for them', () => {
+    const declared = comparison('c3', 'd1', 'base', 'cand', {
+      dataset_id: undefined,
+      rows: 3,
+      must_not_break: ['r2'],
+      must_not_break_extra_attempts: 2,
+    });
+    const book = bookWith(declared);
+    const screening = [
+      ...runOf('base', 'd1', ROWS),
+      ...runOf('cand', 'd1', ROWS, { fails: ['r1', 'r2'] }),
+    ] as TrialRecorded[];
+    const [request] = decideComparison(book, book.comparisons.c3!, viewOf(screening), { producer: 'p' });
+    // r1 gets the declared default of 3 more attempts per version; r2, tagged must-not-break, 3 + 2
+    expect(request).toMatchObject({
+      type: 'ConfirmationRequested',
+      rows: ['r1', 'r2'],
+      attempts: 3,
+      must_not_break: { rows: ['r2'], attempts: 5 },
+    });
+    const confirming = evolveBook(book, request!);
+    const confirm = (k: (row: string) => number) =>
+      ['base', 'cand'].flatMap((v, vi) =>
+        ['r1', 'r2'].flatMap((row, ri) =>
+          (
+            runOf(v, 'd1', [row], { run: 'confirm-c3', k: k(row), fails: v === 'cand' ? [row] : [] }) as TrialRecorded[]
+          ).map((t) => ({
+            ...t,
+            event_id: t.event_id.slice(0, 22) + String(1000 + vi * 100 + ri * 10 + t.attempt).slice(-4),
+            attempt: t.attempt + 3,
+          })),
+        ),
+      );
+    const decide = (trials: TrialRecorded[]) =>
+      decideComparison(confirming, confirming.comparisons.c3!, viewOf([...screening, ...trials]), { producer: 'p' });
+    // 3 confirmation attempts on every row are not enough: r2 was asked 5
+    expect(decide(confirm(() => 3))).toEqual([]);
+    const [verdict] = decide(confirm((row) => (row === 'r2' ? 5 : 3))) as GateEvaluated[];
+    expect(verdict).toMatchObject({ type: 'GateEvaluated', verdict: 'fail' });
+    expect(verdict!.evidence.find((e) => e.row_id === 'r1')!.candidate_attempts).toHaveLength(6);
+    expect(verdict!.evidence.find((e) => e.row_id === 'r2')!.candidate_attempts).toHaveLength(8);
+  });
+
   it('cannot call a run complete without knowing its rows; a RunClosed of each version completes it', () => {
     const unknown = bookWith(
       comparison('c4', 'd1', 'base', 'cand', { dataset_id: undefined, confirmation_attempts: 0 }),
