@@ -115,8 +115,13 @@ export const trialTopology = (ports: TrialPorts, o: TrialTopologyOptions): Obser
       restore: async (partitions, { consumer, stop, stopping }) => {
         const total = (await consumer.lag()).filter((l) => l.topic === TOPICS.trials).length;
         const restoring = store.restoring(partitions, o.partitionOf, total);
-        // kept only for the gates of this process (the feed), which take the whole topic once restored
-        const records: RowStateChanged[] = [];
+        // the gates of this process (the feed) take the records read, a few thousand at a time, so a restore of 1M
+        // rows never holds them all (the gates decide nothing before `assigned`: the feed is not loaded until then)
+        let records: RowStateChanged[] = [];
+        const handOver = () => {
+          o.rowstate?.push(records);
+          records = [];
+        };
         if (o.restoreFromChangelog !== false)
           await readToEnd(ports.source, {
             topic: TOPICS.rowstate,
@@ -124,13 +129,13 @@ export const trialTopology = (ports: TrialPorts, o: TrialTopologyOptions): Obser
             onEvent: (e) => {
               if (e.type !== 'RowStateChanged') return;
               restoring.add(e);
-              if (o.rowstate) records.push(e);
+              if (o.rowstate && records.push(e) >= 5_000) handOver();
             },
             stop,
           });
         if (stopping()) return;
         const restoredRows = restoring.done();
-        o.rowstate?.push(records);
+        handOver();
         o.rowstate?.assigned('trials', partitions, total);
         o.onAssignment?.({ assigned: partitions, revoked: [], restoredRows });
       },
