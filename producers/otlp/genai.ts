@@ -547,6 +547,12 @@ export const createSpanAssembler = (opts: AssemblerOptions = {}) => {
     get held() {
       return held.size;
     },
+
+    /** The spans of a trace made and still remembered (within its late window), as refused items; else undefined. */
+    spansOf(traceId: string): Refused[] | undefined {
+      const r = recorded.get(traceId);
+      return r ? refusedOf([r.root, ...r.children]) : undefined;
+    },
   };
 };
 

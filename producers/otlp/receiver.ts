@@ -12,12 +12,17 @@ import type { Redactor } from '../sampler/redact.ts';
 import { createTraceSampler } from '../sampler/sampler.ts';
 import type { TraceSpool } from '../sampler/spool.ts';
 import { createRecorder } from '../sdk/recorder.ts';
+import { safeText } from '../../processors/core/safeText.ts';
+import { EventTooLarge, InvalidEvent } from '../../schemas/errors.ts';
+import { clipText, redactText } from '../redaction/redact.ts';
 import { PRODUCER_VERSION } from '../version.ts';
 import { decodeJson, decodeLogsJson, decodeLogsProtobuf, decodeProtobuf, type Signal } from './decode.ts';
 import { ingestLetters } from './deadLetters.ts';
 import { createSpanAssembler, type AssemblerOptions, type Assembled, type Refused, refusedOf } from './genai.ts';
 
 export const OTLP_PRODUCER = `passk-otlp/${PRODUCER_VERSION}`;
+/** Characters of a refusal's message logged or answered (a span name can be anything a client sends). */
+const SHOWN_MAX_CHARS = 2_000;
 
 /** Why spans or log records were refused, as counted (`passk_otlp_rejected_total{reason}`). */
 export type RejectReason = 'no_convention' | 'late' | 'invalid' | 'too_large' | 'no_trace_id' | 'evicted';
@@ -78,11 +83,17 @@ export const createOtlpReceiver = (opts: OtlpReceiverOptions) => {
     prepareMs: 0,
     deadLetters: 0,
   };
+  /**
+   * A refusal's message as it is logged and answered: it quotes what the client sent (a span's name), so it is
+   * clipped, redacted like a stored trace and made safe for a terminal (control characters escaped).
+   */
+  const shown = (message: string): string =>
+    safeText(redactText(clipText(message, SHOWN_MAX_CHARS), sampler.redactors));
   /** Letters made and not yet in the log: appended before the next answer (or by the ticker). */
   const letters: DeadLetter[] = [];
   const reject = (reason: RejectReason, spans: number, message: string, refused: readonly Refused[] = []) => {
     stats.rejected[reason] += spans;
-    opts.onReject?.({ reason, spans, message });
+    opts.onReject?.({ reason, spans, message: shown(message) });
     if (refused.length > 0) pushAll(letters, ingestLetters(refused, reason, message, sampler.redactors));
   };
   /** Appends the letters made so far, each once; a failure puts them back for the next try. */
@@ -105,9 +116,21 @@ export const createOtlpReceiver = (opts: OtlpReceiverOptions) => {
     maxWaitMs: 5,
     ...(opts.onError ? { onError: opts.onError } : { onError: () => undefined }),
   });
+  /** Traces the log refused (over its event size, or invalid there), noted as their receipts fail. */
+  const refusedByLog: { traceId: string; error: EventTooLarge | InvalidEvent }[] = [];
   const sampler = createTraceSampler({
     policy: opts.policy ?? { name: 'otlp', rate: 1 },
-    recorder,
+    recorder: {
+      recordTrace: (trace) => {
+        const receipt = recorder.recordTrace(trace);
+        receipt.catch((e: unknown) => {
+          if (e instanceof EventTooLarge || e instanceof InvalidEvent)
+            refusedByLog.push({ traceId: trace.trace_id, error: e });
+        });
+        return receipt;
+      },
+      flush: () => recorder.flush(),
+    },
     clock,
     ...(opts.redactors ? { redactors: opts.redactors } : {}),
     ...(opts.seed === undefined ? {} : { seed: opts.seed }),
@@ -158,29 +181,37 @@ export const createOtlpReceiver = (opts: OtlpReceiverOptions) => {
     return { kept, refused };
   };
 
+  /**
+   * Makes what was kept durable. A trace the log refused (over the largest event size, or invalid there) is counted,
+   * logged and dead-lettered once, with its spans when they are still held (the late window), never dropped silently;
+   * its letters are appended before the answer. Returns how many traces the log refused.
+   */
   const durable = async (reasons: string[]): Promise<number> => {
-    const refusedBefore = recorder.stats.refused;
     await sampler.persist();
     await recorder.flush();
-    await deadLetter();
-    // The log refused these (over the largest event size): counted, not silently dropped.
-    const tooLarge = recorder.stats.refused - refusedBefore;
-    if (tooLarge > 0) {
-      const message = `${tooLarge} traces over the event size limit (PASSK_MAX_EVENT_BYTES)`;
+    const refused = refusedByLog.splice(0);
+    for (const { traceId, error } of refused) {
+      const tooLarge = error instanceof EventTooLarge;
+      const message = tooLarge
+        ? `trace ${traceId} over the event size limit (PASSK_MAX_EVENT_BYTES): ${error.message}`
+        : `trace ${traceId} refused by the log: ${error.message}`;
       reasons.push(message);
-      reject('too_large', tooLarge, message);
+      // spans no longer held (a capped window closed after the late window): a letter naming the trace
+      const spans = assembler.spansOf(traceId) ?? [{ span: { traceId, spanId: '', name: '(spans no longer held)' } }];
+      reject(tooLarge ? 'too_large' : 'invalid', 1, message, spans);
     }
-    return tooLarge;
+    await deadLetter();
+    return refused.length;
   };
 
   const answer = (items: number, kept: number, refused: number, reasons: string[]): OtlpExportResult => {
-    const shown = reasons.slice(0, 3).join('; ');
+    const first = shown(reasons.slice(0, 3).join('; '));
     stats.kept += kept;
     return {
       accepted: items - Math.min(items, refused),
       kept,
       rejected: Math.min(items, refused),
-      message: reasons.length > 3 ? `${shown}; and ${reasons.length - 3} more` : shown,
+      message: reasons.length > 3 ? `${first}; and ${reasons.length - 3} more` : first,
     };
   };
 
