@@ -9,8 +9,8 @@ export type RowstateWriter = 'trials' | 'windows';
  * through the log every record the trials just wrote (docs/processors.md, "The gates' row table").
  *
  * It holds only while this process writes every record of the topic: each writer owns every
- * partition of its source. Once a writer is assigned fewer (another member writes some), the feed is
- * `partial` for good and the gates tail the topic as well, from its start.
+ * partition of its source. Once a writer is assigned fewer or loses some (another member writes them), the
+ * feed is `partial` for good and the gates tail the topic as well, from its start.
  */
 export interface RowstateFeed {
   /** Records a writer made durable on passk.rowstate, or read from it in a restore (any partition). */
@@ -22,7 +22,7 @@ export interface RowstateFeed {
   follow(listener: (events: readonly PasskEvent[]) => void): () => void;
   /** Resolves once every writer owns every partition of its source (its restores pushed the whole topic). */
   readonly loaded: Promise<void>;
-  /** Resolves once a writer was assigned fewer than all of its partitions (or not at all in time). */
+  /** Resolves once a writer was assigned fewer than all of its partitions, lost some, or got none in time. */
   readonly partial: Promise<void>;
   /** True once `partial` resolved. */
   isPartial(): boolean;
@@ -62,7 +62,7 @@ export const createRowstateFeed = (o: RowstateFeedOptions): RowstateFeed => {
       if (events.length > 0) listener?.(events);
     },
     assigned: (writer, partitions, total) => {
-      const mine = owned.get(writer) ?? { partitions: new Set<number>(), total };
+      const mine = { partitions: owned.get(writer)?.partitions ?? new Set<number>(), total };
       owned.set(writer, mine);
       for (const p of partitions) mine.partitions.add(p);
       const all = o.writers.every((w) => {
@@ -76,9 +76,12 @@ export const createRowstateFeed = (o: RowstateFeedOptions): RowstateFeed => {
         markLoaded();
       }
     },
+    // partitions taken away: another member writes them now (a Kafka rebalance tells only this, with no new
+    // assignment, when a member joins)
     revoked: (writer, partitions) => {
       const mine = owned.get(writer);
       if (mine) for (const p of partitions) mine.partitions.delete(p);
+      if (partitions.length > 0) goPartial();
     },
     follow: (l) => {
       listener = l;

@@ -49,12 +49,28 @@ describe('RowstateFeed', () => {
     feed.assigned('windows', [0, 1], 2);
     await feed.loaded;
     expect(feed.isPartial()).toBe(false);
-    // a rebalance gives the trials back fewer: another member writes some row states now
-    feed.revoked('trials', [0, 1, 2, 3]);
+    // the windows get a partition more (the topic grew): two of three, so another member writes one
+    feed.assigned('windows', [1], 3);
+    await feed.partial;
+    expect(feed.isPartial()).toBe(true);
+    feed.assigned('windows', [2], 3); // all again: still partial (the tail is kept)
+    expect(feed.isPartial()).toBe(true);
+  });
+
+  it('turns partial when a writer is first assigned fewer than all its partitions', async () => {
+    const feed = createRowstateFeed({ writers: ['trials'] });
     feed.assigned('trials', [0, 2], 4);
     await feed.partial;
     expect(feed.isPartial()).toBe(true);
-    feed.assigned('trials', [1, 3], 4); // all again: still partial (the tail is kept)
+  });
+
+  it('turns partial when a writer loses partitions with no new assignment (a member joined on Kafka)', async () => {
+    const feed = createRowstateFeed({ writers: ['trials'] });
+    feed.assigned('trials', [0, 1], 2);
+    await feed.loaded;
+    expect(feed.isPartial()).toBe(false);
+    feed.revoked('trials', [1]);
+    await feed.partial;
     expect(feed.isPartial()).toBe(true);
   });
 
@@ -131,6 +147,38 @@ describe('the gates fed in process (in-memory log)', () => {
       mine.stop();
       other.stop();
       await Promise.all([mine.done, other.done]);
+    }
+  });
+
+  it('tail passk.rowstate once a member that joins later takes trial partitions from this process', async () => {
+    const memory = createMemoryLog();
+    const { log, opened } = watched(memory);
+    const mine = await startProcessors(config, { log, store: false, instanceId: 'mine', maxWaitMs: 1 });
+    let other: Awaited<ReturnType<typeof startProcessors>> | undefined;
+    try {
+      await memory.publisher.publish(runOf('base', 'd1', ROWS));
+      await mine.caughtUp();
+      expect(gateTails(opened)).toEqual([]); // alone so far: fed in process
+      other = await startProcessors(config, { log: memory, store: false, only: ['trials'], instanceId: 'other' });
+      await memory.publisher.publish([
+        ...runOf('cand', 'd1', ROWS, { fails: FAILS }),
+        comparison('g3', 'd1', 'base', 'cand', {
+          dataset_id: undefined,
+          rows: ROWS.length,
+          confirmation_attempts: 0,
+          ...DROP,
+        }),
+      ]);
+      for (let i = 0; i < 400 && (await verdicts(memory)).length === 0; i++)
+        await new Promise((r) => setTimeout(r, 25));
+      const decided = await verdicts(memory);
+      expect(decided.map((v) => v.type === 'GateEvaluated' && [v.gate_id, v.verdict])).toEqual([['g3', 'fail']]);
+      expect((await other.stats()).trials).toBeGreaterThan(0); // the member that joined folded some
+      expect(gateTails(opened)).toHaveLength(1);
+    } finally {
+      mine.stop();
+      other?.stop();
+      await Promise.all([mine.done, other?.done]);
     }
   });
 });
