@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { TrialRecorded } from '../../../schemas/events/trialRecorded.ts';
+import { FailureCategory, type TrialRecorded } from '../../../schemas/events/trialRecorded.ts';
 import { toDateTime64 } from '../time.ts';
 
 /**
@@ -91,7 +91,7 @@ export const TrialRow = z.object({
   retrieved_refs: z.array(z.string()),
   forbidden_actions: z.array(z.string()),
   error_kind: z.string().nullable(),
-  failure_category: z.string().nullable(),
+  failure_category: FailureCategory.nullable(),
   error_message: z.string().nullable().optional(),
   cost_usd: z.number().nullable(),
   tokens_input: z.number().nullable(),
@@ -107,66 +107,65 @@ export const TRIAL_COLUMNS = Object.keys(TrialRow.shape)
   .map((c) => (c === 'occurred_at' ? 'toUnixTimestamp64Milli(occurred_at) AS occurred_at' : `\`${c}\``))
   .join(', ');
 
-const defined = <T extends Record<string, unknown>>(o: T): Partial<T> =>
-  Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined && v !== null)) as Partial<T>;
-
+/**
+ * The event a row holds. The row was checked on its way out of the store (`TrialRow`, every column's type) and the
+ * event on its way in (the sink writes only parsed events), so it is built field by field, in the schema's order,
+ * without a second parse: that parse and the spreads cost about as much as the query at 200k trials.
+ */
 export const rowToTrial = (r: TrialRow): TrialRecorded => {
-  const absent = new Set(r.absent);
-  const keep = <T>(field: string, value: T): T | undefined => (absent.has(field) ? undefined : value);
-  const event = {
+  const absent = r.absent.length === 0 ? undefined : new Set(r.absent);
+  const keeps = (field: string): boolean => absent === undefined || !absent.has(field);
+  const e: Record<string, unknown> = {
     event_id: r.event_id,
-    type: 'TrialRecorded' as const,
+    type: 'TrialRecorded',
     schema_version: r.schema_version,
     occurred_at: r.occurred_at,
     producer: r.producer,
     suite: r.suite,
-    ...(r.dataset_id === '' ? {} : { dataset_id: r.dataset_id }),
-    dataset_version: r.dataset_version,
-    row_id: r.row_id,
-    run_id: r.run_id,
-    attempt: r.attempt,
-    agent: {
-      ...(r.agent_id === '' ? {} : { id: r.agent_id }),
-      version: r.agent_version,
-      ...defined({
-        model: r.agent_model,
-        prompt_hash: r.prompt_hash,
-        tools_hash: r.tools_hash,
-        config_hash: r.config_hash,
-      }),
-    },
-    ...defined({ input: r.input }),
-    output: keep('output', r.output),
-    expected: keep('expected', r.expected),
-    passed: r.passed,
-    score: keep('score', r.score),
-    ...(r.grader_kind === ''
-      ? {}
-      : { grader: { kind: r.grader_kind, ...defined({ id: r.grader_id, version: r.grader_version }) } }),
-    checks: keep(
-      'checks',
-      r.checks.map((c) => ({
-        name: c.name,
-        answer: JSON.parse(c.answer) as unknown,
-        ...defined({ passed: c.passed }),
-      })),
-    ),
-    actions: keep(
-      'actions',
-      r.actions.map((a) => ({
-        tool: a.tool,
-        ...(a.arguments === null ? {} : { arguments: JSON.parse(a.arguments) as unknown }),
-      })),
-    ),
-    retrieved_refs: keep('retrieved_refs', r.retrieved_refs),
-    forbidden_actions: keep('forbidden_actions', r.forbidden_actions),
-    error_kind: keep('error_kind', r.error_kind),
-    failure_category: keep('failure_category', r.failure_category),
-    ...defined({ error_message: r.error_message, cost_usd: r.cost_usd, latency_ms: r.latency_ms }),
-    ...(r.tokens_input === null || r.tokens_output === null
-      ? {}
-      : { tokens: { input: r.tokens_input, output: r.tokens_output } }),
-    tags: keep('tags', r.tags),
   };
-  return TrialRecorded.parse(Object.fromEntries(Object.entries(event).filter(([, v]) => v !== undefined)));
+  if (r.dataset_id !== '') e.dataset_id = r.dataset_id;
+  e.dataset_version = r.dataset_version;
+  e.row_id = r.row_id;
+  e.run_id = r.run_id;
+  e.attempt = r.attempt;
+  const agent: Record<string, unknown> = {};
+  if (r.agent_id !== '') agent.id = r.agent_id;
+  agent.version = r.agent_version;
+  if (r.agent_model !== null) agent.model = r.agent_model;
+  if (r.prompt_hash !== null) agent.prompt_hash = r.prompt_hash;
+  if (r.tools_hash !== null) agent.tools_hash = r.tools_hash;
+  if (r.config_hash !== null) agent.config_hash = r.config_hash;
+  e.agent = agent;
+  if (r.input !== null) e.input = r.input;
+  if (keeps('output')) e.output = r.output;
+  if (keeps('expected')) e.expected = r.expected;
+  e.passed = r.passed;
+  if (keeps('score')) e.score = r.score;
+  if (r.grader_kind !== '') {
+    const grader: Record<string, unknown> = { kind: r.grader_kind };
+    if (r.grader_id !== null) grader.id = r.grader_id;
+    if (r.grader_version !== null) grader.version = r.grader_version;
+    e.grader = grader;
+  }
+  if (keeps('checks'))
+    e.checks = r.checks.map((c) => {
+      const check: Record<string, unknown> = { name: c.name, answer: JSON.parse(c.answer) as unknown };
+      if (c.passed !== null) check.passed = c.passed;
+      return check;
+    });
+  if (keeps('actions'))
+    e.actions = r.actions.map((a) =>
+      a.arguments === null ? { tool: a.tool } : { tool: a.tool, arguments: JSON.parse(a.arguments) as unknown },
+    );
+  if (keeps('retrieved_refs')) e.retrieved_refs = r.retrieved_refs;
+  if (keeps('forbidden_actions')) e.forbidden_actions = r.forbidden_actions;
+  if (keeps('error_kind')) e.error_kind = r.error_kind;
+  if (keeps('failure_category')) e.failure_category = r.failure_category;
+  if (r.error_message != null) e.error_message = r.error_message;
+  if (r.cost_usd !== null) e.cost_usd = r.cost_usd;
+  if (r.tokens_input !== null && r.tokens_output !== null)
+    e.tokens = { input: r.tokens_input, output: r.tokens_output };
+  if (r.latency_ms !== null) e.latency_ms = r.latency_ms;
+  if (keeps('tags')) e.tags = r.tags;
+  return e as TrialRecorded;
 };
