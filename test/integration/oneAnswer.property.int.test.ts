@@ -1,3 +1,5 @@
+import { spawn } from 'node:child_process';
+import { once } from 'node:events';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -15,11 +17,13 @@ import { deterministicEventId } from '../../schemas/ids.ts';
 import { checkConsistency } from '../../sinks/clickhouse/consistency.ts';
 import { loadTrialsForReport } from '../../sinks/clickhouse/queries/report.ts';
 import { T0, trial } from '../helpers/processorFixtures.ts';
+import { ROOT } from '../browser/processes.ts';
 
 /**
  * Issue 26, item 3, end to end on the embedded log and chDB: random interleavings of sends, re-sends of the same
  * event, conflicts (the same attempt with another verdict, under its own event id or another one) and processor
- * restarts. After each run of the processors, `passk check`'s two checks hold (trials, row states and summaries
+ * restarts, and crashes: a `passk process` (the real CLI, a child process) killed with SIGKILL at a random moment
+ * (loading, opening the store, restoring, mid-unit, idle). After each run of the processors, `passk check`'s two checks hold (trials, row states and summaries
  * agree; the store holds what the log committed) and the store's report is the offline report of the accepted
  * trials: the first answer of each attempt in log order. Every conflict record is in the DLQ once, with both event
  * ids, and in the store's dead_letters once.
@@ -29,7 +33,8 @@ type Op =
   | { kind: 'send'; slot: number; passed: boolean }
   | { kind: 'resend'; pick: number }
   | { kind: 'conflict'; slot: number; sameId: boolean }
-  | { kind: 'process' };
+  | { kind: 'process' }
+  | { kind: 'crash'; afterMs: number; afterStarted: boolean };
 
 const SLOTS = 12; // 2 versions × 2 rows × 3 attempts
 const slotSpec = (slot: number) => ({
@@ -49,10 +54,43 @@ const arbOp: fc.Arbitrary<Op> = fc.oneof(
     arbitrary: fc.record({ kind: fc.constant('conflict' as const), slot: fc.nat(SLOTS - 1), sameId: fc.boolean() }),
   },
   { weight: 1, arbitrary: fc.constant({ kind: 'process' as const }) },
+  {
+    weight: 1,
+    arbitrary: fc.record({
+      kind: fc.constant('crash' as const),
+      afterMs: fc.integer({ min: 0, max: 5_000 }),
+      afterStarted: fc.boolean(),
+    }),
+  },
 );
 
+/**
+ * `passk process` on the data directory, killed with SIGKILL (nothing cleaned up, nothing committed in flight):
+ * `afterMs` after it was spawned (loading, opening the store, restoring, processing), or, `afterStarted`, within
+ * 1.5 s of saying it started, while it folds and writes its first units (the batch window is 500 ms).
+ */
+const crash = async (dataDir: string, op: { afterMs: number; afterStarted: boolean }): Promise<void> => {
+  const child = spawn(process.execPath, [join(ROOT, 'bin', 'passk.mjs'), '--data-dir', dataDir, 'process'], {
+    cwd: ROOT,
+    stdio: ['ignore', 'ignore', 'pipe'],
+  });
+  const closed = once(child, 'close');
+  let err = '';
+  const started = new Promise<void>((resolve) => {
+    child.stderr.on('data', (c: Buffer) => {
+      err += c.toString();
+      if (err.includes('passk process: started')) resolve();
+    });
+    void closed.then(() => resolve());
+  });
+  if (op.afterStarted) await started;
+  await new Promise((resolve) => setTimeout(resolve, op.afterStarted ? op.afterMs % 1_500 : op.afterMs));
+  child.kill('SIGKILL');
+  await closed;
+};
+
 describe('one answer per trial identity, through the log, the processors and the store', () => {
-  it('check holds and the store reports the accepted trials, for any sends, re-sends, conflicts and restarts', async () => {
+  it('check holds and the store reports the accepted trials, for any sends, re-sends, conflicts, restarts and crashes', async () => {
     let runs = 0;
     await fc.assert(
       fc.asyncProperty(fc.array(arbOp, { minLength: 4, maxLength: 24 }), async (ops) => {
@@ -98,6 +136,10 @@ describe('one answer per trial identity, through the log, the processors and the
           for (const op of ops) {
             if (op.kind === 'process') {
               await processAndCheck();
+              continue;
+            }
+            if (op.kind === 'crash') {
+              await crash(dataDir, op);
               continue;
             }
             if (op.kind === 'resend') {
