@@ -15,6 +15,8 @@ export type RowstateWriter = 'trials' | 'windows';
 export interface RowstateFeed {
   /** Records a writer made durable on passk.rowstate, or read from it in a restore (any partition). */
   push(events: readonly PasskEvent[]): void;
+  /** A writer was given partitions and starts restoring them (a long restore is not a missing writer). */
+  restoring(writer: RowstateWriter): void;
   /** A writer restored newly assigned partitions of its source, which has `total` partitions. */
   assigned(writer: RowstateWriter, partitions: readonly number[], total: number): void;
   revoked(writer: RowstateWriter, partitions: readonly number[]): void;
@@ -32,8 +34,8 @@ export interface RowstateFeedOptions {
   /** The writers running in this process. */
   readonly writers: readonly RowstateWriter[];
   /**
-   * A writer that owns nothing this long after the feed is made (a member of its group given no
-   * partition) makes the feed partial. @default 120000
+   * A writer given no partition this long after the feed is made (a member of its group left without
+   * one) makes the feed partial. @default 120000
    */
   readonly assignedWithinMs?: number;
 }
@@ -44,7 +46,7 @@ export const createRowstateFeed = (o: RowstateFeedOptions): RowstateFeed => {
   let markLoaded!: () => void;
   let markPartial!: () => void;
   let partial = false;
-  let complete = false;
+  const started = new Set<RowstateWriter>();
   const loaded = new Promise<void>((resolve) => (markLoaded = resolve));
   const partialP = new Promise<void>((resolve) => (markPartial = resolve));
   const goPartial = () => {
@@ -54,14 +56,16 @@ export const createRowstateFeed = (o: RowstateFeedOptions): RowstateFeed => {
     markPartial();
   };
   const timer = setTimeout(() => {
-    if (!complete) goPartial();
+    if (!o.writers.every((w) => started.has(w))) goPartial();
   }, o.assignedWithinMs ?? 120_000);
   timer.unref();
   return {
     push: (events) => {
       if (events.length > 0) listener?.(events);
     },
+    restoring: (writer) => void started.add(writer),
     assigned: (writer, partitions, total) => {
+      started.add(writer);
       const mine = { partitions: owned.get(writer)?.partitions ?? new Set<number>(), total };
       owned.set(writer, mine);
       for (const p of partitions) mine.partitions.add(p);
@@ -71,7 +75,6 @@ export const createRowstateFeed = (o: RowstateFeedOptions): RowstateFeed => {
       });
       if (mine.partitions.size < total) goPartial();
       else if (all && !partial) {
-        complete = true;
         clearTimeout(timer);
         markLoaded();
       }

@@ -113,6 +113,7 @@ export const trialTopology = (ports: TrialPorts, o: TrialTopologyOptions): Obser
       isCommitRejected: o.isCommitRejected,
       scheduler: o.scheduler,
       restore: async (partitions, { consumer, stop, stopping }) => {
+        o.rowstate?.restoring('trials');
         const total = (await consumer.lag()).filter((l) => l.topic === TOPICS.trials).length;
         const restoring = store.restoring(partitions, o.partitionOf, total);
         // the gates of this process (the feed) take the records read, a few thousand at a time, so a restore of 1M

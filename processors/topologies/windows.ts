@@ -50,6 +50,7 @@ export const windowTopology = (ports: EventPorts, o: WindowTopologyOptions): Obs
       onIdleProbe: o.onIdleProbe,
       isCommitRejected: o.isCommitRejected,
       restore: async (assigned, { consumer, stop, stopping }) => {
+        o.rowstate?.restoring('windows');
         const owned = new Set(assigned);
         partitions = (await consumer.lag()).filter((l) => l.topic === TOPICS.traces).length;
         const snapshots: TraceWindowsUpdated[] = [];

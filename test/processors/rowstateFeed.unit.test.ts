@@ -81,6 +81,16 @@ describe('RowstateFeed', () => {
     expect(feed.isPartial()).toBe(true);
   });
 
+  it('waits for a writer whose restore is long (restoring), however long', async () => {
+    const feed = createRowstateFeed({ writers: ['trials'], assignedWithinMs: 5 });
+    feed.restoring('trials');
+    await new Promise((r) => setTimeout(r, 30));
+    expect(feed.isPartial()).toBe(false);
+    feed.assigned('trials', [0], 1);
+    await feed.loaded;
+    expect(feed.isPartial()).toBe(false);
+  });
+
   it('hands every push to its reader, at once', () => {
     const feed = createRowstateFeed({ writers: ['trials'] });
     const seen: number[] = [];
