@@ -20,8 +20,8 @@ import type { Querier } from './select.ts';
  * number, so sorting them again in Node takes about one comparison per row.
  *
  * A row is counted `exact` only when these plain counts are what the core's fold gives: no two of its stored
- * trials share an event id or a (run, attempt number) slot (the fold keeps one attempt per slot, the smallest
- * event id; unmerged copies of one event are such trials too), and every counted attempt that answered checks
+ * trials share an event id or a (run, attempt number) slot (the fold keeps one attempt per slot, the first
+ * folded; unmerged copies of one event are such trials too), and every counted attempt that answered checks
  * answered the same names in the same order (so the row's check order is any one's). The others are
  * summarized by the core from their trials (`storeReport.ts`): the same numbers either way. Slots and event ids
  * are counted by their 64-bit hashes: a collision can only make an exact row look inexact (folded: the same
