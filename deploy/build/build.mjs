@@ -27,10 +27,10 @@ for (const a of ASSETS) {
   cpSync(join(root, a), join(dist, a), { recursive: true });
 }
 // The views, bundled: one request instead of fifteen, minified. uPlot stays the file the server serves from
-// node_modules (web/staticFiles.ts), so it is external.
+// node_modules (web/staticFiles.ts), so it is external. The sources go (view.d.ts: JSDoc types, never served).
 const client = join(dist, 'web', 'client');
 for (const f of readdirSync(client, { recursive: true, withFileTypes: true }))
-  if (f.isFile() && /\.(js|json)$/.test(f.name)) rmSync(join(f.parentPath, f.name));
+  if (f.isFile() && /\.(js|json|d\.ts)$/.test(f.name)) rmSync(join(f.parentPath, f.name));
 for (const d of readdirSync(client, { withFileTypes: true }))
   if (d.isDirectory()) rmSync(join(client, d.name), { recursive: true });
 await build({

@@ -6,6 +6,7 @@
  */
 const FORMULA = /^[\s]*[=+\-@\t\r]/;
 
+/** @param {unknown} x */
 export const csvCell = (x) => {
   if (typeof x === 'number') return String(x);
   const raw = String(x ?? '');
@@ -13,9 +14,10 @@ export const csvCell = (x) => {
   return /[",\n\r]/.test(s) ? `"${s.replaceAll('"', '""')}"` : s;
 };
 
+/** @param {readonly Record<string, unknown>[]} records */
 export const toCsv = (records) => {
   if (records.length === 0) return '';
-  const cols = Object.keys(records[0]);
+  const cols = Object.keys(records[0] ?? {});
   return (
     [cols.map(csvCell).join(','), ...records.map((r) => cols.map((c) => csvCell(r[c])).join(','))].join('\n') + '\n'
   );

@@ -4,33 +4,47 @@
  * A tiny DOM builder: every text goes through text nodes, never innerHTML, so row inputs and outputs
  * (which are user data) cannot inject markup.
  */
+/**
+ * @import { Child } from './view.d.ts'
+ */
+/**
+ * @template {keyof HTMLElementTagNameMap} K
+ * @param {K} tag
+ * @param {Record<string, unknown> | null} [attrs]
+ * @param {...Child} children
+ * @returns {HTMLElementTagNameMap[K]}
+ */
 export const h = (tag, attrs = {}, ...children) => {
   const el = document.createElement(tag);
   for (const [k, v] of Object.entries(attrs ?? {})) {
     if (v === undefined || v === null || v === false) continue;
-    if (k.startsWith('on') && typeof v === 'function') el.addEventListener(k.slice(2), v);
+    if (k.startsWith('on') && typeof v === 'function')
+      el.addEventListener(k.slice(2), /** @type {EventListener} */ (v));
     else if (k === 'dataset') Object.assign(el.dataset, v);
     else if (k === 'style' && typeof v === 'object')
-      for (const [prop, value] of Object.entries(v)) {
+      for (const [prop, value] of Object.entries(/** @type {Record<string, string>} */ (v))) {
         if (prop.startsWith('--')) el.style.setProperty(prop, value);
-        else el.style[prop] = value;
+        else /** @type {Record<string, string>} */ (/** @type {unknown} */ (el.style))[prop] = value;
       }
     else el.setAttribute(k, v === true ? '' : String(v));
   }
-  for (const c of children.flat(Infinity)) {
+  for (const c of /** @type {unknown[]} */ (children).flat(Infinity)) {
     if (c === undefined || c === null || c === false) continue;
     el.append(c instanceof Node ? c : document.createTextNode(String(c)));
   }
   return el;
 };
 
+/** @param {number | null | undefined} x @param {number} [digits] */
 export const pct = (x, digits = 1) =>
   x === null || x === undefined || Number.isNaN(x) ? '—' : `${(100 * x).toFixed(digits)}%`;
+/** @param {number | null | undefined} x @param {number} [digits] */
 export const signedPct = (x, digits = 1) =>
   x === null || x === undefined ? '—' : `${x >= 0 ? '+' : '−'}${(100 * Math.abs(x)).toFixed(digits)} pts`;
 /**
  * Dollars with their significant digits, as the CLI prints them (cli/format/numbers.ts): cents from $1 up, else two
  * significant digits ($0.00033, $0.062), $0 for nothing spent, `—` unknown; never $0.0 nor $0.0000 for a small cost.
+ * @param {number | null | undefined} x
  */
 export const usd = (x) =>
   x === null || x === undefined || !Number.isFinite(x)
@@ -43,15 +57,30 @@ export const usd = (x) =>
             .toPrecision(2)
             .replace(/(\.\d*?)0+$/, '$1')
             .replace(/\.$/, '')}`;
+/**
+ * @param {readonly [number, number] | null | undefined} iv
+ * @param {(x: number) => string} [fmt]
+ */
 export const ci = (iv, fmt = pct) => (iv ? `[${fmt(iv[0])}, ${fmt(iv[1])}]` : '');
+/** @param {number | null | undefined} ms */
 export const time = (ms) => (ms ? new Date(ms).toISOString().replace('T', ' ').slice(0, 16) + ' UTC' : '—');
-export const className = (c) =>
-  ({ stable_correct: 'stable-correct', stable_wrong: 'stable-wrong', flip: 'flip', unclassified: 'unclassified' })[c] ??
-  c;
+/** @type {Record<string, string>} */
+const CLASS_NAMES = {
+  stable_correct: 'stable-correct',
+  stable_wrong: 'stable-wrong',
+  flip: 'flip',
+  unclassified: 'unclassified',
+};
+/** @param {string} c */
+export const className = (c) => CLASS_NAMES[c] ?? c;
 
 /**
  * A table in a box of its own that scrolls sideways when the table is wider than the screen (390 px): the table
  * scrolls, not the card around it, nor the page. `scroll: false` for a table already inside a scrolling box.
+ * @param {readonly Child[]} head
+ * @param {Child} rows
+ * @param {Record<string, unknown>} [attrs]
+ * @param {{ scroll?: boolean }} [opts]
  */
 export const table = (head, rows, attrs = {}, { scroll = true } = {}) => {
   const t = h(
@@ -71,6 +100,8 @@ export const table = (head, rows, attrs = {}, { scroll = true } = {}) => {
   return scroll ? h('div', { class: 'scroll table-box' }, t) : t;
 };
 
+/** @param {Child} title @param {...Child} body */
 export const card = (title, ...body) => h('section', { class: 'card' }, title ? h('h2', {}, title) : null, ...body);
 
+/** @param {string} text */
 export const empty = (text) => h('p', { class: 'empty' }, text);

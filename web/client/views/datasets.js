@@ -1,11 +1,17 @@
 // @ts-check
 import { api } from '../api.js';
 import { card, empty, h, table, time } from '../dom.js';
+/**
+ * @import { Answer } from '../../contract.ts'
+ * @import { ViewContext } from '../view.d.ts'
+ * @typedef {Answer<'/api/datasets'>[number]} DatasetVersion
+ */
 
 /** A row to point at (from a production trace's card), in its dataset and version. */
 export const params = ['dataset', 'version', 'row'];
 export const title = 'Datasets';
 
+/** @param {DatasetVersion['must_not_break'][number]['provenance']} p */
 const provenance = (p) =>
   p.kind === 'production_failure' && p.trace_id
     ? h(
@@ -15,9 +21,11 @@ const provenance = (p) =>
       )
     : p.kind;
 
+/** @param {readonly string[]} ids */
 const removedCell = (ids) =>
   ids.length === 0 ? '—' : `${ids.length} (${ids.slice(0, 4).join(', ')}${ids.length > 4 ? ', …' : ''})`;
 
+/** @param {ViewContext} ctx */
 export const render = async ({ params, warn }) => {
   const versions = await api.datasets();
   if (versions.length === 0)
@@ -28,6 +36,7 @@ export const render = async ({ params, warn }) => {
       ),
     );
   const sorted = [...versions].sort((a, b) => (b.created_at ?? 0) - (a.created_at ?? 0));
+  /** @param {DatasetVersion} v */
   const named = (v) =>
     (!params.dataset || v.dataset_id === params.dataset) && (!params.version || v.dataset_version === params.version);
   if ((params.dataset || params.version) && !sorted.some(named))

@@ -2,9 +2,11 @@
 import { api } from '../api.js';
 import { card, empty, h, table, time } from '../dom.js';
 
+/** @type {string[]} */
 export const params = [];
 export const title = 'Dead letters';
 
+/** @type {Record<string, string>} */
 const STAGES = {
   decode: 'log records the processors could not decode or validate',
   conflict: 'trials conflicting with an attempt already recorded',
