@@ -3,25 +3,34 @@
 import { api } from '../api.js';
 import { card, empty, h, table, time } from '../dom.js';
 import { rowsLink } from './rows.js';
+/**
+ * @import { Answer } from '../../contract.ts'
+ * @import { Scope, ViewContext } from '../view.d.ts'
+ * @typedef {Answer<'/api/gates'>[number]} Gate
+ */
 
 export const title = 'Gates';
 /** The verdict shown from the history (the newest by default). */
 export const params = ['gate'];
 
-export const ruleName = (r) =>
-  ({
-    must_not_break_stable_correct:
-      'Every must-not-break row stable-correct on the baseline is still stable-correct on the candidate',
-    must_not_break_classifiable: 'Every must-not-break row has enough attempts to classify',
-    zero_forbidden_actions: 'Zero forbidden actions',
-    pass_at_1_drop: 'No decline in pass@1',
-    pass_hat_k: 'pass^k bar on tagged rows',
-    judge_agreement: 'Judges agree with human labels',
-  })[r] ?? r;
+/** @type {Record<string, string>} */
+const RULE_NAMES = {
+  must_not_break_stable_correct:
+    'Every must-not-break row stable-correct on the baseline is still stable-correct on the candidate',
+  must_not_break_classifiable: 'Every must-not-break row has enough attempts to classify',
+  zero_forbidden_actions: 'Zero forbidden actions',
+  pass_at_1_drop: 'No decline in pass@1',
+  pass_hat_k: 'pass^k bar on tagged rows',
+  judge_agreement: 'Judges agree with human labels',
+};
+/** @param {string} r */
+export const ruleName = (r) => RULE_NAMES[r] ?? r;
 
+/** @param {'pass' | 'fail'} v */
 const verdictBadge = (v) =>
   h('span', { class: `verdict ${v}`, 'data-testid': 'verdict', 'data-verdict': v }, v === 'pass' ? 'PASS' : 'FAIL');
 
+/** @param {Gate} g @param {ViewContext['go']} navigate @param {boolean} newest */
 const current = (g, navigate, newest) =>
   card(
     newest ? 'Current verdict' : 'Verdict (from the history)',
@@ -122,6 +131,7 @@ const current = (g, navigate, newest) =>
  * Opened without a scope, the view shows the latest gate's, whichever suite it is on (the scope list puts the suite
  * with the latest trials first, which need not be the one a gate was evaluated on).
  */
+/** @param {readonly Scope[]} scopes @returns {Promise<Scope | undefined>} */
 export const scopeOf = async (scopes) => {
   const [latest] = await api.gates();
   if (!latest) return undefined;
@@ -134,6 +144,7 @@ export const scopeOf = async (scopes) => {
 const DECLARE =
   'Declare a comparison: passk gate --declare --baseline A --candidate B --wait 10m. The processors decide it once both runs are complete, after any confirmation runs they ask for: passk run --dataset rows.jsonl --agent AGENT --confirmations --follow, once with the agent of each version.';
 
+/** @param {ViewContext} ctx */
 export const render = async ({ scope, params, go, navigate, warn }) => {
   const gates = await api.gates(scope ? { suite: scope.suite } : {});
   if (gates.length === 0) {
@@ -141,7 +152,7 @@ export const render = async ({ scope, params, go, navigate, warn }) => {
     if (params.gate) warn(`No gate "${params.gate}" (gate=) on ${scope?.suite ?? 'this store'}.`);
     return elsewhere
       ? card(
-          `No gate has been evaluated on ${scope.suite}`,
+          `No gate has been evaluated on ${scope?.suite}`,
           h(
             'p',
             { 'data-testid': 'gate-elsewhere' },
@@ -182,7 +193,13 @@ export const render = async ({ scope, params, go, navigate, warn }) => {
               {},
               h(
                 'a',
-                { href: '#', onclick: (e) => (e.preventDefault(), navigate({ gate: g.gate_id }, { keep: true })) },
+                {
+                  href: '#',
+                  onclick: (/** @type {Event} */ e) => (
+                    e.preventDefault(),
+                    navigate({ gate: g.gate_id }, { keep: true })
+                  ),
+                },
                 time(g.occurred_at),
               ),
             ),

@@ -1,14 +1,27 @@
 // @ts-check
 import { api } from '../api.js';
 import { card, ci, empty, h, pct, table } from '../dom.js';
+/**
+ * @import { Answer } from '../../contract.ts'
+ * @import { Params, ViewContext } from '../view.d.ts'
+ * @typedef {Answer<'/api/judges'>[number]} Judge
+ * @typedef {Judge['agreement']['confusion']} Confusion
+ */
 
 /** A confusion cell opened: its judge, the human label (row) and the judge's call (column). */
 export const params = ['judge', 'human', 'call'];
 export const title = 'Judges';
 
+/** @param {number | null | undefined} x @param {number} [d] */
 const num = (x, d = 2) => (x === null || x === undefined ? '—' : x.toFixed(d));
 
 /** The confusion matrix; each cell with items opens the list of those items (`#/judges?judge=…&human=…&call=…`). */
+/**
+ * @param {Confusion} c
+ * @param {string} judgeId
+ * @param {Params} params
+ * @param {ViewContext['navigate']} go
+ */
 const confusion = (c, judgeId, params, go) =>
   table(
     ['human ↓ / judge →', ...c.labels],
@@ -34,7 +47,10 @@ const confusion = (c, judgeId, params, go) =>
                   {
                     href: '#',
                     title: `the ${n} items humans labeled ${hl} and the judge called ${jl}`,
-                    onclick: (e) => (e.preventDefault(), go(open ? {} : { judge: judgeId, human: hl, call: jl })),
+                    onclick: (/** @type {Event} */ e) => (
+                      e.preventDefault(),
+                      go(open ? {} : { judge: judgeId, human: hl, call: jl })
+                    ),
                   },
                   String(n),
                 )
@@ -46,8 +62,9 @@ const confusion = (c, judgeId, params, go) =>
     { class: 'matrix', 'data-testid': 'confusion' },
   );
 
+/** @param {Confusion} c @param {Params} params */
 const cellItems = (c, params) => {
-  const ids = c.items?.[params.human]?.[params.call];
+  const ids = c.items?.[params.human ?? '']?.[params.call ?? ''];
   if (!ids) return null;
   return h(
     'div',
@@ -61,6 +78,7 @@ const cellItems = (c, params) => {
   );
 };
 
+/** @param {Judge} j @param {Params} params @param {ViewContext['navigate']} go */
 const judgeCard = (j, params, go) => {
   const name = `${j.judge.id}${j.judge.version ? `@${j.judge.version}` : ''}`;
   const section = card(
@@ -122,6 +140,7 @@ const judgeCard = (j, params, go) => {
   return section;
 };
 
+/** @param {ViewContext} ctx */
 export const render = async ({ params, navigate, warn }) => {
   const judges = await api.judges();
   const judge = judges.find((j) => j.judge.id === params.judge);
@@ -129,7 +148,11 @@ export const render = async ({ params, navigate, warn }) => {
     warn(
       `No judge "${params.judge}" (judge=); calibrated judges: ${judges.map((j) => j.judge.id).join(', ') || 'none'}.`,
     );
-  else if (judge && (params.human || params.call) && !judge.agreement.confusion?.items?.[params.human]?.[params.call])
+  else if (
+    judge &&
+    (params.human || params.call) &&
+    !judge.agreement.confusion?.items?.[params.human ?? '']?.[params.call ?? '']
+  )
     warn(
       `No items labeled "${params.human ?? ''}" (human=) and called "${params.call ?? ''}" (call=) for ${params.judge}.`,
     );

@@ -3,16 +3,32 @@ import { api } from '../api.js';
 import { barChart, passKChart, PALETTE } from '../charts.js';
 import { card, ci, className, empty, h, pct, table } from '../dom.js';
 import { rowsLink } from './rows.js';
+/**
+ * @import { Answer } from '../../contract.ts'
+ * @import { Scope, ViewContext } from '../view.d.ts'
+ * @typedef {Answer<'/api/overview'>[number]} Group
+ * @typedef {(extra: Record<string, string | undefined>) => string} RowsLink
+ */
 
 /** The versions the explorer compares: the first two of the scope (one version is compared with itself). */
+/** @param {readonly Group[]} groups @returns {[string | undefined, string | undefined]} */
 const pairOf = (groups) => [groups[0]?.agent_version, groups[1]?.agent_version ?? groups[0]?.agent_version];
 
 /** The overview takes no parameter of its own (the scope only). */
+/** @type {string[]} */
 export const params = [];
 export const title = 'Overview';
 
-const CLASSES = ['stable_correct', 'stable_wrong', 'flip', 'unclassified'];
+const CLASSES = /** @type {const} */ (['stable_correct', 'stable_wrong', 'flip', 'unclassified']);
 
+/**
+ * @param {string} version
+ * @param {string} key
+ * @param {string} label
+ * @param {number | null | undefined} value
+ * @param {readonly [number, number] | null | undefined} interval
+ * @param {string} [note]
+ */
 const metric = (version, key, label, value, interval, note) =>
   h(
     'div',
@@ -28,6 +44,7 @@ const metric = (version, key, label, value, interval, note) =>
     note ? h('div', { class: 'note' }, note) : null,
   );
 
+/** @param {Group} g */
 const evidence = (g) => {
   const a = g.attempts_per_row;
   const per = a.min === a.max ? `${a.min}` : `${a.min}–${a.max}`;
@@ -40,7 +57,13 @@ const evidence = (g) => {
 };
 
 /** Every count opens the row explorer: a version's class on its side of the scope's pair, a check's flipping rows. */
+/**
+ * @param {Scope} scope
+ * @param {[string | undefined, string | undefined]} pair
+ * @returns {(g: Group, i: number) => HTMLElement}
+ */
 const versionCard = (scope, pair) => (g, i) => {
+  /** @type {RowsLink} */
   const link = (extra) =>
     rowsLink({
       suite: scope.suite,
@@ -138,6 +161,7 @@ const versionCard = (scope, pair) => (g, i) => {
   );
 };
 
+/** @param {ViewContext} ctx */
 export const render = async ({ scope }) => {
   if (!scope)
     return card(
@@ -180,6 +204,10 @@ export const render = async ({ scope }) => {
 };
 
 /** "N rows keep a stable verdict while a check flips": N distinct rows (one row can flip several checks). */
+/**
+ * @param {RowsLink} link
+ * @param {Group['stable_verdict_check_flips']} flips
+ */
 function hiddenFlips(link, flips) {
   const ids = [...new Set(flips.map((f) => f.row_id))];
   return h(
