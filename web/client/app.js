@@ -17,6 +17,11 @@ import * as rows from './views/rows.js';
  * Each view module exports `title` and `render(ctx)`, which returns one element. When the server says the
  * store moved (SSE `update`), the current view is fetched and drawn again, in place, without a reload.
  */
+/**
+ * @import { Answer, Status } from '../contract.ts'
+ * @import { NavigateOptions, Scope, ViewModule } from './view.d.ts'
+ * @type {Record<string, ViewModule>}
+ */
 const VIEWS = { overview, compare, rows, gates, production, judges, datasets, deadletters };
 /** Parameters every view takes: the scope. A view names its own in `params`; any other is named in a warning. */
 const SCOPE_PARAMS = ['suite', 'dataset_version'];
@@ -37,16 +42,25 @@ const parseHash = () => {
   return { name, params: Object.fromEntries(new URLSearchParams(query)) };
 };
 
-/** Changes the route; `replace` keeps the current params and overrides some. */
+/**
+ * Changes the route; `keep` keeps the current params and overrides some.
+ * @param {string} name
+ * @param {Record<string, string | undefined>} [params]
+ * @param {NavigateOptions} [opts]
+ */
 export const navigate = (name, params = {}, { keep = false } = {}) => {
   const current = parseHash();
   const merged = keep ? { ...current.params, ...params } : params;
-  const clean = Object.fromEntries(Object.entries(merged).filter(([, v]) => v !== undefined && v !== null && v !== ''));
+  const clean = /** @type {Record<string, string>} */ (
+    Object.fromEntries(Object.entries(merged).filter(([, v]) => v !== undefined && v !== null && v !== ''))
+  );
   const qs = new URLSearchParams(clean).toString();
   location.hash = `#/${name}${qs ? `?${qs}` : ''}`;
 };
 
+/** @param {Answer<'/api/groups'>} groups @returns {Scope[]} */
 const scopesOf = (groups) => {
+  /** @type {Map<string, Scope>} */
   const byKey = new Map();
   for (const g of groups) {
     const key = `${g.suite}\u001f${g.dataset_version}`;
@@ -58,6 +72,7 @@ const scopesOf = (groups) => {
   return [...byKey.values()].sort((a, b) => b.last_at - a.last_at);
 };
 
+/** @param {string} name @param {Record<string, string | undefined>} params */
 const renderNav = (name, params) => {
   const keep = { suite: params.suite, dataset_version: params.dataset_version };
   nav.replaceChildren(
@@ -68,7 +83,7 @@ const renderNav = (name, params) => {
           href: '#',
           class: key === name ? 'active' : '',
           'data-view': key,
-          onclick: (e) => (e.preventDefault(), navigate(key, keep)),
+          onclick: (/** @type {Event} */ e) => (e.preventDefault(), navigate(key, keep)),
         },
         v.title,
       ),
@@ -76,6 +91,7 @@ const renderNav = (name, params) => {
   );
 };
 
+/** @param {readonly Scope[]} scopes @param {Scope | null} scope @param {string} name */
 const renderScope = (scopes, scope, name) => {
   if (scopes.length === 0) return scopeBox.replaceChildren();
   const select = h(
@@ -83,9 +99,9 @@ const renderScope = (scopes, scope, name) => {
     {
       'aria-label': 'suite and dataset version',
       'data-testid': 'scope',
-      onchange: (e) => {
-        const s = scopes[Number(e.target.value)];
-        navigate(name, { suite: s.suite, dataset_version: s.dataset_version });
+      onchange: (/** @type {Event} */ e) => {
+        const s = scopes[Number(/** @type {HTMLSelectElement} */ (e.target).value)];
+        if (s) navigate(name, { suite: s.suite, dataset_version: s.dataset_version });
       },
     },
     scopes.map((s, i) =>
@@ -100,16 +116,18 @@ const renderScope = (scopes, scope, name) => {
 };
 
 let renders = 0;
+/** @type {Promise<void> | null} */
 let running = null;
 let again = false;
 
 /** What failed, said plainly, with the navigation kept above it; the live dot turns red until a render succeeds. */
+/** @param {string} what @param {unknown} e */
 const errorBanner = (what, e) =>
   h(
     'section',
     { class: 'card banner error', 'data-testid': 'error-banner', role: 'alert' },
     h('h2', {}, `Could not load ${what}`),
-    h('pre', {}, String(e?.message ?? e)),
+    h('pre', {}, String(e instanceof Error ? e.message : e)),
     h(
       'p',
       { class: 'note' },
@@ -120,6 +138,7 @@ const errorBanner = (what, e) =>
   );
 let failed = false;
 /** Set when the server says the processors stopped: the numbers on the page no longer move. */
+/** @type {string | null} */
 let stopped = null;
 const setLive = () => {
   if (stopped) {
@@ -225,6 +244,7 @@ const render = () => {
 const connect = () => {
   const source = new EventSource('/api/events');
   let updates = 0;
+  /** @param {Status | undefined} status */
   const onStatus = (status) => {
     stopped = status?.state === 'failed' ? status.message : null;
     setLive();
@@ -251,6 +271,7 @@ const connect = () => {
 };
 
 window.addEventListener('hashchange', () => void render());
+/** @type {ReturnType<typeof setTimeout> | undefined} */
 let resizing;
 window.addEventListener('resize', () => {
   clearTimeout(resizing);

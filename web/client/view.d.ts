@@ -23,6 +23,16 @@ export interface NavigateOptions {
   keep?: boolean;
 }
 
+/** A view module (views/*.js): what the shell reads of it. */
+export interface ViewModule {
+  readonly title: string;
+  /** The parameters it takes besides the scope; any other is named in a warning. */
+  readonly params?: readonly string[];
+  /** The scope to open on when the URL names none (the Gates view: the latest gate's). */
+  readonly scopeOf?: (scopes: readonly Scope[]) => Promise<Scope | undefined>;
+  readonly render: (ctx: ViewContext) => Promise<HTMLElement>;
+}
+
 export interface ViewContext {
   readonly params: Params;
   readonly scope: Scope | null;
