@@ -8,7 +8,15 @@ import { h } from './dom.js';
  * `drawCharts()` draws every pending chart once the view is in the document (so each can size itself),
  * and `destroyCharts()` frees the drawn ones before the view is replaced.
  */
+/**
+ * @typedef {(number | null)[]} Column
+ * @typedef {{ opts: Omit<uPlot.Options, 'width' | 'height'>, data: Column[], helpers?: number[] }} Built
+ * @typedef {{ box: HTMLElement, build: () => Built, height: number }} Pending
+ * @typedef {{ data: Column[], series: uPlot.Series[], bands: uPlot.Band[], helpers: number[] }} Parts
+ */
+/** @type {Set<uPlot>} */
 const live = new Set();
+/** @type {Pending[]} */
 let pending = [];
 export const destroyCharts = () => {
   for (const c of live) c.destroy();
@@ -20,7 +28,8 @@ export const drawCharts = () => {
   for (const { box, build, height } of todo) {
     if (!box.isConnected) continue;
     const { opts, data, helpers = [] } = build();
-    const chart = new uPlot({ width: widthOf(box), height, ...opts }, data, box);
+    const aligned = /** @type {uPlot.AlignedData} */ (/** @type {unknown} */ (data));
+    const chart = new uPlot({ width: widthOf(box), height, ...opts }, aligned, box);
     // Band edges are series of their own; keep them out of the legend.
     const rows = chart.root.querySelectorAll('.u-legend .u-series');
     for (const i of helpers) rows[i]?.remove();
@@ -29,13 +38,16 @@ export const drawCharts = () => {
 };
 
 export const PALETTE = ['#2563eb', '#d97706', '#059669', '#7c3aed', '#dc2626', '#0891b2', '#be185d', '#4d7c0f'];
+/** @param {string} hex @param {number} a */
 const alpha = (hex, a) => {
   const n = parseInt(hex.slice(1), 16);
   return `rgba(${(n >> 16) & 255}, ${(n >> 8) & 255}, ${n & 255}, ${a})`;
 };
 
+/** @param {HTMLElement} el */
 const widthOf = (el) => Math.max(320, Math.floor(el.getBoundingClientRect().width || 640) - 8);
 
+/** @param {() => Built} build @param {number} height @param {string} label */
 const mount = (build, height, label) => {
   const box = h('div', { class: 'chart', role: 'img', 'aria-label': label });
   pending.push({ box, build, height });
@@ -43,17 +55,23 @@ const mount = (build, height, label) => {
 };
 
 /** A y floor a little under the lowest value, in steps of 10%, so curves near the top stay readable. */
+/** @param {Column[]} columns */
 const floorOf = (columns) => {
   const values = columns.flat().filter((x) => typeof x === 'number');
   return values.length ? Math.max(0, Math.floor((values.reduce((a, b) => Math.min(a, b)) - 0.05) * 10) / 10) : 0;
 };
 
+/** @type {uPlot.Axis} */
 const pctAxis = { values: (_u, ticks) => ticks.map((t) => `${Math.round(t * 100)}%`) };
 const fg = () => getComputedStyle(document.body).getPropertyValue('--fg') || '#111';
 
 /**
  * A share over x with its interval band: the line, two invisible helper series (hi, lo) left out of
  * the legend by `helpers`, and the band filled between them.
+ */
+/**
+ * @param {Parts} chart
+ * @param {{ line: uPlot.Series & { label: string }, values: Column, hi: Column, lo: Column, fill: string }} band
  */
 const addBanded = (chart, { line, values, hi, lo, fill }) => {
   const idx = chart.data.length;
@@ -68,30 +86,38 @@ const addBanded = (chart, { line, values, hi, lo, fill }) => {
 /**
  * pass^k (solid) and pass@k (dashed) against k for each version, each with its bootstrap interval band.
  * `versions`: [{ name, passHat: {k: v}, passHatCI: {k: [lo, hi]}, passAt, passAtCI }]
+ * @typedef {Record<string, number | null | undefined>} ByK
+ * @typedef {Record<string, readonly [number, number] | null | undefined>} IntervalsByK
+ * @param {readonly { name: string, passHat: ByK, passHatCI?: IntervalsByK, passAt: ByK, passAtCI?: IntervalsByK }[]} versions
+ * @param {number} kMax
  */
 export const passKChart = (versions, kMax) =>
   mount(
     () => {
       const ks = Array.from({ length: kMax }, (_, i) => i + 1);
+      /** @type {Column[]} */
       const data = [ks];
+      /** @type {uPlot.Series[]} */
       const series = [{ label: 'k' }];
+      /** @type {uPlot.Band[]} */
       const bands = [];
+      /** @type {number[]} */
       const helpers = [];
       versions.forEach((v, i) => {
         const color = PALETTE[i % PALETTE.length];
-        for (const [kind, dash] of [
+        for (const [kind, dash] of /** @type {const} */ ([
           ['Hat', undefined],
           ['At', [6, 4]],
-        ]) {
-          const values = v[`pass${kind}`];
-          const cis = v[`pass${kind}CI`] ?? {};
+        ])) {
+          const values = kind === 'Hat' ? v.passHat : v.passAt;
+          const cis = (kind === 'Hat' ? v.passHatCI : v.passAtCI) ?? {};
           addBanded(
             { data, series, bands, helpers },
             {
               line: {
                 label: kind === 'Hat' ? `${v.name} pass^k` : `${v.name} pass@k`,
                 stroke: color,
-                dash,
+                ...(dash ? { dash: [...dash] } : {}),
                 points: { size: 6 },
               },
               values: ks.map((k) => values[String(k)] ?? null),
@@ -123,10 +149,16 @@ export const passKChart = (versions, kMax) =>
   );
 
 /** "stable-correct" → "stable-\ncorrect", "unclassified" → "un-\nclassified": a label on two lines. */
+/** @param {string} label */
 const twoLines = (label) =>
   label.includes('-') ? label.replace('-', '-\n') : label.startsWith('un') ? `un-\n${label.slice(2)}` : label;
 
-/** Bars: one value per category (e.g. the four stability classes). */
+/**
+ * Bars: one value per category (e.g. the four stability classes).
+ * @param {readonly string[]} labels
+ * @param {Column} values
+ * @param {{ color?: string, height?: number, label?: string }} [opts]
+ */
 export const barChart = (labels, values, { color = PALETTE[0], height = 180, label = 'bar chart' } = {}) =>
   mount(
     () => ({
@@ -151,7 +183,7 @@ export const barChart = (labels, values, { color = PALETTE[0], height = 180, lab
             stroke: fg(),
             splits: () => labels.map((_, i) => i),
             // under ~100 px a category (a phone), each label breaks onto two lines instead of overlapping its neighbours
-            values: (u) => (u.width / labels.length < 100 ? labels.map(twoLines) : labels),
+            values: (u) => (u.width / labels.length < 100 ? labels.map(twoLines) : [...labels]),
             size: (u) => (u.width / labels.length < 100 ? 48 : 30),
             grid: { show: false },
           },
@@ -168,14 +200,19 @@ export const barChart = (labels, values, { color = PALETTE[0], height = 180, lab
 /**
  * Windowed pass rates over time, one line per (version, segment), each with its interval band.
  * `lines`: [{ name, points: [{ t, value, lo, hi }] }]
+ * @param {readonly { name: string, points: readonly { t: number, value: number | null, lo: number | null, hi: number | null }[] }[]} lines
  */
 export const windowsChart = (lines) =>
   mount(
     () => {
       const xs = [...new Set(lines.flatMap((l) => l.points.map((p) => p.t)))].sort((a, b) => a - b);
+      /** @type {Column[]} */
       const data = [xs.map((t) => t / 1000)];
+      /** @type {uPlot.Series[]} */
       const series = [{}];
+      /** @type {uPlot.Band[]} */
       const bands = [];
+      /** @type {number[]} */
       const helpers = [];
       lines.forEach((l, i) => {
         const color = PALETTE[i % PALETTE.length];
