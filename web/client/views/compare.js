@@ -4,12 +4,21 @@ import { api } from '../api.js';
 import { ruleName } from './gates.js';
 import { rowsLink } from './rows.js';
 import { card, ci, className, empty, h, pct, signedPct, table } from '../dom.js';
+/**
+ * @import { Answer } from '../../contract.ts'
+ * @import { Child, Params, Scope, ViewContext } from '../view.d.ts'
+ * @typedef {NonNullable<Answer<'/api/compare'>>} Comparison
+ * @typedef {Comparison['confirmation']['rows'][number]} Suspect
+ * @typedef {NonNullable<Suspect['first_divergence']>} Divergence
+ * @typedef {Comparison['paired']['mean_accuracy']} PairedDelta
+ * @typedef {NonNullable<Answer<'/api/row'>>} Row
+ */
 
 export const title = 'Compare';
 /** The two versions, and the row open in the drill-down. */
 export const params = ['baseline', 'candidate', 'row'];
 
-const CLASSES = ['stable_correct', 'stable_wrong', 'flip', 'unclassified'];
+const CLASSES = /** @type {const} */ (['stable_correct', 'stable_wrong', 'flip', 'unclassified']);
 const OUTCOME = {
   confirmed_regression: 'confirmed regression',
   baseline_also_varies: 'baseline also varies',
@@ -21,8 +30,15 @@ const OUTCOME = {
  * The two versions: the URL's, each only if it has trials in this scope (an unknown one is named in a warning),
  * else the latest gate's on this scope, else the first two versions; never a version paired with itself by default.
  */
+/**
+ * @param {Scope} scope with two versions or more (render says so otherwise), so `other` always finds one
+ * @param {Params} params
+ * @param {ViewContext['warn']} warn
+ * @returns {Promise<[string, string]>}
+ */
 const pickVersions = async (scope, params, warn) => {
-  const known = (v) => scope.versions.includes(v);
+  /** @param {string | undefined} v */
+  const known = (v) => v !== undefined && scope.versions.includes(v);
   for (const key of ['baseline', 'candidate'])
     if (params[key] && !known(params[key]))
       warn(
@@ -36,17 +52,28 @@ const pickVersions = async (scope, params, warn) => {
     (g) => g.dataset_version === scope.dataset_version && known(g.baseline) && known(g.candidate),
   );
   const [db, dc] = last ? [last.baseline, last.candidate] : [scope.versions[0], scope.versions[1]];
-  const other = (v) => scope.versions.find((x) => x !== v);
+  /** @param {string | undefined} v */
+  const other = (v) => /** @type {string} */ (scope.versions.find((x) => x !== v));
   const baseline = b ?? (db !== c ? db : other(c));
   const candidate = c ?? (dc !== baseline ? dc : other(baseline));
   return [baseline, candidate];
 };
 
+/** @param {Comparison} cmp */
 const headline = (cmp) => {
   const b = cmp.baseline;
   const c = cmp.candidate;
   const k = Math.min(b.k_max, c.k_max);
   const p = cmp.paired;
+  /**
+   * @param {string} label
+   * @param {string} key
+   * @param {number | null | undefined} bv
+   * @param {number | null | undefined} cv
+   * @param {readonly [number, number] | null | undefined} biv
+   * @param {readonly [number, number] | null | undefined} civ
+   * @param {Child} delta
+   */
   const row = (label, key, bv, cv, biv, civ, delta) =>
     h(
       'tr',
@@ -57,6 +84,7 @@ const headline = (cmp) => {
       h('td', {}, delta),
     );
   // every number's paired change (candidate − baseline over the rows both versions ran), with its interval
+  /** @param {PairedDelta | undefined} d (none for a k past the pair's) */
   const paired = (d) =>
     d && d.delta !== null
       ? h(
@@ -110,8 +138,10 @@ const headline = (cmp) => {
   );
 };
 
+/** @param {Comparison} cmp @param {Pick<Scope, 'suite' | 'dataset_version'>} scope */
 const matrix = (cmp, scope) => {
   const max = Math.max(1, ...CLASSES.flatMap((b) => CLASSES.map((c) => (b === c ? 0 : cmp.transitions[b][c]))));
+  /** @param {(typeof CLASSES)[number]} b @param {(typeof CLASSES)[number]} c */
   const cell = (b, c) => {
     const n = cmp.transitions[b][c];
     const tone = b === c ? 'same' : b === 'stable_correct' ? 'worse' : c === 'stable_correct' ? 'better' : 'moved';
@@ -143,6 +173,7 @@ const matrix = (cmp, scope) => {
   );
 };
 
+/** @param {Divergence | null} d */
 const divergenceText = (d) =>
   d
     ? `${d.check} (check ${d.position}): baseline ${d.baseline.map((a) => `${a.answer}×${a.count}`).join(', ')} · candidate ${d.candidate.map((a) => `${a.answer}×${a.count}`).join(', ')}`
@@ -155,6 +186,17 @@ const divergenceText = (d) =>
 export const LISTED = 200;
 
 // the server sends each list's first rows and its length (`lists`); `total` is that length
+/**
+ * @param {readonly string[]} ids
+ * @param {{
+ *   testid: string,
+ *   suspects: ReadonlyMap<string, Suspect>,
+ *   tagsOf: (id: string) => string[],
+ *   open: (id: string) => void,
+ *   href: string,
+ *   total?: number,
+ * }} opts
+ */
 const rowList = (ids, { testid, suspects, tagsOf, open, href, total = ids.length }) =>
   ids.length === 0
     ? empty('none')
@@ -190,8 +232,10 @@ const rowList = (ids, { testid, suspects, tagsOf, open, href, total = ids.length
           : null,
       );
 
+/** @param {Row['versions'][number]['attempts'][number]['checks'][number]['answer'] | undefined} a */
 const answerText = (a) => (a === true ? 'yes' : a === false ? 'no' : a === null || a === undefined ? '—' : String(a));
 
+/** @param {string} input */
 const requestText = (input) => {
   try {
     const parsed = JSON.parse(input);
@@ -201,6 +245,7 @@ const requestText = (input) => {
   }
 };
 
+/** @param {Row} row @param {() => void} close */
 const drillDown = (row, close) => {
   const checks = [...new Set(row.versions.flatMap((v) => v.attempts.flatMap((a) => a.checks.map((c) => c.name))))];
   const diverged = row.first_divergence?.check;
@@ -261,6 +306,7 @@ const drillDown = (row, close) => {
 };
 
 /** What the confirmation counts mean, said as they are: who ran again on how many suspects, and how to run the rest. */
+/** @param {Comparison} cmp */
 const confirmationText = (cmp) => {
   const suspects = cmp.confirmation.rows;
   if (suspects.length === 0)
@@ -312,6 +358,7 @@ const confirmationText = (cmp) => {
   ];
 };
 
+/** @param {ViewContext} ctx */
 export const render = async ({ scope, params, navigate, warn }) => {
   if (!scope)
     return card(
@@ -329,6 +376,7 @@ export const render = async ({ scope, params, navigate, warn }) => {
     );
   const [baseline, candidate] = await pickVersions(scope, params, warn);
   const q = { suite: scope.suite, dataset_version: scope.dataset_version, baseline, candidate };
+  /** @param {string} label @param {string} value @param {'baseline' | 'candidate'} key */
   const pick = (label, value, key) =>
     h(
       'label',
@@ -337,7 +385,11 @@ export const render = async ({ scope, params, navigate, warn }) => {
       ' ',
       h(
         'select',
-        { 'data-testid': key, onchange: (e) => navigate({ ...q, [key]: e.target.value, row: undefined }) },
+        {
+          'data-testid': key,
+          onchange: (/** @type {Event} */ e) =>
+            navigate({ ...q, [key]: /** @type {HTMLSelectElement} */ (e.target).value, row: undefined }),
+        },
         scope.versions.map((v) => h('option', { value: v, selected: v === value }, v)),
       ),
     );
@@ -364,16 +416,19 @@ export const render = async ({ scope, params, navigate, warn }) => {
   const cmp = await api.compare(q);
   if (!cmp) return h('div', {}, controls, card('No comparison', empty('These versions share no rows.')));
   const suspects = new Map(cmp.confirmation.rows.map((s) => [s.row_id, s]));
+  /** @param {string} row */
   const open = (row) => navigate({ ...q, row });
   const row = params.row ? await api.row({ ...q, row_id: params.row, versions: `${baseline},${candidate}` }) : null;
   if (params.row && !row)
     warn(`No row "${params.row}" (row=) in ${scope.suite} · dataset ${scope.dataset_version} for these versions.`);
   const mnb = new Set(cmp.must_not_break_rows ?? []);
+  /** @param {string} id */
   const tagged = (id) => (mnb.has(id) ? ['must_not_break'] : []);
   const counts = cmp.confirmation.counts;
   const gate = (await api.gates({ suite: scope.suite })).find(
     (g) => g.dataset_version === scope.dataset_version && g.baseline === baseline && g.candidate === candidate,
   );
+  /** @param {Record<string, string | undefined>} extra */
   const link = (extra) => rowsLink({ ...q, ...extra });
   const improved = cmp.lists?.became_stable_correct ?? cmp.became_stable_correct.length;
   const regressed = cmp.lists?.lost_stable_correct ?? cmp.lost_stable_correct.length;
