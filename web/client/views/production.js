@@ -3,6 +3,14 @@
 import { api } from '../api.js';
 import { windowsChart } from '../charts.js';
 import { card, ci, empty, h, pct, table, time, usd } from '../dom.js';
+/**
+ * @import { Answer, ConfirmAnswer } from '../../contract.ts'
+ * @import { Params, ViewContext } from '../view.d.ts'
+ * @typedef {NonNullable<Answer<'/api/trace'>>} Trace
+ * @typedef {Answer<'/api/traces'>} TraceList
+ * @typedef {TraceList['traces'][number]} ListedTrace
+ * @typedef {ViewContext['navigate']} Go
+ */
 
 /** The trace list's filters and sort, the trace open in its card, the window size and the grader. */
 export const params = [
@@ -26,6 +34,7 @@ export const title = 'Production';
 /** The grader of the windows that hold the traces no grader judged (processors/folds/windows.ts). */
 const NONE = 'none';
 
+/** @param {Trace['verdicts']} verdicts */
 const verdictChips = (verdicts) =>
   verdicts.length === 0
     ? h('span', { class: 'note' }, 'not graded')
@@ -37,6 +46,7 @@ const verdictChips = (verdicts) =>
         ),
       );
 
+/** @param {string} w */
 const WHY = (w) =>
   w.startsWith('grader:')
     ? `failed ${w.slice(7)}`
@@ -46,6 +56,7 @@ const WHY = (w) =>
         ? 'negative feedback'
         : w;
 
+/** @param {NonNullable<Trace['dataset_row']>} r */
 const rowLink = (r) =>
   h(
     'a',
@@ -59,10 +70,13 @@ const rowLink = (r) =>
   );
 
 /** What the reviewer typed survives the live re-renders; the token stays in this tab (sessionStorage) only. */
+/** @type {{ trace: string | null, dataset: string, expected: string, reviewer: string, note: string }} */
 const draft = { trace: null, dataset: '', expected: '', reviewer: '', note: '' };
+/** @type {Map<string, ConfirmAnswer>} */
 const answered = new Map();
 const TOKEN_KEY = 'passk_write_token';
 
+/** @param {Trace} t @param {readonly string[]} datasets @param {() => void} redraw */
 const confirmForm = (t, datasets, redraw) => {
   if (draft.trace !== t.trace_id) Object.assign(draft, { trace: t.trace_id, expected: '', note: '' });
   if (!draft.dataset || !datasets.includes(draft.dataset)) draft.dataset = datasets[0] ?? '';
@@ -78,6 +92,11 @@ const confirmForm = (t, datasets, redraw) => {
       ' as a must-not-break row; the link appears here once it is stored.',
     );
   }
+  /**
+   * @param {string} label
+   * @param {'dataset' | 'expected' | 'reviewer' | 'note'} name
+   * @param {Record<string, unknown>} [attrs]
+   */
   const field = (label, name, attrs = {}) =>
     h(
       'label',
@@ -86,7 +105,7 @@ const confirmForm = (t, datasets, redraw) => {
       h('input', {
         name,
         value: draft[name] ?? '',
-        oninput: (e) => (draft[name] = e.target.value),
+        oninput: (/** @type {Event} */ e) => (draft[name] = /** @type {HTMLInputElement} */ (e.target).value),
         ...attrs,
       }),
     );
@@ -97,9 +116,11 @@ const confirmForm = (t, datasets, redraw) => {
     value: globalThis.sessionStorage?.getItem(TOKEN_KEY) ?? '',
     placeholder: 'the --ingest-token of passk serve',
   });
+  /** @param {SubmitEvent} e */
   const submit = async (e) => {
     e.preventDefault();
-    const button = e.target.querySelector('button');
+    // the form's one button, its submit button
+    const button = /** @type {HTMLButtonElement} */ (/** @type {HTMLFormElement} */ (e.target).querySelector('button'));
     button.disabled = true;
     status.className = 'note';
     status.textContent = 'Publishing…';
@@ -143,7 +164,11 @@ const confirmForm = (t, datasets, redraw) => {
             h('span', {}, 'dataset'),
             h(
               'select',
-              { name: 'dataset', onchange: (e) => (draft.dataset = e.target.value) },
+              {
+                name: 'dataset',
+                onchange: (/** @type {Event} */ e) =>
+                  (draft.dataset = /** @type {HTMLSelectElement} */ (e.target).value),
+              },
               datasets.map((d) => h('option', { value: d, selected: d === draft.dataset }, d)),
             ),
           )
@@ -159,6 +184,13 @@ const confirmForm = (t, datasets, redraw) => {
 };
 
 /** A sampled trace: what was asked, what the live version answered, how it was graded, and its review. */
+/**
+ * @param {Trace | null} t
+ * @param {string | undefined} id the trace= parameter
+ * @param {readonly string[]} datasets
+ * @param {() => void} redraw
+ * @param {() => void} close
+ */
 const traceCard = (t, id, datasets, redraw, close) => {
   if (t === null)
     return card(
@@ -208,7 +240,8 @@ const traceCard = (t, id, datasets, redraw, close) => {
       fact(
         'tokens',
         'tokens (in / out)',
-        t.tokens_input == null
+        // the store keeps both counts or neither (web/traceItem.ts)
+        t.tokens_input == null || t.tokens_output == null
           ? null
           : `${t.tokens_input.toLocaleString('en')} / ${t.tokens_output.toLocaleString('en')}`,
       ),
@@ -255,6 +288,7 @@ const traceCard = (t, id, datasets, redraw, close) => {
 };
 
 /** A JSON input pretty-printed, anything else as it is. */
+/** @param {string | null | undefined} s */
 const pretty = (s) => {
   if (s === null || s === undefined) return '—';
   try {
@@ -265,18 +299,27 @@ const pretty = (s) => {
   }
 };
 /** What a reader recognizes a request by: its `message` when the input is JSON with one, else the text. */
+/**
+ * A message or one of its parts, as parsed JSON: any field may be missing or of another type.
+ * @typedef {{ role?: unknown, content?: unknown, parts?: unknown, text?: unknown }} Message
+ */
+/** @param {unknown} m @returns {m is Message} */
+const isObject = (m) => typeof m === 'object' && m !== null;
 /** The text of a message list's last user turn, in the shapes the conventions use (`content`, or `parts`). */
+/** @param {readonly unknown[]} messages @returns {string | null} */
 const lastUserText = (messages) => {
-  const user = messages.findLast((m) => m && typeof m === 'object' && (m.role === 'user' || m.role === undefined));
-  if (!user) return null;
+  const user = messages.findLast((m) => isObject(m) && (m.role === 'user' || m.role === undefined));
+  if (!isObject(user)) return null;
   if (typeof user.content === 'string') return user.content;
+  /** @type {readonly unknown[]} */
   const parts = Array.isArray(user.parts) ? user.parts : Array.isArray(user.content) ? user.content : [];
   const text = parts
-    .map((p) => p?.content ?? p?.text ?? '')
+    .map((p) => (isObject(p) ? (p.content ?? p.text ?? '') : ''))
     .join(' ')
     .trim();
   return text || null;
 };
+/** @param {string | null | undefined} s */
 const gist = (s) => {
   if (s === null || s === undefined) return null;
   try {
@@ -288,17 +331,27 @@ const gist = (s) => {
     return s;
   }
 };
+/** @param {string | null | undefined} s @param {number} [n] */
 const excerpt = (s, n = 80) => (s === null || s === undefined ? '—' : s.length <= n ? s : `${s.slice(0, n - 1)}…`);
+/** @typedef {(a: ListedTrace, b: ListedTrace) => number} Order */
 const SORTS = {
+  /** @type {Order} */
   newest: (a, b) => b.occurred_at - a.occurred_at,
+  /** @type {Order} */
   oldest: (a, b) => a.occurred_at - b.occurred_at,
+  /** @type {Order} */
   weight: (a, b) => a.sampling_probability - b.sampling_probability || b.occurred_at - a.occurred_at,
 };
+/** @param {string | undefined} s @returns {s is keyof typeof SORTS} */
+const isSort = (s) => s !== undefined && s in SORTS;
 /** `YYYY-MM-DDTHH:MM`, read as UTC (the page shows every time in UTC). */
+/** @param {number} ms */
 const utcInput = (ms) => (ms ? new Date(ms).toISOString().slice(0, 16) : '');
-const fromUtcInput = (v) => (v ? Date.parse(`${v}:00Z`) : undefined);
+/** @param {string} v the milliseconds as the URL carries them */
+const fromUtcInput = (v) => (v ? String(Date.parse(`${v}:00Z`)) : undefined);
 
 /** One fact of the trace card, left out when the trace does not carry it. */
+/** @param {string} field @param {string} label @param {string | number | null | undefined} value */
 const fact = (field, label, value) =>
   value == null || value === ''
     ? null
@@ -308,14 +361,23 @@ const fact = (field, label, value) =>
  * The sampled-trace list: filters in the URL (failed, version, segment, time, user, session, model, least latency),
  * sortable, each line opens its card.
  */
+/** @param {TraceList} list @param {Params} params @param {Go} go */
 const traceList = (list, params, go) => {
   const failed = params.failed !== 'all';
-  const sort = params.sort in SORTS ? params.sort : 'newest';
+  const sort = isSort(params.sort) ? params.sort : 'newest';
   const rows = [...list.traces].sort(SORTS[sort]);
   // a filter starts the list again from its first page
+  /** @param {Record<string, string | undefined>} p */
   const set = (p) => go({ ...params, offset: undefined, ...p });
+  /** @param {number} offset */
   const turn = (offset) => go({ ...params, offset: offset > 0 ? String(offset) : undefined });
   const last = list.offset + list.traces.length;
+  /**
+   * @param {string} name
+   * @param {string} label
+   * @param {readonly (readonly [string, string])[]} options each value and its text
+   * @param {string | undefined} value
+   */
   const select = (name, label, options, value) =>
     h(
       'label',
@@ -323,10 +385,15 @@ const traceList = (list, params, go) => {
       h('span', {}, label),
       h(
         'select',
-        { 'data-filter': name, onchange: (e) => set({ [name]: e.target.value || undefined }) },
+        {
+          'data-filter': name,
+          onchange: (/** @type {Event} */ e) =>
+            set({ [name]: /** @type {HTMLSelectElement} */ (e.target).value || undefined }),
+        },
         options.map(([v, text]) => h('option', { value: v, selected: v === (value ?? '') }, text)),
       ),
     );
+  /** @param {'from' | 'to'} name @param {string} label */
   const timeFilter = (name, label) =>
     h(
       'label',
@@ -336,9 +403,11 @@ const traceList = (list, params, go) => {
         type: 'datetime-local',
         'data-filter': name,
         value: utcInput(Number(params[name]) || 0),
-        onchange: (e) => set({ [name]: fromUtcInput(e.target.value) }),
+        onchange: (/** @type {Event} */ e) =>
+          set({ [name]: fromUtcInput(/** @type {HTMLInputElement} */ (e.target).value) }),
       }),
     );
+  /** @param {string} name @param {string} label */
   const textFilter = (name, label) =>
     h(
       'label',
@@ -349,7 +418,8 @@ const traceList = (list, params, go) => {
         size: 12,
         'data-filter': name,
         value: params[name] ?? '',
-        onchange: (e) => set({ [name]: e.target.value.trim() || undefined }),
+        onchange: (/** @type {Event} */ e) =>
+          set({ [name]: /** @type {HTMLInputElement} */ (e.target).value.trim() || undefined }),
       }),
     );
   return card(
@@ -368,8 +438,18 @@ const traceList = (list, params, go) => {
         ],
         failed ? '' : 'all',
       ),
-      select('version', 'version', [['', 'any'], ...list.agent_versions.map((v) => [v, v])], params.version),
-      select('segment', 'segment', [['', 'any'], ...list.segments.map((v) => [v, v])], params.segment),
+      select(
+        'version',
+        'version',
+        [['', 'any'], ...list.agent_versions.map((v) => /** @type {const} */ ([v, v]))],
+        params.version,
+      ),
+      select(
+        'segment',
+        'segment',
+        [['', 'any'], ...list.segments.map((v) => /** @type {const} */ ([v, v]))],
+        params.segment,
+      ),
       timeFilter('from', 'from'),
       timeFilter('to', 'until'),
       textFilter('user', 'user'),
@@ -417,7 +497,8 @@ const traceList = (list, params, go) => {
                   'data-confirmed': String(t.confirmation !== null),
                   tabindex: 0,
                   onclick: () => go({ ...params, trace: t.trace_id }),
-                  onkeydown: (e) => e.key === 'Enter' && go({ ...params, trace: t.trace_id }),
+                  onkeydown: (/** @type {KeyboardEvent} */ e) =>
+                    e.key === 'Enter' && go({ ...params, trace: t.trace_id }),
                 },
                 h('td', { class: 'nowrap', title: time(t.occurred_at) }, time(t.occurred_at).slice(5, 16)),
                 h('td', {}, `${t.agent_version} · ${t.segment}`),
@@ -442,6 +523,7 @@ const traceList = (list, params, go) => {
   );
 };
 
+/** @param {ViewContext} ctx */
 export const render = async ({ params, navigate, redraw, warn }) => {
   const query = {
     ...(params.failed === 'all' ? {} : { failed: /** @type {const} */ ('true') }),
@@ -468,6 +550,7 @@ export const render = async ({ params, navigate, redraw, warn }) => {
   ]))
     if (params[key] && !values.includes(params[key]))
       warn(`No sampled trace of ${key} "${params[key]}" (${key}=); the list shows none.`);
+  /** @type {Go} */
   const go = (p) => navigate(p);
   const close = () => go({ ...params, trace: undefined });
   const review = h(
@@ -674,7 +757,7 @@ export const render = async ({ params, navigate, redraw, warn }) => {
                         {
                           href: '#',
                           'data-trace': id,
-                          onclick: (e) => (e.preventDefault(), go({ ...params, trace: id })),
+                          onclick: (/** @type {Event} */ e) => (e.preventDefault(), go({ ...params, trace: id })),
                         },
                         id,
                       ),
