@@ -3,6 +3,18 @@
 import { api } from '../api.js';
 import { card, className, empty, h, usd } from '../dom.js';
 import { toCsv } from '../csv.js';
+/**
+ * @import { Answer, Query } from '../../contract.ts'
+ * @import { Params, ViewContext } from '../view.d.ts'
+ * @typedef {Answer<'/api/rows'>} RowPage
+ * @typedef {RowPage['rows'][number]} ExplorerRow
+ * @typedef {ExplorerRow['versions'][string]} ExplorerVersion
+ * @typedef {NonNullable<Answer<'/api/row'>>} Row
+ * @typedef {Row['versions'][number]['attempts'][number]} Attempt
+ * @typedef {NonNullable<Row['aligned'][number]['diff']>} Diff
+ * @typedef {Omit<Query<'/api/rows'>, 'suite' | 'dataset_version' | 'row' | 'offset' | 'limit'>} Filters
+ * @typedef {Record<string, string | undefined>} State the view's URL parameters, as the filters change them
+ */
 
 /**
  * The row explorer: every row of a scope, one line each, with per version the class, passes over graded attempts,
@@ -20,9 +32,16 @@ const FILTERS = ['q', 'from', 'to', 'tag', 'check', 'category', 'ids', 'sort', '
 export const params = ['baseline', 'candidate', 'row', 'offset', ...FILTERS];
 /** Rows on one page of the table. */
 export const PAGE = 200;
+/**
+ * The filters of the URL, as the server takes them: the classes (from=, to=) are checked in render, the sort and
+ * its direction are what the headers set.
+ * @param {Params} state
+ * @returns {Filters}
+ */
 const filtersOf = (state) =>
   Object.fromEntries(['baseline', 'candidate', ...FILTERS].map((k) => [k, state[k]]).filter(([, v]) => v));
 
+/** @param {string | null | undefined} input */
 const requestText = (input) => {
   if (input === null || input === undefined) return '';
   try {
@@ -32,14 +51,19 @@ const requestText = (input) => {
     return input;
   }
 };
+/** @param {number | null | undefined} x */
 const ms = (x) => (x === null || x === undefined ? '—' : `${Math.round(x)} ms`);
+/** @param {Attempt['checks'][number]['answer'] | undefined} a */
 const answerText = (a) => (a === true ? 'yes' : a === false ? 'no' : a === null || a === undefined ? '—' : String(a));
 
 /** What the table shows, as flat records: the export's columns. */
+/** @param {readonly ExplorerRow[]} rows @param {readonly string[]} versions */
 export const exportRecords = (rows, versions) =>
   rows.map((r) => {
+    /** @type {Record<string, string | number>} */
     const out = { row_id: r.row_id, input: requestText(r.input), expected: r.expected ?? '', tags: r.tags.join(' ') };
     for (const [label, v] of versions.map((v, i) => [i === 0 ? 'baseline' : 'candidate', v])) {
+      /** @type {ExplorerVersion | undefined} */
       const x = r.versions[v];
       out[`${label}_version`] = v;
       out[`${label}_class`] = x?.class ?? 'unclassified';
@@ -54,6 +78,7 @@ export const exportRecords = (rows, versions) =>
     return out;
   });
 
+/** @param {string} name @param {string} type @param {string} text */
 const download = (name, type, text) => {
   const url = URL.createObjectURL(new Blob([text], { type }));
   const a = h('a', { href: url, download: name });
@@ -64,11 +89,15 @@ const download = (name, type, text) => {
 };
 
 /** Replaces the URL's parameters without a render (the table redraws in place, focus stays in the search box). */
+/** @param {State} params */
 const setParams = (params) => {
-  const clean = Object.fromEntries(Object.entries(params).filter(([, v]) => v !== undefined && v !== null && v !== ''));
+  const clean = /** @type {Record<string, string>} */ (
+    Object.fromEntries(Object.entries(params).filter(([, v]) => v !== undefined && v !== null && v !== ''))
+  );
   history.replaceState(null, '', `#/rows?${new URLSearchParams(clean)}`);
 };
 
+/** @param {ExplorerVersion | undefined} v */
 const versionCells = (v) =>
   v
     ? [
@@ -82,10 +111,16 @@ const versionCells = (v) =>
     : [h('td', { colspan: 6, class: 'note' }, 'no trials')];
 
 /** The attempt diff: both versions side by side, aligned by attempt. */
+/** @param {Row} row @param {() => void} close */
 const diffPanel = (row, close) => {
   const [b, c] = row.versions;
   const names = [...new Set(row.versions.flatMap((v) => v.attempts.flatMap((a) => a.checks.map((x) => x.name))))];
   const diverged = row.first_divergence?.check;
+  /**
+   * @param {Attempt | null | undefined} attempt
+   * @param {Diff | null} diff
+   * @param {'baseline' | 'candidate'} side
+   */
   const outputCell = (attempt, diff, side) => {
     if (!attempt) return h('td', { class: 'note' }, '—');
     const parts = diff
@@ -172,7 +207,7 @@ const diffPanel = (row, close) => {
       ? h(
           'p',
           { class: 'divergence', 'data-testid': 'diff-divergence', 'data-check': diverged },
-          `First divergent check: ${diverged.replaceAll('_', ' ')} (check ${row.first_divergence.position})`,
+          `First divergent check: ${row.first_divergence.check.replaceAll('_', ' ')} (check ${row.first_divergence.position})`,
         )
       : null,
     h(
@@ -249,9 +284,14 @@ const diffPanel = (row, close) => {
   );
 };
 
+/** @type {((e: KeyboardEvent) => void) | null} */
 let keyHandler = null;
 
-export const render = async ({ scope, params, go }) => {
+/** @param {ViewContext} ctx */
+export const render = async ({ scope, params: asked, go }) => {
+  // a copy: an unknown class is dropped from it
+  /** @type {State} */
+  const params = { ...asked };
   if (!scope) return card('No rows yet', empty('Run `npx passk demo` or publish trials; every row shows up here.'));
   const base = { suite: scope.suite, dataset_version: scope.dataset_version };
   const warnings = [];
@@ -260,6 +300,7 @@ export const render = async ({ scope, params, go }) => {
       warnings.push(`Unknown class "${params[p]}" in ${p}= (one of ${CLASSES.join(', ')}); ignored.`);
       delete params[p];
     }
+  /** @param {Params} q @param {{ offset?: number, limit?: number }} [extra] */
   const ask = (q, extra = {}) => api.rows({ ...base, ...filtersOf(q), row: params.row, limit: PAGE, ...extra });
   const offset0 = Number.isInteger(Number(params.offset)) && params.offset ? Number(params.offset) : undefined;
   let page = await ask(params, { offset: offset0 });
@@ -268,16 +309,21 @@ export const render = async ({ scope, params, go }) => {
       warnings.push(
         `No trials of version "${params[key]}" (${key}=) in ${scope.suite} · dataset ${scope.dataset_version}; its versions: ${page.versions.join(', ')}.`,
       );
-  let versions = [params.baseline, params.candidate].filter((v) => v && page.versions.includes(v));
+  let versions = /** @type {string[]} */ (
+    [params.baseline, params.candidate].filter((v) => v && page.versions.includes(v))
+  );
   if (versions.length < 2) {
     const gates = await api.gates({ suite: scope.suite });
     const last = gates.find((g) => g.dataset_version === scope.dataset_version);
-    versions = last ? [last.baseline, last.candidate] : [page.baseline, page.candidate].filter(Boolean);
+    versions = last
+      ? [last.baseline, last.candidate]
+      : /** @type {string[]} */ ([page.baseline, page.candidate].filter(Boolean));
     if (versions[0] !== page.baseline || versions[1] !== page.candidate)
       page = await ask({ ...params, baseline: versions[0], candidate: versions[1] }, { offset: offset0 });
   }
   const [baseline, candidate] = versions;
   if (params.check && !page.checks.includes(params.check)) warnings.push(`No check named "${params.check}" here.`);
+  /** @type {State} */
   const state = { ...params, suite: scope.suite, dataset_version: scope.dataset_version, baseline, candidate };
   delete state.row;
   delete state.offset;
@@ -285,13 +331,16 @@ export const render = async ({ scope, params, go }) => {
   const body = h('tbody', {});
   const countBox = h('span', { 'data-testid': 'row-count' });
   const pager = h('span', { class: 'pager', 'data-testid': 'pager' });
+  /** @type {ExplorerRow[]} */
   let shown = [];
+  /** @param {string} id */
   const openRow = (id) => go('rows', { ...state, row: id });
   const paint = () => {
     shown = page.rows;
     countBox.textContent = `${page.total} of ${page.rows_total} rows`;
     countBox.dataset.count = String(page.total);
     const last = Math.min(page.offset + page.limit, page.total);
+    /** @param {number} offset */
     const turn = (offset) => draw({ offset });
     pager.replaceChildren(
       ...(page.total > page.limit
@@ -315,7 +364,7 @@ export const render = async ({ scope, params, go }) => {
             class: r.row_id === params.row ? 'selected' : '',
             tabindex: 0,
             onclick: () => openRow(r.row_id),
-            onkeydown: (e) => e.key === 'Enter' && openRow(r.row_id),
+            onkeydown: (/** @type {KeyboardEvent} */ e) => e.key === 'Enter' && openRow(r.row_id),
           },
           h('td', {}, h('button', { class: 'link' }, r.row_id)),
           h('td', { class: 'input', title: requestText(r.input) }, requestText(r.input)),
@@ -334,6 +383,7 @@ export const render = async ({ scope, params, go }) => {
   };
   // the latest question wins: an answer to an older one (typing fast in the search box) is dropped
   // (body data-rows-asked / data-rows-shown: the latest question, and the one on the page)
+  /** @param {{ offset?: number }} [extra] */
   const draw = async (extra = {}) => {
     const mine = Number(document.body.dataset.rowsAsked ?? 0) + 1;
     document.body.dataset.rowsAsked = String(mine);
@@ -352,11 +402,13 @@ export const render = async ({ scope, params, go }) => {
       if (offset + 1000 >= p.total) return out;
     }
   };
+  /** @param {string} k @param {string} v */
   const set = (k, v) => {
     state[k] = v || undefined;
     setParams({ ...state, row: params.row });
     draw();
   };
+  /** @param {string} k @param {string} label @param {readonly (readonly [string, string])[]} options */
   const select = (k, label, options) =>
     h(
       'label',
@@ -364,13 +416,17 @@ export const render = async ({ scope, params, go }) => {
       `${label} `,
       h(
         'select',
-        { 'data-filter': k, onchange: (e) => set(k, e.target.value) },
+        {
+          'data-filter': k,
+          onchange: (/** @type {Event} */ e) => set(k, /** @type {HTMLSelectElement} */ (e.target).value),
+        },
         h('option', { value: '' }, 'any'),
         options.map(([value, text]) => h('option', { value, selected: state[k] === value }, text)),
       ),
     );
-  const classOptions = CLASSES.map((c) => [c, className(c)]);
+  const classOptions = CLASSES.map((c) => /** @type {const} */ ([c, className(c)]));
   const { tags } = page;
+  /** @param {string} label @param {string} k */
   const sortHead = (label, k) =>
     h(
       'th',
@@ -383,18 +439,21 @@ export const render = async ({ scope, params, go }) => {
               ? 'descending'
               : 'ascending'
             : 'none',
-        onclick: (e) => {
+        onclick: (/** @type {MouseEvent} */ e) => {
+          const head = /** @type {HTMLTableCellElement} */ (e.currentTarget);
           const desc = (state.sort ?? 'row') === k && state.dir !== 'desc';
           state.sort = k;
           state.dir = desc ? 'desc' : undefined;
-          for (const th of e.currentTarget.parentNode.children) th.setAttribute('aria-sort', 'none');
-          e.currentTarget.setAttribute('aria-sort', desc ? 'descending' : 'ascending');
+          for (const th of /** @type {HTMLTableRowElement} */ (head.parentNode).children)
+            th.setAttribute('aria-sort', 'none');
+          head.setAttribute('aria-sort', desc ? 'descending' : 'ascending');
           setParams({ ...state, row: params.row });
           draw();
         },
       },
       label,
     );
+  /** @param {'b' | 'c'} side */
   const versionHeads = (side) => [
     sortHead('class', `${side}.class`),
     sortHead('passed', `${side}.rate`),
@@ -409,7 +468,7 @@ export const render = async ({ scope, params, go }) => {
     'aria-label': 'search rows',
     'data-testid': 'search',
     value: state.q ?? '',
-    oninput: (e) => set('q', e.target.value.trim()),
+    oninput: (/** @type {Event} */ e) => set('q', /** @type {HTMLInputElement} */ (e.target).value.trim()),
   });
   paint();
 
@@ -423,7 +482,8 @@ export const render = async ({ scope, params, go }) => {
   }
   if (keyHandler) document.removeEventListener('keydown', keyHandler);
   keyHandler = (e) => {
-    if (!location.hash.startsWith('#/rows') || e.target?.tagName === 'INPUT' || e.target?.tagName === 'SELECT') return;
+    const target = /** @type {Element | null} */ (e.target);
+    if (!location.hash.startsWith('#/rows') || target?.tagName === 'INPUT' || target?.tagName === 'SELECT') return;
     if (e.key === 'Escape' && params.row) return go('rows', state);
     const step = e.key === 'j' || e.key === 'ArrowDown' ? 1 : e.key === 'k' || e.key === 'ArrowUp' ? -1 : 0;
     if (!step || !params.row) return;
@@ -448,17 +508,17 @@ export const render = async ({ scope, params, go }) => {
         select(
           'tag',
           'tag',
-          tags.map((t) => [t, t]),
+          tags.map((t) => /** @type {const} */ ([t, t])),
         ),
         select(
           'check',
           'flipping check',
-          page.checks.map((c) => [c, c.replaceAll('_', ' ')]),
+          page.checks.map((c) => /** @type {const} */ ([c, c.replaceAll('_', ' ')])),
         ),
         select(
           'category',
           'failure',
-          page.failure_categories.map((c) => [c, c.replaceAll('_', ' ')]),
+          page.failure_categories.map((c) => /** @type {const} */ ([c, c.replaceAll('_', ' ')])),
         ),
         state.ids
           ? h(
@@ -533,5 +593,7 @@ export const render = async ({ scope, params, go }) => {
 };
 
 /** A link into the explorer with these filters, for every count on every view. */
-export const rowsLink = (params) => `#/rows?${new URLSearchParams(Object.entries(params).filter(([, v]) => v))}`;
+/** @param {State} params */
+export const rowsLink = (params) =>
+  `#/rows?${new URLSearchParams(/** @type {[string, string][]} */ (Object.entries(params).filter(([, v]) => v)))}`;
 export { FILTERS };
