@@ -41,13 +41,15 @@ describe('npm run typecheck covers the views', () => {
     expect(dirname(join(clientDir, 'tsconfig.json'))).toBe(clientDir);
   });
 
-  it("rejects a view reading a field the API's answer does not have, and accepts its clean twin", () => {
+  it("rejects a view reading a field the API's answer does not have, or with an untyped parameter, and accepts its clean twin", () => {
     const bad = join(clientDir, 'views', `zzPlantedTypes${process.pid}.js`);
+    const untyped = join(clientDir, 'views', `zzPlantedUntyped${process.pid}.js`);
     const clean = join(clientDir, 'views', `zzPlantedClean${process.pid}.js`);
-    // one program for both (checking the views takes seconds): the bad view's error is the only one
+    // one program for all three (checking the views takes seconds): the bad views' errors are the only ones
     const p = program(
       new Map([
         [bad, view('agent_versionz')],
+        [untyped, `// @ts-check\nexport const percent = (x) => \`\${Math.round(x * 100)}%\`;\n`],
         [clean, view('agent_version')],
       ]),
     );
@@ -56,7 +58,8 @@ describe('npm run typecheck covers the views', () => {
       .map((d) => `${d.file?.fileName ?? ''}: ${ts.flattenDiagnosticMessageText(d.messageText, '\n')}`);
     expect(found).toEqual([
       `${bad}: Property 'agent_versionz' does not exist on type 'VersionGroup'. Did you mean 'agent_version'?`,
+      `${untyped}: Parameter 'x' implicitly has an 'any' type.`,
     ]);
-    expect(existsSync(bad) || existsSync(clean)).toBe(false);
+    expect(existsSync(bad) || existsSync(untyped) || existsSync(clean)).toBe(false);
   }, 300_000);
 });
