@@ -306,6 +306,8 @@ describe('command and HTTP agents', () => {
       rows: rows(['a', 'b', 'c', 'd', 'e', 'f', 'g', 'h']),
       concurrency: 1,
       stopAfter: 3,
+      // a real node child: the plan's 1 s made a slow start under load a timeout, not the agent's exit (npm test)
+      timeoutMs: 60_000,
     });
     expect(summary.stopped).toEqual({
       kind: 'agent_no_result',
