@@ -1,9 +1,8 @@
-import { setFlagsFromString } from 'node:v8';
-import { runInNewContext } from 'node:vm';
 import { emptyBook, foldBookInto, type DecisionEvent, type GateBook } from '../processors/folds/gates.ts';
 import type { ComparisonDeclared, ConfirmationRequested, RunClosed } from '../schemas/events/comparisons.ts';
 import type { GateEvaluated } from '../schemas/events/decisions.ts';
 import { deterministicEventId } from '../schemas/ids.ts';
+import { heapAfterGc as heap } from './heap.ts';
 
 /**
  * The gate book's cost as passk.decisions grows (issue 26, item 6): a restore replays the owned
@@ -14,13 +13,6 @@ import { deterministicEventId } from '../schemas/ids.ts';
  * - fold time per event (the restore's cost per event: flat means no event costs more for those before it);
  * - retained heap of the book after a full GC (what stays in memory while the processor runs).
  */
-setFlagsFromString('--expose-gc');
-const gc = runInNewContext('gc') as () => void;
-const heap = (): number => {
-  gc();
-  gc();
-  return process.memoryUsage().heapUsed;
-};
 
 const T0 = Date.UTC(2026, 0, 1);
 const envelope = <T extends string>(type: T, i: number, ...parts: (string | number)[]) => ({

@@ -1,5 +1,3 @@
-import { setFlagsFromString } from 'node:v8';
-import { runInNewContext } from 'node:vm';
 import { fastJsonCodec } from '../log/fastValidate.ts';
 import type { RowStateChanged } from '../schemas/events/decisions.ts';
 import type { TrialRecorded } from '../schemas/events/trialRecorded.ts';
@@ -16,6 +14,7 @@ import {
   tightFold,
   type BenchLine,
 } from './processors.ts';
+import { heapAfterGc as heap } from './heap.ts';
 
 /**
  * How cost grows with the state (issue #14, part 4), each figure against a baseline of the same run:
@@ -27,14 +26,6 @@ import {
  *   row state and the table (`restoreTable`), vs JSON.parse of the same bytes into a Map. In-process
  *   only: reading the topic is the log's cost, measured by the end-to-end lines.
  */
-setFlagsFromString('--expose-gc');
-const gc = runInNewContext('gc') as () => void;
-
-const heap = (): number => {
-  gc();
-  gc();
-  return process.memoryUsage().heapUsed;
-};
 
 export interface GrowthLine {
   readonly rows: number;

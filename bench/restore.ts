@@ -1,8 +1,6 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { setFlagsFromString } from 'node:v8';
-import { runInNewContext } from 'node:vm';
 import Database from 'better-sqlite3';
 import { createEmbeddedEventLog } from '../log/index.ts';
 import { partitionOf } from '../log/partitioner.ts';
@@ -13,6 +11,7 @@ import { createRowStore } from '../processors/operators/rowStore.ts';
 import type { RowStateChanged } from '../schemas/events/decisions.ts';
 import { rowStateKey, TOPICS } from '../schemas/topics.ts';
 import { chunks, syntheticTrials } from './processors.ts';
+import { gc, heapAfterGc as heap } from './heap.ts';
 
 /**
  * Restart until ready and memory per row of state (issue #30, item 5), at one attempt per row:
@@ -25,13 +24,6 @@ import { chunks, syntheticTrials } from './processors.ts';
  * - memory: the retained heap of the restored tables and summaries after a full GC, per row.
  * In-process: a whole `passk process` also opens the store and restores its other topologies.
  */
-setFlagsFromString('--expose-gc');
-const gc = runInNewContext('gc') as () => void;
-const heap = (): number => {
-  gc();
-  gc();
-  return process.memoryUsage().heapUsed;
-};
 
 export interface RestoreLine {
   readonly rows: number;
