@@ -3,7 +3,8 @@
  * events, so machine speed and load mostly cancel out. Absolute rates are printed for context only.
  *
  *   npm run bench                      processors, event log and store (embedded)
- *   npm run bench -- processors sink   only those (processors, growth, restore, freshness, log, sink)
+ *   npm run bench -- processors sink   only those (processors, process, growth, restore, freshness, log, sink)
+ *   npm run bench -- process           embedded `passk process` with its store against the same job in plain code
  *   npm run bench -- startup           CLI start-up: built dist/ against the tsx dev entry
  *   npm run bench -- ingest            the HTTP ingest API against EventLog.publish of the same events
  *   npm run bench -- otlp              POST /v1/traces (4 exporters) against decoding the same requests
@@ -30,6 +31,7 @@ import { benchGrowth } from './growth.ts';
 import { benchIngest } from './ingest.ts';
 import { benchHealthUnderBigSpans, benchOtlp } from './otlp.ts';
 import { benchProcessors } from './processors.ts';
+import { benchProcessStore } from './processStore.ts';
 import { benchRedaction } from './redaction.ts';
 import { implausible, memoryBandwidth, type Checked } from './plausible.ts';
 import { benchRestart } from './restart.ts';
@@ -77,6 +79,34 @@ if (wanted('processors')) {
     });
     table.push([l.name, rate(l.eventsPerSec), l.baseline, rate(l.baselineEventsPerSec), `${l.ratio.toFixed(2)}×`]);
   }
+}
+
+if (wanted('process')) {
+  const trials = Math.max(600, Math.round((300_000 * scale) / 6) * 6);
+  log(`process: embedded passk process with its store against the same job in plain code, ${trials} trials …`);
+  const root = fileURLToPath(new URL('..', import.meta.url));
+  const r = await benchProcessStore({ root, trials, rows: trials / 6, log });
+  const ratios = r.runs.map((x) => x.plainSeconds / x.passkSeconds).sort((a, b) => a - b);
+  const mid = r.runs.map((x) => x).sort((a, b) => a.passkSeconds - b.passkSeconds)[Math.floor(r.runs.length / 2)]!;
+  const median = ratios[Math.floor(ratios.length / 2)]!;
+  const least = (xs: number[]) => xs.reduce((a, b) => Math.min(a, b), Infinity);
+  const loads = r.runs.map((x) => x.load).sort((a, b) => a - b);
+  checked.push({
+    name: 'passk process with its store (embedded)',
+    baselinePerSec: trials / least(r.runs.map((x) => x.plainSeconds)),
+    candidatePerSec: trials / least(r.runs.map((x) => x.passkSeconds)),
+    bytesPerItem: r.bytesPerTrial,
+    subset: true,
+  });
+  table.push([
+    `passk process with its store, embedded (${trials.toLocaleString('en-US')} trials)`,
+    rate(trials / mid.passkSeconds),
+    'the same job, plain code + store (bench/plain)',
+    rate(trials / mid.plainSeconds),
+    `${median.toFixed(2)}× (${ratios[0]!.toFixed(2)}–${ratios.at(-1)!.toFixed(2)}, load ${loads[0]!.toFixed(0)}–${loads.at(-1)!.toFixed(0)})`,
+  ]);
+  for (const d of r.differences) log(`process: the stores differ: ${d}`);
+  if (r.differences.length > 0) process.exitCode = 1;
 }
 
 if (wanted('growth')) {

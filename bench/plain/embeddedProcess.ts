@@ -1,0 +1,209 @@
+/**
+ * The job of embedded `passk process --until-caught-up` on a log of trials, in plain code, as its own process: the
+ * baseline of the bench's "passk process with its store" line (bench/processStore.ts).
+ *   node --import tsx bench/plain/embeddedProcess.ts <dataDir>
+ * It opens the same embedded log (SQLite) and store (chDB, migrated) as passk does, then, unit by unit (up to
+ * 5,000 records, passk's `maxRows`): reads the trials straight from SQLite, `JSON.parse`s them (no validation),
+ * folds each into its row in place (attempts kept, de-duplicated and ordered by the core's rules), builds one
+ * `RowStateChanged` per changed row, inserts the unit's `trials` and `row_state` rows through the store's bulk insert
+ * (both inserts at once), and once they are durable appends the changelog and commits the offsets in one SQLite
+ * transaction. The rows are built by the same mapping passk stores them with (`eventToRow`), so the two stores must
+ * hold the same bytes (the bench checks). What it leaves out of passk's job: validation, the version summaries,
+ * the gates, datasets and windows topologies, dead letters, the progress lines and the report.
+ */
+import { join } from 'node:path';
+import Database from 'better-sqlite3';
+import { loadConfig } from '../../deploy/config.ts';
+import { openStore } from '../../deploy/store.ts';
+import { PROCESSORS_PRODUCER } from '../../deploy/storeSinks.ts';
+import { partitionOf } from '../../log/partitioner.ts';
+import { classOf, DEFAULT_MIN_ATTEMPTS } from '../../processors/core/classify.ts';
+import {
+  addAttemptInPlace,
+  attemptOrder,
+  mergeTags,
+  NO_TAGS,
+  toAttemptRecord,
+  type AttemptRecord,
+} from '../../processors/core/rowState.ts';
+import { changelogEventId, type StreamRowState } from '../../processors/folds/rowState.ts';
+import type { RowStateChanged } from '../../schemas/events/decisions.ts';
+import type { TrialRecorded } from '../../schemas/events/trialRecorded.ts';
+import { rowKey, TOPICS } from '../../schemas/topics.ts';
+import { eventToRow } from '../../sinks/clickhouse/rows/eventRows.ts';
+
+const dataDir = process.argv[2];
+if (!dataDir) throw new Error('usage: embeddedProcess.ts <dataDir>');
+const UNIT = 5_000;
+const GROUP = 'passk-bench-plain';
+
+const store = await openStore(loadConfig({ dataDir }));
+const db = new Database(join(dataDir, 'log.sqlite'));
+db.pragma('journal_mode = WAL');
+db.pragma('synchronous = FULL'); // passk's embedded log's default
+const partitions = db
+  .prepare<[string], { partition: number; next_offset: number }>(
+    'SELECT partition, next_offset FROM partitions WHERE topic = ? ORDER BY partition',
+  )
+  .all(TOPICS.trials);
+const read = db.prepare<[string, number, number, number], { offset: number; value: Buffer }>(
+  'SELECT offset, value FROM records WHERE topic = ? AND partition = ? AND offset >= ? ORDER BY offset LIMIT ?',
+);
+const changelogPartitions = 4;
+db.prepare('INSERT OR IGNORE INTO topics (topic, partitions, created_at) VALUES (?, ?, ?)').run(
+  TOPICS.rowstate,
+  changelogPartitions,
+  Date.now(),
+);
+for (let p = 0; p < changelogPartitions; p++)
+  db.prepare('INSERT OR IGNORE INTO partitions (topic, partition, next_offset) VALUES (?, ?, 0)').run(
+    TOPICS.rowstate,
+    p,
+  );
+const next = db.prepare<[string, number], { next_offset: number }>(
+  'SELECT next_offset FROM partitions WHERE topic = ? AND partition = ?',
+);
+const setNext = db.prepare('UPDATE partitions SET next_offset = ? WHERE topic = ? AND partition = ?');
+const append = db.prepare(
+  'INSERT INTO records (topic, partition, offset, key, value, headers, timestamp) VALUES (?, ?, ?, ?, ?, NULL, ?)',
+);
+const commit = db.prepare(
+  `INSERT INTO group_offsets (group_id, topic, partition, next_offset, committed_at) VALUES (?, ?, ?, ?, ?)
+   ON CONFLICT (group_id, topic, partition) DO UPDATE SET next_offset = excluded.next_offset,
+   committed_at = excluded.committed_at`,
+);
+/** A unit's changelog appended and its offsets committed, atomically. */
+const appendAndCommit = db.transaction(
+  (records: readonly { key: string; value: Buffer }[], offsets: ReadonlyMap<number, number>) => {
+    const at = new Map<number, number>();
+    const now = Date.now();
+    for (const r of records) {
+      const p = partitionOf(r.key, changelogPartitions);
+      const offset = at.get(p) ?? next.get(TOPICS.rowstate, p)!.next_offset;
+      append.run(TOPICS.rowstate, p, offset, r.key, r.value, now);
+      at.set(p, offset + 1);
+    }
+    for (const [p, o] of at) setNext.run(o, TOPICS.rowstate, p);
+    for (const [p, o] of offsets) commit.run(GROUP, TOPICS.trials, p, o, now);
+  },
+);
+
+interface Row {
+  key: string;
+  suite: string;
+  dataset_version: string;
+  agent_version: string;
+  row_id: string;
+  seq: number;
+  occurred_at: number;
+  n: number;
+  c: number;
+  ungraded: number;
+  attempts: AttemptRecord[];
+  tags: string[];
+}
+const table = new Map<string, Row>();
+
+const recordOf = (r: Row): RowStateChanged => {
+  const e: RowStateChanged = {
+    event_id: changelogEventId(r as unknown as StreamRowState, r.key),
+    type: 'RowStateChanged',
+    schema_version: 2,
+    occurred_at: r.occurred_at,
+    producer: PROCESSORS_PRODUCER,
+    suite: r.suite,
+    dataset_version: r.dataset_version,
+    agent_version: r.agent_version,
+    row_id: r.row_id,
+    seq: r.seq,
+    n: r.n,
+    c: r.c,
+    ungraded: r.ungraded,
+    class: classOf(r.n, r.c, DEFAULT_MIN_ATTEMPTS),
+    attempt_records: r.attempts,
+  };
+  if (r.tags.length > 0) e.tags = r.tags;
+  return e;
+};
+
+const from = partitions.map(() => 0);
+let trials = 0;
+/**
+ * The next unit, read, folded and serialized: up to UNIT records taken evenly from the partitions with records left
+ * (undefined: caught up).
+ */
+const nextUnit = () => {
+  const left = partitions.filter((p, i) => from[i]! < p.next_offset).length;
+  if (left === 0) return undefined;
+  const trialLines: string[] = [];
+  const changed = new Set<Row>();
+  const offsets = new Map<number, number>();
+  for (const [i, { partition, next_offset: end }] of partitions.entries()) {
+    if (from[i]! >= end) continue;
+    const records = read.all(TOPICS.trials, partition, from[i]!, Math.ceil(UNIT / left));
+    for (const rec of records) {
+      const t = JSON.parse(rec.value.toString('utf8')) as TrialRecorded;
+      trialLines.push(JSON.stringify(eventToRow(t)!.row));
+      const key = rowKey(t.suite, t.dataset_version, t.agent.version, t.row_id);
+      let row = table.get(key);
+      if (!row)
+        table.set(
+          key,
+          (row = {
+            key,
+            suite: t.suite,
+            dataset_version: t.dataset_version,
+            agent_version: t.agent.version,
+            row_id: t.row_id,
+            seq: 0,
+            occurred_at: 0,
+            n: 0,
+            c: 0,
+            ungraded: 0,
+            attempts: [],
+            tags: NO_TAGS,
+          }),
+        );
+      if (!addAttemptInPlace(row.attempts, toAttemptRecord(t), attemptOrder)) continue;
+      row.seq++;
+      row.occurred_at = Math.max(row.occurred_at, t.occurred_at);
+      if (t.passed === null) row.ungraded++;
+      else {
+        row.n++;
+        if (t.passed) row.c++;
+      }
+      if (t.tags !== undefined) row.tags = mergeTags(row.tags, t.tags);
+      changed.add(row);
+    }
+    from[i] = records.at(-1)!.offset + 1;
+    offsets.set(partition, from[i]!);
+    trials += records.length;
+  }
+  const stateLines: string[] = [];
+  const changelog: { key: string; value: Buffer }[] = [];
+  for (const row of changed) {
+    const e = recordOf(row);
+    changelog.push({ key: row.key, value: Buffer.from(JSON.stringify(e)) });
+    stateLines.push(JSON.stringify(eventToRow(e)!.row));
+  }
+  return { trialLines, stateLines, changelog, offsets };
+};
+
+// one unit's inserts in flight while the next is read and folded; a unit commits once its rows are durable
+let inFlight: Promise<void> = Promise.resolve();
+for (let unit = nextUnit(); unit; unit = nextUnit()) {
+  const u = unit;
+  await inFlight;
+  inFlight = Promise.all([
+    store.insertJsonRows('trials', Buffer.from(`${u.trialLines.join('\n')}\n`)),
+    u.stateLines.length > 0
+      ? store.insertJsonRows('row_state', Buffer.from(`${u.stateLines.join('\n')}\n`))
+      : Promise.resolve(),
+  ]).then(() => {
+    appendAndCommit(u.changelog, u.offsets);
+  });
+}
+await inFlight;
+db.close();
+await store.close();
+process.stdout.write(`${JSON.stringify({ trials, rows: table.size })}\n`);
