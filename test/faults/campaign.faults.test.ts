@@ -6,7 +6,8 @@ import { expect, it } from 'vitest';
  * The CI fault campaign: the fixed CI set (`--ci`: the regression schedules of docs/reliability.md, one per bug the
  * campaign found, and seed 17's short schedules; 12 in all) on a three-node cluster in network namespaces (root
  * only; the cluster is its own, never the shared stack). Every schedule must end with 0 lost, 0 duplicated, 0
- * divergent (row states and gate decisions equal to a straight replay) and no consumer group left behind.
+ * divergent (row states and gate decisions equal to a straight replay; the comparison without a published dataset
+ * decided as `gate --from-store` decides it) and no consumer group left behind.
  */
 const SCHEDULES = 12;
 
@@ -41,6 +42,11 @@ it(`fault campaign --ci (${SCHEDULES} schedules): 0 lost, 0 duplicated, 0 diverg
   expect(out).not.toMatch(/restarted: 4:/);
   // the gates decided in every schedule, as the replay did
   expect(out.match(/^ {3}[1-9]\d* gate decisions, 0 differ;/gm)).toHaveLength(SCHEDULES);
+  // the comparison without a published dataset decided, as `gate --from-store` on a store rebuilt from the log
+  expect(out.match(/^ {3}no published dataset: (pass|fail), as gate --from-store \(its store \d+ s\)$/gm)).toHaveLength(
+    SCHEDULES,
+  );
+  expect(out).not.toContain('made again on a restart');
   // everything it made is gone: no namespace, no bridge of the run
   const id = /faults: cluster ([0-9a-f]{4}) /.exec(err)?.[1];
   expect(id).toBeDefined();

@@ -10,10 +10,16 @@ import {
   ciSeeds,
   flatTrials,
   interleave,
+  liveVerdict,
+  OPEN_COMPARISON,
+  openGateWorkload,
   planSchedule,
   plannedMs,
   scheduleSeed,
+  verdictsDiffer,
 } from './campaign.ts';
+import { partitionOf } from '../../log/partitioner.ts';
+import { candidateKey, keyOf } from '../../schemas/topics.ts';
 
 const row = (id: string, attempts: [number, string][]): StreamRowState => ({
   suite: 's',
@@ -163,6 +169,84 @@ describe('the gate check', () => {
     const mixed = interleave([1, 2, 3, 4, 5, 6], [10, 20]);
     expect(mixed).toEqual([1, 2, 3, 10, 4, 5, 6, 20]);
     expect(interleave([1], [10, 20, 30]).sort((a, b) => a - b)).toEqual([1, 10, 20, 30]);
+  });
+});
+
+describe('the comparison without a published dataset (issue 26)', () => {
+  it('has names from the seed alone, no dataset, and each version closed by a RunFinished of its trials', () => {
+    const a = openGateWorkload(7_000_022);
+    expect(openGateWorkload(7_000_022)).toEqual(a);
+    expect(openGateWorkload(7_015_860).baseline).not.toBe(a.baseline);
+    expect(a.events.some((e) => e.type === 'DatasetRowUpserted')).toBe(false);
+    const declared = a.events.find((e) => e.type === 'ComparisonDeclared');
+    expect(declared).toMatchObject({ comparison_id: OPEN_COMPARISON, suite: a.suite, confirmation_attempts: 0 });
+    expect(declared).not.toHaveProperty('rows');
+    expect(declared!.type === 'ComparisonDeclared' && declared!.dataset_id).toBeFalsy();
+    for (const v of [a.baseline, a.candidate]) {
+      const trials = a.events.filter((e) => e.type === 'TrialRecorded' && e.agent.version === v);
+      const finished = a.events.filter((e) => e.type === 'RunFinished' && e.agent.version === v);
+      expect(finished).toEqual([expect.objectContaining({ trials: trials.length, run_id: `run-${v}` })]);
+    }
+  });
+
+  it("puts the baseline's closed run on another partition than the comparison in most CI schedules", () => {
+    const apart = REGRESSION_SEEDS.filter((seed) => {
+      const w = openGateWorkload(seed);
+      const declared = w.events.find((e) => e.type === 'ComparisonDeclared')!;
+      return partitionOf(keyOf(declared), 4) !== partitionOf(candidateKey(w.suite, w.baseline), 4);
+    });
+    expect(apart.length).toBeGreaterThanOrEqual(REGRESSION_SEEDS.length / 2);
+  });
+
+  it('compares the live verdict, rule by rule, with the one gate --from-store gives', () => {
+    const line = (id: string, verdict: string, rules: [string, boolean][]) =>
+      JSON.stringify(['e1', id, verdict, false, rules.map(([rule, passed]) => ({ rule, passed })), []]);
+    const decisions = [
+      JSON.stringify(['e0', 'other', ['r1']]),
+      line(OPEN_COMPARISON, 'fail', [
+        ['a', true],
+        ['b', false],
+      ]),
+    ];
+    const live = liveVerdict(decisions, OPEN_COMPARISON);
+    expect(live).toEqual({
+      verdict: 'fail',
+      rules: [
+        ['a', true],
+        ['b', false],
+      ],
+    });
+    expect(
+      verdictsDiffer(live, {
+        verdict: 'fail',
+        rules: [
+          ['a', true],
+          ['b', false],
+        ],
+      }),
+    ).toBe('');
+    expect(
+      verdictsDiffer(live, {
+        verdict: 'fail',
+        rules: [
+          ['a', false],
+          ['b', false],
+        ],
+      }),
+    ).toContain('store fail');
+    expect(
+      verdictsDiffer(live, {
+        verdict: 'pass',
+        rules: [
+          ['a', true],
+          ['b', false],
+        ],
+      }),
+    ).not.toBe('');
+    expect(verdictsDiffer(liveVerdict(decisions, 'nope'), { verdict: 'pass', rules: [] })).toBe(
+      "no live verdict; the store's is pass",
+    );
+    expect(verdictsDiffer(live, 'gate --from-store: exit 2')).toBe('gate --from-store: exit 2');
   });
 });
 

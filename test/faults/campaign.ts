@@ -37,9 +37,13 @@ import { readToEnd } from '../../processors/operators/readToEnd.ts';
 import type { EventLog } from '../../processors/ports.ts';
 import type { PasskEvent } from '../../schemas/events/index.ts';
 import type { TrialRecorded } from '../../schemas/events/trialRecorded.ts';
+import type { RunFinished } from '../../schemas/events/runFinished.ts';
+import { deterministicEventId } from '../../schemas/ids.ts';
+import { MUST_NOT_BREAK_TAG } from '../../processors/core/mustNotBreak.ts';
 import { InputError } from '../../schemas/errors.ts';
 import { TOPICS } from '../../schemas/topics.ts';
-import { trial } from '../helpers/processorFixtures.ts';
+import { T0, trial } from '../helpers/processorFixtures.ts';
+import { comparison } from '../helpers/feedbackLoop.ts';
 import { changelogState, decisionsOf, gateWorkload, publishAll, workload } from '../helpers/processorsHarness.ts';
 import { startCluster, type Cluster, type Netns } from './cluster.ts';
 import { appendJournal, failed, readJournal, summarize, wrap, type JournalEntry } from './journal.ts';
@@ -140,6 +144,11 @@ export interface ScheduleResult {
   gatesDivergent: number;
   /** How many gate decisions the replay made. */
   decisions: number;
+  /**
+   * The comparison without a published dataset: its live verdict against `gate --from-store` on a store rebuilt from
+   * the log ('' when equal; counted in `divergent`), and decisions the rebuilding processor made again (also).
+   */
+  fromStore: { verdict: string; differs: string; redecided: number };
   /** Acknowledged events a first read of the log (right after the heal) missed and a second one found. */
   misread: number;
   /** Dead letters other than the rivals' conflicts (each rival is dead-lettered: one answer per attempt). */
@@ -154,6 +163,8 @@ export interface ScheduleResult {
     catchUp: number;
     stop: number;
     check: number;
+    /** Of `check`: the store rebuilt from the log and `gate --from-store`. */
+    store: number;
     total: number;
   };
   /**
@@ -213,6 +224,67 @@ export const flatTrials = (prefix: string, version: string) =>
     };
   });
 
+/** Rows (3 attempts each, per version) of the comparison without a published dataset. */
+const OPEN_ROWS = 6;
+/** Its comparison id. */
+export const OPEN_COMPARISON = 'cmp-open';
+
+/**
+ * A comparison with no published dataset (issue 26): a suite and two version names drawn from the schedule's seed
+ * (its own stream: the faults of a seed are unchanged), 3 attempts per row of each version and each version's
+ * RunFinished, no dataset rows and no declared row count. So completeness rests on each version's RunClosed, keyed by
+ * (suite, version): for most name pairs on another passk.decisions partition than the comparison (keyed by the
+ * candidate), where the gates once waited for ever. No confirmation runs, so the gates decide once both runs are in;
+ * the checker compares the verdict with `passk gate --from-store` on a store rebuilt from the log.
+ */
+export const openGateWorkload = (seed: number) => {
+  const r = prng(seed ^ 0x26262626);
+  const name = (prefix: string) => `${prefix}${Math.floor(r() * 36 ** 5).toString(36)}`;
+  const suite = name('s');
+  const baseline = name('b');
+  const candidate = name('c');
+  const datasetVersion = 'o1';
+  const events: PasskEvent[] = [];
+  const finished: RunFinished[] = [];
+  for (const version of [baseline, candidate]) {
+    for (let row = 0; row < OPEN_ROWS; row++)
+      for (let attempt = 0; attempt < 3; attempt++)
+        events.push(
+          trial({
+            suite,
+            dataset_version: datasetVersion,
+            row: `o${row}`,
+            version,
+            run: `run-${version}`,
+            attempt,
+            passed: r() < 0.75,
+            output: 'x',
+            ...(row < 2 ? { tags: [MUST_NOT_BREAK_TAG] } : {}),
+          }),
+        );
+    const at = T0 + 90_000;
+    finished.push({
+      event_id: deterministicEventId(at, 'RunFinished', suite, version),
+      type: 'RunFinished',
+      schema_version: 1,
+      occurred_at: at,
+      producer: 'faults',
+      run_id: `run-${version}`,
+      suite,
+      dataset_version: datasetVersion,
+      agent: { version },
+      status: 'completed',
+      trials: OPEN_ROWS * 3,
+    });
+  }
+  const declared = comparison(OPEN_COMPARISON, datasetVersion, baseline, candidate, {
+    suite,
+    dataset_id: undefined,
+    confirmation_attempts: 0,
+  });
+  return { suite, baseline, candidate, events: [...events, ...finished, declared] };
+};
+
 /** Runs a command to its end; its output goes to `log`. */
 const runToEnd = (cmd: string, args: string[], env: NodeJS.ProcessEnv, log: string) =>
   new Promise<number | null>((resolve) => {
@@ -222,6 +294,80 @@ const runToEnd = (cmd: string, args: string[], env: NodeJS.ProcessEnv, log: stri
     p.once('error', () => resolve(null));
     p.once('exit', (code) => resolve(code));
   });
+
+/** Runs a command to its end and keeps its output. */
+const capture = (cmd: string, args: string[], env: NodeJS.ProcessEnv) =>
+  new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve) => {
+    const p = spawn(cmd, args, { env, stdio: ['ignore', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderr = '';
+    p.stdout.on('data', (c: Buffer) => (stdout += c.toString('utf8')));
+    p.stderr.on('data', (c: Buffer) => (stderr += c.toString('utf8')));
+    p.once('error', (e) => resolve({ code: null, stdout, stderr: e.message }));
+    p.once('close', (code) => resolve({ code, stdout, stderr }));
+  });
+
+/** A verdict as the two sides are compared: pass or fail, and each rule's outcome in order. */
+export interface RuleVerdict {
+  readonly verdict: string;
+  readonly rules: readonly (readonly [string, boolean])[];
+}
+
+/** The live verdict of comparison `id` among `decisionsOf`'s lines; undefined when the gates did not decide it. */
+export const liveVerdict = (decisions: readonly string[], id: string): RuleVerdict | undefined => {
+  for (const line of decisions) {
+    const d = JSON.parse(line) as unknown[];
+    if (d.length !== 6 || d[1] !== id) continue;
+    const reasons = d[4] as { rule: string; passed: boolean }[];
+    return { verdict: d[2] as string, rules: reasons.map((x) => [x.rule, x.passed] as const) };
+  }
+  return undefined;
+};
+
+/** How the live verdict and `gate --from-store`'s differ: '' when they agree. */
+export const verdictsDiffer = (live: RuleVerdict | undefined, store: RuleVerdict | string): string => {
+  if (typeof store === 'string') return store;
+  if (live === undefined) return `no live verdict; the store's is ${store.verdict}`;
+  const text = (v: RuleVerdict) =>
+    `${v.verdict} (${v.rules.map(([r, ok]) => `${r} ${ok ? 'ok' : 'failed'}`).join(', ')})`;
+  return text(live) === text(store) ? '' : `live ${text(live)}, store ${text(store)}`;
+};
+
+/**
+ * The open comparison's verdict from a store rebuilt from the log: a fresh `passk process --until-caught-up` with a
+ * store of its own (its ledger is behind the log, so it replays the log into the store first; its gates restore
+ * the decided comparisons and must not decide them again), then `passk gate --from-store` on the comparison's suite.
+ * A string when that failed, saying why.
+ */
+const storeVerdict = async (
+  env: NodeJS.ProcessEnv,
+  logFile: string,
+  open: ReturnType<typeof openGateWorkload>,
+): Promise<RuleVerdict | string> => {
+  const processed = await runToEnd(process.execPath, [bin, 'process', '--until-caught-up'], env, logFile);
+  if (processed !== 0) return `passk process --until-caught-up with a store: exit ${processed}`;
+  const gate = await capture(
+    process.execPath,
+    [
+      bin,
+      'gate',
+      '--from-store',
+      '--baseline',
+      open.baseline,
+      '--candidate',
+      open.candidate,
+      '--suite',
+      open.suite,
+      '--json',
+    ],
+    env,
+  );
+  appendFileSync(logFile, gate.stderr);
+  if (gate.code !== 0 && gate.code !== 1)
+    return `gate --from-store: exit ${gate.code}: ${gate.stderr.trim().split('\n').at(-1) ?? ''}`;
+  const v = JSON.parse(gate.stdout) as { verdict: string; rules: { rule: string; passed: boolean }[] };
+  return { verdict: v.verdict, rules: v.rules.map((x) => [x.rule, x.passed] as const) };
+};
 
 /** `b` spread evenly through `a` (the gate's inputs arrive among the trials, during the faults). */
 export const interleave = <T>(a: readonly T[], b: readonly T[]): T[] => {
@@ -571,7 +717,8 @@ export const runSchedule = async (
     replicationFactor: 3,
     namespace,
   });
-  const events = interleave(workload(plan.rows), gateWorkload(GATE_ROWS));
+  const open = openGateWorkload(seed);
+  const events = interleave(workload(plan.rows), [...gateWorkload(GATE_ROWS), ...open.events]);
   const acknowledged = new Set<string>();
   let unacknowledged = 0;
   const admin = new Kafka({ brokers: cluster.brokers.split(','), logLevel: logLevel.NOTHING }).admin();
@@ -909,7 +1056,18 @@ export const runSchedule = async (
           1,
         ),
       );
+    // the comparison without a published dataset, against `gate --from-store` on a store rebuilt from the log
+    const storeDir = mkdtempSync(join(tmpdir(), `passk-faults-${cluster.id}-store-`));
+    extraDirs.push(storeDir);
+    const live = liveVerdict(processedDecisions, OPEN_COMPARISON);
+    const storeFrom = Date.now();
+    const fromStore = await storeVerdict(env(storeDir), join(cluster.dir, 'logs', `store-${namespace}log`), open);
+    const differs = verdictsDiffer(live, fromStore);
+    // a decided comparison's verdict survives a restart: the rebuilding processor decides nothing again
+    const after = await decisionsOf(log);
+    const redecided = checkGates(processedDecisions, after);
     const end = Date.now();
+    const storeMs = end - storeFrom;
     return {
       seed,
       faults: applied,
@@ -919,9 +1077,16 @@ export const runSchedule = async (
       // a valid event in the DLQ, a gate decision the replay did not make (or missed), or a processor that
       // never caught up, is a state that diverges
       divergent:
-        verdict.divergent + gatesDivergent + unexpected.length + unlettered + (recoveryMs === undefined ? 1 : 0),
+        verdict.divergent +
+        gatesDivergent +
+        unexpected.length +
+        unlettered +
+        (recoveryMs === undefined ? 1 : 0) +
+        (differs ? 1 : 0) +
+        redecided,
       gatesDivergent,
       decisions: replay.decisions.length,
+      fromStore: { verdict: live?.verdict ?? 'none', differs, redecided },
       misread,
       deadLetters: unexpected.length,
       phasesMs: {
@@ -931,6 +1096,7 @@ export const runSchedule = async (
         catchUp: caughtUpAt - faultsDoneAt,
         stop: stoppedAt - caughtUpAt,
         check: end - stoppedAt,
+        store: storeMs,
         total: end - startedAt,
       },
       recoveryMs,
@@ -1048,6 +1214,12 @@ const block = (i: number, r: ScheduleResult, tempo: Tempo) => {
     wrap(r.faults, 77)
       .map((l) => `   ${l}\n`)
       .join('') +
+    (r.fromStore.differs
+      ? wrap(['gate', '--from-store', 'differs:', ...r.fromStore.differs.slice(0, 300).split(' ')], 77)
+          .map((l) => `   ${l}\n`)
+          .join('')
+      : `   no published dataset: ${r.fromStore.verdict}, as gate --from-store (its store ${sec(ph.store)} s)\n`) +
+    (r.fromStore.redecided ? `   ${r.fromStore.redecided} decisions made again on a restart\n` : '') +
     (r.unacknowledged || r.deadLetters ? `   unacked ${r.unacknowledged}, dlq ${r.deadLetters}\n` : '') +
     (r.misread ? `   misread: a first read missed ${r.misread} acknowledged events (a second had them)\n` : '') +
     (r.stop === 'clean' ? '' : `   stop on SIGTERM: ${r.stop}\n`) +
