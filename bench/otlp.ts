@@ -85,6 +85,20 @@ const spansOf = (i: number) => {
   ];
 };
 
+/** The bench's export bodies: `n` traces, `batch` per protobuf export request. */
+export const otlpBodies = (n: number, batch: number): Uint8Array[] => {
+  const bodies: Uint8Array[] = [];
+  for (let i = 0; i < n; i += batch) {
+    const spans = Array.from({ length: Math.min(batch, n - i) }, (_, j) => spansOf(i + j)).flat();
+    bodies.push(
+      encodeTraceRequest({
+        resourceSpans: [{ resource: { attributes: [kv('service.name', 'refunds')] }, scopeSpans: [{ spans }] }],
+      }),
+    );
+  }
+  return bodies;
+};
+
 const quantile = (xs: number[], q: number) => {
   const s = [...xs].sort((a, b) => a - b);
   return s[Math.min(s.length - 1, Math.floor(q * s.length))] ?? 0;
@@ -96,15 +110,7 @@ export const benchOtlp = async (opts: OtlpBenchOptions = {}): Promise<OtlpBenchL
   const clients = opts.clients ?? 4;
   const rounds = opts.rounds ?? 3;
   const say = opts.log ?? (() => undefined);
-  const bodies: Uint8Array[] = [];
-  for (let i = 0; i < n; i += batch) {
-    const spans = Array.from({ length: Math.min(batch, n - i) }, (_, j) => spansOf(i + j)).flat();
-    bodies.push(
-      encodeTraceRequest({
-        resourceSpans: [{ resource: { attributes: [kv('service.name', 'refunds')] }, scopeSpans: [{ spans }] }],
-      }),
-    );
-  }
+  const bodies = otlpBodies(n, batch);
   const bytes = bodies.reduce((s, b) => s + b.length, 0);
   say(`otlp: ${bodies.length} exports, ${(bytes / n).toFixed(0)} bytes per trace`);
 

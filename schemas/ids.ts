@@ -1,4 +1,5 @@
-import { createHash, randomBytes } from 'node:crypto';
+import { randomBytes } from 'node:crypto';
+import { sha256Bytes } from './sha256.ts';
 
 /**
  * Event ids are ULIDs: 48 bits of event time (ms) then 80 bits of entropy, Crockford base32,
@@ -16,17 +17,21 @@ const encodeTime = (ms: number): string => {
   return out;
 };
 
-const encodeRandom = (bytes: Uint8Array): string => {
-  // 80 bits -> 16 base32 characters
-  let bits = 0n;
-  for (let i = 0; i < 10; i++) bits = (bits << 8n) | BigInt(bytes[i]!);
+/** 40 bits (5 bytes from `at`) -> 8 base32 characters, most significant first. */
+const encode40 = (bytes: Uint8Array, at: number): string => {
+  // 40 bits fit a double exactly: no BigInt needed
+  let bits = 0;
+  for (let i = at; i < at + 5; i++) bits = bits * 256 + bytes[i]!;
   let out = '';
-  for (let i = 0; i < 16; i++) {
-    out = CROCKFORD[Number(bits & 31n)]! + out;
-    bits >>= 5n;
+  for (let i = 0; i < 8; i++) {
+    out = CROCKFORD[bits % 32]! + out;
+    bits = Math.floor(bits / 32);
   }
   return out;
 };
+
+// 80 bits -> 16 base32 characters (two runs of 40 bits: 40 is a multiple of 5, so the split changes nothing)
+const encodeRandom = (bytes: Uint8Array): string => encode40(bytes, 0) + encode40(bytes, 5);
 
 /** A fresh, random event id whose time part is `atMs` (default: now). */
 export const newEventId = (atMs: number = Date.now()): string => encodeTime(atMs) + encodeRandom(randomBytes(10));
@@ -37,7 +42,7 @@ export const newEventId = (atMs: number = Date.now()): string => encodeTime(atMs
  * The time part still comes from `atMs`, so ids remain time-sortable.
  */
 export const deterministicEventId = (atMs: number, ...parts: readonly (string | number)[]): string => {
-  const digest = createHash('sha256').update(JSON.stringify(parts)).digest();
+  const digest = sha256Bytes(JSON.stringify(parts));
   return encodeTime(atMs) + encodeRandom(digest.subarray(0, 10));
 };
 

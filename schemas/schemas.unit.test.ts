@@ -93,4 +93,12 @@ describe('event ids', () => {
     expect(() => eventIdTime('01ARZ3NDEKTSV4RRFFQ69G5FAU'.replace('A', 'U'))).toThrow(/invalid character/);
     expect(() => eventIdTime('short')).toThrow(/26 characters/);
   });
+
+  it('are the ones stored before: a deterministic id never changes for the same parts', () => {
+    // computed by the first implementation (createHash, BigInt base32): a re-sent trace must get the id it had
+    expect(deterministicEventId(1767225600000, 'TraceSampled', '0af7651916cd43dd8448eb211c80319c', 1, 'c0ffee')).toBe(
+      '01KDVDNA00AAATE24X5NF4ZRCS',
+    );
+    expect(deterministicEventId(0, 'TraceSampled', 'trace-1')).toBe('0000000000NXXHSKWPVPFAD33Q');
+  });
 });

@@ -105,21 +105,29 @@ const requestType = (signal: Signal) => (signal === 'traces' ? load().request : 
 
 const ID_FIELDS = new Set(['traceId', 'spanId', 'parentSpanId']);
 
-/** Binary ids to hex, every other field as protobufjs gives it (int64 as decimal strings). */
+/**
+ * Binary ids to hex and `bytesValue` to base64, every other field as protobufjs gives it (int64 as decimal strings).
+ * `toObject` made the tree, so it is converted in place: a copy of every request was a tenth of the receiver's time
+ * in garbage (issue #25).
+ */
 const toPlain = (signal: Signal, message: protobuf.Message): unknown => {
   const obj = requestType(signal).toObject(message, { longs: String, enums: Number, bytes: Array, defaults: false });
-  const hex = (node: unknown): unknown => {
-    if (Array.isArray(node)) return node.map(hex);
-    if (typeof node !== 'object' || node === null) return node;
-    const out: Record<string, unknown> = {};
-    for (const [k, v] of Object.entries(node)) {
-      if (ID_FIELDS.has(k) && Array.isArray(v)) out[k] = Buffer.from(v as number[]).toString('hex');
-      else if (k === 'bytesValue' && Array.isArray(v)) out[k] = Buffer.from(v as number[]).toString('base64');
-      else out[k] = hex(v);
+  const hex = (node: unknown): void => {
+    if (typeof node !== 'object' || node === null) return;
+    if (Array.isArray(node)) {
+      for (const v of node) hex(v);
+      return;
     }
-    return out;
+    const o = node as Record<string, unknown>;
+    for (const k in o) {
+      const v = o[k];
+      if (ID_FIELDS.has(k) && Array.isArray(v)) o[k] = Buffer.from(v as number[]).toString('hex');
+      else if (k === 'bytesValue' && Array.isArray(v)) o[k] = Buffer.from(v as number[]).toString('base64');
+      else hex(v);
+    }
   };
-  return hex(obj);
+  hex(obj);
+  return obj;
 };
 
 const decodeBinary = (signal: Signal, body: Uint8Array): unknown => {

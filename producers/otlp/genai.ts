@@ -11,7 +11,7 @@
  * `lateWindowMs`: a child, a log record or a re-sent root arriving then makes the next revision of the trace (or,
  * when nothing changed, nothing).
  */
-import { createHash } from 'node:crypto';
+import { sha256Text } from '../../schemas/sha256.ts';
 import type { TraceCandidate } from '../sampler/sampler.ts';
 import {
   attributesOf,
@@ -260,7 +260,7 @@ const PARENT_REMOTE = 0x300;
 export const isLocalRoot = (s: OtlpSpan): boolean =>
   !s.parentSpanId || ((s.flags ?? 0) & PARENT_REMOTE) === PARENT_REMOTE;
 
-const keyOf = (c: TraceCandidate) => createHash('sha256').update(JSON.stringify(c)).digest('base64url');
+const keyOf = (c: TraceCandidate) => sha256Text(JSON.stringify(c), 'base64url');
 
 /** Groups the spans of export requests into traces (see the file comment). */
 export const createSpanAssembler = (opts: AssemblerOptions = {}) => {

@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto';
+import { sha256Text } from '../../schemas/sha256.ts';
 import { contentHash } from '../importers/common.ts';
 
 /**
@@ -40,7 +40,7 @@ const canonical = (v: unknown): string => {
  * the same request, and no personal data can be recovered from (or guessed against) a fingerprint.
  */
 export const inputFingerprint = (input: unknown): string =>
-  `fp-${createHash('sha256').update(normalizeInput(input)).digest('hex').slice(0, 24)}`;
+  `fp-${sha256Text(normalizeInput(input), 'hex').slice(0, 24)}`;
 
 /** Short content hash, for policy names. */
 export const policyHash = (value: unknown): string => contentHash(value).slice(0, 8);

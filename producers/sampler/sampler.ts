@@ -1,4 +1,5 @@
-import { createHash, randomBytes } from 'node:crypto';
+import { randomBytes } from 'node:crypto';
+import { sha256Text } from '../../schemas/sha256.ts';
 import { deterministicEventId } from '../../schemas/ids.ts';
 import { createRng } from '../../processors/core/prng.ts';
 import { clip } from '../importers/common.ts';
@@ -181,7 +182,7 @@ export const createTraceSampler = (opts: SamplerOptions): TraceSampler => {
       return t.occurred_at === undefined
         ? { ...prepared, event_id: deterministicEventId(0, 'TraceSampled', t.trace_id) }
         : prepared;
-    const content = createHash('sha256').update(JSON.stringify(prepared)).digest('hex').slice(0, 16);
+    const content = sha256Text(JSON.stringify(prepared), 'hex').slice(0, 16);
     return { ...prepared, event_id: deterministicEventId(at, 'TraceSampled', t.trace_id, t.revision, content) };
   };
 
