@@ -70,7 +70,7 @@ export const addOfflineOptions = (cmd: Command): Command =>
   cmd
     .option(
       '--k <K>',
-      'report pass@k and pass^k for k = 1..K; a row with fewer than k graded attempts is left out at that k (default: the fewest graded attempts of any row)',
+      'report pass@k and pass^k for k = 1..K; a row with fewer than k graded attempts is left out at that k (default: the attempts every row was given, graded or not: Inspect epochs, a run --k)',
       positiveInt('--k'),
     )
     .option(

@@ -83,6 +83,23 @@ const curves = (g: GroupReport): Block =>
     ]),
   );
 
+/**
+ * When the rows differ between k (a row is counted at k when it has k graded attempts: an unscored epoch, a
+ * crashed trial, a shorter run), the line that says how many each k used.
+ */
+const rowsAtKLine = (g: GroupReport): Block[] => {
+  const used = Object.entries(g.rows_at_k);
+  if (used.every(([, n]) => n === g.rows)) return [];
+  const differ = used.filter(([, n]) => n !== g.rows).map(([k, n]) => `k=${k}: ${n}`);
+  return [
+    text(
+      `Rows counted at each k differ: ${differ.join(', ')} of ${g.rows} rows (a row counts at k when it has k ` +
+        'graded attempts; K is the attempts every row was given, graded or not).',
+      'dim',
+    ),
+  ];
+};
+
 const classes = (g: GroupReport): Block => {
   const share = (n: number) => (g.classified > 0 ? pct(n / g.classified) : '—');
   const ci = g.intervals.classes;
@@ -140,6 +157,7 @@ export const reportBlocks = (groups: readonly (GroupReport & Pick<ReportedGroup,
     ...firstStageLine(g),
     headline(g),
     curves(g),
+    ...rowsAtKLine(g),
     classes(g),
     ...checks(g),
     ...extras(g),

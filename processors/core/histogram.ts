@@ -1,13 +1,22 @@
 import { classWith, DEFAULT_MIN_ATTEMPTS, emptyClassCounts, type ClassCounts } from './classify.ts';
 import { passCurves } from './estimators.ts';
-import { minOf } from './arrays.ts';
+import { maxOf, minOf } from './arrays.ts';
 
 /**
  * Point estimates from a per-row (n, c) histogram: `count` rows had n counted attempts and c passes.
  * The offline report builds the histogram from row states; a ClickHouse query can build it with one
  * GROUP BY n, c and feed it here, so every surface computes the numbers the same way.
  */
-export type HistogramBin = { n: number; c: number; count: number };
+export type HistogramBin = {
+  n: number;
+  c: number;
+  count: number;
+  /**
+   * The fewest attempts recorded (graded or not) of the bin's rows, where known: the attempts the source gave a
+   * row (Inspect's `epochs`, τ-bench's `num_trials`, a run's `--k`) when some went unscored. Sets the default K.
+   */
+  recorded?: number;
+};
 
 /** Values keyed by k as a string ("1", "2", …), as they appear in JSON. */
 export type ByK<T> = Record<string, T>;
@@ -21,7 +30,11 @@ export type HistogramSummary = {
   passes: number;
   /** Σc / Σn: the share of all counted trials that passed. */
   mean_accuracy: number | null;
-  /** The largest k reported: the smallest n of any row by default, so every row counts at every k. */
+  /**
+   * The largest k reported. By default the attempts every row was given (`defaultK`): the fewest recorded of any
+   * row, graded or not, so one unscored epoch does not shorten every row's curve; `rows_at_k` says how many rows
+   * each k is averaged over.
+   */
   k_max: number;
   pass_at_k: ByK<number | null>;
   pass_hat_k: ByK<number | null>;
@@ -36,10 +49,17 @@ export type HistogramSummary = {
 
 export type HistogramOptions = { k?: number; minAttempts?: number; /** `classWith` */ mixedIsFlip?: boolean };
 
-/** The default K: the smallest n of any row that has one, 0 when no row has any. */
+/**
+ * The default K: the attempts every row with a graded attempt was given, i.e. the fewest recorded (graded or not;
+ * a bin without `recorded` counts its n), but no more than the most graded attempts of any row (a k no row has
+ * graded has no value); 0 when no row has a graded attempt. Inspect's rule: an `epochs: 3` log with one unscored
+ * epoch reports pass^3 over the samples that have 3 scored epochs.
+ */
 export const defaultK = (bins: readonly HistogramBin[]): number => {
-  const ns = bins.filter((b) => b.n > 0 && b.count > 0).map((b) => b.n);
-  return ns.length === 0 ? 0 : minOf(ns);
+  const graded = bins.filter((b) => b.n > 0 && b.count > 0);
+  if (graded.length === 0) return 0;
+  const given = minOf(graded.map((b) => Math.max(b.n, b.recorded ?? b.n)));
+  return Math.min(given, maxOf(graded.map((b) => b.n)));
 };
 
 export const summarizeHistogram = (bins: readonly HistogramBin[], opts: HistogramOptions = {}): HistogramSummary => {
@@ -89,14 +109,16 @@ export const summarizeHistogram = (bins: readonly HistogramBin[], opts: Histogra
   };
 };
 
-/** The (n, c) histogram of a set of rows. */
-export const histogramOf = (rows: readonly { n: number; c: number }[]): HistogramBin[] => {
+/** The (n, c) histogram of a set of rows; with `recorded` per row, each bin keeps the fewest of its rows. */
+export const histogramOf = (rows: readonly { n: number; c: number; recorded?: number }[]): HistogramBin[] => {
   const bins = new Map<string, HistogramBin>();
-  for (const { n, c } of rows) {
+  for (const { n, c, recorded } of rows) {
     const key = `${n}:${c}`;
     const bin = bins.get(key);
-    if (bin) bin.count++;
-    else bins.set(key, { n, c, count: 1 });
+    if (bin) {
+      bin.count++;
+      if (recorded !== undefined) bin.recorded = Math.min(bin.recorded ?? recorded, recorded);
+    } else bins.set(key, { n, c, count: 1, ...(recorded === undefined ? {} : { recorded }) });
   }
   return [...bins.values()].sort((a, b) => a.n - b.n || a.c - b.c);
 };

@@ -11,7 +11,10 @@ import { rowColumns } from './rowColumns.ts';
 import { maxOf, minOf } from './arrays.ts';
 
 export type ReportOptions = VerdictPolicy & {
-  /** Report pass@k and pass^k up to this k; default: the smallest n of any row. */
+  /**
+   * Report pass@k and pass^k up to this k; default: the attempts every row was given, graded or not (`defaultK`:
+   * the fewest recorded of any row with a graded one), each k averaged over the rows with k graded attempts.
+   */
   k?: number;
   /**
    * Count the attempts of confirmation runs (run_id starting with "confirm"). They target suspected
@@ -120,7 +123,9 @@ export const reportGroup = (
   rows: readonly ReportRow[],
   opts: ReportOptions = DEFAULT_REPORT_OPTIONS,
 ): GroupReport => {
-  const s = summarizeHistogram(histogramOf(rows), {
+  // a row's recorded attempts: its counted ones and the ungraded ones left out (ungradedAsFailure counts them in n)
+  const recorded = rows.map((r) => ({ n: r.n, c: r.c, recorded: opts.ungradedAsFailure ? r.n : r.n + r.ungraded }));
+  const s = summarizeHistogram(histogramOf(recorded), {
     k: opts.k,
     minAttempts: opts.minAttempts,
     mixedIsFlip: opts.mixedIsFlip,

@@ -47,6 +47,18 @@ describe('report of one version', () => {
     expect(failures.classes).toEqual({ stable_correct: 0, stable_wrong: 1, flip: 1, unclassified: 1 });
   });
 
+  it('K by default is the attempts every row was given, graded or not (one unscored epoch of three)', () => {
+    const events = [...row('a', 'v', '+++'), ...row('b', 'v', '++?'), ...row('c', 'v', '+-+')];
+    const out = report(events);
+    expect(out.k_max).toBe(3);
+    expect(out.rows_at_k).toEqual({ '1': 3, '2': 3, '3': 2 });
+    expect(out.pass_hat_k['3']).toBe(0.5);
+    // every row lost an attempt: no k beyond the most graded attempts of any row
+    expect(report([...row('a', 'v', '++?'), ...row('b', 'v', '?+-')]).k_max).toBe(2);
+    // counted as failures, the ungraded attempt is in n already
+    expect(report(events, { ungradedAsFailure: true }).rows_at_k).toEqual({ '1': 3, '2': 3, '3': 3 });
+  });
+
   it('--k reports beyond the default K, leaving rows with fewer attempts out at that k', () => {
     const events = [...row('a', 'v', '++'), ...row('b', 'v', '++++'), ...row('c', 'v', '+++-')];
     expect(report(events).k_max).toBe(2);

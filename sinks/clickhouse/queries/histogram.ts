@@ -131,7 +131,11 @@ export interface PassCurvePoint {
   readonly rows: number;
 }
 
-/** pass^k and pass@k for k = 1..K (default: the fewest counted attempts of any row). */
+/**
+ * pass^k and pass@k for k = 1..K (default: the fewest counted attempts of any row; unlike `passk report`, whose K is
+ * the attempts every row was given, graded or not: the processors' snapshots keep graded counts only, and every
+ * source here gives the same numbers).
+ */
 export const passCurve = async (client: Querier, scope: VersionScope & { k?: number }): Promise<PassCurvePoint[]> => {
   const { bins } = await versionHistogram(client, scope);
   const s = summarizeHistogram(bins, scope.k === undefined ? {} : { k: scope.k });
