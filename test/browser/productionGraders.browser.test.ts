@@ -1,10 +1,10 @@
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { launchChromium } from './chromium.ts';
-import { passk, passkServer } from './processes.ts';
+import { passk, passkServer, SCREENSHOTS } from './processes.ts';
 
 /**
  * The Production view with two online graders on the same traces: one grader at a time (a picker), never their
@@ -21,7 +21,13 @@ import { passk, passkServer } from './processes.ts';
  * exact judged t1 t2 t3 t5: 4 sampled, 4 graded, 3 passed → 0.75. judge judged t1 t2 t3: 3, 3, 1 passed → 1/3.
  * One trace (t4) no grader judged.
  */
-declare const document: { body: { dataset: Record<string, string | undefined> } };
+declare const document: {
+  body: { dataset: Record<string, string | undefined> };
+  createRange(): {
+    selectNodeContents(n: unknown): void;
+    getClientRects(): Iterable<{ width: number; bottom: number }>;
+  };
+};
 declare const location: { hash: string };
 
 const HOUR = 3_600_000;
@@ -127,5 +133,30 @@ describe('the Production view carries the grader', () => {
     ]);
     expect(Number(rows[0]!.rate)).toBeCloseTo(1 / 3, 12);
     expect(pageErrors).toEqual([]);
+  });
+
+  it("keeps a window's time to two lines at 390 px (the date, then the times; it was six lines)", async () => {
+    mkdirSync(SCREENSHOTS, { recursive: true });
+    const before = await page.evaluate(() => Number(document.body.dataset.renders ?? 0));
+    await page.setViewportSize({ width: 390, height: 900 });
+    await page.waitForFunction(
+      (b) => Number(document.body.dataset.renders ?? 0) > b && document.body.dataset.loading === 'false',
+      before,
+    );
+    await page.screenshot({ path: join(SCREENSHOTS, 'production-windows-390.png'), fullPage: true });
+    const cell = page.locator('[data-testid="windows"] td[data-field="window"]').first();
+    // the lines a cell's text takes: the distinct bottoms of its line boxes
+    const lines = await cell.evaluate((td) => {
+      const range = document.createRange();
+      range.selectNodeContents(td);
+      return new Set([...range.getClientRects()].filter((r) => r.width > 0).map((r) => Math.round(r.bottom))).size;
+    });
+    expect(lines).toBeLessThanOrEqual(2);
+    const start = new Date(H0).toISOString();
+    expect(await cell.textContent()).toBe(
+      `${start.slice(0, 10)} ${start.slice(11, 16)}–${new Date(H0 + HOUR).toISOString().slice(11, 16)}`,
+    );
+    expect(await page.textContent('[data-testid="windows"] thead')).toContain('window (UTC)');
+    await page.setViewportSize({ width: 1440, height: 900 });
   });
 });

@@ -32,6 +32,26 @@ export const params = [
 export const title = 'Production';
 
 /** The grader of the windows that hold the traces no grader judged (processors/folds/windows.ts). */
+/**
+ * A window's start and end in UTC (the column says so), short enough for a phone: the date, then the times
+ * (`2026-01-01 07:00–08:00`), each part kept on one line; an end on another day names its date (a 24 h window
+ * is not "07:00–07:00").
+ * @param {number} start
+ * @param {number} end
+ */
+const windowCell = (start, end) => {
+  const s = new Date(start).toISOString();
+  const e = new Date(end).toISOString();
+  const until = e.slice(0, 10) === s.slice(0, 10) ? e.slice(11, 16) : `${e.slice(5, 10)} ${e.slice(11, 16)}`;
+  return h(
+    'td',
+    { 'data-field': 'window', title: `${time(start)} → ${time(end)}` },
+    h('span', { class: 'nowrap' }, s.slice(0, 10)),
+    ' ',
+    h('span', { class: 'nowrap' }, `${s.slice(11, 16)}–${until}`),
+  );
+};
+
 const NONE = 'none';
 
 /** @param {Trace['verdicts']} verdicts */
@@ -653,7 +673,7 @@ export const render = async ({ params, navigate, redraw, warn }) => {
         'Sampled counts every trace of the window, graded those with a verdict; a window with none has no pass rate (not 0). Late traces arrived after their window closed: they are stored, and counted here, not in the rate. Unknown: a window an older passk stored with the graded count as sampled, which could not be corrected.',
       ),
       table(
-        ['window', 'version', 'segment', 'sampled', 'graded', 'pass rate', '95% interval', 'late'],
+        ['window (UTC)', 'version', 'segment', 'sampled', 'graded', 'pass rate', '95% interval', 'late'],
         latest.map((w) =>
           h(
             'tr',
@@ -668,12 +688,7 @@ export const render = async ({ params, navigate, redraw, warn }) => {
               'data-graded': w.graded ?? '',
               'data-late': w.late ?? '',
             },
-            h(
-              'td',
-              {},
-              // a window ending on another day names that day (a 24 h window is not "07:00 → 07:00")
-              `${time(w.start)} → ${time(w.end).slice(0, 10) === time(w.start).slice(0, 10) ? time(w.end).slice(11) : time(w.end)}`,
-            ),
+            windowCell(w.start, w.end),
             h('td', {}, w.agent_version),
             h('td', {}, w.segment),
             h('td', { 'data-field': 'sampled' }, w.traces === null ? 'unknown' : String(w.traces)),
