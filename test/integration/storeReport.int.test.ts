@@ -23,7 +23,8 @@ import {
  * (`buildReport` of `reportGroupsFromStore`, `compareFromStore`): equal, number for number, on a generated store
  * with what the counts cannot see on their own: copies of one trial (unmerged), two trials in one attempt slot,
  * confirmation runs, more planned attempts than the plan, confirmed regressions, ungraded verdicts, missing and
- * differing outputs, forbidden actions, checks answered in different orders, rows on one side only.
+ * differing outputs, forbidden actions, checks answered in different orders, one check name answered twice in an
+ * attempt, conflicting re-sends of one event id, rows on one side only.
  */
 
 const dir = mkdtempSync(join(tmpdir(), 'passk-store-report-'));
@@ -45,16 +46,21 @@ const generate = (): TrialRecorded[] => {
     const checks =
       row % 5 === 0
         ? []
-        : row % 7 === 0 && rng.next() < 0.5
+        : row % 43 === 2
           ? [
-              { name: 'tool', answer: rng.next() < 0.5 ? 'lookup' : 'refund' },
-              { name: 'window', answer: rng.next() < 0.8 },
+              { name: 'window', answer: true },
+              { name: 'window', answer: row % 2 === 0 },
             ]
-          : [
-              { name: 'window', answer: rng.next() < 0.8 },
-              { name: 'tool', answer: rng.next() < 0.9 ? 'lookup' : 'refund' },
-              ...(row % 11 === 0 ? [{ name: 'amount', answer: Math.floor(rng.next() * 3) }] : []),
-            ];
+          : row % 7 === 0 && rng.next() < 0.5
+            ? [
+                { name: 'tool', answer: rng.next() < 0.5 ? 'lookup' : 'refund' },
+                { name: 'window', answer: rng.next() < 0.8 },
+              ]
+            : [
+                { name: 'window', answer: rng.next() < 0.8 },
+                { name: 'tool', answer: rng.next() < 0.9 ? 'lookup' : 'refund' },
+                ...(row % 11 === 0 ? [{ name: 'amount', answer: Math.floor(rng.next() * 3) }] : []),
+              ];
     out.push({
       event_id: deterministicEventId(at, 'store-report', seq),
       type: 'TrialRecorded',
@@ -127,6 +133,11 @@ for (const c of storeTargets(dir, 'passk_store_report_test'))
       );
       // copies of one in 15 trials, in a part of their own (unmerged: FINAL would collapse them)
       await store.insertJsonRows('trials', body(trials.filter((_, i) => i % 15 === 0)), { insert_deduplicate: 0 });
+      // conflicting re-sends of one in 40 others: the same event id with another verdict, output and attempt
+      const resent = trials
+        .filter((_, i) => i % 40 === 7)
+        .map((t) => ({ ...t, passed: !t.passed, output: 'resent', attempt: t.attempt + 100 }));
+      await store.insertJsonRows('trials', body(resent), { insert_deduplicate: 0 });
     }, 120_000);
     afterAll(async () => {
       if (store.kind === 'server') await store.client.command({ query: `DROP DATABASE IF EXISTS ${store.database}` });
