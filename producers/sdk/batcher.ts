@@ -31,14 +31,19 @@ export interface BatcherStats {
 
 interface Pending {
   readonly event: PasskEvent;
+  readonly trusted: boolean;
   readonly resolve: (id: string) => void;
   readonly reject: (e: unknown) => void;
   done: boolean;
 }
 
 export interface Batcher {
-  /** Buffers an event; the promise resolves with its id once it is durable. */
-  add(event: PasskEvent): Promise<string>;
+  /**
+   * Buffers an event; the promise resolves with its id once it is durable. `trusted`: the event was parsed by its
+   * schema and checked well-formed (`textProblem`) already, so the log need not validate it again (a batch of
+   * trusted events only is published `trusted`).
+   */
+  add(event: PasskEvent, opts?: { readonly trusted?: boolean }): Promise<string>;
   flush(): Promise<void>;
   /** Flushes, then refuses more; unsent events come back in an `UnsentEvents` error. */
   close(): Promise<void>;
@@ -62,7 +67,9 @@ export const createBatcher = (opts: BatcherOptions): Batcher => {
 
   const send = async (batch: Pending[]): Promise<void> => {
     try {
-      await withRetry(() => opts.publisher.publish(batch.map((p) => p.event)), {
+      const trusted = batch.every((p) => p.trusted);
+      const events = batch.map((p) => p.event);
+      await withRetry(() => opts.publisher.publish(events, trusted ? { trusted } : undefined), {
         policy,
         sleep: opts.sleep,
         onRetry: () => void stats.retries++,
@@ -120,10 +127,12 @@ export const createBatcher = (opts: BatcherOptions): Batcher => {
   };
 
   return {
-    add(event) {
+    add(event, addOpts) {
       if (closed) throw new RecorderClosed();
       if (queue.length >= maxBuffered) throw new Backpressure(queue.length);
-      const receipt = new Promise<string>((resolve, reject) => queue.push({ event, resolve, reject, done: false }));
+      const receipt = new Promise<string>((resolve, reject) =>
+        queue.push({ event, trusted: addOpts?.trusted === true, resolve, reject, done: false }),
+      );
       receipt.catch(() => {}); // failures also surface on flush()/close() and onError: an ignored receipt must not crash the app
       if (queue.length >= maxBatch && !draining) background();
       else timer ??= setTimeout(background, maxWaitMs);

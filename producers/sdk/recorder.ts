@@ -22,6 +22,8 @@ import { InputError } from '../../schemas/errors.ts';
 import type { Redactor } from '../redaction/text.ts';
 import { redactTraceInput } from '../redaction/trace.ts';
 import { createSlotMemory } from '../trialSlots.ts';
+import type { PasskEvent } from '../../schemas/events/index.ts';
+import { MAX_NESTING, textProblem } from '../../schemas/wellFormed.ts';
 
 export interface RecorderOptions extends Omit<BatcherOptions, 'publisher'> {
   readonly publisher: EventPublisher;
@@ -108,6 +110,14 @@ export const createRecorder = (opts: RecorderOptions): Recorder => {
     return event;
   };
 
+  /**
+   * Buffers an event `build` made: parsed by its strict schema, so the log serializes it without a second parse
+   * (half the validation on the OTLP receiver's path, issue #25), unless it holds text no store can keep (a lone
+   * surrogate, too deep): that one the log validates, and refuses as it always did.
+   */
+  const add = (event: PasskEvent): Promise<string> =>
+    batcher.add(event, { trusted: textProblem(event, MAX_NESTING) === undefined });
+
   const asObject = (type: string, value: unknown): Record<string, unknown> => {
     if (value === null || typeof value !== 'object' || Array.isArray(value))
       throw new InvalidRecord(type, [{ field: '(root)', message: 'expected an object' }]);
@@ -139,7 +149,7 @@ export const createRecorder = (opts: RecorderOptions): Recorder => {
       // the same trial again is sent again (a duplicate the processors ignore), not counted again in its run
       if (!slots.knows(trial)) noteTrial(trial);
       slots.note(trial);
-      return batcher.add(trial);
+      return add(trial);
     },
     recordJudgment(input) {
       const given = (input as { occurred_at?: number } | null)?.occurred_at ?? 0;
@@ -154,11 +164,11 @@ export const createRecorder = (opts: RecorderOptions): Recorder => {
           j.repeat ?? 0,
           (j.order ?? []).join(KEY_SEP),
         );
-      return batcher.add(build('JudgmentRecorded', input, id));
+      return add(build('JudgmentRecorded', input, id));
     },
     recordLabel(input) {
       // A new label on the same item is a correction, a new event: a fresh id unless the caller gives one.
-      return batcher.add(build('LabelRecorded', input, (l) => newEventId(l.occurred_at)));
+      return add(build('LabelRecorded', input, (l) => newEventId(l.occurred_at)));
     },
     recordTrace(input) {
       const given = (input as { occurred_at?: number } | null)?.occurred_at ?? 0;
@@ -170,7 +180,7 @@ export const createRecorder = (opts: RecorderOptions): Recorder => {
         const field = e.where.field ?? '(root)';
         throw new InvalidRecord('TraceSampled', [{ field, message: e.message.replace(/^field [^:]*: /, '') }]);
       }
-      return batcher.add(build('TraceSampled', clean, (t) => deterministicEventId(given, 'TraceSampled', t.trace_id)));
+      return add(build('TraceSampled', clean, (t) => deterministicEventId(given, 'TraceSampled', t.trace_id)));
     },
     async markRunFinished(input) {
       const raw = asObject('RunFinished', input) as RunFinishedInput;
@@ -185,7 +195,7 @@ export const createRecorder = (opts: RecorderOptions): Recorder => {
         rows: seen.rows.size,
       };
       const event = build('RunFinished', { status: 'completed', trials: 0, ...inferred, ...raw }, runFinishedEventId);
-      const receipt = batcher.add(event);
+      const receipt = add(event);
       await batcher.flush();
       return receipt;
     },
