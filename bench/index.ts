@@ -167,6 +167,10 @@ if (wanted('restore')) {
   ]);
 }
 
+/** Bytes, or KiB from 10 KiB on. */
+const size = (bytes: number) =>
+  Math.abs(bytes) < 10_240 ? `${Math.round(bytes)} B` : `${Math.round(bytes / 1024)} KiB`;
+
 if (wanted('gatebook')) {
   log('gatebook: the gate book folded from 1k, 100k and 1M decision events …');
   const events = [100_000, 1_000_000].map((n) => Math.max(1_000, Math.round((n * scale) / 1_000) * 1_000));
@@ -188,9 +192,9 @@ if (wanted('gatebook')) {
     ]);
     table.push([
       `gate book memory (${n} events, ${g.comparisons} comparisons)`,
-      `${Math.round(g.bytes / 1024)} KiB`,
+      size(g.bytes),
       'the same after 1,000 events',
-      `${Math.round(g.baselineBytes / 1024)} KiB`,
+      size(g.baselineBytes),
       `${(g.bytes / g.baselineBytes).toFixed(1)}×`,
     ]);
   }

@@ -47,6 +47,11 @@ export const GateBook = z.object({
   /** Production-window alerts raised (one per window). */
   alerts: z.record(z.string(), z.literal(true)),
   /**
+   * Comparisons decided and evicted from `comparisons` (the processors' books, `evictDecided`): only the id stays,
+   * so a re-declaration of it is still ignored and nothing decides it again.
+   */
+  decided: z.record(z.string(), z.literal(true)).optional(),
+  /**
    * suite␟agent version → its adaptive runs (`passk run --adaptive`, from their AdaptiveRoundDecided, keyed like
    * the comparisons): run id → dataset version and max-k. While one of a candidate's is open, its gate is sequential.
    */
@@ -60,16 +65,29 @@ export type DecisionEvent =
 
 export const emptyBook = (): GateBook => ({ comparisons: {}, verdicts: {}, alerts: {} });
 
+export interface FoldOptions {
+  /**
+   * A decided comparison leaves `comparisons` for `decided` (its id only): its declaration, confirmation request
+   * and verdict (about 34 KB with 50 evidence rows) are not kept, and the decision step no longer walks it. The
+   * processors' books evict; `gate --status` keeps them, to print the verdicts.
+   */
+  readonly evictDecided?: boolean;
+}
+
+/** The processors' fold: decided comparisons evicted. */
+export const EVICT_DECIDED: FoldOptions = { evictDecided: true };
+
 /**
  * Folds one event of passk.decisions into a book the caller owns, in place; false when it changes nothing.
  * Every event is idempotent by its own key (a comparison id, a verdict's event id among its candidate's
  * few, an alert id), so a redelivery changes nothing without a list of every event id ever seen, and no
  * event copies the book: the cost of an event does not grow with the events before it.
  */
-export const foldBookInto = (b: GateBook, e: DecisionEvent): boolean => {
+export const foldBookInto = (b: GateBook, e: DecisionEvent, o: FoldOptions = {}): boolean => {
   switch (e.type) {
     case 'ComparisonDeclared':
-      if (b.comparisons[e.comparison_id]) return false; // the first declaration of an id holds
+      // the first declaration of an id holds, decided (and evicted) or not
+      if (b.comparisons[e.comparison_id] || b.decided?.[e.comparison_id]) return false;
       b.comparisons[e.comparison_id] = { declared: e, status: 'open' };
       return true;
     case 'ConfirmationRequested': {
@@ -84,7 +102,12 @@ export const foldBookInto = (b: GateBook, e: DecisionEvent): boolean => {
       if (verdicts.includes(e.event_id)) return false;
       b.verdicts[key] = [...verdicts, e.event_id];
       const c = b.comparisons[e.gate_id];
-      if (c && c.status !== 'decided') b.comparisons[e.gate_id] = { ...c, status: 'decided', verdict: e };
+      if (c && c.status !== 'decided') {
+        if (o.evictDecided) {
+          delete b.comparisons[e.gate_id];
+          (b.decided ??= {})[e.gate_id] = true;
+        } else b.comparisons[e.gate_id] = { ...c, status: 'decided', verdict: e };
+      }
       return true;
     }
     case 'RunClosed': // a global fact: the view's closed runs, whichever partition holds it
@@ -114,6 +137,7 @@ export const evolveBook = (book: GateBook, e: DecisionEvent): GateBook => {
     comparisons: { ...book.comparisons },
     verdicts: { ...book.verdicts },
     alerts: { ...book.alerts },
+    ...(book.decided ? { decided: { ...book.decided } } : {}),
     ...(book.adaptive ? { adaptive: { ...book.adaptive } } : {}),
   };
   return foldBookInto(b, e) ? b : book;

@@ -9,6 +9,7 @@ import { evolveDataset, type DatasetState } from '../core/datasets.ts';
 import {
   decideComparison,
   emptyBook,
+  EVICT_DECIDED,
   foldBookInto,
   type DecisionEvent,
   type GateBook,
@@ -159,7 +160,7 @@ export const applyGateInput = (store: GateStore, input: GateInput, producer: str
     return { versions: 'all', windows: new Set() };
   }
   const book = store.books.get(batch.partition) ?? emptyBook();
-  for (const { event } of batch.events) if (isDecision(event)) foldBookInto(book, event);
+  for (const { event } of batch.events) if (isDecision(event)) foldBookInto(book, event, EVICT_DECIDED);
   store.books.set(batch.partition, book);
   return { versions: 'all', windows: 'all' };
 };
@@ -197,7 +198,7 @@ export const decideWindows = (
     if (!book) continue; // another instance owns this window
     windows.push(total);
     const alert = alertFor(total, offlinePassAt1(store, total.agent_version), { producer: o.producer, ...o.alert });
-    if (alert && foldBookInto(book, alert)) alerts.push(alert);
+    if (alert && foldBookInto(book, alert, EVICT_DECIDED)) alerts.push(alert);
   }
   return { windows, alerts };
 };
@@ -221,7 +222,7 @@ export const decideOpen = (
         touched.has(versionKeyOf({ suite: d.suite, dataset_version: d.dataset_version, agent_version: d.baseline }));
       if (!concerned || c.status === 'decided') continue;
       for (const e of decideComparison(b, c, store.view, { producer, ...(minAttempts ? { minAttempts } : {}) })) {
-        foldBookInto(b, e);
+        foldBookInto(b, e, EVICT_DECIDED);
         out.push(e);
       }
     }

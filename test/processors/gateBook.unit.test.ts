@@ -1,6 +1,13 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { emptyBook, evolveBook, foldBookInto, type DecisionEvent } from '../../processors/folds/gates.ts';
+import {
+  emptyBook,
+  EVICT_DECIDED,
+  evolveBook,
+  foldBookInto,
+  type DecisionEvent,
+  type GateBook,
+} from '../../processors/folds/gates.ts';
 import { deterministicEventId } from '../../schemas/ids.ts';
 import { comparison } from '../helpers/feedbackLoop.ts';
 
@@ -104,6 +111,45 @@ describe('the gate book', () => {
       }),
       { numRuns: 300 },
     );
+  });
+
+  it('evicts a decided comparison to its id, and decides and ignores what the full book does', () => {
+    // any order of deliveries and redeliveries, re-declarations after the verdict included
+    const step = fc.tuple(fc.nat(3), fc.nat(4), fc.boolean());
+    const evicting = (events: readonly DecisionEvent[]) => {
+      const book = emptyBook();
+      for (const e of events) foldBookInto(book, e, EVICT_DECIDED);
+      return book;
+    };
+    const decidedIds = (b: GateBook) =>
+      Object.entries(b.comparisons)
+        .filter(([, c]) => c.status === 'decided')
+        .map(([id]) => id)
+        .sort();
+    fc.assert(
+      fc.property(fc.array(step, { minLength: 1, maxLength: 60 }), (steps) => {
+        const stream = steps.map(([k, i]) => universe(k)[i]!);
+        const full = foldAll(stream);
+        const kept = evicting(stream);
+        expect(Object.keys(kept.decided ?? {}).sort()).toEqual(decidedIds(full));
+        // what is not decided is kept whole; verdicts, alerts and adaptive runs as in the full book
+        const open = Object.fromEntries(Object.entries(full.comparisons).filter(([, c]) => c.status !== 'decided'));
+        expect(kept.comparisons).toEqual(open);
+        expect({ ...kept, comparisons: {}, decided: undefined }).toEqual({ ...full, comparisons: {} });
+        // each event changes the evicting book exactly when it changes the full one
+        const a = emptyBook();
+        const b = emptyBook();
+        for (const e of stream) expect(foldBookInto(a, e, EVICT_DECIDED)).toBe(foldBookInto(b, e));
+      }),
+      { numRuns: 300 },
+    );
+    // a re-declaration of a decided id is ignored, and nothing of the verdict is kept
+    const book = emptyBook();
+    for (const e of universe(1).slice(0, 3)) foldBookInto(book, e, EVICT_DECIDED);
+    expect(book.comparisons).toEqual({});
+    expect(book.decided).toEqual({ c1: true });
+    expect(foldBookInto(book, comparison('c1', 'd2', 'base', 'other'), EVICT_DECIDED)).toBe(false);
+    expect(book.comparisons).toEqual({});
   });
 
   it('does not grow with the events folded: 100k closed runs and redeliveries leave it as its comparisons make it', () => {
