@@ -28,12 +28,15 @@ export const checkStability = (rows: readonly ReportRow[], confidence: number): 
   // one pass, names in first appearance; a row's checks are one per name (the first one counts)
   const counts = new Map<string, { rows: number; flips: number }>();
   for (const r of rows) {
-    const seen = new Set<string>();
+    // a set of the names seen only when a row has two checks or more (most rows have one or none)
+    const seen = r.checks.length > 1 ? new Set<string>() : undefined;
     for (const s of r.checks) {
       let count = counts.get(s.name);
       if (!count) counts.set(s.name, (count = { rows: 0, flips: 0 }));
-      if (seen.has(s.name)) continue;
-      seen.add(s.name);
+      if (seen) {
+        if (seen.has(s.name)) continue;
+        seen.add(s.name);
+      }
       const t = tallyCheck(s);
       if (t.repeated) count.rows++;
       if (t.flips) count.flips++;

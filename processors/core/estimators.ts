@@ -58,10 +58,27 @@ const ratioCurve = (a: number, n: number, K: number): number[] => {
 /**
  * pass^k and pass@k for k = 1..maxK: index k−1 holds the value at k. maxK is clamped to n.
  */
-export const passCurves = (n: number, c: number, maxK: number): { passHat: number[]; passAt: number[] } => {
+export type PassCurves = { passHat: number[]; passAt: number[] };
+
+export const passCurves = (n: number, c: number, maxK: number): PassCurves => {
   const K = Math.min(maxK, n);
   if (K >= 1) check(n, c, K);
   const passHat = ratioCurve(c, n, K);
   const passAt = ratioCurve(n - c, n, K).map((miss) => 1 - miss);
   return { passHat, passAt };
+};
+
+/**
+ * `passCurves` at one maxK, computed once per distinct (n, c): a report's rows share a few dozen, so 200k rows
+ * need a few dozen computations, not 200k. The curves returned are shared: read them, never change them.
+ */
+export const passCurvesAt = (maxK: number): ((n: number, c: number) => Readonly<PassCurves>) => {
+  const byN = new Map<number, Map<number, PassCurves>>();
+  return (n, c) => {
+    let byC = byN.get(n);
+    if (!byC) byN.set(n, (byC = new Map()));
+    let curves = byC.get(c);
+    if (!curves) byC.set(c, (curves = passCurves(n, c, maxK)));
+    return curves;
+  };
 };

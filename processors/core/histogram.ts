@@ -111,14 +111,21 @@ export const summarizeHistogram = (bins: readonly HistogramBin[], opts: Histogra
 
 /** The (n, c) histogram of a set of rows; with `recorded` per row, each bin keeps the fewest of its rows. */
 export const histogramOf = (rows: readonly { n: number; c: number; recorded?: number }[]): HistogramBin[] => {
-  const bins = new Map<string, HistogramBin>();
+  // bins by n, then c (numbers, not a string key per row: 200k rows at 1M trials)
+  const bins = new Map<number, Map<number, HistogramBin>>();
+  const all: HistogramBin[] = [];
   for (const { n, c, recorded } of rows) {
-    const key = `${n}:${c}`;
-    const bin = bins.get(key);
+    let byC = bins.get(n);
+    if (!byC) bins.set(n, (byC = new Map()));
+    const bin = byC.get(c);
     if (bin) {
       bin.count++;
       if (recorded !== undefined) bin.recorded = Math.min(bin.recorded ?? recorded, recorded);
-    } else bins.set(key, { n, c, count: 1, ...(recorded === undefined ? {} : { recorded }) });
+    } else {
+      const created: HistogramBin = { n, c, count: 1, ...(recorded === undefined ? {} : { recorded }) };
+      byC.set(c, created);
+      all.push(created);
+    }
   }
-  return [...bins.values()].sort((a, b) => a.n - b.n || a.c - b.c);
+  return all.sort((a, b) => a.n - b.n || a.c - b.c);
 };

@@ -1,5 +1,5 @@
 import { bootstrapMeans, type BootstrapOptions } from './bootstrap.ts';
-import { passCurves } from './estimators.ts';
+import { passCurvesAt } from './estimators.ts';
 import type { ByK } from './histogram.ts';
 import { zFor, type Interval } from './intervals.ts';
 import type { CountedPair } from './pairing.ts';
@@ -82,9 +82,10 @@ export const pairedStats = (
   const both = pairs.filter((p) => p.baseline.screening.n > 0 && p.candidate.screening.n > 0);
   const K =
     opts.k ?? (both.length > 0 ? minOf(both.map((p) => Math.min(p.baseline.screening.n, p.candidate.screening.n))) : 0);
+  const curvesOf = passCurvesAt(K);
   const curves = both.map((p) => ({
-    b: passCurves(p.baseline.screening.n, p.baseline.screening.c, K).passHat,
-    c: passCurves(p.candidate.screening.n, p.candidate.screening.c, K).passHat,
+    b: curvesOf(p.baseline.screening.n, p.baseline.screening.c).passHat,
+    c: curvesOf(p.candidate.screening.n, p.candidate.screening.c).passHat,
   }));
   // pass@1 = pass^1 = c/n per row; column i holds Δpass^(i+1), NaN where a side has fewer than k attempts.
   const columns = Array.from({ length: K }, (_, i) =>

@@ -1,4 +1,4 @@
-import { passCurves } from './estimators.ts';
+import { passCurvesAt } from './estimators.ts';
 
 /**
  * Per-row values as columns for the bootstrap: pass@k and pass^k at k = 1..K, and the flip
@@ -10,8 +10,9 @@ export const rowColumns = (rows: readonly { n: number; c: number }[], K: number,
   const passAt = Array.from({ length: K }, () => new Float64Array(rows.length).fill(NaN));
   const passHat = Array.from({ length: K }, () => new Float64Array(rows.length).fill(NaN));
   const flip = new Float64Array(rows.length).fill(NaN);
+  const curvesOf = passCurvesAt(K);
   rows.forEach(({ n, c }, r) => {
-    const curves = passCurves(n, c, K);
+    const curves = curvesOf(n, c);
     curves.passAt.forEach((v, i) => (passAt[i]![r] = v));
     curves.passHat.forEach((v, i) => (passHat[i]![r] = v));
     if (n >= Math.max(1, minAttempts)) flip[r] = c > 0 && c < n ? 1 : 0;

@@ -117,7 +117,7 @@ const countedSide = (r: CountedRow | undefined, row_id: string, minAttempts: num
     ? emptySide(row_id, minAttempts)
     : {
         screening: r.planned,
-        all: { ...r.all, class: classOf(r.all.n, r.all.c, minAttempts) },
+        all: { n: r.all.n, c: r.all.c, ungraded: r.all.ungraded, class: classOf(r.all.n, r.all.c, minAttempts) },
         confirmation: { n: r.confirmation.n, c: r.confirmation.c },
       };
 
@@ -165,6 +165,8 @@ export const comparisonFromStore = async (
     baseline: countedSide(base.get(row_id), row_id, min),
     candidate: countedSide(cand.get(row_id), row_id, min),
   });
+  // a pair is built once per row (here for the rows the counts answer; 200k rows at 1M trials)
+  const pairs = new Map<string, CountedPair>();
   const more = new Set<string>();
   for (const row_id of ids) {
     if (fold.has(row_id)) continue;
@@ -174,6 +176,7 @@ export const comparisonFromStore = async (
     else {
       const p = countedPair(row_id);
       if (isLost(p) && confirmationOutcome(p) === 'confirmed_regression') more.add(row_id);
+      else pairs.set(row_id, p);
     }
   }
   if (more.size > 0) {
@@ -184,7 +187,8 @@ export const comparisonFromStore = async (
 
   const EMPTY: RowState = { attempts: [], tags: [] };
   const rows = ids.map((row_id): CountedPair => {
-    if (!fold.has(row_id)) return countedPair(row_id);
+    const counted = pairs.get(row_id);
+    if (counted) return counted;
     const b = folded.get(scope.baseline)?.get(row_id) ?? EMPTY;
     const c = folded.get(scope.candidate)?.get(row_id) ?? EMPTY;
     return {

@@ -1,0 +1,77 @@
+/**
+ * The dashboard bench's store (rows × 2 versions × 5 attempts, as bench/dashboard.ts) kept in /tmp/dashsplit-ROWS, and
+ * the overview's and the comparison's wall times on it: `node --import tsx bench/profile/dashSplit.ts 20000 report,compare`.
+ * bench/profile/nodeSide.ts then times their Node side alone on the same store.
+ */
+import { existsSync } from 'node:fs';
+import { performance } from 'node:perf_hooks';
+import { migrate, openClickHouse, trialToRow } from '../../sinks/clickhouse/index.ts';
+import { rowCounts } from '../../sinks/clickhouse/queries/rowCounts.ts';
+import { comparisonFromStore, reportFromStore } from '../../sinks/clickhouse/queries/storeReport.ts';
+import { deterministicEventId } from '../../schemas/ids.ts';
+
+const rows = Number(process.argv[2] ?? 20000);
+const dir = `/tmp/dashsplit-${rows}`;
+const fresh = !existsSync(dir);
+const store = await openClickHouse({ kind: 'embedded', path: dir, database: 'passk' });
+const T0 = Date.UTC(2026, 0, 1);
+if (fresh) {
+  await migrate(store.client);
+  for (let r0 = 0; r0 < rows; r0 += 2000) {
+    const lines: string[] = [];
+    for (let row = r0; row < Math.min(rows, r0 + 2000); row++)
+      for (let v = 0; v < 2; v++)
+        for (let a = 0; a < 5; a++) {
+          const at = T0 + (row * 10 + v * 5 + a);
+          lines.push(
+            JSON.stringify(
+              trialToRow({
+                event_id: deterministicEventId(at, 'bench-dashboard', row, v, a),
+                type: 'TrialRecorded',
+                schema_version: 1,
+                occurred_at: at,
+                producer: 'p/0',
+                suite: 'bench',
+                dataset_version: 'd1',
+                row_id: `row-${row}`,
+                run_id: 'run-1',
+                attempt: a,
+                agent: { version: ['v1', 'v2'][v]!, model: 'm' },
+                input: `request ${row}`,
+                output: `answer ${(row * 7 + a + v) % 5}`,
+                passed: (row * 2654435761 + a * 40503 + v * 97) % 10 < 7,
+                checks: [{ name: 'return_window', answer: (row + a) % 3 === 0 }],
+                latency_ms: 100,
+              } as never),
+            ),
+          );
+        }
+    await store.insertJsonRows('trials', Buffer.from(lines.join('\n') + '\n'));
+  }
+}
+const time = async (name: string, f: () => Promise<unknown>) => {
+  const ms: number[] = [];
+  for (let i = 0; i < 3; i++) {
+    const t = performance.now();
+    await f();
+    ms.push(performance.now() - t);
+  }
+  console.log(`${name.padEnd(20)} ${ms.map((m) => m.toFixed(0)).join(' ')} ms`);
+};
+const scope = { suite: 'bench', dataset_version: 'd1' };
+const q = (sql: string) => store.client.query({ query: sql, format: 'JSONCompactEachRow' }).then((r) => r.json());
+for (const what of (process.argv[3] ?? 'bare,counts,report,compare').split(',')) {
+  if (what === 'bare')
+    await time('bare', () =>
+      q(
+        "SELECT row_id, agent_version, count() AS n, countIf(passed) AS c FROM trials WHERE suite = 'bench' AND dataset_version = 'd1' GROUP BY row_id, agent_version",
+      ),
+    );
+  if (what === 'counts') await time('rowCounts', () => rowCounts(store.client, scope));
+  if (what === 'report') await time('reportFromStore', () => reportFromStore(store.client, scope));
+  if (what === 'compare')
+    await time('comparisonFromStore', () =>
+      comparisonFromStore(store.client, { ...scope, baseline: 'v1', candidate: 'v2' }),
+    );
+}
+await store.close();
