@@ -15,22 +15,10 @@ import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { loadConfig } from '../../deploy/config.ts';
 import { openStore } from '../../deploy/store.ts';
-import { PROCESSORS_PRODUCER } from '../../deploy/storeSinks.ts';
 import { partitionOf } from '../../log/partitioner.ts';
-import { classOf, DEFAULT_MIN_ATTEMPTS } from '../../processors/core/classify.ts';
-import {
-  addAttemptInPlace,
-  attemptOrder,
-  mergeTags,
-  NO_TAGS,
-  toAttemptRecord,
-  type AttemptRecord,
-} from '../../processors/core/rowState.ts';
-import { changelogEventId, type StreamRowState } from '../../processors/folds/rowState.ts';
-import type { RowStateChanged } from '../../schemas/events/decisions.ts';
 import type { TrialRecorded } from '../../schemas/events/trialRecorded.ts';
-import { rowKey, TOPICS } from '../../schemas/topics.ts';
-import { eventToRow } from '../../sinks/clickhouse/rows/eventRows.ts';
+import { TOPICS } from '../../schemas/topics.ts';
+import { plainFold } from './fold.ts';
 
 const dataDir = process.argv[2];
 if (!dataDir) throw new Error('usage: embeddedProcess.ts <dataDir>');
@@ -88,44 +76,7 @@ const appendAndCommit = db.transaction(
   },
 );
 
-interface Row {
-  key: string;
-  suite: string;
-  dataset_version: string;
-  agent_version: string;
-  row_id: string;
-  seq: number;
-  occurred_at: number;
-  n: number;
-  c: number;
-  ungraded: number;
-  attempts: AttemptRecord[];
-  tags: string[];
-}
-const table = new Map<string, Row>();
-
-const recordOf = (r: Row): RowStateChanged => {
-  const e: RowStateChanged = {
-    event_id: changelogEventId(r as unknown as StreamRowState, r.key),
-    type: 'RowStateChanged',
-    schema_version: 2,
-    occurred_at: r.occurred_at,
-    producer: PROCESSORS_PRODUCER,
-    suite: r.suite,
-    dataset_version: r.dataset_version,
-    agent_version: r.agent_version,
-    row_id: r.row_id,
-    seq: r.seq,
-    n: r.n,
-    c: r.c,
-    ungraded: r.ungraded,
-    class: classOf(r.n, r.c, DEFAULT_MIN_ATTEMPTS),
-    attempt_records: r.attempts,
-  };
-  if (r.tags.length > 0) e.tags = r.tags;
-  return e;
-};
-
+const { fold, rows } = plainFold();
 const from = partitions.map(() => 0);
 let trials = 0;
 /**
@@ -135,58 +86,17 @@ let trials = 0;
 const nextUnit = () => {
   const left = partitions.filter((p, i) => from[i]! < p.next_offset).length;
   if (left === 0) return undefined;
-  const trialLines: string[] = [];
-  const changed = new Set<Row>();
+  const unitTrials: TrialRecorded[] = [];
   const offsets = new Map<number, number>();
   for (const [i, { partition, next_offset: end }] of partitions.entries()) {
     if (from[i]! >= end) continue;
     const records = read.all(TOPICS.trials, partition, from[i]!, Math.ceil(UNIT / left));
-    for (const rec of records) {
-      const t = JSON.parse(rec.value.toString('utf8')) as TrialRecorded;
-      trialLines.push(JSON.stringify(eventToRow(t)!.row));
-      const key = rowKey(t.suite, t.dataset_version, t.agent.version, t.row_id);
-      let row = table.get(key);
-      if (!row)
-        table.set(
-          key,
-          (row = {
-            key,
-            suite: t.suite,
-            dataset_version: t.dataset_version,
-            agent_version: t.agent.version,
-            row_id: t.row_id,
-            seq: 0,
-            occurred_at: 0,
-            n: 0,
-            c: 0,
-            ungraded: 0,
-            attempts: [],
-            tags: NO_TAGS,
-          }),
-        );
-      if (!addAttemptInPlace(row.attempts, toAttemptRecord(t), attemptOrder)) continue;
-      row.seq++;
-      row.occurred_at = Math.max(row.occurred_at, t.occurred_at);
-      if (t.passed === null) row.ungraded++;
-      else {
-        row.n++;
-        if (t.passed) row.c++;
-      }
-      if (t.tags !== undefined) row.tags = mergeTags(row.tags, t.tags);
-      changed.add(row);
-    }
+    for (const rec of records) unitTrials.push(JSON.parse(rec.value.toString('utf8')) as TrialRecorded);
     from[i] = records.at(-1)!.offset + 1;
     offsets.set(partition, from[i]!);
-    trials += records.length;
   }
-  const stateLines: string[] = [];
-  const changelog: { key: string; value: Buffer }[] = [];
-  for (const row of changed) {
-    const e = recordOf(row);
-    changelog.push({ key: row.key, value: Buffer.from(JSON.stringify(e)) });
-    stateLines.push(JSON.stringify(eventToRow(e)!.row));
-  }
-  return { trialLines, stateLines, changelog, offsets };
+  trials += unitTrials.length;
+  return { ...fold(unitTrials), offsets };
 };
 
 // one unit's inserts in flight while the next is read and folded; a unit commits once its rows are durable
@@ -206,4 +116,4 @@ for (let unit = nextUnit(); unit; unit = nextUnit()) {
 await inFlight;
 db.close();
 await store.close();
-process.stdout.write(`${JSON.stringify({ trials, rows: table.size })}\n`);
+process.stdout.write(`${JSON.stringify({ trials, rows: rows() })}\n`);
