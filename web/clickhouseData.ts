@@ -1,4 +1,5 @@
 import { classTransitions } from '../sinks/clickhouse/queries/compare.ts';
+import { runSources } from '../sinks/clickhouse/queries/runSources.ts';
 import { comparisonFromStore, reportFromStore } from '../sinks/clickhouse/queries/storeReport.ts';
 import { datasetRows, datasetVersions } from '../sinks/clickhouse/queries/datasets.ts';
 import { deadLetters } from '../sinks/clickhouse/queries/deadLetters.ts';
@@ -59,15 +60,16 @@ export const clickhouseDashboardData = (client: Querier): DashboardData => ({
   overview: (scope) => reportFromStore(client, scope),
   compare: async (q) => {
     const scope = { suite: q.suite, dataset_version: q.dataset_version, baseline: q.baseline, candidate: q.candidate };
-    const [cmp, transitions] = await Promise.all([
+    const [cmp, transitions, sources] = await Promise.all([
       comparisonFromStore(client, scope),
       classTransitions(client, { ...scope, mustNotBreakOnly: true }),
+      runSources(client, { ...scope, versions: [q.baseline, q.candidate] }),
     ]);
     if (!cmp) return null;
     const mnb = [...transitions.regressions, ...transitions.improvements]
       .filter((r) => r.must_not_break)
       .map((r) => r.row_id);
-    return { ...cmp, must_not_break_rows: mnb };
+    return { ...cmp, must_not_break_rows: mnb, run_sources: sources };
   },
   row: async (q) =>
     rowView(

@@ -1,9 +1,11 @@
 import type { Comparison } from '../processors/core/compare.ts';
+import type { RunSource } from '../sinks/clickhouse/queries/runSources.ts';
 
 /** Rows each list of `/api/compare` carries; `lists` counts them all. */
 export const LIST_LIMIT = 200;
 
-type Full = Comparison & { must_not_break_rows: string[] };
+/** `run_sources`: per version, the dataset file and agent of its latest `passk run` (for commands in full). */
+type Full = Comparison & { must_not_break_rows: string[]; run_sources?: Record<string, RunSource> };
 
 /** Every list of the answer, with how many rows it has in all (the answer carries its first `limit`). */
 export type ListTotals = {

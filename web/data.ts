@@ -3,6 +3,7 @@ import type { Divergence } from '../processors/core/checks.ts';
 import type { JudgeCalibration } from '../processors/core/judges.ts';
 import type { GroupReport } from '../processors/core/report.ts';
 import type { DeadLetterSummary } from '../sinks/clickhouse/queries/deadLetters.ts';
+import type { RunSource } from '../sinks/clickhouse/queries/runSources.ts';
 
 /**
  * What the dashboard reads: one method per view, each backed by the store's typed queries.
@@ -226,7 +227,7 @@ export interface DashboardData {
   /** The comparison, plus the ids of the must-not-break rows in it. */
   compare(
     q: Scope & { baseline: string; candidate: string },
-  ): Promise<(Comparison & { must_not_break_rows: string[] }) | null>;
+  ): Promise<(Comparison & { must_not_break_rows: string[]; run_sources?: Record<string, RunSource> }) | null>;
   row(q: Scope & { row_id: string; versions: readonly string[] }): Promise<RowDrillDown | null>;
   /** Every row of the scope with its per-version summary (the row explorer). */
   rows(scope: Scope): Promise<ExplorerView>;

@@ -11,6 +11,7 @@ import type { GateEvaluated, JudgmentRecorded, LabelRecorded, TraceSampled } fro
 import { evolveDataset, rowsAt, type DatasetRow, type DatasetState } from '../processors/core/datasets.ts';
 import type { DashboardData, DatasetVersionView, Scope, TraceListItem } from './data.ts';
 import { traceListItem } from './traceItem.ts';
+import type { RunSource } from '../sinks/clickhouse/queries/runSources.ts';
 import { explorerView } from './explorerView.ts';
 import { rowView } from './rowView.ts';
 import { KEY_SEP } from '../schemas/topics.ts';
@@ -93,7 +94,21 @@ export const createMemoryDashboardData = (initial: readonly PasskEvent[] = []) =
       const mnb = [
         ...new Set([...b.rows, ...c.rows].filter(([, s]) => s.tags.includes('must_not_break')).map(([id]) => id)),
       ];
-      return { ...cmp, must_not_break_rows: mnb };
+      // the latest RunFinished of each version that recorded its dataset file and agent (passk run), as the store's
+      const sources: Record<string, RunSource> = {};
+      for (const version of [q.baseline, q.candidate]) {
+        const runs = of('RunFinished').filter(
+          (r) =>
+            r.suite === q.suite &&
+            r.dataset_version === q.dataset_version &&
+            r.agent.version === version &&
+            r.dataset_path &&
+            r.agent_spec,
+        );
+        const latest = runs.sort((x, y) => y.occurred_at - x.occurred_at)[0];
+        if (latest) sources[version] = { dataset_path: latest.dataset_path!, agent_spec: latest.agent_spec! };
+      }
+      return { ...cmp, must_not_break_rows: mnb, run_sources: sources };
     },
     row: async (q) => rowView(q, of('TrialRecorded')),
     rows: async (scope) => explorerView(scope, of('TrialRecorded')),

@@ -16,10 +16,10 @@ import { readLog } from '../../producers/logReader.ts';
 import { requestedAttempts, type RunClosed } from '../../schemas/events/comparisons.ts';
 import type { GateEvaluated } from '../../schemas/events/decisions.ts';
 import { InputError } from '../../schemas/errors.ts';
-import { TOPICS } from '../../schemas/topics.ts';
+import { KEY_SEP, TOPICS } from '../../schemas/topics.ts';
 import { PRODUCER_VERSION } from '../../producers/version.ts';
 import { EXIT } from '../exitCodes.ts';
-import { heading, text, type Block } from '../format/doc.ts';
+import { heading, quoteArg, text, type Block } from '../format/doc.ts';
 import { evaluatedView, gateNext, ruleBlocks, unprotectedLine } from '../format/gateDoc.ts';
 import { rowList } from '../format/numbers.ts';
 import { renderJson, renderMarkdown, renderTerminal, writeStderr } from '../format/render.ts';
@@ -181,13 +181,39 @@ export interface ComparisonStatus {
   /** Per version: its closed runs (RunClosed) on the dataset version, trials declared and recorded. */
   readonly runs: Record<string, { run_id: string; trials: number; recorded: number }[]>;
   /** Confirmation rows still short of graded attempts, per version. */
-  readonly confirmations?: { run_id: string; attempts: number; waiting: Record<string, string[]> };
+  readonly confirmations?: {
+    run_id: string;
+    attempts: number;
+    waiting: Record<string, string[]>;
+    /** Per version, the dataset file and agent of its latest `passk run` (RunFinished), when recorded. */
+    sources: Record<string, RunSource>;
+  };
 }
 
-/** The gates' view, built from the log: row states from the trials, the datasets, every RunClosed. */
-const logView = async (log: EventLog): Promise<GateView> => {
+/** The dataset file and agent a version's latest `passk run` used (RunFinished), when it recorded them. */
+type RunSource = { dataset_path: string; agent_spec: string };
+type StatusView = GateView & {
+  source(suite: string, datasetVersion: string, agentVersion: string): RunSource | undefined;
+};
+
+/** The gates' view, built from the log: row states from the trials, the datasets, every RunClosed; run sources. */
+const logView = async (log: EventLog): Promise<StatusView> => {
   const rows = new Map<string, Map<string, StreamRowState>>();
+  const finished = new Map<string, RunSource & { run_id: string; at: number }>();
+  const retracted = new Set<string>();
   await readLog(log, { topics: [TOPICS.trials] }, ({ event: e }) => {
+    if (e.type === 'RunFinished' && e.dataset_path && e.agent_spec) {
+      const key = versionKeyOf({ suite: e.suite, dataset_version: e.dataset_version, agent_version: e.agent.version });
+      const was = finished.get(key);
+      if (!was || was.at <= e.occurred_at)
+        finished.set(key, {
+          dataset_path: e.dataset_path,
+          agent_spec: e.agent_spec,
+          run_id: e.run_id,
+          at: e.occurred_at,
+        });
+    }
+    if (e.type === 'RunRetracted') retracted.add(`${e.suite}${KEY_SEP}${e.agent_version}${KEY_SEP}${e.run_id}`);
     if (e.type !== 'TrialRecorded' && e.type !== 'RunRetracted') return;
     const agent_version = e.type === 'TrialRecorded' ? e.agent.version : e.agent_version;
     const key = versionKeyOf({ suite: e.suite, dataset_version: e.dataset_version, agent_version });
@@ -206,10 +232,16 @@ const logView = async (log: EventLog): Promise<GateView> => {
       rows.get(versionKeyOf({ suite, dataset_version, agent_version })) ?? none,
     dataset: (id) => datasets.get(id),
     closed: (suite, version) => [...closed.values()].filter((r) => r.suite === suite && r.agent_version === version),
+    source: (suite, dataset_version, agent_version) => {
+      const f = finished.get(versionKeyOf({ suite, dataset_version, agent_version }));
+      return f && !retracted.has(`${suite}${KEY_SEP}${agent_version}${KEY_SEP}${f.run_id}`)
+        ? { dataset_path: f.dataset_path, agent_spec: f.agent_spec }
+        : undefined;
+    },
   };
 };
 
-const statusOf = (c: ComparisonState, view: GateView): ComparisonStatus => {
+const statusOf = (c: ComparisonState, view: StatusView): ComparisonStatus => {
   const d = c.declared;
   const p = progressOf(c, view);
   const versions = [p.baseline, p.candidate];
@@ -243,6 +275,12 @@ const statusOf = (c: ComparisonState, view: GateView): ComparisonStatus => {
             run_id: req.run_id,
             attempts: req.attempts,
             waiting: Object.fromEntries([d.baseline, d.candidate].map((v) => [v, confirmedRows(v, req)])),
+            sources: Object.fromEntries(
+              [d.baseline, d.candidate].flatMap((v) => {
+                const source = view.source(d.suite, d.dataset_version, v);
+                return source ? [[v, source]] : [];
+              }),
+            ),
           },
         }
       : {}),
@@ -289,6 +327,17 @@ const versionLine = (s: ComparisonStatus, v: string): Block => {
   return text(`${v}: waiting: ${parts.join('; ')}`, 'warn');
 };
 
+/**
+ * `passk run --confirmations` for one version: in full when its latest `passk run` recorded the dataset file and
+ * agent (RunFinished), else with ROWS.jsonl and AGENT_OF_… standing in for them.
+ */
+const confirmationsCommand = (s: ComparisonStatus, version: string): string => {
+  const source = s.confirmations?.sources[version];
+  const dataset = source ? quoteArg(source.dataset_path) : 'ROWS.jsonl';
+  const agent = source ? quoteArg(source.agent_spec) : `AGENT_OF_${version}`;
+  return `passk run --dataset ${dataset} --agent ${agent} --suite ${quoteArg(s.suite)} --agent-version ${quoteArg(version)} --confirmations`;
+};
+
 const statusBlocks = (s: ComparisonStatus): Block[] => {
   const lines: Block[] = [
     heading(
@@ -307,7 +356,7 @@ const statusBlocks = (s: ComparisonStatus): Block[] => {
       lines.push(
         rows.length
           ? text(
-              `${v}: confirmation run ${s.confirmations.run_id} still needs ${s.confirmations.attempts} graded attempts on ${rowList(rows, 10)} (passk run --dataset ROWS.jsonl --agent AGENT_OF_${v} --confirmations)`,
+              `${v}: confirmation run ${s.confirmations.run_id} still needs ${s.confirmations.attempts} graded attempts on ${rowList(rows, 10)} (${confirmationsCommand(s, v)})`,
               'warn',
             )
           : text(`${v}: confirmation attempts recorded`, 'good'),

@@ -260,6 +260,8 @@ export const runAdaptive = async (
         ungraded: [...recorded.values()].filter((x) => x === null).length,
         rows: p.rows.length,
         started_at: started,
+        dataset_path: p.datasetFile,
+        agent_spec: p.agentSpec,
       });
     } finally {
       await inner.close();

@@ -60,6 +60,9 @@ export interface RunDatasetDeps {
 /** @default 2 retries after 500 ms, then 1 s: for timeouts, crashes, 5xx, a judge that is down. */
 export const DEFAULT_RUN_RETRY: RetryPolicy = { ...DEFAULT_RETRY, retries: 2, initialMs: 500, maxMs: 10_000 };
 
+/** An agent spec fit to record and print: a URL's user and password left out (`https://user:key@host` → `https://host`). */
+export const agentSpecOf = (spec: string): string => spec.replace(/^([a-z][a-z0-9+.-]*:\/\/)[^/@\s]*@/i, '$1');
+
 export const agentFields = (meta: AgentMeta | undefined) => ({
   ...(meta?.id ? { id: meta.id } : {}),
   ...(meta?.model ? { model: meta.model } : {}),
@@ -72,6 +75,8 @@ export const agentFields = (meta: AgentMeta | undefined) => ({
 export interface PreparedRun {
   readonly rows: readonly DatasetRow[];
   readonly datasetFile: string;
+  /** `--agent` as given, credentials in a URL left out (`agentSpecOf`). */
+  readonly agentSpec: string;
   readonly suite: string;
   readonly datasetId: string;
   readonly datasetVersion: string;
@@ -90,6 +95,7 @@ export const withPreparedRun = async <T>(opts: RunOptions, use: (p: PreparedRun)
     return await use({
       rows: dataset.rows,
       datasetFile: opts.dataset,
+      agentSpec: agentSpecOf(opts.agent),
       suite: opts.suite ?? dataset.name,
       datasetId: opts.datasetId ?? dataset.name,
       datasetVersion: opts.datasetVersion ?? dataset.version,
@@ -160,6 +166,7 @@ export const executeRun = async (
         rows: run.rows,
         identity,
         k: run.k,
+        source: { dataset_path: p.datasetFile, agent_spec: p.agentSpec },
         ...(run.moreAttempts ? { moreAttempts: run.moreAttempts } : {}),
         concurrency: opts.concurrency ?? 8,
         timeoutMs: opts.timeoutMs ?? 60_000,

@@ -29,6 +29,8 @@ export interface RunPlan {
    * 0 = never stop. @default 5
    */
   readonly stopAfter?: number;
+  /** The dataset file and agent spec as `passk run` was given them, recorded on RunFinished. */
+  readonly source?: { readonly dataset_path: string; readonly agent_spec: string };
   /** Publish the run's RunFinished at the end. An adaptive run's rounds each run a plan and mark it once. @default true */
   readonly finish?: boolean;
 }
@@ -172,6 +174,7 @@ export const runTrials = async (plan: RunPlan, deps: RunDeps): Promise<RunSummar
       rows: plan.rows.length,
       k: plan.k,
       started_at: started,
+      ...(plan.source ?? {}),
     });
   return {
     runId: plan.identity.run_id,

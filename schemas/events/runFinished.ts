@@ -25,5 +25,13 @@ export const RunFinished = z.object({
   /** Epoch ms when the run started. */
   started_at: z.number().int().nonnegative().optional(),
   note: z.string().optional(),
+  /**
+   * The dataset file the run read (`passk run --dataset`), as it was given, and the agent it ran (`--agent`: a
+   * module, a URL without credentials, or `cmd:…`), so the commands passk suggests for this version (confirmation
+   * runs, more attempts) can be printed in full. Optional: importers and SDK users have neither, and events written
+   * before they existed stay valid (a new optional field of the closed model is BACKWARD-compatible).
+   */
+  dataset_path: z.string().min(1).max(4096).optional(),
+  agent_spec: z.string().min(1).max(4096).optional(),
 });
 export type RunFinished = z.infer<typeof RunFinished>;

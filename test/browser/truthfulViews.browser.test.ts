@@ -79,6 +79,22 @@ const traces = Array.from({ length: 6 }, (_, i) => ({
   payload: { input: `${LONG} (${i})`, output: `${LONG}: deny` },
 }));
 
+/** billing's v1 was run by passk run, which recorded its dataset file and agent; v2 was imported (neither). */
+const billingRun = (version: string, source: boolean): PasskEvent => ({
+  event_id: `run-billing-${version}`,
+  type: 'RunFinished',
+  schema_version: 1,
+  occurred_at: T0 + 2 * HOUR + 5000,
+  producer: 'test',
+  run_id: `run-${version}`,
+  suite: 'billing',
+  dataset_version: 'd1',
+  agent: { version },
+  status: 'completed',
+  trials: 3 * ROWS,
+  ...(source ? { dataset_path: 'data/billing rows.jsonl', agent_spec: 'cmd:python3 agent.py' } : {}),
+});
+
 let server: DashboardServer;
 let browser: Awaited<ReturnType<typeof launchChromium>>;
 let page: Page;
@@ -89,6 +105,8 @@ beforeAll(async () => {
     ...confirmations,
     gate,
     ...suiteTrials('billing', T0 + 2 * HOUR),
+    billingRun('v1', true),
+    billingRun('v2', false),
     ...traces,
   ]);
   server = await createDashboardServer({ data, port: 0 });
@@ -200,9 +218,11 @@ describe('the Compare view', () => {
     expect(await note.textContent()).toContain('Neither version has run again on the 4 suspected regressions');
     const commands = await page.locator('[data-testid="confirmation-command"] code').allTextContents();
     expect(commands).toEqual([
-      'passk run --dataset ROWS.jsonl --agent AGENT_OF_v1 --confirm suspects.txt --extra 3',
-      'passk run --dataset ROWS.jsonl --agent AGENT_OF_v2 --confirm suspects.txt --extra 3',
+      // v1's in full, from its RunFinished (quoted as a shell needs); v2's with placeholders, said as such
+      "passk run --dataset 'data/billing rows.jsonl' --agent 'cmd:python3 agent.py' --suite billing --agent-version v1 --confirm suspects.txt --extra 3",
+      'passk run --dataset ROWS.jsonl --agent AGENT_OF_v2 --suite billing --agent-version v2 --confirm suspects.txt --extra 3',
     ]);
+    expect(await page.textContent('[data-testid="confirmation-command"]')).toContain('recorded only by passk run');
     const download = await Promise.all([
       page.waitForEvent('download'),
       page.click('[data-testid="suspects-file"]'),

@@ -102,7 +102,7 @@ describe('schema registry (JSON Schema, BACKWARD)', () => {
     expect(await reader.decode(v1bytes)).toEqual(event);
   });
 
-  it('accepts schema version 2 of DatasetRowUpserted and GateEvaluated over version 1 (new optional fields only)', async () => {
+  it('accepts schema version 2 of DatasetRowUpserted, GateEvaluated and RunFinished over version 1 (new optional fields only)', async () => {
     const p = prefix();
     const registry = newClient();
     type Node = { properties: Record<string, Node>; items?: Node };
@@ -119,10 +119,13 @@ describe('schema registry (JSON Schema, BACKWARD)', () => {
         (s) => s.properties.reasons!.items!,
         ['suite', 'dataset_version'],
       ),
+      // RunFinished before the dataset file and agent of a passk run (issue 32)
+      RunFinished: drop(registeredSchemaOf('RunFinished'), (s) => s, ['dataset_path', 'agent_spec']),
     };
     for (const [type, old] of Object.entries(v1) as [keyof typeof v1, Node][]) {
       const subject = p + subjectOf(type);
-      expect(JSON.stringify(old)).not.toContain(type === 'GateEvaluated' ? '"must_not_break"' : '"removed"');
+      const added = { GateEvaluated: '"must_not_break"', DatasetRowUpserted: '"removed"', RunFinished: '"agent_spec"' };
+      expect(JSON.stringify(old)).not.toContain(added[type]);
       const oldId = await registerJsonSchema({ registry, subject, schema: old });
       const newId = await registerJsonSchema({ registry, subject, schema: registeredSchemaOf(type) });
       expect(newId).not.toBe(oldId);

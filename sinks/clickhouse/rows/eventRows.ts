@@ -181,6 +181,8 @@ const runRow = (e: RunFinished): Row => ({
   k: e.k ?? null,
   started_at: e.started_at === undefined ? null : toDateTime64(e.started_at),
   note: e.note ?? null,
+  dataset_path: e.dataset_path ?? null,
+  agent_spec: e.agent_spec ?? null,
 });
 
 /**

@@ -18,6 +18,7 @@ import {
   TRACES_V9_COLUMNS,
   TRIALS_V10_COLUMNS,
   GATE_DECISIONS_V14_COLUMNS,
+  RUNS_V15_COLUMNS,
 } from './tables.ts';
 
 /**
@@ -201,6 +202,11 @@ export const MIGRATIONS: readonly Migration[] = [
     version: 14,
     name: "gate_decisions: an adaptive candidate's attempts, rows and max-k (decided after N attempts, fixed k M)",
     up: (cluster) => renderAddColumns(TABLES.gate_decisions.name, GATE_DECISIONS_V14_COLUMNS, cluster),
+  },
+  {
+    version: 15,
+    name: 'runs: dataset_path and agent_spec (the dataset file and agent of a passk run, for commands in full)',
+    up: (cluster) => renderAddColumns(TABLES.runs.name, RUNS_V15_COLUMNS, cluster),
   },
 ];
 

@@ -374,7 +374,14 @@ const retractions: TableDef = {
   settings: DEDUP_WINDOW,
 };
 
-const runs: TableDef = {
+/** Columns migration 15 adds to `runs`: the dataset file and agent a run used (RunFinished, `passk run`). */
+export const RUNS_V15_COLUMNS = [
+  col('dataset_path', 'Nullable(String)', { comment: 'the dataset file passk run read, as given' }),
+  col('agent_spec', 'Nullable(String)', { comment: 'passk run --agent: module, URL or cmd:' }),
+] as const;
+
+/** `runs` as migration 1 created it (kept so that migration's statements never change). */
+const runsV1: TableDef = {
   name: 'runs',
   comment: 'RunFinished: a producer finished recording one run (complete, partial or aborted)',
   columns: [
@@ -400,6 +407,8 @@ const runs: TableDef = {
   shardBy: 'cityHash64(suite, run_id)',
   settings: DEDUP_WINDOW,
 };
+
+const runs: TableDef = { ...runsV1, columns: [...runsV1.columns, ...RUNS_V15_COLUMNS] };
 
 /**
  * `production_windows` as migration 1 created it, kept only so that migration's statements (and
@@ -606,7 +615,7 @@ export const MIGRATION_1_TABLES: readonly TableDef[] = [
   confirmedFailures,
   gateDecisionsV1,
   rowStateV1,
-  runs,
+  runsV1,
   productionWindowsV1,
   alerts,
   deadLetters,

@@ -305,6 +305,21 @@ const drillDown = (row, close) => {
   );
 };
 
+/** A shell word as it can be pasted: plain, or in single quotes. @param {string} s */
+const shellWord = (s) => (/^[\w@%+=:,./-]+$/.test(s) ? s : `'${s.replaceAll("'", "'\\''")}'`);
+
+/**
+ * The confirmation run of one version on suspects.txt, in full when the store knows the dataset file and agent
+ * its latest `passk run` used (RunFinished); ROWS.jsonl and AGENT_OF_… stand in for what it does not know.
+ * @param {Comparison} cmp @param {string} version
+ */
+const confirmCommand = (cmp, version) => {
+  const source = cmp.run_sources?.[version];
+  const dataset = source ? shellWord(source.dataset_path) : 'ROWS.jsonl';
+  const agent = source ? shellWord(source.agent_spec) : `AGENT_OF_${version}`;
+  return `passk run --dataset ${dataset} --agent ${agent} --suite ${shellWord(cmp.suite)} --agent-version ${shellWord(version)} --confirm suspects.txt --extra 3`;
+};
+
 /** What the confirmation counts mean, said as they are: who ran again on how many suspects, and how to run the rest. */
 /** @param {Comparison} cmp */
 const confirmationText = (cmp) => {
@@ -342,17 +357,11 @@ const confirmationText = (cmp) => {
           `To settle the ${waiting.length} unresolved, save `,
           h('a', { href: file, download: 'suspects.txt', 'data-testid': 'suspects-file' }, 'suspects.txt'),
           ' (their row ids) and run both versions again on them, once with the agent of each:',
-          h(
-            'code',
-            { class: 'command' },
-            `passk run --dataset ROWS.jsonl --agent AGENT_OF_${cmp.baseline_version} --confirm suspects.txt --extra 3`,
-          ),
-          h(
-            'code',
-            { class: 'command' },
-            `passk run --dataset ROWS.jsonl --agent AGENT_OF_${cmp.candidate_version} --confirm suspects.txt --extra 3`,
-          ),
-          'ROWS.jsonl: the dataset file of this dataset version; AGENT_OF_…: the module, URL or cmd: that version was run with.',
+          h('code', { class: 'command' }, confirmCommand(cmp, cmp.baseline_version)),
+          h('code', { class: 'command' }, confirmCommand(cmp, cmp.candidate_version)),
+          cmp.run_sources?.[cmp.baseline_version] && cmp.run_sources?.[cmp.candidate_version]
+            ? 'The dataset file and agent are those of each version’s latest passk run (paths as it was given them).'
+            : 'ROWS.jsonl: the dataset file of this dataset version; AGENT_OF_…: the module, URL or cmd: that version was run with (recorded only by passk run).',
         )
       : null,
   ];
