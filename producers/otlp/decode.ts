@@ -105,13 +105,18 @@ const requestType = (signal: Signal) => (signal === 'traces' ? load().request : 
 
 const ID_FIELDS = new Set(['traceId', 'spanId', 'parentSpanId']);
 
+/** The bytes of a `bytes` field as protobufjs gives them: a Buffer (or Uint8Array) view, or an array from JSON. */
+const bytesOf = (v: Uint8Array | number[]): Buffer =>
+  Array.isArray(v) ? Buffer.from(v) : Buffer.from(v.buffer, v.byteOffset, v.byteLength);
+
 /**
- * Binary ids to hex and `bytesValue` to base64, every other field as protobufjs gives it (int64 as decimal strings).
- * `toObject` made the tree, so it is converted in place: a copy of every request was a tenth of the receiver's time
- * in garbage (issue #25).
+ * Binary ids to hex and `bytesValue` to base64, every other field as protobufjs gives it (int64 as decimal strings;
+ * any other `bytes` field as an array of numbers). `toObject` made the tree, so it is converted in place, and its
+ * `bytes` are left as the decoder's views (no array of numbers per id): a copy of every request was a tenth of the
+ * receiver's time in garbage (issue #25).
  */
 const toPlain = (signal: Signal, message: protobuf.Message): unknown => {
-  const obj = requestType(signal).toObject(message, { longs: String, enums: Number, bytes: Array, defaults: false });
+  const obj = requestType(signal).toObject(message, { longs: String, enums: Number, defaults: false });
   const hex = (node: unknown): void => {
     if (typeof node !== 'object' || node === null) return;
     if (Array.isArray(node)) {
@@ -121,8 +126,11 @@ const toPlain = (signal: Signal, message: protobuf.Message): unknown => {
     const o = node as Record<string, unknown>;
     for (const k in o) {
       const v = o[k];
-      if (ID_FIELDS.has(k) && Array.isArray(v)) o[k] = Buffer.from(v as number[]).toString('hex');
-      else if (k === 'bytesValue' && Array.isArray(v)) o[k] = Buffer.from(v as number[]).toString('base64');
+      if (typeof v !== 'object' || v === null) continue;
+      const bytes = v instanceof Uint8Array;
+      if (ID_FIELDS.has(k) && (bytes || Array.isArray(v))) o[k] = bytesOf(v as Uint8Array).toString('hex');
+      else if (k === 'bytesValue' && (bytes || Array.isArray(v))) o[k] = bytesOf(v as Uint8Array).toString('base64');
+      else if (bytes) o[k] = Array.from(v);
       else hex(v);
     }
   };
