@@ -63,7 +63,7 @@ if (wanted('processors')) {
       ? {
           kafka: {
             brokers: kafka.brokers,
-            open: () => openEventLog(loadConfig({ backend: 'kafka' }), { namespace: `bench-${Date.now()}-` }),
+            open: (namespace: string) => openEventLog(loadConfig({ backend: 'kafka' }), { namespace }),
           },
         }
       : {}),
