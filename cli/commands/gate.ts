@@ -1,3 +1,5 @@
+import { runSources } from '../../sinks/clickhouse/queries/runSources.ts';
+import { withReader } from '../context.ts';
 import { InvalidArgumentError, type Command } from 'commander';
 import { calibrateJudges, evaluateGate, MUST_NOT_BREAK_TAG, type GateRules } from '../../processors/core/index.ts';
 import { readGateRulesFile, readJudgmentFile, readMustNotBreakFile } from '../../producers/files/index.ts';
@@ -172,12 +174,27 @@ Exit codes: 0 pass, 1 fail, 2 bad input (file, line and field named), 3 backend 
       // on stderr too, whatever the format: a JSON or Markdown verdict read by a script still warns the person
       const unprotected = unprotectedLine(verdict.must_not_break);
       if (unprotected) writeStderr(`passk: warning: ${unprotected}\n`);
+      // with --from-store on one suite and dataset version: each version's latest passk run, for the commands in full
+      const scopes = pairs.both;
+      const known =
+        format === 'table' && verdict.verdict === 'fail' && flags.fromStore && scopes.length === 1
+          ? {
+              suite: scopes[0]!.suite,
+              sources: await withReader(cmd, (q) =>
+                runSources(q, {
+                  suite: scopes[0]!.suite,
+                  dataset_version: scopes[0]!.dataset_version,
+                  versions: [flags.baseline!, flags.candidate!],
+                }),
+              ),
+            }
+          : undefined;
       if (format === 'json') process.stdout.write(renderJson(verdict));
       else
         process.stdout.write(
           format === 'markdown'
             ? renderMarkdown(ruleBlocks(verdict))
-            : renderTerminal([...ruleBlocks(verdict), ...gateNext(verdict, sourceArgs(files, flags))]),
+            : renderTerminal([...ruleBlocks(verdict), ...gateNext(verdict, sourceArgs(files, flags), known)]),
         );
       process.exitCode = verdict.verdict === 'pass' ? EXIT.ok : EXIT.failed;
     });

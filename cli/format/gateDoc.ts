@@ -1,3 +1,4 @@
+import type { RunSource } from '../../sinks/clickhouse/queries/runSources.ts';
 import type { GateVerdict } from '../../processors/core/index.ts';
 import type { GateEvaluated } from '../../schemas/events/decisions.ts';
 import { heading, nextCommand, quoteArg, table, text, type Block } from './doc.ts';
@@ -122,8 +123,14 @@ export const evaluatedView = (e: GateEvaluated): RuleView => ({
 
 /** Row ids written to suspects.txt by a command that runs as printed (printf for a few, jq over compare's JSON beyond). */
 const SUSPECTS_INLINE = 20;
-const confirmRun = (version: string): string =>
-  `passk run --dataset ROWS.jsonl --agent AGENT_OF_${version} --confirm suspects.txt --extra 3`;
+/** Where the versions ran, when known: the suite and each version's latest `passk run` (RunFinished, the store). */
+export type RunScope = { suite: string; sources: Record<string, RunSource> };
+const confirmRun = (version: string, known?: RunScope): string => {
+  const source = known?.sources[version];
+  return source
+    ? `passk run --dataset ${quoteArg(source.dataset_path)} --agent ${quoteArg(source.agent_spec)} --suite ${quoteArg(known!.suite)} --agent-version ${quoteArg(version)} --confirm suspects.txt --extra 3`
+    : `passk run --dataset ROWS.jsonl --agent AGENT_OF_${version} --confirm suspects.txt --extra 3`;
+};
 
 /**
  * The commands that settle broken must-not-break rows no confirmation has reproduced yet: their ids into
@@ -133,6 +140,7 @@ const confirmRun = (version: string): string =>
 export const confirmationNext = (
   v: Pick<RuleView, 'baseline' | 'candidate' | 'must_not_break'>,
   source: string,
+  known?: RunScope,
 ): Block[] => {
   const rows = (v.must_not_break ?? [])
     .filter((m) => m.status === 'broken' && m.outcome === 'unresolved')
@@ -142,14 +150,15 @@ export const confirmationNext = (
     rows.length <= SUSPECTS_INLINE
       ? `printf '%s\\n' ${rows.map(quoteArg).join(' ')} > suspects.txt`
       : `passk compare --baseline ${quoteArg(v.baseline)} --candidate ${quoteArg(v.candidate)} --json ${source} | jq -r '.comparisons[].confirmation.rows[] | select(.outcome == "unresolved") | .row_id' > suspects.txt`;
+  const full = [v.baseline, v.candidate].every((x) => known?.sources[x]);
   return [
     text(
-      `${rows.length} broken must-not-break row${rows.length === 1 ? ' is' : 's are'} unresolved: run both versions again on ${rows.length === 1 ? 'it' : 'them'} (ROWS.jsonl: the dataset file; AGENT_OF_…: the agent each version ran with), then gate again:`,
+      `${rows.length} broken must-not-break row${rows.length === 1 ? ' is' : 's are'} unresolved: run both versions again on ${rows.length === 1 ? 'it' : 'them'}${full ? ' (the dataset file and agent of their latest passk run)' : ' (ROWS.jsonl: the dataset file; AGENT_OF_…: the agent each version ran with)'}, then gate again:`,
       'warn',
     ),
     nextCommand(ids),
-    nextCommand(confirmRun(v.baseline)),
-    nextCommand(confirmRun(v.candidate)),
+    nextCommand(confirmRun(v.baseline, known)),
+    nextCommand(confirmRun(v.candidate, known)),
   ];
 };
 
@@ -160,10 +169,11 @@ export const confirmationNext = (
 export const gateNext = (
   v: Pick<RuleView, 'verdict' | 'baseline' | 'candidate' | 'must_not_break'>,
   source: string,
+  known?: RunScope,
 ): Block[] =>
   v.verdict === 'fail'
     ? [
-        ...confirmationNext(v, source),
+        ...confirmationNext(v, source, known),
         nextCommand(`passk compare --baseline ${quoteArg(v.baseline)} --candidate ${quoteArg(v.candidate)} ${source}`),
       ]
     : [];

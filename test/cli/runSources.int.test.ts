@@ -11,8 +11,9 @@ import { passk } from '../browser/processes.ts';
 
 /**
  * Suggested commands given in full (issue 32, item 4): `passk run` records its dataset file and agent on
- * RunFinished (optional fields; migration 15 stores them in `runs`), so the dashboard's comparison and
- * `passk gate --status` print the confirmation run of each version as it can be run, not with placeholders.
+ * RunFinished (optional fields; migration 15 stores them in `runs`), so the dashboard's comparison,
+ * `passk gate --status` and `passk gate --from-store` print the confirmation run of each version as it can be run,
+ * not with placeholders.
  * Real CLI, embedded log, real chDB.
  */
 const ROWS = 4;
@@ -75,6 +76,32 @@ describe('the dataset file and agent of a passk run', () => {
       `passk run --dataset 'refunds rows.jsonl' --agent '${GOOD.replaceAll("'", "'\\''")}' --suite refunds --agent-version v1 --confirmations`,
     );
     expect(status.stdout).not.toContain('AGENT_OF_');
+  });
+
+  it('give the offline gate --from-store the confirmation runs in full', async () => {
+    writeFileSync(join(dir, 'mnb.txt'), 'r0\nr1\n');
+    const r = await cli(
+      '--width',
+      '200',
+      'gate',
+      '--from-store',
+      '--baseline',
+      'v1',
+      '--candidate',
+      'v2',
+      '--must-not-break',
+      'mnb.txt',
+    );
+    expect(r.code, r.stderr).toBe(1);
+    const out = r.stdout.replace(/\s+/g, ' ');
+    for (const [version, agent] of [
+      ['v1', GOOD],
+      ['v2', BROKEN],
+    ] as const)
+      expect(out).toContain(
+        `passk run --dataset 'refunds rows.jsonl' --agent '${agent.replaceAll("'", "'\\''")}' --suite refunds --agent-version ${version} --confirm suspects.txt --extra 3`,
+      );
+    expect(out).not.toContain('AGENT_OF_');
   });
 
   it('leaves the credentials of an agent URL out', () => {
