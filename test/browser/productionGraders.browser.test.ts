@@ -157,6 +157,13 @@ describe('the Production view carries the grader', () => {
       `${start.slice(0, 10)} ${start.slice(11, 16)}–${new Date(H0 + HOUR).toISOString().slice(11, 16)}`,
     );
     expect(await page.textContent('[data-testid="windows"] thead')).toContain('window (UTC)');
+    // the chart of one window spans hours around it, not years (uPlot widened a single instant to 2027–2029)
+    const [min, max] = (await page.getAttribute('[aria-label="production pass rate by window"]', 'data-x-range'))!
+      .split(',')
+      .map(Number);
+    expect(max! - min!).toBeLessThanOrEqual(2 * 3600);
+    expect(min! * 1000).toBeLessThanOrEqual(H0);
+    expect(max! * 1000).toBeGreaterThanOrEqual(H0);
     await page.setViewportSize({ width: 1440, height: 900 });
   });
 });

@@ -29,7 +29,13 @@ export const drawCharts = () => {
     if (!box.isConnected) continue;
     const { opts, data, helpers = [] } = build();
     const aligned = /** @type {uPlot.AlignedData} */ (/** @type {unknown} */ (data));
-    const chart = new uPlot({ width: widthOf(box), height, ...opts }, aligned, box);
+    // the x range drawn, for tests (the axis labels are on the canvas)
+    /** @type {uPlot.Hooks.Defs['setScale']} */
+    const setScale = (u, key) => {
+      if (key === 'x') box.dataset.xRange = `${u.scales.x?.min ?? ''},${u.scales.x?.max ?? ''}`;
+    };
+    const hooks = { ...opts.hooks, setScale: [...(opts.hooks?.setScale ?? []), setScale] };
+    const chart = new uPlot({ width: widthOf(box), height, ...opts, hooks }, aligned, box);
     // Band edges are series of their own; keep them out of the legend.
     const rows = chart.root.querySelectorAll('.u-legend .u-series');
     for (const i of helpers) rows[i]?.remove();
@@ -234,7 +240,18 @@ export const windowsChart = (lines) =>
         opts: {
           series,
           bands,
-          scales: { y: { range: () => [floorOf(data.slice(1)), 1] } },
+          scales: {
+            // one window alone: an hour either side (uPlot widens a single instant to years)
+            x: {
+              time: true,
+              range: (_u, min, max) => {
+                const ts = /** @type {number[]} */ (data[0] ?? []);
+                const [lo, hi] = ts.length > 0 ? [ts[0] ?? min, ts[ts.length - 1] ?? max] : [min, max];
+                return lo === hi ? [lo - 3600, hi + 3600] : [lo, hi];
+              },
+            },
+            y: { range: () => [floorOf(data.slice(1)), 1] },
+          },
           axes: [{ stroke: fg() }, { stroke: fg(), ...pctAxis }],
         },
       };
