@@ -18,6 +18,8 @@ export const chromiumPath = (): string => {
 
 export const launchChromium = async (
   viewport = { width: 1360, height: 900 },
+  /** The page's time zone (the machine's when absent): views that must show UTC are tested elsewhere. */
+  timezoneId?: string,
 ): Promise<{ context: BrowserContext; page: Page; close: () => Promise<void> }> => {
   const executablePath = chromiumPath();
   const profile = mkdtempSync(join(tmpdir(), 'passk-chromium-'));
@@ -25,6 +27,7 @@ export const launchChromium = async (
     executablePath,
     headless: true,
     viewport,
+    ...(timezoneId === undefined ? {} : { timezoneId }),
     args: [
       '--headless',
       '--no-sandbox',

@@ -96,7 +96,8 @@ beforeAll(async () => {
   server = await passkServer(['--data-dir', data, 'serve', '--port', '0', '--json'], (line) =>
     line.startsWith('{') ? (JSON.parse(line) as { url: string }).url : undefined,
   );
-  browser = await launchChromium({ width: 1440, height: 900 });
+  // a zone 5 h 30 min from UTC: every time the view shows must still be UTC
+  browser = await launchChromium({ width: 1440, height: 900 }, 'Asia/Kolkata');
   page = browser.page;
   page.on('pageerror', (e) => pageErrors.push(e.message));
   await page.goto(`${server.value}#/production?size=1h`);
@@ -165,5 +166,20 @@ describe('the Production view carries the grader', () => {
     expect(min! * 1000).toBeLessThanOrEqual(H0);
     expect(max! * 1000).toBeGreaterThanOrEqual(H0);
     await page.setViewportSize({ width: 1440, height: 900 });
+  });
+
+  it("names the chart's times in UTC in a browser 5 h 30 min east of it (uPlot's default is the local zone)", async () => {
+    expect(await page.evaluate(() => new Date(0).getTimezoneOffset())).toBe(-330);
+    const chart = page.locator('[aria-label="production pass rate by window"]');
+    const over = chart.locator('.u-over');
+    const box = (await over.boundingBox())!;
+    // one window alone is drawn at the middle of an hour either side of it
+    await page.mouse.move(box.x + box.width / 2, box.y + box.height / 2);
+    const x = chart.locator('.u-legend .u-series').first();
+    await expect.poll(() => x.locator('.u-value').textContent()).not.toBe('—');
+    // a window's point is its end
+    expect(await x.locator('.u-label').textContent()).toBe('window end (UTC)');
+    const at = new Date(H0 + HOUR).toISOString();
+    expect(await x.locator('.u-value').textContent()).toBe(`${at.slice(0, 10)} ${at.slice(11, 16)}`);
   });
 });

@@ -203,6 +203,9 @@ export const barChart = (labels, values, { color = PALETTE[0], height = 180, lab
     label,
   );
 
+/** Seconds since the epoch as `2026-12-06 02:00` (UTC). @param {number} s */
+const utcMinute = (s) => new Date(s * 1000).toISOString().slice(0, 16).replace('T', ' ');
+
 /**
  * Windowed pass rates over time, one line per (version, segment), each with its interval band.
  * `lines`: [{ name, points: [{ t, value, lo, hi }] }]
@@ -215,7 +218,7 @@ export const windowsChart = (lines) =>
       /** @type {Column[]} */
       const data = [xs.map((t) => t / 1000)];
       /** @type {uPlot.Series[]} */
-      const series = [{}];
+      const series = [{ label: 'window end (UTC)', value: (_u, v) => (v === null ? '—' : utcMinute(v)) }];
       /** @type {uPlot.Band[]} */
       const bands = [];
       /** @type {number[]} */
@@ -240,6 +243,8 @@ export const windowsChart = (lines) =>
         opts: {
           series,
           bands,
+          // axis ticks in UTC, as every other time on the dashboard (uPlot's default is the browser's zone)
+          tzDate: (ts) => uPlot.tzDate(new Date(ts * 1000), 'Etc/UTC'),
           scales: {
             // one window alone: an hour either side (uPlot widens a single instant to years)
             x: {
