@@ -101,6 +101,12 @@ export const clickhouseDashboardData = (client: Querier): DashboardData => ({
       ...(g.adaptive_attempts !== null && g.adaptive_rows !== null && g.adaptive_max_k !== null
         ? { adaptive: { attempts: g.adaptive_attempts, rows: g.adaptive_rows, max_k: g.adaptive_max_k } }
         : {}),
+      unprotected: g.unprotected.map(({ suite, dataset_version, row_id, class: cls, c, n }) => ({
+        suite,
+        dataset_version,
+        row_id,
+        baseline: { class: cls, c, n },
+      })),
     })),
   production: async () => {
     const [windows, raised, graders] = await Promise.all([

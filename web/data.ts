@@ -4,6 +4,7 @@ import type { JudgeCalibration } from '../processors/core/judges.ts';
 import type { GroupReport } from '../processors/core/report.ts';
 import type { DeadLetterSummary } from '../sinks/clickhouse/queries/deadLetters.ts';
 import type { RunSource } from '../sinks/clickhouse/queries/runSources.ts';
+import type { StabilityClass } from '../schemas/events/decisions.ts';
 
 /**
  * What the dashboard reads: one method per view, each backed by the store's typed queries.
@@ -216,6 +217,17 @@ export type GateView = {
   repeated_verdict: boolean;
   /** An adaptive candidate: its attempts the decision took, against fixed k = max-k on every row. */
   adaptive?: { attempts: number; rows: number; max_k: number };
+  /**
+   * Must-not-break rows the gate cannot protect: the baseline is not stable-correct on them (it flips, or is
+   * stable-wrong), so no rule binds (status `not_covered` in GateEvaluated.must_not_break). With the baseline's
+   * class and its correct over graded attempts. Empty when there are none, or the verdict did not record them.
+   */
+  unprotected: {
+    suite: string;
+    dataset_version: string;
+    row_id: string;
+    baseline: { class: StabilityClass; c: number; n: number };
+  }[];
 };
 
 export interface DashboardData {

@@ -128,6 +128,14 @@ export const createMemoryDashboardData = (initial: readonly PasskEvent[] = []) =
           evidence_rows: g.evidence.length,
           repeated_verdict: g.repeated_verdict === true,
           ...(g.adaptive ? { adaptive: { ...g.adaptive } } : {}),
+          unprotected: (g.must_not_break ?? [])
+            .filter((m) => m.status === 'not_covered')
+            .map(({ suite, dataset_version, row_id, baseline: { class: cls, c, n } }) => ({
+              suite,
+              dataset_version,
+              row_id,
+              baseline: { class: cls, c, n },
+            })),
         })),
     production: async () => ({ windows: [], alerts: [], repeated_input_flips: [] }),
     // the events alone hold no dead letters: those are records that never became events

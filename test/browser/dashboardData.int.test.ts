@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../deploy/config.ts';
 import { openStore, type Store } from '../../deploy/store.ts';
 import { simulateJudgments } from '../../demo/judges.ts';
-import type { PasskEvent, TraceSampled, TrialRecorded } from '../../schemas/events/index.ts';
+import type { PasskEvent, StabilityClass, TraceSampled, TrialRecorded } from '../../schemas/events/index.ts';
 import { deterministicEventId } from '../../schemas/ids.ts';
 import { createClickHouseRowSink } from '../../sinks/clickhouse/index.ts';
 import { clickhouseDashboardData } from '../../web/clickhouseData.ts';
@@ -114,8 +114,16 @@ const datasetEvents: PasskEvent[] = [
     removed: true,
   },
 ];
+const mnb = (row_id: string, b: StabilityClass, bc: number, c: StabilityClass, cc: number) => ({
+  suite: 's',
+  dataset_version: '1',
+  row_id,
+  baseline: { class: b, c: bc, n: 3 },
+  candidate: { class: c, c: cc, n: 3 },
+});
 const gate: PasskEvent = {
   ...env('GateEvaluated', T0 + 7_200_000, 'g'),
+  schema_version: 2,
   type: 'GateEvaluated',
   gate_id: 'g1',
   suite: 's',
@@ -126,6 +134,12 @@ const gate: PasskEvent = {
   reasons: [{ rule: 'must_not_break_stable_correct', passed: false, detail: 'r1 broke', rows: ['r1'] }],
   evidence: [{ row_id: 'r1', baseline_attempts: [], candidate_attempts: [] }],
   adaptive: { attempts: 27, rows: 6, max_k: 6 },
+  // r1 is protected (and broke); r2 flips and r3 is stable-wrong on the baseline: no rule can protect them
+  must_not_break: [
+    { ...mnb('r1', 'stable_correct', 3, 'stable_wrong', 0), status: 'broken', outcome: 'confirmed_regression' },
+    { ...mnb('r2', 'flip', 2, 'stable_correct', 3), status: 'not_covered', outcome: null },
+    { ...mnb('r3', 'stable_wrong', 0, 'stable_correct', 3), status: 'not_covered', outcome: null },
+  ],
 };
 const all: PasskEvent[] = [...trials, ...traces, ...judgmentEvents, ...datasetEvents, gate];
 
@@ -202,6 +216,10 @@ describe('the dashboard data on chDB', () => {
         repeated_verdict: false,
         reasons: [expect.objectContaining({ rows: ['r1'] })],
         adaptive: { attempts: 27, rows: 6, max_k: 6 },
+        unprotected: [
+          { suite: 's', dataset_version: '1', row_id: 'r2', baseline: { class: 'flip', c: 2, n: 3 } },
+          { suite: 's', dataset_version: '1', row_id: 'r3', baseline: { class: 'stable_wrong', c: 0, n: 3 } },
+        ],
       }),
     ]);
     expect(await data.gates({ suite: 's' })).toEqual(await memory.gates({ suite: 's' }));

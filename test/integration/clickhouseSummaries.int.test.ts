@@ -242,8 +242,8 @@ describe('migration 3 on a store that had production_windows v1', () => {
         format: 'JSONEachRow',
       });
       expect(await migrate(store.client)).toEqual({
-        applied: [3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15],
-        current: 15,
+        applied: [3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16],
+        current: 16,
       });
       const read = async () =>
         (await productionWindows(store.client, { from: T0, to: T0 + 86_400_000, agent_version: 'old' })).map((x) => [
@@ -261,7 +261,7 @@ describe('migration 3 on a store that had production_windows v1', () => {
         for (const statement of m.up()) await store.client.command({ query: statement });
       expect(await read()).toEqual(expected);
       expect((await appliedMigrations(store.client)).map((m) => m.version)).toEqual([
-        1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15,
+        1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16,
       ]);
     } finally {
       await store.close();
@@ -307,7 +307,7 @@ describe('migration 7: old production_windows rows keep no wrong sampled count',
         values: [old(0, 1, 2), old(1, 3, 2), old(2, 4, 0), old(3, 0, 5)],
         format: 'JSONEachRow',
       });
-      expect(await migrate(store.client)).toEqual({ applied: [6, 7, 8, 9, 10, 11, 12, 13, 14, 15], current: 15 });
+      expect(await migrate(store.client)).toEqual({ applied: [6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16], current: 16 });
       const expected = [
         [0, 3, 1], // the issue's window: 1 graded + 2 ungraded showed "graded −1"
         [1, 5, 3],
@@ -339,7 +339,7 @@ describe('migration 7: old production_windows rows keep no wrong sampled count',
         values: [{ ...old(1, 3, 2), sampled: 5, late: 0 }],
         format: 'JSONEachRow',
       });
-      expect(await migrate(store.client)).toEqual({ applied: [7, 8, 9, 10, 11, 12, 13, 14, 15], current: 15 });
+      expect(await migrate(store.client)).toEqual({ applied: [7, 8, 9, 10, 11, 12, 13, 14, 15, 16], current: 16 });
       // After migration 7, as the processors write now.
       await store.client.insert({
         table: 'production_windows_v2',
@@ -431,7 +431,7 @@ describe('migration 8 on a store whose row_state holds attempts as an older pass
           format: 'JSONEachRow',
         });
       await insertLegacy('v1');
-      expect(await migrate(store.client)).toEqual({ applied: [8, 9, 10, 11, 12, 13, 14, 15], current: 15 });
+      expect(await migrate(store.client)).toEqual({ applied: [8, 9, 10, 11, 12, 13, 14, 15, 16], current: 16 });
       await insertLegacy('v0');
       const read = async () => {
         const rs = await store.client.query({

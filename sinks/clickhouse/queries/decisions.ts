@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { StabilityClass } from '../../../schemas/events/decisions.ts';
 import { any, select, type Querier } from './select.ts';
 
 const GateRow = z.object({
@@ -28,6 +29,17 @@ const GateRow = z.object({
   adaptive_attempts: z.number().nullable(),
   adaptive_rows: z.number().nullable(),
   adaptive_max_k: z.number().nullable(),
+  /** Must-not-break rows the gate cannot protect, with the baseline's class and counts (migration 16). */
+  unprotected: z.array(
+    z.object({
+      suite: z.string(),
+      dataset_version: z.string(),
+      row_id: z.string(),
+      class: StabilityClass,
+      c: z.number(),
+      n: z.number(),
+    }),
+  ),
 });
 export type GateHistoryRow = z.infer<typeof GateRow>;
 
@@ -43,7 +55,7 @@ export const gateHistory = async (
             arrayMap(r -> r.rule, arrayFilter(r -> NOT r.passed, reasons)) AS failed_rules,
             reasons, length(evidence) AS evidence_rows,
             ifNull(repeated_verdict, false) AS repeated_verdict,
-            adaptive_attempts, adaptive_rows, adaptive_max_k,
+            adaptive_attempts, adaptive_rows, adaptive_max_k, unprotected,
             row_number() OVER (PARTITION BY suite, candidate ORDER BY occurred_at, event_id) AS verdict_number
      FROM gate_decisions FINAL
      WHERE ({suite:String} = '' OR suite = {suite:String}) AND ({candidate:String} = '' OR candidate = {candidate:String})

@@ -126,6 +126,16 @@ const gateRow = (e: GateEvaluated): Row => ({
   adaptive_attempts: e.adaptive?.attempts ?? null,
   adaptive_rows: e.adaptive?.rows ?? null,
   adaptive_max_k: e.adaptive?.max_k ?? null,
+  unprotected: (e.must_not_break ?? [])
+    .filter((m) => m.status === 'not_covered')
+    .map((m) => ({
+      suite: m.suite,
+      dataset_version: m.dataset_version,
+      row_id: m.row_id,
+      class: m.baseline.class,
+      c: m.baseline.c,
+      n: m.baseline.n,
+    })),
 });
 
 const rowStateRow = (e: RowStateChanged): Row => ({

@@ -59,11 +59,20 @@ describe('DDL rendered from the table definitions', () => {
     // then migration 8's columns on row_state, 9's on traces, 10's on trials, 11's on dataset_rows, local and distributed;
     // then migration 12's store_positions (the store's ledger), local and distributed;
     // then migration 13's retractions, local and distributed, and row_state's retracted_runs, local and distributed;
-    // then migration 14's columns on gate_decisions, and 15's on runs, local and distributed.
-    expect(script).toHaveLength(2 * (1 + 12 + 1 + 1) + 1 + 2 + 2 + 5 + 5 + 2 + 2 + 2 + 2 + 2 + 4 + 2 + 2);
+    // then migration 14's columns on gate_decisions, 15's on runs and 16's on gate_decisions, local and distributed.
+    expect(script).toHaveLength(2 * (1 + 12 + 1 + 1) + 1 + 2 + 2 + 5 + 5 + 2 + 2 + 2 + 2 + 2 + 4 + 2 + 2 + 2);
     expect(script[0]).toContain('passk.`passk_migrations_local`');
     const all = [...script];
-    // Migration 15, last: the dataset file and agent of a passk run, on runs.
+    // Migration 16, last: the must-not-break rows a gate cannot protect, on its gate decisions.
+    expect(script.splice(-2)).toEqual([
+      expect.stringMatching(
+        /^ALTER TABLE passk\.`gate_decisions_local` ON CLUSTER 'c' ADD COLUMN IF NOT EXISTS `unprotected` Array\(Tuple\(suite String, dataset_version String, row_id String, class String, c UInt32, n UInt32\)\)/,
+      ),
+      expect.stringMatching(
+        /^ALTER TABLE passk\.`gate_decisions` ON CLUSTER 'c' ADD COLUMN IF NOT EXISTS `unprotected`/,
+      ),
+    ]);
+    // Migration 15, before it: the dataset file and agent of a passk run, on runs.
     expect(script.splice(-2)).toEqual([
       expect.stringMatching(
         /^ALTER TABLE passk\.`runs_local` ON CLUSTER 'c' ADD COLUMN IF NOT EXISTS `dataset_path` Nullable\(String\).*`agent_spec` Nullable\(String\)/,
@@ -178,7 +187,7 @@ describe('DDL rendered from the table definitions', () => {
         /^ALTER TABLE passk\.`row_state` ON CLUSTER 'c' ADD COLUMN IF NOT EXISTS `attempt_records`/,
       ),
     ]);
-    expect(MIGRATIONS.map((m) => m.version)).toEqual([1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15]);
+    expect(MIGRATIONS.map((m) => m.version)).toEqual([1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16]);
     expect(() => renderClusterTable(TABLES.trials, { cluster: 'c', database: 'bad-name' })).toThrow(RangeError);
   });
 });

@@ -18,6 +18,7 @@ import {
   TRACES_V9_COLUMNS,
   TRIALS_V10_COLUMNS,
   GATE_DECISIONS_V14_COLUMNS,
+  GATE_DECISIONS_V16_COLUMNS,
   RUNS_V15_COLUMNS,
 } from './tables.ts';
 
@@ -207,6 +208,11 @@ export const MIGRATIONS: readonly Migration[] = [
     version: 15,
     name: 'runs: dataset_path and agent_spec (the dataset file and agent of a passk run, for commands in full)',
     up: (cluster) => renderAddColumns(TABLES.runs.name, RUNS_V15_COLUMNS, cluster),
+  },
+  {
+    version: 16,
+    name: 'gate_decisions: unprotected (must-not-break rows the baseline is not stable-correct on, its class and counts)',
+    up: (cluster) => renderAddColumns(TABLES.gate_decisions.name, GATE_DECISIONS_V16_COLUMNS, cluster),
   },
 ];
 

@@ -274,9 +274,22 @@ const gateDecisionsV1: TableDef = {
   settings: DEDUP_WINDOW,
 };
 
+/**
+ * The column migration 16 adds to `gate_decisions`: the must-not-break rows the gate cannot protect (status
+ * `not_covered` in GateEvaluated.must_not_break: the baseline is not stable-correct on them), with the baseline's
+ * class and counts. Empty on a verdict without them, and on one written before migration 16.
+ */
+export const GATE_DECISIONS_V16_COLUMNS = [
+  col(
+    'unprotected',
+    'Array(Tuple(suite String, dataset_version String, row_id String, class String, c UInt32, n UInt32))',
+    { comment: "must-not-break rows not protected: the baseline's class, correct and graded attempts" },
+  ),
+] as const;
+
 const gateDecisions: TableDef = {
   ...gateDecisionsV1,
-  columns: [...gateDecisionsV1.columns, ...GATE_DECISIONS_V14_COLUMNS],
+  columns: [...gateDecisionsV1.columns, ...GATE_DECISIONS_V14_COLUMNS, ...GATE_DECISIONS_V16_COLUMNS],
 };
 
 /**

@@ -1,7 +1,7 @@
 // @ts-check
 /* global URLSearchParams */
 import { api } from '../api.js';
-import { card, empty, h, table, time } from '../dom.js';
+import { card, className, empty, h, table, time } from '../dom.js';
 import { rowsLink } from './rows.js';
 /**
  * @import { Answer } from '../../contract.ts'
@@ -30,6 +30,63 @@ export const ruleName = (r) => RULE_NAMES[r] ?? r;
 const verdictBadge = (v) =>
   h('span', { class: `verdict ${v}`, 'data-testid': 'verdict', 'data-verdict': v }, v === 'pass' ? 'PASS' : 'FAIL');
 
+/**
+ * The must-not-break rows the gate cannot protect (the baseline is not stable-correct on them), named under the
+ * verdict as `passk gate` warns of them: each row a chip that opens its attempts, per suite and dataset version.
+ * @param {Gate} g @param {ViewContext['go']} navigate
+ */
+const unprotectedWarning = (g, navigate) => {
+  const rows = g.unprotected;
+  if (rows.length === 0) return null;
+  /** @type {Map<string, Gate['unprotected']>} */
+  const groups = new Map();
+  for (const m of rows) {
+    const key = `${m.suite}\u0000${m.dataset_version}`;
+    groups.set(key, [...(groups.get(key) ?? []), m]);
+  }
+  const one = rows.length === 1;
+  return h(
+    'div',
+    { class: 'unprotected', 'data-testid': 'unprotected' },
+    h(
+      'p',
+      { class: 'warn' },
+      `${rows.length} must-not-break ${one ? 'row is' : 'rows are'} not protected: the baseline is not ` +
+        `stable-correct on ${one ? 'it' : 'them'}, so no rule binds. Fix the baseline or the rows before trusting ` +
+        `the gate with ${one ? 'it' : 'them'}.`,
+    ),
+    [...groups.values()].map((group) => {
+      const { suite, dataset_version } = group[0];
+      const scope = { suite, dataset_version, baseline: g.baseline, candidate: g.candidate };
+      const ids = group.map((m) => m.row_id).join(',');
+      const elsewhere = suite !== g.suite || dataset_version !== g.dataset_version;
+      return h(
+        'div',
+        { class: 'chips' },
+        elsewhere ? h('span', { class: 'note' }, `${suite} · dataset ${dataset_version}: `) : null,
+        group.map((m) =>
+          h(
+            'button',
+            {
+              class: 'chip mnb link',
+              'data-row': m.row_id,
+              'data-class': m.baseline.class,
+              title: `the baseline is ${className(m.baseline.class)}: ${m.baseline.c} of ${m.baseline.n} attempts correct; open its attempts side by side`,
+              onclick: () => navigate('rows', { ...scope, ids, row: m.row_id }),
+            },
+            `${m.row_id} (${className(m.baseline.class)} ${m.baseline.c}/${m.baseline.n})`,
+          ),
+        ),
+        h(
+          'a',
+          { class: 'open-rows', href: rowsLink({ ...scope, ids }) },
+          `open ${group.length === 1 ? 'this row' : `these ${group.length} rows`} in the explorer`,
+        ),
+      );
+    }),
+  );
+};
+
 /** @param {Gate} g @param {ViewContext['go']} navigate @param {boolean} newest */
 const current = (g, navigate, newest) =>
   card(
@@ -49,6 +106,7 @@ const current = (g, navigate, newest) =>
         ),
       ),
     ),
+    unprotectedWarning(g, navigate),
     g.adaptive
       ? h(
           'p',
@@ -205,7 +263,13 @@ export const render = async ({ scope, params, go, navigate, warn }) => {
             ),
             h('td', {}, `${g.baseline} → ${g.candidate}`),
             h('td', {}, g.dataset_version),
-            h('td', {}, verdictBadge(g.verdict), g.repeated_verdict ? ' (repeated)' : ''),
+            h(
+              'td',
+              { class: 'verdict-cell' },
+              verdictBadge(g.verdict),
+              g.repeated_verdict ? ' (repeated)' : '',
+              g.unprotected.length ? ` · ${g.unprotected.length} not protected` : '',
+            ),
             h(
               'td',
               {},
