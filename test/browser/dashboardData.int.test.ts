@@ -49,8 +49,13 @@ const trials: TrialRecorded[] = Object.entries(verdicts).flatMap(([version, rows
       checks: [
         { name: 'return_window', answer: true },
         { name: 'proof_of_purchase', answer: row === 'r1' && version === 'v2' },
+        // r2's answer flips from attempt to attempt (the explorer's flipping checks)
+        ...(row === 'r2' ? [{ name: 'receipt_read', answer: attempt % 2 === 0 }] : []),
       ],
       tags: row === 'r1' ? ['must_not_break'] : [],
+      latency_ms: 100 + 10 * attempt,
+      cost_usd: 0.001 * (attempt + 1),
+      ...(passed ? {} : { failure_category: 'policy_violation' as const }),
     })),
   ),
 );
@@ -190,6 +195,28 @@ describe('the dashboard data on chDB', () => {
       ['v2', 'stable_wrong', 3],
     ]);
     expect(row.tags).toEqual(['must_not_break']);
+  });
+
+  it("gives the row explorer's rows exactly as the in-memory adapter does", async () => {
+    const scope = { suite: 's', dataset_version: '1' };
+    const stored = await data.rows(scope);
+    expect(stored).toEqual(await memory.rows(scope));
+    expect(stored.rows.map((r) => [r.row_id, r.versions.v1?.class, r.versions.v2?.class])).toEqual([
+      ['r1', 'stable_correct', 'stable_wrong'],
+      ['r2', 'flip', 'stable_correct'],
+      ['r3', 'stable_wrong', 'stable_correct'],
+      ['r4', 'stable_correct', 'stable_correct'],
+    ]);
+    expect(stored.rows[1]!.versions.v1!).toMatchObject({
+      n: 3,
+      c: 2,
+      attempts: 3,
+      output_flip: true,
+      flipping_checks: ['receipt_read'],
+      failure_categories: ['policy_violation'],
+      mean_latency_ms: 110,
+    });
+    expect(stored.failure_categories).toEqual(['policy_violation']);
   });
 
   it('pages the sampled traces with their total, failures counted exactly, as the in-memory adapter does', async () => {
