@@ -1,7 +1,7 @@
 import { Ajv, type ValidateFunction } from 'ajv';
 import { jsonCodec, validateEvent, type EventCodec } from '../schemas/codec.ts';
 import { InvalidEvent } from '../schemas/errors.ts';
-import { EVENT_TYPES, type EventType, type PasskEvent } from '../schemas/events/index.ts';
+import { EVENT_SCHEMAS, type EventType, type PasskEvent } from '../schemas/events/index.ts';
 import { jsonSchemaOf } from '../schemas/jsonSchema.ts';
 import { MAX_NESTING } from '../schemas/wellFormed.ts';
 
@@ -28,13 +28,21 @@ const RESHAPED: Partial<Record<string, (v: Record<string, unknown>) => boolean>>
   RowStateChanged: (v) => v.attempt_records !== undefined && v.attempts === undefined,
 };
 
-let compiled: Map<string, ValidateFunction> | undefined;
-const validators = (): Map<string, ValidateFunction> => {
-  if (compiled) return compiled;
+let ajv: Ajv | undefined;
+const compiled = new Map<string, ValidateFunction>();
+/**
+ * The validator of one event type, compiled the first time a record of that type is read: a process reads a few
+ * of the types, and compiling all of them took about half a second of CPU at every start.
+ */
+const validatorOf = (type: string): ValidateFunction | undefined => {
+  const done = compiled.get(type);
+  if (done) return done;
+  if (!Object.hasOwn(EVENT_SCHEMAS, type)) return undefined; // an unknown type: the slow path words the reason
   // allowUnionTypes: the unions zod emits; strict off: zod's draft-7 output carries keywords ajv's strict mode questions
-  const ajv = new Ajv({ allErrors: false, strict: false, allowUnionTypes: true });
-  compiled = new Map(EVENT_TYPES.map((t: EventType) => [t, ajv.compile(closeContentModel(jsonSchemaOf(t)) as object)]));
-  return compiled;
+  ajv ??= new Ajv({ allErrors: false, strict: false, allowUnionTypes: true });
+  const validate = ajv.compile(closeContentModel(jsonSchemaOf(type as EventType)) as object);
+  compiled.set(type, validate);
+  return validate;
 };
 
 /**
@@ -67,7 +75,7 @@ export const validateDecoded = (
 ): PasskEvent => {
   if (typeof value === 'object' && value !== null && !mayHoldTextProblem(text)) {
     const type = (value as { type?: unknown }).type as string;
-    const validate = validators().get(type);
+    const validate = typeof type === 'string' ? validatorOf(type) : undefined;
     if (validate?.(value) && (RESHAPED[type]?.(value as Record<string, unknown>) ?? true)) return value as PasskEvent;
   }
   return slow(value);

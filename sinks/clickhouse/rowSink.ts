@@ -211,33 +211,33 @@ export const createClickHouseRowSink = (opts: ClickHouseRowSinkOptions): ClickHo
     }
   };
 
-  /** Writes every buffer; what cannot be written goes back to the front of its buffer. */
+  /**
+   * Writes every buffer, the tables at once (each table's chunks in order): their inserts overlap in the store
+   * rather than wait on one another. What a table cannot write goes back to the front of its buffer.
+   */
   const flushCycle = async (): Promise<void> => {
     if (timer) clearTimeout(timer);
     timer = undefined;
     const taken = [...buffers.entries()].filter(([, b]) => b.lines.length > 0);
     for (const [table] of taken) buffers.set(table, { lines: [], bytes: 0 });
-    for (let i = 0; i < taken.length; i++) {
-      const [table, buf] = taken[i]!;
-      const chunks = chunk(buf.lines, maxRows, maxBytes);
+    const writeTable = async (table: TableName, lines: string[]): Promise<void> => {
+      const chunks = chunk(lines, maxRows, maxBytes);
       for (let j = 0; j < chunks.length; j++) {
         try {
           await insert(table, chunks[j]!);
           pending -= chunks[j]!.length;
         } catch (e) {
-          failure = e as Error;
-          // Put back this chunk, the rest of this table and every later table, ahead of newer rows.
-          const restore = (t: TableName, lines: string[]) => {
-            const cur = buffers.get(t) ?? { lines: [], bytes: 0 };
-            const merged = [...lines, ...cur.lines];
-            buffers.set(t, { lines: merged, bytes: merged.reduce((s, l) => s + l.length + 1, 0) });
-          };
-          restore(table, chunks.slice(j).flat());
-          for (const [t, b] of taken.slice(i + 1)) restore(t, b.lines);
+          failure ??= e as Error;
+          // put back this chunk and the rest of this table, ahead of newer rows
+          const rest = chunks.slice(j).flat();
+          const cur = buffers.get(table) ?? { lines: [], bytes: 0 };
+          const merged = [...rest, ...cur.lines];
+          buffers.set(table, { lines: merged, bytes: merged.reduce((s, l) => s + l.length + 1, 0) });
           return;
         }
       }
-    }
+    };
+    await Promise.all(taken.map(([table, buf]) => writeTable(table, buf.lines)));
   };
 
   const kick = (): Promise<void> => {
