@@ -36,42 +36,59 @@ afterAll(() => void (Broker.prototype.metadata = original));
 const topicOf = (e: PasskEvent) =>
   e.type === 'TrialRecorded' ? TOPICS.trials : e.type === 'DatasetRowUpserted' ? TOPICS.datasets : TOPICS.decisions;
 
+/**
+ * One round of the stage on a fresh namespace (so a fresh metadata cache for its topics): publishes the workload, then
+ * three reads to the end at once. Whether kafkajs makes two refreshes for two topics (the second of which is answered
+ * late) depends on how the three reads interleave, which a loaded machine changes: the round says whether it did.
+ */
+const round = async (): Promise<{ staged: boolean; got: Record<string, number>; want: Record<string, number> }> => {
+  const log = await createKafkaEventLog({
+    kafka: new Kafka({ brokers: inject('kafkaBrokers').split(','), logLevel: logLevel.NOTHING }),
+    registry: createRegistryClient({ url: inject('schemaRegistryUrl') }),
+    partitions: 4,
+    namespace: `stale-${randomBytes(3).toString('hex')}.`,
+  });
+  try {
+    // the campaign's workload: trials, a gate's dataset rows and its two comparisons on passk.decisions
+    const events = interleave(workload(20), gateWorkload(12));
+    for (let i = 0; i < events.length; i += 20) await log.publisher.publish(events.slice(i, i + 20));
+    const want = new Map<string, number>();
+    for (const e of events) want.set(topicOf(e), (want.get(topicOf(e)) ?? 0) + 1);
+    expect(want.get(TOPICS.decisions)).toBe(2);
+
+    twoTopicAnswers = 0;
+    const got = new Map<string, number>();
+    const topics = [TOPICS.trials, TOPICS.datasets, TOPICS.decisions];
+    await Promise.all(
+      topics.map((topic) =>
+        readToEnd(log, {
+          topic,
+          groupId: `check-${randomBytes(4).toString('hex')}`,
+          onEvent: () => void got.set(topic, (got.get(topic) ?? 0) + 1),
+        }),
+      ),
+    );
+    return {
+      staged: twoTopicAnswers >= 2,
+      got: Object.fromEntries(topics.map((t) => [t, got.get(t) ?? 0])),
+      want: Object.fromEntries(topics.map((t) => [t, want.get(t) ?? 0])),
+    };
+  } finally {
+    twoTopicAnswers = -1;
+    await log.close();
+  }
+};
+
 describe('reads to the end on a Kafka log whose client metadata goes stale', () => {
   it('three at once read every event of their topics, one metadata answer late', async () => {
-    const log = await createKafkaEventLog({
-      kafka: new Kafka({ brokers: inject('kafkaBrokers').split(','), logLevel: logLevel.NOTHING }),
-      registry: createRegistryClient({ url: inject('schemaRegistryUrl') }),
-      partitions: 4,
-      namespace: `stale-${randomBytes(3).toString('hex')}.`,
-    });
-    try {
-      // the campaign's workload: trials, a gate's dataset rows and its two comparisons on passk.decisions
-      const events = interleave(workload(20), gateWorkload(12));
-      for (let i = 0; i < events.length; i += 20) await log.publisher.publish(events.slice(i, i + 20));
-      const want = new Map<string, number>();
-      for (const e of events) want.set(topicOf(e), (want.get(topicOf(e)) ?? 0) + 1);
-      expect(want.get(TOPICS.decisions)).toBe(2);
-
-      twoTopicAnswers = 0;
-      const got = new Map<string, number>();
-      const topics = [TOPICS.trials, TOPICS.datasets, TOPICS.decisions];
-      await Promise.all(
-        topics.map((topic) =>
-          readToEnd(log, {
-            topic,
-            groupId: `check-${randomBytes(4).toString('hex')}`,
-            onEvent: () => void got.set(topic, (got.get(topic) ?? 0) + 1),
-          }),
-        ),
-      );
-      // the stage took place: a second two-topic metadata answer came, late (before the fix, passk.decisions read 0)
-      expect(twoTopicAnswers).toBeGreaterThanOrEqual(2);
-      expect(Object.fromEntries(topics.map((t) => [t, got.get(t) ?? 0]))).toEqual(
-        Object.fromEntries(topics.map((t) => [t, want.get(t)])),
-      );
-    } finally {
-      twoTopicAnswers = -1;
-      await log.close();
+    // every round must read everything; rounds go on until one staged the late answer (at most 6)
+    const staged: boolean[] = [];
+    while (staged.length < 6 && !staged.includes(true)) {
+      const r = await round();
+      expect(r.got).toEqual(r.want);
+      staged.push(r.staged);
     }
-  }, 60_000);
+    // the stage took place: a second two-topic metadata answer came, late (before the fix, passk.decisions read 0)
+    expect(staged).toContain(true);
+  }, 180_000);
 });
