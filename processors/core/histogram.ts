@@ -109,6 +109,37 @@ export const summarizeHistogram = (bins: readonly HistogramBin[], opts: Histogra
   };
 };
 
+/**
+ * A snapshot's histogram as the core's bins, in (n, c) order: `histogram` is `"n,c"` → rows, `ungraded` is
+ * `"n,c,u"` → the rows of bin (n, c) that also have u ≥ 1 ungraded attempts. A bin whose rows all have some gets
+ * `recorded`, the fewest n + u of them; a bin with a row that has none recorded n (so `recorded` is left out), as
+ * does every bin of a snapshot written before the processors kept `ungraded`.
+ */
+export const binsWithRecorded = (
+  histogram: Readonly<Record<string, number>>,
+  ungraded: Readonly<Record<string, number>> = {},
+): HistogramBin[] => {
+  const withUngraded = new Map<string, { rows: number; fewest: number }>();
+  for (const [key, rows] of Object.entries(ungraded)) {
+    if (rows <= 0) continue;
+    const [n, c, u] = key.split(',').map(Number) as [number, number, number];
+    const bin = `${n},${c}`;
+    const have = withUngraded.get(bin);
+    if (have) {
+      have.rows += rows;
+      have.fewest = Math.min(have.fewest, n + u);
+    } else withUngraded.set(bin, { rows, fewest: n + u });
+  }
+  return Object.entries(histogram)
+    .filter(([, count]) => count > 0)
+    .map(([bin, count]): HistogramBin => {
+      const [n, c] = bin.split(',').map(Number) as [number, number];
+      const u = withUngraded.get(bin);
+      return u !== undefined && u.rows >= count && u.fewest > n ? { n, c, count, recorded: u.fewest } : { n, c, count };
+    })
+    .sort((a, b) => a.n - b.n || a.c - b.c);
+};
+
 /** The (n, c) histogram of a set of rows; with `recorded` per row, each bin keeps the fewest of its rows. */
 export const histogramOf = (rows: readonly { n: number; c: number; recorded?: number }[]): HistogramBin[] => {
   // bins by n, then c (numbers, not a string key per row: 200k rows at 1M trials)

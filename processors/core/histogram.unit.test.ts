@@ -2,7 +2,7 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { classOf } from './classify.ts';
 import { binomial, withinExact } from './exact.testkit.ts';
-import { histogramOf, summarizeHistogram } from './histogram.ts';
+import { binsWithRecorded, defaultK, histogramOf, summarizeHistogram } from './histogram.ts';
 
 const rows = fc.array(
   fc.integer({ min: 0, max: 8 }).chain((n) => fc.record({ n: fc.constant(n), c: fc.integer({ min: 0, max: n }) })),
@@ -71,5 +71,47 @@ describe('summarizeHistogram', () => {
     ]);
     expect(s.mean_accuracy).toBe(0.1);
     expect(s.pass_at_k['1']).toBe(0.5);
+  });
+});
+
+describe("binsWithRecorded (a snapshot's histogram and its rows with ungraded attempts)", () => {
+  it('gives the bins and default K that histogramOf gives from the rows themselves', () => {
+    const rowsWithUngraded = fc.array(
+      fc.record({
+        n: fc.integer({ min: 0, max: 6 }),
+        u: fc.integer({ min: 0, max: 3 }),
+        p: fc.double({ min: 0, max: 1 }),
+      }),
+      { minLength: 1, maxLength: 30 },
+    );
+    fc.assert(
+      fc.property(rowsWithUngraded, (rs) => {
+        const live = rs.filter((r) => r.n + r.u > 0).map((r) => ({ ...r, c: Math.floor(r.p * r.n) }));
+        const histogram: Record<string, number> = {};
+        const ungraded: Record<string, number> = {};
+        for (const { n, c, u } of live) {
+          histogram[`${n},${c}`] = (histogram[`${n},${c}`] ?? 0) + 1;
+          if (u > 0) ungraded[`${n},${c},${u}`] = (ungraded[`${n},${c},${u}`] ?? 0) + 1;
+        }
+        const direct = histogramOf(live.map(({ n, c, u }) => ({ n, c, recorded: n + u })));
+        const bins = binsWithRecorded(histogram, ungraded);
+        // the same bins; `recorded` left out where it is n
+        expect(bins).toEqual(direct.map((b) => (b.recorded! > b.n ? b : { n: b.n, c: b.c, count: b.count })));
+        expect(defaultK(bins)).toBe(defaultK(direct));
+      }),
+    );
+  });
+
+  it('an older snapshot (no ungraded map) reads each row as recorded n: K is the fewest graded', () => {
+    const bins = binsWithRecorded({ '2,1': 1, '3,3': 2 });
+    expect(bins).toEqual([
+      { n: 2, c: 1, count: 1 },
+      { n: 3, c: 3, count: 2 },
+    ]);
+    expect(defaultK(bins)).toBe(2);
+    // one unscored epoch of three in the (2, 1) row: every row was given 3
+    expect(defaultK(binsWithRecorded({ '2,1': 1, '3,3': 2 }, { '2,1,1': 1 }))).toBe(3);
+    // a bin with a row that has no ungraded attempt was given n
+    expect(binsWithRecorded({ '2,1': 2 }, { '2,1,1': 1 })).toEqual([{ n: 2, c: 1, count: 2 }]);
   });
 });

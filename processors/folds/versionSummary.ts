@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { StabilityClass } from '../../schemas/events/decisions.ts';
 import {
+  binsWithRecorded,
   summarizeHistogram,
   type HistogramBin,
   type HistogramOptions,
@@ -25,6 +26,12 @@ export const VersionSummary = z.object({
   classes: z.record(StabilityClass, z.number().int().nonnegative()),
   /** `${n},${c}` → number of rows with n graded attempts and c passes. */
   histogram: z.record(z.string(), z.number().int().positive()),
+  /**
+   * `${n},${c},${u}` → number of those rows that also have u ≥ 1 ungraded attempts (a row with none is in
+   * `histogram` only). With it each row's recorded attempts, n + u, are known: the default K is the fewest recorded
+   * of any row with a graded attempt (`defaultK`). A snapshot written before it existed reads as `{}`.
+   */
+  ungraded_histogram: z.record(z.string(), z.number().int().positive()).default({}),
 });
 export type VersionSummary = z.infer<typeof VersionSummary>;
 
@@ -41,6 +48,7 @@ const empty = (r: StreamRowState): VersionSummary => ({
   ungraded: 0,
   classes: { stable_correct: 0, stable_wrong: 0, flip: 0, unclassified: 0 },
   histogram: {},
+  ungraded_histogram: {},
 });
 
 /** A histogram bin's name, `${n},${c}`, kept per (n, c): the fold names two bins per changed row. */
@@ -62,6 +70,15 @@ type Tally = Pick<StreamRowState, 'n' | 'c' | 'ungraded' | 'class'>;
 
 const isEmpty = (r: Tally): boolean => r.n === 0 && r.ungraded === 0;
 
+/** Counts a row with ungraded attempts in `ungraded_histogram` (`sign` -1 takes it out); others are not in it. */
+const tallyUngraded = (s: VersionSummary, r: Tally, sign: 1 | -1): void => {
+  if (r.ungraded === 0) return;
+  const bin = `${r.n},${r.c},${r.ungraded}`;
+  const count = (s.ungraded_histogram[bin] ?? 0) + sign;
+  if (count === 0) delete s.ungraded_histogram[bin];
+  else s.ungraded_histogram[bin] = count;
+};
+
 const add = (s: VersionSummary, r: Tally, sign: 1 | -1): void => {
   s.rows += sign;
   s.trials += sign * r.n;
@@ -72,6 +89,7 @@ const add = (s: VersionSummary, r: Tally, sign: 1 | -1): void => {
   const count = (s.histogram[bin] ?? 0) + sign;
   if (count === 0) delete s.histogram[bin];
   else s.histogram[bin] = count;
+  tallyUngraded(s, r, sign);
 };
 
 /** The summaries of many versions, updated in place from a batch's row changes (the topology's hot path). */
@@ -122,6 +140,10 @@ const move = (s: VersionSummary, before: Tally, after: Tally): void => {
     s.classes[before.class] -= 1;
     s.classes[after.class] += 1;
   }
+  if (before.ungraded !== 0 || after.ungraded !== 0) {
+    tallyUngraded(s, before, -1);
+    tallyUngraded(s, after, 1);
+  }
   if (before.n === after.n && before.c === after.c) return;
   const from = binOf(before.n, before.c);
   const left = (s.histogram[from] ?? 0) - 1;
@@ -136,12 +158,16 @@ export const copySummary = (s: VersionSummary): VersionSummary => ({
   ...s,
   classes: { ...s.classes },
   histogram: { ...s.histogram },
+  ungraded_histogram: { ...s.ungraded_histogram },
 });
 
 /** The summary of a version over two disjoint sets of rows (e.g. two partitions). */
 export const addSummaries = (a: VersionSummary, b: VersionSummary): VersionSummary => {
   const histogram = { ...a.histogram };
   for (const [bin, count] of Object.entries(b.histogram)) histogram[bin] = (histogram[bin] ?? 0) + count;
+  const ungraded_histogram = { ...a.ungraded_histogram };
+  for (const [bin, count] of Object.entries(b.ungraded_histogram))
+    ungraded_histogram[bin] = (ungraded_histogram[bin] ?? 0) + count;
   return {
     ...a,
     rows: a.rows + b.rows,
@@ -155,6 +181,7 @@ export const addSummaries = (a: VersionSummary, b: VersionSummary): VersionSumma
       unclassified: a.classes.unclassified + b.classes.unclassified,
     },
     histogram,
+    ungraded_histogram,
   };
 };
 
@@ -189,12 +216,8 @@ export const summariesOfSnapshots = (snapshots: Iterable<VersionSnapshot>): Vers
   return [...sums.keys()].sort().map((k) => sums.get(k)!);
 };
 
-/** The histogram as the core's bins. */
-export const binsOf = (s: VersionSummary): HistogramBin[] =>
-  Object.entries(s.histogram).map(([bin, count]) => {
-    const [n, c] = bin.split(',').map(Number) as [number, number];
-    return { n, c, count };
-  });
+/** The histogram as the core's bins, each with its rows' fewest recorded attempts where more than n. */
+export const binsOf = (s: VersionSummary): HistogramBin[] => binsWithRecorded(s.histogram, s.ungraded_histogram);
 
 /** The `report` headline numbers of a version, from its histogram, by the core's estimator (one implementation of the math). */
 export const numbersOf = (s: VersionSummary, opts: HistogramOptions = {}): HistogramSummary =>

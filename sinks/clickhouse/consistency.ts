@@ -1,11 +1,12 @@
 import { z } from 'zod';
 import {
+  binsWithRecorded,
   summarizeHistogram,
   histogramOf,
   type HistogramBin,
   type HistogramSummary,
 } from '../../processors/core/histogram.ts';
-import { SnapshotHistogram } from './queries/histogram.ts';
+import { SnapshotHistogram, SnapshotUngraded } from './queries/histogram.ts';
 import { select, type Querier } from './queries/select.ts';
 import { HAS_ATTEMPTS, NOT_RETRACTED } from './queries/retracted.ts';
 
@@ -56,21 +57,27 @@ FULL OUTER JOIN (
 ON t.suite = s.suite AND t.dataset_version = s.dataset_version AND t.agent_version = s.agent_version AND t.row_id = s.row_id
 ORDER BY suite, dataset_version, agent_version, row_id`;
 
-const Snapshots = z.object({
-  suite: z.string(),
-  dataset_version: z.string(),
-  agent_version: z.string(),
-  histogram: SnapshotHistogram,
-  rows: z.number(),
-  trials: z.number(),
-  passes: z.number(),
-  ungraded: z.number(),
-});
+const Snapshots = z
+  .object({
+    suite: z.string(),
+    dataset_version: z.string(),
+    agent_version: z.string(),
+    histogram: SnapshotHistogram,
+    ungraded_histogram: SnapshotUngraded,
+    rows: z.number(),
+    trials: z.number(),
+    passes: z.number(),
+    ungraded: z.number(),
+  })
+  .transform(({ histogram, ungraded_histogram, ...r }) => ({
+    ...r,
+    histogram: binsWithRecorded(histogram, ungraded_histogram),
+  }));
 
 /** Each version's latest snapshot per trial partition, summed. */
 const SUMMARIES_SQL = `
 SELECT suite, dataset_version, agent_version, sumMap(histogram) AS histogram,
-       sum(rows) AS rows, sum(trials) AS trials, sum(passes) AS passes, sum(ungraded) AS ungraded
+       sumMap(ungraded_histogram) AS ungraded_histogram, sum(rows) AS rows, sum(trials) AS trials, sum(passes) AS passes, sum(ungraded) AS ungraded
 FROM version_summaries FINAL
 WHERE {suite:String} = '' OR suite = {suite:String}
 GROUP BY suite, dataset_version, agent_version
@@ -110,11 +117,14 @@ const numbersOf = (bins: HistogramBin[], ungraded: number): VersionNumbers => ({
   ungraded,
 });
 
-/** Per-row (n, c) pairs as numbers; a state with c > n cannot be summarized (it is already a row difference). */
+/**
+ * Per-row (n, c) pairs, with n + u recorded, as numbers; a state with c > n cannot be summarized (it is already a row
+ * difference).
+ */
 const fromRows = (rs: { n: number; c: number; u: number }[]): VersionNumbers =>
   rs.every((r) => r.c <= r.n)
     ? numbersOf(
-        histogramOf(rs),
+        histogramOf(rs.map(({ n, c, u }) => ({ n, c, recorded: n + u }))),
         rs.reduce((a, r) => a + r.u, 0),
       )
     : { invalid: rs.filter((r) => r.c > r.n).map(({ n, c }) => ({ n, c })) };

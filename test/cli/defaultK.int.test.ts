@@ -79,9 +79,12 @@ describe('the default K of an Inspect log with epochs: 3 and one unscored epoch'
       const [scope] = await d.groups();
       const [g] = await d.overview({ suite: 'epochs_demo', dataset_version: scope!.dataset_version });
       expect(curveOf(g!)).toEqual(EXPECTED);
-      // the store's histogram queries keep the fewest graded attempts: the snapshots hold graded counts only
-      const s = await versionSummary(store.client, { suite: 'epochs_demo', agent_version: 'm1' });
-      expect(s.k_max).toBe(2);
+      // and so do the store's histogram queries, from every source: the processors' snapshots (written by passk
+      // process above) keep the rows with ungraded attempts
+      for (const from of ['trials', 'row_state', 'summaries'] as const) {
+        const s = await versionSummary(store.client, { suite: 'epochs_demo', agent_version: 'm1', from });
+        expect({ k_max: s.k_max, rows_at_k: s.rows_at_k, pass_hat_3: s.pass_hat_k['3'] }).toEqual(EXPECTED);
+      }
     } finally {
       await store.close();
     }

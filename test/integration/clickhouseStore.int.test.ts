@@ -194,14 +194,15 @@ for (const c of targets)
       expect(s.flip_rate).toBe(0.25);
       expect(s.intervals.flip_rate![0]).toBeLessThan(0.25);
       expect(s.intervals.flip_rate![1]).toBeGreaterThan(0.25);
-      // cand: r3 has an ungraded attempt, left out of n: c = 3, 3, 1, 2 of n = 3; ungraded 1.
+      // cand: r3 has an ungraded attempt, left out of n: c = 3, 3, 1, 2 of n = 3; ungraded 1. Its bin's rows were
+      // given 4 attempts (recorded); K stays 3, the attempts the other rows were given.
       const c = await versionSummary(store.client, { suite: 's', agent_version: 'cand' });
       expect(c.bins).toEqual([
-        { n: 3, c: 1, count: 1 },
+        { n: 3, c: 1, count: 1, recorded: 4 },
         { n: 3, c: 2, count: 1 },
         { n: 3, c: 3, count: 2 },
       ]);
-      expect([c.trials, c.ungraded, c.mean_accuracy]).toEqual([12, 1, 0.75]);
+      expect([c.trials, c.ungraded, c.mean_accuracy, c.k_max]).toEqual([12, 1, 0.75, 3]);
       // Counted as a failure instead, r3 has n = 4, c = 1.
       const f = await versionSummary(store.client, { suite: 's', agent_version: 'cand', ungradedAsFailure: true });
       expect(f.bins).toEqual([
@@ -535,6 +536,15 @@ for (const c of targets)
               occurred_at: T0 + Math.floor(rnd() * DAY),
             });
           }
+      // An Inspect log with epochs: 3 and one unscored epoch (row-1's third): every row was given 3 attempts.
+      const epochs = ['+++', '++?', '+-+'].flatMap((marks, r) =>
+        [...marks].map((m, a) => ({
+          ...trial('epochs', `row-${r}`, a, m === '?' ? null : m === '+'),
+          suite: 'mix',
+          occurred_at: T0 + a * 1000,
+        })),
+      );
+      mixed.push(...epochs);
       const withDuplicates = [...mixed, ...mixed.filter(() => rnd() < 0.3)].sort(() => rnd() - 0.5);
       const sink = createClickHouseRowSink({ client: store.client, maxRows: 17, maxWaitMs: 5 });
       for (let i = 0; i < withDuplicates.length; i += 23) await sink.writeEvents(withDuplicates.slice(i, i + 23));
@@ -594,16 +604,17 @@ for (const c of targets)
       expect(report.differences).toEqual([]);
       expect(report.versions).toEqual([]);
       expect(report.ok).toBe(true);
-      expect(report.rows).toBe(60);
+      expect(report.rows).toBe(63);
       // Rows with graded attempts + rows with only ungraded ones = the 30 rows of each version.
       const rowsOf = (x: VersionNumbers | null | undefined) =>
         x && 'rows' in x ? x.rows + x.rows_without_graded : null;
       expect(report.checked.map((v) => [v.agent_version, rowsOf(v.from_trials), rowsOf(v.from_summaries)])).toEqual([
+        ['epochs', 3, 3],
         ['m1', 30, 30],
         ['m2', 30, 30],
       ]);
       // So the summary may read the row state (one row per row) or the snapshots instead of every trial: same numbers.
-      for (const agent_version of ['m1', 'm2']) {
+      for (const agent_version of ['m1', 'm2', 'epochs']) {
         for (const ungradedAsFailure of [false, true]) {
           const scope = { suite: 'mix', agent_version, ungradedAsFailure };
           const fromState = await versionSummary(store.client, { ...scope, from: 'row_state' });
@@ -614,6 +625,26 @@ for (const c of targets)
         expect(await versionSummary(store.client, { ...scope, from: 'summaries' })).toEqual(
           await versionSummary(store.client, scope),
         );
+      }
+
+      // The unscored epoch: K is the 3 attempts every row was given (as `passk report` from the file says), pass^3
+      // over the 2 rows with 3 graded, from every source; the fewest graded (2) was the summaries' K before.
+      const fromFile = buildReport(groupTrials(epochs), DEFAULT_REPORT_OPTIONS).groups[0]!;
+      expect([fromFile.k_max, fromFile.rows_at_k]).toEqual([3, { '1': 3, '2': 3, '3': 2 }]);
+      for (const from of ['trials', 'row_state', 'summaries'] as const) {
+        const s = await versionSummary(store.client, { suite: 'mix', agent_version: 'epochs', from });
+        expect([s.k_max, s.rows_at_k, s.pass_hat_k, s.pass_at_k]).toEqual([
+          fromFile.k_max,
+          fromFile.rows_at_k,
+          fromFile.pass_hat_k,
+          fromFile.pass_at_k,
+        ]);
+        const curve = await passCurve(store.client, { suite: 'mix', agent_version: 'epochs', from });
+        expect(curve.map((p) => [p.k, p.rows, p.pass_hat_k])).toEqual([
+          [1, 3, fromFile.pass_hat_k['1']],
+          [2, 3, fromFile.pass_hat_k['2']],
+          [3, 2, 0.5],
+        ]);
       }
 
       // A state that disagrees with the trials is reported, with both sides.

@@ -106,8 +106,9 @@ for (const c of targets)
         dataset_version: 'd1',
         from: 'summaries',
       });
+      // r3 alone in (3,0), with one ungraded attempt: its bin's rows were given 4 (K stays 3, the others' 3).
       expect(s.bins).toEqual([
-        { n: 3, c: 0, count: 1 },
+        { n: 3, c: 0, count: 1, recorded: 4 },
         { n: 3, c: 2, count: 2 },
         { n: 3, c: 3, count: 1 },
       ]);
@@ -122,7 +123,7 @@ for (const c of targets)
       // Every dataset version of the agent version: d2 adds a TTT row → (3,3)×2, 5 rows.
       const all = await versionSummary(store.client, { suite: 's', agent_version: 'v', from: 'summaries' });
       expect(all.bins).toEqual([
-        { n: 3, c: 0, count: 1 },
+        { n: 3, c: 0, count: 1, recorded: 4 },
         { n: 3, c: 2, count: 2 },
         { n: 3, c: 3, count: 2 },
       ]);
@@ -242,8 +243,8 @@ describe('migration 3 on a store that had production_windows v1', () => {
         format: 'JSONEachRow',
       });
       expect(await migrate(store.client)).toEqual({
-        applied: [3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16],
-        current: 16,
+        applied: [3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17],
+        current: 17,
       });
       const read = async () =>
         (await productionWindows(store.client, { from: T0, to: T0 + 86_400_000, agent_version: 'old' })).map((x) => [
@@ -261,7 +262,7 @@ describe('migration 3 on a store that had production_windows v1', () => {
         for (const statement of m.up()) await store.client.command({ query: statement });
       expect(await read()).toEqual(expected);
       expect((await appliedMigrations(store.client)).map((m) => m.version)).toEqual([
-        1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16,
+        1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17,
       ]);
     } finally {
       await store.close();
@@ -307,7 +308,10 @@ describe('migration 7: old production_windows rows keep no wrong sampled count',
         values: [old(0, 1, 2), old(1, 3, 2), old(2, 4, 0), old(3, 0, 5)],
         format: 'JSONEachRow',
       });
-      expect(await migrate(store.client)).toEqual({ applied: [6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16], current: 16 });
+      expect(await migrate(store.client)).toEqual({
+        applied: [6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17],
+        current: 17,
+      });
       const expected = [
         [0, 3, 1], // the issue's window: 1 graded + 2 ungraded showed "graded −1"
         [1, 5, 3],
@@ -339,7 +343,7 @@ describe('migration 7: old production_windows rows keep no wrong sampled count',
         values: [{ ...old(1, 3, 2), sampled: 5, late: 0 }],
         format: 'JSONEachRow',
       });
-      expect(await migrate(store.client)).toEqual({ applied: [7, 8, 9, 10, 11, 12, 13, 14, 15, 16], current: 16 });
+      expect(await migrate(store.client)).toEqual({ applied: [7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17], current: 17 });
       // After migration 7, as the processors write now.
       await store.client.insert({
         table: 'production_windows_v2',
@@ -431,7 +435,7 @@ describe('migration 8 on a store whose row_state holds attempts as an older pass
           format: 'JSONEachRow',
         });
       await insertLegacy('v1');
-      expect(await migrate(store.client)).toEqual({ applied: [8, 9, 10, 11, 12, 13, 14, 15, 16], current: 16 });
+      expect(await migrate(store.client)).toEqual({ applied: [8, 9, 10, 11, 12, 13, 14, 15, 16, 17], current: 17 });
       await insertLegacy('v0');
       const read = async () => {
         const rs = await store.client.query({
@@ -509,6 +513,68 @@ describe('migration 8 on a store whose row_state holds attempts as an older pass
         '2026-01-01 00:00:00.000',
         '2026-01-01 00:00:05.000',
       ]);
+    } finally {
+      await store.close();
+    }
+  });
+});
+
+describe('migration 17: snapshots written before it stay readable', () => {
+  it('an old snapshot reads as before (K the fewest graded); the next one of its partition counts every attempt', async () => {
+    const store = await openClickHouse({ kind: 'embedded', path: join(dir, 'store'), database: 'passk_summaries_v16' });
+    try {
+      await migrate(store.client, { migrations: MIGRATIONS.filter((m) => m.version < 17) });
+      // As an older passk wrote it: r1 (2 graded, 1 pass, 1 ungraded) and r2 (3 of 3), no ungraded_histogram.
+      await store.client.insert({
+        table: 'version_summaries',
+        values: [
+          {
+            suite: 's',
+            dataset_version: 'd1',
+            agent_version: 'old',
+            partition: 0,
+            next_offset: 6,
+            rows: 2,
+            trials: 5,
+            passes: 4,
+            ungraded: 1,
+            classes: { stable_correct: 1, stable_wrong: 0, flip: 0, unclassified: 1 },
+            histogram: { '2,1': 1, '3,3': 1 },
+          },
+        ],
+        format: 'JSONEachRow',
+      });
+      expect(await migrate(store.client)).toEqual({ applied: [17], current: 17 });
+      const scope = { suite: 's', agent_version: 'old', from: 'summaries' } as const;
+      // Where r1's ungraded attempt fell is unknown: its bin reads as recorded 2, so K is 2, as before.
+      const before = await versionSummary(store.client, scope);
+      expect(before.bins).toEqual([
+        { n: 2, c: 1, count: 1 },
+        { n: 3, c: 3, count: 1 },
+      ]);
+      expect([before.rows, before.ungraded, before.k_max]).toEqual([2, 1, 2]);
+      // The processors' next snapshot of that partition (any new trial) holds it: r1 was given 3, so K is 3.
+      const sums: VersionSummaries = new Map();
+      const row = (row_id: string, n: number, c: number, ungraded: number): StreamRowState => ({
+        ...state('d1', row_id, n, c, ungraded),
+        agent_version: 'old',
+      });
+      applyRowChanges(sums, [
+        { before: undefined, after: row('r1', 2, 1, 1) },
+        { before: undefined, after: row('r2', 3, 3, 0) },
+      ]);
+      applyRowChanges(sums, [{ before: row('r2', 3, 3, 0), after: row('r2', 4, 4, 0) }]);
+      const sink = createClickHouseRowSink({ client: store.client, insertJsonRows: store.insertJsonRows });
+      const summaries = [...sums.values()].map((summary) => ({ partition: 0, nextOffset: 7, summary }));
+      await toTrialSink(sink).writeTrials({ trials: [], rowStates: [], finished: [], summaries });
+      await sink.close();
+      const after = await versionSummary(store.client, scope);
+      expect(after.bins).toEqual([
+        { n: 2, c: 1, count: 1, recorded: 3 },
+        { n: 4, c: 4, count: 1 },
+      ]);
+      expect([after.k_max, after.rows_at_k]).toEqual([3, { '1': 2, '2': 2, '3': 1 }]);
+      expect((await passCurve(store.client, scope)).map((p) => p.rows)).toEqual([2, 2, 1]);
     } finally {
       await store.close();
     }

@@ -1,5 +1,10 @@
 import { DEFAULT_MIN_ATTEMPTS } from '../../../processors/core/classify.ts';
-import { summarizeHistogram, type HistogramBin, type HistogramSummary } from '../../../processors/core/histogram.ts';
+import {
+  binsWithRecorded,
+  summarizeHistogram,
+  type HistogramBin,
+  type HistogramSummary,
+} from '../../../processors/core/histogram.ts';
 import {
   clusteredMeanAccuracy,
   wilson,
@@ -38,15 +43,22 @@ export interface VersionScope {
   readonly from?: 'trials' | 'row_state' | 'summaries';
 }
 
-const Bin = z.object({ n: z.number(), c: z.number(), count: z.number(), ungraded: z.number() });
+const Bin = z.object({
+  n: z.number(),
+  c: z.number(),
+  count: z.number(),
+  ungraded: z.number(),
+  recorded: z.number(),
+});
 
 const HISTOGRAM_SQL = `
-SELECT n, c, count() AS count, sum(u) AS ungraded
+SELECT n, c, count() AS count, sum(u) AS ungraded, min(r) AS recorded
 FROM (
   SELECT
     if({ungraded_as_failure:Bool}, count(), countIf(passed IS NOT NULL)) AS n,
     countIf(passed) AS c,
-    countIf(passed IS NULL) AS u
+    countIf(passed IS NULL) AS u,
+    count() AS r
   FROM trials FINAL
   WHERE suite = {suite:String} AND agent_version = {agent_version:String}
     AND ({dataset_version:String} = '' OR dataset_version = {dataset_version:String})
@@ -57,38 +69,38 @@ GROUP BY n, c
 ORDER BY n, c`;
 
 const ROW_STATE_HISTOGRAM_SQL = `
-SELECT n, c, count() AS count, sum(u) AS ungraded
+SELECT n, c, count() AS count, sum(u) AS ungraded, min(r) AS recorded
 FROM (
-  SELECT if({ungraded_as_failure:Bool}, n + ungraded, n) AS n, c, ungraded AS u
-  FROM row_state FINAL
-  WHERE suite = {suite:String} AND agent_version = {agent_version:String}
-    AND ({dataset_version:String} = '' OR dataset_version = {dataset_version:String})
-    AND ${HAS_ATTEMPTS}
+  SELECT if({ungraded_as_failure:Bool}, g + u, g) AS n, c, u, g + u AS r
+  FROM (
+    SELECT n AS g, c, ungraded AS u
+    FROM row_state FINAL
+    WHERE suite = {suite:String} AND agent_version = {agent_version:String}
+      AND ({dataset_version:String} = '' OR dataset_version = {dataset_version:String})
+      AND ${HAS_ATTEMPTS}
+  )
 )
 GROUP BY n, c
 ORDER BY n, c`;
 
 /**
  * The latest snapshot of each (dataset version, trial partition) of the version, summed: `sumMap`
- * adds the `"n,c" → rows` maps. An aggregate without GROUP BY: always one row (empty when none).
+ * adds the `"n,c" → rows` maps (and the `"n,c,u" → rows` maps of rows with ungraded attempts).
+ * An aggregate without GROUP BY: always one row (empty when none).
  */
 const SUMMARIES_HISTOGRAM_SQL = `
-SELECT sumMap(histogram) AS histogram, sum(ungraded) AS ungraded
+SELECT sumMap(histogram) AS histogram, sumMap(ungraded_histogram) AS ungraded_histogram, sum(ungraded) AS ungraded
 FROM version_summaries FINAL
 WHERE suite = {suite:String} AND agent_version = {agent_version:String}
   AND ({dataset_version:String} = '' OR dataset_version = {dataset_version:String})`;
 
-/** A `version_summaries` histogram (`"n,c" → rows`) as the core's bins, in (n, c) order. */
-export const SnapshotHistogram = z.record(z.string().regex(/^\d+,\d+$/), z.number()).transform((h): HistogramBin[] =>
-  Object.entries(h)
-    .map(([bin, count]) => {
-      const [n, c] = bin.split(',').map(Number) as [number, number];
-      return { n, c, count };
-    })
-    .filter((b) => b.count > 0)
-    .sort((a, b) => a.n - b.n || a.c - b.c),
-);
-const SummariesRow = z.object({ histogram: SnapshotHistogram, ungraded: z.number() });
+/** A `version_summaries` histogram, `"n,c" → rows`. */
+export const SnapshotHistogram = z.record(z.string().regex(/^\d+,\d+$/), z.number());
+/** Its `ungraded_histogram`, `"n,c,u" → rows` with u ungraded attempts (empty in a snapshot older than migration 17). */
+export const SnapshotUngraded = z.record(z.string().regex(/^\d+,\d+,\d+$/), z.number());
+const SummariesRow = z
+  .object({ histogram: SnapshotHistogram, ungraded_histogram: SnapshotUngraded, ungraded: z.number() })
+  .transform((r) => ({ bins: binsWithRecorded(r.histogram, r.ungraded_histogram), ungraded: r.ungraded }));
 
 export interface VersionHistogram {
   readonly bins: HistogramBin[];
@@ -114,13 +126,17 @@ export const versionHistogram = async (client: Querier, scope: VersionScope): Pr
         { field: 'ungradedAsFailure' },
       );
     const [row] = await select(client, SummariesRow, SUMMARIES_HISTOGRAM_SQL, params);
-    return { bins: row?.histogram ?? [], ungraded: row?.ungraded ?? 0 };
+    return row ?? { bins: [], ungraded: 0 };
   }
   const rows = await select(client, Bin, scope.from === 'row_state' ? ROW_STATE_HISTOGRAM_SQL : HISTOGRAM_SQL, {
     ...params,
     ungraded_as_failure: scope.ungradedAsFailure === true,
   });
-  return { bins: rows.map(({ n, c, count }) => ({ n, c, count })), ungraded: rows.reduce((s, r) => s + r.ungraded, 0) };
+  return {
+    // `recorded` only where every row of the bin has more attempts recorded than graded (the snapshots' rule)
+    bins: rows.map(({ n, c, count, recorded }) => (recorded > n ? { n, c, count, recorded } : { n, c, count })),
+    ungraded: rows.reduce((s, r) => s + r.ungraded, 0),
+  };
 };
 
 export interface PassCurvePoint {
@@ -132,9 +148,9 @@ export interface PassCurvePoint {
 }
 
 /**
- * pass^k and pass@k for k = 1..K (default: the fewest counted attempts of any row; unlike `passk report`, whose K is
- * the attempts every row was given, graded or not: the processors' snapshots keep graded counts only, and every
- * source here gives the same numbers).
+ * pass^k and pass@k for k = 1..K (default: as `passk report`, the attempts every row was given, graded or not:
+ * the fewest recorded of any row with a graded attempt, capped at the most graded; `defaultK`). Every source gives
+ * the same numbers, the snapshots too (their `ungraded_histogram`).
  */
 export const passCurve = async (client: Querier, scope: VersionScope & { k?: number }): Promise<PassCurvePoint[]> => {
   const { bins } = await versionHistogram(client, scope);

@@ -5,7 +5,7 @@ type Row = Record<string, unknown>;
 /**
  * A version snapshot of the trial topology as a row of `version_summaries`. The histogram keeps the
  * processors' `"n,c"` keys, so the store sums the maps (`sumMap`) and the reader splits them back into
- * bins for the core's estimator.
+ * bins for the core's estimator; `ungraded_histogram` likewise (`"n,c,u"`, rows with ungraded attempts).
  */
 export const snapshotRow = ({ partition, nextOffset, summary: s }: VersionSnapshot): Row => ({
   suite: s.suite,
@@ -19,4 +19,5 @@ export const snapshotRow = ({ partition, nextOffset, summary: s }: VersionSnapsh
   ungraded: s.ungraded,
   classes: s.classes,
   histogram: s.histogram,
+  ungraded_histogram: s.ungraded_histogram,
 });

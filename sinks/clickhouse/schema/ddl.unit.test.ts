@@ -24,6 +24,9 @@ describe('DDL rendered from the table definitions', () => {
     expect(summaries).toContain('ENGINE = ReplacingMergeTree(next_offset)');
     expect(summaries).toContain('ORDER BY (`suite`, `dataset_version`, `agent_version`, `partition`)');
     expect(summaries).toContain('`histogram` Map(String, UInt64)');
+    expect(summaries).toContain('`ungraded_histogram` Map(String, UInt64)');
+    // migration 2's statement is frozen: the table as it was, without migration 17's column
+    expect(MIGRATIONS[1]!.up().join('\n')).not.toContain('ungraded_histogram');
     const windows = renderCreateTable(TABLES.production_windows);
     expect(windows).toMatch(/^CREATE TABLE IF NOT EXISTS `production_windows_v2`/);
     expect(windows).toContain('ORDER BY (`agent_version`, `segment`, `grader`, `window_start`, `window_end`)');
@@ -59,11 +62,20 @@ describe('DDL rendered from the table definitions', () => {
     // then migration 8's columns on row_state, 9's on traces, 10's on trials, 11's on dataset_rows, local and distributed;
     // then migration 12's store_positions (the store's ledger), local and distributed;
     // then migration 13's retractions, local and distributed, and row_state's retracted_runs, local and distributed;
-    // then migration 14's columns on gate_decisions, 15's on runs and 16's on gate_decisions, local and distributed.
-    expect(script).toHaveLength(2 * (1 + 12 + 1 + 1) + 1 + 2 + 2 + 5 + 5 + 2 + 2 + 2 + 2 + 2 + 4 + 2 + 2 + 2);
+    // then migration 14's columns on gate_decisions, 15's on runs, 16's on gate_decisions and 17's on version_summaries, local and distributed.
+    expect(script).toHaveLength(2 * (1 + 12 + 1 + 1) + 1 + 2 + 2 + 5 + 5 + 2 + 2 + 2 + 2 + 2 + 4 + 2 + 2 + 2 + 2);
     expect(script[0]).toContain('passk.`passk_migrations_local`');
     const all = [...script];
-    // Migration 16, last: the must-not-break rows a gate cannot protect, on its gate decisions.
+    // Migration 17, last: the rows with ungraded attempts in each version snapshot.
+    expect(script.splice(-2)).toEqual([
+      expect.stringMatching(
+        /^ALTER TABLE passk\.`version_summaries_local` ON CLUSTER 'c' ADD COLUMN IF NOT EXISTS `ungraded_histogram` Map\(String, UInt64\)/,
+      ),
+      expect.stringMatching(
+        /^ALTER TABLE passk\.`version_summaries` ON CLUSTER 'c' ADD COLUMN IF NOT EXISTS `ungraded_histogram`/,
+      ),
+    ]);
+    // Migration 16, before it: the must-not-break rows a gate cannot protect, on its gate decisions.
     expect(script.splice(-2)).toEqual([
       expect.stringMatching(
         /^ALTER TABLE passk\.`gate_decisions_local` ON CLUSTER 'c' ADD COLUMN IF NOT EXISTS `unprotected` Array\(Tuple\(suite String, dataset_version String, row_id String, class String, c UInt32, n UInt32\)\)/,
@@ -187,7 +199,7 @@ describe('DDL rendered from the table definitions', () => {
         /^ALTER TABLE passk\.`row_state` ON CLUSTER 'c' ADD COLUMN IF NOT EXISTS `attempt_records`/,
       ),
     ]);
-    expect(MIGRATIONS.map((m) => m.version)).toEqual([1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16]);
+    expect(MIGRATIONS.map((m) => m.version)).toEqual([1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17]);
     expect(() => renderClusterTable(TABLES.trials, { cluster: 'c', database: 'bad-name' })).toThrow(RangeError);
   });
 });

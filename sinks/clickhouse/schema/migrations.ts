@@ -20,6 +20,8 @@ import {
   GATE_DECISIONS_V14_COLUMNS,
   GATE_DECISIONS_V16_COLUMNS,
   RUNS_V15_COLUMNS,
+  MIGRATION_2_TABLES,
+  VERSION_SUMMARIES_V17_COLUMNS,
 } from './tables.ts';
 
 /**
@@ -139,7 +141,7 @@ export const MIGRATIONS: readonly Migration[] = [
   {
     version: 2,
     name: 'version_summaries: per-version aggregates per trial partition',
-    up: createTables([TABLES.version_summaries]),
+    up: createTables(MIGRATION_2_TABLES),
   },
   {
     version: 3,
@@ -213,6 +215,11 @@ export const MIGRATIONS: readonly Migration[] = [
     version: 16,
     name: 'gate_decisions: unprotected (must-not-break rows the baseline is not stable-correct on, its class and counts)',
     up: (cluster) => renderAddColumns(TABLES.gate_decisions.name, GATE_DECISIONS_V16_COLUMNS, cluster),
+  },
+  {
+    version: 17,
+    name: 'version_summaries: ungraded_histogram (rows with ungraded attempts, for the default K: the attempts every row was given)',
+    up: (cluster) => renderAddColumns(TABLES.version_summaries.name, VERSION_SUMMARIES_V17_COLUMNS, cluster),
   },
 ];
 

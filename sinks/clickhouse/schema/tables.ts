@@ -525,11 +525,12 @@ const alerts: TableDef = {
 };
 
 /**
+ * `version_summaries` as migration 2 created it (kept so that migration's statements never change).
  * The trial topology's per-version aggregates, one snapshot per (version, trial partition) as of
  * `next_offset` of that partition: the highest offset wins, and a version's summary is the sum of
  * its partitions' latest snapshots (a few rows to read, whatever the number of trials).
  */
-const versionSummaries: TableDef = {
+const versionSummariesV2: TableDef = {
   name: 'version_summaries',
   comment: "Per-version aggregates per trial partition (the processors' VersionSnapshot); the highest next_offset wins",
   columns: [
@@ -553,6 +554,21 @@ const versionSummaries: TableDef = {
   shardBy: 'cityHash64(suite, dataset_version, agent_version, partition)',
   settings: DEDUP_WINDOW,
 };
+
+/** Migration 17: the rows with ungraded attempts, so a version's default K can count them (as `passk report`). */
+export const VERSION_SUMMARIES_V17_COLUMNS = [
+  col('ungraded_histogram', 'Map(String, UInt64)', {
+    comment: "'n,c,u' → rows of bin 'n,c' with u ≥ 1 ungraded attempts; empty in snapshots written before",
+  }),
+] as const;
+
+const versionSummaries: TableDef = {
+  ...versionSummariesV2,
+  columns: [...versionSummariesV2.columns, ...VERSION_SUMMARIES_V17_COLUMNS],
+};
+
+/** The tables migration 2 created: an applied migration's statements never change. */
+export const MIGRATION_2_TABLES: readonly TableDef[] = [versionSummariesV2];
 
 const deadLetters: TableDef = {
   name: 'dead_letters',
