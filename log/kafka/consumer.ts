@@ -28,9 +28,12 @@ const REBALANCE_TIMEOUT_MS = 60_000;
 /** How long close() waits for a join in flight before it disconnects anyway (the join then crashes). */
 const JOIN_WAIT_MS = REBALANCE_TIMEOUT_MS + 5_000;
 
-/** How often a closing one-use consumer tries to delete its group, and how long it waits between tries. */
-const DELETE_TRIES = 3;
-const DELETE_RETRY_MS = 1_000;
+/**
+ * The waits between a closing one-use consumer's tries to delete its group: 14 s in all, long enough for a
+ * coordinator's broker that was killed to be replaced (three tries 1 s apart were not, at load 38: the fault
+ * campaign, seed 13007959, `check-….one-use` left behind after a kill-broker).
+ */
+const DELETE_WAITS_MS = [1_000, 1_000, 2_000, 2_000, 4_000, 4_000];
 /** kafkajs's DeleteGroups refusal because the group does not exist (each group's error is in `groups`). */
 const groupNotFound = (e: unknown): boolean =>
   [e, ...((e as { groups?: { error?: unknown }[] } | undefined)?.groups ?? []).map((g) => g.error)].some((x) =>
@@ -120,7 +123,7 @@ export const createKafkaConsumer = async (deps: {
   options: ConsumerOptions;
   maxBytesPerPartition: number;
   onClose: () => void;
-  /** Waits between retries of an offsets read. @default setTimeout */
+  /** Waits between retries of an offsets read or of a one-use group's delete. @default setTimeout */
   sleep?: (ms: number) => Promise<void>;
 }): Promise<EventConsumer> => {
   const { options, names, codec } = deps;
@@ -325,13 +328,14 @@ export const createKafkaConsumer = async (deps: {
     // (GROUP_ID_NOT_FOUND: it never joined, e.g. a restore of an empty changelog) is gone already: retrying it
     // cost every start of the trial topology 2 s (docs/performance.md)
     if (options.transient)
-      for (let attempt = 0; attempt < DELETE_TRIES; attempt++) {
+      for (let attempt = 0; ; attempt++) {
         const deleted = await deps.admin.deleteGroups([deps.groupId]).then(
           () => true,
           (e: unknown) => groupNotFound(e),
         );
-        if (deleted) break;
-        if (attempt + 1 < DELETE_TRIES) await new Promise((r) => setTimeout(r, DELETE_RETRY_MS));
+        const waitMs = DELETE_WAITS_MS[attempt];
+        if (deleted || waitMs === undefined) break;
+        await sleep(waitMs);
       }
     deps.onClose();
   };

@@ -126,6 +126,15 @@ describe('the Kafka consumer’s offsets reads', () => {
     expect(durable.deletes).toBe(0);
   });
 
+  it('keeps trying for 14 s (a killed coordinator replaced), then leaves the group to the sweeps', async () => {
+    const admin = fakeAdmin(0);
+    admin.deleteFails = 1_000;
+    slept.length = 0;
+    await (await consumerOn(admin, true)).close();
+    expect(admin.deletes).toBe(7);
+    expect(slept).toEqual([1_000, 1_000, 2_000, 2_000, 4_000, 4_000]);
+  });
+
   it('a one-use group its coordinator does not know is gone already: deleted once, not retried', async () => {
     const admin = fakeAdmin(0);
     admin.deleteUnknown = true;
