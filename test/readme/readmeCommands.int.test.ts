@@ -1,4 +1,4 @@
 import { readmeSuite } from './readmeCommands.ts';
 
 // Every command of the README and of every --help example that needs no Kafka (test/readme/readmeCommands.ts).
-readmeSuite('local');
+await readmeSuite('local');

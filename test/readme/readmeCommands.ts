@@ -1,9 +1,11 @@
-import { execFile, spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import { chmodSync, cpSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
+import { CommanderError, type Command } from 'commander';
+import { buildProgram } from '../../cli/program.ts';
 import { startJudge, startRefundAgent, type StubServer } from '../helpers/stubServers.ts';
 
 /**
@@ -15,7 +17,9 @@ import { startJudge, startRefundAgent, type StubServer } from '../helpers/stubSe
  *     directory outside the package would look the name up in the registry);
  *   - `npm install && …` runs what follows: `npm install` is how this suite got here, and deploy/test/fresh-clone.sh
  *     runs the README's two commands verbatim, `npm install` included, in a fresh clone;
- *   - with a fresh PASSK_DATA_DIR of its own (so nothing touches ./.passk) and NO_COLOR=1;
+ *   - with a PASSK_DATA_DIR of its own (so nothing touches ./.passk) and NO_COLOR=1: a fresh one, or for a command
+ *     with commands to run before it, a copy of the directory those commands left (run once for all that list them);
+ *   - beside the others, a few at a time (a command that names `--data-dir` waits for the last one naming the same);
  *   - `KAFKA_BROKERS=…` and `SCHEMA_REGISTRY_URL=…` point at this suite's own Kafka stack (test/setup/stack.ts);
  *   - by default it must exit 0. Anything else is an entry in HANDLING, keyed by the command as written, with its
  *     reason: another exit code, a server that is started, checked and stopped, a daemon, commands to run before it,
@@ -23,6 +27,7 @@ import { startJudge, startRefundAgent, type StubServer } from '../helpers/stubSe
  *     or — only for what needs a service this repository cannot start — skipped with the reason (vitest's skip:
  *     counted and listed apart by `npm test`), and run when the variable that provides the service is set.
  * A command that matches no entry and fails, fails this test: add an entry (or fix the command).
+ * The --help texts are rendered in this process by the CLI's own program (helpText), checked against the CLI's once.
  */
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 const BIN = join(ROOT, 'bin', 'passk.mjs');
@@ -34,8 +39,11 @@ type Handling =
   | { kind: 'exit'; code?: number; before?: string[]; stdout?: RegExp; stub?: Stub; why?: string }
   /** A server: started, its URL (the first http:// on a `ready` line) fetched, then SIGTERM; `--port 0` is appended. */
   | { kind: 'serve'; ready: RegExp; why: string }
-  /** Runs until stopped: started, still running after `ms`, then SIGTERM, after which it must exit cleanly. */
-  | { kind: 'daemon'; ms: number; why: string }
+  /**
+   * Runs until stopped: started (and, with `ready`, once it printed a line matching it), still running after `ms`,
+   * then SIGTERM, after which it must exit cleanly.
+   */
+  | { kind: 'daemon'; ms: number; ready?: RegExp; why: string }
   /** Skipped, with its reason, where it cannot run; `unless` names the variable that makes it runnable. */
   | { kind: 'not-here'; why: string; unless?: 'CLICKHOUSE_URL' };
 
@@ -166,6 +174,8 @@ const HANDLING: Record<string, Handling> = {
   'passk run --dataset rows.jsonl --agent candidate.ts --confirmations --follow': {
     kind: 'daemon',
     ms: 8_000,
+    // stopped while it still loads (seconds at a high load), `passk run` exits 143 as a shell reports it
+    ready: /following confirmation requests/,
     why: 'follows confirmation requests until SIGTERM',
   },
   'PASSK_INGEST_TOKEN=$(openssl rand -hex 16) passk ingest --port 0 --json': {
@@ -287,8 +297,52 @@ const joinLines = (text: string): string[] => {
   return out;
 };
 
+/** Copies a closed data directory (`cp -a`: modes and times kept, as the store left them). */
+const copyStore = (from: string, to: string): Promise<void> =>
+  new Promise((resolve, reject) =>
+    execFile('cp', ['-a', from, to], (err, _out, stderr) => (err ? reject(new Error(`cp -a: ${stderr}`)) : resolve())),
+  );
+
+/** Commands run at once by one part (see readmeSuite), and a command test's limit, its wait for a slot included. */
+const SLOTS = 3;
+const COMMAND_TIMEOUT = 600_000;
+let free = SLOTS;
+const waiting: (() => void)[] = [];
+const inSlot = async <T>(f: () => Promise<T>): Promise<T> => {
+  if (free > 0) free--;
+  else await new Promise<void>((go) => waiting.push(go));
+  try {
+    return await f();
+  } finally {
+    const next = waiting.shift();
+    if (next) next();
+    else free++;
+  }
+};
+
 /** A RegExp as its source text (JSON.stringify gives `{}` for one), anything else as it is. */
 const regexText = (v: unknown): unknown => (v instanceof RegExp ? String(v) : v);
+
+/**
+ * `passk ARGS --help` as the CLI prints it into a pipe (80 columns, no colours), rendered in this process through the
+ * program `passk` itself builds (cli/program.ts: the same commands loaded, the same help and epilog).
+ */
+export const helpText = async (args: string[]): Promise<string> => {
+  const program = await buildProgram([...args, '--help']);
+  let out = '';
+  // each command holds its own copy of the output settings (commander copies them when the command is added)
+  const capture = (c: Command): void => {
+    c.configureOutput({ writeOut: (s) => (out += s), getOutHelpWidth: () => 80, getOutHasColors: () => false });
+    c.commands.forEach(capture);
+  };
+  capture(program);
+  try {
+    await program.parseAsync(['node', 'passk', ...args, '--help']);
+  } catch (e) {
+    if (!(e instanceof CommanderError) || e.exitCode !== 0) throw e;
+  }
+  return out;
+};
 
 /** Whether a command needs the Kafka stack (it runs in readmeCommands.kafka.test.ts; every other in the .int one). */
 const needsKafka = (cmd: string): boolean => /\bKAFKA_BROKERS=|\bPASSK_BACKEND=kafka\b|--backend kafka\b/.test(cmd);
@@ -297,7 +351,10 @@ const needsKafka = (cmd: string): boolean => /\bKAFKA_BROKERS=|\bPASSK_BACKEND=k
  * Defines the tests of one part of the commands: `local` (every command that needs no Kafka, and the checks that the
  * commands are found and HANDLING has no stale entry) or `kafka` (the rest, on the given stack).
  */
-export const readmeSuite = (part: 'local' | 'kafka', stack?: { brokers: string; registry: string }): void => {
+export const readmeSuite = async (
+  part: 'local' | 'kafka',
+  stack?: { brokers: string; registry: string },
+): Promise<void> => {
   const scratch = mkdtempSync(join(tmpdir(), 'passk-readme-'));
   const shim = join(scratch, '.bin');
   const cwd = join(scratch, 'cwd');
@@ -325,7 +382,7 @@ export const readmeSuite = (part: 'local' | 'kafka', stack?: { brokers: string; 
       .replace(/\bSCHEMA_REGISTRY_URL=\S+/g, `SCHEMA_REGISTRY_URL=${stack?.registry}`) + extra;
 
   let dirs = 0;
-  const envFor = () => ({
+  const envFor = (): NodeJS.ProcessEnv & { PASSK_DATA_DIR: string } => ({
     ...process.env,
     PATH: `${shim}:${process.env.PATH}`,
     PASSK_DATA_DIR: join(scratch, `data-${++dirs}`),
@@ -333,12 +390,7 @@ export const readmeSuite = (part: 'local' | 'kafka', stack?: { brokers: string; 
     FORCE_COLOR: '0',
   });
 
-  const runToEnd = (cmd: string, env: NodeJS.ProcessEnv) => {
-    const r = spawnSync('bash', ['-c', cmd], { cwd, env, encoding: 'utf8', timeout: 120_000, maxBuffer: 64 << 20 });
-    return { code: r.status, stdout: r.stdout, stderr: r.stderr };
-  };
-
-  /** As runToEnd, without blocking this process's event loop (a local stand-in server answers meanwhile). */
+  /** Runs a command to its end, without blocking this process (a local stand-in server answers meanwhile). */
   const runAsync = (cmd: string, env: NodeJS.ProcessEnv) =>
     new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve) =>
       execFile(
@@ -379,18 +431,18 @@ export const readmeSuite = (part: 'local' | 'kafka', stack?: { brokers: string; 
   };
 
   const readme = readFileSync(join(ROOT, 'README.md'), 'utf8');
-  const topHelp = spawnSync(process.execPath, [BIN, '--help'], { encoding: 'utf8' }).stdout;
+  // Every --help rendered in this process by the CLI's own program (22 spawns of the CLI were ~30 s of start-up);
+  // 'the --help texts are the ones a user sees' below compares two of them with the spawned CLI's.
+  const topHelp = await helpText([]);
   const commandsSection = topHelp.slice(topHelp.indexOf('\nCommands:\n')).split('\n\n')[0]!;
   const commandNames = [...commandsSection.matchAll(/^ {2}([a-z][a-z-]*)\b/gm)]
     .map((m) => m[1]!)
     .filter((c) => c !== 'help');
+  const helps = await Promise.all(commandNames.map((c) => helpText([c])));
   const sources: [string, string[]][] = [
     ['README.md', bashCommands(readme)],
     ['passk --help', helpExamples(topHelp)],
-    ...commandNames.map((c): [string, string[]] => [
-      `passk ${c} --help`,
-      helpExamples(spawnSync(process.execPath, [BIN, c, '--help'], { encoding: 'utf8' }).stdout),
-    ]),
+    ...commandNames.map((c, i): [string, string[]] => [`passk ${c} --help`, helpExamples(helps[i]!)]),
   ];
 
   if (part === 'local')
@@ -404,6 +456,17 @@ export const readmeSuite = (part: 'local' | 'kafka', stack?: { brokers: string; 
         for (const c of ['report', 'compare', 'gate', 'run', 'import', 'demo', 'serve', 'sample'])
           expect(sources.find(([s]) => s === `passk ${c} --help`)![1].length, c).toBeGreaterThan(0);
       });
+      it('and the --help texts rendered here are the ones the CLI prints (passk --help, passk gate --help)', async () => {
+        const printed = (args: string[]) =>
+          new Promise<string>((resolve, reject) =>
+            execFile(process.execPath, [BIN, ...args, '--help'], { encoding: 'utf8' }, (err, stdout) =>
+              err ? reject(err) : resolve(stdout),
+            ),
+          );
+        const [top, gate] = await Promise.all([printed([]), printed(['gate'])]);
+        expect(topHelp).toBe(top);
+        expect(helps[commandNames.indexOf('gate')]).toBe(gate);
+      });
       it('and every entry of HANDLING names a command that exists (no stale entries)', () => {
         const all = new Set(sources.flatMap(([, cmds]) => cmds));
         expect(Object.keys(HANDLING).filter((k) => !all.has(k))).toEqual([]);
@@ -411,18 +474,30 @@ export const readmeSuite = (part: 'local' | 'kafka', stack?: { brokers: string; 
     });
 
   // A --help without examples has no commands to run; its source still counts for the stale-entry check above.
+  // The commands run side by side, SLOTS at a time (each has a data directory of its own; the servers take port 0):
+  // the daemons' and servers' waits overlap with other commands' work. A test's time includes its wait for a slot.
+  // Commands that name a data directory (`--data-dir ./.passk`) share it: they run one after another, in order.
   const runs = new Map<string, Promise<void>>();
+  const stores = new Map<string, Promise<unknown>>();
+  const byStore = (cmd: string, f: () => Promise<void>): Promise<void> => {
+    const dir = /--data-dir[ =](\S+)/.exec(cmd)?.[1];
+    if (!dir) return f();
+    const run = (stores.get(dir) ?? Promise.resolve()).catch(() => undefined).then(f);
+    stores.set(dir, run);
+    return run;
+  };
   for (const [source, commands] of sources.filter(([, cmds]) => cmds.length > 0)) {
     const mine = [...new Set(commands)].filter((cmd) => needsKafka(cmd) === (part === 'kafka'));
     if (mine.length === 0) continue;
-    describe(source, () => {
+    describe.concurrent(source, () => {
       for (const cmd of mine) {
         const how: Handling = HANDLING[cmd] ?? { kind: 'exit' };
         if (how.kind === 'not-here') {
           const provided = how.unless && process.env[how.unless];
-          it(provided ? cmd : `${cmd} (skipped: ${how.why})`, (ctx) => {
+          it(provided ? cmd : `${cmd} (skipped: ${how.why})`, async (ctx) => {
             if (!provided) return ctx.skip(how.why);
-            const r = runToEnd(asRun(cmd).replace(/\bCLICKHOUSE_URL=\S+/, `CLICKHOUSE_URL=${provided}`), envFor());
+            const command = asRun(cmd).replace(/\bCLICKHOUSE_URL=\S+/, `CLICKHOUSE_URL=${provided}`);
+            const r = await runAsync(command, envFor());
             expect(r.code, `${r.stdout.slice(-2000)}\n${r.stderr.slice(-2000)}`).toBe(0);
           });
           continue;
@@ -431,23 +506,48 @@ export const readmeSuite = (part: 'local' | 'kafka', stack?: { brokers: string; 
         // in its --help are one run (the demo is a minute or more of the file's time); each test checks its outcome.
         const handling = JSON.stringify(how, (k, v: unknown) => (k === 'why' ? undefined : regexText(v)));
         const key = `${asRun(cmd)}\n${handling}`;
-        it(cmd, () => {
-          let run = runs.get(key);
-          if (!run) runs.set(key, (run = check(cmd, how)));
-          return run;
-        });
+        it(
+          cmd,
+          () => {
+            let run = runs.get(key);
+            if (!run) runs.set(key, (run = byStore(cmd, () => inSlot(() => check(cmd, how)))));
+            return run;
+          },
+          COMMAND_TIMEOUT,
+        );
       }
     });
   }
+
+  /**
+   * A data directory holding what `before` leaves, prepared once per list of commands (and each list from its
+   * prefix: a run, then the same run and `process`) and copied for each command that needs it: the copy of a closed
+   * store is the store those commands leave (`cp -a`; chDB holds its directory only while a command runs).
+   */
+  const prepared = new Map<string, Promise<string>>();
+  const prepare = (before: string[]): Promise<string> => {
+    const key = JSON.stringify(before);
+    let dir = prepared.get(key);
+    if (!dir)
+      prepared.set(
+        key,
+        (dir = (async () => {
+          const env = envFor();
+          if (before.length > 1) await copyStore(await prepare(before.slice(0, -1)), env.PASSK_DATA_DIR);
+          const b = before.at(-1)!;
+          const r = await runAsync(asRun(b), env);
+          expect(r.code, `${b}\n${r.stderr}`).toBe(0);
+          return env.PASSK_DATA_DIR;
+        })()),
+      );
+    return dir;
+  };
 
   /** Runs one command as its handling says and checks the outcome (rejects with the failed expectation). */
   async function check(cmd: string, how: Exclude<Handling, { kind: 'not-here' }>): Promise<void> {
     const env = envFor();
     if (how.kind === 'exit') {
-      for (const b of how.before ?? []) {
-        const r = runToEnd(asRun(b), env);
-        expect(r.code, `${b}\n${r.stderr}`).toBe(0);
-      }
+      if (how.before?.length) await copyStore(await prepare(how.before), env.PASSK_DATA_DIR);
       const stub = how.stub && (await how.stub.start());
       try {
         const command = stub ? asRun(cmd).replaceAll(how.stub!.replace, stub.url) : asRun(cmd);
@@ -476,7 +576,8 @@ export const readmeSuite = (part: 'local' | 'kafka', stack?: { brokers: string; 
       }
       return;
     }
-    const p = start(asRun(cmd), env);
+    const p = start(asRun(cmd), env, how.ready);
+    if (how.ready) expect(await p.ready, `it never printed ${how.ready}\n${p.out().slice(-2000)}`).not.toBeNull();
     await new Promise((done) => setTimeout(done, how.ms));
     expect(p.child.exitCode, `it exited before it was stopped\n${p.out().slice(-2000)}`).toBeNull();
     const end = await p.stop();
