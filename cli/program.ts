@@ -75,7 +75,7 @@ const createProgram = (args: readonly string[]): Command => {
     .option('--width <columns>', "fit output to this many columns (default: the terminal's width)")
     .option('--wide', 'print tables at their full width, whatever the terminal')
     .hook('preAction', (cmd, action) => {
-      releaseEarlySignals(action.name());
+      releaseEarlySignals(action.name(), (action.opts() as { follow?: boolean }).follow === true);
       const o = cmd.optsWithGlobals() as { width?: string; wide?: boolean };
       const width = parseWidth(o.width);
       if (o.width !== undefined && width === undefined)

@@ -82,4 +82,18 @@ describe('a stop signal while passk starts', () => {
     const r = await stoppedAt(1, ['report', join(ROOT, 'examples/refunds-v1-v2.jsonl')]);
     expect(r, r.out).toMatchObject({ code: 143, signal: null });
   });
+
+  it('while it loads, passk run --follow (runs until stopped) exits 0, as when stopped while it follows', async () => {
+    const agent = join(ROOT, 'examples/refund-agent');
+    const r = await stoppedAt(1, [
+      'run',
+      '--dataset',
+      join(agent, 'refunds.jsonl'),
+      '--agent',
+      join(agent, 'agent.ts'),
+      '--confirmations',
+      '--follow',
+    ]);
+    expect(r, r.out).toMatchObject({ code: 0, signal: null });
+  });
 });
