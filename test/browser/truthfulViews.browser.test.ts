@@ -268,19 +268,31 @@ describe('at 390 px', () => {
         }));
         expect(sizes.page, `${view} at ${width} px`).toBeLessThanOrEqual(sizes.screen);
         for (const selector of selectors) {
-          const fit = await page
-            .locator(selector)
-            .first()
-            .evaluate((el) => {
-              const t = el as unknown as Box;
-              const box = t.closest('.scroll');
-              const card = (box ?? t).closest('.card, aside.panel');
-              return {
-                table: t.scrollWidth,
-                box: box && { scroll: box.scrollWidth, client: box.clientWidth },
-                card: card && { scroll: card.scrollWidth, client: card.clientWidth },
-              };
-            });
+          // a live update can draw the view again between finding the table and measuring it: a table no longer in
+          // the page, or not laid out yet, measures 0 wide (CI at 390 px: "scrolls in its box: expected 0 to be
+          // greater than 0", once on each of two tables), so the measure is taken again on the table the page holds
+          const measure = () =>
+            page
+              .locator(selector)
+              .first()
+              .evaluate((el) => {
+                const t = el as unknown as Box & { isConnected: boolean };
+                const box = t.closest('.scroll');
+                const card = (box ?? t).closest('.card, aside.panel');
+                return {
+                  connected: t.isConnected,
+                  table: t.scrollWidth,
+                  box: box && { scroll: box.scrollWidth, client: box.clientWidth },
+                  card: card && { scroll: card.scrollWidth, client: card.clientWidth },
+                };
+              });
+          const drawn = (f: Awaited<ReturnType<typeof measure>>) => f.connected && (f.box === null || f.box.client > 0);
+          let fit = await measure();
+          for (let tries = 1; !drawn(fit) && tries < 20; tries++) {
+            await page.waitForTimeout(100);
+            fit = await measure();
+          }
+          expect(drawn(fit), `${selector} measured in the page, laid out`).toBe(true);
           expect(fit.box, `${selector} in a box of its own`).not.toBeNull();
           // the card (or panel) around it never scrolls sideways: the table's own box does
           expect(fit.card!.scroll, `${selector}'s card at ${width} px`).toBeLessThanOrEqual(fit.card!.client);
