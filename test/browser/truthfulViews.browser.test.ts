@@ -98,6 +98,8 @@ const billingRun = (version: string, source: boolean): PasskEvent => ({
 let server: DashboardServer;
 let browser: Awaited<ReturnType<typeof launchChromium>>;
 let page: Page;
+/** What the page said went wrong (errors, failed requests): printed with a view that never rendered. */
+const pageLog: string[] = [];
 
 beforeAll(async () => {
   const { data } = createMemoryDashboardData([
@@ -112,6 +114,9 @@ beforeAll(async () => {
   server = await createDashboardServer({ data, port: 0 });
   browser = await launchChromium({ width: 1440, height: 900 });
   page = browser.page;
+  page.on('pageerror', (e) => pageLog.push(`pageerror: ${e.message}`));
+  page.on('console', (m) => void (m.type() === 'error' && pageLog.push(`console: ${m.text()}`)));
+  page.on('requestfailed', (r) => pageLog.push(`requestfailed: ${r.url()} ${r.failure()?.errorText ?? ''}`));
 }, 120_000);
 
 afterAll(async () => {
@@ -128,13 +133,26 @@ const open = async (hash: string, view: string) => {
     before = await page.evaluate(() => Number(document.body.dataset.renders ?? 0));
     await page.evaluate((h) => (location.hash = h), hash);
   }
-  await page.waitForFunction(
-    ([v, b, h]) =>
-      document.body.dataset.view === v &&
-      Number(document.body.dataset.renders ?? 0) > b &&
-      document.body.dataset.route === h,
-    [view, before, hash] as const,
-  );
+  await page
+    .waitForFunction(
+      ([v, b, h]) =>
+        document.body.dataset.view === v &&
+        Number(document.body.dataset.renders ?? 0) > b &&
+        document.body.dataset.route === h,
+      [view, before, hash] as const,
+    )
+    .catch(async (e: unknown) => {
+      // CI once timed out here six times in a row, then rendered: say what the page was doing
+      mkdirSync(SCREENSHOTS, { recursive: true });
+      await page.screenshot({ path: join(SCREENSHOTS, `truthful-stalled-${view}.png`) }).catch(() => undefined);
+      const state = await page
+        .evaluate(() => ({ ...document.body.dataset, hash: location.hash }))
+        .catch((x: unknown) => String(x));
+      throw new Error(
+        `${String(e)}\nwaiting for view ${view} at ${hash} (renders > ${before}); the page: ${JSON.stringify(state)}; ` +
+          `what it reported: ${pageLog.slice(-10).join(' | ') || 'nothing'}`,
+      );
+    });
 };
 const warnings = () => page.locator('[data-testid="param-warning"]').allTextContents();
 const scopeShown = () =>
