@@ -128,6 +128,7 @@ export async function benchDashboard(o: {
       `/api/compare?${scope}&baseline=v1&candidate=v2`,
       `/api/rows?${scope}&baseline=v1&candidate=v2`,
       `/api/rows?${scope}&baseline=v1&candidate=v2&sort=c.rate&dir=desc&offset=400`,
+      `/api/rows?${scope}&baseline=v1&candidate=v2&to=flip&sort=b.latency&q=request%20123`,
       `/api/row?${scope}&row_id=row-${Math.floor(o.rows / 2)}&versions=v1,v2`,
     ];
     const endpoints: EndpointLine[] = [];

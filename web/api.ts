@@ -2,7 +2,6 @@ import type { z } from 'zod';
 import { boundedComparison } from './compareAnswer.ts';
 import { QUERIES, type Answer, type ApiPath, type ParsedQuery } from './contract.ts';
 import type { DashboardData } from './data.ts';
-import { rowPage } from './rowPage.ts';
 
 /**
  * The JSON API: one GET route per view, each answering what contract.ts says; its query is validated with the
@@ -30,8 +29,8 @@ const HANDLERS: Handlers = {
     return cmp && boundedComparison(cmp);
   },
   '/api/row': (d, q) => d.row({ ...q, versions: q.versions.split(',').filter(Boolean) }),
-  // one page of the explorer, filtered and sorted here: the whole view is built once per store watermark (shared)
-  '/api/rows': async (d, q) => rowPage(await d.rows({ suite: q.suite, dataset_version: q.dataset_version }), q),
+  // one page of the explorer, filtered and sorted by the data port (the store: on per-row counts, storeRows.ts)
+  '/api/rows': (d, q) => d.rows(q),
   '/api/gates': (d, q) => d.gates(q),
   '/api/production': (d) => d.production(),
   '/api/trace': (d, q) => d.trace(q),

@@ -26,7 +26,7 @@ import {
   traceFacets,
   traceGraders,
 } from './queries.ts';
-import { explorerView } from './explorerView.ts';
+import { rowPageFromStore } from './storeRows.ts';
 import { rowView } from './rowView.ts';
 
 /**
@@ -81,11 +81,7 @@ export const clickhouseDashboardData = (client: Querier): DashboardData => ({
         agentVersions: [...q.versions],
       }),
     ),
-  rows: async (scope) =>
-    explorerView(
-      scope,
-      await loadTrialsForReport(client, { suites: [scope.suite], datasetVersions: [scope.dataset_version] }),
-    ),
+  rows: (q) => rowPageFromStore(client, q),
   gates: async (q) =>
     (await gateHistory(client, q.suite === undefined ? {} : { suite: q.suite })).map((g) => ({
       gate_id: g.gate_id,

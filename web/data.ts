@@ -5,6 +5,7 @@ import type { GroupReport } from '../processors/core/report.ts';
 import type { DeadLetterSummary } from '../sinks/clickhouse/queries/deadLetters.ts';
 import type { RunSource } from '../sinks/clickhouse/queries/runSources.ts';
 import type { StabilityClass } from '../schemas/events/decisions.ts';
+import type { RowFilters, RowPage } from './rowPage.ts';
 
 /**
  * What the dashboard reads: one method per view, each backed by the store's typed queries.
@@ -241,8 +242,8 @@ export interface DashboardData {
     q: Scope & { baseline: string; candidate: string },
   ): Promise<(Comparison & { must_not_break_rows: string[]; run_sources?: Record<string, RunSource> }) | null>;
   row(q: Scope & { row_id: string; versions: readonly string[] }): Promise<RowDrillDown | null>;
-  /** Every row of the scope with its per-version summary (the row explorer). */
-  rows(scope: Scope): Promise<ExplorerView>;
+  /** One page of the scope's rows with their per-version summary (the row explorer), filtered and sorted. */
+  rows(q: Scope & RowFilters): Promise<RowPage>;
   /** Gate decisions, newest first. */
   gates(q: { suite?: string }): Promise<GateView[]>;
   production(): Promise<ProductionView>;

@@ -13,6 +13,7 @@ import type { DashboardData, DatasetVersionView, Scope, TraceListItem } from './
 import { traceListItem } from './traceItem.ts';
 import type { RunSource } from '../sinks/clickhouse/queries/runSources.ts';
 import { explorerView } from './explorerView.ts';
+import { rowPage } from './rowPage.ts';
 import { rowView } from './rowView.ts';
 import { KEY_SEP } from '../schemas/topics.ts';
 import { maxOf, pushAll } from '../processors/core/arrays.ts';
@@ -111,7 +112,7 @@ export const createMemoryDashboardData = (initial: readonly PasskEvent[] = []) =
       return { ...cmp, must_not_break_rows: mnb, run_sources: sources };
     },
     row: async (q) => rowView(q, of('TrialRecorded')),
-    rows: async (scope) => explorerView(scope, of('TrialRecorded')),
+    rows: async (q) => rowPage(explorerView(q, of('TrialRecorded')), q),
     gates: async (q) =>
       of('GateEvaluated')
         .filter((g: GateEvaluated) => q.suite === undefined || g.suite === q.suite)

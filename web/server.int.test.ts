@@ -2,6 +2,7 @@ import { request } from 'node:http';
 import { afterEach, describe, expect, it } from 'vitest';
 import { DashboardConfigError } from './auth.ts';
 import type { DashboardData } from './data.ts';
+import { rowPage } from './rowPage.ts';
 import { createDashboardServer, type DashboardServer } from './server.ts';
 
 const TOKEN = 'a-long-enough-test-token';
@@ -12,7 +13,7 @@ const stubData = (mark: { value: string }): DashboardData => ({
   overview: async () => [],
   compare: async () => null,
   row: async () => null,
-  rows: async (scope) => ({ ...scope, versions: [], checks: [], failure_categories: [], rows: [] }),
+  rows: async (q) => rowPage({ ...q, versions: [], checks: [], failure_categories: [], rows: [] }, q),
   gates: async () => [],
   production: async () => ({ windows: [], alerts: [], repeated_input_flips: [] }),
   trace: async () => null,

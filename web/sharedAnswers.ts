@@ -50,7 +50,7 @@ export const sharedAnswers = (data: DashboardData, opts: SharedAnswersOptions = 
     overview: shared('overview', (scope) => data.overview(scope)),
     compare: shared('compare', (q) => data.compare(q)),
     row: shared('row', (q) => data.row(q)),
-    rows: shared('rows', (scope) => data.rows(scope)),
+    rows: shared('rows', (q) => data.rows(q)),
     gates: shared('gates', (q) => data.gates(q)),
     production: shared('production', () => data.production()),
     trace: shared('trace', (q) => data.trace(q)),

@@ -11,6 +11,7 @@ import { createClickHouseRowSink } from '../../sinks/clickhouse/index.ts';
 import { clickhouseDashboardData } from '../../web/clickhouseData.ts';
 import type { DashboardData } from '../../web/data.ts';
 import { createMemoryDashboardData } from '../../web/memoryData.ts';
+import { RowQuery } from '../../web/rowPage.ts';
 
 /**
  * The dashboard's store adapter on embedded chDB, against the in-memory adapter over the same events (both run the
@@ -198,9 +199,18 @@ describe('the dashboard data on chDB', () => {
   });
 
   it("gives the row explorer's rows exactly as the in-memory adapter does", async () => {
-    const scope = { suite: 's', dataset_version: '1' };
+    const scope = { suite: 's', dataset_version: '1', ...RowQuery.parse({}) };
     const stored = await data.rows(scope);
     expect(stored).toEqual(await memory.rows(scope));
+    for (const q of [
+      { sort: 'b.latency', dir: 'desc' },
+      { check: 'receipt_read' },
+      { q: 'R2' },
+      { limit: '1', row: 'r3' },
+    ]) {
+      const page = { suite: 's', dataset_version: '1', ...RowQuery.parse(q) };
+      expect(await data.rows(page)).toEqual(await memory.rows(page));
+    }
     expect(stored.rows.map((r) => [r.row_id, r.versions.v1?.class, r.versions.v2?.class])).toEqual([
       ['r1', 'stable_correct', 'stable_wrong'],
       ['r2', 'flip', 'stable_correct'],
