@@ -8,7 +8,8 @@ import { openEventLog } from '../../deploy/eventLog.ts';
 import { readLog } from '../../producers/logReader.ts';
 import type { AdaptiveRoundDecided } from '../../schemas/events/adaptive.ts';
 import { TOPICS } from '../../schemas/topics.ts';
-import { passk, ROOT } from '../browser/processes.ts';
+import { ROOT } from '../browser/processes.ts';
+import { cliFor } from '../helpers/cli.ts';
 
 /**
  * The README's own-agent walkthrough with `passk run --adaptive`, end to end on the embedded backend, CLI
@@ -44,12 +45,7 @@ describe('passk run --adaptive: the own-agent walkthrough, publish to live gate'
     const dir = mkdtempSync(join(tmpdir(), 'passk-adaptive-'));
     dirs.push(dir);
     const env: NodeJS.ProcessEnv = { PASSK_BACKEND: 'embedded', PASSK_DATA_DIR: dir, NO_COLOR: '1' };
-    const cli = (...args: string[]) => passk(args, { env, timeoutMs: 300_000 });
-    const ok = async (...args: string[]) => {
-      const r = await cli(...args);
-      expect(r.code, `passk ${args.join(' ')}\n${r.stderr}`).toBe(0);
-      return r;
-    };
+    const { cli, ok } = cliFor({ env, timeoutMs: 300_000 });
     const run = (v: string, ...more: string[]) =>
       ok('run', '--dataset', DATASET, '--agent', `${F}/agent-${v}.ts`, '--adaptive', '--max-k', '6', ...more);
 

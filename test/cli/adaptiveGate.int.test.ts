@@ -8,7 +8,8 @@ import { openEventLog } from '../../deploy/eventLog.ts';
 import { readLog } from '../../producers/logReader.ts';
 import type { AdaptiveRoundDecided } from '../../schemas/events/adaptive.ts';
 import { TOPICS } from '../../schemas/topics.ts';
-import { passk, ROOT } from '../browser/processes.ts';
+import { ROOT } from '../browser/processes.ts';
+import { cliFor } from '../helpers/cli.ts';
 
 /**
  * The sequential gate live in the runner, on the embedded backend with CLI commands only: publish, the baseline's
@@ -56,12 +57,7 @@ describe('passk run --adaptive with a declared comparison: the live gate stops t
     dirs.push(dir);
     const release = join(dir, 'release');
     const env: NodeJS.ProcessEnv = { PASSK_BACKEND: 'embedded', PASSK_DATA_DIR: dir, NO_COLOR: '1' };
-    const cli = (...args: string[]) => passk(args, { env, timeoutMs: 300_000 });
-    const ok = async (...args: string[]) => {
-      const r = await cli(...args);
-      expect(r.code, `passk ${args.join(' ')}\n${r.stderr}`).toBe(0);
-      return r;
-    };
+    const { cli, ok } = cliFor({ env, timeoutMs: 300_000 });
     const adaptive = ['--adaptive', '--max-k', '6'];
 
     await ok('dataset', 'publish', DATASET, '--dataset', 'refunds');

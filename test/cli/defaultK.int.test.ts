@@ -6,7 +6,7 @@ import { loadConfig } from '../../deploy/config.ts';
 import { openStore } from '../../deploy/store.ts';
 import { versionSummary } from '../../sinks/clickhouse/queries/histogram.ts';
 import { clickhouseDashboardData } from '../../web/clickhouseData.ts';
-import { passk } from '../browser/processes.ts';
+import { cliFor } from '../helpers/cli.ts';
 
 /**
  * The default K is the attempts the source gave every row (issue 27, item 5): an Inspect log with `epochs: 3` and
@@ -36,13 +36,7 @@ const inspectLog = () => ({
 const EXPECTED = { k_max: 3, rows_at_k: { '1': 3, '2': 3, '3': 2 }, pass_hat_3: 0.5 };
 
 type Group = { k_max: number; rows_at_k: Record<string, number>; pass_hat_k: Record<string, number | null> };
-const cli = (...args: string[]) =>
-  passk(['--data-dir', data, ...args], { cwd: dir, env: { NO_COLOR: '1', COLUMNS: '80' } });
-const ok = async (...args: string[]) => {
-  const r = await cli(...args);
-  expect(r.code, `passk ${args.join(' ')}\n${r.stdout}\n${r.stderr}`).toBe(0);
-  return r;
-};
+const { ok } = cliFor(() => ({ dataDir: data, cwd: dir, env: { NO_COLOR: '1', COLUMNS: '80' } }));
 const curveOf = (g: Group) => ({ k_max: g.k_max, rows_at_k: g.rows_at_k, pass_hat_3: g.pass_hat_k['3'] });
 
 beforeAll(async () => {

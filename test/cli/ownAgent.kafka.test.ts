@@ -3,7 +3,8 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, inject, it } from 'vitest';
-import { passk, ROOT } from '../browser/processes.ts';
+import { ROOT } from '../browser/processes.ts';
+import { cliFor } from '../helpers/cli.ts';
 
 /**
  * A team's own agent, from a fresh data directory to a gate verdict, with CLI commands only, on the embedded
@@ -75,12 +76,7 @@ const flow = (backend: 'embedded' | 'kafka', forms: Record<'v1' | 'v2' | 'v3', F
             PASSK_KAFKA_NAMESPACE: `passk-own-${Date.now().toString(36)}.`,
           }
         : { PASSK_BACKEND: 'embedded', PASSK_DATA_DIR: dir, NO_COLOR: '1' };
-    const cli = (...args: string[]) => passk(args, { env, timeoutMs: 300_000 });
-    const ok = async (...args: string[]) => {
-      const r = await cli(...args);
-      expect(r.code, `passk ${args.join(' ')}\n${r.stderr}`).toBe(0);
-      return r;
-    };
+    const { cli, ok } = cliFor({ env, timeoutMs: 300_000 });
     const httpBase = await httpAgent();
 
     const published = await ok('dataset', 'publish', DATASET, '--dataset', 'refunds', '--json');

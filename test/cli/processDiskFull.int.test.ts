@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { passk } from '../browser/processes.ts';
+import { cliFor } from '../helpers/cli.ts';
 import { mountTmpfs } from '../helpers/tmpfs.ts';
 
 /**
@@ -62,12 +63,7 @@ describe('passk process on a full disk', () => {
 
   it('fills while it writes: exit 3 with one line; once there is space the next run stores everything, to the same report', async (ctx) => {
     if (!storeMounted) return ctx.skip(why || 'cannot mount a second tmpfs');
-    const cli = (...args: string[]) => passk(['--data-dir', during, ...args], { env: { NO_COLOR: '1' } });
-    const ok = async (...args: string[]) => {
-      const r = await cli(...args);
-      expect(r.code, `passk ${args.join(' ')}\n${r.stderr}`).toBe(0);
-      return r;
-    };
+    const { cli, ok } = cliFor({ dataDir: during, env: { NO_COLOR: '1' } });
     // a store that has processed one file; two more files wait in the log
     await ok('import', `${TRIALS}/tau_bench.jsonl`);
     await ok('process', '--until-caught-up');

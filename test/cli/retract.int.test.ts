@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../deploy/config.ts';
 import { openStore } from '../../deploy/store.ts';
 import { clickhouseDashboardData } from '../../web/clickhouseData.ts';
-import { passk } from '../browser/processes.ts';
+import { agentAnswering, cliFor } from '../helpers/cli.ts';
 
 /**
  * A mistaken run never becomes a version (issue 32, item 2): a broken agent's run (20 failed trials) is
@@ -14,23 +14,15 @@ import { passk } from '../browser/processes.ts';
  * log, real chDB.
  */
 const ROWS = 20;
-const answer = (out: string) =>
-  `cmd:node -e "process.stdin.resume();process.stdin.on('end',()=>console.log(JSON.stringify({output:'${out}'})))"`;
-const GOOD = answer('ok');
-const BROKEN = answer('wrong');
+const GOOD = agentAnswering('ok');
+const BROKEN = agentAnswering('wrong');
 
 let dir: string;
 let data: string;
 let dataset: string;
 let before: string;
 
-const cli = (...args: string[]) =>
-  passk(['--data-dir', data, ...args], { cwd: dir, env: { NO_COLOR: '1', COLUMNS: '80' } });
-const ok = async (...args: string[]) => {
-  const r = await cli(...args);
-  expect(r.code, `passk ${args.join(' ')}\n${r.stdout}\n${r.stderr}`).toBe(0);
-  return r;
-};
+const { cli, ok } = cliFor(() => ({ dataDir: data, cwd: dir, env: { NO_COLOR: '1', COLUMNS: '80' } }));
 const run = (agent: string, version: string, runId: string, k: number) =>
   ok(
     'run',

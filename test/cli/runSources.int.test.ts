@@ -7,7 +7,7 @@ import { openStore } from '../../deploy/store.ts';
 import { agentSpecOf } from '../../producers/runner/runDataset.ts';
 import { runSources } from '../../sinks/clickhouse/queries/runSources.ts';
 import { clickhouseDashboardData } from '../../web/clickhouseData.ts';
-import { passk } from '../browser/processes.ts';
+import { agentAnswering, cliFor } from '../helpers/cli.ts';
 
 /**
  * Suggested commands given in full (issue 32, item 4): `passk run` records its dataset file and agent on
@@ -17,22 +17,14 @@ import { passk } from '../browser/processes.ts';
  * Real CLI, embedded log, real chDB.
  */
 const ROWS = 4;
-const answer = (out: string) =>
-  `cmd:node -e "process.stdin.resume();process.stdin.on('end',()=>console.log(JSON.stringify({output:'${out}'})))"`;
-const GOOD = answer('ok');
-const BROKEN = answer('wrong');
+const GOOD = agentAnswering('ok');
+const BROKEN = agentAnswering('wrong');
 
 let dir: string;
 let data: string;
 const DATASET = 'refunds rows.jsonl'; // relative, with a space: recorded as given, quoted when printed
 
-const cli = (...args: string[]) =>
-  passk(['--data-dir', data, ...args], { cwd: dir, env: { NO_COLOR: '1', COLUMNS: '80' } });
-const ok = async (...args: string[]) => {
-  const r = await cli(...args);
-  expect(r.code, `passk ${args.join(' ')}\n${r.stdout}\n${r.stderr}`).toBe(0);
-  return r;
-};
+const { cli, ok } = cliFor(() => ({ dataDir: data, cwd: dir, env: { NO_COLOR: '1', COLUMNS: '80' } }));
 const run = (agent: string, version: string) =>
   ok('run', '--dataset', DATASET, '--suite', 'refunds', '--agent', agent, '--agent-version', version, '--k', '3');
 

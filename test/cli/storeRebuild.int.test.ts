@@ -2,7 +2,7 @@ import { cpSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { passk } from '../browser/processes.ts';
+import { cliFor } from '../helpers/cli.ts';
 
 /**
  * The store is a projection of the log (docs/reliability.md, "What rebuilds from what"): whatever the store loses —
@@ -19,12 +19,8 @@ let fromFile: string;
 let fromStore: string;
 let cases = 0;
 
-const cli = (data: string, ...args: string[]) => passk(['--data-dir', data, ...args], { env: { NO_COLOR: '1' } });
-const ok = async (data: string, ...args: string[]) => {
-  const r = await cli(data, ...args);
-  expect(r.code, `passk ${args.join(' ')}\n${r.stderr}`).toBe(0);
-  return r;
-};
+const cli = (data: string, ...args: string[]) => cliFor({ dataDir: data, env: { NO_COLOR: '1' } }).cli(...args);
+const ok = (data: string, ...args: string[]) => cliFor({ dataDir: data, env: { NO_COLOR: '1' } }).ok(...args);
 const storeReport = async (data: string) => (await ok(data, 'report', '--json', '--from-store', ...SUITES)).stdout;
 /** A copy of the processed data directory (log and store), for one case. */
 const copy = (): string => {

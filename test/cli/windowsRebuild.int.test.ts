@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { openClickHouse } from '../../sinks/clickhouse/index.ts';
 import { alerts, productionWindows } from '../../sinks/clickhouse/queries/production.ts';
-import { passk } from '../browser/processes.ts';
+import { cliFor } from '../helpers/cli.ts';
 
 /**
  * Issue 26: `production_windows` is a projection of the log too. The gate processor sums the window processor's
@@ -16,12 +16,7 @@ const dir = mkdtempSync(join(tmpdir(), 'passk-windows-rebuild-'));
 const data = join(dir, 'data');
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
-const cli = (...args: string[]) => passk(['--data-dir', data, ...args], { env: { NO_COLOR: '1' }, timeoutMs: 200_000 });
-const ok = async (...args: string[]) => {
-  const r = await cli(...args);
-  expect(r.code, `passk ${args.join(' ')}\n${r.stderr}`).toBe(0);
-  return r;
-};
+const { ok } = cliFor(() => ({ dataDir: data, env: { NO_COLOR: '1' }, timeoutMs: 200_000 }));
 
 /** The production views as the dashboard reads them (every window length, every version, all time). */
 const views = async () => {
