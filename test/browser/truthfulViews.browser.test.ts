@@ -54,7 +54,7 @@ const confirmations = ['r0', 'r1'].flatMap((row) =>
 const gate: GateEvaluated = {
   event_id: 'gate-event-1',
   type: 'GateEvaluated',
-  schema_version: 1,
+  schema_version: 2,
   occurred_at: T0 + HOUR,
   producer: 'test',
   gate_id: 'gate-refunds-1',
@@ -72,6 +72,16 @@ const gate: GateEvaluated = {
     },
   ],
   evidence: [{ row_id: 'r0', baseline_attempts: [], candidate_attempts: [] }],
+  // two must-not-break rows the gate cannot protect: the baseline does not get them right every time
+  must_not_break: ['r8', 'r9'].map((row_id) => ({
+    suite: 'refunds',
+    dataset_version: 'd1',
+    row_id,
+    baseline: { class: 'flip' as const, c: 2, n: 3 },
+    candidate: { class: 'stable_correct' as const, c: 3, n: 3 },
+    status: 'not_covered' as const,
+    outcome: null,
+  })),
 };
 
 const traces = Array.from({ length: 6 }, (_, i) => ({
@@ -223,6 +233,15 @@ describe('the Compare view', () => {
     expect(cells.map(([m]) => m)).toEqual(['mean_accuracy', 'pass_at_1', 'pass_hat_3', 'flip_rate']);
     for (const [metric, text] of cells)
       expect(text, metric!).toMatch(/^[+−]\d+\.\d pts \[[+−]\d+\.\d pts, [+−]\d+\.\d pts\]$/);
+  });
+
+  it("names in the gate's banner the must-not-break rows the gate cannot protect", async () => {
+    await open('#/compare?suite=refunds&dataset_version=d1&baseline=v1&candidate=v2', 'compare');
+    const line = page.locator('[data-testid="compare-verdict"] [data-testid="compare-unprotected"]');
+    expect(await line.textContent()).toBe(
+      '⚠ 2 must-not-break rows are not protected: the baseline is not stable-correct on them, so no rule binds — r8, r9',
+    );
+    expect(await line.locator('a').getAttribute('href')).toContain('ids=r8%2Cr9');
   });
 
   it('says how many suspected regressions both versions ran again on, as the counts are', async () => {

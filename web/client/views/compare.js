@@ -11,6 +11,7 @@ import { card, ci, className, empty, h, pct, signedPct, table } from '../dom.js'
  * @typedef {Comparison['confirmation']['rows'][number]} Suspect
  * @typedef {NonNullable<Suspect['first_divergence']>} Divergence
  * @typedef {Comparison['paired']['mean_accuracy']} PairedDelta
+ * @typedef {Answer<'/api/gates'>[number]} Gate
  * @typedef {NonNullable<Answer<'/api/row'>>} Row
  */
 
@@ -367,6 +368,39 @@ const confirmationText = (cmp) => {
   ];
 };
 
+/**
+ * The banner's word on must-not-break rows the gate cannot protect (the baseline is not stable-correct on them), as
+ * the Gates view and `passk gate` say it: the rows of this scope as one link to their attempts, the others counted.
+ * @param {Gate} gate @param {{ suite: string, dataset_version: string }} scope
+ * @param {(extra: Record<string, string | undefined>) => string} link
+ */
+const unprotectedLine = (gate, scope, link) => {
+  const rows = gate.unprotected;
+  if (rows.length === 0) return null;
+  const here = rows
+    .filter((m) => m.suite === scope.suite && m.dataset_version === scope.dataset_version)
+    .map((m) => m.row_id);
+  const elsewhere = rows.length - here.length;
+  const shown = here.slice(0, 10);
+  return h(
+    'div',
+    { class: 'warn', 'data-testid': 'compare-unprotected', 'data-rows': String(rows.length) },
+    `⚠ ${rows.length} must-not-break ${rows.length === 1 ? 'row is' : 'rows are'} not protected: the baseline is ` +
+      'not stable-correct on them, so no rule binds',
+    here.length
+      ? [
+          ' — ',
+          h(
+            'a',
+            { href: link({ ids: here.join(',') }) },
+            shown.join(', ') + (here.length > shown.length ? ` and ${here.length - shown.length} more` : ''),
+          ),
+        ]
+      : null,
+    elsewhere ? ` (${elsewhere} in other suites or datasets)` : null,
+  );
+};
+
 /** @param {ViewContext} ctx */
 export const render = async ({ scope, params, navigate, warn }) => {
   if (!scope)
@@ -470,6 +504,7 @@ export const render = async ({ scope, params, navigate, warn }) => {
                   r.rows.length ? [' — ', h('a', { href: link({ ids: r.rows.join(',') }) }, r.rows.join(', '))] : null,
                 ),
               ),
+            unprotectedLine(gate, scope, link),
             h(
               'a',
               { href: `#/gates?suite=${encodeURIComponent(scope.suite)}&gate=${gate.gate_id}` },
