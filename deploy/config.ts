@@ -100,6 +100,12 @@ export const PasskConfig = z
      */
     batchWindowMs: z.number().int().nonnegative().default(500),
     /**
+     * The gates snapshot each owned partition of passk.decisions (its book and closed runs, passk.rowstate) once this
+     * many of its records were folded since the last, and at a clean stop: a restore reads the partition from the
+     * latest snapshot's offset on (docs/reliability.md). @default 20000
+     */
+    gateSnapshotEvery: z.number().int().positive().default(20_000),
+    /**
      * The LLM judge of `passk run --grader judge`: any OpenAI-compatible endpoint. Every field is optional
      * here (most commands never call a judge); the judge grader refuses to start without `url` and `model`.
      */
@@ -156,6 +162,7 @@ export const fromEnv = (env: NodeJS.ProcessEnv): Json => {
   if (env.PASSK_DATA_DIR) out.dataDir = env.PASSK_DATA_DIR;
   if (env.PASSK_MAX_EVENT_BYTES) out.maxEventBytes = Number(env.PASSK_MAX_EVENT_BYTES);
   if (env.PASSK_BATCH_WINDOW_MS) out.batchWindowMs = Number(env.PASSK_BATCH_WINDOW_MS);
+  if (env.PASSK_GATE_SNAPSHOT_EVERY) out.gateSnapshotEvery = Number(env.PASSK_GATE_SNAPSHOT_EVERY);
   out.judge = {
     url: env.PASSK_JUDGE_URL || undefined,
     model: env.PASSK_JUDGE_MODEL || undefined,

@@ -44,6 +44,8 @@ describe('loadConfig', () => {
     expect(loadConfig({}, {}, cwd).batchWindowMs).toBe(50);
     expect(loadConfig({}, { PASSK_BATCH_WINDOW_MS: '5' }, cwd).batchWindowMs).toBe(5);
     expect(() => loadConfig({}, { PASSK_BATCH_WINDOW_MS: '-1' }, cwd)).toThrow(/batchWindowMs/);
+    expect(loadConfig({}, {}, cwd).gateSnapshotEvery).toBe(20_000);
+    expect(loadConfig({}, { PASSK_GATE_SNAPSHOT_EVERY: '3' }, cwd).gateSnapshotEvery).toBe(3);
   });
   it('names the bad field', () => {
     expect(() => loadConfig({ backend: 'nope' }, {}, dir())).toThrow(ConfigError);

@@ -231,6 +231,7 @@ export const startProcessors = async (
         ...common,
         partitionOf,
         ...(opts.minAttempts ? { minAttempts: opts.minAttempts } : {}),
+        snapshotEvery: config.gateSnapshotEvery,
         ...rowstate,
       }).pipe(decided)
     : EMPTY;

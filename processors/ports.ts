@@ -101,6 +101,13 @@ export interface ConsumerOptions {
    */
   readonly transient?: boolean;
   /**
+   * Where the listed partitions of a transient reader's one topic start, as if its group had committed them there
+   * (`lag` and `committed` count from them); others start as `fromBeginning` says. A restore from a snapshot reads
+   * the log from the offset the snapshot covers (passk.decisions, docs/reliability.md). Kafka: the group's offsets
+   * are set before it joins. Only with `transient` and one topic.
+   */
+  readonly startAt?: ReadonlyMap<number, number>;
+  /**
    * Called when this member is given partitions, before their first batch (restore state here).
    * Callbacks run inside `batches()`, between batches: the iterator must be pulled for them to run.
    */

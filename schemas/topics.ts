@@ -30,6 +30,7 @@ export const TOPIC_OF: Record<EventType, Topic> = {
   WindowAlertRaised: TOPICS.decisions,
   TraceWindowsUpdated: TOPICS.rowstate,
   AdaptiveRoundDecided: TOPICS.decisions,
+  GateBookSnapshot: TOPICS.rowstate,
 };
 
 /**
@@ -67,6 +68,9 @@ export const candidateKey = (suite: string, candidate: string): string => suite 
 export const windowAlertKey = (r: { readonly agent_version: string; readonly segment: string }): string =>
   r.agent_version + SEP + r.segment;
 
+/** A gate book snapshot's key on passk.rowstate: one per partition of passk.decisions. */
+export const gateBookKey = (partition: number): string => 'gatebook' + SEP + partition;
+
 /** The partition key of an event (docs/event-log.md, "Guarantees"): it fixes per-key ordering. */
 export const keyOf = (e: PasskEvent): string => {
   switch (e.type) {
@@ -102,6 +106,9 @@ export const keyOf = (e: PasskEvent): string => {
     // one compacted record per source partition of passk.traces
     case 'TraceWindowsUpdated':
       return 'windows' + SEP + e.source_partition;
+    // one compacted record per partition of passk.decisions
+    case 'GateBookSnapshot':
+      return gateBookKey(e.partition);
   }
 };
 

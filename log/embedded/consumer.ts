@@ -55,6 +55,11 @@ export const createEmbeddedConsumer = (deps: {
   };
   const maxBatch = options.maxBatch ?? 1000;
   const fromBeginning = options.fromBeginning ?? true;
+  if (options.startAt && (!options.transient || topics.length !== 1))
+    throw new ConsumerMisuse('startAt is for a transient reader of one topic');
+  /** A partition's start: `startAt` (as if committed there when the reader began), else the group's position. */
+  const startOf = (topic: string, partition: number, committed: number | undefined): number | undefined =>
+    (topic === topics[0] ? options.startAt?.get(partition) : undefined) ?? committed;
   const abort = new AbortController();
   /** Fetch position of each partition this member currently owns. */
   const positions = new Map<string, TopicPartition & { position: number }>();
@@ -109,7 +114,7 @@ export const createEmbeddedConsumer = (deps: {
     await options.onAssigned?.(added);
     const hw = store.highWatermarks(topics);
     for (const tp of added) {
-      const committed = groups.committed(member.groupId, tp.topic).get(tp.partition);
+      const committed = startOf(tp.topic, tp.partition, groups.committed(member.groupId, tp.topic).get(tp.partition));
       const position = committed ?? (fromBeginning ? 0 : (hw.get(tp.topic)?.get(tp.partition) ?? 0));
       positions.set(tpKey(tp), { ...tp, position });
     }
@@ -166,7 +171,11 @@ export const createEmbeddedConsumer = (deps: {
     commit: async (list) => {
       if (list.length > 0) groups.commit(member, list);
     },
-    committed: async (topic) => groups.committed(member.groupId, topic),
+    committed: async (topic) => {
+      const committed = groups.committed(member.groupId, topic);
+      if (topic === topics[0]) for (const [p, offset] of options.startAt ?? []) committed.set(p, offset);
+      return committed;
+    },
     lag: async () => {
       const hw = store.highWatermarks(topics);
       return topics.flatMap((topic) => {
@@ -174,7 +183,7 @@ export const createEmbeddedConsumer = (deps: {
         return [...(hw.get(topic) ?? new Map<number, number>())].map(([partition, high]) => ({
           topic,
           partition,
-          lag: high - (committed.get(partition) ?? 0),
+          lag: high - (startOf(topic, partition, committed.get(partition)) ?? 0),
         }));
       });
     },

@@ -173,7 +173,16 @@ export const createKafkaConsumer = async (deps: {
     if (!payload.restart) queue.push({ kind: 'crash', error: payload.error });
   });
 
+  if (options.startAt && (!options.transient || options.topics.length !== 1))
+    throw new ConsumerMisuse('startAt is for a transient reader of one topic');
   try {
+    // a one-use group starts where it was told: its offsets are set before it joins (an empty group may be set)
+    if (options.startAt && options.startAt.size > 0)
+      await deps.admin.setOffsets({
+        groupId: deps.groupId,
+        topic: names.physical(options.topics[0]!),
+        partitions: [...options.startAt].map(([partition, offset]) => ({ partition, offset: String(offset) })),
+      });
     await consumer.connect();
     await consumer.subscribe({
       topics: options.topics.map(names.physical),

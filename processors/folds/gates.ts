@@ -1,8 +1,11 @@
-import { z } from 'zod';
 import type { AdaptiveRoundDecided } from '../../schemas/events/adaptive.ts';
 import type { RunClosed } from '../../schemas/events/comparisons.ts';
-import { ComparisonDeclared, ConfirmationRequested, requestedAttempts } from '../../schemas/events/comparisons.ts';
-import { GateEvaluated } from '../../schemas/events/decisions.ts';
+import {
+  requestedAttempts,
+  type ComparisonDeclared,
+  type ConfirmationRequested,
+} from '../../schemas/events/comparisons.ts';
+import type { GateEvaluated } from '../../schemas/events/decisions.ts';
 import type { RunFinished } from '../../schemas/events/runFinished.ts';
 import type { WindowAlertRaised } from '../../schemas/events/windowAlertRaised.ts';
 import { deterministicEventId } from '../../schemas/ids.ts';
@@ -32,34 +35,8 @@ import type { StreamRowState } from './rowState.ts';
  * and their echoes from the log are duplicates. A second verdict on the same candidate (another
  * comparison) is flagged `repeated_verdict`: re-running to get another verdict is visible.
  */
-export const ComparisonState = z.object({
-  declared: ComparisonDeclared,
-  status: z.enum(['open', 'confirming', 'decided']),
-  confirmation: ConfirmationRequested.optional(),
-  verdict: GateEvaluated.optional(),
-});
-export type ComparisonState = z.infer<typeof ComparisonState>;
-
-export const GateBook = z.object({
-  comparisons: z.record(z.string(), ComparisonState),
-  /** suite␟candidate → event ids of its verdicts, in log order. */
-  verdicts: z.record(z.string(), z.array(z.string())),
-  /** Production-window alerts raised (one per window). */
-  alerts: z.record(z.string(), z.literal(true)),
-  /**
-   * Comparisons decided and evicted from `comparisons` (the processors' books, `evictDecided`): only the id stays,
-   * so a re-declaration of it is still ignored and nothing decides it again.
-   */
-  decided: z.record(z.string(), z.literal(true)).optional(),
-  /**
-   * suite␟agent version → its adaptive runs (`passk run --adaptive`, from their AdaptiveRoundDecided, keyed like
-   * the comparisons): run id → dataset version and max-k. While one of a candidate's is open, its gate is sequential.
-   */
-  adaptive: z
-    .record(z.string(), z.record(z.string(), z.object({ dataset_version: z.string(), max_k: z.number() })))
-    .optional(),
-});
-export type GateBook = z.infer<typeof GateBook>;
+export { ComparisonState, GateBook } from '../../schemas/events/gateBookSnapshot.ts';
+import type { ComparisonState, GateBook } from '../../schemas/events/gateBookSnapshot.ts';
 export type DecisionEvent =
   ComparisonDeclared | ConfirmationRequested | GateEvaluated | RunClosed | WindowAlertRaised | AdaptiveRoundDecided;
 

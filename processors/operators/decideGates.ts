@@ -1,6 +1,7 @@
 import { map, type OperatorFunction } from 'rxjs';
 import type { ConfirmationRequested, RunClosed } from '../../schemas/events/comparisons.ts';
 import type { GateEvaluated } from '../../schemas/events/decisions.ts';
+import type { GateBookSnapshot } from '../../schemas/events/gateBookSnapshot.ts';
 import type { PasskEvent } from '../../schemas/events/index.ts';
 import type { TraceWindowsUpdated } from '../../schemas/events/traceWindowsUpdated.ts';
 import type { WindowAlertRaised } from '../../schemas/events/windowAlertRaised.ts';
@@ -15,6 +16,7 @@ import {
   type GateBook,
   type GateView,
 } from '../folds/gates.ts';
+import { foldPrefix, keepLatest, toGateBookSnapshot, type DecisionsPrefix } from '../folds/gateSnapshot.ts';
 import { fromRowStateChanged, type StreamRowState } from '../folds/rowState.ts';
 import { versionKeyOf } from '../folds/versionSummary.ts';
 import { alertFor, totalOf, windowKeyOf, type AlertOptions, type WindowTotal } from '../folds/windowTotals.ts';
@@ -28,6 +30,10 @@ import { pushAll } from '../core/arrays.ts';
  */
 export interface GateStore {
   readonly books: Map<number, GateBook>;
+  /** Owned partitions of passk.decisions folded from the log alone: what their snapshots hold (gateSnapshot.ts). */
+  readonly prefixes: Map<number, DecisionsPrefix>;
+  /** The latest snapshot of each partition of passk.decisions seen on passk.rowstate (every partition). */
+  readonly bookSnapshots: Map<number, GateBookSnapshot>;
   readonly rows: Map<string, Map<string, StreamRowState>>;
   readonly datasets: Map<string, DatasetState>;
   /** suite␟agent version → its RunClosed by event id. */
@@ -46,6 +52,8 @@ export const createGateStore = (): GateStore => {
   const none = new Map<string, StreamRowState>();
   return {
     books: new Map(),
+    prefixes: new Map(),
+    bookSnapshots: new Map(),
     rows,
     datasets,
     closed,
@@ -67,6 +75,8 @@ export const createGateStore = (): GateStore => {
 export type GateInput =
   | { readonly source: 'decisions' | 'closed' | 'rowstate' | 'datasets'; readonly batch: EventBatch }
   | { readonly source: 'tick' }
+  /** A clean stop: snapshot every owned partition folded since its last snapshot. */
+  | { readonly source: 'final' }
   /** Row states and window snapshots handed over in process (RowstateFeed), already applied to the store. */
   | { readonly source: 'local'; readonly touched: Touched };
 
@@ -79,6 +89,8 @@ export interface DecidedGates {
   readonly emitted: readonly Decided[];
   /** Production windows this instance owns that changed. */
   readonly windows: readonly WindowTotal[];
+  /** Snapshots of owned partitions of passk.decisions to publish (every `snapshotEvery` records, and at a stop). */
+  readonly snapshots: readonly GateBookSnapshot[];
 }
 
 export interface GateDecisionOptions {
@@ -87,7 +99,11 @@ export interface GateDecisionOptions {
   /** The log's partitioner: a window's alerts belong to the owner of its key's decisions partition. */
   readonly partitionOf: (key: string, partitions: number) => number;
   readonly alert?: Omit<AlertOptions, 'producer'>;
+  /** A partition of passk.decisions is snapshotted once this many of its records were folded since. @default 20000 */
+  readonly snapshotEvery?: number;
 }
+
+export const DEFAULT_SNAPSHOT_EVERY = 20_000;
 
 const isDecision = (e: PasskEvent): e is DecisionEvent =>
   e.type === 'ComparisonDeclared' ||
@@ -115,6 +131,10 @@ export const applyRowstate = (
       for (const share of event.shares) into.windows.add(windowKeyOf(share));
       continue;
     }
+    if (event.type === 'GateBookSnapshot') {
+      keepLatest(store.bookSnapshots, event);
+      continue;
+    }
     if (event.type !== 'RowStateChanged') continue;
     const key = versionKeyOf(event);
     let table = store.rows.get(key);
@@ -131,6 +151,7 @@ function* eventsOf(batch: EventBatch): Generator<PasskEvent> {
 /** Applies one input batch to the store (row states and window shares keep the highest seq). Returns what it touched. */
 export const applyGateInput = (store: GateStore, input: GateInput, producer: string): Touched => {
   if (input.source === 'tick') return { versions: 'all', windows: 'all' };
+  if (input.source === 'final') return { versions: new Set(), windows: new Set() };
   if (input.source === 'local') return input.touched;
   const { batch } = input;
   if (input.source === 'rowstate') {
@@ -162,6 +183,8 @@ export const applyGateInput = (store: GateStore, input: GateInput, producer: str
   const book = store.books.get(batch.partition) ?? emptyBook();
   for (const { event } of batch.events) if (isDecision(event)) foldBookInto(book, event, EVICT_DECIDED);
   store.books.set(batch.partition, book);
+  const prefix = store.prefixes.get(batch.partition);
+  if (prefix) foldPrefix(prefix, batch.events, batch.lastOffset);
   return { versions: 'all', windows: 'all' };
 };
 
@@ -237,13 +260,30 @@ export const decideGates = (store: GateStore, o: GateDecisionOptions): OperatorF
     const emitted: Decided[] = decideOpen(store, touched.versions, o.producer, o.minAttempts);
     const { windows, alerts } = decideWindows(store, touched.windows, o);
     pushAll(emitted, alerts);
-    if (input.source === 'tick') return { positions: [], weight: 0, emitted, windows };
+    const snapshots = snapshotsDue(store, input, o);
+    if (input.source === 'tick' || input.source === 'final')
+      return { positions: [], weight: 0, emitted, windows, snapshots };
     // a handover holds one record of the in-flight window (RowstateFeed in the gates topology)
-    if (input.source === 'local') return { positions: [], weight: 1, emitted, windows };
+    if (input.source === 'local') return { positions: [], weight: 1, emitted, windows, snapshots };
     const { batch } = input;
     const positions =
       input.source === 'decisions'
         ? [{ topic: TOPICS.decisions, partition: batch.partition, nextOffset: batch.lastOffset + 1 }]
         : [];
-    return { positions, weight: weightOf(batch), emitted, windows };
+    return { positions, weight: weightOf(batch), emitted, windows, snapshots };
   });
+
+/** The snapshots an input makes due: its partition's past `snapshotEvery` records since the last, or all at a stop. */
+const snapshotsDue = (store: GateStore, input: GateInput, o: GateDecisionOptions): GateBookSnapshot[] => {
+  const every = o.snapshotEvery ?? DEFAULT_SNAPSHOT_EVERY;
+  const due =
+    input.source === 'final'
+      ? [...store.prefixes].filter(([, s]) => s.since > 0)
+      : input.source === 'decisions'
+        ? [...store.prefixes].filter(([p, s]) => p === input.batch.partition && s.since >= every)
+        : [];
+  return due.map(([p, s]) => {
+    s.since = 0;
+    return toGateBookSnapshot(s, p, store.decisionPartitions, o.producer);
+  });
+};

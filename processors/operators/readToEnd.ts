@@ -14,7 +14,9 @@ export const readToEnd = async (
     topic: Topic;
     groupId: string;
     upTo?: ReadonlyMap<number, number>;
-    onEvent: (event: PasskEvent, partition: number) => void;
+    /** Where partitions start (a snapshot's offset); the others start at 0. */
+    from?: ReadonlyMap<number, number>;
+    onEvent: (event: PasskEvent, partition: number, offset: number) => void;
     /** Resolves to give up early (shutdown): the read ends with what it has. */
     stop?: Promise<unknown>;
   },
@@ -25,6 +27,7 @@ export const readToEnd = async (
     fromBeginning: true,
     maxBatch: 5_000,
     transient: true,
+    ...(opts.from && opts.from.size > 0 ? { startAt: opts.from } : {}),
   });
   let stopped = false;
   // taken off when the read ends: a restore per rebalance must not pile handlers on a long-lived stop
@@ -38,8 +41,10 @@ export const readToEnd = async (
     const ends = new Map<number, number>();
     for (const { topic, partition, lag } of await consumer.lag()) {
       if (topic !== opts.topic) continue;
-      const end = Math.min(lag, opts.upTo ? (opts.upTo.get(partition) ?? 0) : lag);
-      if (end > 0) ends.set(partition, end);
+      // the lag counts from the partition's start: the end is the start plus it
+      const high = (opts.from?.get(partition) ?? 0) + lag;
+      const end = Math.min(high, opts.upTo ? (opts.upTo.get(partition) ?? 0) : high);
+      if (end > (opts.from?.get(partition) ?? 0)) ends.set(partition, end);
     }
     let read = 0;
     if (ends.size === 0 || stopped) return read;
@@ -48,7 +53,7 @@ export const readToEnd = async (
       if (end === undefined) continue;
       for (const e of batch.events) {
         if (e.offset >= end) break;
-        opts.onEvent(e.event, batch.partition);
+        opts.onEvent(e.event, batch.partition, e.offset);
         read++;
       }
       if (batch.lastOffset + 1 >= end) ends.delete(batch.partition);

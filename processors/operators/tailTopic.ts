@@ -19,7 +19,15 @@ export interface TailedTopic {
  */
 export const tailTopic = async (
   source: EventSource,
-  o: { topic: Topic; groupId: string; inFlight: InFlight; stop: Promise<unknown>; maxBatch?: number },
+  o: {
+    topic: Topic;
+    groupId: string;
+    inFlight: InFlight;
+    stop: Promise<unknown>;
+    maxBatch?: number;
+    /** Where partitions start (the offsets snapshots cover); the others start at 0. */
+    from?: ReadonlyMap<number, number>;
+  },
 ): Promise<TailedTopic> => {
   const consumer: EventConsumer = await source.consumer({
     groupId: o.groupId,
@@ -27,10 +35,13 @@ export const tailTopic = async (
     fromBeginning: true,
     maxBatch: o.maxBatch ?? 5_000,
     transient: true,
+    ...(o.from && o.from.size > 0 ? { startAt: o.from } : {}),
   });
-  const position = new Map<number, number>();
+  // the lag counts from a partition's start: its end is the start plus the lag
+  const position = new Map<number, number>(o.from ?? []);
   const ends = new Map<number, number>();
-  for (const l of await consumer.lag()) if (l.topic === o.topic && l.lag > 0) ends.set(l.partition, l.lag);
+  for (const l of await consumer.lag())
+    if (l.topic === o.topic && l.lag > 0) ends.set(l.partition, (o.from?.get(l.partition) ?? 0) + l.lag);
   let markLoaded!: () => void;
   const loaded = new Promise<void>((resolve) => (markLoaded = resolve));
   if (ends.size === 0) markLoaded();
@@ -47,6 +58,8 @@ export const tailTopic = async (
     loaded,
     // no commits: the group's lag is the high watermark; compare it with what was delivered
     caughtUp: async () =>
-      (await consumer.lag()).every((l) => l.topic !== o.topic || (position.get(l.partition) ?? 0) >= l.lag),
+      (await consumer.lag()).every(
+        (l) => l.topic !== o.topic || (position.get(l.partition) ?? 0) >= (o.from?.get(l.partition) ?? 0) + l.lag,
+      ),
   };
 };

@@ -1,16 +1,30 @@
-import { defer, EMPTY, finalize, from, map, merge, Subject, switchMap, type Observable } from 'rxjs';
-import type { PasskEvent } from '../../schemas/events/index.ts';
-import { TOPICS, type Topic } from '../../schemas/topics.ts';
+import {
+  concatMap,
+  defer,
+  EMPTY,
+  endWith,
+  finalize,
+  from,
+  map,
+  merge,
+  Subject,
+  switchMap,
+  type Observable,
+} from 'rxjs';
+import type { GateBookSnapshot } from '../../schemas/events/gateBookSnapshot.ts';
+import { EventTooLarge } from '../../schemas/errors.ts';
+import { candidateKey, TOPICS, type Topic } from '../../schemas/topics.ts';
 import { commitWhenDurable } from '../operators/commitWhenDurable.ts';
 import {
-  applyGateInput,
   applyRowstate,
   createGateStore,
   decideGates,
+  type GateStore,
   type GateDecisionOptions,
   type GateInput,
 } from '../operators/decideGates.ts';
 import { emitChanges } from '../operators/emitChanges.ts';
+import { foldPrefix, restorePrefix, usableSnapshot } from '../folds/gateSnapshot.ts';
 import { createInFlight } from '../operators/inFlight.ts';
 import { ownStop } from '../operators/onStop.ts';
 import { pullBatches } from '../operators/pullBatches.ts';
@@ -33,6 +47,8 @@ export interface GateTopologyOptions extends TopologyOptions {
    * writes some of the topic); then the topic is tailed too. Without it, the topic is tailed.
    */
   readonly rowstate?: RowstateFeed;
+  /** Records of an owned partition of passk.decisions between its snapshots. @default 20000 */
+  readonly snapshotEvery?: number;
 }
 
 /**
@@ -50,10 +66,41 @@ export interface GateTopologyOptions extends TopologyOptions {
  *  tailTopic(decisions) ─┼▶ decideGates ─▶ emitChanges ─▶ writeRows ─▶ commitWhenDurable
  *   pullBatches(decisions)┘
  */
+/** A tail started once `after` resolves: its batches, load and catching up follow it from then. */
+const startedAfter = (after: Promise<unknown>, start: () => Promise<TailedTopic>): TailedTopic => {
+  let started: TailedTopic | undefined;
+  const tailed = after.then(start).then((t) => (started = t));
+  return {
+    batches$: from(tailed).pipe(switchMap((t) => t.batches$)),
+    loaded: tailed.then((t) => t.loaded),
+    caughtUp: async () => (started ? started.caughtUp() : false),
+  };
+};
+
+/** The closed runs a snapshot holds, into the store's global table. */
+const applyClosed = (store: GateStore, snapshot: GateBookSnapshot): void => {
+  for (const run of snapshot.closed) {
+    const key = candidateKey(run.suite, run.agent_version);
+    let runs = store.closed.get(key);
+    if (!runs) store.closed.set(key, (runs = new Map()));
+    runs.set(run.event_id, run);
+  }
+};
+
 export const gateTopology = (ports: EventPorts, o: GateTopologyOptions): Observable<DecisionProgress> => {
   const groupId = o.groupId ?? 'passk-gates';
   const store = createGateStore();
   const inFlight = createInFlight(o.maxInFlight ?? 20_000);
+  /**
+   * Each on its own: a snapshot over the log's largest event is not written (that partition's restore then reads it
+   * from the previous snapshot's offset, or from 0: slower, never wrong), and the others still are.
+   */
+  const publishSnapshots = async (snapshots: readonly GateBookSnapshot[]): Promise<void> => {
+    for (const x of snapshots)
+      await ports.publisher.publish([x], { trusted: true }).catch((e: unknown) => {
+        if (!(e instanceof EventTooLarge)) throw e;
+      });
+  };
   return defer(() => {
     const own = ownStop(o.stop);
     const stop = own.promise;
@@ -95,48 +142,71 @@ export const gateTopology = (ports: EventPorts, o: GateTopologyOptions): Observa
           inFlight,
           restore: async (partitions, { consumer }) => {
             const owned = new Set(partitions);
-            store.decisionPartitions = (await consumer.lag()).filter((l) => l.topic === TOPICS.decisions).length;
-            const replay = new Map<number, PasskEvent[]>();
+            const lag = (await consumer.lag()).filter((l) => l.topic === TOPICS.decisions);
+            const committed = await consumer.committed(TOPICS.decisions);
+            store.decisionPartitions = lag.length;
+            // each owned partition from its latest snapshot (or 0), folded to the end; the others are not read
+            const from = new Map<number, number>();
+            for (const l of lag) {
+              const high = (committed.get(l.partition) ?? 0) + l.lag;
+              if (!owned.has(l.partition)) {
+                from.set(l.partition, high);
+                continue;
+              }
+              const snapshot = usableSnapshot(store.bookSnapshots.get(l.partition), lag.length, high);
+              const prefix = restorePrefix(snapshot);
+              store.prefixes.set(l.partition, prefix);
+              if (prefix.through > 0) from.set(l.partition, prefix.through);
+            }
             await readToEnd(ports.source, {
               topic: TOPICS.decisions,
               groupId: `${groupId}.restore.${o.instanceId}`,
+              from,
               stop,
-              onEvent: (e, p) => void (owned.has(p) && (replay.get(p) ?? replay.set(p, []).get(p)!).push(e)),
+              onEvent: (event, p, offset) => {
+                const prefix = owned.has(p) ? store.prefixes.get(p) : undefined;
+                if (prefix) foldPrefix(prefix, [{ offset, event }], offset);
+              },
             });
-            for (const p of owned) {
-              const events = (replay.get(p) ?? []).map((event, offset) => ({
-                topic: TOPICS.decisions,
-                partition: p,
-                offset,
-                key: '',
-                event,
-              }));
-              applyGateInput(
-                store,
-                {
-                  source: 'decisions',
-                  batch: {
-                    topic: TOPICS.decisions,
-                    partition: p,
-                    events,
-                    lastOffset: events.length - 1,
-                    highWatermark: events.length,
-                  },
-                },
-                o.producer,
-              );
-            }
+            // the live book starts as the log's fold; it then also holds what it decides before reading it back
+            for (const p of owned) store.books.set(p, structuredClone(store.prefixes.get(p)!.book));
             ticks.next({ source: 'tick' }); // decide what the restored books and loaded tables already complete
           },
           drop: (revoked) => {
-            for (const p of revoked) store.books.delete(p);
+            for (const p of revoked) {
+              store.books.delete(p);
+              store.prefixes.delete(p);
+            }
           },
         },
         stop,
       );
     const rowTable = o.rowstate ? Promise.resolve(fed(o.rowstate)) : tail(TOPICS.rowstate);
-    return from(Promise.all([rowTable, tail(TOPICS.datasets), tail(TOPICS.decisions)])).pipe(
-      switchMap(([rows, datasets, closed]) => {
+    /**
+     * The closed runs of every partition: those the partitions' latest snapshots hold (passk.rowstate, read with
+     * the row table), then each partition from the offset its snapshot covers. So the row table is loaded first.
+     */
+    const closedRuns = async (): Promise<TailedTopic> => {
+      const snapshots = [...store.bookSnapshots.values()];
+      // one layout only: snapshots of another partition count (a topic re-created) are not used
+      const usable = snapshots.every((x) => x.partitions === snapshots[0]?.partitions) ? snapshots : [];
+      const from = new Map<number, number>();
+      for (const x of usable) {
+        from.set(x.partition, x.through_offset);
+        applyClosed(store, x);
+      }
+      return tailTopic(ports.source, {
+        topic: TOPICS.decisions,
+        groupId: `${groupId}.${TOPICS.decisions}.${o.instanceId}`,
+        inFlight,
+        stop,
+        from,
+      });
+    };
+    return from(Promise.all([rowTable, tail(TOPICS.datasets)])).pipe(
+      switchMap(([rows, datasets]) => {
+        // started once the row table (read as it flows below) has loaded the snapshots
+        const closed = startedAfter(Promise.race([rows.loaded, stop]), closedRuns);
         let decisions: EventConsumer | undefined;
         const stopped = stop.then(() => 'stopped' as const);
         const tables = Promise.all([rows.loaded, datasets.loaded, closed.loaded]);
@@ -153,6 +223,7 @@ export const gateTopology = (ports: EventPorts, o: GateTopologyOptions): Observa
             );
             return pullBatches(consumer.batches(), inFlight, stop).pipe(
               map((batch): GateInput => ({ source: 'decisions', batch })),
+              endWith<GateInput>({ source: 'final' }), // a clean stop snapshots what was folded since the last
               finalize(() => void consumer.close()),
             );
           }),
@@ -167,6 +238,7 @@ export const gateTopology = (ports: EventPorts, o: GateTopologyOptions): Observa
           decideGates(store, {
             producer: o.producer,
             partitionOf: o.partitionOf,
+            ...(o.snapshotEvery ? { snapshotEvery: o.snapshotEvery } : {}),
             ...(o.minAttempts ? { minAttempts: o.minAttempts } : {}),
             ...(o.alert ? { alert: o.alert } : {}),
           }),
@@ -174,6 +246,10 @@ export const gateTopology = (ports: EventPorts, o: GateTopologyOptions): Observa
             (events) => ports.publisher.publish(events),
             (u) => u.emitted,
           ),
+          concatMap(async (u) => {
+            await publishSnapshots(u.snapshots);
+            return u;
+          }),
           writeRows(async (u) => {
             await ports.sink.writeEvents(u.emitted.filter((e) => e.type !== 'ConfirmationRequested'));
             if (u.windows.length > 0) await ports.sink.writeWindows(u.windows);

@@ -1,5 +1,7 @@
 import { map, tap, type Observable } from 'rxjs';
+import type { GateBookSnapshot } from '../../schemas/events/gateBookSnapshot.ts';
 import type { TraceWindowsUpdated } from '../../schemas/events/traceWindowsUpdated.ts';
+import { keepLatest } from '../folds/gateSnapshot.ts';
 import { TOPICS } from '../../schemas/topics.ts';
 import { DEFAULT_WINDOWS, restoreWindows, type WindowSpec } from '../folds/windows.ts';
 import { batchRows } from '../operators/batchRows.ts';
@@ -54,14 +56,19 @@ export const windowTopology = (ports: EventPorts, o: WindowTopologyOptions): Obs
         const owned = new Set(assigned);
         partitions = (await consumer.lag()).filter((l) => l.topic === TOPICS.traces).length;
         const snapshots: TraceWindowsUpdated[] = [];
+        // the gates' book snapshots ride along to the gates of this process (they read no passk.rowstate then)
+        const books = new Map<number, GateBookSnapshot>();
         await readToEnd(ports.source, {
           topic: TOPICS.rowstate,
           groupId: `${groupId}.restore.${o.instanceId}`,
           stop,
-          onEvent: (e) => void (e.type === 'TraceWindowsUpdated' && snapshots.push(e)),
+          onEvent: (e) => {
+            if (e.type === 'TraceWindowsUpdated') snapshots.push(e);
+            else if (e.type === 'GateBookSnapshot') keepLatest(books, e);
+          },
         });
         if (o.rowstate && !stopping()) {
-          o.rowstate.push(snapshots);
+          o.rowstate.push([...snapshots, ...books.values()]);
           o.rowstate.assigned('windows', assigned, partitions);
         }
         const mine = snapshots.filter((e) => owned.has(e.source_partition));

@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { AdaptiveRoundDecided } from './adaptive.ts';
 import { ComparisonDeclared, ConfirmationRequested, RunClosed } from './comparisons.ts';
 import { DatasetRowUpserted, FailureConfirmed } from './datasets.ts';
+import { GateBookSnapshot } from './gateBookSnapshot.ts';
 import { GateEvaluated, RowStateChanged } from './decisions.ts';
 import { JudgmentRecorded, LabelRecorded } from './judgments.ts';
 import { RunFinished } from './runFinished.ts';
@@ -14,6 +15,7 @@ import { WindowAlertRaised } from './windowAlertRaised.ts';
 export * from './adaptive.ts';
 export * from './comparisons.ts';
 export * from './datasets.ts';
+export * from './gateBookSnapshot.ts';
 export * from './decisions.ts';
 export * from './judgments.ts';
 export * from './runFinished.ts';
@@ -41,6 +43,7 @@ export const EVENT_SCHEMAS = {
   WindowAlertRaised,
   TraceWindowsUpdated,
   AdaptiveRoundDecided,
+  GateBookSnapshot,
 } as const;
 
 export type EventType = keyof typeof EVENT_SCHEMAS;
@@ -63,6 +66,7 @@ export const PasskEvent = z.discriminatedUnion('type', [
   WindowAlertRaised,
   TraceWindowsUpdated,
   AdaptiveRoundDecided,
+  GateBookSnapshot,
 ]);
 export type PasskEvent = z.infer<typeof PasskEvent>;
 export type EventOf<T extends EventType> = Extract<PasskEvent, { type: T }>;

@@ -349,6 +349,43 @@ export const eventLogContract = (name: string, setup: () => Promise<EventLogUnde
       expect(letters().find((l) => l.id === undefined)?.source).toMatchObject({ topic: TOPICS.trials, offset: 0 });
     });
 
+    it('starts a one-use reader where it is told, counting its lag and committed positions from there', async () => {
+      const { sut, open } = await openFresh();
+      const log = await open();
+      const published = trials(400, { rows: 40 });
+      await publishInChunks(log, published, 200);
+      const probe = await log.consumer({ groupId: 'contract-start-probe', topics: [TOPICS.trials], transient: true });
+      const high = new Map((await probe.lag()).map((l) => [l.partition, l.lag]));
+      await probe.close();
+      expect(high.size).toBe(sut.partitions);
+      // partition 0 from offset 10, partition 1 from its end, the others from their first record
+      const startAt = new Map([
+        [0, 10],
+        [1, high.get(1)!],
+      ]);
+      await expect(
+        log.consumer({ groupId: 'contract-start-misuse', topics: [TOPICS.trials], startAt }),
+      ).rejects.toThrow(/transient/);
+      const c = await log.consumer({ groupId: 'contract-start-at', topics: [TOPICS.trials], transient: true, startAt });
+      const committed = await c.committed(TOPICS.trials);
+      expect(committed.get(0)).toBe(10);
+      expect(committed.get(1)).toBe(high.get(1));
+      const lag = new Map((await c.lag()).map((l) => [l.partition, l.lag]));
+      expect(lag.get(0)).toBe(high.get(0)! - 10);
+      expect(lag.get(1)).toBe(0);
+      for (let p = 2; p < sut.partitions; p++) expect(lag.get(p)).toBe(high.get(p));
+      const want = [...lag.values()].reduce((a, b) => a + b, 0);
+      const r = reader(c);
+      await r.take({ until: () => r.events.length >= want, commit: false, what: `${want} events from the starts` });
+      expect(r.events).toHaveLength(want);
+      const first = new Map<number, number>();
+      for (const e of r.events) first.set(e.partition, Math.min(first.get(e.partition) ?? Infinity, e.offset));
+      expect(first.get(0)).toBe(10);
+      expect(first.has(1)).toBe(false);
+      for (let p = 2; p < sut.partitions; p++) expect(first.get(p)).toBe(0);
+      await c.close();
+    });
+
     it('splits the partitions between two members of one group, which together read everything', async () => {
       const { open } = await openFresh();
       const log = await open();

@@ -242,6 +242,30 @@ export const oneOfEach = (): { [T in EventType]: EventOf<T> } => ({
     ],
     done: false,
   },
+  GateBookSnapshot: {
+    ...envelopeOf('GateBookSnapshot', 16),
+    partition: 1,
+    partitions: 4,
+    through_offset: 12,
+    book: {
+      comparisons: {},
+      verdicts: { 'refunds\u001fagent-1.1.0': [envelopeOf('GateEvaluated', 17).event_id] },
+      alerts: {},
+      decided: { 'cmp-1': true },
+    },
+    closed: [
+      {
+        ...envelopeOf('RunClosed', 18),
+        run_id: 'run-1',
+        suite: 'refunds',
+        dataset_version: 'v2',
+        agent_version: 'agent-1.1.0',
+        status: 'completed',
+        trials: 4,
+        source_event_id: envelopeOf('RunFinished', 19).event_id,
+      },
+    ],
+  },
 });
 
 export const allEventSamples = (): PasskEvent[] => Object.values(oneOfEach());

@@ -116,6 +116,13 @@ export const createMemoryLog = (
     consumer: async (o: ConsumerOptions): Promise<EventConsumer> => {
       const group = groups.get(o.groupId) ?? { members: new Map(), leases: new Map(), committed: new Map() };
       groups.set(o.groupId, group);
+      // a one-use reader's start, as Kafka's offsets set before it joins (its group never commits otherwise)
+      // (deleted when it closes, as Kafka's and the embedded log's one-use groups leave no offsets to a next one)
+      if (o.transient && group.members.size === 0) group.committed.clear();
+      if (o.startAt && o.startAt.size > 0) {
+        if (!o.transient || o.topics.length !== 1) throw new Error('startAt is for a transient reader of one topic');
+        for (const [partition, offset] of o.startAt) group.committed.set(tp(o.topics[0]!, partition), offset);
+      }
       const me: MemberState = { id: `m${String(nextMember++).padStart(4, '0')}`, topics: o.topics };
       group.members.set(me.id, me);
       notify();

@@ -228,6 +228,7 @@ export const eventToRow = (e: PasskEvent): { table: TableName; row: Row } | unde
     case 'WindowAlertRaised':
     case 'TraceWindowsUpdated':
     case 'AdaptiveRoundDecided':
+    case 'GateBookSnapshot':
       return undefined;
   }
 };

@@ -1,0 +1,55 @@
+import { z } from 'zod';
+import { envelope } from '../envelope.ts';
+import { ComparisonDeclared, ConfirmationRequested, RunClosed } from './comparisons.ts';
+import { GateEvaluated } from './decisions.ts';
+
+/** One comparison in a gate book: its declaration, where it stands, and what decided it (processors/folds/gates.ts). */
+export const ComparisonState = z.object({
+  declared: ComparisonDeclared,
+  status: z.enum(['open', 'confirming', 'decided']),
+  confirmation: ConfirmationRequested.optional(),
+  verdict: GateEvaluated.optional(),
+});
+export type ComparisonState = z.infer<typeof ComparisonState>;
+
+/** The gates' fold of one partition of passk.decisions (processors/folds/gates.ts, `foldBookInto`). */
+export const GateBook = z.object({
+  comparisons: z.record(z.string(), ComparisonState),
+  /** suite␟candidate → event ids of its verdicts, in log order. */
+  verdicts: z.record(z.string(), z.array(z.string())),
+  /** Production-window alerts raised (one per window). */
+  alerts: z.record(z.string(), z.literal(true)),
+  /**
+   * Comparisons decided and evicted from `comparisons` (the processors' books, `evictDecided`): only the id stays,
+   * so a re-declaration of it is still ignored and nothing decides it again.
+   */
+  decided: z.record(z.string(), z.literal(true)).optional(),
+  /**
+   * suite␟agent version → its adaptive runs (`passk run --adaptive`, from their AdaptiveRoundDecided, keyed like
+   * the comparisons): run id → dataset version and max-k. While one of a candidate's is open, its gate is sequential.
+   */
+  adaptive: z
+    .record(z.string(), z.record(z.string(), z.object({ dataset_version: z.string(), max_k: z.number() })))
+    .optional(),
+});
+export type GateBook = z.infer<typeof GateBook>;
+
+/**
+ * A snapshot of one partition of passk.decisions as the gates fold it: the book (decided comparisons evicted to
+ * their ids) and the partition's closed runs, exactly as folded from its records before `through_offset` and from
+ * nothing else (never a decision not yet in the log). Written by the partition's owner every so many records and
+ * at a clean stop, one compacted record per partition in passk.rowstate: a restore takes the latest and reads the
+ * partition from `through_offset` on, and gets the book a replay from offset 0 gives (docs/reliability.md).
+ */
+export const GateBookSnapshot = z.object({
+  ...envelope('GateBookSnapshot'),
+  partition: z.number().int().nonnegative(),
+  /** Partitions of passk.decisions when it was taken: a snapshot of another layout is not used. */
+  partitions: z.number().int().positive(),
+  /** The partition's records before this offset are folded in; none after. */
+  through_offset: z.number().int().nonnegative(),
+  book: GateBook,
+  /** The partition's RunClosed (a global table: every instance's gates read them, whoever owns the partition). */
+  closed: z.array(RunClosed),
+});
+export type GateBookSnapshot = z.infer<typeof GateBookSnapshot>;
