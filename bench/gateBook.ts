@@ -6,8 +6,17 @@ import {
   type GateBook,
 } from '../processors/folds/gates.ts';
 import type { ComparisonDeclared, ConfirmationRequested, RunClosed } from '../schemas/events/comparisons.ts';
+import type { GateBookSnapshot } from '../schemas/events/gateBookSnapshot.ts';
 import type { GateEvaluated } from '../schemas/events/decisions.ts';
 import { deterministicEventId } from '../schemas/ids.ts';
+import {
+  emptyPrefix,
+  foldPrefix,
+  restorePrefix,
+  toGateBookSnapshot,
+  type DecisionsPrefix,
+} from '../processors/folds/gateSnapshot.ts';
+import { jsonCodec } from '../schemas/codec.ts';
 import { heapAfterGc as heap } from './heap.ts';
 
 /**
@@ -163,4 +172,138 @@ export function benchGateBook(o: { events: readonly number[] }): GateBookLine[] 
       baselineBytes: retained(1_000),
     };
   });
+}
+
+/** The k-th event of the stream (as `fold` folds them; `fresh`: its comparison built anew, as a decode makes it). */
+const eventAt = (
+  i: number,
+  fresh: boolean,
+  current: { k: number; c: ReturnType<typeof comparison> },
+): DecisionEvent => {
+  const slot = i % 1_000;
+  const k = Math.floor(i / 1_000);
+  if (current.k !== k) current.c = fresh ? comparison(k) : built[k]!;
+  current.k = k;
+  if (slot < 3) return current.c[slot]!;
+  if (slot < 103) return built[i % (k + 1)]![2];
+  return closedPool[i % POOL]!;
+};
+
+/** The stream's records `from` ≤ offset < `to` folded into a prefix, in batches of 1,000 (as the consumer hands them). */
+const foldRecords = (s: DecisionsPrefix, from: number, to: number, fresh = false): DecisionsPrefix => {
+  const current = { k: -1, c: built[0]! };
+  for (let start = from; start < to; start += 1_000) {
+    const batch: { offset: number; event: DecisionEvent }[] = [];
+    for (let i = start; i < Math.min(to, start + 1_000); i++)
+      batch.push({ offset: i, event: eventAt(i, fresh, current) });
+    foldPrefix(s, batch, batch.at(-1)!.offset);
+  }
+  return s;
+};
+
+export interface GateRestoreLine {
+  readonly events: number;
+  readonly comparisons: number;
+  /** Records after the snapshot a restore folds (0: after a clean stop; up to the snapshot period after a crash). */
+  readonly tail: number;
+  /** Bytes of the snapshot on the log. */
+  readonly snapshotBytes: number;
+  /** Milliseconds of a restore: the snapshot decoded (JSON, validated) and restored, the tail folded. */
+  readonly restoreMs: number;
+  /** The same restore of the stream's first 1,000 events (a snapshot at its end, no tail). */
+  readonly baselineRestoreMs: number;
+  /** Milliseconds of a replay from offset 0 (what a restore did before snapshots; events already decoded). */
+  readonly replayMs: number;
+  /** Retained bytes of the restored prefix (book and closed runs), and of the 1,000-event one. */
+  readonly bytes: number;
+  readonly baselineBytes: number;
+  /** Of which the book alone (its decided ids and verdict ids), and the 1,000-event book. */
+  readonly bookBytes: number;
+  readonly baselineBookBytes: number;
+}
+
+/** Best of 5: milliseconds of `run`, repeated `repeats` times. */
+const bestMs = (run: () => unknown, repeats: number): number => {
+  let best = Infinity;
+  for (let round = 0; round < 5; round++) {
+    const started = process.hrtime.bigint();
+    for (let r = 0; r < repeats; r++) run();
+    best = Math.min(best, Number(process.hrtime.bigint() - started) / 1e6 / repeats);
+  }
+  return best;
+};
+
+/** Retained bytes of `make()`'s result, `copies` kept at once (heap noise, as `retained`). */
+const retainedOf = (make: () => unknown, copies: number): number => {
+  const before = heap();
+  const kept = Array.from({ length: copies }, make);
+  const bytes = (heap() - before) / copies;
+  if (kept.length < 0) throw new Error('unreachable: keeps them alive');
+  return bytes;
+};
+
+/**
+ * Issue 26, item 6: a restore from a partition's latest snapshot (written at a clean stop, or `snapshotEvery`
+ * records before a crash) against the same after 1,000 events; memory of what it restores (the book and the closed
+ * runs, which the gates need whichever partition holds them) against the 1,000-event one.
+ */
+export async function benchGateRestore(o: {
+  events: readonly number[];
+  tails: readonly number[];
+}): Promise<GateRestoreLine[]> {
+  comparisonsFor(Math.max(...o.events) + Math.max(...o.tails));
+  const snapshotOf = async (events: number) =>
+    jsonCodec.encode(toGateBookSnapshot(foldRecords(emptyPrefix(), 0, events), 0, 1, 'bench'));
+  const restore = async (bytes: Uint8Array, from: number, tail: number): Promise<DecisionsPrefix> => {
+    const snapshot = await jsonCodec.decode(bytes);
+    if (snapshot.type !== 'GateBookSnapshot') throw new Error(snapshot.type);
+    return foldRecords(restorePrefix(snapshot), from, from + tail);
+  };
+  // decode is async only in name (no I/O): timed through a loop of awaits
+  const asyncBestMs = async (run: () => Promise<unknown>, repeats: number): Promise<number> => {
+    let best = Infinity;
+    for (let round = 0; round < 5; round++) {
+      const started = process.hrtime.bigint();
+      for (let r = 0; r < repeats; r++) await run();
+      best = Math.min(best, Number(process.hrtime.bigint() - started) / 1e6 / repeats);
+    }
+    return best;
+  };
+  const base = await snapshotOf(1_000);
+  await asyncBestMs(() => restore(base, 1_000, 0), 200); // warm-up
+  const baselineRestoreMs = await asyncBestMs(() => restore(base, 1_000, 0), 200);
+  const baseRestored = await restore(base, 1_000, 0);
+  const copies = 50;
+  const baselineBytes = retainedOf(
+    () => restorePrefix(JSON.parse(JSON.stringify(toGateBookSnapshot(baseRestored, 0, 1, 'b')))),
+    copies,
+  );
+  const baselineBookBytes = retainedOf(() => structuredClone(baseRestored.book), copies);
+  const out: GateRestoreLine[] = [];
+  for (const events of o.events) {
+    const bytes = await snapshotOf(events);
+    const replayMs = bestMs(() => foldRecords(emptyPrefix(), 0, events), 1);
+    for (const tail of o.tails) {
+      const restoreMs = await asyncBestMs(() => restore(bytes, events, tail), tail > 0 ? 3 : 20);
+      const restored = await restore(bytes, events, tail);
+      const decoded = JSON.stringify(toGateBookSnapshot(restored, 0, 1, 'b'));
+      out.push({
+        events,
+        comparisons: Math.ceil(events / 1_000),
+        tail,
+        snapshotBytes: bytes.byteLength,
+        restoreMs,
+        baselineRestoreMs,
+        replayMs,
+        bytes: retainedOf(
+          () => restorePrefix(JSON.parse(decoded) as GateBookSnapshot),
+          Math.max(2, Math.round(copies / 10)),
+        ),
+        baselineBytes,
+        bookBytes: retainedOf(() => structuredClone(restored.book), Math.max(2, Math.round(copies / 10))),
+        baselineBookBytes,
+      });
+    }
+  }
+  return out;
 }

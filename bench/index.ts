@@ -14,6 +14,7 @@
  *   npm run bench -- dashboard         the dashboard API on a generated store against the bare GROUP BY under it
  *     PASSK_BENCH_ENDPOINTS=overview,compare PASSK_BENCH_SAMPLES=3   only those endpoints, 3 samples each
  *   npm run bench -- gatebook          the gate book's restore and memory after 1M decision events, against 1,000
+ *   npm run bench -- gaterestore       a restore from the gate book snapshot after 1M decision events, against 1,000
  *   npm run bench -- restart           Kafka only: passk process restarted after a SIGKILL against a clean start
  *   KAFKA_BROKERS=… SCHEMA_REGISTRY_URL=… npm run bench   also through Kafka
  *   PASSK_BENCH_SCALE=0.1 npm run bench                 a tenth of the default sizes (a quick look)
@@ -26,7 +27,7 @@ import { benchAdaptive } from './adaptive.ts';
 import { benchDashboard } from './dashboard.ts';
 import { benchEventLog } from './eventLog.ts';
 import { benchFreshness } from './freshness.ts';
-import { benchGateBook } from './gateBook.ts';
+import { benchGateBook, benchGateRestore } from './gateBook.ts';
 import { benchGrowth } from './growth.ts';
 import { benchIngest } from './ingest.ts';
 import { benchHealthUnderBigSpans, benchOtlp } from './otlp.ts';
@@ -204,6 +205,43 @@ if (wanted('gatebook')) {
       'the same after 1,000 events',
       size(g.baselineBytes),
       `${(g.bytes / g.baselineBytes).toFixed(1)}×`,
+    ]);
+  }
+}
+
+if (wanted('gatebook') || wanted('gaterestore')) {
+  log('gaterestore: a restore from the latest gate book snapshot after 1k, 100k and 1M decision events …');
+  const events = [100_000, 1_000_000].map((n) => Math.max(1_000, Math.round((n * scale) / 1_000) * 1_000));
+  for (const g of await benchGateRestore({ events, tails: [0, 20_000] })) {
+    const n = g.events.toLocaleString('en-US');
+    const after = g.tail === 0 ? 'a clean stop' : `a crash, ${g.tail.toLocaleString('en-US')} records after it`;
+    table.push([
+      `gate restore from a snapshot (${n} events, ${g.comparisons} comparisons; ${after}; snapshot ${size(g.snapshotBytes)})`,
+      `${g.restoreMs.toFixed(2)} ms`,
+      'the same after 1,000 events',
+      `${g.baselineRestoreMs.toFixed(2)} ms`,
+      `${(g.restoreMs / g.baselineRestoreMs).toFixed(1)}×`,
+    ]);
+    table.push([
+      `gate restore from a snapshot (${n} events; ${after})`,
+      `${g.restoreMs.toFixed(2)} ms`,
+      'a replay from offset 0 (events decoded already)',
+      `${g.replayMs.toFixed(2)} ms`,
+      `${(g.restoreMs / g.replayMs).toFixed(3)}×`,
+    ]);
+    table.push([
+      `gate restore memory: book + closed runs (${n} events; ${after})`,
+      size(g.bytes),
+      'the same after 1,000 events',
+      size(g.baselineBytes),
+      `${(g.bytes / g.baselineBytes).toFixed(1)}×`,
+    ]);
+    table.push([
+      `… of which the book (decided ids, verdict ids)`,
+      size(g.bookBytes),
+      'the 1,000-event book',
+      size(g.baselineBookBytes),
+      `${(g.bookBytes / g.baselineBookBytes).toFixed(1)}×`,
     ]);
   }
 }
