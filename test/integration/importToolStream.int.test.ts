@@ -10,7 +10,8 @@ import { trialsOnLog } from '../helpers/trialsOnLog.ts';
 
 // Issue #13: other tools' results files (one JSON document each, or an Inspect .eval zip) are streamed. Each real
 // fixture is grown to a document a whole-document reader cannot hold in the child's 64 MiB V8 heap, then imported
-// through the CLI; a rerun publishes nothing. The importer that read a document whole refused anything over 1/16 of
+// through the CLI; a rerun publishes nothing (τ-bench's only: what a rerun adds past the parse, the check of each
+// trial against the log, is the same code for every format, and a rerun costs as much as the import). The importer that read a document whole refused anything over 1/16 of
 // the heap (4 MiB here); without that cap it still fails: τ-bench grows past the whole heap (FULL_BYTES), and the
 // others past half of it (HALF_BYTES), which is enough. Measured with the whole-document reader kept for reference
 // (`readResultsText(file, Infinity)`, then JSON.parse) in a bare node with --max-old-space-size=64: every 36 MiB
@@ -73,8 +74,8 @@ const passk = (args: string[]): Promise<Run> => {
 const passkImport = (input: string, data: string, flags: string[] = []): Promise<Run> =>
   passk(['--data-dir', data, 'import', input, ...flags]);
 
-/** Imports the file twice under the small heap: every trial once, then nothing new. */
-const importsOnce = async (file: string, trials: number, flags: string[] = []): Promise<void> => {
+/** Imports the file under the small heap: every trial once; with `rerun`, again: nothing new. */
+const importsOnce = async (file: string, trials: number, flags: string[] = [], rerun = false): Promise<void> => {
   expect(statSync(file).size).toBeGreaterThan(HALF_BYTES);
   const data = `${file}.data`;
   const first = await passkImport(file, data, flags);
@@ -83,6 +84,7 @@ const importsOnce = async (file: string, trials: number, flags: string[] = []): 
   expect(first.code).toBe(0);
   expect(first.stdout).toMatch(new RegExp(`${trials} trials read; \\d+ events published, 0 already recorded`));
   expect(await trialsOnLog(data)).toEqual({ records: trials, ids: trials });
+  if (!rerun) return;
   const again = await passkImport(file, data, flags);
   expect(again.code).toBe(0);
   expect(again.stdout).toContain(`${trials} trials read; 0 events published, ${trials} already recorded`);
@@ -98,7 +100,7 @@ describe(`other tools' documents too large to read whole in a ${HEAP_MB} MiB hea
       const copy = (k: number) => tau.map((e) => ({ ...e, trial: (e.trial ?? 0) + k * 10 }));
       const n = await writeDocument(file, '[', copy, ']', FULL_BYTES);
       expect(statSync(file).size).toBeGreaterThan(HEAP_MB * MIB);
-      await importsOnce(file, n, ['--agent-version', 'gpt-4o']);
+      await importsOnce(file, n, ['--agent-version', 'gpt-4o'], true);
       // and `passk report` of it, which holds the trials (without their trajectories), not the text
       const report = await passk(['report', file]);
       expect(report.stderr).not.toMatch(/heap out of memory/);
@@ -202,8 +204,6 @@ describe(`other tools' documents too large to read whole in a ${HEAP_MB} MiB hea
       expect(first.code).toBe(0);
       expect(first.stdout).toMatch(new RegExp(`${n} trials read; \\d+ events published, 0 already recorded`));
       expect(await trialsOnLog(data)).toEqual({ records: n, ids: n });
-      const again = await passkImport(file, data);
-      expect(again.stdout).toContain(`${n} trials read; 0 events published, ${n} already recorded`);
     },
     GUARD,
   );
