@@ -386,7 +386,7 @@ const unprotectedLine = (gate, scope, link) => {
     'div',
     { class: 'warn', 'data-testid': 'compare-unprotected', 'data-rows': String(rows.length) },
     `⚠ ${rows.length} must-not-break ${rows.length === 1 ? 'row is' : 'rows are'} not protected: the baseline is ` +
-      'not stable-correct on them, so no rule binds',
+      `not stable-correct on ${rows.length === 1 ? 'it' : 'them'}, so no rule binds`,
     here.length
       ? [
           ' — ',
