@@ -2,6 +2,7 @@ import {
   buildReport,
   calibrateJudges,
   compareVersions,
+  declaredRunsOf,
   DEFAULT_REPORT_OPTIONS,
   groupTrials,
   type Group,
@@ -77,7 +78,7 @@ export const createMemoryDashboardData = (initial: readonly PasskEvent[] = []) =
     overview: async (scope) =>
       buildReport(
         groups().filter((g) => g.key.suite === scope.suite && g.key.dataset_version === scope.dataset_version),
-        DEFAULT_REPORT_OPTIONS,
+        { ...DEFAULT_REPORT_OPTIONS, declared: declaredRunsOf(of('RunFinished')) },
       ).groups,
     compare: async (q) => {
       const b = groupOf(q, q.baseline);
@@ -90,7 +91,7 @@ export const createMemoryDashboardData = (initial: readonly PasskEvent[] = []) =
           baseline: { version: q.baseline, rows: b.rows },
           candidate: { version: q.candidate, rows: c.rows },
         },
-        DEFAULT_REPORT_OPTIONS,
+        { ...DEFAULT_REPORT_OPTIONS, declared: declaredRunsOf(of('RunFinished')) },
       );
       const mnb = [
         ...new Set([...b.rows, ...c.rows].filter(([, s]) => s.tags.includes('must_not_break')).map(([id]) => id)),

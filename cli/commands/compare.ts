@@ -7,7 +7,7 @@ import { renderJson, renderMarkdown, renderTerminal } from '../format/render.ts'
 import {
   addOfflineOptions,
   collect,
-  loadGroups,
+  loadSources,
   outputFormat,
   positiveInt,
   reportOptions,
@@ -83,7 +83,10 @@ export const compareCommand = (program: Command): void => {
         'Δpass@1 and Δpass^k, an exact McNemar test, and confirmation of suspected regressions with the extra\n' +
         'attempts in the files (first divergent intermediate check for each confirmed one). See docs/metrics.md.',
     )
-    .argument('[files...]', 'trial files with both versions: flat JSONL, flat CSV (*.csv) or public-trials JSONL');
+    .argument(
+      '[files...]',
+      "trial files with both versions: flat JSONL, flat CSV (*.csv), public-trials JSONL, or other tools' results (as passk report reads them)",
+    );
   addCompareOptions(cmd)
     .option('--all', `list every suspected regression (default: the first ${SHOWN_SUSPECTS}, confirmed ones first)`)
     .addHelpText(
@@ -104,12 +107,13 @@ Exit codes: 0 ok (a regression is reported, not an error; use passk gate to fail
     .action(async (files: string[], flags: CompareFlags, cmd: Command) => {
       const format = outputFormat(flags);
       refuseSameVersion(flags);
-      const pairs = pairVersions(await loadGroups(files, flags, cmd), flags);
+      const { groups, declared } = await loadSources(files, flags, cmd);
+      const pairs = pairVersions(groups, flags);
       if (pairs.both.length === 0)
         throw new InputError(
           `no suite and dataset version has trials of both ${flags.baseline} and ${flags.candidate}`,
         );
-      const comparisons = pairs.both.map((p) => compareVersions(p, compareOptions(flags)));
+      const comparisons = pairs.both.map((p) => compareVersions(p, { ...compareOptions(flags), declared }));
       const unpaired = pairs.oneSided.map((p) => ({
         suite: p.suite,
         dataset_version: p.dataset_version,

@@ -58,11 +58,20 @@ const render = (reports: readonly FileReport[]): string =>
         const graded = s.rowsAtK[0] ?? 0;
         const partial = s.rowsAtK.flatMap((n, i) => (n < graded ? [`k = ${i + 1}: ${n} of ${graded} rows`] : []));
         const missing = s.rowsAtK.length < s.attempts ? `no row has ${s.rowsAtK.length + 1} graded attempts` : '';
-        if (partial.length === 0 && !missing) return [];
+        const short =
+          s.short > 0 && s.declared !== undefined
+            ? [
+                text(
+                  `${s.agentVersion}: ${s.short} of ${s.rows} rows have fewer attempts in the file than the ${s.declared} per row it declares; K is ${s.attempts}`,
+                ),
+              ]
+            : [];
+        if (partial.length === 0 && !missing) return short;
         return [
           text(
-            `${s.agentVersion}: each row was given ${s.attempts} attempts, some left ungraded; pass^k averages the rows with k graded ones (${[...partial, missing].filter(Boolean).join('; ')})`,
+            `${s.agentVersion}: each row was given ${s.attempts} attempts, some left ungraded or missing; pass^k averages the rows with k graded ones (${[...partial, missing].filter(Boolean).join('; ')})`,
           ),
+          ...short,
         ];
       }),
     ]),

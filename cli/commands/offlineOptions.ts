@@ -3,6 +3,7 @@ import {
   DEFAULT_BOOTSTRAP,
   DEFAULT_MIN_ATTEMPTS,
   groupTrials,
+  type DeclaredRun,
   type Group,
   type ReportOptions,
 } from '../../processors/core/index.ts';
@@ -12,6 +13,8 @@ import type { TrialRecorded } from '../../schemas/events/trialRecorded.ts';
 import { writeStderr } from '../format/render.ts';
 import { storeTrials, withReader } from '../context.ts';
 import { retractedRuns } from '../../sinks/clickhouse/queries/retracted.ts';
+import { declaredRuns } from '../../sinks/clickhouse/queries/declaredRuns.ts';
+import { readToolResults } from '../../producers/importers/readResultTrials.ts';
 
 /** Options shared by `report`, `compare` and `gate`, which read trial files offline. */
 export type OfflineFlags = {
@@ -171,3 +174,62 @@ export const loadTrials = async (files: readonly string[], f: OfflineFlags, cmd:
 /** `loadTrials` folded into groups. */
 export const loadGroups = async (files: readonly string[], f: OfflineFlags, cmd: Command): Promise<Group[]> =>
   groupTrials(await loadTrials(files, f, cmd));
+
+/**
+ * The groups of trial files and of other tools' results files (detected and mapped exactly as `passk import` maps
+ * them, docs/producers.md; flat files go through the flat readers), or of the store with --from-store, and the runs
+ * that declared the attempts they gave each row: a tool file's own setting (`readToolResults`' `declaredK`, for each
+ * of its runs and agents), or the store's completed runs with a `k` (`declaredRuns`). Flat trial files declare none.
+ */
+export const loadSources = async (
+  files: readonly string[],
+  flags: OfflineFlags,
+  cmd: Command,
+): Promise<{ groups: Group[]; declared: DeclaredRun[] }> => {
+  if (flags.fromStore) {
+    const groups = await loadGroups(files, flags, cmd);
+    const declared = await withReader(cmd, (q) =>
+      declaredRuns(q, {
+        ...(flags.suite ? { suites: flags.suite } : {}),
+        ...(flags.datasetVersion ? { datasetVersions: flags.datasetVersion } : {}),
+      }),
+    );
+    return { groups, declared };
+  }
+  const tool = await Promise.all(files.map(async (file) => ({ file, read: await readToolResults(file) })));
+  const toolFiles = tool.filter((t) => t.read !== undefined);
+  if (toolFiles.length === 0) return { groups: await loadGroups(files, flags, cmd), declared: [] };
+  for (const t of toolFiles) {
+    if (t.read!.trials.length === 0) throw new InputError('no trials in this file', { file: t.file });
+    writeStderr(`passk: ${t.file}: read as ${t.read!.format} results (${t.read!.trials.length} trials)\n`);
+  }
+  const flat = tool.filter((t) => t.read === undefined).map((t) => t.file);
+  const flatTrials =
+    flat.length > 0
+      ? (await readTrialFiles(flat, { allowUnknownFields: flags.allowUnknownFields === true })).trials
+      : [];
+  const groups = groupTrials([...flatTrials, ...toolFiles.flatMap((t) => t.read!.trials)]);
+  const wanted = flags.suite ? groups.filter((g) => flags.suite!.includes(g.key.suite)) : groups;
+  if (wanted.length === 0)
+    throw new InputError(
+      `no trials for suite ${flags.suite!.join(', ')}; suites in the files: ${[...new Set(groups.map((g) => g.key.suite))].join(', ')}`,
+    );
+  const declared = new Map<string, DeclaredRun>();
+  for (const { read } of toolFiles) {
+    const k = read!.declaredK;
+    if (k === undefined) continue;
+    for (const t of read!.trials) {
+      const run = {
+        suite: t.suite,
+        dataset_version: t.dataset_version,
+        agent_version: t.agent.version,
+        run_id: t.run_id,
+      };
+      declared.set(`${run.suite}\u0000${run.dataset_version}\u0000${run.agent_version}\u0000${run.run_id}`, {
+        ...run,
+        k,
+      });
+    }
+  }
+  return { groups: wanted, declared: [...declared.values()] };
+};

@@ -1,15 +1,14 @@
 import type { Command } from 'commander';
-import { adaptiveRunsOf, buildReport, calibrateJudges, type Group, groupTrials } from '../../processors/core/index.ts';
-import { readJudgmentFile, readTrialFiles } from '../../producers/files/index.ts';
-import { readToolResults } from '../../producers/importers/readResultTrials.ts';
+import { adaptiveRunsOf, buildReport, calibrateJudges, type Group } from '../../processors/core/index.ts';
+import { readJudgmentFile } from '../../producers/files/index.ts';
 import { minOf } from '../../processors/core/arrays.ts';
 import { InputError } from '../../schemas/errors.ts';
 import { judgeBlocks, reportBlocks } from '../format/reportDoc.ts';
 import { nextCommand, quoteArg, sourceArgs } from '../format/doc.ts';
-import { renderJson, renderMarkdown, renderTerminal, writeStderr } from '../format/render.ts';
+import { renderJson, renderMarkdown, renderTerminal } from '../format/render.ts';
 import {
   addOfflineOptions,
-  loadGroups,
+  loadSources,
   outputFormat,
   positiveInt,
   reportOptions,
@@ -88,7 +87,7 @@ Exit codes: 0 ok, 2 bad input (file, line and field named).`),
     )
     .action(async (files: string[], flags: ReportFlags, cmd: Command) => {
       const format = outputFormat(flags);
-      const all = await loadAnyGroups(files, flags, cmd);
+      const { groups: all, declared } = await loadSources(files, flags, cmd);
       const groups = all.filter((g) => !flags.agentVersion || flags.agentVersion.includes(g.key.agent_version));
       if (groups.length === 0)
         throw new InputError(
@@ -97,7 +96,8 @@ Exit codes: 0 ok, 2 bad input (file, line and field named).`),
         );
       const judgeFile = flags.judgments ? await readJudgmentFile(flags.judgments) : undefined;
       // adaptive runs (run_id adaptive-…, or rounds on the log): headline numbers from the first stage
-      const { firstStage, ...base } = reportOptions(flags);
+      const { firstStage, ...options } = reportOptions(flags);
+      const base = { ...options, declared };
       const rounds = flags.fromStore && !flags.allAttempts ? await adaptiveRounds(cmd) : new Map<string, number>();
       const report = buildReport(
         groups,
@@ -125,31 +125,4 @@ Exit codes: 0 ok, 2 bad input (file, line and field named).`),
         process.stdout.write(format === 'markdown' ? renderMarkdown(blocks) : renderTerminal([...blocks, ...next]));
       }
     });
-};
-
-/**
- * Groups of trial files and of other tools' results files, which are detected and mapped exactly as `passk import`
- * maps them (docs/producers.md); flat files go through the flat readers (`loadGroups`).
- */
-const loadAnyGroups = async (files: readonly string[], flags: ReportFlags, cmd: Command): Promise<Group[]> => {
-  if (flags.fromStore) return loadGroups(files, flags, cmd);
-  const tool = await Promise.all(files.map(async (file) => ({ file, read: await readToolResults(file) })));
-  const toolFiles = tool.filter((t) => t.read !== undefined);
-  if (toolFiles.length === 0) return loadGroups(files, flags, cmd);
-  for (const t of toolFiles) {
-    if (t.read!.trials.length === 0) throw new InputError('no trials in this file', { file: t.file });
-    writeStderr(`passk: ${t.file}: read as ${t.read!.format} results (${t.read!.trials.length} trials)\n`);
-  }
-  const flat = tool.filter((t) => t.read === undefined).map((t) => t.file);
-  const flatTrials =
-    flat.length > 0
-      ? (await readTrialFiles(flat, { allowUnknownFields: flags.allowUnknownFields === true })).trials
-      : [];
-  const groups = groupTrials([...flatTrials, ...toolFiles.flatMap((t) => t.read!.trials)]);
-  const wanted = flags.suite ? groups.filter((g) => flags.suite!.includes(g.key.suite)) : groups;
-  if (wanted.length === 0)
-    throw new InputError(
-      `no trials for suite ${flags.suite!.join(', ')}; suites in the files: ${[...new Set(groups.map((g) => g.key.suite))].join(', ')}`,
-    );
-  return wanted;
 };

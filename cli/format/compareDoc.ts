@@ -131,6 +131,23 @@ const suspects = (c: Comparison, all: boolean): Block[] => {
   ];
 };
 
+/**
+ * When the paired pass^K is over fewer rows than the pairs (a row with fewer than K graded attempts on a side), the
+ * line that says over how many, and where K comes from: the smaller of the two versions' report K.
+ */
+const pairedKLine = (c: Comparison): Block[] => {
+  const k = c.paired.k_max;
+  const hat = c.paired.pass_hat_k[String(k)];
+  if (k < 2 || !hat || hat.rows === c.paired.rows) return [];
+  return [
+    text(
+      `pass^${k}: over the ${hat.rows} rows with ${k} graded attempts on both versions (K ${k}: the smaller of the ` +
+        `versions' K, ${c.baseline.k_max} / ${c.candidate.k_max}, as passk report gives each)`,
+      'dim',
+    ),
+  ];
+};
+
 export const compareBlocks = (c: Comparison, opts: { all?: boolean } = {}): Block[] => [
   heading(`${c.suite} · dataset ${c.dataset_version}: ${c.baseline_version} → ${c.candidate_version}`),
   text(
@@ -141,6 +158,7 @@ export const compareBlocks = (c: Comparison, opts: { all?: boolean } = {}): Bloc
     'dim',
   ),
   headline(c),
+  ...pairedKLine(c),
   ...(c.paired.flip_rate.rows !== c.paired.rows
     ? [text(`flip rate: over the ${c.paired.flip_rate.rows} rows classified on both versions`, 'dim')]
     : []),

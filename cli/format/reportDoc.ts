@@ -94,7 +94,20 @@ const rowsAtKLine = (g: GroupReport): Block[] => {
   return [
     text(
       `Rows counted at each k differ: ${differ.join(', ')} of ${g.rows} rows (a row counts at k when it has k ` +
-        'graded attempts; K is the attempts every row was given, graded or not).',
+        'graded attempts; K is the attempts every row was given, graded or not, or what the source declared).',
+      'dim',
+    ),
+  ];
+};
+
+/** When the source declared the attempts per row and some rows have fewer recorded: how many, and what K is. */
+const shortRowsLine = (g: GroupReport): Block[] => {
+  if (g.declared_k === null || g.rows_short === 0) return [];
+  const rows = g.rows + g.rows_without_graded;
+  return [
+    text(
+      `${g.rows_short} of ${rows} rows ${g.rows_short === 1 ? 'has' : 'have'} fewer attempts recorded than the ` +
+        `${g.declared_k} per row the source declared (missing from it); K is what was declared, not the fewest found.`,
       'dim',
     ),
   ];
@@ -158,6 +171,7 @@ export const reportBlocks = (groups: readonly (GroupReport & Pick<ReportedGroup,
     headline(g),
     curves(g),
     ...rowsAtKLine(g),
+    ...shortRowsLine(g),
     classes(g),
     ...checks(g),
     ...extras(g),

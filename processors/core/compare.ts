@@ -78,22 +78,28 @@ export const comparePairs = (
     agent_version: version,
   });
   const present = (s: CountedPair['baseline']) => s.all.n + s.all.ungraded > 0;
+  const baseline = reportGroup(
+    key(input.baseline.version),
+    rows.filter((p) => present(p.baseline)).map((p) => p.baseline.screening),
+    opts,
+  );
+  const candidate = reportGroup(
+    key(input.candidate.version),
+    rows.filter((p) => present(p.candidate)).map((p) => p.candidate.screening),
+    opts,
+  );
+  // pairs up to the K both versions can answer: each one's report K (the report's rule: declared, else the attempts
+  // every row was given, graded or not), the smaller of the two
+  const anyPair = rows.some((p) => p.baseline.screening.n > 0 && p.candidate.screening.n > 0);
+  const k = opts.k ?? (anyPair ? Math.min(baseline.k_max, candidate.k_max) : 0);
   return {
     suite: input.suite,
     dataset_version: input.dataset_version,
     baseline_version: input.baseline.version,
     candidate_version: input.candidate.version,
     screen_attempts: paired.screen_attempts,
-    baseline: reportGroup(
-      key(input.baseline.version),
-      rows.filter((p) => present(p.baseline)).map((p) => p.baseline.screening),
-      opts,
-    ),
-    candidate: reportGroup(
-      key(input.candidate.version),
-      rows.filter((p) => present(p.candidate)).map((p) => p.candidate.screening),
-      opts,
-    ),
+    baseline,
+    candidate,
     rows: {
       total: rows.length,
       paired: rows.filter((p) => present(p.baseline) && present(p.candidate)).length,
@@ -107,7 +113,7 @@ export const comparePairs = (
       )
       .map((p) => p.row_id),
     lost_stable_correct: rows.filter(isLost).map((p) => p.row_id),
-    paired: pairedStats(rows, opts),
+    paired: pairedStats(rows, { k, bootstrap: opts.bootstrap }),
     mcnemar: mcnemarOnStableCorrect(rows),
     confirmation: { rows: suspects, counts },
   };

@@ -31,11 +31,13 @@ export type HistogramSummary = {
   /** Σc / Σn: the share of all counted trials that passed. */
   mean_accuracy: number | null;
   /**
-   * The largest k reported. By default the attempts every row was given (`defaultK`): the fewest recorded of any
-   * row, graded or not, so one unscored epoch does not shorten every row's curve; `rows_at_k` says how many rows
-   * each k is averaged over.
+   * The largest k reported. By default the attempts every row was given (`defaultK`): what the source declares
+   * (`declared_k`), else the fewest recorded of any row, graded or not, so one unscored or missing epoch does not
+   * shorten every row's curve; `rows_at_k` says how many rows each k is averaged over.
    */
   k_max: number;
+  /** The attempts per row the source declared (`HistogramOptions.declared`), or null when it declared none. */
+  declared_k: number | null;
   pass_at_k: ByK<number | null>;
   pass_hat_k: ByK<number | null>;
   /** Rows used at each k (rows with n ≥ k). */
@@ -47,23 +49,34 @@ export type HistogramSummary = {
   classes: ClassCounts;
 };
 
-export type HistogramOptions = { k?: number; minAttempts?: number; /** `classWith` */ mixedIsFlip?: boolean };
+export type HistogramOptions = {
+  k?: number;
+  minAttempts?: number;
+  /** `classWith` */ mixedIsFlip?: boolean;
+  /**
+   * The attempts per row the source declared (`declaredK`: a run's `--k`, Inspect's `epochs`, τ²-bench's
+   * `num_trials`): the default K is at least this, so an attempt missing from the file does not lower it.
+   */
+  declared?: number;
+};
 
 /**
- * The default K: the attempts every row with a graded attempt was given, i.e. the fewest recorded (graded or not;
- * a bin without `recorded` counts its n), but no more than the most graded attempts of any row (a k no row has
- * graded has no value); 0 when no row has a graded attempt. Inspect's rule: an `epochs: 3` log with one unscored
- * epoch reports pass^3 over the samples that have 3 scored epochs.
+ * The default K: the attempts every row with a graded attempt was given. That is what the source declared
+ * (`declared`) when it declared it, else the fewest recorded of any row (graded or not; a bin without `recorded`
+ * counts its n): the larger of the two, so a row with more recorded than declared (two runs) still counts them. It
+ * is no more than the most graded attempts of any row (a k no row has graded has no value); 0 when no row has a
+ * graded attempt. Inspect's rule: an `epochs: 3` log with one unscored or missing epoch reports pass^3 over the
+ * samples that have 3 scored epochs.
  */
-export const defaultK = (bins: readonly HistogramBin[]): number => {
+export const defaultK = (bins: readonly HistogramBin[], declared?: number): number => {
   const graded = bins.filter((b) => b.n > 0 && b.count > 0);
   if (graded.length === 0) return 0;
   const given = minOf(graded.map((b) => Math.max(b.n, b.recorded ?? b.n)));
-  return Math.min(given, maxOf(graded.map((b) => b.n)));
+  return Math.min(Math.max(given, declared ?? 0), maxOf(graded.map((b) => b.n)));
 };
 
 export const summarizeHistogram = (bins: readonly HistogramBin[], opts: HistogramOptions = {}): HistogramSummary => {
-  const K = opts.k ?? defaultK(bins);
+  const K = opts.k ?? defaultK(bins, opts.declared);
   const at = new Array<number>(K).fill(0);
   const hat = new Array<number>(K).fill(0);
   const used = new Array<number>(K).fill(0);
@@ -100,6 +113,7 @@ export const summarizeHistogram = (bins: readonly HistogramBin[], opts: Histogra
     passes,
     mean_accuracy: trials > 0 ? passes / trials : null,
     k_max: K,
+    declared_k: opts.declared ?? null,
     pass_at_k: byK(mean(at)),
     pass_hat_k: byK(mean(hat)),
     rows_at_k: byK((i) => used[i]!),

@@ -25,4 +25,5 @@ export * from './rowColumns.ts';
 export * from './rowState.ts';
 export * from './rowSummary.ts';
 export * from './screening.ts';
+export * from './declaredK.ts';
 export * from './versionPairs.ts';

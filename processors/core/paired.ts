@@ -3,7 +3,6 @@ import { passCurvesAt } from './estimators.ts';
 import type { ByK } from './histogram.ts';
 import { zFor, type Interval } from './intervals.ts';
 import type { CountedPair } from './pairing.ts';
-import { minOf } from './arrays.ts';
 
 /**
  * Paired differences, candidate − baseline, over rows that have counted screening attempts on both
@@ -75,13 +74,17 @@ export const pairedMeanAccuracy = (
 const mean = (xs: readonly number[]): number | null =>
   xs.length > 0 ? xs.reduce((a, b) => a + b, 0) / xs.length : null;
 
+/**
+ * The paired numbers for k = 1..`opts.k`: the K both versions can answer, which `comparePairs` takes as the smaller
+ * of the two versions' report K (`defaultK` on each side: declared, else the attempts every row was given). A pair
+ * counts at k when both sides have k graded screening attempts; 0 when no row has graded attempts on both sides.
+ */
 export const pairedStats = (
   pairs: readonly CountedPair[],
-  opts: { k?: number; bootstrap: BootstrapOptions },
+  opts: { k: number; bootstrap: BootstrapOptions },
 ): PairedStats => {
   const both = pairs.filter((p) => p.baseline.screening.n > 0 && p.candidate.screening.n > 0);
-  const K =
-    opts.k ?? (both.length > 0 ? minOf(both.map((p) => Math.min(p.baseline.screening.n, p.candidate.screening.n))) : 0);
+  const K = opts.k;
   const curvesOf = passCurvesAt(K);
   const curves = both.map((p) => ({
     b: curvesOf(p.baseline.screening.n, p.baseline.screening.c).passHat,

@@ -9,6 +9,7 @@ import { rowIdOrder, type Group } from './groups.ts';
 import { summarizeRow, type ReportRow, type RowSummary, type VerdictPolicy } from './rowSummary.ts';
 import { rowColumns } from './rowColumns.ts';
 import { maxOf, minOf } from './arrays.ts';
+import { declaredKOf, type DeclaredRun } from './declaredK.ts';
 
 export type ReportOptions = VerdictPolicy & {
   /**
@@ -16,6 +17,12 @@ export type ReportOptions = VerdictPolicy & {
    * the fewest recorded of any row with a graded one), each k averaged over the rows with k graded attempts.
    */
   k?: number;
+  /**
+   * Runs that declared the attempts they gave each row (`declaredRunsOf`; `passk report` reads them from the files or
+   * the store): a group's default K is at least the fewest its runs declared (`declaredKOf`), so an attempt missing
+   * from a file does not lower it. @default none: K is counted from the recorded attempts
+   */
+  declared?: readonly DeclaredRun[];
   /**
    * Count the attempts of confirmation runs (run_id starting with "confirm"). They target suspected
    * regressions only, so pooling them with the planned attempts would weigh those rows more in
@@ -60,6 +67,8 @@ export type GroupIntervals = {
 export type GroupReport = GroupKey &
   Omit<HistogramSummary, 'passes'> & {
     ungraded: number;
+    /** Rows with fewer attempts recorded (graded or not) than `declared_k`: an attempt missing from the source. */
+    rows_short: number;
     ungraded_as_failure: boolean;
     min_attempts: number;
     attempts_per_row: { min: number | null; max: number | null; mean: number | null; counts: Record<string, number> };
@@ -125,10 +134,12 @@ export const reportGroup = (
 ): GroupReport => {
   // a row's recorded attempts: its counted ones and the ungraded ones left out (ungradedAsFailure counts them in n)
   const recorded = rows.map((r) => ({ n: r.n, c: r.c, recorded: opts.ungradedAsFailure ? r.n : r.n + r.ungraded }));
+  const declared = declaredKOf(key, opts.declared);
   const s = summarizeHistogram(histogramOf(recorded), {
     k: opts.k,
     minAttempts: opts.minAttempts,
     mixedIsFlip: opts.mixedIsFlip,
+    ...(declared === undefined ? {} : { declared }),
   });
   const { confidence } = opts.bootstrap;
   return {
@@ -139,11 +150,13 @@ export const reportGroup = (
     rows_without_graded: s.rows_without_graded,
     trials: s.trials,
     ungraded: rows.reduce((a, r) => a + r.ungraded, 0),
+    rows_short: declared === undefined ? 0 : recorded.filter((r) => r.recorded > 0 && r.recorded < declared).length,
     ungraded_as_failure: opts.ungradedAsFailure,
     attempts_per_row: attemptsPerRow(rows.filter((r) => r.n > 0)),
     mean_accuracy: s.mean_accuracy,
     pass_at_1: s.pass_at_k['1'] ?? null,
     k_max: s.k_max,
+    declared_k: s.declared_k,
     pass_at_k: s.pass_at_k,
     pass_hat_k: s.pass_hat_k,
     rows_at_k: s.rows_at_k,
@@ -246,13 +259,17 @@ export type ReportedGroup = GroupReport & {
 
 /** The headline numbers of one group from its adaptive runs' first stage; everything else from all attempts. */
 const withFirstStage = (g: Group, full: GroupReport, k: number, runs: string[], opts: ReportOptions): ReportedGroup => {
-  const stage = { ...opts, firstStage: k, minAttempts: k };
+  // an adaptive run's stopping rule gives rows different attempts: no declaration holds for its first stage
+  const { declared: _declared, ...undeclared } = opts;
+  const stage = { ...undeclared, firstStage: k, minAttempts: k };
   const head = reportGroup(g.key, summarizeGroup(g, stage), stage);
   return {
     ...full,
     mean_accuracy: head.mean_accuracy,
     pass_at_1: head.pass_at_1,
     k_max: head.k_max,
+    declared_k: head.declared_k,
+    rows_short: head.rows_short,
     pass_at_k: head.pass_at_k,
     pass_hat_k: head.pass_hat_k,
     rows_at_k: head.rows_at_k,

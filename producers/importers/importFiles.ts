@@ -98,7 +98,7 @@ const refuseIdentityFlags = (file: string, opts: ImportOptions): void => {
  */
 type Entry = { t: ImportedTrial; line?: number | undefined; index: number; path?: string };
 /** A file to import, which can be read more than once: JSON Lines are streamed from disk each time. */
-type Source = { file: string; format: Format; entries: () => AsyncIterable<Entry> };
+type Source = { file: string; format: Format; declaredK?: number; entries: () => AsyncIterable<Entry> };
 
 const cannotRead = (file: string, e: unknown): InputError =>
   new InputError(`cannot read the file: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`, { file });
@@ -215,7 +215,12 @@ const openSource = async (file: string, opts: ImportOptions & ReadOptions & { fo
     return sniffed === 'jsonl' ? streamedLines(file, opts) : streamedCsv(file, opts);
   }
   const tool = await openToolFile(file, opts, opts.format);
-  return { file, format: tool.format, entries: () => tool.entries() };
+  return {
+    file,
+    format: tool.format,
+    ...(tool.declaredK === undefined ? {} : { declaredK: tool.declaredK }),
+    entries: () => tool.entries(),
+  };
 };
 
 const originOf = (file: string, e: Entry): { file: string; line?: number; field?: string } =>
@@ -258,8 +263,12 @@ const largestField = (t: ImportedTrial): string =>
     { k: '(root)', n: -1 },
   ).k;
 
-/** One RunFinished per run and agent of a file's trials, added one at a time (it keeps counts per row). */
-const createRuns = () => {
+/**
+ * One RunFinished per run and agent of a file's trials, added one at a time (it keeps counts per row). Its `k` is
+ * what the file declares (`declaredK`: Inspect's epochs, τ²-bench's num_trials, …), and only that: a count of the
+ * attempts found would make a missing one lower the default K of every reader.
+ */
+const createRuns = (declaredK: number | undefined) => {
   const runs = new Map<string, RunFinishedInput & { perRow: Map<string, number>; rowsSet: Set<string> }>();
   const add = (t: ImportedTrial): void => {
     const key = [t.suite, t.dataset_version, t.agent.version, t.run_id].join(KEY_SEP);
@@ -287,10 +296,12 @@ const createRuns = () => {
     if (t.occurred_at !== undefined) r.occurred_at = Math.max(r.occurred_at ?? 0, t.occurred_at);
   };
   const result = (): RunFinishedInput[] =>
-    [...runs.values()].map(({ perRow, rowsSet: _rows, ...r }) => {
-      const counts = new Set(perRow.values());
-      return { ...r, rows: perRow.size, ...(counts.size === 1 ? { k: [...counts][0]! } : {}), note: 'imported' };
-    });
+    [...runs.values()].map(({ perRow, rowsSet: _rows, ...r }) => ({
+      ...r,
+      rows: perRow.size,
+      ...(declaredK === undefined ? {} : { k: declaredK }),
+      note: 'imported',
+    }));
   return { add, result };
 };
 
@@ -436,12 +447,12 @@ export const importFiles = async (
   const refused: unknown[] = [];
   const reports: FileReport[] = [];
   try {
-    for (const [f, { file, format }] of sources.entries()) {
+    for (const [f, { file, format, declaredK }] of sources.entries()) {
       let published = 0;
       let skipped = 0;
       let trials = 0;
-      const runs = createRuns();
-      const summary = createSummary();
+      const runs = createRuns(declaredK);
+      const summary = createSummary(declaredK);
       for await (const e of sources[f]!.entries()) {
         const t = e.t;
         const seen = byId.get(t.event_id);

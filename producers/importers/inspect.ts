@@ -26,6 +26,8 @@ const Sample = z.looseObject({
 });
 export const InspectFile = z.looseObject({
   version: z.number().optional(),
+  /** success, or error / cancelled / started: an eval that did not finish did not give every sample its epochs. */
+  status: z.string().optional(),
   eval: z.looseObject({
     eval_id: z.string().optional(),
     run_id: z.string().optional(),
@@ -36,9 +38,26 @@ export const InspectFile = z.looseObject({
     dataset: z.looseObject({ name: z.string().optional() }).optional(),
     scorers: z.array(z.looseObject({ name: z.string() })).optional(),
     packages: z.record(z.string(), z.unknown()).optional(),
+    /** `{epochs: 3, …}` from inspect_ai; other writers leave it out or write `[]` (the R package vitals). */
+    config: z.unknown().optional(),
   }),
   samples: z.array(Sample).optional(),
 });
+
+/**
+ * The epochs an Inspect log declares each sample was given: `eval.config.epochs` of an eval that finished (`status`
+ * success, or none written). Inspect runs every sample that many times and reduces over them; an epoch missing from
+ * the log (a sample that never ran) does not change what was declared. Undefined when the log does not say.
+ */
+export const inspectDeclaredK = (doc: Pick<z.output<typeof InspectFile>, 'status' | 'eval'>): number | undefined => {
+  if (doc.status !== undefined && doc.status !== 'success') return undefined;
+  const config = doc.eval.config;
+  const epochs =
+    typeof config === 'object' && config !== null && !Array.isArray(config)
+      ? (config as { epochs?: unknown }).epochs
+      : undefined;
+  return typeof epochs === 'number' && Number.isInteger(epochs) && epochs > 0 ? epochs : undefined;
+};
 
 export const looksLikeInspect = (v: unknown): boolean =>
   typeof v === 'object' && v !== null && 'eval' in v && ('samples' in v || 'results' in v);

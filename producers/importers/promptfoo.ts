@@ -51,9 +51,25 @@ export const PromptfooFile = z.looseObject({
     timestamp: z.string().optional(),
     results: z.array(Result),
   }),
-  config: z.looseObject({ description: z.string().optional() }).optional(),
+  config: z
+    .looseObject({
+      description: z.string().optional(),
+      /** `evaluateOptions.repeat` when the config sets it (`--repeat` on the command line is not written here). */
+      evaluateOptions: z.unknown().optional(),
+    })
+    .optional(),
   metadata: z.looseObject({ promptfooVersion: z.string().optional() }).optional(),
 });
+
+/**
+ * The repeats of each test a promptfoo file declares: `config.evaluateOptions.repeat` when the config set it.
+ * promptfoo does not write a `--repeat` given on the command line into its output, so such a file declares none.
+ */
+export const promptfooDeclaredK = (config: z.output<typeof PromptfooFile>['config']): number | undefined => {
+  const options = config?.evaluateOptions;
+  const repeat = typeof options === 'object' && options !== null ? (options as { repeat?: unknown }).repeat : undefined;
+  return typeof repeat === 'number' && Number.isInteger(repeat) && repeat > 0 ? repeat : undefined;
+};
 
 export const looksLikePromptfoo = (v: unknown): boolean =>
   typeof v === 'object' &&

@@ -13,12 +13,13 @@ export const isFlatTrialFile = (file: string): boolean => /\.(csv|jsonl|ndjson)$
  * Another tool's results file, detected exactly as `passk import` detects it, read as TrialRecorded events (the
  * envelope `import` would write, times from the file or 0; without input and actions). The file is streamed as `import` streams it
  * (toolStream.ts): memory holds its trials, not its text. Undefined when the file is flat trial JSONL (any name):
- * the flat readers then read it and name the line that is wrong.
+ * the flat readers then read it and name the line that is wrong. `declaredK` is the attempts per row the file
+ * declares (`ToolSource.declaredK`), which `import` writes as its run's RunFinished `k`.
  */
 export const readToolResults = async (
   file: string,
   opts: ImportOptions = {},
-): Promise<{ format: ToolFormat; trials: TrialRecorded[] } | undefined> => {
+): Promise<{ format: ToolFormat; trials: TrialRecorded[]; declaredK?: number } | undefined> => {
   if (isFlatTrialFile(file)) return undefined;
   if (looksLikeJsonLines((await readHead(file, 1024 * 1024)).toString('utf8'))) return undefined;
   let source;
@@ -45,5 +46,9 @@ export const readToolResults = async (
       }),
     );
   }
-  return { format: source.format, trials };
+  return {
+    format: source.format,
+    trials,
+    ...(source.declaredK === undefined ? {} : { declaredK: source.declaredK }),
+  };
 };

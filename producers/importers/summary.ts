@@ -25,11 +25,15 @@ export interface ImportSummary {
   /** Rows each k is averaged over, index k−1 (all graded rows until some row has fewer than k graded attempts). */
   readonly rowsAtK: number[];
   /**
-   * The attempts the source gave every row: the fewest recorded, graded or not (Inspect's `epochs`, τ-bench's
-   * `num_trials`, a run's `--k`, when an epoch went unscored or a trial crashed), so one unscored epoch does not
-   * shorten the curve for every row.
+   * The attempts the source gave every row: what the file declares (Inspect's `epochs`, τ²-bench's `num_trials`,
+   * `declared`), else the fewest recorded, graded or not (when an epoch went unscored or a trial crashed), so one
+   * unscored or missing epoch does not shorten the curve for every row (the report's `defaultK`).
    */
   readonly attempts: number;
+  /** What the file declares each row was given (`ToolSource.declaredK`), when it does: `attempts` is at least this. */
+  readonly declared?: number;
+  /** Rows with fewer attempts recorded (graded or not) than declared: missing from the file. 0 without a declaration. */
+  readonly short: number;
   /**
    * The mean score of the graded trials that have one (Inspect's headline `mean`, which counts partial credit P as
    * 0.5; τ-bench's and τ²'s average reward); undefined when none has a score.
@@ -38,14 +42,14 @@ export interface ImportSummary {
 }
 
 /** Per (suite, agent version): counts and the pass^k curve, to set beside the tool's own summary. */
-export const summarize = (trials: readonly TrialOutcome[]): ImportSummary[] => {
-  const acc = createSummary();
+export const summarize = (trials: readonly TrialOutcome[], declared?: number): ImportSummary[] => {
+  const acc = createSummary(declared);
   for (const t of trials) acc.add(t);
   return acc.result();
 };
 
 /** `summarize`, one trial at a time: it keeps counts per row, never the trials. */
-export const createSummary = () => {
+export const createSummary = (declared?: number) => {
   const groups = new Map<
     string,
     {
@@ -90,6 +94,9 @@ export const createSummary = () => {
       // a loop, not Math.min(...): no argument per row
       let attempts = graded.length ? Infinity : 0;
       for (const r of graded) attempts = Math.min(attempts, r.recorded);
+      if (graded.length > 0 && declared !== undefined) attempts = Math.max(attempts, declared);
+      let short = 0;
+      if (declared !== undefined) for (const r of g.rows.values()) if (r.recorded < declared) short++;
       const sums = new Array<number>(attempts).fill(0);
       const rowsAtK = new Array<number>(attempts).fill(0);
       for (const r of graded) {
@@ -115,6 +122,8 @@ export const createSummary = () => {
         passHat,
         rowsAtK,
         attempts,
+        ...(declared === undefined ? {} : { declared }),
+        short,
         ...(g.scored > 0 ? { meanScore: g.scoreSum / g.scored } : {}),
       };
     });

@@ -44,6 +44,12 @@ export const Tau2File = z.looseObject({
   simulations: z.array(Simulation),
 });
 
+/** The trials per task a τ²-bench file declares (`info.num_trials`, τ²'s `--num-trials`); undefined without one. */
+export const tau2DeclaredK = (info: z.output<typeof Tau2File>['info']): number | undefined =>
+  typeof info.num_trials === 'number' && Number.isInteger(info.num_trials) && info.num_trials > 0
+    ? info.num_trials
+    : undefined;
+
 export const looksLikeTau2 = (v: unknown): boolean =>
   typeof v === 'object' && v !== null && !Array.isArray(v) && 'simulations' in v && 'info' in v;
 

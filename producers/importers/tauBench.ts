@@ -36,6 +36,14 @@ const Entry = z.looseObject({
 });
 export const TauBenchFile = z.array(Entry).min(1);
 
+/**
+ * The trials per task a τ-bench file declares: τ-bench writes no setting, and its own `display_metrics` takes
+ * `num_trials` as the number of distinct `trial` values in the results; so does passk. Undefined when an entry has no
+ * `trial` (attempts are then numbered by order).
+ */
+export const tauBenchDeclaredK = (trials: ReadonlySet<number>, everyEntryHasTrial: boolean): number | undefined =>
+  everyEntryHasTrial && trials.size > 0 ? trials.size : undefined;
+
 export const looksLikeTauBench = (v: unknown): boolean =>
   Array.isArray(v) &&
   v.length > 0 &&

@@ -17,10 +17,18 @@ import {
 } from './common.ts';
 import type { Format, ToolFormat } from './detect.ts';
 import { JSON_FORMAT_LOOKS } from './detect.ts';
-import { inspectContext, InspectFile, InspectSampleSchema, inspectText, inspectTrial } from './inspect.ts';
+import {
+  inspectContext,
+  inspectDeclaredK,
+  InspectFile,
+  InspectSampleSchema,
+  inspectText,
+  inspectTrial,
+} from './inspect.ts';
 import { scanJson } from './jsonStream.ts';
 import {
   PromptfooFile,
+  promptfooDeclaredK,
   PromptfooResultSchema,
   promptfooEntry,
   promptfooVersion,
@@ -31,8 +39,8 @@ import {
   rowKeyOf,
 } from './promptfoo.ts';
 import { maxDocumentBytes, readHead } from './readResults.ts';
-import { tau2Agent, Tau2File, Tau2SimulationSchema, tau2Entry } from './tau2Bench.ts';
-import { domainOfEntry, TauBenchEntrySchema, tauBenchEntry, TauBenchFile } from './tauBench.ts';
+import { tau2Agent, tau2DeclaredK, Tau2File, Tau2SimulationSchema, tau2Entry } from './tau2Bench.ts';
+import { domainOfEntry, tauBenchDeclaredK, TauBenchEntrySchema, tauBenchEntry, TauBenchFile } from './tauBench.ts';
 import { isZip, openZip, type ZipEntry, ZipTooLarge } from './zip.ts';
 
 /**
@@ -53,6 +61,12 @@ export interface ToolEntry {
 }
 export interface ToolSource {
   readonly format: ToolFormat;
+  /**
+   * The attempts per row the file declares its run gave (Inspect's `epochs`, τ²-bench's `num_trials`, τ-bench's
+   * trials, promptfoo's `evaluateOptions.repeat`): the import's RunFinished `k`, and the report's default K (an
+   * attempt missing from the file does not lower it). Undefined when the file does not say.
+   */
+  readonly declaredK?: number;
   entries(): AsyncGenerator<ToolEntry>;
 }
 
@@ -135,7 +149,13 @@ const createAccumulators = (file: string) => {
       else throw e;
     }
   };
-  const tau = { withTask: new Map<string, string>(), ids: new Set<string>(), domain: undefined as string | undefined };
+  const tau = {
+    withTask: new Map<string, string>(),
+    ids: new Set<string>(),
+    domain: undefined as string | undefined,
+    trials: new Set<number>(),
+    everyTrial: true,
+  };
   const tau2 = { taskIds: [] as string[] };
   const pf = {
     testIdx: [] as number[],
@@ -162,6 +182,8 @@ const createAccumulators = (file: string) => {
           const e = checked(TauBenchEntrySchema, value, file, array, index, WHAT['tau-bench']);
           const id = String(e.task_id);
           tau.ids.add(id);
+          if (typeof e.trial === 'number') tau.trials.add(e.trial);
+          else tau.everyTrial = false;
           if (e.info?.task && !tau.withTask.has(id)) tau.withTask.set(id, canonicalJson(e.info.task));
           tau.domain ??= domainOfEntry(e);
         });
@@ -311,8 +333,10 @@ const openJsonDocument = async (file: string, opts: ImportOptions, forced: ToolF
         grader: { kind: 'external', id: 'tau-bench' },
       });
       acc.tau.withTask.clear();
+      const declaredK = tauBenchDeclaredK(acc.tau.trials, acc.tau.everyTrial);
       return {
         format,
+        ...(declaredK === undefined ? {} : { declaredK }),
         entries: () => {
           const nextAttempt = attemptCounter();
           return stream(TauBenchEntrySchema, (e) => fileTrial(run, tauBenchEntry(e, version, nextAttempt)));
@@ -331,8 +355,10 @@ const openJsonDocument = async (file: string, opts: ImportOptions, forced: ToolF
         runId: derivedRunIdOfHash('tau2', sha256, parseTime(doc.timestamp)),
         grader: { kind: 'external', id: 'tau2-bench', ...(commit ? { version: commit } : {}) },
       });
+      const declaredK = tau2DeclaredK(doc.info);
       return {
         format,
+        ...(declaredK === undefined ? {} : { declaredK }),
         entries: () => {
           const nextAttempt = attemptCounter();
           return stream(Tau2SimulationSchema, (s) => fileTrial(run, tau2Entry(s, agent, nextAttempt)));
@@ -369,8 +395,10 @@ const openJsonDocument = async (file: string, opts: ImportOptions, forced: ToolF
         version: promptfooVersionOf(providers[acc.pf.provider[i]!]!, prompts.size, acc.pf.prompt[i]!, opts),
         row: rowIdOf(descriptions[acc.pf.description[i]!], keys[acc.pf.rowKey[i]!]!),
       }));
+      const declaredK = promptfooDeclaredK(doc.config);
       return {
         format,
+        ...(declaredK === undefined ? {} : { declaredK }),
         entries: () =>
           stream(PromptfooResultSchema, (r, i) => {
             const { version, row } = identity(r, i);
@@ -389,8 +417,10 @@ const openJsonDocument = async (file: string, opts: ImportOptions, forced: ToolF
         });
       const ctx = inspectContext(doc.eval, acc.inspect.firstScoreName, rowsHash(acc.inspect.rows), file, opts);
       acc.inspect.rows.clear();
+      const declaredK = inspectDeclaredK(doc);
       return {
         format,
+        ...(declaredK === undefined ? {} : { declaredK }),
         entries: () => stream(InspectSampleSchema, (s, i) => inspectTrial(s, i, ctx, file, opts)),
       } satisfies ToolSource;
     }
@@ -484,8 +514,11 @@ const openEval = async (file: string, opts: ImportOptions, maxEntryBytes: number
     const order = keys.map((k) => k.name);
     keys.length = 0;
     await zip.close();
+    // a log still being written (only `_journal/start.json`) has not given every sample its epochs
+    const declaredK = header.name === 'header.json' ? inspectDeclaredK(doc) : undefined;
     return {
       format: 'inspect',
+      ...(declaredK === undefined ? {} : { declaredK }),
       async *entries() {
         const again = await openZip(file, opts.onRead).catch((e: unknown) => {
           throw unreadableFile(file, e, 'results file');

@@ -31,6 +31,7 @@ export { eventToRow } from './rows/eventRows.ts';
 export { rowToTrial, trialToRow, TrialRow } from './rows/trialRow.ts';
 export { select, type Querier } from './queries/select.ts';
 export * from './queries/histogram.ts';
+export * from './queries/declaredRuns.ts';
 export * from './queries/compare.ts';
 export * from './queries/report.ts';
 export * from './queries/decisions.ts';

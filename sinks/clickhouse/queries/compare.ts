@@ -7,6 +7,7 @@ import { versionPairs } from '../../../processors/core/versionPairs.ts';
 import { loadTrialsForReport } from './report.ts';
 import { select, type Querier } from './select.ts';
 import { NOT_RETRACTED } from './retracted.ts';
+import { declaredRuns } from './declaredRuns.ts';
 
 export interface PairScope {
   readonly suite: string;
@@ -152,17 +153,20 @@ export const rowAttempts = async (
   }));
 };
 
-/** `passk compare`'s document for one suite and dataset version, computed by the core from the stored trials. */
+/**
+ * `passk compare`'s document for one suite and dataset version, computed by the core from the stored trials, each
+ * version's K declared by its stored runs (`declaredRuns`) unless `opts.declared` says.
+ */
 export const compareFromStore = async (
   client: Querier,
   scope: PairScope,
   opts: CompareOptions,
 ): Promise<Comparison | undefined> => {
-  const trials = await loadTrialsForReport(client, {
-    suites: [scope.suite],
-    datasetVersions: [scope.dataset_version],
-    agentVersions: [scope.baseline, scope.candidate],
-  });
+  const where = { suites: [scope.suite], datasetVersions: [scope.dataset_version] };
+  const [trials, declared] = await Promise.all([
+    loadTrialsForReport(client, { ...where, agentVersions: [scope.baseline, scope.candidate] }),
+    opts.declared ?? declaredRuns(client, where),
+  ]);
   const pair = versionPairs(groupTrials(trials), scope.baseline, scope.candidate).both[0];
-  return pair ? compareVersions(pair, opts) : undefined;
+  return pair ? compareVersions(pair, { ...opts, declared }) : undefined;
 };

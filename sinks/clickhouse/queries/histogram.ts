@@ -15,6 +15,7 @@ import { z } from 'zod';
 import { InputError } from '../../../schemas/errors.ts';
 import { any, select, type Querier } from './select.ts';
 import { HAS_ATTEMPTS, NOT_RETRACTED } from './retracted.ts';
+import { declaredK } from './declaredRuns.ts';
 
 /**
  * The per-version numbers come from one small query: each row's (n, c) is counted in SQL and the
@@ -147,14 +148,21 @@ export interface PassCurvePoint {
   readonly rows: number;
 }
 
+/** What the version's runs declared (`declaredK`), as the core's histogram option; `{}` when none did. */
+const declaredOf = async (client: Querier, scope: VersionScope): Promise<{ declared?: number }> => {
+  const k = await declaredK(client, scope);
+  return k === undefined ? {} : { declared: k };
+};
+
 /**
- * pass^k and pass@k for k = 1..K (default: as `passk report`, the attempts every row was given, graded or not:
- * the fewest recorded of any row with a graded attempt, capped at the most graded; `defaultK`). Every source gives
- * the same numbers, the snapshots too (their `ungraded_histogram`).
+ * pass^k and pass@k for k = 1..K (default: as `passk report`, the attempts every row was given: what the version's
+ * completed runs declared (`runs.k`, `declaredK`), else the fewest recorded of any row with a graded attempt, graded
+ * or not; capped at the most graded; `defaultK`). Every source gives the same numbers, the snapshots too (their
+ * `ungraded_histogram`); the declaration is read from `runs` whatever the source.
  */
 export const passCurve = async (client: Querier, scope: VersionScope & { k?: number }): Promise<PassCurvePoint[]> => {
-  const { bins } = await versionHistogram(client, scope);
-  const s = summarizeHistogram(bins, scope.k === undefined ? {} : { k: scope.k });
+  const [{ bins }, declared] = await Promise.all([versionHistogram(client, scope), declaredOf(client, scope)]);
+  const s = summarizeHistogram(bins, { ...declared, ...(scope.k === undefined ? {} : { k: scope.k }) });
   return Array.from({ length: s.k_max }, (_, i) => ({
     k: i + 1,
     pass_hat_k: s.pass_hat_k[String(i + 1)] ?? null,
@@ -188,10 +196,13 @@ export const versionSummary = async (
   client: Querier,
   scope: VersionScope & { k?: number; minAttempts?: number; confidence?: number },
 ): Promise<VersionSummary> => {
-  const { bins, ungraded } = await versionHistogram(client, scope);
+  const [{ bins, ungraded }, declared] = await Promise.all([
+    versionHistogram(client, scope),
+    declaredOf(client, scope),
+  ]);
   const minAttempts = scope.minAttempts ?? DEFAULT_MIN_ATTEMPTS;
   const confidence = scope.confidence ?? 0.95;
-  const s = summarizeHistogram(bins, { ...(scope.k === undefined ? {} : { k: scope.k }), minAttempts });
+  const s = summarizeHistogram(bins, { ...declared, ...(scope.k === undefined ? {} : { k: scope.k }), minAttempts });
   const clustered: ClusteredMean | null = clusteredMeanAccuracy(bins, confidence);
   return {
     suite: scope.suite,

@@ -16,6 +16,8 @@ import type { RowState } from '../../../processors/core/rowState.ts';
 import type { ReportRow } from '../../../processors/core/rowSummary.ts';
 import { isConfirmationRun, mostCommon } from '../../../processors/core/screening.ts';
 import { loadTrialsForReport } from './report.ts';
+import type { DeclaredRun } from '../../../processors/core/declaredK.ts';
+import { declaredRuns } from './declaredRuns.ts';
 import { rowCounts, type CountedRow } from './rowCounts.ts';
 import type { Querier } from './select.ts';
 
@@ -54,6 +56,14 @@ const foldRows = async (
   return new Map(groupTrials(trials).map((g) => [g.key.agent_version, g.rows]));
 };
 
+/** The runs of the scope that declared their attempts per row: the options' when given, else the store's `runs`. */
+const declaredOf = async (
+  client: Querier,
+  scope: StoreScope,
+  opts: StoreReportOptions,
+): Promise<readonly DeclaredRun[]> =>
+  opts.declared ?? (await declaredRuns(client, { suites: [scope.suite], datasetVersions: [scope.dataset_version] }));
+
 const byRowId = (a: { row_id: string }, b: { row_id: string }): number => rowIdOrder(a.row_id, b.row_id);
 
 /** The report of every agent version in the scope (`buildReport(...).groups`), versions in key order. */
@@ -62,11 +72,10 @@ export const reportFromStore = async (
   scope: StoreScope,
   opts: StoreReportOptions = DEFAULT_REPORT_OPTIONS,
 ): Promise<ReportedGroup[]> => {
-  const counted = await rowCounts(client, {
-    ...scope,
-    ungradedAsFailure: opts.ungradedAsFailure,
-    minAttempts: opts.minAttempts,
-  });
+  const [counted, declared] = await Promise.all([
+    rowCounts(client, { ...scope, ungradedAsFailure: opts.ungradedAsFailure, minAttempts: opts.minAttempts }),
+    declaredOf(client, scope, opts),
+  ]);
   const inexact = new Set<string>();
   for (const rows of counted.values()) for (const r of rows) if (!r.exact) inexact.add(r.row_id);
   const folded = await foldRows(client, scope, inexact);
@@ -87,7 +96,7 @@ export const reportFromStore = async (
       confirmation += confirmationAttempts(group);
       rows.sort(byRowId);
       return {
-        ...reportGroup(key, rows, opts),
+        ...reportGroup(key, rows, { ...opts, declared }),
         confirmation_attempts: { count: confirmation, counted: false },
       };
     });
@@ -132,12 +141,15 @@ export const comparisonFromStore = async (
 ): Promise<Comparison | undefined> => {
   const where = { suite: scope.suite, dataset_version: scope.dataset_version };
   const versions = [scope.baseline, scope.candidate];
-  const counted = await rowCounts(client, {
-    ...where,
-    versions,
-    ungradedAsFailure: opts.ungradedAsFailure,
-    minAttempts: opts.minAttempts,
-  });
+  const [counted, declared] = await Promise.all([
+    rowCounts(client, {
+      ...where,
+      versions,
+      ungradedAsFailure: opts.ungradedAsFailure,
+      minAttempts: opts.minAttempts,
+    }),
+    declaredOf(client, where, opts),
+  ]);
   const base = new Map((counted.get(scope.baseline) ?? []).map((r) => [r.row_id, r]));
   const cand = new Map((counted.get(scope.candidate) ?? []).map((r) => [r.row_id, r]));
   if (base.size === 0 || cand.size === 0) return undefined;
@@ -200,6 +212,6 @@ export const comparisonFromStore = async (
   return comparePairs(
     { ...where, baseline: { version: scope.baseline }, candidate: { version: scope.candidate } },
     { screen_attempts: screen, rows },
-    opts,
+    { ...opts, declared },
   );
 };
