@@ -5,7 +5,7 @@ import type { PasskEvent } from '../../schemas/events/index.ts';
 import { execInsert, type InsertJsonRows } from './connection.ts';
 import { classifyFailure, describeError, SinkClosed, SinkRejected, SinkUnavailable, StoreDiskFull } from './errors.ts';
 import { DEFAULT_RETRY, backoffMs, sleep, type RetryPolicy } from '../../schemas/retry.ts';
-import { eventToRow } from './rows/eventRows.ts';
+import { eventToLine } from './rows/eventRows.ts';
 import { TABLES, type TableName } from './schema/tables.ts';
 import { toDateTime64 } from './time.ts';
 
@@ -136,7 +136,8 @@ export const createClickHouseRowSink = (opts: ClickHouseRowSinkOptions): ClickHo
   let closed = false;
 
   const send = async (table: TableName, lines: readonly string[]): Promise<void> => {
-    const body = lines.join('\n') + '\n';
+    // encoded to UTF-8 once: the token hashes the bytes sent (the same digest as hashing the text)
+    const body = Buffer.from(lines.join('\n') + '\n');
     const token = createHash('sha256')
       .update(opts.tokenSalt ?? '')
       .update(table)
@@ -145,7 +146,7 @@ export const createClickHouseRowSink = (opts: ClickHouseRowSinkOptions): ClickHo
       .digest('hex')
       .slice(0, 40);
     // The store's name of the table, which may carry a version (production_windows → production_windows_v2).
-    await insertBody(TABLES[table].name, Buffer.from(body), { insert_deduplication_token: token });
+    await insertBody(TABLES[table].name, body, { insert_deduplication_token: token });
     stats.inserts++;
     stats.rows += lines.length;
   };
@@ -250,19 +251,25 @@ export const createClickHouseRowSink = (opts: ClickHouseRowSinkOptions): ClickHo
     if (failure) throw failure;
   };
 
-  const write = async (table: string, rows: readonly Row[]): Promise<void> => {
+  const write = async (table: string, rows: readonly Row[]): Promise<void> =>
+    writeLines(
+      table,
+      rows.map((row) => JSON.stringify(row)),
+    );
+
+  /** `write` of rows already serialized, one JSON object per line. */
+  const writeLines = async (table: string, lines: readonly string[]): Promise<void> => {
     usable();
     if (!Object.hasOwn(TABLES, table)) throw new RangeError(`unknown table: ${table}`);
-    if (rows.length === 0) return;
+    if (lines.length === 0) return;
     const name = table as TableName;
     const buf = buffers.get(name) ?? { lines: [], bytes: 0 };
     buffers.set(name, buf);
-    for (const row of rows) {
-      const line = JSON.stringify(row);
+    for (const line of lines) {
       buf.lines.push(line);
       buf.bytes += line.length + 1;
     }
-    pending += rows.length;
+    pending += lines.length;
     if (buf.lines.length >= maxRows || buf.bytes >= maxBytes) void kick();
     else if (!timer) timer = setTimeout(() => void kick(), maxWaitMs);
     while (pending >= maxBuffered && !failure) await kick();
@@ -281,16 +288,16 @@ export const createClickHouseRowSink = (opts: ClickHouseRowSinkOptions): ClickHo
     write,
     flush,
     async writeEvents(events) {
-      const byTable = new Map<TableName, Row[]>();
+      const byTable = new Map<TableName, string[]>();
       for (const e of events) {
-        const stored = eventToRow(e);
+        const stored = eventToLine(e);
         if (!stored) continue;
-        const { table, row } = stored;
+        const { table, line } = stored;
         const list = byTable.get(table) ?? [];
-        list.push(row);
+        list.push(line);
         byTable.set(table, list);
       }
-      for (const [table, rows] of byTable) await write(table, rows);
+      for (const [table, lines] of byTable) await writeLines(table, lines);
     },
     async writeDeadLetters(letters, stage = 'decode') {
       await write(

@@ -163,6 +163,72 @@ const rowStateRow = (e: RowStateChanged): Row => ({
   retracted_runs: e.retracted_runs ?? [],
 });
 
+const q = JSON.stringify;
+
+/** An attempt of `rowStateRow`, as JSON: the same text as `JSON.stringify` of its mapped object. */
+const attemptLine = (a: RowStateChanged['attempt_records'][number]): string => {
+  let checks = '[';
+  for (let i = 0; i < a.checks.length; i++) {
+    const ch = a.checks[i]!;
+    checks += `${i > 0 ? ',' : ''}{"name":${q(ch.name)},"answer":${q(q(ch.answer))}}`;
+  }
+  return (
+    `{"event_id":${q(a.event_id)},"run_id":${q(a.run_id)},"attempt":${q(a.attempt)},` +
+    `"occurred_at":${q(toDateTime64(a.occurred_at))},"passed":${q(a.passed)},"output_hash":${q(a.output_hash)},` +
+    `"checks":${checks}],"forbidden_actions":${q(a.forbidden_actions)}}`
+  );
+};
+
+/** True when a field `JSON.stringify` would leave out (undefined) is there: the line is then built the slow way. */
+const hasHoles = (e: RowStateChanged): boolean => {
+  if (
+    e.event_id === undefined ||
+    e.producer === undefined ||
+    e.schema_version === undefined ||
+    e.suite === undefined ||
+    e.dataset_version === undefined ||
+    e.agent_version === undefined ||
+    e.row_id === undefined ||
+    e.seq === undefined ||
+    e.n === undefined ||
+    e.c === undefined ||
+    e.ungraded === undefined ||
+    e.class === undefined
+  )
+    return true;
+  for (const a of e.attempt_records) {
+    if (
+      a.event_id === undefined ||
+      a.run_id === undefined ||
+      a.attempt === undefined ||
+      a.passed === undefined ||
+      a.output_hash === undefined ||
+      a.forbidden_actions === undefined
+    )
+      return true;
+    for (const ch of a.checks) if (ch.name === undefined || ch.answer === undefined) return true;
+  }
+  return false;
+};
+
+/**
+ * The `row_state` line of a RowStateChanged: exactly `JSON.stringify(rowStateRow(e))` (a property test holds it to
+ * that), written straight from the record, without the per-attempt and per-check objects the mapping allocates.
+ */
+export const rowStateLine = (e: RowStateChanged): string => {
+  if (hasHoles(e)) return q(rowStateRow(e));
+  let attempts = '[';
+  for (let i = 0; i < e.attempt_records.length; i++)
+    attempts += (i > 0 ? ',' : '') + attemptLine(e.attempt_records[i]!);
+  return (
+    `{"event_id":${q(e.event_id)},"occurred_at":${q(toDateTime64(e.occurred_at))},"producer":${q(e.producer)},` +
+    `"schema_version":${q(e.schema_version)},"suite":${q(e.suite)},"dataset_version":${q(e.dataset_version)},` +
+    `"agent_version":${q(e.agent_version)},"row_id":${q(e.row_id)},"seq":${q(e.seq)},"n":${q(e.n)},"c":${q(e.c)},` +
+    `"ungraded":${q(e.ungraded)},"class":${q(e.class)},"attempt_records":${attempts}],` +
+    `"tags":${q(e.tags ?? [])},"retracted_runs":${q(e.retracted_runs ?? [])}}`
+  );
+};
+
 const retractionRow = (e: RunRetracted): Row => ({
   ...envelope(e),
   retraction_id: e.retraction_id,
@@ -194,6 +260,13 @@ const runRow = (e: RunFinished): Row => ({
   dataset_path: e.dataset_path ?? null,
   agent_spec: e.agent_spec ?? null,
 });
+
+/** The line of `eventToRow(e).row` as the sink writes it (`JSON.stringify`), built without the row for a row state. */
+export const eventToLine = (e: PasskEvent): { table: TableName; line: string } | undefined => {
+  if (e.type === 'RowStateChanged') return { table: 'row_state', line: rowStateLine(e) };
+  const stored = eventToRow(e);
+  return stored && { table: stored.table, line: JSON.stringify(stored.row) };
+};
 
 /**
  * The table an event is stored in, and its row there; undefined for events that only steer the
