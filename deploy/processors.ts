@@ -210,6 +210,8 @@ export const startProcessors = async (
           partitionOf,
           ...(opts.minAttempts ? { minAttempts: opts.minAttempts } : {}),
           maxWaitMs: opts.maxWaitMs ?? config.batchWindowMs,
+          // the last unit of a run that stops once caught up is not held for the window
+          ...(opts.untilCaughtUp ? { closeUnitsWhenCaughtUp: true } : {}),
           ...(opts.onAssignment ? { onAssignment: opts.onAssignment } : {}),
           ...rowstate,
         },

@@ -66,17 +66,27 @@ export const ledgered = (
     const projections = projectionsOf(options.groupId, options.transient ?? false);
     if (projections.length === 0) return consumer;
     const commit = consumer.commit.bind(consumer);
+    const publishAndCommit = consumer.publishAndCommit?.bind(consumer);
+    const ledger = async (positions: Parameters<EventConsumer['commit']>[0]) => {
+      if (positions.length === 0) return;
+      await sink.write(
+        'store_positions',
+        ledgerRows(projections.flatMap((projection) => positions.map((p) => ({ projection, ...p })))),
+      );
+      await sink.flush();
+    };
     return Object.assign(consumer, {
       commit: async (positions: Parameters<EventConsumer['commit']>[0]) => {
-        if (positions.length > 0) {
-          await sink.write(
-            'store_positions',
-            ledgerRows(projections.flatMap((projection) => positions.map((p) => ({ projection, ...p })))),
-          );
-          await sink.flush();
-        }
+        await ledger(positions);
         await commit(positions);
       },
+      // the ledger before the commit here too (it may then be ahead of the changelog: a redelivered unit changes no row)
+      ...(publishAndCommit && {
+        publishAndCommit: async (...args: Parameters<NonNullable<EventConsumer['publishAndCommit']>>) => {
+          await ledger(args[1]);
+          await publishAndCommit(...args);
+        },
+      }),
     });
   },
 });

@@ -82,6 +82,11 @@ export interface EventBatch {
   readonly lastOffset: number;
   /** Offset the next append to this partition will get: lag = highWatermark - (lastOffset + 1). */
   readonly highWatermark: number;
+  /**
+   * With this batch the consumer has read every partition it owns to its end (as of the read): nothing more is there
+   * for now. Set by the embedded log; undefined where the log does not say (Kafka).
+   */
+  readonly caughtUp?: boolean;
 }
 
 export interface ConsumerOptions {
@@ -138,6 +143,21 @@ export interface EventConsumer {
    * one of the partitions; nothing of that call is committed.
    */
   commit(positions: readonly { topic: string; partition: number; nextOffset: number }[]): Promise<void>;
+  /**
+   * Appends `events` (as `EventPublisher.publish` does, to this consumer's log) and commits `positions` in one
+   * transaction: both are durable or neither is. Only where the log can (the embedded log: one SQLite transaction,
+   * so one fsync where publish then commit take two); absent on Kafka, where the caller publishes, then commits.
+   * A commit refused because a partition moved (`CommitRejected`) still leaves the events appended, as publish
+   * then commit would, and rejects with it. Whoever wraps `commit` (the store's ledger) must wrap this too.
+   * It appends as `publisher` does: a caller that publishes elsewhere (a replay publishes nowhere) must not use it.
+   */
+  publishAndCommit?(
+    events: readonly PasskEvent[],
+    positions: readonly { topic: string; partition: number; nextOffset: number }[],
+    opts?: { readonly trusted?: boolean },
+  ): Promise<void>;
+  /** The publisher whose appends `publishAndCommit` makes: the log's own. */
+  readonly publisher?: EventPublisher;
   /** Committed position per partition (or undefined). */
   committed(topic: Topic): Promise<Map<number, number>>;
   /** Lag per partition: high watermark minus committed position. */

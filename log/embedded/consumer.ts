@@ -1,10 +1,11 @@
 import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
-import type { EventCodec } from '../../schemas/codec.ts';
+import type { EncodeOptions, EventCodec } from '../../schemas/codec.ts';
 import { TOPICS, tpKey } from '../../schemas/topics.ts';
-import type { ConsumerOptions, EventBatch, EventConsumer } from '../../processors/ports.ts';
+import type { ConsumerOptions, EventBatch, EventConsumer, EventPublisher } from '../../processors/ports.ts';
 import { decodeRecords, fromDeadLetterRecord, toDeadLetterRecord } from '../deadLetters.ts';
-import { ConsumerMisuse } from '../errors.ts';
+import { CommitRejected, ConsumerMisuse } from '../errors.ts';
+import type { PasskEvent } from '../../schemas/events/index.ts';
 import { partitionOf } from '../partitioner.ts';
 import type { GroupStore, Member, TopicPartition } from './groups.ts';
 import type { LogStore } from './store.ts';
@@ -40,6 +41,16 @@ export const createEmbeddedConsumer = (deps: {
   codec: EventCodec;
   options: ConsumerOptions;
   timing: EmbeddedConsumerTiming;
+  /** The log's publish, with `alsoInTransaction` run in the transaction of the append (`publishAndCommit`). */
+  publishWith?: {
+    /** The log's publisher: what `publishAndCommit` appends, it appends as this one would. */
+    publisher: EventPublisher;
+    publish: (
+      events: readonly PasskEvent[],
+      opts: EncodeOptions | undefined,
+      alsoInTransaction: () => void,
+    ) => Promise<void>;
+  };
   onClose: () => void;
 }): EventConsumer => {
   const { store, groups, codec, options, timing } = deps;
@@ -149,7 +160,15 @@ export const createEmbeddedConsumer = (deps: {
         await options.onDeadLetters?.(dead);
       }
       tp.position = last.offset + 1;
-      return { topic: tp.topic, partition: tp.partition, events, lastOffset: last.offset, highWatermark: high };
+      const caughtUp = owned.every((o) => o.position >= (hw.get(o.topic)?.get(o.partition) ?? 0));
+      return {
+        topic: tp.topic,
+        partition: tp.partition,
+        events,
+        lastOffset: last.offset,
+        highWatermark: high,
+        caughtUp,
+      };
     }
     return undefined;
   };
@@ -171,6 +190,22 @@ export const createEmbeddedConsumer = (deps: {
     commit: async (list) => {
       if (list.length > 0) groups.commit(member, list);
     },
+    ...(deps.publishWith && {
+      publisher: deps.publishWith.publisher,
+      publishAndCommit: async (events, list, opts) => {
+        let rejected: unknown;
+        await deps.publishWith!.publish(events, opts, () => {
+          if (list.length === 0) return;
+          try {
+            groups.commit(member, list); // a savepoint: a refusal undoes the commit alone, the append stays
+          } catch (e) {
+            if (!(e instanceof CommitRejected)) throw e;
+            rejected = e;
+          }
+        });
+        if (rejected) throw rejected;
+      },
+    }),
     committed: async (topic) => {
       const committed = groups.committed(member.groupId, topic);
       if (topic === topics[0]) for (const [p, offset] of options.startAt ?? []) committed.set(p, offset);

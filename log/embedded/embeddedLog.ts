@@ -5,6 +5,7 @@ import { BackendUnavailable, EventTooLarge } from '../../schemas/errors.ts';
 import { fromDeadLetterRecord, toDeadLetterRecord } from '../deadLetters.ts';
 import { ALL_TOPICS, TOPICS, keyOf, topicOf } from '../../schemas/topics.ts';
 import type { EventConsumer, EventLog, EventPublisher } from '../../processors/ports.ts';
+import type { PasskEvent } from '../../schemas/events/index.ts';
 import { partitionOf } from '../partitioner.ts';
 import { createEmbeddedConsumer, type EmbeddedConsumerTiming } from './consumer.ts';
 import { openLogDatabase, type Synchronous } from './database.ts';
@@ -73,29 +74,45 @@ export const createEmbeddedEventLog = (opts: EmbeddedEventLogOptions): EventLog 
     for (const r of records)
       if (r.value.byteLength > maxEventBytes) throw new EventTooLarge(r.value.byteLength, maxEventBytes, r.topic);
   };
-  const append = (records: AppendRecord[]) => {
+  /** One `BEGIN IMMEDIATE` transaction around `write` (the appends and commits in it nest as savepoints). */
+  const atomically = db.transaction((write: () => void) => write());
+  /** Appends `records` and runs `alsoInTransaction` (a consumer's commit) in the same transaction. */
+  const append = (records: AppendRecord[], alsoInTransaction?: () => void) => {
     checkOpen();
     checkSize(records);
-    if (records.length > 0) withDisk(() => store.append(records, partitionOf));
+    if (alsoInTransaction)
+      withDisk(() =>
+        atomically.immediate(() => {
+          if (records.length > 0) store.append(records, partitionOf);
+          alsoInTransaction();
+        }),
+      );
+    else if (records.length > 0) withDisk(() => store.append(records, partitionOf));
   };
 
   // calls append in call order, whatever their encoding takes (EventPublisher: overlapping calls)
   let placed: Promise<void> = Promise.resolve();
+  /** Encodes `events` and appends them after every earlier call's (with `alsoInTransaction` in their transaction). */
+  const publishInOrder = async (
+    events: readonly PasskEvent[],
+    opts: EncodeOptions | undefined,
+    alsoInTransaction?: () => void,
+  ): Promise<void> => {
+    const before = placed;
+    let place = () => {};
+    placed = new Promise<void>((resolve) => (place = resolve));
+    try {
+      const records: AppendRecord[] = [];
+      for (const e of events) records.push({ topic: topicOf(e), key: keyOf(e), value: await codec.encode(e, opts) });
+      await before;
+      append(records, alsoInTransaction);
+    } finally {
+      place();
+    }
+  };
   const publisher: EventPublisher = {
     // One transaction per call: a publish is all-or-nothing here (on Kafka it is per partition).
-    publish: async (events, opts?: EncodeOptions) => {
-      const before = placed;
-      let place = () => {};
-      placed = new Promise<void>((resolve) => (place = resolve));
-      try {
-        const records: AppendRecord[] = [];
-        for (const e of events) records.push({ topic: topicOf(e), key: keyOf(e), value: await codec.encode(e, opts) });
-        await before;
-        append(records);
-      } finally {
-        place();
-      }
-    },
+    publish: (events, opts?: EncodeOptions) => publishInOrder(events, opts),
     publishRaw: async (topic, records) => append(records.map((r) => ({ topic, key: r.key, value: r.value }))),
     publishDeadLetters: async (letters) => {
       checkOpen();
@@ -115,6 +132,7 @@ export const createEmbeddedEventLog = (opts: EmbeddedEventLogOptions): EventLog 
         codec,
         options,
         timing,
+        publishWith: { publisher, publish: publishInOrder },
         onClose: () => consumers.delete(consumer),
       });
       consumers.add(consumer);

@@ -7,12 +7,14 @@ export interface BatchRowsOptions<T> {
   readonly maxWaitMs: number;
   /** Rows an item counts for. @default 1 */
   readonly sizeOf?: (item: T) => number;
+  /** Emit the group at once after an item for which this is true (the source has nothing more for now). */
+  readonly closesGroup?: (item: T) => boolean;
   readonly scheduler?: SchedulerLike;
 }
 
 /**
  * Groups items for one durable write: by rows or by time, whichever comes first (each ClickHouse
- * insert makes a part, so never one per event). Emits what is left when the source completes.
+ * insert makes a part, so never one per event), or when an item closes the group (`closesGroup`). Emits what is left when the source completes.
  * Hand-written: `bufferTime` counts items, not rows, and ticks when idle.
  */
 export const batchRows =
@@ -20,6 +22,7 @@ export const batchRows =
     maxRows,
     maxWaitMs,
     sizeOf = () => 1,
+    closesGroup = () => false,
     scheduler = asyncScheduler,
   }: BatchRowsOptions<T>): OperatorFunction<T, T[]> =>
   (source) =>
@@ -40,7 +43,7 @@ export const batchRows =
         next: (item) => {
           group.push(item);
           rows += sizeOf(item);
-          if (rows >= maxRows) flush();
+          if (rows >= maxRows || closesGroup(item)) flush();
           else timer ??= scheduler.schedule(flush, maxWaitMs);
         },
         error: (e) => subscriber.error(e),

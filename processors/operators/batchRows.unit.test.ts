@@ -33,6 +33,16 @@ describe('batchRows', () => {
     });
   });
 
+  it('emits at once after an item that closes the group, not maxWaitMs later', () => {
+    scheduler().run(({ cold, expectObservable }) => {
+      const input = cold('a 9ms b 9ms c 999ms |', { a: 1, b: -1, c: 1 });
+      // b closes its group at 10 (the window would have closed it at 500); c's group waits for the window
+      expectObservable(
+        input.pipe(batchRows({ maxRows: 100, maxWaitMs: 500, sizeOf: () => 1, closesGroup: (n) => n < 0 })),
+      ).toBe('10ms x 509ms y 499ms |', { x: [1, -1], y: [1] });
+    });
+  });
+
   it('passes errors through', () => {
     scheduler().run(({ cold, expectObservable }) => {
       expectObservable(cold('a#', { a: 1 }).pipe(batchRows({ maxRows: 10, maxWaitMs: 50 }))).toBe('-#');

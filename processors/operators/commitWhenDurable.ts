@@ -25,12 +25,12 @@ export interface Committable {
  * and the fold is idempotent. Any other error stops the topology uncommitted.
  */
 export const commitWhenDurable = <T extends Committable>(
-  commit: (positions: readonly Position[]) => ObservableInput<unknown>,
+  commit: (positions: readonly Position[], unit: T) => ObservableInput<unknown>,
   inFlight: InFlight,
   isRejected: (e: unknown) => boolean = () => false,
 ): OperatorFunction<T, T & { committed: boolean }> =>
   concatMap((unit) =>
-    from(commit(unit.positions)).pipe(
+    from(commit(unit.positions, unit)).pipe(
       defaultIfEmpty(undefined),
       last(),
       map(() => true),

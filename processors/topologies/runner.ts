@@ -88,7 +88,9 @@ export interface RunOptions extends ConsumerSpec {
  */
 export const runTopology = <U extends Committable>(
   o: RunOptions,
-  steps: (batches: Observable<EventBatch>) => Observable<U>,
+  steps: (batches: Observable<EventBatch>, consumer: EventConsumer) => Observable<U>,
+  /** How a unit is committed (the trials append their changelog in the commit's transaction). @default consumer.commit */
+  commit: (consumer: EventConsumer, unit: U) => Promise<void> = (consumer, unit) => consumer.commit(unit.positions),
 ): Observable<U & { committed: boolean }> =>
   defer(() => {
     const stop = ownStop(o.stop);
@@ -101,8 +103,8 @@ export const runTopology = <U extends Committable>(
             stop: stop.promise,
             scheduler: o.scheduler,
           }).then(stop.request);
-        return steps(pullBatches(consumer.batches(), o.inFlight, stop.promise)).pipe(
-          commitWhenDurable((positions) => consumer.commit(positions), o.inFlight, o.isCommitRejected),
+        return steps(pullBatches(consumer.batches(), o.inFlight, stop.promise), consumer).pipe(
+          commitWhenDurable((_, unit) => commit(consumer, unit), o.inFlight, o.isCommitRejected),
           // closed (the member has left its group) before the topology completes, so whoever waits
           // for it can start the next member of the group at once; on an error or unsubscribe, closed anyway
           concatWith(defer(() => consumer.close()).pipe(ignoreElements())),

@@ -1,4 +1,4 @@
-import { map, tap, type Observable, type SchedulerLike } from 'rxjs';
+import { identity, map, tap, type Observable, type SchedulerLike } from 'rxjs';
 import type { RowStateChanged } from '../../schemas/events/decisions.ts';
 import { TOPICS } from '../../schemas/topics.ts';
 import { toRunClosed } from '../folds/gates.ts';
@@ -11,7 +11,7 @@ import { readToEnd } from '../operators/readToEnd.ts';
 import type { RowstateFeed } from '../operators/rowstateFeed.ts';
 import { createRowStore, type PartitionOf } from '../operators/rowStore.ts';
 import { writeRows } from '../operators/writeRows.ts';
-import type { DeadLetter, EventPublisher, EventSource, TrialSink } from '../ports.ts';
+import type { DeadLetter, EventConsumer, EventPublisher, EventSource, TrialSink } from '../ports.ts';
 import { runTopology } from './runner.ts';
 
 export type { VersionSnapshot } from '../folds/versionSummary.ts';
@@ -51,6 +51,12 @@ export interface TrialTopologyOptions {
    * time. Off by default: it measured no gain on Kafka here (docs/performance.md). @default 1
    */
   readonly maxPublishesInFlight?: number;
+  /**
+   * A unit closes as soon as the consumer has read every partition it owns to its end (`EventBatch.caughtUp`), not
+   * at the end of its window: `passk process --until-caught-up` does not hold its last unit for the window. Off by
+   * default: on a live stream that is caught up it would make a unit, and a store insert, per poll. @default false
+   */
+  readonly closeUnitsWhenCaughtUp?: boolean;
   /** Records pulled and not yet committed; the consumer pauses beyond it. @default 4 × maxRows */
   readonly maxInFlight?: number;
   /** Resolve to stop: pulling stops, what is in flight becomes durable and is committed, the stream completes. */
@@ -93,6 +99,9 @@ export interface TrialProgress {
  *
  *   pullBatches ─▶ batchRows ─▶ foldUnits ─▶ writeRows ─▶ emitChanges ─▶ commitWhenDurable
  *
+ * On a log that can (`EventConsumer.publishAndCommit`: the embedded log), emitChanges is left out and the unit's
+ * changelog is appended in its commit's transaction.
+ *
  * A durable unit is folded in one pass when it is complete (batchRows: by rows or by time), so each
  * changed row is read and its record built once per unit, not once per batch.
  */
@@ -100,6 +109,12 @@ export const trialTopology = (ports: TrialPorts, o: TrialTopologyOptions): Obser
   const groupId = o.groupId ?? 'passk-trials';
   const maxRows = o.maxRows ?? 5_000;
   const store = createRowStore();
+  const changesOf = (u: FoldedUnit) => [...u.changelog, ...u.finished.map((f) => toRunClosed(f, o.producer))];
+  // only where the consumer's log is where this topology publishes (a replay into the store publishes nowhere)
+  const atomic = (consumer: EventConsumer) =>
+    consumer.publishAndCommit !== undefined &&
+    consumer.publisher === ports.publisher &&
+    (o.maxPublishesInFlight ?? 1) <= 1;
   return runTopology(
     {
       source: ports.source,
@@ -146,9 +161,15 @@ export const trialTopology = (ports: TrialPorts, o: TrialTopologyOptions): Obser
         o.onAssignment?.({ assigned: [], revoked, restoredRows: 0 });
       },
     },
-    (batches) =>
+    (batches, consumer) =>
       batches.pipe(
-        batchRows({ maxRows, maxWaitMs: o.maxWaitMs ?? 500, sizeOf: weightOf, scheduler: o.scheduler }),
+        batchRows({
+          maxRows,
+          maxWaitMs: o.maxWaitMs ?? 500,
+          sizeOf: weightOf,
+          closesGroup: (b) => o.closeUnitsWhenCaughtUp === true && b.caughtUp === true,
+          scheduler: o.scheduler,
+        }),
         foldUnits(store, o.producer, { minAttempts: o.minAttempts }),
         // store before changelog: a restore reads the changelog, and a redelivered unit whose changes it
         // already holds changes no row, so nothing would rewrite rows the store had missed
@@ -163,20 +184,27 @@ export const trialTopology = (ports: TrialPorts, o: TrialTopologyOptions): Obser
             summaries: u.summaries,
           });
         }),
+        // where the log can (embedded), the changelog is appended in the commit's own transaction instead (below)
         // built here from validated trials: serialized as built, not validated again (the unit tests'
         // in-memory log still validates every one)
         // with maxPublishesInFlight > 1, unit k+1's publish overlaps unit k's: it starts once its own store
         // write is durable (the writes above are one at a time, so every earlier unit's is too), and units
         // are passed on to the commit in order, none past a failed publish
-        emitChanges(
-          (events) => ports.publisher.publish(events, { trusted: true }),
-          (u) => [...u.changelog, ...u.finished.map((f) => toRunClosed(f, o.producer))],
-          { concurrency: o.maxPublishesInFlight ?? 1 },
-        ),
-        // durable now (store and changelog): the gates of this process may decide on it
-        tap((u) => o.rowstate?.push(u.changelog)),
+        atomic(consumer)
+          ? identity
+          : emitChanges((events) => ports.publisher.publish(events, { trusted: true }), changesOf, {
+              concurrency: o.maxPublishesInFlight ?? 1,
+            }),
       ),
+    // the changelog and the offsets in one transaction: one fsync a unit, and neither is durable without the other
+    (consumer, u) =>
+      atomic(consumer)
+        ? consumer.publishAndCommit!(changesOf(u), u.positions, { trusted: true })
+        : consumer.commit(u.positions),
   ).pipe(
+    // durable now (store and changelog; committed too, unless the partition moved): the gates of this process may
+    // decide on it
+    tap((u) => o.rowstate?.push(u.changelog)),
     map((u) => ({
       committed: u.committed,
       positions: u.positions,
