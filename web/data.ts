@@ -5,7 +5,7 @@ import type { GroupReport } from '../processors/core/report.ts';
 import type { DeadLetterSummary } from '../sinks/clickhouse/queries/deadLetters.ts';
 import type { RunSource } from '../sinks/clickhouse/queries/runSources.ts';
 import type { StabilityClass } from '../schemas/events/decisions.ts';
-import type { RowFilters, RowPage } from './rowPage.ts';
+import type { RowFilters } from './rowQuery.ts';
 
 /**
  * What the dashboard reads: one method per view, each backed by the store's typed queries.
@@ -258,3 +258,18 @@ export interface DashboardData {
 }
 
 export type { DeadLetterSummary, StoredDeadLetter } from '../sinks/clickhouse/queries/deadLetters.ts';
+
+export type RowPage = Omit<ExplorerView, 'rows'> & {
+  baseline: string | null;
+  candidate: string | null;
+  /** Every tag of the scope's rows, for the filter. */
+  tags: string[];
+  /** Rows in the scope, and rows the filters keep. */
+  rows_total: number;
+  total: number;
+  offset: number;
+  limit: number;
+  rows: ExplorerRow[];
+  /** Where `row` is among the kept rows, with its neighbours; null when it is not among them (or not asked). */
+  row_at: { index: number; prev: string | null; next: string | null } | null;
+};

@@ -1,54 +1,8 @@
-import { z } from 'zod';
-import type { ExplorerRow, ExplorerVersion, ExplorerView } from './data.ts';
+import type { ExplorerRow, ExplorerVersion, ExplorerView, RowPage } from './data.ts';
+import { CLASSES, type RowFilters } from './rowQuery.ts';
 
-/**
- * One page of the row explorer, filtered and sorted on the server: the answer's size is bounded by `limit`
- * whatever the number of rows, with the count of rows the filters keep. The filters are the Rows view's
- * (and its URL's): search words, the class on each side, a tag, a flipping check, a failure category, a list of
- * ids; the sort is by row id, or a side's class, pass rate, mean latency or mean cost.
- */
-export const CLASSES = ['stable_correct', 'stable_wrong', 'flip', 'unclassified'] as const;
-export const SORTS = [
-  'row',
-  ...['b', 'c'].flatMap((s) => ['class', 'rate', 'latency', 'cost'].map((f) => `${s}.${f}`)),
-];
-export const MAX_PAGE = 1000;
-
-const text = z.string().min(1).optional();
-export const RowQuery = z.object({
-  baseline: text,
-  candidate: text,
-  q: z.string().optional(),
-  from: z.enum(CLASSES).optional(),
-  to: z.enum(CLASSES).optional(),
-  tag: text,
-  check: text,
-  category: text,
-  /** Comma-separated row ids: only these rows. */
-  ids: text,
-  sort: z.enum(SORTS as [string, ...string[]]).optional(),
-  dir: z.enum(['asc', 'desc']).optional(),
-  /** A row whose position (and neighbours, for j / k) the answer gives; without `offset`, its page is returned. */
-  row: text,
-  offset: z.coerce.number().int().nonnegative().optional(),
-  limit: z.coerce.number().int().min(1).max(MAX_PAGE).default(200),
-});
-export type RowQuery = z.input<typeof RowQuery>;
-
-export type RowPage = Omit<ExplorerView, 'rows'> & {
-  baseline: string | null;
-  candidate: string | null;
-  /** Every tag of the scope's rows, for the filter. */
-  tags: string[];
-  /** Rows in the scope, and rows the filters keep. */
-  rows_total: number;
-  total: number;
-  offset: number;
-  limit: number;
-  rows: ExplorerRow[];
-  /** Where `row` is among the kept rows, with its neighbours; null when it is not among them (or not asked). */
-  row_at: { index: number; prev: string | null; next: string | null } | null;
-};
+export { CLASSES, MAX_PAGE, RowQuery, SORTS, type RowFilters } from './rowQuery.ts';
+export type { RowPage } from './data.ts';
 
 /** What filtering and sorting read of a row's side: the explorer's numbers, without the outputs. */
 export type RowSide = Pick<
@@ -57,8 +11,6 @@ export type RowSide = Pick<
 >;
 /** What filtering and sorting read of a row (an ExplorerRow is one); the search words are matched by `search`. */
 export type RowKeys = { row_id: string; tags: readonly string[]; versions: Record<string, RowSide | undefined> };
-
-export type RowFilters = z.output<typeof RowQuery>;
 
 /** The search box's words: lower-cased, split on white space. */
 export const searchWords = (q: string | undefined): string[] => (q ?? '').toLowerCase().split(/\s+/).filter(Boolean);
