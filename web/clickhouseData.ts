@@ -1,6 +1,12 @@
 import { classTransitions } from '../sinks/clickhouse/queries/compare.ts';
 import { runSources } from '../sinks/clickhouse/queries/runSources.ts';
-import { comparisonFromStore, reportFromStore } from '../sinks/clickhouse/queries/storeReport.ts';
+import { DEFAULT_REPORT_OPTIONS } from '../processors/core/report.ts';
+import {
+  comparisonFromStore,
+  reportFromStore,
+  sharedRowCounts,
+  type CountsSource,
+} from '../sinks/clickhouse/queries/storeReport.ts';
 import { datasetRows, datasetVersions } from '../sinks/clickhouse/queries/datasets.ts';
 import { deadLetters } from '../sinks/clickhouse/queries/deadLetters.ts';
 import { gateHistory } from '../sinks/clickhouse/queries/decisions.ts';
@@ -46,7 +52,14 @@ const withoutId = <T extends { trace_id: string }>(x: T | undefined): Omit<T, 't
   return rest;
 };
 
-export const clickhouseDashboardData = (client: Querier): DashboardData => ({
+/**
+ * `counts`: the per-row counts of the overview and the comparison; by default one answer shared by both while the
+ * store's watermark stays (`sharedRowCounts`).
+ */
+export const clickhouseDashboardData = (
+  client: Querier,
+  counts: CountsSource = sharedRowCounts(client, () => storeWatermark(client)),
+): DashboardData => ({
   watermark: () => storeWatermark(client),
   groups: async () =>
     (await listVersions(client)).map(({ suite, dataset_version, agent_version, rows, trials, last_at }) => ({
@@ -57,11 +70,11 @@ export const clickhouseDashboardData = (client: Querier): DashboardData => ({
       trials,
       last_at,
     })),
-  overview: (scope) => reportFromStore(client, scope),
+  overview: (scope) => reportFromStore(client, scope, DEFAULT_REPORT_OPTIONS, counts),
   compare: async (q) => {
     const scope = { suite: q.suite, dataset_version: q.dataset_version, baseline: q.baseline, candidate: q.candidate };
     const [cmp, transitions, sources] = await Promise.all([
-      comparisonFromStore(client, scope),
+      comparisonFromStore(client, scope, DEFAULT_REPORT_OPTIONS, counts),
       classTransitions(client, { ...scope, mustNotBreakOnly: true }),
       runSources(client, { ...scope, versions: [q.baseline, q.candidate] }),
     ]);

@@ -1,13 +1,16 @@
 /**
  * The dashboard bench's store (rows × 2 versions × 5 attempts, as bench/dashboard.ts) kept in /tmp/dashsplit-ROWS, and
  * the overview's and the comparison's wall times on it: `node --import tsx bench/profile/dashSplit.ts 20000 report,compare`.
- * bench/profile/nodeSide.ts then times their Node side alone on the same store.
+ * bench/profile/nodeSide.ts then times their Node side alone on the same store. `pair` and `shared` time the
+ * overview then the comparison of one scope, each with its own counts query, and with one shared counts answer
+ * (`sharedRowCounts`, a fresh one per sample); wall and CPU time of the process (chDB runs in it).
  */
 import { existsSync } from 'node:fs';
+import { loadavg } from 'node:os';
 import { performance } from 'node:perf_hooks';
 import { migrate, openClickHouse, trialToRow } from '../../sinks/clickhouse/index.ts';
 import { rowCounts } from '../../sinks/clickhouse/queries/rowCounts.ts';
-import { comparisonFromStore, reportFromStore } from '../../sinks/clickhouse/queries/storeReport.ts';
+import { comparisonFromStore, reportFromStore, sharedRowCounts } from '../../sinks/clickhouse/queries/storeReport.ts';
 import { deterministicEventId } from '../../schemas/ids.ts';
 
 const rows = Number(process.argv[2] ?? 20000);
@@ -51,12 +54,17 @@ if (fresh) {
 }
 const time = async (name: string, f: () => Promise<unknown>) => {
   const ms: number[] = [];
+  const cpu: number[] = [];
   for (let i = 0; i < 3; i++) {
     const t = performance.now();
+    const u = process.cpuUsage();
     await f();
+    const d = process.cpuUsage(u);
     ms.push(performance.now() - t);
+    cpu.push((d.user + d.system) / 1000);
   }
-  console.log(`${name.padEnd(20)} ${ms.map((m) => m.toFixed(0)).join(' ')} ms`);
+  const show = (xs: number[]) => xs.map((m) => m.toFixed(0)).join(' ');
+  console.log(`${name.padEnd(20)} ${show(ms)} ms (cpu ${show(cpu)} ms), load ${loadavg()[0]!.toFixed(1)}`);
 };
 const scope = { suite: 'bench', dataset_version: 'd1' };
 const q = (sql: string) => store.client.query({ query: sql, format: 'JSONCompactEachRow' }).then((r) => r.json());
@@ -73,5 +81,16 @@ for (const what of (process.argv[3] ?? 'bare,counts,report,compare').split(','))
     await time('comparisonFromStore', () =>
       comparisonFromStore(store.client, { ...scope, baseline: 'v1', candidate: 'v2' }),
     );
+  if (what === 'pair')
+    await time('overview + compare', async () => {
+      await reportFromStore(store.client, scope);
+      await comparisonFromStore(store.client, { ...scope, baseline: 'v1', candidate: 'v2' });
+    });
+  if (what === 'shared')
+    await time('... sharing counts', async () => {
+      const counts = sharedRowCounts(store.client, async () => 'one generation');
+      await reportFromStore(store.client, scope, undefined, counts);
+      await comparisonFromStore(store.client, { ...scope, baseline: 'v1', candidate: 'v2' }, undefined, counts);
+    });
 }
 await store.close();

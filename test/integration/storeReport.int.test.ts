@@ -12,9 +12,11 @@ import { migrate } from '../../sinks/clickhouse/migrate.ts';
 import { trialToRow } from '../../sinks/clickhouse/rows/trialRow.ts';
 import { compareFromStore } from '../../sinks/clickhouse/queries/compare.ts';
 import { reportGroupsFromStore } from '../../sinks/clickhouse/queries/report.ts';
+import type { Querier } from '../../sinks/clickhouse/queries/select.ts';
 import {
   comparisonFromStore,
   reportFromStore,
+  sharedRowCounts,
   type StoreReportOptions,
 } from '../../sinks/clickhouse/queries/storeReport.ts';
 
@@ -175,6 +177,45 @@ for (const c of storeTargets(dir, 'passk_store_report_test'))
         }
       });
     }
+
+    it('shares one counts answer between the overview and comparisons while the watermark stays', async () => {
+      let countsQueries = 0;
+      const client: Querier = {
+        query: ((p: Parameters<Querier['query']>[0]) => {
+          if (p.query.includes('uniqExact(cityHash64(run_id, attempt))')) countsQueries++;
+          return store.client.query(p);
+        }) as Querier['query'],
+      };
+      const mark = { value: 'w1' };
+      const counts = sharedRowCounts(client, async () => mark.value);
+      const [opts, other] = [OPTIONS[0]![1], OPTIONS[1]![1]];
+      const report = await reportFromStore(store.client, BASE, opts);
+      const pairs = [
+        { ...BASE, baseline: 'v1', candidate: 'v2' },
+        { ...BASE, baseline: 'v3', candidate: 'v2' },
+      ];
+      const compared = await Promise.all(pairs.map((s) => comparisonFromStore(store.client, s, opts)));
+
+      expect(await reportFromStore(client, BASE, opts, counts)).toEqual(report);
+      expect(countsQueries).toBe(1);
+      for (const [i, s] of pairs.entries())
+        expect(await comparisonFromStore(client, s, opts, counts)).toEqual(compared[i]);
+      expect(await reportFromStore(client, BASE, opts, counts)).toEqual(report);
+      expect(countsQueries).toBe(1);
+      // other options are another question
+      expect(await reportFromStore(client, BASE, other, counts)).toEqual(
+        await reportFromStore(store.client, BASE, other),
+      );
+      expect(countsQueries).toBe(2);
+      // the store moved: a comparison asks its own two versions, which a later overview does not reuse
+      mark.value = 'w2';
+      expect(await comparisonFromStore(client, pairs[0]!, opts, counts)).toEqual(compared[0]);
+      expect(await comparisonFromStore(client, pairs[0]!, opts, counts)).toEqual(compared[0]);
+      expect(countsQueries).toBe(3);
+      expect(await reportFromStore(client, BASE, opts, counts)).toEqual(report);
+      expect(await comparisonFromStore(client, pairs[1]!, opts, counts)).toEqual(compared[1]);
+      expect(countsQueries).toBe(4);
+    });
 
     it('has no comparison when a version has no trial in the scope', async () => {
       const scope = { ...BASE, baseline: 'v1', candidate: 'v9' };

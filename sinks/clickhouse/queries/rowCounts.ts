@@ -52,7 +52,7 @@ export type CountedRow = {
   confirmation: { attempts: number; n: number; c: number };
 };
 
-const ROW_COUNTS_SQL = `
+export const ROW_COUNTS_SQL = `
 WITH startsWith(lower(run_id), 'confirm') AS marked,
      passed IS NOT NULL OR {ungraded_as_failure:Bool} AS counted,
      ifNull(passed, false) AS pass,
