@@ -44,7 +44,9 @@ export const rowPageFromStore = async (client: Querier, q: Scope & RowFilters): 
           }),
         ).rows;
 
-  const [lines, checks] = await Promise.all([explorerCounts(client, scope), explorerCheckNames(client, scope)]);
+  const sort = q.sort ?? 'row';
+  const needs = { checks: q.check !== undefined, means: sort.endsWith('.latency') || sort.endsWith('.cost') };
+  const [lines, checks] = await Promise.all([explorerCounts(client, scope, needs), explorerCheckNames(client, scope)]);
   type Counted = RowKeys & { exact: boolean; tags: string[]; versions: Record<string, RowSide> };
   const rows = new Map<string, Counted>();
   const versionSet = new Set<string>();

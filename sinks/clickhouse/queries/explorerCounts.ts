@@ -13,14 +13,15 @@ import { select, type Querier } from './select.ts';
  * - a trial of a run retracted on its row is left out (`NOT_RETRACTED`);
  * - n and c: attempts with a verdict, and passes among them; `trials`: every trial;
  * - a check flips when two counted attempts answered it with different answers (JSON text, as stored), listed in
- *   the order the attempts answer them; outputs differ when two counted outputs differ (64-bit hashes);
+ *   the order the attempts answer them (what the output flip and the outputs are, only the page's rows show: the
+ *   explorer summarizes those from their trials);
  * - failure categories: the distinct ones of every trial; tags: every trial's;
  * - mean latency and cost: summed one after another in the explorer's trial order (occurred_at, event_id), then
  *   divided, so the double is the one JavaScript's loop gives (a sort by them meets the same ties).
  *
  * A line is `exact` only when these plain counts are what the fold gives: no two trials share an event id or a
- * (run, attempt number) slot (copies, conflicting re-sends and re-runs of a slot are not), and every counted
- * attempt that answered checks answered the same names in the same order. The others are the explorer's to
+ * (run, attempt number) slot (copies, conflicting re-sends and re-runs of a slot are not), and (when the flipping
+ * checks are asked for) every counted attempt that answered checks answered the same names in the same order. The others are the explorer's to
  * summarize from their trials (web/storeRows.ts): the same answer either way.
  */
 export type ExplorerCountsScope = { suite: string; dataset_version: string };
@@ -33,7 +34,6 @@ export type ExplorerCount = {
   n: number;
   c: number;
   class: string;
-  output_flip: boolean | null;
   flipping_checks: string[];
   failure_categories: string[];
   tags: string[];
@@ -47,34 +47,50 @@ const meanOf = (col: string) => `
 const mean = (col: string) =>
   `if(empty(${col}_all), NULL, arrayFold((acc, x) -> acc + x, ${col}_all, toFloat64(0)) / length(${col}_all))`;
 
-const EXPLORER_COUNTS_SQL = `
+/**
+ * What a page needs beyond n, c, categories and tags: the flipping checks (a filter on them) and the means (a
+ * sort by them). Without them the query is lighter, and a row's check order does not make it inexact.
+ */
+export type ExplorerNeeds = { checks: boolean; means: boolean };
+
+const explorerCountsSql = (needs: ExplorerNeeds): string => `
 WITH passed IS NOT NULL AS counted,
      arrayMap(ch -> ch.name, checks) AS names
 SELECT v, r,
-       cnt = slots AND cnt = events AND seqs <= 1 AS exact,
-       cnt, n, c, if(outs < 2, -1, toInt8(douts > 1)) AS od,
-       arrayFilter(name -> checked * countEqual(first_names, name) >= 2 AND arrayCount(p -> p.1 = name, pairs) > 1,
-                   arrayDistinct(first_names)) AS flips,
+       cnt = slots AND cnt = events${needs.checks ? ' AND seqs <= 1' : ''} AS exact,
+       cnt, n, c,
+       ${
+         needs.checks
+           ? `arrayFilter(name -> checked * countEqual(first_names, name) >= 2 AND arrayCount(p -> p.1 = name, pairs) > 1,
+                   arrayDistinct(first_names))`
+           : "CAST([], 'Array(String)')"
+       } AS flips,
        cats, tg,
-       ${mean('latency_ms')} AS lat,
-       ${mean('cost_usd')} AS cost
+       ${needs.means ? mean('latency_ms') : 'NULL'} AS lat,
+       ${needs.means ? mean('cost_usd') : 'NULL'} AS cost
 FROM (
   SELECT agent_version AS v, row_id AS r,
          toUInt32(count()) AS cnt,
          uniqExact(cityHash64(run_id, attempt)) AS slots,
          uniqExact(cityHash64(event_id)) AS events,
          toUInt32(countIf(counted)) AS n,
-         toUInt32(countIf(ifNull(passed, false))) AS c,
-         countIf(counted AND output IS NOT NULL) AS outs,
-         uniqExactIf(cityHash64(output), counted AND output IS NOT NULL) AS douts,
+         toUInt32(countIf(ifNull(passed, false))) AS c,${
+           needs.checks
+             ? `
          countIf(counted AND notEmpty(checks)) AS checked,
          uniqExactIf(names, counted AND notEmpty(checks)) AS seqs,
          anyIf(names, counted AND notEmpty(checks)) AS first_names,
-         groupUniqArrayArrayIf(arrayMap(ch -> (ch.name, ch.answer), checks), counted) AS pairs,
-         groupUniqArrayIf(toString(assumeNotNull(failure_category)), failure_category IS NOT NULL) AS cats,
-         groupUniqArrayArray(arrayMap(t -> toString(t), tags)) AS tg,
+         groupUniqArrayArrayIf(arrayMap(ch -> (ch.name, ch.answer), checks), counted) AS pairs,`
+             : ''
+         }${
+           needs.means
+             ? `
          ${meanOf('latency_ms')},
-         ${meanOf('cost_usd')}
+         ${meanOf('cost_usd')},`
+             : ''
+         }
+         groupUniqArrayIf(toString(assumeNotNull(failure_category)), failure_category IS NOT NULL) AS cats,
+         groupUniqArrayArray(arrayMap(t -> toString(t), tags)) AS tg
   FROM trials
   WHERE suite = {suite:String} AND dataset_version = {dataset_version:String}
     AND ${NOT_RETRACTED}
@@ -88,14 +104,13 @@ type Line = [
   cnt: number,
   n: number,
   c: number,
-  od: number,
   flips: string[],
   cats: string[],
   tg: string[],
   lat: number | null,
   cost: number | null,
 ];
-const COLUMNS = ['v', 'r', 'exact', 'cnt', 'n', 'c', 'od', 'flips', 'cats', 'tg', 'lat', 'cost'] as const;
+const COLUMNS = ['v', 'r', 'exact', 'cnt', 'n', 'c', 'flips', 'cats', 'tg', 'lat', 'cost'] as const;
 
 const bad = (line: number, column: number, value: unknown): Error =>
   new Error(
@@ -109,25 +124,29 @@ const checkLine = (l: unknown, i: number): Line => {
   if (typeof l[0] !== 'string') throw bad(i, 0, l[0]);
   if (typeof l[1] !== 'string') throw bad(i, 1, l[1]);
   if (typeof l[2] !== 'boolean' && typeof l[2] !== 'number') throw bad(i, 2, l[2]);
-  for (const j of [3, 4, 5, 6]) if (typeof l[j] !== 'number') throw bad(i, j, l[j]);
-  for (const j of [7, 8, 9]) if (!strings(l[j])) throw bad(i, j, l[j]);
-  for (const j of [10, 11]) if (l[j] !== null && typeof l[j] !== 'number') throw bad(i, j, l[j]);
+  for (const j of [3, 4, 5]) if (typeof l[j] !== 'number') throw bad(i, j, l[j]);
+  for (const j of [6, 7, 8]) if (!strings(l[j])) throw bad(i, j, l[j]);
+  for (const j of [9, 10]) if (l[j] !== null && typeof l[j] !== 'number') throw bad(i, j, l[j]);
   return l as Line;
 };
 
 const byCodeUnits = (a: string, b: string): number => (a < b ? -1 : a > b ? 1 : 0);
 
 /** Every (agent version, row) of the scope with its explorer counts (lines in no particular order). */
-export const explorerCounts = async (client: Querier, scope: ExplorerCountsScope): Promise<ExplorerCount[]> => {
+export const explorerCounts = async (
+  client: Querier,
+  scope: ExplorerCountsScope,
+  needs: ExplorerNeeds = { checks: true, means: true },
+): Promise<ExplorerCount[]> => {
   const rs = await client.query({
-    query: EXPLORER_COUNTS_SQL,
+    query: explorerCountsSql(needs),
     query_params: { suite: scope.suite, dataset_version: scope.dataset_version },
     format: 'JSONCompactEachRow',
   });
   const lines = await rs.json<unknown>();
   const out: ExplorerCount[] = new Array(lines.length);
   for (let i = 0; i < lines.length; i++) {
-    const [v, r, exact, cnt, n, c, od, flips, cats, tg, lat, cost] = checkLine(lines[i], i);
+    const [v, r, exact, cnt, n, c, flips, cats, tg, lat, cost] = checkLine(lines[i], i);
     out[i] = {
       agent_version: v,
       row_id: r,
@@ -136,7 +155,6 @@ export const explorerCounts = async (client: Querier, scope: ExplorerCountsScope
       n,
       c,
       class: classOf(n, c, DEFAULT_MIN_ATTEMPTS),
-      output_flip: od < 0 ? null : od === 1,
       flipping_checks: flips,
       failure_categories: cats.length > 1 ? cats.sort(byCodeUnits) : cats,
       tags: tg,

@@ -1,0 +1,86 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { performance } from 'node:perf_hooks';
+import type { TrialRecorded } from '../../schemas/events/trialRecorded.ts';
+import { deterministicEventId } from '../../schemas/ids.ts';
+import { migrate, openClickHouse, trialToRow } from '../../sinks/clickhouse/index.ts';
+import { explorerCheckNames, explorerCounts } from '../../sinks/clickhouse/queries/explorerCounts.ts';
+import { loadTrialsForReport } from '../../sinks/clickhouse/queries/report.ts';
+import { RowQuery } from '../../web/rowPage.ts';
+import { rowPageFromStore } from '../../web/storeRows.ts';
+
+/** Where a cold /api/rows page spends its time: each query of web/storeRows.ts timed alone (bench/dashboard.ts's trials). */
+const ROWS = Number(process.env.ROWS ?? 20_000);
+const T0 = Date.UTC(2026, 0, 1);
+const trial = (row: number, v: number, attempt: number): TrialRecorded => {
+  const at = T0 + (row * 10 + v * 5 + attempt);
+  return {
+    event_id: deterministicEventId(at, 'bench-dashboard', row, v, attempt),
+    type: 'TrialRecorded',
+    schema_version: 1,
+    occurred_at: at,
+    producer: 'passk-bench/0',
+    suite: 'bench',
+    dataset_version: 'd1',
+    row_id: `row-${row}`,
+    run_id: 'run-1',
+    attempt,
+    agent: { version: ['v1', 'v2'][v]!, model: 'model-x' },
+    input: `request ${row}`,
+    output: `answer ${(row * 7 + attempt + v) % 5}`,
+    passed: (row * 2654435761 + attempt * 40503 + v * 97) % 10 < 7,
+    checks: [{ name: 'return_window', answer: (row + attempt) % 3 === 0 }],
+    latency_ms: 100 + ((row + attempt) % 50),
+  };
+};
+const dir = mkdtempSync(join(tmpdir(), 'passk-rows-split-'));
+const store = await openClickHouse({ kind: 'embedded', path: join(dir, 'store'), database: 'passk' });
+try {
+  await migrate(store.client);
+  for (let r0 = 0; r0 < ROWS; r0 += 2000) {
+    const lines: string[] = [];
+    for (let row = r0; row < Math.min(ROWS, r0 + 2000); row++)
+      for (let v = 0; v < 2; v++) for (let a = 0; a < 5; a++) lines.push(JSON.stringify(trialToRow(trial(row, v, a))));
+    await store.insertJsonRows('trials', Buffer.from(lines.join('\n') + '\n'));
+  }
+  const scope = { suite: 'bench', dataset_version: 'd1' };
+  const time = async (what: string, f: () => Promise<unknown>) => {
+    const ms: number[] = [];
+    for (let i = 0; i < 3; i++) {
+      const t = performance.now();
+      await f();
+      ms.push(performance.now() - t);
+    }
+    console.log(`${what}: ${ms.map((x) => x.toFixed(0)).join(', ')} ms`);
+  };
+  const ids = Array.from({ length: 200 }, (_, i) => `row-${i * 7}`);
+  await time('bare GROUP BY', () =>
+    store.client
+      .query({
+        query:
+          "SELECT row_id, agent_version, count() AS n, countIf(passed) AS c FROM trials WHERE suite = 'bench' AND dataset_version = 'd1' GROUP BY row_id, agent_version",
+        format: 'JSONEachRow',
+      })
+      .then((r) => r.json()),
+  );
+  await time('explorerCounts', () => explorerCounts(store.client, scope));
+  await time('explorerCheckNames', () => explorerCheckNames(store.client, scope));
+  await time('page trials (200 rows)', () =>
+    loadTrialsForReport(store.client, { suites: ['bench'], datasetVersions: ['d1'], rowIds: ids }),
+  );
+  for (const cond of ['has({ids:Array(String)}, row_id)', 'row_id IN (SELECT arrayJoin({ids:Array(String)}))'])
+    await time(`FINAL, every column, ${cond}`, () =>
+      store.client
+        .query({
+          query: `SELECT * FROM trials FINAL WHERE suite = 'bench' AND dataset_version = 'd1' AND ${cond}`,
+          query_params: { ids },
+          format: 'JSONEachRow',
+        })
+        .then((r) => r.json()),
+    );
+  await time('rowPageFromStore', () => rowPageFromStore(store.client, { ...scope, ...RowQuery.parse({}) }));
+} finally {
+  await store.close();
+  rmSync(dir, { recursive: true, force: true });
+}
