@@ -138,9 +138,173 @@ const toPlain = (signal: Signal, message: protobuf.Message): unknown => {
   return obj;
 };
 
+/* The trace request straight from protobufjs's decoded message (issue #25): the same plain object `toPlain` makes
+ * (`toObject` with int64 as decimal strings, enums as numbers, no defaults; then ids to hex and `bytesValue` to
+ * base64), key for key in the same order (field number order, as `toObject` writes them), without `toObject`'s tree
+ * and the walk over it. A field is there when the message holds it as its own property (proto3: set on the wire,
+ * not the prototype's default), a repeated field when it has items. `decode.unit.test.ts` compares the two on
+ * requests with every field, random values and damaged bodies. */
+type Msg = Record<string, unknown>;
+const own = Object.prototype.hasOwnProperty;
+const has = (m: Msg, k: string): boolean => m[k] != null && own.call(m, k);
+const TWO_32 = 4_294_967_296;
+/** An int64 or fixed64 as protobufjs's `Long.prototype.toString` writes it (a number when it fits: the same digits). */
+const longText = (v: unknown): string => {
+  if (typeof v === 'number') return String(v);
+  const { low, high, unsigned } = v as { low: number; high: number; unsigned: boolean };
+  if (unsigned) {
+    const h = high >>> 0;
+    return h < 0x200000 ? String(h * TWO_32 + (low >>> 0)) : ((BigInt(h) << 32n) | BigInt(low >>> 0)).toString();
+  }
+  if (high >= -0x200000 && high < 0x200000) return String(high * TWO_32 + (low >>> 0));
+  return BigInt.asIntN(64, (BigInt(high >>> 0) << 32n) | BigInt(low >>> 0)).toString();
+};
+const hexOf = (v: unknown): unknown =>
+  v instanceof Uint8Array || Array.isArray(v) ? bytesOf(v as Uint8Array).toString('hex') : v;
+const listOf = <T>(m: Msg, k: string, each: (x: Msg) => T): T[] | undefined => {
+  const xs = m[k] as Msg[] | undefined;
+  if (!xs || xs.length === 0) return undefined;
+  const out = new Array<T>(xs.length);
+  for (let i = 0; i < xs.length; i++) out[i] = each(xs[i]!);
+  return out;
+};
+const anyValueOf = (m: Msg): AnyValue => {
+  const d: Msg = {};
+  if (has(m, 'stringValue')) d.stringValue = m.stringValue;
+  if (has(m, 'boolValue')) d.boolValue = m.boolValue;
+  if (has(m, 'intValue')) d.intValue = longText(m.intValue);
+  if (has(m, 'doubleValue')) d.doubleValue = m.doubleValue;
+  if (has(m, 'arrayValue')) {
+    const a: Msg = {};
+    const values = listOf(m.arrayValue as Msg, 'values', anyValueOf);
+    if (values) a.values = values;
+    d.arrayValue = a;
+  }
+  if (has(m, 'kvlistValue')) {
+    const l: Msg = {};
+    const values = listOf(m.kvlistValue as Msg, 'values', keyValueOf);
+    if (values) l.values = values;
+    d.kvlistValue = l;
+  }
+  if (has(m, 'bytesValue')) {
+    const b = m.bytesValue;
+    d.bytesValue = b instanceof Uint8Array || Array.isArray(b) ? bytesOf(b as Uint8Array).toString('base64') : b;
+  }
+  return d as AnyValue;
+};
+const keyValueOf = (m: Msg): KeyValue => {
+  const d: Msg = {};
+  if (has(m, 'key')) d.key = m.key;
+  if (has(m, 'value')) d.value = anyValueOf(m.value as Msg);
+  return d as unknown as KeyValue;
+};
+/** Copies the fields `names` (in field number order) that are set; `attributes`-like lists of KeyValue converted. */
+const scalars = (m: Msg, d: Msg, names: readonly string[]): void => {
+  for (const k of names) if (has(m, k)) d[k] = m[k];
+};
+const attributesInto = (m: Msg, d: Msg, k: string): void => {
+  const xs = listOf(m, k, keyValueOf);
+  if (xs) d[k] = xs;
+};
+const stringsOf = (m: Msg, k: string): string[] | undefined => {
+  const xs = m[k] as string[] | undefined;
+  return xs && xs.length ? xs.slice() : undefined;
+};
+const entityRefOf = (m: Msg): Msg => {
+  const d: Msg = {};
+  scalars(m, d, ['schemaUrl', 'type']);
+  const ids = stringsOf(m, 'idKeys');
+  if (ids) d.idKeys = ids;
+  const descriptions = stringsOf(m, 'descriptionKeys');
+  if (descriptions) d.descriptionKeys = descriptions;
+  return d;
+};
+const resourceOf = (m: Msg): Msg => {
+  const d: Msg = {};
+  attributesInto(m, d, 'attributes');
+  if (has(m, 'droppedAttributesCount')) d.droppedAttributesCount = m.droppedAttributesCount;
+  const refs = listOf(m, 'entityRefs', entityRefOf);
+  if (refs) d.entityRefs = refs;
+  return d;
+};
+const scopeOf = (m: Msg): Msg => {
+  const d: Msg = {};
+  scalars(m, d, ['name', 'version']);
+  attributesInto(m, d, 'attributes');
+  if (has(m, 'droppedAttributesCount')) d.droppedAttributesCount = m.droppedAttributesCount;
+  return d;
+};
+const eventOf = (m: Msg): Msg => {
+  const d: Msg = {};
+  if (has(m, 'timeUnixNano')) d.timeUnixNano = longText(m.timeUnixNano);
+  if (has(m, 'name')) d.name = m.name;
+  attributesInto(m, d, 'attributes');
+  if (has(m, 'droppedAttributesCount')) d.droppedAttributesCount = m.droppedAttributesCount;
+  return d;
+};
+const linkOf = (m: Msg): Msg => {
+  const d: Msg = {};
+  if (has(m, 'traceId')) d.traceId = hexOf(m.traceId);
+  if (has(m, 'spanId')) d.spanId = hexOf(m.spanId);
+  if (has(m, 'traceState')) d.traceState = m.traceState;
+  attributesInto(m, d, 'attributes');
+  scalars(m, d, ['droppedAttributesCount', 'flags']);
+  return d;
+};
+const statusOf = (m: Msg): Msg => {
+  const d: Msg = {};
+  scalars(m, d, ['message', 'code']);
+  return d;
+};
+const spanOf = (m: Msg): OtlpSpan => {
+  const d: Msg = {};
+  if (has(m, 'traceId')) d.traceId = hexOf(m.traceId);
+  if (has(m, 'spanId')) d.spanId = hexOf(m.spanId);
+  if (has(m, 'traceState')) d.traceState = m.traceState;
+  if (has(m, 'parentSpanId')) d.parentSpanId = hexOf(m.parentSpanId);
+  scalars(m, d, ['name', 'kind']);
+  if (has(m, 'startTimeUnixNano')) d.startTimeUnixNano = longText(m.startTimeUnixNano);
+  if (has(m, 'endTimeUnixNano')) d.endTimeUnixNano = longText(m.endTimeUnixNano);
+  attributesInto(m, d, 'attributes');
+  if (has(m, 'droppedAttributesCount')) d.droppedAttributesCount = m.droppedAttributesCount;
+  const events = listOf(m, 'events', eventOf);
+  if (events) d.events = events;
+  if (has(m, 'droppedEventsCount')) d.droppedEventsCount = m.droppedEventsCount;
+  const links = listOf(m, 'links', linkOf);
+  if (links) d.links = links;
+  if (has(m, 'droppedLinksCount')) d.droppedLinksCount = m.droppedLinksCount;
+  if (has(m, 'status')) d.status = statusOf(m.status as Msg);
+  if (has(m, 'flags')) d.flags = m.flags;
+  return d as unknown as OtlpSpan;
+};
+const scopeSpansOf = (m: Msg): Msg => {
+  const d: Msg = {};
+  if (has(m, 'scope')) d.scope = scopeOf(m.scope as Msg);
+  const spans = listOf(m, 'spans', spanOf);
+  if (spans) d.spans = spans;
+  if (has(m, 'schemaUrl')) d.schemaUrl = m.schemaUrl;
+  return d;
+};
+const resourceSpansOf = (m: Msg): Msg => {
+  const d: Msg = {};
+  if (has(m, 'resource')) d.resource = resourceOf(m.resource as Msg);
+  const scopes = listOf(m, 'scopeSpans', scopeSpansOf);
+  if (scopes) d.scopeSpans = scopes;
+  if (has(m, 'schemaUrl')) d.schemaUrl = m.schemaUrl;
+  return d;
+};
+/** A decoded ExportTraceServiceRequest as `toPlain` gives it, built directly. */
+const traceRequestOf = (m: protobuf.Message): OtlpRequest => {
+  const d: Msg = {};
+  const rs = listOf(m as unknown as Msg, 'resourceSpans', resourceSpansOf);
+  if (rs) d.resourceSpans = rs;
+  return d as OtlpRequest;
+};
+
 const decodeBinary = (signal: Signal, body: Uint8Array): unknown => {
   try {
-    return toPlain(signal, requestType(signal).decode(body));
+    const message = requestType(signal).decode(body);
+    return signal === 'traces' ? traceRequestOf(message) : toPlain(signal, message);
   } catch (e) {
     throw new MalformedOtlp(`the body is not an OTLP ${NAMES[signal]} (protobuf): ${(e as Error).message}`);
   }
@@ -178,6 +342,9 @@ const decodeText = (signal: Signal, text: string): unknown => {
 };
 
 export const decodeProtobuf = (body: Uint8Array): OtlpRequest => decodeBinary('traces', body) as OtlpRequest;
+/** The protobuf trace request through `toObject` and the walk (`toPlain`): what `decodeProtobuf` must equal (tests). */
+export const decodeProtobufViaToObject = (body: Uint8Array): OtlpRequest =>
+  toPlain('traces', requestType('traces').decode(body)) as OtlpRequest;
 export const decodeJson = (text: string): OtlpRequest => decodeText('traces', text) as OtlpRequest;
 export const decodeLogsProtobuf = (body: Uint8Array): OtlpLogsRequest => decodeBinary('logs', body) as OtlpLogsRequest;
 export const decodeLogsJson = (text: string): OtlpLogsRequest => decodeText('logs', text) as OtlpLogsRequest;
