@@ -27,6 +27,8 @@ export interface OtlpBenchOptions {
   readonly rounds?: number;
   /** The receiver's redactors (`[]`: none, to see what redaction costs). @default the sampler's */
   readonly redactors?: readonly Redactor[];
+  /** The embedded log appends from its writer thread (`appendInThread`; `passk ingest` does not, yet). @default false */
+  readonly appendInThread?: boolean;
   readonly log?: (line: string) => void;
 }
 
@@ -70,7 +72,9 @@ export const benchOtlp = async (opts: OtlpBenchOptions = {}): Promise<OtlpBenchL
 
   const receiver = async () => {
     const dir = mkdtempSync(join(tmpdir(), 'passk-bench-otlp-'));
-    const log = await createEmbeddedEventLog({ dataDir: dir });
+    const log = await createEmbeddedEventLog({ dataDir: dir, appendInThread: opts.appendInThread ?? false });
+    // a writer thread (if any) started and its connection open before the clock, as in a running server
+    await log.publisher.publishDeadLetters([]);
     const server = await createIngestServer({
       publisher: log.publisher,
       token: TOKEN,

@@ -16,6 +16,7 @@ const ASSETS = [
   'web/client',
   'producers/otlp/proto',
   'producers/runner/agents/moduleWorker.mjs',
+  'log/embedded/appendWorker.mjs',
   'demo/dataset/refund-review.jsonl',
 ];
 

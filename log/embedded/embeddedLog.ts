@@ -11,6 +11,7 @@ import { createEmbeddedConsumer, type EmbeddedConsumerTiming } from './consumer.
 import { openLogDatabase, type Synchronous } from './database.ts';
 import { createGroupStore } from './groups.ts';
 import { createLogStore, type AppendRecord } from './store.ts';
+import { startAppendThread } from './appendThread.ts';
 import { pushAll } from '../../processors/core/arrays.ts';
 
 export interface EmbeddedEventLogOptions {
@@ -27,6 +28,12 @@ export interface EmbeddedEventLogOptions {
   /** How long a writer waits for another process's transaction. @default 10000 */
   readonly busyTimeoutMs?: number;
   readonly consumer?: Partial<EmbeddedConsumerTiming>;
+  /**
+   * Appends from a writer thread (appendThread.ts): the event loop is not held while SQLite commits and fsyncs;
+   * each publish still resolves only once its transaction committed. For a process that publishes while it serves
+   * requests (`passk ingest` could; it does not yet: docs/performance.md, OTLP receiver). @default false
+   */
+  readonly appendInThread?: boolean;
 }
 
 /** SQLite's typed word for a full disk (or a write the OS refused), as the backend being unavailable: nothing was appended. */
@@ -89,6 +96,31 @@ export const createEmbeddedEventLog = (opts: EmbeddedEventLogOptions): EventLog 
       );
     else if (records.length > 0) withDisk(() => store.append(records, partitionOf));
   };
+  const thread = opts.appendInThread
+    ? startAppendThread({
+        dataDir: opts.dataDir,
+        synchronous: opts.synchronous ?? 'FULL',
+        busyTimeoutMs: opts.busyTimeoutMs ?? 10_000,
+        partitions: opts.partitions ?? 4,
+      })
+    : undefined;
+  /** A write on the writer thread, its disk failure said as `withDisk` says it. */
+  const inThread = async (write: () => Promise<number>): Promise<number> => {
+    try {
+      return await write();
+    } catch (e) {
+      const why = diskFailure(e);
+      if (why) throw new BackendUnavailable(`${file}: ${why}; nothing was appended (free space and retry)`, e);
+      throw e;
+    }
+  };
+  /** `append`, on the writer thread when there is one: checked here, posted now (in call order), durable when it resolves. */
+  const appendNow = (records: AppendRecord[]): Promise<unknown> | undefined => {
+    if (!thread) return void append(records);
+    checkOpen();
+    checkSize(records);
+    return records.length > 0 ? inThread(() => thread.append(records)) : undefined;
+  };
 
   // calls append in call order, whatever their encoding takes (EventPublisher: overlapping calls)
   let placed: Promise<void> = Promise.resolve();
@@ -101,21 +133,63 @@ export const createEmbeddedEventLog = (opts: EmbeddedEventLogOptions): EventLog 
     const before = placed;
     let place = () => {};
     placed = new Promise<void>((resolve) => (place = resolve));
+    let appended: Promise<unknown> | undefined;
     try {
       const records: AppendRecord[] = [];
       for (const e of events) records.push({ topic: topicOf(e), key: keyOf(e), value: await codec.encode(e, opts) });
       await before;
-      append(records, alsoInTransaction);
+      ({ appended } = await placeAppend(records, alsoInTransaction));
     } finally {
       place();
     }
+    await appended;
+  };
+  /** The writer thread's last append, settled or not: a main-thread append waits for it (call order). */
+  let inThreadLast: Promise<unknown> = Promise.resolve();
+  /**
+   * Appends in call order: on the writer thread when there is one (posted now, durable when the promise resolves),
+   * else here; an append with a consumer's commit in its transaction (that connection's) runs here, after the
+   * thread's earlier appends.
+   */
+  const placeAppend = async (
+    records: AppendRecord[],
+    alsoInTransaction?: () => void,
+  ): Promise<{ appended?: Promise<unknown> }> => {
+    if (thread && !alsoInTransaction) {
+      const appended = appendNow(records);
+      if (appended) inThreadLast = appended.catch(() => undefined);
+      return appended ? { appended } : {};
+    }
+    if (thread) await inThreadLast;
+    append(records, alsoInTransaction);
+    return {};
+  };
+  /** Raw records, after every earlier call's. */
+  const appendInOrder = async (records: AppendRecord[]): Promise<void> => {
+    const before = placed;
+    let place = () => {};
+    placed = new Promise<void>((resolve) => (place = resolve));
+    let appended: Promise<unknown> | undefined;
+    try {
+      await before;
+      ({ appended } = await placeAppend(records));
+    } finally {
+      place();
+    }
+    await appended;
   };
   const publisher: EventPublisher = {
     // One transaction per call: a publish is all-or-nothing here (on Kafka it is per partition).
     publish: (events, opts?: EncodeOptions) => publishInOrder(events, opts),
-    publishRaw: async (topic, records) => append(records.map((r) => ({ topic, key: r.key, value: r.value }))),
+    publishRaw: async (topic, records) => {
+      const all = records.map((r) => ({ topic, key: r.key, value: r.value }));
+      // on the writer thread in call order with the publishes; here at once, as always
+      if (thread) await appendInOrder(all);
+      else append(all);
+    },
     publishDeadLetters: async (letters) => {
       checkOpen();
+      if (thread) return inThread(() => thread.appendDeadLetters(letters.map(toDeadLetterRecord)));
       return withDisk(() => store.appendDeadLetters(letters.map(toDeadLetterRecord), partitionOf));
     },
     close: async () => {},
@@ -159,6 +233,7 @@ export const createEmbeddedEventLog = (opts: EmbeddedEventLogOptions): EventLog 
       if (closed) return;
       for (const c of [...consumers]) await c.close();
       closed = true;
+      await thread?.close();
       db.close();
     },
   };

@@ -14,32 +14,7 @@ import { mountTmpfs } from '../helpers/tmpfs.ts';
  * there is space again. On a 4 MiB tmpfs the test mounts (as root); where it cannot mount one, it says why and skips.
  */
 const TOKEN = 'disk-full-token-0123456789';
-const dir = mkdtempSync(join(tmpdir(), 'passk-disk-full-'));
-let mounted: string | undefined;
-let why = '';
-let log: EventLog;
-let server: IngestServer;
 
-beforeAll(async () => {
-  why = mountTmpfs(dir, '4m') ?? '';
-  if (why) return;
-  mounted = dir;
-  log = createEmbeddedEventLog({ dataDir: join(dir, 'data') });
-  server = await createIngestServer({ publisher: log.publisher, token: TOKEN, port: 0 });
-});
-afterAll(async () => {
-  await server?.close();
-  await log?.close();
-  if (mounted) execFileSync('umount', [mounted]);
-  rmSync(dir, { recursive: true, force: true });
-});
-
-const post = (body: string) =>
-  fetch(new URL('/api/v1/trials', server.url), {
-    method: 'POST',
-    headers: { authorization: `Bearer ${TOKEN}`, 'content-type': 'application/x-ndjson' },
-    body,
-  });
 const trials = (from: number, n: number) =>
   Array.from({ length: n }, (_, i) =>
     JSON.stringify({
@@ -54,26 +29,55 @@ const trials = (from: number, n: number) =>
     }),
   ).join('\n');
 
-describe('a full disk under the embedded log', () => {
-  it('ingest answers 503 with Retry-After naming the cause and the file, then takes the request once there is space', async (ctx) => {
-    if (!mounted) return ctx.skip(why);
-    const filler = join(dir, 'filler');
-    writeFileSync(filler, Buffer.alloc(Math.max(0, statfsSync(dir).bavail * statfsSync(dir).bsize - 300_000)));
-    let full: Response | undefined;
-    let next = 0;
-    for (let i = 0; i < 40 && !full; i++, next += 5) {
-      const res = await post(trials(next, 5));
-      if (res.status === 503) full = res;
-      else expect(res.status, await res.text()).toBe(200);
-    }
-    expect(full, 'the disk never filled').toBeDefined();
-    expect(full!.headers.get('retry-after')).toBe('1');
-    const text = await full!.text();
-    expect(text).toContain('the event log is unavailable');
-    expect(text).toContain(join(dir, 'data', 'log.sqlite'));
-    expect(text).toMatch(/the disk is full|the disk refused a write/);
-    rmSync(filler);
-    const again = await post(trials(next - 5, 5));
-    expect(again.status, await again.clone().text()).toBe(200);
+// on the main thread, and from the writer thread (`appendInThread`): the same answer
+for (const appendInThread of [false, true])
+  describe(`a full disk under the embedded log${appendInThread ? ' (appends from the writer thread)' : ''}`, () => {
+    const dir = mkdtempSync(join(tmpdir(), 'passk-disk-full-'));
+    let mounted: string | undefined;
+    let why = '';
+    let log: EventLog;
+    let server: IngestServer;
+
+    beforeAll(async () => {
+      why = mountTmpfs(dir, '4m') ?? '';
+      if (why) return;
+      mounted = dir;
+      log = createEmbeddedEventLog({ dataDir: join(dir, 'data'), appendInThread });
+      server = await createIngestServer({ publisher: log.publisher, token: TOKEN, port: 0 });
+    });
+    afterAll(async () => {
+      await server?.close();
+      await log?.close();
+      if (mounted) execFileSync('umount', [mounted]);
+      rmSync(dir, { recursive: true, force: true });
+    });
+
+    const post = (body: string) =>
+      fetch(new URL('/api/v1/trials', server.url), {
+        method: 'POST',
+        headers: { authorization: `Bearer ${TOKEN}`, 'content-type': 'application/x-ndjson' },
+        body,
+      });
+
+    it('ingest answers 503 with Retry-After naming the cause and the file, then takes the request once there is space', async (ctx) => {
+      if (!mounted) return ctx.skip(why);
+      const filler = join(dir, 'filler');
+      writeFileSync(filler, Buffer.alloc(Math.max(0, statfsSync(dir).bavail * statfsSync(dir).bsize - 300_000)));
+      let full: Response | undefined;
+      let next = 0;
+      for (let i = 0; i < 40 && !full; i++, next += 5) {
+        const res = await post(trials(next, 5));
+        if (res.status === 503) full = res;
+        else expect(res.status, await res.text()).toBe(200);
+      }
+      expect(full, 'the disk never filled').toBeDefined();
+      expect(full!.headers.get('retry-after')).toBe('1');
+      const text = await full!.text();
+      expect(text).toContain('the event log is unavailable');
+      expect(text).toContain(join(dir, 'data', 'log.sqlite'));
+      expect(text).toMatch(/the disk is full|the disk refused a write/);
+      rmSync(filler);
+      const again = await post(trials(next - 5, 5));
+      expect(again.status, await again.clone().text()).toBe(200);
+    });
   });
-});
