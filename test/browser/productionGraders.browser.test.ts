@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { launchChromium } from './chromium.ts';
+import { firstRender, pageLog } from './firstRender.ts';
 import { passk, passkServer, SCREENSHOTS } from './processes.ts';
 
 /**
@@ -100,8 +101,9 @@ beforeAll(async () => {
   browser = await launchChromium({ width: 1440, height: 900 }, 'Asia/Kolkata');
   page = browser.page;
   page.on('pageerror', (e) => pageErrors.push(e.message));
+  const log = pageLog(page);
   await page.goto(`${server.value}#/production?size=1h`);
-  await page.waitForFunction(() => document.body.dataset.view === 'production');
+  await firstRender(page, 'production', log);
 }, 400_000);
 
 afterAll(async () => {

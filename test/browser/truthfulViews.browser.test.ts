@@ -150,6 +150,8 @@ const open = async (hash: string, view: string) => {
         Number(document.body.dataset.renders ?? 0) > b &&
         document.body.dataset.route === h,
       [view, before, hash] as const,
+      // a first load waits for the server's first answers: longer than 30 s on a loaded machine (firstRender.ts)
+      { timeout: current === null ? 120_000 : 30_000 },
     )
     .catch(async (e: unknown) => {
       // CI once timed out here six times in a row, then rendered: say what the page was doing
