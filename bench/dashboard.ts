@@ -38,7 +38,8 @@ const T0 = Date.UTC(2026, 0, 1);
 const VERSIONS = ['v1', 'v2'];
 const ATTEMPTS = 5;
 
-const trial = (row: number, v: number, attempt: number): TrialRecorded => {
+/** The bench's trial of `row` on version `v` (v1, v2), attempt `attempt`: the same for every run (bench/profile reuses it). */
+export const trial = (row: number, v: number, attempt: number): TrialRecorded => {
   const at = T0 + (row * 10 + v * 5 + attempt);
   return {
     event_id: deterministicEventId(at, 'bench-dashboard', row, v, attempt),

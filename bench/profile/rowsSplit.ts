@@ -2,38 +2,15 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
-import type { TrialRecorded } from '../../schemas/events/trialRecorded.ts';
-import { deterministicEventId } from '../../schemas/ids.ts';
 import { migrate, openClickHouse, trialToRow } from '../../sinks/clickhouse/index.ts';
 import { explorerCheckNames, explorerCounts } from '../../sinks/clickhouse/queries/explorerCounts.ts';
 import { loadTrialsForReport } from '../../sinks/clickhouse/queries/report.ts';
 import { RowQuery } from '../../web/rowPage.ts';
 import { rowPageFromStore } from '../../web/storeRows.ts';
+import { trial } from '../dashboard.ts';
 
 /** Where a cold /api/rows page spends its time: each query of web/storeRows.ts timed alone (bench/dashboard.ts's trials). */
 const ROWS = Number(process.env.ROWS ?? 20_000);
-const T0 = Date.UTC(2026, 0, 1);
-const trial = (row: number, v: number, attempt: number): TrialRecorded => {
-  const at = T0 + (row * 10 + v * 5 + attempt);
-  return {
-    event_id: deterministicEventId(at, 'bench-dashboard', row, v, attempt),
-    type: 'TrialRecorded',
-    schema_version: 1,
-    occurred_at: at,
-    producer: 'passk-bench/0',
-    suite: 'bench',
-    dataset_version: 'd1',
-    row_id: `row-${row}`,
-    run_id: 'run-1',
-    attempt,
-    agent: { version: ['v1', 'v2'][v]!, model: 'model-x' },
-    input: `request ${row}`,
-    output: `answer ${(row * 7 + attempt + v) % 5}`,
-    passed: (row * 2654435761 + attempt * 40503 + v * 97) % 10 < 7,
-    checks: [{ name: 'return_window', answer: (row + attempt) % 3 === 0 }],
-    latency_ms: 100 + ((row + attempt) % 50),
-  };
-};
 const dir = mkdtempSync(join(tmpdir(), 'passk-rows-split-'));
 const store = await openClickHouse({ kind: 'embedded', path: join(dir, 'store'), database: 'passk' });
 try {

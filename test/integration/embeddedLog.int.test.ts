@@ -9,39 +9,27 @@ import { eventLogContract } from '../contracts/eventLog.contract.ts';
 
 const maxEventBytes = 100_000;
 
-eventLogContract('embedded (SQLite WAL)', async () => {
-  const dataDir = mkdtempSync(join(tmpdir(), 'passk-log-'));
-  return {
-    maxEventBytes,
-    partitions: 4,
-    open: async () =>
-      createEmbeddedEventLog({
-        dataDir,
-        maxEventBytes,
-        partitions: 4,
-        consumer: { pollMs: 20, heartbeatMs: 200, sessionMs: 2_000 },
-      }),
-    dispose: async () => rmSync(dataDir, { recursive: true, force: true }),
-  };
-});
-
-// appends from the writer thread (`appendInThread`): the same contract
-eventLogContract('embedded (SQLite WAL), appends from the writer thread', async () => {
-  const dataDir = mkdtempSync(join(tmpdir(), 'passk-log-'));
-  return {
-    maxEventBytes,
-    partitions: 4,
-    open: async () =>
-      createEmbeddedEventLog({
-        dataDir,
-        maxEventBytes,
-        partitions: 4,
-        appendInThread: true,
-        consumer: { pollMs: 20, heartbeatMs: 200, sessionMs: 2_000 },
-      }),
-    dispose: async () => rmSync(dataDir, { recursive: true, force: true }),
-  };
-});
+// the same contract with appends on the main thread and from the writer thread (`appendInThread`)
+for (const [name, appendInThread] of [
+  ['embedded (SQLite WAL)', false],
+  ['embedded (SQLite WAL), appends from the writer thread', true],
+] as const)
+  eventLogContract(name, async () => {
+    const dataDir = mkdtempSync(join(tmpdir(), 'passk-log-'));
+    return {
+      maxEventBytes,
+      partitions: 4,
+      open: async () =>
+        createEmbeddedEventLog({
+          dataDir,
+          maxEventBytes,
+          partitions: 4,
+          appendInThread,
+          consumer: { pollMs: 20, heartbeatMs: 200, sessionMs: 2_000 },
+        }),
+      dispose: async () => rmSync(dataDir, { recursive: true, force: true }),
+    };
+  });
 
 describe('the embedded log appending from its writer thread', () => {
   it('turns the event loop while a publish commits, and resolves only once another connection reads the records', async () => {
