@@ -2,7 +2,7 @@ import type { RunClosed } from '../../schemas/events/comparisons.ts';
 import type { GateBookSnapshot } from '../../schemas/events/gateBookSnapshot.ts';
 import type { PasskEvent } from '../../schemas/events/index.ts';
 import { deterministicEventId } from '../../schemas/ids.ts';
-import { emptyBook, EVICT_DECIDED, foldBookInto, type DecisionEvent, type GateBook } from './gates.ts';
+import { emptyBook, EVICT_DECIDED, foldBookInto, isDecision, type GateBook } from './gates.ts';
 
 /**
  * One partition of passk.decisions folded from the log alone (its records before `through`, nothing else): what a
@@ -29,14 +29,6 @@ export const emptyPrefix = (): DecisionsPrefix => ({
   at: 0,
   since: 0,
 });
-
-const isDecision = (e: PasskEvent): e is DecisionEvent =>
-  e.type === 'ComparisonDeclared' ||
-  e.type === 'ConfirmationRequested' ||
-  e.type === 'GateEvaluated' ||
-  e.type === 'RunClosed' ||
-  e.type === 'WindowAlertRaised' ||
-  e.type === 'AdaptiveRoundDecided';
 
 /**
  * Folds records of the partition into the prefix: those before `through` are in it already (a redelivery after a

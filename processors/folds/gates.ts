@@ -8,6 +8,7 @@ import {
 import type { GateEvaluated } from '../../schemas/events/decisions.ts';
 import type { RunFinished } from '../../schemas/events/runFinished.ts';
 import type { WindowAlertRaised } from '../../schemas/events/windowAlertRaised.ts';
+import type { PasskEvent } from '../../schemas/events/index.ts';
 import { deterministicEventId } from '../../schemas/ids.ts';
 import { candidateKey } from '../../schemas/topics.ts';
 import { compareVersions } from '../core/compare.ts';
@@ -39,6 +40,15 @@ export { ComparisonState, GateBook } from '../../schemas/events/gateBookSnapshot
 import type { ComparisonState, GateBook } from '../../schemas/events/gateBookSnapshot.ts';
 export type DecisionEvent =
   ComparisonDeclared | ConfirmationRequested | GateEvaluated | RunClosed | WindowAlertRaised | AdaptiveRoundDecided;
+
+/** Whether an event of passk.decisions is one the gate book folds. */
+export const isDecision = (e: PasskEvent): e is DecisionEvent =>
+  e.type === 'ComparisonDeclared' ||
+  e.type === 'ConfirmationRequested' ||
+  e.type === 'GateEvaluated' ||
+  e.type === 'RunClosed' ||
+  e.type === 'WindowAlertRaised' ||
+  e.type === 'AdaptiveRoundDecided';
 
 export const emptyBook = (): GateBook => ({ comparisons: {}, verdicts: {}, alerts: {} });
 

@@ -12,7 +12,7 @@ import {
   emptyBook,
   EVICT_DECIDED,
   foldBookInto,
-  type DecisionEvent,
+  isDecision,
   type GateBook,
   type GateView,
 } from '../folds/gates.ts';
@@ -104,14 +104,6 @@ export interface GateDecisionOptions {
 }
 
 export const DEFAULT_SNAPSHOT_EVERY = 20_000;
-
-const isDecision = (e: PasskEvent): e is DecisionEvent =>
-  e.type === 'ComparisonDeclared' ||
-  e.type === 'ConfirmationRequested' ||
-  e.type === 'GateEvaluated' ||
-  e.type === 'RunClosed' ||
-  e.type === 'WindowAlertRaised' ||
-  e.type === 'AdaptiveRoundDecided';
 
 export type Touched = { versions: Set<string> | 'all'; windows: Set<string> | 'all' };
 
