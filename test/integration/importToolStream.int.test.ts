@@ -17,7 +17,13 @@ import { trialsOnLog } from '../helpers/trialsOnLog.ts';
 // (`readResultsText(file, Infinity)`, then JSON.parse) in a bare node with --max-old-space-size=64: every 36 MiB
 // document of this file (the .eval zip's 36 MiB of entries too) reached the heap limit, and so did plain
 // JSON.parse of each at 32 MiB; a 16 MiB τ²-bench document passed. Half the bytes halve this file's time.
+// The child's young generation is held to 8 MiB semi-spaces (SEMI_MB; V8's own for this old space is 16 MiB, a heap
+// limit of 112 MiB, now 88): a 72 MiB τ-bench import took 31-35 s of CPU with 54% of it in the collector (274
+// mark-compacts of a nearly full old space), and 10-11 s with it. The bound is only tighter: under these flags the
+// whole-document reader above reached the heap limit on each of the four JSON documents (τ-bench 72 MiB, the others
+// 36 MiB) again.
 const HEAP_MB = 64;
+const SEMI_MB = 8;
 const MIB = 1024 * 1024;
 /** Bytes the τ-bench document reaches at least: above the child's whole heap. */
 const FULL_BYTES = 72 * MIB;
@@ -59,13 +65,13 @@ const writeDocument = async (
 };
 
 type Run = { code: number; stdout: string; stderr: string };
-/** passk under the small heap. */
+/** passk under the small heap (the old space and the young generation's semi-spaces bounded). */
 const passk = (args: string[]): Promise<Run> => {
   const env = Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith('PASSK_')));
   return new Promise((resolve) => {
     execFile(
       process.execPath,
-      [`--max-old-space-size=${HEAP_MB}`, join(root, 'bin/passk.mjs'), ...args],
+      [`--max-old-space-size=${HEAP_MB}`, `--max-semi-space-size=${SEMI_MB}`, join(root, 'bin/passk.mjs'), ...args],
       { cwd: dir, env: { ...env, NO_COLOR: '1' }, maxBuffer: 16 * 1024 * 1024 },
       (err, stdout, stderr) => resolve({ code: err ? ((err as { code?: number }).code ?? 1) : 0, stdout, stderr }),
     );
