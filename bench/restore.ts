@@ -8,6 +8,7 @@ import { toRowStateChanged } from '../processors/folds/rowState.ts';
 import { foldTrials, type RowTable } from '../processors/folds/rowTable.ts';
 import { readToEnd } from '../processors/operators/readToEnd.ts';
 import { createRowStore } from '../processors/operators/rowStore.ts';
+import { readSnapshots } from '../processors/topologies/windows.ts';
 import type { RowStateChanged } from '../schemas/events/decisions.ts';
 import { rowStateKey, TOPICS } from '../schemas/topics.ts';
 import { chunks, syntheticTrials } from './processors.ts';
@@ -18,11 +19,12 @@ import { gc, heapAfterGc as heap } from './heap.ts';
  * - an embedded log holds the changelog of `rows` rows (one RowStateChanged each, as the trial topology wrote it);
  * - passk: the trial topology's restore of every partition (`readToEnd` of passk.rowstate through the log's
  *   consumer, each record decoded and validated, turned into its row state as it comes, the tables and version
- *   summaries built: `RowStore.restoring`), wall time;
+ *   summaries built: `RowStore.restoring`), and beside it the windows topology's read of the same topic for its
+ *   snapshots (`readSnapshots`), as both run in `passk process`; wall time;
  * - baseline: the same records read straight from the log's SQLite file and `JSON.parse`d into a Map by row key
  *   (no validation, no row state, no summaries: a subset of the work), wall time, alternating with passk;
  * - memory: the retained heap of the restored tables and summaries after a full GC, per row.
- * In-process: a whole `passk process` also opens the store and restores its other topologies.
+ * In-process: a whole `passk process` also opens the store, hands the records to its gates and reads its other topics.
  */
 
 export interface RestoreLine {
@@ -70,14 +72,19 @@ export async function benchRestore(o: {
       return m.size;
     };
     let run = 0;
+    // the restores of the two topologies that read passk.rowstate, side by side as in `passk process`
     const passk = async () => {
       const store = createRowStore();
       const restoring = store.restoring([0, 1, 2, 3], partitionOf, partitions);
-      await readToEnd(log, {
-        topic: TOPICS.rowstate,
-        groupId: `bench-restore-${run++}`,
-        onEvent: (e) => void (e.type === 'RowStateChanged' && restoring.add(e)),
-      });
+      run++;
+      await Promise.all([
+        readToEnd(log, {
+          topic: TOPICS.rowstate,
+          groupId: `bench-restore-${run}`,
+          onEvent: (e) => void (e.type === 'RowStateChanged' && restoring.add(e)),
+        }),
+        readSnapshots(log, `bench-restore-windows-${run}`),
+      ]);
       return { store, rows: restoring.done() };
     };
     const wall = async <T>(f: () => T | Promise<T>): Promise<[number, T]> => {

@@ -101,14 +101,17 @@ export const createDeadLetterWriter = (deps: {
 /**
  * Decodes raw records in order. Records that are not valid events become dead letters; any other
  * error (e.g. the registry is down) propagates, so the consumer stops uncommitted and can retry.
+ * `keys` (`ConsumerOptions.keys`): a record whose key it refuses is skipped, neither decoded nor dead-lettered.
  */
 export const decodeRecords = async (
   codec: EventCodec,
   records: readonly RawRecord[],
+  keys?: (key: string) => boolean,
 ): Promise<{ events: LogEvent[]; dead: DeadLetter[] }> => {
   const events: LogEvent[] = [];
   const dead: DeadLetter[] = [];
   for (const r of records) {
+    if (keys !== undefined && !keys(r.key)) continue;
     try {
       const event = codec.decodeNow?.(r.value) ?? (await codec.decode(r.value));
       events.push({ topic: r.topic, partition: r.partition, offset: r.offset, key: r.key, event });

@@ -113,6 +113,12 @@ export interface ConsumerOptions {
    */
   readonly startAt?: ReadonlyMap<number, number>;
   /**
+   * The records to decode, by key: the others are skipped (not decoded, not dead-lettered, not in `events`; the
+   * batch's offsets still cover them). For a reader that wants a few records of a shared topic: the windows
+   * topology's restore reads the snapshots of passk.rowstate, not its million row states.
+   */
+  readonly keys?: (key: string) => boolean;
+  /**
    * Called when this member is given partitions, before their first batch (restore state here).
    * Callbacks run inside `batches()`, between batches: the iterator must be pulled for them to run.
    */

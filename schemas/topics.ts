@@ -70,6 +70,17 @@ export const windowAlertKey = (r: { readonly agent_version: string; readonly seg
 
 /** A gate book snapshot's key on passk.rowstate: one per partition of passk.decisions. */
 export const gateBookKey = (partition: number): string => 'gatebook' + SEP + partition;
+/** A production windows snapshot's key on passk.rowstate: one per partition of passk.traces. */
+export const windowsKey = (partition: number): string => 'windows' + SEP + partition;
+/**
+ * Whether a passk.rowstate key is a snapshot's (`windowsKey`, `gateBookKey`: two parts) and not a row state's
+ * (`rowKey`: four parts), read without decoding the record: the windows topology's restore skips the row states.
+ */
+export const isSnapshotKey = (key: string): boolean => {
+  const sep = key.indexOf(SEP);
+  if (sep < 0 || key.includes(SEP, sep + 1)) return false;
+  return key.startsWith('windows') ? sep === 7 : key.startsWith('gatebook') && sep === 8;
+};
 
 /** The partition key of an event (docs/event-log.md, "Guarantees"): it fixes per-key ordering. */
 export const keyOf = (e: PasskEvent): string => {
@@ -105,7 +116,7 @@ export const keyOf = (e: PasskEvent): string => {
       return windowAlertKey(e);
     // one compacted record per source partition of passk.traces
     case 'TraceWindowsUpdated':
-      return 'windows' + SEP + e.source_partition;
+      return windowsKey(e.source_partition);
     // one compacted record per partition of passk.decisions
     case 'GateBookSnapshot':
       return gateBookKey(e.partition);

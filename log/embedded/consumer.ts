@@ -140,7 +140,14 @@ export const createEmbeddedConsumer = (deps: {
       const high = hw.get(tp.topic)?.get(tp.partition) ?? 0;
       if (tp.position >= high) continue;
       cursor = (cursor + i + 1) % owned.length; // round-robin: every partition gets its turn
-      const records = store.read(tp.topic, tp.partition, tp.position, maxBatch, MAX_BATCH_BYTES);
+      const records = store.read(
+        tp.topic,
+        tp.partition,
+        tp.position,
+        maxBatch,
+        MAX_BATCH_BYTES,
+        tp.topic === TOPICS.dlq ? undefined : options.keys,
+      );
       const last = records.at(-1);
       if (!last) continue;
       if (tp.topic === TOPICS.dlq) {
@@ -154,7 +161,7 @@ export const createEmbeddedConsumer = (deps: {
           highWatermark: high,
         };
       }
-      const { events, dead } = await decodeRecords(codec, records);
+      const { events, dead } = await decodeRecords(codec, records, options.keys);
       if (dead.length > 0) {
         store.appendDeadLetters(dead.map(toDeadLetterRecord), partitionOf);
         await options.onDeadLetters?.(dead);

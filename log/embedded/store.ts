@@ -33,11 +33,24 @@ export interface LogStore {
     letters: readonly DeadLetterRecord[],
     partitionOf: (key: string, partitions: number) => number,
   ): number;
-  /** Records from `fromOffset` on, at most `limit` of them and, past the first, at most `maxBytes` of values. */
-  read(topic: string, partition: number, fromOffset: number, limit: number, maxBytes?: number): StoredRecord[];
+  /**
+   * Records from `fromOffset` on, at most `limit` of them and, past the first, at most `maxBytes` of values.
+   * `keys` (`ConsumerOptions.keys`): a record whose key it refuses comes without its value and headers (empty),
+   * read from SQLite by its key alone; the consumer skips it by the same key.
+   */
+  read(
+    topic: string,
+    partition: number,
+    fromOffset: number,
+    limit: number,
+    maxBytes?: number,
+    keys?: (key: string) => boolean,
+  ): StoredRecord[];
   /** Next offset per partition of each topic (`topic` → partition → next offset). */
   highWatermarks(topics: readonly string[]): Map<string, Map<number, number>>;
 }
+
+const NO_VALUE = new Uint8Array(0);
 
 const parseHeaders = (text: string | null): Record<string, string> =>
   text ? (JSON.parse(text) as Record<string, string>) : {};
@@ -60,6 +73,12 @@ export const createLogStore = (db: Db, opts: { defaultPartitions: number; now: (
       { offset: number; key: string; value: Buffer; headers: string | null; timestamp: number }
     >(
       'SELECT offset, key, value, headers, timestamp FROM records WHERE topic = ? AND partition = ? AND offset >= ? ORDER BY offset LIMIT ?',
+    ),
+    readKeys: db.prepare<[string, number, number, number], { offset: number; key: string; timestamp: number }>(
+      'SELECT offset, key, timestamp FROM records WHERE topic = ? AND partition = ? AND offset >= ? ORDER BY offset LIMIT ?',
+    ),
+    value: db.prepare<[string, number, number], { value: Buffer; headers: string | null }>(
+      'SELECT value, headers FROM records WHERE topic = ? AND partition = ? AND offset = ?',
     ),
     dlqHas: db.prepare<[string, string, string, string], { x: number }>(
       `SELECT 1 AS x FROM records WHERE topic = ?
@@ -158,8 +177,17 @@ export const createLogStore = (db: Db, opts: { defaultPartitions: number; now: (
     },
     appendDeadLetters: (letters, partitionOf) =>
       letters.length === 0 ? 0 : appendDeadLettersTx.immediate(letters, partitionOf, ensureTopic(TOPICS.dlq)),
-    read: (topic, partition, fromOffset, limit, maxBytes = Infinity) => {
+    read: (topic, partition, fromOffset, limit, maxBytes = Infinity, keys) => {
       const out: StoredRecord[] = [];
+      if (keys !== undefined) {
+        // the values of the few records wanted, each by its position (not while the scan's iterator is open)
+        for (const r of q.readKeys.all(topic, partition, fromOffset, limit)) {
+          const v = keys(r.key) ? q.value.get(topic, partition, r.offset) : undefined;
+          const value = v ? new Uint8Array(v.value.buffer, v.value.byteOffset, v.value.byteLength) : NO_VALUE;
+          out.push({ topic, partition, ...r, value, headers: parseHeaders(v?.headers ?? null) });
+        }
+        return out;
+      }
       let bytes = 0;
       // iterate (not all()): rows stream from SQLite, so a batch of large values stays bounded
       for (const r of q.read.iterate(topic, partition, fromOffset, limit)) {

@@ -258,7 +258,7 @@ export const createKafkaConsumer = async (deps: {
               value: m.value ?? new Uint8Array(0),
               timestamp: Number(m.timestamp),
             }));
-            const { events, dead } = await decodeRecords(codec, records);
+            const { events, dead } = await decodeRecords(codec, records, options.keys);
             if (dead.length > 0)
               try {
                 await deps.deadLetter(dead);

@@ -19,6 +19,8 @@ export const readToEnd = async (
     onEvent: (event: PasskEvent, partition: number, offset: number) => void;
     /** Resolves to give up early (shutdown): the read ends with what it has. */
     stop?: Promise<unknown>;
+    /** Only the records whose key this accepts are decoded and handed to `onEvent` (`ConsumerOptions.keys`). */
+    keys?: (key: string) => boolean;
   },
 ): Promise<number> => {
   const consumer = await source.consumer({
@@ -27,6 +29,7 @@ export const readToEnd = async (
     fromBeginning: true,
     maxBatch: 5_000,
     transient: true,
+    ...(opts.keys && { keys: opts.keys }),
     ...(opts.from && opts.from.size > 0 ? { startAt: opts.from } : {}),
   });
   let stopped = false;

@@ -2,13 +2,14 @@ import { map, tap, type Observable } from 'rxjs';
 import type { GateBookSnapshot } from '../../schemas/events/gateBookSnapshot.ts';
 import type { TraceWindowsUpdated } from '../../schemas/events/traceWindowsUpdated.ts';
 import { keepLatest } from '../folds/gateSnapshot.ts';
-import { TOPICS } from '../../schemas/topics.ts';
+import { isSnapshotKey, TOPICS } from '../../schemas/topics.ts';
 import { DEFAULT_WINDOWS, restoreWindows, type WindowSpec } from '../folds/windows.ts';
 import { batchRows } from '../operators/batchRows.ts';
 import { emitChanges } from '../operators/emitChanges.ts';
 import { createInFlight } from '../operators/inFlight.ts';
 import { readToEnd } from '../operators/readToEnd.ts';
 import type { RowstateFeed } from '../operators/rowstateFeed.ts';
+import type { EventSource } from '../ports.ts';
 import { mergeFoldedTraces, windowTraces, type WindowTables } from '../operators/windowTraces.ts';
 import { writeRows } from '../operators/writeRows.ts';
 import type { DecisionProgress, EventPorts, TopologyOptions } from './eventPorts.ts';
@@ -22,6 +23,31 @@ export interface WindowTopologyOptions extends TopologyOptions {
   /** Hands the gates of this process the snapshots a restore read, and each unit's once durable. */
   readonly rowstate?: RowstateFeed;
 }
+
+/**
+ * The snapshots on passk.rowstate, read to its end: every windows snapshot, and the latest gate book snapshot of
+ * each partition of passk.decisions (they ride along to the gates of this process, which read no passk.rowstate
+ * then). The row states there (a million at 1M rows) are the trial topology's: skipped by key, not even decoded.
+ */
+export const readSnapshots = async (
+  source: EventSource,
+  groupId: string,
+  stop?: Promise<unknown>,
+): Promise<{ snapshots: TraceWindowsUpdated[]; books: Map<number, GateBookSnapshot> }> => {
+  const snapshots: TraceWindowsUpdated[] = [];
+  const books = new Map<number, GateBookSnapshot>();
+  await readToEnd(source, {
+    topic: TOPICS.rowstate,
+    groupId,
+    stop,
+    keys: isSnapshotKey,
+    onEvent: (e) => {
+      if (e.type === 'TraceWindowsUpdated') snapshots.push(e);
+      else if (e.type === 'GateBookSnapshot') keepLatest(books, e);
+    },
+  });
+  return { snapshots, books };
+};
 
 /**
  * passk.traces → per-partition shares of every production window (event time, allowed lateness,
@@ -55,18 +81,7 @@ export const windowTopology = (ports: EventPorts, o: WindowTopologyOptions): Obs
         o.rowstate?.restoring('windows');
         const owned = new Set(assigned);
         partitions = (await consumer.lag()).filter((l) => l.topic === TOPICS.traces).length;
-        const snapshots: TraceWindowsUpdated[] = [];
-        // the gates' book snapshots ride along to the gates of this process (they read no passk.rowstate then)
-        const books = new Map<number, GateBookSnapshot>();
-        await readToEnd(ports.source, {
-          topic: TOPICS.rowstate,
-          groupId: `${groupId}.restore.${o.instanceId}`,
-          stop,
-          onEvent: (e) => {
-            if (e.type === 'TraceWindowsUpdated') snapshots.push(e);
-            else if (e.type === 'GateBookSnapshot') keepLatest(books, e);
-          },
-        });
+        const { snapshots, books } = await readSnapshots(ports.source, `${groupId}.restore.${o.instanceId}`, stop);
         if (o.rowstate && !stopping()) {
           o.rowstate.push([...snapshots, ...books.values()]);
           o.rowstate.assigned('windows', assigned, partitions);

@@ -204,6 +204,7 @@ export const createMemoryLog = (
               offset: x.position + i2,
               timestamp: 0,
             })),
+            o.keys,
           );
           if (refused.length > 0) {
             await deadLetter(refused);
