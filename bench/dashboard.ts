@@ -3,15 +3,14 @@ import { request } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
-import type { TrialRecorded } from '../schemas/events/trialRecorded.ts';
-import { deterministicEventId } from '../schemas/ids.ts';
-import { migrate, openClickHouse, trialToRow } from '../sinks/clickhouse/index.ts';
+import { openClickHouse } from '../sinks/clickhouse/index.ts';
 import { clickhouseDashboardData } from '../web/clickhouseData.ts';
 import { createDashboardServer } from '../web/server.ts';
+import { ATTEMPTS, generateStore, VERSIONS } from './generatedStore.ts';
 
 /**
- * The dashboard's API on a generated store (issue #32): `rows` rows × 2 versions × 5 attempts of trials written
- * straight into embedded chDB, then `passk serve`'s server over it (in this process). Per endpoint:
+ * The dashboard's API on a generated store (issue #32): `rows` rows × 2 versions × 5 attempts of trials written by
+ * SQL inside embedded chDB with the tables that go with them (bench/generatedStore.ts), then `passk serve`'s server over it (in this process). Per endpoint:
  * - cold: the answer after the store's watermark moved (nothing kept), one client; p95 of `samples` requests;
  * - cold, 10 clients: the same question from 10 clients at once (they share one query); p95 of their answers;
  * - warm: the same question again before anything is written (the kept answer); p95;
@@ -32,33 +31,6 @@ export type DashboardBench = {
   endpoints: EndpointLine[];
   rssMb: number;
   generateMs: number;
-};
-
-const T0 = Date.UTC(2026, 0, 1);
-const VERSIONS = ['v1', 'v2'];
-const ATTEMPTS = 5;
-
-/** The bench's trial of `row` on version `v` (v1, v2), attempt `attempt`: the same for every run (bench/profile reuses it). */
-export const trial = (row: number, v: number, attempt: number): TrialRecorded => {
-  const at = T0 + (row * 10 + v * 5 + attempt);
-  return {
-    event_id: deterministicEventId(at, 'bench-dashboard', row, v, attempt),
-    type: 'TrialRecorded',
-    schema_version: 1,
-    occurred_at: at,
-    producer: 'passk-bench/0',
-    suite: 'bench',
-    dataset_version: 'd1',
-    row_id: `row-${row}`,
-    run_id: 'run-1',
-    attempt,
-    agent: { version: VERSIONS[v]!, model: 'model-x' },
-    input: `request ${row}`,
-    output: `answer ${(row * 7 + attempt + v) % 5}`,
-    passed: (row * 2654435761 + attempt * 40503 + v * 97) % 10 < 7,
-    checks: [{ name: 'return_window', answer: (row + attempt) % 3 === 0 }],
-    latency_ms: 100 + ((row + attempt) % 50),
-  };
 };
 
 const p95 = (xs: number[]): number => [...xs].sort((a, b) => a - b)[Math.ceil(xs.length * 0.95) - 1]!;
@@ -84,25 +56,15 @@ export async function benchDashboard(o: {
   const samples = o.samples ?? 5;
   const log = o.log ?? (() => {});
   const dir = mkdtempSync(join(tmpdir(), 'passk-bench-dashboard-'));
-  const store = await openClickHouse({ kind: 'embedded', path: join(dir, 'store'), database: 'passk' });
+  let store: Awaited<ReturnType<typeof openClickHouse>> | undefined;
   let server: Awaited<ReturnType<typeof createDashboardServer>> | undefined;
   try {
-    await migrate(store.client);
-    const t0 = performance.now();
-    const batch = 2_000; // rows per insert: 20k trials
-    for (let r0 = 0; r0 < o.rows; r0 += batch) {
-      const lines: string[] = [];
-      for (let row = r0; row < Math.min(o.rows, r0 + batch); row++)
-        for (let v = 0; v < VERSIONS.length; v++)
-          for (let a = 0; a < ATTEMPTS; a++) lines.push(JSON.stringify(trialToRow(trial(row, v, a))));
-      await store.insertJsonRows('trials', Buffer.from(lines.join('\n') + '\n'));
-      if ((r0 / batch) % 10 === 9) log(`  ${(r0 + batch).toLocaleString('en-US')} rows written`);
-    }
-    const generateMs = performance.now() - t0;
+    const generateMs = (await generateStore({ dataDir: dir, rows: o.rows, log })).ms;
+    const opened = (store = await openClickHouse({ kind: 'embedded', path: join(dir, 'store'), database: 'passk' }));
 
     // the watermark moves before every cold request, so nothing is answered from memory
     let epoch = 0;
-    const base = clickhouseDashboardData(store.client);
+    const base = clickhouseDashboardData(opened.client);
     const data = { ...base, watermark: async () => `${await base.watermark()}#${epoch}` };
     server = await createDashboardServer({ data, port: 0, pollMs: 3_600_000 });
     const port = server.port;
@@ -110,7 +72,7 @@ export async function benchDashboard(o: {
     const scope = 'suite=bench&dataset_version=d1';
     const bare = async () => {
       const t = performance.now();
-      await store.client
+      await opened.client
         .query({
           query:
             "SELECT row_id, agent_version, count() AS n, countIf(passed) AS c FROM trials WHERE suite = 'bench' AND dataset_version = 'd1' GROUP BY row_id, agent_version",
@@ -180,7 +142,7 @@ export async function benchDashboard(o: {
     };
   } finally {
     await server?.close();
-    await store.close();
+    await store?.close();
     rmSync(dir, { recursive: true, force: true });
   }
 }

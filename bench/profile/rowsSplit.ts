@@ -7,7 +7,7 @@ import { explorerCheckNames, explorerCounts } from '../../sinks/clickhouse/queri
 import { loadTrialsForReport } from '../../sinks/clickhouse/queries/report.ts';
 import { RowQuery } from '../../web/rowPage.ts';
 import { rowPageFromStore } from '../../web/storeRows.ts';
-import { trial } from '../dashboard.ts';
+import { trial } from '../generatedStore.ts';
 
 /** Where a cold /api/rows page spends its time: each query of web/storeRows.ts timed alone (bench/dashboard.ts's trials). */
 const ROWS = Number(process.env.ROWS ?? 20_000);
