@@ -13,6 +13,9 @@
  *   npm run bench -- adaptive          adaptive attempts + sequential gate against fixed k = 3, 5, 8 (simulated)
  *   npm run bench -- dashboard         the dashboard API on a generated store against the bare GROUP BY under it
  *     PASSK_BENCH_ENDPOINTS=overview,compare PASSK_BENCH_SAMPLES=3   only those endpoints, 3 samples each
+ *   npm run bench -- firstpaint        first paint of every dashboard view in Chromium over passk serve --no-process on a
+ *     generated store of 1M trials, against the same view over an empty store (only when named: needs Chromium)
+ *     PASSK_BENCH_SAMPLES=1   one round (a cold and a warm paint of each view) instead of 3
  *   npm run bench -- gatebook          the gate book's restore and memory after 1M decision events, against 1,000
  *   npm run bench -- gaterestore       a restore from the gate book snapshot after 1M decision events, against 1,000
  *   npm run bench -- restart           Kafka only: passk process restarted after a SIGKILL against a clean start
@@ -26,6 +29,7 @@ import { openEventLog } from '../deploy/eventLog.ts';
 import { benchAdaptive } from './adaptive.ts';
 import { benchDashboard } from './dashboard.ts';
 import { benchEventLog } from './eventLog.ts';
+import { benchFirstPaint } from './firstPaint.ts';
 import { benchFreshness } from './freshness.ts';
 import { benchGateBook, benchGateRestore } from './gateBook.ts';
 import { benchGrowth } from './growth.ts';
@@ -308,6 +312,30 @@ if (wanted('dashboard')) {
     'serve RSS after the dashboard lines',
     `${r.rssMb.toFixed(0)} MiB`,
     `generated in ${(r.generateMs / 1000).toFixed(0)} s`,
+    '',
+    '',
+  ]);
+}
+
+if (only.has('firstpaint')) {
+  const rows = Math.max(10, Math.round(100_000 * scale));
+  log(`firstpaint: every view in Chromium over ${rows.toLocaleString('en-US')} rows × 2 versions × 5 attempts …`);
+  const rounds = process.env.PASSK_BENCH_SAMPLES ? Number(process.env.PASSK_BENCH_SAMPLES) : undefined;
+  const r = await benchFirstPaint({ rows, log, ...(rounds ? { rounds } : {}) });
+  const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
+  const range = (xs: number[]) => `${Math.min(...xs).toFixed(0)}–${Math.max(...xs).toFixed(0)} ms`;
+  for (const l of r.lines)
+    table.push([
+      `first paint: ${l.view} (${l.elements.toLocaleString('en-US')} elements)`,
+      `cold ${median(l.coldMs).toFixed(0)} ms (${range(l.coldMs)}); kept ${median(l.warmMs).toFixed(0)} ms`,
+      `the same view, empty store`,
+      `${median(l.emptyMs).toFixed(0)} ms (${range(l.emptyMs)})`,
+      `${(median(l.coldMs) / median(l.emptyMs)).toFixed(1)}×; kept ${(median(l.warmMs) / median(l.emptyMs)).toFixed(1)}×`,
+    ]);
+  table.push([
+    `serve RSS after a view (${r.trials.toLocaleString('en-US')} trials)`,
+    `${Math.max(...r.lines.map((l) => l.rssMb)).toFixed(0)} MiB at most`,
+    `generated in ${(r.generateMs / 1000).toFixed(1)} s`,
     '',
     '',
   ]);
