@@ -31,13 +31,16 @@ import { heapAfterGc as heap } from './heap.ts';
  */
 
 const T0 = Date.UTC(2026, 0, 1);
-const envelope = <T extends string>(type: T, i: number, ...parts: (string | number)[]) => ({
-  event_id: deterministicEventId(T0 + i, type, ...parts),
+/** The envelope of a bench event at `at` (epoch ms), its id from its type and parts. */
+export const envelopeAt = <T extends string>(type: T, at: number, ...parts: (string | number)[]) => ({
+  event_id: deterministicEventId(at, type, ...parts),
   type,
   schema_version: 1,
-  occurred_at: T0 + i,
+  occurred_at: at,
   producer: 'bench',
 });
+const envelope = <T extends string>(type: T, i: number, ...parts: (string | number)[]) =>
+  envelopeAt(type, T0 + i, ...parts);
 
 const POOL = 10_000;
 const closedPool: RunClosed[] = Array.from({ length: POOL }, (_, i) => ({
@@ -51,14 +54,14 @@ const closedPool: RunClosed[] = Array.from({ length: POOL }, (_, i) => ({
   source_event_id: deterministicEventId(T0 + i, 'RunFinished', i),
 }));
 
-/** The k-th comparison's three events. */
-const comparison = (k: number): [ComparisonDeclared, ConfirmationRequested, GateEvaluated] => {
+/** The k-th comparison's three events, declared at `at` (the request and verdict 1 and 2 ms later). */
+export const comparisonAt = (k: number, at: number): [ComparisonDeclared, ConfirmationRequested, GateEvaluated] => {
   const id = `gate-${k}`;
   const scope = { suite: 's', dataset_version: `d${k}`, baseline: `v${k}`, candidate: `v${k + 1}` };
   return [
-    { ...envelope('ComparisonDeclared', k, id), comparison_id: id, dataset_id: 's', ...scope },
+    { ...envelopeAt('ComparisonDeclared', at, id), comparison_id: id, dataset_id: 's', ...scope },
     {
-      ...envelope('ConfirmationRequested', k, id),
+      ...envelopeAt('ConfirmationRequested', at + 1, id),
       comparison_id: id,
       ...scope,
       rows: ['r1', 'r2'],
@@ -67,7 +70,7 @@ const comparison = (k: number): [ComparisonDeclared, ConfirmationRequested, Gate
       reason: 'bench',
     },
     {
-      ...envelope('GateEvaluated', k, id),
+      ...envelopeAt('GateEvaluated', at + 2, id),
       schema_version: 2,
       gate_id: id,
       ...scope,
@@ -82,6 +85,9 @@ const comparison = (k: number): [ComparisonDeclared, ConfirmationRequested, Gate
     },
   ];
 };
+
+/** The k-th comparison's three events. */
+const comparison = (k: number) => comparisonAt(k, T0 + k);
 
 /** The stream's comparisons, built before anything is timed (building them is not the fold's cost). */
 const built: [ComparisonDeclared, ConfirmationRequested, GateEvaluated][] = [];
@@ -234,12 +240,23 @@ const bestMs = (run: () => unknown, repeats: number): number => {
 };
 
 /** Retained bytes of `make()`'s result, `copies` kept at once (heap noise, as `retained`). */
-const retainedOf = (make: () => unknown, copies: number): number => {
+export const retainedOf = (make: () => unknown, copies: number): number => {
   const before = heap();
   const kept = Array.from({ length: copies }, make);
   const bytes = (heap() - before) / copies;
   if (kept.length < 0) throw new Error('unreachable: keeps them alive');
   return bytes;
+};
+
+/** Best of 5 of `bestMs` for an async `run`: decode is async only in name (no I/O), so timed through awaits. */
+export const asyncBestMs = async (run: () => Promise<unknown>, repeats: number): Promise<number> => {
+  let best = Infinity;
+  for (let round = 0; round < 5; round++) {
+    const started = process.hrtime.bigint();
+    for (let r = 0; r < repeats; r++) await run();
+    best = Math.min(best, Number(process.hrtime.bigint() - started) / 1e6 / repeats);
+  }
+  return best;
 };
 
 /**
@@ -258,16 +275,6 @@ export async function benchGateRestore(o: {
     const snapshot = await jsonCodec.decode(bytes);
     if (snapshot.type !== 'GateBookSnapshot') throw new Error(snapshot.type);
     return foldRecords(restorePrefix(snapshot), from, from + tail);
-  };
-  // decode is async only in name (no I/O): timed through a loop of awaits
-  const asyncBestMs = async (run: () => Promise<unknown>, repeats: number): Promise<number> => {
-    let best = Infinity;
-    for (let round = 0; round < 5; round++) {
-      const started = process.hrtime.bigint();
-      for (let r = 0; r < repeats; r++) await run();
-      best = Math.min(best, Number(process.hrtime.bigint() - started) / 1e6 / repeats);
-    }
-    return best;
   };
   const base = await snapshotOf(1_000);
   await asyncBestMs(() => restore(base, 1_000, 0), 200); // warm-up

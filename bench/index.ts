@@ -18,6 +18,7 @@
  *     PASSK_BENCH_SAMPLES=1   one round (a cold and a warm paint of each view) instead of 3
  *   npm run bench -- gatebook          the gate book's restore and memory after 1M decision events, against 1,000
  *   npm run bench -- gaterestore       a restore from the gate book snapshot after 1M decision events, against 1,000
+ *   npm run bench -- gatehorizon       the same under the gates' horizon (1,000 closed comparisons, one a day)
  *   npm run bench -- restart           Kafka only: passk process restarted after a SIGKILL against a clean start
  *   KAFKA_BROKERS=… SCHEMA_REGISTRY_URL=… npm run bench   also through Kafka
  *   PASSK_BENCH_SCALE=0.1 npm run bench                 a tenth of the default sizes (a quick look)
@@ -32,6 +33,7 @@ import { benchEventLog } from './eventLog.ts';
 import { benchFirstPaint } from './firstPaint.ts';
 import { benchFreshness } from './freshness.ts';
 import { benchGateBook, benchGateRestore } from './gateBook.ts';
+import { benchGateHorizon } from './gateHorizon.ts';
 import { benchGrowth } from './growth.ts';
 import { benchIngest } from './ingest.ts';
 import { benchHealthUnderBigSpans, benchOtlp } from './otlp.ts';
@@ -249,6 +251,30 @@ if (wanted('gatebook') || wanted('gaterestore')) {
       'the 1,000-event book',
       size(g.baselineBookBytes),
       `${(g.bookBytes / g.baselineBookBytes).toFixed(1)}×`,
+    ]);
+  }
+}
+
+if (wanted('gatebook') || wanted('gaterestore') || wanted('gatehorizon')) {
+  const events = Math.max(2_000, Math.round((1_000_000 * scale) / 1_000) * 1_000);
+  log(`gatehorizon: a restore under a 1-day horizon after ${events} decision events (1,000 a day), against 1,000 …`);
+  for (const g of await benchGateHorizon({ events, tails: [0, 20_000] })) {
+    const n = g.events.toLocaleString('en-US');
+    const after = g.tail === 0 ? 'a clean stop' : `a crash, ${g.tail.toLocaleString('en-US')} records after it`;
+    const what = `${n} events, ${g.comparisons.toLocaleString('en-US')} closed comparisons, ${g.horizonDays}-day horizon; ${after}`;
+    table.push([
+      `gate restore under the horizon (${what}; snapshot ${size(g.snapshotBytes)})`,
+      `${g.restoreMs.toFixed(2)} ms`,
+      `the same after 1,000 events (snapshot ${size(g.baselineSnapshotBytes)})`,
+      `${g.baselineRestoreMs.toFixed(2)} ms`,
+      `${(g.restoreMs / g.baselineRestoreMs).toFixed(2)}×`,
+    ]);
+    table.push([
+      `gate restore memory under the horizon (${what}; ${g.held.toLocaleString('en-US')} ids held)`,
+      size(g.bytes),
+      `the same after 1,000 events (${g.baselineHeld.toLocaleString('en-US')} ids held)`,
+      size(g.baselineBytes),
+      `${(g.bytes / g.baselineBytes).toFixed(2)}×`,
     ]);
   }
 }

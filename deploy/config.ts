@@ -106,6 +106,13 @@ export const PasskConfig = z
      */
     gateSnapshotEvery: z.number().int().positive().default(20_000),
     /**
+     * The gates' horizon, in days of event time: decided comparison ids, verdict ids, alerts and adaptive runs older
+     * than this (against the latest decision event), and closed runs older than the newest closed run by this, are
+     * dropped from the books, their snapshots and memory (docs/processors.md). 0 keeps them for ever, as trials are
+     * kept (they have no retention). @default 0
+     */
+    gateHorizonDays: z.number().nonnegative().default(0),
+    /**
      * The LLM judge of `passk run --grader judge`: any OpenAI-compatible endpoint. Every field is optional
      * here (most commands never call a judge); the judge grader refuses to start without `url` and `model`.
      */
@@ -163,6 +170,7 @@ export const fromEnv = (env: NodeJS.ProcessEnv): Json => {
   if (env.PASSK_MAX_EVENT_BYTES) out.maxEventBytes = Number(env.PASSK_MAX_EVENT_BYTES);
   if (env.PASSK_BATCH_WINDOW_MS) out.batchWindowMs = Number(env.PASSK_BATCH_WINDOW_MS);
   if (env.PASSK_GATE_SNAPSHOT_EVERY) out.gateSnapshotEvery = Number(env.PASSK_GATE_SNAPSHOT_EVERY);
+  if (env.PASSK_GATE_HORIZON_DAYS) out.gateHorizonDays = Number(env.PASSK_GATE_HORIZON_DAYS);
   out.judge = {
     url: env.PASSK_JUDGE_URL || undefined,
     model: env.PASSK_JUDGE_MODEL || undefined,

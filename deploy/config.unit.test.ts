@@ -46,6 +46,9 @@ describe('loadConfig', () => {
     expect(() => loadConfig({}, { PASSK_BATCH_WINDOW_MS: '-1' }, cwd)).toThrow(/batchWindowMs/);
     expect(loadConfig({}, {}, cwd).gateSnapshotEvery).toBe(20_000);
     expect(loadConfig({}, { PASSK_GATE_SNAPSHOT_EVERY: '3' }, cwd).gateSnapshotEvery).toBe(3);
+    expect(loadConfig({}, {}, cwd).gateHorizonDays).toBe(0);
+    expect(loadConfig({}, { PASSK_GATE_HORIZON_DAYS: '90' }, cwd).gateHorizonDays).toBe(90);
+    expect(() => loadConfig({}, { PASSK_GATE_HORIZON_DAYS: '-1' }, cwd)).toThrow(/gateHorizonDays/);
   });
   it('names the bad field', () => {
     expect(() => loadConfig({ backend: 'nope' }, {}, dir())).toThrow(ConfigError);

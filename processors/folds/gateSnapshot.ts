@@ -2,7 +2,8 @@ import type { RunClosed } from '../../schemas/events/comparisons.ts';
 import type { GateBookSnapshot } from '../../schemas/events/gateBookSnapshot.ts';
 import type { PasskEvent } from '../../schemas/events/index.ts';
 import { deterministicEventId } from '../../schemas/ids.ts';
-import { emptyBook, EVICT_DECIDED, foldBookInto, isDecision, type GateBook } from './gates.ts';
+import { maxOf } from '../core/arrays.ts';
+import { emptyBook, foldBookInto, isDecision, pastHorizon, processorsFold, pruneBook, type GateBook } from './gates.ts';
 
 /**
  * One partition of passk.decisions folded from the log alone (its records before `through`, nothing else): what a
@@ -20,14 +21,24 @@ export interface DecisionsPrefix {
   at: number;
   /** Records folded since the last snapshot was taken (or restored). */
   since: number;
+  /** The horizon of the book and the closed runs, in ms of event time (0: none; `FoldOptions.horizonMs`). */
+  readonly horizonMs: number;
+  /**
+   * The clock of the closed runs: the latest event time of a RunClosed folded (so the newest run held). A run is
+   * dropped once runs closed `horizonMs` after it, never because a declaration came later: a comparison with an old
+   * baseline still finds its runs while no newer ones push them out.
+   */
+  closedAt: number;
 }
 
-export const emptyPrefix = (): DecisionsPrefix => ({
+export const emptyPrefix = (horizonMs = 0): DecisionsPrefix => ({
   book: emptyBook(),
   closed: new Map(),
   through: 0,
   at: 0,
   since: 0,
+  horizonMs,
+  closedAt: 0,
 });
 
 /**
@@ -39,39 +50,70 @@ export const foldPrefix = (
   records: Iterable<{ readonly offset: number; readonly event: PasskEvent }>,
   lastOffset: number,
 ): void => {
+  const o = processorsFold(s.horizonMs);
   for (const { offset, event } of records) {
     if (offset < s.through) continue;
     if (isDecision(event)) {
-      foldBookInto(s.book, event, EVICT_DECIDED);
-      if (event.type === 'RunClosed') s.closed.set(event.event_id, event);
+      foldBookInto(s.book, event, o);
+      if (event.type === 'RunClosed') {
+        s.closedAt = Math.max(s.closedAt, event.occurred_at);
+        if (!pastHorizon(s.closedAt, event.occurred_at, s.horizonMs)) s.closed.set(event.event_id, event);
+      }
     }
     s.at = Math.max(s.at, event.occurred_at);
     s.since++;
+    // memory follows the horizon between snapshots too (pruning changes no read, so when it runs is free)
+    if (s.horizonMs > 0 && s.since % PRUNE_EVERY === 0) prunePrefix(s);
   }
   s.through = Math.max(s.through, lastOffset + 1);
 };
 
-/** The snapshot of a prefix (a copy: the prefix goes on folding while it is published). */
+/** Records folded between two prunes of a prefix with a horizon: its cost (a walk of what it holds) spread thin. */
+export const PRUNE_EVERY = 1_000;
+
+/**
+ * Drops, in place, what lies past the prefix's horizon: the book's old ids (`pruneBook`) and the closed runs older
+ * than the newest by more than it. Nothing a fold reads changes (both are hidden already): the snapshot and memory stop growing with history.
+ */
+export const prunePrefix = (s: DecisionsPrefix): void => {
+  pruneBook(s.book, s.horizonMs);
+  for (const [id, run] of s.closed) if (pastHorizon(s.closedAt, run.occurred_at, s.horizonMs)) s.closed.delete(id);
+};
+
+/** What a prefix holds, in ids: open comparisons, decided ids, verdict ids, alerts, adaptive runs and closed runs. */
+export const heldIds = (s: DecisionsPrefix): number =>
+  Object.keys(s.book.comparisons).length +
+  Object.keys(s.book.decided ?? {}).length +
+  Object.values(s.book.verdicts).reduce((n, ids) => n + ids.length, 0) +
+  Object.keys(s.book.alerts).length +
+  Object.values(s.book.adaptive ?? {}).reduce((n, runs) => n + Object.keys(runs).length, 0) +
+  s.closed.size;
+
+/** The snapshot of a prefix, pruned to its horizon first (a copy: the prefix goes on folding while it is published). */
 export const toGateBookSnapshot = (
   s: DecisionsPrefix,
   partition: number,
   partitions: number,
   producer: string,
-): GateBookSnapshot => ({
-  event_id: deterministicEventId(s.at, 'GateBookSnapshot', partition, partitions, s.through),
-  type: 'GateBookSnapshot',
-  schema_version: 1,
-  occurred_at: s.at,
-  producer,
-  partition,
-  partitions,
-  through_offset: s.through,
-  book: structuredClone(s.book),
-  closed: [...s.closed.values()],
-});
+): GateBookSnapshot => {
+  prunePrefix(s);
+  return {
+    event_id: deterministicEventId(s.at, 'GateBookSnapshot', partition, partitions, s.through),
+    type: 'GateBookSnapshot',
+    schema_version: 2,
+    occurred_at: s.at,
+    producer,
+    partition,
+    partitions,
+    through_offset: s.through,
+    horizon_ms: s.horizonMs,
+    book: structuredClone(s.book),
+    closed: [...s.closed.values()],
+  };
+};
 
-/** The prefix a snapshot holds (its own copy), or an empty one. */
-export const restorePrefix = (snapshot?: GateBookSnapshot): DecisionsPrefix =>
+/** The prefix a snapshot holds (its own copy), or an empty one; folded on with the given horizon. */
+export const restorePrefix = (snapshot?: GateBookSnapshot, horizonMs = 0): DecisionsPrefix =>
   snapshot
     ? {
         book: structuredClone(snapshot.book),
@@ -79,20 +121,33 @@ export const restorePrefix = (snapshot?: GateBookSnapshot): DecisionsPrefix =>
         through: snapshot.through_offset,
         at: snapshot.occurred_at,
         since: 0,
+        horizonMs,
+        closedAt: Math.max(0, maxOf(snapshot.closed.map((r) => r.occurred_at))),
       }
-    : emptyPrefix();
+    : emptyPrefix(horizonMs);
+
+/** Whether a snapshot pruned with `taken` holds all a fold with `wanted` keeps (0: no horizon, keeps everything). */
+const holds = (taken: number | undefined, wanted: number): boolean =>
+  taken === undefined ? wanted === 0 : taken === 0 || (wanted > 0 && taken >= wanted);
 
 /**
  * The snapshot of a partition a restore may start from: the latest seen, of the same partition count, covering no
  * more than the partition holds (`high`: its next offset; a log re-created under an old passk.rowstate is replayed
- * from 0).
+ * from 0), and pruned with a horizon no shorter than the restore's (else it lacks ids the restore would keep: the
+ * partition is replayed from 0, once; a snapshot from before horizons is not used either).
  */
 export const usableSnapshot = (
   snapshot: GateBookSnapshot | undefined,
   partitions: number,
   high: number,
+  horizonMs = 0,
 ): GateBookSnapshot | undefined =>
-  snapshot && snapshot.partitions === partitions && snapshot.through_offset <= high ? snapshot : undefined;
+  snapshot &&
+  snapshot.partitions === partitions &&
+  snapshot.through_offset <= high &&
+  holds(snapshot.horizon_ms, horizonMs)
+    ? snapshot
+    : undefined;
 
 /** Keeps the latest snapshot per partition (the highest `through_offset`): a compacted topic may hold several. */
 export const keepLatest = (into: Map<number, GateBookSnapshot>, s: GateBookSnapshot): void => {

@@ -59,10 +59,50 @@ export interface FoldOptions {
    * processors' books evict; `gate --status` keeps them, to print the verdicts.
    */
   readonly evictDecided?: boolean;
+  /**
+   * The horizon, in ms of event time (0 or absent: none). Decided ids, verdict ids, alerts and adaptive runs whose
+   * event time lies more than this before the book's clock (`at`, the latest event time folded) are as if absent,
+   * and `pruneBook` drops them; an event already past it adds none. Open comparisons are never dropped.
+   */
+  readonly horizonMs?: number;
 }
 
 /** The processors' fold: decided comparisons evicted. */
 export const EVICT_DECIDED: FoldOptions = { evictDecided: true };
+
+/** The processors' fold with a horizon (`PASSK_GATE_HORIZON_DAYS`). */
+export const processorsFold = (horizonMs = 0): FoldOptions => ({ evictDecided: true, horizonMs });
+
+/**
+ * Whether an entry made at event time `t` is past the book's horizon. Checked where an entry is read, so a book
+ * pruned at any moment (a snapshot) folds on exactly as one never pruned: replay stays deterministic.
+ */
+export const pastHorizon = (clock: number | undefined, t: number | true | undefined, horizonMs = 0): boolean =>
+  horizonMs > 0 && t !== undefined && (t === true ? 0 : t) < (clock ?? 0) - horizonMs;
+
+/** The verdict ids of a candidate within the horizon, with their event times (`at` is empty without a horizon). */
+const liveVerdicts = (b: GateBook, key: string, horizonMs = 0): { ids: string[]; at: number[] } => {
+  const ids = b.verdicts[key] ?? [];
+  if (horizonMs <= 0) return { ids, at: [] };
+  const times = b.verdicts_at?.[key] ?? [];
+  const live = ids.flatMap((_, i) => (pastHorizon(b.at, times[i] ?? 0, horizonMs) ? [] : [i]));
+  return { ids: live.map((i) => ids[i]!), at: live.map((i) => times[i] ?? 0) };
+};
+
+/** The verdict ids of a candidate within the horizon. */
+export const verdictsOf = (b: GateBook, key: string, horizonMs = 0): readonly string[] =>
+  liveVerdicts(b, key, horizonMs).ids;
+
+/** A candidate's adaptive runs within the horizon. */
+export const adaptiveOf = (
+  b: GateBook,
+  key: string,
+  horizonMs = 0,
+): Record<string, { dataset_version: string; max_k: number; at?: number | undefined }> => {
+  const runs = b.adaptive?.[key] ?? {};
+  if (horizonMs <= 0) return runs;
+  return Object.fromEntries(Object.entries(runs).filter(([, r]) => !pastHorizon(b.at, r.at ?? 0, horizonMs)));
+};
 
 /**
  * Folds one event of passk.decisions into a book the caller owns, in place; false when it changes nothing.
@@ -71,12 +111,18 @@ export const EVICT_DECIDED: FoldOptions = { evictDecided: true };
  * event copies the book: the cost of an event does not grow with the events before it.
  */
 export const foldBookInto = (b: GateBook, e: DecisionEvent, o: FoldOptions = {}): boolean => {
+  const h = o.horizonMs ?? 0;
+  if (h > 0) b.at = Math.max(b.at ?? 0, e.occurred_at);
+  const history = pastHorizon(b.at, e.occurred_at, h); // an event past the horizon adds no id to remember
   switch (e.type) {
-    case 'ComparisonDeclared':
-      // the first declaration of an id holds, decided (and evicted) or not
-      if (b.comparisons[e.comparison_id] || b.decided?.[e.comparison_id]) return false;
+    case 'ComparisonDeclared': {
+      // the first declaration of an id holds, decided (and evicted) or not, within the horizon; past it, it decides again
+      const decided = b.decided?.[e.comparison_id];
+      if (b.comparisons[e.comparison_id] || (decided !== undefined && !pastHorizon(b.at, decided, h))) return false;
+      if (decided !== undefined) delete b.decided![e.comparison_id];
       b.comparisons[e.comparison_id] = { declared: e, status: 'open' };
       return true;
+    }
     case 'ConfirmationRequested': {
       const c = b.comparisons[e.comparison_id];
       if (!c || c.status !== 'open') return false;
@@ -85,36 +131,68 @@ export const foldBookInto = (b: GateBook, e: DecisionEvent, o: FoldOptions = {})
     }
     case 'GateEvaluated': {
       const key = candidateKey(e.suite, e.candidate);
-      const verdicts = b.verdicts[key] ?? [];
-      if (verdicts.includes(e.event_id)) return false;
-      b.verdicts[key] = [...verdicts, e.event_id];
+      const verdicts = liveVerdicts(b, key, h);
+      if (verdicts.ids.includes(e.event_id)) return false;
       const c = b.comparisons[e.gate_id];
-      if (c && c.status !== 'decided') {
+      const open = c !== undefined && c.status !== 'decided';
+      if (history && !open) return false;
+      if (!history) {
+        b.verdicts[key] = [...verdicts.ids, e.event_id];
+        if (h > 0) (b.verdicts_at ??= {})[key] = [...verdicts.at, e.occurred_at];
+      }
+      if (open) {
         if (o.evictDecided) {
           delete b.comparisons[e.gate_id];
-          (b.decided ??= {})[e.gate_id] = true;
+          (b.decided ??= {})[e.gate_id] = h > 0 ? e.occurred_at : true;
         } else b.comparisons[e.gate_id] = { ...c, status: 'decided', verdict: e };
       }
       return true;
     }
     case 'RunClosed': // a global fact: the view's closed runs, whichever partition holds it
       return false;
-    case 'WindowAlertRaised':
-      if (b.alerts[e.alert_id]) return false;
-      b.alerts[e.alert_id] = true;
-      return true;
-    case 'AdaptiveRoundDecided': {
-      const key = candidateKey(e.suite, e.agent_version);
-      const runs = b.adaptive?.[key] ?? {};
-      const known = runs[e.run_id];
-      if (known && known.max_k >= e.max_k) return false; // only a run's first round adds anything
-      // a new record, not one changed in place: evolveBook's copy shares the old one
-      b.adaptive = {
-        ...b.adaptive,
-        [key]: { ...runs, [e.run_id]: { dataset_version: e.dataset_version, max_k: e.max_k } },
-      };
+    case 'WindowAlertRaised': {
+      const known = b.alerts[e.alert_id];
+      if (history || (known !== undefined && !pastHorizon(b.at, known, h))) return false;
+      b.alerts[e.alert_id] = h > 0 ? e.occurred_at : true;
       return true;
     }
+    case 'AdaptiveRoundDecided': {
+      const key = candidateKey(e.suite, e.agent_version);
+      const runs = adaptiveOf(b, key, h);
+      const known = runs[e.run_id];
+      if (history || (known && known.max_k >= e.max_k)) return false; // only a run's first round adds anything
+      // a new record, not one changed in place: evolveBook's copy shares the old one
+      const run = { dataset_version: e.dataset_version, max_k: e.max_k, ...(h > 0 ? { at: e.occurred_at } : {}) };
+      b.adaptive = { ...b.adaptive, [key]: { ...runs, [e.run_id]: run } };
+      return true;
+    }
+  }
+};
+
+/**
+ * Drops, in place, what lies past the horizon: decided ids, verdict lists, alerts and adaptive runs. What a fold
+ * reads is the same before and after (`pastHorizon` hides it already): only memory and the snapshot shrink.
+ */
+export const pruneBook = (b: GateBook, horizonMs = 0): void => {
+  if (horizonMs <= 0) return;
+  const past = (t: number | true | undefined) => pastHorizon(b.at, t, horizonMs);
+  for (const [id, t] of Object.entries(b.decided ?? {})) if (past(t)) delete b.decided![id];
+  for (const key of Object.keys(b.verdicts)) {
+    const { ids, at } = liveVerdicts(b, key, horizonMs);
+    if (ids.length === (b.verdicts[key]?.length ?? 0)) continue;
+    if (ids.length > 0) {
+      b.verdicts[key] = ids;
+      (b.verdicts_at ??= {})[key] = at;
+    } else {
+      delete b.verdicts[key];
+      delete b.verdicts_at?.[key];
+    }
+  }
+  for (const [id, t] of Object.entries(b.alerts)) if (past(t)) delete b.alerts[id];
+  for (const key of Object.keys(b.adaptive ?? {})) {
+    const runs = adaptiveOf(b, key, horizonMs);
+    if (Object.keys(runs).length > 0) b.adaptive![key] = runs;
+    else delete b.adaptive![key];
   }
 };
 
@@ -126,6 +204,8 @@ export const evolveBook = (book: GateBook, e: DecisionEvent): GateBook => {
     alerts: { ...book.alerts },
     ...(book.decided ? { decided: { ...book.decided } } : {}),
     ...(book.adaptive ? { adaptive: { ...book.adaptive } } : {}),
+    ...(book.verdicts_at ? { verdicts_at: { ...book.verdicts_at } } : {}),
+    ...(book.at === undefined ? {} : { at: book.at }),
   };
   return foldBookInto(b, e) ? b : book;
 };
@@ -142,6 +222,8 @@ export interface GateOptions {
   readonly producer: string;
   /** @default 3 */
   readonly minAttempts?: number;
+  /** The book's horizon (`FoldOptions.horizonMs`): verdicts and adaptive runs past it are not read. @default 0 */
+  readonly horizonMs?: number;
 }
 
 /** The rows a comparison reads: all, or only those of the dataset version. A stream row state is a core row state. */
@@ -280,8 +362,9 @@ const adaptiveCostOf = (
   d: ComparisonDeclared,
   candidate: ReadonlyMap<string, StreamRowState>,
   rows: number,
+  horizonMs?: number,
 ): GateEvaluated['adaptive'] => {
-  const ks = Object.values(book.adaptive?.[candidateKey(d.suite, d.candidate)] ?? {})
+  const ks = Object.values(adaptiveOf(book, candidateKey(d.suite, d.candidate), horizonMs))
     .filter((r) => r.dataset_version === d.dataset_version)
     .map((r) => r.max_k);
   if (ks.length === 0) return undefined;
@@ -303,9 +386,10 @@ export const openAdaptiveRun = (
   d: ComparisonDeclared,
   candidate: ReadonlyMap<string, StreamRowState>,
   view: GateView,
+  horizonMs?: number,
 ): { max_k: number } | undefined => {
   const closed = new Set(view.closed(d.suite, d.candidate).map((r) => r.run_id));
-  const runs = book.adaptive?.[candidateKey(d.suite, d.candidate)] ?? {};
+  const runs = adaptiveOf(book, candidateKey(d.suite, d.candidate), horizonMs);
   const open = new Set<string>();
   for (const [id, r] of Object.entries(runs))
     if (r.dataset_version === d.dataset_version && !closed.has(id)) open.add(id);
@@ -365,7 +449,7 @@ export const decideComparison = (
   const progress = progressOf(c, view, minAttempts);
   const baseline = view.rows(d.suite, d.dataset_version, d.baseline);
   const candidate = view.rows(d.suite, d.dataset_version, d.candidate);
-  const adaptive = openAdaptiveRun(book, d, candidate, view);
+  const adaptive = openAdaptiveRun(book, d, candidate, view, o.horizonMs);
   if (!progress.baseline.complete || (!adaptive && !progress.candidate.complete)) return [];
   const dataset = d.dataset_id ? view.dataset(d.dataset_id) : undefined;
   const datasetRows = dataset ? [...rowsAt(dataset, d.dataset_version).keys()] : [];
@@ -421,8 +505,8 @@ export const decideComparison = (
       opts,
     );
   const emit = (verdict: GateVerdict): GateEvaluated => {
-    const previous = book.verdicts[candidateKey(d.suite, d.candidate)] ?? [];
-    const cost = adaptiveCostOf(book, d, rowsOf(candidate, only), progress.rows);
+    const previous = verdictsOf(book, candidateKey(d.suite, d.candidate), o.horizonMs);
+    const cost = adaptiveCostOf(book, d, rowsOf(candidate, only), progress.rows, o.horizonMs);
     const draft = toGateEvaluated(c, verdict, at, false, o.producer, cost);
     const repeated = previous.some((id) => id !== draft.event_id);
     return repeated ? toGateEvaluated(c, verdict, at, true, o.producer, cost) : draft;

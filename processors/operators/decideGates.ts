@@ -10,13 +10,21 @@ import { evolveDataset, type DatasetState } from '../core/datasets.ts';
 import {
   decideComparison,
   emptyBook,
-  EVICT_DECIDED,
   foldBookInto,
   isDecision,
+  pastHorizon,
+  processorsFold,
+  pruneBook,
   type GateBook,
   type GateView,
 } from '../folds/gates.ts';
-import { foldPrefix, keepLatest, toGateBookSnapshot, type DecisionsPrefix } from '../folds/gateSnapshot.ts';
+import {
+  foldPrefix,
+  keepLatest,
+  PRUNE_EVERY,
+  toGateBookSnapshot,
+  type DecisionsPrefix,
+} from '../folds/gateSnapshot.ts';
 import { fromRowStateChanged, type StreamRowState } from '../folds/rowState.ts';
 import { versionKeyOf } from '../folds/versionSummary.ts';
 import { alertFor, totalOf, windowKeyOf, type AlertOptions, type WindowTotal } from '../folds/windowTotals.ts';
@@ -42,15 +50,25 @@ export interface GateStore {
   readonly snapshots: Map<number, TraceWindowsUpdated>;
   /** Partitions of passk.decisions (known once assigned): who owns a window's alerts. */
   decisionPartitions: number;
+  /** The horizon of the books and the closed runs, in ms of event time (0: none). */
+  readonly horizonMs: number;
+  /**
+   * The clock of the closed runs: the latest RunClosed's event time on any partition (a partition's own clock,
+   * `DecisionsPrefix.closedAt`, is never later). A closed run older than it by the horizon is not seen, nor kept.
+   */
+  closedAt: number;
+  /** Decision records applied since the books and closed runs were last pruned (`PRUNE_EVERY`). */
+  unpruned: number;
   readonly view: GateView;
 }
 
-export const createGateStore = (): GateStore => {
+export const createGateStore = (o: { readonly horizonMs?: number } = {}): GateStore => {
   const rows = new Map<string, Map<string, StreamRowState>>();
   const datasets = new Map<string, DatasetState>();
   const closed = new Map<string, Map<string, RunClosed>>();
   const none = new Map<string, StreamRowState>();
-  return {
+  const horizonMs = o.horizonMs ?? 0;
+  const store: GateStore = {
     books: new Map(),
     prefixes: new Map(),
     bookSnapshots: new Map(),
@@ -59,13 +77,41 @@ export const createGateStore = (): GateStore => {
     closed,
     snapshots: new Map(),
     decisionPartitions: 0,
+    horizonMs,
+    closedAt: 0,
+    unpruned: 0,
     view: {
       rows: (suite, dataset_version, agent_version) =>
         rows.get(versionKeyOf({ suite, dataset_version, agent_version })) ?? none,
       dataset: (id) => datasets.get(id),
-      closed: (suite, agent_version) => [...(closed.get(candidateKey(suite, agent_version))?.values() ?? [])],
+      closed: (suite, agent_version) =>
+        [...(closed.get(candidateKey(suite, agent_version))?.values() ?? [])].filter(
+          (r) => !pastHorizon(store.closedAt, r.occurred_at, horizonMs),
+        ),
     },
   };
+  return store;
+};
+
+/** Adds a closed run to the store's global table (one older than the horizon is not kept). */
+export const addClosed = (store: GateStore, run: RunClosed): void => {
+  store.closedAt = Math.max(store.closedAt, run.occurred_at);
+  if (pastHorizon(store.closedAt, run.occurred_at, store.horizonMs)) return;
+  const key = candidateKey(run.suite, run.agent_version);
+  let runs = store.closed.get(key);
+  if (!runs) store.closed.set(key, (runs = new Map()));
+  runs.set(run.event_id, run);
+};
+
+/** Drops what lies past the horizon from the live books and the closed runs (memory only: reads hide it already). */
+export const pruneStore = (store: GateStore): void => {
+  store.unpruned = 0;
+  for (const book of store.books.values()) pruneBook(book, store.horizonMs);
+  if (store.horizonMs <= 0) return;
+  for (const [key, runs] of store.closed) {
+    for (const [id, run] of runs) if (pastHorizon(store.closedAt, run.occurred_at, store.horizonMs)) runs.delete(id);
+    if (runs.size === 0) store.closed.delete(key);
+  }
 };
 
 /**
@@ -146,6 +192,10 @@ export const applyGateInput = (store: GateStore, input: GateInput, producer: str
   if (input.source === 'final') return { versions: new Set(), windows: new Set() };
   if (input.source === 'local') return input.touched;
   const { batch } = input;
+  if (input.source === 'closed' || input.source === 'decisions') {
+    store.unpruned += batch.events.length;
+    if (store.horizonMs > 0 && store.unpruned >= PRUNE_EVERY) pruneStore(store);
+  }
   if (input.source === 'rowstate') {
     const touched = { versions: new Set<string>(), windows: new Set<string>() };
     applyRowstate(store, eventsOf(batch), touched);
@@ -155,10 +205,7 @@ export const applyGateInput = (store: GateStore, input: GateInput, producer: str
     const touched = new Set<string>();
     for (const { event } of batch.events) {
       if (event.type !== 'RunClosed') continue;
-      const key = candidateKey(event.suite, event.agent_version);
-      let runs = store.closed.get(key);
-      if (!runs) store.closed.set(key, (runs = new Map()));
-      runs.set(event.event_id, event);
+      addClosed(store, event);
       touched.add(versionKeyOf(event));
     }
     return { versions: touched, windows: new Set() };
@@ -173,7 +220,8 @@ export const applyGateInput = (store: GateStore, input: GateInput, producer: str
     return { versions: 'all', windows: new Set() };
   }
   const book = store.books.get(batch.partition) ?? emptyBook();
-  for (const { event } of batch.events) if (isDecision(event)) foldBookInto(book, event, EVICT_DECIDED);
+  const fold = processorsFold(store.horizonMs);
+  for (const { event } of batch.events) if (isDecision(event)) foldBookInto(book, event, fold);
   store.books.set(batch.partition, book);
   const prefix = store.prefixes.get(batch.partition);
   if (prefix) foldPrefix(prefix, batch.events, batch.lastOffset);
@@ -213,7 +261,7 @@ export const decideWindows = (
     if (!book) continue; // another instance owns this window
     windows.push(total);
     const alert = alertFor(total, offlinePassAt1(store, total.agent_version), { producer: o.producer, ...o.alert });
-    if (alert && foldBookInto(book, alert, EVICT_DECIDED)) alerts.push(alert);
+    if (alert && foldBookInto(book, alert, processorsFold(store.horizonMs))) alerts.push(alert);
   }
   return { windows, alerts };
 };
@@ -227,6 +275,8 @@ export const decideOpen = (
 ): (ConfirmationRequested | GateEvaluated)[] => {
   if (touched !== 'all' && touched.size === 0) return [];
   const out: (ConfirmationRequested | GateEvaluated)[] = [];
+  const fold = processorsFold(store.horizonMs);
+  const o = { producer, horizonMs: store.horizonMs, ...(minAttempts ? { minAttempts } : {}) };
   for (const [, b] of [...store.books].sort((x, y) => x[0] - y[0])) {
     for (const id of Object.keys(b.comparisons).sort()) {
       const c = b.comparisons[id]!;
@@ -236,8 +286,8 @@ export const decideOpen = (
         touched.has(versionKeyOf({ suite: d.suite, dataset_version: d.dataset_version, agent_version: d.candidate })) ||
         touched.has(versionKeyOf({ suite: d.suite, dataset_version: d.dataset_version, agent_version: d.baseline }));
       if (!concerned || c.status === 'decided') continue;
-      for (const e of decideComparison(b, c, store.view, { producer, ...(minAttempts ? { minAttempts } : {}) })) {
-        foldBookInto(b, e, EVICT_DECIDED);
+      for (const e of decideComparison(b, c, store.view, o)) {
+        foldBookInto(b, e, fold);
         out.push(e);
       }
     }

@@ -13,9 +13,10 @@ import {
 } from 'rxjs';
 import type { GateBookSnapshot } from '../../schemas/events/gateBookSnapshot.ts';
 import { EventTooLarge } from '../../schemas/errors.ts';
-import { candidateKey, TOPICS, type Topic } from '../../schemas/topics.ts';
+import { TOPICS, type Topic } from '../../schemas/topics.ts';
 import { commitWhenDurable } from '../operators/commitWhenDurable.ts';
 import {
+  addClosed,
   applyRowstate,
   createGateStore,
   decideGates,
@@ -49,6 +50,11 @@ export interface GateTopologyOptions extends TopologyOptions {
   readonly rowstate?: RowstateFeed;
   /** Records of an owned partition of passk.decisions between its snapshots. @default 20000 */
   readonly snapshotEvery?: number;
+  /**
+   * The horizon of the gate books and closed runs, in ms of event time (`PASSK_GATE_HORIZON_DAYS`; 0: none).
+   * @default 0
+   */
+  readonly horizonMs?: number;
 }
 
 /**
@@ -79,17 +85,12 @@ const startedAfter = (after: Promise<unknown>, start: () => Promise<TailedTopic>
 
 /** The closed runs a snapshot holds, into the store's global table. */
 const applyClosed = (store: GateStore, snapshot: GateBookSnapshot): void => {
-  for (const run of snapshot.closed) {
-    const key = candidateKey(run.suite, run.agent_version);
-    let runs = store.closed.get(key);
-    if (!runs) store.closed.set(key, (runs = new Map()));
-    runs.set(run.event_id, run);
-  }
+  for (const run of snapshot.closed) addClosed(store, run);
 };
 
 export const gateTopology = (ports: EventPorts, o: GateTopologyOptions): Observable<DecisionProgress> => {
   const groupId = o.groupId ?? 'passk-gates';
-  const store = createGateStore();
+  const store = createGateStore({ horizonMs: o.horizonMs ?? 0 });
   const inFlight = createInFlight(o.maxInFlight ?? 20_000);
   /**
    * Each on its own: a snapshot over the log's largest event is not written (that partition's restore then reads it
@@ -153,8 +154,8 @@ export const gateTopology = (ports: EventPorts, o: GateTopologyOptions): Observa
                 from.set(l.partition, high);
                 continue;
               }
-              const snapshot = usableSnapshot(store.bookSnapshots.get(l.partition), lag.length, high);
-              const prefix = restorePrefix(snapshot);
+              const snapshot = usableSnapshot(store.bookSnapshots.get(l.partition), lag.length, high, store.horizonMs);
+              const prefix = restorePrefix(snapshot, store.horizonMs);
               store.prefixes.set(l.partition, prefix);
               if (prefix.through > 0) from.set(l.partition, prefix.through);
             }
@@ -188,8 +189,10 @@ export const gateTopology = (ports: EventPorts, o: GateTopologyOptions): Observa
      */
     const closedRuns = async (): Promise<TailedTopic> => {
       const snapshots = [...store.bookSnapshots.values()];
-      // one layout only: snapshots of another partition count (a topic re-created) are not used
-      const usable = snapshots.every((x) => x.partitions === snapshots[0]?.partitions) ? snapshots : [];
+      // one layout only: snapshots of another partition count (a topic re-created) are not used, nor one pruned
+      // with a shorter horizon (its partition is read from 0)
+      const layout = snapshots.every((x) => x.partitions === snapshots[0]?.partitions) ? snapshots : [];
+      const usable = layout.filter((x) => usableSnapshot(x, x.partitions, Infinity, store.horizonMs));
       const from = new Map<number, number>();
       for (const x of usable) {
         from.set(x.partition, x.through_offset);

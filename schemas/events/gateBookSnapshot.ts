@@ -13,24 +13,37 @@ export const ComparisonState = z.object({
 export type ComparisonState = z.infer<typeof ComparisonState>;
 
 /** The gates' fold of one partition of passk.decisions (processors/folds/gates.ts, `foldBookInto`). */
+/** When an entry of the book was made: the event time of the event that made it (`true`: a book from before horizons). */
+const Stamp = z.union([z.literal(true), z.number()]);
+
 export const GateBook = z.object({
   comparisons: z.record(z.string(), ComparisonState),
   /** suite␟candidate → event ids of its verdicts, in log order. */
   verdicts: z.record(z.string(), z.array(z.string())),
-  /** Production-window alerts raised (one per window). */
-  alerts: z.record(z.string(), z.literal(true)),
+  /** suite␟candidate → the event time of each of its verdicts (a book with a horizon: it drops each past it). */
+  verdicts_at: z.record(z.string(), z.array(z.number())).optional(),
+  /** Production-window alerts raised (one per window), with the window's end. */
+  alerts: z.record(z.string(), Stamp),
   /**
-   * Comparisons decided and evicted from `comparisons` (the processors' books, `evictDecided`): only the id stays,
-   * so a re-declaration of it is still ignored and nothing decides it again.
+   * Comparisons decided and evicted from `comparisons` (the processors' books, `evictDecided`): only the id and the
+   * verdict's event time stay, so a re-declaration of it within the horizon is still ignored.
    */
-  decided: z.record(z.string(), z.literal(true)).optional(),
+  decided: z.record(z.string(), Stamp).optional(),
   /**
    * suite␟agent version → its adaptive runs (`passk run --adaptive`, from their AdaptiveRoundDecided, keyed like
    * the comparisons): run id → dataset version and max-k. While one of a candidate's is open, its gate is sequential.
    */
   adaptive: z
-    .record(z.string(), z.record(z.string(), z.object({ dataset_version: z.string(), max_k: z.number() })))
+    .record(
+      z.string(),
+      z.record(z.string(), z.object({ dataset_version: z.string(), max_k: z.number(), at: z.number().optional() })),
+    )
     .optional(),
+  /**
+   * The latest event time folded: the clock of the horizon (kept only by a book folded with one). Event time, not
+   * the wall clock, so a replay drops what the live fold dropped.
+   */
+  at: z.number().optional(),
 });
 export type GateBook = z.infer<typeof GateBook>;
 
@@ -48,6 +61,11 @@ export const GateBookSnapshot = z.object({
   partitions: z.number().int().positive(),
   /** The partition's records before this offset are folded in; none after. */
   through_offset: z.number().int().nonnegative(),
+  /**
+   * The horizon it was folded with, in ms (0: none; absent: schema version 1, from before horizons): what is older
+   * than `book.at` minus it is dropped. A restore uses it only with a horizon no longer than this.
+   */
+  horizon_ms: z.number().int().nonnegative().optional(),
   book: GateBook,
   /** The partition's RunClosed (a global table: every instance's gates read them, whoever owns the partition). */
   closed: z.array(RunClosed),

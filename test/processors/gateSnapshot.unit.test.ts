@@ -2,7 +2,6 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import {
   emptyPrefix,
-  foldPrefix,
   keepLatest,
   restorePrefix,
   toGateBookSnapshot,
@@ -11,10 +10,8 @@ import {
 } from '../../processors/folds/gateSnapshot.ts';
 import type { DecisionEvent } from '../../processors/folds/gates.ts';
 import type { GateBookSnapshot } from '../../schemas/events/index.ts';
-import { PasskEvent } from '../../schemas/events/index.ts';
-import { deterministicEventId } from '../../schemas/ids.ts';
 import { gateBookKey, keyOf, topicOf, TOPICS } from '../../schemas/topics.ts';
-import { comparison } from '../helpers/feedbackLoop.ts';
+import { decisionEvents, foldBatched, throughTheLog, type Rec } from '../helpers/decisionStream.ts';
 
 /**
  * Issue 26, item 6: a restore takes a partition's latest snapshot (its book and closed runs at an offset) and folds
@@ -24,105 +21,8 @@ import { comparison } from '../helpers/feedbackLoop.ts';
  * commit before the snapshot: the restored prefix is the full replay's, book and closed runs alike.
  */
 const T = Date.UTC(2026, 0, 1);
-const env = (type: string, ...parts: (string | number)[]) => ({
-  event_id: deterministicEventId(T + parts.length, type, ...parts),
-  schema_version: 1,
-  occurred_at: T + parts.length,
-  producer: 'p',
-});
-
 /** The events of comparison k (candidate `cand{k%3}`), in the order a partition would see them. */
-const universe = (k: number): DecisionEvent[] => {
-  const id = `c${k}`;
-  const scope = { suite: 'refunds', dataset_version: 'd1', baseline: 'base', candidate: `cand${k % 3}` };
-  return [
-    comparison(id, 'd1', 'base', scope.candidate),
-    {
-      ...env('AdaptiveRoundDecided', id),
-      type: 'AdaptiveRoundDecided',
-      run_id: `adaptive-${k}`,
-      suite: 'refunds',
-      dataset_version: 'd1',
-      agent_version: scope.candidate,
-      round: 0,
-      spent: 0,
-      budget: null,
-      first_k: 2,
-      max_k: 2 + (k % 4),
-      min_attempts: 2,
-      grants: [],
-      decisions: [],
-      done: false,
-    },
-    {
-      ...env('ConfirmationRequested', id),
-      type: 'ConfirmationRequested',
-      comparison_id: id,
-      ...scope,
-      rows: ['r1'],
-      attempts: 3,
-      run_id: `confirm-${id}`,
-      reason: 'x',
-    },
-    {
-      ...env('GateEvaluated', id),
-      type: 'GateEvaluated',
-      schema_version: 2,
-      gate_id: id,
-      ...scope,
-      verdict: k % 2 === 0 ? 'pass' : 'fail',
-      reasons: [],
-      evidence: [],
-      must_not_break: [],
-    },
-    {
-      ...env('RunClosed', id),
-      type: 'RunClosed',
-      run_id: `run-${k}`,
-      suite: 'refunds',
-      dataset_version: 'd1',
-      agent_version: scope.candidate,
-      status: 'completed',
-      trials: 3,
-      source_event_id: deterministicEventId(T, 'RunFinished', k),
-    },
-    {
-      ...env('WindowAlertRaised', k % 2),
-      type: 'WindowAlertRaised',
-      alert_id: `alert-${k % 2}`,
-      agent_version: 'v',
-      segment: 's',
-      grader: 'g',
-      window: '1h',
-      window_start: T,
-      window_end: T + 3_600_000,
-      production_pass_rate: 0.5,
-      offline_pass_at_1: 0.9,
-      delta: -0.4,
-      threshold: 0.1,
-      n: 100,
-    } as unknown as DecisionEvent,
-  ];
-};
-
-type Rec = { offset: number; event: DecisionEvent };
-
-/** Folds records in batches of the given sizes (cycled), each batch's last offset moving the prefix on. */
-const foldBatched = (s: DecisionsPrefix, records: readonly Rec[], sizes: readonly number[]): DecisionsPrefix => {
-  for (let i = 0, b = 0; i < records.length; b++) {
-    const batch = records.slice(i, i + sizes[b % sizes.length]!);
-    foldPrefix(s, batch, batch.at(-1)!.offset);
-    i += batch.length;
-  }
-  return s;
-};
-
-/** The snapshot as the log hands it back: JSON bytes, parsed and validated by the event schema. */
-const throughTheLog = (x: GateBookSnapshot): GateBookSnapshot => {
-  const parsed = PasskEvent.parse(JSON.parse(JSON.stringify(x)));
-  if (parsed.type !== 'GateBookSnapshot') throw new Error(parsed.type);
-  return parsed;
-};
+const universe = (k: number): DecisionEvent[] => decisionEvents(k, T, 2);
 
 const content = (s: DecisionsPrefix) => ({
   book: s.book,

@@ -1,0 +1,206 @@
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import {
+  emptyPrefix,
+  foldPrefix,
+  heldIds,
+  prunePrefix,
+  restorePrefix,
+  toGateBookSnapshot,
+  usableSnapshot,
+  type DecisionsPrefix,
+} from '../../processors/folds/gateSnapshot.ts';
+import {
+  decideComparison,
+  emptyBook,
+  foldBookInto,
+  processorsFold,
+  type DecisionEvent,
+  type GateView,
+} from '../../processors/folds/gates.ts';
+import { addClosed, createGateStore, pruneStore } from '../../processors/operators/decideGates.ts';
+import type { GateEvaluated } from '../../schemas/events/decisions.ts';
+import { deterministicEventId } from '../../schemas/ids.ts';
+import { decisionEvents, foldBatched, throughTheLog, type Rec } from '../helpers/decisionStream.ts';
+import { comparison, runOf } from '../helpers/feedbackLoop.ts';
+import { evolveRow, type StreamRowState } from '../../processors/folds/rowState.ts';
+import type { TrialRecorded } from '../../schemas/events/trialRecorded.ts';
+import type { RunClosed } from '../../schemas/events/comparisons.ts';
+
+/**
+ * Issue 26, item 6: the gates' horizon. Decided ids, verdict ids, alerts and adaptive runs older than the horizon
+ * (event time, against the latest decision event), and closed runs older than the newest closed run by it, are
+ * dropped from the book and its snapshots; what a fold reads hides them already, so a snapshot pruned at any point
+ * and the records after it fold to the full replay's book, and the book holds what the horizon holds, not history.
+ */
+const T = Date.UTC(2026, 0, 1);
+const DAY = 86_400_000;
+
+/** What a prefix holds once pruned (pruning changes no read: both sides are compared pruned). */
+const content = (s: DecisionsPrefix) => {
+  prunePrefix(s);
+  return {
+    book: s.book,
+    closed: [...s.closed.values()].sort((a, b) => a.event_id.localeCompare(b.event_id)),
+    through: s.through,
+  };
+};
+
+describe('the gates’ horizon', () => {
+  it('restores a snapshot with the records after it to the full replay, however old the events and where it was cut', () => {
+    const H = 40;
+    // a step: time moves on by `dt`; comparison k's next event (a re-declaration once all six are out), or (one in
+    // four) a redelivery
+    const step = fc.tuple(fc.nat(3), fc.nat(3), fc.nat(1_000), fc.nat(25));
+    fc.assert(
+      fc.property(
+        fc.array(step, { minLength: 10, maxLength: 150 }),
+        fc.array(fc.integer({ min: 1, max: 7 }), { minLength: 1, maxLength: 5 }),
+        fc.array(fc.integer({ min: 1, max: 7 }), { minLength: 1, maxLength: 5 }),
+        fc.nat(1_000),
+        fc.nat(1_000),
+        (steps, before, after, cut, commit) => {
+          const next = [0, 0, 0, 0];
+          const stream: DecisionEvent[] = [];
+          let now = T;
+          for (const [k, again, j, dt] of steps) {
+            now += dt;
+            if (again === 0 && stream.length > 0) stream.push(stream[j % stream.length]!);
+            else if (next[k]! < 6) stream.push(decisionEvents(k, now)[next[k]!++]!);
+            else stream.push(decisionEvents(k, now)[0]!); // declared again, later
+          }
+          const records: Rec[] = stream.map((event, offset) => ({ offset, event }));
+          const full = foldBatched(emptyPrefix(H), records, [records.length]);
+
+          const at = cut % (records.length + 1);
+          const prefix = foldBatched(emptyPrefix(H), records.slice(0, at), before);
+          const snapshot = throughTheLog(toGateBookSnapshot(prefix, 2, 4, 'test'));
+          expect(usableSnapshot(snapshot, 4, at, H)).toBe(snapshot);
+          const restored = restorePrefix(snapshot, H);
+          foldBatched(restored, records.slice(at), after);
+          expect(content(restored)).toEqual(content(full));
+
+          // the consumer delivers again from its committed offset, which may lie before the snapshot's
+          foldBatched(restored, records.slice(commit % (records.length + 1)), after);
+          expect(content(restored)).toEqual(content(full));
+        },
+      ),
+      { numRuns: 300 },
+    );
+  });
+
+  it('holds what the horizon holds over a long stream, never the history', () => {
+    // one comparison a day for 1,000 days, with its six events and a redelivery of an old verdict
+    const bound = (horizonDays: number) => {
+      const s = emptyPrefix(horizonDays * DAY);
+      let offset = 0;
+      let most = 0;
+      for (let day = 0; day < 1_000; day++) {
+        const events = decisionEvents(day, T + day * DAY);
+        const redelivered = decisionEvents(Math.floor(day / 2), T + Math.floor(day / 2) * DAY)[3]!;
+        const batch = [...events, redelivered].map((event) => ({ offset: offset++, event }));
+        foldPrefix(s, batch, offset - 1);
+        if (day % 100 === 99) {
+          toGateBookSnapshot(s, 0, 1, 'test'); // prunes, as every snapshot does
+          most = Math.max(most, heldIds(s));
+        }
+      }
+      return most;
+    };
+    // 30 days: 31 days of decided ids, verdict ids, adaptive runs and closed runs (plus the four alerts), as after
+    // the first 31 days; pruned every PRUNE_EVERY records too, so never more than 31 + 1,000 / 7 days of them
+    const within = bound(30);
+    expect(within).toBeGreaterThanOrEqual(31 * 4);
+    expect(within).toBeLessThanOrEqual(Math.ceil(31 + 1_000 / 7) * 4 + 4);
+    // without a horizon the same stream keeps every decided id, verdict and closed run
+    expect(bound(0)).toBeGreaterThanOrEqual(1_000 * 3);
+  });
+
+  it('decides a comparison declared again past the horizon once more; within it, the first declaration holds', () => {
+    const H = 10 * DAY;
+    const o = processorsFold(H);
+    const book = emptyBook();
+    const declared = (at: number) =>
+      comparison('c1', 'd1', 'base', 'cand', { dataset_id: undefined, rows: 3, occurred_at: at });
+    const trials = [...runOf('base', 'd1', ['r1', 'r2', 'r3']), ...runOf('cand', 'd1', ['r1', 'r2', 'r3'])];
+    const rows = new Map<string, Map<string, StreamRowState>>();
+    for (const t of trials as TrialRecorded[]) {
+      const key = `${t.suite}|${t.dataset_version}|${t.agent.version}`;
+      const table = rows.get(key) ?? new Map<string, StreamRowState>();
+      rows.set(key, table);
+      table.set(t.row_id, evolveRow(table.get(t.row_id), t));
+    }
+    const view: GateView = {
+      rows: (s, d, a) => rows.get(`${s}|${d}|${a}`) ?? new Map(),
+      dataset: () => undefined,
+      closed: () => [],
+    };
+    const decide = () =>
+      decideComparison(book, book.comparisons.c1!, view, { producer: 'p', horizonMs: H }) as GateEvaluated[];
+
+    expect(foldBookInto(book, declared(T), o)).toBe(true);
+    const [first] = decide();
+    expect(first).toMatchObject({ type: 'GateEvaluated', gate_id: 'c1' });
+    foldBookInto(book, first!, o);
+    expect(book.decided).toEqual({ c1: first!.occurred_at });
+    // declared again within the horizon: the first declaration holds, nothing decides again
+    expect(foldBookInto(book, declared(first!.occurred_at + H - 1), o)).toBe(false);
+    expect(book.comparisons.c1).toBeUndefined();
+    // past it: open again, decided again, and the old verdict is past the horizon too (not flagged a repeat)
+    const later = first!.occurred_at + 3 * H;
+    expect(foldBookInto(book, declared(later), o)).toBe(true);
+    expect(book.comparisons.c1?.status).toBe('open');
+    const [again] = decide();
+    expect(again).toMatchObject({ type: 'GateEvaluated', gate_id: 'c1', occurred_at: later });
+    expect(again!.repeated_verdict).toBeUndefined();
+    // an old verdict delivered again past the horizon adds nothing to remember
+    foldBookInto(book, again!, o);
+    expect(foldBookInto(book, first!, o)).toBe(false);
+    expect(book.verdicts['refunds␟cand'] ?? Object.values(book.verdicts)[0]).toEqual([again!.event_id]);
+  });
+
+  it('drops a closed run once runs closed a horizon after it, whatever was declared since', () => {
+    const H = 10 * DAY;
+    const store = createGateStore({ horizonMs: H });
+    const run = (id: string, at: number): RunClosed => ({
+      event_id: deterministicEventId(at, 'RunClosed', id),
+      type: 'RunClosed',
+      schema_version: 1,
+      occurred_at: at,
+      producer: 'p',
+      run_id: id,
+      suite: 'refunds',
+      dataset_version: 'd1',
+      agent_version: 'base',
+      status: 'completed',
+      trials: 3,
+      source_event_id: deterministicEventId(at, 'RunFinished', id),
+    });
+    addClosed(store, run('old', T));
+    addClosed(store, run('mid', T + H / 2));
+    expect(store.view.closed('refunds', 'base').map((r) => r.run_id)).toEqual(['old', 'mid']);
+    addClosed(store, run('new', T + H + 1));
+    expect(store.view.closed('refunds', 'base').map((r) => r.run_id)).toEqual(['mid', 'new']);
+    pruneStore(store);
+    expect([...store.closed.values()].flatMap((runs) => [...runs.keys()]).length).toBe(2);
+    // a run closed before the horizon and delivered late is not kept
+    addClosed(store, run('late', T));
+    expect(store.view.closed('refunds', 'base').map((r) => r.run_id)).toEqual(['mid', 'new']);
+  });
+
+  it('restores only from a snapshot pruned with a horizon at least as long', () => {
+    const s = foldBatched(
+      emptyPrefix(30 * DAY),
+      decisionEvents(1, T).map((event, offset) => ({ offset, event })),
+      [6],
+    );
+    const x = throughTheLog(toGateBookSnapshot(s, 0, 4, 'test'));
+    expect(usableSnapshot(x, 4, 6, 30 * DAY)).toBe(x);
+    expect(usableSnapshot(x, 4, 6, 10 * DAY)).toBe(x);
+    expect(usableSnapshot(x, 4, 6, 60 * DAY)).toBeUndefined();
+    expect(usableSnapshot(x, 4, 6, 0)).toBeUndefined(); // no horizon keeps what it dropped: replayed from 0
+    const before = { ...x, schema_version: 1, horizon_ms: undefined };
+    expect(usableSnapshot(before, 4, 6, 0)).toBe(before);
+    expect(usableSnapshot(before, 4, 6, 30 * DAY)).toBeUndefined();
+  });
+});
