@@ -13,7 +13,7 @@ import { SCREENSHOTS } from './processes.ts';
  * Views that tell the truth (issue #32, item 4), in Chromium over a store of two suites served in-process:
  * `refunds` has a gate and older trials, `billing` newer trials and no gate (so the scope list puts billing first).
  * On refunds, v2 fails once on r0–r3 (four suspected regressions) and both versions ran again on r0 and r1 only;
- * on billing nobody ran again.
+ * on billing nobody ran again. `short` (older trials) is one version whose run declared more attempts than a row has.
  */
 declare const document: {
   body: { dataset: Record<string, string | undefined> };
@@ -105,6 +105,39 @@ const billingRun = (version: string, source: boolean): PasskEvent => ({
   ...(source ? { dataset_path: 'data/billing rows.jsonl', agent_spec: 'cmd:python3 agent.py' } : {}),
 });
 
+/** `short`: v1's run declared 3 attempts per row (`passk run --k 3`), and r4 has 2 recorded. */
+const SHORT_ROWS = 5;
+const shortSuite: PasskEvent[] = [
+  ...Array.from({ length: SHORT_ROWS }, (_, i) =>
+    [0, 1, 2]
+      .filter((attempt) => i < SHORT_ROWS - 1 || attempt < 2)
+      .map((attempt) =>
+        trial({
+          suite: 'short',
+          row: `r${i}`,
+          version: 'v1',
+          attempt,
+          at: T0 - HOUR + attempt * 1000 + i,
+          passed: true,
+        }),
+      ),
+  ).flat(),
+  {
+    event_id: 'run-short-v1',
+    type: 'RunFinished',
+    schema_version: 1,
+    occurred_at: T0 - HOUR + 5000,
+    producer: 'test',
+    run_id: 'run-1',
+    suite: 'short',
+    dataset_version: 'd1',
+    agent: { version: 'v1' },
+    status: 'completed',
+    trials: 3 * SHORT_ROWS - 1,
+    k: 3,
+  },
+];
+
 let server: DashboardServer;
 let browser: Awaited<ReturnType<typeof launchChromium>>;
 let page: Page;
@@ -119,6 +152,7 @@ beforeAll(async () => {
     ...suiteTrials('billing', T0 + 2 * HOUR),
     billingRun('v1', true),
     billingRun('v2', false),
+    ...shortSuite,
     ...traces,
   ]);
   server = await createDashboardServer({ data, port: 0 });
@@ -268,6 +302,22 @@ describe('the Compare view', () => {
     ]).then(([d]) => d);
     const text = await download.path().then((p) => import('node:fs').then((fs) => fs.readFileSync(p!, 'utf8')));
     expect(text).toBe('r0\nr1\nr2\nr3\n');
+  });
+});
+
+describe('the Overview view', () => {
+  it('says how many rows have fewer attempts recorded than the source declared, as passk report does', async () => {
+    await open('#/overview?suite=short&dataset_version=d1', 'overview');
+    const line = page.locator('[data-testid="version-card"][data-version="v1"] [data-testid="rows-short"]');
+    expect(await line.textContent()).toBe(
+      '1 of 5 rows has fewer attempts recorded than the 3 per row the source declared (missing from it); K is what was declared, not the fewest found.',
+    );
+    expect(await page.getAttribute('[data-metric="pass_hat_3"]', 'data-version')).toBe('v1');
+
+    // no declaration (billing's runs gave no k): no line
+    await open('#/overview?suite=billing&dataset_version=d1', 'overview');
+    expect(await page.locator('[data-testid="version-card"]').count()).toBe(2);
+    expect(await page.locator('[data-testid="rows-short"]').count()).toBe(0);
   });
 });
 

@@ -56,6 +56,22 @@ const evidence = (g) => {
   );
 };
 
+/**
+ * When the source declared the attempts per row (`passk run --k`, an import's epochs or trials) and some rows have
+ * fewer recorded: how many, and that K is the declared one (the line `passk report` prints).
+ * @param {Group} g
+ */
+const shortRows = (g) => {
+  if (g.declared_k === null || g.rows_short === 0) return null;
+  const rows = g.rows + g.rows_without_graded;
+  return h(
+    'p',
+    { class: 'note', 'data-testid': 'rows-short', 'data-value': String(g.rows_short) },
+    `${g.rows_short} of ${rows} rows ${g.rows_short === 1 ? 'has' : 'have'} fewer attempts recorded than the ` +
+      `${g.declared_k} per row the source declared (missing from it); K is what was declared, not the fewest found.`,
+  );
+};
+
 /** Every count opens the row explorer: a version's class on its side of the scope's pair, a check's flipping rows. */
 /**
  * @param {Scope} scope
@@ -84,6 +100,7 @@ const versionCard = (scope, pair) => (g, i) => {
     },
     h('h2', {}, g.agent_version),
     evidence(g),
+    shortRows(g),
     h(
       'div',
       { class: 'metrics' },
