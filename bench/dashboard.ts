@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { openClickHouse } from '../sinks/clickhouse/index.ts';
 import { clickhouseDashboardData } from '../web/clickhouseData.ts';
+import { storeWatermark } from '../web/queries.ts';
 import { createDashboardServer } from '../web/server.ts';
 import { ATTEMPTS, generateStore, VERSIONS } from './generatedStore.ts';
 
@@ -14,6 +15,7 @@ import { ATTEMPTS, generateStore, VERSIONS } from './generatedStore.ts';
  * - cold: the answer after the store's watermark moved (nothing kept), one client; p95 of `samples` requests;
  * - cold, 10 clients: the same question from 10 clients at once (they share one query); p95 of their answers;
  * - warm: the same question again before anything is written (the kept answer); p95;
+ * - next page (Rows pages): the following page of the same question before anything is written; p95;
  * each against the bare ClickHouse query underneath: `GROUP BY row_id, agent_version` (count, countIf) over the
  * scope's trials, timed in the same run. And the process's RSS after all of it (chDB's memory included).
  */
@@ -22,6 +24,8 @@ export type EndpointLine = {
   coldP95Ms: number;
   parallelP95Ms: number;
   warmP95Ms: number;
+  /** Rows pages: the next page of the same question, the store unchanged (its facets kept, its counts asked again). */
+  nextPageP95Ms?: number;
   bytes: number;
 };
 export type DashboardBench = {
@@ -64,8 +68,7 @@ export async function benchDashboard(o: {
 
     // the watermark moves before every cold request, so nothing is answered from memory
     let epoch = 0;
-    const base = clickhouseDashboardData(opened.client);
-    const data = { ...base, watermark: async () => `${await base.watermark()}#${epoch}` };
+    const data = clickhouseDashboardData(opened.client, async () => `${await storeWatermark(opened.client)}#${epoch}`);
     server = await createDashboardServer({ data, port: 0, pollMs: 3_600_000 });
     const port = server.port;
 
@@ -96,12 +99,12 @@ export async function benchDashboard(o: {
     ];
     const endpoints: EndpointLine[] = [];
     for (const path of paths.filter((p) => !o.endpoints || o.endpoints.some((e) => p.includes(e)))) {
-      const timed = async (clients: number) => {
+      const timed = async (clients: number, asked = path) => {
         const t = performance.now();
         const answers = await Promise.all(
           Array.from({ length: clients }, async () => {
-            const r = await get(port, path);
-            if (r.status !== 200) throw new Error(`${path}: HTTP ${r.status}`);
+            const r = await get(port, asked);
+            if (r.status !== 200) throw new Error(`${asked}: HTTP ${r.status}`);
             return { ms: performance.now() - t, bytes: r.bytes };
           }),
         );
@@ -110,6 +113,11 @@ export async function benchDashboard(o: {
       const cold: number[] = [];
       const parallel: number[] = [];
       const warm: number[] = [];
+      const turned: number[] = [];
+      const offset = Number(/[?&]offset=(\d+)/.exec(path)?.[1] ?? 0);
+      const next = path.startsWith('/api/rows?')
+        ? `${path.replace(/&offset=\d+/, '')}&offset=${offset + 200}`
+        : undefined;
       let bytes = 0;
       for (let i = 0; i < samples; i++) {
         epoch++;
@@ -117,6 +125,7 @@ export async function benchDashboard(o: {
         cold.push(one!.ms);
         bytes = one!.bytes;
         warm.push((await timed(1))[0]!.ms);
+        if (next) turned.push((await timed(1, next))[0]!.ms);
         epoch++;
         for (const a of await timed(10)) parallel.push(a.ms);
       }
@@ -125,6 +134,7 @@ export async function benchDashboard(o: {
         coldP95Ms: p95(cold),
         parallelP95Ms: p95(parallel),
         warmP95Ms: p95(warm),
+        ...(next ? { nextPageP95Ms: p95(turned) } : {}),
         bytes,
       };
       log(

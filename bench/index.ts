@@ -329,7 +329,8 @@ if (wanted('dashboard')) {
   for (const e of r.endpoints)
     table.push([
       `GET ${e.endpoint} (${Math.round(e.bytes / 1024)} KiB)`,
-      `p95 ${e.coldP95Ms.toFixed(0)} ms; 10 clients ${e.parallelP95Ms.toFixed(0)} ms; kept ${e.warmP95Ms.toFixed(1)} ms`,
+      `p95 ${e.coldP95Ms.toFixed(0)} ms; 10 clients ${e.parallelP95Ms.toFixed(0)} ms; kept ${e.warmP95Ms.toFixed(1)} ms` +
+        (e.nextPageP95Ms === undefined ? '' : `; next page ${e.nextPageP95Ms.toFixed(0)} ms`),
       bare,
       `p95 ${r.bareP95Ms.toFixed(0)} ms`,
       `${(e.coldP95Ms / r.bareP95Ms).toFixed(1)}×; ${(e.parallelP95Ms / r.bareP95Ms).toFixed(1)}×`,

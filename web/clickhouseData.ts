@@ -32,7 +32,7 @@ import {
   traceFacets,
   traceGraders,
 } from './queries.ts';
-import { rowPageFromStore } from './storeRows.ts';
+import { keptRowFacets, rowPageFromStore, type FacetSource } from './storeRows.ts';
 import { rowView } from './rowView.ts';
 
 /**
@@ -53,14 +53,17 @@ const withoutId = <T extends { trace_id: string }>(x: T | undefined): Omit<T, 't
 };
 
 /**
- * `counts`: the per-row counts of the overview and the comparison; by default one answer shared by both while the
- * store's watermark stays (`sharedRowCounts`).
+ * `watermark`: the store's write position (`storeWatermark` by default). `counts`: the per-row counts of the overview
+ * and the comparison; by default one answer shared by both while the watermark stays (`sharedRowCounts`). `facets`:
+ * the Rows pages' filter lists; by default computed once per scope while the watermark stays (`keptRowFacets`).
  */
 export const clickhouseDashboardData = (
   client: Querier,
-  counts: CountsSource = sharedRowCounts(client, () => storeWatermark(client)),
+  watermark: () => Promise<string> = () => storeWatermark(client),
+  counts: CountsSource = sharedRowCounts(client, watermark),
+  facets: FacetSource = keptRowFacets(watermark),
 ): DashboardData => ({
-  watermark: () => storeWatermark(client),
+  watermark,
   groups: async () =>
     (await listVersions(client)).map(({ suite, dataset_version, agent_version, rows, trials, last_at }) => ({
       suite,
@@ -94,7 +97,7 @@ export const clickhouseDashboardData = (
         agentVersions: [...q.versions],
       }),
     ),
-  rows: (q) => rowPageFromStore(client, q),
+  rows: (q) => rowPageFromStore(client, q, facets),
   gates: async (q) =>
     (await gateHistory(client, q.suite === undefined ? {} : { suite: q.suite })).map((g) => ({
       gate_id: g.gate_id,

@@ -1,5 +1,5 @@
 import { DEFAULT_REPORT_OPTIONS, flippingChecks, rowState, summarizeAttempts } from '../processors/core/index.ts';
-import type { TrialRecorded } from '../schemas/events/trialRecorded.ts';
+import type { ExplorerTrial } from '../sinks/clickhouse/queries/explorerCounts.ts';
 import type { ExplorerRow, ExplorerView, Scope } from './data.ts';
 
 const mean = (xs: readonly number[]): number | null => (xs.length ? xs.reduce((a, b) => a + b, 0) / xs.length : null);
@@ -8,11 +8,12 @@ const mean = (xs: readonly number[]): number | null => (xs.length ? xs.reduce((a
  * Every row of one scope, one line each, with per version what the explorer shows: class, passes over graded
  * attempts, the intermediate checks whose answers flip, whether the outputs differ, failure categories and the mean
  * latency and cost. Classes come from the same fold and summary as `passk report`, over every recorded attempt.
+ * A trial needs only what the explorer reads (`ExplorerTrial`: a TrialRecorded is one).
  */
-export const explorerView = (scope: Scope, trials: readonly TrialRecorded[]): ExplorerView => {
+export const explorerView = (scope: Scope, trials: readonly ExplorerTrial[]): ExplorerView => {
   const mine = trials.filter((t) => t.suite === scope.suite && t.dataset_version === scope.dataset_version);
   const versions = [...new Set(mine.map((t) => t.agent.version))].sort();
-  const byRow = new Map<string, TrialRecorded[]>();
+  const byRow = new Map<string, ExplorerTrial[]>();
   for (const t of mine) byRow.set(t.row_id, [...(byRow.get(t.row_id) ?? []), t]);
   const checks = new Set<string>();
   const categories = new Set<string>();

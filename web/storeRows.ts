@@ -1,5 +1,9 @@
-import { explorerCheckNames, explorerCounts, rowsMaybeMatching } from '../sinks/clickhouse/queries/explorerCounts.ts';
-import { loadTrialsForReport } from '../sinks/clickhouse/queries/report.ts';
+import {
+  explorerCheckNames,
+  explorerCounts,
+  explorerTrials,
+  rowsMaybeMatching,
+} from '../sinks/clickhouse/queries/explorerCounts.ts';
 import type { Querier } from '../sinks/clickhouse/queries/select.ts';
 import type { ExplorerRow, Scope } from './data.ts';
 import { explorerView } from './explorerView.ts';
@@ -22,31 +26,69 @@ const ascii = (w: string): boolean => {
   return true;
 };
 
+/** The filters' option lists of a scope: its check names (in the explorer's order), tags and failure categories. */
+export type RowFacets = { checks: string[]; tags: string[]; failure_categories: string[] };
+
+/**
+ * Where a page's facets come from: those kept for its scope (`found`), or none, and then `keep` is given the ones
+ * the page computed.
+ */
+export type FacetSource = (scope: Scope) => Promise<{ found?: RowFacets; keep: (f: RowFacets) => void }>;
+
+const noKeptFacets: FacetSource = () => Promise.resolve({ keep: () => {} });
+
+/**
+ * The facets of each scope computed once while the store's write position (`watermark`) stays: every page of a
+ * scope, whatever its filters, sort or offset, has the same check, tag and category lists (the check names are a
+ * query of their own over every trial with FINAL). Only the latest watermark's are kept; facets computed under an
+ * older one are not.
+ */
+export const keptRowFacets = (watermark: () => Promise<string>): FacetSource => {
+  let mark: string | undefined;
+  const kept = new Map<string, RowFacets>();
+  return async (scope) => {
+    const now = await watermark();
+    if (now !== mark) {
+      kept.clear();
+      mark = now;
+    }
+    const key = JSON.stringify([scope.suite, scope.dataset_version]);
+    return {
+      ...(kept.has(key) ? { found: kept.get(key)! } : {}),
+      keep: (f) => {
+        if (mark === now) kept.set(key, f);
+      },
+    };
+  };
+};
+
 /**
  * One page of the row explorer from the store, the same answer as `rowPage(explorerView(every trial))`: the rows
  * are filtered and sorted on per-row counts ClickHouse computes (`explorerCounts`), and trials are read only for
  * - the rows the counts cannot answer exactly (copies, conflicting re-sends, two trials in one slot, checks
  *   answered in different orders): folded by the explorer from their trials, as before;
  * - a search's rows: those the store finds may hold every ASCII word (a superset), tested exactly on their trials;
- * - the page's rows, which the answer shows in full (input, expected answer, outputs).
+ * - the page's rows, which the answer shows in full (input, expected answer, outputs): only the columns the
+ *   explorer reads (`explorerTrials`).
+ * The facets (check names, tags, categories) are `facets`' when it keeps them for the scope.
  */
-export const rowPageFromStore = async (client: Querier, q: Scope & RowFilters): Promise<RowPage> => {
+export const rowPageFromStore = async (
+  client: Querier,
+  q: Scope & RowFilters,
+  facets: FacetSource = noKeptFacets,
+): Promise<RowPage> => {
   const scope: Scope = { suite: q.suite, dataset_version: q.dataset_version };
   const explorerRows = async (ids: readonly string[]): Promise<ExplorerRow[]> =>
-    ids.length === 0
-      ? []
-      : explorerView(
-          scope,
-          await loadTrialsForReport(client, {
-            suites: [scope.suite],
-            datasetVersions: [scope.dataset_version],
-            rowIds: ids,
-          }),
-        ).rows;
+    ids.length === 0 ? [] : explorerView(scope, await explorerTrials(client, { ...scope, rowIds: ids })).rows;
 
   const sort = q.sort ?? 'row';
   const needs = { checks: q.check !== undefined, means: sort.endsWith('.latency') || sort.endsWith('.cost') };
-  const [lines, checks] = await Promise.all([explorerCounts(client, scope, needs), explorerCheckNames(client, scope)]);
+  const asked = facets(scope);
+  const [lines, checks, { found, keep }] = await Promise.all([
+    explorerCounts(client, scope, needs),
+    asked.then((k) => k.found?.checks ?? explorerCheckNames(client, scope)),
+    asked,
+  ]);
   type Counted = RowKeys & { exact: boolean; tags: string[]; versions: Record<string, RowSide> };
   const rows = new Map<string, Counted>();
   const versionSet = new Set<string>();
@@ -67,13 +109,17 @@ export const rowPageFromStore = async (client: Querier, q: Scope & RowFilters): 
   for (const r of await explorerRows(inexact)) known.set(r.row_id, r);
 
   const keys: RowKeys[] = [];
-  const tags = new Set<string>();
-  const categories = new Set<string>();
-  for (const r of rows.values()) {
-    const row: RowKeys = known.get(r.row_id) ?? r;
-    for (const t of row.tags) tags.add(t);
-    for (const v of Object.values(row.versions)) for (const c of v!.failure_categories) categories.add(c);
-    keys.push(row);
+  for (const r of rows.values()) keys.push(known.get(r.row_id) ?? r);
+  let shown = found;
+  if (!shown) {
+    const tags = new Set<string>();
+    const categories = new Set<string>();
+    for (const row of keys) {
+      for (const t of row.tags) tags.add(t);
+      for (const v of Object.values(row.versions)) for (const c of v!.failure_categories) categories.add(c);
+    }
+    shown = { checks, tags: [...tags].sort(), failure_categories: [...categories].sort() };
+    keep(shown);
   }
 
   const sides = pickSides(versions, q);
@@ -103,9 +149,9 @@ export const rowPageFromStore = async (client: Querier, q: Scope & RowFilters): 
       suite: scope.suite,
       dataset_version: scope.dataset_version,
       versions,
-      checks,
-      failure_categories: [...categories].sort(),
-      tags: [...tags].sort(),
+      checks: [...shown.checks],
+      failure_categories: [...shown.failure_categories],
+      tags: [...shown.tags],
       rows_total: rows.size,
     },
     sides,

@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { migrate, openClickHouse, trialToRow } from '../../sinks/clickhouse/index.ts';
-import { explorerCheckNames, explorerCounts } from '../../sinks/clickhouse/queries/explorerCounts.ts';
+import { explorerCheckNames, explorerCounts, explorerTrials } from '../../sinks/clickhouse/queries/explorerCounts.ts';
 import { loadTrialsForReport } from '../../sinks/clickhouse/queries/report.ts';
 import { RowQuery } from '../../web/rowPage.ts';
 import { rowPageFromStore } from '../../web/storeRows.ts';
@@ -43,8 +43,11 @@ try {
   );
   await time('explorerCounts', () => explorerCounts(store.client, scope));
   await time('explorerCheckNames', () => explorerCheckNames(store.client, scope));
-  await time('page trials (200 rows)', () =>
+  await time('page trials (200 rows), every column (loadTrialsForReport)', () =>
     loadTrialsForReport(store.client, { suites: ['bench'], datasetVersions: ['d1'], rowIds: ids }),
+  );
+  await time("page trials (200 rows), the explorer's columns (explorerTrials)", () =>
+    explorerTrials(store.client, { ...scope, rowIds: ids }),
   );
   for (const cond of ['has({ids:Array(String)}, row_id)', 'row_id IN (SELECT arrayJoin({ids:Array(String)}))'])
     await time(`FINAL, every column, ${cond}`, () =>

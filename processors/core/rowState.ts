@@ -62,7 +62,13 @@ export const shareChecks = (
   return made;
 };
 
-export const toAttemptRecord = (e: TrialRecorded): AttemptRecord => ({
+/** What the fold reads of a trial (a TrialRecorded is one; the store's explorer reads only these columns). */
+export type AttemptSource = Pick<
+  TrialRecorded,
+  'event_id' | 'run_id' | 'attempt' | 'occurred_at' | 'passed' | 'output' | 'checks' | 'forbidden_actions' | 'tags'
+>;
+
+export const toAttemptRecord = (e: AttemptSource): AttemptRecord => ({
   event_id: e.event_id,
   run_id: e.run_id,
   attempt: e.attempt,
@@ -128,7 +134,7 @@ export const mergeTags = (tags: readonly string[], more: readonly string[] | und
       : [...tags]
     : [...new Set([...tags, ...more])].sort();
 
-export const rowState: Fold<RowState, TrialRecorded> = {
+export const rowState: Fold<RowState, AttemptSource> = {
   initial: () => ({ attempts: [], tags: [] }),
   evolve: (state, e) => {
     const added = addAttempt(state.attempts, toAttemptRecord(e), attemptOrder);

@@ -14,7 +14,7 @@ import type { Querier } from '../../sinks/clickhouse/queries/select.ts';
 import type { ExplorerView } from '../../web/data.ts';
 import { explorerView } from '../../web/explorerView.ts';
 import { RowQuery, rowPage, SORTS } from '../../web/rowPage.ts';
-import { rowPageFromStore } from '../../web/storeRows.ts';
+import { keptRowFacets, rowPageFromStore } from '../../web/storeRows.ts';
 
 /**
  * The Rows view's page from per-row counts (web/storeRows.ts) against the explorer over every stored trial
@@ -23,6 +23,7 @@ import { rowPageFromStore } from '../../web/storeRows.ts';
  * with what the counts cannot see on their own: copies of one trial (unmerged), conflicting re-sends of one event
  * id, two trials in one attempt slot, checks answered in different orders, retracted runs (a planned run, a
  * confirmation run, every run of a version on a row), ungraded verdicts, and means whose sum depends on its order.
+ * A page reads only the explorer's columns of its trials, and the facets kept for a scope give the same answers.
  */
 
 const dir = mkdtempSync(join(tmpdir(), 'passk-store-rows-'));
@@ -140,18 +141,30 @@ const QUERIES: Record<string, string>[] = [
   { baseline: 'v9', candidate: 'v8' },
 ];
 
-/** The client, counting the stored trials each query reads into Node (their row-id filter; 0 = every row). */
+/**
+ * The client, counting the stored trials each query reads into Node (their row-id filter; 0 = every row), with
+ * the text of those queries, and the queries of the check names (a facet: `ARRAY JOIN` of every trial's checks).
+ */
 const counting = (client: Querier) => {
   const reads: number[] = [];
+  const texts: string[] = [];
+  let checkNames = 0;
   const q: Querier = {
     query: ((params: Parameters<Querier['query']>[0]) => {
       const p = params.query_params as { row_ids?: string[] } | undefined;
-      if (params.query.includes('FROM trials FINAL') && p?.row_ids) reads.push(p.row_ids.length);
+      if (params.query.includes('FROM trials FINAL') && p?.row_ids) {
+        reads.push(p.row_ids.length);
+        texts.push(params.query);
+      }
+      if (params.query.includes('ARRAY JOIN')) checkNames++;
       return client.query(params);
     }) as Querier['query'],
   };
-  return { client: q, reads };
+  return { client: q, reads, texts, checkNames: () => checkNames };
 };
+
+/** Columns of `trials` that no part of a Rows page shows (the explorer reads none of them). */
+const UNSHOWN = ['actions', 'retrieved_refs', 'error_message', 'grader_kind', 'agent_model', 'tokens_input', 'score'];
 
 for (const c of storeTargets(dir, 'passk_store_rows_test'))
   describe.skipIf(c.skip !== undefined)(onStore('the Rows page from per-row counts on', c), () => {
@@ -247,6 +260,41 @@ for (const c of storeTargets(dir, 'passk_store_rows_test'))
       const read = reads.reduce((a, b) => a + b, 0);
       expect(read).toBeGreaterThan(0);
       expect(read).toBeLessThan(ROWS / 2);
+    });
+
+    it('reads only the columns the explorer shows of those trials', async () => {
+      const { client, texts } = counting(store.client);
+      await rowPageFromStore(client, { ...BASE, ...RowQuery.parse({ limit: '10', q: 'parcel' }) });
+      expect(texts.length).toBeGreaterThan(0);
+      for (const text of texts) for (const column of UNSHOWN) expect(text).not.toMatch(new RegExp(`\\b${column}\\b`));
+    });
+
+    it('computes the facets of a scope once while the watermark stays, and again when it moves', async () => {
+      const { client, checkNames } = counting(store.client);
+      let mark = 'w1';
+      const facets = keptRowFacets(() => Promise.resolve(mark));
+      // every filter and sort kind after a first page: the kept facets give the explorer's answer each time
+      const asked: Record<string, string>[] = [
+        {},
+        { check: 'window' },
+        { tag: 'vip', sort: 'c.latency' },
+        { category: 'wrong_tool' },
+        { q: 'refund out' },
+      ];
+      for (const q of asked)
+        expect(await rowPageFromStore(client, { ...BASE, ...RowQuery.parse(q) }, facets), JSON.stringify(q)).toEqual(
+          await before(q),
+        );
+      expect(checkNames()).toBe(1);
+      // another scope has facets of its own
+      const other = { suite: 'sr', dataset_version: 'none', ...RowQuery.parse({}) };
+      expect((await rowPageFromStore(client, other, facets)).checks).toEqual([]);
+      expect(checkNames()).toBe(2);
+      await rowPageFromStore(client, { ...BASE, ...RowQuery.parse({ offset: '200' }) }, facets);
+      expect(checkNames()).toBe(2);
+      mark = 'w2';
+      expect(await rowPageFromStore(client, { ...BASE, ...RowQuery.parse({}) }, facets)).toEqual(await before({}));
+      expect(checkNames()).toBe(3);
     });
 
     it('has an empty page for a scope without trials', async () => {

@@ -1,5 +1,7 @@
 import { z } from 'zod';
 import { classOf, DEFAULT_MIN_ATTEMPTS } from '../../../processors/core/classify.ts';
+import type { AttemptSource } from '../../../processors/core/rowState.ts';
+import type { TrialRecorded } from '../../../schemas/events/trialRecorded.ts';
 import { NOT_RETRACTED } from './retracted.ts';
 import { select, type Querier } from './select.ts';
 
@@ -186,6 +188,132 @@ export const explorerCheckNames = async (client: Querier, scope: ExplorerCountsS
       { suite: scope.suite, dataset_version: scope.dataset_version },
     )
   ).map((r) => r.name);
+
+/**
+ * What the explorer reads of a trial (web/explorerView.ts): what the row fold reads, and what a row shows (input,
+ * expected answer, categories, latency and cost). A TrialRecorded is one.
+ */
+export type ExplorerTrial = AttemptSource &
+  Pick<
+    TrialRecorded,
+    'suite' | 'dataset_version' | 'row_id' | 'input' | 'expected' | 'failure_category' | 'latency_ms' | 'cost_usd'
+  > & { agent: Pick<TrialRecorded['agent'], 'version'> };
+
+/**
+ * The trials of these rows of the scope as the explorer reads them, in `loadTrialsForReport`'s order (version,
+ * row, occurred_at, event_id) and with what it reads the same: each event id once (FINAL), retracted runs left out.
+ * Only those columns are read (not the actions, references, grader or agent fields), and the rows are picked
+ * before FINAL merges (PREWHERE on columns of the sorting key, which every copy of a trial shares), so a page
+ * reads its rows' trials, not every trial's columns. Checks come as names and answers (JSON text, parsed here).
+ */
+const EXPLORER_TRIALS_SQL = `
+SELECT agent_version, row_id, event_id, toUnixTimestamp64Milli(occurred_at), run_id, attempt,
+       input, output, expected, passed,
+       arrayMap(ch -> ch.name, checks), arrayMap(ch -> ch.answer, checks),
+       failure_category, latency_ms, cost_usd, tags
+FROM trials FINAL
+PREWHERE suite = {suite:String} AND dataset_version = {dataset_version:String} AND row_id IN {row_ids:Array(String)}
+WHERE ${NOT_RETRACTED}
+ORDER BY agent_version, row_id, occurred_at, event_id`;
+
+type TrialLine = [
+  v: string,
+  r: string,
+  event: string,
+  at: number,
+  run: string,
+  attempt: number,
+  input: string | null,
+  output: string | null,
+  expected: string | null,
+  passed: boolean | null,
+  names: string[],
+  answers: string[],
+  category: string | null,
+  latency: number | null,
+  cost: number | null,
+  tags: string[],
+];
+const TRIAL_COLUMNS = [
+  'agent_version',
+  'row_id',
+  'event_id',
+  'occurred_at',
+  'run_id',
+  'attempt',
+  'input',
+  'output',
+  'expected',
+  'passed',
+  'check names',
+  'check answers',
+  'failure_category',
+  'latency_ms',
+  'cost_usd',
+  'tags',
+] as const;
+const STRING = [0, 1, 2, 4];
+const NUMBER = [3, 5];
+const STRING_OR_NULL = [6, 7, 8, 12];
+const NUMBER_OR_NULL = [13, 14];
+const STRINGS = [10, 11, 15];
+
+const badTrial = (line: number, column: number, value: unknown): Error =>
+  new Error(
+    `explorerTrials: line ${line + 1} of the answer, column ${TRIAL_COLUMNS[column] ?? column}: unexpected ${JSON.stringify(value)}`,
+  );
+
+const checkTrialLine = (l: unknown, i: number): TrialLine => {
+  if (!Array.isArray(l) || l.length !== TRIAL_COLUMNS.length) throw badTrial(i, -1, l);
+  for (const j of STRING) if (typeof l[j] !== 'string') throw badTrial(i, j, l[j]);
+  for (const j of NUMBER) if (typeof l[j] !== 'number') throw badTrial(i, j, l[j]);
+  for (const j of STRING_OR_NULL) if (l[j] !== null && typeof l[j] !== 'string') throw badTrial(i, j, l[j]);
+  for (const j of NUMBER_OR_NULL) if (l[j] !== null && typeof l[j] !== 'number') throw badTrial(i, j, l[j]);
+  if (l[9] !== null && typeof l[9] !== 'boolean') throw badTrial(i, 9, l[9]);
+  for (const j of STRINGS) if (!strings(l[j])) throw badTrial(i, j, l[j]);
+  if ((l[10] as string[]).length !== (l[11] as string[]).length) throw badTrial(i, 11, l[11]);
+  return l as TrialLine;
+};
+
+/** The trials of `rowIds` in the scope, as the explorer reads them (what `loadTrialsForReport` gives, less). */
+export const explorerTrials = async (
+  client: Querier,
+  scope: ExplorerCountsScope & { rowIds: readonly string[] },
+): Promise<ExplorerTrial[]> => {
+  const rs = await client.query({
+    query: EXPLORER_TRIALS_SQL,
+    query_params: { suite: scope.suite, dataset_version: scope.dataset_version, row_ids: scope.rowIds },
+    format: 'JSONCompactEachRow',
+  });
+  const lines = await rs.json<unknown>();
+  const out: ExplorerTrial[] = new Array(lines.length);
+  for (let i = 0; i < lines.length; i++) {
+    const [v, r, event, at, run, attempt, input, output, expected, passed, names, answers, category, lat, cost, tags] =
+      checkTrialLine(lines[i], i);
+    const t: ExplorerTrial = {
+      event_id: event,
+      occurred_at: at,
+      suite: scope.suite,
+      dataset_version: scope.dataset_version,
+      row_id: r,
+      run_id: run,
+      attempt,
+      agent: { version: v },
+      output,
+      expected,
+      passed,
+      checks: names.map((name, j) => ({ name, answer: JSON.parse(answers[j]!) as string | number | boolean | null })),
+      tags,
+    };
+    // absent where the stored trial has none, as rowToTrial gives it
+    if (input !== null) t.input = input;
+    if (category !== null) t.failure_category = category as ExplorerTrial['failure_category'];
+    if (lat !== null) t.latency_ms = lat;
+    if (cost !== null) t.cost_usd = cost;
+    out[i] = t;
+  }
+  return out;
+};
 
 /** At most this many words go to the search's first pass (multiSearch takes up to 255 needles). */
 const MAX_WORDS = 64;
