@@ -27,10 +27,14 @@ import { passk, ROOT } from '../browser/processes.ts';
  * and restarted; then a clean run catches up. Every comparison is decided once (a restore never forgets a verdict
  * and decides it again), each live verdict is `gate --from-store`'s, and every partition's latest snapshot plus the
  * records after it is the full replay of the partition; the clean stop's snapshot covers each partition to its end.
+ * All under a horizon (`PASSK_GATE_HORIZON_DAYS`), which the snapshots carry.
  */
 const SEED = Number(process.env.PASSK_TEST_SEED ?? Date.now() % 1_000_000);
 const VERSIONS = ['v0', 'v1', 'v2', 'v3', 'v4', 'v5'];
-const ENV = { NO_COLOR: '1', PASSK_GATE_SNAPSHOT_EVERY: '2' };
+/** Under a horizon (nothing here is old enough to leave it): the snapshots carry it, and a restore uses them. */
+const HORIZON_DAYS = 30;
+const HORIZON = HORIZON_DAYS * 86_400_000;
+const ENV = { NO_COLOR: '1', PASSK_GATE_SNAPSHOT_EVERY: '2', PASSK_GATE_HORIZON_DAYS: String(HORIZON_DAYS) };
 
 /** 6 rows × 3 attempts per version: rows 0-2 pass everywhere (no confirmation asked), the others alternate. */
 const trials = (): string => {
@@ -162,7 +166,7 @@ describe('gate book snapshots under kill -9', () => {
     expect(written.length, `seed ${SEED}`).toBeGreaterThan(0);
     const full = new Map<number, DecisionsPrefix>();
     for (const [p, records] of decisions) {
-      const replay = emptyPrefix();
+      const replay = emptyPrefix(HORIZON);
       foldPrefix(replay, records, records.at(-1)!.offset);
       full.set(p, replay);
       // the clean stop snapshotted what it had folded: the partition to its end
@@ -172,8 +176,9 @@ describe('gate book snapshots under kill -9', () => {
     }
     // every snapshot ever written (some just before a kill) is a prefix of its partition: with the rest, its replay
     for (const snapshot of written) {
+      expect(snapshot.horizon_ms).toBe(HORIZON);
       const records = decisions.get(snapshot.partition)!;
-      const restored = restorePrefix(snapshot);
+      const restored = restorePrefix(snapshot, HORIZON);
       const tail = records.filter((r) => r.offset >= snapshot.through_offset);
       if (tail.length > 0) foldPrefix(restored, tail, tail.at(-1)!.offset);
       expect(content(restored), `partition ${snapshot.partition} at ${snapshot.through_offset}, seed ${SEED}`).toEqual(
