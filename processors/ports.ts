@@ -84,7 +84,7 @@ export interface EventBatch {
   readonly highWatermark: number;
   /**
    * With this batch the consumer has read every partition it owns to its end (as of the read): nothing more is there
-   * for now. Set by the embedded log; undefined where the log does not say (Kafka).
+   * for now (Kafka: each owned partition's last fetch reached its end; one nothing was read from is not known to be).
    */
   readonly caughtUp?: boolean;
 }

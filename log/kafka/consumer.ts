@@ -137,6 +137,12 @@ export const createKafkaConsumer = async (deps: {
   /** What the broker assigned at the last join (for fencing commits); `announced` is what the caller was told. */
   let owned = new Set<string>();
   const announced = new Map<string, TP>();
+  /**
+   * Per partition (tpKey), whether the last chunk handed over reached the partition's end as of its fetch; with every
+   * owned partition so, a batch says `caughtUp`. A partition nothing was read from (empty, or committed at its end)
+   * is not known to be at its end: the batch does not say so, and the caller's unit closes at its window as before.
+   */
+  const atEnd = new Map<string, boolean>();
   let iterating = false;
 
   const consumer: Consumer = deps.kafka.consumer({
@@ -167,6 +173,7 @@ export const createKafkaConsumer = async (deps: {
     if (memberId !== undefined && payload.memberId !== memberId) queue.push({ kind: 'assignment', assignment: [] });
     memberId = payload.memberId;
     owned = new Set(assignment.map(tpKey));
+    atEnd.clear();
     queue.push({ kind: 'assignment', assignment });
   });
   consumer.on(consumer.events.CRASH, ({ payload }) => {
@@ -269,13 +276,16 @@ export const createKafkaConsumer = async (deps: {
                 return;
               }
             const last = records.at(-1)!;
+            const highWatermark = Number(batch.highWatermark);
+            atEnd.set(tpKey({ topic, partition: batch.partition }), last.offset + 1 >= highWatermark);
             await deliver(
               {
                 topic,
                 partition: batch.partition,
                 events,
                 lastOffset: last.offset,
-                highWatermark: Number(batch.highWatermark),
+                highWatermark,
+                caughtUp: [...owned].every((k) => atEnd.get(k) === true),
               },
               heartbeat,
             );

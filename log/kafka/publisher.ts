@@ -16,9 +16,12 @@ export interface OutRecord {
 
 const PER_RECORD_BYTES = 64; // record framing, timestamps, varints: a generous estimate
 
-/** The same partition as the embedded log and the Java client give the key. */
+/**
+ * The same partition as the embedded log and the Java client give the key: the one `send` put on the message (it
+ * has hashed the key once already, to chunk by partition), else the key's.
+ */
 const keyPartitioner = () => (args: { partitionMetadata: readonly unknown[]; message: Message }) =>
-  partitionOf(String(args.message.key ?? ''), args.partitionMetadata.length);
+  args.message.partition ?? partitionOf(String(args.message.key ?? ''), args.partitionMetadata.length);
 
 const toBuffer = (u: Uint8Array) => Buffer.from(u.buffer, u.byteOffset, u.byteLength);
 
@@ -125,7 +128,8 @@ export const createKafkaPublisher = async (deps: {
     // under the topic's max.message.bytes (maxEventBytes + overhead)
     const bySlot = new Map<string, { topic: string; chunks: Message[][]; bytes: number }>();
     for (const r of records) {
-      const slot = tpKey({ topic: r.topic, partition: partitionOf(r.key, deps.partitionsOf(r.topic)) });
+      const partition = partitionOf(r.key, deps.partitionsOf(r.topic));
+      const slot = tpKey({ topic: r.topic, partition });
       const size =
         r.value.byteLength +
         Buffer.byteLength(r.key) +
@@ -136,7 +140,9 @@ export const createKafkaPublisher = async (deps: {
         to.chunks.push([]);
         to.bytes = 0;
       }
-      to.chunks.at(-1)!.push({ key: r.key, value: toBuffer(r.value), ...(r.headers ? { headers: r.headers } : {}) });
+      to.chunks
+        .at(-1)!
+        .push({ key: r.key, value: toBuffer(r.value), partition, ...(r.headers ? { headers: r.headers } : {}) });
       to.bytes += size;
     }
     await before;

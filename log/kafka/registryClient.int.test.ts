@@ -1,6 +1,7 @@
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
+import { SchemaType } from '@kafkajs/confluent-schema-registry';
 import { createRegistryClient } from './registryClient.ts';
 import { createRegistryCodec } from './registryCodec.ts';
 import { BackendUnavailable } from '../../schemas/errors.ts';
@@ -65,5 +66,46 @@ describe('schema-registry client deadlines', () => {
     expect((failure as Error).message).toMatch(
       /schema registry: registering t\.passk\.[A-Za-z-]+: .*Timeout \(200ms\)/,
     );
+  });
+});
+
+describe('schema-registry client schemas', () => {
+  interface Registered {
+    isValid(payload: object, opts?: { errorHook: (path: string[], message: unknown) => void }): boolean;
+  }
+  /** Registers `schema` as a first registration (no config yet, then the new id), and reads it back from the client. */
+  const registerFirst = async (schema: object): Promise<{ id: number; registered: () => Promise<Registered> }> => {
+    const r = await registry((_n, req, res) =>
+      req.method === 'GET'
+        ? json(res, 404, { error_code: 40401, message: 'Subject not found' })
+        : json(res, 200, { id: 5, compatibility: 'BACKWARD' }),
+    );
+    const client = createRegistryClient({ url: r.url, timeoutMs: 2_000 });
+    const { id } = await client.register({ type: SchemaType.JSON, schema: JSON.stringify(schema) }, { subject: 's' });
+    return { id, registered: async () => (await client.getSchema(id)) as unknown as Registered };
+  };
+
+  it('compiles a registered schema at its first validation, not at register', async () => {
+    // a schema ajv cannot compile: registering it asks the registry alone
+    const { id, registered } = await registerFirst({ type: 'object', properties: { a: { type: 'no-such-type' } } });
+    expect(id).toBe(5);
+    const schema = await registered();
+    expect(() => schema.isValid({ a: 1 })).toThrow(/schema is invalid: .*properties\/a\/type/);
+  });
+
+  it('a compiled schema refuses what it should, with the library validator’s words', async () => {
+    const { registered } = await registerFirst({
+      type: 'object',
+      properties: { a: { type: ['string', 'number'] } },
+      required: ['a'],
+    });
+    const schema = await registered();
+    expect(schema.isValid({ a: 'x' })).toBe(true);
+    expect(schema.isValid({ a: 2 })).toBe(true);
+    const problems: string[] = [];
+    expect(
+      schema.isValid({ a: true }, { errorHook: (path, m) => problems.push(`${path.join('.')}: ${String(m)}`) }),
+    ).toBe(false);
+    expect(problems).toEqual(['/a: should be string,number']);
   });
 });

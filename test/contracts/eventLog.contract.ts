@@ -114,6 +114,32 @@ export const eventLogContract = (name: string, setup: () => Promise<EventLogUnde
       expect((await consumer.lag()).filter((l) => l.topic === TOPICS.trials).reduce((s, l) => s + l.lag, 0)).toBe(0);
     });
 
+    it('says caughtUp on the batch with which every partition it owns is read to its end, and on no batch before', async () => {
+      const { open, sut } = await openFresh();
+      const log = await open();
+      const published = trials(2_000, { rows: 250 });
+      await publishInChunks(log, published);
+      const total = new Map<number, number>();
+      for (const e of published) {
+        const p = partitionOf(keyOf(e), sut.partitions);
+        total.set(p, (total.get(p) ?? 0) + 1);
+      }
+      expect(total.size).toBe(sut.partitions);
+
+      const consumer = await log.consumer({ groupId: 'contract-caught-up', topics: [TOPICS.trials], maxBatch: 300 });
+      const r = reader(consumer);
+      await r.take({ until: () => r.events.length >= published.length, what: '2,000 events' });
+      const read = new Map<number, number>();
+      const said = r.batches.map((b) => {
+        read.set(b.partition, (read.get(b.partition) ?? 0) + b.events.length);
+        const all = [...total].every(([p, n]) => read.get(p) === n);
+        return { said: b.caughtUp === true, all };
+      });
+      expect(said.length).toBeGreaterThan(sut.partitions);
+      expect(said.at(-1)).toEqual({ said: true, all: true });
+      expect(said.filter((s) => s.said !== s.all)).toEqual([]);
+    });
+
     it('keeps per-key order across overlapping publish calls (a later call lands after an earlier one)', async () => {
       const { open, sut } = await openFresh();
       const log = await open();

@@ -212,7 +212,15 @@ export const createMemoryLog = (
           }
           const lastOffset = x.position + slice.length - 1;
           x.position = lastOffset + 1;
-          return { topic: x.topic, partition: x.partition, events, lastOffset, highWatermark: records.length };
+          const caughtUp = owned.every((y) => y.position >= part(y.topic)[y.partition]!.length);
+          return {
+            topic: x.topic,
+            partition: x.partition,
+            events,
+            lastOffset,
+            highWatermark: records.length,
+            caughtUp,
+          };
         }
         return undefined;
       };
