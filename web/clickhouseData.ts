@@ -7,7 +7,7 @@ import {
   sharedRowCounts,
   type CountsSource,
 } from '../sinks/clickhouse/queries/storeReport.ts';
-import { datasetRows, datasetVersions } from '../sinks/clickhouse/queries/datasets.ts';
+import { datasetVersionChanges, datasetVersions } from '../sinks/clickhouse/queries/datasets.ts';
 import { deadLetters } from '../sinks/clickhouse/queries/deadLetters.ts';
 import { gateHistory } from '../sinks/clickhouse/queries/decisions.ts';
 import { judgeCalibration } from '../sinks/clickhouse/queries/calibration.ts';
@@ -239,10 +239,13 @@ export const clickhouseDashboardData = (
   datasets: async () => {
     const out = [];
     for (const dataset_id of await datasetIds(client)) {
-      let before = new Set<string>();
-      for (const v of await datasetVersions(client, { dataset_id })) {
-        const all = await datasetRows(client, { dataset_id, dataset_version: v.dataset_version });
-        const rows = all.filter((r) => r.must_not_break);
+      const [versions, changes] = await Promise.all([
+        datasetVersions(client, { dataset_id }),
+        datasetVersionChanges(client, { dataset_id }),
+      ]);
+      for (const v of versions) {
+        const changed = changes.filter((r) => r.dataset_version === v.dataset_version);
+        const rows = changed.filter((r) => r.must_not_break);
         const view = (r: (typeof rows)[number]): DatasetRowView => ({
           row_id: r.row_id,
           tags: r.tags,
@@ -253,17 +256,18 @@ export const clickhouseDashboardData = (
             ...(r.provenance.note ? { note: r.provenance.note } : {}),
           },
         });
-        const ids = new Set(all.map((r) => r.row_id));
         out.push({
           dataset_id,
           dataset_version: v.dataset_version,
           created_at: v.first_at,
           rows: v.rows,
-          removed: [...before].filter((id) => !ids.has(id)).sort(),
+          removed: changed
+            .filter((r) => r.removed)
+            .map((r) => r.row_id)
+            .sort(),
           must_not_break: rows.map(view),
           from_production: rows.filter((r) => r.provenance.kind === 'production_failure').map(view),
         });
-        before = ids;
       }
     }
     return out;

@@ -104,3 +104,55 @@ export const datasetRows = async (
      ORDER BY row_id`,
     { dataset_id: opts.dataset_id, dataset_version: opts.dataset_version, mnb_only: opts.mustNotBreakOnly === true },
   );
+
+const ChangeRow = z.object({
+  dataset_version: z.string(),
+  row_id: z.string(),
+  must_not_break: z.boolean(),
+  removed: z.boolean(),
+  expected: z.string().nullable(),
+  tags: z.array(z.string()),
+  provenance: z.object({ kind: z.string(), trace_id: z.string().nullable(), note: z.string().nullable() }),
+});
+export type DatasetVersionChange = z.infer<typeof ChangeRow>;
+
+/**
+ * What the Datasets view shows of each version, aggregated in the store rather than by reading every row of every
+ * version: the version's must-not-break rows (each at its latest upsert, as `datasetRows` gives them) and the rows
+ * it removed from the version before it (in `datasetVersions`' order), by version and row id. Only the upserts of
+ * rows that were ever tagged must-not-break or removed are read.
+ */
+export const datasetVersionChanges = async (
+  client: Querier,
+  opts: { dataset_id: string },
+): Promise<DatasetVersionChange[]> =>
+  select(
+    client,
+    ChangeRow,
+    `WITH ${UPSERTS},
+     ordered AS (
+       SELECT dataset_version, v_at, lagInFrame(v_at) OVER w AS prev_at, row_number() OVER w > 1 AS has_prev
+       FROM versions
+       WINDOW w AS (ORDER BY toUnixTimestamp64Milli(v_at), dataset_version ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW)
+     ),
+     latest AS (
+       SELECT o.dataset_version AS version, u.row_id AS row_id,
+              argMax(tuple(u.mnb, u.removed, u.expected, u.tags, u.provenance_kind, u.provenance_trace_id, u.provenance_note),
+                     (u.v_at, u.occurred_at, u.event_id)) AS r,
+              any(o.has_prev) AND countIf(u.v_at <= o.prev_at) > 0
+                AND NOT argMaxIf(u.removed, (u.v_at, u.occurred_at, u.event_id), u.v_at <= o.prev_at) AS in_previous
+       FROM ordered AS o CROSS JOIN upserts AS u
+       WHERE u.v_at <= o.v_at
+         -- only rows ever upserted must-not-break or removed can be either in some version
+         AND u.row_id IN (SELECT row_id FROM dataset_rows
+                          WHERE dataset_id = {dataset_id:String} AND (must_not_break OR removed))
+       GROUP BY version, row_id
+     )
+     SELECT version AS dataset_version, row_id, r.1 AND NOT r.2 AS must_not_break, r.2 AND in_previous AS removed,
+            r.3 AS expected, r.4 AS tags,
+            CAST(tuple(r.5, r.6, r.7), 'Tuple(kind String, trace_id Nullable(String), note Nullable(String))') AS provenance
+     FROM latest
+     WHERE (r.1 AND NOT r.2) OR (r.2 AND in_previous)
+     ORDER BY dataset_version, row_id`,
+    { dataset_id: opts.dataset_id },
+  );
