@@ -126,15 +126,20 @@ export const restorePrefix = (snapshot?: GateBookSnapshot, horizonMs = 0): Decis
       }
     : emptyPrefix(horizonMs);
 
-/** Whether a snapshot pruned with `taken` holds all a fold with `wanted` keeps (0: no horizon, keeps everything). */
+/**
+ * Whether a snapshot pruned with `taken` holds all a fold with `wanted` keeps (0: no horizon, keeps everything). One
+ * folded without a horizon (0, or absent: from before horizons) serves only a restore without one: its entries carry
+ * no event time, so under a horizon they would all count as past it.
+ */
 const holds = (taken: number | undefined, wanted: number): boolean =>
-  taken === undefined ? wanted === 0 : taken === 0 || (wanted > 0 && taken >= wanted);
+  !taken ? wanted === 0 : wanted > 0 && taken >= wanted;
 
 /**
  * The snapshot of a partition a restore may start from: the latest seen, of the same partition count, covering no
  * more than the partition holds (`high`: its next offset; a log re-created under an old passk.rowstate is replayed
  * from 0), and pruned with a horizon no shorter than the restore's (else it lacks ids the restore would keep: the
- * partition is replayed from 0, once; a snapshot from before horizons is not used either).
+ * partition is replayed from 0, once; one folded without a horizon, or from before horizons, serves only a restore
+ * without one).
  */
 export const usableSnapshot = (
   snapshot: GateBookSnapshot | undefined,

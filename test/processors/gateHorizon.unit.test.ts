@@ -203,4 +203,26 @@ describe('the gates’ horizon', () => {
     expect(usableSnapshot(before, 4, 6, 0)).toBe(before);
     expect(usableSnapshot(before, 4, 6, 30 * DAY)).toBeUndefined();
   });
+
+  it('does not restore under a horizon from a snapshot folded without one (its entries carry no event time)', () => {
+    const H = 30 * DAY;
+    // comparison 1 decided, then declared again a day later: within the horizon, the first declaration holds
+    const records: Rec[] = [...decisionEvents(1, T), decisionEvents(1, T + DAY)[0]!].map((event, offset) => ({
+      offset,
+      event,
+    }));
+    const full = foldBatched(emptyPrefix(H), records, [records.length]);
+    expect(full.book.comparisons.c1).toBeUndefined();
+    // the same six records folded with no horizon (the deployment before PASSK_GATE_HORIZON_DAYS was set)
+    const x = throughTheLog(toGateBookSnapshot(foldBatched(emptyPrefix(0), records.slice(0, 6), [6]), 0, 4, 'test'));
+    expect(x.horizon_ms).toBe(0);
+    // restored as it is, its decided id has no time and counts as past: the re-declaration would decide again
+    const stale = foldBatched(restorePrefix(x, H), records.slice(6), [1]);
+    expect(stale.book.comparisons.c1?.status).toBe('open');
+    // so it is not used: the partition is replayed from 0, to the full replay's book
+    expect(usableSnapshot(x, 4, 6, H)).toBeUndefined();
+    expect(usableSnapshot(x, 4, 6, 0)).toBe(x);
+    const replayed = foldBatched(restorePrefix(usableSnapshot(x, 4, 6, H), H), records, [records.length]);
+    expect(content(replayed)).toEqual(content(full));
+  });
 });
