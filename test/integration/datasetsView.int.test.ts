@@ -186,4 +186,26 @@ describe("the Datasets view's answer from the store", () => {
     expect(cs.filter((v) => v.removed.length > 0).length).toBeGreaterThanOrEqual(3);
     expect(cs.every((v) => v.must_not_break.length > 0 && v.from_production.length > 0)).toBe(true);
   });
+
+  it("counts each version's rows, must-not-break and production rows as its rows read one by one", async () => {
+    for (const dataset_id of ['a', 'b', 'c']) {
+      const events = [...a, ...b, ...c].filter((e) => e.dataset_id === dataset_id);
+      const versions = await datasetVersions(store.client, { dataset_id });
+      const expected = [];
+      for (const v of versions) {
+        const all = await datasetRows(store.client, { dataset_id, dataset_version: v.dataset_version });
+        const changed = events.filter((e) => e.dataset_version === v.dataset_version);
+        expected.push({
+          dataset_version: v.dataset_version,
+          first_at: Math.min(...changed.map((e) => e.occurred_at)),
+          changed_rows: new Set(changed.map((e) => e.row_id)).size,
+          rows: all.length,
+          must_not_break_rows: all.filter((r) => r.must_not_break).length,
+          from_production: all.filter((r) => r.provenance.kind === 'production_failure').length,
+        });
+      }
+      expect(versions).toEqual(expected);
+      expect(versions.map((v) => v.dataset_version)).toEqual([...new Set(events.map((e) => e.dataset_version))]);
+    }
+  });
 });

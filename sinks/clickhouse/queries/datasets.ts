@@ -30,27 +30,45 @@ const VersionRow = z.object({
 });
 export type DatasetVersion = z.infer<typeof VersionRow>;
 
-/** The versions of a dataset, oldest first: rows changed in each, and the cumulative rows and must-not-break rows. */
+/**
+ * The versions of a dataset, oldest first: rows changed in each, and the cumulative rows and must-not-break rows.
+ * A version's rows are the rows first upserted in it or before, less those whose latest upsert is a removal; only
+ * the rows ever upserted removed, must-not-break or from production have their latest upsert found per version.
+ */
 export const datasetVersions = async (client: Querier, opts: { dataset_id: string }): Promise<DatasetVersion[]> =>
   select(
     client,
     VersionRow,
     `WITH ${UPSERTS},
+     firsts AS (SELECT row_id, min(v_at) AS first_v_at FROM upserts GROUP BY row_id),
      latest AS (
-       SELECT v.dataset_version AS version, v.v_at AS at, u.row_id AS row_id,
+       SELECT v.dataset_version AS version, u.row_id AS row_id,
               argMax(u.mnb, (u.v_at, u.occurred_at, u.event_id)) AS mnb,
               argMax(u.provenance_kind, (u.v_at, u.occurred_at, u.event_id)) AS kind,
               argMax(u.removed, (u.v_at, u.occurred_at, u.event_id)) AS gone
        FROM versions AS v CROSS JOIN upserts AS u
        WHERE u.v_at <= v.v_at
-       GROUP BY version, at, row_id
+         AND u.row_id IN (SELECT row_id FROM dataset_rows WHERE dataset_id = {dataset_id:String}
+                            AND (must_not_break OR removed OR provenance_kind = 'production_failure'))
+       GROUP BY version, row_id
+     ),
+     marked AS (
+       SELECT version, countIf(gone) AS gone_rows, countIf(mnb AND NOT gone) AS must_not_break_rows,
+              countIf(kind = 'production_failure' AND NOT gone) AS from_production
+       FROM latest GROUP BY version
+     ),
+     upserted AS (
+       SELECT v.dataset_version AS version, any(v.v_at) AS at, countIf(f.first_v_at <= v.v_at) AS rows
+       FROM versions AS v CROSS JOIN firsts AS f GROUP BY version
      ),
      changed AS (SELECT dataset_version, uniqExact(row_id) AS changed_rows FROM upserts GROUP BY dataset_version)
-     SELECT l.version AS dataset_version, toUnixTimestamp64Milli(any(l.at)) AS first_at, any(ch.changed_rows) AS changed_rows,
-            countIf(NOT l.gone) AS rows, countIf(l.mnb AND NOT l.gone) AS must_not_break_rows,
-            countIf(l.kind = 'production_failure' AND NOT l.gone) AS from_production
-     FROM latest AS l INNER JOIN changed AS ch ON ch.dataset_version = l.version
-     GROUP BY l.version ORDER BY first_at, dataset_version`,
+     SELECT u.version AS dataset_version, toUnixTimestamp64Milli(u.at) AS first_at, ch.changed_rows AS changed_rows,
+            u.rows - ifNull(m.gone_rows, 0) AS rows, ifNull(m.must_not_break_rows, 0) AS must_not_break_rows,
+            ifNull(m.from_production, 0) AS from_production
+     FROM upserted AS u
+       INNER JOIN changed AS ch ON ch.dataset_version = u.version
+       LEFT JOIN marked AS m ON m.version = u.version
+     ORDER BY first_at, dataset_version`,
     { dataset_id: opts.dataset_id },
   );
 
