@@ -1,9 +1,9 @@
 #!/usr/bin/env node
 // The README's test command (`npm test`): every tier (vitest.config.ts) on a fresh machine, the tiers that do not share
-// a resource side by side: the fault campaign (its own cluster; it mostly waits on held faults); the README's commands;
-// the Kafka files (one broker, one file at a time), then the unit tier (the Kafka files take 14 of the campaign's 18
-// minutes); and the int and browser files, two at a time, the longest lane, from the start (it used to wait for the
-// unit tier: 2-3 minutes of every run's wall time).
+// a resource side by side: the fault campaign (its own cluster; it mostly waits on held faults); the Kafka files (one
+// broker, one file at a time), then the unit tier (the Kafka files take 14 of the campaign's 18 minutes); and the int
+// and browser files, two at a time, the longest lane, from the start (it used to wait for the unit tier: 2-3 minutes
+// of every run's wall time).
 // `npm test -- <vitest args>` runs vitest once with those arguments instead (one file: `npm test -- path/to/file`).
 // Prints the slowest 10 files and the skipped tests with their reasons, then one plain last line,
 // `N passed, M failed, K skipped`, counted from vitest's JSON reports.
@@ -87,13 +87,6 @@ const lane = (name, args, { prefix, laneEnv = {} }) =>
  */
 const INT_AFTER_KAFKA = ['test/cli/storeRebuild.int.test.ts', 'test/integration/importStream.int.test.ts'];
 
-/**
- * The README's commands run in a lane of their own beside the fault campaign, from the start, instead of in the local
- * lane: the longest int file (4m43s of the local lane's 21m13s in the last quiet run, where the campaign ended at
- * 18m05s and the Kafka lane at 19m25s). It spawns the CLI three at a time and shares no resource with the others.
- */
-const INT_BESIDE = ['test/readme/readmeCommands.int.test.ts'];
-
 const userArgs = process.argv.slice(2);
 const started = Date.now();
 const results = [];
@@ -108,7 +101,6 @@ if (userArgs.length > 0) {
   results.push(
     ...(await Promise.all([
       lane('faults', ['--project', 'faults'], { prefix: true }),
-      lane('readme', ['--project', 'int', ...INT_BESIDE], { prefix: true }),
       (async () => {
         const kafka = await lane('kafka', ['--project', 'kafka'], { prefix: true });
         const unit = await lane('unit', ['--project', 'unit'], { prefix: true });
@@ -118,7 +110,7 @@ if (userArgs.length > 0) {
       // vitest's --exclude does not reach a project's own file list: vitest.config.ts reads PASSK_TEST_EXCLUDE
       lane('local', ['--project', 'int', '--project', 'browser', '--maxWorkers', '2'], {
         prefix: true,
-        laneEnv: { PASSK_TEST_EXCLUDE: [...INT_AFTER_KAFKA, ...INT_BESIDE].join(',') },
+        laneEnv: { PASSK_TEST_EXCLUDE: INT_AFTER_KAFKA.join(',') },
       }),
     ]).then((r) => r.flat())),
   );
