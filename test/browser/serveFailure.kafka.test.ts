@@ -1,4 +1,4 @@
-import { existsSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { randomBytes } from 'node:crypto';
@@ -24,7 +24,9 @@ const breakStoreDisk = (dataDir: string): number => {
   for (const prefix of readdirSync(tables))
     for (const table of readdirSync(join(tables, prefix))) {
       const path = join(tables, prefix, table);
-      rmSync(path, { recursive: true, force: true });
+      // moved out of the store in one step, not removed file by file: chDB may write a part into it meanwhile
+      // (rmSync then failed with ENOTEMPTY in one CI run); afterAll removes the data dir with it
+      renameSync(path, join(dataDir, `broken-${broken}`));
       writeFileSync(path, 'not a directory');
       broken++;
     }
