@@ -149,10 +149,12 @@ for (const r of results) {
   }
 }
 
-const fmt = (ms) =>
-  ms >= 60_000
-    ? `${Math.floor(ms / 60_000)}m${String(Math.round((ms % 60_000) / 1000)).padStart(2, '0')}s`
-    : `${(ms / 1000).toFixed(1)}s`;
+/** A duration as 17m02s (whole seconds, rounded before the split: never 16m60s), or 4.2s under a minute. */
+const fmt = (ms) => {
+  if (ms < 60_000) return `${(ms / 1000).toFixed(1)}s`;
+  const s = Math.round(ms / 1000);
+  return `${Math.floor(s / 60)}m${String(s % 60).padStart(2, '0')}s`;
+};
 /** Words of `text` in lines of at most the terminal's width (80 when it is not a terminal), later lines indented. */
 const width = process.stdout.columns || 80;
 const wrapped = (text, indent = '    ') => {
