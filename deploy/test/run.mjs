@@ -11,6 +11,7 @@ import { spawn, spawnSync } from 'node:child_process';
 import { createWriteStream, existsSync, mkdirSync, readFileSync, rmSync } from 'node:fs';
 import { dirname, join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { stripVTControlCharacters } from 'node:util';
 import {
   aptInstall,
   canInstallDebianChromium,
@@ -121,6 +122,7 @@ let failed = 0;
 let skipped = 0;
 const files = [];
 const skips = new Map();
+const failures = [];
 for (const r of results) {
   if (!existsSync(r.report)) {
     console.error(`${r.name}: vitest wrote no report (exit ${r.code}); counted as one failure`);
@@ -139,6 +141,12 @@ for (const r of results) {
   if (r.code !== 0 && laneFailed === 0) failed += 1; // vitest failed outside any test (setup, unhandled error)
   for (const f of json.testResults ?? []) {
     files.push({ file: relative(root, f.name), ms: (f.endTime ?? 0) - (f.startTime ?? 0), lane: r.name });
+    const failedTests = (f.assertionResults ?? []).filter((a) => a.status === 'failed');
+    // The first line of each failure, so that the end of a long log says what failed (a CI log is often cut).
+    for (const a of failedTests)
+      failures.push(`${relative(root, f.name)} (${r.name}): ${a.fullName}: ${firstLine(a.failureMessages?.[0])}`);
+    if (f.status === 'failed' && failedTests.length === 0)
+      failures.push(`${relative(root, f.name)} (${r.name}): ${firstLine(f.message) || 'failed outside its tests'}`);
     for (const a of f.assertionResults ?? [])
       if (a.status === 'pending' || a.status === 'skipped' || a.status === 'todo') {
         // The reason is in the title (`… (skipped: why)`), as the tests that skip write it.
@@ -147,6 +155,12 @@ for (const r of results) {
         skips.set(key, (skips.get(key) ?? 0) + 1);
       }
   }
+}
+
+/** The first non-empty line of a failure message, without colours, cut at 300 characters. */
+function firstLine(message) {
+  const plain = stripVTControlCharacters(String(message ?? ''));
+  return (plain.split('\n').find((l) => l.trim()) ?? '').trim().slice(0, 300);
 }
 
 /** A duration as 17m02s (whole seconds, rounded before the split: never 16m60s), or 4.2s under a minute. */
@@ -184,6 +198,10 @@ if (results.length > 1)
 if (skipped > 0) {
   console.log(`Skipped, with the reason:`);
   for (const [key, n] of skips) console.log(wrapped(`  ${n} in ${key}`));
+}
+if (failures.length > 0) {
+  console.log('Failed:');
+  for (const f of failures) console.log(wrapped(`  ${f}`));
 }
 console.log(`${passed} passed, ${failed} failed, ${skipped} skipped`);
 process.exit(failed > 0 || results.some((r) => r.code !== 0) ? 1 : 0);
