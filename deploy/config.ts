@@ -108,8 +108,10 @@ export const PasskConfig = z
     /**
      * The gates' horizon, in days of event time: decided comparison ids, verdict ids, alerts and adaptive runs older
      * than this (against the latest decision event), and closed runs older than the newest closed run by this, are
-     * dropped from the books, their snapshots and memory (docs/processors.md). 0 keeps them for ever, as trials are
-     * kept (they have no retention). @default 0
+     * dropped from the books, their snapshots and memory (docs/processors.md). 0 keeps them for ever. Off by
+     * default: on, a version whose runs all closed more than this before the newest run (another tool's results
+     * imported with their own dates, a baseline not run since) completes only by a published dataset, so a gate on
+     * it waits for ever (docs/reliability.md, "Why the horizon is off by default"). @default 0
      */
     gateHorizonDays: z.number().nonnegative().default(0),
     /**

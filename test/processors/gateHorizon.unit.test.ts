@@ -18,7 +18,9 @@ import {
   type DecisionEvent,
   type GateView,
 } from '../../processors/folds/gates.ts';
-import { addClosed, createGateStore, pruneStore } from '../../processors/operators/decideGates.ts';
+import { addClosed, createGateStore, decideOpen, pruneStore } from '../../processors/operators/decideGates.ts';
+import { versionKeyOf } from '../../processors/folds/versionSummary.ts';
+import { PasskConfig } from '../../deploy/config.ts';
 import type { GateEvaluated } from '../../schemas/events/decisions.ts';
 import { deterministicEventId } from '../../schemas/ids.ts';
 import { decisionEvents, foldBatched, throughTheLog, type Rec } from '../helpers/decisionStream.ts';
@@ -191,6 +193,46 @@ describe('the gates’ horizon', () => {
     // a run closed before the horizon and delivered late is not kept
     addClosed(store, run('late', T));
     expect(store.view.closed('refunds', 'base').map((r) => r.run_id)).toEqual(['mid', 'new']);
+  });
+
+  it('as shipped, decides a gate on imported results however old the baseline; a horizon would leave it waiting', () => {
+    // passk import dates a run by its trials: v1's results are 200 days older than v2's, no dataset is published
+    const decidedWith = (horizonMs: number) => {
+      const store = createGateStore({ horizonMs });
+      const rows = (v: string, at: number) => {
+        const table = new Map<string, StreamRowState>();
+        for (const t of runOf(v, 'd1', ['r1', 'r2'], { k: 1 }) as TrialRecorded[])
+          table.set(t.row_id, evolveRow(table.get(t.row_id), { ...t, occurred_at: at }));
+        store.rows.set(versionKeyOf({ suite: 'refunds', dataset_version: 'd1', agent_version: v }), table);
+      };
+      const closed = (v: string, at: number): RunClosed => ({
+        event_id: deterministicEventId(at, 'RunClosed', v),
+        type: 'RunClosed',
+        schema_version: 1,
+        occurred_at: at,
+        producer: 'p',
+        run_id: `run-${v}`,
+        suite: 'refunds',
+        dataset_version: 'd1',
+        agent_version: v,
+        status: 'completed',
+        trials: 2,
+        source_event_id: deterministicEventId(at, 'RunFinished', v),
+      });
+      rows('v1', T - 200 * DAY);
+      rows('v2', T);
+      addClosed(store, closed('v1', T - 200 * DAY));
+      addClosed(store, closed('v2', T));
+      const book = emptyBook();
+      const d = comparison('c1', 'd1', 'v1', 'v2', { dataset_id: undefined, confirmation_attempts: 0, occurred_at: T });
+      foldBookInto(book, d, processorsFold(horizonMs));
+      store.books.set(0, book);
+      return decideOpen(store, 'all', 'p').map((e) => e.type);
+    };
+    const shipped = PasskConfig.parse({}).gateHorizonDays;
+    expect(decidedWith(shipped * DAY)).toEqual(['GateEvaluated']);
+    // why the horizon is off by default (docs/reliability.md): under 90 days v1's run is past it, v1 never completes
+    expect(decidedWith(90 * DAY)).toEqual([]);
   });
 
   it('restores only from a snapshot pruned with a horizon at least as long', () => {
