@@ -1,19 +1,18 @@
 import type { Command } from 'commander';
 import { loadConfig, type PasskConfig } from '../deploy/config.ts';
-import { openEventLog } from '../deploy/eventLog.ts';
-import { openStore, storeTarget, type OpenStoreOptions, type Store } from '../deploy/store.ts';
-import { describeOwner, readStoreOwner } from '../deploy/storeOwner.ts';
+import type { OpenStoreOptions, Store } from '../deploy/store.ts';
 import type { EventLog } from '../processors/ports.ts';
 import type { TrialRecorded } from '../schemas/events/trialRecorded.ts';
 import { PipelineError } from '../schemas/errors.ts';
-import { loadTrialsForReport, type Querier, type TrialFilter } from '../sinks/clickhouse/index.ts';
-import { localApiQuerier } from '../sinks/clickhouse/localApi.ts';
+import type { Querier, TrialFilter } from '../sinks/clickhouse/index.ts';
 import { EXIT } from './exitCodes.ts';
 import { writeStderr } from './format/render.ts';
 
 /**
  * The plumbing every command shares: its configuration, the event log and the store it opens, and the exit code of a
- * backend that is down. Commands import it; it imports no command.
+ * backend that is down. Commands import it; it imports no command. The event log, the store and their clients
+ * (SQLite, kafkajs, the ClickHouse client) load when a command opens them, not when it is defined, so a command's
+ * `--help` and a command that reads only files do not pay for them (docs/performance.md, "CLI start-up").
  */
 
 type Globals = { config?: string; backend?: string; dataDir?: string };
@@ -39,6 +38,7 @@ export const withEventLog = async <T>(
 ): Promise<T> => {
   let log: EventLog;
   try {
+    const { openEventLog } = await import('../deploy/eventLog.ts');
     log = await openEventLog(config);
   } catch (e) {
     throw new PipelineError(`cannot open the ${config.backend} event log: ${(e as Error).message}`, {
@@ -72,6 +72,7 @@ export const withStore = async <T>(
   opts: OpenStoreOptions = {},
 ): Promise<T> => {
   const config = configOf(cmd);
+  const { openStore } = await import('../deploy/store.ts');
   const store = await openStore(config, opts);
   try {
     return await use(store, config);
@@ -90,8 +91,13 @@ export const withReader = async <T>(
   use: (reader: Querier, config: PasskConfig) => Promise<T>,
 ): Promise<T> => {
   const config = configOf(cmd);
+  const [{ openStore, storeTarget }, { describeOwner, readStoreOwner }] = await Promise.all([
+    import('../deploy/store.ts'),
+    import('../deploy/storeOwner.ts'),
+  ]);
   const owner = storeTarget(config).kind === 'embedded' ? readStoreOwner(config.dataDir) : undefined;
   if (owner) {
+    const { localApiQuerier } = await import('../sinks/clickhouse/localApi.ts');
     try {
       return await use(localApiQuerier(owner.url, owner.token), config);
     } catch (e) {
@@ -113,5 +119,7 @@ export const withReader = async <T>(
 };
 
 /** The stored trials (each event id once), from the store or through its owner. */
-export const storeTrials = (cmd: Command, filter: TrialFilter): Promise<TrialRecorded[]> =>
-  withReader(cmd, (q) => loadTrialsForReport(q, filter));
+export const storeTrials = async (cmd: Command, filter: TrialFilter): Promise<TrialRecorded[]> => {
+  const { loadTrialsForReport } = await import('../sinks/clickhouse/index.ts');
+  return withReader(cmd, (q) => loadTrialsForReport(q, filter));
+};

@@ -1,18 +1,24 @@
-import { Kafka, logLevel } from 'kafkajs';
-import { createEmbeddedEventLog, createKafkaEventLog, createRegistryClient } from '../log/index.ts';
 import type { EventLog } from '../processors/ports.ts';
 import type { PasskConfig } from './config.ts';
 
 /**
  * The event log the config asks for: the embedded SQLite log in `config.dataDir` (default), or
  * Kafka + the schema registry when `backend` is `kafka` (PASSK_BACKEND=kafka, KAFKA_BROKERS,
- * SCHEMA_REGISTRY_URL).
+ * SCHEMA_REGISTRY_URL). Each backend's modules load only when it is chosen: the embedded log does not pay for
+ * kafkajs and the registry client (docs/performance.md, "CLI start-up").
  */
 export const openEventLog = async (config: PasskConfig, opts: { namespace?: string } = {}): Promise<EventLog> => {
-  if (config.backend === 'embedded')
+  if (config.backend === 'embedded') {
+    const { createEmbeddedEventLog } = await import('../log/embedded/embeddedLog.ts');
     return createEmbeddedEventLog({ dataDir: config.dataDir, maxEventBytes: config.maxEventBytes });
+  }
   const k = config.kafka;
   if (!k) throw new Error('PASSK_BACKEND=kafka needs KAFKA_BROKERS and SCHEMA_REGISTRY_URL');
+  const [{ Kafka, logLevel }, { createKafkaEventLog }, { createRegistryClient }] = await Promise.all([
+    import('kafkajs'),
+    import('../log/kafka/kafkaLog.ts'),
+    import('../log/kafka/registryClient.ts'),
+  ]);
   return createKafkaEventLog({
     kafka: new Kafka({
       clientId: k.clientId,
