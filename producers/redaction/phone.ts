@@ -1,4 +1,6 @@
-import { type CountryCode, isValidPhoneNumber, parsePhoneNumberFromString } from 'libphonenumber-js/max';
+import { createRequire } from 'node:module';
+import type * as Libphonenumber from 'libphonenumber-js/max';
+import type { CountryCode } from 'libphonenumber-js/max';
 import { contextBefore, type ContextKind } from './context.ts';
 import { featuresOf } from './features.ts';
 import { digitRuns } from './runs.ts';
@@ -30,6 +32,16 @@ const UNIT_AFTER =
   /^ ?(?:%|‰|€|\$|£|¥|kg\b|g\b|mg\b|lbs?\b|oz\b|km\b|m\b|cm\b|mm\b|mi\b|ft\b|px\b|pt\b|ms\b|s\b|secs?\b|mins?\b|h\b|hrs?\b|kb\b|mb\b|gb\b|tb\b|usd\b|eur\b|gbp\b|jpy\b|inr\b|units?\b|items?\b|pcs\b|times\b|x\b|°)/i;
 const CURRENCY_BEFORE = /[$€£¥₹₩₽] ?$|\b(?:usd|eur|gbp|jpy|inr|rs\.?) ?$/i;
 
+type PhoneLib = typeof Libphonenumber;
+let phoneLib: PhoneLib | undefined;
+/**
+ * libphonenumber-js with its metadata, loaded the first time a digit run needs it, synchronously through its CommonJS
+ * build: imported as ES modules at start-up it was 93 modules and about 0.2 s of CPU in every command that can redact
+ * (`passk run`, `import`, `serve`, their `--help` too), most of which never meet a number that needs it (about
+ * 0.09 s when one does; docs/performance.md, "CLI start-up").
+ */
+const lib = (): PhoneLib => (phoneLib ??= createRequire(import.meta.url)('libphonenumber-js/max') as PhoneLib);
+
 /** GS1 check digit (EAN-8, UPC-A, EAN-13, GTIN-14). */
 const gs1 = (digits: string): boolean => {
   let sum = 0;
@@ -44,7 +56,7 @@ const gs1 = (digits: string): boolean => {
 export const DEFAULT_BARE_REGIONS: readonly CountryCode[] = ['US', 'IN', 'CN', 'GB', 'FR', 'DE'];
 
 const validIn = (digits: string, regions: readonly CountryCode[], allowed: readonly CountryCode[]): boolean =>
-  regions.some((r) => allowed.includes(r) && isValidPhoneNumber(digits, r));
+  regions.some((r) => allowed.includes(r) && lib().isValidPhoneNumber(digits, r));
 
 /** Whether the bare digits are a valid national number of one of `regions`: the shape picks which to ask. */
 const bareNational = (digits: string, regions: readonly CountryCode[]): boolean => {
@@ -58,11 +70,11 @@ const bareNational = (digits: string, regions: readonly CountryCode[]): boolean 
   if (n === 11 && /^1[3-9]/.test(digits) && validIn(digits, ['CN'], regions)) return true;
   return regions
     .filter((r) => !['US', 'IN', 'CN', 'GB', 'FR', 'DE', 'IT', 'NL', 'AU', 'JP', 'ES', 'BR', 'MX'].includes(r))
-    .some((r) => isValidPhoneNumber(digits, r));
+    .some((r) => lib().isValidPhoneNumber(digits, r));
 };
 
 const validInternational = (digits: string): boolean => {
-  const p = parsePhoneNumberFromString(`+${digits}`);
+  const p = lib().parsePhoneNumberFromString(`+${digits}`);
   return p !== undefined && (p.isValid() || (digits.length >= 10 && p.isPossible() && p.country !== undefined));
 };
 
