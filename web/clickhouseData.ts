@@ -32,7 +32,13 @@ import {
   traceFacets,
   traceGraders,
 } from './queries.ts';
-import { keptRowFacets, rowPageFromStore, type FacetSource } from './storeRows.ts';
+import {
+  keptCountedRows,
+  keptRowFacets,
+  rowPageFromStore,
+  type CountedRowsSource,
+  type FacetSource,
+} from './storeRows.ts';
 import { rowView } from './rowView.ts';
 
 /**
@@ -56,12 +62,15 @@ const withoutId = <T extends { trace_id: string }>(x: T | undefined): Omit<T, 't
  * `watermark`: the store's write position (`storeWatermark` by default). `counts`: the per-row counts of the overview
  * and the comparison; by default one answer shared by both while the watermark stays (`sharedRowCounts`). `facets`:
  * the Rows pages' filter lists; by default computed once per scope while the watermark stays (`keptRowFacets`).
+ * `rowCounts`: the Rows pages' per-row counts; by default computed once per scope and needs while the watermark
+ * stays (`keptCountedRows`), so a page turn, filter or sort does not count every trial again.
  */
 export const clickhouseDashboardData = (
   client: Querier,
   watermark: () => Promise<string> = () => storeWatermark(client),
   counts: CountsSource = sharedRowCounts(client, watermark),
   facets: FacetSource = keptRowFacets(watermark),
+  rowCounts: CountedRowsSource = keptCountedRows(watermark),
 ): DashboardData => ({
   watermark,
   groups: async () =>
@@ -97,7 +106,7 @@ export const clickhouseDashboardData = (
         agentVersions: [...q.versions],
       }),
     ),
-  rows: (q) => rowPageFromStore(client, q, facets),
+  rows: (q) => rowPageFromStore(client, q, facets, rowCounts),
   gates: async (q) =>
     (await gateHistory(client, q.suite === undefined ? {} : { suite: q.suite })).map((g) => ({
       gate_id: g.gate_id,

@@ -14,7 +14,7 @@ import type { Querier } from '../../sinks/clickhouse/queries/select.ts';
 import type { ExplorerView } from '../../web/data.ts';
 import { explorerView } from '../../web/explorerView.ts';
 import { RowQuery, rowPage, SORTS } from '../../web/rowPage.ts';
-import { keptRowFacets, rowPageFromStore } from '../../web/storeRows.ts';
+import { keptCountedRows, keptRowFacets, rowPageFromStore } from '../../web/storeRows.ts';
 
 /**
  * The Rows view's page from per-row counts (web/storeRows.ts) against the explorer over every stored trial
@@ -149,6 +149,7 @@ const counting = (client: Querier) => {
   const reads: number[] = [];
   const texts: string[] = [];
   let checkNames = 0;
+  let counts = 0;
   const q: Querier = {
     query: ((params: Parameters<Querier['query']>[0]) => {
       const p = params.query_params as { row_ids?: string[] } | undefined;
@@ -157,10 +158,11 @@ const counting = (client: Querier) => {
         texts.push(params.query);
       }
       if (params.query.includes('ARRAY JOIN')) checkNames++;
+      if (params.query.includes('GROUP BY agent_version, row_id')) counts++;
       return client.query(params);
     }) as Querier['query'],
   };
-  return { client: q, reads, texts, checkNames: () => checkNames };
+  return { client: q, reads, texts, checkNames: () => checkNames, counts: () => counts };
 };
 
 /** Columns of `trials` that no part of a Rows page shows (the explorer reads none of them). */
@@ -295,6 +297,44 @@ for (const c of storeTargets(dir, 'passk_store_rows_test'))
       mark = 'w2';
       expect(await rowPageFromStore(client, { ...BASE, ...RowQuery.parse({}) }, facets)).toEqual(await before({}));
       expect(checkNames()).toBe(3);
+    });
+
+    it('counts the rows of a scope once per needs while the watermark stays, and again when it moves', async () => {
+      const { client, counts } = counting(store.client);
+      let mark = 'w1';
+      const kept = keptCountedRows(() => Promise.resolve(mark));
+      const page = (q: Record<string, string>) =>
+        rowPageFromStore(client, { ...BASE, ...RowQuery.parse(q) }, undefined, kept);
+      // page turns, filters, a search and sorts of the same needs: one counts query, the explorer's answer each time
+      const plain: Record<string, string>[] = [
+        {},
+        { offset: '200' },
+        { tag: 'vip', sort: 'c.rate', dir: 'desc' },
+        { category: 'wrong_tool', limit: '10' },
+        { q: 'refund out' },
+        { from: 'stable_correct', to: 'flip', sort: 'b.class' },
+      ];
+      for (const q of plain) expect(await page(q), JSON.stringify(q)).toEqual(await before(q));
+      expect(counts()).toBe(1);
+      // ten at once share the answer being computed
+      mark = 'w2';
+      const ten = await Promise.all(Array.from({ length: 10 }, (_, i) => page({ offset: String(i * 20) })));
+      for (const [i, p] of ten.entries()) expect(p).toEqual(await before({ offset: String(i * 20) }));
+      expect(counts()).toBe(2);
+      // other needs (the flipping checks, the means) have counts of their own
+      const others: Record<string, string>[] = [
+        { check: 'window' },
+        { check: 'tool', offset: '5' },
+        { sort: 'c.latency' },
+      ];
+      for (const q of others) expect(await page(q), JSON.stringify(q)).toEqual(await before(q));
+      expect(counts()).toBe(4);
+      // the watermark moves: counted again
+      mark = 'w3';
+      expect(await page({ sort: 'b.rate' })).toEqual(await before({ sort: 'b.rate' }));
+      expect(counts()).toBe(5);
+      expect(await page({})).toEqual(await before({}));
+      expect(counts()).toBe(5);
     });
 
     it('has an empty page for a scope without trials', async () => {
