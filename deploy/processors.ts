@@ -234,6 +234,7 @@ export const startProcessors = async (
         partitionOf,
         ...(opts.minAttempts ? { minAttempts: opts.minAttempts } : {}),
         snapshotEvery: config.gateSnapshotEvery,
+        snapshotBytes: config.maxEventBytes,
         horizonMs: Math.round(config.gateHorizonDays * 86_400_000),
         ...rowstate,
       }).pipe(decided)

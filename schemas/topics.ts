@@ -70,16 +70,25 @@ export const windowAlertKey = (r: { readonly agent_version: string; readonly seg
 
 /** A gate book snapshot's key on passk.rowstate: one per partition of passk.decisions. */
 export const gateBookKey = (partition: number): string => 'gatebook' + SEP + partition;
+/**
+ * A chunk's key, for a snapshot written in several records: three parts (a whole snapshot's key has two, a row
+ * state's four), one per slot (`a`, `b`) and chunk index, so compaction keeps the other slot's complete snapshot.
+ */
+export const gateBookChunkKey = (partition: number, slot: 'a' | 'b', index: number): string =>
+  gateBookKey(partition) + SEP + slot + index;
 /** A production windows snapshot's key on passk.rowstate: one per partition of passk.traces. */
 export const windowsKey = (partition: number): string => 'windows' + SEP + partition;
 /**
- * Whether a passk.rowstate key is a snapshot's (`windowsKey`, `gateBookKey`: two parts) and not a row state's
- * (`rowKey`: four parts), read without decoding the record: the windows topology's restore skips the row states.
+ * Whether a passk.rowstate key is a snapshot's (`windowsKey`, `gateBookKey`: two parts; `gateBookChunkKey`: three)
+ * and not a row state's (`rowKey`: four parts), read without decoding the record: the windows topology's restore
+ * skips the row states.
  */
 export const isSnapshotKey = (key: string): boolean => {
   const sep = key.indexOf(SEP);
-  if (sep < 0 || key.includes(SEP, sep + 1)) return false;
-  return key.startsWith('windows') ? sep === 7 : key.startsWith('gatebook') && sep === 8;
+  if (sep < 0) return false;
+  const second = key.indexOf(SEP, sep + 1);
+  if (key.startsWith('windows') && sep === 7) return second < 0;
+  return key.startsWith('gatebook') && sep === 8 && (second < 0 || !key.includes(SEP, second + 1));
 };
 
 /** The partition key of an event (docs/event-log.md, "Guarantees"): it fixes per-key ordering. */
@@ -119,7 +128,7 @@ export const keyOf = (e: PasskEvent): string => {
       return windowsKey(e.source_partition);
     // one compacted record per partition of passk.decisions
     case 'GateBookSnapshot':
-      return gateBookKey(e.partition);
+      return e.chunk ? gateBookChunkKey(e.partition, e.chunk.slot, e.chunk.index) : gateBookKey(e.partition);
   }
 };
 

@@ -158,3 +158,131 @@ export const usableSnapshot = (
 export const keepLatest = (into: Map<number, GateBookSnapshot>, s: GateBookSnapshot): void => {
   if ((into.get(s.partition)?.through_offset ?? -1) < s.through_offset) into.set(s.partition, s);
 };
+
+/** UTF-8 bytes of a value's JSON: about what the log's codec writes for it (the registry adds a 5-byte header). */
+const jsonBytes = (v: unknown): number => Buffer.byteLength(JSON.stringify(v) ?? '');
+
+/** The part of a record's bytes a chunk's entries may fill: the rest is its envelope, with room to spare. */
+const CHUNK_FILL = 0.9;
+
+type BookMap = 'comparisons' | 'verdicts' | 'alerts' | 'decided' | 'adaptive';
+const BOOK_MAPS: readonly BookMap[] = ['comparisons', 'verdicts', 'alerts', 'decided', 'adaptive'];
+
+/**
+ * A snapshot as the records the log takes (each at most `maxBytes` of JSON): itself when it fits, else chunks that
+ * share its id, each with some of the book's entries (a candidate's verdict ids with their times) and closed runs,
+ * in order, written under `slot`'s keys. An entry larger than a record on its own makes a chunk on its own, which
+ * the log then refuses (the snapshot is not written: `publishSnapshots`). Pure: the same snapshot, bound and slot
+ * give the same chunks.
+ */
+export const chunkSnapshot = (s: GateBookSnapshot, maxBytes: number, slot: 'a' | 'b'): GateBookSnapshot[] => {
+  if (jsonBytes(s) <= maxBytes) return [s];
+  const empty = (): GateBook => ({
+    comparisons: {},
+    verdicts: {},
+    alerts: {},
+    ...(s.book.decided ? { decided: {} } : {}),
+    ...(s.book.adaptive ? { adaptive: {} } : {}),
+    ...(s.book.verdicts_at ? { verdicts_at: {} } : {}),
+    ...(s.book.at === undefined ? {} : { at: s.book.at }),
+  });
+  const envelope = { ...s, book: empty(), closed: [], chunk: { snapshot_id: s.event_id, index: 0, count: 2, slot } };
+  const room = Math.floor(maxBytes * CHUNK_FILL) - jsonBytes(envelope) - 64; // indexes and counts grow by digits
+  const parts: { book: GateBook; closed: RunClosed[] }[] = [];
+  let part = { book: empty(), closed: [] as RunClosed[] };
+  let used = 0;
+  const add = (bytes: number, put: (p: typeof part) => void) => {
+    if (used > 0 && used + bytes > room) {
+      parts.push(part);
+      part = { book: empty(), closed: [] };
+      used = 0;
+    }
+    put(part);
+    used += bytes + 1;
+  };
+  for (const map of BOOK_MAPS)
+    for (const [key, value] of Object.entries(s.book[map] ?? {})) {
+      const at = map === 'verdicts' ? s.book.verdicts_at?.[key] : undefined;
+      add(jsonBytes(key) + jsonBytes(value) + (at ? jsonBytes(key) + jsonBytes(at) + 2 : 0), (p) => {
+        (p.book[map] as Record<string, unknown>)[key] = value;
+        if (at) p.book.verdicts_at![key] = at;
+      });
+    }
+  for (const run of s.closed) add(jsonBytes(run), (p) => p.closed.push(run));
+  parts.push(part);
+  return parts.map((p, index) => ({
+    ...s,
+    event_id: deterministicEventId(s.occurred_at, 'GateBookSnapshotChunk', s.event_id, parts.length, index),
+    book: p.book,
+    closed: p.closed,
+    chunk: { snapshot_id: s.event_id, index, count: parts.length, slot },
+  }));
+};
+
+/** The snapshot its chunks (all of them, in any order) were cut from. */
+export const joinChunks = (chunks: readonly GateBookSnapshot[]): GateBookSnapshot => {
+  const sorted = [...chunks].sort((x, y) => (x.chunk?.index ?? 0) - (y.chunk?.index ?? 0));
+  const first = sorted[0]!;
+  const book: GateBook = structuredClone({ ...first.book });
+  for (const c of sorted.slice(1)) {
+    for (const map of BOOK_MAPS)
+      if (c.book[map]) Object.assign((book[map] ??= {}) as Record<string, unknown>, c.book[map]);
+    if (c.book.verdicts_at) Object.assign((book.verdicts_at ??= {}), c.book.verdicts_at);
+  }
+  const { chunk: _chunk, ...envelope } = first;
+  return {
+    ...envelope,
+    event_id: first.chunk?.snapshot_id ?? first.event_id,
+    book,
+    closed: sorted.flatMap((c) => c.closed),
+  };
+};
+
+/**
+ * The gate book snapshots read from passk.rowstate, per partition of passk.decisions: the latest complete one
+ * (a whole record, or chunks joined once all are read; an incomplete set, a crash between its chunks, is never
+ * used, and the previous complete one stays), the records it was read from, and the slot of the latest complete
+ * chunked one, which the next chunked snapshot of the partition must not overwrite.
+ */
+export interface SnapshotShelf {
+  /** The latest complete snapshot of each partition (chunks joined): what a restore starts from. */
+  readonly latest: Map<number, GateBookSnapshot>;
+  /** The records each latest was read from (one, or its chunks): what a handover in process passes on. */
+  readonly records: Map<number, readonly GateBookSnapshot[]>;
+  /** Chunks of sets not complete yet, by snapshot id and count. */
+  readonly pending: Map<string, { partition: number; through: number; parts: (GateBookSnapshot | undefined)[] }>;
+  /** The slot of each partition's latest complete chunked snapshot. */
+  readonly slots: Map<number, 'a' | 'b'>;
+}
+
+export const emptyShelf = (): SnapshotShelf => ({
+  latest: new Map(),
+  records: new Map(),
+  pending: new Map(),
+  slots: new Map(),
+});
+
+/** The slot a partition's next chunked snapshot is written to: not the latest complete one's. */
+export const nextSlot = (shelf: SnapshotShelf, partition: number): 'a' | 'b' =>
+  shelf.slots.get(partition) === 'a' ? 'b' : 'a';
+
+/** Takes one GateBookSnapshot record read from passk.rowstate (a whole snapshot or a chunk), in log order. */
+export const shelve = (shelf: SnapshotShelf, e: GateBookSnapshot): void => {
+  const p = e.partition;
+  if ((shelf.latest.get(p)?.through_offset ?? -1) >= e.through_offset) return;
+  const hold = (snapshot: GateBookSnapshot, records: readonly GateBookSnapshot[]) => {
+    shelf.latest.set(p, snapshot);
+    shelf.records.set(p, records);
+    for (const [id, set] of shelf.pending)
+      if (set.partition === p && set.through <= snapshot.through_offset) shelf.pending.delete(id);
+  };
+  if (!e.chunk) return hold(e, [e]);
+  const id = `${e.chunk.snapshot_id}/${e.chunk.count}`;
+  const set = shelf.pending.get(id) ?? { partition: p, through: e.through_offset, parts: Array(e.chunk.count) };
+  shelf.pending.set(id, set);
+  set.parts[e.chunk.index] = e;
+  const parts = set.parts.filter((x): x is GateBookSnapshot => x !== undefined);
+  if (parts.length < e.chunk.count) return;
+  shelf.slots.set(p, e.chunk.slot);
+  hold(joinChunks(parts), parts);
+};

@@ -19,11 +19,15 @@ import {
   type GateView,
 } from '../folds/gates.ts';
 import {
+  chunkSnapshot,
+  emptyShelf,
   foldPrefix,
-  keepLatest,
+  nextSlot,
   PRUNE_EVERY,
+  shelve,
   toGateBookSnapshot,
   type DecisionsPrefix,
+  type SnapshotShelf,
 } from '../folds/gateSnapshot.ts';
 import { fromRowStateChanged, type StreamRowState } from '../folds/rowState.ts';
 import { versionKeyOf } from '../folds/versionSummary.ts';
@@ -40,8 +44,10 @@ export interface GateStore {
   readonly books: Map<number, GateBook>;
   /** Owned partitions of passk.decisions folded from the log alone: what their snapshots hold (gateSnapshot.ts). */
   readonly prefixes: Map<number, DecisionsPrefix>;
-  /** The latest snapshot of each partition of passk.decisions seen on passk.rowstate (every partition). */
+  /** The latest complete snapshot of each partition of passk.decisions seen on passk.rowstate (every partition). */
   readonly bookSnapshots: Map<number, GateBookSnapshot>;
+  /** What `bookSnapshots` is read from: whole snapshots and chunks, joined once complete (`bookSnapshots` is its `latest`). */
+  readonly bookShelf: SnapshotShelf;
   readonly rows: Map<string, Map<string, StreamRowState>>;
   readonly datasets: Map<string, DatasetState>;
   /** suite␟agent version → its RunClosed by event id. */
@@ -68,10 +74,12 @@ export const createGateStore = (o: { readonly horizonMs?: number } = {}): GateSt
   const closed = new Map<string, Map<string, RunClosed>>();
   const none = new Map<string, StreamRowState>();
   const horizonMs = o.horizonMs ?? 0;
+  const bookShelf = emptyShelf();
   const store: GateStore = {
     books: new Map(),
     prefixes: new Map(),
-    bookSnapshots: new Map(),
+    bookSnapshots: bookShelf.latest,
+    bookShelf,
     rows,
     datasets,
     closed,
@@ -135,7 +143,10 @@ export interface DecidedGates {
   readonly emitted: readonly Decided[];
   /** Production windows this instance owns that changed. */
   readonly windows: readonly WindowTotal[];
-  /** Snapshots of owned partitions of passk.decisions to publish (every `snapshotEvery` records, and at a stop). */
+  /**
+   * Snapshots of owned partitions of passk.decisions to publish (every `snapshotEvery` records, and at a stop), as
+   * records: a snapshot over `snapshotBytes` is its chunks, in order.
+   */
   readonly snapshots: readonly GateBookSnapshot[];
 }
 
@@ -147,6 +158,11 @@ export interface GateDecisionOptions {
   readonly alert?: Omit<AlertOptions, 'producer'>;
   /** A partition of passk.decisions is snapshotted once this many of its records were folded since. @default 20000 */
   readonly snapshotEvery?: number;
+  /**
+   * The largest record the log takes (`maxEventBytes`): a larger snapshot is written as chunks of at most this
+   * (`chunkSnapshot`). @default 1000000
+   */
+  readonly snapshotBytes?: number;
 }
 
 export const DEFAULT_SNAPSHOT_EVERY = 20_000;
@@ -170,7 +186,7 @@ export const applyRowstate = (
       continue;
     }
     if (event.type === 'GateBookSnapshot') {
-      keepLatest(store.bookSnapshots, event);
+      shelve(store.bookShelf, event);
       continue;
     }
     if (event.type !== 'RowStateChanged') continue;
@@ -324,8 +340,12 @@ const snapshotsDue = (store: GateStore, input: GateInput, o: GateDecisionOptions
       : input.source === 'decisions'
         ? [...store.prefixes].filter(([p, s]) => p === input.batch.partition && s.since >= every)
         : [];
-  return due.map(([p, s]) => {
+  return due.flatMap(([p, s]) => {
     s.since = 0;
-    return toGateBookSnapshot(s, p, store.decisionPartitions, o.producer);
+    const whole = toGateBookSnapshot(s, p, store.decisionPartitions, o.producer);
+    const records = chunkSnapshot(whole, o.snapshotBytes ?? 1_000_000, nextSlot(store.bookShelf, p));
+    // the next chunked one goes to the other slot (`publishSnapshots` gives this one back if it is not written)
+    if (records[0]?.chunk) store.bookShelf.slots.set(p, records[0].chunk.slot);
+    return records;
   });
 };

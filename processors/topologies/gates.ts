@@ -50,6 +50,8 @@ export interface GateTopologyOptions extends TopologyOptions {
   readonly rowstate?: RowstateFeed;
   /** Records of an owned partition of passk.decisions between its snapshots. @default 20000 */
   readonly snapshotEvery?: number;
+  /** The log's largest record (`maxEventBytes`): a larger snapshot is written in chunks. @default 1000000 */
+  readonly snapshotBytes?: number;
   /**
    * The horizon of the gate books and closed runs, in ms of event time (`PASSK_GATE_HORIZON_DAYS`; 0: none).
    * @default 0
@@ -93,14 +95,22 @@ export const gateTopology = (ports: EventPorts, o: GateTopologyOptions): Observa
   const store = createGateStore({ horizonMs: o.horizonMs ?? 0 });
   const inFlight = createInFlight(o.maxInFlight ?? 20_000);
   /**
-   * Each on its own: a snapshot over the log's largest event is not written (that partition's restore then reads it
-   * from the previous snapshot's offset, or from 0: slower, never wrong), and the others still are.
+   * Each record on its own, a chunked snapshot's chunks in order: a crash between them leaves a set a restore does
+   * not use (the previous complete snapshot is in the other slot). A record the log still refuses (one entry over
+   * its largest event) ends that snapshot: it is not written, the partition's restore reads from the previous one's
+   * offset, or from 0 (slower, never wrong), its slot is given back, and the other partitions' are still written.
    */
   const publishSnapshots = async (snapshots: readonly GateBookSnapshot[]): Promise<void> => {
-    for (const x of snapshots)
+    const refused = new Set<string>();
+    for (const x of snapshots) {
+      const id = x.chunk?.snapshot_id ?? x.event_id;
+      if (refused.has(id)) continue;
       await ports.publisher.publish([x], { trusted: true }).catch((e: unknown) => {
         if (!(e instanceof EventTooLarge)) throw e;
+        refused.add(id);
+        if (x.chunk) store.bookShelf.slots.set(x.partition, x.chunk.slot === 'a' ? 'b' : 'a');
       });
+    }
   };
   return defer(() => {
     const own = ownStop(o.stop);
@@ -242,6 +252,7 @@ export const gateTopology = (ports: EventPorts, o: GateTopologyOptions): Observa
             producer: o.producer,
             partitionOf: o.partitionOf,
             ...(o.snapshotEvery ? { snapshotEvery: o.snapshotEvery } : {}),
+            ...(o.snapshotBytes ? { snapshotBytes: o.snapshotBytes } : {}),
             ...(o.minAttempts ? { minAttempts: o.minAttempts } : {}),
             ...(o.alert ? { alert: o.alert } : {}),
           }),

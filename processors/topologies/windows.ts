@@ -1,7 +1,7 @@
 import { map, tap, type Observable } from 'rxjs';
 import type { GateBookSnapshot } from '../../schemas/events/gateBookSnapshot.ts';
 import type { TraceWindowsUpdated } from '../../schemas/events/traceWindowsUpdated.ts';
-import { keepLatest } from '../folds/gateSnapshot.ts';
+import { emptyShelf, shelve } from '../folds/gateSnapshot.ts';
 import { isSnapshotKey, TOPICS } from '../../schemas/topics.ts';
 import { DEFAULT_WINDOWS, restoreWindows, type WindowSpec } from '../folds/windows.ts';
 import { batchRows } from '../operators/batchRows.ts';
@@ -25,7 +25,7 @@ export interface WindowTopologyOptions extends TopologyOptions {
 }
 
 /**
- * The snapshots on passk.rowstate, read to its end: every windows snapshot, and the latest gate book snapshot of
+ * The snapshots on passk.rowstate, read to its end: every windows snapshot, and the latest complete gate book snapshot of
  * each partition of passk.decisions (they ride along to the gates of this process, which read no passk.rowstate
  * then). The row states there (a million at 1M rows) are the trial topology's: skipped by key, not even decoded.
  */
@@ -33,9 +33,9 @@ export const readSnapshots = async (
   source: EventSource,
   groupId: string,
   stop?: Promise<unknown>,
-): Promise<{ snapshots: TraceWindowsUpdated[]; books: Map<number, GateBookSnapshot> }> => {
+): Promise<{ snapshots: TraceWindowsUpdated[]; books: GateBookSnapshot[] }> => {
   const snapshots: TraceWindowsUpdated[] = [];
-  const books = new Map<number, GateBookSnapshot>();
+  const shelf = emptyShelf();
   await readToEnd(source, {
     topic: TOPICS.rowstate,
     groupId,
@@ -43,10 +43,11 @@ export const readSnapshots = async (
     keys: isSnapshotKey,
     onEvent: (e) => {
       if (e.type === 'TraceWindowsUpdated') snapshots.push(e);
-      else if (e.type === 'GateBookSnapshot') keepLatest(books, e);
+      else if (e.type === 'GateBookSnapshot') shelve(shelf, e);
     },
   });
-  return { snapshots, books };
+  // each partition's latest complete snapshot, as the records it was read from (a chunked one's chunks)
+  return { snapshots, books: [...shelf.records.values()].flat() };
 };
 
 /**
@@ -83,7 +84,7 @@ export const windowTopology = (ports: EventPorts, o: WindowTopologyOptions): Obs
         partitions = (await consumer.lag()).filter((l) => l.topic === TOPICS.traces).length;
         const { snapshots, books } = await readSnapshots(ports.source, `${groupId}.restore.${o.instanceId}`, stop);
         if (o.rowstate && !stopping()) {
-          o.rowstate.push([...snapshots, ...books.values()]);
+          o.rowstate.push([...snapshots, ...books]);
           o.rowstate.assigned('windows', assigned, partitions);
         }
         const mine = snapshots.filter((e) => owned.has(e.source_partition));

@@ -69,5 +69,20 @@ export const GateBookSnapshot = z.object({
   book: GateBook,
   /** The partition's RunClosed (a global table: every instance's gates read them, whoever owns the partition). */
   closed: z.array(RunClosed),
+  /**
+   * One of the records of a snapshot too large for one (over the log's `maxEventBytes`): the chunks share
+   * `snapshot_id` (the whole snapshot's event id) and `count`, each holds some of the book's entries and closed
+   * runs, and a restore joins them only once all `count` are read (folds/gateSnapshot.ts, `shelve`). Each chunk has
+   * its own compacted key in one of two slots per partition (`gateBookChunkKey`), written alternately, so a crash
+   * between chunks never overwrites the previous complete snapshot. Absent: the whole snapshot in one record.
+   */
+  chunk: z
+    .object({
+      snapshot_id: z.string(),
+      index: z.number().int().nonnegative(),
+      count: z.number().int().min(2),
+      slot: z.enum(['a', 'b']),
+    })
+    .optional(),
 });
 export type GateBookSnapshot = z.infer<typeof GateBookSnapshot>;

@@ -9,9 +9,11 @@ import { openEventLog } from '../../deploy/eventLog.ts';
 import { createRng } from '../../processors/core/prng.ts';
 import {
   emptyPrefix,
+  emptyShelf,
   foldPrefix,
-  keepLatest,
+  joinChunks,
   restorePrefix,
+  shelve,
   type DecisionsPrefix,
 } from '../../processors/folds/gateSnapshot.ts';
 import { readToEnd } from '../../processors/operators/readToEnd.ts';
@@ -98,18 +100,24 @@ const readLog = async () => {
       groupId: 'test.gate-snapshot.decisions',
       onEvent: (event, p, offset) => void (decisions.get(p) ?? decisions.set(p, []).get(p)!).push({ offset, event }),
     });
-    const snapshots = new Map<number, GateBookSnapshot>();
+    const shelf = emptyShelf();
+    // every snapshot written whole, and every chunked one whose chunks were all written (a kill may cut a set short)
     const written: GateBookSnapshot[] = [];
+    const chunks = new Map<string, GateBookSnapshot[]>();
     await readToEnd(log, {
       topic: TOPICS.rowstate,
       groupId: 'test.gate-snapshot.rowstate',
       onEvent: (e) => {
         if (e.type !== 'GateBookSnapshot') return;
-        written.push(e);
-        keepLatest(snapshots, e);
+        shelve(shelf, e);
+        if (!e.chunk) return void written.push(e);
+        const id = `${e.chunk.snapshot_id}/${e.chunk.count}`;
+        const set = chunks.get(id) ?? chunks.set(id, []).get(id)!;
+        if (!set.some((c) => c.chunk!.index === e.chunk!.index)) set.push(e);
+        if (set.length === e.chunk.count) written.push(joinChunks(set));
       },
     });
-    return { decisions, snapshots, written };
+    return { decisions, snapshots: shelf.latest, written };
   } finally {
     await log.close();
   }
