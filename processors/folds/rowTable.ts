@@ -40,7 +40,20 @@ export interface RowChange {
 export interface FoldOutcome {
   readonly folded: TrialRecorded[];
   readonly conflicts: { readonly index: number; readonly trial: TrialRecorded; readonly conflict: SlotConflict }[];
+  /**
+   * When given (`foldTrialsInto` only): the events that changed nothing because the row already holds them, each
+   * with its index and row key: a trial whose very event (id, slot and answer) is one of the row's attempts, a
+   * retraction the row already carries, and a trial of a run the row has retracted. The store's repair after a
+   * restart reads them (operators/foldUnits.ts).
+   */
+  readonly repeated?: { readonly index: number; readonly key: string }[];
 }
+
+/** The row holds this very event: its id, in the same slot (the answer is the same: `slotConflict` found none). */
+const holdsEvent = (attempts: readonly AttemptRecord[], a: AttemptRecord): boolean => {
+  for (const x of attempts) if (x.event_id === a.event_id) return x.attempt === a.attempt && x.run_id === a.run_id;
+  return false;
+};
 
 /** Folds a batch in order; returns the rows it changed, once each, in first-change order. */
 export const foldTrials = (
@@ -129,7 +142,10 @@ export const foldTrialsInto = (
       const key = retractionRowKey(t);
       const row = table.get(key);
       const now = retractRow(row, t, opts);
-      if (now === row) continue;
+      if (now === row) {
+        if (row !== undefined) outcome?.repeated?.push({ index, key });
+        continue;
+      }
       table.set(key, now);
       const had = changed.get(key);
       const before = had ? had.before : row && { n: row.n, c: row.c, ungraded: row.ungraded, class: row.class };
@@ -139,7 +155,10 @@ export const foldTrialsInto = (
     const key = trialRowKey(t);
     const row = table.get(key);
     // a trial of a run retracted on this row never counts, whenever it arrives
-    if (row?.retracted_runs?.includes(t.run_id)) continue;
+    if (row?.retracted_runs?.includes(t.run_id)) {
+      outcome?.repeated?.push({ index, key });
+      continue;
+    }
     if (row === undefined) {
       const made = evolveRow(undefined, t, opts);
       table.set(key, made);
@@ -158,7 +177,11 @@ export const foldTrialsInto = (
     const c = row.c;
     const ungraded = row.ungraded;
     const cls = row.class;
-    if (!addAttemptInPlace(row.attempts, a, attemptOrder)) continue; // the core's de-duplication rule and order
+    // the core's de-duplication rule and order
+    if (!addAttemptInPlace(row.attempts, a, attemptOrder)) {
+      if (outcome?.repeated !== undefined && holdsEvent(row.attempts, a)) outcome.repeated.push({ index, key });
+      continue;
+    }
     outcome?.folded.push(t);
     if (!changed.has(key)) changed.set(key, { key, before: { n, c, ungraded, class: cls }, after: row });
     weigh(a, 1, row);

@@ -5,7 +5,8 @@ import type { RunRetracted } from '../../schemas/events/runRetracted.ts';
 import type { TrialRecorded } from '../../schemas/events/trialRecorded.ts';
 import { conflictReason, toRowStateChanged, type RowFoldOptions } from '../folds/rowState.ts';
 import { foldTrialsInto, type FoldOutcome, type OwnedRowChange, type RowEvent } from '../folds/rowTable.ts';
-import { applyRowChanges, copySummary, type VersionSnapshot } from '../folds/versionSummary.ts';
+import { applyRowChanges, copySummary, versionKeyOf, type VersionSnapshot } from '../folds/versionSummary.ts';
+import { pushAll } from '../core/arrays.ts';
 import type { DeadLetter, EventBatch, LogEvent } from '../ports.ts';
 import type { RowStore } from './rowStore.ts';
 
@@ -35,6 +36,13 @@ export interface FoldedUnit {
   readonly retracted: readonly RunRetracted[];
   /** The summary of each (partition, version) the unit changed, copied as of the unit's position in that partition. */
   readonly summaries: readonly VersionSnapshot[];
+  /**
+   * The store's repair after a restart (empty otherwise): for redelivered records the restored rows already hold
+   * (their changelog was published, their store write may have failed), those rows' states and those trials, to
+   * write to the store again (every table collapses a row written twice), with no changelog. Their versions'
+   * summaries are in `summaries`.
+   */
+  readonly repaired: { readonly trials: readonly TrialRecorded[]; readonly rowStates: readonly RowStateChanged[] };
   /** Valid events of another type on the trials topic: counted, not folded. */
   readonly skipped: number;
   /** The latest lag per partition. */
@@ -49,6 +57,52 @@ const conflictLetter = (e: LogEvent, reason: string): DeadLetter => ({
   value: utf8.encode(JSON.stringify(e.event)),
   reason,
 });
+
+/**
+ * What a batch folded in a partition's repair window gives the store's repair: a trial the row already holds is
+ * written again, with its row; a retraction the row already carries rewrites its row, and the trials of that run
+ * met before it in the window, the first per attempt (a straight run stored them before the retraction; one met
+ * after it, it never did).
+ */
+const repairOf = (
+  store: RowStore,
+  partition: number,
+  until: number,
+  table: ReturnType<RowStore['table']>,
+  events: readonly LogEvent[],
+  repeated: readonly { index: number; key: string }[],
+  trials: TrialRecorded[],
+  rows: Map<number, Set<string>>,
+): void => {
+  for (const { index, key } of repeated) {
+    const e = events[index]!;
+    if (e.offset >= until) continue;
+    const event = e.event as RowEvent;
+    let keys = rows.get(partition);
+    if (keys === undefined) rows.set(partition, (keys = new Set()));
+    const { seen, pending } = store.repairState(partition);
+    if (event.type === 'RunRetracted') {
+      keys.add(key);
+      const slot = `${key}\u0000${event.run_id}`;
+      const before = pending.get(slot);
+      if (before !== undefined) {
+        pushAll(trials, before);
+        pending.delete(slot);
+      }
+    } else if (table.get(key)?.retracted_runs?.includes(event.run_id)) {
+      const slot = `${key}\u0000${event.run_id}`;
+      const before = pending.get(slot);
+      // one per attempt, the first: the one a straight run folded (a later one in its slot was a copy or a conflict)
+      if (before === undefined) pending.set(slot, [event]);
+      else if (!before.some((b) => b.attempt === event.attempt)) before.push(event);
+    } else if (!seen.has(event.event_id)) {
+      // the first time in the window only: a copy of a trial folded or rewritten here is no repair
+      seen.add(event.event_id);
+      trials.push(event);
+      keys.add(key);
+    }
+  }
+};
 
 /** The in-flight weight of a batch: its events, at least 1 (a batch of dead letters still holds a position). */
 export const weightOf = (b: EventBatch): number => Math.max(1, b.events.length);
@@ -80,6 +134,10 @@ export const foldUnits = (
     const batchTrials: RowEvent[] = [];
     const batchEvents: LogEvent[] = [];
     const outcome: FoldOutcome = { folded: trials, conflicts: [] };
+    const repeated: { index: number; key: string }[] = [];
+    const repairOutcome: FoldOutcome = { folded: trials, conflicts: outcome.conflicts, repeated };
+    const repairedTrials: TrialRecorded[] = [];
+    const repairedRows = new Map<number, Set<string>>();
     for (const batch of batches) {
       batchTrials.length = 0;
       batchEvents.length = 0;
@@ -97,7 +155,19 @@ export const foldUnits = (
       }
       let rows = changed.get(batch.partition);
       if (rows === undefined) changed.set(batch.partition, (rows = new Map()));
-      foldTrialsInto(store.table(batch.partition), batchTrials, rows, opts, outcome);
+      // the store's repair: only below the partition's end as it was at the restore (usually never)
+      const until = store.repairUntil(batch.partition);
+      const table = store.table(batch.partition);
+      if (until === 0) foldTrialsInto(table, batchTrials, rows, opts, outcome);
+      else {
+        const from = trials.length;
+        foldTrialsInto(table, batchTrials, rows, opts, repairOutcome);
+        const { seen } = store.repairState(batch.partition);
+        for (let i = from; i < trials.length; i++) seen.add(trials[i]!.event_id);
+        repairOf(store, batch.partition, until, table, batchEvents, repeated, repairedTrials, repairedRows);
+        repeated.length = 0;
+        if (batch.lastOffset + 1 >= until) store.setRepairUntil(batch.partition, 0);
+      }
       for (const c of outcome.conflicts)
         conflicts.push(conflictLetter(batchEvents[c.index]!, conflictReason(c.trial, c.conflict)));
       outcome.conflicts.length = 0;
@@ -121,6 +191,25 @@ export const foldUnits = (
       for (const key of versions) summaries.push({ partition, nextOffset, summary: copySummary(sums.get(key)!) });
       for (const c of rows.values()) changelog.push(toRowStateChanged(c.after, producer, c.key));
     }
+    const repairedStates: RowStateChanged[] = [];
+    for (const [partition, keys] of repairedRows) {
+      const rows = changed.get(partition);
+      const table = store.table(partition);
+      const sums = store.summaries(partition);
+      const nextOffset = positions.get(partition)!.nextOffset;
+      const snapshotted = new Set<string>();
+      for (const s of summaries) if (s.partition === partition) snapshotted.add(versionKeyOf(s.summary));
+      for (const key of keys) {
+        const row = table.get(key);
+        if (row === undefined || rows?.has(key)) continue; // a changed row is in the changelog, so written anyway
+        repairedStates.push(toRowStateChanged(row, producer, key));
+        const version = versionKeyOf(row);
+        const summary = sums.get(version);
+        if (summary === undefined || snapshotted.has(version)) continue;
+        snapshotted.add(version);
+        summaries.push({ partition, nextOffset, summary: copySummary(summary) });
+      }
+    }
     return {
       positions: [...positions.values()],
       weight,
@@ -130,6 +219,7 @@ export const foldUnits = (
       finished,
       retracted,
       summaries,
+      repaired: { trials: repairedTrials, rowStates: repairedStates },
       skipped,
       lag: [...lag.values()],
     };

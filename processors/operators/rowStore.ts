@@ -1,4 +1,5 @@
 import type { RowStateChanged } from '../../schemas/events/decisions.ts';
+import type { TrialRecorded } from '../../schemas/events/trialRecorded.ts';
 import { rowStateKey, trialKey } from '../../schemas/topics.ts';
 import { fromRowStateChanged } from '../folds/rowState.ts';
 import type { RowTable } from '../folds/rowTable.ts';
@@ -36,8 +37,26 @@ export interface RowStore {
     total: number,
   ): number;
   drop(partitions: readonly number[]): void;
+  /**
+   * The store's repair after a restore (operators/foldUnits.ts): the partition's offsets below `until` may have
+   * been folded, and their changelog published, before the restart without the store getting their rows. Set at
+   * assignment to the partition's end; 0 (none) once passed or dropped.
+   */
+  repairUntil(partition: number): number;
+  setRepairUntil(partition: number, until: number): void;
+  /**
+   * Per partition in repair: the event ids folded or rewritten in the window (a copy of one of them is no repair),
+   * and the trials of a retracted run met in the window, by row and run, until its retraction comes.
+   */
+  repairState(partition: number): RepairState;
   /** Version summaries summed over the owned partitions. */
   totals(): VersionSummary[];
+}
+
+/** A partition's repair in progress (`RowStore.repairState`). */
+export interface RepairState {
+  readonly seen: Set<string>;
+  readonly pending: Map<string, TrialRecorded[]>;
 }
 
 /** A restore in progress (`RowStore.restoring`). */
@@ -49,6 +68,7 @@ export interface RowRestore {
 export const createRowStore = (): RowStore => {
   const tables = new Map<number, RowTable>();
   const sums = new Map<number, VersionSummaries>();
+  const repairs = new Map<number, RepairState & { until: number }>();
   const get = <T>(m: Map<number, T>, p: number, make: () => T): T => {
     let v = m.get(p);
     if (v === undefined) m.set(p, (v = make()));
@@ -94,8 +114,15 @@ export const createRowStore = (): RowStore => {
       for (const p of partitions) {
         tables.delete(p);
         sums.delete(p);
+        repairs.delete(p);
       }
     },
+    repairUntil: (p) => repairs.get(p)?.until ?? 0,
+    setRepairUntil: (p, until) => {
+      if (until > 0) repairs.set(p, { until, seen: new Set(), pending: new Map() });
+      else repairs.delete(p);
+    },
+    repairState: (p) => repairs.get(p) ?? { seen: new Set(), pending: new Map() },
     totals: () => {
       const all: VersionSummaries = new Map();
       for (const summaries of sums.values())

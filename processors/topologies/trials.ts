@@ -1,15 +1,15 @@
-import { identity, map, tap, type Observable, type SchedulerLike } from 'rxjs';
+import { map, tap, type Observable, type SchedulerLike } from 'rxjs';
 import type { RowStateChanged } from '../../schemas/events/decisions.ts';
 import { TOPICS } from '../../schemas/topics.ts';
 import { toRunClosed } from '../folds/gates.ts';
 import type { VersionSummary } from '../folds/versionSummary.ts';
 import { batchRows } from '../operators/batchRows.ts';
-import { emitChanges } from '../operators/emitChanges.ts';
 import { foldUnits, weightOf, type FoldedUnit } from '../operators/foldUnits.ts';
 import { createInFlight } from '../operators/inFlight.ts';
 import { readToEnd } from '../operators/readToEnd.ts';
 import type { RowstateFeed } from '../operators/rowstateFeed.ts';
 import { createRowStore, type PartitionOf } from '../operators/rowStore.ts';
+import { writeAndEmit } from '../operators/writeAndEmit.ts';
 import { writeRows } from '../operators/writeRows.ts';
 import type { DeadLetter, EventConsumer, EventPublisher, EventSource, TrialSink } from '../ports.ts';
 import { runTopology } from './runner.ts';
@@ -47,7 +47,7 @@ export interface TrialTopologyOptions {
   readonly maxWaitMs?: number;
   /**
    * Durable units whose changelog publish may be in flight at once (the next unit's is sent while this
-   * one's acks are awaited; per-key order and in-order commits hold, see `emitChanges`). 1 = one at a
+   * one's acks are awaited; per-key order and in-order commits hold, see `writeAndEmit`). 1 = one at a
    * time. Off by default: it measured no gain on Kafka here (docs/performance.md). @default 1
    */
   readonly maxPublishesInFlight?: number;
@@ -97,10 +97,14 @@ export interface TrialProgress {
  * passk.trials → fold per-row state → sink + passk.rowstate (changelog) → commit.
  * Restore: the rows of newly assigned partitions from the compacted changelog (no replay of trials).
  *
- *   pullBatches ─▶ batchRows ─▶ foldUnits ─▶ writeRows ─▶ emitChanges ─▶ commitWhenDurable
+ *   pullBatches ─▶ batchRows ─▶ foldUnits ─▶ writeAndEmit (store write ∥ changelog publish) ─▶ commitWhenDurable
  *
- * On a log that can (`EventConsumer.publishAndCommit`: the embedded log), emitChanges is left out and the unit's
- * changelog is appended in its commit's transaction.
+ * On a log that can (`EventConsumer.publishAndCommit`: the embedded log), the unit is only written (writeRows) and
+ * its changelog is appended in its commit's transaction.
+ *
+ * A unit's changelog may so be durable while its store write failed: the restore then marks each partition's
+ * uncommitted records as a repair window, and foldUnits rewrites what the restored rows already hold of them to the
+ * store, before they are committed (docs/reliability.md, "The store behind the changelog").
  *
  * A durable unit is folded in one pass when it is complete (batchRows: by rows or by time), so each
  * changed row is read and its record built once per unit, not once per batch.
@@ -115,6 +119,19 @@ export const trialTopology = (ports: TrialPorts, o: TrialTopologyOptions): Obser
     consumer.publishAndCommit !== undefined &&
     consumer.publisher === ports.publisher &&
     (o.maxPublishesInFlight ?? 1) <= 1;
+  const writeUnit = async (u: FoldedUnit): Promise<void> => {
+    // a conflict is dead-lettered before the unit's rows, so it is durable before the commit
+    if (u.conflicts.length > 0) await ports.deadLetter?.(u.conflicts);
+    // the repair's rows too (foldUnits: records read again whose changelog may be ahead of the store)
+    const { repaired } = u;
+    await ports.sink.writeTrials({
+      trials: repaired.trials.length === 0 ? u.trials : [...u.trials, ...repaired.trials],
+      rowStates: repaired.rowStates.length === 0 ? u.changelog : [...u.changelog, ...repaired.rowStates],
+      finished: u.finished,
+      retracted: u.retracted,
+      summaries: u.summaries,
+    });
+  };
   return runTopology(
     {
       source: ports.source,
@@ -129,7 +146,8 @@ export const trialTopology = (ports: TrialPorts, o: TrialTopologyOptions): Obser
       scheduler: o.scheduler,
       restore: async (partitions, { consumer, stop, stopping }) => {
         o.rowstate?.restoring('trials');
-        const total = (await consumer.lag()).filter((l) => l.topic === TOPICS.trials).length;
+        const lags = (await consumer.lag()).filter((l) => l.topic === TOPICS.trials);
+        const total = lags.length;
         const restoring = store.restoring(partitions, o.partitionOf, total);
         // the gates of this process (the feed) take the records read, a few thousand at a time, so a restore of 1M
         // rows never holds them all (the gates decide nothing before `assigned`: the feed is not loaded until then)
@@ -151,6 +169,16 @@ export const trialTopology = (ports: TrialPorts, o: TrialTopologyOptions): Obser
           });
         if (stopping()) return;
         const restoredRows = restoring.done();
+        // the store's repair: what the changelog holds of records not committed (their store write may have failed,
+        // or the process died between the two) is written to the store again as those records are read again, up to
+        // each partition's end as it is now (nothing past it was ever folded)
+        if (o.restoreFromChangelog !== false) {
+          const committed = await consumer.committed(TOPICS.trials);
+          for (const l of lags)
+            // a partition the changelog gave no row has nothing to repair
+            if (partitions.includes(l.partition) && store.table(l.partition).size > 0)
+              store.setRepairUntil(l.partition, (committed.get(l.partition) ?? 0) + l.lag);
+        }
         handOver();
         o.rowstate?.assigned('trials', partitions, total);
         o.onAssignment?.({ assigned: partitions, revoked: [], restoredRows });
@@ -171,28 +199,13 @@ export const trialTopology = (ports: TrialPorts, o: TrialTopologyOptions): Obser
           scheduler: o.scheduler,
         }),
         foldUnits(store, o.producer, { minAttempts: o.minAttempts }),
-        // store before changelog: a restore reads the changelog, and a redelivered unit whose changes it
-        // already holds changes no row, so nothing would rewrite rows the store had missed
-        writeRows(async (u) => {
-          // a conflict is dead-lettered before the unit's rows, so it is durable before the commit
-          if (u.conflicts.length > 0) await ports.deadLetter?.(u.conflicts);
-          await ports.sink.writeTrials({
-            trials: u.trials,
-            rowStates: u.changelog,
-            finished: u.finished,
-            retracted: u.retracted,
-            summaries: u.summaries,
-          });
-        }),
-        // where the log can (embedded), the changelog is appended in the commit's own transaction instead (below)
-        // built here from validated trials: serialized as built, not validated again (the unit tests'
-        // in-memory log still validates every one)
-        // with maxPublishesInFlight > 1, unit k+1's publish overlaps unit k's: it starts once its own store
-        // write is durable (the writes above are one at a time, so every earlier unit's is too), and units
-        // are passed on to the commit in order, none past a failed publish
+        // the unit's store write and its changelog publish at the same time (writeAndEmit), committed once both are
+        // durable; where the log can (embedded), the changelog is appended in the commit's own transaction instead
+        // (below), after the store write. The changelog is built here from validated trials: serialized as built, not
+        // validated again (the unit tests' in-memory log still validates every one)
         atomic(consumer)
-          ? identity
-          : emitChanges((events) => ports.publisher.publish(events, { trusted: true }), changesOf, {
+          ? writeRows(writeUnit)
+          : writeAndEmit(writeUnit, (events) => ports.publisher.publish(events, { trusted: true }), changesOf, {
               concurrency: o.maxPublishesInFlight ?? 1,
             }),
       ),

@@ -133,19 +133,6 @@ describe('trial topology on the in-memory log', () => {
     }
   });
 
-  it('a failed store write publishes no changelog and commits nothing; the rerun counts everything once', async () => {
-    const log = createMemoryLog();
-    const events = workload(10, 1, 3);
-    await log.publisher.publish(events);
-    const failing: TrialSink = { writeTrials: () => Promise.reject(new Error('sink down')) };
-    await expect(run(log, failing)).rejects.toThrow('sink down');
-    expect(log.records(TOPICS.rowstate).flat().length).toBe(0); // the store comes first
-    const sink = memorySink();
-    await run(log, sink);
-    expect(JSON.stringify(checkpointOf(await changelogOf(log)))).toBe(straight(events));
-    expect(sink.trials.length).toBe(events.length);
-  });
-
   // One store across the crash and the rerun: what it holds must equal one straight run's rows.
   const storeRows = (sink: ReturnType<typeof memorySink>) =>
     JSON.stringify(checkpointOf(restoreTable(sink.rowStates.map(fromRowStateChanged))));
@@ -166,6 +153,107 @@ describe('trial topology on the in-memory log', () => {
     expect(storeRows(store)).toBe(straight(events));
     expect(JSON.stringify(checkpointOf(await changelogOf(log)))).toBe(straight(events));
     expect(uniqueTrials(store)).toBe(events.length);
+  });
+
+  /**
+   * A store whose `failAt`-th write fails once that unit's changelog is acknowledged (the write and the publish run
+   * at the same time): the changelog is ahead of the store, as after a store that failed or a process killed between
+   * the two. Writes before it land in `store`.
+   */
+  const failingAfterPublish = (log: MemoryLog, store: ReturnType<typeof memorySink>, failAt: number) => {
+    const acked: (() => void)[] = [];
+    const ackOf: Promise<void>[] = Array.from({ length: 64 }, (_, i) => new Promise<void>((r) => (acked[i] = r)));
+    let publishes = 0;
+    let writes = 0;
+    const publisher = {
+      ...log.publisher,
+      publish: async (e: Parameters<typeof log.publisher.publish>[0]) => {
+        const me = publishes++;
+        await log.publisher.publish(e);
+        acked[me]!();
+      },
+    };
+    const sink: TrialSink = {
+      writeTrials: async (u) => {
+        const me = writes++;
+        if (me + 1 < failAt) return store.writeTrials(u);
+        await ackOf[me]; // this unit's changelog is durable…
+        throw new Error('store down'); // …and its store write fails
+      },
+    };
+    return { publisher, sink };
+  };
+
+  it('a store write that fails after its changelog is published: the restart writes every row to the store, once', async () => {
+    for (const failAt of [1, 3]) {
+      const log = createMemoryLog();
+      const events = workload(10, 2, 3);
+      await log.publisher.publish(events);
+      const store = memorySink();
+      const { publisher, sink } = failingAfterPublish(log, store, failAt);
+      const { source, commits } = recordingSource(log);
+      await expect(
+        lastValueFrom(trialTopology({ source, publisher, sink }, options({ maxBatch: 10, maxRows: 10 }))),
+      ).rejects.toThrow('store down');
+      // the changelog holds rows the store does not, and nothing past the stored units was committed
+      expect(JSON.stringify(checkpointOf(await changelogOf(log)))).not.toBe(storeRows(store));
+      expect(commits.length).toBe(failAt - 1);
+      expect(uniqueTrials(store)).toBeLessThan(events.length);
+      // the restart restores the rows from the changelog and brings the store up to it
+      const progress = await run(log, store, { maxBatch: 10, maxRows: 10 });
+      expect(storeRows(store)).toBe(straight(events));
+      expect(JSON.stringify(checkpointOf(await changelogOf(log)))).toBe(straight(events));
+      // every trial in the store, none written twice; the summaries as one straight run's
+      expect(uniqueTrials(store)).toBe(events.length);
+      expect(store.trials.length).toBe(events.length);
+      expect(summariesOfSnapshots(store.summaries)).toEqual(straightSummaries(events));
+      expect(progress.at(-1)!.summaries()).toEqual(straightSummaries(events));
+    }
+  });
+
+  it('the repair after a restart: a retracted run and copies in the window, the store equal to one straight run', async () => {
+    const events = workload(6, 1, 3);
+    const r0 = events.find((e) => e.row_id === 'r0' && e.attempt === 1)!;
+    const retracted = {
+      event_id: '01KA00000000000000000000RT',
+      type: 'RunRetracted' as const,
+      schema_version: 1 as const,
+      occurred_at: r0.occurred_at + 1,
+      producer: 'test',
+      retraction_id: 'x',
+      run_id: r0.run_id,
+      suite: r0.suite,
+      dataset_version: r0.dataset_version,
+      agent_version: r0.agent.version,
+      row_id: r0.row_id,
+      reason: 'typo',
+      retracted_by: 'ana',
+      trials: 3,
+    };
+    // a copy of an earlier trial, the retraction of r0's run (after two of its trials), a late trial of that run and
+    // r0's last attempt (neither ever counted: the run is retracted before them)
+    const late = trial({ row: 'r0', version: 'v0', attempt: 7, passed: true });
+    const all = [...events.slice(0, 9), events[0]!, retracted, late, ...events.slice(9)];
+    const log = createMemoryLog({ partitions: 1 });
+    await log.publisher.publish(all);
+    const store = memorySink();
+    // the first unit (16 records) fails: r0's stored trials came before the retraction in it
+    const { publisher, sink } = failingAfterPublish(log, store, 1);
+    await expect(
+      lastValueFrom(trialTopology({ source: log, publisher, sink }, options({ maxBatch: 8, maxRows: 16 }))),
+    ).rejects.toThrow('store down');
+    expect(store.trials.length).toBe(0);
+    await run(log, store, { maxBatch: 8, maxRows: 8 });
+    // what one straight run into an empty store writes
+    const straightStore = memorySink();
+    const fresh = createMemoryLog({ partitions: 1 });
+    await fresh.publisher.publish(all);
+    await run(fresh, straightStore, { maxBatch: 8, maxRows: 8 });
+    expect(storeRows(store)).toBe(storeRows(straightStore));
+    expect([...new Set(store.trials.map((t) => t.event_id))].sort()).toEqual(
+      [...new Set(straightStore.trials.map((t) => t.event_id))].sort(),
+    );
+    expect(summariesOfSnapshots(store.summaries)).toEqual(summariesOfSnapshots(straightStore.summaries));
   });
 
   /** The log's consumer, with every commit it is asked for recorded (and passed on unless `refuse`). */
