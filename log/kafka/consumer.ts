@@ -40,6 +40,9 @@ const groupNotFound = (e: unknown): boolean =>
     protocolTypes(x).includes('GROUP_ID_NOT_FOUND'),
   );
 
+/** kafkajs's protocol errors that mean its cached metadata names a leader that no longer is (its `staleMetadata`). */
+const STALE_LEADER_TYPES = new Set(['NOT_LEADER_FOR_PARTITION', 'LEADER_NOT_AVAILABLE', 'UNKNOWN_TOPIC_OR_PARTITION']);
+
 /** Retries of an offsets read (lag, committed) while the cluster moves a group coordinator or a leader. */
 const ADMIN_READ_RETRIES = 5;
 
@@ -128,6 +131,22 @@ export const createKafkaConsumer = async (deps: {
 }): Promise<EventConsumer> => {
   const { options, names, codec } = deps;
   const sleep = deps.sleep ?? wait;
+  /**
+   * A topic's end offsets. kafkajs 2.2.4's `admin.fetchTopicOffsets` gives up on a leadership error (the leader it
+   * cached died or moved) without refreshing its metadata, and refreshes it only once it is 5 minutes old: read again
+   * on the same admin, it asks the old leader every time (fix 13, docs/reliability.md). After such an error the read
+   * goes through an admin of its own, whose first request loads the cluster's metadata as it is now.
+   */
+  const topicOffsets = async (physical: string, staleLeaders: boolean) => {
+    if (!staleLeaders) return deps.admin.fetchTopicOffsets(physical);
+    const admin = deps.kafka.admin();
+    try {
+      await admin.connect();
+      return await admin.fetchTopicOffsets(physical);
+    } finally {
+      await admin.disconnect().catch(() => {});
+    }
+  };
   const covering = coveringFor(deps.partitionsOf);
   if (options.topics.includes(TOPICS.dlq) && options.topics.length > 1)
     throw new ConsumerMisuse(`${TOPICS.dlq} holds dead letters, not events: read it alone`);
@@ -409,6 +428,7 @@ export const createKafkaConsumer = async (deps: {
     },
     lag: async () => {
       const what = `kafka: lag of ${deps.groupId}`;
+      let staleLeaders = false;
       return adminRead(
         what,
         async () => {
@@ -422,7 +442,8 @@ export const createKafkaConsumer = async (deps: {
             const partitions = covering(what, topic, committed.find((c) => c.topic === physical)?.partitions ?? []);
             // the same stale cache makes kafkajs's fetchTopicOffsets throw a TypeError (it destructures the answer for a
             // topic it asked no broker about): transient too
-            const answer = await deps.admin.fetchTopicOffsets(physical).catch((e: unknown) => {
+            const answer = await topicOffsets(physical, staleLeaders).catch((e: unknown) => {
+              if (protocolTypes(e).some((t) => STALE_LEADER_TYPES.has(t))) staleLeaders = true;
               if (!(e instanceof TypeError)) throw e;
               throw new BackendUnavailable(`${what}: no offsets for ${topic} (stale client metadata): ${e.message}`, e);
             });

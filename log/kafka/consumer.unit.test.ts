@@ -1,4 +1,4 @@
-import type { Admin, Kafka } from 'kafkajs';
+import kafkajs, { type Admin, type Kafka } from 'kafkajs';
 import { describe, expect, it } from 'vitest';
 import type { EventCodec } from '../../schemas/codec.ts';
 import { BackendUnavailable } from '../../schemas/errors.ts';
@@ -142,6 +142,48 @@ describe('the Kafka consumer’s offsets reads', () => {
     expect(admin.deletes).toBe(1); // not tried again
   });
 
+  it('lag(): after a leadership error, the end offsets are read through a new admin (kafkajs keeps the old leader)', async () => {
+    // kafkajs 2.2.4's admin keeps asking the leader it cached (fix 13): this one fails every time, as it did for the
+    // fault campaign's seed 17031728 after a broker was killed, until its metadata is 5 minutes old
+    const NotLeader = () =>
+      Object.assign(new kafkajs.KafkaJSProtocolError('This server is not the leader for that topic-partition'), {
+        type: 'NOT_LEADER_FOR_PARTITION',
+        retriable: true,
+      });
+    const admin = fakeAdmin(0);
+    let staleReads = 0;
+    admin.fetchTopicOffsets = async () => {
+      staleReads++;
+      throw NotLeader();
+    };
+    const fresh = { connects: 0, disconnects: 0 };
+    const kafka = {
+      ...fakeKafka,
+      admin: () => ({
+        connect: async () => void fresh.connects++,
+        disconnect: async () => void fresh.disconnects++,
+        fetchTopicOffsets: fakeAdmin(0).fetchTopicOffsets,
+      }),
+    } as unknown as Kafka;
+    const c = await createKafkaConsumer({
+      sleep: async () => {},
+      kafka,
+      admin: admin as unknown as Admin,
+      codec,
+      deadLetter: async () => {},
+      names,
+      partitionsOf: () => PARTITIONS,
+      groupId: 'ns.g',
+      options: { groupId: 'g', topics: [TOPICS.datasets] },
+      maxBytesPerPartition: 1_000_000,
+      onClose: () => {},
+    });
+    expect((await c.lag()).map((p) => p.lag)).toEqual([5, 10, 10, 10]);
+    expect(staleReads).toBe(1);
+    expect(fresh).toEqual({ connects: 1, disconnects: 1 });
+    await c.close();
+  });
+
   it('an answer that stays short fails as BackendUnavailable, naming the partitions, after the retries', async () => {
     const c = await consumerOn(fakeAdmin(1_000));
     slept.length = 0;
@@ -207,5 +249,39 @@ describe('the Kafka consumer’s commit', () => {
     const late = c.commit([{ topic: TOPICS.datasets, partition: 0, nextOffset: 5 }]);
     await expect(late).rejects.toThrow(/not initialized/);
     await expect(late).rejects.not.toBeInstanceOf(CommitRejected);
+  });
+
+  it('a commit sent to a coordinator that moved is rejected as fenced (kafkajs joins again), not fatal', async () => {
+    const { kafka, join } = crashedKafka();
+    const notCoordinator = Object.assign(new kafkajs.KafkaJSProtocolError('This is not the correct coordinator'), {
+      type: 'NOT_COORDINATOR_FOR_GROUP',
+      retriable: true,
+    });
+    const moved = {
+      ...kafka,
+      consumer: () => ({
+        ...kafka.consumer({ groupId: 'g' }),
+        // what kafkajs's retries end with: each asked the coordinator it had cached
+        commitOffsets: async () => {
+          throw new kafkajs.KafkaJSNumberOfRetriesExceeded(notCoordinator, { retryCount: 5, retryTime: 4800 });
+        },
+      }),
+    } as unknown as Kafka;
+    const c = await createKafkaConsumer({
+      kafka: moved,
+      admin: fakeAdmin(0) as unknown as Admin,
+      codec,
+      deadLetter: async () => {},
+      names,
+      partitionsOf: () => PARTITIONS,
+      groupId: 'ns.g',
+      options: { groupId: 'g', topics: [TOPICS.datasets] },
+      maxBytesPerPartition: 1_000_000,
+      onClose: () => {},
+    });
+    join();
+    const commit = c.commit([{ topic: TOPICS.datasets, partition: 0, nextOffset: 5 }]);
+    await expect(commit).rejects.toBeInstanceOf(CommitRejected);
+    await c.close();
   });
 });

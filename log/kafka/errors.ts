@@ -6,12 +6,20 @@ import { LogRejected } from '../errors.ts';
 // cannot see: take them from the default export.
 const { KafkaJSConnectionError, KafkaJSError, KafkaJSNumberOfRetriesExceeded, KafkaJSRequestTimeoutError } = kafkajs;
 
-/** Protocol error types of a commit from a member whose generation is over. */
+/**
+ * Protocol error types of a commit from a member whose generation is over, or sent to a broker that is no longer
+ * the group's coordinator. kafkajs 2.2.4 keeps the coordinator it found while its connection lasts, so after the
+ * coordinator moved (a broker killed, or back and leading again) every retry of the commit asks the old one; it counts
+ * NOT_COORDINATOR_FOR_GROUP as a rebalance (`isRebalancing`) and joins again through the new coordinator, after
+ * which the partitions are read again from their last commit (the fault campaign's seed 17031728: a store rebuild's
+ * commit, refused five times, ended `passk process` with exit 3).
+ */
 export const FENCED_COMMIT_TYPES = new Set([
   'ILLEGAL_GENERATION',
   'UNKNOWN_MEMBER_ID',
   'REBALANCE_IN_PROGRESS',
   'FENCED_INSTANCE_ID',
+  'NOT_COORDINATOR_FOR_GROUP',
 ]);
 
 /** `type` fields of a kafkajs error and of the errors it wraps. */

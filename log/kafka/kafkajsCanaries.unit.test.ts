@@ -99,8 +99,36 @@ describe('kafkajs canaries', () => {
     expect((refusal as Error).message).toMatch(/^Consumer group was not initialized/);
   });
 
+  it('admin.fetchTopicOffsets gives up on a leader that moved without refreshing its metadata (fix 13)', async () => {
+    const createAdmin = require('kafkajs/src/admin/index.js') as (deps: object) => {
+      fetchTopicOffsets(topic: string): Promise<unknown>;
+    };
+    const { KafkaJSProtocolError } = require('kafkajs/src/errors.js') as {
+      KafkaJSProtocolError: new (e: object) => Error & { type: string };
+    };
+    const { createErrorFromCode } = require('kafkajs/src/protocol/error.js') as {
+      createErrorFromCode(code: number): object;
+    };
+    const logger = { namespace: () => logger, debug() {}, info() {}, warn() {}, error() {} };
+    let refreshes = 0;
+    const cluster = {
+      addTargetTopic: async () => {},
+      refreshMetadataIfNecessary: async () => {}, // the cache is fresh enough for kafkajs: under 5 minutes old
+      refreshMetadata: async () => void refreshes++,
+      findTopicPartitionMetadata: () => [{ partitionId: 0 }],
+      fetchTopicsOffset: async () => {
+        throw new KafkaJSProtocolError(createErrorFromCode(6)); // NOT_LEADER_FOR_PARTITION, from the old leader
+      },
+    };
+    const admin = createAdmin({ logger, cluster, retry: { retries: 3, initialRetryTime: 1, maxRetryTime: 5 } });
+    const refusal = (await admin.fetchTopicOffsets('t').catch((e: unknown) => e)) as { type?: string };
+    expect(refusal.type).toBe('NOT_LEADER_FOR_PARTITION');
+    // the bug: no refresh, so the next read asks the same broker. Fixed upstream, this would be 1.
+    expect(refreshes).toBe(0);
+  });
+
   it('names each bug with its workaround and canary, and an upstream link where there is one', () => {
-    expect(KAFKAJS_BUGS.map((b) => b.fix)).toEqual([4, 6, 8, 11, 12]);
+    expect(KAFKAJS_BUGS.map((b) => b.fix)).toEqual([4, 6, 8, 11, 12, 13]);
     for (const b of KAFKAJS_BUGS) {
       expect(b.canary).toMatch(/kafkajs(Canaries\.unit|Fixes\.int)\.test\.ts: "/);
       if (b.upstream !== null) expect(b.upstream).toMatch(/^https:\/\/github\.com\/tulios\/kafkajs\//);

@@ -1,6 +1,6 @@
 /**
- * kafkajs 2.2.4 (its last release, February 2023) and the five of its bugs the fault campaign met
- * (docs/reliability.md, fixes 4, 6, 8, 11 and 12). Four are worked around in passk's own calls to kafkajs, where
+ * kafkajs 2.2.4 (its last release, February 2023) and the six of its bugs the fault campaign met
+ * (docs/reliability.md, fixes 4, 6, 8, 11, 12 and 13). Five are worked around in passk's own calls to kafkajs, where
  * the bug bites; one, the Runner race, can only be fixed inside kafkajs, and is: `applyKafkajsFixes()` patches
  * kafkajs's `Runner.prototype.fetch`. The Kafka backend calls it when it creates its clients
  * (`createKafkaEventLog`), never an import: `import { createRecorder } from 'passk'`, or the embedded backend,
@@ -93,6 +93,20 @@ export const KAFKAJS_BUGS: readonly KafkajsBug[] = [
     ],
     workaround: 'log/kafka/kafkajsFixes.ts: applyKafkajsFixes() (Runner.prototype.fetch of a stopped runner fails)',
     canary: 'log/kafka/kafkajsFixes.int.test.ts: "kafkajs 2.2.4 as shipped holds the event loop for good"',
+  },
+  {
+    fix: 13,
+    bug:
+      'admin.fetchTopicOffsets gives up on a leadership error (the leader it cached died or moved) without refreshing ' +
+      'its metadata, which it refreshes only at 5 minutes of age: read again on the same admin, it asks the old leader',
+    upstream: null,
+    // a forced metadata refresh, proposed for the admin's topic metadata (#374, closed unmerged); the admin's cached
+    // metadata under its offsets reads (#1759). Kafka's Java client fixed the same in its ListOffsets (KAFKA-9535).
+    related: ['https://github.com/tulios/kafkajs/pull/374', 'https://github.com/tulios/kafkajs/issues/1759'],
+    workaround: 'log/kafka/consumer.ts: after a leadership error, the end offsets are read through a new admin',
+    canary:
+      'log/kafka/kafkajsCanaries.unit.test.ts: "admin.fetchTopicOffsets gives up on a leader that moved without ' +
+      'refreshing its metadata (fix 13)"',
   },
 ];
 
