@@ -2,6 +2,7 @@ import type { Command } from 'commander';
 import {
   emptyBook,
   foldBookInto,
+  pastHorizon,
   progressOf,
   type ComparisonProgress,
   type ComparisonState,
@@ -10,6 +11,7 @@ import {
 } from '../../processors/folds/gates.ts';
 import { evolveRow, retractRow, type StreamRowState } from '../../processors/folds/rowState.ts';
 import { versionKeyOf } from '../../processors/folds/versionSummary.ts';
+import { maxOf } from '../../processors/core/arrays.ts';
 import type { EventLog } from '../../processors/ports.ts';
 import { readDatasets } from '../../producers/datasets/index.ts';
 import { readLog } from '../../producers/logReader.ts';
@@ -24,7 +26,7 @@ import { evaluatedView, gateNext, ruleBlocks, unprotectedLine } from '../format/
 import { rowList } from '../format/numbers.ts';
 import { renderJson, renderMarkdown, renderTerminal, writeStderr } from '../format/render.ts';
 import type { OutputFormat } from './offlineOptions.ts';
-import { exitOnUnavailable, withEventLog } from '../context.ts';
+import { configOf, exitOnUnavailable, withEventLog } from '../context.ts';
 import { declareComparison, waitForVerdict, type DeclareInput } from '../../producers/gate/index.ts';
 
 /** `passk gate --declare`, `--wait` and `--status`: the live gate of the processors, driven from the command line. */
@@ -180,6 +182,11 @@ export interface ComparisonStatus {
   readonly missing: Record<string, { row_id: string; graded: number }[]>;
   /** Per version: its closed runs (RunClosed) on the dataset version, trials declared and recorded. */
   readonly runs: Record<string, { run_id: string; trials: number; recorded: number }[]>;
+  /**
+   * Under the gates' horizon (`PASSK_GATE_HORIZON_DAYS`), per version with any: its runs on the dataset version
+   * that closed more than the horizon before the newest run, which the gate no longer counts (not in `runs`).
+   */
+  readonly past_horizon?: { readonly days: number; readonly runs: Record<string, string[]> };
   /** Confirmation rows still short of graded attempts, per version. */
   readonly confirmations?: {
     run_id: string;
@@ -194,10 +201,16 @@ export interface ComparisonStatus {
 type RunSource = { dataset_path: string; agent_spec: string };
 type StatusView = GateView & {
   source(suite: string, datasetVersion: string, agentVersion: string): RunSource | undefined;
+  /** A version's closed runs past the gates' horizon: those `closed` leaves out, as the processors do. */
+  pastHorizon(suite: string, agentVersion: string): readonly RunClosed[];
+  readonly horizonDays: number;
 };
 
-/** The gates' view, built from the log: row states from the trials, the datasets, every RunClosed; run sources. */
-const logView = async (log: EventLog): Promise<StatusView> => {
+/**
+ * The gates' view, built from the log: row states from the trials, the datasets, every RunClosed (under the gates'
+ * horizon, those within it of the newest, as the processors see them: `addClosed`); run sources.
+ */
+const logView = async (log: EventLog, horizonDays = 0): Promise<StatusView> => {
   const rows = new Map<string, Map<string, StreamRowState>>();
   const finished = new Map<string, RunSource & { run_id: string; at: number }>();
   const retracted = new Set<string>();
@@ -227,11 +240,19 @@ const logView = async (log: EventLog): Promise<StatusView> => {
   });
   const datasets = await readDatasets(log);
   const none = new Map<string, StreamRowState>();
+  const horizonMs = Math.round(horizonDays * 86_400_000);
+  const newest = Math.max(0, maxOf([...closed.values()].map((r) => r.occurred_at)));
+  const runsOf = (suite: string, version: string, past: boolean) =>
+    [...closed.values()].filter(
+      (r) => r.suite === suite && r.agent_version === version && pastHorizon(newest, r.occurred_at, horizonMs) === past,
+    );
   return {
+    horizonDays,
     rows: (suite, dataset_version, agent_version) =>
       rows.get(versionKeyOf({ suite, dataset_version, agent_version })) ?? none,
     dataset: (id) => datasets.get(id),
-    closed: (suite, version) => [...closed.values()].filter((r) => r.suite === suite && r.agent_version === version),
+    closed: (suite, version) => runsOf(suite, version, false),
+    pastHorizon: (suite, version) => runsOf(suite, version, true),
     source: (suite, dataset_version, agent_version) => {
       const f = finished.get(versionKeyOf({ suite, dataset_version, agent_version }));
       return f && !retracted.has(`${suite}${KEY_SEP}${agent_version}${KEY_SEP}${f.run_id}`)
@@ -269,6 +290,7 @@ const statusOf = (c: ComparisonState, view: StatusView): ComparisonStatus => {
     complete: Object.fromEntries(versions.map((v) => [v.version, v.complete])),
     missing: Object.fromEntries(versions.map((v) => [v.version, [...v.short]])),
     runs: Object.fromEntries(versions.map((v) => [v.version, [...v.runs]])),
+    ...pastHorizonOf(d, view),
     ...(req
       ? {
           confirmations: {
@@ -285,6 +307,20 @@ const statusOf = (c: ComparisonState, view: StatusView): ComparisonStatus => {
         }
       : {}),
   };
+};
+
+/** The versions' runs on the dataset version the gates' horizon hides, when there are any. */
+const pastHorizonOf = (d: ComparisonState['declared'], view: StatusView): Pick<ComparisonStatus, 'past_horizon'> => {
+  const runs = Object.fromEntries(
+    [d.baseline, d.candidate].flatMap((v) => {
+      const ids = view
+        .pastHorizon(d.suite, v)
+        .filter((r) => r.dataset_version === d.dataset_version)
+        .map((r) => r.run_id);
+      return ids.length > 0 ? [[v, ids]] : [];
+    }),
+  );
+  return Object.keys(runs).length > 0 ? { past_horizon: { days: view.horizonDays, runs } } : {};
 };
 
 /** Where the rows come from, when that decides how the gate can call a version complete. */
@@ -319,7 +355,12 @@ const versionLine = (s: ComparisonStatus, v: string): Block => {
         10,
       )} (passk run)`,
     );
+  const past = s.past_horizon?.runs[v] ?? [];
   if (runs.length > 0) parts.push(`closed runs not fully recorded yet: ${runList} (passk process records them)`);
+  else if (past.length > 0)
+    parts.push(
+      `its runs on ${s.suite} ${s.dataset_version} (${rowList(past, 5)}) closed more than ${s.past_horizon!.days} days before the newest run, past the gates' horizon (PASSK_GATE_HORIZON_DAYS), so they no longer count: publish the dataset (passk dataset publish) or run ${v} again`,
+    );
   else
     parts.push(
       `no run closed on ${s.suite} ${s.dataset_version} yet (passk run and passk import close theirs; passk process forwards them)`,
@@ -382,7 +423,7 @@ export const runStatus = async (cmd: Command, opts: { comparison?: string; forma
         { field: '--comparison' },
       );
     if (all.length === 0) return [];
-    const view = await logView(log);
+    const view = await logView(log, configOf(cmd).gateHorizonDays);
     return all.map((c) => statusOf(c, view));
   }).catch(exitOnUnavailable);
   if (statuses.length === 0) {
