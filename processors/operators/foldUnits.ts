@@ -96,7 +96,8 @@ const repairOf = (
       if (before === undefined) pending.set(slot, [event]);
       else if (!before.some((b) => b.attempt === event.attempt)) before.push(event);
     } else if (!seen.has(event.event_id)) {
-      // the first time in the window only: a copy of a trial folded or rewritten here is no repair
+      // once per trial id in the window (a copy of one folded in this run is written again: harmless, the table
+      // collapses it, and `seen` then holds only what the changelog was ahead by, not a long backlog's every id)
       seen.add(event.event_id);
       trials.push(event);
       keys.add(key);
@@ -160,10 +161,7 @@ export const foldUnits = (
       const table = store.table(batch.partition);
       if (until === 0) foldTrialsInto(table, batchTrials, rows, opts, outcome);
       else {
-        const from = trials.length;
         foldTrialsInto(table, batchTrials, rows, opts, repairOutcome);
-        const { seen } = store.repairState(batch.partition);
-        for (let i = from; i < trials.length; i++) seen.add(trials[i]!.event_id);
         repairOf(store, batch.partition, until, table, batchEvents, repeated, repairedTrials, repairedRows);
         repeated.length = 0;
         if (batch.lastOffset + 1 >= until) store.setRepairUntil(batch.partition, 0);

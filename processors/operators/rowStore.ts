@@ -45,7 +45,7 @@ export interface RowStore {
   repairUntil(partition: number): number;
   setRepairUntil(partition: number, until: number): void;
   /**
-   * Per partition in repair: the event ids folded or rewritten in the window (a copy of one of them is no repair),
+   * Per partition in repair: the event ids rewritten in the window (a copy of one of them is not written again),
    * and the trials of a retracted run met in the window, by row and run, until its retraction comes.
    */
   repairState(partition: number): RepairState;
