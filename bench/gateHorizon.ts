@@ -1,8 +1,11 @@
 import {
+  chunkSnapshot,
   emptyPrefix,
+  emptyShelf,
   foldPrefix,
   heldIds,
   restorePrefix,
+  shelve,
   toGateBookSnapshot,
   type DecisionsPrefix,
 } from '../processors/folds/gateSnapshot.ts';
@@ -135,4 +138,75 @@ export async function benchGateHorizon(o: {
     });
   }
   return out;
+}
+
+export interface GateChunksLine {
+  readonly events: number;
+  readonly closedRuns: number;
+  readonly snapshotBytes: number;
+  readonly chunks: number;
+  /** Decode every chunk, join them (`shelve`), `restorePrefix`. */
+  readonly chunkedMs: number;
+  /** The same snapshot as one record (were the log to take it): decode, `restorePrefix`. */
+  readonly wholeMs: number;
+  /**
+   * What the code before did for such a partition (its snapshot not written): decode and fold every record from
+   * offset 0 (the log's read not counted).
+   */
+  readonly replayMs: number;
+}
+
+/**
+ * Chunked snapshots (issue 26, item 6): the stream above with no horizon (the default) folded into one partition
+ * until its snapshot is several times `maxEventBytes` (1 MB), written as chunks, then restored from them; against
+ * the same snapshot decoded as one record, and against the replay from offset 0 the partition fell back to before
+ * (each record decoded as the consumer does; the log's read is not counted, so the replay is the cheaper side).
+ */
+export async function benchGateChunks(o: { events: number; maxBytes?: number }): Promise<GateChunksLine> {
+  const maxBytes = o.maxBytes ?? 1_000_000;
+  const batches = batchesOf(0, o.events);
+  const prefix = foldAll(emptyPrefix(0), batches);
+  const whole = toGateBookSnapshot(prefix, 0, 1, 'bench');
+  const chunks = await Promise.all(chunkSnapshot(whole, maxBytes, 'a').map((c) => jsonCodec.encode(c)));
+  const one = await jsonCodec.encode(whole);
+  const fromChunks = async () => {
+    const shelf = emptyShelf();
+    for (const bytes of chunks) {
+      const e = await jsonCodec.decode(bytes);
+      if (e.type !== 'GateBookSnapshot') throw new Error(e.type);
+      shelve(shelf, e);
+    }
+    return restorePrefix(shelf.latest.get(0), 0);
+  };
+  const fromOne = async () => {
+    const e = await jsonCodec.decode(one);
+    if (e.type !== 'GateBookSnapshot') throw new Error(e.type);
+    return restorePrefix(e, 0);
+  };
+  // the replay decodes each record as the log's consumer does (the read itself is still not counted)
+  const encoded = await Promise.all(
+    batches.map((b) => Promise.all(b.map(async (r) => ({ offset: r.offset, bytes: await jsonCodec.encode(r.event) })))),
+  );
+  const replay = async () => {
+    const s = emptyPrefix(0);
+    for (const b of encoded) {
+      const batch = await Promise.all(
+        b.map(async (r) => ({ offset: r.offset, event: await jsonCodec.decode(r.bytes) })),
+      );
+      foldPrefix(s, batch, batch.at(-1)!.offset);
+    }
+    return s;
+  };
+  if ((await fromChunks()).closed.size !== prefix.closed.size) throw new Error('chunks lost closed runs');
+  await fromOne();
+  await replay();
+  return {
+    events: o.events,
+    closedRuns: prefix.closed.size,
+    snapshotBytes: one.byteLength,
+    chunks: chunks.length,
+    chunkedMs: await asyncBestMs(fromChunks, 3),
+    wholeMs: await asyncBestMs(fromOne, 3),
+    replayMs: await asyncBestMs(replay, 1),
+  };
 }
