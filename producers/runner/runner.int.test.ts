@@ -208,6 +208,51 @@ describe('module agents', () => {
     expect(results[3]!.checks).toEqual([{ name: 'attempt', answer: 3 }]);
   });
 
+  it('workers start one at a time and a trial takes the first worker ready or free (at most concurrency of them)', async () => {
+    let started = 0;
+    let startingNow = 0;
+    let mostStartingAtOnce = 0;
+    const agent = await createModuleAgent({
+      path: join(dir, 'counterAgent.ts'),
+      onWorkerStart: (ready) => {
+        started++;
+        mostStartingAtOnce = Math.max(mostStartingAtOnce, ++startingNow);
+        const done = () => startingNow--;
+        ready.then(done, done);
+      },
+    });
+    const { trials } = await runWith(agent, { rows: rows(['a', 'b', 'c', 'd', 'e', 'f']), k: 3, concurrency: 8 });
+    await agent.close();
+    expect(trials).toHaveLength(18);
+    expect(trials.map((t) => t.output)).toEqual(trials.map((t) => `${t.row_id}:1`)); // a fresh instance each trial
+    expect(mostStartingAtOnce).toBe(1); // before: all 8 workers started at once, each registering tsx
+    expect(started).toBeGreaterThanOrEqual(1);
+    expect(started).toBeLessThanOrEqual(8);
+  });
+
+  it('the pool still grows to the concurrency when every trial waits for the others', async () => {
+    // Each trial asks the server, which answers no request before 4 are waiting: only 4 trials in flight at once,
+    // each in its own worker, get any answer.
+    const held: ((body: string) => void)[] = [];
+    const server = createServer((_req, res) => {
+      held.push((body) => res.end(body));
+      if (held.length === 4) for (const answer of held.splice(0)) answer('met');
+    });
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/`;
+    let started = 0;
+    const agent = await createModuleAgent({ path: join(dir, 'fetchAgent.mjs'), onWorkerStart: () => started++ });
+    const { trials } = await runWith(agent, {
+      rows: ['a', 'b', 'c', 'd'].map((id) => ({ id, input: url, expected: 'met' })),
+      k: 1,
+      timeoutMs: 60_000,
+    });
+    await agent.close();
+    server.close();
+    expect(trials.map((t) => `${t.row_id}:${t.output}`).sort()).toEqual(['a:met', 'b:met', 'c:met', 'd:met']);
+    expect(started).toBe(4);
+  });
+
   it('isolation none shares one instance (documented trade-off)', async () => {
     const agent = await createModuleAgent({ path: join(dir, 'counterAgent.ts'), isolation: 'none' });
     const outs = [];
