@@ -144,7 +144,9 @@ for (const r of results) {
     const failedTests = (f.assertionResults ?? []).filter((a) => a.status === 'failed');
     // The first line of each failure, so that the end of a long log says what failed (a CI log is often cut).
     for (const a of failedTests)
-      failures.push(`${relative(root, f.name)} (${r.name}): ${a.fullName}: ${firstLine(a.failureMessages?.[0])}`);
+      failures.push(
+        `${relative(root, f.name)} (${r.name}): ${a.fullName}: ${firstLine(a.failureMessages?.[0], a.duration)}`,
+      );
     if (f.status === 'failed' && failedTests.length === 0)
       failures.push(`${relative(root, f.name)} (${r.name}): ${firstLine(f.message) || 'failed outside its tests'}`);
     for (const a of f.assertionResults ?? [])
@@ -157,10 +159,15 @@ for (const r of results) {
   }
 }
 
-/** The first non-empty line of a failure message, without colours, cut at 300 characters. */
-function firstLine(message) {
+/**
+ * The first non-empty line of a failure message, without colours, cut at 300 characters. vitest's JSON report keeps
+ * only the stack of a test that ran out of time, whose first line is its placeholder `Error: STACK_TRACE_ERROR`.
+ */
+function firstLine(message, ms) {
   const plain = stripVTControlCharacters(String(message ?? ''));
-  return (plain.split('\n').find((l) => l.trim()) ?? '').trim().slice(0, 300);
+  const line = (plain.split('\n').find((l) => l.trim()) ?? '').trim();
+  if (line === 'Error: STACK_TRACE_ERROR') return `timed out${ms ? ` after ${(ms / 1000).toFixed(1)} s` : ''}`;
+  return line.slice(0, 300);
 }
 
 /** A duration as 17m02s (whole seconds, rounded before the split: never 16m60s), or 4.2s under a minute. */
