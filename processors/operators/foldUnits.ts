@@ -3,7 +3,7 @@ import type { RowStateChanged } from '../../schemas/events/decisions.ts';
 import type { RunFinished } from '../../schemas/events/runFinished.ts';
 import type { RunRetracted } from '../../schemas/events/runRetracted.ts';
 import type { TrialRecorded } from '../../schemas/events/trialRecorded.ts';
-import { conflictReason, toRowStateChanged, type RowFoldOptions } from '../folds/rowState.ts';
+import { conflictReason, retractionRowKey, toRowStateChanged, type RowFoldOptions } from '../folds/rowState.ts';
 import { foldTrialsInto, type FoldOutcome, type OwnedRowChange, type RowEvent } from '../folds/rowTable.ts';
 import { applyRowChanges, copySummary, versionKeyOf, type VersionSnapshot } from '../folds/versionSummary.ts';
 import { pushAll } from '../core/arrays.ts';
@@ -59,10 +59,17 @@ const conflictLetter = (e: LogEvent, reason: string): DeadLetter => ({
 });
 
 /**
+ * A (row, run) slot in `RepairState.pending` whose retraction the window has met: a trial of that run met later is
+ * one a straight run never stored, and a copy of the retraction met later writes nothing.
+ */
+const CLOSED: TrialRecorded[] = []; // never pushed to: told by identity
+
+/**
  * What a batch folded in a partition's repair window gives the store's repair: a trial the row already holds is
  * written again, with its row; a retraction the row already carries rewrites its row, and the trials of that run
- * met before it in the window, the first per attempt (a straight run stored them before the retraction; one met
- * after it, it never did).
+ * met before its first copy in the window, the first per attempt (a straight run stored them before the
+ * retraction; one met after it, it never did). Once a retraction is met in the window, held or folded anew, its
+ * (row, run) slot is closed: a later copy of it (an at-least-once duplicate) writes no trial.
  */
 const repairOf = (
   store: RowStore,
@@ -74,24 +81,34 @@ const repairOf = (
   trials: TrialRecorded[],
   rows: Map<number, Set<string>>,
 ): void => {
-  for (const { index, key } of repeated) {
+  const { seen, pending } = store.repairState(partition);
+  let next = 0; // `repeated` is in the events' order
+  for (let index = 0; index < events.length; index++) {
     const e = events[index]!;
+    const isRepeated = repeated[next]?.index === index;
+    const key = isRepeated ? repeated[next++]!.key : '';
     if (e.offset >= until) continue;
     const event = e.event as RowEvent;
+    if (!isRepeated) {
+      // a retraction the restored row did not carry, folded now: its run's trials met later were never stored (none
+      // of that run met before it is held back: the row did not carry the retraction then, so they were folded)
+      if (event.type === 'RunRetracted') pending.set(`${retractionRowKey(event)}\u0000${event.run_id}`, CLOSED);
+      continue;
+    }
     let keys = rows.get(partition);
     if (keys === undefined) rows.set(partition, (keys = new Set()));
-    const { seen, pending } = store.repairState(partition);
     if (event.type === 'RunRetracted') {
       keys.add(key);
       const slot = `${key}\u0000${event.run_id}`;
       const before = pending.get(slot);
-      if (before !== undefined) {
-        pushAll(trials, before);
-        pending.delete(slot);
-      }
+      if (before === CLOSED) continue;
+      if (before !== undefined) pushAll(trials, before);
+      pending.set(slot, CLOSED);
     } else if (table.get(key)?.retracted_runs?.includes(event.run_id)) {
       const slot = `${key}\u0000${event.run_id}`;
       const before = pending.get(slot);
+      // met after the retraction in the window: a straight run never stored it
+      if (before === CLOSED) continue;
       // one per attempt, the first: the one a straight run folded (a later one in its slot was a copy or a conflict)
       if (before === undefined) pending.set(slot, [event]);
       else if (!before.some((b) => b.attempt === event.attempt)) before.push(event);

@@ -46,7 +46,8 @@ export interface RowStore {
   setRepairUntil(partition: number, until: number): void;
   /**
    * Per partition in repair: the event ids rewritten in the window (a copy of one of them is not written again),
-   * and the trials of a retracted run met in the window, by row and run, until its retraction comes.
+   * and the trials of a retracted run met in the window, by row and run, until its retraction comes (the slot is
+   * then closed: what comes later of that run, a copy of the retraction too, is not written).
    */
   repairState(partition: number): RepairState;
   /** Version summaries summed over the owned partitions. */

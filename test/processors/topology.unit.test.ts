@@ -256,6 +256,52 @@ describe('trial topology on the in-memory log', () => {
     expect(summariesOfSnapshots(store.summaries)).toEqual(summariesOfSnapshots(straightStore.summaries));
   });
 
+  it('the repair after a restart: a copy of a retraction after a late trial of its run does not store that trial', async () => {
+    const events = workload(6, 1, 3);
+    const r0 = events.find((e) => e.row_id === 'r0' && e.attempt === 1)!;
+    const retracted = {
+      event_id: '01KA00000000000000000000RT',
+      type: 'RunRetracted' as const,
+      schema_version: 1 as const,
+      occurred_at: r0.occurred_at + 1,
+      producer: 'test',
+      retraction_id: 'x',
+      run_id: r0.run_id,
+      suite: r0.suite,
+      dataset_version: r0.dataset_version,
+      agent_version: r0.agent.version,
+      row_id: r0.row_id,
+      reason: 'typo',
+      retracted_by: 'ana',
+      trials: 3,
+    };
+    // the retraction, a late trial of its run (never counted, never stored), then a copy of the retraction (an
+    // at-least-once duplicate). The first unit's (16 records) store write fails after its changelog is published:
+    // with the three in it, the restored row carries the retraction; after it, the restart folds it anew
+    const late = trial({ row: 'r0', version: 'v0', attempt: 7, passed: true });
+    for (const at of [9, 16]) {
+      const all = [...events.slice(0, at), retracted, late, { ...retracted }, ...events.slice(at)];
+      const log = createMemoryLog({ partitions: 1 });
+      await log.publisher.publish(all);
+      const store = memorySink();
+      const { publisher, sink } = failingAfterPublish(log, store, 1);
+      await expect(
+        lastValueFrom(trialTopology({ source: log, publisher, sink }, options({ maxBatch: 8, maxRows: 16 }))),
+      ).rejects.toThrow('store down');
+      expect(store.trials.length).toBe(0);
+      await run(log, store, { maxBatch: 8, maxRows: 8 });
+      const straightStore = memorySink();
+      const fresh = createMemoryLog({ partitions: 1 });
+      await fresh.publisher.publish(all);
+      await run(fresh, straightStore, { maxBatch: 8, maxRows: 8 });
+      const ids = (s: ReturnType<typeof memorySink>) => [...new Set(s.trials.map((t) => t.event_id))].sort();
+      expect(ids(straightStore)).not.toContain(late.event_id);
+      expect(ids(store)).toEqual(ids(straightStore));
+      expect(storeRows(store)).toBe(storeRows(straightStore));
+      expect(summariesOfSnapshots(store.summaries)).toEqual(summariesOfSnapshots(straightStore.summaries));
+    }
+  });
+
   /** The log's consumer, with every commit it is asked for recorded (and passed on unless `refuse`). */
   const recordingSource = (log: MemoryLog, onCommit: () => void = () => {}) => {
     const commits: { topic: string; partition: number; nextOffset: number }[][] = [];
