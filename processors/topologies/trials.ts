@@ -171,8 +171,9 @@ export const trialTopology = (ports: TrialPorts, o: TrialTopologyOptions): Obser
         const restoredRows = restoring.done();
         // the store's repair: what the changelog holds of records not committed (their store write may have failed,
         // or the process died between the two) is written to the store again as those records are read again, up to
-        // each partition's end as it is now (nothing past it was ever folded)
-        if (o.restoreFromChangelog !== false) {
+        // each partition's end as it is now (nothing past it was ever folded). Not where the changelog is appended in
+        // the commit's transaction (atomic: the embedded log), after the store write: it is never ahead of the store
+        if (o.restoreFromChangelog !== false && !atomic(consumer)) {
           const committed = await consumer.committed(TOPICS.trials);
           for (const l of lags)
             // a partition the changelog gave no row has nothing to repair

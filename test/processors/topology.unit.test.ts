@@ -323,6 +323,41 @@ describe('trial topology on the in-memory log', () => {
     };
     return { source, commits };
   };
+  it('where the changelog is appended in the commit (publishAndCommit), a restart sets no repair window', async () => {
+    const log = createMemoryLog({ partitions: 2 });
+    const events = workload(10, 2, 3);
+    await log.publisher.publish(events.slice(0, 30));
+    let committedReads = 0;
+    // the in-memory log made atomic as the embedded log is: the changelog and the offsets in one call
+    const source: EventSource = {
+      consumer: async (o) => {
+        const c = await log.consumer(o);
+        return {
+          batches: () => c.batches(),
+          commit: (positions) => c.commit(positions),
+          publishAndCommit: async (changes, positions) => {
+            await log.publisher.publish(changes);
+            await c.commit(positions);
+          },
+          publisher: log.publisher,
+          committed: (t) => (committedReads++, c.committed(t)),
+          lag: () => c.lag(),
+          close: () => c.close(),
+        };
+      },
+    };
+    const store = memorySink();
+    const runAtomic = () =>
+      lastValueFrom(trialTopology({ source, publisher: log.publisher, sink: store }, options()).pipe(toArray()));
+    await runAtomic();
+    expect(log.records(TOPICS.rowstate).flat().length).toBeGreaterThan(0);
+    await log.publisher.publish(events.slice(30));
+    // the restart restores rows from the changelog on both partitions, and reads no committed positions for a repair
+    await runAtomic();
+    expect(committedReads).toBe(0);
+    expect(storeRows(store)).toBe(straight(events));
+  });
+
   const deferred = () => {
     let resolve = () => {};
     let reject = (_: Error) => {};
