@@ -168,6 +168,8 @@ export interface RebuildOptions {
   /** Graded attempts before a row is classified (the processors'). @default 3 */
   readonly minAttempts?: number;
   readonly maxWaitMs?: number;
+  /** Told when a replay lost its partitions midway and starts over with new groups (`rebuildStore`). */
+  readonly onRestart?: (e: CommitRejected) => void;
   /** Records replayed so far and in all (the total grows while the replay's readers join). */
   readonly onProgress?: (done: number, total: number) => void;
 }
@@ -205,11 +207,26 @@ const KEPT = new Set<PasskEvent['type']>([...STORED, 'WindowAlertRaised']);
 export const rebuildStore = async (o: RebuildOptions): Promise<RebuildResult> => {
   const sink = storeRowSink(o.store, { tokenSalt: `rebuild ${o.instanceId}` });
   try {
-    return await replay(o, sink);
+    for (let attempt = 1; ; attempt++) {
+      try {
+        return await replay({ ...o, instanceId: attempt === 1 ? o.instanceId : `${o.instanceId}.${attempt}` }, sink);
+      } catch (e) {
+        // A replay group whose commit is refused as fenced has lost its partitions, or is about to (kafkajs joins
+        // again after a coordinator moved, or restarts a crashed consumer). Its folds start empty
+        // (`restoreFromChangelog: false`), so going on from its last commit would fold a part of the log and write
+        // row states and summaries of that part. The replay starts over with new groups instead: every table
+        // collapses copies, and a whole fold's states are the latest.
+        if (!(e instanceof CommitRejected) || attempt >= REPLAY_ATTEMPTS) throw e;
+        o.onRestart?.(e);
+      }
+    }
   } finally {
     await sink.close().catch(() => {});
   }
 };
+
+/** Replays of the log a rebuild tries when one of its groups loses its partitions midway (a fenced commit). */
+const REPLAY_ATTEMPTS = 3;
 
 const replay = async (o: RebuildOptions, sink: ClickHouseRowSink): Promise<RebuildResult> => {
   const topicOfGroup = new Map<string, Topic>();
@@ -240,7 +257,8 @@ const replay = async (o: RebuildOptions, sink: ClickHouseRowSink): Promise<Rebui
     instanceId: o.instanceId,
     producer: PROCESSORS_PRODUCER,
     stop: halt,
-    isCommitRejected: (e: unknown) => e instanceof CommitRejected,
+    // a fenced commit ends this replay (rebuildStore starts another): never dropped, as the processors drop theirs
+    isCommitRejected: () => false,
     onIdleProbe: (p: () => Promise<boolean>) => void probes.push(p),
   };
   const totals = { trials: 0 };

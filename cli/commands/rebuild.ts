@@ -67,6 +67,11 @@ by another passk process (stop it; a passk process rebuilds the store at start a
             store,
             instanceId: `rebuild-${process.pid}-${randomBytes(4).toString('hex')}`,
             maxWaitMs: config.batchWindowMs,
+            onRestart: (e) => {
+              if (started) bar?.stop();
+              started = false;
+              writeStderr(`passk rebuild: ${e.message}: replaying the log again with new groups\n`);
+            },
             onProgress: (done, total) => {
               if (bar) {
                 if (!started) bar.start(total, 0);
