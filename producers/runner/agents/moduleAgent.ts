@@ -38,6 +38,24 @@ interface PooledWorker {
   trials: number;
 }
 
+/**
+ * The agent module, imported in this thread to read its exports. In a checkout passk runs under tsx's loader, so a
+ * TypeScript agent imports as it is; the installed package runs compiled JavaScript with no loader, and Node 20
+ * refuses a `.ts` file (ERR_UNKNOWN_FILE_EXTENSION). Then tsx's loader (a dependency of passk) is registered, once,
+ * and the module imported again under a URL of its own (Node keeps the failed import of the first).
+ */
+const importAgent = async (url: string): Promise<unknown> => {
+  try {
+    return await import(url);
+  } catch (e) {
+    if ((e as { code?: unknown } | undefined)?.code !== 'ERR_UNKNOWN_FILE_EXTENSION') throw e;
+    tsxRegistered ??= import('tsx/esm/api').then(({ register }) => void register());
+    await tsxRegistered;
+    return import(`${url}?passk_loader=tsx`);
+  }
+};
+let tsxRegistered: Promise<void> | undefined;
+
 export const createModuleAgent = async (opts: ModuleAgentOptions): Promise<Agent> => {
   const path = resolve(opts.path);
   let source: string;
@@ -47,7 +65,7 @@ export const createModuleAgent = async (opts: ModuleAgentOptions): Promise<Agent
     throw new InputError('cannot read the agent module', { file: opts.path });
   }
   const url = pathToFileURL(path).href;
-  const mod = (await import(url)) as { default?: unknown; run?: unknown; meta?: unknown };
+  const mod = (await importAgent(url)) as { default?: unknown; run?: unknown; meta?: unknown };
   const fn = (typeof mod.default === 'function' ? mod.default : mod.run) as AgentFn | undefined;
   if (typeof fn !== 'function')
     throw new InputError('the agent module exports no default function (or `run`)', { file: opts.path });
