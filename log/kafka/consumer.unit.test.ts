@@ -77,10 +77,10 @@ const codec: EventCodec = {
 
 /** The waits between retries of an offsets read, recorded instead of slept. */
 const slept: number[] = [];
-const consumerOn = (admin: ReturnType<typeof fakeAdmin>, transient = false) =>
+const consumerOn = (admin: ReturnType<typeof fakeAdmin>, transient = false, kafka: Kafka = fakeKafka) =>
   createKafkaConsumer({
     sleep: async (ms) => void slept.push(ms),
-    kafka: fakeKafka,
+    kafka,
     admin: admin as unknown as Admin,
     codec,
     deadLetter: async () => {},
@@ -165,19 +165,7 @@ describe('the Kafka consumer’s offsets reads', () => {
         fetchTopicOffsets: fakeAdmin(0).fetchTopicOffsets,
       }),
     } as unknown as Kafka;
-    const c = await createKafkaConsumer({
-      sleep: async () => {},
-      kafka,
-      admin: admin as unknown as Admin,
-      codec,
-      deadLetter: async () => {},
-      names,
-      partitionsOf: () => PARTITIONS,
-      groupId: 'ns.g',
-      options: { groupId: 'g', topics: [TOPICS.datasets] },
-      maxBytesPerPartition: 1_000_000,
-      onClose: () => {},
-    });
+    const c = await consumerOn(admin, false, kafka);
     expect((await c.lag()).map((p) => p.lag)).toEqual([5, 10, 10, 10]);
     expect(staleReads).toBe(1);
     expect(fresh).toEqual({ connects: 1, disconnects: 1 });
@@ -228,18 +216,7 @@ describe('the Kafka consumer’s commit', () => {
 
   it('a commit kafkajs refuses between a crash and its restart is rejected as fenced (dropped), not fatal', async () => {
     const { kafka, join } = crashedKafka();
-    const c = await createKafkaConsumer({
-      kafka,
-      admin: fakeAdmin(0) as unknown as Admin,
-      codec,
-      deadLetter: async () => {},
-      names,
-      partitionsOf: () => PARTITIONS,
-      groupId: 'ns.g',
-      options: { groupId: 'g', topics: [TOPICS.datasets] },
-      maxBytesPerPartition: 1_000_000,
-      onClose: () => {},
-    });
+    const c = await consumerOn(fakeAdmin(0), false, kafka);
     join();
     const commit = c.commit([{ topic: TOPICS.datasets, partition: 0, nextOffset: 5 }]);
     await expect(commit).rejects.toBeInstanceOf(CommitRejected);
@@ -267,18 +244,7 @@ describe('the Kafka consumer’s commit', () => {
         },
       }),
     } as unknown as Kafka;
-    const c = await createKafkaConsumer({
-      kafka: moved,
-      admin: fakeAdmin(0) as unknown as Admin,
-      codec,
-      deadLetter: async () => {},
-      names,
-      partitionsOf: () => PARTITIONS,
-      groupId: 'ns.g',
-      options: { groupId: 'g', topics: [TOPICS.datasets] },
-      maxBytesPerPartition: 1_000_000,
-      onClose: () => {},
-    });
+    const c = await consumerOn(fakeAdmin(0), false, moved);
     join();
     const commit = c.commit([{ topic: TOPICS.datasets, partition: 0, nextOffset: 5 }]);
     await expect(commit).rejects.toBeInstanceOf(CommitRejected);
