@@ -143,10 +143,16 @@ export const createKafkaEventLog = async (opts: KafkaEventLogOptions): Promise<E
 
   const deadLetters = async (): Promise<DeadLetter[]> => {
     const topic = names.physical(TOPICS.dlq);
+    // kafkajs's stale metadata cache (fix 8) makes fetchTopicOffsets throw a TypeError (it destructures the answer
+    // for a topic it asked no broker about): transient, as consumer.ts reads it, not a bug (exit 4; the campaign's
+    // seed 24275029 in a CI run: a processor restarted while broker 1 was SIGKILLed)
+    const offsets = await admin.fetchTopicOffsets(topic).catch((e: unknown) => {
+      if (e instanceof TypeError)
+        throw new BackendUnavailable(`kafka: end offsets of ${topic}: ${e.message} (stale client metadata)`, e);
+      throw classifyKafkaError(e, `kafka: end offsets of ${topic}`);
+    });
     const ends = new Map(
-      (await admin.fetchTopicOffsets(topic))
-        .filter((p) => Number(p.high) > Number(p.low))
-        .map((p) => [p.partition, Number(p.high)]),
+      offsets.filter((p) => Number(p.high) > Number(p.low)).map((p) => [p.partition, Number(p.high)]),
     );
     if (ends.size === 0) return [];
     const groupId = `${namespace}passk-dlq-reader-${randomBytes(4).toString('hex')}${ONE_USE_SUFFIX}`;
