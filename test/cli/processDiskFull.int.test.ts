@@ -1,11 +1,11 @@
 import { execFileSync } from 'node:child_process';
-import { existsSync, mkdtempSync, rmSync, statfsSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { passk } from '../browser/processes.ts';
 import { cliFor } from '../helpers/cli.ts';
-import { mountTmpfs } from '../helpers/tmpfs.ts';
+import { fill, mountTmpfs } from '../helpers/tmpfs.ts';
 
 /**
  * `passk process` whose store's disk is full (when it opens the store, or while it writes): exit 3 (backend unavailable), one line naming the cause and the store's
@@ -32,13 +32,6 @@ afterAll(() => {
   rmSync(dir, { recursive: true, force: true });
 });
 
-/** Fills the file system of `at` up to `leave` bytes free, with one file (returned, to delete). */
-const fill = (at: string, leave: number): string => {
-  const fs = statfsSync(at);
-  const filler = join(at, 'filler');
-  writeFileSync(filler, Buffer.alloc(Math.max(0, fs.bavail * fs.bsize - leave)));
-  return filler;
-};
 const TRIALS = 'examples/public-trials';
 
 describe('passk process on a full disk', () => {
@@ -47,8 +40,7 @@ describe('passk process on a full disk', () => {
     const data = join(mnt, 'data');
     const imported = await passk(['--data-dir', data, 'import', 'examples/public-trials/tau_bench.jsonl']);
     expect(imported.code, imported.stderr).toBe(0);
-    const fs = statfsSync(mnt);
-    writeFileSync(join(mnt, 'filler'), Buffer.alloc(Math.max(0, fs.bavail * fs.bsize - 300 * 1024)));
+    fill(mnt, 300 * 1024);
     const r = await passk(['--data-dir', data, 'process', '--until-caught-up'], { env: { NO_COLOR: '1' } });
     expect(r.code, r.stderr).toBe(3);
     const errors = r.stderr

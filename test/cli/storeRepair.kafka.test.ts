@@ -1,6 +1,6 @@
 import { execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { mkdtempSync, rmSync, statfsSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
@@ -8,7 +8,7 @@ import { PasskConfig } from '../../deploy/config.ts';
 import { openEventLog } from '../../deploy/eventLog.ts';
 import { cliFor } from '../helpers/cli.ts';
 import { changelogState } from '../helpers/processorsHarness.ts';
-import { mountTmpfs } from '../helpers/tmpfs.ts';
+import { fill, mountTmpfs } from '../helpers/tmpfs.ts';
 
 /**
  * On Kafka a unit's store write and its changelog publish run at the same time (processors/operators/writeAndEmit.ts),
@@ -32,14 +32,6 @@ afterAll(() => {
   if (why === undefined) execFileSync('umount', [store]);
   rmSync(dir, { recursive: true, force: true });
 });
-
-/** Fills the file system of `at` up to `leave` bytes free, with one file (returned, to delete). */
-const fill = (at: string, leave: number): string => {
-  const fs = statfsSync(at);
-  const filler = join(at, 'filler');
-  writeFileSync(filler, Buffer.alloc(Math.max(0, fs.bavail * fs.bsize - leave)));
-  return filler;
-};
 
 type Numbers = { trials: number; ungraded: number } | { invalid: unknown } | null;
 

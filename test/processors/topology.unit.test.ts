@@ -211,25 +211,28 @@ describe('trial topology on the in-memory log', () => {
     }
   });
 
+  /** The retraction of `t`'s run on its row, dated just after it. */
+  const retractionOf = (t: TrialRecorded) => ({
+    event_id: '01KA00000000000000000000RT',
+    type: 'RunRetracted' as const,
+    schema_version: 1 as const,
+    occurred_at: t.occurred_at + 1,
+    producer: 'test',
+    retraction_id: 'x',
+    run_id: t.run_id,
+    suite: t.suite,
+    dataset_version: t.dataset_version,
+    agent_version: t.agent.version,
+    row_id: t.row_id,
+    reason: 'typo',
+    retracted_by: 'ana',
+    trials: 3,
+  });
+
   it('the repair after a restart: a retracted run and copies in the window, the store equal to one straight run', async () => {
     const events = workload(6, 1, 3);
     const r0 = events.find((e) => e.row_id === 'r0' && e.attempt === 1)!;
-    const retracted = {
-      event_id: '01KA00000000000000000000RT',
-      type: 'RunRetracted' as const,
-      schema_version: 1 as const,
-      occurred_at: r0.occurred_at + 1,
-      producer: 'test',
-      retraction_id: 'x',
-      run_id: r0.run_id,
-      suite: r0.suite,
-      dataset_version: r0.dataset_version,
-      agent_version: r0.agent.version,
-      row_id: r0.row_id,
-      reason: 'typo',
-      retracted_by: 'ana',
-      trials: 3,
-    };
+    const retracted = retractionOf(r0);
     // a copy of an earlier trial, the retraction of r0's run (after two of its trials), a late trial of that run and
     // r0's last attempt (neither ever counted: the run is retracted before them)
     const late = trial({ row: 'r0', version: 'v0', attempt: 7, passed: true });
@@ -259,22 +262,7 @@ describe('trial topology on the in-memory log', () => {
   it('the repair after a restart: a copy of a retraction after a late trial of its run does not store that trial', async () => {
     const events = workload(6, 1, 3);
     const r0 = events.find((e) => e.row_id === 'r0' && e.attempt === 1)!;
-    const retracted = {
-      event_id: '01KA00000000000000000000RT',
-      type: 'RunRetracted' as const,
-      schema_version: 1 as const,
-      occurred_at: r0.occurred_at + 1,
-      producer: 'test',
-      retraction_id: 'x',
-      run_id: r0.run_id,
-      suite: r0.suite,
-      dataset_version: r0.dataset_version,
-      agent_version: r0.agent.version,
-      row_id: r0.row_id,
-      reason: 'typo',
-      retracted_by: 'ana',
-      trials: 3,
-    };
+    const retracted = retractionOf(r0);
     // the retraction, a late trial of its run (never counted, never stored), then a copy of the retraction (an
     // at-least-once duplicate). The first unit's (16 records) store write fails after its changelog is published:
     // with the three in it, the restored row carries the retraction; after it, the restart folds it anew
