@@ -7,6 +7,7 @@ import { CommitRejected, ConsumerMisuse } from '../errors.ts';
 import { BackendUnavailable } from '../../schemas/errors.ts';
 import { FENCED_COMMIT_TYPES, classifyKafkaError, protocolTypes } from './errors.ts';
 import { createHandoffQueue } from './handoffQueue.ts';
+import { adminRead, tryEndOffsets, type Leaders } from './offsets.ts';
 import type { TopicNames } from './topics.ts';
 
 type TP = { topic: string; partition: number };
@@ -39,29 +40,6 @@ const groupNotFound = (e: unknown): boolean =>
   [e, ...((e as { groups?: { error?: unknown }[] } | undefined)?.groups ?? []).map((g) => g.error)].some((x) =>
     protocolTypes(x).includes('GROUP_ID_NOT_FOUND'),
   );
-
-/** kafkajs's protocol errors that mean its cached metadata names a leader that no longer is (its `staleMetadata`). */
-const STALE_LEADER_TYPES = new Set(['NOT_LEADER_FOR_PARTITION', 'LEADER_NOT_AVAILABLE', 'UNKNOWN_TOPIC_OR_PARTITION']);
-
-/** Retries of an offsets read (lag, committed) while the cluster moves a group coordinator or a leader. */
-const ADMIN_READ_RETRIES = 5;
-
-/**
- * An admin read that is safe to repeat, retried with backoff (0.25 s doubling, ~8 s in all) on a transient
- * error, then classified: a group coordinator that moves (NOT_COORDINATOR, COORDINATOR_LOAD_IN_PROGRESS) during a
- * broker fault is transient, and must not end the processors as a bug.
- */
-const adminRead = async <T>(what: string, read: () => Promise<T>, sleep: (ms: number) => Promise<void>): Promise<T> => {
-  for (let attempt = 0; ; attempt++) {
-    try {
-      return await read();
-    } catch (e) {
-      const classified = classifyKafkaError(e, what);
-      if (!(classified instanceof BackendUnavailable) || attempt >= ADMIN_READ_RETRIES) throw classified;
-      await sleep(250 * 2 ** attempt);
-    }
-  }
-};
 
 const wait = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
 
@@ -131,22 +109,6 @@ export const createKafkaConsumer = async (deps: {
 }): Promise<EventConsumer> => {
   const { options, names, codec } = deps;
   const sleep = deps.sleep ?? wait;
-  /**
-   * A topic's end offsets. kafkajs 2.2.4's `admin.fetchTopicOffsets` gives up on a leadership error (the leader it
-   * cached died or moved) without refreshing its metadata, and refreshes it only once it is 5 minutes old: read again
-   * on the same admin, it asks the old leader every time (fix 13, docs/reliability.md). After such an error the read
-   * goes through an admin of its own, whose first request loads the cluster's metadata as it is now.
-   */
-  const topicOffsets = async (physical: string, staleLeaders: boolean) => {
-    if (!staleLeaders) return deps.admin.fetchTopicOffsets(physical);
-    const admin = deps.kafka.admin();
-    try {
-      await admin.connect();
-      return await admin.fetchTopicOffsets(physical);
-    } finally {
-      await admin.disconnect().catch(() => {});
-    }
-  };
   const covering = coveringFor(deps.partitionsOf);
   if (options.topics.includes(TOPICS.dlq) && options.topics.length > 1)
     throw new ConsumerMisuse(`${TOPICS.dlq} holds dead letters, not events: read it alone`);
@@ -428,7 +390,7 @@ export const createKafkaConsumer = async (deps: {
     },
     lag: async () => {
       const what = `kafka: lag of ${deps.groupId}`;
-      let staleLeaders = false;
+      const leaders: Leaders = { stale: false };
       return adminRead(
         what,
         async () => {
@@ -440,14 +402,7 @@ export const createKafkaConsumer = async (deps: {
           for (const topic of options.topics) {
             const physical = names.physical(topic);
             const partitions = covering(what, topic, committed.find((c) => c.topic === physical)?.partitions ?? []);
-            // the same stale cache makes kafkajs's fetchTopicOffsets throw a TypeError (it destructures the answer for a
-            // topic it asked no broker about): transient too
-            const answer = await topicOffsets(physical, staleLeaders).catch((e: unknown) => {
-              if (protocolTypes(e).some((t) => STALE_LEADER_TYPES.has(t))) staleLeaders = true;
-              if (!(e instanceof TypeError)) throw e;
-              throw new BackendUnavailable(`${what}: no offsets for ${topic} (stale client metadata): ${e.message}`, e);
-            });
-            const ends = covering(what, topic, answer);
+            const ends = covering(what, topic, await tryEndOffsets(deps, physical, what, leaders));
             const high = new Map(ends.map((p) => [p.partition, Number(p.high)]));
             for (const p of partitions)
               out.push({ topic, partition: p.partition, lag: high.get(p.partition)! - Math.max(Number(p.offset), 0) });

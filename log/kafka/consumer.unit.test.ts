@@ -5,6 +5,7 @@ import { BackendUnavailable } from '../../schemas/errors.ts';
 import { CommitRejected } from '../errors.ts';
 import { TOPICS } from '../../schemas/topics.ts';
 import { createKafkaConsumer } from './consumer.ts';
+import { endOffsets } from './offsets.ts';
 import { topicNames } from './topics.ts';
 
 /**
@@ -181,6 +182,38 @@ describe('the Kafka consumer’s offsets reads', () => {
     // five retries, backing off 0.25 s doubling (~8 s in all)
     expect(slept).toEqual([250, 500, 1000, 2000, 4000]);
     await c.close();
+  });
+});
+
+describe('endOffsets (the dead letters’ read of the DLQ’s ends, kafkaLog.ts)', () => {
+  it('reads as the lag read does: a stale-cache TypeError is read again, a leadership error through a new admin', async () => {
+    const admin = fakeAdmin(0);
+    const answer = admin.fetchTopicOffsets;
+    const tries: string[] = [];
+    admin.fetchTopicOffsets = async () => {
+      tries.push('log admin');
+      if (tries.length === 1) throw new TypeError("Cannot destructure property 'partitions' of 'high.pop(...)'");
+      throw Object.assign(new kafkajs.KafkaJSProtocolError('This server is not the leader for that topic-partition'), {
+        type: 'NOT_LEADER_FOR_PARTITION',
+        retriable: true,
+      });
+    };
+    const kafka = {
+      admin: () => ({
+        connect: async () => {},
+        disconnect: async () => {},
+        fetchTopicOffsets: async () => (tries.push('new admin'), answer()),
+      }),
+    } as unknown as Kafka;
+    slept.length = 0;
+    const ends = await endOffsets(
+      { kafka, admin: admin as unknown as Admin },
+      names.physical(TOPICS.dlq),
+      async (ms) => void slept.push(ms),
+    );
+    expect(ends.map((p) => p.high)).toEqual(['10', '10', '10', '10']);
+    expect(tries).toEqual(['log admin', 'log admin', 'new admin']);
+    expect(slept).toEqual([250, 500]);
   });
 });
 

@@ -7,6 +7,7 @@ import type { DeadLetter, EventConsumer, EventLog } from '../../processors/ports
 import { createDeadLetterWriter, toDeadLetterRecord } from '../deadLetters.ts';
 import { createKafkaConsumer, letterOfMessage } from './consumer.ts';
 import { classifyKafkaError } from './errors.ts';
+import { endOffsets } from './offsets.ts';
 import { applyKafkajsFixes } from './kafkajsFixes.ts';
 import { createKafkaPublisher, type KafkaPublisher } from './publisher.ts';
 import { createRegistryCodec, type RegistryCodec } from './registryCodec.ts';
@@ -143,14 +144,10 @@ export const createKafkaEventLog = async (opts: KafkaEventLogOptions): Promise<E
 
   const deadLetters = async (): Promise<DeadLetter[]> => {
     const topic = names.physical(TOPICS.dlq);
-    // kafkajs's stale metadata cache (fix 8) makes fetchTopicOffsets throw a TypeError (it destructures the answer
-    // for a topic it asked no broker about): transient, as consumer.ts reads it, not a bug (exit 4; the campaign's
-    // seed 24275029 in a CI run: a processor restarted while broker 1 was SIGKILLed)
-    const offsets = await admin.fetchTopicOffsets(topic).catch((e: unknown) => {
-      if (e instanceof TypeError)
-        throw new BackendUnavailable(`kafka: end offsets of ${topic}: ${e.message} (stale client metadata)`, e);
-      throw classifyKafkaError(e, `kafka: end offsets of ${topic}`);
-    });
+    // as the lag read does (offsets.ts): retried while a leader or the cluster's metadata moves, through a new admin
+    // after a leadership error (fix 13); kafkajs's TypeError on its stale metadata cache (fix 8) is transient, not a
+    // bug (exit 4; the campaign's seed 24275029 in a CI run: a processor restarted while broker 1 was SIGKILLed)
+    const offsets = await endOffsets({ kafka: opts.kafka, admin }, topic);
     const ends = new Map(
       offsets.filter((p) => Number(p.high) > Number(p.low)).map((p) => [p.partition, Number(p.high)]),
     );

@@ -103,7 +103,7 @@ export const KAFKAJS_BUGS: readonly KafkajsBug[] = [
     // a forced metadata refresh, proposed for the admin's topic metadata (#374, closed unmerged); the admin's cached
     // metadata under its offsets reads (#1759). Kafka's Java client fixed the same in its ListOffsets (KAFKA-9535).
     related: ['https://github.com/tulios/kafkajs/pull/374', 'https://github.com/tulios/kafkajs/issues/1759'],
-    workaround: 'log/kafka/consumer.ts: after a leadership error, the end offsets are read through a new admin',
+    workaround: 'log/kafka/offsets.ts: after a leadership error, the end offsets are read through a new admin',
     canary:
       'log/kafka/kafkajsCanaries.unit.test.ts: "admin.fetchTopicOffsets gives up on a leader that moved without ' +
       'refreshing its metadata (fix 13)"',

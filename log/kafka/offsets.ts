@@ -1,0 +1,78 @@
+import type { Admin, Kafka } from 'kafkajs';
+import { BackendUnavailable } from '../../schemas/errors.ts';
+import { classifyKafkaError, protocolTypes } from './errors.ts';
+
+/** kafkajs's protocol errors that mean its cached metadata names a leader that no longer is (its `staleMetadata`). */
+const STALE_LEADER_TYPES = new Set(['NOT_LEADER_FOR_PARTITION', 'LEADER_NOT_AVAILABLE', 'UNKNOWN_TOPIC_OR_PARTITION']);
+
+/** The waits between the tries of an offsets read (lag, committed, end offsets): 0.25 s doubling, ~8 s in all. */
+export const ADMIN_READ_WAITS_MS = [250, 500, 1_000, 2_000, 4_000];
+
+const wait = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
+
+/**
+ * An admin read that is safe to repeat, tried again after each of `ADMIN_READ_WAITS_MS` on a transient error, then
+ * classified: a group coordinator or a leader that moves during a broker fault is transient, and must not end the
+ * processors as a bug.
+ */
+export const adminRead = async <T>(
+  what: string,
+  read: () => Promise<T>,
+  sleep: (ms: number) => Promise<void> = wait,
+): Promise<T> => {
+  for (let attempt = 0; ; attempt++) {
+    try {
+      return await read();
+    } catch (e) {
+      const classified = classifyKafkaError(e, what);
+      const waitMs = ADMIN_READ_WAITS_MS[attempt];
+      if (!(classified instanceof BackendUnavailable) || waitMs === undefined) throw classified;
+      await sleep(waitMs);
+    }
+  }
+};
+
+/** Whether a read's tries met a leadership error: its next tries go through an admin of their own (fix 13). */
+export type Leaders = { stale: boolean };
+
+/**
+ * One try of a topic's end offsets (`physical`: its name on the cluster). kafkajs 2.2.4's `admin.fetchTopicOffsets`
+ * gives up on a leadership error (the leader it cached died or moved) without refreshing its metadata, and refreshes
+ * it only once it is 5 minutes old: read again on the same admin, it asks the old leader every time (fix 13,
+ * docs/reliability.md). After such an error (`leaders.stale`) the read goes through an admin of its own, whose first
+ * request loads the cluster's metadata as it is now. The same stale cache of fix 8 makes it throw a TypeError (it
+ * destructures the answer for a topic it asked no broker about): transient too.
+ */
+export const tryEndOffsets = async (
+  clients: { kafka: Kafka; admin: Admin },
+  physical: string,
+  what: string,
+  leaders: Leaders,
+) => {
+  const read = async () => {
+    if (!leaders.stale) return clients.admin.fetchTopicOffsets(physical);
+    const admin = clients.kafka.admin();
+    try {
+      await admin.connect();
+      return await admin.fetchTopicOffsets(physical);
+    } finally {
+      await admin.disconnect().catch(() => {});
+    }
+  };
+  return read().catch((e: unknown) => {
+    if (protocolTypes(e).some((t) => STALE_LEADER_TYPES.has(t))) leaders.stale = true;
+    if (!(e instanceof TypeError)) throw e;
+    throw new BackendUnavailable(`${what}: no offsets for ${physical} (stale client metadata): ${e.message}`, e);
+  });
+};
+
+/** A topic's end offsets, with an offsets read's tries (`adminRead`, `tryEndOffsets`): the dead letters' read. */
+export const endOffsets = (
+  clients: { kafka: Kafka; admin: Admin },
+  physical: string,
+  sleep?: (ms: number) => Promise<void>,
+) => {
+  const what = `kafka: end offsets of ${physical}`;
+  const leaders: Leaders = { stale: false };
+  return adminRead(what, () => tryEndOffsets(clients, physical, what, leaders), sleep);
+};
