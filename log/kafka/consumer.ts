@@ -385,6 +385,7 @@ export const createKafkaConsumer = async (deps: {
           return covering(what, topic, offsets?.partitions ?? []);
         },
         sleep,
+        abort.signal,
       );
       return new Map(partitions.filter((p) => Number(p.offset) >= 0).map((p) => [p.partition, Number(p.offset)]));
     },
@@ -410,6 +411,7 @@ export const createKafkaConsumer = async (deps: {
           return out;
         },
         sleep,
+        abort.signal,
       );
     },
     close: () => (closing ??= leave()),

@@ -1,12 +1,10 @@
 import kafkajs, { type Admin, type Kafka } from 'kafkajs';
 import { describe, expect, it } from 'vitest';
-import type { EventCodec } from '../../schemas/codec.ts';
 import { BackendUnavailable } from '../../schemas/errors.ts';
 import { CommitRejected } from '../errors.ts';
 import { TOPICS } from '../../schemas/topics.ts';
-import { createKafkaConsumer } from './consumer.ts';
 import { endOffsets } from './offsets.ts';
-import { topicNames } from './topics.ts';
+import { fakeAdmin, fakeKafka, names, standInSource } from './kafkajsStandIn.testkit.ts';
 
 /**
  * The offsets reads (lag, committed) against a kafkajs stand-in: kafkajs 2.2.4 answers `fetchOffsets` from its
@@ -14,83 +12,14 @@ import { topicNames } from './topics.ts';
  * answers that topic with no partitions, silently — so a read to the end read nothing of it (the fault campaign's
  * misreads). The race needs brokers that answer out of order, which the single-node stack cannot stage.
  */
-const names = topicNames('ns.');
-const PARTITIONS = 4;
-
-/** An admin whose first `short` offsets reads answer a topic with no partitions, as kafkajs's stale cache does. */
-const fakeAdmin = (short: number) => {
-  let reads = 0;
-  const admin = {
-    reads: () => reads,
-    fetchOffsets: async ({ topics }: { groupId: string; topics: string[] }) =>
-      topics.map((topic) => ({
-        topic,
-        partitions:
-          reads++ < short
-            ? []
-            : Array.from({ length: PARTITIONS }, (_, partition) => ({
-                partition,
-                offset: partition === 0 ? '5' : '-1',
-                metadata: null,
-              })),
-      })),
-    fetchTopicOffsets: async () =>
-      Array.from({ length: PARTITIONS }, (_, partition) => ({
-        partition,
-        offset: '10',
-        high: '10',
-        low: '0',
-      })),
-    deletes: 0,
-    deleteFails: 0,
-    /** The group is unknown to its coordinator (it never joined): kafkajs's DeleteGroups error. */
-    deleteUnknown: false,
-    deleteGroups: async () => {
-      admin.deletes++;
-      if (admin.deleteUnknown)
-        throw Object.assign(new Error('Error in DeleteGroups'), {
-          name: 'KafkaJSDeleteGroupsError',
-          groups: [{ groupId: 'g', errorCode: 69, error: { type: 'GROUP_ID_NOT_FOUND', message: 'no group' } }],
-        });
-      if (admin.deleteFails-- > 0) throw new Error('The coordinator is not available');
-    },
-  };
-  return admin;
-};
-
-const fakeKafka = {
-  consumer: () => ({
-    on: () => {},
-    events: { GROUP_JOIN: 'consumer.group_join', CRASH: 'consumer.crash' },
-    connect: async () => {},
-    subscribe: async () => {},
-    stop: async () => {},
-    disconnect: async () => {},
-  }),
-} as unknown as Kafka;
-
-const codec: EventCodec = {
-  encode: async () => new Uint8Array(),
-  decode: async () => {
-    throw new Error('not used');
-  },
-};
 
 /** The waits between retries of an offsets read, recorded instead of slept. */
 const slept: number[] = [];
 const consumerOn = (admin: ReturnType<typeof fakeAdmin>, transient = false, kafka: Kafka = fakeKafka) =>
-  createKafkaConsumer({
-    sleep: async (ms) => void slept.push(ms),
-    kafka,
-    admin: admin as unknown as Admin,
-    codec,
-    deadLetter: async () => {},
-    names,
-    partitionsOf: () => PARTITIONS,
-    groupId: 'ns.g',
-    options: { groupId: 'g', topics: [TOPICS.datasets], transient },
-    maxBytesPerPartition: 1_000_000,
-    onClose: () => {},
+  standInSource(admin, kafka, async (ms) => void slept.push(ms)).consumer({
+    groupId: 'g',
+    topics: [TOPICS.datasets],
+    transient,
   });
 
 describe('the Kafka consumer’s offsets reads', () => {

@@ -13,12 +13,15 @@ const wait = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
 /**
  * An admin read that is safe to repeat, tried again after each of `ADMIN_READ_WAITS_MS` on a transient error, then
  * classified: a group coordinator or a leader that moves during a broker fault is transient, and must not end the
- * processors as a bug.
+ * processors as a bug. Once `closed` aborts (the consumer that asked is closing: a stop, and nobody waits for the
+ * answer) a failed try is not tried again and a wait between tries ends at once, so a stop does not wait out a broker
+ * away; the read then fails with the last try's error.
  */
 export const adminRead = async <T>(
   what: string,
   read: () => Promise<T>,
   sleep: (ms: number) => Promise<void> = wait,
+  closed?: AbortSignal,
 ): Promise<T> => {
   for (let attempt = 0; ; attempt++) {
     try {
@@ -26,9 +29,23 @@ export const adminRead = async <T>(
     } catch (e) {
       const classified = classifyKafkaError(e, what);
       const waitMs = ADMIN_READ_WAITS_MS[attempt];
-      if (!(classified instanceof BackendUnavailable) || waitMs === undefined) throw classified;
-      await sleep(waitMs);
+      if (!(classified instanceof BackendUnavailable) || waitMs === undefined || closed?.aborted) throw classified;
+      await untilAborted(sleep(waitMs), closed);
+      if (closed?.aborted) throw classified;
     }
+  }
+};
+
+/** Resolves when `p` does or when `signal` aborts, whichever comes first; leaves no listener on `signal`. */
+const untilAborted = async (p: Promise<void>, signal: AbortSignal | undefined): Promise<void> => {
+  if (!signal) return p;
+  let aborted!: () => void;
+  const abort = new Promise<void>((resolve) => (aborted = resolve));
+  signal.addEventListener('abort', aborted, { once: true });
+  try {
+    await Promise.race([p, abort]);
+  } finally {
+    signal.removeEventListener('abort', aborted);
   }
 };
 

@@ -1,4 +1,5 @@
 import { Observable } from 'rxjs';
+import { BackendUnavailable } from '../../schemas/errors.ts';
 
 /**
  * Waiting on a stop promise without being kept alive by it. A stop promise outlives what waits on
@@ -63,3 +64,12 @@ export const ownStop = (external?: Promise<unknown>): OwnStop => {
   const release = external ? onStop(external, () => request()) : () => {};
   return { promise, request, release };
 };
+
+/**
+ * Whether `e`, the failure of a read that a stop asked to give up (`stopped`), is only the stop's cut: a one-use
+ * reader's consumer is closed at the stop, and a read of it that was waiting out a broker away then fails with the
+ * backend's error (BackendUnavailable) instead of ending. Such a read ends with what it has, as one stopped between
+ * batches does: nothing of it is kept or committed, so the stop is clean (exit 0), not a lost backend (exit 3; the
+ * fault campaign, seed 23237640: SIGTERM while the gates started, a broker refusing their reads).
+ */
+export const cutByStop = (stopped: boolean, e: unknown): boolean => stopped && e instanceof BackendUnavailable;

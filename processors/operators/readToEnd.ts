@@ -1,7 +1,7 @@
 import type { PasskEvent } from '../../schemas/events/index.ts';
 import type { Topic } from '../../schemas/topics.ts';
-import type { EventSource } from '../ports.ts';
-import { onStop } from './onStop.ts';
+import type { EventConsumer, EventSource } from '../ports.ts';
+import { cutByStop, onStop } from './onStop.ts';
 
 /**
  * Reads a topic from its start to the end it had when the read began (a compacted changelog, or a
@@ -23,24 +23,27 @@ export const readToEnd = async (
     keys?: (key: string) => boolean;
   },
 ): Promise<number> => {
-  const consumer = await source.consumer({
-    groupId: opts.groupId,
-    topics: [opts.topic],
-    fromBeginning: true,
-    maxBatch: 5_000,
-    transient: true,
-    ...(opts.keys && { keys: opts.keys }),
-    ...(opts.from && opts.from.size > 0 ? { startAt: opts.from } : {}),
-  });
+  let consumer: EventConsumer | undefined;
   let stopped = false;
   // taken off when the read ends: a restore per rebalance must not pile handlers on a long-lived stop
   const off = opts.stop
     ? onStop(opts.stop, () => {
         stopped = true;
-        void consumer.close();
+        void consumer?.close();
       })
     : () => {};
+  let read = 0;
   try {
+    consumer = await source.consumer({
+      groupId: opts.groupId,
+      topics: [opts.topic],
+      fromBeginning: true,
+      maxBatch: 5_000,
+      transient: true,
+      ...(opts.keys && { keys: opts.keys }),
+      ...(opts.from && opts.from.size > 0 ? { startAt: opts.from } : {}),
+    });
+    if (stopped) return read;
     const ends = new Map<number, number>();
     for (const { topic, partition, lag } of await consumer.lag()) {
       if (topic !== opts.topic) continue;
@@ -49,7 +52,6 @@ export const readToEnd = async (
       const end = Math.min(high, opts.upTo ? (opts.upTo.get(partition) ?? 0) : high);
       if (end > (opts.from?.get(partition) ?? 0)) ends.set(partition, end);
     }
-    let read = 0;
     if (ends.size === 0 || stopped) return read;
     for await (const batch of consumer.batches()) {
       const end = ends.get(batch.partition);
@@ -63,8 +65,11 @@ export const readToEnd = async (
       if (ends.size === 0) break;
     }
     return read;
+  } catch (e) {
+    if (cutByStop(stopped, e)) return read;
+    throw e;
   } finally {
     off();
-    await consumer.close();
+    await consumer?.close();
   }
 };

@@ -1,7 +1,8 @@
-import { finalize, tap, type Observable } from 'rxjs';
+import { EMPTY, finalize, tap, type Observable } from 'rxjs';
 import type { Topic } from '../../schemas/topics.ts';
 import type { EventBatch, EventConsumer, EventSource } from '../ports.ts';
 import type { InFlight } from './inFlight.ts';
+import { cutByStop, onStop } from './onStop.ts';
 import { pullBatches } from './pullBatches.ts';
 
 export interface TailedTopic {
@@ -29,19 +30,39 @@ export const tailTopic = async (
     from?: ReadonlyMap<number, number>;
   },
 ): Promise<TailedTopic> => {
-  const consumer: EventConsumer = await source.consumer({
-    groupId: o.groupId,
-    topics: [o.topic],
-    fromBeginning: true,
-    maxBatch: o.maxBatch ?? 5_000,
-    transient: true,
-    ...(o.from && o.from.size > 0 ? { startAt: o.from } : {}),
-  });
   // the lag counts from a partition's start: its end is the start plus the lag
   const position = new Map<number, number>(o.from ?? []);
   const ends = new Map<number, number>();
-  for (const l of await consumer.lag())
-    if (l.topic === o.topic && l.lag > 0) ends.set(l.partition, (o.from?.get(l.partition) ?? 0) + l.lag);
+  // a stop while the tail starts closes its consumer, so a start waiting out a broker away ends at once (cutByStop)
+  let opened: EventConsumer | undefined;
+  let stopped = false;
+  const off = onStop(o.stop, () => {
+    stopped = true;
+    void opened?.close();
+  });
+  try {
+    opened = await source.consumer({
+      groupId: o.groupId,
+      topics: [o.topic],
+      fromBeginning: true,
+      maxBatch: o.maxBatch ?? 5_000,
+      transient: true,
+      ...(o.from && o.from.size > 0 ? { startAt: o.from } : {}),
+    });
+    if (!stopped)
+      for (const l of await opened.lag())
+        if (l.topic === o.topic && l.lag > 0) ends.set(l.partition, (o.from?.get(l.partition) ?? 0) + l.lag);
+  } catch (e) {
+    if (!cutByStop(stopped, e)) throw e;
+  } finally {
+    off();
+  }
+  if (stopped || !opened) {
+    await opened?.close();
+    // stopped before it started: nothing delivered, never loaded
+    return { batches$: EMPTY, loaded: new Promise<void>(() => {}), caughtUp: async () => false };
+  }
+  const consumer = opened;
   let markLoaded!: () => void;
   const loaded = new Promise<void>((resolve) => (markLoaded = resolve));
   if (ends.size === 0) markLoaded();
