@@ -5,8 +5,14 @@ import { classifyKafkaError, protocolTypes } from './errors.ts';
 /** kafkajs's protocol errors that mean its cached metadata names a leader that no longer is (its `staleMetadata`). */
 const STALE_LEADER_TYPES = new Set(['NOT_LEADER_FOR_PARTITION', 'LEADER_NOT_AVAILABLE', 'UNKNOWN_TOPIC_OR_PARTITION']);
 
-/** The waits between the tries of an offsets read (lag, committed, end offsets): 0.25 s doubling, ~8 s in all. */
-export const ADMIN_READ_WAITS_MS = [250, 500, 1_000, 2_000, 4_000];
+/**
+ * The waits between the tries of an offsets read (lag, committed, end offsets) while the cluster moves a group
+ * coordinator or a leader: 11.75 s in all, past KRaft's broker session (9 s), after which the partitions a killed
+ * broker led have new leaders (kafkajs refreshes its metadata after a refused connection). 7.75 s (0.25 s doubling,
+ * five waits) were not: a read that began as its leader's broker died was refused for all of it and ended the
+ * processors with exit 3 (the fault campaign, seed 23237640: broker 3 SIGKILLed under the gates' start).
+ */
+export const ADMIN_READ_WAITS_MS = [250, 500, 1_000, 2_000, 4_000, 4_000];
 
 const wait = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
 

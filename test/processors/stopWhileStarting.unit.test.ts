@@ -64,6 +64,6 @@ describe('a stop while a one-use reader waits out a broker away (the gates start
     const { source, tries } = refusing();
     const read = readToEnd(source, { topic: TOPICS.decisions, groupId: 'passk-gates.restore.i', onEvent: () => {} });
     await expect(read).rejects.toBeInstanceOf(BackendUnavailable);
-    expect(tries()).toBe(6);
+    expect(tries()).toBe(7);
   });
 });
