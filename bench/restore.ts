@@ -6,8 +6,10 @@ import { createEmbeddedEventLog } from '../log/index.ts';
 import { partitionOf } from '../log/partitioner.ts';
 import { toRowStateChanged } from '../processors/folds/rowState.ts';
 import { foldTrials, type RowTable } from '../processors/folds/rowTable.ts';
-import { readToEnd } from '../processors/operators/readToEnd.ts';
+import { applyRowstate, createGateStore } from '../processors/operators/decideGates.ts';
 import { createRowStore } from '../processors/operators/rowStore.ts';
+import { createRowstateFeed } from '../processors/operators/rowstateFeed.ts';
+import { restoreRows } from '../processors/topologies/trials.ts';
 import { readSnapshots } from '../processors/topologies/windows.ts';
 import type { RowStateChanged } from '../schemas/events/decisions.ts';
 import { rowStateKey, TOPICS } from '../schemas/topics.ts';
@@ -19,12 +21,14 @@ import { gc, heapAfterGc as heap } from './heap.ts';
  * - an embedded log holds the changelog of `rows` rows (one RowStateChanged each, as the trial topology wrote it);
  * - passk: the trial topology's restore of every partition (`readToEnd` of passk.rowstate through the log's
  *   consumer, each record decoded and validated, turned into its row state as it comes, the tables and version
- *   summaries built: `RowStore.restoring`), and beside it the windows topology's read of the same topic for its
- *   snapshots (`readSnapshots`), as both run in `passk process`; wall time;
+ *   summaries built: `RowStore.restoring`), the records handed to the gates' row table 5,000 at a time through
+ *   the feed (`RowstateFeed`, `applyRowstate`), and beside it the windows topology's read of the same topic for
+ *   its snapshots (`readSnapshots`), as the three run in `passk process`; wall time;
  * - baseline: the same records read straight from the log's SQLite file and `JSON.parse`d into a Map by row key
  *   (no validation, no row state, no summaries: a subset of the work), wall time, alternating with passk;
- * - memory: the retained heap of the restored tables and summaries after a full GC, per row.
- * In-process: a whole `passk process` also opens the store, hands the records to its gates and reads its other topics.
+ * - memory: the retained heap of the restored tables and summaries, and of the gates' row table, after a full GC,
+ *   per row.
+ * In-process: a whole `passk process` also opens the store and reads its other topics.
  */
 
 export interface RestoreLine {
@@ -72,20 +76,20 @@ export async function benchRestore(o: {
       return m.size;
     };
     let run = 0;
-    // the restores of the two topologies that read passk.rowstate, side by side as in `passk process`
+    // the restores of the two topologies that read passk.rowstate, side by side as in `passk process`, the trials'
+    // handing what it reads to the gates' row table (processors/topologies/trials.ts and gates.ts)
     const passk = async () => {
       const store = createRowStore();
+      const gates = createGateStore();
+      const feed = createRowstateFeed({ writers: ['trials', 'windows'] });
+      feed.follow((events) => applyRowstate(gates, events, { versions: new Set(), windows: new Set() }));
       const restoring = store.restoring([0, 1, 2, 3], partitionOf, partitions);
       run++;
       await Promise.all([
-        readToEnd(log, {
-          topic: TOPICS.rowstate,
-          groupId: `bench-restore-${run}`,
-          onEvent: (e) => void (e.type === 'RowStateChanged' && restoring.add(e)),
-        }),
+        restoreRows(log, restoring, { groupId: `bench-restore-${run}`, rowstate: feed }),
         readSnapshots(log, `bench-restore-windows-${run}`),
       ]);
-      return { store, rows: restoring.done() };
+      return { store, gates, rows: restoring.done() };
     };
     const wall = async <T>(f: () => T | Promise<T>): Promise<[number, T]> => {
       gc();
@@ -96,20 +100,23 @@ export async function benchRestore(o: {
     const ratios: number[] = [];
     let best = Infinity;
     let bestBaseline = Infinity;
-    for (let i = 0; i < (o.pairs ?? 2); i++) {
+    for (let i = 0; i < (o.pairs ?? 3); i++) {
       const [tb, n] = await wall(baseline);
       const [tc, r] = await wall(passk);
-      if (r.rows !== n || n !== records) throw new Error(`restored ${r.rows} rows, parsed ${n}, of ${records}`);
+      const gateRows = [...r.gates.rows.values()].reduce((k, t) => k + t.size, 0);
+      if (r.rows !== n || n !== records || gateRows !== n)
+        throw new Error(`restored ${r.rows} rows (${gateRows} for the gates), parsed ${n}, of ${records}`);
       ratios.push(tb / tc);
       best = Math.min(best, tc);
       bestBaseline = Math.min(bestBaseline, tb);
       say(`restore: ${records} rows: passk ${tc.toFixed(2)} s, JSON.parse into a Map ${tb.toFixed(2)} s`);
     }
     db.close();
-    // memory: the restored store alone, what a GC frees once it is dropped
+    // memory: the restored store and the gates' row table, what a GC frees once they are dropped
     const kept: { restored?: Awaited<ReturnType<typeof passk>> } = { restored: await passk() };
     const held = heap();
     kept.restored?.store.drop([0, 1, 2, 3]);
+    kept.restored?.gates.rows.clear();
     delete kept.restored;
     const bytesPerRow = (held - heap()) / records;
     ratios.sort((a, b) => a - b);

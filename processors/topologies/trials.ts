@@ -8,7 +8,7 @@ import { foldUnits, weightOf, type FoldedUnit } from '../operators/foldUnits.ts'
 import { createInFlight } from '../operators/inFlight.ts';
 import { readToEnd } from '../operators/readToEnd.ts';
 import type { RowstateFeed } from '../operators/rowstateFeed.ts';
-import { createRowStore, type PartitionOf } from '../operators/rowStore.ts';
+import { createRowStore, type PartitionOf, type RowRestore } from '../operators/rowStore.ts';
 import { writeAndEmit } from '../operators/writeAndEmit.ts';
 import { writeRows } from '../operators/writeRows.ts';
 import type { DeadLetter, EventConsumer, EventPublisher, EventSource, TrialSink } from '../ports.ts';
@@ -94,6 +94,34 @@ export interface TrialProgress {
 }
 
 /**
+ * The trial topology's restore read: passk.rowstate from its start to its end, each row state record handed to
+ * `restoring` as it comes and to the gates of this process (`rowstate`), a few thousand at a time, so a restore of
+ * 1M rows never holds them all (the gates decide nothing before the writers' `assigned`: the feed is not loaded
+ * until then). Exported for bench/restore.ts, which measures it.
+ */
+export const restoreRows = async (
+  source: EventSource,
+  restoring: RowRestore,
+  o: { readonly groupId: string; readonly rowstate?: RowstateFeed; readonly stop?: Promise<unknown> },
+): Promise<void> => {
+  let records: RowStateChanged[] = [];
+  await readToEnd(source, {
+    topic: TOPICS.rowstate,
+    groupId: o.groupId,
+    onEvent: (e) => {
+      if (e.type !== 'RowStateChanged') return;
+      restoring.add(e);
+      if (o.rowstate && records.push(e) >= 5_000) {
+        o.rowstate.push(records);
+        records = [];
+      }
+    },
+    stop: o.stop,
+  });
+  o.rowstate?.push(records);
+};
+
+/**
  * passk.trials → fold per-row state → sink + passk.rowstate (changelog) → commit.
  * Restore: the rows of newly assigned partitions from the compacted changelog (no replay of trials).
  *
@@ -149,22 +177,10 @@ export const trialTopology = (ports: TrialPorts, o: TrialTopologyOptions): Obser
         const lags = (await consumer.lag()).filter((l) => l.topic === TOPICS.trials);
         const total = lags.length;
         const restoring = store.restoring(partitions, o.partitionOf, total);
-        // the gates of this process (the feed) take the records read, a few thousand at a time, so a restore of 1M
-        // rows never holds them all (the gates decide nothing before `assigned`: the feed is not loaded until then)
-        let records: RowStateChanged[] = [];
-        const handOver = () => {
-          o.rowstate?.push(records);
-          records = [];
-        };
         if (o.restoreFromChangelog !== false)
-          await readToEnd(ports.source, {
-            topic: TOPICS.rowstate,
+          await restoreRows(ports.source, restoring, {
             groupId: `${groupId}.restore.${o.instanceId}`,
-            onEvent: (e) => {
-              if (e.type !== 'RowStateChanged') return;
-              restoring.add(e);
-              if (o.rowstate && records.push(e) >= 5_000) handOver();
-            },
+            rowstate: o.rowstate,
             stop,
           });
         if (stopping()) return;
@@ -180,7 +196,6 @@ export const trialTopology = (ports: TrialPorts, o: TrialTopologyOptions): Obser
             if (partitions.includes(l.partition) && store.table(l.partition).size > 0)
               store.setRepairUntil(l.partition, (committed.get(l.partition) ?? 0) + l.lag);
         }
-        handOver();
         o.rowstate?.assigned('trials', partitions, total);
         o.onAssignment?.({ assigned: partitions, revoked: [], restoredRows });
       },
