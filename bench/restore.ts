@@ -82,7 +82,9 @@ export async function benchRestore(o: {
       const store = createRowStore();
       const gates = createGateStore();
       const feed = createRowstateFeed({ writers: ['trials', 'windows'] });
-      feed.follow((events) => applyRowstate(gates, events, { versions: new Set(), windows: new Set() }));
+      feed.follow((events, states) =>
+        applyRowstate(gates, events, { versions: new Set(), windows: new Set() }, states),
+      );
       const restoring = store.restoring([0, 1, 2, 3], partitionOf, partitions);
       run++;
       await Promise.all([

@@ -124,7 +124,8 @@ const weigh = (a: AttemptRecord, sign: 1 | -1, r: StreamRowState): void => {
  * tally then; a row already in `changed` keeps its entry, so one `changed` can collect a durable unit's
  * changes over all of its batches. The rule is `foldTrials`' (the core's `addAttempt`, in place;
  * `evolveRow` for a row's first trial; test/processors/foldOwned.unit.test.ts checks it against
- * `foldTrials`). The table's rows must not be shared: whoever keeps one past the next fold copies it.
+ * `foldTrials`). The table's rows must not be shared: whoever keeps one past the next fold copies it, but for
+ * frozen rows (a restore's, which the gates' row table shares): such a row is copied before its first change.
  */
 export const foldTrialsInto = (
   table: RowTable,
@@ -153,7 +154,7 @@ export const foldTrialsInto = (
       continue;
     }
     const key = trialRowKey(t);
-    const row = table.get(key);
+    let row = table.get(key);
     // a trial of a run retracted on this row never counts, whenever it arrives
     if (row?.retracted_runs?.includes(t.run_id)) {
       outcome?.repeated?.push({ index, key });
@@ -173,6 +174,8 @@ export const foldTrialsInto = (
       outcome?.conflicts.push({ index, trial: t, conflict });
       continue;
     }
+    // a restored row is shared with the gates' row table (frozen: `RowStore.restoring`): changed as a copy of its own
+    if (Object.isFrozen(row)) table.set(key, (row = copyRow(row)));
     const n = row.n;
     const c = row.c;
     const ungraded = row.ungraded;

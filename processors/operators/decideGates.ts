@@ -30,6 +30,7 @@ import {
   type SnapshotShelf,
 } from '../folds/gateSnapshot.ts';
 import { fromRowStateChanged, type StreamRowState } from '../folds/rowState.ts';
+import type { RestoredStates } from './rowstateFeed.ts';
 import { versionKeyOf } from '../folds/versionSummary.ts';
 import { alertFor, totalOf, windowKeyOf, type AlertOptions, type WindowTotal } from '../folds/windowTotals.ts';
 import type { EventBatch } from '../ports.ts';
@@ -171,14 +172,18 @@ export type Touched = { versions: Set<string> | 'all'; windows: Set<string> | 'a
 
 /**
  * Applies records of passk.rowstate to the store (row states and window shares keep the highest seq), adding the
- * versions and windows they touched to `into`.
+ * versions and windows they touched to `into`. `states`: the row state a restore of this process already made of
+ * each record, if any (frozen: held as it is, not converted again).
  */
 export const applyRowstate = (
   store: GateStore,
   events: Iterable<PasskEvent>,
   into: { versions: Set<string>; windows: Set<string> },
+  states?: RestoredStates,
 ): void => {
+  let i = -1;
   for (const event of events) {
+    i++;
     if (event.type === 'TraceWindowsUpdated') {
       if ((store.snapshots.get(event.source_partition)?.through_offset ?? -1) >= event.through_offset) continue;
       store.snapshots.set(event.source_partition, event);
@@ -193,7 +198,8 @@ export const applyRowstate = (
     const key = versionKeyOf(event);
     let table = store.rows.get(key);
     if (!table) store.rows.set(key, (table = new Map()));
-    if ((table.get(event.row_id)?.seq ?? -1) < event.seq) table.set(event.row_id, fromRowStateChanged(event));
+    if ((table.get(event.row_id)?.seq ?? -1) < event.seq)
+      table.set(event.row_id, states?.[i] ?? fromRowStateChanged(event));
     into.versions.add(key);
   }
 };

@@ -1,7 +1,7 @@
 import type { RowStateChanged } from '../../schemas/events/decisions.ts';
 import type { TrialRecorded } from '../../schemas/events/trialRecorded.ts';
 import { rowStateKey, trialKey } from '../../schemas/topics.ts';
-import { fromRowStateChanged } from '../folds/rowState.ts';
+import { fromRowStateChanged, type StreamRowState } from '../folds/rowState.ts';
 import type { RowTable } from '../folds/rowTable.ts';
 import {
   addSummaries,
@@ -62,7 +62,12 @@ export interface RepairState {
 
 /** A restore in progress (`RowStore.restoring`). */
 export interface RowRestore {
-  add(record: RowStateChanged): void;
+  /**
+   * The row state the record restored, frozen: the gates' row table may hold the same object (`applyRowstate`),
+   * and the fold copies it before changing it (`foldTrialsInto`). Undefined when the record was not kept (another
+   * partition's, or older than the row's state).
+   */
+  add(record: RowStateChanged): StreamRowState | undefined;
   done(): number;
 }
 
@@ -84,10 +89,13 @@ export const createRowStore = (): RowStore => {
       return {
         add: (r) => {
           const table = building.get(partitionOf(trialKey(r), total));
-          if (table === undefined) return;
+          if (table === undefined) return undefined;
           const key = rowStateKey(r);
           // the highest seq is the newest (restoreTable's rule): an older record is not even converted
-          if ((table.get(key)?.seq ?? -1) < r.seq) table.set(key, fromRowStateChanged(r));
+          if ((table.get(key)?.seq ?? -1) >= r.seq) return undefined;
+          const s = Object.freeze(fromRowStateChanged(r));
+          table.set(key, s);
+          return s;
         },
         done: () => {
           let restored = 0;

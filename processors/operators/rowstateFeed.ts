@@ -1,4 +1,11 @@
 import type { PasskEvent } from '../../schemas/events/index.ts';
+import type { StreamRowState } from '../folds/rowState.ts';
+
+/**
+ * Beside pushed records, the row state a restore already made of each (`RowRestore.add`; frozen, so shared: the
+ * gates' row table holds the same object instead of a copy of its own), undefined where it made none.
+ */
+export type RestoredStates = readonly (StreamRowState | undefined)[];
 
 /** The topologies that write passk.rowstate: row states (trials) and window snapshots (windows). */
 export type RowstateWriter = 'trials' | 'windows';
@@ -13,15 +20,18 @@ export type RowstateWriter = 'trials' | 'windows';
  * feed is `partial` for good and the gates tail the topic as well, from its start.
  */
 export interface RowstateFeed {
-  /** Records a writer made durable on passk.rowstate, or read from it in a restore (any partition). */
-  push(events: readonly PasskEvent[]): void;
+  /**
+   * Records a writer made durable on passk.rowstate, or read from it in a restore (any partition), with the row
+   * states the restore made of them.
+   */
+  push(events: readonly PasskEvent[], states?: RestoredStates): void;
   /** A writer was given partitions and starts restoring them (a long restore is not a missing writer). */
   restoring(writer: RowstateWriter): void;
   /** A writer restored newly assigned partitions of its source, which has `total` partitions. */
   assigned(writer: RowstateWriter, partitions: readonly number[], total: number): void;
   revoked(writer: RowstateWriter, partitions: readonly number[]): void;
   /** The reader (one): told of every push, at once. Returns its removal. */
-  follow(listener: (events: readonly PasskEvent[]) => void): () => void;
+  follow(listener: (events: readonly PasskEvent[], states?: RestoredStates) => void): () => void;
   /** Resolves once every writer owns every partition of its source (its restores pushed the whole topic). */
   readonly loaded: Promise<void>;
   /** Resolves once a writer was assigned fewer than all of its partitions, lost some, or got none in time. */
@@ -42,7 +52,7 @@ export interface RowstateFeedOptions {
 
 export const createRowstateFeed = (o: RowstateFeedOptions): RowstateFeed => {
   const owned = new Map<RowstateWriter, { partitions: Set<number>; total: number }>();
-  let listener: ((events: readonly PasskEvent[]) => void) | undefined;
+  let listener: ((events: readonly PasskEvent[], states?: RestoredStates) => void) | undefined;
   let markLoaded!: () => void;
   let markPartial!: () => void;
   let partial = false;
@@ -60,8 +70,8 @@ export const createRowstateFeed = (o: RowstateFeedOptions): RowstateFeed => {
   }, o.assignedWithinMs ?? 120_000);
   timer.unref();
   return {
-    push: (events) => {
-      if (events.length > 0) listener?.(events);
+    push: (events, states) => {
+      if (events.length > 0) listener?.(events, states);
     },
     restoring: (writer) => void started.add(writer),
     assigned: (writer, partitions, total) => {

@@ -125,9 +125,9 @@ export const gateTopology = (ports: EventPorts, o: GateTopologyOptions): Observa
       tailTopic(ports.source, { topic, groupId: `${groupId}.${topic}.${o.instanceId}`, inFlight, stop });
     /** The row table from the feed: applied as it is pushed, decided at once; the topic tailed once partial. */
     const fed = (feed: RowstateFeed): TailedTopic => {
-      const unfollow = feed.follow((events) => {
+      const unfollow = feed.follow((events, states) => {
         const touched = { versions: new Set<string>(), windows: new Set<string>() };
-        applyRowstate(store, events, touched);
+        applyRowstate(store, events, touched, states);
         // not yet merged (the decisions restore's tick decides everything then) or stopping (the next start does)
         if (stopping || !ticks.observed) return;
         inFlight.acquire(1); // released when what it decides is durable (its weight)

@@ -2,6 +2,7 @@ import { map, tap, type Observable, type SchedulerLike } from 'rxjs';
 import type { RowStateChanged } from '../../schemas/events/decisions.ts';
 import { TOPICS } from '../../schemas/topics.ts';
 import { toRunClosed } from '../folds/gates.ts';
+import type { StreamRowState } from '../folds/rowState.ts';
 import type { VersionSummary } from '../folds/versionSummary.ts';
 import { batchRows } from '../operators/batchRows.ts';
 import { foldUnits, weightOf, type FoldedUnit } from '../operators/foldUnits.ts';
@@ -105,20 +106,25 @@ export const restoreRows = async (
   o: { readonly groupId: string; readonly rowstate?: RowstateFeed; readonly stop?: Promise<unknown> },
 ): Promise<void> => {
   let records: RowStateChanged[] = [];
+  // the row state made of each, which the gates' table holds as it is (frozen: the fold copies it before a change)
+  let states: (StreamRowState | undefined)[] = [];
   await readToEnd(source, {
     topic: TOPICS.rowstate,
     groupId: o.groupId,
     onEvent: (e) => {
       if (e.type !== 'RowStateChanged') return;
-      restoring.add(e);
-      if (o.rowstate && records.push(e) >= 5_000) {
-        o.rowstate.push(records);
+      const s = restoring.add(e);
+      if (o.rowstate === undefined) return;
+      states.push(s);
+      if (records.push(e) >= 5_000) {
+        o.rowstate.push(records, states);
         records = [];
+        states = [];
       }
     },
     stop: o.stop,
   });
-  o.rowstate?.push(records);
+  o.rowstate?.push(records, states);
 };
 
 /**

@@ -1,9 +1,17 @@
+import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { keyOf, trialKey } from '../../schemas/topics.ts';
 import { partitionOf } from '../../log/partitioner.ts';
-import { trial } from '../helpers/processorFixtures.ts';
+import { arbTrialStream, trial } from '../helpers/processorFixtures.ts';
 import { toRowStateChanged } from '../../processors/folds/rowState.ts';
-import { foldTrials } from '../../processors/folds/rowTable.ts';
+import {
+  checkpointOf,
+  foldTrials,
+  foldTrialsInto,
+  type OwnedRowChange,
+  type RowTable,
+} from '../../processors/folds/rowTable.ts';
+import { applyRowstate, createGateStore } from '../../processors/operators/decideGates.ts';
 import { createRowStore } from '../../processors/operators/rowStore.ts';
 
 describe('row store', () => {
@@ -28,5 +36,38 @@ describe('row store', () => {
     expect(store.totals()[0]!.rows).toBe(expected.length);
     store.drop([0]);
     expect(store.partitions()).toEqual([2]);
+  });
+
+  it('shares restored rows with the gates’ table, and the fold changes a copy: the gates keep the restored state', () => {
+    fc.assert(
+      fc.property(arbTrialStream, fc.nat(60), ({ stream }, cut) => {
+        const before = stream.slice(0, cut);
+        const after = stream.slice(cut);
+        // the changelog a first run left, restored as a restart does, its states handed to the gates
+        const first: RowTable = new Map();
+        foldTrials(first, before);
+        const records = [...first.values()].map((r) => toRowStateChanged(r, 'p'));
+        const store = createRowStore();
+        const restoring = store.restoring([0, 1], partitionOf, 2);
+        const states = records.map((r) => restoring.add(r));
+        restoring.done();
+        const gates = createGateStore();
+        applyRowstate(gates, records, { versions: new Set(), windows: new Set() }, states);
+        const gateRows = () => [...gates.rows.values()].flatMap((t) => [...t.values()]);
+        const restored = JSON.stringify(gateRows());
+        expect(gateRows().every((r) => states.includes(r))).toBe(true); // the same objects, not copies
+        // the rest of the trials, folded in place as the topology does
+        for (const p of [0, 1]) {
+          const mine = after.filter((t) => partitionOf(trialKey(t), 2) === p);
+          foldTrialsInto(store.table(p), mine, new Map<string, OwnedRowChange>());
+        }
+        expect(JSON.stringify(gateRows())).toBe(restored);
+        const straight: RowTable = new Map();
+        foldTrials(straight, stream);
+        const both: RowTable = new Map([...store.table(0), ...store.table(1)]);
+        expect(JSON.stringify(checkpointOf(both))).toBe(JSON.stringify(checkpointOf(straight)));
+      }),
+      { numRuns: 300 },
+    );
   });
 });
