@@ -4,9 +4,10 @@ import { NOT_RETRACTED } from './retracted.ts';
 import type { Querier } from './select.ts';
 
 /**
- * Per-row counts of one suite and dataset version, one line per (agent version, row), counted by one GROUP BY in
- * ClickHouse (chDB or a server: the same SQL), so the report and the comparison are built from them without
- * moving the trials into Node. The counts follow the core's fold and summary (processors/core/rowSummary.ts):
+ * Per-row counts of one suite and dataset version, one line per (agent version, row), counted in ClickHouse (chDB
+ * or a server: the same SQL), so the report and the comparison are built from them without moving the trials into
+ * Node: from the processors' row state when it is proved to hold exactly the stored trials (`countRows`: one row
+ * per row and version instead of a GROUP BY over every trial), else by one GROUP BY over the trials. The counts follow the core's fold and summary (processors/core/rowSummary.ts):
  *
  * - a trial of a run retracted on its row is left out (`NOT_RETRACTED`, as every view of the stored trials);
  * - an attempt of a run whose id starts with "confirm" (any case) is a confirmation attempt (`isConfirmationRun`);
@@ -97,18 +98,132 @@ FROM (
 ORDER BY length(r), r`;
 
 /**
- * `ROW_COUNTS_SQL` sent as one line per distinct set of counts (per version), with the ids of its rows, in (length,
+ * A counts query sent as one line per distinct set of counts (per version), with the ids of its rows, in (length,
  * id) order: at 1M trials a few hundred lines instead of 200k, and about half of the query's CPU time (1.3 of 2.6 s)
  * was in writing and parsing those 200k lines of 16 columns. The rows are put back in (length, id) order per
- * version here (`byLengthThenBytes`), so every reader gets them in the order it got before.
+ * version here (`byLengthThenBytes`), so every reader gets them in the order it got before. `extra`: aggregates
+ * after the ids (the row-state query's proof sums).
  */
-export const ROW_COUNTS_GROUPED_SQL = `
-SELECT v, exact, pl, n, c, u, od, f, k, an, ac, au, m, mn, mc, arraySort(x -> (length(x), x), groupArray(r)) AS rs
-FROM (${ROW_COUNTS_SQL.replace('ORDER BY length(r), r', '')})
+const grouped = (inner: string, extra = ''): string => `
+SELECT v, exact, pl, n, c, u, od, f, k, an, ac, au, m, mn, mc, arraySort(x -> (length(x), x), groupArray(r)) AS rs${extra}
+FROM (${inner})
 GROUP BY v, exact, pl, n, c, u, od, f, k, an, ac, au, m, mn, mc`;
 
-/** The grouped query's columns, in order (JSONCompactEachRow: one array per line). */
-const COLUMNS = ['v', 'exact', 'pl', 'n', 'c', 'u', 'od', 'f', 'k', 'an', 'ac', 'au', 'm', 'mn', 'mc', 'rs'] as const;
+/** `ROW_COUNTS_SQL` grouped: the counts from every trial. */
+export const ROW_COUNTS_GROUPED_SQL = grouped(ROW_COUNTS_SQL.replace('ORDER BY length(r), r', ''));
+
+const SCOPE = `suite = {suite:String} AND dataset_version = {dataset_version:String}
+    AND (empty({versions:Array(String)}) OR has({versions:Array(String)}, agent_version))`;
+
+/**
+ * One stored attempt's fingerprint, the same on both sides of the proof (`TRIALS_PROOF_SQL`, `STATE_COUNTS_SQL`):
+ * what the counts read of it (row, event id, slot, verdict, whether it has an output, check names and answers,
+ * forbidden actions). A verdict is 0, 1 or 2 (none): a NULL argument would make the hash NULL.
+ */
+const fingerprint = (
+  row: string,
+  e: string,
+  run: string,
+  attempt: string,
+  passed: string,
+  outNull: string,
+  checks: string,
+  forbidden: string,
+) => `cityHash64(${row}, ${e}, ${run}, ${attempt}, ifNull(toUInt8(${passed}), 2), ${outNull}, ${checks}, ${forbidden})`;
+
+/**
+ * The same counts as `ROW_COUNTS_SQL`, from the processors' row state (`row_state` FINAL: one row per row and
+ * version, its attempt records as the fold kept them) instead of a GROUP BY over every trial: each row's attempts
+ * are counted with array functions over the record's columns (`attempt_records.passed` …), the same conditions
+ * as the trials query's (planned and confirmation attempts, counted, outputs by the core's output hash instead of
+ * cityHash64 of the text, check names in order and answers, forbidden actions, slots and event ids by the same
+ * hashes). `h`: the sum of the row's attempt fingerprints and `cnt` its attempts, for the proof (`countRows`).
+ * A row whose every attempt was retracted holds none, and is no row (as in the trials).
+ */
+export const STATE_COUNTS_SQL = `
+SELECT v, r,
+       cnt = slots AND cnt = events AND seqs <= 1 AS exact,
+       pl, n, c, u, if(outs < 2, -1, toInt8(douts > 1)) AS od, f,
+       arrayMap(name -> (name, multiIf(
+           checked * countEqual(first_names, name) < 2, 0,
+           arrayCount(p -> p.1 = name, pairs) > 1, 2,
+           1)), arrayDistinct(first_names)) AS k,
+       an, ac, au, m, mn, mc, cnt, h
+FROM (
+  SELECT v, r, cnt, slots, events, h,
+         toUInt32(cnt - m) AS pl,
+         toUInt32(arrayCount(pc)) AS n,
+         toUInt32(arrayCount((x, p) -> NOT x AND p, mk, ps)) AS c,
+         toUInt32(arrayCount((x, p) -> NOT x AND p IS NULL, mk, PA)) AS u,
+         length(O) AS outs,
+         length(arrayDistinct(O)) AS douts,
+         toUInt32(arrayCount((x, fa) -> NOT x AND notEmpty(fa), mk, FA)) AS f,
+         length(CN) AS checked,
+         length(arrayDistinct(CN)) AS seqs,
+         CN[1] AS first_names,
+         arrayDistinct(arrayFlatten(arrayFilter((ch, q) -> q, CH, pc))) AS pairs,
+         toUInt32(arrayCount(cn)) AS an,
+         toUInt32(arrayCount(ps)) AS ac,
+         toUInt32(arrayCount(p -> p IS NULL, PA)) AS au,
+         toUInt32(arrayCount(mk)) AS m,
+         toUInt32(arrayCount((x, q) -> x AND q, mk, cn)) AS mn,
+         toUInt32(arrayCount((x, p) -> x AND p, mk, ps)) AS mc
+  FROM (
+    SELECT agent_version AS v, row_id AS r,
+           attempt_records.run_id AS R, attempt_records.passed AS PA, attempt_records.output_hash AS OH,
+           attempt_records.checks AS CH, attempt_records.forbidden_actions AS FA,
+           attempt_records.event_id AS EV, attempt_records.attempt AS AT,
+           length(R) AS cnt,
+           arrayMap(x -> startsWith(lower(x), 'confirm'), R) AS mk,
+           arrayMap(p -> p IS NOT NULL OR {ungraded_as_failure:Bool}, PA) AS cn,
+           arrayMap(p -> ifNull(p, false), PA) AS ps,
+           arrayMap((x, q) -> NOT x AND q, mk, cn) AS pc,
+           length(arrayDistinct(arrayMap((x, a) -> cityHash64(x, a), R, AT))) AS slots,
+           length(arrayDistinct(arrayMap(e -> cityHash64(e), EV))) AS events,
+           arrayFilter((o, q) -> q AND o IS NOT NULL, OH, pc) AS O,
+           arrayMap(ch -> arrayMap(x -> x.1, ch), arrayFilter((ch, q) -> q AND notEmpty(ch), CH, pc)) AS CN,
+           arraySum(arrayMap((e, x, a, p, o, ch, fa) -> ${fingerprint('r', 'e', 'x', 'a', 'p', 'isNull(o)', 'ch', 'fa')},
+                             EV, R, AT, PA, OH, CH, FA)) AS h
+    FROM row_state FINAL
+    WHERE ${SCOPE} AND notEmpty(attempt_records)
+  )
+)`;
+
+/** `STATE_COUNTS_SQL` grouped, each line with its rows' attempts and the sum of their fingerprints (mod 2^64). */
+export const STATE_COUNTS_GROUPED_SQL = grouped(STATE_COUNTS_SQL, ', toString(sum(h)) AS hs, sum(cnt) AS cs');
+
+/**
+ * The other side of the proof: per version, the scope's stored trials (not retracted, every copy) and the sum of
+ * their fingerprints, read in one pass without a GROUP BY per row (about the bare per-row GROUP BY's cost).
+ */
+export const TRIALS_PROOF_SQL = `
+SELECT agent_version AS v, count() AS cnt,
+       toString(sum(${fingerprint('row_id', 'event_id', 'run_id', 'attempt', 'passed', 'isNull(output)', 'arrayMap(ch -> (ch.name, ch.answer), checks)', "CAST(forbidden_actions, 'Array(String)')")})) AS h
+FROM trials
+WHERE ${SCOPE} AND ${NOT_RETRACTED}
+GROUP BY v`;
+
+/** The grouped queries' columns, in order (JSONCompactEachRow: one array per line); the row-state query adds two. */
+const COLUMNS = [
+  'v',
+  'exact',
+  'pl',
+  'n',
+  'c',
+  'u',
+  'od',
+  'f',
+  'k',
+  'an',
+  'ac',
+  'au',
+  'm',
+  'mn',
+  'mc',
+  'rs',
+  'hs',
+  'cs',
+];
 const NUMBERS = [2, 3, 4, 5, 6, 7, 9, 10, 11, 12, 13, 14];
 
 const bad = (line: number, column: number, value: unknown): Error =>
@@ -118,10 +233,11 @@ const bad = (line: number, column: number, value: unknown): Error =>
 
 /**
  * Checks one line of the answer by hand (200k lines at 1M trials: a schema per line cost seconds): every field
- * of the type it must have, or an error naming the line and the column.
+ * of the type it must have, or an error naming the line and the column. `proof`: the row-state query's line, with
+ * its fingerprint sum (a UInt64 as text) and attempts.
  */
-const checkLine = (l: unknown, i: number): Line => {
-  if (!Array.isArray(l) || l.length !== COLUMNS.length) throw bad(i, -1, l);
+const checkLine = (l: unknown, i: number, proof: boolean): Line => {
+  if (!Array.isArray(l) || l.length !== (proof ? 18 : 16)) throw bad(i, -1, l);
   if (typeof l[0] !== 'string') throw bad(i, 0, l[0]);
   if (typeof l[1] !== 'boolean' && typeof l[1] !== 'number') throw bad(i, 1, l[1]);
   for (const j of NUMBERS) if (typeof l[j] !== 'number') throw bad(i, j, l[j]);
@@ -132,6 +248,9 @@ const checkLine = (l: unknown, i: number): Line => {
   const rs: unknown = l[15];
   if (!Array.isArray(rs)) throw bad(i, 15, rs);
   for (const r of rs as unknown[]) if (typeof r !== 'string') throw bad(i, 15, r);
+  if (proof && (typeof l[16] !== 'string' || !/^\d+$/.test(l[16]))) throw bad(i, 16, l[16]);
+  if (proof && typeof l[17] !== 'number' && (typeof l[17] !== 'string' || !/^\d+$/.test(l[17])))
+    throw bad(i, 17, l[17]);
   return l as Line;
 };
 
@@ -152,6 +271,8 @@ type Line = [
   mn: number,
   mc: number,
   rs: string[],
+  hs?: string,
+  cs?: number | string,
 ];
 
 /**
@@ -167,23 +288,92 @@ const byLengthThenBytes = (a: Placed, b: Placed): number => {
   return Buffer.compare(Buffer.from(x, 'utf8'), Buffer.from(y, 'utf8'));
 };
 
-/** The counted rows of each agent version in the scope, by version (each version's rows in (length, id) order). */
-export const rowCounts = async (client: Querier, scope: RowCountsScope): Promise<Map<string, CountedRow[]>> => {
-  const rs = await client.query({
-    query: ROW_COUNTS_GROUPED_SQL,
-    query_params: {
-      suite: scope.suite,
-      dataset_version: scope.dataset_version,
-      versions: scope.versions ?? [],
-      ungraded_as_failure: scope.ungradedAsFailure ?? false,
-    },
-    format: 'JSONCompactEachRow',
-  });
+/** Where a counts answer came from: the processors' row state (proved whole), or every trial. */
+export type CountsFrom = 'row_state' | 'trials';
+
+const paramsOf = (scope: RowCountsScope) => ({
+  suite: scope.suite,
+  dataset_version: scope.dataset_version,
+  versions: scope.versions ?? [],
+  ungraded_as_failure: scope.ungradedAsFailure ?? false,
+});
+
+const linesOf = async (client: Querier, query: string, scope: RowCountsScope, proof: boolean): Promise<Line[]> => {
+  const rs = await client.query({ query, query_params: paramsOf(scope), format: 'JSONCompactEachRow' });
   const lines = await rs.json<unknown>();
+  return lines.map((l, i) => checkLine(l, i, proof));
+};
+
+const MOD = 1n << 64n;
+/** Per version: attempts and the sum of their fingerprints (mod 2^64), as text to compare. */
+type Tally = Map<string, { cnt: bigint; h: bigint }>;
+const add = (t: Tally, v: string, cnt: bigint, h: bigint): void => {
+  const was = t.get(v) ?? { cnt: 0n, h: 0n };
+  t.set(v, { cnt: was.cnt + cnt, h: (was.h + h) % MOD });
+};
+const sameTally = (a: Tally, b: Tally): boolean => {
+  for (const v of new Set([...a.keys(), ...b.keys()])) {
+    const x = a.get(v);
+    const y = b.get(v);
+    if (!x || !y || x.cnt !== y.cnt || x.h !== y.h) return false;
+  }
+  return true;
+};
+
+/** The trials' side of the proof (`TRIALS_PROOF_SQL`). */
+const trialsTally = async (client: Querier, scope: RowCountsScope): Promise<Tally> => {
+  const rs = await client.query({ query: TRIALS_PROOF_SQL, query_params: paramsOf(scope), format: 'JSONEachRow' });
+  const t: Tally = new Map();
+  for (const l of await rs.json<{ v: unknown; cnt: unknown; h: unknown }>()) {
+    if (typeof l.v !== 'string' || !/^\d+$/.test(String(l.cnt)) || typeof l.h !== 'string' || !/^\d+$/.test(l.h))
+      throw new Error(`rowCounts: unexpected proof line ${JSON.stringify(l)}`);
+    add(t, l.v, BigInt(String(l.cnt)), BigInt(l.h));
+  }
+  return t;
+};
+
+/**
+ * The counted rows of each agent version in the scope, by version (each version's rows in (length, id) order),
+ * and where they came from.
+ *
+ * From the processors' row state when it is proved to hold exactly the scope's stored trials, else from every
+ * trial (`ROW_COUNTS_SQL`): the same answer either way. The row state lags the trials while a processors' unit is
+ * half written (its trials before its row states), after a crash in between, or on a store written without
+ * the processors; it differs from them where a row state was written by an older passk (no forbidden actions).
+ * The proof, per version: the row states' attempts and the trials (every copy, not retracted) are as many, and the
+ * sums (mod 2^64) of their fingerprints (row, event id, slot, verdict, whether an output, checks, forbidden actions)
+ * are equal. The processors write a trial only once it is folded, and a row state's attempts are trials
+ * the store holds (written before it), so a lagging row state has fewer attempts and a copy of a trial
+ * makes the trials more; a missing attempt and an extra one in the same version would have to have equal
+ * fingerprints (64-bit hashes: 2^-64) to pass. Both sides are read in about one pass each: the row state's
+ * counts carry their sums, and the trials' side is one aggregate per version, not a GROUP BY per row.
+ */
+export const countRows = async (
+  client: Querier,
+  scope: RowCountsScope,
+): Promise<{ from: CountsFrom; rows: Map<string, CountedRow[]> }> => {
+  const [state, trials] = await Promise.all([
+    linesOf(client, STATE_COUNTS_GROUPED_SQL, scope, true),
+    trialsTally(client, scope),
+  ]);
+  const fromState: Tally = new Map();
+  for (const l of state) add(fromState, l[0], BigInt(l[17]!), BigInt(l[16]!));
+  if (sameTally(fromState, trials)) return { from: 'row_state', rows: placeLines(state, scope) };
+  return { from: 'trials', rows: placeLines(await linesOf(client, ROW_COUNTS_GROUPED_SQL, scope, false), scope) };
+};
+
+/** The counted rows of each agent version in the scope, by version (each version's rows in (length, id) order). */
+export const rowCounts = async (client: Querier, scope: RowCountsScope): Promise<Map<string, CountedRow[]>> =>
+  (await countRows(client, scope)).rows;
+
+/** Every trial's counts (`ROW_COUNTS_SQL`), whatever the row state holds: what the row state's must equal. */
+export const rowCountsFromTrials = async (client: Querier, scope: RowCountsScope): Promise<Map<string, CountedRow[]>> =>
+  placeLines(await linesOf(client, ROW_COUNTS_GROUPED_SQL, scope, false), scope);
+
+const placeLines = (lines: readonly Line[], scope: RowCountsScope): Map<string, CountedRow[]> => {
   const minAttempts = scope.minAttempts ?? DEFAULT_MIN_ATTEMPTS;
   const placed = new Map<string, Placed[]>();
-  for (let i = 0; i < lines.length; i++) {
-    const [v, exact, pl, n, c, u, od, f, k, an, ac, au, m, mn, mc, ids] = checkLine(lines[i], i);
+  for (const [v, exact, pl, n, c, u, od, f, k, an, ac, au, m, mn, mc, ids] of lines) {
     let rows = placed.get(v);
     if (!rows) placed.set(v, (rows = []));
     const cls = classOf(n, c, minAttempts);
