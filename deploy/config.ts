@@ -115,6 +115,13 @@ export const PasskConfig = z
      */
     gateHorizonDays: z.number().nonnegative().default(0),
     /**
+     * Eviction of the gates' row tables (docs/processors.md, "Evicting versions from the row tables"), in days of
+     * event time: a version no open comparison names and no production window pins leaves memory once a decided
+     * comparison named it, or once its newest row state is this much older than the newest of any version; it is
+     * read again from passk.rowstate before a decision needs it. 0: every version stays loaded. @default 7
+     */
+    gateEvictIdleDays: z.number().nonnegative().default(7),
+    /**
      * The LLM judge of `passk run --grader judge`: any OpenAI-compatible endpoint. Every field is optional
      * here (most commands never call a judge); the judge grader refuses to start without `url` and `model`.
      */
@@ -173,6 +180,7 @@ export const fromEnv = (env: NodeJS.ProcessEnv): Json => {
   if (env.PASSK_BATCH_WINDOW_MS) out.batchWindowMs = Number(env.PASSK_BATCH_WINDOW_MS);
   if (env.PASSK_GATE_SNAPSHOT_EVERY) out.gateSnapshotEvery = Number(env.PASSK_GATE_SNAPSHOT_EVERY);
   if (env.PASSK_GATE_HORIZON_DAYS) out.gateHorizonDays = Number(env.PASSK_GATE_HORIZON_DAYS);
+  if (env.PASSK_GATE_EVICT_IDLE_DAYS) out.gateEvictIdleDays = Number(env.PASSK_GATE_EVICT_IDLE_DAYS);
   out.judge = {
     url: env.PASSK_JUDGE_URL || undefined,
     model: env.PASSK_JUDGE_MODEL || undefined,

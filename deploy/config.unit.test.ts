@@ -49,6 +49,9 @@ describe('loadConfig', () => {
     expect(loadConfig({}, {}, cwd).gateHorizonDays).toBe(0);
     expect(loadConfig({}, { PASSK_GATE_HORIZON_DAYS: '90' }, cwd).gateHorizonDays).toBe(90);
     expect(() => loadConfig({}, { PASSK_GATE_HORIZON_DAYS: '-1' }, cwd)).toThrow(/gateHorizonDays/);
+    expect(loadConfig({}, {}, cwd).gateEvictIdleDays).toBe(7);
+    expect(loadConfig({}, { PASSK_GATE_EVICT_IDLE_DAYS: '0' }, cwd).gateEvictIdleDays).toBe(0);
+    expect(() => loadConfig({}, { PASSK_GATE_EVICT_IDLE_DAYS: '-1' }, cwd)).toThrow(/gateEvictIdleDays/);
   });
   it('names the bad field', () => {
     expect(() => loadConfig({ backend: 'nope' }, {}, dir())).toThrow(ConfigError);

@@ -236,6 +236,7 @@ export const startProcessors = async (
         snapshotEvery: config.gateSnapshotEvery,
         snapshotBytes: config.maxEventBytes,
         horizonMs: Math.round(config.gateHorizonDays * 86_400_000),
+        ...(config.gateEvictIdleDays > 0 ? { evictIdleMs: Math.round(config.gateEvictIdleDays * 86_400_000) } : {}),
         ...rowstate,
       }).pipe(decided)
     : EMPTY;

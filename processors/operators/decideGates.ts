@@ -1,11 +1,11 @@
-import { map, type OperatorFunction } from 'rxjs';
+import { concatMap, from, of, type OperatorFunction } from 'rxjs';
 import type { ConfirmationRequested, RunClosed } from '../../schemas/events/comparisons.ts';
-import type { GateEvaluated } from '../../schemas/events/decisions.ts';
+import type { GateEvaluated, RowStateChanged } from '../../schemas/events/decisions.ts';
 import type { GateBookSnapshot } from '../../schemas/events/gateBookSnapshot.ts';
 import type { PasskEvent } from '../../schemas/events/index.ts';
 import type { TraceWindowsUpdated } from '../../schemas/events/traceWindowsUpdated.ts';
 import type { WindowAlertRaised } from '../../schemas/events/windowAlertRaised.ts';
-import { candidateKey, TOPICS, windowAlertKey } from '../../schemas/topics.ts';
+import { candidateKey, KEY_SEP, TOPICS, windowAlertKey } from '../../schemas/topics.ts';
 import { evolveDataset, type DatasetState } from '../core/datasets.ts';
 import {
   decideComparison,
@@ -66,6 +66,21 @@ export interface GateStore {
   closedAt: number;
   /** Decision records applied since the books and closed runs were last pruned (`PRUNE_EVERY`). */
   unpruned: number;
+  /**
+   * Versions (`versionKeyOf`) whose row table was evicted (`evictRows`): not in `rows`, and no row state for them is
+   * kept until a reload (`reloadPinned`) reads the whole table again from passk.rowstate. A decision never reads one.
+   */
+  readonly evicted: Set<string>;
+  /** Versions being reloaded: the row states that arrive meanwhile (the reload's read may end before them). */
+  readonly reloading: Map<string, Map<string, StreamRowState>>;
+  /** Per loaded version, the event time of its newest row state; `rowClock` is the newest over all. */
+  readonly rowTimes: Map<string, number>;
+  rowClock: number;
+  /** Loaded versions a decided comparison named: evicted as soon as no open comparison or window pins them. */
+  readonly done: Set<string>;
+  /** A verdict named loaded versions since the last `evictRows`; steps since it (the idle ones go every `EVICT_EVERY`). */
+  evictDue: boolean;
+  sinceEvicted: number;
   readonly view: GateView;
 }
 
@@ -89,6 +104,13 @@ export const createGateStore = (o: { readonly horizonMs?: number } = {}): GateSt
     horizonMs,
     closedAt: 0,
     unpruned: 0,
+    evicted: new Set(),
+    reloading: new Map(),
+    rowTimes: new Map(),
+    rowClock: 0,
+    done: new Set(),
+    evictDue: false,
+    sinceEvicted: 0,
     view: {
       rows: (suite, dataset_version, agent_version) =>
         rows.get(versionKeyOf({ suite, dataset_version, agent_version })) ?? none,
@@ -164,6 +186,10 @@ export interface GateDecisionOptions {
    * (`chunkSnapshot`). @default 1000000
    */
   readonly snapshotBytes?: number;
+  /** Evicts row tables no decision needs after each step (needs `reload`). Absent: every table stays. */
+  readonly evict?: EvictOptions;
+  /** Reads evicted versions again from passk.rowstate, before a decision needs them. */
+  readonly reload?: RowReload;
 }
 
 export const DEFAULT_SNAPSHOT_EVERY = 20_000;
@@ -196,12 +222,137 @@ export const applyRowstate = (
     }
     if (event.type !== 'RowStateChanged') continue;
     const key = versionKeyOf(event);
+    if (store.evicted.has(key)) {
+      // never a partial table: the reload reads it from the log, where this record is durable already; one that
+      // arrives while the reload reads may come after the end it reads to, so it is kept for the merge
+      const staged = store.reloading.get(key);
+      if (staged && (staged.get(event.row_id)?.seq ?? -1) < event.seq)
+        staged.set(event.row_id, states?.[i] ?? fromRowStateChanged(event));
+      continue;
+    }
     let table = store.rows.get(key);
     if (!table) store.rows.set(key, (table = new Map()));
     if ((table.get(event.row_id)?.seq ?? -1) < event.seq)
       table.set(event.row_id, states?.[i] ?? fromRowStateChanged(event));
+    store.rowTimes.set(key, Math.max(store.rowTimes.get(key) ?? 0, event.occurred_at));
+    store.rowClock = Math.max(store.rowClock, event.occurred_at);
     into.versions.add(key);
   }
+};
+
+/** The versions a comparison reads: its baseline's and candidate's on its suite and dataset version. */
+const versionsOf = (d: { suite: string; dataset_version: string; baseline: string; candidate: string }): string[] => [
+  versionKeyOf({ suite: d.suite, dataset_version: d.dataset_version, agent_version: d.baseline }),
+  versionKeyOf({ suite: d.suite, dataset_version: d.dataset_version, agent_version: d.candidate }),
+];
+
+/** Agent versions with production windows: the alerts read every row table of theirs (`offlinePassAt1`). */
+const productionAgents = (store: GateStore): Set<string> => {
+  const agents = new Set<string>();
+  for (const s of store.snapshots.values()) for (const share of s.shares) agents.add(share.agent_version);
+  return agents;
+};
+
+const agentOf = (versionKey: string): string => versionKey.slice(versionKey.lastIndexOf(KEY_SEP) + 1);
+
+/**
+ * Whether a loaded or evicted version must be loaded for a decision: an open comparison of an owned book names it,
+ * or its agent version has production windows.
+ */
+export const pinnedBy = (store: GateStore): ((versionKey: string) => boolean) => {
+  const named = new Set<string>();
+  for (const book of store.books.values())
+    for (const c of Object.values(book.comparisons))
+      if (c.status !== 'decided') for (const k of versionsOf(c.declared)) named.add(k);
+  const agents = productionAgents(store);
+  return (key) => named.has(key) || (agents.size > 0 && agents.has(agentOf(key)));
+};
+
+/** Steps between two looks for idle versions to evict (a verdict's versions are looked at after its step). */
+export const EVICT_EVERY = 1_000;
+
+export interface EvictOptions {
+  /**
+   * A version no open comparison or production window pins is evicted once its newest row state is this much older
+   * (event time) than the newest row state of any version; one a decided comparison named, at once. 0: only the
+   * latter. @default 0
+   */
+  readonly idleMs?: number;
+  /** Evict every version nothing pins, whatever its age (tests force evictions with it). */
+  readonly all?: boolean;
+}
+
+/**
+ * Evicts, in place, the row tables no decision needs now (docs/processors.md, "Evicting versions from the row
+ * tables"): each is dropped whole, and its version is marked evicted until a reload. Returns the versions evicted.
+ */
+export const evictRows = (store: GateStore, o: EvictOptions = {}): string[] => {
+  const pinned = pinnedBy(store);
+  const idleMs = o.idleMs ?? 0;
+  const out: string[] = [];
+  store.evictDue = false;
+  store.sinceEvicted = 0;
+  for (const key of [...store.rows.keys()]) {
+    if (pinned(key) || store.reloading.has(key)) continue;
+    const idle = idleMs > 0 && (store.rowTimes.get(key) ?? 0) < store.rowClock - idleMs;
+    if (!o.all && !idle && !store.done.has(key)) continue;
+    store.rows.delete(key);
+    store.rowTimes.delete(key);
+    store.done.delete(key);
+    store.evicted.add(key);
+    out.push(key);
+  }
+  for (const key of [...store.done]) if (!store.rows.has(key)) store.done.delete(key);
+  return out;
+};
+
+/**
+ * Reads the row states of evicted versions again from passk.rowstate (every record whose key is one of their rows',
+ * to the end the read sees when it starts). Undefined when the read was cut short (a stop): nothing is reloaded then.
+ */
+export type RowReload = (versions: ReadonlySet<string>) => Promise<Iterable<RowStateChanged> | undefined>;
+
+/**
+ * Reloads the evicted versions a decision now needs (pinned), before it decides: every row state the log holds for
+ * them, merged by seq with those that arrived during the read. Returns the versions reloaded.
+ */
+export const reloadPinned = async (store: GateStore, reload: RowReload): Promise<Set<string>> => {
+  const pinned = pinnedBy(store);
+  const wanted = new Set([...store.evicted].filter((k) => pinned(k) && !store.reloading.has(k)));
+  if (wanted.size === 0) return wanted;
+  for (const key of wanted) store.reloading.set(key, new Map());
+  try {
+    const states = await reload(wanted);
+    if (!states) return new Set();
+    for (const e of states) {
+      const staged = store.reloading.get(versionKeyOf(e));
+      if (staged && wanted.has(versionKeyOf(e)) && (staged.get(e.row_id)?.seq ?? -1) < e.seq)
+        staged.set(e.row_id, fromRowStateChanged(e));
+    }
+    for (const key of wanted) {
+      const table = store.reloading.get(key)!;
+      store.evicted.delete(key);
+      if (table.size === 0) continue; // a version named before any of its rows: as if never seen
+      store.rows.set(key, table);
+      let t = 0;
+      for (const r of table.values()) t = Math.max(t, r.occurred_at);
+      store.rowTimes.set(key, t);
+      store.rowClock = Math.max(store.rowClock, t);
+    }
+    return wanted;
+  } finally {
+    for (const key of wanted) store.reloading.delete(key);
+  }
+};
+
+/** The versions a verdict named, to evict once nothing pins them. */
+const noteDecided = (store: GateStore, e: PasskEvent): void => {
+  if (e.type !== 'GateEvaluated') return;
+  for (const key of versionsOf(e))
+    if (store.rows.has(key)) {
+      store.done.add(key);
+      store.evictDue = true;
+    }
 };
 
 function* eventsOf(batch: EventBatch): Generator<PasskEvent> {
@@ -243,7 +394,11 @@ export const applyGateInput = (store: GateStore, input: GateInput, producer: str
   }
   const book = store.books.get(batch.partition) ?? emptyBook();
   const fold = processorsFold(store.horizonMs);
-  for (const { event } of batch.events) if (isDecision(event)) foldBookInto(book, event, fold);
+  for (const { event } of batch.events)
+    if (isDecision(event)) {
+      foldBookInto(book, event, fold);
+      noteDecided(store, event);
+    }
   store.books.set(batch.partition, book);
   const prefix = store.prefixes.get(batch.partition);
   if (prefix) foldPrefix(prefix, batch.events, batch.lastOffset);
@@ -282,6 +437,8 @@ export const decideWindows = (
     const book = store.books.get(partition);
     if (!book) continue; // another instance owns this window
     windows.push(total);
+    // an evicted table of its agent version is reloaded before the alert reads them all (it is pinned now)
+    if ([...store.evicted].some((k) => agentOf(k) === total.agent_version)) continue;
     const alert = alertFor(total, offlinePassAt1(store, total.agent_version), { producer: o.producer, ...o.alert });
     if (alert && foldBookInto(book, alert, processorsFold(store.horizonMs))) alerts.push(alert);
   }
@@ -308,8 +465,11 @@ export const decideOpen = (
         touched.has(versionKeyOf({ suite: d.suite, dataset_version: d.dataset_version, agent_version: d.candidate })) ||
         touched.has(versionKeyOf({ suite: d.suite, dataset_version: d.dataset_version, agent_version: d.baseline }));
       if (!concerned || c.status === 'decided') continue;
+      // a version not loaded again yet is never read: the decision waits for its reload
+      if (versionsOf(d).some((k) => store.evicted.has(k))) continue;
       for (const e of decideComparison(b, c, store.view, o)) {
         foldBookInto(b, e, fold);
+        noteDecided(store, e);
         out.push(e);
       }
     }
@@ -317,24 +477,60 @@ export const decideOpen = (
   return out;
 };
 
-/** One step of the gates: fold the input, then decide what it may have completed. */
+/** One step of the gates, after its input was applied (and any evicted version it needs reloaded). */
+const decideStep = (
+  store: GateStore,
+  input: GateInput,
+  touched: Touched,
+  reloaded: ReadonlySet<string>,
+  o: GateDecisionOptions,
+): DecidedGates => {
+  const versions =
+    reloaded.size === 0 || touched.versions === 'all' ? touched.versions : new Set([...touched.versions, ...reloaded]);
+  const emitted: Decided[] = decideOpen(store, versions, o.producer, o.minAttempts);
+  const { windows, alerts } = decideWindows(store, reloaded.size > 0 ? 'all' : touched.windows, o);
+  pushAll(emitted, alerts);
+  const snapshots = snapshotsDue(store, input, o);
+  // after a verdict (its versions may go at once), else every EVICT_EVERY steps (the idle ones)
+  if (o.evict && o.reload && store.decisionPartitions > 0 && (store.evictDue || ++store.sinceEvicted >= EVICT_EVERY))
+    evictRows(store, o.evict);
+  if (input.source === 'tick' || input.source === 'final')
+    return { positions: [], weight: 0, emitted, windows, snapshots };
+  // a handover holds one record of the in-flight window (RowstateFeed in the gates topology)
+  if (input.source === 'local') return { positions: [], weight: 1, emitted, windows, snapshots };
+  const { batch } = input;
+  const positions =
+    input.source === 'decisions'
+      ? [{ topic: TOPICS.decisions, partition: batch.partition, nextOffset: batch.lastOffset + 1 }]
+      : [];
+  return { positions, weight: weightOf(batch), emitted, windows, snapshots };
+};
+
+/**
+ * One step of the gates: fold the input, reload what an open comparison or window now needs of an evicted version
+ * (asynchronous, only then), decide what it may have completed, then evict what nothing needs (with `evict`).
+ */
+export const gateStep = (
+  store: GateStore,
+  input: GateInput,
+  o: GateDecisionOptions,
+): DecidedGates | Promise<DecidedGates> => {
+  const touched = applyGateInput(store, input, o.producer);
+  const none = new Set<string>();
+  // only a declaration (decisions), a restore (tick) or a production window can pin an evicted version
+  const mayPin =
+    input.source === 'decisions' || input.source === 'tick' || touched.windows === 'all' || touched.windows.size > 0;
+  if (!o.reload || store.evicted.size === 0 || !mayPin) return decideStep(store, input, touched, none, o);
+  const pinned = pinnedBy(store);
+  if (![...store.evicted].some(pinned)) return decideStep(store, input, touched, none, o);
+  return reloadPinned(store, o.reload).then((reloaded) => decideStep(store, input, touched, reloaded, o));
+};
+
+/** The gates' steps in order: a step that reloads holds the next ones until it has decided. */
 export const decideGates = (store: GateStore, o: GateDecisionOptions): OperatorFunction<GateInput, DecidedGates> =>
-  map((input) => {
-    const touched = applyGateInput(store, input, o.producer);
-    const emitted: Decided[] = decideOpen(store, touched.versions, o.producer, o.minAttempts);
-    const { windows, alerts } = decideWindows(store, touched.windows, o);
-    pushAll(emitted, alerts);
-    const snapshots = snapshotsDue(store, input, o);
-    if (input.source === 'tick' || input.source === 'final')
-      return { positions: [], weight: 0, emitted, windows, snapshots };
-    // a handover holds one record of the in-flight window (RowstateFeed in the gates topology)
-    if (input.source === 'local') return { positions: [], weight: 1, emitted, windows, snapshots };
-    const { batch } = input;
-    const positions =
-      input.source === 'decisions'
-        ? [{ topic: TOPICS.decisions, partition: batch.partition, nextOffset: batch.lastOffset + 1 }]
-        : [];
-    return { positions, weight: weightOf(batch), emitted, windows, snapshots };
+  concatMap((input) => {
+    const step = gateStep(store, input, o);
+    return step instanceof Promise ? from(step) : of(step);
   });
 
 /** The snapshots an input makes due: its partition's past `snapshotEvery` records since the last, or all at a stop. */

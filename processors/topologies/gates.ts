@@ -13,7 +13,8 @@ import {
 } from 'rxjs';
 import type { GateBookSnapshot } from '../../schemas/events/gateBookSnapshot.ts';
 import { EventTooLarge } from '../../schemas/errors.ts';
-import { TOPICS, type Topic } from '../../schemas/topics.ts';
+import type { RowStateChanged } from '../../schemas/events/decisions.ts';
+import { KEY_SEP, TOPICS, type Topic } from '../../schemas/topics.ts';
 import { commitWhenDurable } from '../operators/commitWhenDurable.ts';
 import {
   addClosed,
@@ -23,7 +24,9 @@ import {
   type GateStore,
   type GateDecisionOptions,
   type GateInput,
+  type RowReload,
 } from '../operators/decideGates.ts';
+import { versionKeyOf } from '../folds/versionSummary.ts';
 import { emitChanges } from '../operators/emitChanges.ts';
 import { foldPrefix, restorePrefix, usableSnapshot } from '../folds/gateSnapshot.ts';
 import { createInFlight } from '../operators/inFlight.ts';
@@ -57,6 +60,13 @@ export interface GateTopologyOptions extends TopologyOptions {
    * @default 0
    */
   readonly horizonMs?: number;
+  /**
+   * Eviction of the row tables (docs/processors.md, "Evicting versions from the row tables"): a version no open
+   * comparison of an owned book names and no production window pins is dropped from memory once a decided
+   * comparison named it, or once its newest row state is `evictIdleMs` older (event time) than the newest of any
+   * version, and read again from passk.rowstate before a decision needs it. Absent: every version stays loaded.
+   */
+  readonly evictIdleMs?: number;
 }
 
 /**
@@ -192,6 +202,26 @@ export const gateTopology = (ports: EventPorts, o: GateTopologyOptions): Observa
         },
         stop,
       );
+    /**
+     * Evicted versions read again: every record of passk.rowstate under one of their rows' keys (the others are
+     * skipped undecoded), to the end the read sees when it starts; what arrives after is staged by the store. Every
+     * record the gates were handed is durable there first, and compaction keeps a key's highest seq, so the reload
+     * is never older than what was evicted. Cut short by a stop, it reloads nothing.
+     */
+    const reload: RowReload = async (versions) => {
+      const prefixes = [...versions].map((v) => v + KEY_SEP);
+      const states: RowStateChanged[] = [];
+      await readToEnd(ports.source, {
+        topic: TOPICS.rowstate,
+        groupId: `${groupId}.reload.${o.instanceId}`,
+        stop,
+        keys: (key) => prefixes.some((p) => key.startsWith(p)),
+        onEvent: (event) => {
+          if (event.type === 'RowStateChanged' && versions.has(versionKeyOf(event))) states.push(event);
+        },
+      });
+      return stopping ? undefined : states;
+    };
     const rowTable = o.rowstate ? Promise.resolve(fed(o.rowstate)) : tail(TOPICS.rowstate);
     /**
      * The closed runs of every partition: those the partitions' latest snapshots hold (passk.rowstate, read with
@@ -255,6 +285,7 @@ export const gateTopology = (ports: EventPorts, o: GateTopologyOptions): Observa
             ...(o.snapshotBytes ? { snapshotBytes: o.snapshotBytes } : {}),
             ...(o.minAttempts ? { minAttempts: o.minAttempts } : {}),
             ...(o.alert ? { alert: o.alert } : {}),
+            ...(o.evictIdleMs === undefined ? {} : { evict: { idleMs: o.evictIdleMs }, reload }),
           }),
           emitChanges(
             (events) => ports.publisher.publish(events),

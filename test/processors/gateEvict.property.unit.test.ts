@@ -1,0 +1,330 @@
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import { partitionOf } from '../../log/partitioner.ts';
+import { emptyBook, foldBookInto, isDecision, processorsFold, toRunClosed } from '../../processors/folds/gates.ts';
+import { toRowStateChanged, type StreamRowState } from '../../processors/folds/rowState.ts';
+import { foldTrials } from '../../processors/folds/rowTable.ts';
+import { versionKeyOf } from '../../processors/folds/versionSummary.ts';
+import {
+  addClosed,
+  applyRowstate,
+  createGateStore,
+  evictRows,
+  gateStep,
+  pinnedBy,
+  reloadPinned,
+  type Decided,
+  type GateDecisionOptions,
+  type GateInput,
+  type GateStore,
+  type RowReload,
+} from '../../processors/operators/decideGates.ts';
+import type { EventBatch } from '../../processors/ports.ts';
+import type { ComparisonDeclared } from '../../schemas/events/comparisons.ts';
+import type { RowStateChanged } from '../../schemas/events/decisions.ts';
+import type { PasskEvent } from '../../schemas/events/index.ts';
+import type { RunFinished } from '../../schemas/events/runFinished.ts';
+import { deterministicEventId } from '../../schemas/ids.ts';
+import { keyOf, TOPICS } from '../../schemas/topics.ts';
+import { T0, trial } from '../helpers/processorFixtures.ts';
+
+/**
+ * Issue 26, item 6: the gates' row tables are a cache over passk.rowstate. Random sequences of trials (their row
+ * states), runs closed, comparisons declared between any two of four versions (decided, or sent to confirmation),
+ * evictions forced after any step (every version nothing pins) and restarts (a new store restored from the logs, as
+ * the topology restores it): the gates with eviction emit exactly what the gates that never evict emit, event for
+ * event, in the same order. The never-evicting gates are the ones `gateLayout.property.unit.test.ts` checks against
+ * the offline gate (`gate --from-store`'s computation).
+ */
+const SUITE = 'refunds';
+const DV = 'd1';
+const VERSIONS = ['a', 'b', 'c', 'd'] as const;
+const ROWS = ['r0', 'r1', 'r2'] as const;
+
+const OP = fc.oneof(
+  {
+    weight: 8,
+    arbitrary: fc.record({
+      kind: fc.constant('trial' as const),
+      version: fc.constantFrom(...VERSIONS),
+      row: fc.constantFrom(...ROWS),
+      passed: fc.boolean(),
+    }),
+  },
+  { weight: 2, arbitrary: fc.record({ kind: fc.constant('close' as const), version: fc.constantFrom(...VERSIONS) }) },
+  {
+    weight: 2,
+    arbitrary: fc
+      .record({
+        kind: fc.constant('declare' as const),
+        baseline: fc.constantFrom(...VERSIONS),
+        candidate: fc.constantFrom(...VERSIONS),
+        confirmations: fc.constantFrom(0, 0, 3),
+      })
+      .filter((d) => d.baseline !== d.candidate),
+  },
+  { weight: 2, arbitrary: fc.record({ kind: fc.constant('evict' as const) }) },
+  { weight: 1, arbitrary: fc.record({ kind: fc.constant('restart' as const) }) },
+);
+type Op = typeof OP extends fc.Arbitrary<infer T> ? T : never;
+
+type Step =
+  | { readonly kind: 'rowstate'; readonly events: RowStateChanged[] }
+  | { readonly kind: 'decision'; readonly event: PasskEvent }
+  | { readonly kind: 'evict' }
+  | { readonly kind: 'restart' };
+
+/** The ops as what reaches the gates: trials folded to row states (upstream of the gates, shared by both runs). */
+const timelineOf = (ops: readonly Op[]): Step[] => {
+  const table = new Map<string, StreamRowState>();
+  const runs = new Map<string, number>(); // version → its current run's index
+  const counts = new Map<string, number>(); // run → trials so far
+  const out: Step[] = [];
+  let t = T0;
+  let declared = 0;
+  for (const op of ops) {
+    t += 1_000;
+    if (op.kind === 'trial') {
+      const run = `run-${op.version}-${runs.get(op.version) ?? 0}`;
+      const n = counts.get(run) ?? 0;
+      counts.set(run, n + 1);
+      const tr = trial({
+        suite: SUITE,
+        dataset_version: DV,
+        row: op.row,
+        version: op.version,
+        run,
+        attempt: n,
+        passed: op.passed,
+        output: 'x',
+        at: t,
+      });
+      out.push({ kind: 'rowstate', events: foldTrials(table, [tr]).map((ch) => toRowStateChanged(ch.after, 'p')) });
+    } else if (op.kind === 'close') {
+      const k = runs.get(op.version) ?? 0;
+      const run = `run-${op.version}-${k}`;
+      runs.set(op.version, k + 1);
+      const finished: RunFinished = {
+        event_id: deterministicEventId(t, 'RunFinished', run),
+        type: 'RunFinished',
+        schema_version: 1,
+        occurred_at: t,
+        producer: 'test',
+        run_id: run,
+        suite: SUITE,
+        dataset_version: DV,
+        agent: { version: op.version },
+        status: 'completed',
+        trials: counts.get(run) ?? 0,
+      };
+      out.push({ kind: 'decision', event: toRunClosed(finished, 'p') });
+    } else if (op.kind === 'declare') {
+      const id = `gate-${declared++}`;
+      const d: ComparisonDeclared = {
+        event_id: deterministicEventId(t, 'ComparisonDeclared', id),
+        type: 'ComparisonDeclared',
+        schema_version: 1,
+        occurred_at: t,
+        producer: 'test',
+        comparison_id: id,
+        suite: SUITE,
+        dataset_version: DV,
+        baseline: op.baseline,
+        candidate: op.candidate,
+        confirmation_attempts: op.confirmations,
+      };
+      out.push({ kind: 'decision', event: d });
+    } else out.push({ kind: op.kind });
+  }
+  return out;
+};
+
+const batchOf = (topic: string, partition: number, events: readonly PasskEvent[], offset = 0): EventBatch => ({
+  topic,
+  partition,
+  events: events.map((event, i) => ({ topic, partition, offset: offset + i, key: keyOf(event), event })),
+  lastOffset: offset + events.length - 1,
+  highWatermark: offset + events.length,
+});
+
+interface Run {
+  /** What was decided, with the index of the timeline step that decided it (a delay would show). */
+  readonly emitted: { readonly at: number; readonly event: Decided }[];
+  /** Reloads that brought a version back, and decisions made in a step that reloaded. */
+  reloads: number;
+  /** Versions evicted in all. */
+  evicted: number;
+}
+
+/**
+ * One gates instance owning every partition of passk.decisions, fed the timeline; its own decisions are echoed
+ * back (its partition, and the whole-topic tail). A restart restores a new store from the logs: the owned
+ * partitions folded (what snapshot + tail give), every RunClosed, the whole of passk.rowstate, then a tick.
+ */
+const runGates = async (timeline: readonly Step[], partitions: number, evicting: boolean): Promise<Run> => {
+  const rowLog: RowStateChanged[] = [];
+  const decisionLog: PasskEvent[][] = Array.from({ length: partitions }, () => []);
+  const run: Run = { emitted: [], reloads: 0, evicted: 0 };
+  // passk.rowstate read again by key: every record of the versions asked for, as the topology's readToEnd does
+  const reload: RowReload = async (versions) => {
+    await Promise.resolve();
+    run.reloads++;
+    return rowLog.filter((e) => versions.has(versionKeyOf(e)));
+  };
+  const o: GateDecisionOptions = {
+    producer: 'p',
+    partitionOf,
+    ...(evicting ? { evict: { idleMs: 0 }, reload } : {}),
+  };
+  const fresh = (): GateStore => {
+    const s = createGateStore();
+    s.decisionPartitions = partitions;
+    for (let p = 0; p < partitions; p++) s.books.set(p, emptyBook());
+    return s;
+  };
+  let store = fresh();
+  const apply = async (first: GateInput) => {
+    const queue = [first];
+    while (queue.length > 0) {
+      const input = queue.shift()!;
+      const evictedBefore = store.evicted.size;
+      const out = await gateStep(store, input, o);
+      run.evicted += Math.max(0, store.evicted.size - evictedBefore);
+      for (const e of out.emitted) {
+        run.emitted.push({ at: now, event: e });
+        const p = partitionOf(keyOf(e), partitions);
+        decisionLog[p]!.push(e);
+        queue.push({ source: 'decisions', batch: batchOf(TOPICS.decisions, p, [e]) });
+        queue.push({ source: 'closed', batch: batchOf(TOPICS.decisions, p, [e]) });
+      }
+    }
+  };
+  let now = -1;
+  for (const step of timeline) {
+    now++;
+    if (step.kind === 'rowstate') {
+      rowLog.push(...step.events);
+      await apply({ source: 'rowstate', batch: batchOf(TOPICS.rowstate, 0, step.events) });
+    } else if (step.kind === 'decision') {
+      const p = partitionOf(keyOf(step.event), partitions);
+      decisionLog[p]!.push(step.event);
+      await apply({ source: 'decisions', batch: batchOf(TOPICS.decisions, p, [step.event]) });
+      await apply({ source: 'closed', batch: batchOf(TOPICS.decisions, p, [step.event]) });
+    } else if (step.kind === 'evict') {
+      if (!evicting) continue;
+      run.evicted += evictRows(store, { all: true }).length;
+      // what is left is exactly what open comparisons pin
+      const pinned = pinnedBy(store);
+      for (const key of store.rows.keys()) expect(pinned(key)).toBe(true);
+    } else {
+      store = fresh();
+      for (const [p, events] of decisionLog.entries())
+        for (const e of events) {
+          if (isDecision(e)) foldBookInto(store.books.get(p)!, e, processorsFold(0));
+          if (e.type === 'RunClosed') addClosed(store, e);
+        }
+      applyRowstate(store, rowLog, { versions: new Set(), windows: new Set() });
+      await apply({ source: 'tick' });
+    }
+  }
+  return run;
+};
+
+describe('gates that evict row tables decide as gates that never do', () => {
+  it('emits the same decisions, in the same order, over random trials, comparisons, evictions and restarts', async () => {
+    let reloadedThenDecided = 0;
+    let evictions = 0;
+    await fc.assert(
+      fc.asyncProperty(
+        fc.array(OP, { minLength: 5, maxLength: 60 }),
+        fc.integer({ min: 1, max: 3 }),
+        async (ops, partitions) => {
+          const timeline = timelineOf(ops);
+          const full = await runGates(timeline, partitions, false);
+          const evicting = await runGates(timeline, partitions, true);
+          expect(evicting.emitted).toEqual(full.emitted);
+          evictions += evicting.evicted;
+          if (evicting.reloads > 0 && evicting.emitted.length > 0) reloadedThenDecided++;
+        },
+      ),
+      { numRuns: 300 },
+    );
+    // the property was not vacuous: versions were evicted, and gates decided after reloads
+    expect(evictions).toBeGreaterThan(100);
+    expect(reloadedThenDecided).toBeGreaterThan(10);
+  });
+});
+
+describe('reloading an evicted version', () => {
+  const stateOf = (version: string, row: string, passed: boolean, at: number, table: Map<string, StreamRowState>) =>
+    foldTrials(table, [
+      trial({
+        suite: SUITE,
+        dataset_version: DV,
+        row,
+        version,
+        run: 'run-1',
+        attempt: at,
+        passed,
+        output: 'x',
+        at: T0 + at,
+      }),
+    ]).map((ch) => toRowStateChanged(ch.after, 'p'));
+  const declare = (store: GateStore, baseline: string, candidate: string) => {
+    const book = emptyBook();
+    const d: ComparisonDeclared = {
+      event_id: 'decl',
+      type: 'ComparisonDeclared',
+      schema_version: 1,
+      occurred_at: T0,
+      producer: 'test',
+      comparison_id: 'gate-1',
+      suite: SUITE,
+      dataset_version: DV,
+      baseline,
+      candidate,
+    };
+    foldBookInto(book, d, processorsFold(0));
+    store.books.set(0, book);
+  };
+
+  it('keeps a row state that arrives while the read runs, past the end the read saw', async () => {
+    const table = new Map<string, StreamRowState>();
+    const log = [...stateOf('a', 'r0', true, 1, table), ...stateOf('a', 'r1', true, 2, table)];
+    const store = createGateStore();
+    applyRowstate(store, log, { versions: new Set(), windows: new Set() });
+    expect(evictRows(store, { all: true })).toEqual([
+      versionKeyOf({ suite: SUITE, dataset_version: DV, agent_version: 'a' }),
+    ]);
+    // arrives while evicted and nothing reloads: not kept (the log holds it)
+    const early = stateOf('a', 'r2', false, 3, table);
+    log.push(...early);
+    applyRowstate(store, early, { versions: new Set(), windows: new Set() });
+    expect(store.rows.size).toBe(0);
+    declare(store, 'a', 'b');
+    const late = stateOf('a', 'r0', false, 4, table);
+    const reloaded = await reloadPinned(store, async () => {
+      const seen = [...log]; // the end the read sees
+      // pushed by the feed while the read runs: durable after that end
+      log.push(...late);
+      applyRowstate(store, late, { versions: new Set(), windows: new Set() });
+      return seen;
+    });
+    expect([...reloaded]).toEqual([versionKeyOf({ suite: SUITE, dataset_version: DV, agent_version: 'a' })]);
+    const rows = store.view.rows(SUITE, DV, 'a');
+    expect([...rows.keys()].sort()).toEqual(['r0', 'r1', 'r2']);
+    expect(rows.get('r0')).toMatchObject({ seq: late[0]!.seq, c: 1, n: 2 });
+    expect(store.evicted.size).toBe(0);
+  });
+
+  it('reloads nothing when the read was cut short, and the comparison does not decide on a partial table', async () => {
+    const table = new Map<string, StreamRowState>();
+    const store = createGateStore();
+    applyRowstate(store, stateOf('a', 'r0', true, 1, table), { versions: new Set(), windows: new Set() });
+    evictRows(store, { all: true });
+    declare(store, 'a', 'b');
+    expect((await reloadPinned(store, async () => undefined)).size).toBe(0);
+    expect(store.evicted.size).toBe(1);
+    expect(store.rows.size).toBe(0);
+  });
+});
