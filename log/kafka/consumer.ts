@@ -4,10 +4,9 @@ import { TOPICS, tpKey } from '../../schemas/topics.ts';
 import type { ConsumerOptions, DeadLetter, EventBatch, EventConsumer, RawRecord } from '../../processors/ports.ts';
 import { decodeRecords, fromDeadLetterRecord } from '../deadLetters.ts';
 import { CommitRejected, ConsumerMisuse } from '../errors.ts';
-import { BackendUnavailable } from '../../schemas/errors.ts';
 import { FENCED_COMMIT_TYPES, classifyKafkaError, protocolTypes } from './errors.ts';
 import { createHandoffQueue } from './handoffQueue.ts';
-import { adminRead, tryEndOffsets, type Leaders } from './offsets.ts';
+import { adminRead, coveringFor, tryEndOffsets, type Leaders } from './offsets.ts';
 import type { TopicNames } from './topics.ts';
 
 type TP = { topic: string; partition: number };
@@ -42,27 +41,6 @@ const groupNotFound = (e: unknown): boolean =>
   );
 
 const wait = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
-
-/**
- * An offsets read's partitions, checked to cover every partition of the topic. kafkajs 2.2.4 answers an offsets
- * read from its cached metadata, and a metadata refresh made for fewer topics that completes after one made for
- * more (concurrent reads of several topics on one admin, each on a random broker) leaves a topic out of the cache:
- * `fetchOffsets` then returns it with no partitions, silently, and a read to the end of it read nothing (the fault
- * campaign's misreads, docs/reliability.md). A short answer is transient: the next read refreshes the metadata.
- */
-const coveringFor =
-  (partitionsOf: (topic: string) => number) =>
-  <P extends { partition: number }>(what: string, topic: string, partitions: readonly P[]): readonly P[] => {
-    const want = partitionsOf(topic);
-    const have = new Set(partitions.map((p) => p.partition));
-    const missing = Array.from({ length: want }, (_, i) => i).filter((i) => !have.has(i));
-    if (missing.length > 0)
-      throw new BackendUnavailable(
-        `${what}: the answer for ${topic} lacks partition${missing.length > 1 ? 's' : ''} ${missing.join(', ')} ` +
-          `of ${want} (stale client metadata)`,
-      );
-    return partitions;
-  };
 
 /** Resolves when `p` settles or after `ms`, whichever comes first; leaves no timer behind. */
 const settledWithin = async (p: Promise<unknown>, ms: number): Promise<void> => {

@@ -138,11 +138,31 @@ describe('endOffsets (the dead letters’ read of the DLQ’s ends, kafkaLog.ts)
     const ends = await endOffsets(
       { kafka, admin: admin as unknown as Admin },
       names.physical(TOPICS.dlq),
+      4,
       async (ms) => void slept.push(ms),
     );
     expect(ends.map((p) => p.high)).toEqual(['10', '10', '10', '10']);
     expect(tries).toEqual(['log admin', 'log admin', 'new admin']);
     expect(slept).toEqual([250, 500]);
+  });
+
+  it('reads again an answer that lacks a partition (fix 8), as the lag read does, instead of missing its letters', async () => {
+    const admin = fakeAdmin(0);
+    const answer = admin.fetchTopicOffsets;
+    let reads = 0;
+    admin.fetchTopicOffsets = async () => {
+      const first = reads++ === 0;
+      return (await answer()).filter((p) => !first || p.partition !== 2);
+    };
+    slept.length = 0;
+    const ends = await endOffsets(
+      { kafka: {} as Kafka, admin: admin as unknown as Admin },
+      names.physical(TOPICS.dlq),
+      4,
+      async (ms) => void slept.push(ms),
+    );
+    expect(ends.map((p) => p.partition)).toEqual([0, 1, 2, 3]);
+    expect(slept).toEqual([250]);
   });
 });
 

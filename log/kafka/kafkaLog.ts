@@ -147,7 +147,7 @@ export const createKafkaEventLog = async (opts: KafkaEventLogOptions): Promise<E
     // as the lag read does (offsets.ts): retried while a leader or the cluster's metadata moves, through a new admin
     // after a leadership error (fix 13); kafkajs's TypeError on its stale metadata cache (fix 8) is transient, not a
     // bug (exit 4; the campaign's seed 24275029 in a CI run: a processor restarted while broker 1 was SIGKILLed)
-    const offsets = await endOffsets({ kafka: opts.kafka, admin }, topic);
+    const offsets = await endOffsets({ kafka: opts.kafka, admin }, topic, partitions.get(TOPICS.dlq) ?? 1);
     const ends = new Map(
       offsets.filter((p) => Number(p.high) > Number(p.low)).map((p) => [p.partition, Number(p.high)]),
     );

@@ -55,6 +55,27 @@ const untilAborted = async (p: Promise<void>, signal: AbortSignal | undefined): 
   }
 };
 
+/**
+ * An offsets read's partitions, checked to cover every partition of the topic. kafkajs 2.2.4 answers an offsets
+ * read from its cached metadata, and a metadata refresh made for fewer topics that completes after one made for
+ * more (concurrent reads of several topics on one admin, each on a random broker) leaves a topic out of the cache:
+ * `fetchOffsets` then returns it with no partitions, silently, and a read to the end of it read nothing (the fault
+ * campaign's misreads, docs/reliability.md). A short answer is transient: the next read refreshes the metadata.
+ */
+export const coveringFor =
+  (partitionsOf: (topic: string) => number) =>
+  <P extends { partition: number }>(what: string, topic: string, partitions: readonly P[]): readonly P[] => {
+    const want = partitionsOf(topic);
+    const have = new Set(partitions.map((p) => p.partition));
+    const missing = Array.from({ length: want }, (_, i) => i).filter((i) => !have.has(i));
+    if (missing.length > 0)
+      throw new BackendUnavailable(
+        `${what}: the answer for ${topic} lacks partition${missing.length > 1 ? 's' : ''} ${missing.join(', ')} ` +
+          `of ${want} (stale client metadata)`,
+      );
+    return partitions;
+  };
+
 /** Whether a read's tries met a leadership error: its next tries go through an admin of their own (fix 13). */
 export type Leaders = { stale: boolean };
 
@@ -89,13 +110,23 @@ export const tryEndOffsets = async (
   });
 };
 
-/** A topic's end offsets, with an offsets read's tries (`adminRead`, `tryEndOffsets`): the dead letters' read. */
+/**
+ * A topic's end offsets, with an offsets read's tries (`adminRead`, `tryEndOffsets`): the dead letters' read. An answer
+ * that lacks one of the topic's `partitions` (fix 8's stale cache) is read again, as the lag read's is: read short, the
+ * dead letters would miss that partition's letters and a malformed event could be dead-lettered a second time.
+ */
 export const endOffsets = (
   clients: { kafka: Kafka; admin: Admin },
   physical: string,
+  partitions: number,
   sleep?: (ms: number) => Promise<void>,
 ) => {
   const what = `kafka: end offsets of ${physical}`;
   const leaders: Leaders = { stale: false };
-  return adminRead(what, () => tryEndOffsets(clients, physical, what, leaders), sleep);
+  const covering = coveringFor(() => partitions);
+  return adminRead(
+    what,
+    async () => covering(what, physical, await tryEndOffsets(clients, physical, what, leaders)),
+    sleep,
+  );
 };
