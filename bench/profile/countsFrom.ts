@@ -1,0 +1,76 @@
+/**
+ * The overview's and the comparison's per-row counts from the row state (`countRows` when its proof holds) against
+ * the same counts from every trial (`rowCountsFromTrials`, what every request did before), and the whole
+ * `reportFromStore` / `comparisonFromStore` with each, on the dashboard bench's generated store (bench/generatedStore.ts,
+ * `rows` rows × 2 versions × 5 attempts, kept in /tmp/countsfrom-ROWS), alternating A and B in one process, with the
+ * bare `GROUP BY row_id, agent_version` of bench/dashboard.ts: wall and CPU time of the process (chDB runs in it).
+ *
+ *   node --import tsx bench/profile/countsFrom.ts 100000 5
+ */
+import { existsSync } from 'node:fs';
+import { loadavg } from 'node:os';
+import { join } from 'node:path';
+import { performance } from 'node:perf_hooks';
+import { openClickHouse } from '../../sinks/clickhouse/index.ts';
+import { countRows, rowCountsFromTrials } from '../../sinks/clickhouse/queries/rowCounts.ts';
+import { comparisonFromStore, reportFromStore } from '../../sinks/clickhouse/queries/storeReport.ts';
+import { generateStore } from '../generatedStore.ts';
+
+const rows = Number(process.argv[2] ?? 100_000);
+const samples = Number(process.argv[3] ?? 5);
+const dir = `/tmp/countsfrom-${rows}`;
+if (!existsSync(dir)) await generateStore({ dataDir: dir, rows, log: console.log });
+const store = await openClickHouse({ kind: 'embedded', path: join(dir, 'store'), database: 'passk' });
+const scope = { suite: 'bench', dataset_version: 'd1' };
+const pair = { ...scope, baseline: 'v1', candidate: 'v2' };
+
+const proved = await countRows(store.client, scope);
+if (proved.from !== 'row_state')
+  throw new Error(`the generated store's row state is not proved whole (${proved.from})`);
+
+const tasks: [string, () => Promise<unknown>][] = [
+  [
+    'bare GROUP BY',
+    () =>
+      store.client
+        .query({
+          query:
+            "SELECT row_id, agent_version, count() AS n, countIf(passed) AS c FROM trials WHERE suite = 'bench' AND dataset_version = 'd1' GROUP BY row_id, agent_version",
+          format: 'JSONEachRow',
+        })
+        .then((r) => r.json()),
+  ],
+  ['counts from the trials', () => rowCountsFromTrials(store.client, scope)],
+  ['counts from row_state', () => countRows(store.client, scope)],
+  [
+    'overview, trials',
+    () => reportFromStore(store.client, scope, undefined, (s) => rowCountsFromTrials(store.client, s)),
+  ],
+  ['overview, row_state', () => reportFromStore(store.client, scope)],
+  [
+    'compare, trials',
+    () => comparisonFromStore(store.client, pair, undefined, (s) => rowCountsFromTrials(store.client, s)),
+  ],
+  ['compare, row_state', () => comparisonFromStore(store.client, pair)],
+];
+const wall = new Map<string, number[]>();
+const cpu = new Map<string, number[]>();
+const loads: number[] = [loadavg()[0]!];
+for (let i = 0; i < samples; i++)
+  for (const [name, f] of tasks) {
+    const t = performance.now();
+    const u = process.cpuUsage();
+    await f();
+    const d = process.cpuUsage(u);
+    (wall.get(name) ?? wall.set(name, []).get(name)!).push(performance.now() - t);
+    (cpu.get(name) ?? cpu.set(name, []).get(name)!).push((d.user + d.system) / 1000);
+    loads.push(loadavg()[0]!);
+  }
+const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
+const bare = median(cpu.get('bare GROUP BY')!);
+for (const [name] of tasks)
+  console.log(
+    `${name.padEnd(24)} wall median ${median(wall.get(name)!).toFixed(0)} ms, cpu median ${median(cpu.get(name)!).toFixed(0)} ms (${(median(cpu.get(name)!) / bare).toFixed(2)}× the bare query's)`,
+  );
+console.log(`load average ${Math.min(...loads).toFixed(1)}–${Math.max(...loads).toFixed(1)}`);
+await store.close();
