@@ -52,7 +52,10 @@ const ROWS = 120;
 const BASE = { suite: 'rs', dataset_version: 'd1' };
 const PRODUCER = 'passk-test/0';
 
-/** Trials of v1, v2, v3 with confirmation runs, ungraded verdicts, missing outputs, forbidden actions, checks in other orders, re-runs of a slot. */
+/**
+ * Trials of v1, v2, v3 with confirmation runs, ungraded verdicts, missing outputs, forbidden actions, checks in other
+ * orders, one check name answered twice in an attempt, re-runs of a slot.
+ */
 const generate = (run: string, rows: number, seed: number): TrialRecorded[] => {
   const rng = createRng(seed);
   const out: TrialRecorded[] = [];
@@ -61,15 +64,20 @@ const generate = (run: string, rows: number, seed: number): TrialRecorded[] => {
     const checks =
       row % 5 === 0
         ? []
-        : row % 7 === 0 && rng.next() < 0.5
+        : row % 23 === 2
           ? [
-              { name: 'tool', answer: rng.next() < 0.5 ? 'lookup' : 'refund' },
-              { name: 'window', answer: rng.next() < 0.8 },
+              { name: 'window', answer: true },
+              { name: 'window', answer: rng.next() < 0.5 },
             ]
-          : [
-              { name: 'window', answer: rng.next() < 0.8 },
-              { name: 'tool', answer: rng.next() < 0.9 ? 'lookup' : 'refund' },
-            ];
+          : row % 7 === 0 && rng.next() < 0.5
+            ? [
+                { name: 'tool', answer: rng.next() < 0.5 ? 'lookup' : 'refund' },
+                { name: 'window', answer: rng.next() < 0.8 },
+              ]
+            : [
+                { name: 'window', answer: rng.next() < 0.8 },
+                { name: 'tool', answer: rng.next() < 0.9 ? 'lookup' : 'refund' },
+              ];
     out.push({
       event_id: deterministicEventId(at, 'row-counts-state', seed, out.length),
       type: 'TrialRecorded',
@@ -222,6 +230,7 @@ for (const c of storeTargets(dir, 'passk_row_counts_state_test'))
       expect(all.some((r) => r.exact && r.confirmation.attempts > 0 && r.planned.ungraded > 0)).toBe(true);
       expect(all.some((r) => r.exact && r.planned.forbidden_trials > 0)).toBe(true);
       expect(all.some((r) => r.exact && r.planned.checks.some((k) => 'flips' in k && k.flips))).toBe(true);
+      expect(all.some((r) => r.exact && r.row_id === 'r2' && r.planned.checks.length === 1)).toBe(true);
       await expectTrialsAnswers('row_state');
     });
 
