@@ -21,6 +21,7 @@
  *   npm run bench -- gaterestore       a restore from the gate book snapshot after 1M decision events, against 1,000
  *   npm run bench -- gatehorizon       the same under the gates' horizon (1,000 closed comparisons, one a day)
  *   npm run bench -- gatechunks        a restore from a snapshot written in chunks (over maxEventBytes), no horizon
+ *   npm run bench -- gaterows          the gates' row tables after 1,000 closed comparisons, against 1, with eviction
  *   npm run bench -- restart           Kafka only: passk process restarted after a SIGKILL against a clean start
  *   KAFKA_BROKERS=… SCHEMA_REGISTRY_URL=… npm run bench   also through Kafka
  *   PASSK_BENCH_SCALE=0.1 npm run bench                 a tenth of the default sizes (a quick look)
@@ -36,6 +37,7 @@ import { benchFirstPaint } from './firstPaint.ts';
 import { benchFreshness } from './freshness.ts';
 import { benchGateBook, benchGateRestore } from './gateBook.ts';
 import { benchGateChunks, benchGateHorizon } from './gateHorizon.ts';
+import { benchGateRows } from './gateRows.ts';
 import { benchGrowth } from './growth.ts';
 import { benchIngest } from './ingest.ts';
 import { benchHealthUnderBigSpans, benchOtlp } from './otlp.ts';
@@ -277,6 +279,57 @@ if (wanted('gatebook') || wanted('gaterestore') || wanted('gatehorizon')) {
       `the same after 1,000 events (${g.baselineHeld.toLocaleString('en-US')} ids held)`,
       size(g.baselineBytes),
       `${(g.bytes / g.baselineBytes).toFixed(2)}×`,
+    ]);
+  }
+}
+
+if (wanted('gaterows')) {
+  const closed = [100, 1_000].map((n) => Math.max(1, Math.round(n * scale)));
+  log(`gaterows: the gates' row tables restored after ${closed.join(' and ')} closed comparisons, against 1 …`);
+  for (const g of await benchGateRows({ closed })) {
+    const what = `${g.closed.toLocaleString('en-US')} closed comparisons, ${g.rowStates.toLocaleString('en-US')} row states`;
+    const rowsOnly = (r: { bytes: number }, book: { bytes: number }) => r.bytes - book.bytes;
+    table.push([
+      `gate row tables + evicted keys, evicting (${what}; ${g.evicting.loaded} versions loaded, ${g.evicting.evicted} evicted)`,
+      size(rowsOnly(g.evicting, g.book)),
+      `the same after 1 closed comparison (${g.baseline.evicting.loaded} loaded)`,
+      size(rowsOnly(g.baseline.evicting, g.baseline.book)),
+      `${(rowsOnly(g.evicting, g.book) / rowsOnly(g.baseline.evicting, g.baseline.book)).toFixed(1)}×`,
+    ]);
+    table.push([
+      `gate store (book + row tables), evicting (${what})`,
+      size(g.evicting.bytes),
+      'the same after 1 closed comparison',
+      size(g.baseline.evicting.bytes),
+      `${(g.evicting.bytes / g.baseline.evicting.bytes).toFixed(1)}×`,
+    ]);
+    table.push([
+      `gate row tables, never evicting (${what})`,
+      size(g.full.bytes),
+      'the same after 1 closed comparison',
+      size(g.baseline.full.bytes),
+      `${(g.full.bytes / g.baseline.full.bytes).toFixed(1)}×`,
+    ]);
+    table.push([
+      `gate row tables, evicting against never evicting (${what})`,
+      size(g.evicting.bytes),
+      'never evicting, same run',
+      size(g.full.bytes),
+      `${(g.evicting.bytes / g.full.bytes).toFixed(3)}×`,
+    ]);
+    table.push([
+      `gate rows restore, evicting: changelog applied + tick (${what})`,
+      `${g.evicting.ms.toFixed(2)} ms`,
+      'the same after 1 closed comparison',
+      `${g.baseline.evicting.ms.toFixed(2)} ms`,
+      `${(g.evicting.ms / g.baseline.evicting.ms).toFixed(1)}×`,
+    ]);
+    table.push([
+      `gate rows restore, evicting against never evicting (${what})`,
+      `${g.evicting.ms.toFixed(2)} ms`,
+      'never evicting, same run',
+      `${g.full.ms.toFixed(2)} ms`,
+      `${(g.evicting.ms / g.full.ms).toFixed(2)}×`,
     ]);
   }
 }

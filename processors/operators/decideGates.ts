@@ -491,9 +491,9 @@ const decideStep = (
   const { windows, alerts } = decideWindows(store, reloaded.size > 0 ? 'all' : touched.windows, o);
   pushAll(emitted, alerts);
   const snapshots = snapshotsDue(store, input, o);
-  // after a verdict (its versions may go at once), else every EVICT_EVERY steps (the idle ones)
-  if (o.evict && o.reload && store.decisionPartitions > 0 && (store.evictDue || ++store.sinceEvicted >= EVICT_EVERY))
-    evictRows(store, o.evict);
+  // after a verdict (its versions may go at once) or a restore's tick, else every EVICT_EVERY steps (the idle ones)
+  const look = store.evictDue || input.source === 'tick' || ++store.sinceEvicted >= EVICT_EVERY;
+  if (o.evict && o.reload && store.decisionPartitions > 0 && look) evictRows(store, o.evict);
   if (input.source === 'tick' || input.source === 'final')
     return { positions: [], weight: 0, emitted, windows, snapshots };
   // a handover holds one record of the in-flight window (RowstateFeed in the gates topology)

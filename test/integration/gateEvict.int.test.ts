@@ -1,105 +1,23 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { lastValueFrom } from 'rxjs';
 import { afterAll, describe, expect, it } from 'vitest';
 import { createEmbeddedEventLog } from '../../log/embedded/embeddedLog.ts';
-import { partitionOf } from '../../log/partitioner.ts';
-import { toRunClosed } from '../../processors/folds/gates.ts';
-import { toRowStateChanged, type StreamRowState } from '../../processors/folds/rowState.ts';
-import { foldTrials } from '../../processors/folds/rowTable.ts';
-import { gateTopology, type EventSink } from '../../processors/index.ts';
-import { readToEnd } from '../../processors/operators/readToEnd.ts';
-import type { EventLog, EventSource } from '../../processors/ports.ts';
-import type { ComparisonDeclared } from '../../schemas/events/comparisons.ts';
-import type { PasskEvent } from '../../schemas/events/index.ts';
-import type { RunFinished } from '../../schemas/events/runFinished.ts';
-import { deterministicEventId } from '../../schemas/ids.ts';
-import { TOPICS } from '../../schemas/topics.ts';
-import { T0, trial } from '../helpers/processorFixtures.ts';
+import type { EventLog } from '../../processors/ports.ts';
+import { runPhases } from '../helpers/gateEvictPhases.ts';
 import { createMemoryLog } from '../helpers/memoryLog.ts';
 
 /**
- * Issue 26, item 6, through the gates topology on a real log (the memory log of the unit tests and the embedded
- * SQLite log): with eviction on, a comparison decided evicts its versions' row tables; a later comparison naming
- * one of them waits for its reload from passk.rowstate (a key-filtered read of the topic) and decides what the
- * gates that never evict decide, also across a restart.
+ * Issue 26, item 6, through the gates topology on the memory log of the unit tests and the embedded SQLite log
+ * (test/helpers/gateEvictPhases.ts; gateEvict.kafka.test.ts on Kafka): a comparison naming a version a verdict
+ * evicted waits for its reload from passk.rowstate and decides, by the end of the same phase, what the gates that
+ * never evict decide, also across a restart.
  */
-const SUITE = 'refunds';
-const DV = 'd1';
-const table = new Map<string, StreamRowState>();
-const rowsOf = (version: string, passes: readonly boolean[], at: number): PasskEvent[] =>
-  foldTrials(
-    table,
-    passes.map((passed, i) =>
-      trial({
-        suite: SUITE,
-        dataset_version: DV,
-        row: `r${i % 3}`,
-        version,
-        run: `run-${version}`,
-        attempt: i,
-        passed,
-        output: 'x',
-        at: at + i,
-      }),
-    ),
-  ).map((ch) => toRowStateChanged(ch.after, 'p'));
-const closed = (version: string, trials: number, at: number) => {
-  const f: RunFinished = {
-    event_id: deterministicEventId(at, 'RunFinished', version),
-    type: 'RunFinished',
-    schema_version: 1,
-    occurred_at: at,
-    producer: 'test',
-    run_id: `run-${version}`,
-    suite: SUITE,
-    dataset_version: DV,
-    agent: { version },
-    status: 'completed',
-    trials,
-  };
-  return toRunClosed(f, 'p');
-};
-const declared = (id: string, baseline: string, candidate: string, at: number): ComparisonDeclared => ({
-  event_id: deterministicEventId(at, 'ComparisonDeclared', id),
-  type: 'ComparisonDeclared',
-  schema_version: 1,
-  occurred_at: at,
-  producer: 'test',
-  comparison_id: id,
-  suite: SUITE,
-  dataset_version: DV,
-  baseline,
-  candidate,
-  confirmation_attempts: 0,
-});
-
-const PASS = [true, true, true, true, true, true, true, true, true];
-const MIXED = [true, false, true, true, true, false, true, true, true];
-const rowsA = rowsOf('a', PASS, T0 + 1_000);
-const rowsB = rowsOf('b', MIXED, T0 + 2_000);
-const rowsC = rowsOf('c', PASS, T0 + 3_000);
-const phases: PasskEvent[][] = [
-  [
-    ...rowsA,
-    ...rowsB,
-    closed('a', 9, T0 + 4_000),
-    closed('b', 9, T0 + 4_001),
-    declared('gate-1', 'a', 'b', T0 + 5_000),
-  ],
-  // names b, evicted once gate-1 decided: reloaded before gate-2 decides
-  [...rowsC, closed('c', 9, T0 + 6_000), declared('gate-2', 'b', 'c', T0 + 7_000)],
-  // after a restart: names a, evicted then
-  [declared('gate-3', 'c', 'a', T0 + 8_000)],
-];
-
 const dirs: string[] = [];
 afterAll(() => {
   for (const d of dirs) rmSync(d, { recursive: true, force: true });
 });
 
-/** A log whose reader groups are counted (the reload's reader is a transient group of its own). */
 const backends: Record<string, () => { log: EventLog; reopen?: () => EventLog }> = {
   memory: () => ({ log: createMemoryLog({ partitions: 3 }) }),
   embedded: () => {
@@ -111,74 +29,10 @@ const backends: Record<string, () => { log: EventLog; reopen?: () => EventLog }>
   },
 };
 
-const runPhases = async (backend: string, evictIdleMs: number | undefined) => {
-  const b = backends[backend]!();
-  let log = b.log;
-  const groups: string[] = [];
-  const counted = (l: EventLog): EventSource => ({
-    consumer: (o) => {
-      groups.push(o.groupId);
-      return l.consumer(o);
-    },
-  });
-  const sink: EventSink = { writeEvents: async () => {}, writeWindows: async () => {} };
-  const start = () => {
-    let stop!: () => void;
-    const stopped = new Promise<void>((resolve) => (stop = resolve));
-    let probe: (() => Promise<boolean>) | undefined;
-    const source = counted(log);
-    const done = lastValueFrom(
-      gateTopology(
-        { source, publisher: log.publisher, sink },
-        {
-          instanceId: 'evict',
-          producer: 'passk-processors/test',
-          partitionOf,
-          stop: stopped,
-          onIdleProbe: (p) => (probe = p),
-          ...(evictIdleMs === undefined ? {} : { evictIdleMs }),
-        },
-      ),
-      { defaultValue: undefined },
-    );
-    const idle = async () => {
-      for (let i = 0; i < 3_000 && !(probe && (await probe())); i++) await new Promise((r) => setTimeout(r, 5));
-      expect(probe && (await probe())).toBe(true);
-    };
-    return { idle, stop: async () => (stop(), await done) };
-  };
-  let gates = start();
-  const phased: string[][] = [];
-  for (const [i, events] of phases.entries()) {
-    if (i === 2) {
-      // a restart between the phases
-      await gates.stop();
-      if (b.reopen) {
-        await log.close();
-        log = b.reopen();
-      }
-      gates = start();
-    }
-    await log.publisher.publish(events);
-    await gates.idle();
-    // what was decided by the end of each phase (a restart must not be what decides it)
-    const verdicts: string[] = [];
-    await readToEnd(log, {
-      topic: TOPICS.decisions,
-      groupId: `check-${i}`,
-      onEvent: (e) => void (e.type === 'GateEvaluated' && verdicts.push(`${e.gate_id} ${e.verdict} ${e.event_id}`)),
-    });
-    phased.push(verdicts.sort());
-  }
-  await gates.stop();
-  await log.close();
-  return { phased, reloads: groups.filter((g) => g.includes('.reload.')).length };
-};
-
 describe.each(Object.keys(backends))('gates that evict row tables (%s log)', (backend) => {
   it('reload an evicted version before a later comparison names it, and decide as gates that never evict', async () => {
-    const full = await runPhases(backend, undefined);
-    const evicting = await runPhases(backend, 86_400_000);
+    const full = await runPhases(backends[backend]!(), undefined);
+    const evicting = await runPhases(backends[backend]!(), 86_400_000);
     expect(full.reloads).toBe(0);
     expect(evicting.reloads).toBeGreaterThanOrEqual(1);
     expect(full.phased.map((vs) => vs.map((v) => v.split(' ')[0]))).toEqual([
