@@ -28,6 +28,9 @@ export const cliFor = (options: CliOptions | (() => CliOptions)) => {
   return { cli, ok };
 };
 
-/** A command agent (`--agent`) that answers `output` to every row. */
-export const agentAnswering = (output: string) =>
-  `cmd:node -e "process.stdin.resume();process.stdin.on('end',()=>console.log(JSON.stringify({output:'${output}'})))"`;
+/**
+ * A command agent (`--agent`) that answers `output` to every row: the shell reads the request to its end and prints
+ * the answer. A process per trial, as every `cmd:` agent, but no Node start: a `node -e` agent cost ~57 ms of CPU per
+ * trial, this one ~1 ms (retract.int runs 100 trials of it).
+ */
+export const agentAnswering = (output: string) => `cmd:cat >/dev/null; echo '${JSON.stringify({ output })}'`;
