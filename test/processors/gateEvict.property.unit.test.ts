@@ -24,6 +24,7 @@ import type { ComparisonDeclared } from '../../schemas/events/comparisons.ts';
 import type { RowStateChanged } from '../../schemas/events/decisions.ts';
 import type { PasskEvent } from '../../schemas/events/index.ts';
 import type { RunFinished } from '../../schemas/events/runFinished.ts';
+import type { TraceWindowsUpdated } from '../../schemas/events/traceWindowsUpdated.ts';
 import { deterministicEventId } from '../../schemas/ids.ts';
 import { keyOf, TOPICS } from '../../schemas/topics.ts';
 import { T0, trial } from '../helpers/processorFixtures.ts';
@@ -161,7 +162,7 @@ interface Run {
  * back (its partition, and the whole-topic tail). A restart restores a new store from the logs: the owned
  * partitions folded (what snapshot + tail give), every RunClosed, the whole of passk.rowstate, then a tick.
  */
-const runGates = async (timeline: readonly Step[], partitions: number, evicting: boolean): Promise<Run> => {
+const runGates = async (timeline: readonly Step[], partitions: number, evicting: boolean, idleMs = 0): Promise<Run> => {
   const rowLog: RowStateChanged[] = [];
   const decisionLog: PasskEvent[][] = Array.from({ length: partitions }, () => []);
   const run: Run = { emitted: [], reloads: 0, evicted: 0 };
@@ -174,7 +175,7 @@ const runGates = async (timeline: readonly Step[], partitions: number, evicting:
   const o: GateDecisionOptions = {
     producer: 'p',
     partitionOf,
-    ...(evicting ? { evict: { idleMs: 0 }, reload } : {}),
+    ...(evicting ? { evict: { idleMs }, reload } : {}),
   };
   const fresh = (): GateStore => {
     const s = createGateStore();
@@ -238,10 +239,11 @@ describe('gates that evict row tables decide as gates that never do', () => {
       fc.asyncProperty(
         fc.array(OP, { minLength: 5, maxLength: 60 }),
         fc.integer({ min: 1, max: 3 }),
-        async (ops, partitions) => {
+        fc.constantFrom(0, 5_000), // the idle window (event time; one op is 1 s): idle versions go at a restore
+        async (ops, partitions, idleMs) => {
           const timeline = timelineOf(ops);
           const full = await runGates(timeline, partitions, false);
-          const evicting = await runGates(timeline, partitions, true);
+          const evicting = await runGates(timeline, partitions, true, idleMs);
           expect(evicting.emitted).toEqual(full.emitted);
           evictions += evicting.evicted;
           if (evicting.reloads > 0 && evicting.emitted.length > 0) reloadedThenDecided++;
@@ -326,5 +328,38 @@ describe('reloading an evicted version', () => {
     expect((await reloadPinned(store, async () => undefined)).size).toBe(0);
     expect(store.evicted.size).toBe(1);
     expect(store.rows.size).toBe(0);
+  });
+});
+
+describe('what eviction keeps', () => {
+  const at = (version: string, t: number, table: Map<string, StreamRowState>) =>
+    foldTrials(table, [
+      trial({
+        suite: SUITE,
+        dataset_version: DV,
+        row: 'r0',
+        version,
+        run: 'run-1',
+        attempt: 0,
+        passed: true,
+        output: 'x',
+        at: t,
+      }),
+    ]).map((ch) => toRowStateChanged(ch.after, 'p'));
+  const key = (version: string) => versionKeyOf({ suite: SUITE, dataset_version: DV, agent_version: version });
+
+  it('keeps the versions of agents with production windows, and recent versions, and evicts idle ones', () => {
+    const table = new Map<string, StreamRowState>();
+    const DAY = 86_400_000;
+    const store = createGateStore();
+    const events = [...at('old', T0, table), ...at('prod', T0, table), ...at('recent', T0 + 9 * DAY, table)];
+    applyRowstate(store, events, { versions: new Set(), windows: new Set() });
+    // the windows' snapshot of a partition of passk.traces: what the alerts read (offlinePassAt1) pins its agent
+    const share = { agent_version: 'prod' } as TraceWindowsUpdated['shares'][number];
+    store.snapshots.set(0, { shares: [share] } as unknown as TraceWindowsUpdated);
+    expect(evictRows(store, { idleMs: 7 * DAY })).toEqual([key('old')]);
+    expect([...store.rows.keys()].sort()).toEqual([key('prod'), key('recent')]);
+    expect(evictRows(store, { all: true })).toEqual([key('recent')]);
+    expect([...store.rows.keys()]).toEqual([key('prod')]);
   });
 });
