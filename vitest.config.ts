@@ -92,6 +92,8 @@ export default defineConfig({
           name: 'browser',
           include: ['**/*.browser.test.ts'],
           exclude: ignored,
+          // removes the one `passk demo` run the demo, explorer and review files copy (test/browser/sharedDemo.ts)
+          globalSetup: ['test/setup/sharedDemo.ts'],
           testTimeout: 180_000,
           hookTimeout: 300_000,
         },

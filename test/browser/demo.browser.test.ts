@@ -20,10 +20,12 @@ import { loadTrialsForReport } from '../../sinks/clickhouse/queries/report.ts';
 import { repeatedInputFlips, traceById, traceGraders } from '../../web/queries.ts';
 import { launchChromium } from './chromium.ts';
 import { passk, passkServer, ROOT, SCREENSHOTS } from './processes.ts';
+import { sharedDemo } from './sharedDemo.ts';
 
 /**
  * The main job end to end: `passk demo --no-serve --json` from a clean data directory, then `passk serve` on what it
- * left, driven by Debian's Chromium. Screenshots of every view go to .reports/screenshots/.
+ * left (a copy: the run is shared with the explorer and review files, test/browser/sharedDemo.ts), driven by
+ * Debian's Chromium. Screenshots of every view go to .reports/screenshots/.
  */
 const SHOTS = SCREENSHOTS;
 
@@ -99,7 +101,7 @@ const metric = (version: string, name: string) =>
 beforeAll(async () => {
   mkdirSync(SHOTS, { recursive: true });
   dir = mkdtempSync(join(tmpdir(), 'passk-demo-'));
-  const run = await passk(['--data-dir', dir, 'demo', '--no-serve', '--json']);
+  const run = await sharedDemo(dir);
   if (run.code !== 0) throw new Error(`passk demo exited ${run.code}\n${run.stderr}`);
   demo = JSON.parse(run.stdout) as DemoResult;
   demoMs = run.ms;

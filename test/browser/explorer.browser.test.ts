@@ -11,11 +11,13 @@ import type { DemoResult } from '../../demo/story.ts';
 import { classTransitions, type RowTransition } from '../../sinks/clickhouse/queries/compare.ts';
 import { loadTrialsForReport } from '../../sinks/clickhouse/queries/report.ts';
 import { launchChromium } from './chromium.ts';
-import { passk, passkServer, ROOT, SCREENSHOTS } from './processes.ts';
+import { passkServer, ROOT, SCREENSHOTS } from './processes.ts';
+import { sharedDemo } from './sharedDemo.ts';
 
 /**
  * The row explorer and the attempt diff on the demo's data, in Chromium: `passk demo --no-serve --json` into a fresh
- * data directory, the store's own transition query read before `passk serve` takes the store, then the page.
+ * data directory (a copy of the run the browser files share, test/browser/sharedDemo.ts), the store's own transition
+ * query read before `passk serve` takes the store, then the page.
  */
 declare const document: {
   body: { dataset: Record<string, string | undefined> };
@@ -72,7 +74,7 @@ const shownIds = () =>
 
 beforeAll(async () => {
   dir = mkdtempSync(join(tmpdir(), 'passk-explorer-'));
-  const run = await passk(['--data-dir', dir, 'demo', '--no-serve', '--json']);
+  const run = await sharedDemo(dir);
   if (run.code !== 0) throw new Error(`passk demo exited ${run.code}\n${run.stderr}`);
   demo = JSON.parse(run.stdout) as DemoResult;
   const demoDir = join(dir, 'demo');

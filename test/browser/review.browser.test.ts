@@ -6,10 +6,12 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { DemoResult } from '../../demo/story.ts';
 import { launchChromium } from './chromium.ts';
 import { passk, passkServer, SCREENSHOTS } from './processes.ts';
+import { sharedDemo } from './sharedDemo.ts';
 
 /**
- * Production review in the browser, on the demo's data: `passk demo --no-serve --json` into a fresh data directory,
- * then `passk serve --ingest-token …` (with its processors) over it. The sampled-trace list is the CLI's review list;
+ * Production review in the browser, on the demo's data: `passk demo --no-serve --json` into a fresh data directory
+ * (a copy of the run the browser files share, test/browser/sharedDemo.ts), then `passk serve --ingest-token …` (with
+ * its processors) over it. The sampled-trace list is the CLI's review list;
  * confirming a failure on the trace card publishes the FailureConfirmed `passk review --confirm` publishes, and the
  * processors turn it into a must-not-break row of a new dataset version.
  */
@@ -60,7 +62,7 @@ const cliReviewList = async (): Promise<string[]> => {
 
 beforeAll(async () => {
   dir = mkdtempSync(join(tmpdir(), 'passk-review-'));
-  const run = await passk(['--data-dir', dir, 'demo', '--no-serve', '--json']);
+  const run = await sharedDemo(dir);
   if (run.code !== 0) throw new Error(`passk demo exited ${run.code}\n${run.stderr}`);
   demo = JSON.parse(run.stdout) as DemoResult;
   demoDir = join(dir, 'demo');
