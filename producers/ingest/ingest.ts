@@ -386,16 +386,35 @@ export const createIngestRoutes = (opts: IngestOptions) => {
   };
   /** Trials acknowledged recently (or read from the log at start), by attempt slot: one answer per trial identity. */
   const slots = createSlotMemory(remember);
-  const known =
+  /**
+   * The log's trials read into `slots` (the conflict memory) before any trial is answered. A read that failed (the log
+   * away at start) is read again at the next trial request, which is answered 503 meanwhile: with a part of the log
+   * remembered, a conflicting re-send would be accepted, and only the processors' dead letter would catch it.
+   */
+  const readKnown = (): Promise<void> =>
     opts
       .knownTrials?.((t) => {
         slots.note(t);
         note(t.event_id);
       })
-      .then(
-        () => undefined,
-        (e: unknown) => onError(new Error(`reading the log's trials at start: ${(e as Error).message}`, { cause: e })),
-      ) ?? Promise.resolve();
+      .then(() => undefined) ?? Promise.resolve();
+  let known = readKnown();
+  known.catch((e: unknown) =>
+    onError(new Error(`reading the log's trials at start: ${(e as Error).message}`, { cause: e })),
+  );
+  const knownTrials = async () => {
+    const reading = known;
+    try {
+      await reading;
+    } catch (e) {
+      if (known === reading) (known = readKnown()).catch(() => {});
+      throw new HttpError(
+        503,
+        `the log's trials could not be read, so a re-sent trial cannot be checked: ${(e as Error).message}`,
+        { 'retry-after': '1' },
+      );
+    }
+  };
 
   const send = (res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}) => {
     res.writeHead(status, {
@@ -484,7 +503,7 @@ export const createIngestRoutes = (opts: IngestOptions) => {
         // one answer per trial identity: the same attempt again with other content (or under another event id)
         // is a conflict, refused, whatever was sent first; the same content is a duplicate
         const t = b.event;
-        await known;
+        await knownTrials();
         const conflict = batchSlots.conflictOf(t) ?? slots.conflictOf(t);
         if (conflict) {
           results.push({ index: b.index, status: 'rejected', field: conflict.field, reason: conflict.reason });

@@ -147,6 +147,43 @@ describe('HTTP ingest API', () => {
     }
   });
 
+  it('a start whose read of the log’s trials failed answers trials 503 until a read succeeds, never with half a memory', async () => {
+    // a failed read used to be logged and forgotten: the server then answered "accepted" to a conflicting re-send
+    const first = { ...trial(2), suite: 'unread', passed: true };
+    expect((await post('/api/v1/trials', JSON.stringify([first]))).status).toBe(200);
+    let reads = 0;
+    const errors: string[] = [];
+    const restarted = await createIngestServer({
+      publisher: log.publisher,
+      token: TOKEN,
+      port: 0,
+      knownTrials: (onTrial) =>
+        ++reads === 1 ? Promise.reject(new Error('the log is away')) : logTrials(log)(onTrial),
+      onError: (e) => void errors.push((e as Error).message),
+    });
+    try {
+      const before = onDisk('passk.trials');
+      const resend = () =>
+        fetch(new URL('/api/v1/trials', restarted.url), {
+          method: 'POST',
+          headers: { authorization: `Bearer ${TOKEN}`, 'content-type': 'application/json' },
+          body: JSON.stringify([{ ...first, passed: false }]),
+        });
+      const refused = await resend();
+      expect(refused.status).toBe(503);
+      expect(refused.headers.get('retry-after')).toBe('1');
+      expect(await refused.text()).toContain("the log's trials could not be read");
+      expect(errors).toEqual([expect.stringContaining("reading the log's trials at start: the log is away")]);
+      const conflict = await resend();
+      expect(conflict.status).toBe(400); // every item refused
+      expect((await conflict.json()) as IngestAnswer).toMatchObject({ accepted: 0, rejected: 1 });
+      expect(reads).toBe(2);
+      expect(onDisk('passk.trials')).toBe(before);
+    } finally {
+      await restarted.close();
+    }
+  });
+
   it('accepts gzipped NDJSON, with the same ids as the SDK', async () => {
     const before = onDisk('passk.traces');
     const traces = Array.from({ length: 20 }, (_, i) => ({
