@@ -212,12 +212,15 @@ export const gateTopology = (ports: EventPorts, o: GateTopologyOptions): Observa
      * record the gates were handed is durable there first, and compaction keeps a key's highest seq, so the reload
      * is never older than what was evicted. Cut short by a stop, it reloads nothing.
      */
+    let reloads = 0;
     const reload: RowReload = async (versions) => {
       const prefixes = [...versions].map((v) => v + KEY_SEP);
       const states: RowStateChanged[] = [];
       await readToEnd(ports.source, {
         topic: TOPICS.rowstate,
-        groupId: `${groupId}.reload.${o.instanceId}`,
+        // a group of its own per reload: a member of the last one whose leave was lost cannot hold this one's join
+        // for a session timeout (the group is transient: deleted when the read ends)
+        groupId: `${groupId}.reload.${o.instanceId}.${++reloads}`,
         stop,
         keys: (key) => prefixes.some((p) => key.startsWith(p)),
         onEvent: (event) => {
