@@ -235,10 +235,17 @@ export const applyRowstate = (
     if ((table.get(event.row_id)?.seq ?? -1) < event.seq)
       table.set(event.row_id, states?.[i] ?? fromRowStateChanged(event));
     store.rowTimes.set(key, Math.max(store.rowTimes.get(key) ?? 0, event.occurred_at));
-    store.rowClock = Math.max(store.rowClock, event.occurred_at);
+    store.rowClock = Math.max(store.rowClock, clockOf(event.occurred_at));
     into.versions.add(key);
   }
 };
+
+/**
+ * A row state's time as the idle clock counts it: never more than a day past the wall clock. One trial dated in the
+ * future (a producer's clock wrong) would otherwise make every version nothing pins idle for good, and each later
+ * declaration naming one would pay a full read of passk.rowstate. Decisions never read this clock; only eviction does.
+ */
+const clockOf = (t: number): number => Math.min(t, Date.now() + 86_400_000);
 
 /** The versions a comparison reads: its baseline's and candidate's on its suite and dataset version. */
 const versionsOf = (d: { suite: string; dataset_version: string; baseline: string; candidate: string }): string[] => [
@@ -337,7 +344,7 @@ export const reloadPinned = async (store: GateStore, reload: RowReload): Promise
       let t = 0;
       for (const r of table.values()) t = Math.max(t, r.occurred_at);
       store.rowTimes.set(key, t);
-      store.rowClock = Math.max(store.rowClock, t);
+      store.rowClock = Math.max(store.rowClock, clockOf(t));
     }
     return wanted;
   } finally {

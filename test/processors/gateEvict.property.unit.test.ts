@@ -362,4 +362,16 @@ describe('what eviction keeps', () => {
     expect(evictRows(store, { all: true })).toEqual([key('recent')]);
     expect([...store.rows.keys()]).toEqual([key('prod')]);
   });
+
+  it('a row state dated in the future moves the idle clock no further than a day past now', () => {
+    const table = new Map<string, StreamRowState>();
+    const DAY = 86_400_000;
+    const store = createGateStore();
+    const now = Date.now();
+    const events = [...at('today', now, table), ...at('skewed', now + 365 * DAY, table)];
+    applyRowstate(store, events, { versions: new Set(), windows: new Set() });
+    // with the clock at the skewed trial, a version that ran today would be a year idle and evicted
+    expect(evictRows(store, { idleMs: 7 * DAY })).toEqual([]);
+    expect([...store.rows.keys()].sort()).toEqual([key('skewed'), key('today')]);
+  });
 });
