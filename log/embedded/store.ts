@@ -35,8 +35,9 @@ export interface LogStore {
   ): number;
   /**
    * Records from `fromOffset` on, at most `limit` of them and, past the first, at most `maxBytes` of values.
-   * `keys` (`ConsumerOptions.keys`): a record whose key it refuses comes without its value and headers (empty),
-   * read from SQLite by its key alone; the consumer skips it by the same key.
+   * `keys` (`ConsumerOptions.keys`): a record whose key it refuses is read from SQLite by its key alone and left
+   * out, but for the last one read, which comes without its value and headers (empty) to tell how far the read got;
+   * the consumer skips it by the same key.
    */
   read(
     topic: string,
@@ -52,8 +53,11 @@ export interface LogStore {
 
 const NO_VALUE = new Uint8Array(0);
 
+/** A record without headers (most): one shared, frozen empty object, not a new one per record read. */
+const NO_HEADERS = Object.freeze({}) as Record<string, string>;
+
 const parseHeaders = (text: string | null): Record<string, string> =>
-  text ? (JSON.parse(text) as Record<string, string>) : {};
+  text ? (JSON.parse(text) as Record<string, string>) : NO_HEADERS;
 
 export const createLogStore = (db: Db, opts: { defaultPartitions: number; now: () => number }): LogStore => {
   const partitionCount = new Map<string, number>(); // partition counts never change once created
@@ -180,11 +184,25 @@ export const createLogStore = (db: Db, opts: { defaultPartitions: number; now: (
     read: (topic, partition, fromOffset, limit, maxBytes = Infinity, keys) => {
       const out: StoredRecord[] = [];
       if (keys !== undefined) {
-        // the values of the few records wanted, each by its position (not while the scan's iterator is open)
-        for (const r of q.readKeys.all(topic, partition, fromOffset, limit)) {
-          const v = keys(r.key) ? q.value.get(topic, partition, r.offset) : undefined;
+        // the values of the few records wanted, each by its position (not while the scan's iterator is open); the
+        // others are not returned (a restore's read of passk.rowstate for its snapshots skips every row state), but
+        // for the last, whose offset is where the next read starts
+        const rows = q.readKeys.all(topic, partition, fromOffset, limit);
+        for (let i = 0; i < rows.length; i++) {
+          const r = rows[i]!;
+          const wanted = keys(r.key);
+          if (!wanted && i < rows.length - 1) continue;
+          const v = wanted ? q.value.get(topic, partition, r.offset) : undefined;
           const value = v ? new Uint8Array(v.value.buffer, v.value.byteOffset, v.value.byteLength) : NO_VALUE;
-          out.push({ topic, partition, ...r, value, headers: parseHeaders(v?.headers ?? null) });
+          out.push({
+            topic,
+            partition,
+            offset: r.offset,
+            key: r.key,
+            value,
+            timestamp: r.timestamp,
+            headers: parseHeaders(v?.headers ?? null),
+          });
         }
         return out;
       }
