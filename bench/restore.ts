@@ -82,7 +82,7 @@ export async function benchRestore(o: {
       const store = createRowStore();
       const gates = createGateStore();
       const feed = createRowstateFeed({ writers: ['trials', 'windows'] });
-      feed.follow((events, states) =>
+      const unfollow = feed.follow((events, states) =>
         applyRowstate(gates, events, { versions: new Set(), windows: new Set() }, states),
       );
       const restoring = store.restoring([0, 1, 2, 3], partitionOf, partitions);
@@ -91,6 +91,8 @@ export async function benchRestore(o: {
         restoreRows(log, restoring, { groupId: `bench-restore-${run}`, rowstate: feed }),
         readSnapshots(log, `bench-restore-windows-${run}`),
       ]);
+      // the feed's closures (its assignment timer, 120 s) would hold the listener, so the gates' table, past the run
+      unfollow();
       return { store, gates, rows: restoring.done() };
     };
     const wall = async <T>(f: () => T | Promise<T>): Promise<[number, T]> => {
