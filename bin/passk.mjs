@@ -10,8 +10,9 @@ holdStopSignals();
 
 const source = new URL('../cli/main.ts', import.meta.url);
 if (existsSync(source)) {
-  const { register } = await import('tsx/esm/api');
-  register();
+  // both of tsx's hooks, as `node --import tsx` registers them: a TypeScript agent in a `commonjs` package is CommonJS
+  (await import('tsx/esm/api')).register();
+  (await import('tsx/cjs/api')).register();
   await import(source.href);
 } else {
   await import('../dist/cli/main.js');

@@ -154,37 +154,32 @@ console.log(JSON.stringify({ stats: recorder.stats, onDisk, loaders: process.exe
   it('runs a TypeScript agent with nothing more installed, as the README says (passk ships tsx and loads it)', () => {
     const bin = join(app, 'node_modules', 'passk', 'bin', 'passk.mjs');
     const data = mkdtempSync(join(work, 'typed-'));
-    const dir = mkdtempSync(join(app, 'typed-agent-'));
-    cpSync(join(ROOT, 'examples', 'refund-agent', 'refunds.jsonl'), join(dir, 'refunds.jsonl'));
-    const ROWS = readFileSync(join(dir, 'refunds.jsonl'), 'utf8').trim().split('\n').length;
-    writeFileSync(
-      join(dir, 'agent.ts'),
-      "export const meta = { version: 'typed-v1' };\n" +
-        'interface Refund { days_since_purchase: number; receipt: string }\n' +
-        "export default async (input: Refund): Promise<string> => (input.days_since_purchase <= 30 && input.receipt === 'yes' ? 'approve' : 'deny');\n",
-    );
-    run(
-      process.execPath,
-      [
-        bin,
-        '--data-dir',
-        data,
-        'run',
-        '--dataset',
-        join(dir, 'refunds.jsonl'),
-        '--agent',
+    let rows = 0;
+    // in an ES module package, and in a CommonJS one (what `npm init -y` writes), where a `.ts` file is CommonJS: it
+    // failed there with ERR_INTERNAL_ASSERTION (tsx's ESM hook alone), found by a new user's trial
+    for (const type of ['module', 'commonjs']) {
+      const dir = mkdtempSync(join(app, 'typed-agent-'));
+      writeFileSync(join(dir, 'package.json'), JSON.stringify({ name: `typed-${type}`, type }));
+      cpSync(join(ROOT, 'examples', 'refund-agent', 'refunds.jsonl'), join(dir, 'refunds.jsonl'));
+      rows = readFileSync(join(dir, 'refunds.jsonl'), 'utf8').trim().split('\n').length;
+      writeFileSync(
         join(dir, 'agent.ts'),
-        '--k',
-        '2',
-      ],
-      app,
-    );
+        `export const meta = { version: 'typed-${type}' };\n` +
+          'interface Refund { days_since_purchase: number; receipt: string }\n' +
+          "export default async (input: Refund): Promise<string> => (input.days_since_purchase <= 30 && input.receipt === 'yes' ? 'approve' : 'deny');\n",
+      );
+      const args = ['run', '--dataset', join(dir, 'refunds.jsonl'), '--agent', join(dir, 'agent.ts'), '--k', '2'];
+      run(process.execPath, [bin, '--data-dir', data, ...args], app);
+    }
     run(process.execPath, [bin, '--data-dir', data, 'process', '--until-caught-up'], app);
     const report = JSON.parse(
       run(process.execPath, [bin, '--data-dir', data, 'report', '--from-store', '--json'], app),
     ) as { groups: { agent_version: string; trials: number }[] };
     // every row of the dataset twice: the agent ran in this process (its meta) and in the workers (its answers)
-    expect(report.groups.map((g) => [g.agent_version, g.trials])).toEqual([['typed-v1', 2 * ROWS]]);
+    expect(report.groups.map((g) => [g.agent_version, g.trials]).sort()).toEqual([
+      ['typed-commonjs', 2 * rows],
+      ['typed-module', 2 * rows],
+    ]);
   }, 180_000);
 
   it("runs the CI recipe's steps (examples/ci/passk-gate.yml) in a git repository that is not passk's", () => {

@@ -42,19 +42,36 @@ interface PooledWorker {
  * The agent module, imported in this thread to read its exports. In a checkout passk runs under tsx's loader, so a
  * TypeScript agent imports as it is; the installed package runs compiled JavaScript with no loader, and Node 20
  * refuses a `.ts` file (ERR_UNKNOWN_FILE_EXTENSION). Then tsx's loader (a dependency of passk) is registered, once,
- * and the module imported again under a URL of its own (Node keeps the failed import of the first).
+ * and the module imported again under a URL of its own (Node keeps the failed import of the first). Both of tsx's
+ * hooks: in a package whose `type` is `commonjs` (what `npm init -y` writes) a `.ts` file is CommonJS, which only the
+ * CommonJS hook compiles (with the ESM hook alone Node failed with ERR_INTERNAL_ASSERTION or ERR_REQUIRE_CYCLE_MODULE).
  */
 const importAgent = async (url: string): Promise<unknown> => {
   try {
     return await import(url);
   } catch (e) {
     if ((e as { code?: unknown } | undefined)?.code !== 'ERR_UNKNOWN_FILE_EXTENSION') throw e;
-    tsxRegistered ??= import('tsx/esm/api').then(({ register }) => void register());
+    tsxRegistered ??= Promise.all([import('tsx/esm/api'), import('tsx/cjs/api')]).then(([esm, cjs]) => {
+      esm.register();
+      cjs.register();
+    });
     await tsxRegistered;
     return import(`${url}?passk_loader=tsx`);
   }
 };
 let tsxRegistered: Promise<void> | undefined;
+
+type AgentExports = { default?: unknown; run?: unknown; meta?: unknown };
+/**
+ * An agent module's exports. A CommonJS module (a `.ts` agent in a `commonjs` package, compiled by tsx) imports as a
+ * namespace whose `default` is its `module.exports`, where its `export default` and `export const run` are.
+ */
+const agentExports = (imported: unknown): AgentExports => {
+  const mod = imported as AgentExports;
+  if (typeof mod.default !== 'object' || mod.default === null || mod.run !== undefined) return mod;
+  const inner = mod.default as AgentExports;
+  return typeof inner.default === 'function' || typeof inner.run === 'function' ? inner : mod;
+};
 
 export const createModuleAgent = async (opts: ModuleAgentOptions): Promise<Agent> => {
   const path = resolve(opts.path);
@@ -65,7 +82,7 @@ export const createModuleAgent = async (opts: ModuleAgentOptions): Promise<Agent
     throw new InputError('cannot read the agent module', { file: opts.path });
   }
   const url = pathToFileURL(path).href;
-  const mod = (await importAgent(url)) as { default?: unknown; run?: unknown; meta?: unknown };
+  const mod = agentExports(await importAgent(url));
   const fn = (typeof mod.default === 'function' ? mod.default : mod.run) as AgentFn | undefined;
   if (typeof fn !== 'function')
     throw new InputError('the agent module exports no default function (or `run`)', { file: opts.path });

@@ -3,9 +3,10 @@
 // TypeScript agents get tsx's loader; plain JavaScript agents skip it.
 import { parentPort, workerData } from 'node:worker_threads';
 
+// both of tsx's hooks: a `.ts` agent in a `commonjs` package (what `npm init -y` writes) is CommonJS (moduleAgent.ts)
 if (workerData.typescript) {
-  const { register } = await import('tsx/esm/api');
-  register();
+  (await import('tsx/esm/api')).register();
+  (await import('tsx/cjs/api')).register();
 }
 
 const errorData = (e) => {
@@ -19,7 +20,11 @@ const errorData = (e) => {
 parentPort.on('message', async ({ id, url, request }) => {
   try {
     const mod = await import(`${url}${url.includes('?') ? '&' : '?'}passk_trial=${encodeURIComponent(id)}`);
-    const fn = typeof mod.default === 'function' ? mod.default : mod.run;
+    // a CommonJS agent's exports are its namespace's `default` (moduleAgent.ts, agentExports)
+    const inner = mod.default;
+    const cjs = typeof inner === 'object' && inner !== null && mod.run === undefined;
+    const exp = cjs && (typeof inner.default === 'function' || typeof inner.run === 'function') ? inner : mod;
+    const fn = typeof exp.default === 'function' ? exp.default : exp.run;
     if (typeof fn !== 'function')
       throw Object.assign(new Error('the agent module exports no default function (or `run`)'), {
         kind: 'agent_protocol',
