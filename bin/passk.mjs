@@ -10,9 +10,8 @@ holdStopSignals();
 
 const source = new URL('../cli/main.ts', import.meta.url);
 if (existsSync(source)) {
-  // both of tsx's hooks, as `node --import tsx` registers them: a TypeScript agent in a `commonjs` package is CommonJS
-  (await import('tsx/esm/api')).register();
-  (await import('tsx/cjs/api')).register();
+  const { register } = await import('tsx/esm/api');
+  register();
   await import(source.href);
 } else {
   await import('../dist/cli/main.js');

@@ -39,27 +39,28 @@ interface PooledWorker {
 }
 
 /**
- * The agent module, imported in this thread to read its exports. In a checkout passk runs under tsx's loader, so a
- * TypeScript agent imports as it is; the installed package runs compiled JavaScript with no loader, and Node 20
- * refuses a `.ts` file (ERR_UNKNOWN_FILE_EXTENSION). Then tsx's loader (a dependency of passk) is registered, once,
- * and the module imported again under a URL of its own (Node keeps the failed import of the first). Both of tsx's
- * hooks: in a package whose `type` is `commonjs` (what `npm init -y` writes) a `.ts` file is CommonJS, which only the
- * CommonJS hook compiles (with the ESM hook alone Node failed with ERR_INTERNAL_ASSERTION or ERR_REQUIRE_CYCLE_MODULE).
+ * The agent module, imported in this thread to read its exports. In a checkout passk runs under tsx's ESM hook, so a
+ * TypeScript agent in an ES module package imports as it is; the installed package runs compiled JavaScript with no
+ * loader, and Node 20 refuses a `.ts` file (ERR_UNKNOWN_FILE_EXTENSION). Then tsx's ESM hook (a dependency of passk)
+ * is registered, once, and the module imported again under a URL of its own (Node keeps the failed import of the
+ * first). A TypeScript agent also gets tsx's CommonJS hook first, once: in a package whose `type` is `commonjs` (what
+ * `npm init -y` writes) a `.ts` file is CommonJS, which only that hook compiles (with the ESM hook alone Node failed
+ * with ERR_INTERNAL_ASSERTION, or ERR_REQUIRE_CYCLE_MODULE). Only a TypeScript agent pays for it.
  */
 const importAgent = async (url: string): Promise<unknown> => {
+  if (/\.[cm]?ts$/.test(url))
+    await (tsxCjsRegistered ??= import('tsx/cjs/api').then(({ register }) => void register()));
   try {
     return await import(url);
   } catch (e) {
     if ((e as { code?: unknown } | undefined)?.code !== 'ERR_UNKNOWN_FILE_EXTENSION') throw e;
-    tsxRegistered ??= Promise.all([import('tsx/esm/api'), import('tsx/cjs/api')]).then(([esm, cjs]) => {
-      esm.register();
-      cjs.register();
-    });
+    tsxRegistered ??= import('tsx/esm/api').then(({ register }) => void register());
     await tsxRegistered;
     return import(`${url}?passk_loader=tsx`);
   }
 };
 let tsxRegistered: Promise<void> | undefined;
+let tsxCjsRegistered: Promise<void> | undefined;
 
 type AgentExports = { default?: unknown; run?: unknown; meta?: unknown };
 /**
