@@ -53,6 +53,18 @@ export type CountedRow = {
   confirmation: { attempts: number; n: number; c: number };
 };
 
+/**
+ * The answer line's columns, from a row's aggregates: the same for the trials (`ROW_COUNTS_SQL`) and the row
+ * states (`STATE_COUNTS_SQL`), so the two answers cannot drift apart in what they compute from them.
+ */
+const COUNTS_COLUMNS = `       cnt = slots AND cnt = events AND seqs <= 1 AS exact,
+       pl, n, c, u, if(outs < 2, -1, toInt8(douts > 1)) AS od, f,
+       arrayMap(name -> (name, multiIf(
+           checked * countEqual(first_names, name) < 2, 0,
+           arrayCount(p -> p.1 = name, pairs) > 1, 2,
+           1)), arrayDistinct(first_names)) AS k,
+       an, ac, au, m, mn, mc`;
+
 export const ROW_COUNTS_SQL = `
 WITH startsWith(lower(run_id), 'confirm') AS marked,
      passed IS NOT NULL OR {ungraded_as_failure:Bool} AS counted,
@@ -60,13 +72,7 @@ WITH startsWith(lower(run_id), 'confirm') AS marked,
      NOT marked AND counted AS pc,
      arrayMap(ch -> ch.name, checks) AS names
 SELECT v, r,
-       cnt = slots AND cnt = events AND seqs <= 1 AS exact,
-       pl, n, c, u, if(outs < 2, -1, toInt8(douts > 1)) AS od, f,
-       arrayMap(name -> (name, multiIf(
-           checked * countEqual(first_names, name) < 2, 0,
-           arrayCount(p -> p.1 = name, pairs) > 1, 2,
-           1)), arrayDistinct(first_names)) AS k,
-       an, ac, au, m, mn, mc
+${COUNTS_COLUMNS}
 FROM (
   SELECT agent_version AS v, row_id AS r,
          count() AS cnt,
@@ -142,13 +148,7 @@ const fingerprint = (
  */
 export const STATE_COUNTS_SQL = `
 SELECT v, r,
-       cnt = slots AND cnt = events AND seqs <= 1 AS exact,
-       pl, n, c, u, if(outs < 2, -1, toInt8(douts > 1)) AS od, f,
-       arrayMap(name -> (name, multiIf(
-           checked * countEqual(first_names, name) < 2, 0,
-           arrayCount(p -> p.1 = name, pairs) > 1, 2,
-           1)), arrayDistinct(first_names)) AS k,
-       an, ac, au, m, mn, mc, cnt, h
+${COUNTS_COLUMNS}, cnt, h
 FROM (
   SELECT v, r, cnt, slots, events, h,
          toUInt32(cnt - m) AS pl,
