@@ -207,6 +207,7 @@ export const applyRowstate = (
   into: { versions: Set<string>; windows: Set<string> },
   states?: RestoredStates,
 ): void => {
+  const latest = idleClockLatest();
   let i = -1;
   for (const event of events) {
     i++;
@@ -235,17 +236,24 @@ export const applyRowstate = (
     if ((table.get(event.row_id)?.seq ?? -1) < event.seq)
       table.set(event.row_id, states?.[i] ?? fromRowStateChanged(event));
     store.rowTimes.set(key, Math.max(store.rowTimes.get(key) ?? 0, event.occurred_at));
-    store.rowClock = Math.max(store.rowClock, clockOf(event.occurred_at));
+    store.rowClock = Math.max(store.rowClock, Math.min(event.occurred_at, latest));
     into.versions.add(key);
   }
 };
 
 /**
- * A row state's time as the idle clock counts it: never more than a day past the wall clock. One trial dated in the
- * future (a producer's clock wrong) would otherwise make every version nothing pins idle for good, and each later
- * declaration naming one would pay a full read of passk.rowstate. Decisions never read this clock; only eviction does.
+ * The latest time the idle clock takes from a row state: a day past the wall clock (read once per batch applied).
+ * One trial dated in the future (a producer's clock wrong) would otherwise make every version nothing pins idle for
+ * good, and each later declaration naming one would pay a full read of passk.rowstate. Decisions never read this
+ * clock; only eviction does.
  */
-const clockOf = (t: number): number => Math.min(t, Date.now() + 86_400_000);
+const idleClockLatest = (): number => Date.now() + 86_400_000;
+
+/** Whether an evicted version passes `test` (no copy of the set: it holds every version ever evicted). */
+const anyEvicted = (store: GateStore, test: (versionKey: string) => boolean): boolean => {
+  for (const key of store.evicted) if (test(key)) return true;
+  return false;
+};
 
 /** The versions a comparison reads: its baseline's and candidate's on its suite and dataset version. */
 const versionsOf = (d: { suite: string; dataset_version: string; baseline: string; candidate: string }): string[] => [
@@ -323,18 +331,21 @@ export type RowReload = (versions: ReadonlySet<string>) => Promise<Iterable<RowS
  * Reloads the evicted versions a decision now needs (pinned), before it decides: every row state the log holds for
  * them, merged by seq with those that arrived during the read. Returns the versions reloaded.
  */
-export const reloadPinned = async (store: GateStore, reload: RowReload): Promise<Set<string>> => {
-  const pinned = pinnedBy(store);
+export const reloadPinned = async (
+  store: GateStore,
+  reload: RowReload,
+  pinned: (versionKey: string) => boolean = pinnedBy(store),
+): Promise<Set<string>> => {
   const wanted = new Set([...store.evicted].filter((k) => pinned(k) && !store.reloading.has(k)));
   if (wanted.size === 0) return wanted;
   for (const key of wanted) store.reloading.set(key, new Map());
   try {
     const states = await reload(wanted);
     if (!states) return new Set();
+    // only the wanted versions are being reloaded (a step that reloads holds the next ones): staged is one of theirs
     for (const e of states) {
       const staged = store.reloading.get(versionKeyOf(e));
-      if (staged && wanted.has(versionKeyOf(e)) && (staged.get(e.row_id)?.seq ?? -1) < e.seq)
-        staged.set(e.row_id, fromRowStateChanged(e));
+      if (staged && (staged.get(e.row_id)?.seq ?? -1) < e.seq) staged.set(e.row_id, fromRowStateChanged(e));
     }
     for (const key of wanted) {
       const table = store.reloading.get(key)!;
@@ -344,7 +355,7 @@ export const reloadPinned = async (store: GateStore, reload: RowReload): Promise
       let t = 0;
       for (const r of table.values()) t = Math.max(t, r.occurred_at);
       store.rowTimes.set(key, t);
-      store.rowClock = Math.max(store.rowClock, clockOf(t));
+      store.rowClock = Math.max(store.rowClock, Math.min(t, idleClockLatest()));
     }
     return wanted;
   } finally {
@@ -445,7 +456,7 @@ export const decideWindows = (
     if (!book) continue; // another instance owns this window
     windows.push(total);
     // an evicted table of its agent version is reloaded before the alert reads them all (it is pinned now)
-    if ([...store.evicted].some((k) => agentOf(k) === total.agent_version)) continue;
+    if (anyEvicted(store, (k) => agentOf(k) === total.agent_version)) continue;
     const alert = alertFor(total, offlinePassAt1(store, total.agent_version), { producer: o.producer, ...o.alert });
     if (alert && foldBookInto(book, alert, processorsFold(store.horizonMs))) alerts.push(alert);
   }
@@ -467,13 +478,11 @@ export const decideOpen = (
     for (const id of Object.keys(b.comparisons).sort()) {
       const c = b.comparisons[id]!;
       const d = c.declared;
-      const concerned =
-        touched === 'all' ||
-        touched.has(versionKeyOf({ suite: d.suite, dataset_version: d.dataset_version, agent_version: d.candidate })) ||
-        touched.has(versionKeyOf({ suite: d.suite, dataset_version: d.dataset_version, agent_version: d.baseline }));
+      const versions = versionsOf(d);
+      const concerned = touched === 'all' || versions.some((k) => touched.has(k));
       if (!concerned || c.status === 'decided') continue;
       // a version not loaded again yet is never read: the decision waits for its reload
-      if (versionsOf(d).some((k) => store.evicted.has(k))) continue;
+      if (versions.some((k) => store.evicted.has(k))) continue;
       for (const e of decideComparison(b, c, store.view, o)) {
         foldBookInto(b, e, fold);
         noteDecided(store, e);
@@ -529,8 +538,8 @@ export const gateStep = (
     input.source === 'decisions' || input.source === 'tick' || touched.windows === 'all' || touched.windows.size > 0;
   if (!o.reload || store.evicted.size === 0 || !mayPin) return decideStep(store, input, touched, none, o);
   const pinned = pinnedBy(store);
-  if (![...store.evicted].some(pinned)) return decideStep(store, input, touched, none, o);
-  return reloadPinned(store, o.reload).then((reloaded) => decideStep(store, input, touched, reloaded, o));
+  if (!anyEvicted(store, pinned)) return decideStep(store, input, touched, none, o);
+  return reloadPinned(store, o.reload, pinned).then((reloaded) => decideStep(store, input, touched, reloaded, o));
 };
 
 /** The gates' steps in order: a step that reloads holds the next ones until it has decided. */

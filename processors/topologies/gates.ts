@@ -209,8 +209,9 @@ export const gateTopology = (ports: EventPorts, o: GateTopologyOptions): Observa
     /**
      * Evicted versions read again: every record of passk.rowstate under one of their rows' keys (the others are
      * skipped undecoded), to the end the read sees when it starts; what arrives after is staged by the store. Every
-     * record the gates were handed is durable there first, and compaction keeps a key's highest seq, so the reload
-     * is never older than what was evicted. Cut short by a stop, it reloads nothing.
+     * record the gates were handed is durable there first, so the reload is never older than what was evicted (but
+     * for Kafka's compaction over a fenced owner's late write: docs/processors.md). Cut short by a stop, it reloads
+     * nothing.
      */
     let reloads = 0;
     const reload: RowReload = async (versions) => {

@@ -90,15 +90,14 @@ export const phases: PasskEvent[][] = [
   [declared('gate-3', 'c', 'a', T0 + 8_000)],
 ];
 
+/** A fresh log for the phases, and how to open it again for the restart (else the same handle goes on). */
+type PhasedLog = { log: EventLog; reopen?: () => EventLog | Promise<EventLog> };
+
 /**
  * Runs the gates topology over the three phases on a fresh log (`reopen`: a new handle on the same log for the
  * restart, else the same one): what was decided by the end of each phase, and how many reloads' readers were opened.
  */
-export const runPhases = async (
-  b: { log: EventLog; reopen?: () => EventLog | Promise<EventLog> },
-  evictIdleMs: number | undefined,
-  idleTries = 3_000,
-) => {
+const runPhases = async (b: PhasedLog, evictIdleMs: number | undefined, idleTries = 3_000) => {
   let log = b.log;
   const groups: string[] = [];
   const counted = (l: EventLog): EventSource => ({
@@ -159,4 +158,24 @@ export const runPhases = async (
   await gates.stop();
   await log.close();
   return { phased, reloads: groups.filter((g) => g.includes('.reload.')).length };
+};
+
+/**
+ * The phases run twice on fresh logs, by gates that never evict and by gates that evict what a verdict named (1-day
+ * idle window): the evicting gates reload at least once and decide, phase by phase, what the others decide.
+ */
+export const expectEvictingDecidesAsNeverEvicting = async (
+  fresh: () => PhasedLog | Promise<PhasedLog>,
+  idleTries?: number,
+) => {
+  const full = await runPhases(await fresh(), undefined, idleTries);
+  const evicting = await runPhases(await fresh(), 86_400_000, idleTries);
+  expect(full.reloads).toBe(0);
+  expect(evicting.reloads).toBeGreaterThanOrEqual(1);
+  expect(full.phased.map((vs) => vs.map((v) => v.split(' ')[0]))).toEqual([
+    ['gate-1'],
+    ['gate-1', 'gate-2'],
+    ['gate-1', 'gate-2', 'gate-3'],
+  ]);
+  expect(evicting.phased).toEqual(full.phased);
 };
