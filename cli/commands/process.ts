@@ -4,7 +4,7 @@ import { startProcessors, type ProcessorsRun } from '../../deploy/processors.ts'
 import { describeDrift } from '../../deploy/rebuild.ts';
 import { processorRegistry, startMetricsServer } from '../../deploy/metrics.ts';
 import { openStore, type Store } from '../../deploy/store.ts';
-import { numbersOf } from '../../processors/folds/versionSummary.ts';
+import { numbersOf, type ReportedSummary } from '../../processors/folds/versionSummary.ts';
 import type { TrialProgress } from '../../processors/index.ts';
 import { PipelineError } from '../../schemas/errors.ts';
 import { StoreLocked } from '../../sinks/clickhouse/index.ts';
@@ -38,11 +38,24 @@ const lagTracker = () => {
   };
 };
 
+/** The line that says which attempts the table leaves out, as `passk report` says it; none when there are none. */
+const confirmationNote = (reported: readonly ReportedSummary[]) => {
+  const left = reported.reduce((sum, r) => sum + r.confirmation_attempts, 0);
+  return left === 0
+    ? []
+    : [
+        text(
+          `${left} attempt${left === 1 ? '' : 's'} of confirmation runs left out, as \`passk report\` leaves them out (\`report --include-confirmation\` counts them)`,
+        ),
+      ];
+};
+
 const summaryBlocks = (
   p: TrialProgress | undefined,
   totals: { records: number; trials: number; decisions: number },
 ) => {
-  const rows = (p?.summaries() ?? []).map((s) => {
+  const reported = p?.reported() ?? [];
+  const rows = reported.map(({ summary: s }) => {
     const n = numbersOf(s);
     return [
       s.suite,
@@ -61,6 +74,7 @@ const summaryBlocks = (
       `${totals.records} trial records consumed, ${totals.trials} trials folded, ${totals.decisions} events decided; everything consumed is durable and committed`,
     ),
     table(['suite', 'dataset', 'agent version', 'rows', 'trials', 'mean acc.', 'pass^1..K', 'flip rate'], rows),
+    ...confirmationNote(reported),
   ];
 };
 
@@ -218,11 +232,12 @@ Exit codes: 0 ok, 2 bad flag or config, 3 the event log or the store is unreacha
         await unshare?.();
         await shared?.close();
       });
-      const versions = (last?.summaries() ?? []).map((s) => ({
+      const versions = (last?.reported() ?? []).map(({ summary: s, confirmation_attempts }) => ({
         suite: s.suite,
         dataset_version: s.dataset_version,
         agent_version: s.agent_version,
         ...numbersOf(s),
+        confirmation_attempts: { count: confirmation_attempts, counted: false },
       }));
       const out = flags.json
         ? renderJson({ ...totals, lag: lag.total(), versions })

@@ -9,6 +9,8 @@ import {
 } from '../core/histogram.ts';
 import type { StreamRowState } from './rowState.ts';
 import { KEY_SEP } from '../../schemas/topics.ts';
+import { classOf, DEFAULT_MIN_ATTEMPTS } from '../core/classify.ts';
+import { isConfirmationRun } from '../core/screening.ts';
 
 /**
  * Per-version aggregates, kept incrementally from row changes: each change removes the row's old
@@ -212,6 +214,50 @@ export const summariesOfSnapshots = (snapshots: Iterable<VersionSnapshot>): Vers
     const key = versionKeyOf(summary);
     const have = sums.get(key);
     sums.set(key, have ? addSummaries(have, summary) : copySummary(summary));
+  }
+  return [...sums.keys()].sort().map((k) => sums.get(k)!);
+};
+
+const isMarkedConfirmation = isConfirmationRun({});
+
+/** A version's summary as `passk report` counts it, and the attempts of confirmation runs it leaves out. */
+export interface ReportedSummary {
+  readonly summary: VersionSummary;
+  readonly confirmation_attempts: number;
+}
+
+/**
+ * The summaries `passk report` (and `report --from-store`, and the dashboard) gives these rows by default: each row's
+ * attempts of confirmation runs left out (`includeConfirmation`, processors/core/report.ts), the row classified on
+ * the rest. The fold's own summaries (`applyRowChanges`, the store's `version_summaries`) count every attempt, as the
+ * trials and `row_state` do, so that the store's consistency check can compare them; this one is computed when asked
+ * (`passk process`'s summary: one pass over the rows' attempts), never stored. In key order.
+ */
+export const reportedSummaries = (
+  rows: Iterable<StreamRowState>,
+  minAttempts: number = DEFAULT_MIN_ATTEMPTS,
+): ReportedSummary[] => {
+  const sums = new Map<string, { summary: VersionSummary; confirmation_attempts: number }>();
+  for (const row of rows) {
+    let tally: Tally = row;
+    let left = 0;
+    if (row.attempts.some((a) => isMarkedConfirmation(a.run_id))) {
+      const t = { n: 0, c: 0, ungraded: 0 };
+      for (const a of row.attempts) {
+        if (isMarkedConfirmation(a.run_id)) left++;
+        else if (a.passed === null) t.ungraded++;
+        else {
+          t.n++;
+          if (a.passed) t.c++;
+        }
+      }
+      tally = { ...t, class: classOf(t.n, t.c, minAttempts) };
+    }
+    const key = versionKeyOf(row);
+    let s = sums.get(key);
+    if (s === undefined) sums.set(key, (s = { summary: empty(row), confirmation_attempts: 0 }));
+    s.confirmation_attempts += left;
+    if (!isEmpty(tally)) add(s.summary, tally, 1);
   }
   return [...sums.keys()].sort().map((k) => sums.get(k)!);
 };

@@ -52,6 +52,8 @@ export interface RowStore {
   repairState(partition: number): RepairState;
   /** Version summaries summed over the owned partitions. */
   totals(): VersionSummary[];
+  /** Every row of the owned partitions. */
+  rows(): Iterable<StreamRowState>;
 }
 
 /** A partition's repair in progress (`RowStore.repairState`). */
@@ -140,6 +142,9 @@ export const createRowStore = (): RowStore => {
           all.set(key, have ? addSummaries(have, s) : copySummary(s));
         }
       return [...all.keys()].sort().map((k) => all.get(k)!);
+    },
+    *rows() {
+      for (const table of tables.values()) yield* table.values();
     },
   };
 };

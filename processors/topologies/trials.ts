@@ -3,7 +3,7 @@ import type { RowStateChanged } from '../../schemas/events/decisions.ts';
 import { TOPICS } from '../../schemas/topics.ts';
 import { toRunClosed } from '../folds/gates.ts';
 import type { StreamRowState } from '../folds/rowState.ts';
-import type { VersionSummary } from '../folds/versionSummary.ts';
+import { reportedSummaries, type ReportedSummary, type VersionSummary } from '../folds/versionSummary.ts';
 import { batchRows } from '../operators/batchRows.ts';
 import { foldUnits, weightOf, type FoldedUnit } from '../operators/foldUnits.ts';
 import { createInFlight } from '../operators/inFlight.ts';
@@ -92,6 +92,8 @@ export interface TrialProgress {
   /** Trials dead-lettered as conflicts (another answer for a slot already answered). */
   readonly conflicts: number;
   readonly summaries: () => VersionSummary[];
+  /** The versions as `passk report` counts them: confirmation runs' attempts left out (`reportedSummaries`). */
+  readonly reported: () => ReportedSummary[];
 }
 
 /**
@@ -250,6 +252,7 @@ export const trialTopology = (ports: TrialPorts, o: TrialTopologyOptions): Obser
       skipped: u.skipped,
       conflicts: u.conflicts.length,
       summaries: () => store.totals(),
+      reported: () => reportedSummaries(store.rows(), o.minAttempts),
     })),
   );
 };
