@@ -3,7 +3,8 @@ import { InputError } from '../schemas/errors.ts';
 import { LOADERS } from './commands/index.ts';
 import { EXIT } from './exitCodes.ts';
 import { epilog } from './format/helpText.ts';
-import { setTerminalLayout } from './format/render.ts';
+import { parseWidth, setTerminalLayout } from './format/render.ts';
+import { columnsOf } from '../deploy/terminal.ts';
 import { COMMANDS, type CommandEntry, type CommandName } from './manifest.ts';
 import { releaseEarlySignals } from './signals.ts';
 
@@ -13,12 +14,6 @@ export const unwrap = (text: string): string =>
     .split(/\n\s*\n/)
     .map((p) => p.replace(/\s*\n\s*/g, ' ').trim())
     .join('\n\n');
-
-/** A `--width` value as columns: a whole number, at least 20; anything else is `undefined`. */
-const parseWidth = (value: string | undefined): number | undefined => {
-  const n = Number(value);
-  return value !== undefined && Number.isInteger(n) && n >= 20 ? n : undefined;
-};
 
 /**
  * `--width N` among the arguments, for the help: commander prints it before any hook runs, and fits it to
@@ -58,7 +53,9 @@ const addCommand = async (program: Command, name: CommandName): Promise<void> =>
 /** The program without its commands: the global options, the hooks and the help's end. */
 const createProgram = (args: readonly string[]): Command => {
   const program = new Command('passk');
-  const width = helpWidthIn(args);
+  // the help's width by the output's rule (render.ts): --width, then COLUMNS, then commander's (the terminal's, 80 piped)
+  const columns = parseWidth(columnsOf());
+  const width = helpWidthIn(args) ?? columns;
   if (width !== undefined) program.configureOutput({ getOutHelpWidth: () => width, getErrHelpWidth: () => width });
   return program
     .description(
@@ -72,7 +69,10 @@ const createProgram = (args: readonly string[]): Command => {
     )
     .option('--backend <kind>', 'embedded (default) or kafka (env PASSK_BACKEND)')
     .option('--data-dir <dir>', 'embedded data directory (default ./.passk; env PASSK_DATA_DIR)')
-    .option('--width <columns>', "fit output to this many columns (default: the terminal's width)")
+    .option(
+      '--width <columns>',
+      "fit output to this many columns (default: $COLUMNS, else the terminal's width; piped: whole lines)",
+    )
     .option('--wide', 'print tables at their full width, whatever the terminal')
     .hook('preAction', (cmd, action) => {
       releaseEarlySignals(action.name(), (action.opts() as { follow?: boolean }).follow === true);
@@ -80,7 +80,7 @@ const createProgram = (args: readonly string[]): Command => {
       const width = parseWidth(o.width);
       if (o.width !== undefined && width === undefined)
         throw new InputError(`--width: expected a whole number of columns, at least 20 (got "${o.width}")`);
-      setTerminalLayout({ width, wide: o.wide ?? false });
+      setTerminalLayout({ width, wide: o.wide ?? false, columns });
     })
     .showHelpAfterError('(run with --help for usage)')
     .exitOverride()

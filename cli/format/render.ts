@@ -36,19 +36,29 @@ const safeBlocks = (blocks: readonly Block[]): Block[] =>
 const COMPACT = { mid: '', 'left-mid': '', 'mid-mid': '', 'right-mid': '' };
 
 /**
- * How wide terminal output may be: the terminal's own width (`process.stdout.columns`) when stdout is a terminal,
- * otherwise unlimited (a pipe or a file gets whole lines), unless `--width N` sets it or `--wide` lifts it.
+ * How wide terminal output may be, the first that answers: `--width N` (or `--wide`: unlimited), the `COLUMNS`
+ * environment variable, the terminal's own width (`process.stdout.columns`) when stdout is a terminal; otherwise
+ * unlimited (a pipe or a file gets whole lines). URLs are never cut, whatever the width (`wrapLine`).
  */
-const layout: { width?: number; wide: boolean } = { wide: false };
-export const setTerminalLayout = (o: { width?: number; wide?: boolean }): void => {
+const layout: { width?: number; wide: boolean; columns?: number } = { wide: false };
+/** Sets the layout; `columns` is `COLUMNS` read as a width (`parseWidth`), and is set (or unset) whenever given. */
+export const setTerminalLayout = (o: { width?: number; wide?: boolean; columns?: number }): void => {
   if (o.width !== undefined) layout.width = o.width;
   if (o.wide !== undefined) layout.wide = o.wide;
+  if ('columns' in o) layout.columns = o.columns;
+};
+/** A width given as text (`--width`, `COLUMNS`) as columns: a whole number, at least 20; anything else is `undefined`. */
+export const parseWidth = (value: string | undefined): number | undefined => {
+  const n = Number(value);
+  return value !== undefined && value.trim() !== '' && Number.isInteger(n) && n >= 20 ? n : undefined;
 };
 /** A terminal that reports 0 columns (some CI ptys, `script`) has no known width: nothing is wrapped. */
 const usableWidth = (columns: number | undefined): number | undefined =>
   columns !== undefined && Number.isFinite(columns) && columns > 0 ? columns : undefined;
 const terminalWidth = (): number | undefined =>
-  layout.wide ? undefined : (layout.width ?? (process.stdout.isTTY ? usableWidth(process.stdout.columns) : undefined));
+  layout.wide
+    ? undefined
+    : (layout.width ?? layout.columns ?? (process.stdout.isTTY ? usableWidth(process.stdout.columns) : undefined));
 
 /** Below this many columns a table that does not fit becomes one key/value block per row. */
 export const KEY_VALUE_BELOW = 100;

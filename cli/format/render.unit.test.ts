@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { heading, list, table, text } from './doc.ts';
-import { renderJson, renderMarkdown, renderTerminal, wrapLine } from './render.ts';
+import { parseWidth, renderJson, renderMarkdown, renderTerminal, setTerminalLayout, wrapLine } from './render.ts';
 
 describe('wrapLine', () => {
   it('cuts a long token that only holds a URL inside it (a JSON excerpt), never a word that is a URL', () => {
@@ -131,25 +131,73 @@ describe('text from outside cannot drive the terminal', () => {
   });
 });
 
-describe('a terminal that reports 0 columns', () => {
-  it('is a terminal of unknown width: tables render whole, nothing is wrapped, nothing throws', () => {
-    const tty = Object.getOwnPropertyDescriptor(process.stdout, 'isTTY');
-    const columns = Object.getOwnPropertyDescriptor(process.stdout, 'columns');
-    Object.defineProperty(process.stdout, 'isTTY', { value: true, configurable: true });
-    Object.defineProperty(process.stdout, 'columns', { value: 0, configurable: true });
-    try {
-      const blocks = [heading('report '.repeat(30)), table(['row', 'output'], [['r1', 'word '.repeat(40)]])];
-      const out = renderTerminal(blocks);
-      expect(out).toContain('report '.repeat(29).trim());
-      expect(out).toContain('word '.repeat(39).trim());
-      expect(wrapLine('a b c', 0)).toBe('a b c');
-    } finally {
-      if (tty) Object.defineProperty(process.stdout, 'isTTY', tty);
-      else delete (process.stdout as { isTTY?: boolean }).isTTY;
-      if (columns) Object.defineProperty(process.stdout, 'columns', columns);
-      else delete (process.stdout as { columns?: number }).columns;
-    }
+/** Runs `f` with `COLUMNS` (as the CLI's hook reads it: `parseWidth`) set to `value`, then unsets it. */
+const withColumns = <T>(value: string | undefined, f: () => T): T => {
+  setTerminalLayout({ columns: parseWidth(value) });
+  try {
+    return f();
+  } finally {
+    setTerminalLayout({ columns: undefined });
+  }
+};
+
+describe('COLUMNS: the width of output into a pipe when --width does not say', () => {
+  const link = 'http://127.0.0.1:7357/#/gates?suite=refunds&comparison=gate-f09ad8c102b92a84&row=R159';
+  const blocks = [text(`the quick brown fox jumps over the lazy dog `.repeat(4) + `open ${link} to see it`)];
+
+  it('wraps piped output to COLUMNS (it was ignored: whole lines), and never cuts a URL', () => {
+    const out = withColumns('40', () => renderTerminal(blocks))
+      .trimEnd()
+      .split('\n');
+    expect(out.filter((l) => l.length > 40)).toEqual([link]);
+    expect(out.length).toBeGreaterThan(4);
   });
+
+  it('leaves lines whole into a pipe without COLUMNS, or with one that is no width', () => {
+    for (const value of [undefined, '', '0', '12', 'wide'])
+      expect(
+        withColumns(value, () => renderTerminal(blocks))
+          .trimEnd()
+          .split('\n'),
+      ).toHaveLength(1);
+  });
+
+  it('reads a width as a whole number of at least 20 columns', () => {
+    expect(['80', ' 80 ', '20', '19', '0', '-80', '80.5', '', 'x', undefined].map(parseWidth)).toEqual([
+      80,
+      80,
+      20,
+      undefined,
+      undefined,
+      undefined,
+      undefined,
+      undefined,
+      undefined,
+      undefined,
+    ]);
+  });
+});
+
+describe('a terminal that reports 0 columns', () => {
+  it('is a terminal of unknown width: tables render whole, nothing is wrapped, nothing throws', () =>
+    withColumns(undefined, () => {
+      const tty = Object.getOwnPropertyDescriptor(process.stdout, 'isTTY');
+      const columns = Object.getOwnPropertyDescriptor(process.stdout, 'columns');
+      Object.defineProperty(process.stdout, 'isTTY', { value: true, configurable: true });
+      Object.defineProperty(process.stdout, 'columns', { value: 0, configurable: true });
+      try {
+        const blocks = [heading('report '.repeat(30)), table(['row', 'output'], [['r1', 'word '.repeat(40)]])];
+        const out = renderTerminal(blocks);
+        expect(out).toContain('report '.repeat(29).trim());
+        expect(out).toContain('word '.repeat(39).trim());
+        expect(wrapLine('a b c', 0)).toBe('a b c');
+      } finally {
+        if (tty) Object.defineProperty(process.stdout, 'isTTY', tty);
+        else delete (process.stdout as { isTTY?: boolean }).isTTY;
+        if (columns) Object.defineProperty(process.stdout, 'columns', columns);
+        else delete (process.stdout as { columns?: number }).columns;
+      }
+    }));
 });
 
 describe('usd: costs with their significant digits', () => {

@@ -11,6 +11,11 @@ export const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
  */
 export const SCREENSHOTS = resolve(ROOT, process.env.PASSK_SCREENSHOTS || join('.reports', 'screenshots'));
 const BIN = join(ROOT, 'bin', 'passk.mjs');
+/**
+ * The environment a child passk gets: this process's, without its `COLUMNS` (the output's width would depend on the
+ * terminal the tests were started from: a test that wants one sets it, or `--width`), then the test's own.
+ */
+const childEnv = (env: NodeJS.ProcessEnv = {}): NodeJS.ProcessEnv => ({ ...process.env, COLUMNS: undefined, ...env });
 
 export const passk = (
   args: readonly string[],
@@ -20,7 +25,7 @@ export const passk = (
     const started = Date.now();
     const child = spawn(process.execPath, [BIN, ...args], {
       cwd: opts.cwd ?? ROOT,
-      env: { ...process.env, ...opts.env },
+      env: childEnv(opts.env),
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     let stdout = '';
@@ -47,7 +52,7 @@ export const passkServer = (
   new Promise((resolve, reject) => {
     const child = spawn(process.execPath, [installed?.bin ?? BIN, ...args], {
       cwd: installed?.cwd ?? ROOT,
-      env: installed ? env : { ...process.env, ...env },
+      env: installed ? env : childEnv(env),
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     let out = '';

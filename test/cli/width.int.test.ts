@@ -83,6 +83,21 @@ describe('output at 80 columns', () => {
     expect(tooWide(r.stdout)).toEqual([]);
   }, 420_000);
 
+  it('piped, the width is --width, else COLUMNS, else none (whole lines); the help follows COLUMNS too', async () => {
+    const args = ['compare', '--baseline', 'v1', '--candidate', 'v2', FIXTURE];
+    const columns = await passk(args, { env: { COLUMNS: '80' } });
+    expect(columns.stdout.length).toBeGreaterThan(100);
+    expect(tooWide(columns.stdout)).toEqual([]);
+    // the flag wins over COLUMNS, and so does --wide; without either, a pipe gets whole lines
+    for (const flags of [['--width', '200'], ['--wide'], []]) {
+      const r = await passk([...flags, ...args], { env: flags.length > 0 ? { COLUMNS: '80' } : {} });
+      expect(tooWide(r.stdout).length, flags.join(' ') || 'no COLUMNS').toBeGreaterThan(0);
+    }
+    const help = await passk(['report', '--help'], { env: { COLUMNS: '100' } });
+    expect(help.stdout.split('\n').some((l) => width(l) > 80)).toBe(true);
+    expect(help.stdout.split('\n').every((l) => width(l) <= 100)).toBe(true);
+  });
+
   it('rejects a width that is not a number of columns, naming the flag', async () => {
     const r = await passk(['--width', 'eighty', 'report', FIXTURE]);
     expect(r.code).toBe(2);
