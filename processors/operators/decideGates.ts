@@ -5,7 +5,7 @@ import type { GateBookSnapshot } from '../../schemas/events/gateBookSnapshot.ts'
 import type { PasskEvent } from '../../schemas/events/index.ts';
 import type { TraceWindowsUpdated } from '../../schemas/events/traceWindowsUpdated.ts';
 import type { WindowAlertRaised } from '../../schemas/events/windowAlertRaised.ts';
-import { candidateKey, KEY_SEP, TOPICS, windowAlertKey } from '../../schemas/topics.ts';
+import { candidateKey, isSnapshotKey, KEY_SEP, TOPICS, windowAlertKey } from '../../schemas/topics.ts';
 import { evolveDataset, type DatasetState } from '../core/datasets.ts';
 import {
   decideComparison,
@@ -240,6 +240,31 @@ export const applyRowstate = (
     into.versions.add(key);
   }
 };
+
+/** The version (`versionKeyOf`) of a row state's key on passk.rowstate (`rowKey`: its first three parts). */
+export const versionOfRowKey = (key: string): string | undefined => {
+  const a = key.indexOf(KEY_SEP);
+  const b = a < 0 ? -1 : key.indexOf(KEY_SEP, a + 1);
+  const c = b < 0 ? -1 : key.indexOf(KEY_SEP, b + 1);
+  return c < 0 ? undefined : key.slice(0, c);
+};
+
+/**
+ * The key filter of a restore of passk.rowstate that evicts at once (`ConsumerOptions.keys`; docs/processors.md,
+ * "Evicting versions from the row tables"): the snapshots' records (gate books, production windows) are read; a row
+ * state's is skipped undecoded, its version marked evicted. The restore's tick then reloads what the restored books
+ * and windows pin (`reloadPinned`), before it decides: no version nothing pins is ever decoded at a restore.
+ */
+export const restoreKeys =
+  (store: GateStore): ((key: string) => boolean) =>
+  (key) => {
+    if (isSnapshotKey(key)) return true;
+    const version = versionOfRowKey(key);
+    // a loaded table is never left partial (none is loaded when a restore starts)
+    if (version === undefined || store.rows.has(version)) return true;
+    store.evicted.add(version);
+    return false;
+  };
 
 /**
  * The latest time the idle clock takes from a row state: a day past the wall clock (read once per batch applied).

@@ -21,6 +21,11 @@ export const readToEnd = async (
     stop?: Promise<unknown>;
     /** Only the records whose key this accepts are decoded and handed to `onEvent` (`ConsumerOptions.keys`). */
     keys?: (key: string) => boolean;
+    /**
+     * Handed, before the first record, the end the read goes to of every partition (its high watermark then, exclusive):
+     * where a tail that follows the read starts (the gates' restore of passk.rowstate).
+     */
+    onEnds?: (ends: ReadonlyMap<number, number>) => void;
   },
 ): Promise<number> => {
   let consumer: EventConsumer | undefined;
@@ -45,13 +50,16 @@ export const readToEnd = async (
     });
     if (stopped) return read;
     const ends = new Map<number, number>();
+    const highs = new Map<number, number>();
     for (const { topic, partition, lag } of await consumer.lag()) {
       if (topic !== opts.topic) continue;
       // the lag counts from the partition's start: the end is the start plus it
       const high = (opts.from?.get(partition) ?? 0) + lag;
       const end = Math.min(high, opts.upTo ? (opts.upTo.get(partition) ?? 0) : high);
+      highs.set(partition, end);
       if (end > (opts.from?.get(partition) ?? 0)) ends.set(partition, end);
     }
+    opts.onEnds?.(highs);
     if (ends.size === 0 || stopped) return read;
     for await (const batch of consumer.batches()) {
       const end = ends.get(batch.partition);

@@ -21,6 +21,7 @@ import {
   applyRowstate,
   createGateStore,
   decideGates,
+  restoreKeys,
   type GateStore,
   type GateDecisionOptions,
   type GateInput,
@@ -131,8 +132,15 @@ export const gateTopology = (ports: EventPorts, o: GateTopologyOptions): Observa
       stopping = true;
       ticks.complete();
     });
-    const tail = (topic: Topic) =>
-      tailTopic(ports.source, { topic, groupId: `${groupId}.${topic}.${o.instanceId}`, inFlight, stop });
+    /** A global table's tail: the whole topic, from 0 or from where `from` says per partition. */
+    const tail = (topic: Topic, from?: ReadonlyMap<number, number>) =>
+      tailTopic(ports.source, {
+        topic,
+        groupId: `${groupId}.${topic}.${o.instanceId}`,
+        inFlight,
+        stop,
+        ...(from ? { from } : {}),
+      });
     /** The row table from the feed: applied as it is pushed, decided at once; the topic tailed once partial. */
     const fed = (feed: RowstateFeed): TailedTopic => {
       const unfollow = feed.follow((events, states) => {
@@ -230,7 +238,34 @@ export const gateTopology = (ports: EventPorts, o: GateTopologyOptions): Observa
       });
       return stopping ? undefined : states;
     };
-    const rowTable = o.rowstate ? Promise.resolve(fed(o.rowstate)) : tail(TOPICS.rowstate);
+    /**
+     * The row table restored evicting (a tail, eviction on): passk.rowstate read to its end for its snapshots only, every
+     * row state skipped undecoded and its version marked evicted (`restoreKeys`), then tailed from that end. The
+     * restore's tick reloads what the restored books and windows pin before it decides (`reloadPinned`), so a restore
+     * decodes only the versions open comparisons and windows need, not the history.
+     */
+    const restoredEvicted = async (): Promise<TailedTopic> => {
+      const from = new Map<number, number>();
+      const none = { versions: new Set<string>(), windows: new Set<string>() };
+      await readToEnd(ports.source, {
+        topic: TOPICS.rowstate,
+        groupId: `${groupId}.${TOPICS.rowstate}.restore.${o.instanceId}`,
+        stop,
+        keys: restoreKeys(store),
+        onEnds: (ends) => {
+          for (const [p, end] of ends) from.set(p, end);
+        },
+        onEvent: (event) => applyRowstate(store, [event], none),
+      });
+      // cut short by a stop: never loaded (nothing decides)
+      if (stopping) return { batches$: EMPTY, loaded: new Promise<void>(() => {}), caughtUp: async () => false };
+      return tail(TOPICS.rowstate, from);
+    };
+    const rowTable = o.rowstate
+      ? Promise.resolve(fed(o.rowstate))
+      : o.evictIdleMs === undefined
+        ? tail(TOPICS.rowstate)
+        : restoredEvicted();
     /**
      * The closed runs of every partition: those the partitions' latest snapshots hold (passk.rowstate, read with
      * the row table), then each partition from the offset its snapshot covers. So the row table is loaded first.
@@ -246,13 +281,7 @@ export const gateTopology = (ports: EventPorts, o: GateTopologyOptions): Observa
         from.set(x.partition, x.through_offset);
         applyClosed(store, x);
       }
-      return tailTopic(ports.source, {
-        topic: TOPICS.decisions,
-        groupId: `${groupId}.${TOPICS.decisions}.${o.instanceId}`,
-        inFlight,
-        stop,
-        from,
-      });
+      return tail(TOPICS.decisions, from);
     };
     return from(Promise.all([rowTable, tail(TOPICS.datasets)])).pipe(
       switchMap(([rows, datasets]) => {

@@ -157,7 +157,12 @@ const runPhases = async (b: PhasedLog, evictIdleMs: number | undefined, idleTrie
   }
   await gates.stop();
   await log.close();
-  return { phased, reloads: groups.filter((g) => g.includes('.reload.')).length };
+  return {
+    phased,
+    reloads: groups.filter((g) => g.includes('.reload.')).length,
+    // the restores that read passk.rowstate for its snapshots alone, every row state skipped by key (`restoreKeys`)
+    restores: groups.filter((g) => g.includes(`.${TOPICS.rowstate}.restore.`)).length,
+  };
 };
 
 /**
@@ -172,6 +177,9 @@ export const expectEvictingDecidesAsNeverEvicting = async (
   const evicting = await runPhases(await fresh(), 86_400_000, idleTries);
   expect(full.reloads).toBe(0);
   expect(evicting.reloads).toBeGreaterThanOrEqual(1);
+  // evicting, both starts (the first, and the restart) restored the row table by key; never evicting, neither
+  expect(full.restores).toBe(0);
+  expect(evicting.restores).toBe(2);
   expect(full.phased.map((vs) => vs.map((v) => v.split(' ')[0]))).toEqual([
     ['gate-1'],
     ['gate-1', 'gate-2'],

@@ -2,7 +2,7 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { partitionOf } from '../../log/partitioner.ts';
 import { emptyBook, foldBookInto, isDecision, processorsFold, toRunClosed } from '../../processors/folds/gates.ts';
-import { toRowStateChanged, type StreamRowState } from '../../processors/folds/rowState.ts';
+import { fromRowStateChanged, toRowStateChanged, type StreamRowState } from '../../processors/folds/rowState.ts';
 import { foldTrials } from '../../processors/folds/rowTable.ts';
 import { versionKeyOf } from '../../processors/folds/versionSummary.ts';
 import {
@@ -13,6 +13,7 @@ import {
   gateStep,
   pinnedBy,
   reloadPinned,
+  restoreKeys,
   type Decided,
   type GateDecisionOptions,
   type GateInput,
@@ -26,7 +27,7 @@ import type { PasskEvent } from '../../schemas/events/index.ts';
 import type { RunFinished } from '../../schemas/events/runFinished.ts';
 import type { TraceWindowsUpdated } from '../../schemas/events/traceWindowsUpdated.ts';
 import { deterministicEventId } from '../../schemas/ids.ts';
-import { keyOf, TOPICS } from '../../schemas/topics.ts';
+import { gateBookChunkKey, gateBookKey, keyOf, TOPICS, windowsKey } from '../../schemas/topics.ts';
 import { T0, trial } from '../helpers/processorFixtures.ts';
 
 /**
@@ -155,6 +156,9 @@ interface Run {
   reloads: number;
   /** Versions evicted in all. */
   evicted: number;
+  /** Versions a restore skipped (evicted undecoded), and pinned versions found whole after a restore's tick. */
+  skipped: number;
+  pinnedAtRestore: number;
 }
 
 /**
@@ -165,7 +169,7 @@ interface Run {
 const runGates = async (timeline: readonly Step[], partitions: number, evicting: boolean, idleMs = 0): Promise<Run> => {
   const rowLog: RowStateChanged[] = [];
   const decisionLog: PasskEvent[][] = Array.from({ length: partitions }, () => []);
-  const run: Run = { emitted: [], reloads: 0, evicted: 0 };
+  const run: Run = { emitted: [], reloads: 0, evicted: 0, skipped: 0, pinnedAtRestore: 0 };
   // passk.rowstate read again by key: every record of the versions asked for, as the topology's readToEnd does
   const reload: RowReload = async (versions) => {
     await Promise.resolve();
@@ -224,17 +228,50 @@ const runGates = async (timeline: readonly Step[], partitions: number, evicting:
           if (isDecision(e)) foldBookInto(store.books.get(p)!, e, processorsFold(0));
           if (e.type === 'RunClosed') addClosed(store, e);
         }
-      applyRowstate(store, rowLog, { versions: new Set(), windows: new Set() });
+      const none = { versions: new Set<string>(), windows: new Set<string>() };
+      if (!evicting) applyRowstate(store, rowLog, none);
+      else {
+        // the gates topology's restore with eviction on: every row state skipped by its key, undecoded, its version
+        // evicted (`restoreKeys`); the tick reloads what the restored books pin before it decides
+        const keep = restoreKeys(store);
+        const read = rowLog.filter((e) => keep(keyOf(e)));
+        expect(read).toEqual([]);
+        run.skipped += store.evicted.size;
+      }
       await apply({ source: 'tick' });
+      if (evicting) {
+        // nothing a restored comparison pins was left out: its table is what passk.rowstate holds of it
+        const pinned = pinnedBy(store);
+        for (const [key, table] of tablesOf(rowLog))
+          if (pinned(key)) {
+            expect(store.evicted.has(key)).toBe(false);
+            expect(store.rows.get(key)).toEqual(table);
+            run.pinnedAtRestore++;
+          }
+      }
     }
   }
   return run;
+};
+
+/** The row tables passk.rowstate holds: per version, each row's highest seq (what a never-evicting restore loads). */
+const tablesOf = (log: readonly RowStateChanged[]): Map<string, Map<string, StreamRowState>> => {
+  const tables = new Map<string, Map<string, StreamRowState>>();
+  for (const e of log) {
+    const key = versionKeyOf(e);
+    let table = tables.get(key);
+    if (!table) tables.set(key, (table = new Map()));
+    if ((table.get(e.row_id)?.seq ?? -1) < e.seq) table.set(e.row_id, fromRowStateChanged(e));
+  }
+  return tables;
 };
 
 describe('gates that evict row tables decide as gates that never do', () => {
   it('emits the same decisions, in the same order, over random trials, comparisons, evictions and restarts', async () => {
     let reloadedThenDecided = 0;
     let evictions = 0;
+    let skipped = 0;
+    let pinnedAtRestore = 0;
     await fc.assert(
       fc.asyncProperty(
         fc.array(OP, { minLength: 5, maxLength: 60 }),
@@ -246,6 +283,8 @@ describe('gates that evict row tables decide as gates that never do', () => {
           const evicting = await runGates(timeline, partitions, true, idleMs);
           expect(evicting.emitted).toEqual(full.emitted);
           evictions += evicting.evicted;
+          skipped += evicting.skipped;
+          pinnedAtRestore += evicting.pinnedAtRestore;
           if (evicting.reloads > 0 && evicting.emitted.length > 0) reloadedThenDecided++;
         },
       ),
@@ -254,8 +293,30 @@ describe('gates that evict row tables decide as gates that never do', () => {
     // the property was not vacuous: versions were evicted, and gates decided after reloads
     expect(evictions).toBeGreaterThan(100);
     expect(reloadedThenDecided).toBeGreaterThan(10);
+    // and restores skipped versions by key, and found pinned ones whole
+    expect(skipped).toBeGreaterThan(50);
+    expect(pinnedAtRestore).toBeGreaterThan(10);
   });
 });
+
+/** A restored book on partition 0 with one open comparison, gate-1 (baseline → candidate). */
+const declare = (store: GateStore, baseline: string, candidate: string) => {
+  const book = emptyBook();
+  const d: ComparisonDeclared = {
+    event_id: 'decl',
+    type: 'ComparisonDeclared',
+    schema_version: 1,
+    occurred_at: T0,
+    producer: 'test',
+    comparison_id: 'gate-1',
+    suite: SUITE,
+    dataset_version: DV,
+    baseline,
+    candidate,
+  };
+  foldBookInto(book, d, processorsFold(0));
+  store.books.set(0, book);
+};
 
 describe('reloading an evicted version', () => {
   const stateOf = (version: string, row: string, passed: boolean, at: number, table: Map<string, StreamRowState>) =>
@@ -272,23 +333,6 @@ describe('reloading an evicted version', () => {
         at: T0 + at,
       }),
     ]).map((ch) => toRowStateChanged(ch.after, 'p'));
-  const declare = (store: GateStore, baseline: string, candidate: string) => {
-    const book = emptyBook();
-    const d: ComparisonDeclared = {
-      event_id: 'decl',
-      type: 'ComparisonDeclared',
-      schema_version: 1,
-      occurred_at: T0,
-      producer: 'test',
-      comparison_id: 'gate-1',
-      suite: SUITE,
-      dataset_version: DV,
-      baseline,
-      candidate,
-    };
-    foldBookInto(book, d, processorsFold(0));
-    store.books.set(0, book);
-  };
 
   it('keeps a row state that arrives while the read runs, past the end the read saw', async () => {
     const table = new Map<string, StreamRowState>();
@@ -361,6 +405,38 @@ describe('what eviction keeps', () => {
     expect([...store.rows.keys()].sort()).toEqual([key('prod'), key('recent')]);
     expect(evictRows(store, { all: true })).toEqual([key('recent')]);
     expect([...store.rows.keys()]).toEqual([key('prod')]);
+  });
+
+  it('a restore reads the snapshots only, skips every row state by key, and its tick reloads what is pinned', async () => {
+    const table = new Map<string, StreamRowState>();
+    const log = ['a', 'b', 'c', 'prod'].flatMap((v, i) => at(v, T0 + i, table));
+    const store = createGateStore();
+    store.decisionPartitions = 1;
+    const keep = restoreKeys(store);
+    expect([gateBookKey(0), gateBookChunkKey(0, 'a', 1), windowsKey(3)].map(keep)).toEqual([true, true, true]);
+    expect(log.filter((e) => keep(keyOf(e)))).toEqual([]);
+    expect([...store.evicted].sort()).toEqual([key('a'), key('b'), key('c'), key('prod')]);
+    // restored: a book with a → b open, and production windows of prod
+    declare(store, 'a', 'b');
+    const share = { agent_version: 'prod' } as TraceWindowsUpdated['shares'][number];
+    store.snapshots.set(0, { shares: [share] } as unknown as TraceWindowsUpdated);
+    const asked: string[] = [];
+    await gateStep(
+      store,
+      { source: 'tick' },
+      {
+        producer: 'p',
+        partitionOf,
+        evict: {},
+        reload: async (versions) => {
+          asked.push(...versions);
+          return log.filter((e) => versions.has(versionKeyOf(e)));
+        },
+      },
+    );
+    expect(asked.sort()).toEqual([key('a'), key('b'), key('prod')]);
+    expect([...store.evicted]).toEqual([key('c')]);
+    expect(store.view.rows(SUITE, DV, 'a').get('r0')?.seq).toBe(log[0]!.seq);
   });
 
   it('a row state dated in the future moves the idle clock no further than a day past now', () => {
