@@ -1,3 +1,7 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { createEmbeddedEventLog } from '../log/index.ts';
 import { partitionOf } from '../log/partitioner.ts';
 import { emptyBook, foldBookInto, processorsFold, type GateBook } from '../processors/folds/gates.ts';
 import { toRowStateChanged, type StreamRowState } from '../processors/folds/rowState.ts';
@@ -10,11 +14,15 @@ import {
   type GateDecisionOptions,
   type GateStore,
 } from '../processors/operators/decideGates.ts';
+import { readToEnd } from '../processors/operators/readToEnd.ts';
+import { readRowStates, restoreSnapshotsOnly } from '../processors/topologies/gates.ts';
 import type { ComparisonDeclared } from '../schemas/events/comparisons.ts';
 import type { GateEvaluated, RowStateChanged } from '../schemas/events/decisions.ts';
 import type { TrialRecorded } from '../schemas/events/trialRecorded.ts';
 import { deterministicEventId } from '../schemas/ids.ts';
+import { TOPICS } from '../schemas/topics.ts';
 import { heapAfterGc as heap } from './heap.ts';
+import { chunks } from './processors.ts';
 
 /**
  * The gates' row tables after many closed comparisons (issue 26, item 6): K comparisons decided one a day, each
@@ -24,7 +32,12 @@ import { heapAfterGc as heap } from './heap.ts';
  * (`gateStep`), which evicts what nothing pins (default `gateEvictIdleDays`, 7). Figures, each against the same
  * with K = 1 (about 1,000 decision events' worth: one closed comparison) in the same run:
  * - retained heap of a restored store (book, row tables, evicted keys), with eviction and without;
- * - restore time (applying the changelog and the tick).
+ * - restore time fed in process (applying the changelog, then the tick: `passk process`);
+ * - restore time by key through an embedded log holding passk.rowstate, as a gates process that tails it restores
+ *   with eviction on (`restoreSnapshotsOnly`: every key read, no row state decoded; the books; the tick, whose
+ *   reload of the pinned versions is `readRowStates`, one more key-filtered read of the whole topic), and the
+ *   retained heap of the store it restores;
+ * - a reload alone: one key-filtered read of the whole of passk.rowstate for the open comparison's baseline.
  */
 const T0 = Date.UTC(2024, 0, 1);
 const DAY = 86_400_000;
@@ -147,6 +160,87 @@ const restore = async (
   return { ms, bytes, loaded: held[0]!.rows.size, evicted: held[0]!.evicted.size };
 };
 
+interface FromLog {
+  /** The restore by key (snapshots' read, books, tick with its reload), best of the runs. */
+  readonly ms: number;
+  /** One reload alone (the open comparison's baseline), best of the runs. */
+  readonly reloadMs: number;
+  /**
+   * The restore a tailing gates process did before (and still does, eviction off): every row state read and decoded,
+   * applied, then the tick (which evicts), best of the runs.
+   */
+  readonly wholeMs: number;
+  readonly bytes: number;
+  readonly loaded: number;
+  readonly evicted: number;
+}
+
+/** The restore by key through an embedded log holding `states` on passk.rowstate (see the header). */
+const restoreFromLog = async (
+  closed: number,
+  states: readonly RowStateChanged[],
+  runs: number,
+  copies: number,
+): Promise<FromLog> => {
+  const dir = mkdtempSync(join(tmpdir(), 'passk-bench-gaterows-'));
+  const log = createEmbeddedEventLog({ dataDir: dir, synchronous: 'NORMAL' });
+  try {
+    for (const part of chunks(states, 5_000)) await log.publisher.publish(part, { trusted: true });
+    const book = bookOf(closed);
+    let reads = 0;
+    const o: GateDecisionOptions = {
+      producer: 'bench',
+      partitionOf,
+      evict: { idleMs: 7 * DAY },
+      reload: (versions) => readRowStates(log, versions, `bench-gaterows-reload-${++reads}`),
+    };
+    const restoreOne = async (): Promise<GateStore> => {
+      const store = createGateStore();
+      await restoreSnapshotsOnly(log, store, `bench-gaterows-restore-${++reads}`);
+      store.decisionPartitions = 1;
+      store.books.set(0, structuredClone(book));
+      await gateStep(store, { source: 'tick' }, o);
+      return store;
+    };
+    const restoreWhole = async (): Promise<void> => {
+      const store = createGateStore();
+      const none = { versions: new Set<string>(), windows: new Set<string>() };
+      await readToEnd(log, {
+        topic: TOPICS.rowstate,
+        groupId: `bench-gaterows-whole-${++reads}`,
+        onEvent: (e) => applyRowstate(store, [e], none),
+      });
+      store.decisionPartitions = 1;
+      store.books.set(0, structuredClone(book));
+      await gateStep(store, { source: 'tick' }, o);
+    };
+    const baseline = new Set([versionKeyOf({ suite: 's', dataset_version: 'd1', agent_version: `v${closed}` })]);
+    let ms = Infinity;
+    let reloadMs = Infinity;
+    let wholeMs = Infinity;
+    for (let i = 0; i < runs; i++) {
+      let started = performance.now();
+      await restoreWhole();
+      wholeMs = Math.min(wholeMs, performance.now() - started);
+      started = performance.now();
+      await restoreOne();
+      ms = Math.min(ms, performance.now() - started);
+      started = performance.now();
+      const got = await readRowStates(log, baseline, `bench-gaterows-reload-${++reads}`);
+      reloadMs = Math.min(reloadMs, performance.now() - started);
+      if (got.length !== ROWS) throw new Error(`reloaded ${got.length} row states of v${closed}, not ${ROWS}`);
+    }
+    const before = heap();
+    const held: GateStore[] = [];
+    for (let i = 0; i < copies; i++) held.push(await restoreOne());
+    const bytes = (heap() - before) / copies;
+    return { ms, reloadMs, wholeMs, bytes, loaded: held[0]!.rows.size, evicted: held[0]!.evicted.size };
+  } finally {
+    await log.close();
+    rmSync(dir, { recursive: true, force: true });
+  }
+};
+
 export interface GateRowsFigure {
   readonly closed: number;
   readonly rowStates: number;
@@ -154,7 +248,14 @@ export interface GateRowsFigure {
   readonly full: Restored;
   /** The same store with no row state: its book (decided ids) only, to tell the row tables' share. */
   readonly book: Restored;
-  readonly baseline: { readonly evicting: Restored; readonly full: Restored; readonly book: Restored };
+  /** Restored by key through an embedded log (a gates process that tails passk.rowstate). */
+  readonly fromLog: FromLog;
+  readonly baseline: {
+    readonly evicting: Restored;
+    readonly full: Restored;
+    readonly book: Restored;
+    readonly fromLog: FromLog;
+  };
 }
 
 export const benchGateRows = async (o: { readonly closed: readonly number[] }): Promise<GateRowsFigure[]> => {
@@ -163,6 +264,7 @@ export const benchGateRows = async (o: { readonly closed: readonly number[] }): 
     evicting: await restore(1, baseStates, true, 50, 100),
     full: await restore(1, baseStates, false, 50, 100),
     book: await restore(1, [], true, 1, 100),
+    fromLog: await restoreFromLog(1, baseStates, 20, 100),
   };
   const out: GateRowsFigure[] = [];
   for (const closed of o.closed) {
@@ -173,6 +275,7 @@ export const benchGateRows = async (o: { readonly closed: readonly number[] }): 
       evicting: await restore(closed, states, true, 5, 20),
       full: await restore(closed, states, false, 5, 3),
       book: await restore(closed, [], true, 1, 20),
+      fromLog: await restoreFromLog(closed, states, 5, 20),
       baseline,
     });
   }

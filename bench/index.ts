@@ -21,7 +21,8 @@
  *   npm run bench -- gaterestore       a restore from the gate book snapshot after 1M decision events, against 1,000
  *   npm run bench -- gatehorizon       the same under the gates' horizon (1,000 closed comparisons, one a day)
  *   npm run bench -- gatechunks        a restore from a snapshot written in chunks (over maxEventBytes), no horizon
- *   npm run bench -- gaterows          the gates' row tables after 1,000 closed comparisons, against 1, with eviction
+ *   npm run bench -- gaterows          the gates' row tables after 1,000 closed comparisons, against 1, with eviction;
+ *                                      their restore by key from an embedded log, and one reload
  *   npm run bench -- restart           Kafka only: passk process restarted after a SIGKILL against a clean start
  *   KAFKA_BROKERS=… SCHEMA_REGISTRY_URL=… npm run bench   also through Kafka
  *   PASSK_BENCH_SCALE=0.1 npm run bench                 a tenth of the default sizes (a quick look)
@@ -318,7 +319,7 @@ if (wanted('gaterows')) {
       `${(g.evicting.bytes / g.full.bytes).toFixed(3)}×`,
     ]);
     table.push([
-      `gate rows restore, evicting: changelog applied + tick (${what})`,
+      `gate rows restore, evicting: changelog applied + tick, fed in process (${what})`,
       `${g.evicting.ms.toFixed(2)} ms`,
       'the same after 1 closed comparison',
       `${g.baseline.evicting.ms.toFixed(2)} ms`,
@@ -330,6 +331,34 @@ if (wanted('gaterows')) {
       'never evicting, same run',
       `${g.full.ms.toFixed(2)} ms`,
       `${(g.evicting.ms / g.full.ms).toFixed(2)}×`,
+    ]);
+    table.push([
+      `gate rows restore by key from the embedded log: snapshots' read + books + tick's reload (${what}; ${g.fromLog.loaded} versions loaded, ${g.fromLog.evicted} evicted)`,
+      `${g.fromLog.ms.toFixed(2)} ms`,
+      `the same after 1 closed comparison (${g.baseline.fromLog.loaded} loaded)`,
+      `${g.baseline.fromLog.ms.toFixed(2)} ms`,
+      `${(g.fromLog.ms / g.baseline.fromLog.ms).toFixed(1)}×`,
+    ]);
+    table.push([
+      `gate rows restore by key from the embedded log, against reading it whole (${what})`,
+      `${g.fromLog.ms.toFixed(2)} ms`,
+      'every row state read, decoded and applied + tick (the restore before), same log',
+      `${g.fromLog.wholeMs.toFixed(2)} ms`,
+      `${(g.fromLog.ms / g.fromLog.wholeMs).toFixed(2)}×`,
+    ]);
+    table.push([
+      `gate store restored by key (book + row tables + evicted keys; ${what})`,
+      size(g.fromLog.bytes),
+      'the same after 1 closed comparison',
+      size(g.baseline.fromLog.bytes),
+      `${(g.fromLog.bytes / g.baseline.fromLog.bytes).toFixed(1)}×`,
+    ]);
+    table.push([
+      `a reload: one key-filtered read of passk.rowstate, 1 version of ${(g.closed + 1).toLocaleString('en-US')} (${what})`,
+      `${g.fromLog.reloadMs.toFixed(2)} ms`,
+      'the same after 1 closed comparison (1 version of 2)',
+      `${g.baseline.fromLog.reloadMs.toFixed(2)} ms`,
+      `${(g.fromLog.reloadMs / g.baseline.fromLog.reloadMs).toFixed(1)}×`,
     ]);
   }
 }

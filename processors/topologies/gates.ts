@@ -38,7 +38,7 @@ import type { PartitionOf } from '../operators/rowStore.ts';
 import type { RowstateFeed } from '../operators/rowstateFeed.ts';
 import { tailTopic, type TailedTopic } from '../operators/tailTopic.ts';
 import { writeRows } from '../operators/writeRows.ts';
-import type { EventConsumer } from '../ports.ts';
+import type { EventConsumer, EventSource } from '../ports.ts';
 import type { DecisionProgress, EventPorts, TopologyOptions } from './eventPorts.ts';
 import { isIdle, openConsumer } from './runner.ts';
 
@@ -99,6 +99,60 @@ const startedAfter = (after: Promise<unknown>, start: () => Promise<TailedTopic>
 /** The closed runs a snapshot holds, into the store's global table. */
 const applyClosed = (store: GateStore, snapshot: GateBookSnapshot): void => {
   for (const run of snapshot.closed) addClosed(store, run);
+};
+
+/**
+ * Evicted versions read again: every record of passk.rowstate under one of their rows' keys (the others are skipped
+ * undecoded), to the end the read sees when it starts; what arrives after is staged by the store. Every record the
+ * gates were handed is durable there first, so the reload is never older than what was evicted (but for Kafka's
+ * compaction over a fenced owner's late write: docs/processors.md). A stop cuts it short (the caller then reloads
+ * nothing).
+ */
+export const readRowStates = async (
+  source: EventSource,
+  versions: ReadonlySet<string>,
+  groupId: string,
+  stop?: Promise<unknown>,
+): Promise<RowStateChanged[]> => {
+  const prefixes = [...versions].map((v) => v + KEY_SEP);
+  const states: RowStateChanged[] = [];
+  await readToEnd(source, {
+    topic: TOPICS.rowstate,
+    groupId,
+    stop,
+    keys: (key) => prefixes.some((p) => key.startsWith(p)),
+    onEvent: (event) => {
+      if (event.type === 'RowStateChanged' && versions.has(versionKeyOf(event))) states.push(event);
+    },
+  });
+  return states;
+};
+
+/**
+ * The row table's restore when the gates evict (docs/processors.md, "Evicting versions from the row tables"):
+ * passk.rowstate read to its end for its snapshots alone (gate books, production windows) into the store, every row
+ * state skipped undecoded and its version marked evicted (`restoreKeys`). Returns the end it read to, per partition:
+ * where the tail starts.
+ */
+export const restoreSnapshotsOnly = async (
+  source: EventSource,
+  store: GateStore,
+  groupId: string,
+  stop?: Promise<unknown>,
+): Promise<Map<number, number>> => {
+  const ends = new Map<number, number>();
+  const none = { versions: new Set<string>(), windows: new Set<string>() };
+  await readToEnd(source, {
+    topic: TOPICS.rowstate,
+    groupId,
+    stop,
+    keys: restoreKeys(store),
+    onEnds: (highs) => {
+      for (const [p, end] of highs) ends.set(p, end);
+    },
+    onEvent: (event) => applyRowstate(store, [event], none),
+  });
+  return ends;
 };
 
 export const gateTopology = (ports: EventPorts, o: GateTopologyOptions): Observable<DecisionProgress> => {
@@ -214,28 +268,16 @@ export const gateTopology = (ports: EventPorts, o: GateTopologyOptions): Observa
         },
         stop,
       );
-    /**
-     * Evicted versions read again: every record of passk.rowstate under one of their rows' keys (the others are
-     * skipped undecoded), to the end the read sees when it starts; what arrives after is staged by the store. Every
-     * record the gates were handed is durable there first, so the reload is never older than what was evicted (but
-     * for Kafka's compaction over a fenced owner's late write: docs/processors.md). Cut short by a stop, it reloads
-     * nothing.
-     */
     let reloads = 0;
     const reload: RowReload = async (versions) => {
-      const prefixes = [...versions].map((v) => v + KEY_SEP);
-      const states: RowStateChanged[] = [];
-      await readToEnd(ports.source, {
-        topic: TOPICS.rowstate,
-        // a group of its own per reload: a member of the last one whose leave was lost cannot hold this one's join
-        // for a session timeout (the group is transient: deleted when the read ends)
-        groupId: `${groupId}.reload.${o.instanceId}.${++reloads}`,
+      // a group of its own per reload: a member of the last one whose leave was lost cannot hold this one's join
+      // for a session timeout (the group is transient: deleted when the read ends)
+      const states = await readRowStates(
+        ports.source,
+        versions,
+        `${groupId}.reload.${o.instanceId}.${++reloads}`,
         stop,
-        keys: (key) => prefixes.some((p) => key.startsWith(p)),
-        onEvent: (event) => {
-          if (event.type === 'RowStateChanged' && versions.has(versionKeyOf(event))) states.push(event);
-        },
-      });
+      );
       return stopping ? undefined : states;
     };
     /**
@@ -245,18 +287,12 @@ export const gateTopology = (ports: EventPorts, o: GateTopologyOptions): Observa
      * decodes only the versions open comparisons and windows need, not the history.
      */
     const restoredEvicted = async (): Promise<TailedTopic> => {
-      const from = new Map<number, number>();
-      const none = { versions: new Set<string>(), windows: new Set<string>() };
-      await readToEnd(ports.source, {
-        topic: TOPICS.rowstate,
-        groupId: `${groupId}.${TOPICS.rowstate}.restore.${o.instanceId}`,
+      const from = await restoreSnapshotsOnly(
+        ports.source,
+        store,
+        `${groupId}.${TOPICS.rowstate}.restore.${o.instanceId}`,
         stop,
-        keys: restoreKeys(store),
-        onEnds: (ends) => {
-          for (const [p, end] of ends) from.set(p, end);
-        },
-        onEvent: (event) => applyRowstate(store, [event], none),
-      });
+      );
       // cut short by a stop: never loaded (nothing decides)
       if (stopping) return { batches$: EMPTY, loaded: new Promise<void>(() => {}), caughtUp: async () => false };
       return tail(TOPICS.rowstate, from);
