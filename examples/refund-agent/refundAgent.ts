@@ -1,11 +1,9 @@
-import { createRng } from '../../processors/core/prng.ts';
-
 /**
  * A stand-in refund agent: it decides "approve" or "deny" through three intermediate checks, and each check
  * is noisy where the case is ambiguous (a return window near its limit, a partial receipt, damage near the
  * 90-day cut-off) — the way a real LLM agent flips on hard rows and stays stable on easy ones.
- * All randomness comes from the trial's seed (through passk's one generator, processors/core/prng.ts), so a re-run
- * of the same attempt repeats itself.
+ * All randomness comes from the trial's seed (`seeded`), so a re-run of the same attempt repeats itself. It imports
+ * nothing: copied out of the installed package (`cp -r node_modules/passk/examples .`) it runs as it is.
  */
 export interface RefundRequest {
   order_id: string;
@@ -28,8 +26,35 @@ export interface Noise {
   readonly slip: number;
 }
 
+/**
+ * Floats in [0, 1) from a seed: xoshiro128** seeded through splitmix32, the stream of passk's own generator
+ * (processors/core/prng.ts), so the example answers as it did when it used that one.
+ */
+const seeded = (seed: number): (() => number) => {
+  let s = seed >>> 0;
+  const mix = (): number => {
+    s = (s + 0x9e3779b9) >>> 0;
+    const z = Math.imul(s ^ (s >>> 16), 0x85ebca6b);
+    const y = Math.imul(z ^ (z >>> 13), 0xc2b2ae35);
+    return (y ^ (y >>> 16)) >>> 0;
+  };
+  let [a, b, c, d] = [mix(), mix(), mix(), mix()];
+  const rotl = (x: number, k: number): number => (x << k) | (x >>> (32 - k));
+  return () => {
+    const result = Math.imul(rotl(Math.imul(b, 5), 7), 9) >>> 0;
+    const t = b << 9;
+    c ^= a;
+    d ^= b;
+    b ^= c;
+    a ^= d;
+    c ^= t;
+    d = rotl(d, 11);
+    return result / 4294967296;
+  };
+};
+
 export const decideRefund = (noise: Noise) => async (input: RefundRequest, ctx: { seed: number }) => {
-  const random = createRng(ctx.seed).next;
+  const random = seeded(ctx.seed);
   const judge = (truth: boolean, pError: number) => (random() < pError ? !truth : truth);
   const days = input.days_since_purchase;
   const returnWindow = judge(days <= 30, Math.abs(days - 30) <= 2 ? noise.borderlineWindow : noise.slip);

@@ -2,10 +2,11 @@
  * The published package, as a user gets it: `npm pack` (its `prepack` runs `npm run build`), the tarball
  * installed into an empty project outside the repository, and there, with plain `node` (no tsx loader, no
  * TypeScript), `import { createRecorder } from 'passk'` records trials to an embedded data dir and
- * `npx passk report` reports them; then that project, made a git repository with its own dataset and agents, runs
+ * `npx passk report` reports them; the examples it ships, copied into a project, run as the README's own-agent
+ * commands use them; then that project, made a git repository with its own dataset and agents, runs
  * the CI recipe's steps (examples/ci/passk-gate.yml) as GitHub Actions would, and gets a verdict.
  */
-import { execFileSync } from 'node:child_process';
+import { execFileSync, spawnSync } from 'node:child_process';
 import { cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
@@ -61,7 +62,9 @@ describe('the packed tarball on plain Node 20', () => {
     expect(files).toContain('package/dist/index.js.map');
     expect(files).toContain('package/bin/passk.mjs');
     expect(files).toContain('package/dist/cli/main.js');
-    expect(files.some((f) => f.endsWith('.ts') && !f.endsWith('.d.ts'))).toBe(false);
+    // TypeScript only in the examples (agents a user copies and runs as they are: passk loads tsx)
+    const source = (f: string) => f.endsWith('.ts') && !f.endsWith('.d.ts') && !f.startsWith('package/examples/');
+    expect(files.filter(source)).toEqual([]);
     expect(files).toContain('package/dist/web/client/index.html');
     // the dashboard's views bundled by esbuild (deploy/build/build.mjs): one app.js and its map, no module files
     expect(files.filter((f) => f.startsWith('package/dist/web/client/')).sort()).toEqual(
@@ -71,7 +74,7 @@ describe('the packed tarball on plain Node 20', () => {
     expect(files).toContain(
       'package/dist/producers/otlp/proto/opentelemetry/proto/collector/trace/v1/trace_service.proto',
     );
-    expect(files.filter((f) => /\.test\.|testkit|\/test\/|fixtures|\.ts$/.test(f) && !f.endsWith('.d.ts'))).toEqual([]);
+    expect(files.filter((f) => /\.test\.|testkit|\/test\/|fixtures/.test(f) || source(f))).toEqual([]);
     const pkg = JSON.parse(readFileSync(join(app, 'node_modules', 'passk', 'package.json'), 'utf8'));
     expect(pkg.exports['.']).toEqual({ types: './dist/index.d.ts', default: './dist/index.js' });
     expect(pkg.bin.passk).toBe('bin/passk.mjs');
@@ -181,6 +184,53 @@ console.log(JSON.stringify({ stats: recorder.stats, onDisk, loaders: process.exe
       ['typed-module', 2 * rows],
     ]);
   }, 180_000);
+
+  it("runs the README's own-agent commands on the examples the package ships, copied into the project", () => {
+    const dir = mkdtempSync(join(work, 'examples-'));
+    cpSync(join(app, 'node_modules', 'passk', 'examples'), join(dir, 'examples'), { recursive: true });
+    writeFileSync(join(dir, 'package.json'), JSON.stringify({ name: 'own-examples', private: true }));
+    const bin = join(app, 'node_modules', 'passk', 'bin', 'passk.mjs');
+    const passkHere = (...args: string[]) =>
+      run(process.execPath, [bin, '--data-dir', join(dir, '.passk'), ...args], dir);
+    passkHere('dataset', 'publish', 'examples/refund-agent/refunds.jsonl', '--dataset', 'refunds');
+    for (const agent of ['agent.ts', 'agent-v2.ts'])
+      passkHere(
+        'run',
+        '--dataset',
+        'examples/refund-agent/refunds.jsonl',
+        '--agent',
+        `examples/refund-agent/${agent}`,
+        '--k',
+        '1',
+      );
+    passkHere('process', '--until-caught-up');
+    const report = JSON.parse(passkHere('report', '--from-store', '--json')) as {
+      groups: { agent_version: string; trials: number; ungraded: number }[];
+    };
+    expect(report.groups.map((g) => [g.agent_version, g.trials, g.ungraded])).toEqual([
+      ['refund-agent-v1', 24, 0],
+      ['refund-agent-v2', 24, 0],
+    ]);
+    passkHere('report', 'examples/public-trials/tau_bench.jsonl');
+    // the example's v2 breaks must-not-break r1: the gate fails (exit 1), naming it
+    const gate = spawnSync(
+      process.execPath,
+      [
+        bin,
+        'gate',
+        '--baseline',
+        'v1',
+        '--candidate',
+        'v2',
+        '--must-not-break',
+        'examples/must-not-break.txt',
+        'examples/refunds-v1-v2.jsonl',
+      ],
+      { cwd: dir, env, encoding: 'utf8' },
+    );
+    expect(gate.status, gate.stderr).toBe(1);
+    expect(gate.stdout).toContain('r1');
+  }, 300_000);
 
   it("runs the CI recipe's steps (examples/ci/passk-gate.yml) in a git repository that is not passk's", () => {
     run('git', ['init', '-q'], app);
