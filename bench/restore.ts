@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { createEmbeddedEventLog } from '../log/index.ts';
+import type { EventLog } from '../processors/ports.ts';
 import { partitionOf } from '../log/partitioner.ts';
 import { toRowStateChanged } from '../processors/folds/rowState.ts';
 import { foldTrials, type RowTable } from '../processors/folds/rowTable.ts';
@@ -41,6 +42,59 @@ export interface RestoreLine {
   readonly bytesPerRow: number;
 }
 
+/** The changelog of `rows` rows at one attempt each, published as the trial topology does (trusted). */
+export const seedChangelog = async (log: EventLog, rows: number): Promise<{ records: number; bytes: number }> => {
+  let records = 0;
+  let bytes = 0;
+  const trials = [...syntheticTrials({ events: rows, rows: Math.max(1, rows / 4), versions: 4 })];
+  for (const part of chunks(trials, 50_000)) {
+    const table: RowTable = new Map();
+    foldTrials(table, part);
+    const changes = [...table.values()].map((s) => toRowStateChanged(s, 'passk-bench/0'));
+    for (const c of chunks(changes, 5_000)) await log.publisher.publish(c, { trusted: true });
+    records += changes.length;
+    bytes += changes.reduce((n, c) => n + JSON.stringify(c).length, 0);
+  }
+  return { records, bytes };
+};
+
+/** The baseline: the changelog's records read straight from the log's SQLite file, `JSON.parse`d into a Map by row key. */
+export const parseChangelog = (db: Database.Database): (() => number) => {
+  // the value as text (SQLite's UTF-8 to a string), not a buffer decoded: the fastest read of it here
+  const read = db
+    .prepare<[string], string>('SELECT CAST(value AS TEXT) FROM records WHERE topic = ? ORDER BY partition, offset')
+    .pluck();
+  return () => {
+    const m = new Map<string, RowStateChanged>();
+    for (const text of read.iterate(TOPICS.rowstate)) {
+      const e = JSON.parse(text) as RowStateChanged;
+      m.set(rowStateKey(e), e);
+    }
+    return m.size;
+  };
+};
+
+/**
+ * passk: the restores of the two topologies that read passk.rowstate, side by side as in `passk process`, the
+ * trials' handing what it reads to the gates' row table (processors/topologies/trials.ts and gates.ts).
+ */
+export const restoreAsPasskDoes = async (log: EventLog, run: string) => {
+  const store = createRowStore();
+  const gates = createGateStore();
+  const feed = createRowstateFeed({ writers: ['trials', 'windows'] });
+  const unfollow = feed.follow((events, states) =>
+    applyRowstate(gates, events, { versions: new Set(), windows: new Set() }, states),
+  );
+  const restoring = store.restoring([0, 1, 2, 3], partitionOf, 4);
+  await Promise.all([
+    restoreRows(log, restoring, { groupId: `bench-restore-${run}`, rowstate: feed }),
+    readSnapshots(log, `bench-restore-windows-${run}`),
+  ]);
+  // the feed's closures (its assignment timer, 120 s) would hold the listener, so the gates' table, past the run
+  unfollow();
+  return { store, gates, rows: restoring.done() };
+};
+
 export async function benchRestore(o: {
   rows: number;
   pairs?: number;
@@ -49,52 +103,12 @@ export async function benchRestore(o: {
   const say = o.log ?? (() => {});
   const dir = mkdtempSync(join(tmpdir(), 'passk-bench-restore-'));
   const log = createEmbeddedEventLog({ dataDir: dir, synchronous: 'NORMAL' });
-  const partitions = 4;
   try {
-    // the changelog: each row's state after its one trial, published as the topology does (trusted)
-    let records = 0;
-    let bytes = 0;
-    const trials = [...syntheticTrials({ events: o.rows, rows: Math.max(1, o.rows / 4), versions: 4 })];
-    for (const part of chunks(trials, 50_000)) {
-      const table: RowTable = new Map();
-      foldTrials(table, part);
-      const changes = [...table.values()].map((s) => toRowStateChanged(s, 'passk-bench/0'));
-      for (const c of chunks(changes, 5_000)) await log.publisher.publish(c, { trusted: true });
-      records += changes.length;
-      bytes += changes.reduce((n, c) => n + JSON.stringify(c).length, 0);
-    }
-    trials.length = 0;
+    const { records, bytes } = await seedChangelog(log, o.rows);
     const db = new Database(join(dir, 'log.sqlite'), { readonly: true });
-    const read = db.prepare<[string]>('SELECT value FROM records WHERE topic = ? ORDER BY partition, offset');
-    const utf8 = new TextDecoder();
-    const baseline = () => {
-      const m = new Map<string, RowStateChanged>();
-      for (const r of read.iterate(TOPICS.rowstate) as Iterable<{ value: Buffer }>) {
-        const e = JSON.parse(utf8.decode(r.value)) as RowStateChanged;
-        m.set(rowStateKey(e), e);
-      }
-      return m.size;
-    };
+    const baseline = parseChangelog(db);
     let run = 0;
-    // the restores of the two topologies that read passk.rowstate, side by side as in `passk process`, the trials'
-    // handing what it reads to the gates' row table (processors/topologies/trials.ts and gates.ts)
-    const passk = async () => {
-      const store = createRowStore();
-      const gates = createGateStore();
-      const feed = createRowstateFeed({ writers: ['trials', 'windows'] });
-      const unfollow = feed.follow((events, states) =>
-        applyRowstate(gates, events, { versions: new Set(), windows: new Set() }, states),
-      );
-      const restoring = store.restoring([0, 1, 2, 3], partitionOf, partitions);
-      run++;
-      await Promise.all([
-        restoreRows(log, restoring, { groupId: `bench-restore-${run}`, rowstate: feed }),
-        readSnapshots(log, `bench-restore-windows-${run}`),
-      ]);
-      // the feed's closures (its assignment timer, 120 s) would hold the listener, so the gates' table, past the run
-      unfollow();
-      return { store, gates, rows: restoring.done() };
-    };
+    const passk = () => restoreAsPasskDoes(log, String(++run));
     const wall = async <T>(f: () => T | Promise<T>): Promise<[number, T]> => {
       gc();
       const t = performance.now();

@@ -119,6 +119,12 @@ export interface ConsumerOptions {
    */
   readonly keys?: (key: string) => boolean;
   /**
+   * The topic holds records passk wrote itself (its changelog, read back at a restore): where the log can, a
+   * RowStateChanged in the shape passk writes is decoded without the schema's check (`DecodeOptions.trusted`); any
+   * other record is checked as always. The embedded log does; Kafka's consumer checks every record. @default false
+   */
+  readonly trusted?: boolean;
+  /**
    * Called when this member is given partitions, before their first batch (restore state here).
    * Callbacks run inside `batches()`, between batches: the iterator must be pulled for them to run.
    */

@@ -18,6 +18,21 @@ export interface EventCodec {
    * third of the fast path's time. @throws InvalidEvent as `decode` does.
    */
   decodeNow?(bytes: Uint8Array): PasskEvent | undefined;
+  /**
+   * `decodeNow` of the bytes' text, read as text by the log (the embedded log's SQLite hands a value over as a
+   * string without a buffer per record). The caller vouches that `text` is what a fatal UTF-8 decoder makes of
+   * the bytes (no U+FFFD from a bad sequence, no byte order mark it would have dropped). @throws InvalidEvent
+   */
+  decodeTextNow?(text: string, opts?: DecodeOptions): PasskEvent;
+}
+
+export interface DecodeOptions {
+  /**
+   * The record is one passk wrote itself, as it wrote it (its changelog, read back at a restore: the trial
+   * topology publishes it `trusted`): a RowStateChanged in the shape passk writes is taken as parsed, without the
+   * schema's check. Any other record, or one in another shape (an older schema version), is checked as always.
+   */
+  readonly trusted?: boolean;
 }
 
 export interface EncodeOptions {

@@ -2,13 +2,21 @@ import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
 import type { EncodeOptions, EventCodec } from '../../schemas/codec.ts';
 import { TOPICS, tpKey } from '../../schemas/topics.ts';
-import type { ConsumerOptions, EventBatch, EventConsumer, EventPublisher } from '../../processors/ports.ts';
+import type {
+  ConsumerOptions,
+  DeadLetter,
+  EventBatch,
+  EventConsumer,
+  EventPublisher,
+  LogEvent,
+} from '../../processors/ports.ts';
+import { InvalidEvent } from '../../schemas/errors.ts';
 import { decodeRecords, fromDeadLetterRecord, toDeadLetterRecord } from '../deadLetters.ts';
 import { CommitRejected, ConsumerMisuse } from '../errors.ts';
 import type { PasskEvent } from '../../schemas/events/index.ts';
 import { partitionOf } from '../partitioner.ts';
 import type { GroupStore, Member, TopicPartition } from './groups.ts';
-import type { LogStore } from './store.ts';
+import type { LogStore, TextRecord } from './store.ts';
 
 export interface EmbeddedConsumerTiming {
   /** Sleep between polls when no partition has new records. @default 50 */
@@ -140,6 +148,13 @@ export const createEmbeddedConsumer = (deps: {
       const high = hw.get(tp.topic)?.get(tp.partition) ?? 0;
       if (tp.position >= high) continue;
       cursor = (cursor + i + 1) % owned.length; // round-robin: every partition gets its turn
+      if (tp.topic !== TOPICS.dlq && options.keys === undefined && codec.decodeTextNow !== undefined) {
+        const texts = store.readTexts(tp.topic, tp.partition, tp.position, maxBatch, MAX_BATCH_BYTES);
+        const last = texts.at(-1);
+        if (!last) continue;
+        const { events, dead } = await decodeTexts(tp, texts);
+        return settle(tp, owned, hw, high, events, dead, last.offset);
+      }
       const records = store.read(
         tp.topic,
         tp.partition,
@@ -162,22 +177,61 @@ export const createEmbeddedConsumer = (deps: {
         };
       }
       const { events, dead } = await decodeRecords(codec, records, options.keys);
-      if (dead.length > 0) {
-        store.appendDeadLetters(dead.map(toDeadLetterRecord), partitionOf);
-        await options.onDeadLetters?.(dead);
-      }
-      tp.position = last.offset + 1;
-      const caughtUp = owned.every((o) => o.position >= (hw.get(o.topic)?.get(o.partition) ?? 0));
-      return {
-        topic: tp.topic,
-        partition: tp.partition,
-        events,
-        lastOffset: last.offset,
-        highWatermark: high,
-        caughtUp,
-      };
+      return settle(tp, owned, hw, high, events, dead, last.offset);
     }
     return undefined;
+  };
+
+  /** A batch read: its dead letters appended, the partition's position past it. */
+  const settle = async (
+    tp: TopicPartition & { position: number },
+    owned: readonly (TopicPartition & { position: number })[],
+    hw: Map<string, Map<number, number>>,
+    high: number,
+    events: LogEvent[],
+    dead: DeadLetter[],
+    lastOffset: number,
+  ): Promise<EventBatch> => {
+    if (dead.length > 0) {
+      store.appendDeadLetters(dead.map(toDeadLetterRecord), partitionOf);
+      await options.onDeadLetters?.(dead);
+    }
+    tp.position = lastOffset + 1;
+    const caughtUp = owned.every((o) => o.position >= (hw.get(o.topic)?.get(o.partition) ?? 0));
+    return { topic: tp.topic, partition: tp.partition, events, lastOffset, highWatermark: high, caughtUp };
+  };
+
+  const decodeOptions = { trusted: options.trusted === true };
+  /**
+   * `decodeRecords` of records read as text: the same events and the same dead letters. A text that V8's decoding
+   * may have changed (U+FFFD, which a bad byte sequence becomes, or a leading byte order mark, which the codec's
+   * decoder drops) is decoded from its bytes, and a refused record's letter carries its bytes.
+   */
+  const decodeTexts = async (
+    tp: TopicPartition,
+    texts: readonly TextRecord[],
+  ): Promise<{ events: LogEvent[]; dead: DeadLetter[] }> => {
+    const events: LogEvent[] = [];
+    const dead: DeadLetter[] = [];
+    for (const { offset, key, text } of texts) {
+      let event: PasskEvent;
+      try {
+        if (text.charCodeAt(0) === 0xfeff || text.includes('\ufffd')) {
+          const bytes = store.valueAt(tp.topic, tp.partition, offset);
+          event = codec.decodeNow?.(bytes) ?? (await codec.decode(bytes));
+        } else event = codec.decodeTextNow!(text, decodeOptions);
+      } catch (e) {
+        if (!(e instanceof InvalidEvent)) throw e;
+        dead.push({
+          source: { topic: tp.topic, partition: tp.partition, offset, key },
+          value: store.valueAt(tp.topic, tp.partition, offset),
+          reason: e.reason,
+        });
+        continue;
+      }
+      events.push({ topic: tp.topic, partition: tp.partition, offset, key, event });
+    }
+    return { events, dead };
   };
 
   async function* batches(): AsyncGenerator<EventBatch> {

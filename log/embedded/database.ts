@@ -31,6 +31,10 @@ CREATE TABLE IF NOT EXISTS records (
 -- The identities of the dead letters without a log position (ingest's), so each is appended once.
 CREATE INDEX IF NOT EXISTS records_dlq_id ON records (json_extract(headers, '$."passk.dlq.id"'))
   WHERE topic = 'passk.dlq';
+-- The keys of the changelog by position, for the reads that want a few of its records by key (the windows'
+-- snapshots at a restore, the gates' reload of a version): a scan of this index, not of every record's value.
+-- Built on the first open of a log written before it (once; older passk keep it up to date as any index).
+CREATE INDEX IF NOT EXISTS records_rowstate_keys ON records (partition, offset, key) WHERE topic = 'passk.rowstate';
 CREATE TABLE IF NOT EXISTS group_offsets (
   group_id TEXT NOT NULL, topic TEXT NOT NULL, partition INTEGER NOT NULL, next_offset INTEGER NOT NULL,
   committed_at INTEGER NOT NULL, PRIMARY KEY (group_id, topic, partition)) WITHOUT ROWID;

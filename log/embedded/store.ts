@@ -47,8 +47,23 @@ export interface LogStore {
     maxBytes?: number,
     keys?: (key: string) => boolean,
   ): StoredRecord[];
+  /**
+   * `read` for a consumer of events: each record's offset, key and value as text (SQLite's own UTF-8 to a string,
+   * no buffer per record: half of the read's cost), `maxBytes` counted in characters. The text is V8's decoding,
+   * which turns a bad byte sequence into U+FFFD and keeps a byte order mark: `valueAt` gives the bytes.
+   */
+  readTexts(topic: string, partition: number, fromOffset: number, limit: number, maxBytes?: number): TextRecord[];
+  /** The value of the record at a position, as stored. */
+  valueAt(topic: string, partition: number, offset: number): Uint8Array;
   /** Next offset per partition of each topic (`topic` → partition → next offset). */
   highWatermarks(topics: readonly string[]): Map<string, Map<number, number>>;
+}
+
+/** A record as `readTexts` reads it. */
+export interface TextRecord {
+  readonly offset: number;
+  readonly key: string;
+  readonly text: string;
 }
 
 const NO_VALUE = new Uint8Array(0);
@@ -78,11 +93,21 @@ export const createLogStore = (db: Db, opts: { defaultPartitions: number; now: (
     >(
       'SELECT offset, key, value, headers, timestamp FROM records WHERE topic = ? AND partition = ? AND offset >= ? ORDER BY offset LIMIT ?',
     ),
-    readKeys: db.prepare<[string, number, number, number], { offset: number; key: string; timestamp: number }>(
-      'SELECT offset, key, timestamp FROM records WHERE topic = ? AND partition = ? AND offset >= ? ORDER BY offset LIMIT ?',
+    readKeys: db.prepare<[string, number, number, number], { offset: number; key: string }>(
+      'SELECT offset, key FROM records WHERE topic = ? AND partition = ? AND offset >= ? ORDER BY offset LIMIT ?',
     ),
-    value: db.prepare<[string, number, number], { value: Buffer; headers: string | null }>(
-      'SELECT value, headers FROM records WHERE topic = ? AND partition = ? AND offset = ?',
+    // the literal topic is that of the partial index records_rowstate_keys (database.ts), which covers the query
+    readChangelogKeys: db.prepare<[number, number, number], { offset: number; key: string }>(
+      `SELECT offset, key FROM records WHERE topic = '${TOPICS.rowstate}' AND partition = ? AND offset >= ? ORDER BY offset LIMIT ?`,
+    ),
+    // raw: an array per row, not an object with its column names
+    readTexts: db
+      .prepare<[string, number, number, number], [number, string, string]>(
+        'SELECT offset, key, CAST(value AS TEXT) FROM records WHERE topic = ? AND partition = ? AND offset >= ? ORDER BY offset LIMIT ?',
+      )
+      .raw(),
+    value: db.prepare<[string, number, number], { value: Buffer; headers: string | null; timestamp: number }>(
+      'SELECT value, headers, timestamp FROM records WHERE topic = ? AND partition = ? AND offset = ?',
     ),
     dlqHas: db.prepare<[string, string, string, string], { x: number }>(
       `SELECT 1 AS x FROM records WHERE topic = ?
@@ -187,7 +212,10 @@ export const createLogStore = (db: Db, opts: { defaultPartitions: number; now: (
         // the values of the few records wanted, each by its position (not while the scan's iterator is open); the
         // others are not returned (a restore's read of passk.rowstate for its snapshots skips every row state), but
         // for the last, whose offset is where the next read starts
-        const rows = q.readKeys.all(topic, partition, fromOffset, limit);
+        const rows =
+          topic === TOPICS.rowstate
+            ? q.readChangelogKeys.all(partition, fromOffset, limit)
+            : q.readKeys.all(topic, partition, fromOffset, limit);
         for (let i = 0; i < rows.length; i++) {
           const r = rows[i]!;
           const wanted = keys(r.key);
@@ -200,7 +228,7 @@ export const createLogStore = (db: Db, opts: { defaultPartitions: number; now: (
             offset: r.offset,
             key: r.key,
             value,
-            timestamp: r.timestamp,
+            timestamp: v?.timestamp ?? 0,
             headers: parseHeaders(v?.headers ?? null),
           });
         }
@@ -222,6 +250,20 @@ export const createLogStore = (db: Db, opts: { defaultPartitions: number; now: (
         });
       }
       return out;
+    },
+    readTexts: (topic, partition, fromOffset, limit, maxBytes = Infinity) => {
+      const out: TextRecord[] = [];
+      let chars = 0;
+      for (const [offset, key, text] of q.readTexts.iterate(topic, partition, fromOffset, limit)) {
+        if (out.length > 0 && chars + text.length > maxBytes) break;
+        chars += text.length;
+        out.push({ offset, key, text });
+      }
+      return out;
+    },
+    valueAt: (topic, partition, offset) => {
+      const v = q.value.get(topic, partition, offset);
+      return v ? new Uint8Array(v.value.buffer, v.value.byteOffset, v.value.byteLength) : NO_VALUE;
     },
     highWatermarks: (topics) => {
       const out = new Map<string, Map<number, number>>();

@@ -26,6 +26,8 @@ export const readToEnd = async (
      * where a tail that follows the read starts (the gates' restore of passk.rowstate).
      */
     onEnds?: (ends: ReadonlyMap<number, number>) => void;
+    /** The topic holds records passk wrote itself (`ConsumerOptions.trusted`: its changelog). */
+    trusted?: boolean;
   },
 ): Promise<number> => {
   let consumer: EventConsumer | undefined;
@@ -46,6 +48,7 @@ export const readToEnd = async (
       maxBatch: 5_000,
       transient: true,
       ...(opts.keys && { keys: opts.keys }),
+      ...(opts.trusted && { trusted: true }),
       ...(opts.from && opts.from.size > 0 ? { startAt: opts.from } : {}),
     });
     if (stopped) return read;

@@ -113,6 +113,7 @@ export const restoreRows = async (
   await readToEnd(source, {
     topic: TOPICS.rowstate,
     groupId: o.groupId,
+    trusted: true, // the changelog this topology wrote
     onEvent: (e) => {
       if (e.type !== 'RowStateChanged') return;
       const s = restoring.add(e);

@@ -75,4 +75,36 @@ describe('fastJsonCodec', () => {
     expect(upgraded.attempts).toBeUndefined();
     expect(upgraded.attempt_records?.[0]?.checks).toEqual([{ name: 'a', answer: true }]);
   });
+
+  it('decodes text as it decodes the bytes; trusted, it takes only a changelog record in the shape passk writes unchecked', async () => {
+    const fatal = new TextDecoder('utf-8', { fatal: true });
+    const textOf = (b: Uint8Array): string | undefined => {
+      try {
+        return fatal.decode(b);
+      } catch {
+        return undefined; // not UTF-8: the log decodes such a record from its bytes (embeddedTextRead.int)
+      }
+    };
+    await fc.assert(
+      fc.asyncProperty(anyBytes, async (bytes) => {
+        const text = textOf(bytes);
+        if (text === undefined) return;
+        const fast = await outcome(() => fastJsonCodec.decode(bytes));
+        expect(await outcome(async () => fastJsonCodec.decodeTextNow!(text))).toEqual(fast);
+        // no trial, nor any record that is not a changelog record in passk's shape, is taken unchecked
+        expect(await outcome(async () => fastJsonCodec.decodeTextNow!(text, { trusted: true }))).toEqual(fast);
+      }),
+      { numRuns: 300 },
+    );
+    // a changelog record of schema version 1 is upgraded, trusted or not; one of version 2 comes as written
+    for (const record of [
+      changelogV1,
+      { ...changelogV1, schema_version: 2, attempt_records: [], attempts: undefined },
+    ]) {
+      const text = JSON.stringify(record);
+      expect(fastJsonCodec.decodeTextNow!(text, { trusted: true })).toEqual(
+        await jsonCodec.decode(new TextEncoder().encode(text)),
+      );
+    }
+  });
 });
