@@ -3,6 +3,7 @@ import { InputError } from '../schemas/errors.ts';
 import { LOADERS } from './commands/index.ts';
 import { EXIT } from './exitCodes.ts';
 import { epilog } from './format/helpText.ts';
+import { PASSK, setCommandGlobals } from './format/doc.ts';
 import { parseWidth, setTerminalLayout } from './format/render.ts';
 import { columnsOf } from '../deploy/terminal.ts';
 import { COMMANDS, type CommandEntry, type CommandName } from './manifest.ts';
@@ -61,7 +62,7 @@ const createProgram = (args: readonly string[]): Command => {
     .description(
       'passk tells you whether your LLM agent can be depended on, not just whether it can succeed. ' +
         'It runs every labeled row several times and reports mean accuracy, pass@k, pass^k, flip rate ' +
-        'and a stability class per row; it compares versions row by row and gates releases. passk --version prints the version.',
+        `and a stability class per row; it compares versions row by row and gates releases. ${PASSK} --version prints the version.`,
     )
     .option(
       '--config <file>',
@@ -76,7 +77,14 @@ const createProgram = (args: readonly string[]): Command => {
     .option('--wide', 'print tables at their full width, whatever the terminal')
     .hook('preAction', (cmd, action) => {
       releaseEarlySignals(action.name(), (action.opts() as { follow?: boolean }).follow === true);
-      const o = cmd.optsWithGlobals() as { width?: string; wide?: boolean };
+      const o = cmd.optsWithGlobals() as {
+        width?: string;
+        wide?: boolean;
+        config?: string;
+        backend?: string;
+        dataDir?: string;
+      };
+      setCommandGlobals(o);
       const width = parseWidth(o.width);
       if (o.width !== undefined && width === undefined)
         throw new InputError(`--width: expected a whole number of columns, at least 20 (got "${o.width}")`);

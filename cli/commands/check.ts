@@ -12,7 +12,7 @@ import {
   type VersionCheck,
   type VersionNumbers,
 } from '../../sinks/clickhouse/index.ts';
-import { heading, list, table, text, type Block, type Cell } from '../format/doc.ts';
+import { heading, list, passkCommand, table, text, type Block, type Cell } from '../format/doc.ts';
 import { pct } from '../format/numbers.ts';
 import { renderJson, renderTerminal } from '../format/render.ts';
 import { EXIT } from '../exitCodes.ts';
@@ -103,9 +103,6 @@ const reportBlocks = (r: ConsistencyReport, where: string): Block[] => {
   return blocks;
 };
 
-/** The command that mends a store behind its log. */
-const MEND = 'passk rebuild';
-
 /** The store against the log: what the processors committed that the store lacks, or a lost part. */
 const driftBlocks = (d: StoreDrift, whole: boolean): Block[] =>
   whole
@@ -113,7 +110,10 @@ const driftBlocks = (d: StoreDrift, whole: boolean): Block[] =>
     : [
         heading('Store and log', 2, 'bad'),
         list('The store lacks what the log holds', describeDrift(d), 'bad'),
-        text(`mend it: ${MEND} (or restart passk process, which rebuilds the store at start)`, 'bad'),
+        text(
+          `mend it: ${passkCommand('rebuild')} (or restart passk process, which rebuilds the store at start)`,
+          'bad',
+        ),
       ];
 
 const SHOWN_LETTERS = 10;
@@ -221,7 +221,7 @@ consistent includes a store that lacks what the log holds (passk rebuild mends i
                   damaged: drift.damaged,
                   known: drift.known,
                   ok: whole,
-                  mend: whole ? null : MEND,
+                  mend: whole ? null : passkCommand('rebuild'),
                 },
                 dead_letters: dead,
               })

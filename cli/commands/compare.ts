@@ -2,7 +2,7 @@ import type { Command } from 'commander';
 import { compareVersions, versionPairs, type Group, type VersionPairs } from '../../processors/core/index.ts';
 import { InputError } from '../../schemas/errors.ts';
 import { compareBlocks, SHOWN_SUSPECTS } from '../format/compareDoc.ts';
-import { nextCommand, quoteArg, sourceArgs, text } from '../format/doc.ts';
+import { nextCommand, passkCommand, quoteArg, sourceArgs, text } from '../format/doc.ts';
 import { renderJson, renderMarkdown, renderTerminal } from '../format/render.ts';
 import {
   addOfflineOptions,
@@ -130,7 +130,9 @@ Exit codes: 0 ok (a regression is reported, not an error; use passk gate to fail
         ),
       ];
       const next = nextCommand(
-        `passk gate --baseline ${quoteArg(flags.baseline)} --candidate ${quoteArg(flags.candidate)} ${sourceArgs(files, flags)}`,
+        passkCommand(
+          `gate --baseline ${quoteArg(flags.baseline)} --candidate ${quoteArg(flags.candidate)} ${sourceArgs(files, flags)}`,
+        ),
       );
       process.stdout.write(format === 'markdown' ? renderMarkdown(blocks) : renderTerminal([...blocks, next]));
     });

@@ -4,7 +4,7 @@ import { InputError } from '../../schemas/errors.ts';
 import { planPublish, publishPlan, readDatasets, versionChanges } from '../../producers/datasets/index.ts';
 import { readDataset } from '../../producers/runner/dataset.ts';
 import { datasetRows, datasetVersions } from '../../sinks/clickhouse/index.ts';
-import { heading, nextCommand, quoteArg, table, text } from '../format/doc.ts';
+import { heading, nextCommand, passkCommand, quoteArg, table, text } from '../format/doc.ts';
 import { renderJson, renderTerminal, writeStderr } from '../format/render.ts';
 import { datasetIds } from '../../web/queries.ts';
 import { epilog } from '../format/helpText.ts';
@@ -28,7 +28,7 @@ const pickVersion = (versions: readonly { dataset_version: string }[], wanted: s
 /** An unknown dataset id, with the ids there are and how to make the one asked for. */
 const unknownDataset = (id: string, known: readonly string[], where: string): InputError =>
   new InputError(
-    `no dataset "${id}" ${where} (${known.length ? `datasets there: ${list(known)}` : 'none there yet'}); check --dataset, or publish it: passk dataset publish FILE --dataset ${id}`,
+    `no dataset "${id}" ${where} (${known.length ? `datasets there: ${list(known)}` : 'none there yet'}); check --dataset, or publish it: ${passkCommand(`dataset publish FILE --dataset ${quoteArg(id)}`)}`,
     { field: '--dataset' },
   );
 
@@ -116,7 +116,10 @@ Exit codes: 0 ok, 2 bad input (an unknown dataset or version), 3 the store is un
                         ),
                       ]
                     : []),
-                  text(`next: passk run --dataset ${file} --agent <agent> (it pins ${datasetId} ${plan.version})`),
+                  nextCommand(
+                    passkCommand(`run --dataset ${quoteArg(file)} --agent <agent>`),
+                    `it pins ${datasetId} ${plan.version}`,
+                  ),
                 ],
           ),
         );
@@ -149,7 +152,9 @@ Exit codes: 0 ok, 2 bad input (an unknown dataset or version), 3 the store is un
               String(v.from_production),
             ]),
           ),
-          nextCommand(`passk dataset export --dataset ${quoteArg(flags.dataset)} --version latest --out rows.jsonl`),
+          nextCommand(
+            passkCommand(`dataset export --dataset ${quoteArg(flags.dataset)} --version latest --out rows.jsonl`),
+          ),
         ]),
       );
     });

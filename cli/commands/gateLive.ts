@@ -21,7 +21,7 @@ import { InputError } from '../../schemas/errors.ts';
 import { KEY_SEP, TOPICS } from '../../schemas/topics.ts';
 import { PRODUCER_VERSION } from '../../producers/version.ts';
 import { EXIT } from '../exitCodes.ts';
-import { heading, quoteArg, text, type Block } from '../format/doc.ts';
+import { heading, PASSK, passkCommand, quoteArg, text, type Block } from '../format/doc.ts';
 import { evaluatedView, gateNext, ruleBlocks, unprotectedLine } from '../format/gateDoc.ts';
 import { rowList } from '../format/numbers.ts';
 import { renderJson, renderMarkdown, renderTerminal, writeStderr } from '../format/render.ts';
@@ -112,7 +112,7 @@ export const runDeclare = async (
       );
     if (opts.waitMs === undefined) return { declared, verdict };
     say(
-      `waiting up to ${Math.round(opts.waitMs / 1000)} s for the processors' verdict (passk process or passk serve must run)`,
+      `waiting up to ${Math.round(opts.waitMs / 1000)} s for the processors' verdict (${passkCommand('process')} or ${passkCommand('serve')} must be running)`,
     );
     const decided = verdict ?? (await waitForVerdict(log, declared.comparison_id, opts.waitMs, say));
     const cost = decided ? await adaptiveCost(log, { ...declared, agent_version: declared.candidate }) : undefined;
@@ -121,7 +121,11 @@ export const runDeclare = async (
   if (opts.waitMs === undefined) {
     print(
       opts.format,
-      [text(`declared ${result.declared.comparison_id}; passk gate --status shows what it waits for`)],
+      [
+        text(
+          `declared ${result.declared.comparison_id}; ${passkCommand(`gate --status --comparison ${quoteArg(result.declared.comparison_id)}`)} shows what it waits for`,
+        ),
+      ],
       result.declared,
     );
     return;
@@ -131,7 +135,7 @@ export const runDeclare = async (
       opts.format,
       [
         text(
-          `no verdict on ${result.declared.comparison_id} yet: passk gate --status --comparison ${result.declared.comparison_id} shows what it waits for`,
+          `no verdict on ${result.declared.comparison_id} yet: ${passkCommand(`gate --status --comparison ${quoteArg(result.declared.comparison_id)}`)} shows what it waits for`,
           'warn',
         ),
       ],
@@ -330,7 +334,7 @@ const rowSetLine = (s: ComparisonStatus): Block | undefined => {
     ? `dataset ${s.dataset.id} has no published version ${s.dataset_version}`
     : 'the comparison names no dataset';
   return text(
-    `the rows are not known (${why}, and no row count was declared): a version is complete once a run of it on ${s.suite} ${s.dataset_version} is closed and all its trials are recorded (passk dataset publish gives the rows)`,
+    `the rows are not known (${why}, and no row count was declared): a version is complete once a run of it on ${s.suite} ${s.dataset_version} is closed and all its trials are recorded (${passkCommand(`dataset publish ROWS.jsonl --dataset ${quoteArg(s.dataset?.id ?? s.suite)} --version ${quoteArg(s.dataset_version)}`)} gives the rows, ROWS.jsonl their file)`,
     'warn',
   );
 };
@@ -353,17 +357,20 @@ const versionLine = (s: ComparisonStatus, v: string): Block => {
       `${short.length} row(s) short of ${s.required_attempts} graded attempts: ${rowList(
         short.map((r) => `${r.row_id} (${r.graded})`),
         10,
-      )} (passk run)`,
+      )} (${PASSK} run)`,
     );
   const past = s.past_horizon?.runs[v] ?? [];
-  if (runs.length > 0) parts.push(`closed runs not fully recorded yet: ${runList} (passk process records them)`);
+  if (runs.length > 0)
+    parts.push(
+      `closed runs not fully recorded yet: ${runList} (${passkCommand('process --until-caught-up')} records them)`,
+    );
   else if (past.length > 0)
     parts.push(
-      `its runs on ${s.suite} ${s.dataset_version} (${rowList(past, 5)}) closed more than ${s.past_horizon!.days} days before the newest run, past the gates' horizon (PASSK_GATE_HORIZON_DAYS), so they no longer count: publish the dataset (passk dataset publish) or run ${v} again`,
+      `its runs on ${s.suite} ${s.dataset_version} (${rowList(past, 5)}) closed more than ${s.past_horizon!.days} days before the newest run, past the gates' horizon (PASSK_GATE_HORIZON_DAYS), so they no longer count: publish the dataset (${passkCommand(`dataset publish ROWS.jsonl --dataset ${quoteArg(s.dataset?.id ?? s.suite)}`)}) or run ${v} again`,
     );
   else
     parts.push(
-      `no run closed on ${s.suite} ${s.dataset_version} yet (passk run and passk import close theirs; passk process forwards them)`,
+      `no run closed on ${s.suite} ${s.dataset_version} yet (${PASSK} run and ${PASSK} import close theirs; ${passkCommand('process --until-caught-up')} forwards them)`,
     );
   return text(`${v}: waiting: ${parts.join('; ')}`, 'warn');
 };
@@ -376,7 +383,9 @@ const confirmationsCommand = (s: ComparisonStatus, version: string): string => {
   const source = s.confirmations?.sources[version];
   const dataset = source ? quoteArg(source.dataset_path) : 'ROWS.jsonl';
   const agent = source ? quoteArg(source.agent_spec) : `AGENT_OF_${version}`;
-  return `passk run --dataset ${dataset} --agent ${agent} --suite ${quoteArg(s.suite)} --agent-version ${quoteArg(version)} --confirmations`;
+  return passkCommand(
+    `run --dataset ${dataset} --agent ${agent} --suite ${quoteArg(s.suite)} --agent-version ${quoteArg(version)} --confirmations`,
+  );
 };
 
 const statusBlocks = (s: ComparisonStatus): Block[] => {
@@ -388,7 +397,12 @@ const statusBlocks = (s: ComparisonStatus): Block[] => {
     ),
   ];
   if (s.status === 'decided')
-    return [...lines, text('decided: passk gate --declare … --wait prints the verdict again')];
+    return [
+      ...lines,
+      text(
+        `decided; ${passkCommand(`gate --status --comparison ${quoteArg(s.comparison_id)} --json`)} gives the verdict as JSON`,
+      ),
+    ];
   const rowSet = rowSetLine(s);
   if (rowSet) lines.push(rowSet);
   if (s.status === 'open') lines.push(versionLine(s, s.baseline), versionLine(s, s.candidate));
@@ -405,7 +419,7 @@ const statusBlocks = (s: ComparisonStatus): Block[] => {
   else if (s.status === 'open' && s.complete[s.baseline] && s.complete[s.candidate])
     lines.push(
       text(
-        'both versions are complete: the processors decide at their next step (is passk process or passk serve running?)',
+        `both versions are complete: the processors decide at their next step (is ${passkCommand('process')} or ${passkCommand('serve')} running?)`,
       ),
     );
   return lines;
@@ -427,9 +441,13 @@ export const runStatus = async (cmd: Command, opts: { comparison?: string; forma
     return all.map((c) => statusOf(c, view));
   }).catch(exitOnUnavailable);
   if (statuses.length === 0) {
-    print(opts.format, [text('no comparison is declared: passk gate --declare --baseline A --candidate B')], {
-      comparisons: [],
-    });
+    print(
+      opts.format,
+      [text(`no comparison is declared: ${passkCommand('gate --declare --baseline A --candidate B')}`)],
+      {
+        comparisons: [],
+      },
+    );
     return;
   }
   print(opts.format, statuses.flatMap(statusBlocks), { comparisons: statuses });

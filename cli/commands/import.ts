@@ -2,7 +2,7 @@ import cliProgress from 'cli-progress';
 import { type Command, InvalidArgumentError } from 'commander';
 import { FORMATS, type Format } from '../../producers/importers/detect.ts';
 import { type FileReport, importFiles } from '../../producers/importers/importFiles.ts';
-import { heading, nextCommand, table, text } from '../format/doc.ts';
+import { heading, nextCommand, passkCommand, table, text } from '../format/doc.ts';
 import { curve, num, pct } from '../format/numbers.ts';
 import { progressBarSize, renderJson, renderTerminal } from '../format/render.ts';
 import { configOf, exitOnUnavailable, withEventLog } from '../context.ts';
@@ -75,7 +75,7 @@ const render = (reports: readonly FileReport[]): string =>
         ];
       }),
     ]),
-    nextCommand('passk process --until-caught-up, then passk report --from-store'),
+    nextCommand([passkCommand('process --until-caught-up'), passkCommand('report --from-store')]),
   ]);
 
 export const importCommand = (program: Command): void => {

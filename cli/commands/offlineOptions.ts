@@ -11,6 +11,7 @@ import { readTrialFiles } from '../../producers/files/index.ts';
 import { InputError } from '../../schemas/errors.ts';
 import type { TrialRecorded } from '../../schemas/events/trialRecorded.ts';
 import { writeStderr } from '../format/render.ts';
+import { PASSK, passkCommand } from '../format/doc.ts';
 import { storeTrials, withReader } from '../context.ts';
 import { retractedRuns } from '../../sinks/clickhouse/queries/retracted.ts';
 import { declaredRuns } from '../../sinks/clickhouse/queries/declaredRuns.ts';
@@ -154,7 +155,7 @@ export const loadTrials = async (files: readonly string[], f: OfflineFlags, cmd:
   const where = f.fromStore ? 'the store' : 'the files';
   if (trials.length === 0 && f.fromStore)
     throw new InputError(
-      'the store holds no trials (for these filters): record some with passk run or passk import, and run passk process (or passk serve)',
+      `the store holds no trials (for these filters): record some with ${PASSK} run or ${PASSK} import, and run ${passkCommand('process --until-caught-up')} (or ${passkCommand('serve')})`,
     );
   const suites = [...new Set(trials.map((t) => t.suite))];
   const kept = trials.filter(

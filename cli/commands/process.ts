@@ -8,7 +8,7 @@ import { numbersOf, type ReportedSummary } from '../../processors/folds/versionS
 import type { TrialProgress } from '../../processors/index.ts';
 import { PipelineError } from '../../schemas/errors.ts';
 import { StoreLocked } from '../../sinks/clickhouse/index.ts';
-import { heading, table, text } from '../format/doc.ts';
+import { heading, passkCommand, table, text } from '../format/doc.ts';
 import { curve, pct } from '../format/numbers.ts';
 import { renderJson, renderTerminal, writeStderr } from '../format/render.ts';
 import { EXIT } from '../exitCodes.ts';
@@ -184,7 +184,7 @@ Exit codes: 0 ok, 2 bad flag or config, 3 the event log or the store is unreacha
               writeStderr(`passk process: rebuilding the store: ${e.done} of ${e.total} records replayed\n`);
             } else
               writeStderr(
-                `passk process: store rebuilt from the log: ${e.result.records} records, ${e.result.trials} trials${e.result.after.damaged ? `; still ${describeDrift(e.result.after).join('; ')} (passk check lists the rows)` : ''}\n`,
+                `passk process: store rebuilt from the log: ${e.result.records} records, ${e.result.trials} trials${e.result.after.damaged ? `; still ${describeDrift(e.result.after).join('; ')} (${passkCommand('check')} lists the rows)` : ''}\n`,
               );
           },
           onDecision: (d) => {

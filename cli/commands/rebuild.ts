@@ -4,6 +4,7 @@ import type { Command } from 'commander';
 import { openEventLog } from '../../deploy/eventLog.ts';
 import { describeDrift, rebuildStore, storeDrift } from '../../deploy/rebuild.ts';
 import { storeFailure, storeTarget } from '../../deploy/store.ts';
+import { passkCommand } from '../format/doc.ts';
 import { progressBarSize, renderJson, writeStderr } from '../format/render.ts';
 import { epilog } from '../format/helpText.ts';
 import { EXIT } from '../exitCodes.ts';
@@ -102,7 +103,7 @@ by another passk process (stop it; a passk process rebuilds the store at start a
               : `rebuilt ${where} from the event log: ${result.records} records replayed, ${result.trials} trials\n` +
                   (ok
                     ? `consistent: ${after.totals.trials} trials, the same in row_state and version_summaries\n`
-                    : `NOT consistent: ${describeDrift(after).join('; ')}; passk check lists the rows\n`),
+                    : `NOT consistent: ${describeDrift(after).join('; ')}; ${passkCommand('check')} lists the rows\n`),
           );
           process.exitCode = ok ? EXIT.ok : EXIT.failed;
         } catch (e) {

@@ -4,7 +4,7 @@ import { readJudgmentFile } from '../../producers/files/index.ts';
 import { minOf } from '../../processors/core/arrays.ts';
 import { InputError } from '../../schemas/errors.ts';
 import { judgeBlocks, reportBlocks } from '../format/reportDoc.ts';
-import { nextCommand, quoteArg, sourceArgs } from '../format/doc.ts';
+import { nextCommand, passkCommand, quoteArg, sourceArgs } from '../format/doc.ts';
 import { renderJson, renderMarkdown, renderTerminal } from '../format/render.ts';
 import {
   addOfflineOptions,
@@ -118,7 +118,9 @@ Exit codes: 0 ok, 2 bad input (file, line and field named).`),
           versions.length >= 2
             ? [
                 nextCommand(
-                  `passk compare --baseline ${quoteArg(versions[0]!)} --candidate ${quoteArg(versions[1]!)} ${sourceArgs(files, flags)}`,
+                  passkCommand(
+                    `compare --baseline ${quoteArg(versions[0]!)} --candidate ${quoteArg(versions[1]!)} ${sourceArgs(files, flags)}`,
+                  ),
                 ),
               ]
             : [];

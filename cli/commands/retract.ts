@@ -1,7 +1,7 @@
 import { userInfo } from 'node:os';
 import { InvalidArgumentError, type Command } from 'commander';
 import { retractRun, type RetractionPlan } from '../../producers/retract/index.ts';
-import { heading, table, text, type Block } from '../format/doc.ts';
+import { heading, passkCommand, table, text, type Block } from '../format/doc.ts';
 import { epilog } from '../format/helpText.ts';
 import { renderJson, renderTerminal } from '../format/render.ts';
 import { exitOnUnavailable, withEventLog } from '../context.ts';
@@ -43,7 +43,7 @@ const planBlocks = (p: RetractionPlan, dryRun: boolean): Block[] => [
   text(
     dryRun
       ? 'nothing published (--dry-run); run again without it to retract'
-      : 'the processors (passk process, passk serve) take them out as they read the log',
+      : `the processors (${passkCommand('process')}, ${passkCommand('serve')}) take them out as they read the log`,
     'dim',
   ),
 ];

@@ -9,7 +9,7 @@ import {
 } from '../../producers/review/index.ts';
 import { listStoredFailures, StoreLocked, type TraceFilters } from '../../sinks/clickhouse/index.ts';
 import { InputError, PipelineError } from '../../schemas/errors.ts';
-import { heading, nextCommand, quoteArg, table, text } from '../format/doc.ts';
+import { heading, nextCommand, passkCommand, quoteArg, table, text } from '../format/doc.ts';
 import { renderJson, renderTerminal, writeStderr } from '../format/render.ts';
 import { EXIT } from '../exitCodes.ts';
 import { epilog } from '../format/helpText.ts';
@@ -126,9 +126,10 @@ Exit codes: 0 ok, 2 bad input (an unknown trace id, a missing --expected/--datas
                   `confirmed ${event.trace_id} as a failure for dataset ${event.dataset_id} (event ${event.event_id})`,
                   'good',
                 ),
-                nextCommand(
-                  `passk process --until-caught-up, then passk dataset versions --dataset ${quoteArg(event.dataset_id)}`,
-                ),
+                nextCommand([
+                  passkCommand('process --until-caught-up'),
+                  passkCommand(`dataset versions --dataset ${quoteArg(event.dataset_id)}`),
+                ]),
               ]),
         );
         return;
@@ -193,7 +194,9 @@ Exit codes: 0 ok, 2 bad input (an unknown trace id, a missing --expected/--datas
           ...(failures[0]
             ? [
                 nextCommand(
-                  `passk review --confirm ${quoteArg(failures[0].trace.trace_id)} --expected <answer> --dataset <id> --reviewer <you>`,
+                  passkCommand(
+                    `review --confirm ${quoteArg(failures[0].trace.trace_id)} --expected <answer> --dataset <id> --reviewer <you>`,
+                  ),
                 ),
               ]
             : []),

@@ -18,7 +18,7 @@ import {
 import { matchingVersion, readDatasets } from '../../producers/datasets/index.ts';
 import { readDataset } from '../../producers/runner/dataset.ts';
 import { InputError } from '../../schemas/errors.ts';
-import { heading, nextCommand, table, text } from '../format/doc.ts';
+import { heading, nextCommand, PASSK, passkCommand, quoteArg, table, text, thisCommand } from '../format/doc.ts';
 import { progressBar } from '../format/progress.ts';
 import { renderJson, renderTerminal, writeStderr } from '../format/render.ts';
 import { duration } from './offlineOptions.ts';
@@ -89,15 +89,15 @@ const pinDataset = async (log: EventLog, opts: RunOptions, quiet: boolean): Prom
   const version = matchingVersion(state, file);
   const say = (line: string) => void (quiet || writeStderr(`passk: ${line}\n`));
   // without a published version the live gate cannot know the rows: say what it will do instead
-  const gate = `a live gate (passk gate --declare) on ${file.version} knows no row set, so it counts a version complete once a run of it is finished and every trial of that run is recorded (passk process)`;
+  const gate = `a live gate (${PASSK} gate --declare) on ${file.version} knows no row set, so it counts a version complete once a run of it is finished and every trial of that run is recorded (passk process)`;
   if (version) say(`pinned dataset ${datasetId} version ${version} (published, same rows as ${opts.dataset})`);
   else if (state)
     say(
-      `${opts.dataset} differs from every published version of ${datasetId}; trials pinned to ${file.version}; ${gate}. Publish it first: passk dataset publish ${opts.dataset} --dataset ${datasetId}`,
+      `${opts.dataset} differs from every published version of ${datasetId}; trials pinned to ${file.version}; ${gate}. Publish it first: ${passkCommand(`dataset publish ${quoteArg(opts.dataset)} --dataset ${quoteArg(datasetId)}`)}`,
     );
   else
     say(
-      `dataset ${datasetId} is not published; trials pinned to ${file.version}; ${gate} (passk dataset publish ${opts.dataset} gives it the rows)`,
+      `dataset ${datasetId} is not published; trials pinned to ${file.version}; ${gate} (${passkCommand(`dataset publish ${quoteArg(opts.dataset)} --dataset ${quoteArg(datasetId)}`)} gives it the rows)`,
     );
   return { ...opts, datasetId, datasetVersion: version ?? file.version };
 };
@@ -526,8 +526,8 @@ or the agent is (its first --stop-after trials all ungraded with the same error)
                   ...summaryBlocks(summary),
                   ...adaptiveBlocks(summary),
                   summary.status === 'completed'
-                    ? nextCommand('passk process --until-caught-up, then passk gate or passk report --from-store')
-                    : nextCommand('the same passk run again: it resumes from the attempts and rounds recorded'),
+                    ? nextCommand([passkCommand('process --until-caught-up'), passkCommand('report --from-store')])
+                    : nextCommand(thisCommand(), 'it resumes from the attempts and rounds recorded'),
                 ]),
           );
           if (summary.status !== 'completed') process.exitCode = EXIT.failed;
@@ -550,8 +550,8 @@ or the agent is (its first --stop-after trials all ungraded with the same error)
             : renderTerminal([
                 ...summaryBlocks(summary),
                 summary.status === 'completed'
-                  ? nextCommand('passk process --until-caught-up, then passk report --from-store')
-                  : nextCommand('the same passk run again: it resumes, skipping the attempts already recorded'),
+                  ? nextCommand([passkCommand('process --until-caught-up'), passkCommand('report --from-store')])
+                  : nextCommand(thisCommand(), 'it resumes, skipping the attempts already recorded'),
               ]),
         );
         if (summary.status !== 'completed') process.exitCode = EXIT.failed;

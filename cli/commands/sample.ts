@@ -5,7 +5,7 @@ import { sampleFile } from '../../producers/sampler/sampleFile.ts';
 import { createRecorder } from '../../producers/sdk/recorder.ts';
 import { PRODUCER_VERSION } from '../../producers/version.ts';
 import { InputError } from '../../schemas/errors.ts';
-import { heading, nextCommand, table } from '../format/doc.ts';
+import { heading, nextCommand, passkCommand, table } from '../format/doc.ts';
 import { renderJson, renderTerminal } from '../format/render.ts';
 import { epilog } from '../format/helpText.ts';
 import { REDACT_HELP, redactFlag, redactorsOf } from './redactFlags.ts';
@@ -136,7 +136,10 @@ Exit codes: 0 ok, 2 bad input (file, line and field named; a bad rate, cap or pa
             ['segment', 'seen', 'kept', 'always kept'],
             Object.entries(report.segments).map(([s, v]) => [s, String(v.seen), String(v.kept), String(v.alwaysKept)]),
           ),
-          nextCommand('passk process --until-caught-up, then passk review (the sampled failures to confirm)'),
+          nextCommand(
+            [passkCommand('process --until-caught-up'), passkCommand('review')],
+            'the sampled failures to confirm',
+          ),
         ]),
       );
     });

@@ -1,7 +1,7 @@
 import type { RunSource } from '../../sinks/clickhouse/queries/runSources.ts';
 import type { GateVerdict } from '../../processors/core/index.ts';
 import type { GateEvaluated } from '../../schemas/events/decisions.ts';
-import { heading, nextCommand, quoteArg, table, text, type Block } from './doc.ts';
+import { heading, nextCommand, passkCommand, quoteArg, table, text, type Block } from './doc.ts';
 import { rowList } from './numbers.ts';
 
 const STATUS = { ok: 'good', broken: 'bad', unclassifiable: 'bad', not_covered: 'dim' } as const;
@@ -128,8 +128,10 @@ export type RunScope = { suite: string; sources: Record<string, RunSource> };
 const confirmRun = (version: string, known?: RunScope): string => {
   const source = known?.sources[version];
   return source
-    ? `passk run --dataset ${quoteArg(source.dataset_path)} --agent ${quoteArg(source.agent_spec)} --suite ${quoteArg(known!.suite)} --agent-version ${quoteArg(version)} --confirm suspects.txt --extra 3`
-    : `passk run --dataset ROWS.jsonl --agent AGENT_OF_${version} --confirm suspects.txt --extra 3`;
+    ? passkCommand(
+        `run --dataset ${quoteArg(source.dataset_path)} --agent ${quoteArg(source.agent_spec)} --suite ${quoteArg(known!.suite)} --agent-version ${quoteArg(version)} --confirm suspects.txt --extra 3`,
+      )
+    : passkCommand(`run --dataset ROWS.jsonl --agent AGENT_OF_${version} --confirm suspects.txt --extra 3`);
 };
 
 /**
@@ -149,7 +151,7 @@ export const confirmationNext = (
   const ids =
     rows.length <= SUSPECTS_INLINE
       ? `printf '%s\\n' ${rows.map(quoteArg).join(' ')} > suspects.txt`
-      : `passk compare --baseline ${quoteArg(v.baseline)} --candidate ${quoteArg(v.candidate)} --json ${source} | jq -r '.comparisons[].confirmation.rows[] | select(.outcome == "unresolved") | .row_id' > suspects.txt`;
+      : `${passkCommand(`compare --baseline ${quoteArg(v.baseline)} --candidate ${quoteArg(v.candidate)} --json ${source}`)} | jq -r '.comparisons[].confirmation.rows[] | select(.outcome == "unresolved") | .row_id' > suspects.txt`;
   const full = [v.baseline, v.candidate].every((x) => known?.sources[x]);
   return [
     text(
@@ -174,6 +176,8 @@ export const gateNext = (
   v.verdict === 'fail'
     ? [
         ...confirmationNext(v, source, known),
-        nextCommand(`passk compare --baseline ${quoteArg(v.baseline)} --candidate ${quoteArg(v.candidate)} ${source}`),
+        nextCommand(
+          passkCommand(`compare --baseline ${quoteArg(v.baseline)} --candidate ${quoteArg(v.candidate)} ${source}`),
+        ),
       ]
     : [];

@@ -1,12 +1,14 @@
 import type { AddHelpTextContext } from 'commander';
-import { wrapLine } from './render.ts';
+import { PASSK } from './doc.ts';
+import { breakCommand, wrapLine } from './render.ts';
 
 /**
  * The end of a command's `--help` (examples, JSON shapes, exit codes), fitted to the help's width when it is
  * printed, as commander fits the options above it. The text is written in blocks separated by blank lines:
  *
  * - a block whose first line is a heading ending in ':' ("Examples:") lists commands, one per line, indented by two
- *   spaces (a line ending in ` \` goes on on the next). A command too long for the width is broken between words
+ *   spaces (a line ending in ` \` goes on on the next), each shown as a user runs it, `npx passk …` (`asRun`). A
+ *   command too long for the width is broken between words
  *   with ` \` and indented, so it can still be pasted into a shell; a `# comment` after it that does not fit goes
  *   on its own line above it;
  * - any other block is prose: a line that starts with a label ("Exit codes: …", "JSON: …") begins a new line, any
@@ -31,12 +33,17 @@ export const fitEpilog = (text: string, width: number): string =>
       const lines = block.split('\n');
       const [head, ...rest] = lines;
       return head!.trimEnd().endsWith(':') && rest.length > 0
-        ? [wrapLine(head!, width, '  '), ...joinContinued(rest).flatMap((c) => fitCommand(c, width))].join('\n')
+        ? [wrapLine(head!, width, '  '), ...joinContinued(rest).flatMap((c) => fitCommand(asRun(c), width))].join('\n')
         : proseLines(lines)
             .map((l) => wrapLine(l, width, '  '))
             .join('\n');
     })
     .join('\n\n');
+
+/** `passk` at the start of a command, after any environment assignments (`VAR=value`, `VAR=$(…)`). */
+const LEADING_PASSK = /^((?:[A-Z_][A-Z0-9_]*=(?:\$\([^)]*\)|\S+)\s+)*)passk(?=\s|$)/;
+/** An example command as a user runs it: `passk …` is shown as `npx passk …` (`PASSK`), like every suggested command. */
+export const asRun = (command: string): string => command.replace(LEADING_PASSK, `$1${PASSK}`);
 
 const proseLines = (lines: readonly string[]): string[] => {
   const out: string[] = [];
@@ -59,42 +66,11 @@ const joinContinued = (lines: readonly string[]): string[] => {
   return out;
 };
 
-/** Shell words: quoted strings stay whole. */
-const WORD = /(?:[^\s'"]+|'[^']*'|"[^"]*")+/g;
-
 const fitCommand = (line: string, width: number): string[] => {
   if (line.length + 2 <= width) return [`  ${line}`];
   const m = /^(.*?)\s{2,}(# .*)$/.exec(line);
   const [command, comment] = m ? [m[1]!, m[2]!] : [line, undefined];
-  const words = flagsWithValues(command.match(WORD) ?? []);
   return comment === undefined
-    ? breakWords(words, width)
-    : [wrapLine(`  ${comment}`, width, '  # '), ...breakWords(words, width)];
-};
-
-/** A flag and its value are kept on one line: `--k 3`, not `--k \` and `3`. */
-const flagsWithValues = (words: readonly string[]): string[] => {
-  const out: string[] = [];
-  for (const w of words) {
-    const last = out.at(-1);
-    if (last !== undefined && /^--?[\w-]+$/.test(last) && !w.startsWith('-')) out[out.length - 1] = `${last} ${w}`;
-    else out.push(w);
-  }
-  return out;
-};
-
-/** `words` as one command over as many lines as it needs: each ends in ` \` but the last; the rest indented by 4. */
-const breakWords = (words: readonly string[], width: number): string[] => {
-  const out: string[] = [];
-  let cur = ' ';
-  for (const w of words) {
-    // room for the word, and for the " \" a following line would need
-    if (cur.trim() && `${cur} ${w} \\`.length > width) {
-      out.push(`${cur} \\`);
-      cur = '   ';
-    }
-    cur += ` ${w}`;
-  }
-  out.push(cur);
-  return out;
+    ? breakCommand(command, width)
+    : [wrapLine(`  ${comment}`, width, '  # '), ...breakCommand(command, width)];
 };

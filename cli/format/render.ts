@@ -29,6 +29,12 @@ const safeBlocks = (blocks: readonly Block[]): Block[] =>
         return { ...b, title: safeText(b.title), items: b.items.map(safeText) };
       case 'table':
         return { ...b, head: b.head.map(safeText), rows: b.rows.map((r) => r.map(safeCell)) };
+      case 'commands':
+        return {
+          ...b,
+          commands: b.commands.map(safeText),
+          ...(b.note === undefined ? {} : { note: safeText(b.note) }),
+        };
     }
   });
 
@@ -200,11 +206,60 @@ export const renderTerminal = (blocks: readonly Block[], opts: { width?: number 
             return `${paint(wrapText(b.title, width), b.tone)}\n${b.items.length === 0 ? '  —' : b.items.map((i) => wrapLine(`  • ${i}`, width)).join('\n')}`;
           case 'table':
             return renderTable(b, width);
+          case 'commands':
+            return paint(commandLines(b, width).join('\n'), b.tone);
         }
       })
       .join('\n') + '\n'
   );
 };
+
+/** Shell words: quoted strings stay whole. */
+const WORD = /(?:[^\s'"]+|'[^']*'|"[^"]*")+/g;
+
+/** A flag and its value are kept on one line: `--k 3`, not `--k \` and `3`. */
+const flagsWithValues = (words: readonly string[]): string[] => {
+  const out: string[] = [];
+  for (const w of words) {
+    const last = out.at(-1);
+    if (last !== undefined && /^--?[\w-]+$/.test(last) && !w.startsWith('-')) out[out.length - 1] = `${last} ${w}`;
+    else out.push(w);
+  }
+  return out;
+};
+
+/**
+ * A shell command over as many lines as `width` needs, so that it still pastes as one: each line but the last ends
+ * in ` \`, a flag stays with its value, quoted strings stay whole. The first line starts with `first`, the others with
+ * `rest`. A word wider than the line overflows it (a URL, a path) rather than being cut.
+ */
+export const breakCommand = (command: string, width: number, first = '  ', rest = '    '): string[] => {
+  const out: string[] = [];
+  let cur = first;
+  let empty = true;
+  for (const w of flagsWithValues(command.match(WORD) ?? [])) {
+    // room for the word, and for the " \" a following line would need
+    if (!empty && `${cur} ${w} \\`.length > width) {
+      out.push(`${cur} \\`);
+      cur = rest;
+      empty = true;
+    }
+    cur += empty ? w : ` ${w}`;
+    empty = false;
+  }
+  out.push(cur);
+  return out;
+};
+
+/** A `commands` block's lines: `label: command`, broken with ` \` where wider than `width`; the note as a comment. */
+const commandLines = (b: Extract<Block, { kind: 'commands' }>, width: number | undefined): string[] =>
+  b.commands.flatMap((command, i) => {
+    const lead = `${b.label}: `;
+    const note = i === b.commands.length - 1 && b.note !== undefined ? `  # ${b.note}` : '';
+    if (width === undefined || visible(lead + command + note) <= width) return [lead + command + note];
+    const lines = breakCommand(command, width, lead);
+    return note ? [...lines, wrapLine(`    # ${b.note}`, width, '    # ')] : lines;
+  });
 
 const escapeMd = (s: string): string => s.replace(/\|/g, '\\|').replace(/\n/g, '<br>');
 
@@ -226,6 +281,10 @@ export const renderMarkdown = (blocks: readonly Block[]): string =>
             ...b.rows.map((r) => `| ${r.map((c) => escapeMd(cellText(c))).join(' | ')} |`),
             '',
           ].join('\n');
+        case 'commands':
+          return b.commands
+            .map((c, i) => `${b.label}: ${c}${i === b.commands.length - 1 && b.note ? ` (${b.note})` : ''}\n`)
+            .join('\n');
       }
     })
     .join('\n');

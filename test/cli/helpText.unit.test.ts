@@ -69,11 +69,11 @@ describe('--help at the terminal width', () => {
     expect(fitEpilog(text, 44).split('\n')).toEqual([
       'Examples:',
       '  # five attempts a row',
-      '  passk run --dataset rows.jsonl \\',
+      '  npx passk run --dataset rows.jsonl \\',
       "    --agent 'cmd:python3 agent.py' --k 5",
     ]);
-    // it fits: left as written, comment and all
-    expect(fitEpilog(text, 100)).toBe(text);
+    // it fits: left as written, comment and all, shown as a user runs it (npx passk)
+    expect(fitEpilog(text, 100)).toBe(text.replace('  passk run', '  npx passk run'));
   });
 
   it('joins a prose line with its continuations, then wraps it, a label starting each line', () => {

@@ -64,8 +64,8 @@ describe('the dataset file and agent of a passk run', () => {
     await ok('gate', '--declare', '--baseline', 'v1', '--candidate', 'v2', '--suite', 'refunds');
     await ok('process', '--until-caught-up');
     const status = await ok('--width', '200', 'gate', '--status');
-    expect(status.stdout.replace(/\s+/g, ' ')).toContain(
-      `passk run --dataset 'refunds rows.jsonl' --agent '${GOOD.replaceAll("'", "'\\''")}' --suite refunds --agent-version v1 --confirmations`,
+    expect(status.stdout.replace(/ \\\n\s+/g, ' ').replace(/\s+/g, ' ')).toContain(
+      `npx passk --data-dir ${data} run --dataset 'refunds rows.jsonl' --agent '${GOOD.replaceAll("'", "'\\''")}' --suite refunds --agent-version v1 --confirmations`,
     );
     expect(status.stdout).not.toContain('AGENT_OF_');
   });
@@ -85,13 +85,14 @@ describe('the dataset file and agent of a passk run', () => {
       'mnb.txt',
     );
     expect(r.code, r.stderr).toBe(1);
-    const out = r.stdout.replace(/\s+/g, ' ');
+    // a command wider than the terminal is broken with ` \` (it still pastes as one): joined back here
+    const out = r.stdout.replace(/ \\\n\s+/g, ' ').replace(/\s+/g, ' ');
     for (const [version, agent] of [
       ['v1', GOOD],
       ['v2', BROKEN],
     ] as const)
       expect(out).toContain(
-        `passk run --dataset 'refunds rows.jsonl' --agent '${agent.replaceAll("'", "'\\''")}' --suite refunds --agent-version ${version} --confirm suspects.txt --extra 3`,
+        `npx passk --data-dir ${data} run --dataset 'refunds rows.jsonl' --agent '${agent.replaceAll("'", "'\\''")}' --suite refunds --agent-version ${version} --confirm suspects.txt --extra 3`,
       );
     expect(out).not.toContain('AGENT_OF_');
   });

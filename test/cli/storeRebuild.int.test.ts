@@ -42,7 +42,7 @@ const partsOf = (data: string, table: string): string[] => {
 const checkSaysRebuild = async (data: string) => {
   const r = await cli(data, 'check');
   expect(r.code, r.stdout + r.stderr).toBe(1);
-  expect(r.stdout).toContain('mend it: passk rebuild');
+  expect(r.stdout).toContain(`mend it: npx passk --data-dir ${data} rebuild`);
 };
 /** `passk process` rebuilds the store at start, to the same report; `check` is satisfied again. Returns the report. */
 const processRebuilds = async (data: string): Promise<string> => {

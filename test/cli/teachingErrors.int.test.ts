@@ -74,7 +74,8 @@ describe('errors that teach the fix', () => {
     const r = await passk(['--data-dir', data, 'dataset', 'versions', '--dataset', 'refund']);
     expect(r.code).toBe(2);
     expect(r.stderr).toContain('no dataset "refund" on the event log (datasets there: refunds)');
-    expect(r.stderr).toContain('passk dataset publish FILE --dataset refund');
+    // a command to run as printed: npx passk, with the data directory this one was given
+    expect(r.stderr).toContain(`npx passk --data-dir ${data} dataset publish FILE --dataset refund`);
     noStack(r.stderr);
   });
 });

@@ -60,7 +60,16 @@ describe('output at 80 columns', () => {
     expect(r.stdout).toContain('completed');
     expect(tooWide(r.stdout)).toEqual([]);
     expect(tooWide(wide.stdout).length).toBeGreaterThan(0);
-    expect(plain(r.stdout).trimEnd().split('\n').at(-1)).toMatch(/^next: passk process/);
+    // the next commands, one a line, complete as printed (npx passk, the data directory), broken with ` \` to fit
+    const next = plain(r.stdout)
+      .trimEnd()
+      .replace(/ \\\n\s+/g, ' ')
+      .split('\n')
+      .slice(-2);
+    expect(next).toEqual([
+      expect.stringMatching(/^next: npx passk --data-dir \S+ process --until-caught-up$/),
+      expect.stringMatching(/^next: npx passk --data-dir \S+ report --from-store$/),
+    ]);
   });
 
   it('review has no line wider than 80, and ends with the confirm command to run next', async () => {
@@ -73,7 +82,9 @@ describe('output at 80 columns', () => {
     expect(r.stdout).toContain('sampled production failures to review');
     expect(tooWide(r.stdout)).toEqual([]);
     expect(tooWide(wide.stdout).length).toBeGreaterThan(0);
-    expect(r.stdout).toMatch(/next: passk review --confirm \S+ --expected <answer>/);
+    expect(plain(r.stdout).replace(/ \\\n\s+/g, ' ')).toMatch(
+      /next: npx passk --data-dir \S+ review --confirm \S+ --expected <answer> --dataset <id> --reviewer <you>/,
+    );
   });
 
   it('the demo has no line wider than 80', async () => {

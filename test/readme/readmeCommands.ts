@@ -277,7 +277,8 @@ export const helpExamples = (help: string): string[] => {
     if (!line.startsWith('  ')) break;
     lines.push(line.trim());
   }
-  return joinLines(lines.join('\n'));
+  // the help shows `npx passk …` (cli/format/helpText.ts, asRun); the commands are keyed as the sources write them
+  return joinLines(lines.join('\n')).map((c) => c.replace(/(^|\s)npx passk(?=\s|$)/, '$1passk'));
 };
 
 const stripComment = (line: string): string => line.replace(/\s+#\s.*$/, '').trimEnd();
