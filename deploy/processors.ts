@@ -20,6 +20,7 @@ import type { PasskConfig } from './config.ts';
 import { archiveTopology, ARCHIVED } from '../processors/topologies/archive.ts';
 import { ingestLetterTopology } from '../processors/topologies/ingestLetters.ts';
 import { createRowstateFeed } from '../processors/operators/rowstateFeed.ts';
+import type { ReportedSummary } from '../processors/folds/versionSummary.ts';
 import { openEventLog } from './eventLog.ts';
 import { ledgered, needsRebuild, rebuildStore, storeDrift, type RebuildResult, type StoreDrift } from './rebuild.ts';
 import { openStore, storeFailure, storeRowSink, type Store } from './store.ts';
@@ -87,6 +88,11 @@ export interface ProcessorsRun {
   readonly done: Promise<{ records: number; trials: number; decisions: number }>;
   /** What the run has done so far, and its consumers' lag now (`GET /metrics` of serve and process). */
   readonly stats: () => Promise<ProcessorStats>;
+  /**
+   * The versions of the rows this run holds (restored and folded), as `passk report` counts them; none without the
+   * trial topology. Also after a run with nothing new to fold: its rows are those it restored.
+   */
+  readonly reported: () => ReportedSummary[];
 }
 
 export interface ProcessorStats {
@@ -198,6 +204,7 @@ export const startProcessors = async (
     only.has('trials') && only.has('windows') && only.has('gates')
       ? { rowstate: createRowstateFeed({ writers: ['trials', 'windows'] }) }
       : {};
+  let rows: () => ReportedSummary[] = () => [];
   const trials$ = only.has('trials')
     ? trialTopology(
         {
@@ -214,6 +221,7 @@ export const startProcessors = async (
           ...(opts.untilCaughtUp ? { closeUnitsWhenCaughtUp: true } : {}),
           ...(opts.onAssignment ? { onAssignment: opts.onAssignment } : {}),
           ...rowstate,
+          onRows: (reported) => (rows = reported),
         },
       ).pipe(
         tap((p) => {
@@ -288,5 +296,5 @@ export const startProcessors = async (
     deadLetters: meter.counts.deadLetters,
     lag: await meter.lag(),
   });
-  return { stop, done, caughtUp, stats };
+  return { stop, done, caughtUp, stats, reported: () => rows() };
 };

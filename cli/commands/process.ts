@@ -51,10 +51,9 @@ const confirmationNote = (reported: readonly ReportedSummary[]) => {
 };
 
 const summaryBlocks = (
-  p: TrialProgress | undefined,
+  reported: readonly ReportedSummary[],
   totals: { records: number; trials: number; decisions: number },
 ) => {
-  const reported = p?.reported() ?? [];
   const rows = reported.map(({ summary: s }) => {
     const n = numbersOf(s);
     return [
@@ -68,12 +67,18 @@ const summaryBlocks = (
       pct(n.flip_rate),
     ];
   });
+  // nothing new to fold: the versions are those restored (what the runs before this one folded), said as such
+  const restored = reported.length === 1 ? 'the version as restored' : `the ${reported.length} versions as restored`;
+  const consumed =
+    totals.records > 0
+      ? `${totals.records} trial records consumed, ${totals.trials} trials folded, ${totals.decisions} events decided; everything consumed is durable and committed`
+      : `nothing new to fold: no trial record since the last run, ${totals.decisions} events decided; ${reported.length === 0 ? 'no rows restored' : restored}`;
   return [
     heading('passk process'),
-    text(
-      `${totals.records} trial records consumed, ${totals.trials} trials folded, ${totals.decisions} events decided; everything consumed is durable and committed`,
-    ),
-    table(['suite', 'dataset', 'agent version', 'rows', 'trials', 'mean acc.', 'pass^1..K', 'flip rate'], rows),
+    text(consumed),
+    ...(rows.length === 0
+      ? []
+      : [table(['suite', 'dataset', 'agent version', 'rows', 'trials', 'mean acc.', 'pass^1..K', 'flip rate'], rows)]),
     ...confirmationNote(reported),
   ];
 };
@@ -132,7 +137,6 @@ Exit codes: 0 ok, 2 bad flag or config, 3 the event log or the store is unreacha
         return;
       }
       const lag = lagTracker();
-      let last: TrialProgress | undefined;
       let shownAt = 0;
       let records = 0;
       let trials = 0;
@@ -163,7 +167,6 @@ Exit codes: 0 ok, 2 bad flag or config, 3 the event log or the store is unreacha
           ...(minAttempts ? { minAttempts } : {}),
           ...(windowMs !== undefined ? { maxWaitMs: windowMs } : {}),
           onProgress: (p) => {
-            last = p;
             lag.add(p);
             records += p.records;
             trials += p.trials;
@@ -232,7 +235,9 @@ Exit codes: 0 ok, 2 bad flag or config, 3 the event log or the store is unreacha
         await unshare?.();
         await shared?.close();
       });
-      const versions = (last?.reported() ?? []).map(({ summary: s, confirmation_attempts }) => ({
+      // the rows this run holds: restored and folded, so a run with nothing new gives the same versions as the last
+      const reported = run.reported();
+      const versions = reported.map(({ summary: s, confirmation_attempts }) => ({
         suite: s.suite,
         dataset_version: s.dataset_version,
         agent_version: s.agent_version,
@@ -241,7 +246,7 @@ Exit codes: 0 ok, 2 bad flag or config, 3 the event log or the store is unreacha
       }));
       const out = flags.json
         ? renderJson({ ...totals, lag: lag.total(), versions })
-        : renderTerminal(summaryBlocks(last, totals));
+        : renderTerminal(summaryBlocks(reported, totals));
       // Everything is durable and committed. Exit explicitly: a Kafka client closed mid-rebalance can leave a
       // reconnect timer behind that would keep the process alive.
       process.stdout.write(out, () => process.exit(EXIT.ok));

@@ -78,6 +78,11 @@ export interface TrialTopologyOptions {
   readonly scheduler?: SchedulerLike;
   /** Hands the gates of this process what a restore read of the changelog, and each unit's changelog once durable. */
   readonly rowstate?: RowstateFeed;
+  /**
+   * Hands over, once, the versions of every row this topology holds (restored from the changelog and folded since),
+   * as `passk report` counts them: `passk process`'s summary when no unit was processed (nothing new to fold).
+   */
+  readonly onRows?: (reported: () => ReportedSummary[]) => void;
 }
 
 /** Emitted after each commit. */
@@ -150,6 +155,7 @@ export const trialTopology = (ports: TrialPorts, o: TrialTopologyOptions): Obser
   const groupId = o.groupId ?? 'passk-trials';
   const maxRows = o.maxRows ?? 5_000;
   const store = createRowStore();
+  o.onRows?.(() => reportedSummaries(store.rows(), o.minAttempts));
   const changesOf = (u: FoldedUnit) => [...u.changelog, ...u.finished.map((f) => toRunClosed(f, o.producer))];
   // only where the consumer's log is where this topology publishes (a replay into the store publishes nowhere)
   const atomic = (consumer: EventConsumer) =>

@@ -46,7 +46,8 @@ const numbersOf = (n: Numbers) => ({
 });
 
 let processText: string;
-let processJson: { versions: Numbers[] };
+let processJson: { versions: Numbers[]; records: number };
+let againText: string;
 
 beforeAll(async () => {
   dir = mkdtempSync(join(tmpdir(), 'passk-process-summary-'));
@@ -54,11 +55,9 @@ beforeAll(async () => {
   writeFileSync(file, TRIALS.join('\n') + '\n');
   await ok('import', file);
   processText = (await ok('process', '--until-caught-up')).stdout;
-  // a process with nothing new to fold prints no versions: the JSON comes from a second data directory of the same trials
-  const again = join(dir, 'again');
-  const { ok: okAgain } = cliFor({ dataDir: join(again, 'data'), cwd: dir, env: { NO_COLOR: '1' } });
-  await okAgain('import', file);
-  processJson = JSON.parse((await okAgain('process', '--until-caught-up', '--json')).stdout) as typeof processJson;
+  // run again with nothing new to fold: the summary is the restored rows' (it printed no versions: versions: [])
+  processJson = JSON.parse((await ok('process', '--until-caught-up', '--json')).stdout) as typeof processJson;
+  againText = (await ok('process', '--until-caught-up')).stdout;
 }, 300_000);
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
@@ -86,5 +85,16 @@ describe("passk process's summary after confirmation runs", () => {
     expect(metric('pass^3')).toBe(curve!.split(' / ').at(-1));
     expect(metric('flip rate')).toBe(flip);
     expect(processText).toContain('3 attempts of confirmation runs left out');
+  });
+
+  it('is the same when run again with nothing new to fold: the versions restored, said as such', () => {
+    expect(processJson.records).toBe(0);
+    expect(processJson.versions).toHaveLength(1);
+    const table = (t: string) => t.split('\n').filter((l) => l.includes('│'));
+    expect(table(againText)).toEqual(table(processText));
+    expect(againText).toContain('nothing new to fold: no trial record since the last run');
+    expect(againText).toContain('the version as restored');
+    expect(againText).toContain('3 attempts of confirmation runs left out');
+    expect(processText).not.toContain('nothing new');
   });
 });
