@@ -8,13 +8,12 @@
  *   node --import tsx bench/profile/countsFrom.ts 100000 5
  */
 import { existsSync } from 'node:fs';
-import { loadavg } from 'node:os';
 import { join } from 'node:path';
-import { performance } from 'node:perf_hooks';
 import { openClickHouse } from '../../sinks/clickhouse/index.ts';
 import { countRows, rowCountsFromTrials } from '../../sinks/clickhouse/queries/rowCounts.ts';
 import { comparisonFromStore, reportFromStore } from '../../sinks/clickhouse/queries/storeReport.ts';
 import { generateStore } from '../generatedStore.ts';
+import { alternate } from './alternate.ts';
 
 const rows = Number(process.argv[2] ?? 100_000);
 const samples = Number(process.argv[3] ?? 5);
@@ -53,24 +52,5 @@ const tasks: [string, () => Promise<unknown>][] = [
   ],
   ['compare, row_state', () => comparisonFromStore(store.client, pair)],
 ];
-const wall = new Map<string, number[]>();
-const cpu = new Map<string, number[]>();
-const loads: number[] = [loadavg()[0]!];
-for (let i = 0; i < samples; i++)
-  for (const [name, f] of tasks) {
-    const t = performance.now();
-    const u = process.cpuUsage();
-    await f();
-    const d = process.cpuUsage(u);
-    (wall.get(name) ?? wall.set(name, []).get(name)!).push(performance.now() - t);
-    (cpu.get(name) ?? cpu.set(name, []).get(name)!).push((d.user + d.system) / 1000);
-    loads.push(loadavg()[0]!);
-  }
-const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
-const bare = median(cpu.get('bare GROUP BY')!);
-for (const [name] of tasks)
-  console.log(
-    `${name.padEnd(24)} wall median ${median(wall.get(name)!).toFixed(0)} ms, cpu median ${median(cpu.get(name)!).toFixed(0)} ms (${(median(cpu.get(name)!) / bare).toFixed(2)}× the bare query's)`,
-  );
-console.log(`load average ${Math.min(...loads).toFixed(1)}–${Math.max(...loads).toFixed(1)}`);
+await alternate(tasks, samples);
 await store.close();

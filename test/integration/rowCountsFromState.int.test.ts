@@ -1,6 +1,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildReport, DEFAULT_REPORT_OPTIONS } from '../../processors/core/report.ts';
 import { createRng } from '../../processors/core/prng.ts';
@@ -20,6 +21,7 @@ import { openClickHouse, type StoreClient } from '../../sinks/clickhouse/connect
 import { eventToRow } from '../../sinks/clickhouse/index.ts';
 import type { TableName } from '../../sinks/clickhouse/schema/tables.ts';
 import { migrate } from '../../sinks/clickhouse/migrate.ts';
+import { MIGRATIONS } from '../../sinks/clickhouse/schema/migrations.ts';
 import { compareFromStore } from '../../sinks/clickhouse/queries/compare.ts';
 import { reportGroupsFromStore } from '../../sinks/clickhouse/queries/report.ts';
 import {
@@ -41,7 +43,10 @@ import { onStore, storeTargets } from '../helpers/storeTargets.ts';
  * trials, and from every trial when it is not (issue #32): the same answers either way. The store is written as
  * the processors write it: each trial the real fold (`evolveRow`) takes, then every row state it emitted (older
  * seqs too, unmerged: FINAL keeps the latest), retractions through `retractRow`. Then the row state is made to lag:
- * trials without their row states, a retraction without its row states, an unmerged copy of a trial.
+ * trials without their row states, a retraction without its row states, an unmerged copy of a trial. The first
+ * row states are stored before migration 18 (their counts columns are computed when read), the later ones after
+ * (computed on insert). A property then draws trials, re-runs and retractions at random, each draw in a suite of its
+ * own: answered from the row state and equal to the trials' counts, then from the trials while a batch lags.
  */
 
 const dir = mkdtempSync(join(tmpdir(), 'passk-row-counts-state-'));
@@ -209,13 +214,15 @@ for (const c of storeTargets(dir, 'passk_row_counts_state_test'))
 
     beforeAll(async () => {
       store = await openClickHouse(c.target);
-      await migrate(store.client);
+      // row states stored before migration 18 added their counts columns: those are computed when read
+      await migrate(store.client, { migrations: MIGRATIONS.filter((m) => m.version < 18) });
       const { taken, emitted } = fold(generate('run-1', ROWS, 1));
       await write(taken);
       await write(emitted);
       const retractions = [retraction('r18', 'Confirm-v2-run-1', 1), retraction('r40', 'run-1', 2)];
       await write(retractions);
       await write(retractions.map(retract));
+      expect((await migrate(store.client)).applied).toEqual([18]);
     }, 120_000);
     afterAll(async () => {
       if (store.kind === 'server') await store.client.command({ query: `DROP DATABASE IF EXISTS ${store.database}` });
@@ -254,4 +261,78 @@ for (const c of storeTargets(dir, 'passk_row_counts_state_test'))
       await write(taken.slice(0, 1), { insert_deduplicate: 0 });
       await expectTrialsAnswers('trials');
     });
+
+    it('answers from the row state as every trial does on random trials, re-runs and retractions, and from the trials while a batch lags', async () => {
+      const attempt = fc.record({
+        row: fc.integer({ min: 0, max: 4 }),
+        version: fc.constantFrom('v1', 'v2'),
+        run: fc.constantFrom('run-a', 'run-b', 'confirm-a', 'CONFIRM-b'),
+        attempt: fc.integer({ min: 0, max: 3 }),
+        passed: fc.constantFrom(true, false, null),
+        output: fc.constantFrom(undefined, 'a', 'b'),
+        checks: fc.array(
+          fc.record({ name: fc.constantFrom('w', 't'), answer: fc.constantFrom<boolean | string>(true, false, 'x') }),
+          { maxLength: 3 },
+        ),
+        forbidden: fc.boolean(),
+      });
+      const retracted = fc.record({
+        row: fc.integer({ min: 0, max: 4 }),
+        version: fc.constantFrom('v1', 'v2'),
+        run: fc.constantFrom('run-a', 'run-b', 'confirm-a', 'CONFIRM-b'),
+      });
+      let draw = 0;
+      await fc.assert(
+        fc.asyncProperty(
+          fc.array(attempt, { minLength: 1, maxLength: 40 }),
+          fc.array(retracted, { maxLength: 3 }),
+          fc.array(attempt, { minLength: 1, maxLength: 8 }),
+          async (first, retractions, lagging) => {
+            const scope = { suite: `prop${++draw}`, dataset_version: 'd1' };
+            const trialOf = (a: (typeof first)[number], i: number): TrialRecorded => ({
+              event_id: deterministicEventId(T0 + i, 'row-counts-property', draw, i),
+              type: 'TrialRecorded',
+              schema_version: 1,
+              occurred_at: T0 + i,
+              producer: PRODUCER,
+              ...scope,
+              row_id: `r${a.row}`,
+              run_id: a.run,
+              attempt: a.attempt,
+              agent: { version: a.version, model: 'm' },
+              ...(a.output === undefined ? {} : { output: a.output }),
+              passed: a.passed,
+              checks: a.checks,
+              ...(a.forbidden ? { forbidden_actions: ['delete'] } : {}),
+            });
+            const expectEqual = async (from: CountsFrom) => {
+              for (const ungradedAsFailure of [false, true]) {
+                const counted = await countRows(store.client, { ...scope, ungradedAsFailure });
+                expect(counted.from).toBe(from);
+                expect(readable(counted.rows)).toEqual(
+                  readable(await rowCountsFromTrials(store.client, { ...scope, ungradedAsFailure })),
+                );
+              }
+            };
+            const batch = fold(first.map(trialOf));
+            await write(batch.taken);
+            await write(batch.emitted);
+            const rs = retractions.map((r, i): RunRetracted => ({
+              ...retraction(`r${r.row}`, r.run, 1000 * draw + i),
+              ...scope,
+              agent_version: r.version,
+            }));
+            await write(rs);
+            await write(rs.map(retract));
+            await expectEqual('row_state');
+            const late = fold(lagging.map((a, i) => trialOf(a, first.length + i)));
+            await write(late.taken);
+            await expectEqual(late.taken.length > 0 ? 'trials' : 'row_state');
+            await write(late.emitted);
+            await expectEqual('row_state');
+          },
+        ),
+        { numRuns: 12, seed: 32 },
+      );
+    }, 300_000);
   });

@@ -1,5 +1,6 @@
 import { classOf, DEFAULT_MIN_ATTEMPTS } from '../../../processors/core/classify.ts';
 import type { CheckTally, ReportRow } from '../../../processors/core/rowSummary.ts';
+import { TRIAL_FINGERPRINT } from '../schema/countsColumns.ts';
 import { NOT_RETRACTED } from './retracted.ts';
 import type { Querier } from './select.ts';
 
@@ -54,8 +55,10 @@ export type CountedRow = {
 };
 
 /**
- * The answer line's columns, from a row's aggregates: the same for the trials (`ROW_COUNTS_SQL`) and the row
- * states (`STATE_COUNTS_SQL`), so the two answers cannot drift apart in what they compute from them.
+ * The answer line's columns, from a row's aggregates (`ROW_COUNTS_SQL`). The row states' lines are the same
+ * formulas over one row's attempt records, written into `row_state` by migration 18 (schema/countsColumns.ts,
+ * frozen with the migration): a change here needs new row_state columns, and rowCountsFromState.int, which compares
+ * both answers, fails until they agree.
  */
 const COUNTS_COLUMNS = `       cnt = slots AND cnt = events AND seqs <= 1 AS exact,
        pl, n, c, u, if(outs < 2, -1, toInt8(douts > 1)) AS od, f,
@@ -122,83 +125,37 @@ const SCOPE = `suite = {suite:String} AND dataset_version = {dataset_version:Str
     AND (empty({versions:Array(String)}) OR has({versions:Array(String)}, agent_version))`;
 
 /**
- * One stored attempt's fingerprint, the same on both sides of the proof (`TRIALS_PROOF_SQL`, `STATE_COUNTS_SQL`):
- * what the counts read of it (row, event id, slot, verdict, whether it has an output, check names and answers,
- * forbidden actions). A verdict is 0, 1 or 2 (none): a NULL argument would make the hash NULL.
- */
-const fingerprint = (
-  row: string,
-  e: string,
-  run: string,
-  attempt: string,
-  passed: string,
-  outNull: string,
-  checks: string,
-  forbidden: string,
-) => `cityHash64(${row}, ${e}, ${run}, ${attempt}, ifNull(toUInt8(${passed}), 2), ${outNull}, ${checks}, ${forbidden})`;
-
-/**
  * The same counts as `ROW_COUNTS_SQL`, from the processors' row state (`row_state` FINAL: one row per row and
- * version, its attempt records as the fold kept them) instead of a GROUP BY over every trial: each row's attempts
- * are counted with array functions over the record's columns (`attempt_records.passed` …), the same conditions
- * as the trials query's (planned and confirmation attempts, counted, outputs by the core's output hash instead of
- * cityHash64 of the text, check names in order and answers, forbidden actions, slots and event ids by the same
- * hashes). `h`: the sum of the row's attempt fingerprints and `cnt` its attempts, for the proof (`countRows`).
- * A row whose every attempt was retracted holds none, and is no row (as in the trials).
+ * version) instead of a GROUP BY over every trial: each row's counts line as the store computed it when the row
+ * state was inserted (`counts_graded`, `counts_ungraded_failed`: MATERIALIZED columns over its attempt records,
+ * sinks/clickhouse/schema/countsColumns.ts, the same conditions as the trials query's: planned and confirmation
+ * attempts, counted, outputs by the core's output hash instead of cityHash64 of the text, check names in order and
+ * answers, forbidden actions, slots and event ids by the same hashes), so a request reads plain columns, not the
+ * attempt records. `h`: the sum of the row's attempt fingerprints and `cnt` its attempts, for the proof
+ * (`countRows`). A row whose every attempt was retracted holds none, and is no row (as in the trials).
  */
 export const STATE_COUNTS_SQL = `
-SELECT v, r,
-${COUNTS_COLUMNS}, cnt, h
+SELECT v, r, t.exact AS exact, t.pl AS pl, t.n AS n, t.c AS c, t.u AS u, t.od AS od, t.f AS f, t.k AS k,
+       t.an AS an, t.ac AS ac, t.au AS au, t.m AS m, t.mn AS mn, t.mc AS mc, t.cnt AS cnt, t.h AS h
 FROM (
-  SELECT v, r, cnt, slots, events, h,
-         toUInt32(cnt - m) AS pl,
-         toUInt32(arrayCount(pc)) AS n,
-         toUInt32(arrayCount((x, p) -> NOT x AND p, mk, ps)) AS c,
-         toUInt32(arrayCount((x, p) -> NOT x AND p IS NULL, mk, PA)) AS u,
-         length(O) AS outs,
-         length(arrayDistinct(O)) AS douts,
-         toUInt32(arrayCount((x, fa) -> NOT x AND notEmpty(fa), mk, FA)) AS f,
-         length(CN) AS checked,
-         length(arrayDistinct(CN)) AS seqs,
-         CN[1] AS first_names,
-         arrayDistinct(arrayFlatten(arrayFilter((ch, q) -> q, CH, pc))) AS pairs,
-         toUInt32(arrayCount(cn)) AS an,
-         toUInt32(arrayCount(ps)) AS ac,
-         toUInt32(arrayCount(p -> p IS NULL, PA)) AS au,
-         toUInt32(arrayCount(mk)) AS m,
-         toUInt32(arrayCount((x, q) -> x AND q, mk, cn)) AS mn,
-         toUInt32(arrayCount((x, p) -> x AND p, mk, ps)) AS mc
-  FROM (
-    SELECT agent_version AS v, row_id AS r,
-           attempt_records.run_id AS R, attempt_records.passed AS PA, attempt_records.output_hash AS OH,
-           attempt_records.checks AS CH, attempt_records.forbidden_actions AS FA,
-           attempt_records.event_id AS EV, attempt_records.attempt AS AT,
-           length(R) AS cnt,
-           arrayMap(x -> startsWith(lower(x), 'confirm'), R) AS mk,
-           arrayMap(p -> p IS NOT NULL OR {ungraded_as_failure:Bool}, PA) AS cn,
-           arrayMap(p -> ifNull(p, false), PA) AS ps,
-           arrayMap((x, q) -> NOT x AND q, mk, cn) AS pc,
-           length(arrayDistinct(arrayMap((x, a) -> cityHash64(x, a), R, AT))) AS slots,
-           length(arrayDistinct(arrayMap(e -> cityHash64(e), EV))) AS events,
-           arrayFilter((o, q) -> q AND o IS NOT NULL, OH, pc) AS O,
-           arrayMap(ch -> arrayMap(x -> x.1, ch), arrayFilter((ch, q) -> q AND notEmpty(ch), CH, pc)) AS CN,
-           arraySum(arrayMap((e, x, a, p, o, ch, fa) -> ${fingerprint('r', 'e', 'x', 'a', 'p', 'isNull(o)', 'ch', 'fa')},
-                             EV, R, AT, PA, OH, CH, FA)) AS h
-    FROM row_state FINAL
-    WHERE ${SCOPE} AND notEmpty(attempt_records)
-  )
-)`;
+  SELECT agent_version AS v, row_id AS r,
+         if({ungraded_as_failure:Bool}, counts_ungraded_failed, counts_graded) AS t
+  FROM row_state FINAL
+  WHERE ${SCOPE}
+)
+WHERE cnt > 0`;
 
 /** `STATE_COUNTS_SQL` grouped, each line with its rows' attempts and the sum of their fingerprints (mod 2^64). */
 export const STATE_COUNTS_GROUPED_SQL = grouped(STATE_COUNTS_SQL, ', toString(sum(h)) AS hs, sum(cnt) AS cs');
 
 /**
  * The other side of the proof: per version, the scope's stored trials (not retracted, every copy) and the sum of
- * their fingerprints, read in one pass without a GROUP BY per row (about the bare per-row GROUP BY's cost).
+ * their fingerprints (`TRIAL_FINGERPRINT`, the row states' formula over a trial's columns: schema/countsColumns.ts),
+ * read in one pass without a GROUP BY per row (about the bare per-row GROUP BY's cost).
  */
 export const TRIALS_PROOF_SQL = `
 SELECT agent_version AS v, count() AS cnt,
-       toString(sum(${fingerprint('row_id', 'event_id', 'run_id', 'attempt', 'passed', 'isNull(output)', 'arrayMap(ch -> (ch.name, ch.answer), checks)', "CAST(forbidden_actions, 'Array(String)')")})) AS h
+       toString(sum(${TRIAL_FINGERPRINT})) AS h
 FROM trials
 WHERE ${SCOPE} AND ${NOT_RETRACTED}
 GROUP BY v`;
@@ -377,9 +334,10 @@ const placeLines = (lines: readonly Line[], scope: RowCountsScope): Map<string, 
     let rows = placed.get(v);
     if (!rows) placed.set(v, (rows = []));
     const cls = classOf(n, c, minAttempts);
+    // one tally list per line, shared by its rows (their readers build their own records from it)
+    const checks: CheckTally[] = k.map(([name, state]) => ({ name, repeated: state > 0, flips: state === 2 }));
     for (const r of ids) {
       const bytes = Buffer.byteLength(r, 'utf8');
-      const checks: CheckTally[] = k.map(([name, state]) => ({ name, repeated: state > 0, flips: state === 2 }));
       const row: CountedRow = {
         row_id: r,
         exact: Boolean(exact),

@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import { renderAddColumns, renderClusterTable, renderCreateTable, type ClusterDdlOptions } from './ddl.ts';
+import { ROW_STATE_V18_COLUMNS } from './countsColumns.ts';
 import { col, DEDUP_WINDOW, type TableDef } from './table.ts';
 import {
   DATASET_ROWS_V4_COLUMNS,
@@ -220,6 +221,11 @@ export const MIGRATIONS: readonly Migration[] = [
     version: 17,
     name: 'version_summaries: ungraded_histogram (rows with ungraded attempts, for the default K: the attempts every row was given)',
     up: (cluster) => renderAddColumns(TABLES.version_summaries.name, VERSION_SUMMARIES_V17_COLUMNS, cluster),
+  },
+  {
+    version: 18,
+    name: "row_state: counts_graded and counts_ungraded_failed (each row's counts line, computed on insert from its attempt records)",
+    up: (cluster) => renderAddColumns(TABLES.row_state.name, ROW_STATE_V18_COLUMNS, cluster),
   },
 ];
 

@@ -1,3 +1,4 @@
+import { ROW_STATE_V18_COLUMNS } from './countsColumns.ts';
 import { col, DEDUP_WINDOW, envelopeColumns, type TableDef } from './table.ts';
 
 /**
@@ -357,7 +358,7 @@ export const ROW_STATE_V13_COLUMNS = [
 
 const rowState: TableDef = {
   ...rowStateV1,
-  columns: [...rowStateV1.columns, ...ROW_STATE_V8_COLUMNS, ...ROW_STATE_V13_COLUMNS],
+  columns: [...rowStateV1.columns, ...ROW_STATE_V8_COLUMNS, ...ROW_STATE_V13_COLUMNS, ...ROW_STATE_V18_COLUMNS],
 };
 
 /**
