@@ -43,7 +43,7 @@ const groupNotFound = (e: unknown): boolean =>
 const wait = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
 
 /** Resolves when `p` settles or after `ms`, whichever comes first; leaves no timer behind. */
-const settledWithin = async (p: Promise<unknown>, ms: number): Promise<void> => {
+export const settledWithin = async (p: Promise<unknown>, ms: number): Promise<void> => {
   let timer: NodeJS.Timeout | undefined;
   await Promise.race([p.catch(() => {}), new Promise<void>((resolve) => (timer = setTimeout(resolve, ms)))]);
   clearTimeout(timer);
@@ -81,7 +81,11 @@ export const createKafkaConsumer = async (deps: {
   groupId: string;
   options: ConsumerOptions;
   maxBytesPerPartition: number;
-  onClose: () => void;
+  /**
+   * Called once the consumer has left its group; `deleted`: a one-use group is known to be gone (deleted, or never
+   * made). False when every try failed: the group may still be on the broker (the log deletes it later).
+   */
+  onClose: (deleted: boolean) => void;
   /** Waits between retries of an offsets read or of a one-use group's delete. @default setTimeout */
   sleep?: (ms: number) => Promise<void>;
 }): Promise<EventConsumer> => {
@@ -305,9 +309,10 @@ export const createKafkaConsumer = async (deps: {
     // it (NON_EMPTY_GROUP) leaves it to expire, or to the next log's sweep. A group the coordinator does not know
     // (GROUP_ID_NOT_FOUND: it never joined, e.g. a restore of an empty changelog) is gone already: retrying it
     // cost every start of the trial topology 2 s (docs/performance.md)
+    let deleted = !options.transient;
     if (options.transient)
       for (let attempt = 0; ; attempt++) {
-        const deleted = await deps.admin.deleteGroups([deps.groupId]).then(
+        deleted = await deps.admin.deleteGroups([deps.groupId]).then(
           () => true,
           (e: unknown) => groupNotFound(e),
         );
@@ -315,7 +320,7 @@ export const createKafkaConsumer = async (deps: {
         if (deleted || waitMs === undefined) break;
         await sleep(waitMs);
       }
-    deps.onClose();
+    deps.onClose(deleted);
   };
 
   /**

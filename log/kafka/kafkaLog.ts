@@ -5,7 +5,7 @@ import { BackendUnavailable } from '../../schemas/errors.ts';
 import { TOPICS } from '../../schemas/topics.ts';
 import type { DeadLetter, EventConsumer, EventLog } from '../../processors/ports.ts';
 import { createDeadLetterWriter, toDeadLetterRecord } from '../deadLetters.ts';
-import { createKafkaConsumer, letterOfMessage } from './consumer.ts';
+import { createKafkaConsumer, letterOfMessage, settledWithin } from './consumer.ts';
 import { classifyKafkaError } from './errors.ts';
 import { endOffsets } from './offsets.ts';
 import { applyKafkajsFixes } from './kafkajsFixes.ts';
@@ -49,19 +49,29 @@ const SECOND_SWEEP_MS = 15_000;
 const SWEEP_RETRIES = 4;
 
 /**
+ * How long `close()` waits for one-use consumers still opening: a restore's start offsets are set by kafkajs's
+ * `admin.setOffsets`, a consumer of the group that waits out one idle fetch (kafkajs's 5 s) before it stops.
+ */
+const OPENING_WAIT_MS = 10_000;
+/** How long `close()`'s last try at this log's own undeleted one-use groups may take. */
+const LAST_DELETE_MS = 5_000;
+
+/**
  * Runs `sweep` at once and `everyMs` later (`start`, once); a sweep that fails, or that found one-use groups of
  * other processes still with members (it resolves to how many), is made again every `everyMs`, up to `retries`
  * times. A dead member stays in its groups until its session expires — counted again from the start when the
  * group's coordinator moves (a broker killed or hung) — so one sweep 15 s after a start can come too early, and a
  * broker away can fail it; either left a dead member's groups for good (the long fault campaign: seeds 23237640,
  * `passk-gates.restore.<instance>.one-use` after a kill-processor and a kill-broker, and 23554400,
- * `passk-gates.passk.datasets.<instance>.one-use` after a processor's exit 3 and a pause-broker). `stop` clears
- * what is pending.
+ * `passk-gates.passk.datasets.<instance>.one-use` after a processor's exit 3 and a pause-broker). `again` makes
+ * one more round `everyMs` later (a group of this process whose delete was not confirmed; one round pending at a
+ * time). `stop` clears what is pending.
  */
 export const oneUseSweeper = (sweep: () => Promise<number>, everyMs = SECOND_SWEEP_MS, retries = SWEEP_RETRIES) => {
   const timers = new Set<NodeJS.Timeout>();
   let started = false;
   let stopped = false;
+  let againPending = false;
   const later = (f: () => void) => {
     if (stopped) return;
     const t = setTimeout(() => (timers.delete(t), f()), everyMs);
@@ -84,6 +94,11 @@ export const oneUseSweeper = (sweep: () => Promise<number>, everyMs = SECOND_SWE
       // the first sweep finds a dead member's groups still held (its session): the second is the one that counts
       attempt(retries, true);
       later(() => attempt(retries));
+    },
+    again: () => {
+      if (againPending || stopped) return;
+      againPending = true;
+      later(() => ((againPending = false), attempt(retries)));
     },
     stop: () => {
       stopped = true;
@@ -142,6 +157,18 @@ export const createKafkaEventLog = async (opts: KafkaEventLogOptions): Promise<E
     throw classifyKafkaError(e, 'kafka: opening the event log');
   }
 
+  // in the background: a broker away at a sweep is waited out a few times, then left to the next start
+  const ownGroups = new Set<string>();
+  const sweeper = oneUseSweeper(() => sweepOneUseGroups(admin, namespace, ownGroups));
+  /**
+   * This log's one-use groups not known to be gone: a consumer's still opening or open, or one whose delete failed
+   * (the consumer's 14 s of tries), or whose open failed after kafkajs's setOffsets had made the group. A failed one
+   * is swept again later (`again`, it is no longer `own`); `close()` makes one last try at those left.
+   */
+  const undeleted = new Set<string>();
+  /** Consumers being opened: `close()` waits for them (bounded), so they are closed (a one-use group deleted) too. */
+  const opening = new Set<Promise<unknown>>();
+
   const deadLetters = async (): Promise<DeadLetter[]> => {
     const topic = names.physical(TOPICS.dlq);
     // as the lag read does (offsets.ts): retried while a leader or the cluster's metadata moves, through a new admin
@@ -153,6 +180,7 @@ export const createKafkaEventLog = async (opts: KafkaEventLogOptions): Promise<E
     );
     if (ends.size === 0) return [];
     const groupId = `${namespace}passk-dlq-reader-${randomBytes(4).toString('hex')}${ONE_USE_SUFFIX}`;
+    undeleted.add(groupId);
     const reader = opts.kafka.consumer({ groupId, maxBytesPerPartition: maxEventBytes + RECORD_OVERHEAD_BYTES });
     const letters: DeadLetter[] = [];
     try {
@@ -183,7 +211,10 @@ export const createKafkaEventLog = async (opts: KafkaEventLogOptions): Promise<E
       });
     } finally {
       await reader.disconnect().catch(() => {});
-      await admin.deleteGroups([groupId]).catch(() => {});
+      await admin.deleteGroups([groupId]).then(
+        () => undeleted.delete(groupId),
+        () => sweeper.again(),
+      );
     }
     return letters;
   };
@@ -192,10 +223,6 @@ export const createKafkaEventLog = async (opts: KafkaEventLogOptions): Promise<E
     existing: deadLetters,
     append: (letters) => publisher.send(letters.map((d) => ({ topic: TOPICS.dlq, ...toDeadLetterRecord(d) }))),
   });
-
-  // in the background: a broker away at a sweep is waited out a few times, then left to the next start
-  const ownGroups = new Set<string>();
-  const sweeper = oneUseSweeper(() => sweepOneUseGroups(admin, namespace, ownGroups));
 
   // ingest's letters go through the same writer: each identity once, however often a request is re-sent
   Object.assign(publisher, {
@@ -207,9 +234,13 @@ export const createKafkaEventLog = async (opts: KafkaEventLogOptions): Promise<E
     codec,
     consumer: async (options) => {
       const groupId = namespace + options.groupId + (options.transient ? ONE_USE_SUFFIX : '');
-      if (options.transient) ownGroups.add(groupId);
-      if (options.transient) sweeper.start();
-      const consumer: EventConsumer = await createKafkaConsumer({
+      if (options.transient) {
+        ownGroups.add(groupId);
+        undeleted.add(groupId);
+        sweeper.start();
+      }
+      let consumer: EventConsumer | undefined;
+      const opened = createKafkaConsumer({
         kafka: opts.kafka,
         admin,
         codec,
@@ -219,8 +250,27 @@ export const createKafkaEventLog = async (opts: KafkaEventLogOptions): Promise<E
         groupId,
         options,
         maxBytesPerPartition: maxEventBytes + RECORD_OVERHEAD_BYTES,
-        onClose: () => (consumers.delete(consumer), ownGroups.delete(groupId)),
+        onClose: (deleted) => {
+          if (consumer) consumers.delete(consumer);
+          if (!options.transient) return;
+          ownGroups.delete(groupId);
+          if (deleted) undeleted.delete(groupId);
+          else sweeper.again();
+        },
       });
+      opening.add(opened);
+      try {
+        consumer = await opened;
+      } catch (e) {
+        // kafkajs's setOffsets may have made the group before the open failed: no longer own, so a sweep takes it
+        if (options.transient) {
+          ownGroups.delete(groupId);
+          sweeper.again();
+        }
+        throw e;
+      } finally {
+        opening.delete(opened);
+      }
       consumers.add(consumer);
       return consumer;
     },
@@ -237,7 +287,16 @@ export const createKafkaEventLog = async (opts: KafkaEventLogOptions): Promise<E
     },
     close: async () => {
       sweeper.stop();
+      // A one-use consumer still opening when the log closes (a restore's setOffsets, 5 s, under a SIGTERM) has made
+      // its group, and nobody would delete it: the process exits once the log is closed (the fault campaign, seed
+      // 7015860: `passk-gates.restore.<instance>.one-use` left by a processor stopped while it restored). So wait for
+      // those, bounded, and close them with the others.
+      const until = Date.now() + OPENING_WAIT_MS;
+      while (opening.size > 0 && Date.now() < until)
+        await settledWithin(Promise.allSettled([...opening]), until - Date.now());
       for (const c of [...consumers]) await c.close();
+      // one last try, bounded, at this log's one-use groups whose delete failed or which never opened
+      if (undeleted.size > 0) await settledWithin(admin.deleteGroups([...undeleted]), LAST_DELETE_MS);
       await publisher.close();
       await admin.disconnect();
     },

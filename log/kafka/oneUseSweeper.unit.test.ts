@@ -63,4 +63,18 @@ describe('the one-use group sweeper', () => {
     await sleep(80);
     expect(after).toBe(1);
   });
+
+  it('again() makes one more round later (a delete of this process not confirmed), one pending at a time', async () => {
+    let sweeps = 0;
+    const s = oneUseSweeper(async () => (sweeps++, 0), 20, 4);
+    s.again();
+    s.again();
+    expect(sweeps).toBe(0);
+    await sleep(100);
+    expect(sweeps).toBe(1);
+    s.again();
+    s.stop();
+    await sleep(80);
+    expect(sweeps).toBe(1);
+  });
 });
