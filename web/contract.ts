@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import type { SuggestedCommands } from './commands.ts';
 import type { BoundedComparison } from './compareAnswer.ts';
 import type { JudgeCalibration } from '../processors/core/judges.ts';
 import type { GroupReport } from '../processors/core/report.ts';
@@ -55,6 +56,7 @@ export const QUERIES = {
   '/api/judges': z.object({}),
   '/api/datasets': z.object({}),
   '/api/dead-letters': z.object({}),
+  '/api/commands': z.object({}),
 } as const;
 
 /** What each GET route answers (JSON). */
@@ -63,7 +65,8 @@ export interface Answers {
   '/api/overview': GroupReport[];
   /** The comparison, plus the ids of the must-not-break rows in it; null when a side has no trials. */
   /** Every list cut to its first rows, with each list's length in `lists` (compareAnswer.ts). */
-  '/api/compare': BoundedComparison | null;
+  /** `confirm_commands`: per version, its confirmation run on suspects.txt as the CLI prints it (commands.ts). */
+  '/api/compare': (BoundedComparison & { confirm_commands: Record<string, string> }) | null;
   '/api/row': RowDrillDown | null;
   '/api/rows': RowPage;
   /** Gate decisions, newest first. */
@@ -74,6 +77,8 @@ export interface Answers {
   '/api/judges': JudgeCalibration[];
   '/api/datasets': DatasetVersionView[];
   '/api/dead-letters': DeadLetterSummary;
+  /** The commands the views suggest, made by the CLI's formatter (commands.ts). */
+  '/api/commands': SuggestedCommands;
 }
 
 export type ApiPath = keyof typeof QUERIES & keyof Answers;

@@ -3,6 +3,7 @@ import type { AddressInfo } from 'node:net';
 import { timingSafeEqual } from 'node:crypto';
 import { httpServerOptions, type HttpTimeouts } from '../schemas/httpServer.ts';
 import { InputError, PipelineError } from '../schemas/errors.ts';
+import { plainPasskCommand, type PasskCommand } from '../schemas/commandLine.ts';
 import { BadRequest, ROUTES } from './api.ts';
 import { CONFIRM_PATH, ConfirmBody, type ConfirmAnswer } from './contract.ts';
 import { authorize, bearerToken, checkBinding, DashboardConfigError, isLoopback, tokenCookie } from './auth.ts';
@@ -36,6 +37,12 @@ export type DashboardServerOptions = {
    * confirming is refused.
    */
   review?: { token?: string; confirm: (body: ConfirmBody) => Promise<{ event_id: string; published: boolean }> };
+  /**
+   * How the views show a passk command (`npx passk …`): `passk serve` hands over the CLI's own `passkCommand`, so
+   * the dashboard's commands are the CLI's, its --config, --backend and --data-dir included.
+   * @default plainPasskCommand
+   */
+  command?: PasskCommand;
 };
 
 export interface DashboardServer {
@@ -128,6 +135,7 @@ export const createDashboardServer = async (opts: DashboardServerOptions): Promi
     ((e: unknown) => process.stderr.write(`dashboard: ${e instanceof Error ? e.message : String(e)}\n`));
   // identical questions share one answer, kept until the store's watermark moves
   const data = sharedAnswers(opts.data);
+  const context = { command: opts.command ?? plainPasskCommand };
   const hub = createUpdateHub({ watermark: () => data.watermark(), intervalMs: opts.pollMs, onError });
   let port = opts.port ?? 7357;
 
@@ -156,7 +164,7 @@ export const createDashboardServer = async (opts: DashboardServerOptions): Promi
     const route = ROUTES[url.pathname];
     if (route) {
       try {
-        return sendJson(res, 200, await route(data, url.searchParams));
+        return sendJson(res, 200, await route(data, url.searchParams, context));
       } catch (e) {
         if (e instanceof BadRequest) return sendJson(res, 400, { error: e.message });
         onError(e);

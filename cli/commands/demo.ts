@@ -13,7 +13,7 @@ import { PipelineError } from '../../schemas/errors.ts';
 import { StoreLocked } from '../../sinks/clickhouse/index.ts';
 import { clickhouseDashboardData } from '../../web/clickhouseData.ts';
 import { createDashboardServer, DashboardConfigError } from '../../web/index.ts';
-import { heading, list, table, text, type Block } from '../format/doc.ts';
+import { heading, list, passkCommand, table, text, type Block } from '../format/doc.ts';
 import { pct, pctInterval, rowList } from '../format/numbers.ts';
 import { progressBarSize, renderJson, renderTerminal, writeStderr } from '../format/render.ts';
 import { EXIT } from '../exitCodes.ts';
@@ -321,6 +321,8 @@ Exit codes: 0 ok (the demo's first gate failing is the expected result), 2 bad f
         try {
           server = await createDashboardServer({
             data: clickhouseDashboardData(store.client),
+            // the dashboard's suggested commands are this CLI's, with the flags this command was given
+            command: passkCommand,
             timeouts: config.http,
             host: flags.host,
             port,

@@ -21,6 +21,7 @@ import { InputError } from '../../schemas/errors.ts';
 import { KEY_SEP, TOPICS } from '../../schemas/topics.ts';
 import { PRODUCER_VERSION } from '../../producers/version.ts';
 import { EXIT } from '../exitCodes.ts';
+import { confirmRunArgs } from '../../schemas/commandLine.ts';
 import { heading, PASSK, passkCommand, quoteArg, text, type Block } from '../format/doc.ts';
 import { evaluatedView, gateNext, ruleBlocks, unprotectedLine } from '../format/gateDoc.ts';
 import { rowList } from '../format/numbers.ts';
@@ -114,7 +115,7 @@ export const runDeclare = async (
     say(
       `waiting up to ${Math.round(opts.waitMs / 1000)} s for the processors' verdict (${passkCommand('process')} or ${passkCommand('serve')} must be running)`,
     );
-    const decided = verdict ?? (await waitForVerdict(log, declared.comparison_id, opts.waitMs, say));
+    const decided = verdict ?? (await waitForVerdict(log, declared.comparison_id, opts.waitMs, say, passkCommand));
     const cost = decided ? await adaptiveCost(log, { ...declared, agent_version: declared.candidate }) : undefined;
     return { declared, verdict: decided, cost };
   }).catch(exitOnUnavailable);
@@ -381,11 +382,7 @@ const versionLine = (s: ComparisonStatus, v: string): Block => {
  */
 const confirmationsCommand = (s: ComparisonStatus, version: string): string => {
   const source = s.confirmations?.sources[version];
-  const dataset = source ? quoteArg(source.dataset_path) : 'ROWS.jsonl';
-  const agent = source ? quoteArg(source.agent_spec) : `AGENT_OF_${version}`;
-  return passkCommand(
-    `run --dataset ${dataset} --agent ${agent} --suite ${quoteArg(s.suite)} --agent-version ${quoteArg(version)} --confirmations`,
-  );
+  return passkCommand(confirmRunArgs({ version, suite: s.suite, requested: true, ...(source ? { source } : {}) }));
 };
 
 const statusBlocks = (s: ComparisonStatus): Block[] => {

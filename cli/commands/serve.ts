@@ -14,7 +14,7 @@ import { otlpReceiverOptions } from '../../deploy/otlp.ts';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { confirmFailure } from '../../producers/review/index.ts';
 import { EXIT } from '../exitCodes.ts';
-import { heading, text } from '../format/doc.ts';
+import { heading, passkCommand, text } from '../format/doc.ts';
 import { gateLinks } from '../format/links.ts';
 import { renderTerminal, writeStderr } from '../format/render.ts';
 import { openBrowser } from '../openBrowser.ts';
@@ -170,6 +170,8 @@ Exit codes: 0 stopped by SIGINT/SIGTERM, 2 bad flag or config (e.g. a non-loopba
           (await metrics(req, res, pathname)) || (ingest ? ingest(req, res, pathname) : false);
         server = await createDashboardServer({
           data: clickhouseDashboardData(store.client),
+          // the dashboard's suggested commands are this CLI's, with the flags this command was given
+          command: passkCommand,
           timeouts: config.http,
           host: flags.host,
           port,

@@ -23,7 +23,9 @@ export const list = (title: string, items: string[], tone?: Tone): Block => ({ k
  * is not on its PATH: "command not found") as well as a checkout's. Every suggested command goes through
  * `passkCommand`, and `--help`'s examples are shown with it (`fitEpilog`).
  */
-export const PASSK = 'npx passk';
+import { PASSK, quoteArg, type PasskCommand } from '../../schemas/commandLine.ts';
+
+export { PASSK, quoteArg };
 
 /** This invocation's global options that say where passk reads and writes, as arguments (`setCommandGlobals`). */
 let globalArgs: readonly string[] = [];
@@ -42,7 +44,7 @@ export const setCommandGlobals = (o: { config?: string; backend?: string; dataDi
 };
 
 /** A passk command to run, as printed: `npx passk`, this invocation's global options (`setCommandGlobals`), `args`. */
-export const passkCommand = (args: string): string => [PASSK, ...globalArgs, args].join(' ');
+export const passkCommand: PasskCommand = (args) => [PASSK, ...globalArgs, args].join(' ');
 
 /** This very command again, as it was given (global options included), e.g. to resume it. */
 export const thisCommand = (): string => [PASSK, ...process.argv.slice(2).map(quoteArg)].join(' ');
@@ -68,5 +70,3 @@ export const sourceArgs = (
   flags.fromStore
     ? ['--from-store', ...(flags.suite ?? []).map((x) => `--suite ${quoteArg(x)}`)].join(' ')
     : files.map(quoteArg).join(' ');
-
-export const quoteArg = (s: string): string => (/^[\w@%+=:,./-]+$/.test(s) ? s : `'${s.replaceAll("'", "'\\''")}'`);

@@ -1,6 +1,7 @@
 import type { RunSource } from '../../sinks/clickhouse/queries/runSources.ts';
 import type { GateVerdict } from '../../processors/core/index.ts';
 import type { GateEvaluated } from '../../schemas/events/decisions.ts';
+import { confirmRunArgs } from '../../schemas/commandLine.ts';
 import { heading, nextCommand, passkCommand, quoteArg, table, text, type Block } from './doc.ts';
 import { rowList } from './numbers.ts';
 
@@ -127,11 +128,8 @@ const SUSPECTS_INLINE = 20;
 export type RunScope = { suite: string; sources: Record<string, RunSource> };
 const confirmRun = (version: string, known?: RunScope): string => {
   const source = known?.sources[version];
-  return source
-    ? passkCommand(
-        `run --dataset ${quoteArg(source.dataset_path)} --agent ${quoteArg(source.agent_spec)} --suite ${quoteArg(known!.suite)} --agent-version ${quoteArg(version)} --confirm suspects.txt --extra 3`,
-      )
-    : passkCommand(`run --dataset ROWS.jsonl --agent AGENT_OF_${version} --confirm suspects.txt --extra 3`);
+  // the suite only with the run it comes from: a verdict's rules may span suites
+  return passkCommand(confirmRunArgs({ version, ...(source ? { suite: known!.suite, source } : {}) }));
 };
 
 /**

@@ -64,10 +64,10 @@ describe('after a failing verdict with broken rows no confirmation reproduced', 
     expect(next).toContain('2 broken must-not-break rows are unresolved: run both versions again on them');
     expect(next).toContain("next: printf '%s\\n' r03 r11 > suspects.txt");
     expect(next).toContain(
-      'next: npx passk run --dataset ROWS.jsonl --agent AGENT_OF_v1 --confirm suspects.txt --extra 3',
+      'next: npx passk run --dataset ROWS.jsonl --agent AGENT_OF_v1 --agent-version v1 --confirm suspects.txt --extra 3',
     );
     expect(next).toContain(
-      'next: npx passk run --dataset ROWS.jsonl --agent AGENT_OF_v2 --confirm suspects.txt --extra 3',
+      'next: npx passk run --dataset ROWS.jsonl --agent AGENT_OF_v2 --agent-version v2 --confirm suspects.txt --extra 3',
     );
     expect(next).toContain('next: npx passk compare --baseline v1 --candidate v2 trials.jsonl');
   });

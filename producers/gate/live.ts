@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto';
+import { confirmRunArgs, plainPasskCommand, type PasskCommand } from '../../schemas/commandLine.ts';
 import type { EventLog, EventSource, LogEvent } from '../../processors/ports.ts';
 import type { ComparisonDeclared, ConfirmationRequested } from '../../schemas/events/comparisons.ts';
 import type { GateEvaluated } from '../../schemas/events/decisions.ts';
@@ -187,19 +188,21 @@ const follow = async <T>(
 
 /**
  * Follows passk.decisions until the comparison's GateEvaluated arrives, or `waitMs` passes. Tells stderr
- * when the processors ask for confirmation runs (someone must run them: `passk run --confirmations`).
+ * when the processors ask for confirmation runs (someone must run them: `passk run --confirmations`), with the
+ * commands that do, as `command` shows them (the CLI's `passkCommand`).
  */
 export const waitForVerdict = (
   log: EventLog,
   comparison: string,
   waitMs: number,
   say: (line: string) => void = () => undefined,
+  command: PasskCommand = plainPasskCommand,
 ): Promise<GateEvaluated | undefined> =>
   follow(log, waitMs, (e) => {
     if (e.type === 'GateEvaluated' && e.gate_id === comparison) return e;
     if (e.type === 'ConfirmationRequested' && e.comparison_id === comparison)
       say(
-        `the processors ask for confirmation runs: ${e.rows.length} row(s) × ${e.attempts} attempts on both versions${e.must_not_break ? ` (${e.must_not_break.attempts} on the must-not-break ones)` : ''} (${e.rows.slice(0, 8).join(', ')}); run them with each version's agent and the dataset file: passk run --dataset ROWS.jsonl --agent AGENT_OF_${e.baseline} --confirmations, then the same with AGENT_OF_${e.candidate}`,
+        `the processors ask for confirmation runs: ${e.rows.length} row(s) × ${e.attempts} attempts on both versions${e.must_not_break ? ` (${e.must_not_break.attempts} on the must-not-break ones)` : ''} (${e.rows.slice(0, 8).join(', ')}); run them with each version's agent and the dataset file (ROWS.jsonl, AGENT_OF_…): ${[e.baseline, e.candidate].map((version) => command(confirmRunArgs({ version, suite: e.suite, requested: true }))).join(', then ')}`,
       );
     return undefined;
   });

@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { GateEvaluated, PasskEvent } from '../../schemas/events/index.ts';
+import { passkCommand, setCommandGlobals } from '../../cli/format/doc.ts';
 import { createMemoryDashboardData } from '../../web/memoryData.ts';
 import { createDashboardServer, type DashboardServer } from '../../web/server.ts';
 import { T0, trace, trial } from '../helpers/processorFixtures.ts';
@@ -14,6 +15,7 @@ import { SCREENSHOTS } from './processes.ts';
  * `refunds` has a gate and older trials, `billing` newer trials and no gate (so the scope list puts billing first).
  * On refunds, v2 fails once on r0–r3 (four suspected regressions) and both versions ran again on r0 and r1 only;
  * on billing nobody ran again. `short` (older trials) is one version whose run declared more attempts than a row has.
+ * The server shows commands with the CLI's formatter, as `passk serve --data-dir '/srv/passk data'` hands it over.
  */
 declare const document: {
   body: { dataset: Record<string, string | undefined> };
@@ -23,6 +25,11 @@ declare const document: {
 declare const location: { hash: string };
 
 const HOUR = 3_600_000;
+/** The data directory `passk serve` was given: every command the views suggest repeats it, as the CLI's do. */
+const DATA_DIR = '/srv/passk data';
+const AT = `npx passk --data-dir '${DATA_DIR}'`;
+/** A passk command shown bare (`passk run …`): "command not found" in a repository that installed passk. */
+const BARE = /(?<!npx )\bpassk (run|gate|dataset|check|sample|demo|compare|report|import)\b/;
 const ROWS = 10;
 const LONG = 'The customer asks for a refund of order 4411 placed with a cart screenshot as proof of purchase';
 
@@ -155,7 +162,8 @@ beforeAll(async () => {
     ...shortSuite,
     ...traces,
   ]);
-  server = await createDashboardServer({ data, port: 0 });
+  setCommandGlobals({ dataDir: DATA_DIR });
+  server = await createDashboardServer({ data, port: 0, command: passkCommand });
   browser = await launchChromium({ width: 1440, height: 900 });
   page = browser.page;
   page.on('pageerror', (e) => pageLog.push(`pageerror: ${e.message}`));
@@ -164,6 +172,7 @@ beforeAll(async () => {
 }, 120_000);
 
 afterAll(async () => {
+  setCommandGlobals({});
   await browser?.close();
   await server?.close();
 });
@@ -219,6 +228,12 @@ describe('the Gates view on a store of two suites', () => {
     await open('#/gates?suite=billing&dataset_version=d1', 'gates');
     expect(await page.textContent('#view h2')).toBe('No gate has been evaluated on billing');
     expect(await page.textContent('[data-testid="gate-elsewhere"]')).toContain('The latest gate is on refunds');
+    // how to declare one and run its confirmations: the CLI's commands, complete, not `passk gate --declare …`
+    expect(await page.locator('[data-testid="suggested-command"]').allTextContents()).toEqual([
+      `${AT} gate --declare --baseline A --candidate B --wait 10m`,
+      `${AT} run --dataset ROWS.jsonl --agent AGENT_OF_VERSION --agent-version VERSION --confirmations --follow`,
+    ]);
+    expect(await page.textContent('#view')).not.toMatch(BARE);
   });
 });
 
@@ -291,11 +306,13 @@ describe('the Compare view', () => {
     expect(await note.textContent()).toContain('Neither version has run again on the 4 suspected regressions');
     const commands = await page.locator('[data-testid="confirmation-command"] code').allTextContents();
     expect(commands).toEqual([
-      // v1's in full, from its RunFinished (quoted as a shell needs); v2's with placeholders, said as such
-      "passk run --dataset 'data/billing rows.jsonl' --agent 'cmd:python3 agent.py' --suite billing --agent-version v1 --confirm suspects.txt --extra 3",
-      'passk run --dataset ROWS.jsonl --agent AGENT_OF_v2 --suite billing --agent-version v2 --confirm suspects.txt --extra 3',
+      // v1's in full, from its RunFinished (quoted as a shell needs); v2's with placeholders, said as such; both as
+      // the CLI prints them (npx, the server's --data-dir), runnable as shown
+      `${AT} run --dataset 'data/billing rows.jsonl' --agent 'cmd:python3 agent.py' --suite billing --agent-version v1 --confirm suspects.txt --extra 3`,
+      `${AT} run --dataset ROWS.jsonl --agent AGENT_OF_v2 --suite billing --agent-version v2 --confirm suspects.txt --extra 3`,
     ]);
-    expect(await page.textContent('[data-testid="confirmation-command"]')).toContain('recorded only by passk run');
+    expect(await page.textContent('[data-testid="confirmation-command"]')).toContain('recorded only by npx passk run');
+    expect(await page.textContent('#view')).not.toMatch(BARE);
     const download = await Promise.all([
       page.waitForEvent('download'),
       page.click('[data-testid="suspects-file"]'),

@@ -26,6 +26,9 @@ const get = async (path, params) => {
   return res.json();
 };
 
+/** @type {Promise<Answer<'/api/commands'>> | undefined} */
+let commands;
+
 export const api = {
   groups: () => get('/api/groups'),
   /** @param {Query<'/api/overview'>} scope */
@@ -65,4 +68,9 @@ export const api = {
   judges: () => get('/api/judges'),
   datasets: () => get('/api/datasets'),
   deadLetters: () => get('/api/dead-letters'),
+  /**
+   * The commands the views suggest, made by the server with the CLI's formatter (web/commands.ts): asked once a page.
+   * @returns {Promise<Answer<'/api/commands'>>}
+   */
+  commands: () => (commands ??= get('/api/commands').catch((e) => ((commands = undefined), Promise.reject(e)))),
 };

@@ -103,5 +103,12 @@ export const table = (head, rows, attrs = {}, { scroll = true } = {}) => {
 /** @param {Child} title @param {...Child} body */
 export const card = (title, ...body) => h('section', { class: 'card' }, title ? h('h2', {}, title) : null, ...body);
 
-/** @param {string} text */
-export const empty = (text) => h('p', { class: 'empty' }, text);
+/** @param {...Child} parts */
+export const empty = (...parts) => h('p', { class: 'empty' }, ...parts);
+
+/**
+ * A command to run, as the server made it (`api.commands()`, `confirm_commands`: the CLI's formatter), on a line of
+ * its own, selected whole by a click.
+ * @param {string} text
+ */
+export const command = (text) => h('code', { class: 'command', 'data-testid': 'suggested-command' }, text);

@@ -3,7 +3,7 @@
 import { api } from '../api.js';
 import { ruleName } from './gates.js';
 import { rowsLink } from './rows.js';
-import { card, ci, className, empty, h, pct, signedPct, table } from '../dom.js';
+import { card, ci, className, command, empty, h, pct, signedPct, table } from '../dom.js';
 /**
  * @import { Answer } from '../../contract.ts'
  * @import { Child, Params, Scope, ViewContext } from '../view.d.ts'
@@ -306,24 +306,13 @@ const drillDown = (row, close) => {
   );
 };
 
-/** A shell word as it can be pasted: plain, or in single quotes. @param {string} s */
-const shellWord = (s) => (/^[\w@%+=:,./-]+$/.test(s) ? s : `'${s.replaceAll("'", "'\\''")}'`);
-
-/**
- * The confirmation run of one version on suspects.txt, in full when the store knows the dataset file and agent
- * its latest `passk run` used (RunFinished); ROWS.jsonl and AGENT_OF_… stand in for what it does not know.
- * @param {Comparison} cmp @param {string} version
- */
-const confirmCommand = (cmp, version) => {
-  const source = cmp.run_sources?.[version];
-  const dataset = source ? shellWord(source.dataset_path) : 'ROWS.jsonl';
-  const agent = source ? shellWord(source.agent_spec) : `AGENT_OF_${version}`;
-  return `passk run --dataset ${dataset} --agent ${agent} --suite ${shellWord(cmp.suite)} --agent-version ${shellWord(version)} --confirm suspects.txt --extra 3`;
-};
-
 /** What the confirmation counts mean, said as they are: who ran again on how many suspects, and how to run the rest. */
-/** @param {Comparison} cmp */
-const confirmationText = (cmp) => {
+/**
+ * The confirmation runs are the server's (`confirm_commands`, the CLI's formatter): in full when the store knows the
+ * dataset file and agent of each version's latest run, with placeholders where it does not.
+ * @param {Comparison} cmp @param {Answer<'/api/commands'>} cmds
+ */
+const confirmationText = (cmp, cmds) => {
   const suspects = cmp.confirmation.rows;
   if (suspects.length === 0)
     return h(
@@ -358,11 +347,11 @@ const confirmationText = (cmp) => {
           `To settle the ${waiting.length} unresolved, save `,
           h('a', { href: file, download: 'suspects.txt', 'data-testid': 'suspects-file' }, 'suspects.txt'),
           ' (their row ids) and run both versions again on them, once with the agent of each:',
-          h('code', { class: 'command' }, confirmCommand(cmp, cmp.baseline_version)),
-          h('code', { class: 'command' }, confirmCommand(cmp, cmp.candidate_version)),
+          command(cmp.confirm_commands[cmp.baseline_version] ?? ''),
+          command(cmp.confirm_commands[cmp.candidate_version] ?? ''),
           cmp.run_sources?.[cmp.baseline_version] && cmp.run_sources?.[cmp.candidate_version]
-            ? 'The dataset file and agent are those of each version’s latest passk run (paths as it was given them).'
-            : 'ROWS.jsonl: the dataset file of this dataset version; AGENT_OF_…: the module, URL or cmd: that version was run with (recorded only by passk run).',
+            ? `The dataset file and agent are those of each version’s latest ${cmds.passk} run (paths as it was given them).`
+            : `ROWS.jsonl: the dataset file of this dataset version; AGENT_OF_…: the module, URL or cmd: that version was run with (recorded only by ${cmds.passk} run).`,
         )
       : null,
   ];
@@ -406,15 +395,14 @@ export const render = async ({ scope, params, navigate, warn }) => {
   if (!scope)
     return card(
       'Nothing to compare yet',
-      empty(
-        'Run a second agent version on the same dataset: passk run --dataset rows.jsonl --agent candidate.ts --k 3.',
-      ),
+      empty('Run a second agent version on the same dataset:', command((await api.commands()).add_version)),
     );
   if (scope.versions.length < 2)
     return card(
       'Nothing to compare yet',
       empty(
-        `Only ${scope.versions[0]} has trials on this dataset version: passk run --dataset rows.jsonl --agent candidate.ts --k 3 adds another.`,
+        `Only ${scope.versions[0]} has trials on this dataset version; run another on it:`,
+        command((await api.commands()).add_version),
       ),
     );
   const [baseline, candidate] = await pickVersions(scope, params, warn);
@@ -539,7 +527,7 @@ export const render = async ({ scope, params, navigate, warn }) => {
           {},
           `${counts.confirmed_regression} confirmed · ${counts.baseline_also_varies} baseline also varies · ${counts.unresolved} unresolved · ${counts.cleared} cleared`,
         ),
-        confirmationText(cmp),
+        confirmationText(cmp, await api.commands()),
       ),
     ),
     h(

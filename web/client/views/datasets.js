@@ -1,6 +1,6 @@
 // @ts-check
 import { api } from '../api.js';
-import { card, empty, h, table, time } from '../dom.js';
+import { card, command, empty, h, table, time } from '../dom.js';
 /**
  * @import { Answer } from '../../contract.ts'
  * @import { ViewContext } from '../view.d.ts'
@@ -28,13 +28,17 @@ const removedCell = (ids) =>
 /** @param {ViewContext} ctx */
 export const render = async ({ params, warn }) => {
   const versions = await api.datasets();
-  if (versions.length === 0)
+  if (versions.length === 0) {
+    const cmds = await api.commands();
     return card(
       'No dataset versions yet',
       empty(
-        'Publish a dataset version: passk dataset publish rows.jsonl --dataset ID. Failures confirmed with passk review --confirm appear here too.',
+        'Publish a dataset version:',
+        command(cmds.publish),
+        `Failures confirmed with ${cmds.passk} review --confirm appear here too.`,
       ),
     );
+  }
   const sorted = [...versions].sort((a, b) => (b.created_at ?? 0) - (a.created_at ?? 0));
   /** @param {DatasetVersion} v */
   const named = (v) =>

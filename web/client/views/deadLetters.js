@@ -1,6 +1,6 @@
 // @ts-check
 import { api } from '../api.js';
-import { card, empty, h, table, time } from '../dom.js';
+import { card, command, empty, h, table, time } from '../dom.js';
 
 /** @type {string[]} */
 export const params = [];
@@ -31,7 +31,12 @@ export const render = async () => {
     `Dead letters (${dlq.total})`,
     h('p', { class: 'note', 'data-testid': 'dead-letter-counts' }, counts),
     dlq.letters.length < dlq.total
-      ? h('p', { class: 'note' }, `The newest ${dlq.letters.length} are listed; passk check --json lists them all.`)
+      ? h(
+          'p',
+          { class: 'note' },
+          `The newest ${dlq.letters.length} are listed; this lists them all:`,
+          command((await api.commands()).check),
+        )
       : null,
     table(
       ['recorded', 'stage', 'topic', 'partition', 'offset', 'reason', 'bytes'],

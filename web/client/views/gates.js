@@ -1,7 +1,7 @@
 // @ts-check
 /* global URLSearchParams */
 import { api } from '../api.js';
-import { card, className, empty, h, table, time } from '../dom.js';
+import { card, className, command, empty, h, table, time } from '../dom.js';
 import { rowsLink } from './rows.js';
 /**
  * @import { Answer } from '../../contract.ts'
@@ -199,8 +199,16 @@ export const scopeOf = async (scopes) => {
   );
 };
 
-const DECLARE =
-  'Declare a comparison: passk gate --declare --baseline A --candidate B --wait 10m. The processors decide it once both runs are complete, after any confirmation runs they ask for: passk run --dataset rows.jsonl --agent AGENT --confirmations --follow, once with the agent of each version.';
+/** What to do when no gate is evaluated: declare one, run the confirmations it asks for (the server's commands). */
+const declare = async () => {
+  const cmds = await api.commands();
+  return empty(
+    'Declare a comparison:',
+    command(cmds.declare),
+    'The processors decide it once both runs are complete, after any confirmation runs they ask for, run once with the agent of each version:',
+    command(cmds.confirmations),
+  );
+};
 
 /** @param {ViewContext} ctx */
 export const render = async ({ scope, params, go, navigate, warn }) => {
@@ -224,9 +232,9 @@ export const render = async ({ scope, params, go, navigate, warn }) => {
             ),
             '.',
           ),
-          empty(DECLARE),
+          await declare(),
         )
-      : card('No gate has been evaluated yet', empty(DECLARE));
+      : card('No gate has been evaluated yet', await declare());
   }
   const sorted = gates;
   // The newest verdict is the current one; a row of the history shows an older one in its place (?gate=ID).

@@ -1,6 +1,6 @@
 // @ts-check
 import { api } from '../api.js';
-import { card, ci, empty, h, pct, table } from '../dom.js';
+import { card, ci, command, empty, h, pct, table } from '../dom.js';
 /**
  * @import { Answer } from '../../contract.ts'
  * @import { Params, ViewContext } from '../view.d.ts'
@@ -160,7 +160,9 @@ export const render = async ({ params, navigate, warn }) => {
     return card(
       'No judge calibration yet',
       empty(
-        'Grade with a judge (passk run … --grader judge --rubric rubric.md) and record human labels on the same items with the SDK (recorder.recordLabel).',
+        'Grade with a judge',
+        command((await api.commands()).judge),
+        'and record human labels on the same items with the SDK (recorder.recordLabel).',
       ),
     );
   return h(

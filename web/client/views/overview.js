@@ -1,7 +1,7 @@
 // @ts-check
 import { api } from '../api.js';
 import { barChart, passKChart, PALETTE } from '../charts.js';
-import { card, ci, className, empty, h, pct, table } from '../dom.js';
+import { card, ci, className, command, empty, h, pct, table } from '../dom.js';
 import { rowsLink } from './rows.js';
 /**
  * @import { Answer } from '../../contract.ts'
@@ -184,7 +184,9 @@ export const render = async ({ scope }) => {
     return card(
       'No trials yet',
       empty(
-        'Record trials with passk run --dataset rows.jsonl --agent agent.ts --k 3 (or passk import, or the SDK); this page fills in as they arrive.',
+        'Record trials',
+        command((await api.commands()).record),
+        'or import them, or record them with the SDK; this page fills in as they arrive.',
       ),
     );
   const groups = await api.overview({ suite: scope.suite, dataset_version: scope.dataset_version });

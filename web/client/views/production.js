@@ -2,7 +2,7 @@
 /* global URLSearchParams */
 import { api } from '../api.js';
 import { windowsChart } from '../charts.js';
-import { card, ci, empty, h, pct, table, time, usd } from '../dom.js';
+import { card, ci, command, empty, h, pct, table, time, usd } from '../dom.js';
 /**
  * @import { Answer, ConfirmAnswer } from '../../contract.ts'
  * @import { Params, ViewContext } from '../view.d.ts'
@@ -583,7 +583,9 @@ export const render = async ({ params, navigate, redraw, warn }) => {
     return card(
       'No production traffic yet',
       empty(
-        'Sample production traces with passk sample traces.jsonl --rate 0.05 (or the SDK middleware); they appear here in rolling windows per version and segment.',
+        'Sample production traces',
+        command((await api.commands()).sample),
+        'or with the SDK middleware; they appear here in rolling windows per version and segment.',
       ),
     );
   const sizes = [...new Set(prod.windows.map((w) => w.size))];

@@ -1,7 +1,7 @@
 // @ts-check
 /* global document, location, history, Blob, URLSearchParams */
 import { api } from '../api.js';
-import { card, className, empty, h, usd } from '../dom.js';
+import { card, className, command, empty, h, usd } from '../dom.js';
 import { toCsv } from '../csv.js';
 /**
  * @import { Answer, Query } from '../../contract.ts'
@@ -292,7 +292,11 @@ export const render = async ({ scope, params: asked, go }) => {
   // a copy: an unknown class is dropped from it
   /** @type {State} */
   const params = { ...asked };
-  if (!scope) return card('No rows yet', empty('Run `npx passk demo` or publish trials; every row shows up here.'));
+  if (!scope)
+    return card(
+      'No rows yet',
+      empty('Run', command((await api.commands()).demo), 'or record trials; every row shows up here.'),
+    );
   const base = { suite: scope.suite, dataset_version: scope.dataset_version };
   const warnings = [];
   for (const p of ['from', 'to'])
