@@ -2,6 +2,7 @@ import type { RunClosed } from '../../schemas/events/comparisons.ts';
 import type { GateBookSnapshot } from '../../schemas/events/gateBookSnapshot.ts';
 import type { PasskEvent } from '../../schemas/events/index.ts';
 import { deterministicEventId } from '../../schemas/ids.ts';
+import { candidateKey } from '../../schemas/topics.ts';
 import { maxOf } from '../core/arrays.ts';
 import { emptyBook, foldBookInto, isDecision, pastHorizon, processorsFold, pruneBook, type GateBook } from './gates.ts';
 
@@ -13,8 +14,14 @@ import { emptyBook, foldBookInto, isDecision, pastHorizon, processorsFold, prune
  */
 export interface DecisionsPrefix {
   readonly book: GateBook;
-  /** The partition's RunClosed by event id. */
+  /** The partition's RunClosed by event id (but those of `closedEvicted`). */
   readonly closed: Map<string, RunClosed>;
+  /**
+   * suite␟agent version keys whose closed runs the gates evicted (`evictClosed`): their runs are not held nor kept
+   * from then on, and the snapshot names them (`closed_evicted`) so a restore marks them evicted and reloads them
+   * from the log when a comparison names them.
+   */
+  readonly closedEvicted: Set<string>;
   /** Records before this offset are folded in. */
   through: number;
   /** The latest event time folded (the snapshot's `occurred_at`). */
@@ -34,6 +41,7 @@ export interface DecisionsPrefix {
 export const emptyPrefix = (horizonMs = 0): DecisionsPrefix => ({
   book: emptyBook(),
   closed: new Map(),
+  closedEvicted: new Set(),
   through: 0,
   at: 0,
   since: 0,
@@ -57,7 +65,11 @@ export const foldPrefix = (
       foldBookInto(s.book, event, o);
       if (event.type === 'RunClosed') {
         s.closedAt = Math.max(s.closedAt, event.occurred_at);
-        if (!pastHorizon(s.closedAt, event.occurred_at, s.horizonMs)) s.closed.set(event.event_id, event);
+        if (
+          !pastHorizon(s.closedAt, event.occurred_at, s.horizonMs) &&
+          !s.closedEvicted.has(candidateKey(event.suite, event.agent_version))
+        )
+          s.closed.set(event.event_id, event);
       }
     }
     s.at = Math.max(s.at, event.occurred_at);
@@ -66,6 +78,13 @@ export const foldPrefix = (
     if (s.horizonMs > 0 && s.since % PRUNE_EVERY === 0) prunePrefix(s);
   }
   s.through = Math.max(s.through, lastOffset + 1);
+};
+
+/** Drops, in place, the closed runs of evicted keys from a prefix, and marks the keys evicted there for good. */
+export const evictPrefixClosed = (s: DecisionsPrefix, keys: readonly string[]): void => {
+  for (const key of keys) s.closedEvicted.add(key);
+  for (const [id, run] of s.closed)
+    if (s.closedEvicted.has(candidateKey(run.suite, run.agent_version))) s.closed.delete(id);
 };
 
 /** Records folded between two prunes of a prefix with a horizon: its cost (a walk of what it holds) spread thin. */
@@ -109,6 +128,8 @@ export const toGateBookSnapshot = (
     horizon_ms: s.horizonMs,
     book: structuredClone(s.book),
     closed: [...s.closed.values()],
+    // the clock of the closed runs, which the runs held may no longer show; the keys left out
+    ...(s.closedEvicted.size > 0 ? { closed_at: s.closedAt, closed_evicted: [...s.closedEvicted].sort() } : {}),
   };
 };
 
@@ -118,11 +139,12 @@ export const restorePrefix = (snapshot?: GateBookSnapshot, horizonMs = 0): Decis
     ? {
         book: structuredClone(snapshot.book),
         closed: new Map(snapshot.closed.map((r) => [r.event_id, r])),
+        closedEvicted: new Set(snapshot.closed_evicted ?? []),
         through: snapshot.through_offset,
         at: snapshot.occurred_at,
         since: 0,
         horizonMs,
-        closedAt: Math.max(0, maxOf(snapshot.closed.map((r) => r.occurred_at))),
+        closedAt: Math.max(0, snapshot.closed_at ?? 0, maxOf(snapshot.closed.map((r) => r.occurred_at))),
       }
     : emptyPrefix(horizonMs);
 
@@ -186,15 +208,21 @@ export const chunkSnapshot = (s: GateBookSnapshot, maxBytes: number, slot: 'a' |
     ...(s.book.verdicts_at ? { verdicts_at: {} } : {}),
     ...(s.book.at === undefined ? {} : { at: s.book.at }),
   });
-  const envelope = { ...s, book: empty(), closed: [], chunk: { snapshot_id: s.event_id, index: 0, count: 2, slot } };
+  const envelope = {
+    ...s,
+    book: empty(),
+    closed: [],
+    closed_evicted: [],
+    chunk: { snapshot_id: s.event_id, index: 0, count: 2, slot },
+  };
   const room = Math.floor(maxBytes * CHUNK_FILL) - jsonBytes(envelope) - 64; // indexes and counts grow by digits
-  const parts: { book: GateBook; closed: RunClosed[] }[] = [];
-  let part = { book: empty(), closed: [] as RunClosed[] };
+  const parts: { book: GateBook; closed: RunClosed[]; evicted: string[] }[] = [];
+  let part = { book: empty(), closed: [] as RunClosed[], evicted: [] as string[] };
   let used = 0;
   const add = (bytes: number, put: (p: typeof part) => void) => {
     if (used > 0 && used + bytes > room) {
       parts.push(part);
-      part = { book: empty(), closed: [] };
+      part = { book: empty(), closed: [], evicted: [] };
       used = 0;
     }
     put(part);
@@ -209,12 +237,14 @@ export const chunkSnapshot = (s: GateBookSnapshot, maxBytes: number, slot: 'a' |
       });
     }
   for (const run of s.closed) add(jsonBytes(run), (p) => p.closed.push(run));
+  for (const key of s.closed_evicted ?? []) add(jsonBytes(key), (p) => p.evicted.push(key));
   parts.push(part);
   return parts.map((p, index) => ({
     ...s,
     event_id: deterministicEventId(s.occurred_at, 'GateBookSnapshotChunk', s.event_id, parts.length, index),
     book: p.book,
     closed: p.closed,
+    ...(s.closed_evicted ? { closed_evicted: p.evicted } : {}),
     chunk: { snapshot_id: s.event_id, index, count: parts.length, slot },
   }));
 };
@@ -235,6 +265,7 @@ export const joinChunks = (chunks: readonly GateBookSnapshot[]): GateBookSnapsho
     event_id: first.chunk?.snapshot_id ?? first.event_id,
     book,
     closed: sorted.flatMap((c) => c.closed),
+    ...(first.closed_evicted ? { closed_evicted: sorted.flatMap((c) => c.closed_evicted ?? []) } : {}),
   };
 };
 

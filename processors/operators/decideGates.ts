@@ -21,6 +21,7 @@ import {
 import {
   chunkSnapshot,
   emptyShelf,
+  evictPrefixClosed,
   foldPrefix,
   nextSlot,
   PRUNE_EVERY,
@@ -51,8 +52,14 @@ export interface GateStore {
   readonly bookShelf: SnapshotShelf;
   readonly rows: Map<string, Map<string, StreamRowState>>;
   readonly datasets: Map<string, DatasetState>;
-  /** suite␟agent version → its RunClosed by event id. */
+  /** suite␟agent version → its RunClosed by event id (a loaded key holds every run the log holds of it). */
   readonly closed: Map<string, Map<string, RunClosed>>;
+  /**
+   * suite␟agent version keys whose closed runs were evicted with their row tables (`evictRows` with `closed`), or that
+   * a restored snapshot left out (`closed_evicted`): none of their runs is held, and none is kept until a reload
+   * (`reloadPinned`) reads them all again from passk.decisions. A decision never reads one.
+   */
+  readonly closedEvicted: Set<string>;
   /** Production windows: source partition of passk.traces → its latest snapshot. */
   readonly snapshots: Map<number, TraceWindowsUpdated>;
   /** Partitions of passk.decisions (known once assigned): who owns a window's alerts. */
@@ -99,6 +106,7 @@ export const createGateStore = (o: { readonly horizonMs?: number } = {}): GateSt
     rows,
     datasets,
     closed,
+    closedEvicted: new Set(),
     snapshots: new Map(),
     decisionPartitions: 0,
     horizonMs,
@@ -124,11 +132,15 @@ export const createGateStore = (o: { readonly horizonMs?: number } = {}): GateSt
   return store;
 };
 
-/** Adds a closed run to the store's global table (one older than the horizon is not kept). */
+/**
+ * Adds a closed run to the store's global table (one older than the horizon is not kept, nor one of an evicted key:
+ * the reload reads it from the log, where it is durable; its time still moves the clock).
+ */
 export const addClosed = (store: GateStore, run: RunClosed): void => {
   store.closedAt = Math.max(store.closedAt, run.occurred_at);
   if (pastHorizon(store.closedAt, run.occurred_at, store.horizonMs)) return;
   const key = candidateKey(run.suite, run.agent_version);
+  if (store.closedEvicted.has(key)) return;
   let runs = store.closed.get(key);
   if (!runs) store.closed.set(key, (runs = new Map()));
   runs.set(run.event_id, run);
@@ -190,6 +202,11 @@ export interface GateDecisionOptions {
   readonly evict?: EvictOptions;
   /** Reads evicted versions again from passk.rowstate, before a decision needs them. */
   readonly reload?: RowReload;
+  /**
+   * Reads evicted closed runs again from passk.decisions, in the same reload as the rows. With it (and `evict`), a
+   * version's closed runs are evicted with its row tables; absent, every closed run stays.
+   */
+  readonly reloadClosed?: ClosedReload;
 }
 
 export const DEFAULT_SNAPSHOT_EVERY = 20_000;
@@ -308,6 +325,20 @@ export const pinnedBy = (store: GateStore): ((versionKey: string) => boolean) =>
   return (key) => named.has(key) || (agents.size > 0 && agents.has(agentOf(key)));
 };
 
+/** The suite␟agent version keys whose closed runs a decision may read: those open comparisons of owned books name. */
+export const closedPinnedBy = (store: GateStore): ((closedKey: string) => boolean) => {
+  const named = new Set<string>();
+  for (const book of store.books.values())
+    for (const c of Object.values(book.comparisons))
+      if (c.status !== 'decided')
+        for (const v of [c.declared.baseline, c.declared.candidate]) named.add(candidateKey(c.declared.suite, v));
+  return (key) => named.has(key);
+};
+
+/** The closed runs' key (suite␟agent version) of a version (suite␟dataset version␟agent version). */
+const closedKeyOf = (versionKey: string): string =>
+  versionKey.slice(0, versionKey.indexOf(KEY_SEP) + 1) + agentOf(versionKey);
+
 /** Steps between two looks for idle versions to evict (a verdict's versions are looked at after its step). */
 export const EVICT_EVERY = 1_000;
 
@@ -320,6 +351,11 @@ export interface EvictOptions {
   readonly idleMs?: number;
   /** Evict every version nothing pins, whatever its age (tests force evictions with it). */
   readonly all?: boolean;
+  /**
+   * Evict closed runs too (needs a `reloadClosed`): a suite␟agent version key no open comparison names and none of
+   * whose row tables is loaded, whatever its age.
+   */
+  readonly closed?: boolean;
 }
 
 /**
@@ -343,6 +379,28 @@ export const evictRows = (store: GateStore, o: EvictOptions = {}): string[] => {
     out.push(key);
   }
   for (const key of [...store.done]) if (!store.rows.has(key)) store.done.delete(key);
+  if (o.closed) evictClosed(store);
+  return out;
+};
+
+/**
+ * Evicts, in place, the closed runs of every suite␟agent version key no open comparison names and with no row table
+ * loaded (they go with their version's rows): dropped whole from the global table and from the owned partitions'
+ * prefixes (so their snapshots leave them out), the key marked evicted until a reload. Returns the keys evicted.
+ */
+export const evictClosed = (store: GateStore): string[] => {
+  const pinned = closedPinnedBy(store);
+  const loaded = new Set<string>();
+  for (const key of store.rows.keys()) loaded.add(closedKeyOf(key));
+  for (const key of store.reloading.keys()) loaded.add(closedKeyOf(key));
+  const out: string[] = [];
+  for (const key of store.closed.keys()) {
+    if (pinned(key) || loaded.has(key)) continue;
+    store.closedEvicted.add(key);
+    out.push(key);
+  }
+  for (const key of out) store.closed.delete(key);
+  if (out.length > 0) for (const prefix of store.prefixes.values()) evictPrefixClosed(prefix, out);
   return out;
 };
 
@@ -353,6 +411,12 @@ export const evictRows = (store: GateStore, o: EvictOptions = {}): string[] => {
 export type RowReload = (versions: ReadonlySet<string>) => Promise<Iterable<RowStateChanged> | undefined>;
 
 /**
+ * Reads the closed runs of evicted suite␟agent version keys again from passk.decisions (every RunClosed under one of
+ * those keys, to the end the read sees when it starts). Undefined when the read was cut short.
+ */
+export type ClosedReload = (keys: ReadonlySet<string>) => Promise<Iterable<RunClosed> | undefined>;
+
+/**
  * Reloads the evicted versions a decision now needs (pinned), before it decides: every row state the log holds for
  * them, merged by seq with those that arrived during the read. Returns the versions reloaded.
  */
@@ -360,13 +424,21 @@ export const reloadPinned = async (
   store: GateStore,
   reload: RowReload,
   pinned: (versionKey: string) => boolean = pinnedBy(store),
+  closed?: { readonly reload: ClosedReload; readonly pinned: (closedKey: string) => boolean },
 ): Promise<Set<string>> => {
   const wanted = new Set([...store.evicted].filter((k) => pinned(k) && !store.reloading.has(k)));
-  if (wanted.size === 0) return wanted;
+  const runsWanted = new Set(closed ? [...store.closedEvicted].filter(closed.pinned) : []);
+  if (wanted.size === 0 && runsWanted.size === 0) return wanted;
   for (const key of wanted) store.reloading.set(key, new Map());
   try {
-    const states = await reload(wanted);
-    if (!states) return new Set();
+    // the rows and the closed runs in one reload (both reads at once); either cut short: neither is reloaded
+    const [states, runs] = await Promise.all([
+      wanted.size === 0 ? [] : reload(wanted),
+      runsWanted.size === 0 || !closed ? [] : closed.reload(runsWanted),
+    ]);
+    if (!states || !runs) return new Set();
+    for (const key of runsWanted) store.closedEvicted.delete(key);
+    for (const run of runs) if (runsWanted.has(candidateKey(run.suite, run.agent_version))) addClosed(store, run);
     // only the wanted versions are being reloaded (a step that reloads holds the next ones): staged is one of theirs
     for (const e of states) {
       const staged = store.reloading.get(versionKeyOf(e));
@@ -382,11 +454,16 @@ export const reloadPinned = async (
       store.rowTimes.set(key, t);
       store.rowClock = Math.max(store.rowClock, Math.min(t, idleClockLatest()));
     }
-    return wanted;
+    // the versions of a key whose runs came back are decided again (their completeness may have changed)
+    return runsWanted.size === 0 ? wanted : new Set([...wanted, ...loadedOf(store, runsWanted)]);
   } finally {
     for (const key of wanted) store.reloading.delete(key);
   }
 };
+
+/** The loaded versions of closed runs' keys. */
+const loadedOf = (store: GateStore, closedKeys: ReadonlySet<string>): string[] =>
+  [...store.rows.keys()].filter((k) => closedKeys.has(closedKeyOf(k)));
 
 /** The versions a verdict named, to evict once nothing pins them. */
 const noteDecided = (store: GateStore, e: PasskEvent): void => {
@@ -506,8 +583,13 @@ export const decideOpen = (
       const versions = versionsOf(d);
       const concerned = touched === 'all' || versions.some((k) => touched.has(k));
       if (!concerned || c.status === 'decided') continue;
-      // a version not loaded again yet is never read: the decision waits for its reload
+      // a version not loaded again yet is never read, nor its closed runs: the decision waits for its reload
       if (versions.some((k) => store.evicted.has(k))) continue;
+      if (
+        store.closedEvicted.size > 0 &&
+        [d.baseline, d.candidate].some((v) => store.closedEvicted.has(candidateKey(d.suite, v)))
+      )
+        continue;
       for (const e of decideComparison(b, c, store.view, o)) {
         foldBookInto(b, e, fold);
         noteDecided(store, e);
@@ -534,7 +616,8 @@ const decideStep = (
   const snapshots = snapshotsDue(store, input, o);
   // after a verdict (its versions may go at once) or a restore's tick, else every EVICT_EVERY steps (the idle ones)
   const look = store.evictDue || input.source === 'tick' || ++store.sinceEvicted >= EVICT_EVERY;
-  if (o.evict && o.reload && store.decisionPartitions > 0 && look) evictRows(store, o.evict);
+  if (o.evict && o.reload && store.decisionPartitions > 0 && look)
+    evictRows(store, o.reloadClosed ? { ...o.evict, closed: true } : o.evict);
   if (input.source === 'tick' || input.source === 'final')
     return { positions: [], weight: 0, emitted, windows, snapshots };
   // a handover holds one record of the in-flight window (RowstateFeed in the gates topology)
@@ -561,10 +644,16 @@ export const gateStep = (
   // only a declaration (decisions), a restore (tick) or a production window can pin an evicted version
   const mayPin =
     input.source === 'decisions' || input.source === 'tick' || touched.windows === 'all' || touched.windows.size > 0;
-  if (!o.reload || store.evicted.size === 0 || !mayPin) return decideStep(store, input, touched, none, o);
+  const closedToo = o.reloadClosed !== undefined && store.closedEvicted.size > 0;
+  if (!o.reload || (store.evicted.size === 0 && !closedToo) || !mayPin)
+    return decideStep(store, input, touched, none, o);
   const pinned = pinnedBy(store);
-  if (!anyEvicted(store, pinned)) return decideStep(store, input, touched, none, o);
-  return reloadPinned(store, o.reload, pinned).then((reloaded) => decideStep(store, input, touched, reloaded, o));
+  const closed = closedToo ? { reload: o.reloadClosed!, pinned: closedPinnedBy(store) } : undefined;
+  const anyClosed = closed !== undefined && [...store.closedEvicted].some(closed.pinned);
+  if (!anyEvicted(store, pinned) && !anyClosed) return decideStep(store, input, touched, none, o);
+  return reloadPinned(store, o.reload, pinned, closed).then((reloaded) =>
+    decideStep(store, input, touched, reloaded, o),
+  );
 };
 
 /** The gates' steps in order: a step that reloads holds the next ones until it has decided. */

@@ -13,8 +13,9 @@ import {
 } from 'rxjs';
 import type { GateBookSnapshot } from '../../schemas/events/gateBookSnapshot.ts';
 import { EventTooLarge } from '../../schemas/errors.ts';
+import type { RunClosed } from '../../schemas/events/comparisons.ts';
 import type { RowStateChanged } from '../../schemas/events/decisions.ts';
-import { KEY_SEP, TOPICS, type Topic } from '../../schemas/topics.ts';
+import { candidateKey, KEY_SEP, TOPICS, type Topic } from '../../schemas/topics.ts';
 import { commitWhenDurable } from '../operators/commitWhenDurable.ts';
 import {
   addClosed,
@@ -25,6 +26,7 @@ import {
   type GateStore,
   type GateDecisionOptions,
   type GateInput,
+  type ClosedReload,
   type RowReload,
 } from '../operators/decideGates.ts';
 import { versionKeyOf } from '../folds/versionSummary.ts';
@@ -96,9 +98,43 @@ const startedAfter = (after: Promise<unknown>, start: () => Promise<TailedTopic>
   };
 };
 
-/** The closed runs a snapshot holds, into the store's global table. */
-const applyClosed = (store: GateStore, snapshot: GateBookSnapshot): void => {
-  for (const run of snapshot.closed) addClosed(store, run);
+/**
+ * The closed runs snapshots hold, into the store's global table: the keys one left out (`closed_evicted`) are marked
+ * evicted first (none of their runs is kept until a reload), and the clock takes each one's `closed_at`.
+ */
+export const applyClosed = (store: GateStore, snapshots: readonly GateBookSnapshot[]): void => {
+  for (const x of snapshots) {
+    for (const key of x.closed_evicted ?? []) {
+      store.closedEvicted.add(key);
+      store.closed.delete(key);
+    }
+    store.closedAt = Math.max(store.closedAt, x.closed_at ?? 0);
+  }
+  for (const x of snapshots) for (const run of x.closed) addClosed(store, run);
+};
+
+/**
+ * Evicted closed runs read again: every RunClosed of passk.decisions under one of the keys (suite␟agent version: the
+ * records under other keys are skipped undecoded), every partition from 0 to the end the read sees when it starts.
+ * A stop cuts it short (the caller then reloads nothing).
+ */
+export const readClosedRuns = async (
+  source: EventSource,
+  keys: ReadonlySet<string>,
+  groupId: string,
+  stop?: Promise<unknown>,
+): Promise<RunClosed[]> => {
+  const runs: RunClosed[] = [];
+  await readToEnd(source, {
+    topic: TOPICS.decisions,
+    groupId,
+    stop,
+    keys: (key) => keys.has(key),
+    onEvent: (event) => {
+      if (event.type === 'RunClosed' && keys.has(candidateKey(event.suite, event.agent_version))) runs.push(event);
+    },
+  });
+  return runs;
 };
 
 /**
@@ -280,6 +316,10 @@ export const gateTopology = (ports: EventPorts, o: GateTopologyOptions): Observa
       );
       return stopping ? undefined : states;
     };
+    const reloadClosed: ClosedReload = async (keys) => {
+      const runs = await readClosedRuns(ports.source, keys, `${groupId}.reload.${o.instanceId}.${++reloads}`, stop);
+      return stopping ? undefined : runs;
+    };
     /**
      * The row table restored evicting (a tail, eviction on): passk.rowstate read to its end for its snapshots only, every
      * row state skipped undecoded and its version marked evicted (`restoreKeys`), then tailed from that end. The
@@ -313,10 +353,8 @@ export const gateTopology = (ports: EventPorts, o: GateTopologyOptions): Observa
       const layout = snapshots.every((x) => x.partitions === snapshots[0]?.partitions) ? snapshots : [];
       const usable = layout.filter((x) => usableSnapshot(x, x.partitions, Infinity, store.horizonMs));
       const from = new Map<number, number>();
-      for (const x of usable) {
-        from.set(x.partition, x.through_offset);
-        applyClosed(store, x);
-      }
+      for (const x of usable) from.set(x.partition, x.through_offset);
+      applyClosed(store, usable);
       return tail(TOPICS.decisions, from);
     };
     return from(Promise.all([rowTable, tail(TOPICS.datasets)])).pipe(
@@ -358,7 +396,7 @@ export const gateTopology = (ports: EventPorts, o: GateTopologyOptions): Observa
             ...(o.snapshotBytes ? { snapshotBytes: o.snapshotBytes } : {}),
             ...(o.minAttempts ? { minAttempts: o.minAttempts } : {}),
             ...(o.alert ? { alert: o.alert } : {}),
-            ...(o.evictIdleMs === undefined ? {} : { evict: { idleMs: o.evictIdleMs }, reload }),
+            ...(o.evictIdleMs === undefined ? {} : { evict: { idleMs: o.evictIdleMs }, reload, reloadClosed }),
           }),
           emitChanges(
             (events) => ports.publisher.publish(events),

@@ -70,6 +70,14 @@ export const GateBookSnapshot = z.object({
   /** The partition's RunClosed (a global table: every instance's gates read them, whoever owns the partition). */
   closed: z.array(RunClosed),
   /**
+   * suite␟agent version keys whose RunClosed the gates evicted (docs/processors.md, "Evicting versions from the row
+   * tables"): left out of `closed`; a restore marks them evicted and reloads them from passk.decisions when a
+   * comparison names them. Absent: none left out.
+   */
+  closed_evicted: z.array(z.string()).optional(),
+  /** The latest RunClosed's event time folded (the closed runs' clock), when `closed` may no longer show it. */
+  closed_at: z.number().optional(),
+  /**
    * One of the records of a snapshot too large for one (over the log's `maxEventBytes`): the chunks share
    * `snapshot_id` (the whole snapshot's event id) and `count`, each holds some of the book's entries and closed
    * runs, and a restore joins them only once all `count` are read (folds/gateSnapshot.ts, `shelve`). Each chunk has

@@ -18,16 +18,29 @@ import {
   type GateDecisionOptions,
   type GateInput,
   type GateStore,
+  type ClosedReload,
   type RowReload,
+  closedPinnedBy,
 } from '../../processors/operators/decideGates.ts';
+import {
+  chunkSnapshot,
+  emptyPrefix,
+  evictPrefixClosed,
+  foldPrefix,
+  joinChunks,
+  restorePrefix,
+  toGateBookSnapshot,
+} from '../../processors/folds/gateSnapshot.ts';
+import { applyClosed } from '../../processors/topologies/gates.ts';
 import type { EventBatch } from '../../processors/ports.ts';
-import type { ComparisonDeclared } from '../../schemas/events/comparisons.ts';
+import type { ComparisonDeclared, RunClosed } from '../../schemas/events/comparisons.ts';
 import type { RowStateChanged } from '../../schemas/events/decisions.ts';
 import type { PasskEvent } from '../../schemas/events/index.ts';
 import type { RunFinished } from '../../schemas/events/runFinished.ts';
+import type { RunRetracted } from '../../schemas/events/runRetracted.ts';
 import type { TraceWindowsUpdated } from '../../schemas/events/traceWindowsUpdated.ts';
 import { deterministicEventId } from '../../schemas/ids.ts';
-import { gateBookChunkKey, gateBookKey, keyOf, TOPICS, windowsKey } from '../../schemas/topics.ts';
+import { candidateKey, gateBookChunkKey, gateBookKey, keyOf, TOPICS, windowsKey } from '../../schemas/topics.ts';
 import { T0, trial } from '../helpers/processorFixtures.ts';
 
 /**
@@ -54,6 +67,15 @@ const OP = fc.oneof(
     }),
   },
   { weight: 2, arbitrary: fc.record({ kind: fc.constant('close' as const), version: fc.constantFrom(...VERSIONS) }) },
+  {
+    // a run retracted (every row): counted once by a closed run, it no longer is, and the run's id decides again
+    weight: 1,
+    arbitrary: fc.record({
+      kind: fc.constant('retract' as const),
+      version: fc.constantFrom(...VERSIONS),
+      run: fc.nat({ max: 2 }),
+    }),
+  },
   {
     weight: 2,
     arbitrary: fc
@@ -102,6 +124,26 @@ const timelineOf = (ops: readonly Op[]): Step[] => {
         at: t,
       });
       out.push({ kind: 'rowstate', events: foldTrials(table, [tr]).map((ch) => toRowStateChanged(ch.after, 'p')) });
+    } else if (op.kind === 'retract') {
+      const run = `run-${op.version}-${op.run}`;
+      const retractions: RunRetracted[] = ROWS.map((row) => ({
+        event_id: deterministicEventId(t, 'RunRetracted', run, row),
+        type: 'RunRetracted',
+        schema_version: 1,
+        occurred_at: t,
+        producer: 'test',
+        retraction_id: `retract-${run}`,
+        run_id: run,
+        suite: SUITE,
+        dataset_version: DV,
+        agent_version: op.version,
+        row_id: row,
+        reason: 'test',
+        retracted_by: 'test',
+        trials: counts.get(run) ?? 0,
+      }));
+      const events = foldTrials(table, retractions).map((ch) => toRowStateChanged(ch.after, 'p'));
+      if (events.length > 0) out.push({ kind: 'rowstate', events });
     } else if (op.kind === 'close') {
       const k = runs.get(op.version) ?? 0;
       const run = `run-${op.version}-${k}`;
@@ -159,6 +201,10 @@ interface Run {
   /** Versions a restore skipped (evicted undecoded), and pinned versions found whole after a restore's tick. */
   skipped: number;
   pinnedAtRestore: number;
+  /** Closed-runs keys evicted in all, reloads that brought some back, and pinned keys found whole after a restore. */
+  closedEvicted: number;
+  closedReloads: number;
+  closedPinnedAtRestore: number;
 }
 
 /**
@@ -169,17 +215,32 @@ interface Run {
 const runGates = async (timeline: readonly Step[], partitions: number, evicting: boolean, idleMs = 0): Promise<Run> => {
   const rowLog: RowStateChanged[] = [];
   const decisionLog: PasskEvent[][] = Array.from({ length: partitions }, () => []);
-  const run: Run = { emitted: [], reloads: 0, evicted: 0, skipped: 0, pinnedAtRestore: 0 };
+  const run: Run = {
+    emitted: [],
+    reloads: 0,
+    evicted: 0,
+    skipped: 0,
+    pinnedAtRestore: 0,
+    closedEvicted: 0,
+    closedReloads: 0,
+    closedPinnedAtRestore: 0,
+  };
   // passk.rowstate read again by key: every record of the versions asked for, as the topology's readToEnd does
   const reload: RowReload = async (versions) => {
     await Promise.resolve();
     run.reloads++;
     return rowLog.filter((e) => versions.has(versionKeyOf(e)));
   };
+  // passk.decisions read again by key: every RunClosed of the keys asked for, on every partition
+  const reloadClosed: ClosedReload = async (keys) => {
+    await Promise.resolve();
+    run.closedReloads++;
+    return runsOf(decisionLog).filter((e) => keys.has(candidateKey(e.suite, e.agent_version)));
+  };
   const o: GateDecisionOptions = {
     producer: 'p',
     partitionOf,
-    ...(evicting ? { evict: { idleMs }, reload } : {}),
+    ...(evicting ? { evict: { idleMs }, reload, reloadClosed } : {}),
   };
   const fresh = (): GateStore => {
     const s = createGateStore();
@@ -193,8 +254,10 @@ const runGates = async (timeline: readonly Step[], partitions: number, evicting:
     while (queue.length > 0) {
       const input = queue.shift()!;
       const evictedBefore = store.evicted.size;
+      const closedBefore = store.closedEvicted.size;
       const out = await gateStep(store, input, o);
       run.evicted += Math.max(0, store.evicted.size - evictedBefore);
+      run.closedEvicted += Math.max(0, store.closedEvicted.size - closedBefore);
       for (const e of out.emitted) {
         run.emitted.push({ at: now, event: e });
         const p = partitionOf(keyOf(e), partitions);
@@ -217,17 +280,26 @@ const runGates = async (timeline: readonly Step[], partitions: number, evicting:
       await apply({ source: 'closed', batch: batchOf(TOPICS.decisions, p, [step.event]) });
     } else if (step.kind === 'evict') {
       if (!evicting) continue;
-      run.evicted += evictRows(store, { all: true }).length;
-      // what is left is exactly what open comparisons pin
+      const closedBefore = store.closedEvicted.size;
+      run.evicted += evictRows(store, { all: true, closed: true }).length;
+      run.closedEvicted += store.closedEvicted.size - closedBefore;
+      // what is left is exactly what open comparisons pin, rows and closed runs
       const pinned = pinnedBy(store);
       for (const key of store.rows.keys()) expect(pinned(key)).toBe(true);
+      const closedPinned = closedPinnedBy(store);
+      for (const key of store.closed.keys()) expect(closedPinned(key)).toBe(true);
     } else {
       store = fresh();
+      // evicting, the snapshots left every closed run out (the most a restore can miss): each key with runs is
+      // evicted, and the tick reloads those the restored books name
+      if (evicting)
+        for (const e of runsOf(decisionLog)) store.closedEvicted.add(candidateKey(e.suite, e.agent_version));
       for (const [p, events] of decisionLog.entries())
         for (const e of events) {
           if (isDecision(e)) foldBookInto(store.books.get(p)!, e, processorsFold(0));
           if (e.type === 'RunClosed') addClosed(store, e);
         }
+      if (evicting) expect(store.closed.size).toBe(0);
       const none = { versions: new Set<string>(), windows: new Set<string>() };
       if (!evicting) applyRowstate(store, rowLog, none);
       else {
@@ -248,10 +320,34 @@ const runGates = async (timeline: readonly Step[], partitions: number, evicting:
             expect(store.rows.get(key)).toEqual(table);
             run.pinnedAtRestore++;
           }
+        // and every closed-runs key they name holds exactly the log's runs of it
+        const closedPinned = closedPinnedBy(store);
+        for (const [key, runs] of closedOf(decisionLog))
+          if (closedPinned(key)) {
+            expect(store.closedEvicted.has(key)).toBe(false);
+            expect(store.closed.get(key)).toEqual(runs);
+            run.closedPinnedAtRestore++;
+          }
       }
     }
   }
   return run;
+};
+
+/** Every RunClosed of passk.decisions, partition after partition. */
+const runsOf = (log: readonly PasskEvent[][]): RunClosed[] =>
+  log.flatMap((events) => events.filter((e): e is RunClosed => e.type === 'RunClosed'));
+
+/** The closed runs passk.decisions holds, per suite␟agent version key, by event id. */
+const closedOf = (log: readonly PasskEvent[][]): Map<string, Map<string, RunClosed>> => {
+  const out = new Map<string, Map<string, RunClosed>>();
+  for (const e of runsOf(log)) {
+    const key = candidateKey(e.suite, e.agent_version);
+    let runs = out.get(key);
+    if (!runs) out.set(key, (runs = new Map()));
+    runs.set(e.event_id, e);
+  }
+  return out;
 };
 
 /** The row tables passk.rowstate holds: per version, each row's highest seq (what a never-evicting restore loads). */
@@ -272,6 +368,9 @@ describe('gates that evict row tables decide as gates that never do', () => {
     let evictions = 0;
     let skipped = 0;
     let pinnedAtRestore = 0;
+    let closedEvicted = 0;
+    let closedReloads = 0;
+    let closedPinnedAtRestore = 0;
     await fc.assert(
       fc.asyncProperty(
         fc.array(OP, { minLength: 5, maxLength: 60 }),
@@ -285,6 +384,9 @@ describe('gates that evict row tables decide as gates that never do', () => {
           evictions += evicting.evicted;
           skipped += evicting.skipped;
           pinnedAtRestore += evicting.pinnedAtRestore;
+          closedEvicted += evicting.closedEvicted;
+          closedReloads += evicting.closedReloads;
+          closedPinnedAtRestore += evicting.closedPinnedAtRestore;
           if (evicting.reloads > 0 && evicting.emitted.length > 0) reloadedThenDecided++;
         },
       ),
@@ -296,6 +398,10 @@ describe('gates that evict row tables decide as gates that never do', () => {
     // and restores skipped versions by key, and found pinned ones whole
     expect(skipped).toBeGreaterThan(50);
     expect(pinnedAtRestore).toBeGreaterThan(10);
+    // closed runs were evicted with their versions and reloaded, and restores found the pinned ones whole
+    expect(closedEvicted).toBeGreaterThan(100);
+    expect(closedReloads).toBeGreaterThan(50);
+    expect(closedPinnedAtRestore).toBeGreaterThan(10);
   });
 });
 
@@ -449,5 +555,97 @@ describe('what eviction keeps', () => {
     // with the clock at the skewed trial, a version that ran today would be a year idle and evicted
     expect(evictRows(store, { idleMs: 7 * DAY })).toEqual([]);
     expect([...store.rows.keys()].sort()).toEqual([key('skewed'), key('today')]);
+  });
+});
+
+describe('evicting closed runs', () => {
+  const closedRun = (version: string, run: string, at: number): RunClosed =>
+    toRunClosed(
+      {
+        event_id: deterministicEventId(at, 'RunFinished', run),
+        type: 'RunFinished',
+        schema_version: 1,
+        occurred_at: at,
+        producer: 'test',
+        run_id: run,
+        suite: SUITE,
+        dataset_version: DV,
+        agent: { version },
+        status: 'completed',
+        trials: 1,
+      },
+      'p',
+    );
+  const records = (events: readonly PasskEvent[]) => events.map((event, offset) => ({ offset, event }));
+
+  it('snapshots leave an evicted key`s runs out and name it; a restore marks it evicted and keeps the clock', () => {
+    const runs = [closedRun('a', 'run-a-0', T0 + 2), closedRun('b', 'run-b-0', T0 + 1), closedRun('a', 'run-a-1', T0)];
+    const prefix = emptyPrefix();
+    foldPrefix(prefix, records(runs.slice(0, 2)), 1);
+    evictPrefixClosed(prefix, [candidateKey(SUITE, 'a')]);
+    // a later run of an evicted key is not kept either
+    foldPrefix(prefix, [{ offset: 2, event: runs[2]! }], 2);
+    const whole = toGateBookSnapshot(prefix, 0, 1, 'p');
+    expect(whole.closed).toEqual([runs[1]]);
+    expect(whole.closed_evicted).toEqual([candidateKey(SUITE, 'a')]);
+    expect(whole.closed_at).toBe(T0 + 2);
+    // chunked (one entry a chunk) and joined again: the same snapshot
+    const chunks = chunkSnapshot(whole, JSON.stringify(whole).length - 1, 'a');
+    expect(chunks.length).toBeGreaterThan(1);
+    const joined = joinChunks(chunks);
+    expect(joined.closed).toEqual(whole.closed);
+    expect(joined.closed_evicted).toEqual(whole.closed_evicted);
+    const restored = restorePrefix(joined);
+    expect([...restored.closedEvicted]).toEqual([candidateKey(SUITE, 'a')]);
+    expect(restored.closedAt).toBe(T0 + 2);
+    const store = createGateStore();
+    applyClosed(store, [joined]);
+    expect([...store.closedEvicted]).toEqual([candidateKey(SUITE, 'a')]);
+    expect([...store.closed.keys()]).toEqual([candidateKey(SUITE, 'b')]);
+    expect(store.closedAt).toBe(T0 + 2);
+    // the tail's run of an evicted key is not kept: only a reload brings the key back, whole
+    addClosed(store, runs[0]!);
+    expect(store.view.closed(SUITE, 'a')).toEqual([]);
+  });
+
+  it('evicts a key with its rows, reloads it in the same reload as the rows, and a cut-short read reloads neither', async () => {
+    const store = createGateStore();
+    const table = new Map<string, StreamRowState>();
+    const states = foldTrials(table, [
+      trial({
+        suite: SUITE,
+        dataset_version: DV,
+        row: 'r0',
+        version: 'a',
+        run: 'run-a-0',
+        attempt: 0,
+        passed: true,
+        output: 'x',
+        at: T0,
+      }),
+    ]).map((ch) => toRowStateChanged(ch.after, 'p'));
+    applyRowstate(store, states, { versions: new Set(), windows: new Set() });
+    const run = closedRun('a', 'run-a-0', T0);
+    addClosed(store, run);
+    evictRows(store, { all: true, closed: true });
+    expect([...store.closedEvicted]).toEqual([candidateKey(SUITE, 'a')]);
+    expect(store.closed.size).toBe(0);
+    declare(store, 'a', 'b');
+    const closed = { pinned: closedPinnedBy(store), reload: async () => undefined };
+    expect((await reloadPinned(store, async () => states, undefined, closed)).size).toBe(0);
+    expect(store.rows.size).toBe(0);
+    expect(store.closedEvicted.size).toBe(1);
+    const asked: string[] = [];
+    await reloadPinned(store, async () => states, undefined, {
+      pinned: closedPinnedBy(store),
+      reload: async (keys) => {
+        asked.push(...keys);
+        return [run];
+      },
+    });
+    expect(asked).toEqual([candidateKey(SUITE, 'a')]);
+    expect(store.view.closed(SUITE, 'a')).toEqual([run]);
+    expect(store.view.rows(SUITE, DV, 'a').size).toBe(1);
+    expect(store.closedEvicted.size).toBe(0);
   });
 });
