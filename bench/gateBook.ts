@@ -1,3 +1,9 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { createEmbeddedEventLog } from '../log/index.ts';
+import { readClosedRuns } from '../processors/topologies/gates.ts';
+import { candidateKey } from '../schemas/topics.ts';
 import {
   emptyBook,
   EVICT_DECIDED,
@@ -11,6 +17,7 @@ import type { GateEvaluated } from '../schemas/events/decisions.ts';
 import { deterministicEventId } from '../schemas/ids.ts';
 import {
   emptyPrefix,
+  evictPrefixClosed,
   foldPrefix,
   restorePrefix,
   toGateBookSnapshot,
@@ -267,10 +274,27 @@ export const asyncBestMs = async (run: () => Promise<unknown>, repeats: number):
 export async function benchGateRestore(o: {
   events: readonly number[];
   tails: readonly number[];
+  /**
+   * The gates evict closed runs with their versions (`evictClosed`): at the snapshot, every key no open comparison
+   * names is left out (here all of them: every comparison is decided), and so is every later run of it.
+   */
+  evictClosed?: boolean;
 }): Promise<GateRestoreLine[]> {
   comparisonsFor(Math.max(...o.events) + Math.max(...o.tails));
+  const evicted = (s: DecisionsPrefix): DecisionsPrefix => {
+    if (!o.evictClosed) return s;
+    const named = new Set<string>();
+    for (const c of Object.values(s.book.comparisons))
+      for (const v of [c.declared.baseline, c.declared.candidate]) named.add(candidateKey(c.declared.suite, v));
+    const keys = new Set([...s.closed.values()].map((r) => candidateKey(r.suite, r.agent_version)));
+    evictPrefixClosed(
+      s,
+      [...keys].filter((k) => !named.has(k)),
+    );
+    return s;
+  };
   const snapshotOf = async (events: number) =>
-    jsonCodec.encode(toGateBookSnapshot(foldRecords(emptyPrefix(), 0, events), 0, 1, 'bench'));
+    jsonCodec.encode(toGateBookSnapshot(evicted(foldRecords(emptyPrefix(), 0, events)), 0, 1, 'bench'));
   const restore = async (bytes: Uint8Array, from: number, tail: number): Promise<DecisionsPrefix> => {
     const snapshot = await jsonCodec.decode(bytes);
     if (snapshot.type !== 'GateBookSnapshot') throw new Error(snapshot.type);
@@ -310,6 +334,49 @@ export async function benchGateRestore(o: {
         bookBytes: retainedOf(() => structuredClone(restored.book), Math.max(2, Math.round(copies / 10))),
         baselineBookBytes,
       });
+    }
+  }
+  return out;
+}
+
+export interface ClosedReloadLine {
+  readonly events: number;
+  /** Milliseconds of one reload of a key's closed runs (`readClosedRuns`: every key of passk.decisions read). */
+  readonly ms: number;
+  /** The runs it brought back. */
+  readonly runs: number;
+}
+
+/**
+ * What bringing an evicted key's closed runs back costs (docs/processors.md, "Evicting versions from the row
+ * tables"): the stream above written to passk.decisions of an embedded log (one partition, as a bench's worst case:
+ * every record is scanned), then one key's RunClosed read again as the gates' reload reads them. Best of `runs`.
+ */
+export async function benchClosedReload(o: { events: readonly number[]; runs: number }): Promise<ClosedReloadLine[]> {
+  comparisonsFor(Math.max(...o.events));
+  const out: ClosedReloadLine[] = [];
+  for (const events of o.events) {
+    const dir = mkdtempSync(join(tmpdir(), 'passk-bench-closedreload-'));
+    const log = createEmbeddedEventLog({ dataDir: dir, synchronous: 'NORMAL', partitions: 1 });
+    try {
+      const current = { k: -1, c: built[0]! };
+      for (let start = 0; start < events; start += 5_000) {
+        const part: DecisionEvent[] = [];
+        for (let i = start; i < Math.min(events, start + 5_000); i++) part.push(eventAt(i, false, current));
+        await log.publisher.publish(part, { trusted: true });
+      }
+      const keys = new Set([candidateKey('s', 'v7')]);
+      let ms = Infinity;
+      let runs = 0;
+      for (let r = 0; r < o.runs; r++) {
+        const started = performance.now();
+        runs = (await readClosedRuns(log, keys, `bench-closedreload-${events}-${r}`)).length;
+        ms = Math.min(ms, performance.now() - started);
+      }
+      out.push({ events, ms, runs });
+    } finally {
+      await log.close();
+      rmSync(dir, { recursive: true, force: true });
     }
   }
   return out;

@@ -36,7 +36,7 @@ import { benchDashboard } from './dashboard.ts';
 import { benchEventLog } from './eventLog.ts';
 import { benchFirstPaint } from './firstPaint.ts';
 import { benchFreshness } from './freshness.ts';
-import { benchGateBook, benchGateRestore } from './gateBook.ts';
+import { benchClosedReload, benchGateBook, benchGateRestore } from './gateBook.ts';
 import { benchGateChunks, benchGateHorizon } from './gateHorizon.ts';
 import { benchGateRows } from './gateRows.ts';
 import { benchGrowth } from './growth.ts';
@@ -226,9 +226,18 @@ if (wanted('gatebook')) {
 if (wanted('gatebook') || wanted('gaterestore')) {
   log('gaterestore: a restore from the latest gate book snapshot after 1k, 100k and 1M decision events …');
   const events = [100_000, 1_000_000].map((n) => Math.max(1_000, Math.round((n * scale) / 1_000) * 1_000));
-  for (const g of await benchGateRestore({ events, tails: [0, 20_000] })) {
+  const lines = [
+    ...(await benchGateRestore({ events, tails: [0, 20_000] })).map((g) => ({ ...g, evicting: false })),
+    ...(await benchGateRestore({ events, tails: [0, 20_000], evictClosed: true })).map((g) => ({
+      ...g,
+      evicting: true,
+    })),
+  ];
+  for (const g of lines) {
     const n = g.events.toLocaleString('en-US');
-    const after = g.tail === 0 ? 'a clean stop' : `a crash, ${g.tail.toLocaleString('en-US')} records after it`;
+    const after =
+      (g.tail === 0 ? 'a clean stop' : `a crash, ${g.tail.toLocaleString('en-US')} records after it`) +
+      (g.evicting ? '; closed runs evicted' : '');
     table.push([
       `gate restore from a snapshot (${n} events, ${g.comparisons} comparisons; ${after}; snapshot ${size(g.snapshotBytes)})`,
       `${g.restoreMs.toFixed(2)} ms`,
@@ -284,6 +293,19 @@ if (wanted('gatebook') || wanted('gaterestore') || wanted('gatehorizon')) {
   }
 }
 
+if (wanted('gaterows') || wanted('gateclosed')) {
+  log('gateclosed: one key`s closed runs reloaded from passk.decisions after 1k and 1M decision events …');
+  const events = [1_000, Math.max(1_000, Math.round((1_000_000 * scale) / 1_000) * 1_000)];
+  const [base, ...rest] = await benchClosedReload({ events, runs: 3 });
+  for (const g of rest)
+    table.push([
+      `closed runs reloaded by key (${g.events.toLocaleString('en-US')} decision events, one partition, ${g.runs} records)`,
+      `${g.ms.toFixed(1)} ms`,
+      `the same after 1,000 events (${base!.runs} runs)`,
+      `${base!.ms.toFixed(1)} ms`,
+      `${(g.ms / base!.ms).toFixed(1)}×`,
+    ]);
+}
 if (wanted('gaterows')) {
   const closed = [100, 1_000].map((n) => Math.max(1, Math.round(n * scale)));
   log(`gaterows: the gates' row tables restored after ${closed.join(' and ')} closed comparisons, against 1 …`);

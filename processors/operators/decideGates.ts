@@ -352,8 +352,10 @@ export interface EvictOptions {
   /** Evict every version nothing pins, whatever its age (tests force evictions with it). */
   readonly all?: boolean;
   /**
-   * Evict closed runs too (needs a `reloadClosed`): a suite␟agent version key no open comparison names and none of
-   * whose row tables is loaded, whatever its age.
+   * Evict closed runs too (needs a `reloadClosed`): a suite␟agent version key no open comparison names, none of whose
+   * row tables is loaded, and whose newest run closed `idleMs` before the newest row state of any version (any age
+   * with `all`). A decided comparison's versions keep their runs for the idle window: the next declaration usually
+   * names one (its candidate becomes a baseline), and a reload of runs reads the whole of passk.decisions.
    */
   readonly closed?: boolean;
 }
@@ -379,23 +381,25 @@ export const evictRows = (store: GateStore, o: EvictOptions = {}): string[] => {
     out.push(key);
   }
   for (const key of [...store.done]) if (!store.rows.has(key)) store.done.delete(key);
-  if (o.closed) evictClosed(store);
+  if (o.closed) evictClosed(store, o);
   return out;
 };
 
 /**
- * Evicts, in place, the closed runs of every suite␟agent version key no open comparison names and with no row table
- * loaded (they go with their version's rows): dropped whole from the global table and from the owned partitions'
+ * Evicts, in place, the closed runs of every suite␟agent version key no open comparison names, with no row table
+ * loaded (they go with their version's rows) and no run closed within the idle window (`EvictOptions.closed`): dropped whole from the global table and from the owned partitions'
  * prefixes (so their snapshots leave them out), the key marked evicted until a reload. Returns the keys evicted.
  */
-export const evictClosed = (store: GateStore): string[] => {
+export const evictClosed = (store: GateStore, o: Pick<EvictOptions, 'idleMs' | 'all'> = { all: true }): string[] => {
   const pinned = closedPinnedBy(store);
+  const before = store.rowClock - (o.idleMs ?? 0);
   const loaded = new Set<string>();
   for (const key of store.rows.keys()) loaded.add(closedKeyOf(key));
   for (const key of store.reloading.keys()) loaded.add(closedKeyOf(key));
   const out: string[] = [];
-  for (const key of store.closed.keys()) {
+  for (const [key, runs] of store.closed) {
     if (pinned(key) || loaded.has(key)) continue;
+    if (!o.all && [...runs.values()].some((r) => r.occurred_at >= before)) continue;
     store.closedEvicted.add(key);
     out.push(key);
   }

@@ -75,7 +75,9 @@ const PASS = [true, true, true, true, true, true, true, true, true];
 const MIXED = [true, false, true, true, true, false, true, true, true];
 const rowsA = rowsOf('a', PASS, T0 + 1_000);
 const rowsB = rowsOf('b', MIXED, T0 + 2_000);
-const rowsC = rowsOf('c', PASS, T0 + 3_000);
+// two days later: past the evicting gates' one-day idle window, a's and b's closed runs go too (with their rows)
+const LATER = T0 + 2 * 86_400_000;
+const rowsC = rowsOf('c', PASS, LATER + 3_000);
 export const phases: PasskEvent[][] = [
   [
     ...rowsA,
@@ -85,9 +87,9 @@ export const phases: PasskEvent[][] = [
     declared('gate-1', 'a', 'b', T0 + 5_000),
   ],
   // names b, evicted once gate-1 decided: reloaded before gate-2 decides
-  [...rowsC, closed('c', 9, T0 + 6_000), declared('gate-2', 'b', 'c', T0 + 7_000)],
-  // after a restart: names a, evicted then
-  [declared('gate-3', 'c', 'a', T0 + 8_000)],
+  [...rowsC, closed('c', 9, LATER + 6_000), declared('gate-2', 'b', 'c', LATER + 7_000)],
+  // after a restart: names a, evicted then, rows and closed runs (the snapshot left a's runs out): both reloaded
+  [declared('gate-3', 'c', 'a', LATER + 8_000)],
 ];
 
 /** A fresh log for the phases, and how to open it again for the restart (else the same handle goes on). */

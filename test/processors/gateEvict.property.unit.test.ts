@@ -48,7 +48,8 @@ import { T0, trial } from '../helpers/processorFixtures.ts';
  * states), runs closed, comparisons declared between any two of four versions (decided, or sent to confirmation),
  * evictions forced after any step (every version nothing pins) and restarts (a new store restored from the logs, as
  * the topology restores it): the gates with eviction emit exactly what the gates that never evict emit, event for
- * event, in the same order. The never-evicting gates are the ones `gateLayout.property.unit.test.ts` checks against
+ * event, in the same order. Closed runs are evicted with the rows and reloaded by key from passk.decisions, runs are
+ * retracted (a run counted once counts again), and a restart restores no closed run (every key evicted). The never-evicting gates are the ones `gateLayout.property.unit.test.ts` checks against
  * the offline gate (`gate --from-store`'s computation).
  */
 const SUITE = 'refunds';
