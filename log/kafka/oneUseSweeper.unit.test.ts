@@ -1,9 +1,13 @@
-import { describe, expect, it } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { oneUseSweeper } from './kafkaLog.ts';
 
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+/** vitest's timers: the sweeps' waits are advanced, not waited (real 20 ms timers missed rounds at load 27). */
+const sleep = (ms: number) => vi.advanceTimersByTimeAsync(ms);
 
 describe('the one-use group sweeper', () => {
+  beforeEach(() => void vi.useFakeTimers());
+  afterEach(() => void vi.useRealTimers());
+
   it('sweeps at once and once more later; start() twice is one start', async () => {
     let sweeps = 0;
     const s = oneUseSweeper(async () => (sweeps++, 0), 20, 4);
