@@ -36,7 +36,8 @@ const DLQ_READ_TIMEOUT_MS = 60_000;
 /**
  * The last part of every one-use group's name (`ConsumerOptions.transient`, the DLQ reader): such a group never
  * holds a commit, so once it is empty it can go. A clean close deletes its own; a SIGKILLed process cannot, so
- * the next log of the same namespace that opens a one-use consumer deletes the empty ones it finds (`sweep`).
+ * the next log of the same namespace that opens a one-use consumer deletes the ones it finds empty at two of its
+ * sweeps at least 14 s apart (`oneUseSweep`).
  */
 export const ONE_USE_SUFFIX = '.one-use';
 /**
@@ -109,18 +110,53 @@ export const oneUseSweeper = (sweep: () => Promise<number>, everyMs = SECOND_SWE
 };
 
 /**
- * Deletes the empty one-use groups of `namespace` (the broker refuses to delete a group with members); resolves
- * to how many of them, other than `own` (this process's live ones), still have members.
+ * How long a sweep leaves another process's one-use group it found `Empty` before it deletes it: it must have seen it
+ * `Empty` at an earlier sweep at least this long before. A live process's group is `Empty` for a while too: kafkajs's
+ * `admin.setOffsets` (a restore's start offsets) leaves it so, holding those offsets, until the real consumer joins
+ * (its connect, its lag read: seconds, more with a broker away). Deleted in between, the consumer restarts at offset
+ * 0 and the reader's end (its start plus its lag) lies past the topic's end: the read hangs or restores wrongly.
+ * Sweeps are `SECOND_SWEEP_MS` apart; a second less, as a timer may fire a little early by the wall clock.
  */
-const sweepOneUseGroups = async (admin: Admin, namespace: string, own: ReadonlySet<string>): Promise<number> => {
-  const ours = (await admin.listGroups()).groups
-    .map((g) => g.groupId)
-    .filter((g) => g.startsWith(namespace + 'passk-') && g.endsWith(ONE_USE_SUFFIX) && !own.has(g));
-  if (ours.length === 0) return 0;
-  const groups = (await admin.describeGroups(ours)).groups;
-  const empty = groups.filter((g) => g.state === 'Empty').map((g) => g.groupId);
-  if (empty.length > 0) await admin.deleteGroups(empty);
-  return groups.length - empty.length;
+const OTHERS_EMPTY_MS = SECOND_SWEEP_MS - 1_000;
+
+/**
+ * A sweep of the one-use groups of `namespace` (each call one round): deletes this log's own closed ones whose delete
+ * failed (`undeleted`, not `own`) once they are empty, and another process's once it has stayed empty from an earlier
+ * round at least `OTHERS_EMPTY_MS` before (a killed process's: its first round marks them, a later one deletes them).
+ * The broker refuses to delete a group with members. Resolves to how many groups, other than `own` (this process's
+ * live ones), are left: with members, or empty and not yet old enough (so the sweeper makes another round).
+ */
+const oneUseSweep = (
+  admin: Pick<Admin, 'listGroups' | 'describeGroups' | 'deleteGroups'>,
+  namespace: string,
+  own: ReadonlySet<string>,
+  undeleted: Set<string>,
+) => {
+  /** Another process's group → when a round first found it empty (forgotten once gone or with members). */
+  const emptySince = new Map<string, number>();
+  return async (): Promise<number> => {
+    const now = Date.now();
+    const ours = (await admin.listGroups()).groups
+      .map((g) => g.groupId)
+      .filter((g) => g.startsWith(namespace + 'passk-') && g.endsWith(ONE_USE_SUFFIX) && !own.has(g));
+    const listed = new Set(ours);
+    for (const g of emptySince.keys()) if (!listed.has(g)) emptySince.delete(g);
+    if (ours.length === 0) return 0;
+    const groups = (await admin.describeGroups(ours)).groups;
+    const due: string[] = [];
+    for (const { groupId, state } of groups) {
+      if (state !== 'Empty') emptySince.delete(groupId);
+      else if (undeleted.has(groupId)) due.push(groupId);
+      else if (!emptySince.has(groupId)) emptySince.set(groupId, now);
+      else if (now - emptySince.get(groupId)! >= OTHERS_EMPTY_MS) due.push(groupId);
+    }
+    if (due.length > 0) await admin.deleteGroups(due);
+    for (const g of due) {
+      emptySince.delete(g);
+      undeleted.delete(g);
+    }
+    return groups.length - due.length;
+  };
 };
 
 /** Kafka + a Confluent-compatible schema registry behind the EventLog port. */
@@ -159,17 +195,21 @@ export const createKafkaEventLog = async (opts: KafkaEventLogOptions): Promise<E
 
   // in the background: a broker away at a sweep is waited out a few times, then left to the next start
   const ownGroups = new Set<string>();
-  const sweeper = oneUseSweeper(() => sweepOneUseGroups(admin, namespace, ownGroups));
   /**
    * This log's one-use groups not known to be gone: a consumer's still opening or open, or one whose delete failed
    * (the consumer's 14 s of tries), or whose open failed after kafkajs's setOffsets had made the group. A failed one
-   * is swept again later (`again`, it is no longer `own`); `close()` makes one last try at those left.
+   * is swept again later (`again`, it is no longer `own`), at once if empty (a sweep waits before it deletes another
+   * process's group, not this one), and forgotten once a sweep deleted it; `close()` makes one last try at those left.
    */
   const undeleted = new Set<string>();
-  /** Consumers being opened: `close()` waits for them (bounded), so they are closed (a one-use group deleted) too. */
+  /**
+   * Consumers being opened, and reads of the DLQ: `close()` waits for them (bounded), so they are closed (a one-use
+   * group deleted) too.
+   */
   const opening = new Set<Promise<unknown>>();
+  const sweeper = oneUseSweeper(oneUseSweep(admin, namespace, ownGroups, undeleted));
 
-  const deadLetters = async (): Promise<DeadLetter[]> => {
+  const readDeadLetters = async (): Promise<DeadLetter[]> => {
     const topic = names.physical(TOPICS.dlq);
     // as the lag read does (offsets.ts): retried while a leader or the cluster's metadata moves, through a new admin
     // after a leadership error (fix 13); kafkajs's TypeError on its stale metadata cache (fix 8) is transient, not a
@@ -180,6 +220,7 @@ export const createKafkaEventLog = async (opts: KafkaEventLogOptions): Promise<E
     );
     if (ends.size === 0) return [];
     const groupId = `${namespace}passk-dlq-reader-${randomBytes(4).toString('hex')}${ONE_USE_SUFFIX}`;
+    ownGroups.add(groupId);
     undeleted.add(groupId);
     const reader = opts.kafka.consumer({ groupId, maxBytesPerPartition: maxEventBytes + RECORD_OVERHEAD_BYTES });
     const letters: DeadLetter[] = [];
@@ -211,12 +252,26 @@ export const createKafkaEventLog = async (opts: KafkaEventLogOptions): Promise<E
       });
     } finally {
       await reader.disconnect().catch(() => {});
+      ownGroups.delete(groupId);
       await admin.deleteGroups([groupId]).then(
         () => undeleted.delete(groupId),
         () => sweeper.again(),
       );
     }
     return letters;
+  };
+  /**
+   * The DLQ's letters. A one-use group too, read while `close()` may come: the read is one of `opening`, so a close
+   * waits for it (bounded) and its group is deleted before the process exits.
+   */
+  const deadLetters = async (): Promise<DeadLetter[]> => {
+    const reading = readDeadLetters();
+    opening.add(reading);
+    try {
+      return await reading;
+    } finally {
+      opening.delete(reading);
+    }
   };
   // one writer per log: every consumer of this process shares what the DLQ already holds
   const deadLetter = createDeadLetterWriter({

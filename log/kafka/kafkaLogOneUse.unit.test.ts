@@ -18,7 +18,11 @@ const names = topicNames(NS);
 const standInCluster = () => {
   /** Group id → members: what listGroups and describeGroups answer. */
   const groups = new Map<string, number>();
+  /** Group id → its committed offsets (partition → offset), set by setOffsets: what fetchOffsets answers. */
+  const committed = new Map<string, Map<number, number>>();
   let failDeletes = 0;
+  let deleteCalls = 0;
+  const dlq = names.physical(TOPICS.dlq);
   const admin = {
     /** kafkajs's setOffsets joins the group, commits, waits out one idle fetch (5 s), leaves: the group stays. */
     setOffsetsMs: 5_000,
@@ -31,35 +35,90 @@ const standInCluster = () => {
         partitions: [0, 1, 2, 3].map((partitionId) => ({ partitionId, leader: 1 })),
       })),
     }),
-    setOffsets: async ({ groupId }: { groupId: string }) => {
+    /** Every topic holds 10 records a partition; the DLQ one letter, in partition 0. */
+    fetchTopicOffsets: async (topic: string) =>
+      [0, 1, 2, 3].map((partition) => {
+        const high = topic !== dlq ? 10 : partition === 0 ? 1 : 0;
+        return { partition, offset: String(high), high: String(high), low: '0' };
+      }),
+    fetchOffsets: async ({ groupId, topics }: { groupId: string; topics: string[] }) =>
+      topics.map((topic) => ({
+        topic,
+        partitions: [0, 1, 2, 3].map((partition) => ({
+          partition,
+          offset: String(committed.get(groupId)?.get(partition) ?? -1),
+          metadata: null,
+        })),
+      })),
+    setOffsets: async ({
+      groupId,
+      partitions,
+    }: {
+      groupId: string;
+      partitions: { partition: number; offset: string }[];
+    }) => {
       groups.set(groupId, 0);
+      committed.set(groupId, new Map(partitions.map((p) => [p.partition, Number(p.offset)])));
       if (admin.setOffsetsMs > 0) await new Promise((r) => setTimeout(r, admin.setOffsetsMs));
     },
     listGroups: async () => ({ groups: [...groups.keys()].map((groupId) => ({ groupId, protocolType: 'consumer' })) }),
     describeGroups: async (ids: string[]) => ({
       groups: ids.map((groupId) => ({ groupId, state: groups.get(groupId) ? 'Stable' : 'Empty', members: [] })),
     }),
+    /** As a broker: a group with members is not deleted (NON_EMPTY_GROUP), the others are. */
     deleteGroups: async (ids: string[]) => {
+      deleteCalls++;
       if (failDeletes-- > 0) throw new Error('The coordinator is not available');
-      for (const id of ids) groups.delete(id);
+      const held = ids.filter((id) => groups.get(id));
+      for (const id of ids.filter((i) => !held.includes(i))) {
+        groups.delete(id);
+        committed.delete(id);
+      }
+      if (held.length > 0) throw new Error(`NON_EMPTY_GROUP: ${held.join(', ')}`);
     },
   };
+  /** The DLQ reader: joins its group when it runs, reads the one letter after `dlqReadMs`, leaves at its disconnect. */
+  const dlqReader = ({ groupId }: { groupId: string }) => ({
+    on: () => {},
+    events: { GROUP_JOIN: 'consumer.group_join', CRASH: 'consumer.crash' },
+    connect: async () => {},
+    subscribe: async () => {},
+    run: async ({ eachBatch }: { eachBatch: (p: unknown) => Promise<void> }) => {
+      groups.set(groupId, 1);
+      await new Promise((r) => setTimeout(r, cluster.dlqReadMs));
+      await eachBatch({
+        batch: {
+          topic: dlq,
+          partition: 0,
+          messages: [{ offset: '0', key: null, value: Buffer.from('x'), headers: {} }],
+        },
+      });
+    },
+    stop: async () => {},
+    disconnect: async () => void (groups.has(groupId) && groups.set(groupId, 0)),
+  });
   const kafka = {
     admin: () => admin,
     producer: () => ({ connect: async () => {}, disconnect: async () => {} }),
-    consumer: fakeKafka.consumer,
+    consumer: (c: { groupId: string }) => (c.groupId.includes('dlq-reader') ? dlqReader(c) : fakeKafka.consumer(c)),
   } as unknown as Kafka;
   let id = 0;
   const registry = { register: async () => ({ id: ++id }) } as unknown as SchemaRegistry;
-  return {
+  const cluster = {
     kafka,
     registry,
     admin,
+    dlqReadMs: 3_000,
     /** The one-use groups on the cluster, without the namespace. */
     oneUse: () => [...groups.keys()].filter((g) => g.endsWith(ONE_USE_SUFFIX)).map((g) => g.slice(NS.length)),
     /** The next `n` deletes fail (a coordinator away). */
     failDeletes: (n: number) => void (failDeletes = n),
+    /** How many deleteGroups calls the cluster had. */
+    deleteCalls: () => deleteCalls,
+    /** Group `g` (without the namespace) has `n` members now: a consumer joined, left, or a dead one's session ended. */
+    members: (g: string, n: number) => void groups.set(NS + g, n),
   };
+  return cluster;
 };
 
 /** A restore's reader: a one-use group that starts at offsets (kafkajs's setOffsets makes the group). */
@@ -112,7 +171,10 @@ describe('the Kafka log’s one-use groups', () => {
     expect(cluster.oneUse()).toEqual([`passk-gates.restore.vm-2${ONE_USE_SUFFIX}`]);
     await vi.advanceTimersByTimeAsync(15_000);
     expect(cluster.oneUse()).toEqual([]);
+    // and forgotten once swept: the close has no group left to try
+    const deletes = cluster.deleteCalls();
     await log.close();
+    expect(cluster.deleteCalls()).toBe(deletes);
   });
 
   it('a close makes one last try at a one-use group whose delete failed', async () => {
@@ -131,5 +193,75 @@ describe('the Kafka log’s one-use groups', () => {
     await vi.advanceTimersByTimeAsync(1_000);
     await logClosing;
     expect(cluster.oneUse()).toEqual([]);
+  });
+
+  it('a sweep leaves another live process’s one-use group that is empty only until its consumer joins', async () => {
+    const cluster = standInCluster();
+    cluster.admin.setOffsetsMs = 0;
+    const a = await createKafkaEventLog({ kafka: cluster.kafka, registry: cluster.registry, namespace: NS });
+    const b = await createKafkaEventLog({ kafka: cluster.kafka, registry: cluster.registry, namespace: NS });
+    // process A: a restore's reader, open; its group holds the start offsets setOffsets left, with no member yet
+    const reader = await restore(a, 'passk-gates.restore.A');
+    const group = `passk-gates.restore.A${ONE_USE_SUFFIX}`;
+    const lagA = async () => (await reader.lag()).find((l) => l.partition === 0)?.lag;
+    expect(await lagA()).toBe(5); // 10 - 5: readToEnd's end is 5 + 5
+    // process B opens a one-use consumer: its first sweep comes now, while A reads its lag before it joins
+    const other = await b.consumer({ groupId: 'passk-gates.restore.B', topics: [TOPICS.decisions], transient: true });
+    await vi.advanceTimersByTimeAsync(10);
+    expect(cluster.oneUse()).toEqual([group]);
+    expect(await lagA()).toBe(5);
+    // A joins; B's second sweep, 15 s on, finds a member
+    cluster.members(group, 1);
+    await vi.advanceTimersByTimeAsync(15_000);
+    expect(cluster.oneUse()).toEqual([group]);
+    expect(await lagA()).toBe(5);
+    cluster.members(group, 0);
+    await reader.close();
+    expect(cluster.oneUse()).toEqual([]);
+    await other.close();
+    await a.close();
+    await b.close();
+  });
+
+  it('a killed process’s one-use group, empty at the start’s first sweep, is deleted by its second', async () => {
+    const cluster = standInCluster();
+    const dead = `passk-gates.restore.dead${ONE_USE_SUFFIX}`;
+    cluster.members(dead, 0); // killed more than a session ago
+    const log = await createKafkaEventLog({ kafka: cluster.kafka, registry: cluster.registry, namespace: NS });
+    const c = await log.consumer({ groupId: 'passk-gates.restore.new', topics: [TOPICS.decisions], transient: true });
+    await vi.advanceTimersByTimeAsync(10);
+    expect(cluster.oneUse()).toEqual([dead]); // seen empty once
+    await vi.advanceTimersByTimeAsync(15_000);
+    expect(cluster.oneUse()).toEqual([]);
+    await c.close();
+    await log.close();
+  });
+
+  it('a killed process’s one-use group still held by its member at the start is deleted by a later sweep', async () => {
+    const cluster = standInCluster();
+    const dead = `passk-gates.restore.dead${ONE_USE_SUFFIX}`;
+    cluster.members(dead, 1); // killed a moment ago: its member is there until its session expires
+    const log = await createKafkaEventLog({ kafka: cluster.kafka, registry: cluster.registry, namespace: NS });
+    const c = await log.consumer({ groupId: 'passk-gates.restore.new', topics: [TOPICS.decisions], transient: true });
+    await vi.advanceTimersByTimeAsync(10_000);
+    cluster.members(dead, 0); // the session expired
+    await vi.advanceTimersByTimeAsync(5_010); // the second sweep finds it empty, first time
+    expect(cluster.oneUse()).toEqual([dead]);
+    await vi.advanceTimersByTimeAsync(15_000); // its retry, 15 s later
+    expect(cluster.oneUse()).toEqual([]);
+    await c.close();
+    await log.close();
+  });
+
+  it('a log closed while it reads the DLQ waits for the read, so its reader’s group is deleted', async () => {
+    const cluster = standInCluster();
+    const log = await createKafkaEventLog({ kafka: cluster.kafka, registry: cluster.registry, namespace: NS });
+    const letters = log.deadLetters();
+    await vi.advanceTimersByTimeAsync(1_000); // the reader joined its group; the stop comes
+    expect(cluster.oneUse()).toHaveLength(1);
+    const leftAtClose = log.close().then(() => cluster.oneUse());
+    await vi.advanceTimersByTimeAsync(20_000);
+    expect(await leftAtClose).toEqual([]);
+    expect(await letters).toHaveLength(1);
   });
 });

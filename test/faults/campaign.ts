@@ -186,8 +186,11 @@ const CATCH_UP_MS = 180_000;
 const STOP_MS = 60_000;
 /** How often the catch-up is polled (an admin offsets read; a decisions read). */
 const POLL_MS = 200;
-/** How long a killed processor's one-use groups may stay after the check (its session, then the next sweep). */
-const GROUPS_MS = 20_000;
+/**
+ * How long a killed processor's one-use groups may stay after the check: its session, then two sweeps that find them
+ * empty 15 s apart (a sweep deletes another process's group only so, log/kafka/kafkaLog.ts `oneUseSweep`).
+ */
+const GROUPS_MS = 35_000;
 /** Rows of the gate workload: a baseline, a candidate that breaks must-not-break rows, two comparisons. */
 const GATE_ROWS = 12;
 

@@ -47,7 +47,8 @@ it('a SIGKILLed processor’s one-use groups are deleted by the next start; only
     await killed.exited;
     expect(await groups()).toEqual(expect.arrayContaining(tails));
 
-    // restarted at once: the dead member still holds its groups, so the second sweep (after its session) deletes them
+    // restarted at once: the dead member still holds its groups, so a later sweep deletes them (one finds them empty
+    // after its session, the next, 15 s on, deletes them)
     const next = startChild({ ...env.child, instanceId: 'next', maxBatch: 20, maxWaitMs: 20 });
     await until(() => next.owned().size === 4, 150_000, 'the restarted processor to own the 4 partitions');
     let left: string[] = [];
