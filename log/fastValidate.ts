@@ -104,13 +104,63 @@ function decodeJson(bytes: Uint8Array): PasskEvent {
   return decodeText(text, false);
 }
 
-/** A RowStateChanged as passk writes it (schema version 2), which a trusted read takes as parsed. */
-const ownRowState = (value: unknown): boolean =>
-  typeof value === 'object' &&
-  value !== null &&
-  (value as { type?: unknown }).type === 'RowStateChanged' &&
-  Array.isArray((value as { attempt_records?: unknown }).attempt_records) &&
-  (value as { attempts?: unknown }).attempts === undefined;
+const isCount = (x: unknown): boolean => typeof x === 'number' && Number.isInteger(x) && x >= 0;
+const isStrings = (x: unknown): boolean => Array.isArray(x) && x.every((s) => typeof s === 'string');
+const isAnswer = (x: unknown): boolean =>
+  x === null || typeof x === 'string' || typeof x === 'boolean' || (typeof x === 'number' && Number.isFinite(x));
+const isClass = (x: unknown): boolean =>
+  x === 'stable_correct' || x === 'stable_wrong' || x === 'flip' || x === 'unclassified';
+const isAttempt = (a: unknown): boolean => {
+  if (typeof a !== 'object' || a === null) return false;
+  const r = a as Record<string, unknown>;
+  return (
+    typeof r.event_id === 'string' &&
+    typeof r.run_id === 'string' &&
+    isCount(r.attempt) &&
+    isCount(r.occurred_at) &&
+    (r.passed === null || typeof r.passed === 'boolean') &&
+    (r.output_hash === null || typeof r.output_hash === 'string') &&
+    Array.isArray(r.checks) &&
+    r.checks.every(
+      (c: unknown) =>
+        typeof c === 'object' &&
+        c !== null &&
+        typeof (c as { name?: unknown }).name === 'string' &&
+        isAnswer((c as { answer?: unknown }).answer),
+    ) &&
+    isStrings(r.forbidden_actions)
+  );
+};
+
+/**
+ * A RowStateChanged as passk writes it (schema version 2), which a trusted read takes as parsed: its type, and every
+ * field the restore reads of it (processors/folds/rowState.ts `fromRowStateChanged`, the row store's keys and seq) of
+ * the type it reads, by a plain check (no schema, no walk of unknown keys). Anything else, a malformed record of
+ * passk's changelog too, is validated in full, and a refused one dead-lettered: a record the restore could not
+ * convert would fail it at every start.
+ */
+const ownRowState = (value: unknown): boolean => {
+  if (typeof value !== 'object' || value === null) return false;
+  const v = value as Record<string, unknown>;
+  return (
+    v.type === 'RowStateChanged' &&
+    v.attempts === undefined &&
+    typeof v.suite === 'string' &&
+    typeof v.dataset_version === 'string' &&
+    typeof v.agent_version === 'string' &&
+    typeof v.row_id === 'string' &&
+    isCount(v.seq) &&
+    isCount(v.occurred_at) &&
+    isCount(v.n) &&
+    isCount(v.c) &&
+    isCount(v.ungraded) &&
+    isClass(v.class) &&
+    Array.isArray(v.attempt_records) &&
+    v.attempt_records.every(isAttempt) &&
+    (v.tags === undefined || isStrings(v.tags)) &&
+    (v.retracted_runs === undefined || isStrings(v.retracted_runs))
+  );
+};
 
 function decodeText(text: string, trusted: boolean): PasskEvent {
   let value: unknown;

@@ -30,7 +30,8 @@ export interface DecodeOptions {
   /**
    * The record is one passk wrote itself, as it wrote it (its changelog, read back at a restore: the trial
    * topology publishes it `trusted`): a RowStateChanged in the shape passk writes is taken as parsed, without the
-   * schema's check. Any other record, or one in another shape (an older schema version), is checked as always.
+   * schema's check. Any other record, or one in another shape (an older schema version, a field the restore reads
+   * missing or of another type), is checked as always, and refused as always (the consumer dead-letters it).
    */
   readonly trusted?: boolean;
 }

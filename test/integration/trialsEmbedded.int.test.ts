@@ -13,7 +13,7 @@ import { trialTopology, type TrialSink, type TrialTopologyOptions } from '../../
 import type { EventBatch, EventLog, EventPublisher } from '../../processors/ports.ts';
 import type { RowStateChanged } from '../../schemas/events/decisions.ts';
 import type { TrialRecorded } from '../../schemas/events/trialRecorded.ts';
-import { TOPICS } from '../../schemas/topics.ts';
+import { rowStateKey, TOPICS } from '../../schemas/topics.ts';
 import { trial } from '../helpers/processorFixtures.ts';
 
 /**
@@ -222,4 +222,58 @@ describe('the trial topology on the embedded log: changelog and commit in one tr
       await log.close();
     }
   });
+});
+
+/**
+ * The restore reads its changelog trusted: a row state in the shape passk writes is taken as parsed, without the
+ * schema's check (log/fastValidate.ts). A malformed record there (written by hand, by a broken writer) must not fail
+ * every restart: it goes to the dead-letter topic once, with its bytes and the reason, and processing goes on.
+ */
+describe('the trial topology restoring from a changelog that holds a malformed row state', () => {
+  it('dead-letters it once, with its bytes and the reason, and goes on restoring and processing', async () => {
+    const dir = dataDir();
+    const first = workload(10);
+    const later = [3, 4].flatMap((a) =>
+      Array.from({ length: 10 }, (_, r) => trial({ row: `r${r}`, version: 'v1', attempt: a, passed: r % 2 === 0 })),
+    );
+    const letters = async () => {
+      const log = createEmbeddedEventLog({ dataDir: dir, synchronous: 'NORMAL' });
+      try {
+        return await log.deadLetters();
+      } finally {
+        await log.close();
+      }
+    };
+    const seed = createEmbeddedEventLog({ dataDir: dir, synchronous: 'NORMAL' });
+    await seed.publisher.publish(first);
+    await seed.close();
+    const store = listSink();
+    const caughtUp = { closeUnitsWhenCaughtUp: true };
+    await run(dir, store.sink, caughtUp);
+    const written = changelogIn(dir).find((r) => r.row_id === 'r0' && r.agent_version === 'v1')!;
+
+    // a record of row r0 that parses, in passk's shape, but with a seq that is not a number and an attempt record
+    // that is not one: the restore's conversion of it threw a TypeError, at every restart
+    const bytes = new TextEncoder().encode(
+      JSON.stringify({ ...written, seq: String(written.seq + 5), attempt_records: [null] }),
+    );
+    const raw = createEmbeddedEventLog({ dataDir: dir, synchronous: 'NORMAL' });
+    await raw.publisher.publishRaw(TOPICS.rowstate, [{ key: rowStateKey(written), value: bytes }]);
+    await raw.publisher.publish(later);
+    await raw.close();
+
+    // a restart: the restore dead-letters it and restores the rest; the later trials fold onto the restored rows
+    const restarted = await run(dir, store.sink, caughtUp);
+    expect(restarted.reduce((n, p) => n + p.trials, 0)).toBe(later.length);
+    const [letter, ...more] = await letters();
+    expect(more).toEqual([]);
+    expect(letter!.source.topic).toBe(TOPICS.rowstate);
+    expect(Buffer.from(letter!.value).equals(Buffer.from(bytes))).toBe(true);
+    expect(letter!.reason).toMatch(/seq|attempt_records/);
+    expect(store.rows()).toBe(straight([...first, ...later]));
+
+    // another restart reads it again: it restores, and the record is not dead-lettered twice
+    expect((await run(dir, store.sink, caughtUp)).reduce((n, p) => n + p.trials, 0)).toBe(0);
+    expect(await letters()).toHaveLength(1);
+  }, 60_000);
 });

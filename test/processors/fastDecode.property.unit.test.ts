@@ -5,6 +5,8 @@ import { jsonCodec } from '../../schemas/codec.ts';
 import { InvalidEvent } from '../../schemas/errors.ts';
 import { anyBytes, base, deep } from '../helpers/poison.ts';
 import { fastJsonCodec } from '../../log/fastValidate.ts';
+import { fromRowStateChanged } from '../../processors/folds/rowState.ts';
+import type { RowStateChanged } from '../../schemas/events/decisions.ts';
 
 const outcome = async (decode: () => Promise<unknown>): Promise<{ ok: unknown } | { reason: string }> => {
   try {
@@ -106,5 +108,72 @@ describe('fastJsonCodec', () => {
         await jsonCodec.decode(new TextEncoder().encode(text)),
       );
     }
+  });
+  it('trusted, it checks what the restore reads of a changelog record: a malformed one is validated in full', async () => {
+    const record = {
+      ...changelogV1,
+      schema_version: 2,
+      attempts: undefined,
+      seq: 3,
+      n: 2,
+      c: 1,
+      class: 'flip',
+      attempt_records: [
+        {
+          event_id: '01JAAAAAAAAAAAAAAAAAAAAAAB',
+          run_id: 'run-1',
+          attempt: 0,
+          occurred_at: 1_700_000_000_000,
+          passed: true,
+          output_hash: 'h',
+          checks: [{ name: 'a', answer: true }],
+          forbidden_actions: ['rm'],
+        },
+      ],
+      tags: ['t'],
+      retracted_runs: ['run-0'],
+    };
+    // the reviewer's record: a seq that is not a number, an attempt record that is null (the restore threw a TypeError)
+    const reviewed = JSON.stringify({ ...record, seq: '7', n: -1, class: 'bogus', attempt_records: [null] });
+    const refused = await outcome(async () => fastJsonCodec.decodeTextNow!(reviewed));
+    expect(refused).toHaveProperty('reason');
+    expect(await outcome(async () => fastJsonCodec.decodeTextNow!(reviewed, { trusted: true }))).toEqual(refused);
+
+    // any field the restore reads (top level or of an attempt) replaced by any JSON value: a trusted read takes the
+    // record only where the restore can convert it; what it refuses, it refuses as the untrusted read does
+    const paths = [
+      ...['suite', 'dataset_version', 'agent_version', 'row_id', 'seq', 'occurred_at', 'n', 'c', 'ungraded'],
+      ...['class', 'attempt_records', 'tags', 'retracted_runs'],
+      ...['event_id', 'run_id', 'attempt', 'occurred_at', 'passed', 'output_hash', 'checks', 'forbidden_actions'].map(
+        (f) => `attempt_records.0.${f}`,
+      ),
+      'attempt_records.0',
+      'attempt_records.0.checks.0',
+      'attempt_records.0.checks.0.name',
+      'attempt_records.0.checks.0.answer',
+    ];
+    const set = (path: string, value: unknown): unknown => {
+      const copy = structuredClone(record) as Record<string, unknown>;
+      const keys = path.split('.');
+      let at = copy as Record<string, unknown>;
+      for (const k of keys.slice(0, -1)) at = at[k] as Record<string, unknown>;
+      at[keys.at(-1)!] = value;
+      return copy;
+    };
+    let refusedSome = 0;
+    await fc.assert(
+      fc.asyncProperty(fc.constantFrom(...paths), fc.jsonValue(), async (path, value) => {
+        const text = JSON.stringify(set(path, value));
+        const trusted = await outcome(async () => fastJsonCodec.decodeTextNow!(text, { trusted: true }));
+        if ('reason' in trusted) {
+          refusedSome++;
+          expect(trusted).toEqual(await outcome(async () => fastJsonCodec.decodeTextNow!(text)));
+        } else expect(() => fromRowStateChanged(trusted.ok as RowStateChanged)).not.toThrow();
+      }),
+      { numRuns: 500 },
+    );
+    expect(refusedSome).toBeGreaterThan(0);
+    // the record as passk writes it is still taken as parsed
+    expect(fastJsonCodec.decodeTextNow!(JSON.stringify(record), { trusted: true })).toEqual(record);
   });
 });
