@@ -32,7 +32,8 @@ export const confirmRunArgs = (o: {
   [
     'run',
     `--dataset ${o.source ? quoteArg(o.source.dataset_path) : 'ROWS.jsonl'}`,
-    `--agent ${o.source ? quoteArg(o.source.agent_spec) : `AGENT_OF_${o.version}`}`,
+    // the placeholder names the version: quoted as it is, it pastes as one word and runs nothing
+    `--agent ${quoteArg(o.source ? o.source.agent_spec : `AGENT_OF_${o.version}`)}`,
     ...(o.suite === undefined ? [] : [`--suite ${quoteArg(o.suite)}`]),
     `--agent-version ${quoteArg(o.version)}`,
     o.requested ? '--confirmations' : '--confirm suspects.txt --extra 3',

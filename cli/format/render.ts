@@ -214,8 +214,11 @@ export const renderTerminal = (blocks: readonly Block[], opts: { width?: number 
   );
 };
 
-/** Shell words: quoted strings stay whole. */
-const WORD = /(?:[^\s'"]+|'[^']*'|"[^"]*")+/g;
+/**
+ * Shell words: quoted strings stay whole, and so does a backslash's character (quoteArg's `'\\''` for a quote in a
+ * word: without it, a word with a quote and a space was cut at the space, and its closing quote dropped).
+ */
+const WORD = /(?:[^\s'"\\]+|\\[\s\S]|'[^']*'|"(?:[^"\\]|\\[\s\S])*")+/g;
 
 /** A flag and its value are kept on one line: `--k 3`, not `--k \` and `3`. */
 const flagsWithValues = (words: readonly string[]): string[] => {
