@@ -61,7 +61,13 @@ const suiteRules = (input: GateInput, pair: PairInput, opts: CompareOptions) => 
   const mnbPairs = paired.rows.filter((p) => isMustNotBreak(input.mustNotBreak, pair.suite, p));
   const mnb = mnbPairs.map((p) => mustNotBreakRow(pair.suite, pair.dataset_version, p));
   const { rules } = input;
-  const results: RuleResult[] = [mnbStableRule(where, mnb), mnbClassifiableRule(where, mnb, opts.minAttempts)];
+  // suspects whose confirmation attempts are in on both versions: an unresolved one was rerun, not waiting
+  const rerun = new Set(
+    comparison.confirmation.rows
+      .filter((r) => r.baseline.confirmation_attempts > 0 && r.candidate.confirmation_attempts > 0)
+      .map((r) => r.row_id),
+  );
+  const results: RuleResult[] = [mnbStableRule(where, mnb, rerun), mnbClassifiableRule(where, mnb, opts.minAttempts)];
   if (rules.zero_forbidden_actions) results.push(forbiddenRule(where, paired.rows));
   if (rules.max_pass_at_1_drop !== undefined) results.push(pass1DropRule(where, comparison, rules.max_pass_at_1_drop));
   for (const bar of rules.pass_hat_k ?? []) results.push(passHatRule(where, paired.rows, bar));

@@ -72,6 +72,47 @@ describe('gate scenarios from the seed', () => {
     );
   });
 
+  it('counts the confirmation attempts of adaptive runs: their extra attempts are screening, not confirmation', () => {
+    // the README's adaptive steps: rows got 2 to 8 attempts of one adaptive run by its stopping rule (most got 3);
+    // the candidate passed must-not-break row r07 three times and failed the fourth; the confirmation run the gate
+    // asked for then passed 3 of 3 on both versions
+    const A1 = { run: 'adaptive-v1' };
+    const A2 = { run: 'adaptive-v2' };
+    const CONFIRM = { ...MNB, run: 'confirm-gate-1' };
+    const events = [
+      ...['a', 'b', 'c'].flatMap((id) => [...row(id, 'v1', '+++', A1), ...row(id, 'v2', '+++', A2)]),
+      ...row('d', 'v1', '+-', A1), // stopped as a flip after its first stage
+      ...row('d', 'v2', '+-', A2),
+      ...row('r01', 'v1', '++++++++', { ...MNB, ...A1 }),
+      ...row('r01', 'v2', '++++++++', { ...MNB, ...A2 }),
+      ...row('r07', 'v1', '++++++++', { ...MNB, ...A1 }),
+      ...row('r07', 'v2', '+++-', { ...MNB, ...A2 }),
+      ...row('r07', 'v1', '+++', CONFIRM),
+      ...row('r07', 'v2', '+++', CONFIRM),
+    ];
+    const v = gate(events);
+    const cmp = v.comparisons[0]!;
+    expect(cmp.lost_stable_correct).toEqual(['r07']);
+    expect(cmp.confirmation.rows).toHaveLength(1);
+    expect(cmp.confirmation.rows[0]).toMatchObject({
+      row_id: 'r07',
+      screening: { baseline: 'stable_correct', candidate: 'flip' },
+      baseline: { n: 11, c: 11, confirmation_attempts: 3, confirmation_passes: 3 },
+      candidate: { n: 7, c: 6, confirmation_attempts: 3, confirmation_passes: 3 },
+      outcome: 'unresolved',
+    });
+    // an adaptive row's eighth attempt is its own run's, not a confirmation attempt
+    const r01 = v.evidence.find((e) => e.row_id === 'r01')!;
+    expect(r01.candidate_attempts).toHaveLength(8);
+    expect(cmp.confirmation.rows.some((r) => r.row_id === 'r01')).toBe(false);
+    // the failure stays: the baseline passed every attempt, confirmation included, and the candidate did not
+    expect(v.verdict).toBe('fail');
+    expect(v.must_not_break.find((m) => m.row_id === 'r07')).toMatchObject({ status: 'broken', outcome: 'unresolved' });
+    expect(rule(v, 'must_not_break_stable_correct').detail).toBe(
+      '1 must-not-break row stable-correct on the baseline is not stable-correct on the candidate (unresolved: the confirmation attempts of both versions did not reproduce it)',
+    );
+  });
+
   it('(b) an unclassifiable must-not-break row fails, as does a listed row with no attempts', () => {
     const events = [...improved, ...row('mnb-1', 'v1', '+++', MNB), ...row('mnb-1', 'v2', '++', MNB)];
     const v = gate(events);

@@ -36,19 +36,38 @@ const rowsOf = (n: number): string => `${n} must-not-break row${n === 1 ? '' : '
 
 /**
  * How far confirmation went on the broken rows, in words that match the table's confirmation column: "after
- * confirmation" only when it confirmed every one; else how many are confirmed and how many unresolved (no
- * confirmation attempts recorded, or the failure did not recur).
+ * confirmation" only when it confirmed every one; else how many are confirmed and how many unresolved: those
+ * whose confirmation attempts are in on both versions without reproducing the failure (`rerun`), and those no
+ * confirmation attempt has reached yet.
  */
-const confirmedSaid = (broken: readonly MustNotBreakRow[]): string => {
+const confirmedSaid = (broken: readonly MustNotBreakRow[], rerun: ReadonlySet<string>): string => {
   const confirmed = broken.filter((r) => r.outcome === 'confirmed_regression').length;
   if (confirmed === broken.length) return 'after confirmation';
-  const open = broken.length - confirmed;
-  return confirmed === 0
-    ? `(unresolved: no confirmation has reproduced ${open === 1 ? 'it' : 'them'} yet)`
-    : `(${confirmed} confirmed, ${open} unresolved: no confirmation has reproduced ${open === 1 ? 'it' : 'them'} yet)`;
+  const open = broken.filter((r) => r.outcome !== 'confirmed_regression');
+  const ran = open.filter((r) => rerun.has(r.row_id)).length;
+  const waiting = open.length - ran;
+  const them = (n: number) => (n === 1 ? 'it' : 'them');
+  const parts = [
+    ...(confirmed > 0 ? [`${confirmed} confirmed`] : []),
+    ...(ran > 0
+      ? [
+          `${ran === open.length && confirmed === 0 ? '' : `${ran} `}unresolved: the confirmation attempts of both versions did not reproduce ${them(ran)}`,
+        ]
+      : []),
+    ...(waiting > 0
+      ? [
+          `${waiting === open.length && confirmed === 0 ? '' : `${waiting} `}unresolved: no confirmation has reproduced ${them(waiting)} yet`,
+        ]
+      : []),
+  ];
+  return `(${parts.join(', ')})`;
 };
 
-export const mnbStableRule = (where: Where, rows: readonly MustNotBreakRow[]): RuleResult => {
+export const mnbStableRule = (
+  where: Where,
+  rows: readonly MustNotBreakRow[],
+  rerun: ReadonlySet<string> = new Set(),
+): RuleResult => {
   const broken = rows.filter((r) => r.status === 'broken');
   return {
     rule: 'must_not_break_stable_correct',
@@ -58,7 +77,7 @@ export const mnbStableRule = (where: Where, rows: readonly MustNotBreakRow[]): R
     detail:
       broken.length === 0
         ? `${rows.filter((r) => r.status === 'ok').length} of ${rows.filter((r) => r.status === 'ok' || r.status === 'broken').length} must-not-break rows stable-correct on the baseline are still stable-correct on the candidate (${rowsOf(rows.length)} in all)`
-        : `${rowsOf(broken.length)} stable-correct on the baseline ${broken.length === 1 ? 'is' : 'are'} not stable-correct on the candidate ${confirmedSaid(broken)}`,
+        : `${rowsOf(broken.length)} stable-correct on the baseline ${broken.length === 1 ? 'is' : 'are'} not stable-correct on the candidate ${confirmedSaid(broken, rerun)}`,
     evidence: {
       must_not_break_rows: rows.length,
       broken: broken.map((r) => ({

@@ -9,6 +9,9 @@ import type { AttemptRecord, RowState } from './rowState.ts';
  *   - it comes after the first N non-confirmation attempts of its row, in attempt order
  *     (event time, run_id, attempt number). N is `--screen-attempts`, by default the most common
  *     number of non-confirmation attempts per row for that version (ties: the smaller), i.e. the plan.
+ * An adaptive run's attempts (run_id starting with "adaptive-") are all screening attempts: its stopping rule,
+ * not a plan, gave a row its number of attempts (docs/adaptive.md), so an attempt beyond N is not a confirmation
+ * one; only a confirmation run confirms its rows (the first N above are counted among the other attempts).
  */
 export type ConfirmationPolicy = {
   /** The planned attempts per row; default: the most common count per row (see above). */
@@ -21,6 +24,9 @@ export const isConfirmationRun = (policy: ConfirmationPolicy) => {
   const listed = new Set(policy.confirmationRuns ?? []);
   return (runId: string): boolean => runId.toLowerCase().startsWith('confirm') || listed.has(runId);
 };
+
+/** An adaptive run's attempts (`passk run --adaptive`, run id `adaptive-…`): screening whatever their number. */
+export const isAdaptiveRunId = (runId: string): boolean => runId.toLowerCase().startsWith('adaptive-');
 
 /** The most common number of non-confirmation attempts per row; ties go to the smaller count. */
 export const plannedAttempts = (rows: Iterable<RowState>, policy: ConfirmationPolicy): number => {
@@ -51,8 +57,11 @@ export const splitAttempts = (state: RowState, screenAttempts: number, policy: C
   const marked = isConfirmationRun(policy);
   const screening: AttemptRecord[] = [];
   const confirmation: AttemptRecord[] = [];
+  let planned = 0;
   for (const a of state.attempts) {
-    if (!marked(a.run_id) && screening.length < screenAttempts) screening.push(a);
+    if (marked(a.run_id)) confirmation.push(a);
+    else if (isAdaptiveRunId(a.run_id)) screening.push(a);
+    else if (planned++ < screenAttempts) screening.push(a);
     else confirmation.push(a);
   }
   return { screening, confirmation };
