@@ -18,7 +18,7 @@ import { readLog } from '../../producers/logReader.ts';
 import { requestedAttempts, type RunClosed } from '../../schemas/events/comparisons.ts';
 import type { GateEvaluated } from '../../schemas/events/decisions.ts';
 import { InputError } from '../../schemas/errors.ts';
-import { KEY_SEP, TOPICS } from '../../schemas/topics.ts';
+import { TOPICS } from '../../schemas/topics.ts';
 import { PRODUCER_VERSION } from '../../producers/version.ts';
 import { EXIT } from '../exitCodes.ts';
 import { confirmRunArgs } from '../../schemas/commandLine.ts';
@@ -29,6 +29,7 @@ import { renderJson, renderMarkdown, renderTerminal, writeStderr } from '../form
 import type { OutputFormat } from './offlineOptions.ts';
 import { configOf, exitOnUnavailable, withEventLog } from '../context.ts';
 import { declareComparison, waitForVerdict, type DeclareInput } from '../../producers/gate/index.ts';
+import { createRunSources } from '../../producers/gate/runSources.ts';
 
 /** `passk gate --declare`, `--wait` and `--status`: the live gate of the processors, driven from the command line. */
 
@@ -217,21 +218,9 @@ type StatusView = GateView & {
  */
 const logView = async (log: EventLog, horizonDays = 0): Promise<StatusView> => {
   const rows = new Map<string, Map<string, StreamRowState>>();
-  const finished = new Map<string, RunSource & { run_id: string; at: number }>();
-  const retracted = new Set<string>();
+  const sources = createRunSources();
   await readLog(log, { topics: [TOPICS.trials] }, ({ event: e }) => {
-    if (e.type === 'RunFinished' && e.dataset_path && e.agent_spec) {
-      const key = versionKeyOf({ suite: e.suite, dataset_version: e.dataset_version, agent_version: e.agent.version });
-      const was = finished.get(key);
-      if (!was || was.at <= e.occurred_at)
-        finished.set(key, {
-          dataset_path: e.dataset_path,
-          agent_spec: e.agent_spec,
-          run_id: e.run_id,
-          at: e.occurred_at,
-        });
-    }
-    if (e.type === 'RunRetracted') retracted.add(`${e.suite}${KEY_SEP}${e.agent_version}${KEY_SEP}${e.run_id}`);
+    sources.add(e);
     if (e.type !== 'TrialRecorded' && e.type !== 'RunRetracted') return;
     const agent_version = e.type === 'TrialRecorded' ? e.agent.version : e.agent_version;
     const key = versionKeyOf({ suite: e.suite, dataset_version: e.dataset_version, agent_version });
@@ -258,12 +247,7 @@ const logView = async (log: EventLog, horizonDays = 0): Promise<StatusView> => {
     dataset: (id) => datasets.get(id),
     closed: (suite, version) => runsOf(suite, version, false),
     pastHorizon: (suite, version) => runsOf(suite, version, true),
-    source: (suite, dataset_version, agent_version) => {
-      const f = finished.get(versionKeyOf({ suite, dataset_version, agent_version }));
-      return f && !retracted.has(`${suite}${KEY_SEP}${agent_version}${KEY_SEP}${f.run_id}`)
-        ? { dataset_path: f.dataset_path, agent_spec: f.agent_spec }
-        : undefined;
-    },
+    source: sources.source,
   };
 };
 

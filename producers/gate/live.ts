@@ -8,6 +8,7 @@ import { deterministicEventId } from '../../schemas/ids.ts';
 import { TOPICS } from '../../schemas/topics.ts';
 import { sha256 } from '../importers/common.ts';
 import { readLog } from '../logReader.ts';
+import { readRunSources } from './runSources.ts';
 import { PRODUCER_VERSION } from '../version.ts';
 
 /**
@@ -160,7 +161,7 @@ export const declareComparison = async (
 const follow = async <T>(
   log: EventLog,
   waitMs: number,
-  pick: (e: LogEvent['event']) => T | undefined,
+  pick: (e: LogEvent['event']) => T | undefined | Promise<T | undefined>,
 ): Promise<T | undefined> => {
   const consumer = await log.consumer({
     groupId: `passk-gate-wait-${process.pid}-${randomBytes(6).toString('hex')}`,
@@ -172,7 +173,7 @@ const follow = async <T>(
   const found = (async () => {
     for await (const batch of consumer.batches())
       for (const { event } of batch.events) {
-        const hit = pick(event);
+        const hit = await pick(event);
         if (hit !== undefined) return hit;
       }
     return undefined;
@@ -189,7 +190,9 @@ const follow = async <T>(
 /**
  * Follows passk.decisions until the comparison's GateEvaluated arrives, or `waitMs` passes. Tells stderr
  * when the processors ask for confirmation runs (someone must run them: `passk run --confirmations`), with the
- * commands that do, as `command` shows them (the CLI's `passkCommand`).
+ * commands that do, as `command` shows them (the CLI's `passkCommand`): with the dataset file and agent each
+ * version's latest `passk run` recorded, as `passk gate --status` shows them (`readRunSources`), else with
+ * ROWS.jsonl and AGENT_OF_… standing in for them.
  */
 export const waitForVerdict = (
   log: EventLog,
@@ -198,14 +201,27 @@ export const waitForVerdict = (
   say: (line: string) => void = () => undefined,
   command: PasskCommand = plainPasskCommand,
 ): Promise<GateEvaluated | undefined> =>
-  follow(log, waitMs, (e) => {
+  follow(log, waitMs, async (e) => {
     if (e.type === 'GateEvaluated' && e.gate_id === comparison) return e;
     if (e.type === 'ConfirmationRequested' && e.comparison_id === comparison)
-      say(
-        `the processors ask for confirmation runs: ${e.rows.length} row(s) × ${e.attempts} attempts on both versions${e.must_not_break ? ` (${e.must_not_break.attempts} on the must-not-break ones)` : ''} (${e.rows.slice(0, 8).join(', ')}); run them with each version's agent and the dataset file (ROWS.jsonl, AGENT_OF_…): ${[e.baseline, e.candidate].map((version) => command(confirmRunArgs({ version, suite: e.suite, requested: true }))).join(', then ')}`,
-      );
+      say(await confirmationLine(log, e, command));
     return undefined;
   });
+
+const confirmationLine = async (log: EventLog, e: ConfirmationRequested, command: PasskCommand): Promise<string> => {
+  const sources = await readRunSources(log);
+  const runs = [e.baseline, e.candidate].map((version) => {
+    const source = sources.source(e.suite, e.dataset_version, version);
+    return {
+      source,
+      line: command(confirmRunArgs({ version, suite: e.suite, requested: true, ...(source ? { source } : {}) })),
+    };
+  });
+  const files = runs.every((r) => r.source)
+    ? "the dataset file and agent of each version's latest passk run"
+    : "each version's agent and the dataset file (ROWS.jsonl, AGENT_OF_…)";
+  return `the processors ask for confirmation runs: ${e.rows.length} row(s) × ${e.attempts} attempts on both versions${e.must_not_break ? ` (${e.must_not_break.attempts} on the must-not-break ones)` : ''} (${e.rows.slice(0, 8).join(', ')}); run them with ${files}: ${runs.map((r) => r.line).join(', then ')}`;
+};
 
 /**
  * The processors' next word on a comparison: its confirmation request, or its verdict when they decide without
