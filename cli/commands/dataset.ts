@@ -117,7 +117,7 @@ Exit codes: 0 ok, 2 bad input (an unknown dataset or version), 3 the store is un
                       ]
                     : []),
                   nextCommand(
-                    passkCommand(`run --dataset ${quoteArg(file)} --agent <agent>`),
+                    passkCommand(`run --dataset ${quoteArg(file)} --agent '<agent>'`),
                     `it pins ${datasetId} ${plan.version}`,
                   ),
                 ],

@@ -107,6 +107,8 @@ Exit codes: 0 ok, 2 bad input (an unknown trace id, a missing --expected/--datas
       if (flags.confirm) {
         for (const f of ['expected', 'dataset', 'reviewer'] as const)
           if (!flags[f]) throw new InputError(`--confirm needs --${f}`, { field: f });
+          else if (/^<.*>$/.test(flags[f]))
+            throw new InputError(`--${f} ${flags[f]} is a placeholder: replace it with the value`, { field: f });
         const { event } = await withEventLog(cmd, (log) =>
           confirmFailure(log, {
             traceId: flags.confirm!,
@@ -195,7 +197,7 @@ Exit codes: 0 ok, 2 bad input (an unknown trace id, a missing --expected/--datas
             ? [
                 nextCommand(
                   passkCommand(
-                    `review --confirm ${quoteArg(failures[0].trace.trace_id)} --expected <answer> --dataset <id> --reviewer <you>`,
+                    `review --confirm ${quoteArg(failures[0].trace.trace_id)} --expected '<answer>' --dataset '<id>' --reviewer '<you>'`,
                   ),
                 ),
               ]
