@@ -152,3 +152,31 @@ describe('planPublish', () => {
     });
   });
 });
+
+describe('a dataset row', () => {
+  it('with a misspelt field is refused, naming file, line, field and the closest field, before any publish', () => {
+    const rows = [
+      { id: 'a', input: 'x', expected: 'approve' },
+      { id: 'b', input: 'y', expected: 'deny', tagz: ['must_not_break'] },
+    ];
+    expect(() => file(rows)).toThrow(
+      'refunds.jsonl, line 2, field tagz: unknown field "tagz" (did you mean "tags"?); a row\'s own data goes under "metadata"',
+    );
+  });
+
+  it('may carry what passk dataset export writes, and metadata', () => {
+    const exported = {
+      id: 'a',
+      input: 'x',
+      expected: 'approve',
+      tags: ['must_not_break'],
+      must_not_break: true,
+      dataset_id: 'refunds',
+      dataset_version: 'v1',
+      changed_in: 'v1',
+      provenance: { source: 'file' },
+      metadata: { ticket: 12 },
+    };
+    expect(file([exported]).rows[0]?.tags).toEqual(['must_not_break']);
+  });
+});

@@ -59,13 +59,14 @@ export const refuseUnknownFields = (
   known: readonly string[],
   origin: Origin,
   opts: ReadOptions = {},
+  remedy = 'pass --allow-unknown-fields to ignore fields passk does not define',
 ): void => {
   if (opts.allowUnknownFields) return;
   const unknown = Object.keys(value).find((k) => !known.includes(k));
   if (unknown === undefined) return;
   const near = didYouMean(unknown, known);
-  throw new InputError(
-    `unknown field "${unknown}"${near ? ` (did you mean "${near}"?)` : ''}; pass --allow-unknown-fields to ignore fields passk does not define`,
-    { ...origin, field: unknown },
-  );
+  throw new InputError(`unknown field "${unknown}"${near ? ` (did you mean "${near}"?)` : ''}; ${remedy}`, {
+    ...origin,
+    field: unknown,
+  });
 };

@@ -2,6 +2,7 @@ import { readFile } from 'node:fs/promises';
 import { z } from 'zod';
 import { InputError, unreadableFile } from '../../schemas/errors.ts';
 import { baseName, sha256 } from '../importers/common.ts';
+import { refuseUnknownFields } from '../files/fieldError.ts';
 
 const Scalar = z.union([z.string(), z.number(), z.boolean(), z.null()]);
 
@@ -36,6 +37,27 @@ export const DatasetRow = z
   .transform(({ row_id, id, ...rest }) => ({ ...rest, id: (id ?? row_id)! }));
 export type DatasetRow = z.output<typeof DatasetRow>;
 
+/**
+ * The top-level fields a row may carry: DatasetRow's, and those `passk dataset export` writes besides (read back,
+ * not used). Anything else is refused with the closest of them: a misspelt `tagz` would otherwise be dropped, and
+ * the row lose its must-not-break tag. A row's own data goes under `metadata`.
+ */
+const ROW_FIELDS = [
+  'id',
+  'row_id',
+  'input',
+  'expected',
+  'tags',
+  'expected_checks',
+  'expected_schema',
+  'metadata',
+  'dataset_id',
+  'must_not_break',
+  'dataset_version',
+  'changed_in',
+  'provenance',
+] as const;
+
 export interface Dataset {
   readonly file: string;
   /**
@@ -60,6 +82,8 @@ export const parseDataset = (text: string, file: string): Dataset => {
     } catch (e) {
       throw new InputError(`not valid JSON (${(e as Error).message})`, { file, line });
     }
+    if (value !== null && typeof value === 'object' && !Array.isArray(value))
+      refuseUnknownFields(value, ROW_FIELDS, { file, line }, {}, 'a row\'s own data goes under "metadata"');
     const r = DatasetRow.safeParse(value);
     if (!r.success) {
       const issue = r.error.issues[0]!;
