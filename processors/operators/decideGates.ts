@@ -78,6 +78,11 @@ export interface GateStore {
    * kept until a reload (`reloadPinned`) reads the whole table again from passk.rowstate. A decision never reads one.
    */
   readonly evicted: Set<string>;
+  /**
+   * The suite and agent version of each version seen whose key does not split into its three parts (an id holding
+   * KEY_SEP: `partsOf`), kept from its first row state (its key alone is ambiguous then).
+   */
+  readonly oddVersions: Map<string, VersionParts>;
   /** Versions being reloaded: the row states that arrive meanwhile (the reload's read may end before them). */
   readonly reloading: Map<string, Map<string, StreamRowState>>;
   /** Per loaded version, the event time of its newest row state; `rowClock` is the newest over all. */
@@ -113,6 +118,7 @@ export const createGateStore = (o: { readonly horizonMs?: number } = {}): GateSt
     closedAt: 0,
     unpruned: 0,
     evicted: new Set(),
+    oddVersions: new Map(),
     reloading: new Map(),
     rowTimes: new Map(),
     rowClock: 0,
@@ -200,11 +206,16 @@ export interface GateDecisionOptions {
   readonly snapshotBytes?: number;
   /** Evicts row tables no decision needs after each step (needs `reload`). Absent: every table stays. */
   readonly evict?: EvictOptions;
-  /** Reads evicted versions again from passk.rowstate, before a decision needs them. */
+  /**
+   * Reads evicted versions again from passk.rowstate, before a decision needs them. Wire it (and `reloadClosed`) even
+   * without `evict`: a restore may hold what an evicting run left out (a snapshot's `closed_evicted`), and a comparison
+   * naming an evicted key is decided only once it is reloaded.
+   */
   readonly reload?: RowReload;
   /**
    * Reads evicted closed runs again from passk.decisions, in the same reload as the rows. With it (and `evict`), a
-   * version's closed runs are evicted with its row tables; absent, every closed run stays.
+   * version's closed runs are evicted with its row tables; absent, every closed run stays (and a key a restored
+   * snapshot names evicted is never decided).
    */
   readonly reloadClosed?: ClosedReload;
 }
@@ -249,7 +260,11 @@ export const applyRowstate = (
       continue;
     }
     let table = store.rows.get(key);
-    if (!table) store.rows.set(key, (table = new Map()));
+    if (!table) {
+      store.rows.set(key, (table = new Map()));
+      if (key.split(KEY_SEP).length !== 3 && !store.oddVersions.has(key))
+        store.oddVersions.set(key, { suite: event.suite, agent_version: event.agent_version });
+    }
     if ((table.get(event.row_id)?.seq ?? -1) < event.seq)
       table.set(event.row_id, states?.[i] ?? fromRowStateChanged(event));
     store.rowTimes.set(key, Math.max(store.rowTimes.get(key) ?? 0, event.occurred_at));
@@ -258,12 +273,31 @@ export const applyRowstate = (
   }
 };
 
-/** The version (`versionKeyOf`) of a row state's key on passk.rowstate (`rowKey`: its first three parts). */
+/**
+ * The version (`versionKeyOf`) of a row state's key on passk.rowstate (`rowKey`): undefined unless the key splits into
+ * exactly its four parts (an id holding KEY_SEP, which ingest accepts, makes any split a guess, which could name
+ * another version). By index, not split: a restore by key runs it on every record.
+ */
 export const versionOfRowKey = (key: string): string | undefined => {
   const a = key.indexOf(KEY_SEP);
   const b = a < 0 ? -1 : key.indexOf(KEY_SEP, a + 1);
   const c = b < 0 ? -1 : key.indexOf(KEY_SEP, b + 1);
-  return c < 0 ? undefined : key.slice(0, c);
+  return c < 0 || key.includes(KEY_SEP, c + 1) ? undefined : key.slice(0, c);
+};
+
+/** A version's suite and agent version: what its closed runs' key and its production windows name. */
+export type VersionParts = { readonly suite: string; readonly agent_version: string };
+
+/**
+ * A version key's suite and agent version: split when it splits into exactly three parts, else as its first row
+ * state named them (`GateStore.oddVersions`); undefined for a version never seen (nothing pins or holds it then).
+ */
+const partsOf = (store: GateStore, versionKey: string): VersionParts | undefined => {
+  // by index, not split: the alerts' check runs over every evicted version
+  const a = versionKey.indexOf(KEY_SEP);
+  const b = a < 0 ? -1 : versionKey.indexOf(KEY_SEP, a + 1);
+  if (b < 0 || versionKey.includes(KEY_SEP, b + 1)) return store.oddVersions.get(versionKey);
+  return { suite: versionKey.slice(0, a), agent_version: versionKey.slice(b + 1) };
 };
 
 /**
@@ -277,7 +311,9 @@ export const restoreKeys =
   (key) => {
     if (isSnapshotKey(key)) return true;
     const version = versionOfRowKey(key);
-    // a loaded table is never left partial (none is loaded when a restore starts)
+    // a key that does not split exactly is decoded and applied, never skipped on a guess at its version (a wrong one
+    // marked evicted, the real one not: later records of it would make a partial table); a loaded table is never
+    // left partial (none is loaded when a restore starts)
     if (version === undefined || store.rows.has(version)) return true;
     store.evicted.add(version);
     return false;
@@ -310,7 +346,7 @@ const productionAgents = (store: GateStore): Set<string> => {
   return agents;
 };
 
-const agentOf = (versionKey: string): string => versionKey.slice(versionKey.lastIndexOf(KEY_SEP) + 1);
+const agentOf = (store: GateStore, versionKey: string): string | undefined => partsOf(store, versionKey)?.agent_version;
 
 /**
  * Whether a loaded or evicted version must be loaded for a decision: an open comparison of an owned book names it,
@@ -322,7 +358,11 @@ export const pinnedBy = (store: GateStore): ((versionKey: string) => boolean) =>
     for (const c of Object.values(book.comparisons))
       if (c.status !== 'decided') for (const k of versionsOf(c.declared)) named.add(k);
   const agents = productionAgents(store);
-  return (key) => named.has(key) || (agents.size > 0 && agents.has(agentOf(key)));
+  return (key) => {
+    if (named.has(key)) return true;
+    const agent = agents.size > 0 ? agentOf(store, key) : undefined;
+    return agent !== undefined && agents.has(agent);
+  };
 };
 
 /** The suite␟agent version keys whose closed runs a decision may read: those open comparisons of owned books name. */
@@ -336,8 +376,10 @@ export const closedPinnedBy = (store: GateStore): ((closedKey: string) => boolea
 };
 
 /** The closed runs' key (suite␟agent version) of a version (suite␟dataset version␟agent version). */
-const closedKeyOf = (versionKey: string): string =>
-  versionKey.slice(0, versionKey.indexOf(KEY_SEP) + 1) + agentOf(versionKey);
+const closedKeyOf = (store: GateStore, versionKey: string): string | undefined => {
+  const parts = partsOf(store, versionKey);
+  return parts && candidateKey(parts.suite, parts.agent_version);
+};
 
 /** Steps between two looks for idle versions to evict (a verdict's versions are looked at after its step). */
 export const EVICT_EVERY = 1_000;
@@ -394,8 +436,10 @@ export const evictClosed = (store: GateStore, o: Pick<EvictOptions, 'idleMs' | '
   const pinned = closedPinnedBy(store);
   const before = store.rowClock - (o.idleMs ?? 0);
   const loaded = new Set<string>();
-  for (const key of store.rows.keys()) loaded.add(closedKeyOf(key));
-  for (const key of store.reloading.keys()) loaded.add(closedKeyOf(key));
+  for (const key of [...store.rows.keys(), ...store.reloading.keys()]) {
+    const closedKey = closedKeyOf(store, key);
+    if (closedKey !== undefined) loaded.add(closedKey);
+  }
   const out: string[] = [];
   for (const [key, runs] of store.closed) {
     if (pinned(key) || loaded.has(key)) continue;
@@ -467,7 +511,7 @@ export const reloadPinned = async (
 
 /** The loaded versions of closed runs' keys. */
 const loadedOf = (store: GateStore, closedKeys: ReadonlySet<string>): string[] =>
-  [...store.rows.keys()].filter((k) => closedKeys.has(closedKeyOf(k)));
+  [...store.rows.keys()].filter((k) => closedKeys.has(closedKeyOf(store, k) ?? ''));
 
 /** The versions a verdict named, to evict once nothing pins them. */
 const noteDecided = (store: GateStore, e: PasskEvent): void => {
@@ -562,7 +606,7 @@ export const decideWindows = (
     if (!book) continue; // another instance owns this window
     windows.push(total);
     // an evicted table of its agent version is reloaded before the alert reads them all (it is pinned now)
-    if (anyEvicted(store, (k) => agentOf(k) === total.agent_version)) continue;
+    if (anyEvicted(store, (k) => agentOf(store, k) === total.agent_version)) continue;
     const alert = alertFor(total, offlinePassAt1(store, total.agent_version), { producer: o.producer, ...o.alert });
     if (alert && foldBookInto(book, alert, processorsFold(store.horizonMs))) alerts.push(alert);
   }

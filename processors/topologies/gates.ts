@@ -396,7 +396,11 @@ export const gateTopology = (ports: EventPorts, o: GateTopologyOptions): Observa
             ...(o.snapshotBytes ? { snapshotBytes: o.snapshotBytes } : {}),
             ...(o.minAttempts ? { minAttempts: o.minAttempts } : {}),
             ...(o.alert ? { alert: o.alert } : {}),
-            ...(o.evictIdleMs === undefined ? {} : { evict: { idleMs: o.evictIdleMs }, reload, reloadClosed }),
+            // the reloads are wired with eviction off too: a restore may find versions or closed runs an evicting
+            // run left out (a snapshot's closed_evicted), which only a reload brings back before a decision reads them
+            reload,
+            reloadClosed,
+            ...(o.evictIdleMs === undefined ? {} : { evict: { idleMs: o.evictIdleMs } }),
           }),
           emitChanges(
             (events) => ports.publisher.publish(events),

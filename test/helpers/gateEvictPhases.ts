@@ -98,8 +98,14 @@ type PhasedLog = { log: EventLog; reopen?: () => EventLog | Promise<EventLog> };
 /**
  * Runs the gates topology over the three phases on a fresh log (`reopen`: a new handle on the same log for the
  * restart, else the same one): what was decided by the end of each phase, and how many reloads' readers were opened.
+ * `restart.evictIdleMs`: the eviction of the restarted gates (by default `evictIdleMs`; undefined: turned off).
  */
-const runPhases = async (b: PhasedLog, evictIdleMs: number | undefined, idleTries = 3_000) => {
+const runPhases = async (
+  b: PhasedLog,
+  evictIdleMs: number | undefined,
+  idleTries = 3_000,
+  restart: { readonly evictIdleMs: number | undefined } = { evictIdleMs },
+) => {
   let log = b.log;
   const groups: string[] = [];
   const counted = (l: EventLog): EventSource => ({
@@ -109,7 +115,7 @@ const runPhases = async (b: PhasedLog, evictIdleMs: number | undefined, idleTrie
     },
   });
   const sink: EventSink = { writeEvents: async () => {}, writeWindows: async () => {} };
-  const start = () => {
+  const start = (evictIdleMs: number | undefined) => {
     let stop!: () => void;
     const stopped = new Promise<void>((resolve) => (stop = resolve));
     let probe: (() => Promise<boolean>) | undefined;
@@ -134,7 +140,7 @@ const runPhases = async (b: PhasedLog, evictIdleMs: number | undefined, idleTrie
     };
     return { idle, stop: async () => (stop(), await done) };
   };
-  let gates = start();
+  let gates = start(evictIdleMs);
   const phased: string[][] = [];
   for (const [i, events] of phases.entries()) {
     if (i === 2) {
@@ -144,7 +150,7 @@ const runPhases = async (b: PhasedLog, evictIdleMs: number | undefined, idleTrie
         await log.close();
         log = await b.reopen();
       }
-      gates = start();
+      gates = start(restart.evictIdleMs);
     }
     await log.publisher.publish(events);
     await gates.idle();
@@ -188,4 +194,21 @@ export const expectEvictingDecidesAsNeverEvicting = async (
     ['gate-1', 'gate-2', 'gate-3'],
   ]);
   expect(evicting.phased).toEqual(full.phased);
+};
+
+/**
+ * The phases by gates that evict (1-day idle window) until the restart, then restarted with eviction off
+ * (`PASSK_GATE_EVICT_IDLE_DAYS=0`): the snapshot the first gates wrote at their stop names a's closed runs evicted
+ * (closed_evicted), so gate-3 (naming a) is decided only once the restarted gates reload them; they decide what the
+ * gates that never evict decide.
+ */
+export const expectEvictionTurnedOffDecides = async (
+  fresh: () => PhasedLog | Promise<PhasedLog>,
+  idleTries?: number,
+) => {
+  const full = await runPhases(await fresh(), undefined, idleTries);
+  const turnedOff = await runPhases(await fresh(), 86_400_000, idleTries, { evictIdleMs: undefined });
+  // the first start restored by key, the restart (eviction off) read the row table whole
+  expect(turnedOff.restores).toBe(1);
+  expect(turnedOff.phased).toEqual(full.phased);
 };

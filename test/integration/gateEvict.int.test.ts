@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { afterAll, describe, it } from 'vitest';
 import { createEmbeddedEventLog } from '../../log/embedded/embeddedLog.ts';
 import type { EventLog } from '../../processors/ports.ts';
-import { expectEvictingDecidesAsNeverEvicting } from '../helpers/gateEvictPhases.ts';
+import { expectEvictingDecidesAsNeverEvicting, expectEvictionTurnedOffDecides } from '../helpers/gateEvictPhases.ts';
 import { createMemoryLog } from '../helpers/memoryLog.ts';
 
 /**
@@ -32,5 +32,8 @@ const backends: Record<string, () => { log: EventLog; reopen?: () => EventLog }>
 describe.each(Object.keys(backends))('gates that evict row tables (%s log)', (backend) => {
   it('reload an evicted version before a later comparison names it, and decide as gates that never evict', async () => {
     await expectEvictingDecidesAsNeverEvicting(backends[backend]!);
+  });
+  it('restarted with eviction off, reload the closed runs a snapshot left out and decide as gates that never evict', async () => {
+    await expectEvictionTurnedOffDecides(backends[backend]!);
   });
 });
