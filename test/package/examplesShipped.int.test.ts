@@ -41,6 +41,16 @@ describe('the examples the documentation names are in the package', () => {
     expect(missing(named, files)).toEqual([]);
   });
 
+  it('no README command names a file of test/, which the package leaves out', () => {
+    // `npx passk import test/fixtures/tool-outputs/*.json …` failed in a user's repository (a new user's trial)
+    const commands = [...readFileSync(join(ROOT, 'README.md'), 'utf8').matchAll(/```bash\n([\s\S]*?)```/g)].map(
+      (m) => m[1]!,
+    );
+    expect(commands.join('\n')).toContain('npx passk import examples/');
+    expect(commands.join('\n').match(/(?<![\w/])test\/[\w./*-]+/g) ?? []).toEqual([]);
+    expect(files.some((f) => f.startsWith('test/'))).toBe(false);
+  });
+
   it("every examples/ path in passk's --help and each command's", async () => {
     const helps = await Promise.all([[], ...Object.keys(COMMANDS).map((c) => [c])].map((c) => passk([...c, '--help'])));
     const named = helps.flatMap((h) => pathsIn(h.stdout));
