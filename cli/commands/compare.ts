@@ -68,7 +68,7 @@ export const pairVersions = (groups: readonly Group[], f: CompareFlags): Version
   ] as const)
     if (!pairs.versions.includes(v))
       throw new InputError(
-        `${flag} ${v}: no trials of this agent version; versions in the files: ${pairs.versions.join(', ')}`,
+        `${flag} ${v}: no trials of this agent version; versions in ${f.fromStore ? 'the store' : 'the files'}: ${pairs.versions.join(', ')}`,
         { field: flag },
       );
   return pairs;
@@ -101,7 +101,7 @@ Examples:
   passk compare --baseline v1 --candidate v2 --confirmation-run rerun-17 trials.jsonl confirm.jsonl
   passk compare --baseline v1 --candidate v2 --json trials.jsonl | jq '.comparisons[].lost_stable_correct'
 
-Exit codes: 0 ok (a regression is reported, not an error; use passk gate to fail on one), 2 bad input (file, line
+Exit codes: 0 ok (a regression is reported, not an error; use npx passk gate to fail on one), 2 bad input (file, line
   and field named, or no row both versions ran).`),
     )
     .action(async (files: string[], flags: CompareFlags, cmd: Command) => {

@@ -91,7 +91,7 @@ Exit codes: 0 ok, 2 bad input (file, line and field named).`),
       const groups = all.filter((g) => !flags.agentVersion || flags.agentVersion.includes(g.key.agent_version));
       if (groups.length === 0)
         throw new InputError(
-          `no trials of agent version ${flags.agentVersion!.join(', ')}; versions in the files: ${[...new Set(all.map((g) => g.key.agent_version))].join(', ')}`,
+          `no trials of agent version ${flags.agentVersion!.join(', ')}; versions in ${flags.fromStore ? 'the store' : 'the files'}: ${[...new Set(all.map((g) => g.key.agent_version))].join(', ')}`,
           { field: '--agent-version' },
         );
       const judgeFile = flags.judgments ? await readJudgmentFile(flags.judgments) : undefined;

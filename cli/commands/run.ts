@@ -1,5 +1,5 @@
 import { readFile } from 'node:fs/promises';
-import { type Command, InvalidArgumentError } from 'commander';
+import { type Command, InvalidArgumentError, Option } from 'commander';
 import { parseMustNotBreakList } from '../../producers/files/mustNotBreakFile.ts';
 import type { EventLog } from '../../processors/ports.ts';
 import {
@@ -187,7 +187,8 @@ const confirmationBlocks = (s: ConfirmationsSummary) => [
   ...(s.decided ? [text(`${s.decided} request(s) whose gate is already decided: nothing to run`)] : []),
 ];
 
-const summaryBlocks = (s: RunSummary) => [
+/** What `passk run` prints when it ends: the run's counts, cost and tokens (— when no trial reported any). */
+export const summaryBlocks = (s: RunSummary) => [
   heading(`run ${s.runId}: ${s.status}`, 1, s.status === 'completed' ? 'good' : 'warn'),
   table(
     [
@@ -213,7 +214,7 @@ const summaryBlocks = (s: RunSummary) => [
         String(s.retries),
         `${(s.wallMs / 1000).toFixed(1)} s`,
         s.costUsd === 0 ? '—' : usd(s.costUsd), // — : no trial reported a cost
-        `${s.tokens.input}/${s.tokens.output}`,
+        s.tokens.input === 0 && s.tokens.output === 0 ? '—' : `${s.tokens.input}/${s.tokens.output}`, // none reported
       ],
     ],
   ),
@@ -300,7 +301,11 @@ export const runCommand = (program: Command): void => {
     )
     .option('--k <n>', 'attempts per row', positiveInt('--k'), 3)
     .option('--concurrency <n>', 'trials at once', positiveInt('--concurrency'), 8)
-    .option('--timeout <duration>', 'time limit per trial (e.g. 30s, 2m, 1500ms)', duration, 60_000)
+    .addOption(
+      new Option('--timeout <duration>', 'time limit per trial (e.g. 30s, 2m, 1500ms)')
+        .argParser(duration)
+        .default(60_000, '60s'),
+    )
     .option(
       '--retries <n>',
       'retries of an infrastructure failure per trial',
