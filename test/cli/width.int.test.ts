@@ -83,7 +83,7 @@ describe('output at 80 columns', () => {
     expect(tooWide(r.stdout)).toEqual([]);
     expect(tooWide(wide.stdout).length).toBeGreaterThan(0);
     expect(plain(r.stdout).replace(/ \\\n\s+/g, ' ')).toMatch(
-      /next: npx passk --data-dir \S+ review --confirm \S+ --expected <answer> --dataset <id> --reviewer <you>/,
+      /next: npx passk --data-dir \S+ review --confirm \S+ --expected '<answer>' --dataset '<id>' --reviewer '<you>'/,
     );
   });
 
