@@ -336,7 +336,7 @@ export const runCommand = (program: Command): void => {
     .option('--dataset-version <v>', 'dataset version (default: a hash of the dataset file)')
     .option(
       '--agent-version <v>',
-      "agent version (default: the module's meta.version, else a hash of its code/command/URL)",
+      "agent version (default: the module's meta.version, else a hash of the module's source, of the command and the files it names (up to 4 MiB each), or of the URL)",
     )
     .option(
       '--run-id <id>',
@@ -478,6 +478,8 @@ or the agent is (its first --stop-after trials all ungraded with the same error)
             writeStderr(
               `passk: run ${s.runId} · suite ${s.suite} · dataset ${s.datasetVersion} · agent ${s.agentVersion} · ${s.recorded} attempts already recorded\n`,
             );
+          if (!flags.json && s.agentVersionNote)
+            writeStderr(`passk: ${s.agentVersionNote} (--agent-version names versions yourself)\n`);
         },
         onProgress: (p) => bar.update(p),
       });

@@ -129,6 +129,7 @@ export const runAdaptive = async (
       suite: p.suite,
       datasetVersion: p.datasetVersion,
       agentVersion: p.agentVersion,
+      ...(p.agentVersionNote ? { agentVersionNote: p.agentVersionNote } : {}),
       planned: o.budget ?? p.rows.length * o.maxK,
       recorded: recorded.size,
     });

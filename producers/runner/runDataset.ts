@@ -29,7 +29,10 @@ export interface RunOptions extends GraderChoice {
   readonly datasetId?: string;
   /** @default `sha-<hash of the dataset file>` */
   readonly datasetVersion?: string;
-  /** @default the module's `meta.version`, else `sha-<hash of the agent's code, command or URL>` */
+  /**
+   * @default the module's `meta.version`, else `sha-<hash of the agent's fingerprint>`: a module's source, a command's
+   * text and the files it names (`commandFingerprint`), an HTTP agent's URL
+   */
   readonly agentVersion?: string;
   /** @default deterministic from (suite, dataset version, agent version): re-running the same command resumes */
   readonly runId?: string;
@@ -49,6 +52,8 @@ export interface RunDatasetDeps {
     suite: string;
     datasetVersion: string;
     agentVersion: string;
+    /** What the default agent version does not hash (`Agent.fingerprintNote`); absent for a version given or declared. */
+    agentVersionNote?: string;
     planned: number;
     recorded: number;
   }) => void;
@@ -81,6 +86,8 @@ export interface PreparedRun {
   readonly datasetId: string;
   readonly datasetVersion: string;
   readonly agentVersion: string;
+  /** What the default agent version leaves out (`Agent.fingerprintNote`), when the version is the default. */
+  readonly agentVersionNote: string | undefined;
   readonly agentMeta: AgentMeta | undefined;
   readonly grader: Grader;
   readonly agent: Agent;
@@ -91,6 +98,7 @@ export const withPreparedRun = async <T>(opts: RunOptions, use: (p: PreparedRun)
   const dataset = await readDataset(opts.dataset);
   const grader = await createGrader(opts);
   const agent = await createAgent(opts.agent, { ...(opts.isolation ? { isolation: opts.isolation } : {}) });
+  const declared = opts.agentVersion ?? agent.meta?.version;
   try {
     return await use({
       rows: dataset.rows,
@@ -99,7 +107,8 @@ export const withPreparedRun = async <T>(opts: RunOptions, use: (p: PreparedRun)
       suite: opts.suite ?? dataset.name,
       datasetId: opts.datasetId ?? dataset.name,
       datasetVersion: opts.datasetVersion ?? dataset.version,
-      agentVersion: opts.agentVersion ?? agent.meta?.version ?? `sha-${sha256(agent.fingerprint).slice(0, 12)}`,
+      agentVersion: declared ?? `sha-${sha256(agent.fingerprint).slice(0, 12)}`,
+      agentVersionNote: declared === undefined ? agent.fingerprintNote : undefined,
       agentMeta: agent.meta,
       grader,
       agent,
@@ -151,6 +160,7 @@ export const executeRun = async (
     suite: p.suite,
     datasetVersion: p.datasetVersion,
     agentVersion: p.agentVersion,
+    ...(p.agentVersionNote ? { agentVersionNote: p.agentVersionNote } : {}),
     planned,
     recorded: recorded.size,
   });

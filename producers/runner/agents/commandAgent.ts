@@ -1,11 +1,13 @@
 import { spawn } from 'node:child_process';
 import { sha256 } from '../../importers/common.ts';
+import { commandFiles, MAX_HASHED_BYTES } from './commandFiles.ts';
 import { AgentFailed, AgentUnavailable, TrialTimeout } from './failures.ts';
 import { type Agent, type AgentResult, toAgentResult } from './types.ts';
 
 export interface CommandAgentOptions {
   /** A shell command; it runs once per trial, a fresh process each time. */
   readonly command: string;
+  /** Where the command runs, and where the files it names are found (`commandFiles`). @default process.cwd() */
   readonly cwd?: string;
   readonly env?: NodeJS.ProcessEnv;
 }
@@ -44,6 +46,29 @@ const resultOf = (stdout: string): AgentResult | undefined => {
   }
 };
 
+const MIB = 1024 * 1024;
+
+/**
+ * A command agent's fingerprint: the command's text and the contents of each file it names (`commandFiles`), so
+ * editing the script makes a new default agent version. A command that names no file keeps the fingerprint of its
+ * text alone (the versions recorded before files were hashed). A file over MAX_HASHED_BYTES is left out, and said.
+ */
+export const commandFingerprint = (
+  command: string,
+  cwd: string,
+): Pick<Agent, 'fingerprint'> & { fingerprintNote?: string } => {
+  const { hashed, skipped } = commandFiles(command, cwd);
+  const files = hashed.map((f) => ` ${JSON.stringify(f.word)}:${f.sha256}`).join('');
+  return {
+    fingerprint: `command:${sha256(command)}${files}`,
+    ...(skipped.length
+      ? {
+          fingerprintNote: `${skipped.map((f) => `${f.word} (${(f.bytes / MIB).toFixed(1)} MiB)`).join(', ')} not hashed into the agent version (files over ${MAX_HASHED_BYTES / MIB} MiB are not): editing ${skipped.length > 1 ? 'them' : 'it'} makes no new version`,
+        }
+      : {}),
+  };
+};
+
 /**
  * An agent run as a command, one process per trial: the TrialRequest is JSON on stdin, the AgentResult is JSON on
  * stdout (the last non-empty line; a non-JSON line is the output as text). Exit 0 = a result. Infrastructure
@@ -54,7 +79,7 @@ const resultOf = (stdout: string): AgentResult | undefined => {
  */
 export const createCommandAgent = (opts: CommandAgentOptions): Agent => ({
   kind: 'command',
-  fingerprint: `command:${sha256(opts.command)}`,
+  ...commandFingerprint(opts.command, opts.cwd ?? process.cwd()),
   run: (request, { timeoutMs }) =>
     new Promise<AgentResult>((resolve, reject) => {
       const child = spawn(opts.command, {

@@ -53,6 +53,8 @@ export interface Agent {
   readonly kind: 'module' | 'http' | 'command';
   /** What identifies the agent's code when no version is given: hashed into the default agent version. */
   readonly fingerprint: string;
+  /** What the fingerprint leaves out that one might expect in it (a command's file too large to hash), to say. */
+  readonly fingerprintNote?: string;
   /** Version, model and hashes a module agent declares in `export const meta`. */
   readonly meta?: AgentMeta;
   run(request: TrialRequest, opts: { timeoutMs: number }): Promise<AgentResult>;
