@@ -39,7 +39,8 @@ try {
       process.exitCode = EXIT.usage;
     } else if (e instanceof StoreLocked || (e instanceof PipelineError && e.retriable)) {
       // a backend held by another process, or unreachable after every retry
-      writeStderr(`passk: ${e.message}\n`);
+      const { failureText } = await import('./format/storeHeld.ts');
+      writeStderr(failureText(e));
       process.exitCode = EXIT.unavailable;
     } else {
       writeStderr(`passk: ${e instanceof Error ? (e.stack ?? e.message) : String(e)}\n`);

@@ -10,7 +10,8 @@ import {
 } from '../sinks/clickhouse/rowSink.ts';
 import type { PasskConfig } from './config.ts';
 import { BackendUnavailable } from '../schemas/errors.ts';
-import { asClickHouseError } from '../sinks/clickhouse/errors.ts';
+import { asClickHouseError, StoreLocked } from '../sinks/clickhouse/errors.ts';
+import { readStoreOwner } from './storeOwner.ts';
 
 /** Raw traces are kept this many days unless configured otherwise (0 = forever). */
 export const DEFAULT_TRACE_TTL_DAYS = 90;
@@ -40,11 +41,18 @@ export type Store = StoreClient & { readonly migrations: MigrateResult | undefin
 
 /**
  * Opens the configured store and brings its schema up to date.
- * @throws StoreLocked when another process holds the embedded store (the CLI exits with EXIT.unavailable).
+ * @throws StoreLocked when another process holds the embedded store (the CLI exits with EXIT.unavailable): at once
+ * when the owner file names a live process (`readStoreOwner`), else when chDB finds its lock taken.
  */
 export const openStore = async (config: PasskConfig, opts: OpenStoreOptions = {}): Promise<Store> => {
   const target = storeTarget(config);
-  if (target.kind === 'embedded') mkdirSync(target.path, { recursive: true });
+  if (target.kind === 'embedded') {
+    mkdirSync(target.path, { recursive: true });
+    // A live owner (passk process, passk serve) holds it: said before chDB is asked, which would print its own raw
+    // "Code: 76. DB::Exception: Cannot lock file …" line to stderr before failing.
+    const owner = readStoreOwner(config.dataDir);
+    if (owner) throw new StoreLocked(target.path, owner.pid);
+  }
   const store = await openClickHouse(target);
   try {
     if (opts.migrate === false) return { ...store, migrations: undefined };

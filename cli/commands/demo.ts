@@ -16,6 +16,7 @@ import { createDashboardServer, DashboardConfigError } from '../../web/index.ts'
 import { heading, list, passkCommand, table, text, type Block } from '../format/doc.ts';
 import { pct, pctInterval, rowList } from '../format/numbers.ts';
 import { progressBarSize, renderJson, renderTerminal, writeStderr } from '../format/render.ts';
+import { failureText } from '../format/storeHeld.ts';
 import { EXIT } from '../exitCodes.ts';
 import { gateLinks } from '../format/links.ts';
 import { openBrowser } from '../openBrowser.ts';
@@ -284,7 +285,7 @@ Exit codes: 0 ok (the demo's first gate failing is the expected result), 2 bad f
       } catch (e) {
         await log?.close();
         if (e instanceof StoreLocked || (e instanceof PipelineError && e.retriable)) {
-          writeStderr(`passk: ${(e as Error).message}\n`);
+          writeStderr(failureText(e));
           // exit, not return: a Kafka client left behind would keep the process alive (docs/reliability.md, fix 6)
           process.exit(EXIT.unavailable);
         }

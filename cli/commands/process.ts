@@ -11,6 +11,7 @@ import { StoreLocked } from '../../sinks/clickhouse/index.ts';
 import { heading, passkCommand, table, text } from '../format/doc.ts';
 import { curve, pct } from '../format/numbers.ts';
 import { renderJson, renderTerminal, writeStderr } from '../format/render.ts';
+import { failureText } from '../format/storeHeld.ts';
 import { EXIT } from '../exitCodes.ts';
 import { takeEarlySignal } from '../signals.ts';
 import { epilog } from '../format/helpText.ts';
@@ -222,7 +223,7 @@ Exit codes: 0 ok, 2 bad flag or config, 3 the event log or the store is unreacha
         }
       } catch (e) {
         if (e instanceof StoreLocked || (e instanceof PipelineError && e.retriable)) {
-          writeStderr(`passk: ${(e as Error).message}\n`);
+          writeStderr(failureText(e));
           // exit, not return: a Kafka client that failed to connect (a broker cut off at start-up) can leave a
           // retry timer behind, which kept the process alive doing nothing, so no supervisor restarted it (found
           // by the fault campaign, docs/reliability.md)

@@ -21,6 +21,7 @@ import { InputError } from '../../schemas/errors.ts';
 import { heading, nextCommand, PASSK, passkCommand, quoteArg, table, text, thisCommand } from '../format/doc.ts';
 import { progressBar } from '../format/progress.ts';
 import { renderJson, renderTerminal, writeStderr } from '../format/render.ts';
+import { foldedNext } from '../format/storeHeld.ts';
 import { duration } from './offlineOptions.ts';
 import { epilog } from '../format/helpText.ts';
 import { configOf, exitOnUnavailable, withEventLog } from '../context.ts';
@@ -533,7 +534,7 @@ or the agent is (its first --stop-after trials all ungraded with the same error)
                   ...summaryBlocks(summary),
                   ...adaptiveBlocks(summary),
                   summary.status === 'completed'
-                    ? nextCommand([passkCommand('process --until-caught-up'), passkCommand('report --from-store')])
+                    ? foldedNext(config)
                     : nextCommand(thisCommand(), 'it resumes from the attempts and rounds recorded'),
                 ]),
           );
@@ -557,7 +558,7 @@ or the agent is (its first --stop-after trials all ungraded with the same error)
             : renderTerminal([
                 ...summaryBlocks(summary),
                 summary.status === 'completed'
-                  ? nextCommand([passkCommand('process --until-caught-up'), passkCommand('report --from-store')])
+                  ? foldedNext(config)
                   : nextCommand(thisCommand(), 'it resumes, skipping the attempts already recorded'),
               ]),
         );

@@ -17,6 +17,7 @@ import { EXIT } from '../exitCodes.ts';
 import { heading, passkCommand, text } from '../format/doc.ts';
 import { gateLinks } from '../format/links.ts';
 import { renderTerminal, writeStderr } from '../format/render.ts';
+import { failureText } from '../format/storeHeld.ts';
 import { openBrowser } from '../openBrowser.ts';
 import { readPolicyFile } from './sample.ts';
 import type { Redactor } from '../../producers/redaction/index.ts';
@@ -185,7 +186,7 @@ Exit codes: 0 stopped by SIGINT/SIGTERM, 2 bad flag or config (e.g. a non-loopba
         await shutdown();
         const known = e instanceof StoreLocked || (e instanceof PipelineError && e.retriable);
         if (!known && !(e instanceof DashboardConfigError)) throw e;
-        writeStderr(`passk: ${(e as Error).message}\n`);
+        writeStderr(failureText(e));
         process.exitCode = e instanceof DashboardConfigError ? EXIT.usage : EXIT.unavailable;
         return;
       }

@@ -44,7 +44,7 @@ const COMPACT = { mid: '', 'left-mid': '', 'mid-mid': '', 'right-mid': '' };
 /**
  * How wide terminal output may be, the first that answers: `--width N` (or `--wide`: unlimited), the `COLUMNS`
  * environment variable, the terminal's own width (`process.stdout.columns`) when stdout is a terminal; otherwise
- * unlimited (a pipe or a file gets whole lines). URLs are never cut, whatever the width (`wrapLine`).
+ * unlimited (a pipe or a file gets whole lines). URLs and paths are never cut, whatever the width (`wrapLine`).
  */
 const layout: { width?: number; wide: boolean; columns?: number } = { wide: false };
 /** Sets the layout; `columns` is `COLUMNS` read as a width (`parseWidth`), and is set (or unset) whenever given. */
@@ -74,9 +74,10 @@ const ANSI = /\u001b\[[0-9;]*m/g;
 const visible = (s: string): number => [...s.replace(ANSI, '')].length;
 
 /** Word-wraps one line to `width`, continuation lines indented by `indent` (the line's own indent by default). */
-// A word that is a URL (after an opening bracket or quote at most): a URL deep inside another token, such as a JSON
-// excerpt of a dead letter's bytes, is not a link anyone clicks, and that token is cut like any other.
-const URL_IN = /^\s*[("'<[]?[a-z][a-z0-9+.-]*:\/\/\S/i;
+// A word that is a URL or a path (`/…`, `./…`, `../…`, `~/…`; after an opening bracket or quote at most): a URL deep
+// inside another token, such as a JSON excerpt of a dead letter's bytes, is not a link anyone clicks, and that token
+// is cut like any other.
+const URL_IN = /^\s*[("'<[]?(?:[a-z][a-z0-9+.-]*:\/\/|~?\.{0,2}\/)\S/i;
 
 export const wrapLine = (line: string, width: number | undefined, indent?: string): string => {
   if (width === undefined || !(width > 0) || visible(line) <= width) return line;
@@ -91,7 +92,7 @@ export const wrapLine = (line: string, width: number | undefined, indent?: strin
       cur = hang + word.trimStart();
     } else cur += word;
     // (a word that ends exactly at the width is not cut: its trailing space does not count)
-    // A URL is never cut: a newline inside it breaks the link when copied or clicked. It overflows its line instead.
+    // A URL or a path is never cut: a newline inside it breaks it when copied or clicked. It overflows its line instead.
     if (URL_IN.test(word)) continue;
     while (visible(cur.trimEnd()) > width) {
       // one word longer than the line: cut it

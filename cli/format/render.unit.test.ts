@@ -32,6 +32,17 @@ describe('wrapLine', () => {
     expect(wrapLine(`  ✓ open ${url}`, 30).split('\n')).toEqual(['  ✓ open', `    ${url}`]);
   });
 
+  it('never cuts a path either (a data directory in an error message)', () => {
+    const path = `/home/someone/projects/${'deep/'.repeat(8)}data`;
+    expect(wrapLine(`passk: the store in ${path} is held`, 40, '  ')).toBe(`passk: the store in\n  ${path}\n  is held`);
+    expect(wrapLine(`see ./${'x'.repeat(40)} and ~/${'y'.repeat(40)}`, 30).split('\n')).toEqual([
+      'see',
+      `./${'x'.repeat(40)}`,
+      'and',
+      `~/${'y'.repeat(40)}`,
+    ]);
+  });
+
   it('cuts a word longer than the line, and hangs continuation lines under a bullet', () => {
     expect(wrapLine('x'.repeat(25), 10)).toBe('xxxxxxxxxx\nxxxxxxxxxx\nxxxxx');
     expect(wrapLine('  ✓ one two three four', 12)).toBe('  ✓ one two\n    three\n    four');

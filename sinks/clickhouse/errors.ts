@@ -10,13 +10,13 @@ import { PipelineError } from '../../schemas/errors.ts';
 export class StoreLocked extends PipelineError {
   constructor(
     readonly path: string,
-    /** The holder's pid, read from `<path>/status`, when it is known and alive. */
+    /** The holder's pid (from the owner file, or chDB's `<path>/status`), when it is known and alive. */
     readonly pid: number | undefined,
     cause?: unknown,
   ) {
     super(
       `the store at ${path} is held by another passk process${pid === undefined ? '' : ` (pid ${pid})`}: ` +
-        'use its HTTP API, or stop it and try again',
+        'wait for it to finish, or stop it, and try again',
       { retriable: false, cause },
     );
   }

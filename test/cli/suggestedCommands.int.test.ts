@@ -1,9 +1,11 @@
-import { execFileSync } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { execFileSync, spawn } from 'node:child_process';
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { passk, ROOT } from '../browser/processes.ts';
+import { agentAnswering } from '../helpers/cli.ts';
 
 /**
  * The commands the CLI suggests run as printed, outside the passk repository (issue 32, item 6): `npx passk …`, with
@@ -69,5 +71,55 @@ describe('a suggested command, run as printed', () => {
     ]);
     runAsPrinted(commands[0]!);
     expect(runAsPrinted(commands[1]!)).toContain('6 trials');
+  });
+
+  it('while passk process runs (the live gate setup), run says it picks the trials up, and a second process says why it cannot start in one message of 80 columns', async () => {
+    // a trial's report: before, run suggested `process --until-caught-up`, which exited 3 after chDB's raw 161-column
+    // "Code: 76. DB::Exception: Cannot lock file …" line and "use its HTTP API" (passk process offers none to a user)
+    const data = join(dir, 'live');
+    const processors = spawn(process.execPath, [BIN, '--data-dir', data, 'process'], {
+      cwd: dir,
+      env: { ...process.env, NO_COLOR: '1', COLUMNS: undefined },
+      stdio: 'ignore',
+    });
+    try {
+      // it owns the store once its owner file is there (deploy/storeOwner.ts)
+      while (!existsSync(join(data, 'store.owner.json'))) {
+        expect(processors.exitCode).toBeNull();
+        await sleep(200);
+      }
+      writeFileSync(join(dir, 'rows.jsonl'), '{"id":"r1","input":"a","expected":"ok"}\n');
+      const run = await passk(
+        ['--data-dir', data, 'run', '--dataset', 'rows.jsonl', '--agent', agentAnswering('ok'), '--k', '1'],
+        { cwd: dir, env: { NO_COLOR: '1' } },
+      );
+      expect(run.code, run.stderr).toBe(0);
+      expect(
+        run.stdout
+          .trimEnd()
+          .split('\n')
+          .filter((l) => l.startsWith('next: ')),
+      ).toEqual([
+        `next: npx passk --data-dir ${data} report --from-store  # the running passk process (pid ${processors.pid}) picks these trials up`,
+      ]);
+      const second = await passk(['--data-dir', data, 'process', '--until-caught-up'], {
+        cwd: dir,
+        env: { NO_COLOR: '1' },
+      });
+      expect(second.code).toBe(3);
+      const said = second.stderr.split('\n').filter((l) => !l.startsWith('passk process: starting'));
+      expect(said.join('\n')).not.toMatch(/DB::Exception|HTTP API/);
+      expect(said.filter((l) => [...l].length > 80)).toEqual([]);
+      const message = said.join(' ').replace(/\s+/g, ' ');
+      expect(message).toContain(
+        `passk: the store in ${data} is held by passk process (pid ${processors.pid}), which is already folding the trials recorded there: wait for it`,
+      );
+      expect(message).toContain(`npx passk --data-dir ${data} report --from-store`);
+      // the command it names works while the processor runs (through its local API)
+      expect(runAsPrinted(`npx passk --data-dir ${data} report --from-store`)).toContain('trial');
+    } finally {
+      processors.kill('SIGTERM');
+      await new Promise((done) => (processors.exitCode !== null ? done(null) : processors.once('close', done)));
+    }
   });
 });
