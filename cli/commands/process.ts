@@ -39,6 +39,24 @@ const lagTracker = () => {
   };
 };
 
+/**
+ * A version's headline numbers as `passk report` gives them: an adaptive version's from each row's first-stage
+ * attempts, classified at the first stage's k (docs/adaptive.md), any other's from its counted attempts.
+ */
+const headlineOf = (r: ReportedSummary) =>
+  r.first_stage ? numbersOf(r.first_stage.summary, { minAttempts: r.first_stage.k }) : numbersOf(r.summary);
+
+/** The fields `passk report --json` takes from an adaptive version's first stage, and the stage's k. */
+const firstStageHeadline = (k: number, h: ReturnType<typeof headlineOf>) => ({
+  mean_accuracy: h.mean_accuracy,
+  k_max: h.k_max,
+  pass_at_k: h.pass_at_k,
+  pass_hat_k: h.pass_hat_k,
+  rows_at_k: h.rows_at_k,
+  flip_rate: h.flip_rate,
+  first_stage: { k, rows: h.classified, flips: h.classes.flip },
+});
+
 /** The line that says which attempts the table leaves out, as `passk report` says it; none when there are none. */
 const confirmationNote = (reported: readonly ReportedSummary[]) => {
   const left = reported.reduce((sum, r) => sum + r.confirmation_attempts, 0);
@@ -55,17 +73,19 @@ const summaryBlocks = (
   reported: readonly ReportedSummary[],
   totals: { records: number; trials: number; decisions: number },
 ) => {
-  const rows = reported.map(({ summary: s }) => {
+  const rows = reported.map((r) => {
+    const { summary: s } = r;
     const n = numbersOf(s);
+    const head = headlineOf(r);
     return [
       s.suite,
       s.dataset_version,
       s.agent_version,
       String(n.rows),
       String(n.trials),
-      pct(n.mean_accuracy),
-      curve(Object.values(n.pass_hat_k).map((x) => pct(x))),
-      pct(n.flip_rate),
+      pct(head.mean_accuracy),
+      curve(Object.values(head.pass_hat_k).map((x) => pct(x))),
+      pct(head.flip_rate),
     ];
   });
   // nothing new to fold: the versions are those restored (what the runs before this one folded), said as such
@@ -238,12 +258,13 @@ Exit codes: 0 ok, 2 bad flag or config, 3 the event log or the store is unreacha
       });
       // the rows this run holds: restored and folded, so a run with nothing new gives the same versions as the last
       const reported = run.reported();
-      const versions = reported.map(({ summary: s, confirmation_attempts }) => ({
-        suite: s.suite,
-        dataset_version: s.dataset_version,
-        agent_version: s.agent_version,
-        ...numbersOf(s),
-        confirmation_attempts: { count: confirmation_attempts, counted: false },
+      const versions = reported.map((r) => ({
+        suite: r.summary.suite,
+        dataset_version: r.summary.dataset_version,
+        agent_version: r.summary.agent_version,
+        ...numbersOf(r.summary),
+        ...(r.first_stage ? firstStageHeadline(r.first_stage.k, headlineOf(r)) : {}),
+        confirmation_attempts: { count: r.confirmation_attempts, counted: false },
       }));
       const out = flags.json
         ? renderJson({ ...totals, lag: lag.total(), versions })

@@ -7,8 +7,9 @@ import {
 } from './confirm.ts';
 import { mcnemarExact, type McNemar } from './mcnemar.ts';
 import { pairedStats, type PairedStats } from './paired.ts';
-import { pairRows, type CompareOptions, type CountedPair, type PairInput } from './pairing.ts';
-import { reportGroup, type GroupReport } from './report.ts';
+import { DEFAULT_ADAPTIVE } from './adaptive.ts';
+import { pairRows, type CompareOptions, type CountedPair, type CountedSide, type PairInput } from './pairing.ts';
+import { firstStageOptions, reportGroup, withFirstStageHeadline, type GroupReport } from './report.ts';
 
 export type Transitions = Record<StabilityClass, Record<StabilityClass, number>>;
 
@@ -78,19 +79,38 @@ export const comparePairs = (
     agent_version: version,
   });
   const present = (s: CountedPair['baseline']) => s.all.n + s.all.ungraded > 0;
-  const baseline = reportGroup(
-    key(input.baseline.version),
-    rows.filter((p) => present(p.baseline)).map((p) => p.baseline.screening),
-    opts,
-  );
-  const candidate = reportGroup(
-    key(input.candidate.version),
-    rows.filter((p) => present(p.candidate)).map((p) => p.candidate.screening),
-    opts,
-  );
+  // a version with an adaptive run: its headline numbers from each row's first stage, as `passk report` gives them
+  const side = (version: string, of: (p: CountedPair) => CountedSide): GroupReport => {
+    const sides = rows.map(of).filter(present);
+    const adaptive = sides.some((s) => s.headline);
+    // classes as the adaptive run made them: a row it stopped with a pass and a fail is a flip
+    const full = reportGroup(
+      key(version),
+      sides.map((s) => s.screening),
+      adaptive ? { ...opts, mixedIsFlip: true } : opts,
+    );
+    if (!adaptive) return full;
+    const stage = firstStageOptions(opts, opts.headlineFirstStage ?? DEFAULT_ADAPTIVE.firstK);
+    return withFirstStageHeadline(
+      full,
+      reportGroup(
+        key(version),
+        sides.map((s) => s.headline ?? s.screening),
+        stage,
+      ),
+    );
+  };
+  const baseline = side(input.baseline.version, (p) => p.baseline);
+  const candidate = side(input.candidate.version, (p) => p.candidate);
+  // the paired differences over the same attempts: each side's first stage where it has one
+  const headRows = rows.map((p) => ({
+    ...p,
+    baseline: { ...p.baseline, screening: p.baseline.headline ?? p.baseline.screening },
+    candidate: { ...p.candidate, screening: p.candidate.headline ?? p.candidate.screening },
+  }));
   // pairs up to the K both versions can answer: each one's report K (the report's rule: declared, else the attempts
   // every row was given, graded or not), the smaller of the two
-  const anyPair = rows.some((p) => p.baseline.screening.n > 0 && p.candidate.screening.n > 0);
+  const anyPair = headRows.some((p) => p.baseline.screening.n > 0 && p.candidate.screening.n > 0);
   const k = opts.k ?? (anyPair ? Math.min(baseline.k_max, candidate.k_max) : 0);
   return {
     suite: input.suite,
@@ -113,7 +133,7 @@ export const comparePairs = (
       )
       .map((p) => p.row_id),
     lost_stable_correct: rows.filter(isLost).map((p) => p.row_id),
-    paired: pairedStats(rows, { k, bootstrap: opts.bootstrap }),
+    paired: pairedStats(headRows, { k, bootstrap: opts.bootstrap }),
     mcnemar: mcnemarOnStableCorrect(rows),
     confirmation: { rows: suspects, counts },
   };

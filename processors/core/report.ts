@@ -224,6 +224,18 @@ const reportedState = (
   return attempts.length === state.attempts.length ? state : { ...state, attempts };
 };
 
+/**
+ * One row's attempts behind an adaptive version's headline numbers, the report's own rule (`headlineFirstStage`):
+ * confirmation runs left out, each adaptive run's first `k` graded attempts, other runs' attempts all. The process
+ * summary (processors/folds/versionSummary.ts) counts the same attempts, so it says what `passk report` says.
+ */
+export const firstStageState = (state: RowState, k: number, adaptiveRuns?: readonly string[]): RowState =>
+  reportedState(state, false, k, adaptiveRuns);
+
+/** Whether a row has an attempt of an adaptive run (run id `adaptive-…`, or listed). */
+export const hasAdaptiveRun = (state: RowState, listed: readonly string[] = []): boolean =>
+  state.attempts.some((a) => adaptiveRun(listed)(a.run_id));
+
 /** Attempts of confirmation runs in a group (counted or not, see `includeConfirmation`). */
 export const confirmationAttempts = (g: Group): number =>
   [...g.rows.values()].reduce((sum, s) => sum + s.attempts.filter((a) => isMarkedConfirmation(a.run_id)).length, 0);
@@ -257,30 +269,43 @@ export type ReportedGroup = GroupReport & {
   first_stage?: FirstStageHeadline;
 };
 
+/**
+ * An adaptive version's report: `full` (all its attempts, classed by the run's rule) with the headline numbers —
+ * mean accuracy, pass@k, pass^k, the flip rate and their intervals — of `head` (each row's first-stage attempts,
+ * classified at the first stage's k). `passk report`, `passk compare` and the overview all take it.
+ */
+export const withFirstStageHeadline = (full: GroupReport, head: GroupReport): GroupReport => ({
+  ...full,
+  mean_accuracy: head.mean_accuracy,
+  pass_at_1: head.pass_at_1,
+  k_max: head.k_max,
+  declared_k: head.declared_k,
+  rows_short: head.rows_short,
+  pass_at_k: head.pass_at_k,
+  pass_hat_k: head.pass_hat_k,
+  rows_at_k: head.rows_at_k,
+  flip_rate: head.flip_rate,
+  intervals: {
+    ...full.intervals,
+    mean_accuracy: head.intervals.mean_accuracy,
+    pass_at_k: head.intervals.pass_at_k,
+    pass_hat_k: head.intervals.pass_hat_k,
+    flip_rate: head.intervals.flip_rate,
+  },
+});
+
+/** The options a first stage of k is reported with: classified at k, no declaration (the stopping rule gave rows different attempts). */
+export const firstStageOptions = <O extends ReportOptions>(opts: O, k: number): O => {
+  const { declared: _declared, ...undeclared } = opts;
+  return { ...undeclared, firstStage: k, minAttempts: k } as O;
+};
+
 /** The headline numbers of one group from its adaptive runs' first stage; everything else from all attempts. */
 const withFirstStage = (g: Group, full: GroupReport, k: number, runs: string[], opts: ReportOptions): ReportedGroup => {
-  // an adaptive run's stopping rule gives rows different attempts: no declaration holds for its first stage
-  const { declared: _declared, ...undeclared } = opts;
-  const stage = { ...undeclared, firstStage: k, minAttempts: k };
+  const stage = firstStageOptions(opts, k);
   const head = reportGroup(g.key, summarizeGroup(g, stage), stage);
   return {
-    ...full,
-    mean_accuracy: head.mean_accuracy,
-    pass_at_1: head.pass_at_1,
-    k_max: head.k_max,
-    declared_k: head.declared_k,
-    rows_short: head.rows_short,
-    pass_at_k: head.pass_at_k,
-    pass_hat_k: head.pass_hat_k,
-    rows_at_k: head.rows_at_k,
-    flip_rate: head.flip_rate,
-    intervals: {
-      ...full.intervals,
-      mean_accuracy: head.intervals.mean_accuracy,
-      pass_at_k: head.intervals.pass_at_k,
-      pass_hat_k: head.intervals.pass_hat_k,
-      flip_rate: head.intervals.flip_rate,
-    },
+    ...withFirstStageHeadline(full, head),
     confirmation_attempts: { count: confirmationAttempts(g), counted: opts.includeConfirmation ?? false },
     first_stage: { k, runs, rows: head.classified, flips: head.classes.flip },
   };

@@ -11,6 +11,8 @@ import type { StreamRowState } from './rowState.ts';
 import { KEY_SEP } from '../../schemas/topics.ts';
 import { classOf, DEFAULT_MIN_ATTEMPTS } from '../core/classify.ts';
 import { isConfirmationRun } from '../core/screening.ts';
+import { DEFAULT_ADAPTIVE } from '../core/adaptive.ts';
+import { firstStageState, hasAdaptiveRun } from '../core/report.ts';
 
 /**
  * Per-version aggregates, kept incrementally from row changes: each change removes the row's old
@@ -224,6 +226,12 @@ const isMarkedConfirmation = isConfirmationRun({});
 export interface ReportedSummary {
   readonly summary: VersionSummary;
   readonly confirmation_attempts: number;
+  /**
+   * A version with an adaptive run: its rows counted on the attempts `passk report` takes its headline numbers from
+   * (`firstStageState`: each adaptive run's first `k` graded attempts of a row), to be classified at `k`
+   * (`numbersOf(summary, { minAttempts: k })`); `summary` still counts every attempt (rows, trials).
+   */
+  readonly first_stage?: { readonly k: number; readonly summary: VersionSummary };
 }
 
 /**
@@ -236,8 +244,10 @@ export interface ReportedSummary {
 export const reportedSummaries = (
   rows: Iterable<StreamRowState>,
   minAttempts: number = DEFAULT_MIN_ATTEMPTS,
+  firstStage: number = DEFAULT_ADAPTIVE.firstK,
 ): ReportedSummary[] => {
-  const sums = new Map<string, { summary: VersionSummary; confirmation_attempts: number }>();
+  type Sum = { summary: VersionSummary; confirmation_attempts: number; head: VersionSummary; adaptive: boolean };
+  const sums = new Map<string, Sum>();
   for (const row of rows) {
     let tally: Tally = row;
     let left = 0;
@@ -255,11 +265,33 @@ export const reportedSummaries = (
     }
     const key = versionKeyOf(row);
     let s = sums.get(key);
-    if (s === undefined) sums.set(key, (s = { summary: empty(row), confirmation_attempts: 0 }));
+    if (s === undefined)
+      sums.set(key, (s = { summary: empty(row), confirmation_attempts: 0, head: empty(row), adaptive: false }));
     s.confirmation_attempts += left;
     if (!isEmpty(tally)) add(s.summary, tally, 1);
+    // the report's first stage of an adaptive version (a version is one when any row has an adaptive attempt)
+    if (hasAdaptiveRun(row)) s.adaptive = true;
+    const head = tallyOf(firstStageState(row, firstStage).attempts, firstStage);
+    if (!isEmpty(head)) add(s.head, head, 1);
   }
-  return [...sums.keys()].sort().map((k) => sums.get(k)!);
+  return [...sums.keys()].sort().map((k) => {
+    const { summary, confirmation_attempts, head, adaptive } = sums.get(k)!;
+    return adaptive
+      ? { summary, confirmation_attempts, first_stage: { k: firstStage, summary: head } }
+      : { summary, confirmation_attempts };
+  });
+};
+
+/** A row's counts over these attempts, classified at `minAttempts`. */
+const tallyOf = (attempts: readonly { passed: boolean | null }[], minAttempts: number): Tally => {
+  const t = { n: 0, c: 0, ungraded: 0 };
+  for (const a of attempts)
+    if (a.passed === null) t.ungraded++;
+    else {
+      t.n++;
+      if (a.passed) t.c++;
+    }
+  return { ...t, class: classOf(t.n, t.c, minAttempts) };
 };
 
 /** The histogram as the core's bins, each with its rows' fewest recorded attempts where more than n. */

@@ -4,7 +4,10 @@ import { comparePairs, type Comparison } from '../../../processors/core/compare.
 import { confirmationOutcome } from '../../../processors/core/confirm.ts';
 import { groupTrials, rowIdOrder } from '../../../processors/core/groups.ts';
 import { sideRow, type CountedPair, type CountedSide } from '../../../processors/core/pairing.ts';
+import { z } from 'zod';
+import { DEFAULT_ADAPTIVE } from '../../../processors/core/adaptive.ts';
 import {
+  buildReport,
   confirmationAttempts,
   DEFAULT_REPORT_OPTIONS,
   reportGroup,
@@ -19,7 +22,8 @@ import { loadTrialsForReport } from './report.ts';
 import type { DeclaredRun } from '../../../processors/core/declaredK.ts';
 import { declaredRuns } from './declaredRuns.ts';
 import { rowCounts, type CountedRow, type RowCountsScope } from './rowCounts.ts';
-import type { Querier } from './select.ts';
+import { select, type Querier } from './select.ts';
+import { NOT_RETRACTED } from './retracted.ts';
 
 /**
  * `passk report`'s groups and `passk compare`'s document for one suite and dataset version, from per-row counts
@@ -111,6 +115,49 @@ const declaredOf = async (
 
 const byRowId = (a: { row_id: string }, b: { row_id: string }): number => rowIdOrder(a.row_id, b.row_id);
 
+const AdaptiveVersion = z.object({ agent_version: z.string() });
+
+/** The scope's agent versions with an adaptive run's trials (run id `adaptive-…`, as `passk report` tells one). */
+const adaptiveVersions = async (client: Querier, scope: StoreScope, only?: readonly string[]): Promise<string[]> =>
+  (
+    await select(
+      client,
+      AdaptiveVersion,
+      `SELECT DISTINCT agent_version FROM trials
+       WHERE suite = {suite:String} AND dataset_version = {dataset_version:String}
+         AND (empty({versions:Array(String)}) OR has({versions:Array(String)}, agent_version))
+         AND startsWith(lower(run_id), 'adaptive-') AND ${NOT_RETRACTED}`,
+      { suite: scope.suite, dataset_version: scope.dataset_version, versions: [...(only ?? [])] },
+    )
+  ).map((v) => v.agent_version);
+
+/**
+ * The reports of the scope's versions with an adaptive run (trials of a run `adaptive-…`), as `passk report` makes
+ * them (`buildReport` with `headlineFirstStage`, docs/adaptive.md): mean accuracy, pass@k, pass^k and the flip rate
+ * from each row's first-stage attempts, the rest from all. Their trials are folded whole: the counts cannot tell a
+ * row's first stage. The first stage is the default `--first-k` (the rounds are on the log, not in the store).
+ */
+const adaptiveReports = async (
+  client: Querier,
+  scope: StoreScope,
+  opts: StoreReportOptions,
+  declared: readonly DeclaredRun[],
+): Promise<Map<string, ReportedGroup>> => {
+  const versions = await adaptiveVersions(client, scope);
+  if (versions.length === 0) return new Map();
+  const trials = await loadTrialsForReport(client, {
+    suites: [scope.suite],
+    datasetVersions: [scope.dataset_version],
+    agentVersions: versions,
+  });
+  const { groups } = buildReport(groupTrials(trials), {
+    ...opts,
+    declared,
+    headlineFirstStage: DEFAULT_ADAPTIVE.firstK,
+  });
+  return new Map(groups.map((g) => [g.agent_version, g]));
+};
+
 /** The report of every agent version in the scope (`buildReport(...).groups`), versions in key order. */
 export const reportFromStore = async (
   client: Querier,
@@ -124,10 +171,16 @@ export const reportFromStore = async (
   ]);
   const inexact = new Set<string>();
   for (const rows of counted.values()) for (const r of rows) if (!r.exact) inexact.add(r.row_id);
-  const folded = await foldRows(client, scope, inexact);
+  const [folded, adaptive] = await Promise.all([
+    foldRows(client, scope, inexact),
+    adaptiveReports(client, scope, opts, declared),
+  ]);
   return [...counted.keys()]
     .sort((a, b) => a.localeCompare(b))
     .map((version) => {
+      // an adaptive version's headline numbers come from its runs' first stage: `passk report`'s own function
+      const whole = adaptive.get(version);
+      if (whole) return whole;
       const key = { ...scope, agent_version: version };
       const states = folded.get(version) ?? new Map<string, RowState>();
       const rows: ReportRow[] = [];
@@ -200,10 +253,14 @@ export const comparisonFromStore = async (
   const base = new Map((counted.get(scope.baseline) ?? []).map((r) => [r.row_id, r]));
   const cand = new Map((counted.get(scope.candidate) ?? []).map((r) => [r.row_id, r]));
   if (base.size === 0 || cand.size === 0) return undefined;
+  // a version with an adaptive run: every row folded, for its first stage (the counts cannot tell it)
+  const adaptive = new Set(await adaptiveVersions(client, where, versions));
+  const stageOf = (version: string): number | undefined =>
+    adaptive.has(version) ? DEFAULT_ADAPTIVE.firstK : undefined;
 
   // 1. rows only the fold can count; then the plan of each side (`plannedAttempts`) over every row
   const fold = new Set<string>();
-  for (const side of [base, cand]) for (const r of side.values()) if (!r.exact) fold.add(r.row_id);
+  for (const side of [base, cand]) for (const r of side.values()) if (!r.exact || adaptive.size > 0) fold.add(r.row_id);
   let folded = await foldRows(client, where, fold, versions);
   const planOf = (side: Map<string, CountedRow>, version: string): number => {
     const states = folded.get(version);
@@ -252,8 +309,8 @@ export const comparisonFromStore = async (
     const c = folded.get(scope.candidate)?.get(row_id) ?? EMPTY;
     return {
       row_id,
-      baseline: sideRow(row_id, b, screen.baseline, opts),
-      candidate: sideRow(row_id, c, screen.candidate, opts),
+      baseline: sideRow(row_id, b, screen.baseline, opts, stageOf(scope.baseline)),
+      candidate: sideRow(row_id, c, screen.candidate, opts, stageOf(scope.candidate)),
     };
   });
   return comparePairs(
