@@ -93,7 +93,9 @@ const summaryBlocks = (
   const consumed =
     totals.records > 0
       ? `${totals.records} trial records consumed, ${totals.trials} trials folded, ${totals.decisions} events decided; everything consumed is durable and committed`
-      : `nothing new to fold: no trial record since the last run, ${totals.decisions} events decided; ${reported.length === 0 ? 'no rows restored' : restored}`;
+      : reported.length === 0
+        ? `nothing to fold yet: no trial record has reached the log, ${totals.decisions} events decided`
+        : `nothing new to fold: no trial record since the last run, ${totals.decisions} events decided; ${restored}`;
   return [
     heading('passk process'),
     text(consumed),

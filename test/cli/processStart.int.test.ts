@@ -24,6 +24,9 @@ describe('passk process says what it is doing before its first progress line', (
       `passk process: starting: opening the embedded log and store in ${data}, restoring the processors' state`,
     );
     expect(lines[1]).toBe('passk process: started: consuming trials, datasets and decisions until caught up');
-    expect(r.stdout).toMatch(/^passk process\n0 trial records consumed/);
+    // an empty log: nothing folded, and said as such (not a count of nothing, nor "since the last run")
+    expect(r.stdout).toMatch(
+      /^passk process\nnothing to fold yet: no trial record has reached the log, 0 events decided\n/,
+    );
   });
 });
