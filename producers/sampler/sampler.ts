@@ -106,6 +106,12 @@ export interface TraceSampler {
   readonly redactors: readonly Redactor[];
 }
 
+/**
+ * How long past its end a closed window's counted trace ids are kept: longer than an OTLP exporter retries one export
+ * (the SDKs' defaults give up within a few minutes), so a re-sent trace is recognized, not counted a second time.
+ */
+export const CLOSED_KEPT_MS = 15 * 60_000;
+
 export const createTraceSampler = (opts: SamplerOptions): TraceSampler => {
   const policy = SamplingPolicy.parse(opts.policy);
   const policyId = `${policy.name}@${policyHash(policy)}`;
@@ -120,6 +126,13 @@ export const createTraceSampler = (opts: SamplerOptions): TraceSampler => {
   const spool = opts.spool;
   for (const w of spool?.load() ?? [])
     windows.set(w.key, { end: w.end, rate: w.rate, seen: new Set(w.seen), reservoir: [...w.reservoir] });
+  /**
+   * Closed windows' counted trace ids, for `CLOSED_KEPT_MS` past their end: a trace sent again after its window
+   * closed (its first answer lost to a client's timeout or a kill) was counted there, and is not counted again in a
+   * window of the same key opened for late candidates (that would add its weight twice).
+   */
+  const closedSeen = new Map<string, { end: number; seen: Set<string> }>();
+  for (const w of spool?.loadClosed() ?? []) closedSeen.set(w.key, { end: w.end, seen: new Set(w.seen) });
 
   const statsOf = (segment: string): SegmentStats => {
     let s = stats.get(segment);
@@ -196,9 +209,19 @@ export const createTraceSampler = (opts: SamplerOptions): TraceSampler => {
     const p = w.rate * Math.min(1, policy.cap!.max / w.seen.size);
     for (const t of w.reservoir) emit(t, p);
     spool?.closed(key);
+    const before = closedSeen.get(key);
+    if (before) for (const id of w.seen) before.seen.add(id);
+    else closedSeen.set(key, { end: w.end, seen: w.seen });
   };
   const closeBefore = (at: number): void => {
     for (const [key, w] of windows) if (w.end <= at) close(key, w);
+  };
+  const forgetBefore = (at: number): void => {
+    for (const [key, c] of closedSeen)
+      if (c.end + CLOSED_KEPT_MS <= at) {
+        closedSeen.delete(key);
+        spool?.forget(key);
+      }
   };
 
   return {
@@ -230,7 +253,8 @@ export const createTraceSampler = (opts: SamplerOptions): TraceSampler => {
       const key = `${segment}${KEY_SEP}${start}`;
       let w = windows.get(key);
       if (!w) windows.set(key, (w = { end: start + policy.cap.windowMs, rate, seen: new Set(), reservoir: [] }));
-      if (w.seen.has(t.trace_id)) return { kept: 'pending', reason: 'cap' };
+      if (w.seen.has(t.trace_id) || closedSeen.get(key)?.seen.has(t.trace_id))
+        return { kept: 'pending', reason: 'cap' };
       w.seen.add(t.trace_id);
       spool?.counted(key, w, t.trace_id);
       const slot = w.reservoir.length < policy.cap.max ? w.reservoir.length : Math.floor(random() * w.seen.size);
@@ -257,7 +281,9 @@ export const createTraceSampler = (opts: SamplerOptions): TraceSampler => {
       return false;
     },
     tick() {
-      closeBefore(clock());
+      const now = clock();
+      closeBefore(now);
+      forgetBefore(now);
     },
     async persist() {
       await opts.recorder.flush();

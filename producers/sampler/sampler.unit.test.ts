@@ -8,7 +8,7 @@ import { inputFingerprint, normalizeInput } from './fingerprint.ts';
 import { withTraceSampling } from './middleware.ts';
 import { isNegativeFeedback } from '../../processors/core/failureSignals.ts';
 import type { SamplingPolicyInput } from './policy.ts';
-import { createTraceSampler, type TraceCandidate } from './sampler.ts';
+import { CLOSED_KEPT_MS, createTraceSampler, type TraceCandidate } from './sampler.ts';
 
 /** A recorder stand-in that keeps what it is given. */
 const sink = () => {
@@ -143,6 +143,38 @@ describe('trace sampler: rules', () => {
     await sampler.flush();
     expect(new Set(s.traces.map((t) => t.trace_id))).toEqual(new Set(matching.map((t) => t.trace_id)));
     expect(s.traces.every((t) => t.sampling.probability === 1)).toBe(true);
+  });
+
+  it('a trace sent again after its capped window closed is not counted again (weights add up to the candidates)', async () => {
+    // the OTLP receiver's case: an export answered too late for its client (a timeout) is sent again, same body
+    let now = 0;
+    const s = sink();
+    const sampler = createTraceSampler({
+      policy: {
+        rate: 1,
+        cap: { max: 1, windowMs: 1_000 },
+        alwaysKeep: { errors: false, negativeFeedback: false, tags: [] },
+      },
+      recorder: s,
+      seed: 5,
+      clock: () => now,
+    });
+    const offer = (id: string) => sampler.offer({ trace_id: id, agent_version: 'v', input: id, occurred_at: 100 });
+    offer('a');
+    offer('b');
+    now = 1_500;
+    sampler.tick(); // the window [0, 1000) closes: one of a, b kept with probability 1/2
+    expect(offer('a')).toMatchObject({ kept: 'pending' }); // sent again: counted in the closed window already
+    offer('c'); // a late candidate of the same window: counted (once) in a window of its own
+    await sampler.flush();
+    const weight = s.traces.reduce((sum, t) => sum + 1 / t.sampling.probability, 0);
+    expect(weight).toBe(3); // a, b and c: 3 candidates, not 4
+    // long after (past CLOSED_KEPT_MS) the closed window's ids are forgotten: memory stays bounded
+    now = 1_000 + CLOSED_KEPT_MS;
+    sampler.tick();
+    expect(offer('a')).toMatchObject({ kept: 'pending' });
+    await sampler.flush();
+    expect(s.traces.reduce((sum, t) => sum + 1 / t.sampling.probability, 0)).toBe(4);
   });
 
   it('a cap keeps at most `max` per segment and window, each with probability rate × max / candidates', async () => {
