@@ -2,6 +2,7 @@ import { execFileSync } from 'node:child_process';
 import { mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { stripVTControlCharacters } from 'node:util';
 import fc from 'fast-check';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { confirmRunArgs, plainPasskCommand, type RunFiles } from '../../schemas/commandLine.ts';
@@ -64,7 +65,8 @@ const confirmArgv = (o: { version: string; suite?: string; source?: RunFiles; re
 
 /** The commands of a terminal rendering's `next:` lines, each with its ` \` continuations and quoted line breaks. */
 const nextCommands = (out: string): string[] =>
-  out
+  // colours off: picocolors turns them on when CI is set, as in .ci/run
+  stripVTControlCharacters(out)
     .split(/^next: /m)
     .slice(1)
     .map((c) => c.replace(/\n$/, ''));

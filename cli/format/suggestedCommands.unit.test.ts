@@ -1,3 +1,4 @@
+import { stripVTControlCharacters } from 'node:util';
 import { afterEach, describe, expect, it } from 'vitest';
 import { nextCommand, passkCommand, setCommandGlobals } from './doc.ts';
 import { asRun } from './helpText.ts';
@@ -12,7 +13,8 @@ afterEach(() => setCommandGlobals({}));
 
 /** The commands of `next:` lines, their ` \` continuations joined. */
 const commandsOf = (out: string): string[] =>
-  out
+  // colours off: picocolors turns them on when CI is set, as in .ci/run
+  stripVTControlCharacters(out)
     .replace(/ \\\n\s+/g, ' ')
     .split('\n')
     .flatMap((l) => (l.startsWith('next: ') ? [l.slice('next: '.length)] : []));
@@ -34,9 +36,11 @@ describe('a suggested command', () => {
     expect(commandsOf(out)).toEqual(commands);
     expect(out).toContain('# then read the numbers');
     // wide enough: one line each, the note a shell comment after the last
-    expect(renderTerminal([nextCommand(commands, 'then read the numbers')], { width: 200 }).trimEnd()).toBe(
-      `next: ${commands[0]}\nnext: ${commands[1]}  # then read the numbers`,
-    );
+    expect(
+      stripVTControlCharacters(
+        renderTerminal([nextCommand(commands, 'then read the numbers')], { width: 200 }),
+      ).trimEnd(),
+    ).toBe(`next: ${commands[0]}\nnext: ${commands[1]}  # then read the numbers`);
   });
 
   it("in --help's examples is shown as npx passk, after any environment assignment", () => {
