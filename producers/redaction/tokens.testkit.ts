@@ -14,7 +14,15 @@ export const bigTokens = (size = 1 << 20): Record<string, string> => {
     'local part, no domain': rep('ab.c'),
     'a@ repeated': rep('a@'),
     base64: randomBytes(Math.floor(size * 0.75)).toString('base64'),
-    hex: randomBytes(size / 2).toString('hex'),
+    // starts with a letter: a random hex token starts with a 10-digit run about one time in a hundred, and a phone
+    // or card number at the very start of a string, followed by letters, is redacted (only a run inside the token,
+    // with a letter or digit before it, is left alone): that is the redactors' rule at a string's start, not the
+    // linearity this shape is here for
+    hex:
+      'f' +
+      randomBytes(size / 2)
+        .toString('hex')
+        .slice(1),
     'digits and spaces': rep('1 '),
     'digit groups': rep('123 '),
     'digits and dashes': rep('12-'),
