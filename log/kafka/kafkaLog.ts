@@ -208,6 +208,26 @@ export const createKafkaEventLog = async (opts: KafkaEventLogOptions): Promise<E
    */
   const opening = new Set<Promise<unknown>>();
   const sweeper = oneUseSweeper(oneUseSweep(admin, namespace, ownGroups, undeleted));
+  /** Awaits `p`, one of `opening` meanwhile. */
+  const whileOpening = async <T>(p: Promise<T>): Promise<T> => {
+    opening.add(p);
+    try {
+      return await p;
+    } finally {
+      opening.delete(p);
+    }
+  };
+  /** A one-use group of this log's, taken: not swept while it is in use, and not known to be gone. */
+  const takeOneUse = (groupId: string) => {
+    ownGroups.add(groupId);
+    undeleted.add(groupId);
+  };
+  /** A one-use group of this log's, let go: forgotten once deleted, else swept again later (no longer own). */
+  const releaseOneUse = (groupId: string, deleted: boolean) => {
+    ownGroups.delete(groupId);
+    if (deleted) undeleted.delete(groupId);
+    else sweeper.again();
+  };
 
   const readDeadLetters = async (): Promise<DeadLetter[]> => {
     const topic = names.physical(TOPICS.dlq);
@@ -220,8 +240,7 @@ export const createKafkaEventLog = async (opts: KafkaEventLogOptions): Promise<E
     );
     if (ends.size === 0) return [];
     const groupId = `${namespace}passk-dlq-reader-${randomBytes(4).toString('hex')}${ONE_USE_SUFFIX}`;
-    ownGroups.add(groupId);
-    undeleted.add(groupId);
+    takeOneUse(groupId);
     const reader = opts.kafka.consumer({ groupId, maxBytesPerPartition: maxEventBytes + RECORD_OVERHEAD_BYTES });
     const letters: DeadLetter[] = [];
     try {
@@ -252,10 +271,12 @@ export const createKafkaEventLog = async (opts: KafkaEventLogOptions): Promise<E
       });
     } finally {
       await reader.disconnect().catch(() => {});
-      ownGroups.delete(groupId);
-      await admin.deleteGroups([groupId]).then(
-        () => undeleted.delete(groupId),
-        () => sweeper.again(),
+      releaseOneUse(
+        groupId,
+        await admin.deleteGroups([groupId]).then(
+          () => true,
+          () => false,
+        ),
       );
     }
     return letters;
@@ -264,15 +285,7 @@ export const createKafkaEventLog = async (opts: KafkaEventLogOptions): Promise<E
    * The DLQ's letters. A one-use group too, read while `close()` may come: the read is one of `opening`, so a close
    * waits for it (bounded) and its group is deleted before the process exits.
    */
-  const deadLetters = async (): Promise<DeadLetter[]> => {
-    const reading = readDeadLetters();
-    opening.add(reading);
-    try {
-      return await reading;
-    } finally {
-      opening.delete(reading);
-    }
-  };
+  const deadLetters = (): Promise<DeadLetter[]> => whileOpening(readDeadLetters());
   // one writer per log: every consumer of this process shares what the DLQ already holds
   const deadLetter = createDeadLetterWriter({
     existing: deadLetters,
@@ -290,8 +303,7 @@ export const createKafkaEventLog = async (opts: KafkaEventLogOptions): Promise<E
     consumer: async (options) => {
       const groupId = namespace + options.groupId + (options.transient ? ONE_USE_SUFFIX : '');
       if (options.transient) {
-        ownGroups.add(groupId);
-        undeleted.add(groupId);
+        takeOneUse(groupId);
         sweeper.start();
       }
       let consumer: EventConsumer | undefined;
@@ -307,24 +319,15 @@ export const createKafkaEventLog = async (opts: KafkaEventLogOptions): Promise<E
         maxBytesPerPartition: maxEventBytes + RECORD_OVERHEAD_BYTES,
         onClose: (deleted) => {
           if (consumer) consumers.delete(consumer);
-          if (!options.transient) return;
-          ownGroups.delete(groupId);
-          if (deleted) undeleted.delete(groupId);
-          else sweeper.again();
+          if (options.transient) releaseOneUse(groupId, deleted);
         },
       });
-      opening.add(opened);
       try {
-        consumer = await opened;
+        consumer = await whileOpening(opened);
       } catch (e) {
         // kafkajs's setOffsets may have made the group before the open failed: no longer own, so a sweep takes it
-        if (options.transient) {
-          ownGroups.delete(groupId);
-          sweeper.again();
-        }
+        if (options.transient) releaseOneUse(groupId, false);
         throw e;
-      } finally {
-        opening.delete(opened);
       }
       consumers.add(consumer);
       return consumer;

@@ -4,7 +4,7 @@ import { DEFAULT_MIN_ATTEMPTS, STABILITY_CLASSES, type ClassCounts } from './cla
 import { histogramOf, summarizeHistogram, type ByK, type HistogramSummary } from './histogram.ts';
 import { clusteredMeanAccuracy, wilson, type Interval } from './intervals.ts';
 import type { AttemptRecord, GroupKey, RowState } from './rowState.ts';
-import { isConfirmationRun } from './screening.ts';
+import { isAdaptiveRunId, isConfirmationRun } from './screening.ts';
 import { rowIdOrder, type Group } from './groups.ts';
 import { summarizeRow, type ReportRow, type RowSummary, type VerdictPolicy } from './rowSummary.ts';
 import { rowColumns } from './rowColumns.ts';
@@ -175,17 +175,16 @@ export const reportGroup = (
 /** Row summaries of a group over all its attempts, in row-id order. */
 const isMarkedConfirmation = isConfirmationRun({});
 
-const ADAPTIVE_PREFIX = (runId: string): boolean => runId.toLowerCase().startsWith('adaptive-');
 const adaptiveRun =
   (listed: readonly string[] = []) =>
   (runId: string): boolean =>
-    ADAPTIVE_PREFIX(runId) || listed.includes(runId);
+    isAdaptiveRunId(runId) || listed.includes(runId);
 
 /** The adaptive runs among a group's attempts (run id `adaptive-…`, or listed), sorted. */
 export const adaptiveRunsOf = (g: Group, listed: readonly string[] = []): string[] => {
   const runs = new Set<string>();
   for (const s of g.rows.values())
-    for (const a of s.attempts) if (ADAPTIVE_PREFIX(a.run_id) || listed.includes(a.run_id)) runs.add(a.run_id);
+    for (const a of s.attempts) if (isAdaptiveRunId(a.run_id) || listed.includes(a.run_id)) runs.add(a.run_id);
   return [...runs].sort();
 };
 

@@ -16,7 +16,7 @@ import { evaluateGate, type GateVerdict } from '../core/gate.ts';
 import { MUST_NOT_BREAK_TAG } from '../core/mustNotBreak.ts';
 import type { PairInput } from '../core/pairing.ts';
 import { DEFAULT_REPORT_OPTIONS } from '../core/report.ts';
-import { isConfirmationRun } from '../core/screening.ts';
+import { isAdaptiveRunId, isConfirmationRun } from '../core/screening.ts';
 import { mustNotBreakAt, rowsAt, type DatasetState } from '../core/datasets.ts';
 import { maxOf } from '../core/arrays.ts';
 import { DEFAULT_SEQUENTIAL_GATE, sequentialGate, type GateRowInput } from '../core/sequentialGate.ts';
@@ -373,8 +373,6 @@ const adaptiveCostOf = (
   return { attempts, rows, max_k: maxOf(ks) };
 };
 
-const isAdaptiveRun = (runId: string): boolean => runId.toLowerCase().startsWith('adaptive-');
-
 /**
  * The candidate's adaptive runs on the comparison's dataset version that are still open (no RunClosed yet): known
  * from their rounds (the book) or from their attempts' run ids (`adaptive-…`, which may arrive before the rounds).
@@ -395,7 +393,7 @@ export const openAdaptiveRun = (
     if (r.dataset_version === d.dataset_version && !closed.has(id)) open.add(id);
   if (open.size === 0)
     for (const r of candidate.values())
-      for (const a of r.attempts) if (isAdaptiveRun(a.run_id) && !closed.has(a.run_id)) open.add(a.run_id);
+      for (const a of r.attempts) if (isAdaptiveRunId(a.run_id) && !closed.has(a.run_id)) open.add(a.run_id);
   if (open.size === 0) return undefined;
   const known = [...open].flatMap((id) => (runs[id] ? [runs[id].max_k] : []));
   return { max_k: known.length > 0 ? maxOf(known) : DEFAULT_SEQUENTIAL_GATE.passAttempts };
