@@ -55,18 +55,25 @@ const rowHash = (columns: readonly ArrayLike<number>[], i: number): number => {
 
 const binRows = (columns: readonly ArrayLike<number>[], R: number): { binOf: Int32Array; values: Float64Array[] } => {
   const binOf = new Int32Array(R);
-  const byHash = new Map<number, number[]>();
+  // per hash, its latest bin, chained to the earlier bins of the same hash (`next`; -1 ends): at most one bin
+  // holds a row's values, so the order of the search does not matter
+  const byHash = new Map<number, number>();
+  const next: number[] = [];
   const firstRow: number[] = [];
-  const same = (a: number, b: number) => columns.every((col) => Object.is(col[a], col[b]));
+  const same = (a: number, b: number): boolean => {
+    for (const col of columns) if (!Object.is(col[a], col[b])) return false;
+    return true;
+  };
   for (let i = 0; i < R; i++) {
     const h = rowHash(columns, i);
-    const candidates = byHash.get(h) ?? [];
-    let b = candidates.find((bin) => same(firstRow[bin]!, i));
-    if (b === undefined) {
+    const head = byHash.get(h) ?? -1;
+    let b = head;
+    while (b >= 0 && !same(firstRow[b]!, i)) b = next[b]!;
+    if (b < 0) {
       b = firstRow.length;
       firstRow.push(i);
-      candidates.push(b);
-      byHash.set(h, candidates);
+      next.push(head);
+      byHash.set(h, b);
     }
     binOf[i] = b;
   }

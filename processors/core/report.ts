@@ -8,7 +8,6 @@ import { isAdaptiveRunId, isConfirmationRun } from './screening.ts';
 import { rowIdOrder, type Group } from './groups.ts';
 import { summarizeRow, type ReportRow, type RowSummary, type VerdictPolicy } from './rowSummary.ts';
 import { rowColumns } from './rowColumns.ts';
-import { maxOf, minOf } from './arrays.ts';
 import { declaredKOf, type DeclaredRun } from './declaredK.ts';
 
 export type ReportOptions = VerdictPolicy & {
@@ -80,22 +79,45 @@ export type GroupReport = GroupKey &
     intervals: GroupIntervals;
   };
 
-const attemptsPerRow = (used: readonly ReportRow[]): GroupReport['attempts_per_row'] => {
-  const ns = used.map((r) => r.n);
+/** Attempts per row of the rows with a counted attempt (one pass: 100k rows a version at 1M trials). */
+const attemptsPerRow = (rows: readonly ReportRow[]): GroupReport['attempts_per_row'] => {
+  const byN = new Map<number, number>();
+  let min = Infinity;
+  let max = -Infinity;
+  let sum = 0;
+  let used = 0;
+  for (const { n } of rows) {
+    if (n <= 0) continue;
+    byN.set(n, (byN.get(n) ?? 0) + 1);
+    if (n < min) min = n;
+    if (n > max) max = n;
+    sum += n;
+    used++;
+  }
+  // integer keys: an object lists them in increasing order, whatever the order they were set in
   const counts: Record<string, number> = {};
-  for (const n of ns) counts[String(n)] = (counts[String(n)] ?? 0) + 1;
-  if (ns.length === 0) return { min: null, max: null, mean: null, counts };
-  return { min: minOf(ns), max: maxOf(ns), mean: ns.reduce((a, b) => a + b, 0) / ns.length, counts };
+  for (const [n, count] of byN) counts[String(n)] = count;
+  if (used === 0) return { min: null, max: null, mean: null, counts };
+  return { min, max, mean: sum / used, counts };
 };
 
 const outputFlip = (rows: readonly ReportRow[]): GroupReport['output_flip'] => {
-  const eligible = rows.filter((r) => r.outputs_differ !== null);
-  const differ = eligible.filter((r) => r.outputs_differ === true);
+  let eligible = 0;
+  let differ = 0;
+  let stableWrong = 0;
+  for (const r of rows) {
+    if (r.outputs_differ === null) continue;
+    eligible++;
+    if (r.outputs_differ === true) {
+      differ++;
+      if (r.class === 'stable_wrong') stableWrong++;
+    }
+  }
   return {
-    rate: eligible.length > 0 ? differ.length / eligible.length : null,
-    rows: differ.length,
-    eligible: eligible.length,
-    stable_wrong: differ.filter((r) => r.class === 'stable_wrong').length,
+    rate: eligible > 0 ? differ / eligible : null,
+    rows: differ,
+    eligible,
+    stable_wrong: stableWrong,
   };
 };
 
@@ -152,7 +174,7 @@ export const reportGroup = (
     ungraded: rows.reduce((a, r) => a + r.ungraded, 0),
     rows_short: declared === undefined ? 0 : recorded.filter((r) => r.recorded > 0 && r.recorded < declared).length,
     ungraded_as_failure: opts.ungradedAsFailure,
-    attempts_per_row: attemptsPerRow(rows.filter((r) => r.n > 0)),
+    attempts_per_row: attemptsPerRow(rows),
     mean_accuracy: s.mean_accuracy,
     pass_at_1: s.pass_at_k['1'] ?? null,
     k_max: s.k_max,

@@ -11,11 +11,13 @@ export const rowColumns = (rows: readonly { n: number; c: number }[], K: number,
   const passHat = Array.from({ length: K }, () => new Float64Array(rows.length).fill(NaN));
   const flip = new Float64Array(rows.length).fill(NaN);
   const curvesOf = passCurvesAt(K);
-  rows.forEach(({ n, c }, r) => {
+  const least = Math.max(1, minAttempts);
+  for (let r = 0; r < rows.length; r++) {
+    const { n, c } = rows[r]!;
     const curves = curvesOf(n, c);
-    curves.passAt.forEach((v, i) => (passAt[i]![r] = v));
-    curves.passHat.forEach((v, i) => (passHat[i]![r] = v));
-    if (n >= Math.max(1, minAttempts)) flip[r] = c > 0 && c < n ? 1 : 0;
-  });
+    for (let i = 0; i < curves.passAt.length; i++) passAt[i]![r] = curves.passAt[i]!;
+    for (let i = 0; i < curves.passHat.length; i++) passHat[i]![r] = curves.passHat[i]!;
+    if (n >= least) flip[r] = c > 0 && c < n ? 1 : 0;
+  }
   return { passAt, passHat, flip };
 };
