@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import Database from 'better-sqlite3';
 import { Kafka, logLevel } from 'kafkajs';
 import { createEmbeddedEventLog, createKafkaEventLog, createRegistryClient } from '../log/index.ts';
 import type { EventLog } from '../processors/ports.ts';
@@ -142,4 +143,66 @@ export async function benchEventLog(opts: EventLogBenchOptions = {}): Promise<Ev
     await admin.deleteTopics({ topics: mine }).catch(() => {});
     await admin.disconnect();
   }
+}
+
+export interface KeyIndexAppendResult {
+  /** Records appended per run. */
+  readonly n: number;
+  /** µs per record appended to passk.rowstate with the indexes by key (as a log has them), best of the runs. */
+  readonly withIndexUs: number;
+  /** The same on a log whose indexes by key were dropped (a log before them), same run. */
+  readonly withoutIndexUs: number;
+  /** ms to build the indexes over the `n` records on the first open of a log written without them. */
+  readonly migrationMs: number;
+}
+
+/**
+ * The append cost of the embedded log's indexes by key (`records_rowstate_by_key`, `records_decisions_by_key`):
+ * `n` row-state-sized records (400 bytes, keyed as row states: 50 rows per version, versions in turn) appended to
+ * passk.rowstate in publishes of `publishBatch`, on a log with the indexes and on one with them dropped, alternately
+ * (`runs` each, best kept). synchronous = NORMAL, so the fsync per publish does not hide the index's own cost. Then
+ * the migration: the log without them opened again, which builds them.
+ */
+export async function benchKeyIndexAppend(
+  opts: { n?: number; publishBatch?: number; runs?: number } = {},
+): Promise<KeyIndexAppendResult> {
+  const n = opts.n ?? 200_000;
+  const batch = opts.publishBatch ?? 1_000;
+  const value = randomBytes(400);
+  const records = Array.from({ length: n }, (_, i) => ({
+    key: ['s', 'd1', `v${Math.floor(i / 50)}`, `row-${i % 50}`].join('\u001f'),
+    value,
+  }));
+  const appendUs = async (dropIndexes: boolean): Promise<{ us: number; dataDir: string }> => {
+    const dataDir = mkdtempSync(join(tmpdir(), 'passk-bench-keyindex-'));
+    const log = createEmbeddedEventLog({ dataDir, synchronous: 'NORMAL' });
+    if (dropIndexes) {
+      // dropped with the log open (its statements are prepared again by SQLite; none it appends with names them)
+      const db = new Database(join(dataDir, 'log.sqlite'));
+      db.exec('DROP INDEX records_rowstate_by_key; DROP INDEX records_decisions_by_key');
+      db.close();
+    }
+    try {
+      const t0 = performance.now();
+      for (let i = 0; i < n; i += batch) await log.publisher.publishRaw(TOPICS.rowstate, records.slice(i, i + batch));
+      return { us: ((performance.now() - t0) * 1000) / n, dataDir };
+    } finally {
+      await log.close();
+    }
+  };
+  let withIndexUs = Infinity;
+  let withoutIndexUs = Infinity;
+  let migrationMs = Infinity;
+  for (let r = 0; r < (opts.runs ?? 3); r++) {
+    const a = await appendUs(true);
+    withoutIndexUs = Math.min(withoutIndexUs, a.us);
+    const t0 = performance.now();
+    await createEmbeddedEventLog({ dataDir: a.dataDir, synchronous: 'NORMAL' }).close();
+    migrationMs = Math.min(migrationMs, performance.now() - t0);
+    rmSync(a.dataDir, { recursive: true, force: true });
+    const b = await appendUs(false);
+    withIndexUs = Math.min(withIndexUs, b.us);
+    rmSync(b.dataDir, { recursive: true, force: true });
+  }
+  return { n, withIndexUs, withoutIndexUs, migrationMs };
 }

@@ -23,6 +23,7 @@
  *   npm run bench -- gatechunks        a restore from a snapshot written in chunks (over maxEventBytes), no horizon
  *   npm run bench -- gaterows          the gates' row tables after 1,000 closed comparisons, against 1, with eviction;
  *                                      their restore by key from an embedded log, and one reload
+ *   npm run bench -- keyindex          appends to passk.rowstate with and without the log's indexes by key (also `log`)
  *   npm run bench -- restart           Kafka only: passk process restarted after a SIGKILL against a clean start
  *   KAFKA_BROKERS=… SCHEMA_REGISTRY_URL=… npm run bench   also through Kafka
  *   PASSK_BENCH_SCALE=0.1 npm run bench                 a tenth of the default sizes (a quick look)
@@ -33,7 +34,7 @@ import { loadConfig } from '../deploy/config.ts';
 import { openEventLog } from '../deploy/eventLog.ts';
 import { benchAdaptive } from './adaptive.ts';
 import { benchDashboard } from './dashboard.ts';
-import { benchEventLog } from './eventLog.ts';
+import { benchEventLog, benchKeyIndexAppend } from './eventLog.ts';
 import { benchFirstPaint } from './firstPaint.ts';
 import { benchFreshness } from './freshness.ts';
 import { benchClosedReload, benchGateBook, benchGateRestore } from './gateBook.ts';
@@ -444,6 +445,25 @@ if (wanted('log')) {
       `${r.kafka.consumeVsRaw.toFixed(2)}×`,
     ]);
   }
+}
+
+if (wanted('log') || wanted('keyindex')) {
+  log('event log: appends to passk.rowstate with and without the indexes by key …');
+  const k = await benchKeyIndexAppend({ n: Math.max(1_000, Math.round(200_000 * scale)) });
+  table.push([
+    `embedded append to passk.rowstate with its index by key (${k.n.toLocaleString('en-US')} records, 400 B, NORMAL)`,
+    `${k.withIndexUs.toFixed(2)} µs/record`,
+    'the same log without the indexes by key, same run',
+    `${k.withoutIndexUs.toFixed(2)} µs/record`,
+    `${(k.withIndexUs / k.withoutIndexUs).toFixed(2)}×`,
+  ]);
+  table.push([
+    `indexes by key built on a log's first open after them (${k.n.toLocaleString('en-US')} records)`,
+    `${k.migrationMs.toFixed(0)} ms`,
+    'its append without them',
+    `${((k.withoutIndexUs * k.n) / 1000).toFixed(0)} ms`,
+    `${(k.migrationMs / ((k.withoutIndexUs * k.n) / 1000)).toFixed(2)}×`,
+  ]);
 }
 
 if (wanted('dashboard')) {

@@ -119,6 +119,13 @@ export interface ConsumerOptions {
    */
   readonly keys?: (key: string) => boolean;
   /**
+   * With `keys`: every key it accepts starts with one of these (a version's row states, a candidate's records), so a
+   * log with an index by key reads those keys' records alone and never looks at the others: the embedded log on
+   * passk.rowstate and passk.decisions (its `records_*_by_key` indexes). The same records, in the same order, as the
+   * scan `keys` alone makes. Kafka has no index by key: its consumer ignores this and scans.
+   */
+  readonly keyPrefixes?: readonly string[];
+  /**
    * The topic holds records passk wrote itself (its changelog, read back at a restore): where the log can, a
    * RowStateChanged in the shape passk writes is decoded without the schema's check (`DecodeOptions.trusted`); any
    * other record is checked as always. The embedded log does; Kafka's consumer checks every record. @default false

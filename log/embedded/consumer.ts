@@ -155,6 +155,14 @@ export const createEmbeddedConsumer = (deps: {
         const { events, dead } = await decodeTexts(tp, texts);
         return settle(tp, owned, hw, high, events, dead, last.offset);
       }
+      if (tp.topic !== TOPICS.dlq && options.keys !== undefined && options.keyPrefixes !== undefined) {
+        const range = { fromOffset: tp.position, high, limit: maxBatch, maxBytes: MAX_BATCH_BYTES };
+        const got = store.readByPrefixes(tp.topic, tp.partition, range, options.keyPrefixes, options.keys);
+        if (got) {
+          const { events, dead } = await decodeRecords(codec, got.records, options.keys);
+          return settle(tp, owned, hw, high, events, dead, got.lastOffset);
+        }
+      }
       const records = store.read(
         tp.topic,
         tp.partition,

@@ -35,6 +35,12 @@ CREATE INDEX IF NOT EXISTS records_dlq_id ON records (json_extract(headers, '$."
 -- snapshots at a restore, the gates' reload of a version): a scan of this index, not of every record's value.
 -- Built on the first open of a log written before it (once; older passk keep it up to date as any index).
 CREATE INDEX IF NOT EXISTS records_rowstate_keys ON records (partition, offset, key) WHERE topic = 'passk.rowstate';
+-- Each key's records on the topics read by key (KEY_INDEXED_TOPICS, store.ts: the gates' reload of an evicted version's
+-- row states, of a candidate's closed runs): a range of these, not a scan of the topic. Partial, one per topic (a
+-- query names its topic as a literal, so SQLite can use them): passk.trials' appends do not pay for them. Built on
+-- the first open of a log written before them (once, in the open's transaction; older passk keep them up to date).
+CREATE INDEX IF NOT EXISTS records_rowstate_by_key ON records (key, partition, offset) WHERE topic = 'passk.rowstate';
+CREATE INDEX IF NOT EXISTS records_decisions_by_key ON records (key, partition, offset) WHERE topic = 'passk.decisions';
 CREATE TABLE IF NOT EXISTS group_offsets (
   group_id TEXT NOT NULL, topic TEXT NOT NULL, partition INTEGER NOT NULL, next_offset INTEGER NOT NULL,
   committed_at INTEGER NOT NULL, PRIMARY KEY (group_id, topic, partition)) WITHOUT ROWID;

@@ -48,6 +48,20 @@ export interface LogStore {
     keys?: (key: string) => boolean,
   ): StoredRecord[];
   /**
+   * `read` with `keys`, through the log's index by key (KEY_INDEXED_TOPICS): only the records whose key starts with one
+   * of `prefixes` are looked at (the others are not read at all), those `keys` accepts returned in offset order from
+   * `fromOffset`, below `high`, at most `limit` of them and, past the first, at most `maxBytes` of values. `lastOffset`
+   * is how far the read got: the last record returned, or `high - 1` when none is left below `high`. Undefined for a
+   * topic without the index, or an empty prefix: the caller scans (`read`).
+   */
+  readByPrefixes(
+    topic: string,
+    partition: number,
+    range: { fromOffset: number; high: number; limit: number; maxBytes?: number },
+    prefixes: readonly string[],
+    keys: (key: string) => boolean,
+  ): { records: StoredRecord[]; lastOffset: number } | undefined;
+  /**
    * `read` for a consumer of events: each record's offset, key and value as text (SQLite's own UTF-8 to a string,
    * no buffer per record: half of the read's cost), `maxBytes` counted in characters. The text is V8's decoding,
    * which turns a bad byte sequence into U+FFFD and keeps a byte order mark: `valueAt` gives the bytes.
@@ -67,6 +81,36 @@ export interface TextRecord {
 }
 
 const NO_VALUE = new Uint8Array(0);
+
+/**
+ * The topics with an index by key (database.ts), and its name. Each is read by a query naming the topic as a literal
+ * (a partial index serves only a query whose WHERE names its topic so).
+ */
+export const KEY_INDEXES: Readonly<Record<string, string>> = {
+  [TOPICS.rowstate]: 'records_rowstate_by_key',
+  [TOPICS.decisions]: 'records_decisions_by_key',
+};
+export const KEY_INDEXED_TOPICS: readonly string[] = Object.keys(KEY_INDEXES);
+
+/**
+ * One key range's records of an indexed topic in one partition and offset range. The index is named: without
+ * statistics SQLite's planner takes the (partition, offset) range of `records_rowstate_keys` for the narrower one,
+ * and would walk every key of the partition.
+ */
+export const byKeyQuery = (topic: string): string =>
+  `SELECT offset, key FROM records INDEXED BY ${KEY_INDEXES[topic]} WHERE topic = '${topic}' AND key >= ? AND key < ?
+     AND partition = ? AND offset >= ? AND offset < ?`;
+
+/**
+ * The least string above every string that starts with `prefix`, in SQLite's order (BINARY: UTF-8 bytes, which is
+ * code point order): the prefix with its last code point one higher. Undefined when there is none (U+10FFFF last).
+ */
+export const prefixEnd = (prefix: string): string | undefined => {
+  const chars = [...prefix]; // by code point
+  const last = chars.pop()?.codePointAt(0);
+  if (last === undefined || last >= 0x10ffff) return undefined;
+  return chars.join('') + String.fromCodePoint(last === 0xd7ff ? 0xe000 : last + 1);
+};
 
 /** A record without headers (most): one shared, frozen empty object, not a new one per record read. */
 const NO_HEADERS = Object.freeze({}) as Record<string, string>;
@@ -99,6 +143,13 @@ export const createLogStore = (db: Db, opts: { defaultPartitions: number; now: (
     // the literal topic is that of the partial index records_rowstate_keys (database.ts), which covers the query
     readChangelogKeys: db.prepare<[number, number, number], { offset: number; key: string }>(
       `SELECT offset, key FROM records WHERE topic = '${TOPICS.rowstate}' AND partition = ? AND offset >= ? ORDER BY offset LIMIT ?`,
+    ),
+    // per indexed topic, its literal in the query (the partial index's WHERE); the key range is the index's first column
+    byKey: new Map(
+      KEY_INDEXED_TOPICS.map((topic) => [
+        topic,
+        db.prepare<[string, string, number, number, number], [number, string]>(byKeyQuery(topic)).raw(),
+      ]),
     ),
     // raw: an array per row, not an object with its column names
     readTexts: db
@@ -250,6 +301,34 @@ export const createLogStore = (db: Db, opts: { defaultPartitions: number; now: (
         });
       }
       return out;
+    },
+    readByPrefixes: (topic, partition, { fromOffset, high, limit, maxBytes = Infinity }, prefixes, keys) => {
+      const query = q.byKey.get(topic);
+      if (query === undefined || prefixes.some((p) => p === '' || prefixEnd(p) === undefined)) return undefined;
+      const found = new Map<number, string>(); // offset → key: prefixes may overlap
+      for (const p of new Set(prefixes))
+        for (const [offset, key] of query.iterate(p, prefixEnd(p)!, partition, fromOffset, high))
+          if (keys(key)) found.set(offset, key);
+      const offsets = [...found.keys()].sort((a, b) => a - b);
+      const records: StoredRecord[] = [];
+      let bytes = 0;
+      for (const offset of offsets) {
+        if (records.length >= limit) break;
+        const v = q.value.get(topic, partition, offset)!;
+        if (records.length > 0 && bytes + v.value.byteLength > maxBytes) break;
+        bytes += v.value.byteLength;
+        records.push({
+          topic,
+          partition,
+          offset,
+          key: found.get(offset)!,
+          value: new Uint8Array(v.value.buffer, v.value.byteOffset, v.value.byteLength),
+          timestamp: v.timestamp,
+          headers: parseHeaders(v.headers),
+        });
+      }
+      const whole = records.length === offsets.length;
+      return { records, lastOffset: whole ? high - 1 : records.at(-1)!.offset };
     },
     readTexts: (topic, partition, fromOffset, limit, maxBytes = Infinity) => {
       const out: TextRecord[] = [];

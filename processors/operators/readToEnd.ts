@@ -21,6 +21,8 @@ export const readToEnd = async (
     stop?: Promise<unknown>;
     /** Only the records whose key this accepts are decoded and handed to `onEvent` (`ConsumerOptions.keys`). */
     keys?: (key: string) => boolean;
+    /** With `keys`: what every key it accepts starts with (`ConsumerOptions.keyPrefixes`: read by the log's index). */
+    keyPrefixes?: readonly string[];
     /**
      * Handed, before the first record, the end the read goes to of every partition (its high watermark then, exclusive):
      * where a tail that follows the read starts (the gates' restore of passk.rowstate).
@@ -48,6 +50,7 @@ export const readToEnd = async (
       maxBatch: 5_000,
       transient: true,
       ...(opts.keys && { keys: opts.keys }),
+      ...(opts.keys && opts.keyPrefixes && { keyPrefixes: opts.keyPrefixes }),
       ...(opts.trusted && { trusted: true }),
       ...(opts.from && opts.from.size > 0 ? { startAt: opts.from } : {}),
     });

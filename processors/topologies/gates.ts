@@ -115,8 +115,8 @@ export const applyClosed = (store: GateStore, snapshots: readonly GateBookSnapsh
 
 /**
  * Evicted closed runs read again: every RunClosed of passk.decisions under one of the keys (suite␟agent version: the
- * records under other keys are skipped undecoded), every partition from 0 to the end the read sees when it starts.
- * A stop cuts it short (the caller then reloads nothing).
+ * records under other keys are skipped undecoded; on the embedded log they are not read at all: its index by key), every
+ * partition from 0 to the end the read sees when it starts. A stop cuts it short (the caller then reloads nothing).
  */
 export const readClosedRuns = async (
   source: EventSource,
@@ -130,6 +130,7 @@ export const readClosedRuns = async (
     groupId,
     stop,
     keys: (key) => keys.has(key),
+    keyPrefixes: [...keys], // on the embedded log, each key's records by its index, not a scan of the topic
     onEvent: (event) => {
       if (event.type === 'RunClosed' && keys.has(candidateKey(event.suite, event.agent_version))) runs.push(event);
     },
@@ -139,7 +140,7 @@ export const readClosedRuns = async (
 
 /**
  * Evicted versions read again: every record of passk.rowstate under one of their rows' keys (the others are skipped
- * undecoded), to the end the read sees when it starts; what arrives after is staged by the store. Every record the
+ * undecoded; on the embedded log they are not read at all: its index by key), to the end the read sees when it starts; what arrives after is staged by the store. Every record the
  * gates were handed is durable there first, so the reload is never older than what was evicted (but for Kafka's
  * compaction over a fenced owner's late write: docs/processors.md). A stop cuts it short (the caller then reloads
  * nothing).
@@ -157,6 +158,7 @@ export const readRowStates = async (
     groupId,
     stop,
     keys: (key) => prefixes.some((p) => key.startsWith(p)),
+    keyPrefixes: prefixes,
     onEvent: (event) => {
       if (event.type === 'RowStateChanged' && versions.has(versionKeyOf(event))) states.push(event);
     },
