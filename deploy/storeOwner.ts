@@ -15,6 +15,8 @@ export const StoreOwner = z.object({
   started_at: z.number(),
   url: z.string(),
   token: z.string(),
+  /** Whether it runs the processors (folds what is recorded): `serve --no-process` does not. Absent: it does. */
+  folding: z.boolean().optional(),
 });
 export type StoreOwner = z.infer<typeof StoreOwner>;
 

@@ -2,7 +2,8 @@ import cliProgress from 'cli-progress';
 import { type Command, InvalidArgumentError } from 'commander';
 import { FORMATS, type Format } from '../../producers/importers/detect.ts';
 import { type FileReport, importFiles } from '../../producers/importers/importFiles.ts';
-import { heading, nextCommand, passkCommand, table, text } from '../format/doc.ts';
+import { type Block, heading, table, text } from '../format/doc.ts';
+import { foldedNext } from '../format/storeHeld.ts';
 import { curve, num, pct } from '../format/numbers.ts';
 import { progressBarSize, renderJson, renderTerminal } from '../format/render.ts';
 import { configOf, exitOnUnavailable, withEventLog } from '../context.ts';
@@ -33,7 +34,7 @@ type ImportFlags = {
   json?: boolean;
 };
 
-const render = (reports: readonly FileReport[]): string =>
+const render = (reports: readonly FileReport[], next: Block): string =>
   renderTerminal([
     ...reports.flatMap((r) => [
       heading(`${r.file} (${r.format})`, 2),
@@ -75,7 +76,7 @@ const render = (reports: readonly FileReport[]): string =>
         ];
       }),
     ]),
-    nextCommand([passkCommand('process --until-caught-up'), passkCommand('report --from-store')]),
+    next,
   ]);
 
 export const importCommand = (program: Command): void => {
@@ -197,6 +198,6 @@ Exit codes: 0 ok, 2 bad input (file, line and field named), 3 the event log is u
           if (started) bar?.stop();
         })
         .catch(exitOnUnavailable);
-      process.stdout.write(flags.json ? renderJson({ files: reports }) : render(reports));
+      process.stdout.write(flags.json ? renderJson({ files: reports }) : render(reports, foldedNext(config)));
     });
 };

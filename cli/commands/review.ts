@@ -10,6 +10,7 @@ import {
 import { listStoredFailures, StoreLocked, type TraceFilters } from '../../sinks/clickhouse/index.ts';
 import { InputError, PipelineError } from '../../schemas/errors.ts';
 import { heading, nextCommand, passkCommand, quoteArg, table, text } from '../format/doc.ts';
+import { foldedNext } from '../format/storeHeld.ts';
 import { renderJson, renderTerminal, writeStderr } from '../format/render.ts';
 import { EXIT } from '../exitCodes.ts';
 import { epilog } from '../format/helpText.ts';
@@ -128,10 +129,10 @@ Exit codes: 0 ok, 2 bad input (an unknown trace id, a missing --expected/--datas
                   `confirmed ${event.trace_id} as a failure for dataset ${event.dataset_id} (event ${event.event_id})`,
                   'good',
                 ),
-                nextCommand([
-                  passkCommand('process --until-caught-up'),
-                  passkCommand(`dataset versions --dataset ${quoteArg(event.dataset_id)}`),
-                ]),
+                foldedNext(configOf(cmd), {
+                  then: [passkCommand(`dataset versions --dataset ${quoteArg(event.dataset_id)}`)],
+                  what: 'this confirmation',
+                }),
               ]),
         );
         return;

@@ -5,7 +5,8 @@ import { sampleFile } from '../../producers/sampler/sampleFile.ts';
 import { createRecorder } from '../../producers/sdk/recorder.ts';
 import { PRODUCER_VERSION } from '../../producers/version.ts';
 import { InputError } from '../../schemas/errors.ts';
-import { heading, nextCommand, passkCommand, table } from '../format/doc.ts';
+import { heading, passkCommand, table } from '../format/doc.ts';
+import { foldedNext } from '../format/storeHeld.ts';
 import { renderJson, renderTerminal } from '../format/render.ts';
 import { epilog } from '../format/helpText.ts';
 import { REDACT_HELP, redactFlag, redactorsOf } from './redactFlags.ts';
@@ -136,10 +137,11 @@ Exit codes: 0 ok, 2 bad input (file, line and field named; a bad rate, cap or pa
             ['segment', 'seen', 'kept', 'always kept'],
             Object.entries(report.segments).map(([s, v]) => [s, String(v.seen), String(v.kept), String(v.alwaysKept)]),
           ),
-          nextCommand(
-            [passkCommand('process --until-caught-up'), passkCommand('review')],
-            'the sampled failures to confirm',
-          ),
+          foldedNext(configOf(cmd), {
+            then: [passkCommand('review')],
+            what: 'these traces',
+            note: 'the sampled failures to confirm',
+          }),
         ]),
       );
     });

@@ -146,7 +146,7 @@ Exit codes: 0 stopped by SIGINT/SIGTERM, 2 bad flag or config (e.g. a non-loopba
       };
       try {
         store = await openStore(config);
-        unshare = await shareStore(config, store, 'serve');
+        unshare = await shareStore(config, store, 'serve', flags.process);
         if (flags.process || ingestToken) log = await openEventLog(config);
         if (flags.process && log) {
           processors = await startProcessors(config, { log, instanceId: `serve-${process.pid}` });

@@ -36,16 +36,24 @@ export const failureText = (e: unknown): string =>
   e instanceof StoreLocked ? storeLockedText(e) : `passk: ${e instanceof Error ? e.message : String(e)}\n`;
 
 /**
- * What to run once trials are recorded: `process --until-caught-up`, then `report --from-store`. When a live `passk
- * process` (or `passk serve`) owns this data directory's embedded store it is already folding them in, and a second
- * `process` would only fail on the store's lock: then only the report, saying that the running one picks them up.
+ * What to run once events are recorded: `process --until-caught-up`, then `then` (by default `report --from-store`).
+ * When a live `passk process` (or `passk serve`) owns this data directory's embedded store it is already folding them
+ * in, and a second `process` would only fail on the store's lock: then only `then`, saying that the running one folds
+ * `what`. A `passk serve --no-process` holds the store without folding: then the way to fold is to stop it first.
  */
-export const foldedNext = (config: PasskConfig): Block => {
+export const foldedNext = (
+  config: PasskConfig,
+  opts: { then?: readonly string[]; what?: string; note?: string } = {},
+): Block => {
+  const then = opts.then ?? [passkCommand('report --from-store')];
+  const what = opts.what ?? 'these trials';
   const owner = config.clickhouse.url ? undefined : readStoreOwner(config.dataDir);
-  return owner
-    ? nextCommand(
-        passkCommand('report --from-store'),
-        `the running passk ${owner.command} (pid ${owner.pid}) picks these trials up`,
-      )
-    : nextCommand([passkCommand('process --until-caught-up'), passkCommand('report --from-store')]);
+  if (!owner) return nextCommand([passkCommand('process --until-caught-up'), ...then], opts.note);
+  const who = `passk ${owner.command} (pid ${owner.pid})`;
+  if (owner.folding === false)
+    return nextCommand(
+      then,
+      `the running ${who} holds the store without folding ${what}: stop it, then run ${passkCommand('process --until-caught-up')} (or serve without --no-process)`,
+    );
+  return nextCommand(then, `the running ${who} picks ${what} up`);
 };
