@@ -14,6 +14,7 @@ import {
   type OfflineFlags,
 } from './offlineOptions.ts';
 import { epilog } from '../format/helpText.ts';
+import { adaptiveRounds, firstKOf, firstStageSource } from './firstStage.ts';
 
 export type CompareFlags = OfflineFlags & {
   all?: boolean;
@@ -89,6 +90,11 @@ export const compareCommand = (program: Command): void => {
     );
   addCompareOptions(cmd)
     .option('--all', `list every suspected regression (default: the first ${SHOWN_SUSPECTS}, confirmed ones first)`)
+    .option(
+      '--first-stage <k>',
+      "adaptive runs: the headline numbers and paired Δ from each row's first k graded attempts (default: the run's --first-k from its rounds on the log with --from-store, else 2)",
+      positiveInt('--first-stage'),
+    )
     .addHelpText(
       'after',
       epilog(`
@@ -113,7 +119,17 @@ Exit codes: 0 ok (a regression is reported, not an error; use npx passk gate to 
         throw new InputError(
           `no suite and dataset version has trials of both ${flags.baseline} and ${flags.candidate}`,
         );
-      const comparisons = pairs.both.map((p) => compareVersions(p, { ...compareOptions(flags), declared }));
+      // a version with an adaptive run (run id adaptive-…, or rounds on the log): headline numbers from its first
+      // stage, whose k is the run's --first-k where its rounds can be read (the log, with --from-store)
+      const rounds = flags.fromStore ? await adaptiveRounds(cmd) : new Map<string, number>();
+      const found = firstKOf(
+        groups.filter((g) => [flags.baseline, flags.candidate].includes(g.key.agent_version)),
+        rounds,
+      );
+      const { firstStage, ...options } = compareOptions(flags);
+      const stage = { headlineFirstStage: firstStage ?? found.k, adaptiveRuns: [...rounds.keys()] };
+      const comparisons = pairs.both.map((p) => compareVersions(p, { ...options, ...stage, declared }));
+      const stageFrom = firstStageSource(firstStage, found);
       const unpaired = pairs.oneSided.map((p) => ({
         suite: p.suite,
         dataset_version: p.dataset_version,
@@ -124,7 +140,7 @@ Exit codes: 0 ok (a regression is reported, not an error; use npx passk gate to 
           renderJson({ baseline: flags.baseline, candidate: flags.candidate, comparisons, unpaired }),
         );
       const blocks = [
-        ...comparisons.flatMap((c) => compareBlocks(c, { all: flags.all })),
+        ...comparisons.flatMap((c) => compareBlocks(c, { all: flags.all, stageFrom })),
         ...unpaired.map((u) =>
           text(`Not compared: ${u.suite} (${u.dataset_version}) has trials of ${u.only} only.`, 'warn'),
         ),

@@ -1,7 +1,7 @@
 import type { Command } from 'commander';
-import { adaptiveRunsOf, buildReport, calibrateJudges, type Group } from '../../processors/core/index.ts';
+import { buildReport, calibrateJudges } from '../../processors/core/index.ts';
+import { adaptiveRounds, firstKOf } from './firstStage.ts';
 import { readJudgmentFile } from '../../producers/files/index.ts';
-import { minOf } from '../../processors/core/arrays.ts';
 import { InputError } from '../../schemas/errors.ts';
 import { judgeBlocks, reportBlocks } from '../format/reportDoc.ts';
 import { nextCommand, passkCommand, quoteArg, sourceArgs } from '../format/doc.ts';
@@ -15,32 +15,8 @@ import {
   type OfflineFlags,
 } from './offlineOptions.ts';
 import { epilog } from '../format/helpText.ts';
-import { DEFAULT_ADAPTIVE } from '../../processors/core/adaptive.ts';
-import { readLog } from '../../producers/logReader.ts';
-import { TOPICS } from '../../schemas/topics.ts';
-import { withEventLog } from '../context.ts';
-
-/** The first stage of the adaptive runs in these groups, from their rounds; the default when none is known. */
-const firstKOf = (groups: readonly Group[], rounds: ReadonlyMap<string, number>): number => {
-  const ks = groups.flatMap((g) => adaptiveRunsOf(g, [...rounds.keys()]).flatMap((r) => rounds.get(r) ?? []));
-  return ks.length > 0 ? minOf(ks) : DEFAULT_ADAPTIVE.firstK;
-};
 
 type ReportFlags = OfflineFlags & { agentVersion?: string[]; judgments?: string; allAttempts?: boolean };
-
-/**
- * Adaptive runs on the log (their AdaptiveRoundDecided rounds): run id → first-stage k. With --from-store only; a
- * log that cannot be read gives none (the run ids `adaptive-…` and the default first stage still apply).
- */
-const adaptiveRounds = async (cmd: Command): Promise<Map<string, number>> => {
-  const runs = new Map<string, number>();
-  await withEventLog(cmd, (log) =>
-    readLog(log, { topics: [TOPICS.decisions] }, ({ event: e }) => {
-      if (e.type === 'AdaptiveRoundDecided') runs.set(e.run_id, e.first_k);
-    }),
-  ).catch(() => undefined);
-  return runs;
-};
 
 export const reportCommand = (program: Command): void => {
   const cmd = program
@@ -105,7 +81,7 @@ Exit codes: 0 ok, 2 bad input (file, line and field named).`),
           ? base
           : {
               ...base,
-              headlineFirstStage: firstStage ?? firstKOf(groups, rounds),
+              headlineFirstStage: firstStage ?? firstKOf(groups, rounds).k,
               adaptiveRuns: [...rounds.keys()],
             },
       );

@@ -148,10 +148,34 @@ const pairedKLine = (c: Comparison): Block[] => {
   ];
 };
 
-export const compareBlocks = (c: Comparison, opts: { all?: boolean } = {}): Block[] => [
+/**
+ * What screening used on each side: the planned attempts per row, or on a version with an adaptive run, that run's
+ * attempts (as many as its stopping rule gave each row), its headline numbers from the first stage's k. `stageFrom`
+ * says where that k came from, when the reader cannot know it (the run's rounds are on the log, not in trial files).
+ */
+const screeningText = (c: Comparison, stageFrom?: string): string => {
+  const { baseline: b, candidate: k } = c.first_stage;
+  if (b === null && k === null)
+    return `screening uses ${c.screen_attempts.baseline} / ${c.screen_attempts.candidate} attempts per row (baseline / candidate)`;
+  const stage = b ?? k;
+  const sides = b !== null && k !== null ? 'both versions' : b !== null ? 'the baseline' : 'the candidate';
+  const fixed =
+    b === null
+      ? `; the baseline's screening uses ${c.screen_attempts.baseline} attempts per row`
+      : k === null
+        ? `; the candidate's screening uses ${c.screen_attempts.candidate} attempts per row`
+        : '';
+  return (
+    `${sides === 'both versions' ? 'both versions are' : `${sides} is`} adaptive: screening classes a row from all ` +
+    `its adaptive attempts (as many as the stopping rule gave it), the headline numbers and paired Δ come from each ` +
+    `row's first ${stage} graded attempts (the first stage${stageFrom ? `, ${stageFrom}` : ''})${fixed}`
+  );
+};
+
+export const compareBlocks = (c: Comparison, opts: { all?: boolean; stageFrom?: string } = {}): Block[] => [
   heading(`${c.suite} · dataset ${c.dataset_version}: ${c.baseline_version} → ${c.candidate_version}`),
   text(
-    `${c.rows.paired} rows on both versions; screening uses ${c.screen_attempts.baseline} / ${c.screen_attempts.candidate} attempts per row (baseline / candidate)` +
+    `${c.rows.paired} rows on both versions; ${screeningText(c, opts.stageFrom)}` +
       (c.rows.baseline_only.length || c.rows.candidate_only.length
         ? `; only on baseline: ${rowList(c.rows.baseline_only, 10)}; only on candidate: ${rowList(c.rows.candidate_only, 10)}`
         : ''),

@@ -60,3 +60,45 @@ describe('compare’s headline', () => {
     expect(line('flip rate')).toBe('| flip rate | 0.0% | 100.0% | +100.0 pts | +100.0 pts … +100.0 pts |');
   });
 });
+
+describe('compare’s screening line, on a version with an adaptive run', () => {
+  // v2's adaptive run stopped a row at 3 agreeing attempts, or at 2 when they differed (a flip): most rows got 3
+  const adaptive = Array.from({ length: 6 }, (_, i) => [
+    ...row(id(i), 'v1', '+++'),
+    ...row(id(i), 'v2', i < 4 ? '+++' : '+-', { run: 'adaptive-1' }),
+  ]).flat();
+  const [b, c] = groupTrials(adaptive);
+  const compare = (headlineFirstStage?: number) =>
+    compareVersions(
+      {
+        suite: 'refunds',
+        dataset_version: 'ds-1',
+        baseline: { version: 'v1', rows: b!.rows },
+        candidate: { version: 'v2', rows: c!.rows },
+      },
+      {
+        ...DEFAULT_REPORT_OPTIONS,
+        bootstrap: { reps: 20, seed: 1, confidence: 0.95 },
+        confirmationRuns: [],
+        ...(headlineFirstStage === undefined ? {} : { headlineFirstStage }),
+      },
+    );
+
+  it('names the first stage behind the headline numbers, not a plan of attempts the run did not have', () => {
+    const cmp = compare();
+    expect(cmp.first_stage).toEqual({ baseline: null, candidate: 2 });
+    const md = renderMarkdown(compareBlocks(cmp, { stageFrom: 'the default' })).replace(/\s+/g, ' ');
+    expect(md).not.toMatch(/screening uses \d+ \/ \d+ attempts per row/);
+    expect(md).toContain(
+      "the candidate is adaptive: screening classes a row from all its adaptive attempts (as many as the stopping rule gave it), the headline numbers and paired Δ come from each row's first 2 graded attempts (the first stage, the default); the baseline's screening uses 3 attempts per row",
+    );
+    expect(renderMarkdown(compareBlocks(compare(3)))).toContain("each row's first 3 graded attempts (the first stage)");
+  });
+
+  it('keeps the planned attempts of two fixed-k versions', () => {
+    expect(comparison.first_stage).toEqual({ baseline: null, candidate: null });
+    expect(renderMarkdown(compareBlocks(comparison))).toContain(
+      'screening uses 3 / 3 attempts per row (baseline / candidate)',
+    );
+  });
+});

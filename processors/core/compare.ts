@@ -20,6 +20,11 @@ export type Comparison = {
   baseline_version: string;
   candidate_version: string;
   screen_attempts: { baseline: number; candidate: number };
+  /**
+   * Per version, the first stage behind its headline numbers when it has an adaptive run (its screening is then
+   * that run's attempts, as many as its stopping rule gave each row, not `screen_attempts`); null otherwise.
+   */
+  first_stage: { baseline: number | null; candidate: number | null };
   /** Headline numbers of each version, from the screening attempts. */
   baseline: GroupReport;
   candidate: GroupReport;
@@ -79,6 +84,9 @@ export const comparePairs = (
     agent_version: version,
   });
   const present = (s: CountedPair['baseline']) => s.all.n + s.all.ungraded > 0;
+  const firstK = opts.headlineFirstStage ?? DEFAULT_ADAPTIVE.firstK;
+  const stageOf = (of: (p: CountedPair) => CountedSide): number | null =>
+    rows.some((p) => of(p).headline !== undefined) ? firstK : null;
   // a version with an adaptive run: its headline numbers from each row's first stage, as `passk report` gives them
   const side = (version: string, of: (p: CountedPair) => CountedSide): GroupReport => {
     const sides = rows.map(of).filter(present);
@@ -90,7 +98,7 @@ export const comparePairs = (
       adaptive ? { ...opts, mixedIsFlip: true } : opts,
     );
     if (!adaptive) return full;
-    const stage = firstStageOptions(opts, opts.headlineFirstStage ?? DEFAULT_ADAPTIVE.firstK);
+    const stage = firstStageOptions(opts, firstK);
     return withFirstStageHeadline(
       full,
       reportGroup(
@@ -118,6 +126,7 @@ export const comparePairs = (
     baseline_version: input.baseline.version,
     candidate_version: input.candidate.version,
     screen_attempts: paired.screen_attempts,
+    first_stage: { baseline: stageOf((p) => p.baseline), candidate: stageOf((p) => p.candidate) },
     baseline,
     candidate,
     rows: {
