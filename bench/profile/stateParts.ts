@@ -13,7 +13,12 @@ import { join } from 'node:path';
 import { openClickHouse } from '../../sinks/clickhouse/index.ts';
 import { classTransitions } from '../../sinks/clickhouse/queries/compare.ts';
 import { declaredRuns } from '../../sinks/clickhouse/queries/declaredRuns.ts';
-import { countRows, STATE_COUNTS_GROUPED_SQL, TRIALS_PROOF_SQL } from '../../sinks/clickhouse/queries/rowCounts.ts';
+import {
+  countRows,
+  STATE_COUNTS_GROUPED_SQL,
+  TRIALS_PROOF_SQL,
+  TRIALS_PROOF_STORED_SQL,
+} from '../../sinks/clickhouse/queries/rowCounts.ts';
 import { runSources } from '../../sinks/clickhouse/queries/runSources.ts';
 import { comparisonFromStore, reportFromStore } from '../../sinks/clickhouse/queries/storeReport.ts';
 import { generateStore } from '../generatedStore.ts';
@@ -46,6 +51,7 @@ const tasks: [string, () => Promise<unknown>][] = [
   ],
   ['state counts query', () => raw(STATE_COUNTS_GROUPED_SQL)],
   ['trials proof query', () => raw(TRIALS_PROOF_SQL)],
+  ['trials proof, stored', () => raw(TRIALS_PROOF_STORED_SQL)],
   ['countRows (both + Node)', () => countRows(store.client, scope)],
   ['declaredRuns', () => declaredRuns(store.client, { suites: ['bench'], datasetVersions: ['d1'] })],
   ['transitions (mnb only)', () => classTransitions(store.client, { ...pair, mustNotBreakOnly: true })],

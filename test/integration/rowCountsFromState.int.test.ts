@@ -22,11 +22,15 @@ import { eventToRow } from '../../sinks/clickhouse/index.ts';
 import type { TableName } from '../../sinks/clickhouse/schema/tables.ts';
 import { migrate } from '../../sinks/clickhouse/migrate.ts';
 import { MIGRATIONS } from '../../sinks/clickhouse/schema/migrations.ts';
+import { TRIAL_FINGERPRINT } from '../../sinks/clickhouse/schema/countsColumns.ts';
 import { compareFromStore } from '../../sinks/clickhouse/queries/compare.ts';
 import { reportGroupsFromStore } from '../../sinks/clickhouse/queries/report.ts';
 import {
   countRows,
   rowCountsFromTrials,
+  fingerprintsStored,
+  TRIALS_PROOF_SQL,
+  TRIALS_PROOF_STORED_SQL,
   type CountedRow,
   type CountsFrom,
   type RowCountsScope,
@@ -222,7 +226,7 @@ for (const c of storeTargets(dir, 'passk_row_counts_state_test'))
       const retractions = [retraction('r18', 'Confirm-v2-run-1', 1), retraction('r40', 'run-1', 2)];
       await write(retractions);
       await write(retractions.map(retract));
-      expect((await migrate(store.client)).applied).toEqual([18]);
+      expect((await migrate(store.client)).applied).toEqual([18, 19]);
     }, 120_000);
     afterAll(async () => {
       if (store.kind === 'server') await store.client.command({ query: `DROP DATABASE IF EXISTS ${store.database}` });
@@ -260,6 +264,24 @@ for (const c of storeTargets(dir, 'passk_row_counts_state_test'))
       expect(taken[0]!.agent.version).toBe('v1');
       await write(taken.slice(0, 1), { insert_deduplicate: 0 });
       await expectTrialsAnswers('trials');
+    });
+
+    it('sums the fingerprints the trials hold once every part holds them (migration 19), with the same answers', async () => {
+      // the first trials were stored before migration 19: their parts compute the column when read
+      expect(await fingerprintsStored(store.client)).toBe(false);
+      await store.client.command({ query: 'OPTIMIZE TABLE trials FINAL' });
+      expect(await fingerprintsStored(store.client)).toBe(true);
+      const rows = async (query: string, params: Record<string, unknown> = {}) =>
+        (await store.client.query({ query, query_params: params, format: 'JSONCompactEachRow' })).json();
+      expect(await rows(`SELECT count() FROM trials WHERE fingerprint != ${TRIAL_FINGERPRINT}`)).toEqual([[0]]);
+      for (const versions of [[], ['v2']]) {
+        const params = { ...BASE, versions, ungraded_as_failure: false };
+        const stored = await rows(TRIALS_PROOF_STORED_SQL, params);
+        expect(stored.length).toBeGreaterThan(0);
+        expect(stored).toEqual(await rows(TRIALS_PROOF_SQL, params));
+      }
+      // the merge kept one of the copy's two trials: the row state holds every stored trial again
+      await expectTrialsAnswers('row_state');
     });
 
     it('answers from the row state as every trial does on random trials, re-runs and retractions, and from the trials while a batch lags', async () => {

@@ -107,3 +107,30 @@ export const ROW_STATE_V18_COLUMNS = [
     comment: "the row's counts line (rowCounts.ts), ungraded attempts counted as failures",
   }),
 ] as const;
+
+/**
+ * Each stored trial's fingerprint, written by the store on insert (migration 19): the same value as
+ * `TRIAL_FINGERPRINT` (the check pairs zipped from the subcolumns: a lambda over `checks` in a MATERIALIZED
+ * expression made chDB's merges of trials stored before the column fail, "Missing columns: 'ch.name'"), so the
+ * trials' side of the proof sums one column instead of hashing output, checks and forbidden actions per trial.
+ * The proof reads the column only when every active part of `trials` holds it (`FINGERPRINTS_STORED_SQL`): a part
+ * stored before migration 19 computes it when read, and chDB computed a different sum that way under the proof
+ * query. Frozen with the migration, as the counts columns above.
+ */
+export const STORED_TRIAL_FINGERPRINT = fingerprint(
+  'event_id',
+  'run_id',
+  'attempt',
+  'passed',
+  'isNull(output)',
+  'arrayZip(checks.name, checks.answer)',
+  "CAST(forbidden_actions, 'Array(String)')",
+);
+
+/** The column migration 19 adds to `trials`: its fingerprint (`STORED_TRIAL_FINGERPRINT`). */
+export const TRIALS_V19_COLUMNS = [
+  col('fingerprint', 'UInt64', {
+    materialized: STORED_TRIAL_FINGERPRINT,
+    comment: "the trial's fingerprint for the row-state proof (rowCounts.ts): TRIAL_FINGERPRINT, stored on insert",
+  }),
+] as const;

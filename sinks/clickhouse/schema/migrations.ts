@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { renderAddColumns, renderClusterTable, renderCreateTable, type ClusterDdlOptions } from './ddl.ts';
-import { ROW_STATE_V18_COLUMNS } from './countsColumns.ts';
+import { ROW_STATE_V18_COLUMNS, TRIALS_V19_COLUMNS } from './countsColumns.ts';
 import { col, DEDUP_WINDOW, type TableDef } from './table.ts';
 import {
   DATASET_ROWS_V4_COLUMNS,
@@ -226,6 +226,11 @@ export const MIGRATIONS: readonly Migration[] = [
     version: 18,
     name: "row_state: counts_graded and counts_ungraded_failed (each row's counts line, computed on insert from its attempt records)",
     up: (cluster) => renderAddColumns(TABLES.row_state.name, ROW_STATE_V18_COLUMNS, cluster),
+  },
+  {
+    version: 19,
+    name: "trials: fingerprint (each trial's fingerprint for the row-state proof, computed on insert)",
+    up: (cluster) => renderAddColumns(TABLES.trials.name, TRIALS_V19_COLUMNS, cluster),
   },
 ];
 

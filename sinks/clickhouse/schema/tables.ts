@@ -1,4 +1,4 @@
-import { ROW_STATE_V18_COLUMNS } from './countsColumns.ts';
+import { ROW_STATE_V18_COLUMNS, TRIALS_V19_COLUMNS } from './countsColumns.ts';
 import { col, DEDUP_WINDOW, envelopeColumns, type TableDef } from './table.ts';
 
 /**
@@ -67,7 +67,7 @@ const trialsV1: TableDef = {
 /** Columns migration 10 adds to `trials`: what went wrong, in words (a command agent's first stderr lines). */
 export const TRIALS_V10_COLUMNS = [col('error_message', 'Nullable(String)', { codec: 'ZSTD(3)' })] as const;
 
-const trials: TableDef = { ...trialsV1, columns: [...trialsV1.columns, ...TRIALS_V10_COLUMNS] };
+const trials: TableDef = { ...trialsV1, columns: [...trialsV1.columns, ...TRIALS_V10_COLUMNS, ...TRIALS_V19_COLUMNS] };
 
 /** `traces` as migration 1 created it (kept so that migration's statements never change). */
 const tracesV1: TableDef = {
