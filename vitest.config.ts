@@ -71,6 +71,8 @@ export default defineConfig({
           name: 'int',
           include: ['**/*.int.test.ts'],
           exclude: [...ignored, ...laneExcluded],
+          // the CLI's children run one build of the sources, not tsx each (test/setup/cliBuild.ts)
+          globalSetup: ['test/setup/cliBuild.ts'],
           testTimeout: 180_000,
           hookTimeout: 300_000,
         },
@@ -80,7 +82,7 @@ export default defineConfig({
           name: 'kafka',
           include: ['**/*.kafka.test.ts'],
           exclude: ignored,
-          globalSetup: ['test/setup/stack.ts'],
+          globalSetup: ['test/setup/cliBuild.ts', 'test/setup/stack.ts'],
           testTimeout: 180_000,
           hookTimeout: 300_000,
           // The Kafka files share one broker: one file at a time.
@@ -93,7 +95,7 @@ export default defineConfig({
           include: ['**/*.browser.test.ts'],
           exclude: ignored,
           // removes the one `passk demo` run the demo, explorer and review files copy (test/browser/sharedDemo.ts)
-          globalSetup: ['test/setup/sharedDemo.ts'],
+          globalSetup: ['test/setup/cliBuild.ts', 'test/setup/sharedDemo.ts'],
           testTimeout: 180_000,
           hookTimeout: 300_000,
         },

@@ -9,16 +9,10 @@ import { build } from 'esbuild';
 import { dirname, join } from 'node:path';
 import { createRequire } from 'node:module';
 import { fileURLToPath } from 'node:url';
+import { ASSETS } from './assets.mjs';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
 const dist = join(root, 'dist');
-const ASSETS = [
-  'web/client',
-  'producers/otlp/proto',
-  'producers/runner/agents/moduleWorker.mjs',
-  'log/embedded/appendWorker.mjs',
-  'demo/dataset/refund-review.jsonl',
-];
 
 rmSync(dist, { recursive: true, force: true });
 const tsc = createRequire(import.meta.url).resolve('typescript/bin/tsc');

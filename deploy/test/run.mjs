@@ -3,7 +3,9 @@
 // a resource side by side: the fault campaign (its own cluster; it mostly waits on held faults); the Kafka files (one
 // broker, one file at a time), then the unit tier (the Kafka files take 14 of the campaign's 18 minutes); and the int
 // and browser files, two at a time, the longest lane, from the start (it used to wait for the unit tier: 2-3 minutes
-// of every run's wall time).
+// of every run's wall time). Before the lanes start, the sources are compiled once (deploy/test/cliBuild.mjs, ~2 s)
+// for the `node bin/passk.mjs …` children of the Kafka, int and browser files: each ran tsx's loader, ~0.4-0.65 s of
+// CPU a start, hundreds of starts (docs/performance.md, "The tests' CLI build").
 // `npm test -- <vitest args>` runs vitest once with those arguments instead (one file: `npm test -- path/to/file`).
 // Prints the slowest 10 files and the skipped tests with their reasons, then one plain last line,
 // `N passed, M failed, K skipped`, counted from vitest's JSON reports.
@@ -19,6 +21,7 @@ import {
   HOW_TO_GET_ONE,
   installDebianChromium,
 } from './chromium.mjs';
+import { buildCli, removeCliBuild } from './cliBuild.mjs';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
 const reportDir = join(root, '.reports');
@@ -107,22 +110,27 @@ if (userArgs.length > 0) {
   // the campaign would not wait for the Kafka lane's own fetch. Idempotent; a failure is left to the lanes to report.
   console.error('Local stack binaries (deploy/local/fetch.sh)…');
   spawnSync('bash', [join(root, 'deploy', 'local', 'fetch.sh')], { stdio: 'inherit' });
+  // One build of the CLI for every lane's `node bin/passk.mjs …` children (deploy/test/cliBuild.mjs), not one per
+  // vitest run (test/setup/cliBuild.ts). The fault campaign's processes keep running the sources under tsx.
+  const cliBuild = await buildCli();
+  const built = { PASSK_CLI_BUILD: cliBuild };
   results.push(
     ...(await Promise.all([
       lane('faults', ['--project', 'faults'], { prefix: true }),
       (async () => {
-        const kafka = await lane('kafka', ['--project', 'kafka'], { prefix: true });
+        const kafka = await lane('kafka', ['--project', 'kafka'], { prefix: true, laneEnv: built });
         const unit = await lane('unit', ['--project', 'unit'], { prefix: true });
-        const tail = await lane('int-tail', ['--project', 'int', ...INT_AFTER_KAFKA], { prefix: true });
+        const tail = await lane('int-tail', ['--project', 'int', ...INT_AFTER_KAFKA], { prefix: true, laneEnv: built });
         return [kafka, unit, tail];
       })(),
       // vitest's --exclude does not reach a project's own file list: vitest.config.ts reads PASSK_TEST_EXCLUDE
       lane('local', ['--project', 'int', '--project', 'browser', '--maxWorkers', '2'], {
         prefix: true,
-        laneEnv: { PASSK_TEST_EXCLUDE: INT_AFTER_KAFKA.join(',') },
+        laneEnv: { ...built, PASSK_TEST_EXCLUDE: INT_AFTER_KAFKA.join(',') },
       }),
     ]).then((r) => r.flat())),
   );
+  removeCliBuild(cliBuild);
 }
 
 let passed = 0;

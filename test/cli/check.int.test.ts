@@ -27,7 +27,10 @@ type Run = { code: number; stdout: string; stderr: string };
 /** The configured store is the embedded one under `dataDir`: no server, no config file from the environment. */
 const passk = (...args: string[]): Promise<Run> => {
   const env = Object.fromEntries(
-    Object.entries(process.env).filter(([k]) => !k.startsWith('CLICKHOUSE_') && !k.startsWith('PASSK_')),
+    Object.entries(process.env).filter(
+      // the run's build of the CLI (PASSK_CLI_BUILD, test/setup/cliBuild.ts) is no setting: kept
+      ([k]) => !k.startsWith('CLICKHOUSE_') && (!k.startsWith('PASSK_') || k === 'PASSK_CLI_BUILD'),
+    ),
   );
   return new Promise((resolve) => {
     execFile(

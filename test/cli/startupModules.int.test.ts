@@ -25,7 +25,15 @@ const packagesLoadedBy = async (args: string[]): Promise<Set<string>> => {
       ['--import', './test/helpers/traceModules.mjs', 'bin/passk.mjs', ...args],
       {
         cwd: root,
-        env: { ...process.env, PASSK_TRACE_MODULES: trace, PASSK_DATA_DIR: join(dir, 'data'), NO_COLOR: '1' },
+        // the checkout's own path, the sources under tsx (as a user's `node bin/passk.mjs`), not the build the other
+        // tests' children run (PASSK_CLI_BUILD, deploy/test/cliBuild.mjs): this file is what covers that path
+        env: {
+          ...process.env,
+          PASSK_CLI_BUILD: undefined,
+          PASSK_TRACE_MODULES: trace,
+          PASSK_DATA_DIR: join(dir, 'data'),
+          NO_COLOR: '1',
+        },
       },
       (err, _stdout, stderr) => resolve({ code: err ? ((err as { code?: number }).code ?? 1) : 0, stderr }),
     ),

@@ -73,7 +73,10 @@ const writeCsv = async (): Promise<void> => {
 
 type Run = { code: number; stdout: string; stderr: string };
 const passkImport = (input = file, data = dataDir, flags: string[] = []): Promise<Run> => {
-  const env = Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith('PASSK_')));
+  // no passk setting leaks in; the run's build of the CLI (PASSK_CLI_BUILD, test/setup/cliBuild.ts) is not one
+  const env = Object.fromEntries(
+    Object.entries(process.env).filter(([k]) => !k.startsWith('PASSK_') || k === 'PASSK_CLI_BUILD'),
+  );
   return new Promise((resolve) => {
     execFile(
       process.execPath,

@@ -67,7 +67,10 @@ const writeDocument = async (
 type Run = { code: number; stdout: string; stderr: string };
 /** passk under the small heap (the old space and the young generation's semi-spaces bounded). */
 const passk = (args: string[]): Promise<Run> => {
-  const env = Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith('PASSK_')));
+  // no passk setting leaks in; the run's build of the CLI (PASSK_CLI_BUILD, test/setup/cliBuild.ts) is not one
+  const env = Object.fromEntries(
+    Object.entries(process.env).filter(([k]) => !k.startsWith('PASSK_') || k === 'PASSK_CLI_BUILD'),
+  );
   return new Promise((resolve) => {
     execFile(
       process.execPath,
