@@ -109,7 +109,7 @@ export interface ConsumerOptions {
    * Where the listed partitions of a transient reader's one topic start, as if its group had committed them there
    * (`lag` and `committed` count from them); others start as `fromBeginning` says. A restore from a snapshot reads
    * the log from the offset the snapshot covers (passk.decisions, docs/reliability.md). Kafka: the group's offsets
-   * are set before it joins. Only with `transient` and one topic.
+   * are sought once it has joined (the group holds none). Only with `transient` and one topic.
    */
   readonly startAt?: ReadonlyMap<number, number>;
   /**

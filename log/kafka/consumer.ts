@@ -121,6 +121,32 @@ export const createKafkaConsumer = async (deps: {
     // 300 ms later: a member nobody reads from rejoins the group and holds partitions, so it never catches up.
     retry: { restartOnFailure: async () => !abort.signal.aborted },
   });
+  if (options.startAt && (!options.transient || options.topics.length !== 1))
+    throw new ConsumerMisuse('startAt is for a transient reader of one topic');
+  for (const [partition, offset] of options.startAt ?? [])
+    if (!Number.isSafeInteger(offset) || offset < 0)
+      throw new ConsumerMisuse(`startAt: partition ${partition} starts at ${offset}, not an offset`);
+  const startTopic = options.startAt && options.startAt.size > 0 ? names.physical(options.topics[0]!) : undefined;
+  /**
+   * A transient reader's start offsets (`startAt`), taken at each join: every assigned partition that has one is
+   * sought there, before the fetch that follows the join (kafkajs applies a pending seek at the start of its next
+   * fetch and drops an answer in flight for that partition), the others start as `fromBeginning` says. The group holds
+   * no offsets: kafkajs's `admin.setOffsets` did that before, with a join of its own and one idle fetch (5 s per
+   * restore; an `Empty` group holding them until the reader joined: fix 16, docs/reliability.md). With autoCommit off,
+   * kafkajs's seek commits nothing, it only moves the position. Taken again at a join after a rebalance, as the
+   * offsets setOffsets left were: such a reader never commits, so a member that joins again reads from its start.
+   */
+  const seekToStart = (memberAssignment: Record<string, number[]>) => {
+    if (startTopic === undefined) return;
+    for (const partition of memberAssignment[startTopic] ?? []) {
+      const offset = options.startAt!.get(partition);
+      if (offset !== undefined) consumer.seek({ topic: startTopic, partition, offset: String(offset) });
+    }
+  };
+  /** Where a partition of this reader starts when its group committed nothing there: its `startAt`, if any. */
+  const startOf = (physical: string, partition: number, committed: number): number =>
+    committed >= 0 || physical !== startTopic ? committed : (options.startAt!.get(partition) ?? committed);
+
   /** The member id of the last join: a new one means this member was evicted in between (see GROUP_JOIN). */
   let memberId: string | undefined;
   consumer.on(consumer.events.GROUP_JOIN, ({ payload }) => {
@@ -137,22 +163,14 @@ export const createKafkaConsumer = async (deps: {
     memberId = payload.memberId;
     owned = new Set(assignment.map(tpKey));
     atEnd.clear();
+    seekToStart(payload.memberAssignment);
     queue.push({ kind: 'assignment', assignment });
   });
   consumer.on(consumer.events.CRASH, ({ payload }) => {
     if (!payload.restart) queue.push({ kind: 'crash', error: payload.error });
   });
 
-  if (options.startAt && (!options.transient || options.topics.length !== 1))
-    throw new ConsumerMisuse('startAt is for a transient reader of one topic');
   try {
-    // a one-use group starts where it was told: its offsets are set before it joins (an empty group may be set)
-    if (options.startAt && options.startAt.size > 0)
-      await deps.admin.setOffsets({
-        groupId: deps.groupId,
-        topic: names.physical(options.topics[0]!),
-        partitions: [...options.startAt].map(([partition, offset]) => ({ partition, offset: String(offset) })),
-      });
     await consumer.connect();
     await consumer.subscribe({
       topics: options.topics.map(names.physical),
@@ -370,7 +388,11 @@ export const createKafkaConsumer = async (deps: {
         sleep,
         abort.signal,
       );
-      return new Map(partitions.filter((p) => Number(p.offset) >= 0).map((p) => [p.partition, Number(p.offset)]));
+      return new Map(
+        partitions
+          .map((p) => [p.partition, startOf(physical, p.partition, Number(p.offset))] as const)
+          .filter(([, offset]) => offset >= 0),
+      );
     },
     lag: async () => {
       const what = `kafka: lag of ${deps.groupId}`;
@@ -389,7 +411,11 @@ export const createKafkaConsumer = async (deps: {
             const ends = covering(what, topic, await tryEndOffsets(deps, physical, what, leaders));
             const high = new Map(ends.map((p) => [p.partition, Number(p.high)]));
             for (const p of partitions)
-              out.push({ topic, partition: p.partition, lag: high.get(p.partition)! - Math.max(Number(p.offset), 0) });
+              out.push({
+                topic,
+                partition: p.partition,
+                lag: high.get(p.partition)! - Math.max(startOf(physical, p.partition, Number(p.offset)), 0),
+              });
           }
           return out;
         },

@@ -1,3 +1,4 @@
+import { createRequire } from 'node:module';
 import kafkajs, { type Admin, type Kafka } from 'kafkajs';
 import { describe, expect, it } from 'vitest';
 import { BackendUnavailable } from '../../schemas/errors.ts';
@@ -231,5 +232,32 @@ describe('the Kafka consumer’s commit', () => {
     const commit = c.commit([{ topic: TOPICS.datasets, partition: 0, nextOffset: 5 }]);
     await expect(commit).rejects.toBeInstanceOf(CommitRejected);
     await c.close();
+  });
+});
+
+describe('kafkajs’s seek, which a reader’s start offsets rely on (startAt)', () => {
+  it('with autoCommit off, a seek moves the next fetch’s offset and commits nothing (kafkajs#395, fixed in 1.16)', async () => {
+    const require = createRequire(import.meta.url);
+    const OffsetManager = require('kafkajs/src/consumer/offsetManager/index.js') as new (o: object) => {
+      seek(s: { topic: string; partition: number; offset: string }): Promise<void>;
+      nextOffset(topic: string, partition: number): { toString(): string };
+    };
+    const commits: unknown[] = [];
+    const coordinator = { isConnected: () => true, offsetCommit: async (c: unknown) => void commits.push(c) };
+    const manager = new OffsetManager({
+      cluster: { committedOffsets: () => ({}) },
+      coordinator,
+      memberAssignment: { t: [0, 1] },
+      autoCommit: false,
+      topicConfigurations: { t: { fromBeginning: true } },
+      instrumentationEmitter: { emit() {} },
+      groupId: 'g',
+      generationId: 1,
+      memberId: 'm',
+    });
+    await manager.seek({ topic: 't', partition: 0, offset: '5' });
+    await manager.seek({ topic: 't', partition: 7, offset: '9' }); // not assigned: ignored
+    expect(manager.nextOffset('t', 0).toString()).toBe('5');
+    expect(commits).toEqual([]);
   });
 });

@@ -50,8 +50,9 @@ const SECOND_SWEEP_MS = 15_000;
 const SWEEP_RETRIES = 4;
 
 /**
- * How long `close()` waits for one-use consumers still opening: a restore's start offsets are set by kafkajs's
- * `admin.setOffsets`, a consumer of the group that waits out one idle fetch (kafkajs's 5 s) before it stops.
+ * How long `close()` waits for one-use consumers still opening (a connect while a broker is away) and reads of the DLQ.
+ * Until 2026-12-07 a restore's start offsets were set by kafkajs's `admin.setOffsets` while it opened, which made the
+ * group and waited out one idle fetch (kafkajs's 5 s); they are now sought after the join (log/kafka/consumer.ts).
  */
 const OPENING_WAIT_MS = 10_000;
 /** How long `close()`'s last try at this log's own undeleted one-use groups may take. */
@@ -111,11 +112,13 @@ export const oneUseSweeper = (sweep: () => Promise<number>, everyMs = SECOND_SWE
 
 /**
  * How long a sweep leaves another process's one-use group it found `Empty` before it deletes it: it must have seen it
- * `Empty` at an earlier sweep at least this long before. A live process's group is `Empty` for a while too: kafkajs's
- * `admin.setOffsets` (a restore's start offsets) leaves it so, holding those offsets, until the real consumer joins
- * (its connect, its lag read: seconds, more with a broker away). Deleted in between, the consumer restarts at offset
- * 0 and the reader's end (its start plus its lag) lies past the topic's end: the read hangs or restores wrongly.
- * Sweeps are `SECOND_SWEEP_MS` apart; a second less, as a timer may fire a little early by the wall clock.
+ * `Empty` at an earlier sweep at least this long before. A live process of a passk before 2026-12-07 leaves its group
+ * `Empty` for a while: its kafkajs `admin.setOffsets` (a restore's start offsets) left it so, holding those offsets,
+ * until the real consumer joined (seconds, more with a broker away). Deleted in between, that consumer restarted at
+ * offset 0 and the reader's end (its start plus its lag) lay past the topic's end: the read hung or restored wrongly
+ * (fix 16). This passk's readers seek after their join and their groups hold no offsets, so only such a process (one
+ * namespace shared during an upgrade) needs the wait; it is kept for it. Sweeps are `SECOND_SWEEP_MS` apart; a
+ * second less, as a timer may fire a little early by the wall clock.
  */
 const OTHERS_EMPTY_MS = SECOND_SWEEP_MS - 1_000;
 
@@ -197,7 +200,7 @@ export const createKafkaEventLog = async (opts: KafkaEventLogOptions): Promise<E
   const ownGroups = new Set<string>();
   /**
    * This log's one-use groups not known to be gone: a consumer's still opening or open, or one whose delete failed
-   * (the consumer's 14 s of tries), or whose open failed after kafkajs's setOffsets had made the group. A failed one
+   * (the consumer's 14 s of tries), or whose open failed (no group is made before the join: swept to be sure). A failed one
    * is swept again later (`again`, it is no longer `own`), at once if empty (a sweep waits before it deletes another
    * process's group, not this one), and forgotten once a sweep deleted it; `close()` makes one last try at those left.
    */
@@ -325,7 +328,7 @@ export const createKafkaEventLog = async (opts: KafkaEventLogOptions): Promise<E
       try {
         consumer = await whileOpening(opened);
       } catch (e) {
-        // kafkajs's setOffsets may have made the group before the open failed: no longer own, so a sweep takes it
+        // no group is made before the join, but a sweep costs little: no longer own, so a sweep takes any left
         if (options.transient) releaseOneUse(groupId, false);
         throw e;
       }
@@ -345,9 +348,9 @@ export const createKafkaEventLog = async (opts: KafkaEventLogOptions): Promise<E
     },
     close: async () => {
       sweeper.stop();
-      // A one-use consumer still opening when the log closes (a restore's setOffsets, 5 s, under a SIGTERM) has made
-      // its group, and nobody would delete it: the process exits once the log is closed (the fault campaign, seed
-      // 7015860: `passk-gates.restore.<instance>.one-use` left by a processor stopped while it restored). So wait for
+      // A one-use consumer still opening when the log closes (under a SIGTERM) would be closed by nobody: the process
+      // exits once the log is closed (the fault campaign, seed 7015860: `passk-gates.restore.<instance>.one-use` left
+      // by a processor stopped while its restore's setOffsets, since replaced by a seek, made the group). So wait for
       // those, bounded, and close them with the others.
       const until = Date.now() + OPENING_WAIT_MS;
       while (opening.size > 0 && Date.now() < until)
