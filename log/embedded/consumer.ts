@@ -194,7 +194,7 @@ export const createEmbeddedConsumer = (deps: {
   const settle = async (
     tp: TopicPartition & { position: number },
     owned: readonly (TopicPartition & { position: number })[],
-    hw: Map<string, Map<number, number>>,
+    hw: ReadonlyMap<string, ReadonlyMap<number, number>>,
     high: number,
     events: LogEvent[],
     dead: DeadLetter[],

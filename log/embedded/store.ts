@@ -69,8 +69,11 @@ export interface LogStore {
   readTexts(topic: string, partition: number, fromOffset: number, limit: number, maxBytes?: number): TextRecord[];
   /** The value of the record at a position, as stored. */
   valueAt(topic: string, partition: number, offset: number): Uint8Array;
-  /** Next offset per partition of each topic (`topic` → partition → next offset). */
-  highWatermarks(topics: readonly string[]): Map<string, Map<number, number>>;
+  /**
+   * Next offset per partition of each topic (`topic` → partition → next offset). The same maps are returned again
+   * while no connection has changed the log since (read only: not to be changed by the caller).
+   */
+  highWatermarks(topics: readonly string[]): ReadonlyMap<string, ReadonlyMap<number, number>>;
 }
 
 /** A record as `readTexts` reads it. */
@@ -176,7 +179,19 @@ export const createLogStore = (db: Db, opts: { defaultPartitions: number; now: (
     ),
   };
 
+  // Watermarks are asked far more often than they move: every idle consumer of the process (about ten in `passk
+  // process`) asks at each poll (50 ms). A read is kept while SQLite's data_version (which moves when another
+  // connection commits: another process, the append worker) and this connection's count of writes to `partitions`
+  // both stay; inside a transaction nothing is kept or reused (what it wrote may yet be rolled back).
+  const dataVersion = db.prepare<[], number>('PRAGMA data_version').pluck();
+  let ownWrites = 0;
+  const keptWatermarks = new Map<
+    string,
+    { version: number; own: number; hw: ReadonlyMap<string, ReadonlyMap<number, number>> }
+  >();
+
   const createTopic = db.transaction((topic: string): number => {
+    ownWrites++;
     const existing = q.topic.get(topic);
     if (existing) return existing.partitions;
     q.addTopic.run(topic, opts.defaultPartitions, opts.now());
@@ -199,6 +214,7 @@ export const createLogStore = (db: Db, opts: { defaultPartitions: number; now: (
       partitionOf: (key: string, n: number) => number,
       counts: Map<string, number>,
     ) => {
+      ownWrites++;
       const now = opts.now();
       const next = new Map<string, number>();
       const out: { topic: string; partition: number; offset: number }[] = [];
@@ -345,12 +361,18 @@ export const createLogStore = (db: Db, opts: { defaultPartitions: number; now: (
       return v ? new Uint8Array(v.value.buffer, v.value.byteOffset, v.value.byteLength) : NO_VALUE;
     },
     highWatermarks: (topics) => {
+      const key = topics.join('\u0000');
+      const keep = !db.inTransaction;
+      const version = keep ? dataVersion.get()! : -1;
+      const kept = keep ? keptWatermarks.get(key) : undefined;
+      if (kept !== undefined && kept.version === version && kept.own === ownWrites) return kept.hw;
       const out = new Map<string, Map<number, number>>();
       for (const r of q.watermarks.all(JSON.stringify(topics))) {
         let m = out.get(r.topic);
         if (!m) out.set(r.topic, (m = new Map()));
         m.set(r.partition, r.next_offset);
       }
+      if (keep) keptWatermarks.set(key, { version, own: ownWrites, hw: out });
       return out;
     },
   };

@@ -322,8 +322,9 @@ export const toRowStateChanged = (s: StreamRowState, producer: string, key?: str
   c: s.c,
   ungraded: s.ungraded,
   class: s.class,
-  // a copy: the topology's rows are changed in place after their record is built (tag arrays never are)
-  attempt_records: s.attempts.slice(),
+  // a copy: the topology's rows are changed in place after their record is built (tag arrays never are); but for a
+  // frozen row's, which nothing changes (the in-place fold copies a frozen row before its change: `foldTrialsInto`)
+  attempt_records: Object.isFrozen(s) ? s.attempts : s.attempts.slice(),
   ...(s.tags.length > 0 ? { tags: s.tags } : {}),
   ...(s.retracted_runs !== undefined && s.retracted_runs.length > 0
     ? { retracted_runs: s.retracted_runs.slice() }

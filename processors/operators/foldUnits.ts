@@ -3,7 +3,13 @@ import type { RowStateChanged } from '../../schemas/events/decisions.ts';
 import type { RunFinished } from '../../schemas/events/runFinished.ts';
 import type { RunRetracted } from '../../schemas/events/runRetracted.ts';
 import type { TrialRecorded } from '../../schemas/events/trialRecorded.ts';
-import { conflictReason, retractionRowKey, toRowStateChanged, type RowFoldOptions } from '../folds/rowState.ts';
+import {
+  conflictReason,
+  retractionRowKey,
+  toRowStateChanged,
+  type RowFoldOptions,
+  type StreamRowState,
+} from '../folds/rowState.ts';
 import { foldTrialsInto, type FoldOutcome, type OwnedRowChange, type RowEvent } from '../folds/rowTable.ts';
 import { applyRowChanges, copySummary, versionKeyOf, type VersionSnapshot } from '../folds/versionSummary.ts';
 import { pushAll } from '../core/arrays.ts';
@@ -24,6 +30,12 @@ export interface FoldedUnit {
   readonly weight: number;
   /** One changelog record per row the unit changed, its state as the unit left it, in first-change order. */
   readonly changelog: readonly RowStateChanged[];
+  /**
+   * The row state of each changelog record, as `changelog` orders them: the table's own row, frozen when the unit was
+   * folded (the next unit's fold copies it before changing it), so the gates of this process hold it as it is instead
+   * of converting the record again (`RowstateFeed.push`), and the record shares its attempts.
+   */
+  readonly states: readonly StreamRowState[];
   /** The trials the unit folded (a duplicate or a conflict is not one of them): what the store's `trials` gets. */
   readonly trials: readonly TrialRecorded[];
   /**
@@ -197,6 +209,7 @@ export const foldUnits = (
       });
     }
     const changelog: RowStateChanged[] = [];
+    const states: StreamRowState[] = [];
     const summaries: VersionSnapshot[] = [];
     for (const [partition, rows] of changed) {
       if (rows.size === 0) continue;
@@ -204,7 +217,12 @@ export const foldUnits = (
       const versions = applyRowChanges(sums, rows.values());
       const nextOffset = positions.get(partition)!.nextOffset;
       for (const key of versions) summaries.push({ partition, nextOffset, summary: copySummary(sums.get(key)!) });
-      for (const c of rows.values()) changelog.push(toRowStateChanged(c.after, producer, c.key));
+      for (const c of rows.values()) {
+        // frozen: the record shares its attempts, and the gates the row (a later change is made to a copy)
+        const row = Object.freeze(c.after);
+        changelog.push(toRowStateChanged(row, producer, c.key));
+        states.push(row);
+      }
     }
     const repairedStates: RowStateChanged[] = [];
     for (const [partition, keys] of repairedRows) {
@@ -229,6 +247,7 @@ export const foldUnits = (
       positions: [...positions.values()],
       weight,
       changelog,
+      states,
       trials,
       conflicts,
       finished,

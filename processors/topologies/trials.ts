@@ -247,8 +247,8 @@ export const trialTopology = (ports: TrialPorts, o: TrialTopologyOptions): Obser
         : consumer.commit(u.positions),
   ).pipe(
     // durable now (store and changelog; committed too, unless the partition moved): the gates of this process may
-    // decide on it
-    tap((u) => o.rowstate?.push(u.changelog)),
+    // decide on it; with each record its row state, which the gates hold as it is (frozen)
+    tap((u) => o.rowstate?.push(u.changelog, u.states)),
     map((u) => ({
       committed: u.committed,
       positions: u.positions,

@@ -5,6 +5,9 @@ import { trial } from '../helpers/processorFixtures.ts';
 import type { EventBatch } from '../../processors/ports.ts';
 import { foldUnits } from '../../processors/operators/foldUnits.ts';
 import { createRowStore } from '../../processors/operators/rowStore.ts';
+import { fromRowStateChanged, type StreamRowState } from '../../processors/folds/rowState.ts';
+import { rowStateKey } from '../../schemas/topics.ts';
+import type { RowStateChanged } from '../../schemas/events/decisions.ts';
 
 const batchOf = (partition: number, events: PasskEvent[], firstOffset = 0, highWatermark = 100): EventBatch => ({
   topic: 'passk.trials',
@@ -107,5 +110,39 @@ describe('foldUnits', () => {
     });
     expect(emitted).toHaveLength(2);
     for (const e of emitted) expect(JSON.stringify(e.record)).toBe(e.bytes);
+  });
+
+  it('hands each record’s row state frozen: what the gates made of the record, left as it was by the next unit', () => {
+    const store = createRowStore();
+    const units: { changelog: readonly RowStateChanged[]; states: readonly StreamRowState[]; bytes: string }[] = [];
+    new TestScheduler((a, e) => expect(a).toEqual(e)).run(({ cold }) => {
+      cold('ab|', {
+        a: [batchOf(0, [t('r1', 0, true), t('r2', 0, false), t('r1', 1, true)])],
+        b: [batchOf(0, [t('r1', 2, false), t('r2', 1, true)], 3)],
+      })
+        .pipe(foldUnits(store, 'p'))
+        .subscribe((f) => units.push({ changelog: f.changelog, states: f.states, bytes: JSON.stringify(f.states) }));
+    });
+    expect(units).toHaveLength(2);
+    for (const u of units) {
+      expect(u.states).toHaveLength(u.changelog.length);
+      u.states.forEach((s, i) => {
+        expect(Object.isFrozen(s)).toBe(true);
+        expect(s).toEqual(fromRowStateChanged(u.changelog[i]!));
+      });
+      // the next unit changed copies: the states handed over are as they were
+      expect(JSON.stringify(u.states)).toBe(u.bytes);
+    }
+    const [first, second] = units;
+    expect(first!.states.map((s) => [s.row_id, s.n])).toEqual([
+      ['r1', 2],
+      ['r2', 1],
+    ]);
+    expect(second!.states.map((s) => [s.row_id, s.n])).toEqual([
+      ['r1', 3],
+      ['r2', 2],
+    ]);
+    // the table holds the latest, which the next unit will copy before changing
+    expect(store.table(0).get(rowStateKey(second!.states[0]!))).toBe(second!.states[0]);
   });
 });
