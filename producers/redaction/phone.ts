@@ -165,7 +165,8 @@ export const findPhones = (text: string, opts: PhoneOptions = {}): Span[] => {
       let found = -1;
       for (let to = last - 1; to >= from && found < 0; to--) {
         let end = groups[to]![1];
-        if (text[end] === ')') end++;
+        // a ")" after the digits closes the number's own "(" only (`(555) 123-4567`), not a bracket around it
+        if (text[end] === ')' && text.slice(start, end).includes('(')) end++;
         if (isPhone(text, start, end, context, regions)) found = to;
       }
       if (found >= 0) {
