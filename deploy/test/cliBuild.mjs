@@ -10,7 +10,7 @@
 // (deploy/build/assets.mjs). The directory is under .reports/ in the checkout, so that packages resolve from its
 // node_modules. deploy/test/run.mjs builds once for all its lanes; a vitest project run alone builds in its global
 // setup (test/setup/cliBuild.ts). About 2 s of CPU.
-import { copyFileSync, cpSync, mkdirSync, readdirSync, rmSync } from 'node:fs';
+import { copyFileSync, cpSync, existsSync, mkdirSync, readdirSync, rmSync } from 'node:fs';
 import { dirname, join, relative, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { build } from 'esbuild';
@@ -44,10 +44,24 @@ const keepImports = {
   },
 };
 
-/** Compiles the CLI into a new directory under .reports/ and answers its path. */
+/** Whether a process of that id is running (a build of a run that was killed is left behind: its pid is gone). */
+const running = (pid) => {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (e) {
+    return e.code === 'EPERM';
+  }
+};
+
+/** Compiles the CLI into a new directory under .reports/ and answers its path; removes the builds of ended runs. */
 export const buildCli = async () => {
-  const out = join(root, '.reports', `cli-build-${process.pid}-${Date.now()}`);
-  rmSync(out, { recursive: true, force: true });
+  const reports = join(root, '.reports');
+  for (const d of existsSync(reports) ? readdirSync(reports) : []) {
+    const pid = /^cli-build-(\d+)-/.exec(d)?.[1];
+    if (pid && !running(Number(pid))) rmSync(join(reports, d), { recursive: true, force: true });
+  }
+  const out = join(reports, `cli-build-${process.pid}-${Date.now()}`);
   await build({
     entryPoints: sources(),
     outbase: root,
