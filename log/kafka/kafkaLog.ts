@@ -7,7 +7,7 @@ import type { DeadLetter, EventConsumer, EventLog } from '../../processors/ports
 import { createDeadLetterWriter, toDeadLetterRecord } from '../deadLetters.ts';
 import { createKafkaConsumer, letterOfMessage, settledWithin } from './consumer.ts';
 import { classifyKafkaError } from './errors.ts';
-import { endOffsets } from './offsets.ts';
+import { adminRead, endOffsets } from './offsets.ts';
 import { applyKafkajsFixes } from './kafkajsFixes.ts';
 import { createKafkaPublisher, type KafkaPublisher } from './publisher.ts';
 import { createRegistryCodec, type RegistryCodec } from './registryCodec.ts';
@@ -336,12 +336,12 @@ export const createKafkaEventLog = async (opts: KafkaEventLogOptions): Promise<E
       return consumer;
     },
     deadLetters,
+    // tried again while a coordinator moves, as the consumer's own offsets reads are (adminRead): one try ended a
+    // store rebuild with exit 3 on NOT_COORDINATOR after a broker was killed (the fault campaign, seed 13007959)
     committed: async (groupId, topic) => {
-      const [offsets] = await admin
-        .fetchOffsets({ groupId: namespace + groupId, topics: [names.physical(topic)] })
-        .catch((e: unknown) => {
-          throw classifyKafkaError(e, `kafka: committed offsets of ${groupId}`);
-        });
+      const [offsets] = await adminRead(`kafka: committed offsets of ${groupId}`, () =>
+        admin.fetchOffsets({ groupId: namespace + groupId, topics: [names.physical(topic)] }),
+      );
       return new Map(
         (offsets?.partitions ?? []).filter((p) => Number(p.offset) >= 0).map((p) => [p.partition, Number(p.offset)]),
       );

@@ -1,5 +1,5 @@
 import type { SchemaRegistry } from '@kafkajs/confluent-schema-registry';
-import type { Kafka } from 'kafkajs';
+import { KafkaJSProtocolError, type Kafka } from 'kafkajs';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { ALL_TOPICS, TOPICS } from '../../schemas/topics.ts';
 import type { EventConsumer, EventLog } from '../../processors/ports.ts';
@@ -24,6 +24,7 @@ const standInCluster = () => {
   /** What each reader sought, by group id, in the order of its calls. */
   const seeks = new Map<string, { topic: string; partition: number; offset: string }[]>();
   let failDeletes = 0;
+  let failOffsetReads = 0;
   let deleteCalls = 0;
   const dlq = names.physical(TOPICS.dlq);
   const admin = {
@@ -42,15 +43,24 @@ const standInCluster = () => {
         const high = topic !== dlq ? 10 : partition === 0 ? 1 : 0;
         return { partition, offset: String(high), high: String(high), low: '0' };
       }),
-    fetchOffsets: async ({ groupId, topics }: { groupId: string; topics: string[] }) =>
-      topics.map((topic) => ({
+    fetchOffsets: async ({ groupId, topics }: { groupId: string; topics: string[] }) => {
+      if (failOffsetReads-- > 0)
+        throw new KafkaJSProtocolError(
+          Object.assign(new Error('This is not the correct coordinator for this group'), {
+            type: 'NOT_COORDINATOR_FOR_GROUP',
+            code: 16,
+            retriable: true,
+          }),
+        );
+      return topics.map((topic) => ({
         topic,
         partitions: [0, 1, 2, 3].map((partition) => ({
           partition,
           offset: String(committed.get(groupId)?.get(partition) ?? -1),
           metadata: null,
         })),
-      })),
+      }));
+    },
     listGroups: async () => ({ groups: [...groups.keys()].map((groupId) => ({ groupId, protocolType: 'consumer' })) }),
     describeGroups: async (ids: string[]) => ({
       groups: ids.map((groupId) => ({ groupId, state: groups.get(groupId) ? 'Stable' : 'Empty', members: [] })),
@@ -132,6 +142,8 @@ const standInCluster = () => {
     oneUse: () => [...groups.keys()].filter((g) => g.endsWith(ONE_USE_SUFFIX)).map((g) => g.slice(NS.length)),
     /** The next `n` deletes fail (a coordinator away). */
     failDeletes: (n: number) => void (failDeletes = n),
+    /** The next `n` offsets reads fail as a moved coordinator answers (a broker killed). */
+    failOffsetReads: (n: number) => void (failOffsetReads = n),
     /** How many deleteGroups calls the cluster had. */
     deleteCalls: () => deleteCalls,
     /** Group `g` (without the namespace) has `n` members now: a consumer joined, left, or a dead one's session ended. */
@@ -289,5 +301,15 @@ describe('the Kafka log’s one-use groups', () => {
     await vi.advanceTimersByTimeAsync(20_000);
     expect(await leftAtClose).toEqual([]);
     expect(await letters).toHaveLength(1);
+  });
+
+  it('the log’s committed offsets are read again while a coordinator moves (a broker killed), not failed at once', async () => {
+    const cluster = standInCluster();
+    const log = await createKafkaEventLog({ kafka: cluster.kafka, registry: cluster.registry, namespace: NS });
+    cluster.failOffsetReads(3);
+    const read = log.committed('passk-trials', TOPICS.trials);
+    await vi.advanceTimersByTimeAsync(10_000); // the first three waits of the offsets reads' tries
+    expect(await read).toEqual(new Map());
+    await log.close();
   });
 });
