@@ -53,31 +53,47 @@ const rowHash = (columns: readonly ArrayLike<number>[], i: number): number => {
   return h;
 };
 
-const binRows = (columns: readonly ArrayLike<number>[], R: number): { binOf: Int32Array; values: Float64Array[] } => {
+/**
+ * Bins of rows given by key: row i has the values of key `keyOf[i]` (`values[j][key]`, column j). Keys are binned
+ * by their values when first met, in row order, so the bins, their order and each row's bin are those of binning
+ * every row by its own values.
+ */
+const binKeys = (
+  keyOf: ArrayLike<number>,
+  columns: readonly ArrayLike<number>[],
+  keys: number,
+): { binOf: Int32Array; values: Float64Array[] } => {
+  const R = keyOf.length;
   const binOf = new Int32Array(R);
+  const binOfKey = new Int32Array(keys).fill(-1);
   // per hash, its latest bin, chained to the earlier bins of the same hash (`next`; -1 ends): at most one bin
-  // holds a row's values, so the order of the search does not matter
+  // holds a key's values, so the order of the search does not matter
   const byHash = new Map<number, number>();
   const next: number[] = [];
-  const firstRow: number[] = [];
+  const firstKey: number[] = [];
   const same = (a: number, b: number): boolean => {
     for (const col of columns) if (!Object.is(col[a], col[b])) return false;
     return true;
   };
   for (let i = 0; i < R; i++) {
-    const h = rowHash(columns, i);
-    const head = byHash.get(h) ?? -1;
-    let b = head;
-    while (b >= 0 && !same(firstRow[b]!, i)) b = next[b]!;
+    const key = keyOf[i]!;
+    let b = binOfKey[key]!;
     if (b < 0) {
-      b = firstRow.length;
-      firstRow.push(i);
-      next.push(head);
-      byHash.set(h, b);
+      const h = rowHash(columns, key);
+      const head = byHash.get(h) ?? -1;
+      b = head;
+      while (b >= 0 && !same(firstKey[b]!, key)) b = next[b]!;
+      if (b < 0) {
+        b = firstKey.length;
+        firstKey.push(key);
+        next.push(head);
+        byHash.set(h, b);
+      }
+      binOfKey[key] = b;
     }
     binOf[i] = b;
   }
-  return { binOf, values: columns.map((col) => Float64Array.from(firstRow, (i) => col[i]!)) };
+  return { binOf, values: columns.map((col) => Float64Array.from(firstKey, (k) => col[k]!)) };
 };
 
 /**
@@ -93,13 +109,30 @@ export const bootstrapMeans = (
   opts: BootstrapOptions = DEFAULT_BOOTSTRAP,
 ): (Interval | null)[] => {
   const R = columns[0]?.length ?? 0;
-  if (R === 0) return columns.map(() => null);
-  const { binOf, values } = binRows(columns, R);
+  // every row its own key
+  const keyOf = new Int32Array(R);
+  for (let i = 0; i < R; i++) keyOf[i] = i;
+  return bootstrapMeansOfKeys(keyOf, columns, opts);
+};
+
+/**
+ * `bootstrapMeans` of rows given by key: row i's values are key `keyOf[i]`'s (`values[j][key]` in column j), so rows
+ * that share a key (the same (n, c) on both sides of a pair) are written once. The same intervals, to the bit, as
+ * `bootstrapMeans` over the columns written out row by row (keyedStats.unit.test.ts), in one pass over the rows.
+ */
+export const bootstrapMeansOfKeys = (
+  keyOf: ArrayLike<number>,
+  keyValues: readonly ArrayLike<number>[],
+  opts: BootstrapOptions = DEFAULT_BOOTSTRAP,
+): (Interval | null)[] => {
+  const R = keyOf.length;
+  if (R === 0 || keyValues.length === 0) return keyValues.map(() => null);
+  const { binOf, values } = binKeys(keyOf, keyValues, keyValues[0]?.length ?? 0);
   const bins = values[0]!.length;
   const rng = createRng(opts.seed);
   const drawn = new Int32Array(bins);
-  const reps = columns.map(() => new Float64Array(opts.reps));
-  const filled = new Int32Array(columns.length);
+  const reps = values.map(() => new Float64Array(opts.reps));
+  const filled = new Int32Array(values.length);
   // Few bins for many rows (a report of 100k rows has tens): each replicate's bin counts are drawn as one
   // multinomial, in work that grows with the bins; otherwise R draws of a row each.
   const byBin = bins * MULTINOMIAL_ROWS_PER_BIN <= R;

@@ -52,12 +52,15 @@ export const checkStability = (rows: readonly ReportRow[], confidence: number): 
 };
 
 /** Rows whose verdict is stable (all right or all wrong) while a check underneath it flips. */
-export const hiddenCheckFlips = (rows: readonly ReportRow[]): HiddenCheckFlip[] =>
-  rows.flatMap((r) => {
-    if (r.class !== 'stable_correct' && r.class !== 'stable_wrong') return [];
+export const hiddenCheckFlips = (rows: readonly ReportRow[]): HiddenCheckFlip[] => {
+  const found: HiddenCheckFlip[] = [];
+  for (const r of rows) {
+    if ((r.class !== 'stable_correct' && r.class !== 'stable_wrong') || r.checks.length === 0) continue;
     const checks = flippingChecks(r);
-    return checks.length > 0 ? [{ row_id: r.row_id, class: r.class, checks }] : [];
-  });
+    if (checks.length > 0) found.push({ row_id: r.row_id, class: r.class, checks });
+  }
+  return found;
+};
 
 export type AnswerCount = { answer: CheckAnswer; count: number };
 export type Divergence = { check: string; position: number; baseline: AnswerCount[]; candidate: AnswerCount[] };

@@ -89,33 +89,37 @@ export const comparePairs = (
     rows.some((p) => of(p).headline !== undefined) ? firstK : null;
   // a version with an adaptive run: its headline numbers from each row's first stage, as `passk report` gives them
   const side = (version: string, of: (p: CountedPair) => CountedSide): GroupReport => {
-    const sides = rows.map(of).filter(present);
-    const adaptive = sides.some((s) => s.headline);
+    // one pass over the rows (100k at 1M trials): the screening rows of the sides present, and whether one has a first stage
+    const screening: CountedSide['screening'][] = [];
+    let adaptive = false;
+    for (const p of rows) {
+      const s = of(p);
+      if (!present(s)) continue;
+      screening.push(s.screening);
+      if (s.headline) adaptive = true;
+    }
     // classes as the adaptive run made them: a row it stopped with a pass and a fail is a flip
-    const full = reportGroup(
-      key(version),
-      sides.map((s) => s.screening),
-      adaptive ? { ...opts, mixedIsFlip: true } : opts,
-    );
+    const full = reportGroup(key(version), screening, adaptive ? { ...opts, mixedIsFlip: true } : opts);
     if (!adaptive) return full;
     const stage = firstStageOptions(opts, firstK);
-    return withFirstStageHeadline(
-      full,
-      reportGroup(
-        key(version),
-        sides.map((s) => s.headline ?? s.screening),
-        stage,
-      ),
-    );
+    const head: CountedSide['screening'][] = [];
+    for (const p of rows) {
+      const s = of(p);
+      if (present(s)) head.push(s.headline ?? s.screening);
+    }
+    return withFirstStageHeadline(full, reportGroup(key(version), head, stage));
   };
   const baseline = side(input.baseline.version, (p) => p.baseline);
   const candidate = side(input.candidate.version, (p) => p.candidate);
-  // the paired differences over the same attempts: each side's first stage where it has one
-  const headRows = rows.map((p) => ({
-    ...p,
-    baseline: { ...p.baseline, screening: p.baseline.headline ?? p.baseline.screening },
-    candidate: { ...p.candidate, screening: p.candidate.headline ?? p.candidate.screening },
-  }));
+  // the paired differences over the same attempts: each side's first stage where it has one (a copy of the rows
+  // only when one has: pairedStats reads the screening)
+  const headRows = rows.some((p) => p.baseline.headline || p.candidate.headline)
+    ? rows.map((p) => ({
+        ...p,
+        baseline: { ...p.baseline, screening: p.baseline.headline ?? p.baseline.screening },
+        candidate: { ...p.candidate, screening: p.candidate.headline ?? p.candidate.screening },
+      }))
+    : rows;
   // pairs up to the K both versions can answer: each one's report K (the report's rule: declared, else the attempts
   // every row was given, graded or not), the smaller of the two
   const anyPair = headRows.some((p) => p.baseline.screening.n > 0 && p.candidate.screening.n > 0);

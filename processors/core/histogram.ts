@@ -154,23 +154,38 @@ export const binsWithRecorded = (
     .sort((a, b) => a.n - b.n || a.c - b.c);
 };
 
+/**
+ * Adds rows one at a time to an (n, c) histogram (`histogramOf`'s bins, without a record per row): `add` a row, then
+ * `bins()` in (n, c) order.
+ */
+export const histogramBuilder = (): {
+  add: (n: number, c: number, recorded?: number) => void;
+  bins: () => HistogramBin[];
+} => {
+  // bins by n, then c (numbers, not a string key per row: 200k rows at 1M trials)
+  const byN = new Map<number, Map<number, HistogramBin>>();
+  const all: HistogramBin[] = [];
+  return {
+    add: (n, c, recorded) => {
+      let byC = byN.get(n);
+      if (!byC) byN.set(n, (byC = new Map()));
+      const bin = byC.get(c);
+      if (bin) {
+        bin.count++;
+        if (recorded !== undefined) bin.recorded = Math.min(bin.recorded ?? recorded, recorded);
+      } else {
+        const created: HistogramBin = { n, c, count: 1, ...(recorded === undefined ? {} : { recorded }) };
+        byC.set(c, created);
+        all.push(created);
+      }
+    },
+    bins: () => all.sort((a, b) => a.n - b.n || a.c - b.c),
+  };
+};
+
 /** The (n, c) histogram of a set of rows; with `recorded` per row, each bin keeps the fewest of its rows. */
 export const histogramOf = (rows: readonly { n: number; c: number; recorded?: number }[]): HistogramBin[] => {
-  // bins by n, then c (numbers, not a string key per row: 200k rows at 1M trials)
-  const bins = new Map<number, Map<number, HistogramBin>>();
-  const all: HistogramBin[] = [];
-  for (const { n, c, recorded } of rows) {
-    let byC = bins.get(n);
-    if (!byC) bins.set(n, (byC = new Map()));
-    const bin = byC.get(c);
-    if (bin) {
-      bin.count++;
-      if (recorded !== undefined) bin.recorded = Math.min(bin.recorded ?? recorded, recorded);
-    } else {
-      const created: HistogramBin = { n, c, count: 1, ...(recorded === undefined ? {} : { recorded }) };
-      byC.set(c, created);
-      all.push(created);
-    }
-  }
-  return all.sort((a, b) => a.n - b.n || a.c - b.c);
+  const h = histogramBuilder();
+  for (const { n, c, recorded } of rows) h.add(n, c, recorded);
+  return h.bins();
 };

@@ -1,5 +1,5 @@
-import { bootstrapMeans, type BootstrapOptions } from './bootstrap.ts';
-import { passCurvesAt } from './estimators.ts';
+import { bootstrapMeans, bootstrapMeansOfKeys, type BootstrapOptions } from './bootstrap.ts';
+import { passCurvesAt, type PassCurves } from './estimators.ts';
 import type { ByK } from './histogram.ts';
 import { zFor, type Interval } from './intervals.ts';
 import type { CountedPair } from './pairing.ts';
@@ -40,13 +40,28 @@ export const pairedMeanAccuracy = (
   rows: readonly { b: { n: number; c: number }; c: { n: number; c: number } }[],
   confidence: number,
 ): PairedDelta => {
-  const R = rows.length;
+  const keyOf = new Int32Array(rows.length);
+  for (let i = 0; i < rows.length; i++) keyOf[i] = i;
+  return pairedMeanAccuracyOfKeys(keyOf, rows, confidence);
+};
+
+/**
+ * `pairedMeanAccuracy` of rows given by key (row i is `keys[keyOf[i]]`): the same sums in the same row order, so the
+ * same numbers to the bit, with each key's influence computed once.
+ */
+const pairedMeanAccuracyOfKeys = (
+  keyOf: Int32Array,
+  keys: readonly { b: { n: number; c: number }; c: { n: number; c: number } }[],
+  confidence: number,
+): PairedDelta => {
+  const R = keyOf.length;
   if (R === 0) return EMPTY;
   let nb = 0,
     cb = 0,
     nc = 0,
     cc = 0;
-  for (const { b, c } of rows) {
+  for (let i = 0; i < R; i++) {
+    const { b, c } = keys[keyOf[i]!]!;
     nb += b.n;
     cb += b.c;
     nc += c.n;
@@ -56,11 +71,12 @@ export const pairedMeanAccuracy = (
   const cand = cc / nc;
   const delta = cand - base;
   if (R < 2) return { rows: R, baseline: base, candidate: cand, delta, interval: null };
-  let ss = 0;
-  for (const { b, c } of rows) {
+  const u2 = Float64Array.from(keys, ({ b, c }) => {
     const u = (c.c - cand * c.n) / (nc / R) - (b.c - base * b.n) / (nb / R);
-    ss += u * u;
-  }
+    return u * u;
+  });
+  let ss = 0;
+  for (let i = 0; i < R; i++) ss += u2[keyOf[i]!]!;
   const half = (zFor(confidence) * Math.sqrt((R / (R - 1)) * ss)) / R;
   return {
     rows: R,
@@ -71,9 +87,6 @@ export const pairedMeanAccuracy = (
   };
 };
 
-const mean = (xs: readonly number[]): number | null =>
-  xs.length > 0 ? xs.reduce((a, b) => a + b, 0) / xs.length : null;
-
 /**
  * The paired numbers for k = 1..`opts.k`: the K both versions can answer, which `comparePairs` takes as the smaller
  * of the two versions' report K (`defaultK` on each side: declared, else the attempts every row was given). A pair
@@ -83,55 +96,95 @@ export const pairedStats = (
   pairs: readonly CountedPair[],
   opts: { k: number; bootstrap: BootstrapOptions },
 ): PairedStats => {
-  const both = pairs.filter((p) => p.baseline.screening.n > 0 && p.candidate.screening.n > 0);
   const K = opts.k;
   const curvesOf = passCurvesAt(K);
-  const curves = both.map((p) => ({
-    b: curvesOf(p.baseline.screening.n, p.baseline.screening.c).passHat,
-    c: curvesOf(p.candidate.screening.n, p.candidate.screening.c).passHat,
-  }));
-  // pass@1 = pass^1 = c/n per row; column i holds Δpass^(i+1), NaN where a side has fewer than k attempts.
+  // one pass over the pairs (100k at 1M trials): the rows graded on both sides, each by a key for its (n, c) on both
+  // sides (a few dozen distinct), and the rows classified on both
+  const curveIds = new Map<Readonly<PassCurves>, number>();
+  const curveId = (n: number, c: number): number => {
+    const curves = curvesOf(n, c);
+    let id = curveIds.get(curves);
+    if (id === undefined) curveIds.set(curves, (id = curveIds.size));
+    return id;
+  };
+  const keyIds = new Map<number, number>();
+  const keys: { b: { n: number; c: number }; c: { n: number; c: number } }[] = [];
+  const keyOfRow: number[] = [];
+  const flipDiffs: number[] = [];
+  let flipBase = 0;
+  let flipCand = 0;
+  for (const p of pairs) {
+    const b = p.baseline.screening;
+    const c = p.candidate.screening;
+    if (b.n > 0 && c.n > 0) {
+      // (baseline curves, candidate curves) as one number: fewer than 2^26 distinct curves on a side
+      const pairId = curveId(b.n, b.c) * 0x4000000 + curveId(c.n, c.c);
+      let key = keyIds.get(pairId);
+      if (key === undefined) {
+        keyIds.set(pairId, (key = keys.length));
+        keys.push({ b: { n: b.n, c: b.c }, c: { n: c.n, c: c.c } });
+      }
+      keyOfRow.push(key);
+    }
+    // Flip rate: rows classified on both sides, 1 for a flip row, 0 for a stable one; Δ per row, resampled jointly.
+    if (b.class !== 'unclassified' && c.class !== 'unclassified') {
+      const fb = b.class === 'flip' ? 1 : 0;
+      const fc = c.class === 'flip' ? 1 : 0;
+      flipBase += fb;
+      flipCand += fc;
+      flipDiffs.push(fc - fb);
+    }
+  }
+  const keyOf = Int32Array.from(keyOfRow);
+  const R = keyOf.length;
+  // pass@1 = pass^1 = c/n per row; column i holds Δpass^(i+1) of each key, NaN where a side has fewer than k
+  // attempts. The means are summed row by row in row order, as one reduce over the rows used would.
+  const hats = keys.map(({ b, c }) => ({ b: curvesOf(b.n, b.c).passHat, c: curvesOf(c.n, c.c).passHat }));
   const columns = Array.from({ length: K }, (_, i) =>
-    Float64Array.from(curves, ({ b, c }) => (b[i] === undefined || c[i] === undefined ? NaN : c[i]! - b[i]!)),
+    Float64Array.from(hats, ({ b, c }) => (b[i] === undefined || c[i] === undefined ? NaN : c[i]! - b[i]!)),
   );
-  const intervals = bootstrapMeans(columns, opts.bootstrap);
+  const bSum = new Float64Array(K);
+  const cSum = new Float64Array(K);
+  const used = new Int32Array(K);
+  for (let r = 0; r < R; r++) {
+    const { b, c } = hats[keyOf[r]!]!;
+    for (let i = 0; i < K; i++) {
+      const bv = b[i];
+      const cv = c[i];
+      if (bv !== undefined && cv !== undefined) {
+        bSum[i]! += bv;
+        cSum[i]! += cv;
+        used[i]!++;
+      }
+    }
+  }
+  const intervals = bootstrapMeansOfKeys(keyOf, columns, opts.bootstrap);
   const at = (i: number): PairedDelta => {
-    const used = curves.filter(({ b, c }) => b[i] !== undefined && c[i] !== undefined);
-    const base = mean(used.map(({ b }) => b[i]!));
-    const cand = mean(used.map(({ c }) => c[i]!));
+    const base = used[i]! > 0 ? bSum[i]! / used[i]! : null;
+    const cand = used[i]! > 0 ? cSum[i]! / used[i]! : null;
     return {
-      rows: used.length,
+      rows: used[i]!,
       baseline: base,
       candidate: cand,
       delta: base === null || cand === null ? null : cand - base,
       interval: intervals[i] ?? null,
     };
   };
-  // Flip rate: rows classified on both sides, 1 for a flip row, 0 for a stable one; Δ per row, resampled jointly.
-  const classified = pairs.filter(
-    (p) => p.baseline.screening.class !== 'unclassified' && p.candidate.screening.class !== 'unclassified',
-  );
-  const isFlip = (s: CountedPair['baseline']) => (s.screening.class === 'flip' ? 1 : 0);
-  const flipBase = mean(classified.map((p) => isFlip(p.baseline)));
-  const flipCand = mean(classified.map((p) => isFlip(p.candidate)));
-  const [flipInterval] = bootstrapMeans(
-    [Float64Array.from(classified, (p) => isFlip(p.candidate) - isFlip(p.baseline))],
-    opts.bootstrap,
-  );
+  const classified = flipDiffs.length;
+  const flipB = classified > 0 ? flipBase / classified : null;
+  const flipC = classified > 0 ? flipCand / classified : null;
+  const [flipInterval] = bootstrapMeans([Float64Array.from(flipDiffs)], opts.bootstrap);
   return {
-    rows: both.length,
+    rows: R,
     k_max: K,
-    mean_accuracy: pairedMeanAccuracy(
-      both.map((p) => ({ b: p.baseline.screening, c: p.candidate.screening })),
-      opts.bootstrap.confidence,
-    ),
+    mean_accuracy: pairedMeanAccuracyOfKeys(keyOf, keys, opts.bootstrap.confidence),
     pass_at_1: K >= 1 ? at(0) : EMPTY,
     pass_hat_k: Object.fromEntries(Array.from({ length: K }, (_, i) => [String(i + 1), at(i)])),
     flip_rate: {
-      rows: classified.length,
-      baseline: flipBase,
-      candidate: flipCand,
-      delta: flipBase === null || flipCand === null ? null : flipCand - flipBase,
+      rows: classified,
+      baseline: flipB,
+      candidate: flipC,
+      delta: flipB === null || flipC === null ? null : flipC - flipB,
       interval: flipInterval ?? null,
     },
   };

@@ -1,7 +1,7 @@
-import { bootstrapMeans, DEFAULT_BOOTSTRAP, type BootstrapOptions } from './bootstrap.ts';
+import { bootstrapMeansOfKeys, DEFAULT_BOOTSTRAP, type BootstrapOptions } from './bootstrap.ts';
 import { checkStability, hiddenCheckFlips, type CheckStability, type HiddenCheckFlip } from './checks.ts';
 import { DEFAULT_MIN_ATTEMPTS, STABILITY_CLASSES, type ClassCounts } from './classify.ts';
-import { histogramOf, summarizeHistogram, type ByK, type HistogramSummary } from './histogram.ts';
+import { histogramBuilder, summarizeHistogram, type ByK, type HistogramSummary } from './histogram.ts';
 import { clusteredMeanAccuracy, wilson, type Interval } from './intervals.ts';
 import type { AttemptRecord, GroupKey, RowState } from './rowState.ts';
 import { isAdaptiveRunId, isConfirmationRun } from './screening.ts';
@@ -79,56 +79,83 @@ export type GroupReport = GroupKey &
     intervals: GroupIntervals;
   };
 
-/** Attempts per row of the rows with a counted attempt (one pass: 100k rows a version at 1M trials). */
-const attemptsPerRow = (rows: readonly ReportRow[]): GroupReport['attempts_per_row'] => {
-  const byN = new Map<number, number>();
-  let min = Infinity;
-  let max = -Infinity;
-  let sum = 0;
-  let used = 0;
-  for (const { n } of rows) {
-    if (n <= 0) continue;
-    byN.set(n, (byN.get(n) ?? 0) + 1);
-    if (n < min) min = n;
-    if (n > max) max = n;
-    sum += n;
-    used++;
-  }
-  // integer keys: an object lists them in increasing order, whatever the order they were set in
-  const counts: Record<string, number> = {};
-  for (const [n, count] of byN) counts[String(n)] = count;
-  if (used === 0) return { min: null, max: null, mean: null, counts };
-  return { min, max, mean: sum / used, counts };
-};
-
-const outputFlip = (rows: readonly ReportRow[]): GroupReport['output_flip'] => {
-  let eligible = 0;
-  let differ = 0;
-  let stableWrong = 0;
+/**
+ * What the report counts row by row, in one pass over the rows (100k at 1M trials) instead of one per number: the
+ * (n, c) histogram with each bin's fewest recorded attempts, and the plain counts beside it. Sums are of integers,
+ * so their order does not matter.
+ */
+const tallyRows = (rows: readonly ReportRow[], opts: ReportOptions, declared: number | undefined) => {
+  const histogram = histogramBuilder();
+  const perRow = new Map<number, number>();
+  let ungraded = 0,
+    forbidden = 0,
+    short = 0,
+    graded = 0,
+    attempts = 0,
+    min = Infinity,
+    max = -Infinity,
+    eligible = 0,
+    differ = 0,
+    differStableWrong = 0;
   for (const r of rows) {
-    if (r.outputs_differ === null) continue;
-    eligible++;
-    if (r.outputs_differ === true) {
-      differ++;
-      if (r.class === 'stable_wrong') stableWrong++;
+    // a row's recorded attempts: its counted ones and the ungraded ones left out (ungradedAsFailure counts them in n)
+    const recorded = opts.ungradedAsFailure ? r.n : r.n + r.ungraded;
+    histogram.add(r.n, r.c, recorded);
+    ungraded += r.ungraded;
+    forbidden += r.forbidden_trials;
+    if (declared !== undefined && recorded > 0 && recorded < declared) short++;
+    if (r.n > 0) {
+      graded++;
+      attempts += r.n;
+      if (r.n < min) min = r.n;
+      if (r.n > max) max = r.n;
+      perRow.set(r.n, (perRow.get(r.n) ?? 0) + 1);
+    }
+    if (r.outputs_differ !== null) {
+      eligible++;
+      if (r.outputs_differ) {
+        differ++;
+        if (r.class === 'stable_wrong') differStableWrong++;
+      }
     }
   }
-  return {
+  // integer keys: an object lists them in numeric order, however they were added
+  const counts: Record<string, number> = {};
+  for (const [n, count] of perRow) counts[String(n)] = count;
+  const attemptsPerRow: GroupReport['attempts_per_row'] =
+    graded === 0 ? { min: null, max: null, mean: null, counts } : { min, max, mean: attempts / graded, counts };
+  const outputFlip: GroupReport['output_flip'] = {
     rate: eligible > 0 ? differ / eligible : null,
     rows: differ,
     eligible,
-    stable_wrong: stableWrong,
+    stable_wrong: differStableWrong,
   };
+  return { bins: histogram.bins(), ungraded, forbidden, short, attemptsPerRow, outputFlip };
 };
 
 const intervalsFor = (rows: readonly ReportRow[], s: HistogramSummary, opts: ReportOptions): GroupIntervals => {
   const { confidence } = opts.bootstrap;
-  const cols = rowColumns(
-    rows.filter((r) => r.n > 0),
-    s.k_max,
-    opts.minAttempts,
+  // the rows with a graded attempt, each by a key for its (n, c): a row's columns are its (n, c)'s
+  const keyIds = new Map<number, Map<number, number>>();
+  const keys: { n: number; c: number }[] = [];
+  const keyOfRow: number[] = [];
+  for (const { n, c } of rows) {
+    if (n <= 0) continue;
+    let byC = keyIds.get(n);
+    if (!byC) keyIds.set(n, (byC = new Map()));
+    let key = byC.get(c);
+    if (key === undefined) {
+      byC.set(c, (key = keys.length));
+      keys.push({ n, c });
+    }
+    keyOfRow.push(key);
+  }
+  const cols = rowColumns(keys, s.k_max, opts.minAttempts);
+  const boot = bootstrapMeansOfKeys(
+    Int32Array.from(keyOfRow),
+    [...cols.passAt, ...cols.passHat, cols.flip],
+    opts.bootstrap,
   );
-  const boot = bootstrapMeans([...cols.passAt, ...cols.passHat, cols.flip], opts.bootstrap);
   const byK = (offset: number): ByK<Interval | null> =>
     Object.fromEntries(cols.passAt.map((_, i) => [String(i + 1), boot[offset + i] ?? null]));
   const clustered = clusteredMeanAccuracy(rows, confidence);
@@ -154,10 +181,9 @@ export const reportGroup = (
   rows: readonly ReportRow[],
   opts: ReportOptions = DEFAULT_REPORT_OPTIONS,
 ): GroupReport => {
-  // a row's recorded attempts: its counted ones and the ungraded ones left out (ungradedAsFailure counts them in n)
-  const recorded = rows.map((r) => ({ n: r.n, c: r.c, recorded: opts.ungradedAsFailure ? r.n : r.n + r.ungraded }));
   const declared = declaredKOf(key, opts.declared);
-  const s = summarizeHistogram(histogramOf(recorded), {
+  const t = tallyRows(rows, opts, declared);
+  const s = summarizeHistogram(t.bins, {
     k: opts.k,
     minAttempts: opts.minAttempts,
     mixedIsFlip: opts.mixedIsFlip,
@@ -171,10 +197,10 @@ export const reportGroup = (
     rows: s.rows,
     rows_without_graded: s.rows_without_graded,
     trials: s.trials,
-    ungraded: rows.reduce((a, r) => a + r.ungraded, 0),
-    rows_short: declared === undefined ? 0 : recorded.filter((r) => r.recorded > 0 && r.recorded < declared).length,
+    ungraded: t.ungraded,
+    rows_short: declared === undefined ? 0 : t.short,
     ungraded_as_failure: opts.ungradedAsFailure,
-    attempts_per_row: attemptsPerRow(rows),
+    attempts_per_row: t.attemptsPerRow,
     mean_accuracy: s.mean_accuracy,
     pass_at_1: s.pass_at_k['1'] ?? null,
     k_max: s.k_max,
@@ -186,10 +212,10 @@ export const reportGroup = (
     classified: s.classified,
     min_attempts: opts.minAttempts,
     classes: s.classes,
-    output_flip: outputFlip(rows),
+    output_flip: t.outputFlip,
     checks: checkStability(rows, confidence),
     stable_verdict_check_flips: hiddenCheckFlips(rows),
-    forbidden_trials: rows.reduce((a, r) => a + r.forbidden_trials, 0),
+    forbidden_trials: t.forbidden,
     intervals: intervalsFor(rows, s, opts),
   };
 };

@@ -1,4 +1,4 @@
-import { classOf, DEFAULT_MIN_ATTEMPTS } from '../../../processors/core/classify.ts';
+import { classOf, DEFAULT_MIN_ATTEMPTS, type StabilityClass } from '../../../processors/core/classify.ts';
 import type { CheckTally, ReportRow } from '../../../processors/core/rowSummary.ts';
 import { TRIAL_FINGERPRINT } from '../schema/countsColumns.ts';
 import { NOT_RETRACTED } from './retracted.ts';
@@ -48,8 +48,8 @@ export type CountedRow = {
   planned: ReportRow;
   /** How many planned attempts (what `plannedAttempts` counts). */
   planned_attempts: number;
-  /** Every attempt. */
-  all: { n: number; c: number; ungraded: number };
+  /** Every attempt, and their class (at the scope's minimum attempts). */
+  all: { n: number; c: number; ungraded: number; class: StabilityClass };
   /** The attempts of confirmation runs. */
   confirmation: { attempts: number; n: number; c: number };
 };
@@ -367,6 +367,7 @@ const placeLines = (lines: readonly Line[], scope: RowCountsScope): Map<string, 
     let rows = placed.get(v);
     if (!rows) placed.set(v, (rows = []));
     const cls = classOf(n, c, minAttempts);
+    const allClass = classOf(an, ac, minAttempts);
     // one tally list per line, shared by its rows (their readers build their own records from it)
     const checks: CheckTally[] = k.map(([name, state]) => ({ name, repeated: state > 0, flips: state === 2 }));
     for (const r of ids) {
@@ -385,7 +386,7 @@ const placeLines = (lines: readonly Line[], scope: RowCountsScope): Map<string, 
           checks,
         },
         planned_attempts: pl,
-        all: { n: an, c: ac, ungraded: au },
+        all: { n: an, c: ac, ungraded: au, class: allClass },
         confirmation: { attempts: m, n: mn, c: mc },
       };
       rows.push({ row, bytes, ascii: bytes === r.length });

@@ -219,18 +219,39 @@ const emptySide = (row_id: string, minAttempts: number): CountedSide => {
   };
 };
 
-/** A side from its counts: only for an exact row with no more planned attempts than the plan (all screened). */
+/**
+ * A side from its counts: only for an exact row with no more planned attempts than the plan (all screened). The
+ * counted row's own records are the side's (`all` carries its class at the scope's minimum attempts), not copies.
+ */
 const countedSide = (r: CountedRow | undefined, row_id: string, minAttempts: number): CountedSide =>
-  r === undefined
-    ? emptySide(row_id, minAttempts)
-    : {
-        screening: r.planned,
-        all: { n: r.all.n, c: r.all.c, ungraded: r.all.ungraded, class: classOf(r.all.n, r.all.c, minAttempts) },
-        confirmation: { n: r.confirmation.n, c: r.confirmation.c },
-      };
+  r === undefined ? emptySide(row_id, minAttempts) : { screening: r.planned, all: r.all, confirmation: r.confirmation };
 
 const isLost = (p: CountedPair): boolean =>
   p.baseline.screening.class === 'stable_correct' && p.candidate.screening.class !== 'stable_correct';
+
+/** Whether ids are in row-id order already (the store sends each version's rows so: one comparison per row). */
+const inRowIdOrder = (rows: readonly CountedRow[]): boolean => {
+  for (let i = 1; i < rows.length; i++) if (rowIdOrder(rows[i - 1]!.row_id, rows[i]!.row_id) > 0) return false;
+  return true;
+};
+
+/**
+ * Every row id of either version, in row-id order (the order of the baseline's ids, then the candidate's own,
+ * sorted), with each version's counted row at the same index. When both versions counted the same ids in row-id
+ * order (every dataset both ran whole), that is their own order, read without a map of 100k ids.
+ */
+const alignRows = (
+  base: readonly CountedRow[],
+  cand: readonly CountedRow[],
+): { ids: string[]; b: (CountedRow | undefined)[]; c: (CountedRow | undefined)[] } => {
+  let same = base.length === cand.length;
+  for (let i = 0; same && i < base.length; i++) same = base[i]!.row_id === cand[i]!.row_id;
+  if (same && inRowIdOrder(base)) return { ids: base.map((r) => r.row_id), b: [...base], c: [...cand] };
+  const bOf = new Map(base.map((r) => [r.row_id, r]));
+  const cOf = new Map(cand.map((r) => [r.row_id, r]));
+  const ids = [...new Set([...bOf.keys(), ...cOf.keys()])].sort(rowIdOrder);
+  return { ids, b: ids.map((id) => bOf.get(id)), c: ids.map((id) => cOf.get(id)) };
+};
 
 /** `compareVersions` of two agent versions on the scope; undefined unless both have trials there. */
 export const comparisonFromStore = async (
@@ -250,49 +271,50 @@ export const comparisonFromStore = async (
     }),
     declaredOf(client, where, opts),
   ]);
-  const base = new Map((counted.get(scope.baseline) ?? []).map((r) => [r.row_id, r]));
-  const cand = new Map((counted.get(scope.candidate) ?? []).map((r) => [r.row_id, r]));
-  if (base.size === 0 || cand.size === 0) return undefined;
+  const baseRows = counted.get(scope.baseline) ?? [];
+  const candRows = counted.get(scope.candidate) ?? [];
+  if (baseRows.length === 0 || candRows.length === 0) return undefined;
   // a version with an adaptive run: every row folded, for its first stage (the counts cannot tell it)
   const adaptive = new Set(await adaptiveVersions(client, where, versions));
   const stageOf = (version: string): number | undefined =>
     adaptive.has(version) ? DEFAULT_ADAPTIVE.firstK : undefined;
+  // every row of either version in row-id order, with each side's counts at the same index
+  const { ids, b: bAt, c: cAt } = alignRows(baseRows, candRows);
 
   // 1. rows only the fold can count; then the plan of each side (`plannedAttempts`) over every row
   const fold = new Set<string>();
-  for (const side of [base, cand]) for (const r of side.values()) if (!r.exact || adaptive.size > 0) fold.add(r.row_id);
+  for (const side of [baseRows, candRows]) for (const r of side) if (!r.exact || adaptive.size > 0) fold.add(r.row_id);
   let folded = await foldRows(client, where, fold, versions);
-  const planOf = (side: Map<string, CountedRow>, version: string): number => {
+  const planOf = (side: readonly CountedRow[], version: string): number => {
     const states = folded.get(version);
     const counts: number[] = [];
-    for (const r of side.values()) {
+    for (const r of side) {
       const s = states?.get(r.row_id);
       counts.push(s ? s.attempts.filter((a) => !isMarked(a.run_id)).length : r.planned_attempts);
     }
     return mostCommon(counts);
   };
-  const screen = { baseline: planOf(base, scope.baseline), candidate: planOf(cand, scope.candidate) };
+  const screen = { baseline: planOf(baseRows, scope.baseline), candidate: planOf(candRows, scope.candidate) };
 
   // 2. rows whose screening is not every planned attempt, and confirmed regressions: the fold too
-  const ids = [...new Set([...base.keys(), ...cand.keys()])].sort(rowIdOrder);
   const min = opts.minAttempts;
-  const countedPair = (row_id: string): CountedPair => ({
-    row_id,
-    baseline: countedSide(base.get(row_id), row_id, min),
-    candidate: countedSide(cand.get(row_id), row_id, min),
-  });
-  // a pair is built once per row (here for the rows the counts answer; 200k rows at 1M trials)
-  const pairs = new Map<string, CountedPair>();
+  // a pair is built once per row (here for the rows the counts answer; 200k rows at 1M trials), kept by index
+  const pairs: (CountedPair | undefined)[] = new Array<CountedPair | undefined>(ids.length);
   const more = new Set<string>();
-  for (const row_id of ids) {
-    if (fold.has(row_id)) continue;
-    const b = base.get(row_id);
-    const c = cand.get(row_id);
+  for (let i = 0; i < ids.length; i++) {
+    const row_id = ids[i]!;
+    if (fold.size > 0 && fold.has(row_id)) continue;
+    const b = bAt[i];
+    const c = cAt[i];
     if ((b && b.planned_attempts > screen.baseline) || (c && c.planned_attempts > screen.candidate)) more.add(row_id);
     else {
-      const p = countedPair(row_id);
+      const p: CountedPair = {
+        row_id,
+        baseline: countedSide(b, row_id, min),
+        candidate: countedSide(c, row_id, min),
+      };
       if (isLost(p) && confirmationOutcome(p) === 'confirmed_regression') more.add(row_id);
-      else pairs.set(row_id, p);
+      else pairs[i] = p;
     }
   }
   if (more.size > 0) {
@@ -302,8 +324,8 @@ export const comparisonFromStore = async (
   }
 
   const EMPTY: RowState = { attempts: [], tags: [] };
-  const rows = ids.map((row_id): CountedPair => {
-    const counted = pairs.get(row_id);
+  const rows = ids.map((row_id, i): CountedPair => {
+    const counted = pairs[i];
     if (counted) return counted;
     const b = folded.get(scope.baseline)?.get(row_id) ?? EMPTY;
     const c = folded.get(scope.candidate)?.get(row_id) ?? EMPTY;
