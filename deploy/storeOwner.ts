@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { z } from 'zod';
+import { statusFileLock } from '../sinks/clickhouse/statusLock.ts';
 
 /**
  * Who holds the embedded store: `<dataDir>/store.owner.json`, written by `passk serve` / `passk process`
@@ -62,13 +63,24 @@ export const describeOwner = (o: StoreOwner): string =>
 
 /**
  * Who else holds the data directory's embedded store, if anyone: the owner file's process, else the
- * live pid chDB wrote to `<dataDir>/store/status`. A description, for refusing to wipe it.
+ * process holding chDB's lock on `<dataDir>/store/status` (sinks/clickhouse/statusLock.ts). Where the lock cannot be
+ * read (no /proc/locks), the live pid chDB wrote to that file: a pid left by a crash may be reused, but wiping a held
+ * store is the worse mistake. A description, for refusing to wipe it.
  */
 export const storeHolder = (dataDir: string): string | undefined => {
   const owner = readStoreOwner(dataDir);
   if (owner) return describeOwner(owner);
+  const status = join(dataDir, 'store', 'status');
+  const lock = statusFileLock(status);
+  if (lock.state === 'free') return undefined;
+  if (lock.state === 'locked')
+    return lock.pid === process.pid
+      ? undefined
+      : lock.pid === undefined
+        ? 'a process in another pid namespace'
+        : `process ${lock.pid}`;
   try {
-    const pid = Number(/^PID:\s*(\d+)/m.exec(readFileSync(join(dataDir, 'store', 'status'), 'utf8'))?.[1]);
+    const pid = Number(/^PID:\s*(\d+)/m.exec(readFileSync(status, 'utf8'))?.[1]);
     if (Number.isInteger(pid) && pid > 0 && pid !== process.pid && alive(pid)) return `process ${pid}`;
   } catch {
     // no store there

@@ -11,6 +11,7 @@ import {
 } from '@clickhouse/client';
 import { StoreLocked } from './errors.ts';
 import { STORE_SETTINGS } from './settings.ts';
+import { statusFileLock } from './statusLock.ts';
 
 /** Where the store is: a ClickHouse server over HTTP(S), or embedded chDB in a local directory. */
 export type StoreTarget =
@@ -105,25 +106,14 @@ const holder = (path: string): { held: boolean; pid?: number } => {
 /** A chDB connection error at open time means the directory is locked (by us or another process). */
 const isChdbConnectionError = (e: unknown): boolean => (e as { code?: unknown } | null)?.code === 'CHDB_CONNECTION';
 
-/**
- * Whether `pid` is a process that can hold a chDB store (a Node process: passk, or an app with the SDK's store).
- * chDB leaves its status file behind when it closes, so its pid may since have gone to an unrelated process; where
- * /proc answers, only a Node process counts (elsewhere any live one does, and chDB's own lock decides the rest).
- */
-const mayHoldStore = (pid: number): boolean => {
-  try {
-    return /node|passk/i.test(readFileSync(`/proc/${pid}/cmdline`, 'utf8'));
-  } catch {
-    return true;
-  }
-};
-
 const openEmbedded = async (path: string): Promise<{ client: ClickHouseClient; connection: ChdbRawInsert }> => {
-  // Held by another live process (its pid in chDB's status file): said before chDB is asked, which prints its own raw
-  // "Code: 76. DB::Exception: Cannot lock file …" line to stderr before failing. A holder that has written no owner
-  // file yet (a passk process still starting, a report --from-store, an app) is found this way.
-  const before = holder(path);
-  if (before.pid !== undefined && mayHoldStore(before.pid)) throw new StoreLocked(path, before.pid);
+  // Held by another process (chDB's status file locked, as /proc/locks says): said before chDB is asked, which prints
+  // its own raw "Code: 76. DB::Exception: Cannot lock file …" line to stderr before failing. A holder that has written
+  // no owner file yet (a passk process still starting, a report --from-store, an app) is found this way. The pid in
+  // the file alone is not believed: a crash leaves the file and its pid behind, unlocked, and that pid may since be
+  // any process. Unlocked, or no /proc/locks to ask (macOS): chDB answers, and its lock error is said below.
+  const lock = statusFileLock(join(path, 'status'));
+  if (lock.state === 'locked' && lock.pid !== process.pid) throw new StoreLocked(path, lock.pid);
   const { createChdbConnection } = await import('chdb/connection');
   try {
     // chDB implements the Connection of its own @clickhouse/client-common copy (1.23.0); same shape.
