@@ -10,7 +10,7 @@
 // (deploy/build/assets.mjs). The directory is under .reports/ in the checkout, so that packages resolve from its
 // node_modules. deploy/test/run.mjs builds once for all its lanes; a vitest project run alone builds in its global
 // setup (test/setup/cliBuild.ts). About 2 s of CPU.
-import { copyFileSync, cpSync, existsSync, mkdirSync, readdirSync, rmSync } from 'node:fs';
+import { copyFileSync, cpSync, existsSync, mkdirSync, readdirSync, readlinkSync, rmSync } from 'node:fs';
 import { dirname, join, relative, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { build } from 'esbuild';
@@ -54,14 +54,40 @@ const running = (pid) => {
   }
 };
 
+/**
+ * This process's pid namespace (`/proc/self/ns/pid`, e.g. `pid:[4026531836]` → 4026531836), 0 where there is none to
+ * read (macOS). A checkout shared with a container is built by processes whose pids mean nothing here.
+ */
+const pidNamespace = () => {
+  try {
+    return Number(/\[(\d+)\]/.exec(readlinkSync('/proc/self/ns/pid'))?.[1] ?? 0);
+  } catch {
+    return 0;
+  }
+};
+
+/** Past this age a build is removed whatever its pid says: no test run lasts a day. */
+const STALE_MS = 24 * 3600_000;
+
+/**
+ * Whether the build directory `name` (`cli-build-<pid>-ns<namespace>-<ms>`) is left by a run that has ended: its pid
+ * has ended in this very pid namespace, or it is older than a day. A build of another namespace (a container sharing
+ * the checkout) or of the older `cli-build-<pid>-<ms>` naming is judged by its age only: its pid cannot be asked here.
+ */
+export const isLeftBuild = (name, now = Date.now(), ns = pidNamespace(), alive = running) => {
+  const m = /^cli-build-(\d+)-(?:ns(\d+)-)?(\d+)$/.exec(name);
+  if (!m) return false;
+  if (now - Number(m[3]) > STALE_MS) return true;
+  return m[2] !== undefined && Number(m[2]) === ns && !alive(Number(m[1]));
+};
+
 /** Compiles the CLI into a new directory under .reports/ and answers its path; removes the builds of ended runs. */
 export const buildCli = async () => {
   const reports = join(root, '.reports');
   for (const d of existsSync(reports) ? readdirSync(reports) : []) {
-    const pid = /^cli-build-(\d+)-/.exec(d)?.[1];
-    if (pid && !running(Number(pid))) rmSync(join(reports, d), { recursive: true, force: true });
+    if (isLeftBuild(d)) rmSync(join(reports, d), { recursive: true, force: true });
   }
-  const out = join(reports, `cli-build-${process.pid}-${Date.now()}`);
+  const out = join(reports, `cli-build-${process.pid}-ns${pidNamespace()}-${Date.now()}`);
   await build({
     entryPoints: sources(),
     outbase: root,
