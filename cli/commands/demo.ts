@@ -13,6 +13,7 @@ import { PipelineError } from '../../schemas/errors.ts';
 import { StoreLocked } from '../../sinks/clickhouse/index.ts';
 import { clickhouseDashboardData } from '../../web/clickhouseData.ts';
 import { createDashboardServer, DashboardConfigError } from '../../web/index.ts';
+import { divergentCheck } from '../format/compareDoc.ts';
 import { heading, list, passkCommand, table, text, type Block } from '../format/doc.ts';
 import { pct, pctInterval, rowList } from '../format/numbers.ts';
 import { progressBarSize, renderJson, renderTerminal, writeStderr } from '../format/render.ts';
@@ -120,7 +121,7 @@ export const demoBlocks = (r: DemoResult, url: string | null): Block[] => {
         `${x.candidate.c}/${x.candidate.n} right`,
         { text: x.outcome.replaceAll('_', ' '), tone: x.outcome === 'confirmed_regression' ? 'bad' : 'dim' },
         x.first_divergence
-          ? `${x.first_divergence.check} (check ${x.first_divergence.position}): ${x.first_divergence.baseline.map((a) => `${String(a.answer)}×${a.count}`).join(' ')} → ${x.first_divergence.candidate.map((a) => `${String(a.answer)}×${a.count}`).join(' ')}`
+          ? `${divergentCheck(x.first_divergence)}: ${x.first_divergence.baseline.map((a) => `${String(a.answer)}×${a.count}`).join(' ')} → ${x.first_divergence.candidate.map((a) => `${String(a.answer)}×${a.count}`).join(' ')}`
           : '',
       ]),
     ),

@@ -69,12 +69,15 @@ const transitions = (c: Comparison): Block =>
     STABILITY_CLASSES.map((b) => [LABEL[b]!, ...STABILITY_CLASSES.map((k) => String(c.transitions[b][k]))]),
   );
 
+/** A first divergent check as every surface names it (the demo, `compare`, the dashboard): `proof_of_purchase (check 2)`. */
+export const divergentCheck = (d: { check: string; position: number }): string => `${d.check} (check ${d.position})`;
+
 const divergence = (s: SuspectedRegression): string => {
   const d = s.first_divergence;
   if (!d) return s.outcome === 'confirmed_regression' ? 'no check differs' : '';
   const show = (xs: typeof d.baseline) =>
     xs.map((a) => `${JSON.stringify(a.answer)}×${a.count}`).join(' ') || 'not answered';
-  return `#${d.position} ${d.check}: ${show(d.baseline)} → ${show(d.candidate)}`;
+  return `${divergentCheck(d)}: ${show(d.baseline)} → ${show(d.candidate)}`;
 };
 
 /** Suspected regressions a terminal or Markdown document lists before it summarizes the rest (`--all`: every one). */

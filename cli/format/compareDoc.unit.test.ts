@@ -102,3 +102,31 @@ describe('compare’s screening line, on a version with an adaptive run', () => 
     );
   });
 });
+
+describe('compare’s first divergent check', () => {
+  it('is named as the demo and the dashboard name it: "proof_of_purchase (check 2)"', () => {
+    const [first, ...rest] = comparison.confirmation.rows;
+    const withDivergence = {
+      ...comparison,
+      confirmation: {
+        ...comparison.confirmation,
+        rows: [
+          {
+            ...first!,
+            outcome: 'confirmed_regression' as const,
+            first_divergence: {
+              check: 'proof_of_purchase',
+              position: 2,
+              baseline: [{ answer: false, count: 9 }],
+              candidate: [{ answer: true, count: 9 }],
+            },
+          },
+          ...rest,
+        ],
+      },
+    };
+    const md = renderMarkdown(compareBlocks(withDivergence));
+    expect(md).toContain('proof_of_purchase (check 2): false×9 → true×9');
+    expect(md).not.toContain('#2 proof_of_purchase');
+  });
+});
