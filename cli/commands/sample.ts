@@ -5,7 +5,8 @@ import { sampleFile } from '../../producers/sampler/sampleFile.ts';
 import { createRecorder } from '../../producers/sdk/recorder.ts';
 import { PRODUCER_VERSION } from '../../producers/version.ts';
 import { InputError } from '../../schemas/errors.ts';
-import { heading, passkCommand, table } from '../format/doc.ts';
+import { DEFAULT_TRACE_TTL_DAYS } from '../../deploy/store.ts';
+import { heading, passkCommand, table, text } from '../format/doc.ts';
 import { foldedNext } from '../format/storeHeld.ts';
 import { renderJson, renderTerminal } from '../format/render.ts';
 import { epilog } from '../format/helpText.ts';
@@ -124,12 +125,14 @@ Exit codes: 0 ok, 2 bad input (file, line and field named; a bad rate, cap or pa
             recorder,
             redactors,
             ...(flags.seed === undefined ? {} : { seed: flags.seed }),
+            retentionDays: DEFAULT_TRACE_TTL_DAYS,
           });
         } finally {
           await recorder.close();
         }
       }).catch(exitOnUnavailable);
       if (flags.json) return void process.stdout.write(renderJson(report));
+      const old = report.beyondRetention;
       process.stdout.write(
         renderTerminal([
           heading(`${report.read} traces read · policy ${report.policy}`, 1),
@@ -137,6 +140,18 @@ Exit codes: 0 ok, 2 bad input (file, line and field named; a bad rate, cap or pa
             ['segment', 'seen', 'kept', 'always kept'],
             Object.entries(report.segments).map(([s, v]) => [s, String(v.seen), String(v.kept), String(v.alwaysKept)]),
           ),
+          ...(old && old.traces > 0
+            ? [
+                text(
+                  `${old.traces} kept trace${old.traces === 1 ? ' is' : 's are'} dated before ` +
+                    `${new Date(old.before).toISOString().slice(0, 10)}, older than the trace retention ` +
+                    `(traceTtlDays, ${old.days} days; docs/store.md#retention): they are in the event log ` +
+                    `(review --from log lists them) but will not be stored, so review will not list them. ` +
+                    'A line without occurred_at is dated when it is sampled.',
+                  'warn',
+                ),
+              ]
+            : []),
           foldedNext(configOf(cmd), {
             then: [passkCommand('review')],
             what: 'these traces',

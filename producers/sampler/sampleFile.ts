@@ -37,7 +37,14 @@ export interface SampleFileReport {
   readonly policy: string;
   readonly read: number;
   readonly segments: Record<string, SegmentStats>;
+  /**
+   * Kept traces dated before the store's trace retention (`retentionDays` given): recorded in the log, but the
+   * store drops them at once, so `passk review` will not list them.
+   */
+  readonly beyondRetention?: { readonly traces: number; readonly days: number; readonly before: number };
 }
+
+const DAY_MS = 86_400_000;
 
 /** `passk sample`: applies a policy to a file of traces; kept ones are redacted and recorded. */
 export const sampleFile = async (
@@ -49,9 +56,20 @@ export const sampleFile = async (
     redactors?: readonly Redactor[];
     /** The time the file is read: the event time of a line without `occurred_at`. @default Date.now() */
     now?: number;
+    /** The store's trace retention in days (0 = forever): kept traces older than it are counted in the report. */
+    retentionDays?: number;
   },
 ): Promise<SampleFileReport> => {
   const now = opts.now ?? Date.now();
+  const before = opts.retentionDays ? now - opts.retentionDays * DAY_MS : undefined;
+  let expired = 0;
+  const recorder: Pick<Recorder, 'recordTrace' | 'flush'> = {
+    recordTrace: (t) => {
+      if (before !== undefined && (t.occurred_at ?? now) < before) expired++;
+      return opts.recorder.recordTrace(t);
+    },
+    flush: () => opts.recorder.flush(),
+  };
   let bytes: Buffer;
   try {
     bytes = await readFile(file);
@@ -92,12 +110,17 @@ export const sampleFile = async (
   lines.sort((a, b) => (a.occurred_at ?? now) - (b.occurred_at ?? now));
   const sampler = createTraceSampler({
     policy: opts.policy,
-    recorder: opts.recorder,
+    recorder,
     ...(opts.seed === undefined ? {} : { seed: opts.seed }),
     ...(opts.redactors ? { redactors: opts.redactors } : {}),
     clock: () => now,
   });
   for (const line of lines) sampler.offer(line);
   await sampler.flush();
-  return { policy: sampler.policyId, read: lines.length, segments: Object.fromEntries(sampler.stats) };
+  return {
+    policy: sampler.policyId,
+    read: lines.length,
+    segments: Object.fromEntries(sampler.stats),
+    ...(before === undefined ? {} : { beyondRetention: { traces: expired, days: opts.retentionDays!, before } }),
+  };
 };
