@@ -170,15 +170,20 @@ export const TRIALS_PROOF_STORED_SQL = TRIALS_PROOF_SQL.replace(`sum(${TRIAL_FIN
 /**
  * Whether every active part of this database's `trials` holds the fingerprint column on disk (1) or not (0): a
  * part stored before migration 19 computes it when read, and chDB computed another sum that way under the proof
- * query's filters, so such a store's proof hashes the columns in the query (`TRIALS_PROOF_SQL`) until merges have
- * written the column into every part. A cluster's `trials` is a Distributed table with no parts of its own: 0.
+ * query's filters, so such a store's proof hashes the columns in the query (`TRIALS_PROOF_SQL`) until every part
+ * holds the column (merges write it; a settled month's single part is not merged again: docs/performance.md). One
+ * scan of `system.parts_columns` (every part lists its columns there), grouped by part: the parts and those holding
+ * the column are counted in the same pass, so an insert cannot slip between two counts. A cluster's `trials` is a
+ * Distributed table with no parts of its own: 0.
  */
 export const FINGERPRINTS_STORED_SQL = `
-SELECT (SELECT count() FROM system.parts
-         WHERE database = currentDatabase() AND table = 'trials' AND active) AS parts,
-       (SELECT count() FROM system.parts_columns
-         WHERE database = currentDatabase() AND table = 'trials' AND active AND column = 'fingerprint') AS stored,
-       parts > 0 AND stored = parts AS whole`;
+SELECT count() AS parts, countIf(has) AS stored, parts > 0 AND stored = parts AS whole
+FROM (
+  SELECT name, max(column = 'fingerprint') AS has
+  FROM system.parts_columns
+  WHERE database = currentDatabase() AND table = 'trials' AND active
+  GROUP BY name
+)`;
 
 /** The grouped queries' columns, in order (JSONCompactEachRow: one array per line); the row-state query adds two. */
 const COLUMNS = [
