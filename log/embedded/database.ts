@@ -97,6 +97,21 @@ const inspect = (file: string): void => {
 };
 
 /**
+ * The records an open of this log scans to build the indexes by key (a log written before them: once), else 0. Read
+ * before the open's transaction, so its notice is out before the build holds the write lock.
+ */
+const indexesToBuild = (db: Db): number => {
+  const names = new Set(
+    (db.prepare("SELECT name FROM sqlite_master WHERE type IN ('table', 'index')").all() as { name: string }[]).map(
+      (t) => t.name,
+    ),
+  );
+  if (!names.has('records') || (names.has('records_rowstate_by_key') && names.has('records_decisions_by_key')))
+    return 0;
+  return (db.prepare('SELECT count(*) AS n FROM records').get() as { n: number }).n;
+};
+
+/**
  * Opens (and on first use creates) `<dataDir>/log.sqlite`. Safe to call from several processes at once.
  * A file there that is not a passk log — empty (0 bytes), not a SQLite database, damaged, or another
  * application's database — is refused with BackendUnavailable (exit 3), never replaced by a new empty log.
@@ -111,6 +126,12 @@ export const openLogDatabase = (opts: { dataDir: string; synchronous: Synchronou
     db.pragma(`busy_timeout = ${opts.busyTimeoutMs}`);
     db.pragma('journal_mode = WAL'); // persistent in the file; readers never block the writer
     db.pragma(`synchronous = ${opts.synchronous}`);
+    const upgrade = indexesToBuild(db);
+    if (upgrade > 0)
+      process.stderr.write(
+        `passk: upgrading ${file}: building its indexes by key, a scan of all ${upgrade} records (once; other ` +
+          `writers to this log wait meanwhile, up to their busy timeout: about 8 s per 1M records of 1.5 KB)\n`,
+      );
     db.transaction(() => {
       const tables = (
         db.prepare("SELECT name FROM sqlite_master WHERE type = 'table'").all() as { name: string }[]

@@ -3,11 +3,11 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import fc from 'fast-check';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { createEmbeddedEventLog } from '../../log/index.ts';
 import { byKeyQuery, KEY_INDEXED_TOPICS, KEY_INDEXES } from '../../log/embedded/store.ts';
 import type { EventLog } from '../../processors/ports.ts';
-import { KEY_SEP, type Topic } from '../../schemas/topics.ts';
+import { KEY_SEP, TOPICS, type Topic } from '../../schemas/topics.ts';
 import { base } from '../helpers/poison.ts';
 
 const utf8 = new TextEncoder();
@@ -176,5 +176,34 @@ describe('the embedded log read by key through its index', () => {
       }),
       { numRuns: 20 },
     );
+  });
+  it('says on stderr, before it builds them, that an open of an old log builds its indexes by key, once', async () => {
+    const dataDir = mkdtempSync(join(tmpdir(), 'passk-keyindex-notice-'));
+    const notices = (lines: unknown[][]) =>
+      lines.map(([l]) => String(l)).filter((l) => l.includes('building its indexes by key'));
+    const stderr = vi.spyOn(process.stderr, 'write').mockImplementation(() => true);
+    try {
+      const fresh = createEmbeddedEventLog({ dataDir, synchronous: 'NORMAL' });
+      await fresh.publisher.publishRaw(
+        TOPICS.trials,
+        Array.from({ length: 30 }, (_, i) => ({ key: `k${i}`, value: valueOf(i) })),
+      );
+      await fresh.close();
+      expect(notices(stderr.mock.calls)).toEqual([]);
+      const raw = new Database(join(dataDir, 'log.sqlite'));
+      for (const name of Object.values(KEY_INDEXES)) raw.exec(`DROP INDEX ${name}`);
+      raw.close();
+      await createEmbeddedEventLog({ dataDir, synchronous: 'NORMAL' }).close();
+      const said = notices(stderr.mock.calls);
+      expect(said).toHaveLength(1);
+      expect(said[0]).toContain('a scan of all 30 records');
+      expect(said[0]).toContain(join(dataDir, 'log.sqlite'));
+      expect(keyIndexesIn(dataDir)).toEqual(Object.values(KEY_INDEXES).sort());
+      await createEmbeddedEventLog({ dataDir, synchronous: 'NORMAL' }).close();
+      expect(notices(stderr.mock.calls)).toHaveLength(1);
+    } finally {
+      stderr.mockRestore();
+      rmSync(dataDir, { recursive: true, force: true });
+    }
   });
 });
