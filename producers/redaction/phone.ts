@@ -14,7 +14,7 @@ import { type Span, spanRedactor } from './text.ts';
  *   "mobile", "whatsapp" → a phone, whatever the shape;
  * - shapes that are not phones: dates and times, decimals and amounts (`1234567.89`, `1,234,567`), versions
  *   (`10.0.19041.1`), coordinates, ZIP+4, numbers followed by a unit or preceded by a currency sign, digits glued to
- *   an identifier (`INV-2024-000123`), unix times in seconds or milliseconds, GS1 barcodes (EAN/UPC with their check
+ *   an identifier (`INV-2024-000123`) or beginning a hex id (`2025550123abcdef`: runs.ts), unix times in seconds or milliseconds, GS1 barcodes (EAN/UPC with their check
  *   digit);
  * - international numbers (`+…` or `00…`): valid for some region by libphonenumber's metadata (every region);
  * - numbers written in groups (`(555) 123-4567`, `06 12 34 56 78`, `030 1234567`): a phone by shape;
@@ -105,7 +105,8 @@ const isPhone = (
   if (/[\p{L}][\p{L}\p{N}]*[-_#/:]$/u.test(text.slice(Math.max(0, start - 16), start))) return false;
   if (/[\p{N}][-.,/]$/u.test(text.slice(Math.max(0, start - 2), start))) return false;
   if (plus || doubleZero) return validInternational(doubleZero ? digits.slice(2) : digits);
-  const separated = /[\s().\-/]/.test(candidate);
+  // one block in brackets, `(4155550149)`, is the bare number: judged as one (a group needs another group to be a phone)
+  const separated = !/^\(\d+\)$/.test(candidate) && /[\s().\-/]/.test(candidate);
   if (separated) {
     if (THOUSANDS.test(candidate) || ZIP4.test(candidate)) return false;
     if (VERSION.test(candidate) && !DOTTED_PHONE.test(candidate)) return false;
