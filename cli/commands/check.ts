@@ -52,8 +52,12 @@ const rowLine = (d: RowDifference): string => {
   return `${where}: ${counts}${d.same_attempts === 1 ? '' : '; attempt ids differ'}`;
 };
 
-/** The report as blocks: one table row per version, then the rows that differ. */
-const reportBlocks = (r: ConsistencyReport, where: string): Block[] => {
+/**
+ * The report as blocks: one table row per version, then the rows that differ. The numbers count every graded attempt,
+ * confirmation runs' included (the three sources hold them all), so they are labelled as such: `report --from-store`,
+ * `compare` and the dashboard leave confirmation runs out of their headline numbers (`isConfirmationRun`).
+ */
+export const reportBlocks = (r: ConsistencyReport, where: string): Block[] => {
   const sources = r.summaries ? SOURCES : SOURCES.slice(0, 2);
   const names = r.summaries ? 'trials / row_state / version_summaries' : 'trials / row_state';
   const blocks: Block[] = [heading(`Consistency of ${where}: ${names}`)];
@@ -66,10 +70,10 @@ const reportBlocks = (r: ConsistencyReport, where: string): Block[] => {
         'dataset version',
         'agent version',
         'rows',
-        'graded trials',
+        'graded attempts, all runs',
         'passes',
         'ungraded',
-        'mean accuracy',
+        'accuracy, all attempts',
         'status',
       ],
       r.checked.map((v) => [
@@ -83,6 +87,13 @@ const reportBlocks = (r: ConsistencyReport, where: string): Block[] => {
         compared(v, sources, (x) => pct(x.mean_accuracy)),
         v.ok ? { text: 'consistent', tone: 'good' } : { text: 'differs', tone: 'bad' },
       ]),
+    ),
+  );
+  blocks.push(
+    text(
+      'these count every graded attempt, confirmation runs (confirm-…) included, to compare the sources: ' +
+        'report --from-store, compare and the dashboard leave confirmation runs out of their headline numbers',
+      'dim',
     ),
   );
   if (r.versions.some((v) => !v.ok)) blocks.push(text(`where the sources differ, cells show ${names}`, 'dim'));
