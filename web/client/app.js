@@ -91,6 +91,9 @@ const renderNav = (name, params) => {
   );
 };
 
+/** @param {Scope} s */
+const scopeName = (s) => `${s.suite} · dataset ${s.dataset_version}`;
+
 /** @param {readonly Scope[]} scopes @param {Scope | null} scope @param {string} name */
 const renderScope = (scopes, scope, name) => {
   if (scopes.length === 0) return scopeBox.replaceChildren();
@@ -107,11 +110,17 @@ const renderScope = (scopes, scope, name) => {
     scopes.map((s, i) =>
       h(
         'option',
-        { value: i, selected: s.suite === scope?.suite && s.dataset_version === scope?.dataset_version },
-        `${s.suite} · dataset ${s.dataset_version}`,
+        {
+          value: i,
+          selected: s.suite === scope?.suite && s.dataset_version === scope?.dataset_version,
+          title: scopeName(s),
+        },
+        scopeName(s),
       ),
     ),
   );
+  // a long name is cut with an ellipsis to fit the header: the whole of it on hover
+  select.title = select.selectedOptions[0]?.textContent ?? '';
   scopeBox.replaceChildren(select);
 };
 
