@@ -117,7 +117,9 @@ const suspects = (c: Comparison, all: boolean): Block[] => {
       rows.map((s) => [
         s.row_id,
         `${LABEL[s.screening.baseline]} → ${LABEL[s.screening.candidate]}`,
-        `${s.baseline.confirmation_passes}/${s.baseline.confirmation_attempts} · ${s.candidate.confirmation_passes}/${s.candidate.confirmation_attempts} passed`,
+        s.baseline.confirmation_attempts + s.candidate.confirmation_attempts === 0
+          ? 'not run yet'
+          : `${s.baseline.confirmation_passes}/${s.baseline.confirmation_attempts} · ${s.candidate.confirmation_passes}/${s.candidate.confirmation_attempts} passed`,
         `${s.baseline.c}/${s.baseline.n} → ${s.candidate.c}/${s.candidate.n}`,
         OUTCOME[s.outcome]!,
         divergence(s),

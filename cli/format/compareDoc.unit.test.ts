@@ -44,6 +44,14 @@ describe('compare’s document, with thousands of suspected regressions', () => 
     );
   });
 
+  it('says "not run yet" for a suspect no confirmation run has reached, not "0/0 · 0/0 passed"', () => {
+    const md = renderMarkdown(compareBlocks(comparison));
+    const line = (r: string) => md.split('\n').find((l) => l.startsWith(`| ${r} |`)) ?? '';
+    expect(line(id(0))).toContain('| not run yet |');
+    expect(md).not.toContain('0/0 · 0/0');
+    expect(line(id(ROWS - 1))).toContain('| 3/3 · 0/3 passed |');
+  });
+
   it('lists every one with --all', () => {
     const md = renderMarkdown(compareBlocks(comparison, { all: true }));
     expect(listed(md)).toEqual(comparison.confirmation.rows.map((s) => s.row_id));
