@@ -259,7 +259,10 @@ Exit codes: 0 ok, 2 bad flag or config, 3 the event log or the store is unreacha
         await shared?.close();
       });
       // the rows this run holds: restored and folded, so a run with nothing new gives the same versions as the last
-      const reported = run.reported();
+      // a version whose every run was retracted holds nothing: gone, as report --from-store and the dashboard say
+      const reported = run
+        .reported()
+        .filter((r) => r.summary.rows + r.summary.trials + r.summary.ungraded + r.confirmation_attempts > 0);
       const versions = reported.map((r) => ({
         suite: r.summary.suite,
         dataset_version: r.summary.dataset_version,

@@ -147,7 +147,12 @@ describe('passk retract', () => {
     expect((await dashboard()).groups).toContainEqual(['v2', ROWS, ROWS]);
 
     await ok('retract', '--run', 'typo', '--suite', 'refunds', '--reason', 'typo in the agent command');
-    await process_();
+    // process's summary leaves the gone version out too (it listed v2 with rows 0, trials 0)
+    const folded = JSON.parse((await ok('process', '--until-caught-up', '--json')).stdout) as {
+      versions: { agent_version: string; trials: number }[];
+    };
+    expect(folded.versions.map((v) => v.agent_version)).toEqual(['v1']);
+    expect((await process_()).stdout).not.toMatch(/\bv2\b/);
     expect(await storeReport()).toBe(before);
     // a gate over the retracted version says so: the run is named, and the version has no trials to gate
     const gate = await cli('gate', '--from-store', '--suite', 'refunds', '--baseline', 'v1', '--candidate', 'v2');
