@@ -356,11 +356,10 @@ export const runCommand = (program: Command): void => {
       '--follow',
       'with --confirmations: keep running, and run each new confirmation request for this agent version as it arrives, until SIGTERM',
     )
-    .option(
-      '--poll <duration>',
-      'with --follow: how often passk.decisions is checked for new requests',
-      duration,
-      2_000,
+    .addOption(
+      new Option('--poll <duration>', 'with --follow: how often passk.decisions is checked for new requests')
+        .argParser(duration)
+        .default(2_000, '2s'),
     )
     .option(
       '--adaptive',

@@ -146,7 +146,9 @@ const checks = (g: GroupReport): Block[] => {
     ),
     list(
       'Stable verdict, flipping check underneath:',
-      g.stable_verdict_check_flips.map((r) => `row ${r.row_id} (${r.class}): ${r.checks.join(', ')}`),
+      g.stable_verdict_check_flips.map(
+        (r) => `row ${r.row_id} (${r.class.replaceAll('_', '-')}): ${r.checks.join(', ')}`,
+      ),
       'warn',
     ),
   ];

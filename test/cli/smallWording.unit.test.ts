@@ -1,0 +1,34 @@
+import type { Command } from 'commander';
+import { describe, expect, it } from 'vitest';
+import { buildProgram } from '../../cli/program.ts';
+import { reportBlocks } from '../../cli/format/reportDoc.ts';
+import { renderMarkdown } from '../../cli/format/render.ts';
+import { groupTrials } from '../../processors/core/groups.ts';
+import { buildReport, DEFAULT_REPORT_OPTIONS } from '../../processors/core/report.ts';
+import { trial } from '../../processors/core/trials.testkit.ts';
+
+/** A new user's trial: wording that differed from the rest of passk. */
+describe('wording as everywhere else', () => {
+  it('report names a stability class with a hyphen: "row a (stable-correct)"', () => {
+    const events = ['inside', 'inside', 'outside'].map((w, i) =>
+      trial({ row: 'a', version: 'v', attempt: i, passed: true, checks: { window: w } }),
+    );
+    const groups = buildReport(groupTrials(events), {
+      ...DEFAULT_REPORT_OPTIONS,
+      bootstrap: { reps: 50, seed: 1, confidence: 0.95 },
+    }).groups;
+    const md = renderMarkdown(reportBlocks(groups));
+    expect(md).toContain('row a (stable-correct): window');
+    expect(md).not.toContain('stable_correct');
+  });
+
+  it('run --help gives the --poll default as a duration, 2s, as the other durations', async () => {
+    const run = (await buildProgram([], { outline: false })).commands.find((c: Command) => c.name() === 'run')!;
+    let out = '';
+    run.configureOutput({ writeOut: (s) => (out += s), getOutHelpWidth: () => 200 });
+    run.outputHelp();
+    const poll = out.split('\n').find((l) => l.includes('--poll'))!;
+    expect(poll).toContain('(default: 2s)');
+    expect(out).not.toContain('(default: 2000)');
+  });
+});
