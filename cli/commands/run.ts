@@ -237,6 +237,14 @@ export const summaryBlocks = (s: RunSummary) => [
             'not wrong, so the rest of the budget was not spent. Fix the agent (its error is above), then run again.',
           'bad',
         ),
+        text(
+          `${s.done} trial${s.done === 1 ? ' was' : 's were'} recorded` +
+            (s.done > s.stopped.trials
+              ? `, more than --stop-after ${s.stopped.trials}: the trials already in flight (--concurrency runs several at once) finished and were recorded`
+              : '') +
+            `; they count against this agent version until taken back: ${passkCommand(`retract --run ${quoteArg(s.runId)} --reason 'broken agent'`)}`,
+          'warn',
+        ),
       ]
     : []),
 ];
