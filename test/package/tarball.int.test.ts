@@ -80,6 +80,17 @@ describe('the packed tarball on plain Node 20', () => {
     expect(pkg.bin.passk).toBe('bin/passk.mjs');
   });
 
+  it('ships every file its README links to: each relative link resolves inside the installed package', () => {
+    const pkg = join(app, 'node_modules', 'passk');
+    const readme = readFileSync(join(pkg, 'README.md'), 'utf8');
+    const links = [...readme.matchAll(/\]\(([^)\s]+)\)/g)]
+      .map((m) => m[1]!.split('#')[0]!)
+      .filter((l) => l !== '' && !/^[a-z][a-z0-9+.-]*:/i.test(l));
+    expect(links.length).toBeGreaterThan(10);
+    // a link to a file the package does not ship (CONTRIBUTING.md, deploy/…, schemas/…) is a 404 on npm's page
+    expect(links.filter((l) => !existsSync(join(pkg, l)))).toEqual([]);
+  });
+
   it('imports createRecorder from passk (kafkajs left as installed), records trials to an embedded data dir, and npx passk reports them', () => {
     const trials = Array.from({ length: 12 }, (_, i) => ({
       suite: 'refunds',
