@@ -63,7 +63,7 @@ describe.each(backends)('passk serve on %s when its processors crash', (_, backe
     dirs.push(dataDir);
     const env = backendEnv();
     const server = await passkServer(
-      ['--data-dir', dataDir, 'serve', '--port', '0', '--json', '--exit-after-failure', '20'],
+      ['--data-dir', dataDir, 'serve', '--port', '0', '--json', '--exit-after-failure', '45'],
       (line) => (line.startsWith('{') ? (JSON.parse(line) as { url: string }).url : undefined),
       120_000,
       env,
@@ -96,21 +96,26 @@ describe.each(backends)('passk serve on %s when its processors crash', (_, backe
       });
       expect(second.code).toBe(0); // the log took it; the processors cannot store it
 
+      // /healthz first, polled, then the dot: the grace period runs from the processors' failure, and under CI's load
+      // the page saw it late enough that the server had exited before /healthz was asked (20 s grace, ECONNREFUSED)
+      const health = await waitFor(
+        () => fetch(`${url}healthz`),
+        (r) => r.status === 503,
+        'healthz answering 503',
+      );
+      expect(((await health.json()) as { error: string }).error).toMatch(/insert into/);
+      expect(((await (await fetch(`${url}api/status`)).json()) as { state: string }).state).toBe('failed');
       await browser.page.waitForSelector('#live[data-state="failed"]', { timeout: 90_000 });
       const live = await browser.page.locator('#live');
       expect(await live.textContent()).toMatch(/processors stopped: insert into \w+ refused/);
       expect(await live.getAttribute('class')).toContain('error');
-      const health = await fetch(`${url}healthz`);
-      expect(health.status).toBe(503);
-      expect(((await health.json()) as { error: string }).error).toMatch(/insert into/);
-      expect(((await (await fetch(`${url}api/status`)).json()) as { state: string }).state).toBe('failed');
 
       // still up, saying so, for the grace period; then it exits non-zero on its own
       const code = await exited;
       expect(code).not.toBe(0);
       expect(code).toBe(4);
       expect(stderr).toMatch(/passk: the processors stopped: insert into \w+ refused/);
-      expect(stderr).toContain('exiting in 20 s');
+      expect(stderr).toContain('exiting in 45 s');
     } finally {
       await browser.close();
       await server.stop();

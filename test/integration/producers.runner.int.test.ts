@@ -147,8 +147,10 @@ describe('passk run on the example refund agent', () => {
       agent,
       '--k',
       '2',
+      // long enough for the quick agent's node to start under CI's load (at 1.5 s it timed out once, load ~20);
+      // the slow agent sleeps 60 s, far past it either way
       '--timeout',
-      '1500ms',
+      '6s',
       '--retries',
       '1',
       '--json',
