@@ -1,23 +1,25 @@
-import { mkdtempSync, rmSync } from 'node:fs';
-import { request } from 'node:http';
+import { fork, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
-import { openClickHouse } from '../sinks/clickhouse/index.ts';
-import { clickhouseDashboardData } from '../web/clickhouseData.ts';
-import { storeWatermark } from '../web/queries.ts';
-import { createDashboardServer } from '../web/server.ts';
-import { ATTEMPTS, generateStore, VERSIONS } from './generatedStore.ts';
+import { fileURLToPath } from 'node:url';
+import type { StoreClient } from '../sinks/clickhouse/index.ts';
+import { bareGroupBy, dashboardPaths, get, memoryOf, openGeneratedStore, SCOPE } from './dashboardKit.ts';
+import { benchAttempts, generateStore } from './generatedStore.ts';
 
 /**
- * The dashboard's API on a generated store (issue #32): `rows` rows × 2 versions × 5 attempts of trials written by
+ * The dashboard's API on a generated store (issue #32): `rows` rows × 2 versions × `attempts` attempts (5 by default;
+ * PASSK_BENCH_ATTEMPTS) of trials written by
  * SQL inside embedded chDB with the tables that go with them (bench/generatedStore.ts), then `passk serve`'s server over it (in this process). Per endpoint:
  * - cold: the answer after the store's watermark moved (nothing kept), one client; p95 of `samples` requests;
  * - cold, 10 clients: the same question from 10 clients at once (they share one query); p95 of their answers;
  * - warm: the same question again before anything is written (the kept answer); p95;
  * - next page (Rows pages): the following page of the same question before anything is written; p95;
  * each against the bare ClickHouse query underneath: `GROUP BY row_id, agent_version` (count, countIf) over the
- * scope's trials, timed in the same run. And the process's RSS after all of it (chDB's memory included).
+ * scope's trials, timed in the same run (in this process, before the server starts). The server is `passk serve`'s
+ * (bench/dashboardServe.ts) in a process of its own, which opens the store after this one closed it, so its RSS is
+ * serving's alone (chDB's memory included): its peak over all of it (VmHWM) and what it holds at the end.
  */
 export type EndpointLine = {
   endpoint: string;
@@ -31,72 +33,94 @@ export type EndpointLine = {
 export type DashboardBench = {
   trials: number;
   rows: number;
+  attempts: number;
   bareP95Ms: number;
   endpoints: EndpointLine[];
+  /** The serve process's RSS once the store is open, at its peak over every request, and after them (MiB). */
+  rssOpenedMb: number;
+  rssPeakMb: number;
   rssMb: number;
+  /** The serve process's CPU time (user + system) over the lines, in seconds: the same work, whatever the load. */
+  serveCpuS: number;
   generateMs: number;
+};
+
+/** The issue's bound on `serve`'s RSS: 1 GB, in MiB (10^9 bytes = 953.7 MiB). */
+export const SERVE_RSS_TARGET_MIB = 1e9 / 2 ** 20;
+
+/** CPU time (user + system) a process has used, in seconds. */
+const cpuOf = (pid: number): number => {
+  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
+  return (Number(fields[11]) + Number(fields[12])) / 100; // utime, stime: clock ticks (USER_HZ = 100)
+};
+
+/** The server of bench/dashboardServe.ts over the store at `path`: its port, its process, and a watermark move. */
+const startServe = async (path: string, heap: 'bounded' | 'unbounded') => {
+  const child: ChildProcess = fork(fileURLToPath(new URL('./dashboardServe.ts', import.meta.url)), [path, heap], {
+    stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+  });
+  const port = await new Promise<number>((resolve, reject) => {
+    child.once('message', (m) => resolve((m as { port: number }).port));
+    child.once('exit', (code) => reject(new Error(`the bench's server exited (${code}) before it served`)));
+  });
+  child.removeAllListeners('exit');
+  return {
+    port,
+    pid: child.pid!,
+    move: () =>
+      new Promise<void>((resolve) => {
+        child.once('message', () => resolve());
+        child.send('move');
+      }),
+    stop: () =>
+      new Promise<void>((resolve) => {
+        if (child.exitCode !== null) return resolve();
+        child.once('exit', () => resolve());
+        child.send('stop');
+      }),
+  };
 };
 
 const p95 = (xs: number[]): number => [...xs].sort((a, b) => a - b)[Math.ceil(xs.length * 0.95) - 1]!;
 
-const get = (port: number, path: string): Promise<{ status: number; bytes: number }> =>
-  new Promise((resolve, reject) => {
-    const req = request({ host: '127.0.0.1', port, path }, (res) => {
-      let bytes = 0;
-      res.on('data', (c: Buffer) => (bytes += c.length));
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, bytes }));
-    });
-    req.on('error', reject);
-    req.end();
-  });
-
 export async function benchDashboard(o: {
   rows: number;
+  /** Attempts per row and version: benchAttempts() (PASSK_BENCH_ATTEMPTS, 5 unset) by default. */
+  attempts?: number;
   samples?: number;
   /** Only the endpoints whose path contains one of these (e.g. 'overview', 'compare'); all by default. */
   endpoints?: readonly string[];
+  /** 'unbounded': the server's heap grows as V8's default lets it (serve before deploy/heap.ts), for an A/B. */
+  heap?: 'bounded' | 'unbounded';
   log?: (line: string) => void;
 }): Promise<DashboardBench> {
   const samples = o.samples ?? 5;
   const log = o.log ?? (() => {});
   const dir = mkdtempSync(join(tmpdir(), 'passk-bench-dashboard-'));
-  let store: Awaited<ReturnType<typeof openClickHouse>> | undefined;
-  let server: Awaited<ReturnType<typeof createDashboardServer>> | undefined;
+  let store: StoreClient | undefined;
+  let server: Awaited<ReturnType<typeof startServe>> | undefined;
   try {
-    const generateMs = (await generateStore({ dataDir: dir, rows: o.rows, log })).ms;
-    const opened = (store = await openClickHouse({ kind: 'embedded', path: join(dir, 'store'), database: 'passk' }));
+    const generated = await generateStore({ dataDir: dir, rows: o.rows, attempts: o.attempts ?? benchAttempts(), log });
+    const opened = (store = await openGeneratedStore(dir));
 
-    // the watermark moves before every cold request, so nothing is answered from memory
-    let epoch = 0;
-    const data = clickhouseDashboardData(opened.client, async () => `${await storeWatermark(opened.client)}#${epoch}`);
-    server = await createDashboardServer({ data, port: 0, pollMs: 3_600_000 });
-    const port = server.port;
-
-    const scope = 'suite=bench&dataset_version=d1';
     const bare = async () => {
       const t = performance.now();
-      await opened.client
-        .query({
-          query:
-            "SELECT row_id, agent_version, count() AS n, countIf(passed) AS c FROM trials WHERE suite = 'bench' AND dataset_version = 'd1' GROUP BY row_id, agent_version",
-          format: 'JSONEachRow',
-        })
-        .then((r) => r.json());
+      await bareGroupBy(opened.client);
       return performance.now() - t;
     };
     await bare();
     const bareMs: number[] = [];
     for (let i = 0; i < samples; i++) bareMs.push(await bare());
+    // the store is the server's from here on (chDB lets one process hold it)
+    await opened.close();
+    store = undefined;
+    const serve = (server = await startServe(join(dir, 'store'), o.heap ?? 'bounded'));
+    const port = serve.port;
+    const rssOpenedMb = memoryOf(serve.pid).rss;
+    const cpu0 = cpuOf(serve.pid);
+    // the watermark moves before every cold request, so nothing is answered from memory
 
-    const paths = [
-      '/api/groups',
-      `/api/overview?${scope}`,
-      `/api/compare?${scope}&baseline=v1&candidate=v2`,
-      `/api/rows?${scope}&baseline=v1&candidate=v2`,
-      `/api/rows?${scope}&baseline=v1&candidate=v2&sort=c.rate&dir=desc&offset=400`,
-      `/api/rows?${scope}&baseline=v1&candidate=v2&to=flip&sort=b.latency&q=request%20123`,
-      `/api/row?${scope}&row_id=row-${Math.floor(o.rows / 2)}&versions=v1,v2`,
-    ];
+    const paths = dashboardPaths(o.rows);
     const endpoints: EndpointLine[] = [];
     for (const path of paths.filter((p) => !o.endpoints || o.endpoints.some((e) => p.includes(e)))) {
       const timed = async (clients: number, asked = path) => {
@@ -120,38 +144,43 @@ export async function benchDashboard(o: {
         : undefined;
       let bytes = 0;
       for (let i = 0; i < samples; i++) {
-        epoch++;
+        await serve.move();
         const [one] = await timed(1);
         cold.push(one!.ms);
         bytes = one!.bytes;
         warm.push((await timed(1))[0]!.ms);
         if (next) turned.push((await timed(1, next))[0]!.ms);
-        epoch++;
+        await serve.move();
         for (const a of await timed(10)) parallel.push(a.ms);
       }
       const line = {
-        endpoint: path.replace(scope, '…').replace('?…&', '?…'),
+        endpoint: path.replace(SCOPE, '…').replace('?…&', '?…'),
         coldP95Ms: p95(cold),
         parallelP95Ms: p95(parallel),
         warmP95Ms: p95(warm),
         ...(next ? { nextPageP95Ms: p95(turned) } : {}),
         bytes,
       };
+      const m = memoryOf(serve.pid);
       log(
-        `  ${line.endpoint}: cold p95 ${line.coldP95Ms.toFixed(0)} ms, 10 clients ${line.parallelP95Ms.toFixed(0)} ms`,
+        `  ${line.endpoint}: cold p95 ${line.coldP95Ms.toFixed(0)} ms, 10 clients ${line.parallelP95Ms.toFixed(0)} ms; serve RSS ${m.rss.toFixed(0)} MiB (peak ${m.peak.toFixed(0)})`,
       );
       endpoints.push(line);
     }
     return {
-      trials: o.rows * VERSIONS.length * ATTEMPTS,
+      trials: generated.trials,
       rows: o.rows,
+      attempts: generated.attempts,
       bareP95Ms: p95(bareMs),
       endpoints,
-      rssMb: process.memoryUsage().rss / 2 ** 20,
-      generateMs,
+      rssOpenedMb,
+      rssPeakMb: memoryOf(serve.pid).peak,
+      rssMb: memoryOf(serve.pid).rss,
+      serveCpuS: cpuOf(serve.pid) - cpu0,
+      generateMs: generated.ms,
     };
   } finally {
-    await server?.close();
+    await server?.stop();
     await store?.close();
     rmSync(dir, { recursive: true, force: true });
   }

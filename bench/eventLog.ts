@@ -179,7 +179,9 @@ export async function benchKeyIndexAppend(
     if (dropIndexes) {
       // dropped with the log open (its statements are prepared again by SQLite; none it appends with names them)
       const db = new Database(join(dataDir, 'log.sqlite'));
-      db.exec('DROP INDEX records_rowstate_by_key; DROP INDEX records_decisions_by_key');
+      db.exec(
+        'DROP INDEX records_rowstate_by_key; DROP INDEX records_decisions_by_key; DROP INDEX records_rowstate_odd',
+      );
       db.close();
     }
     try {

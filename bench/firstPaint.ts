@@ -1,11 +1,12 @@
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import type { Page } from 'playwright-core';
 import { launchChromium } from '../test/browser/chromium.ts';
 import { passkServer } from '../test/browser/processes.ts';
-import { generateStore } from './generatedStore.ts';
+import { memoryOf } from './dashboardKit.ts';
+import { benchAttempts, generateStore } from './generatedStore.ts';
 
 /**
  * First paint of every dashboard view (issue #32) in Chromium over `passk serve --no-process` on a generated store
@@ -59,32 +60,40 @@ export const paint = async (page: Page, url: string, view: string, hash: string)
   return ms;
 };
 
-const rssMb = (pid: number | undefined): number => {
-  const m = pid === undefined ? null : /^VmRSS:\s+(\d+) kB/m.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
-  return m ? Number(m[1]) / 1024 : NaN;
-};
+const rssMb = (pid: number | undefined): number => (pid === undefined ? NaN : memoryOf(pid).rss);
 
 const serve = (dataDir: string) =>
   passkServer(['--data-dir', dataDir, 'serve', '--no-process', '--port', '0', '--json'], (line) =>
     line.startsWith('{') ? (JSON.parse(line) as { url: string }).url : undefined,
   );
 
+/**
+ * `keep`: a directory where the generated stores are kept between runs (`PASSK_BENCH_STORE`): a store of this shape
+ * found there (`firstpaint-<rows>x<attempts>`, PASSK_BENCH_ATTEMPTS's; `firstpaint-empty`) is served as it is, else
+ * generated there and left for the next run. `passk serve --no-process` never writes them: a kept one is as generated.
+ */
 export async function benchFirstPaint(o: {
   rows: number;
   rounds?: number;
   log?: (line: string) => void;
+  keep?: string;
 }): Promise<FirstPaintBench> {
   const rounds = o.rounds ?? 3;
   const log = o.log ?? (() => {});
-  const dir = mkdtempSync(join(tmpdir(), 'passk-bench-firstpaint-'));
+  const dir = o.keep ?? mkdtempSync(join(tmpdir(), 'passk-bench-firstpaint-'));
   const browser = await launchChromium();
   try {
-    const full = join(dir, 'full');
-    const empty = join(dir, 'empty');
-    log(`  generating ${(o.rows * 10).toLocaleString('en-US')} trials …`);
-    const generated = await generateStore({ dataDir: full, rows: o.rows, log });
-    await generateStore({ dataDir: empty, rows: 0 });
-    log(`  generated in ${(generated.ms / 1000).toFixed(1)} s`);
+    const full = join(dir, o.keep ? `firstpaint-${o.rows}x${benchAttempts()}` : 'full');
+    const empty = join(dir, o.keep ? 'firstpaint-empty' : 'empty');
+    const kept = (d: string) => o.keep !== undefined && existsSync(join(d, 'store'));
+    let generated = { trials: o.rows * 10, ms: 0 };
+    if (kept(full)) log(`  serving the kept store ${full}`);
+    else {
+      log(`  generating ${(o.rows * 10).toLocaleString('en-US')} trials …`);
+      generated = await generateStore({ dataDir: full, rows: o.rows, log });
+      log(`  generated in ${(generated.ms / 1000).toFixed(1)} s`);
+    }
+    if (!kept(empty)) await generateStore({ dataDir: empty, rows: 0 });
     const lines: FirstPaintLine[] = VIEWS.map(({ view }) => ({
       view,
       coldMs: [],
@@ -119,6 +128,6 @@ export async function benchFirstPaint(o: {
     return { trials: generated.trials, rows: o.rows, generateMs: generated.ms, lines };
   } finally {
     await browser.close();
-    rmSync(dir, { recursive: true, force: true });
+    if (!o.keep) rmSync(dir, { recursive: true, force: true });
   }
 }

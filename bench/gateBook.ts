@@ -8,6 +8,7 @@ import {
   emptyBook,
   EVICT_DECIDED,
   foldBookInto,
+  processorsFold as processorsFoldOptions,
   type DecisionEvent,
   type GateBook,
 } from '../processors/folds/gates.ts';
@@ -96,15 +97,25 @@ export const comparisonAt = (k: number, at: number): [ComparisonDeclared, Confir
 /** The k-th comparison's three events. */
 const comparison = (k: number) => comparisonAt(k, T0 + k);
 
+const DAY = 86_400_000;
+/** The k-th comparison of the dated stream (one declared a day: 1M events are 1,000 days), for the ids horizon. */
+const dailyComparison = (k: number) => comparisonAt(k, T0 + k * DAY);
+
 /** The stream's comparisons, built before anything is timed (building them is not the fold's cost). */
 const built: [ComparisonDeclared, ConfirmationRequested, GateEvaluated][] = [];
+const builtDaily: typeof built = [];
 const comparisonsFor = (events: number) => {
   while (built.length < Math.ceil(events / 1_000)) built.push(comparison(built.length));
+  while (builtDaily.length < Math.ceil(events / 1_000)) builtDaily.push(dailyComparison(builtDaily.length));
   return built;
 };
 
 /** The processors' fold: decided comparisons evicted to their ids. */
 const processorsFold = (b: GateBook, e: DecisionEvent): boolean => foldBookInto(b, e, EVICT_DECIDED);
+
+/** The embedded log's processors' fold: decided comparisons evicted and their ids forgotten (looked up in the log). */
+const forgetting = processorsFoldOptions(0, true);
+const forgettingFold = (b: GateBook, e: DecisionEvent): boolean => foldBookInto(b, e, forgetting);
 
 /**
  * Folds the stream's first `events` events into a new book: its comparisons built before (timing), or
@@ -138,6 +149,9 @@ export interface GateBookLine {
   /** Retained bytes of the book, and of the book after the first 1,000 events. */
   readonly bytes: number;
   readonly baselineBytes: number;
+  /** The same, the book forgetting decided ids (the embedded log's gates: `forgetDecided`). */
+  readonly forgetBytes: number;
+  readonly forgetBaselineBytes: number;
 }
 
 /** The tight baseline: the same stream, each event only looked at (its type's length summed). */
@@ -159,10 +173,10 @@ const timed = (events: number, repeats: number, visit = processorsFold): number 
  * Retained bytes of one book folded from `events` events: enough books are kept at once (about 2M events folded in
  * all) that the heap's noise of ±100 KiB does not hide a book of a few KiB, as it did with one.
  */
-const retained = (events: number): number => {
+const retained = (events: number, visit = processorsFold): number => {
   const copies = Math.max(2, Math.ceil(2_000_000 / events));
   const before = heap();
-  const books = Array.from({ length: copies }, () => fold(events, true));
+  const books = Array.from({ length: copies }, () => fold(events, true, visit));
   const bytes = (heap() - before) / copies;
   if (books.length < 0 || touched < 0) throw new Error('unreachable: keeps them alive');
   return bytes;
@@ -183,6 +197,8 @@ export function benchGateBook(o: { events: readonly number[] }): GateBookLine[] 
       touchNsPerEvent,
       bytes: retained(events),
       baselineBytes: retained(1_000),
+      forgetBytes: retained(events, forgettingFold),
+      forgetBaselineBytes: retained(1_000, forgettingFold),
     };
   });
 }
@@ -192,23 +208,28 @@ const eventAt = (
   i: number,
   fresh: boolean,
   current: { k: number; c: ReturnType<typeof comparison> },
+  daily = false,
 ): DecisionEvent => {
   const slot = i % 1_000;
   const k = Math.floor(i / 1_000);
-  if (current.k !== k) current.c = fresh ? comparison(k) : built[k]!;
+  const comparisons = daily ? builtDaily : built;
+  if (current.k !== k) current.c = fresh ? (daily ? dailyComparison : comparison)(k) : comparisons[k]!;
   current.k = k;
   if (slot < 3) return current.c[slot]!;
-  if (slot < 103) return built[i % (k + 1)]![2];
+  if (slot < 103) return comparisons[i % (k + 1)]![2];
   return closedPool[i % POOL]!;
 };
 
-/** The stream's records `from` ≤ offset < `to` folded into a prefix, in batches of 1,000 (as the consumer hands them). */
-const foldRecords = (s: DecisionsPrefix, from: number, to: number, fresh = false): DecisionsPrefix => {
+/**
+ * The stream's records `from` ≤ offset < `to` folded into a prefix, in batches of 1,000 (as the consumer hands them);
+ * `daily`: the dated stream (one comparison declared a day).
+ */
+const foldRecords = (s: DecisionsPrefix, from: number, to: number, fresh = false, daily = false): DecisionsPrefix => {
   const current = { k: -1, c: built[0]! };
   for (let start = from; start < to; start += 1_000) {
     const batch: { offset: number; event: DecisionEvent }[] = [];
     for (let i = start; i < Math.min(to, start + 1_000); i++)
-      batch.push({ offset: i, event: eventAt(i, fresh, current) });
+      batch.push({ offset: i, event: eventAt(i, fresh, current, daily) });
     foldPrefix(s, batch, batch.at(-1)!.offset);
   }
   return s;
@@ -246,14 +267,26 @@ const bestMs = (run: () => unknown, repeats: number): number => {
   return best;
 };
 
-/** Retained bytes of `make()`'s result, `copies` kept at once (heap noise, as `retained`). */
-export const retainedOf = (make: () => unknown, copies: number): number => {
+/**
+ * Retained bytes of `make()`'s result: the heap after a full collection with `copies` of it kept at once, less the
+ * heap before them, per copy. `approxBytes` (about one copy's size, e.g. its JSON) raises `copies` until they hold at
+ * least 16 MiB in all: the heap moves by ±100 KiB between two collections, so 50 copies of a 1 KiB book read as noise
+ * (a negative figure) where 16,000 of them do not.
+ */
+export const retainedOf = (make: () => unknown, copies: number, approxBytes?: number): number => {
+  const n = approxBytes
+    ? Math.min(50_000, Math.max(copies, Math.ceil((16 << 20) / Math.max(64, approxBytes))))
+    : copies;
   const before = heap();
-  const kept = Array.from({ length: copies }, make);
-  const bytes = (heap() - before) / copies;
+  const kept = Array.from({ length: n }, make);
+  const bytes = (heap() - before) / n;
   if (kept.length < 0) throw new Error('unreachable: keeps them alive');
   return bytes;
 };
+
+/** Repeats of a run that takes about `ms` for one round of them to take about 50 ms (tiny restores time as noise). */
+const repeatsFor = (ms: number, least: number): number =>
+  Math.max(least, Math.min(20_000, Math.ceil(50 / Math.max(ms, 1e-3))));
 
 /** Best of 5 of `bestMs` for an async `run`: decode is async only in name (no I/O), so timed through awaits. */
 export const asyncBestMs = async (run: () => Promise<unknown>, repeats: number): Promise<number> => {
@@ -279,7 +312,21 @@ export async function benchGateRestore(o: {
    * names is left out (here all of them: every comparison is decided), and so is every later run of it.
    */
   evictClosed?: boolean;
+  /**
+   * The book forgets decided ids (`forgetDecided`: the embedded log's gates without a horizon, which look them up in
+   * passk.decisions by key before deciding): the snapshot and the restore hold no decided id and no verdict id.
+   */
+  forget?: boolean;
+  /**
+   * The book keeps decided ids under the ids horizon of this many days (`idHorizonMs`: Kafka's gates as shipped, 7),
+   * on the dated stream: one comparison declared a day (so 1M events are 1,000 days; the closed runs' times are not
+   * read), its confirmation and verdict 1 and 2 ms later.
+   */
+  idHorizonDays?: number;
 }): Promise<GateRestoreLine[]> {
+  const forget = o.forget ?? false;
+  const idH = Math.round((o.idHorizonDays ?? 0) * DAY);
+  const daily = idH > 0;
   comparisonsFor(Math.max(...o.events) + Math.max(...o.tails));
   const evicted = (s: DecisionsPrefix): DecisionsPrefix => {
     if (!o.evictClosed) return s;
@@ -294,28 +341,41 @@ export async function benchGateRestore(o: {
     return s;
   };
   const snapshotOf = async (events: number) =>
-    jsonCodec.encode(toGateBookSnapshot(evicted(foldRecords(emptyPrefix(), 0, events)), 0, 1, 'bench'));
+    jsonCodec.encode(
+      toGateBookSnapshot(evicted(foldRecords(emptyPrefix(0, forget, idH), 0, events, false, daily)), 0, 1, 'bench'),
+    );
   const restore = async (bytes: Uint8Array, from: number, tail: number): Promise<DecisionsPrefix> => {
     const snapshot = await jsonCodec.decode(bytes);
     if (snapshot.type !== 'GateBookSnapshot') throw new Error(snapshot.type);
-    return foldRecords(restorePrefix(snapshot), from, from + tail);
+    return foldRecords(restorePrefix(snapshot, 0, forget, idH), from, from + tail, false, daily);
+  };
+  /** Best of 5 rounds of a restore, each round long enough (about 50 ms) that a restore of a few µs is not noise. */
+  const timedRestore = async (bytes: Uint8Array, from: number, tail: number, least: number): Promise<number> => {
+    const once = await asyncBestMs(() => restore(bytes, from, tail), 1);
+    return asyncBestMs(() => restore(bytes, from, tail), repeatsFor(once, least));
   };
   const base = await snapshotOf(1_000);
   await asyncBestMs(() => restore(base, 1_000, 0), 200); // warm-up
-  const baselineRestoreMs = await asyncBestMs(() => restore(base, 1_000, 0), 200);
+  const baselineRestoreMs = await timedRestore(base, 1_000, 0, 200);
   const baseRestored = await restore(base, 1_000, 0);
   const copies = 50;
+  const baseDecoded = JSON.stringify(toGateBookSnapshot(baseRestored, 0, 1, 'b'));
   const baselineBytes = retainedOf(
-    () => restorePrefix(JSON.parse(JSON.stringify(toGateBookSnapshot(baseRestored, 0, 1, 'b')))),
+    () => restorePrefix(JSON.parse(baseDecoded) as GateBookSnapshot, 0, forget, idH),
     copies,
+    baseDecoded.length,
   );
-  const baselineBookBytes = retainedOf(() => structuredClone(baseRestored.book), copies);
+  const baselineBookBytes = retainedOf(
+    () => structuredClone(baseRestored.book),
+    copies,
+    JSON.stringify(baseRestored.book).length,
+  );
   const out: GateRestoreLine[] = [];
   for (const events of o.events) {
     const bytes = await snapshotOf(events);
-    const replayMs = bestMs(() => foldRecords(emptyPrefix(), 0, events), 1);
+    const replayMs = bestMs(() => foldRecords(emptyPrefix(0, forget, idH), 0, events, false, daily), 1);
     for (const tail of o.tails) {
-      const restoreMs = await asyncBestMs(() => restore(bytes, events, tail), tail > 0 ? 3 : 20);
+      const restoreMs = await timedRestore(bytes, events, tail, tail > 0 ? 3 : 20);
       const restored = await restore(bytes, events, tail);
       const decoded = JSON.stringify(toGateBookSnapshot(restored, 0, 1, 'b'));
       out.push({
@@ -327,11 +387,16 @@ export async function benchGateRestore(o: {
         baselineRestoreMs,
         replayMs,
         bytes: retainedOf(
-          () => restorePrefix(JSON.parse(decoded) as GateBookSnapshot),
+          () => restorePrefix(JSON.parse(decoded) as GateBookSnapshot, 0, forget, idH),
           Math.max(2, Math.round(copies / 10)),
+          decoded.length,
         ),
         baselineBytes,
-        bookBytes: retainedOf(() => structuredClone(restored.book), Math.max(2, Math.round(copies / 10))),
+        bookBytes: retainedOf(
+          () => structuredClone(restored.book),
+          Math.max(2, Math.round(copies / 10)),
+          JSON.stringify(restored.book).length,
+        ),
         baselineBookBytes,
       });
     }

@@ -14,9 +14,14 @@
  *   npm run bench -- adaptive          adaptive attempts + sequential gate against fixed k = 3, 5, 8 (simulated)
  *   npm run bench -- dashboard         the dashboard API on a generated store against the bare GROUP BY under it
  *     PASSK_BENCH_ENDPOINTS=overview,compare PASSK_BENCH_SAMPLES=3   only those endpoints, 3 samples each
+ *     PASSK_BENCH_SERVE_HEAP=unbounded   the server's heap as V8's default grows it (serve before its bound), an A/B
+ *     PASSK_BENCH_ATTEMPTS=2   attempts per row and version of the generated store (1–5, default 5; also firstpaint
+ *       and the profile scripts that generate one): PASSK_BENCH_SCALE=2.5 PASSK_BENCH_ATTEMPTS=2 is 250k rows per
+ *       version in the same 1M trials
  *   npm run bench -- firstpaint        first paint of every dashboard view in Chromium over passk serve --no-process on a
  *     generated store of 1M trials, against the same view over an empty store (only when named: needs Chromium)
  *     PASSK_BENCH_SAMPLES=1   one round (a cold and a warm paint of each view) instead of 3
+ *     PASSK_BENCH_STORE=dir   keep the generated stores in dir and serve them again on the next run
  *   npm run bench -- gatebook          the gate book's restore and memory after 1M decision events, against 1,000
  *   npm run bench -- gaterestore       a restore from the gate book snapshot after 1M decision events, against 1,000
  *   npm run bench -- gatehorizon       the same under the gates' horizon (1,000 closed comparisons, one a day)
@@ -30,13 +35,14 @@
  */
 import { fileURLToPath } from 'node:url';
 import Table from 'cli-table3';
-import { loadConfig } from '../deploy/config.ts';
+import { loadConfig, PasskConfig } from '../deploy/config.ts';
 import { openEventLog } from '../deploy/eventLog.ts';
 import { benchAdaptive } from './adaptive.ts';
-import { benchDashboard } from './dashboard.ts';
+import { benchDashboard, SERVE_RSS_TARGET_MIB } from './dashboard.ts';
 import { benchEventLog, benchKeyIndexAppend } from './eventLog.ts';
 import { benchFirstPaint } from './firstPaint.ts';
 import { benchFreshness } from './freshness.ts';
+import { benchAttempts } from './generatedStore.ts';
 import { benchClosedReload, benchGateBook, benchGateRestore } from './gateBook.ts';
 import { benchGateChunks, benchGateHorizon } from './gateHorizon.ts';
 import { benchGateRows } from './gateRows.ts';
@@ -221,6 +227,13 @@ if (wanted('gatebook')) {
       size(g.baselineBytes),
       `${(g.bytes / g.baselineBytes).toFixed(1)}×`,
     ]);
+    table.push([
+      `gate book memory, decided ids looked up in the log (embedded; ${n} events, ${g.comparisons} comparisons)`,
+      size(g.forgetBytes),
+      'the same after 1,000 events',
+      size(g.forgetBaselineBytes),
+      `${(g.forgetBytes / g.forgetBaselineBytes).toFixed(1)}×`,
+    ]);
   }
 }
 
@@ -228,17 +241,37 @@ if (wanted('gatebook') || wanted('gaterestore')) {
   log('gaterestore: a restore from the latest gate book snapshot after 1k, 100k and 1M decision events …');
   const events = [100_000, 1_000_000].map((n) => Math.max(1_000, Math.round((n * scale) / 1_000) * 1_000));
   const lines = [
-    ...(await benchGateRestore({ events, tails: [0, 20_000] })).map((g) => ({ ...g, evicting: false })),
+    ...(await benchGateRestore({ events, tails: [0, 20_000] })).map((g) => ({ ...g, evicting: false, forget: false })),
     ...(await benchGateRestore({ events, tails: [0, 20_000], evictClosed: true })).map((g) => ({
       ...g,
       evicting: true,
+      forget: false,
     })),
+    // as the embedded log's gates run by default: closed runs evicted with their versions, decided ids in the log
+    ...(await benchGateRestore({ events, tails: [0, 20_000], evictClosed: true, forget: true })).map((g) => ({
+      ...g,
+      evicting: true,
+      forget: true,
+    })),
+    // as Kafka's gates run by default: closed runs evicted, decided ids kept under the 7-day ids horizon
+    ...(
+      await benchGateRestore({
+        events,
+        tails: [0, 20_000],
+        evictClosed: true,
+        idHorizonDays: PasskConfig.parse({}).gateIdHorizonDays,
+      })
+    ).map((g) => ({ ...g, evicting: true, forget: false, idHorizonDays: PasskConfig.parse({}).gateIdHorizonDays })),
   ];
   for (const g of lines) {
     const n = g.events.toLocaleString('en-US');
     const after =
       (g.tail === 0 ? 'a clean stop' : `a crash, ${g.tail.toLocaleString('en-US')} records after it`) +
-      (g.evicting ? '; closed runs evicted' : '');
+      (g.evicting ? '; closed runs evicted' : '') +
+      (g.forget ? '; decided ids looked up in the log (embedded default)' : '') +
+      ('idHorizonDays' in g
+        ? `; decided ids kept under the ${g.idHorizonDays}-day ids horizon (Kafka default), one comparison declared a day`
+        : '');
     table.push([
       `gate restore from a snapshot (${n} events, ${g.comparisons} comparisons; ${after}; snapshot ${size(g.snapshotBytes)})`,
       `${g.restoreMs.toFixed(2)} ms`,
@@ -363,6 +396,13 @@ if (wanted('gaterows')) {
       `${(g.fromLog.ms / g.baseline.fromLog.ms).toFixed(1)}×`,
     ]);
     table.push([
+      `… of which its first step, passk.rowstate's outline + the snapshots' read (${what}; the outline alone ${g.fromLog.outlineMs.toFixed(2)} ms)`,
+      `${g.fromLog.snapshotsMs.toFixed(2)} ms`,
+      `the same after 1 closed comparison (the outline alone ${g.baseline.fromLog.outlineMs.toFixed(2)} ms)`,
+      `${g.baseline.fromLog.snapshotsMs.toFixed(2)} ms`,
+      `${(g.fromLog.snapshotsMs / g.baseline.fromLog.snapshotsMs).toFixed(1)}×`,
+    ]);
+    table.push([
       `gate rows restore by key from the embedded log, against reading it whole (${what})`,
       `${g.fromLog.ms.toFixed(2)} ms`,
       'every row state read, decoded and applied + tick (the restore before), same log',
@@ -468,11 +508,22 @@ if (wanted('log') || wanted('keyindex')) {
 
 if (wanted('dashboard')) {
   const rows = Math.max(10, Math.round(100_000 * scale));
-  log(`dashboard: the API over ${rows.toLocaleString('en-US')} rows × 2 versions × 5 attempts (chDB) …`);
+  const attempts = benchAttempts();
+  log(
+    `dashboard: the API over ${rows.toLocaleString('en-US')} rows × 2 versions × ${attempts} attempts (${(rows * 2 * attempts).toLocaleString('en-US')} trials, chDB) …`,
+  );
   const endpoints = process.env.PASSK_BENCH_ENDPOINTS?.split(',').filter(Boolean);
   const samples = process.env.PASSK_BENCH_SAMPLES ? Number(process.env.PASSK_BENCH_SAMPLES) : undefined;
-  const r = await benchDashboard({ rows, log, ...(endpoints ? { endpoints } : {}), ...(samples ? { samples } : {}) });
-  const bare = `bare GROUP BY row, version (${r.trials.toLocaleString('en-US')} trials)`;
+  const heap = process.env.PASSK_BENCH_SERVE_HEAP === 'unbounded' ? 'unbounded' : 'bounded';
+  const r = await benchDashboard({
+    rows,
+    attempts,
+    log,
+    heap,
+    ...(endpoints ? { endpoints } : {}),
+    ...(samples ? { samples } : {}),
+  });
+  const bare = `bare GROUP BY row, version (${r.trials.toLocaleString('en-US')} trials, ${r.attempts} a row)`;
   for (const e of r.endpoints)
     table.push([
       `GET ${e.endpoint} (${Math.round(e.bytes / 1024)} KiB)`,
@@ -483,19 +534,22 @@ if (wanted('dashboard')) {
       `${(e.coldP95Ms / r.bareP95Ms).toFixed(1)}×; ${(e.parallelP95Ms / r.bareP95Ms).toFixed(1)}×`,
     ]);
   table.push([
-    'serve RSS after the dashboard lines',
-    `${r.rssMb.toFixed(0)} MiB`,
-    `generated in ${(r.generateMs / 1000).toFixed(0)} s`,
-    '',
-    '',
+    `serve RSS (its own process, heap ${heap}): peak over the dashboard lines; after them; opened`,
+    `peak ${r.rssPeakMb.toFixed(0)} MiB; after ${r.rssMb.toFixed(0)} MiB; opened ${r.rssOpenedMb.toFixed(0)} MiB`,
+    `target: 1 GB (${SERVE_RSS_TARGET_MIB.toFixed(0)} MiB)`,
+    `generated in ${(r.generateMs / 1000).toFixed(0)} s; serve CPU over the lines ${r.serveCpuS.toFixed(1)} s`,
+    `${(r.rssPeakMb / SERVE_RSS_TARGET_MIB).toFixed(2)}× the target`,
   ]);
 }
 
 if (only.has('firstpaint')) {
   const rows = Math.max(10, Math.round(100_000 * scale));
-  log(`firstpaint: every view in Chromium over ${rows.toLocaleString('en-US')} rows × 2 versions × 5 attempts …`);
+  log(
+    `firstpaint: every view in Chromium over ${rows.toLocaleString('en-US')} rows × 2 versions × ${benchAttempts()} attempts …`,
+  );
   const rounds = process.env.PASSK_BENCH_SAMPLES ? Number(process.env.PASSK_BENCH_SAMPLES) : undefined;
-  const r = await benchFirstPaint({ rows, log, ...(rounds ? { rounds } : {}) });
+  const keep = process.env.PASSK_BENCH_STORE;
+  const r = await benchFirstPaint({ rows, log, ...(rounds ? { rounds } : {}), ...(keep ? { keep } : {}) });
   const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
   const range = (xs: number[]) => `${Math.min(...xs).toFixed(0)}–${Math.max(...xs).toFixed(0)} ms`;
   for (const l of r.lines)
@@ -509,7 +563,7 @@ if (only.has('firstpaint')) {
   table.push([
     `serve RSS after a view (${r.trials.toLocaleString('en-US')} trials)`,
     `${Math.max(...r.lines.map((l) => l.rssMb)).toFixed(0)} MiB at most`,
-    `generated in ${(r.generateMs / 1000).toFixed(1)} s`,
+    keep ? `the kept store in ${keep}` : `generated in ${(r.generateMs / 1000).toFixed(1)} s`,
     '',
     '',
   ]);

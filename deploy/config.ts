@@ -1,7 +1,16 @@
 import { existsSync, readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import { resolve } from 'node:path';
-import { parseDocument } from 'yaml';
+import type { parseDocument as ParseDocument } from 'yaml';
 import { z } from 'zod';
+
+/**
+ * The YAML parser, loaded the first time a config file needs it (a YAML file, or the line of a JSON syntax error):
+ * most commands read no config file, and loading it cost every start about 40 ms of CPU (docs/performance.md, "CLI
+ * start-up"). Its CommonJS build, which is also what `import 'yaml'` resolves to under Node.
+ */
+const parseDocument: typeof ParseDocument = (...args) =>
+  (createRequire(import.meta.url)('yaml') as { parseDocument: typeof ParseDocument }).parseDocument(...args);
 
 const compiles = (source: string): boolean => {
   try {
@@ -115,6 +124,16 @@ export const PasskConfig = z
      */
     gateHorizonDays: z.number().nonnegative().default(0),
     /**
+     * The gates' ids horizon, in days, where they keep decided ids in memory (Kafka: no read of passk.decisions by
+     * key; the embedded log looks them up instead, and a `gateHorizonDays` covers them): a decided comparison's id
+     * and its verdict's id leave the books once a comparison was declared this long after the verdict, on the
+     * declarations' own event time (docs/processors.md, "The ids horizon"). Then that comparison declared again
+     * decides again, and a later verdict on its candidate is not flagged `repeated_verdict`. Nothing else is dropped:
+     * closed runs, alerts and open comparisons stay, so a gate on an old imported baseline still decides. 0 keeps
+     * them for ever. @default 7
+     */
+    gateIdHorizonDays: z.number().nonnegative().default(7),
+    /**
      * Eviction of the gates' row tables (docs/processors.md, "Evicting versions from the row tables"), in days of
      * event time: a version no open comparison names and no production window pins leaves memory once a decided
      * comparison named it, or once its newest row state is this much older than the newest of any version; it is
@@ -180,6 +199,7 @@ export const fromEnv = (env: NodeJS.ProcessEnv): Json => {
   if (env.PASSK_BATCH_WINDOW_MS) out.batchWindowMs = Number(env.PASSK_BATCH_WINDOW_MS);
   if (env.PASSK_GATE_SNAPSHOT_EVERY) out.gateSnapshotEvery = Number(env.PASSK_GATE_SNAPSHOT_EVERY);
   if (env.PASSK_GATE_HORIZON_DAYS) out.gateHorizonDays = Number(env.PASSK_GATE_HORIZON_DAYS);
+  if (env.PASSK_GATE_ID_HORIZON_DAYS) out.gateIdHorizonDays = Number(env.PASSK_GATE_ID_HORIZON_DAYS);
   if (env.PASSK_GATE_EVICT_IDLE_DAYS) out.gateEvictIdleDays = Number(env.PASSK_GATE_EVICT_IDLE_DAYS);
   out.judge = {
     url: env.PASSK_JUDGE_URL || undefined,

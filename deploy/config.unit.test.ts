@@ -52,6 +52,9 @@ describe('loadConfig', () => {
     expect(loadConfig({}, {}, cwd).gateEvictIdleDays).toBe(7);
     expect(loadConfig({}, { PASSK_GATE_EVICT_IDLE_DAYS: '0' }, cwd).gateEvictIdleDays).toBe(0);
     expect(() => loadConfig({}, { PASSK_GATE_EVICT_IDLE_DAYS: '-1' }, cwd)).toThrow(/gateEvictIdleDays/);
+    expect(loadConfig({}, {}, cwd).gateIdHorizonDays).toBe(7);
+    expect(loadConfig({}, { PASSK_GATE_ID_HORIZON_DAYS: '0' }, cwd).gateIdHorizonDays).toBe(0);
+    expect(() => loadConfig({}, { PASSK_GATE_ID_HORIZON_DAYS: '-1' }, cwd)).toThrow(/gateIdHorizonDays/);
   });
   it('names the bad field', () => {
     expect(() => loadConfig({ backend: 'nope' }, {}, dir())).toThrow(ConfigError);

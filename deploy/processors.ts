@@ -69,6 +69,13 @@ export interface StartProcessorsOptions {
   readonly onRebuild?: (e: RebuildEvent) => void;
   /** How the store is opened. @default openStore (tests wrap it to watch what the sink does) */
   readonly openStore?: (config: PasskConfig) => Promise<Store>;
+  /**
+   * Reads the run's event log once the run has ended well, before the log is closed (the adaptive rounds of `passk
+   * process`'s summary): the same read on a log opened again cost the end of every Kafka run a second open of the
+   * log (the registry, the clients' connections: 0.3–0.4 s of wall at 30,000 trials, docs/performance.md). Its
+   * rejection is `done`'s. Not called when the run failed.
+   */
+  readonly atEnd?: (log: EventLog) => Promise<void>;
 }
 
 export type RebuildEvent =
@@ -90,9 +97,10 @@ export interface ProcessorsRun {
   readonly stats: () => Promise<ProcessorStats>;
   /**
    * The versions of the rows this run holds (restored and folded), as `passk report` counts them; none without the
-   * trial topology. Also after a run with nothing new to fold: its rows are those it restored.
+   * trial topology. Also after a run with nothing new to fold: its rows are those it restored. `rounds`: the adaptive
+   * runs' first stages from their rounds (`readAdaptiveRounds`), else the default `--first-k`.
    */
-  readonly reported: () => ReportedSummary[];
+  readonly reported: (rounds?: ReadonlyMap<string, number>) => ReportedSummary[];
 }
 
 export interface ProcessorStats {
@@ -128,9 +136,23 @@ const metered = (source: EventSource) => {
         const close = c.close.bind(c);
         return Object.assign(c, { close: () => (consumers.delete(c), close()) });
       },
+      ...(source.rowstateOutline && { rowstateOutline: source.rowstateOutline.bind(source) }),
+      ...(source.readsByKey && { readsByKey: source.readsByKey }),
     } satisfies EventSource,
   };
 };
+
+/**
+ * Records per durable unit of the trial topology on Kafka when the run stops once caught up (`passk process
+ * --until-caught-up`: a backlog, where only the end counts). A unit writes one changelog record and one `row_state`
+ * row per row it changed, however many of the row's trials it folded, so larger units coalesce more of each row's
+ * trials (30,000 trials over 10,000 rows at 3 attempts: 20–23k changelog records at 5,000, 10–12.5k at 20,000;
+ * passk's CPU about −20%, docs/performance.md). Elsewhere the topology's default, 5,000, stays: on the embedded log a
+ * unit is one SQLite write transaction that other processes' appends wait behind, and a live processor's window
+ * timer may not fire while a fetched batch is handed over in one burst of microtasks, so the row cap is what bounds
+ * how long a unit's records wait to be durable and committed. Pulled and not committed: two units.
+ */
+export const KAFKA_UNIT_ROWS = 20_000;
 
 const noTrialSink: TrialSink = { writeTrials: async () => {} };
 const noEventSink: EventSink = { writeEvents: async () => {}, writeWindows: async () => {} };
@@ -140,18 +162,21 @@ export const startProcessors = async (
   config: PasskConfig,
   opts: StartProcessorsOptions = {},
 ): Promise<ProcessorsRun> => {
-  const log = opts.log ?? (await openEventLog(config));
-  let store: Store | undefined;
-  let sink: ClickHouseRowSink | undefined;
-  try {
-    if (opts.store ?? true) {
-      store = await (opts.openStore ?? openStore)(config);
-      sink = storeRowSink(store);
-    }
-  } catch (e) {
-    if (!opts.log) await log.close();
-    throw e;
+  // The log and the store are opened at the same time: neither needs the other, and each takes seconds at a start
+  // (the registry and the clients' connections; chDB and, on a new store, its migrations: 2 s of DDL at load 20).
+  // One that fails is thrown (the log's first, as when they were opened one after the other); the other is closed.
+  const [opened, openedStore] = await Promise.allSettled([
+    opts.log ? Promise.resolve(opts.log) : openEventLog(config),
+    (opts.store ?? true) ? (opts.openStore ?? openStore)(config) : Promise.resolve(undefined),
+  ]);
+  if (opened.status === 'rejected' || openedStore.status === 'rejected') {
+    if (opened.status === 'fulfilled' && !opts.log) await opened.value.close().catch(() => {});
+    if (openedStore.status === 'fulfilled') await openedStore.value?.close().catch(() => {});
+    throw opened.status === 'rejected' ? opened.reason : (openedStore as PromiseRejectedResult).reason;
   }
+  const log = opened.value;
+  const store: Store | undefined = openedStore.value;
+  const sink: ClickHouseRowSink | undefined = store ? storeRowSink(store) : undefined;
   const instanceId = opts.instanceId ?? `${hostname()}-${process.pid}-${randomBytes(4).toString('hex')}`;
   if (store && sink && (opts.rebuild ?? true)) {
     try {
@@ -204,7 +229,7 @@ export const startProcessors = async (
     only.has('trials') && only.has('windows') && only.has('gates')
       ? { rowstate: createRowstateFeed({ writers: ['trials', 'windows'] }) }
       : {};
-  let rows: () => ReportedSummary[] = () => [];
+  let rows: (rounds?: ReadonlyMap<string, number>) => ReportedSummary[] = () => [];
   const trials$ = only.has('trials')
     ? trialTopology(
         {
@@ -217,6 +242,9 @@ export const startProcessors = async (
           partitionOf,
           ...(opts.minAttempts ? { minAttempts: opts.minAttempts } : {}),
           maxWaitMs: opts.maxWaitMs ?? config.batchWindowMs,
+          ...(config.backend === 'kafka' && opts.untilCaughtUp
+            ? { maxRows: KAFKA_UNIT_ROWS, maxInFlight: 2 * KAFKA_UNIT_ROWS }
+            : {}),
           // the last unit of a run that stops once caught up is not held for the window
           ...(opts.untilCaughtUp ? { closeUnitsWhenCaughtUp: true } : {}),
           ...(opts.onAssignment ? { onAssignment: opts.onAssignment } : {}),
@@ -244,6 +272,7 @@ export const startProcessors = async (
         snapshotEvery: config.gateSnapshotEvery,
         snapshotBytes: config.maxEventBytes,
         horizonMs: Math.round(config.gateHorizonDays * 86_400_000),
+        idHorizonMs: Math.round(config.gateIdHorizonDays * 86_400_000),
         ...(config.gateEvictIdleDays > 0 ? { evictIdleMs: Math.round(config.gateEvictIdleDays * 86_400_000) } : {}),
         ...rowstate,
       }).pipe(decided)
@@ -273,6 +302,10 @@ export const startProcessors = async (
       // a full disk while processing: one line naming the store (exit 3), the unit uncommitted
       (e: unknown) => Promise.reject(storeFailure(config, e)),
     )
+    .then(async (t) => {
+      await opts.atEnd?.(log);
+      return t;
+    })
     .finally(async () => {
       await sink?.close().catch(() => {});
       await store?.close().catch(() => {});
@@ -296,5 +329,5 @@ export const startProcessors = async (
     deadLetters: meter.counts.deadLetters,
     lag: await meter.lag(),
   });
-  return { stop, done, caughtUp, stats, reported: () => rows() };
+  return { stop, done, caughtUp, stats, reported: (rounds) => rows(rounds) };
 };

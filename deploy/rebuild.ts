@@ -1,17 +1,24 @@
 import { ignoreElements, lastValueFrom, merge, tap } from 'rxjs';
 import { CommitRejected } from '../log/errors.ts';
 import { partitionOf } from '../log/partitioner.ts';
-import type { EventConsumer, EventLog, EventPublisher, EventSource } from '../processors/ports.ts';
+import {
+  READ_TO_END_WAIT_MS,
+  type EventConsumer,
+  type EventLog,
+  type EventPublisher,
+  type EventSource,
+} from '../processors/ports.ts';
 import { trialTopology } from '../processors/index.ts';
-import { archiveTopology, ARCHIVED } from '../processors/topologies/archive.ts';
-import { INGEST_LETTERS_GROUP, ingestLetterTopology } from '../processors/topologies/ingestLetters.ts';
+import { archiveTopology } from '../processors/topologies/archive.ts';
+import { ingestLetterTopology } from '../processors/topologies/ingestLetters.ts';
 import { totalOf, windowKeyOf, type WindowTotal } from '../processors/folds/windowTotals.ts';
 import { readToEnd } from '../processors/operators/readToEnd.ts';
 import type { PasskEvent } from '../schemas/events/index.ts';
 import type { TraceWindowsUpdated, WindowShareRecord } from '../schemas/events/traceWindowsUpdated.ts';
 import { TOPICS, type Topic } from '../schemas/topics.ts';
-import type { ClickHouseRowSink, Querier, StoreClient } from '../sinks/clickhouse/index.ts';
-import { ledgerRows, readLedger, trialTotals } from '../sinks/clickhouse/ledger.ts';
+import type { ClickHouseRowSink, StoreClient } from '../sinks/clickhouse/index.ts';
+import { ledgerRows } from '../sinks/clickhouse/ledger.ts';
+import { markerOf, PROJECTIONS, storeDrift, type StoreDrift } from './drift.ts';
 import {
   allIdle,
   PROCESSORS_PRODUCER,
@@ -24,33 +31,8 @@ import {
 } from './storeSinks.ts';
 import { storeRowSink } from './store.ts';
 
-/**
- * The store is a projection of the log. Every consumer group that writes to it is a projection: the ledger
- * (`store_positions`) records, per group, topic and partition, the position up to which its writes are durable in
- * the store, written after them and before the group commits to the log. So the ledger is never behind what the
- * log says was processed, unless the store lost data (deleted, emptied, a part or its metadata gone) or the group
- * ran without it (`passk process --no-store`): then the store is rebuilt by replaying the log.
- */
-export const PROJECTIONS: readonly { readonly group: string; readonly topic: Topic }[] = [
-  { group: 'passk-trials', topic: TOPICS.trials },
-  { group: 'passk-datasets', topic: TOPICS.datasets },
-  { group: 'passk-gates', topic: TOPICS.decisions },
-  { group: 'passk-windows', topic: TOPICS.traces },
-  ...[...ARCHIVED.keys()].map((topic) => ({ group: `passk-archive-${topic}`, topic })),
-  { group: INGEST_LETTERS_GROUP, topic: TOPICS.dlq },
-];
-
-/**
- * The marker a rebuild leaves when the log itself gives trials and row states that differ (`passk check` lists them):
- * the three totals and the trial processor's committed offsets it saw. The same again means a replay would change
- * nothing, so `passk process` does not replay the log at every start; any other loss still does.
- */
-const markerOf = (totals: StoreDrift['totals'], committed: ReadonlyMap<number, number>) => ({
-  projection: 'passk-rebuild',
-  topic: `${totals.trials}/${totals.folded}/${totals.summarized}`,
-  partition: 0,
-  nextOffset: 1 + [...committed.values()].reduce((a, b) => a + b, 0),
-});
+// What the store lacks of the log, apart from the replay below (deploy/drift.ts), under its former address too.
+export { describeDrift, needsRebuild, PROJECTIONS, storeDrift, type BehindPosition, type StoreDrift } from './drift.ts';
 
 /**
  * Every commit of a consumer of `source` first records its positions in the store's ledger, durably, under the
@@ -89,75 +71,8 @@ export const ledgered = (
       }),
     });
   },
+  ...(source.readsByKey && { readsByKey: source.readsByKey }),
 });
-
-export interface BehindPosition {
-  readonly projection: string;
-  readonly topic: string;
-  readonly partition: number;
-  /** The group's committed position in the log. */
-  readonly committed: number;
-  /** The position up to which the store holds the group's writes (0: none). */
-  readonly stored: number;
-}
-
-export interface StoreDrift {
-  /** Positions the log has committed that the store does not hold. */
-  readonly behind: readonly BehindPosition[];
-  /** Distinct stored trials, attempts in the row states, attempts in the version summaries. */
-  readonly totals: { readonly trials: number; readonly folded: number; readonly summarized: number };
-  /** The three totals differ: a part of one of the tables is lost (or the log itself disagrees, see `known`). */
-  readonly damaged: boolean;
-  /** A rebuild from this log already left these totals: replaying it again would change nothing. */
-  readonly known: boolean;
-  /** The trial processor's committed offsets. */
-  readonly trialsCommitted: ReadonlyMap<number, number>;
-}
-
-/** Whether the store must be rebuilt from the log. */
-export const needsRebuild = (d: StoreDrift): boolean => d.behind.length > 0 || (d.damaged && !d.known);
-
-/** Compares the store's ledger with the log's committed offsets, and the trial projection's three totals. */
-export const storeDrift = async (log: Pick<EventLog, 'committed'>, q: Querier): Promise<StoreDrift> => {
-  // the log first: a running processor writes its ledger before it commits, so a ledger read after the
-  // committed offsets is never behind them unless the store lost data
-  const committed = await Promise.all(
-    PROJECTIONS.map(async (p) => ({ ...p, offsets: await log.committed(p.group, p.topic) })),
-  );
-  const ledger = await readLedger(q);
-  const stored = new Map(ledger.map((l) => [`${l.projection}/${l.topic}/${l.partition}`, l.nextOffset]));
-  const behind: BehindPosition[] = [];
-  for (const { group, topic, offsets } of committed)
-    for (const [partition, at] of offsets) {
-      const held = stored.get(`${group}/${topic}/${partition}`) ?? 0;
-      if (at > held) behind.push({ projection: group, topic, partition, committed: at, stored: held });
-    }
-  const totals = await trialTotals(q);
-  const damaged = totals.trials !== totals.folded || totals.trials !== totals.summarized;
-  const trialsCommitted = committed.find((c) => c.group === 'passk-trials')!.offsets;
-  const marker = markerOf(totals, trialsCommitted);
-  const known = damaged && stored.get(`${marker.projection}/${marker.topic}/${marker.partition}`) === marker.nextOffset;
-  return { behind, totals, damaged, known, trialsCommitted };
-};
-
-/** What is wrong, one line each, for `passk process`, `passk rebuild` and `passk check`. */
-export const describeDrift = (d: StoreDrift): string[] => {
-  const lines: string[] = [];
-  const byGroup = new Map<string, BehindPosition[]>();
-  for (const b of d.behind) byGroup.set(b.projection, [...(byGroup.get(b.projection) ?? []), b]);
-  for (const [group, list] of byGroup) {
-    const missing = list.reduce((n, b) => n + (b.committed - b.stored), 0);
-    lines.push(`${group}: ${missing} record(s) of ${list[0]!.topic} processed, not in the store`);
-  }
-  if (d.damaged) {
-    const t = d.totals;
-    lines.push(
-      `trials ${t.trials}, row_state ${t.folded}, version_summaries ${t.summarized} attempts: ` +
-        (d.known ? 'the log itself gives these (a rebuild changed nothing)' : 'a part of the store is lost'),
-    );
-  }
-  return lines;
-};
 
 export interface RebuildOptions {
   readonly log: EventLog;
@@ -238,11 +153,17 @@ const replay = async (o: RebuildOptions, sink: ClickHouseRowSink): Promise<Rebui
   const base = ledgered(storingDeadLetters(o.log, sink), sink, projectionsOf);
   const source: EventSource = {
     consumer: async (options) => {
-      // the replay's own groups are one-use: nothing is left behind on Kafka
-      const c = await base.consumer({ ...options, transient: topicOfGroup.has(options.groupId) || options.transient });
+      // the replay's own groups are one-use: nothing is left behind on Kafka; each is closed once the replay is
+      // caught up, so an idle fetch then in flight must not hold its close for a second (ConsumerOptions.idleWaitMs)
+      const c = await base.consumer({
+        ...options,
+        transient: topicOfGroup.has(options.groupId) || options.transient,
+        idleWaitMs: options.idleWaitMs ?? READ_TO_END_WAIT_MS,
+      });
       if (topicOfGroup.has(options.groupId)) consumers.add(c);
       return c;
     },
+    ...(base.readsByKey && { readsByKey: base.readsByKey }),
   };
   const groupOf = (topic: Topic) => {
     const group = `passk-rebuild-${topic}.${o.instanceId}`;
@@ -287,6 +208,8 @@ const replay = async (o: RebuildOptions, sink: ClickHouseRowSink): Promise<Rebui
             groupId: groupOf(TOPICS.trials),
             partitionOf,
             restoreFromChangelog: false,
+            // the replay stops once caught up: its last unit closes at the end of the log, not at the window
+            closeUnitsWhenCaughtUp: true,
             ...(o.minAttempts ? { minAttempts: o.minAttempts } : {}),
             ...(o.maxWaitMs !== undefined ? { maxWaitMs: o.maxWaitMs } : {}),
           },

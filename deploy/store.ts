@@ -1,6 +1,7 @@
-import { mkdirSync } from 'node:fs';
+import { existsSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { applyTraceRetention } from '../sinks/clickhouse/retention.ts';
+import { applyTraceRetention, storedTraceRetention } from '../sinks/clickhouse/retention.ts';
+import { statusFileLock } from '../sinks/clickhouse/statusLock.ts';
 import { migrate, type MigrateResult } from '../sinks/clickhouse/migrate.ts';
 import { openClickHouse, type StoreClient, type StoreTarget } from '../sinks/clickhouse/connection.ts';
 import {
@@ -30,9 +31,12 @@ export const storeTarget = (config: PasskConfig): StoreTarget =>
     : { kind: 'embedded', path: join(config.dataDir, 'store'), database: config.clickhouse.database };
 
 export interface OpenStoreOptions {
-  /** Apply pending migrations and the trace retention on open. @default true */
+  /** Apply pending migrations on open (and the trace retention, when set or when the store is new). @default true */
   readonly migrate?: boolean;
-  /** @default DEFAULT_TRACE_TTL_DAYS */
+  /**
+   * Sets the trace retention to this many days (0 = forever), as `passk migrate --trace-ttl-days` does. Unset, the
+   * store keeps the retention it has: a new store gets DEFAULT_TRACE_TTL_DAYS once, when its `traces` table is created.
+   */
   readonly traceTtlDays?: number;
   readonly log?: (line: string) => void;
 }
@@ -57,11 +61,45 @@ export const openStore = async (config: PasskConfig, opts: OpenStoreOptions = {}
   try {
     if (opts.migrate === false) return { ...store, migrations: undefined };
     const migrations = await migrate(store.client, opts.log ? { log: opts.log } : {});
-    await applyTraceRetention(store.client, opts.traceTtlDays ?? DEFAULT_TRACE_TTL_DAYS);
+    // The default once, with the table (migration 1 creates `traces`); after that only when asked, so a retention
+    // set by `passk migrate --trace-ttl-days` survives every later open.
+    const days = opts.traceTtlDays ?? (migrations.applied.includes(1) ? DEFAULT_TRACE_TTL_DAYS : undefined);
+    if (days !== undefined) await applyTraceRetention(store.client, days);
     return { ...store, migrations };
   } catch (e) {
     await store.close();
     throw storeFailure(config, e);
+  }
+};
+
+/**
+ * The trace retention the configured store has now, in days (0 = forever), for a command that does not otherwise
+ * open the store (`passk sample`), read without taking a store another process uses: through the local API of the
+ * `passk process` / `passk serve` that owns the embedded store (its owner file), else by opening the store without
+ * migrating it when nobody holds it (`/proc/locks` lists no lock on chDB's status file), or the server of
+ * CLICKHOUSE_URL. Undefined when it cannot be known: no store (or no `traces` table) yet, a store held by a process
+ * without an owner file or with an API that does not answer, no `/proc/locks`, a server that does not answer.
+ */
+export const currentTraceRetention = async (config: PasskConfig): Promise<number | undefined> => {
+  const target = storeTarget(config);
+  try {
+    if (target.kind === 'embedded') {
+      const owner = readStoreOwner(config.dataDir);
+      if (owner) {
+        const { localApiQuerier } = await import('../sinks/clickhouse/localApi.ts');
+        return await storedTraceRetention(localApiQuerier(owner.url, owner.token));
+      }
+      // no store yet (opening one would create it), or one another process holds (chDB would print its lock error)
+      if (!existsSync(target.path) || statusFileLock(join(target.path, 'status')).state !== 'free') return undefined;
+    }
+    const store = await openStore(config, { migrate: false });
+    try {
+      return await storedTraceRetention(store.client);
+    } finally {
+      await store.close();
+    }
+  } catch {
+    return undefined;
   }
 };
 

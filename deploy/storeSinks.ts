@@ -4,7 +4,8 @@ import type { EventSink, TrialSink } from '../processors/index.ts';
 import type { WindowTotal } from '../processors/folds/windowTotals.ts';
 import type { PasskEvent } from '../schemas/events/index.ts';
 import type { WindowAlertRaised } from '../schemas/events/windowAlertRaised.ts';
-import { writeTrialUnit, type ClickHouseRowSink } from '../sinks/clickhouse/index.ts';
+import type { ClickHouseRowSink } from '../sinks/clickhouse/index.ts';
+import { writeTrialUnit } from '../sinks/clickhouse/trialSink.ts';
 import { toDateTime64 } from '../sinks/clickhouse/time.ts';
 import { PRODUCER_VERSION } from '../producers/version.ts';
 import type { DeadLetter, EventLog, EventSource } from '../processors/ports.ts';
@@ -136,4 +137,5 @@ export const storingDeadLetters = (log: EventSource, sink: ClickHouseRowSink): E
         await sink.flush();
       },
     }),
+  ...(log.readsByKey && { readsByKey: log.readsByKey }),
 });

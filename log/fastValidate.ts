@@ -1,7 +1,9 @@
-import { Ajv, type ValidateFunction } from 'ajv';
+import { createRequire } from 'node:module';
+import type { Ajv as AjvClass, ValidateFunction } from 'ajv';
 import { jsonCodec, validateEvent, type EventCodec } from '../schemas/codec.ts';
 import { InvalidEvent } from '../schemas/errors.ts';
 import { EVENT_SCHEMAS, type EventType, type PasskEvent } from '../schemas/events/index.ts';
+import { FAILURE_CATEGORIES } from '../schemas/events/trialRecorded.ts';
 import { jsonSchemaOf } from '../schemas/jsonSchema.ts';
 import { MAX_NESTING } from '../schemas/wellFormed.ts';
 
@@ -28,7 +30,7 @@ const RESHAPED: Partial<Record<string, (v: Record<string, unknown>) => boolean>>
   RowStateChanged: (v) => v.attempt_records !== undefined && v.attempts === undefined,
 };
 
-let ajv: Ajv | undefined;
+let ajv: AjvClass | undefined;
 const compiled = new Map<string, ValidateFunction>();
 /**
  * The validator of one event type, compiled the first time a record of that type is read: a process reads a few
@@ -38,8 +40,15 @@ const validatorOf = (type: string): ValidateFunction | undefined => {
   const done = compiled.get(type);
   if (done) return done;
   if (!Object.hasOwn(EVENT_SCHEMAS, type)) return undefined; // an unknown type: the slow path words the reason
-  // allowUnionTypes: the unions zod emits; strict off: zod's draft-7 output carries keywords ajv's strict mode questions
-  ajv ??= new Ajv({ allErrors: false, strict: false, allowUnionTypes: true });
+  if (!ajv) {
+    // ajv itself is loaded here too, not at start-up (about 40 ms of CPU): a command that opens the log but reads no
+    // record (`passk check`, a `process` with nothing to read) never needs it. Its CommonJS entry, which is also
+    // what `import 'ajv'` resolves to.
+    const { Ajv } = createRequire(import.meta.url)('ajv') as { Ajv: typeof AjvClass };
+    // allowUnionTypes: the unions zod emits; strict off: zod's draft-7 output carries keywords ajv's strict mode
+    // questions
+    ajv = new Ajv({ allErrors: false, strict: false, allowUnionTypes: true });
+  }
   const validate = ajv.compile(closeContentModel(jsonSchemaOf(type as EventType)) as object);
   compiled.set(type, validate);
   return validate;
@@ -108,6 +117,8 @@ const isCount = (x: unknown): boolean => typeof x === 'number' && Number.isInteg
 const isStrings = (x: unknown): boolean => Array.isArray(x) && x.every((s) => typeof s === 'string');
 const isAnswer = (x: unknown): boolean =>
   x === null || typeof x === 'string' || typeof x === 'boolean' || (typeof x === 'number' && Number.isFinite(x));
+const CATEGORIES: ReadonlySet<string> = new Set(FAILURE_CATEGORIES);
+const isAmount = (x: unknown): boolean => typeof x === 'number' && Number.isFinite(x) && x >= 0;
 const isClass = (x: unknown): boolean =>
   x === 'stable_correct' || x === 'stable_wrong' || x === 'flip' || x === 'unclassified';
 const isAttempt = (a: unknown): boolean => {
@@ -128,7 +139,10 @@ const isAttempt = (a: unknown): boolean => {
         typeof (c as { name?: unknown }).name === 'string' &&
         isAnswer((c as { answer?: unknown }).answer),
     ) &&
-    isStrings(r.forbidden_actions)
+    isStrings(r.forbidden_actions) &&
+    (r.failure_category === undefined || r.failure_category === null || CATEGORIES.has(r.failure_category as string)) &&
+    (r.latency_ms === undefined || isAmount(r.latency_ms)) &&
+    (r.cost_usd === undefined || isAmount(r.cost_usd))
   );
 };
 

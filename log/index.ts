@@ -1,6 +1,7 @@
 /** Event-log adapters: the embedded SQLite log and Kafka with a schema registry. */
 export { createEmbeddedEventLog, type EmbeddedEventLogOptions } from './embedded/embeddedLog.ts';
 export { createKafkaEventLog, ONE_USE_SUFFIX, type KafkaEventLogOptions } from './kafka/kafkaLog.ts';
+export type { RegistryClient } from './kafka/registryClient.ts';
 export { createRegistryClient, REGISTRY_TIMEOUT_MS } from './kafka/registryClient.ts';
 export {
   createRegistryCodec,

@@ -89,6 +89,12 @@ export interface EventBatch {
   readonly caughtUp?: boolean;
 }
 
+/**
+ * `ConsumerOptions.idleWaitMs` of a reader that closes once it reached a known end: its close waits at most this long
+ * for a fetch in flight, instead of the second a long-lived consumer's idle fetch takes.
+ */
+export const READ_TO_END_WAIT_MS = 100;
+
 export interface ConsumerOptions {
   readonly groupId: string;
   /**
@@ -105,6 +111,15 @@ export interface ConsumerOptions {
    * consumer deletes the group when it closes, so no empty group is left behind per start. @default false
    */
   readonly transient?: boolean;
+  /**
+   * How long a fetch with nothing to return waits at the broker before it answers empty (Kafka's `maxWaitTimeInMs`;
+   * the embedded log has no such wait and ignores it). `close()` waits for a fetch in flight, so a consumer idle at
+   * its close holds the close this long: a reader that closes once it reached an end it knows (a restore, a tool's
+   * read of a topic, a replay into the store) sets `READ_TO_END_WAIT_MS`, so its close is not held for a second on
+   * every broker it fetches from (issue 28: 4–5 such closes one after another in every `passk process
+   * --until-caught-up` that rebuilds its store). @default 1000 (long-lived consumers: fewer empty fetches)
+   */
+  readonly idleWaitMs?: number;
   /**
    * Where the listed partitions of a transient reader's one topic start, as if its group had committed them there
    * (`lag` and `committed` count from them); others start as `fromBeginning` says. A restore from a snapshot reads
@@ -186,6 +201,35 @@ export interface EventConsumer {
 
 export interface EventSource {
   consumer(options: ConsumerOptions): Promise<EventConsumer>;
+  /**
+   * passk.rowstate's keys in outline, read by the log's indexes without a walk of every key (the embedded log; absent
+   * on Kafka, whose readers scan): what the gates' restore by key needs (`restoreSnapshotsOnly`). With `versions`
+   * false its `versions` are left out (empty), and so are their seeks (one per version ever): the restore asks for them
+   * only once a production window pins an agent's versions (`GateDecisionOptions.rowstateVersions`).
+   */
+  rowstateOutline?(o?: { readonly versions?: boolean }): Promise<RowstateOutline>;
+  /**
+   * The topics this log reads by key from an index (`ConsumerOptions.keyPrefixes` reads a key's records alone, not a
+   * scan of the topic): the embedded log's passk.rowstate and passk.decisions; absent on Kafka.
+   */
+  readonly readsByKey?: readonly string[];
+}
+
+/**
+ * passk.rowstate's keys as one consistent read sees them, below `ends`: the versions of every key that splits into
+ * exactly four parts (`versionOfRowKey`), and every other key (snapshots, keys whose ids hold KEY_SEP), which a
+ * restore by key decodes.
+ */
+export interface RowstateOutline {
+  /** Per partition, the end (exclusive) the outline covers: everything below it, nothing above. */
+  readonly ends: ReadonlyMap<number, number>;
+  /**
+   * The distinct versions (`suite␟dataset version␟agent version`) of the keys with exactly three separators (none when
+   * asked without them).
+   */
+  readonly versions: readonly string[];
+  /** The distinct keys with any other number of separators. */
+  readonly odd: readonly string[];
 }
 
 /** One backend: a publisher and a source over the same log, plus its dead letters. */

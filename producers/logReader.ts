@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import type { EventSource, LogEvent } from '../processors/ports.ts';
+import { READ_TO_END_WAIT_MS, type EventSource, type LogEvent } from '../processors/ports.ts';
 import { BackendUnavailable } from '../schemas/errors.ts';
 import type { Topic } from '../schemas/topics.ts';
 
@@ -24,6 +24,7 @@ export const readLog = async (
     topics: opts.topics,
     fromBeginning: true,
     transient: true,
+    idleWaitMs: READ_TO_END_WAIT_MS, // closed at the end it reads to: not held by an idle fetch
   });
   try {
     // Nothing is committed in a fresh group, so each partition's lag is its high watermark.

@@ -6,6 +6,7 @@ import {
   reportFromStore,
   sharedRowCounts,
   type CountsSource,
+  type Rounds,
 } from '../sinks/clickhouse/queries/storeReport.ts';
 import { datasetVersionChanges, datasetVersions } from '../sinks/clickhouse/queries/datasets.ts';
 import { deadLetters } from '../sinks/clickhouse/queries/deadLetters.ts';
@@ -63,14 +64,33 @@ const withoutId = <T extends { trace_id: string }>(x: T | undefined): Omit<T, 't
  * and the comparison; by default one answer shared by both while the watermark stays (`sharedRowCounts`). `facets`:
  * the Rows pages' filter lists; by default computed once per scope while the watermark stays (`keptRowFacets`).
  * `rowCounts`: the Rows pages' per-row counts; by default computed once per scope and needs while the watermark
- * stays (`keptCountedRows`), so a page turn, filter or sort does not count every trial again.
+ * stays (`keptCountedRows`), so a page turn, filter or sort does not count every trial again. `rounds`: the adaptive
+ * runs' first stages from their rounds on the event log (`readAdaptiveRounds`), for the Overview's and the Compare
+ * view's headline numbers of an adaptive version, as `passk compare --from-store` reads them; none (the default
+ * `--first-k`) without a log.
  */
+/**
+ * The adaptive runs' first stages read from the event log by `read` (`readAdaptiveRounds`), read again only once the
+ * store's watermark moves (a run's rounds are on the log before its trials reach the store); none when the log
+ * cannot be read: the default `--first-k` then applies, as for trial files, and the answers say it is assumed
+ * (`first_stage_assumed` in /api/compare, `first_stage.assumed` in /api/overview; the Compare view's line names it).
+ */
+export const keptRounds = (watermark: () => Promise<string>, read: () => Promise<Rounds>): (() => Promise<Rounds>) => {
+  let kept: { mark: string; rounds: Promise<Rounds> } | undefined;
+  return async () => {
+    const mark = await watermark();
+    if (kept?.mark !== mark) kept = { mark, rounds: read().catch(() => new Map<string, number>() as Rounds) };
+    return kept.rounds;
+  };
+};
+
 export const clickhouseDashboardData = (
   client: Querier,
   watermark: () => Promise<string> = () => storeWatermark(client),
   counts: CountsSource = sharedRowCounts(client, watermark),
   facets: FacetSource = keptRowFacets(watermark),
   rowCounts: CountedRowsSource = keptCountedRows(watermark),
+  rounds: () => Promise<Rounds> = () => Promise.resolve(new Map()),
 ): DashboardData => ({
   watermark,
   groups: async () =>
@@ -82,11 +102,13 @@ export const clickhouseDashboardData = (
       trials,
       last_at,
     })),
-  overview: (scope) => reportFromStore(client, scope, DEFAULT_REPORT_OPTIONS, counts),
+  // the rounds (the event log's, the first time in a process: its modules loaded and the log opened) are read while
+  // the store counts, not before: the cold answer waits for the slower of the two
+  overview: (scope) => reportFromStore(client, scope, DEFAULT_REPORT_OPTIONS, counts, rounds()),
   compare: async (q) => {
     const scope = { suite: q.suite, dataset_version: q.dataset_version, baseline: q.baseline, candidate: q.candidate };
     const [cmp, transitions, sources] = await Promise.all([
-      comparisonFromStore(client, scope, DEFAULT_REPORT_OPTIONS, counts),
+      comparisonFromStore(client, scope, DEFAULT_REPORT_OPTIONS, counts, rounds()),
       classTransitions(client, { ...scope, mustNotBreakOnly: true }),
       runSources(client, { ...scope, versions: [q.baseline, q.candidate] }),
     ]);

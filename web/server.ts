@@ -205,6 +205,9 @@ export const createDashboardServer = async (opts: DashboardServerOptions): Promi
     });
   });
   port = (server.address() as AddressInfo).port;
+  // every view's first question is the list of suites and versions: asked now, the page that opens next finds it
+  // answered or in flight (and the store's first query, which loads its parts, is paid before the page asks)
+  void data.groups().catch(() => {});
   const shown = host.includes(':') ? `[${host}]` : host;
   const url = `http://${shown === '0.0.0.0' || shown === '[::]' ? '127.0.0.1' : shown}:${port}/${opts.token ? `?token=${encodeURIComponent(opts.token)}` : ''}`;
 

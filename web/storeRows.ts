@@ -147,6 +147,7 @@ export const rowPageFromStore = async (
   const sort = q.sort ?? 'row';
   const needs = { checks: q.check !== undefined, means: sort.endsWith('.latency') || sort.endsWith('.cost') };
   const counted = async (): Promise<CountedRows> => {
+    // from the row state when it is proved to hold every trial with its extras, else from the trials
     const lines = await explorerCounts(client, scope, needs);
     const rows = new Map<string, Counted>();
     const versionSet = new Set<string>();
@@ -167,6 +168,18 @@ export const rowPageFromStore = async (
     for (const r of rows.values()) keys.push(folded.get(r.row_id) ?? r);
     return { rows, versions: [...versionSet].sort(), folded, keys };
   };
+  // A search's first pass (a pass of its own over every trial) and the fold of the rows it finds, beside the
+  // counts and check names, for the versions the query names: asked again after the counts only if the scope's
+  // versions pick other sides. A row's fold reads only its own trials, so folding it early gives the same row.
+  const words = searchWords(q.q);
+  const first = words.filter(ascii);
+  const firstPass = (vs: readonly string[]) => rowsMaybeMatching(client, { ...scope, words: first, versions: vs });
+  let guessed: { vs: string[]; rows: Promise<string[]>; folded: Promise<ExplorerRow[]> } | undefined;
+  if (first.length > 0 && q.baseline !== undefined && q.candidate !== undefined && q.baseline !== q.candidate) {
+    const hits = firstPass([q.baseline, q.candidate]);
+    guessed = { vs: [q.baseline, q.candidate], rows: hits, folded: hits.then(explorerRows) };
+    guessed.folded.catch(() => {}); // awaited below when used; a failure of one not used is no failure
+  }
   const asked = facets(scope);
   const [{ rows, versions, folded, keys }, checks, { found, keep }] = await Promise.all([
     counts(scope, needs, counted),
@@ -189,12 +202,11 @@ export const rowPageFromStore = async (
 
   const sides = pickSides(versions, q);
   const vs = [sides.baseline, sides.candidate].filter((v): v is string => v !== undefined);
-  const words = searchWords(q.q);
   let search: ((r: RowKeys) => boolean) | undefined;
   if (words.length > 0) {
-    const first = words.filter(ascii);
-    const maybe =
-      first.length > 0 ? await rowsMaybeMatching(client, { ...scope, words: first, versions: vs }) : [...rows.keys()];
+    const early = guessed && guessed.vs.length === vs.length && guessed.vs.every((v, i) => v === vs[i]);
+    const maybe = first.length === 0 ? [...rows.keys()] : early ? await guessed!.rows : await firstPass(vs);
+    if (early) for (const r of await guessed!.folded) if (!known.has(r.row_id)) known.set(r.row_id, r);
     const missing = maybe.filter((id) => rows.has(id) && !known.has(id));
     for (const r of await explorerRows(missing)) known.set(r.row_id, r);
     const matching = new Set<string>();

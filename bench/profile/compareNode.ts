@@ -6,20 +6,17 @@
  *
  *   node --import tsx bench/profile/compareNode.ts 100000 5 [dir] [out]
  */
-import { existsSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
-import { openClickHouse } from '../../sinks/clickhouse/index.ts';
+import { writeFileSync } from 'node:fs';
 import { countRows } from '../../sinks/clickhouse/queries/rowCounts.ts';
 import { comparisonFromStore, reportFromStore } from '../../sinks/clickhouse/queries/storeReport.ts';
-import { generateStore } from '../generatedStore.ts';
+import { openGeneratedStore } from '../dashboardKit.ts';
 import { alternate } from './alternate.ts';
 
 const rows = Number(process.argv[2] ?? 100_000);
 const samples = Number(process.argv[3] ?? 5);
 const dir = process.argv[4] ?? `/tmp/stateparts-${rows}`;
 const out = process.argv[5];
-if (!existsSync(dir)) await generateStore({ dataDir: dir, rows, log: console.log });
-const store = await openClickHouse({ kind: 'embedded', path: join(dir, 'store'), database: 'passk' });
+const store = await openGeneratedStore(dir, rows);
 const scope = { suite: 'bench', dataset_version: 'd1' };
 const pair = { ...scope, baseline: 'v1', candidate: 'v2' };
 const proved = await countRows(store.client, scope);

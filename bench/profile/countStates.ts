@@ -15,6 +15,7 @@ import { loadavg } from 'node:os';
 import { openClickHouse } from '../../sinks/clickhouse/index.ts';
 import { NOT_RETRACTED } from '../../sinks/clickhouse/queries/retracted.ts';
 import { ROW_COUNTS_SQL } from '../../sinks/clickhouse/queries/rowCounts.ts';
+import { BARE_GROUP_BY_SQL } from '../dashboardKit.ts';
 
 const rows = Number(process.argv[2] ?? 20000);
 const samples = Number(process.argv[3] ?? 7);
@@ -159,9 +160,12 @@ for (const [k, q] of [
   if ((await run(q, params)) !== today) throw new Error(`${k}: another answer than the counts query's`);
 console.log(`same answers: ${today.split('\n').length - 1} lines`);
 
-const BARE = `SELECT row_id, agent_version, count() AS n, countIf(passed) AS c FROM trials
-  WHERE suite = 'bench' AND dataset_version = 'd1' GROUP BY row_id, agent_version`;
-const cases: Record<string, string> = { bare: BARE, 'from trials': TODAY, sets: SETS_SQL, 'min/max': MINMAX_SQL };
+const cases: Record<string, string> = {
+  bare: BARE_GROUP_BY_SQL,
+  'from trials': TODAY,
+  sets: SETS_SQL,
+  'min/max': MINMAX_SQL,
+};
 const med = (xs: number[]) => [...xs].sort((x, y) => x - y)[Math.floor(xs.length / 2)]!;
 const cpu: Record<string, number[]> = {};
 const wall: Record<string, number[]> = {};

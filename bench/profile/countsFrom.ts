@@ -7,19 +7,15 @@
  *
  *   node --import tsx bench/profile/countsFrom.ts 100000 5
  */
-import { existsSync } from 'node:fs';
-import { join } from 'node:path';
-import { openClickHouse } from '../../sinks/clickhouse/index.ts';
 import { countRows, rowCountsFromTrials } from '../../sinks/clickhouse/queries/rowCounts.ts';
 import { comparisonFromStore, reportFromStore } from '../../sinks/clickhouse/queries/storeReport.ts';
-import { generateStore } from '../generatedStore.ts';
+import { bareGroupBy, openGeneratedStore } from '../dashboardKit.ts';
 import { alternate } from './alternate.ts';
 
 const rows = Number(process.argv[2] ?? 100_000);
 const samples = Number(process.argv[3] ?? 5);
 const dir = `/tmp/countsfrom-${rows}`;
-if (!existsSync(dir)) await generateStore({ dataDir: dir, rows, log: console.log });
-const store = await openClickHouse({ kind: 'embedded', path: join(dir, 'store'), database: 'passk' });
+const store = await openGeneratedStore(dir, rows);
 const scope = { suite: 'bench', dataset_version: 'd1' };
 const pair = { ...scope, baseline: 'v1', candidate: 'v2' };
 
@@ -28,17 +24,7 @@ if (proved.from !== 'row_state')
   throw new Error(`the generated store's row state is not proved whole (${proved.from})`);
 
 const tasks: [string, () => Promise<unknown>][] = [
-  [
-    'bare GROUP BY',
-    () =>
-      store.client
-        .query({
-          query:
-            "SELECT row_id, agent_version, count() AS n, countIf(passed) AS c FROM trials WHERE suite = 'bench' AND dataset_version = 'd1' GROUP BY row_id, agent_version",
-          format: 'JSONEachRow',
-        })
-        .then((r) => r.json()),
-  ],
+  ['bare GROUP BY', () => bareGroupBy(store.client)],
   ['counts from the trials', () => rowCountsFromTrials(store.client, scope)],
   ['counts from row_state', () => countRows(store.client, scope)],
   [

@@ -12,6 +12,7 @@ import { migrate, openClickHouse, trialToRow } from '../../sinks/clickhouse/inde
 import { rowCounts } from '../../sinks/clickhouse/queries/rowCounts.ts';
 import { comparisonFromStore, reportFromStore, sharedRowCounts } from '../../sinks/clickhouse/queries/storeReport.ts';
 import { deterministicEventId } from '../../schemas/ids.ts';
+import { BARE_GROUP_BY_SQL } from '../dashboardKit.ts';
 
 const rows = Number(process.argv[2] ?? 20000);
 const dir = `/tmp/dashsplit-${rows}`;
@@ -69,12 +70,7 @@ const time = async (name: string, f: () => Promise<unknown>) => {
 const scope = { suite: 'bench', dataset_version: 'd1' };
 const q = (sql: string) => store.client.query({ query: sql, format: 'JSONCompactEachRow' }).then((r) => r.json());
 for (const what of (process.argv[3] ?? 'bare,counts,report,compare').split(',')) {
-  if (what === 'bare')
-    await time('bare', () =>
-      q(
-        "SELECT row_id, agent_version, count() AS n, countIf(passed) AS c FROM trials WHERE suite = 'bench' AND dataset_version = 'd1' GROUP BY row_id, agent_version",
-      ),
-    );
+  if (what === 'bare') await time('bare', () => q(BARE_GROUP_BY_SQL));
   if (what === 'counts') await time('rowCounts', () => rowCounts(store.client, scope));
   if (what === 'report') await time('reportFromStore', () => reportFromStore(store.client, scope));
   if (what === 'compare')

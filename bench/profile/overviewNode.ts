@@ -3,15 +3,14 @@
  *
  *   node --cpu-prof --cpu-prof-dir=/tmp/prof --import tsx bench/profile/overviewNode.ts DIR [samples]
  */
-import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
-import { openClickHouse } from '../../sinks/clickhouse/index.ts';
 import { countRows } from '../../sinks/clickhouse/queries/rowCounts.ts';
 import { reportFromStore } from '../../sinks/clickhouse/queries/storeReport.ts';
+import { openGeneratedStore } from '../dashboardKit.ts';
 
 const dir = process.argv[2]!;
 const samples = Number(process.argv[3] ?? 5);
-const store = await openClickHouse({ kind: 'embedded', path: join(dir, 'store'), database: 'passk' });
+const store = await openGeneratedStore(dir);
 const scope = { suite: 'bench', dataset_version: 'd1' };
 const all = (await countRows(store.client, scope)).rows;
 for (let i = 0; i < samples; i++) {

@@ -6,15 +6,14 @@
  *
  *   node --import tsx bench/profile/proofColumn.ts DIR [samples]
  */
-import { join } from 'node:path';
-import { openClickHouse } from '../../sinks/clickhouse/index.ts';
 import { TRIALS_PROOF_SQL, TRIALS_PROOF_STORED_SQL } from '../../sinks/clickhouse/queries/rowCounts.ts';
 import { STORED_TRIAL_FINGERPRINT } from '../../sinks/clickhouse/schema/countsColumns.ts';
+import { BARE_GROUP_BY_SQL, openGeneratedStore } from '../dashboardKit.ts';
 import { alternate } from './alternate.ts';
 
 const dir = process.argv[2]!;
 const samples = Number(process.argv[3] ?? 5);
-const store = await openClickHouse({ kind: 'embedded', path: join(dir, 'store'), database: 'passk' });
+const store = await openGeneratedStore(dir);
 const params = { suite: 'bench', dataset_version: 'd1', versions: [] as string[], ungraded_as_failure: false };
 const raw = async (query: string) =>
   (await store.client.query({ query, query_params: params, format: 'JSONCompactEachRow' })).json();
@@ -32,13 +31,7 @@ const [a, b] = [await raw(TRIALS_PROOF_SQL), await raw(fromColumn)];
 if (JSON.stringify(a) !== JSON.stringify(b)) throw new Error(`answers differ: ${JSON.stringify([a, b])}`);
 await alternate(
   [
-    [
-      'bare GROUP BY',
-      () =>
-        raw(
-          "SELECT row_id, agent_version, count() AS n, countIf(passed) AS c FROM trials WHERE suite = 'bench' AND dataset_version = 'd1' GROUP BY row_id, agent_version",
-        ),
-    ],
+    ['bare GROUP BY', () => raw(BARE_GROUP_BY_SQL)],
     ['proof, computed', () => raw(TRIALS_PROOF_SQL)],
     ['proof, column', () => raw(fromColumn)],
   ],

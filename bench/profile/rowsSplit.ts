@@ -8,6 +8,7 @@ import { loadTrialsForReport } from '../../sinks/clickhouse/queries/report.ts';
 import { RowQuery } from '../../web/rowPage.ts';
 import { rowPageFromStore } from '../../web/storeRows.ts';
 import { trial } from '../generatedStore.ts';
+import { bareGroupBy } from '../dashboardKit.ts';
 
 /** Where a cold /api/rows page spends its time: each query of web/storeRows.ts timed alone (bench/dashboard.ts's trials). */
 const ROWS = Number(process.env.ROWS ?? 20_000);
@@ -32,15 +33,7 @@ try {
     console.log(`${what}: ${ms.map((x) => x.toFixed(0)).join(', ')} ms`);
   };
   const ids = Array.from({ length: 200 }, (_, i) => `row-${i * 7}`);
-  await time('bare GROUP BY', () =>
-    store.client
-      .query({
-        query:
-          "SELECT row_id, agent_version, count() AS n, countIf(passed) AS c FROM trials WHERE suite = 'bench' AND dataset_version = 'd1' GROUP BY row_id, agent_version",
-        format: 'JSONEachRow',
-      })
-      .then((r) => r.json()),
-  );
+  await time('bare GROUP BY', () => bareGroupBy(store.client));
   await time('explorerCounts', () => explorerCounts(store.client, scope));
   await time('explorerCheckNames', () => explorerCheckNames(store.client, scope));
   await time('page trials (200 rows), every column (loadTrialsForReport)', () =>

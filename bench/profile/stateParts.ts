@@ -8,9 +8,6 @@
  *
  *   node --import tsx bench/profile/stateParts.ts 100000 5 [dir]
  */
-import { existsSync } from 'node:fs';
-import { join } from 'node:path';
-import { openClickHouse } from '../../sinks/clickhouse/index.ts';
 import { classTransitions } from '../../sinks/clickhouse/queries/compare.ts';
 import { declaredRuns } from '../../sinks/clickhouse/queries/declaredRuns.ts';
 import {
@@ -21,14 +18,13 @@ import {
 } from '../../sinks/clickhouse/queries/rowCounts.ts';
 import { runSources } from '../../sinks/clickhouse/queries/runSources.ts';
 import { comparisonFromStore, reportFromStore } from '../../sinks/clickhouse/queries/storeReport.ts';
-import { generateStore } from '../generatedStore.ts';
+import { BARE_GROUP_BY_SQL, openGeneratedStore } from '../dashboardKit.ts';
 import { alternate } from './alternate.ts';
 
 const rows = Number(process.argv[2] ?? 100_000);
 const samples = Number(process.argv[3] ?? 5);
 const dir = process.argv[4] ?? `/tmp/stateparts-${rows}`;
-if (!existsSync(dir)) await generateStore({ dataDir: dir, rows, log: console.log });
-const store = await openClickHouse({ kind: 'embedded', path: join(dir, 'store'), database: 'passk' });
+const store = await openGeneratedStore(dir, rows);
 const scope = { suite: 'bench', dataset_version: 'd1' };
 const pair = { ...scope, baseline: 'v1', candidate: 'v2' };
 const params = { ...scope, versions: [] as string[], ungraded_as_failure: false };
@@ -42,13 +38,7 @@ const all = proved.rows;
 const two = (await countRows(store.client, { ...scope, versions: ['v1', 'v2'] })).rows;
 
 const tasks: [string, () => Promise<unknown>][] = [
-  [
-    'bare GROUP BY',
-    () =>
-      raw(
-        "SELECT row_id, agent_version, count() AS n, countIf(passed) AS c FROM trials WHERE suite = 'bench' AND dataset_version = 'd1' GROUP BY row_id, agent_version",
-      ),
-  ],
+  ['bare GROUP BY', () => raw(BARE_GROUP_BY_SQL)],
   ['state counts query', () => raw(STATE_COUNTS_GROUPED_SQL)],
   ['trials proof query', () => raw(TRIALS_PROOF_SQL)],
   ['trials proof, stored', () => raw(TRIALS_PROOF_STORED_SQL)],

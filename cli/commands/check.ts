@@ -1,17 +1,16 @@
 import { InvalidArgumentError, type Command } from 'commander';
 import { openEventLog } from '../../deploy/eventLog.ts';
-import { describeDrift, storeDrift, type StoreDrift } from '../../deploy/rebuild.ts';
+import { describeDrift, storeDrift, type StoreDrift } from '../../deploy/drift.ts';
 import { storeTarget } from '../../deploy/store.ts';
 import { InputError } from '../../schemas/errors.ts';
 import {
   checkConsistency,
-  deadLetters,
   type ConsistencyReport,
-  type DeadLetterSummary,
   type RowDifference,
   type VersionCheck,
   type VersionNumbers,
-} from '../../sinks/clickhouse/index.ts';
+} from '../../sinks/clickhouse/consistency.ts';
+import { deadLetters, type DeadLetterSummary } from '../../sinks/clickhouse/queries/deadLetters.ts';
 import { heading, list, passkCommand, table, text, type Block, type Cell } from '../format/doc.ts';
 import { pct } from '../format/numbers.ts';
 import { renderJson, renderTerminal } from '../format/render.ts';

@@ -11,7 +11,7 @@ import type { DemoPipeline, DemoProgress } from '../../demo/pipeline.ts';
 import { runDemo, type DemoResult, type GateSummary } from '../../demo/story.ts';
 import { PipelineError } from '../../schemas/errors.ts';
 import { StoreLocked } from '../../sinks/clickhouse/index.ts';
-import { clickhouseDashboardData } from '../../web/clickhouseData.ts';
+import { dashboardDataWithRounds } from './dashboardData.ts';
 import { createDashboardServer, DashboardConfigError } from '../../web/index.ts';
 import { divergentCheck } from '../format/compareDoc.ts';
 import { heading, list, passkCommand, table, text, type Block } from '../format/doc.ts';
@@ -322,7 +322,7 @@ Exit codes: 0 ok (the demo's first gate failing is the expected result), 2 bad f
       if (flags.serve) {
         try {
           server = await createDashboardServer({
-            data: clickhouseDashboardData(store.client),
+            data: dashboardDataWithRounds(store.client, config),
             // the dashboard's suggested commands are this CLI's, with the flags this command was given
             command: passkCommand,
             timeouts: config.http,

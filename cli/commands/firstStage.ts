@@ -1,33 +1,25 @@
 import type { Command } from 'commander';
 import { adaptiveRunsOf, type Group } from '../../processors/core/index.ts';
-import { DEFAULT_ADAPTIVE } from '../../processors/core/adaptive.ts';
-import { minOf } from '../../processors/core/arrays.ts';
-import { readLog } from '../../producers/logReader.ts';
-import { TOPICS } from '../../schemas/topics.ts';
+import { DEFAULT_ADAPTIVE, firstStageOfRuns } from '../../processors/core/adaptive.ts';
+import { readAdaptiveRounds } from '../../producers/adaptiveRounds.ts';
 import { withEventLog } from '../context.ts';
 
 /**
  * Adaptive runs on the log (their AdaptiveRoundDecided rounds): run id → first-stage k. With --from-store only; a
  * log that cannot be read gives none (the run ids `adaptive-…` and the default first stage still apply).
  */
-export const adaptiveRounds = async (cmd: Command): Promise<Map<string, number>> => {
-  const runs = new Map<string, number>();
-  await withEventLog(cmd, (log) =>
-    readLog(log, { topics: [TOPICS.decisions] }, ({ event: e }) => {
-      if (e.type === 'AdaptiveRoundDecided') runs.set(e.run_id, e.first_k);
-    }),
-  ).catch(() => undefined);
-  return runs;
-};
+export const adaptiveRounds = async (cmd: Command): Promise<Map<string, number>> =>
+  (await withEventLog(cmd, readAdaptiveRounds).catch(() => undefined)) ?? new Map<string, number>();
 
 /** The first stage of the adaptive runs in these groups, from their rounds (the smallest); else the default. */
 export const firstKOf = (
   groups: readonly Group[],
   rounds: ReadonlyMap<string, number>,
-): { k: number; from: 'rounds' | 'default' } => {
-  const ks = groups.flatMap((g) => adaptiveRunsOf(g, [...rounds.keys()]).flatMap((r) => rounds.get(r) ?? []));
-  return ks.length > 0 ? { k: minOf(ks), from: 'rounds' } : { k: DEFAULT_ADAPTIVE.firstK, from: 'default' };
-};
+): { k: number; from: 'rounds' | 'default' } =>
+  firstStageOfRuns(
+    groups.flatMap((g) => adaptiveRunsOf(g, [...rounds.keys()])),
+    rounds,
+  );
 
 /**
  * Where an adaptive version's first stage came from, as the output says it: --first-stage, the run's rounds on the

@@ -22,14 +22,14 @@ import { TOPICS } from '../../schemas/topics.ts';
 import { PRODUCER_VERSION } from '../../producers/version.ts';
 import { EXIT } from '../exitCodes.ts';
 import { confirmRunArgs } from '../../schemas/commandLine.ts';
-import { heading, PASSK, passkCommand, quoteArg, text, type Block } from '../format/doc.ts';
-import { evaluatedView, gateNext, ruleBlocks, unprotectedLine } from '../format/gateDoc.ts';
+import { heading, nextCommand, PASSK, passkCommand, quoteArg, text, type Block } from '../format/doc.ts';
+import { evaluatedView, gateNext, ruleBlocks, unprotectedLine, type RunScope } from '../format/gateDoc.ts';
 import { rowList } from '../format/numbers.ts';
 import { renderJson, renderMarkdown, renderTerminal, writeStderr } from '../format/render.ts';
 import type { OutputFormat } from './offlineOptions.ts';
 import { configOf, exitOnUnavailable, withEventLog } from '../context.ts';
 import { declareComparison, waitForVerdict, type DeclareInput } from '../../producers/gate/index.ts';
-import { createRunSources } from '../../producers/gate/runSources.ts';
+import { createRunSources, readRunSources } from '../../producers/gate/runSources.ts';
 
 /** `passk gate --declare`, `--wait` and `--status`: the live gate of the processors, driven from the command line. */
 
@@ -117,15 +117,36 @@ export const runDeclare = async (
       `waiting up to ${Math.round(opts.waitMs / 1000)} s for the processors' verdict (${passkCommand('process')} or ${passkCommand('serve')} must be running)`,
     );
     const decided = verdict ?? (await waitForVerdict(log, declared.comparison_id, opts.waitMs, say, passkCommand));
-    const cost = decided ? await adaptiveCost(log, { ...declared, agent_version: declared.candidate }) : undefined;
-    return { declared, verdict: decided, cost };
+    if (!decided) {
+      // what `passk gate --status` says of this comparison, confirmation runs in full included
+      const book = await readBook(log);
+      const state = book.comparisons[declared.comparison_id];
+      const status = state ? statusOf(state, await logView(log, configOf(cmd).gateHorizonDays)) : undefined;
+      return { declared, verdict: undefined, status };
+    }
+    const cost = await adaptiveCost(log, { ...declared, agent_version: declared.candidate });
+    // the confirmation runs a failing verdict still needs, with each version's dataset file and agent as
+    // `passk gate --status` gives them (its latest passk run on the comparison's suite and dataset version)
+    const sources = decided.verdict === 'fail' ? await readRunSources(log) : undefined;
+    const known: RunScope | undefined = sources && {
+      suite: declared.suite,
+      sources: Object.fromEntries(
+        [declared.baseline, declared.candidate].flatMap((v) => {
+          const source = sources.source(declared.suite, declared.dataset_version, v);
+          return source ? [[v, source]] : [];
+        }),
+      ),
+    };
+    return { declared, verdict: decided, cost, known };
   }).catch(exitOnUnavailable);
   if (opts.waitMs === undefined) {
     print(
       opts.format,
       [
-        text(
-          `declared ${result.declared.comparison_id}; ${passkCommand(`gate --status --comparison ${quoteArg(result.declared.comparison_id)}`)} shows what it waits for`,
+        text(`declared ${result.declared.comparison_id}`),
+        nextCommand(
+          passkCommand(`gate --status --comparison ${quoteArg(result.declared.comparison_id)}`),
+          'what it waits for',
         ),
       ],
       result.declared,
@@ -136,9 +157,11 @@ export const runDeclare = async (
     print(
       opts.format,
       [
-        text(
-          `no verdict on ${result.declared.comparison_id} yet: ${passkCommand(`gate --status --comparison ${quoteArg(result.declared.comparison_id)}`)} shows what it waits for`,
-          'warn',
+        text(`no verdict on ${result.declared.comparison_id} yet`, 'warn'),
+        ...('status' in result && result.status ? statusBlocks(result.status) : []),
+        nextCommand(
+          passkCommand(`gate --status --comparison ${quoteArg(result.declared.comparison_id)}`),
+          'what it waits for',
         ),
       ],
       { comparison_id: result.declared.comparison_id, verdict: null },
@@ -157,7 +180,9 @@ export const runDeclare = async (
   // the same document as `passk gate --from-store` on these versions, next command included
   print(
     opts.format,
-    opts.format === 'table' ? [...blocks, ...gateNext(result.verdict, '--from-store')] : blocks,
+    opts.format === 'table'
+      ? [...blocks, ...gateNext(result.verdict, '--from-store', 'known' in result ? result.known : undefined)]
+      : blocks,
     result.verdict,
   );
   process.exitCode = result.verdict.verdict === 'pass' ? EXIT.ok : EXIT.failed;
@@ -380,24 +405,27 @@ const statusBlocks = (s: ComparisonStatus): Block[] => {
   if (s.status === 'decided')
     return [
       ...lines,
-      text(
-        `decided; ${passkCommand(`gate --status --comparison ${quoteArg(s.comparison_id)} --json`)} gives the verdict as JSON`,
+      nextCommand(
+        passkCommand(`gate --status --comparison ${quoteArg(s.comparison_id)} --json`),
+        'the verdict as JSON',
       ),
     ];
   const rowSet = rowSetLine(s);
   if (rowSet) lines.push(rowSet);
   if (s.status === 'open') lines.push(versionLine(s, s.baseline), versionLine(s, s.candidate));
-  if (s.confirmations)
+  if (s.confirmations) {
     for (const [v, rows] of Object.entries(s.confirmations.waiting))
-      lines.push(
-        rows.length
-          ? text(
-              `${v}: confirmation run ${s.confirmations.run_id} still needs ${s.confirmations.attempts} graded attempts on ${rowList(rows, 10)} (${confirmationsCommand(s, v)})`,
-              'warn',
-            )
-          : text(`${v}: confirmation attempts recorded`, 'good'),
-      );
-  else if (s.status === 'open' && s.complete[s.baseline] && s.complete[s.candidate])
+      if (rows.length)
+        lines.push(
+          text(
+            `${v}: confirmation run ${s.confirmations.run_id} still needs ${s.confirmations.attempts} graded attempts on ${rowList(rows, 10)}`,
+            'warn',
+          ),
+          // on a line of its own, as it runs (inside the sentence it was wrapped with it: cut where it can't paste)
+          nextCommand(confirmationsCommand(s, v)),
+        );
+      else lines.push(text(`${v}: confirmation attempts recorded`, 'good'));
+  } else if (s.status === 'open' && s.complete[s.baseline] && s.complete[s.candidate])
     lines.push(
       text(
         `both versions are complete: the processors decide at their next step (is ${passkCommand('process')} or ${passkCommand('serve')} running?)`,

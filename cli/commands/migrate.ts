@@ -9,7 +9,7 @@ type MigrateFlags = {
   printClusterDdl?: boolean;
   cluster: string;
   database?: string;
-  traceTtlDays: number;
+  traceTtlDays?: number;
   json?: boolean;
 };
 
@@ -25,7 +25,8 @@ export const migrateCommand = (program: Command): void => {
     .command('migrate')
     .description(
       'Applies the store migrations the configured store lacks (embedded chDB in <data-dir>/store, or the\n' +
-        'ClickHouse server of CLICKHOUSE_URL), records them in passk_migrations, and sets the trace retention.\n' +
+        'ClickHouse server of CLICKHOUSE_URL), records them in passk_migrations; sets the trace retention\n' +
+        '(--trace-ttl-days) only when asked: a new store starts at 90 days, and no other command changes it.\n' +
         'Idempotent: running it again changes nothing. See docs/store.md.',
     )
     .option('--print-cluster-ddl', 'print the ON CLUSTER / Replicated* / Distributed DDL instead of applying anything')
@@ -33,9 +34,8 @@ export const migrateCommand = (program: Command): void => {
     .option('--database <name>', 'database for --print-cluster-ddl (default: the configured one)')
     .option(
       '--trace-ttl-days <days>',
-      'keep raw traces this many days (0 = forever)',
+      `keep raw traces this many days (0 = forever); without it the store keeps its retention (a new store: ${DEFAULT_TRACE_TTL_DAYS})`,
       wholeDays,
-      DEFAULT_TRACE_TTL_DAYS,
     )
     .option('--json', 'print JSON')
     .addHelpText(
@@ -82,7 +82,7 @@ Exit codes: 0 ok, 3 the store is unreachable or held by another passk process.`)
                 : `store ${where} (database ${store.database}) is up to date at version ${current}\n`,
             );
         },
-        { traceTtlDays: flags.traceTtlDays },
+        flags.traceTtlDays === undefined ? {} : { traceTtlDays: flags.traceTtlDays },
       );
     });
 };

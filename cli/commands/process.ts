@@ -1,13 +1,12 @@
 import type { Command } from 'commander';
 import { shareStore } from '../../deploy/holdStore.ts';
 import { startProcessors, type ProcessorsRun } from '../../deploy/processors.ts';
-import { describeDrift } from '../../deploy/rebuild.ts';
-import { processorRegistry, startMetricsServer } from '../../deploy/metrics.ts';
+import { describeDrift } from '../../deploy/drift.ts';
 import { openStore, type Store } from '../../deploy/store.ts';
 import { numbersOf, type ReportedSummary } from '../../processors/folds/versionSummary.ts';
 import type { TrialProgress } from '../../processors/index.ts';
 import { PipelineError } from '../../schemas/errors.ts';
-import { StoreLocked } from '../../sinks/clickhouse/index.ts';
+import { StoreLocked } from '../../sinks/clickhouse/errors.ts';
 import { heading, passkCommand, table, text } from '../format/doc.ts';
 import { curve, pct } from '../format/numbers.ts';
 import { renderJson, renderTerminal, writeStderr } from '../format/render.ts';
@@ -16,6 +15,7 @@ import { EXIT } from '../exitCodes.ts';
 import { takeEarlySignal } from '../signals.ts';
 import { epilog } from '../format/helpText.ts';
 import { configOf } from '../context.ts';
+import { readAdaptiveRounds } from '../../producers/adaptiveRounds.ts';
 
 type ProcessFlags = {
   untilCaughtUp?: boolean;
@@ -132,7 +132,7 @@ export const processCommand = (program: Command): void => {
       'after',
       epilog(`
 Examples:
-  passk process                      # run until SIGTERM
+  passk process                      # run until SIGTERM or Ctrl-C
   passk process --until-caught-up --metrics-port 0
   passk process --until-caught-up    # batch: process what is there, then exit
   PASSK_BACKEND=kafka KAFKA_BROKERS=127.0.0.1:9092 SCHEMA_REGISTRY_URL=http://127.0.0.1:8080/apis/ccompat/v7 passk process
@@ -164,6 +164,7 @@ Exit codes: 0 ok, 2 bad flag or config, 3 the event log or the store is unreacha
       let records = 0;
       let trials = 0;
       let run: ProcessorsRun | undefined;
+      let rounds: ReadonlyMap<string, number> = new Map();
       let shared: Store | undefined;
       let unshare: (() => Promise<void>) | undefined;
       // Stop signals are ours from here, before the processors start (restoring state and joining groups takes a
@@ -189,6 +190,10 @@ Exit codes: 0 ok, 2 bad flag or config, 3 the event log or the store is unreacha
           store: flags.store,
           ...(minAttempts ? { minAttempts } : {}),
           ...(windowMs !== undefined ? { maxWaitMs: windowMs } : {}),
+          // the adaptive runs' first stages, read on the run's own log before it closes (not on a second one)
+          atEnd: async (log) => {
+            rounds = await readAdaptiveRounds(log).catch(() => new Map<string, number>());
+          },
           onProgress: (p) => {
             lag.add(p);
             records += p.records;
@@ -230,6 +235,8 @@ Exit codes: 0 ok, 2 bad flag or config, 3 the event log or the store is unreacha
           `passk process: started: consuming trials, datasets and decisions${flags.untilCaughtUp ? ' until caught up' : ' until SIGTERM or Ctrl-C'}\n`,
         );
         if (metricsPort !== undefined) {
+          // prom-client is loaded only for a process that serves its metrics
+          const { processorRegistry, startMetricsServer } = await import('../../deploy/metrics.ts');
           const metrics = await startMetricsServer({
             registry: processorRegistry(run.stats),
             host: flags.metricsHost,
@@ -260,8 +267,11 @@ Exit codes: 0 ok, 2 bad flag or config, 3 the event log or the store is unreacha
       });
       // the rows this run holds: restored and folded, so a run with nothing new gives the same versions as the last
       // a version whose every run was retracted holds nothing: gone, as report --from-store and the dashboard say
+      // an adaptive version's headline numbers from its runs' first stage, as their rounds on the log record it (as
+      // report --from-store and compare --from-store read it; read at the run's end, `atEnd` above); the default
+      // --first-k where the log has no rounds
       const reported = run
-        .reported()
+        .reported(rounds)
         .filter((r) => r.summary.rows + r.summary.trials + r.summary.ungraded + r.confirmation_attempts > 0);
       const versions = reported.map((r) => ({
         suite: r.summary.suite,

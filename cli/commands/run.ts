@@ -124,7 +124,7 @@ const followConfirmations = async (
       : undefined;
     if (!waiting || waiting.length > 0) {
       const summary = await runConfirmations(pinned, deps);
-      if (!agentVersion) say(`following confirmation requests for ${summary.agentVersion} until SIGTERM`);
+      if (!agentVersion) say(`following confirmation requests for ${summary.agentVersion} until SIGTERM or Ctrl-C`);
       agentVersion = summary.agentVersion;
       const ran = summary.runs.filter((r) => r.summary.done > 0);
       if (ran.length > 0 || summary.elsewhere.length > 0)
@@ -362,7 +362,7 @@ export const runCommand = (program: Command): void => {
     )
     .option(
       '--follow',
-      'with --confirmations: keep running, and run each new confirmation request for this agent version as it arrives, until SIGTERM',
+      'with --confirmations: keep running, and run each new confirmation request for this agent version as it arrives, until SIGTERM or Ctrl-C',
     )
     .addOption(
       new Option('--poll <duration>', 'with --follow: how often passk.decisions is checked for new requests')
@@ -399,7 +399,7 @@ Examples:
   passk run --dataset rows.jsonl --agent agent.ts --confirm suspects.txt --extra 3
   passk run --dataset rows.jsonl --agent agent.ts --adaptive --budget 500 --max-k 8
   passk run --dataset rows.jsonl --agent baseline.ts --confirmations   # then the same with candidate.ts
-  passk run --dataset rows.jsonl --agent candidate.ts --confirmations --follow   # until SIGTERM
+  passk run --dataset rows.jsonl --agent candidate.ts --confirmations --follow   # until SIGTERM or Ctrl-C
 
 Exit codes: 0 every planned trial recorded, 1 the run stopped early (partial), 2 bad input, 3 backend unavailable
 or the agent is (its first --stop-after trials all ungraded with the same error).`),

@@ -5,7 +5,7 @@ import { sampleFile } from '../../producers/sampler/sampleFile.ts';
 import { createRecorder } from '../../producers/sdk/recorder.ts';
 import { PRODUCER_VERSION } from '../../producers/version.ts';
 import { InputError } from '../../schemas/errors.ts';
-import { DEFAULT_TRACE_TTL_DAYS } from '../../deploy/store.ts';
+import { currentTraceRetention, DEFAULT_TRACE_TTL_DAYS } from '../../deploy/store.ts';
 import { heading, passkCommand, table, text } from '../format/doc.ts';
 import { foldedNext } from '../format/storeHeld.ts';
 import { renderJson, renderTerminal } from '../format/render.ts';
@@ -125,7 +125,12 @@ Exit codes: 0 ok, 2 bad input (file, line and field named; a bad rate, cap or pa
             recorder,
             redactors,
             ...(flags.seed === undefined ? {} : { seed: flags.seed }),
-            retentionDays: DEFAULT_TRACE_TTL_DAYS,
+            // the store's own (set by passk migrate --trace-ttl-days), read only when a kept trace is old enough to
+            // matter; else the default a new store gets, said as an assumption
+            retention: async () => {
+              const days = await currentTraceRetention(configOf(cmd));
+              return days === undefined ? { days: DEFAULT_TRACE_TTL_DAYS, assumed: true } : { days, assumed: false };
+            },
           });
         } finally {
           await recorder.close();
@@ -144,8 +149,11 @@ Exit codes: 0 ok, 2 bad input (file, line and field named; a bad rate, cap or pa
             ? [
                 text(
                   `${old.traces} kept trace${old.traces === 1 ? ' is' : 's are'} dated before ` +
-                    `${new Date(old.before).toISOString().slice(0, 10)}, older than the trace retention ` +
-                    `(traceTtlDays, ${old.days} days; docs/store.md#retention): they are in the event log ` +
+                    `${new Date(old.before).toISOString().slice(0, 10)}, older than ` +
+                    (old.assumed
+                      ? `the store's retention (${old.days} days unless changed; the store could not be read`
+                      : `the store's trace retention (${old.days} days, read from the store`) +
+                    `; docs/store.md#retention): they are in the event log ` +
                     `(review --from log lists them) but will not be stored, so review will not list them. ` +
                     'A line without occurred_at is dated when it is sampled.',
                   'warn',

@@ -2,11 +2,12 @@ import type { Command } from 'commander';
 import { openEventLog } from '../../deploy/eventLog.ts';
 import { startProcessors, type ProcessorsRun } from '../../deploy/processors.ts';
 import { shareStore } from '../../deploy/holdStore.ts';
+import { boundHeapGrowth } from '../../deploy/heap.ts';
 import { openStore, type Store } from '../../deploy/store.ts';
 import type { EventLog } from '../../processors/ports.ts';
 import { PipelineError } from '../../schemas/errors.ts';
 import { gateHistory, StoreLocked } from '../../sinks/clickhouse/index.ts';
-import { clickhouseDashboardData } from '../../web/clickhouseData.ts';
+import { dashboardDataWithRounds } from './dashboardData.ts';
 import { createDashboardServer, DashboardConfigError, type DashboardServer } from '../../web/index.ts';
 import { createIngestMetrics, createIngestRoutes, ingestRegistry } from '../../producers/ingest/index.ts';
 import { metricsRoute, processorRegistry } from '../../deploy/metrics.ts';
@@ -145,6 +146,8 @@ Exit codes: 0 stopped by SIGINT/SIGTERM, 2 bad flag or config (e.g. a non-loopba
         await log?.close();
       };
       try {
+        // its dashboard's answers are built in Node: the heap stays near what they keep alive (deploy/heap.ts)
+        boundHeapGrowth();
         store = await openStore(config);
         unshare = await shareStore(config, store, 'serve', flags.process);
         if (flags.process || ingestToken) log = await openEventLog(config);
@@ -170,7 +173,7 @@ Exit codes: 0 stopped by SIGINT/SIGTERM, 2 bad flag or config (e.g. a non-loopba
         const served = async (req: IncomingMessage, res: ServerResponse, pathname: string) =>
           (await metrics(req, res, pathname)) || (ingest ? ingest(req, res, pathname) : false);
         server = await createDashboardServer({
-          data: clickhouseDashboardData(store.client),
+          data: dashboardDataWithRounds(store.client, config, log),
           // the dashboard's suggested commands are this CLI's, with the flags this command was given
           command: passkCommand,
           timeouts: config.http,

@@ -1,6 +1,7 @@
-import Table from 'cli-table3';
+import { createRequire } from 'node:module';
+import type TableClass from 'cli-table3';
 import pc from 'picocolors';
-import { cellText, type Block, type Cell, type Tone } from './doc.ts';
+import { cellText, PASSK, type Block, type Cell, type Tone } from './doc.ts';
 import { maxOf, pushAll } from '../../processors/core/arrays.ts';
 import { safeText } from '../../processors/core/safeText.ts';
 
@@ -174,6 +175,8 @@ const renderTable = (full: Extract<Block, { kind: 'table' }>, width: number | un
       natural
     ).map((w) => w + 2);
   }
+  // cli-table3 (and its string-width) loaded at the first table, not at start-up: `passk --help` draws none
+  const Table = createRequire(import.meta.url)('cli-table3') as typeof TableClass;
   const t = new Table({
     head: b.head.map((h) => pc.bold(h)),
     style: { head: [], border: [] },
@@ -304,18 +307,29 @@ export const renderJson = (value: unknown): string =>
 export const progressBarSize = (reserve: number): number =>
   Math.max(10, Math.min(40, (usableWidth(process.stderr.columns) ?? 80) - reserve - 1));
 
+/** A line of a message that is a command to run, on a line of its own after the message (`  npx passk …`). */
+const COMMAND_LINE = new RegExp(`^(\\s+)(?=${PASSK} )`);
+
 /**
- * Writes messages to stderr. On a terminal each line is word-wrapped to its width (a status line never breaks inside a
- * word); piped, lines stay whole.
+ * A message as stderr shows it in `width` columns: each line word-wrapped (a status line never breaks inside a word),
+ * and a command on a line of its own (indented `npx passk …`) broken with ` \` instead, so it still pastes as one
+ * (word-wrapped, it was cut into lines a shell runs one by one). No width: lines stay whole.
  */
-export const writeStderr = (text: string): boolean => {
-  const s = safeText(text);
-  return process.stderr.write(
-    process.stderr.isTTY && process.stderr.columns
-      ? s
-          .split('\n')
-          .map((l) => wrapLine(l, process.stderr.columns, '  '))
-          .join('\n')
-      : s,
+export const fitStderr = (text: string, width: number | undefined): string =>
+  width === undefined
+    ? text
+    : text
+        .split('\n')
+        .map((l) => {
+          const lead = COMMAND_LINE.exec(l)?.[1];
+          return lead === undefined || visible(l) <= width
+            ? wrapLine(l, width, '  ')
+            : breakCommand(l.slice(lead.length), width, lead, `${lead}  `).join('\n');
+        })
+        .join('\n');
+
+/** Writes messages to stderr: fitted to the terminal's width (`fitStderr`); piped, lines stay whole. */
+export const writeStderr = (text: string): boolean =>
+  process.stderr.write(
+    fitStderr(safeText(text), process.stderr.isTTY && process.stderr.columns ? process.stderr.columns : undefined),
   );
-};

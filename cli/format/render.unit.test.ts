@@ -1,6 +1,14 @@
 import { describe, expect, it } from 'vitest';
 import { heading, list, table, text } from './doc.ts';
-import { parseWidth, renderJson, renderMarkdown, renderTerminal, setTerminalLayout, wrapLine } from './render.ts';
+import {
+  fitStderr,
+  parseWidth,
+  renderJson,
+  renderMarkdown,
+  renderTerminal,
+  setTerminalLayout,
+  wrapLine,
+} from './render.ts';
 
 describe('wrapLine', () => {
   it('cuts a long token that only holds a URL inside it (a JSON excerpt), never a word that is a URL', () => {
@@ -224,5 +232,32 @@ describe('usd: costs with their significant digits', () => {
       '—',
       '—',
     ]);
+  });
+});
+
+describe('fitStderr: a message and the commands it asks for, on a terminal', () => {
+  const command =
+    'npx passk run --dataset examples/refund-agent/refunds.jsonl --agent examples/refund-agent/agent.ts --suite refunds --agent-version refund-agent-v1 --confirmations';
+  const message = `passk: the processors ask for confirmation runs: 2 row(s) × 3 attempts on both versions (r05, r15); run them with the dataset file and agent of each version's latest passk run, one command a line, in order:\n  ${command}\n  ${command.replace(/v1/g, 'v2')}`;
+
+  it('breaks each command on a line of its own with ` \\` (word-wrapped, it was cut into lines a shell runs apart)', () => {
+    const lines = fitStderr(message, 80).split('\n');
+    for (const l of lines) expect(l.length).toBeLessThanOrEqual(80);
+    const first = lines.findIndex((l) => l.startsWith('  npx passk'));
+    expect(first).toBeGreaterThan(1); // the message, word-wrapped, before it
+    expect(lines.slice(0, first).every((l) => !l.endsWith('\\'))).toBe(true);
+    const pasted = lines
+      .slice(first)
+      .join('\n')
+      .split(/\n(?= {2}npx passk)/)
+      .map((c) => c.replace(/ \\\n\s+/g, ' ').trim());
+    expect(pasted).toEqual([command, command.replace(/v1/g, 'v2')]);
+  });
+
+  it('leaves a command that fits, and everything without a width, whole', () => {
+    expect(fitStderr('passk: stopped\n  npx passk report --from-store', 80)).toBe(
+      'passk: stopped\n  npx passk report --from-store',
+    );
+    expect(fitStderr(message, undefined)).toBe(message);
   });
 });

@@ -24,10 +24,14 @@ const firstStageLine = (g: GroupReport & Pick<ReportedGroup, 'first_stage'>): Bl
   const f = g.first_stage;
   if (!f) return [];
   const runs = f.runs.length === 1 ? `adaptive run ${f.runs[0]}` : `${f.runs.length} adaptive runs`;
+  // with the version's other runs, a row's headline attempts are more than the first stage's k (pass^5 of 3 + 2)
+  const others = f.other_attempts
+    ? `, with the ${f.other_attempts} attempts of this version's other runs (not stopped adaptively, so all counted)`
+    : '';
   return [
     text(
       `${runs}: pass@k, pass^k, flip rate and mean accuracy from each row's first ${f.k} graded attempts ` +
-        `(the unbiased first stage, docs/adaptive.md); rows, trials and classes from all attempts, a row ` +
+        `(the unbiased first stage, docs/adaptive.md)${others}; rows, trials and classes from all attempts, a row ` +
         `with a pass and a fail a flip as the run classed it ` +
         `(--first-stage K for another k, --all-attempts to pool)`,
     ),
@@ -63,7 +67,7 @@ const headline = (g: GroupReport & Pick<ReportedGroup, 'first_stage'>): Block =>
         pct(g.flip_rate),
         pctInterval(g.intervals.flip_rate.bootstrap),
         g.first_stage
-          ? `first ${g.first_stage.k} attempts disagree: ${g.first_stage.flips} of ${g.first_stage.rows} rows`
+          ? `${g.first_stage.other_attempts ? 'attempts above' : `first ${g.first_stage.k} attempts`} disagree: ${g.first_stage.flips} of ${g.first_stage.rows} rows`
           : `${g.classes.flip} of ${g.classified} classified rows`,
       ],
     ],

@@ -1,11 +1,12 @@
 #!/usr/bin/env node
 // The README's test command (`npm test`): every tier (vitest.config.ts) on a fresh machine, the tiers that do not share
 // a resource side by side: the fault campaign (its own cluster; it mostly waits on held faults); the Kafka files (one
-// broker, one file at a time), then the unit tier (the Kafka files take 14 of the campaign's 18 minutes); and the int
-// and browser files, two at a time, the longest lane, from the start (it used to wait for the unit tier: 2-3 minutes
-// of every run's wall time). Before the lanes start, the sources are compiled once (deploy/test/cliBuild.mjs, ~2 s)
-// for the `node bin/passk.mjs …` children of the Kafka, int and browser files: each ran tsx's loader, ~0.4-0.65 s of
-// CPU a start, hundreds of starts (docs/performance.md, "The tests' CLI build").
+// broker, one file at a time), then a few int files, two at a time (INT_AFTER_KAFKA); the unit tier, one file at a
+// time (it is on no lane's critical path: 3 minutes of 2 workers after the Kafka files were 3 minutes of the suite's
+// wall); and the int and browser files, two at a time, the longest lane, from the start (it used to wait for the
+// unit tier: 2-3 minutes of every run's wall time). Before the lanes start, the sources are compiled once
+// (deploy/test/cliBuild.mjs, ~2 s) for the `node bin/passk.mjs …` children of the Kafka, int and browser files: each
+// ran tsx's loader, ~0.4-0.65 s of CPU a start, hundreds of starts (docs/performance.md, "The tests' CLI build").
 // `npm test -- <vitest args>` runs vitest once with those arguments instead (one file: `npm test -- path/to/file`).
 // Prints the slowest 10 files and the skipped tests with their reasons, then one plain last line,
 // `N passed, M failed, K skipped`, counted from vitest's JSON reports.
@@ -90,13 +91,24 @@ const lane = (name, args, { prefix, laneEnv = {} }) =>
  * int files evens the two. Files that use neither Kafka nor Chromium, and need nothing the local lane sets up.
  * With the first two moved, the next quiet runs still ended the Kafka lane (13m30 + unit 2m24 + this tail 3m14) about
  * 1m30 before the local one (20m40), so producers.review.int follows: about 20 s of CPU (cpuacct, the file alone),
- * which the tail runs in its one worker while the local lane's two share the rest. The suite is CPU-bound on 2 cores:
+ * which the tail ran in its one worker while the local lane's two shared the rest. The suite is CPU-bound on 2 cores:
  * moving a file ends the lanes closer together, it saves no CPU.
+ * The next quiet CI run (wall 22m00s): faults 18m14, Kafka 15m04 → unit 3m06 → tail 2m30 (20m40), local 21m52. Now
+ * the unit tier runs beside the lanes from the start, in one worker (its CPU is spent as before, at the start rather
+ * than in minutes 15-18, when the same lanes ran beside it), the tail follows the Kafka files at ~15m04 in two workers
+ * (the broker's worker is free by then), and width.int (1m56) and retract.int (1m51) join it. In worker-minutes: the
+ * local lane held 2 × 21m52 = 43m44, of which importToolStream.int's 4m11 shrinks by about 2 minutes (its five
+ * imports side by side; the τ-bench test's import and rerun remain one after another) and readmeCommands.int's by about
+ * 30 s (one `passk demo` run fewer): 41m14. Moving m worker-minutes evens the lanes when
+ * (41m14 - m) / 2 = 15m04 + (2m30 + m) / 2, m ≈ 4m: width + retract (3m47) give local ≈ (41m14 - 3m47) / 2 = 18m44 and
+ * Kafka + tail ≈ 15m04 + (2m30 + 3m47) / 2 = 18m13, against 21m52 and 20m40 (a wall of ~18m45 rather than 22m00).
  */
 const INT_AFTER_KAFKA = [
   'test/cli/storeRebuild.int.test.ts',
   'test/integration/importStream.int.test.ts',
   'test/integration/producers.review.int.test.ts',
+  'test/cli/width.int.test.ts',
+  'test/cli/retract.int.test.ts',
 ];
 
 const userArgs = process.argv.slice(2);
@@ -119,10 +131,13 @@ if (userArgs.length > 0) {
       lane('faults', ['--project', 'faults'], { prefix: true }),
       (async () => {
         const kafka = await lane('kafka', ['--project', 'kafka'], { prefix: true, laneEnv: built });
-        const unit = await lane('unit', ['--project', 'unit'], { prefix: true });
-        const tail = await lane('int-tail', ['--project', 'int', ...INT_AFTER_KAFKA], { prefix: true, laneEnv: built });
-        return [kafka, unit, tail];
+        const tail = await lane('int-tail', ['--project', 'int', '--maxWorkers', '2', ...INT_AFTER_KAFKA], {
+          prefix: true,
+          laneEnv: built,
+        });
+        return [kafka, tail];
       })(),
+      lane('unit', ['--project', 'unit', '--maxWorkers', '1'], { prefix: true }),
       // vitest's --exclude does not reach a project's own file list: vitest.config.ts reads PASSK_TEST_EXCLUDE
       lane('local', ['--project', 'int', '--project', 'browser', '--maxWorkers', '2'], {
         prefix: true,

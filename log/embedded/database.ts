@@ -1,4 +1,4 @@
-import { existsSync, mkdirSync, statSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { BackendUnavailable } from '../../schemas/errors.ts';
@@ -41,6 +41,11 @@ CREATE INDEX IF NOT EXISTS records_rowstate_keys ON records (partition, offset, 
 -- the first open of a log written before them (once, in the open's transaction; older passk keep them up to date).
 CREATE INDEX IF NOT EXISTS records_rowstate_by_key ON records (key, partition, offset) WHERE topic = 'passk.rowstate';
 CREATE INDEX IF NOT EXISTS records_decisions_by_key ON records (key, partition, offset) WHERE topic = 'passk.decisions';
+-- The keys of passk.rowstate that do not have exactly three separators (char 31, KEY_SEP): the snapshots' and those
+-- whose ids hold KEY_SEP, a few among millions of row states. With records_rowstate_by_key, the gates' restore by key
+-- finds every version and every such key without a walk of every key (ROWSTATE_ODD, store.ts: the same expression).
+CREATE INDEX IF NOT EXISTS records_rowstate_odd ON records (key, partition, offset)
+  WHERE topic = 'passk.rowstate' AND length(key) - length(replace(key, char(31), '')) <> 3;
 CREATE TABLE IF NOT EXISTS group_offsets (
   group_id TEXT NOT NULL, topic TEXT NOT NULL, partition INTEGER NOT NULL, next_offset INTEGER NOT NULL,
   committed_at INTEGER NOT NULL, PRIMARY KEY (group_id, topic, partition)) WITHOUT ROWID;
@@ -96,19 +101,53 @@ const inspect = (file: string): void => {
   }
 };
 
-/**
- * The records an open of this log scans to build the indexes by key (a log written before them: once), else 0. Read
- * before the open's transaction, so its notice is out before the build holds the write lock.
- */
-const indexesToBuild = (db: Db): number => {
+/** The indexes by key a log written before them lacks (built by its first open by this passk). */
+const missingKeyIndexes = (db: Db): boolean => {
   const names = new Set(
     (db.prepare("SELECT name FROM sqlite_master WHERE type IN ('table', 'index')").all() as { name: string }[]).map(
       (t) => t.name,
     ),
   );
-  if (!names.has('records') || (names.has('records_rowstate_by_key') && names.has('records_decisions_by_key')))
-    return 0;
-  return (db.prepare('SELECT count(*) AS n FROM records').get() as { n: number }).n;
+  const built = ['records_rowstate_by_key', 'records_decisions_by_key', 'records_rowstate_odd'];
+  return names.has('records') && !built.every((n) => names.has(n));
+};
+
+/**
+ * The records an open of this log scans to build the indexes by key (a log written before them: once), else 0. Read
+ * before the open's transaction, so its notice is out before the build holds the write lock.
+ */
+const indexesToBuild = (db: Db): number =>
+  missingKeyIndexes(db) ? (db.prepare('SELECT count(*) AS n FROM records').get() as { n: number }).n : 0;
+
+/**
+ * `<file>.index-build`: written by the open that builds the indexes by key, inside its write transaction (so only
+ * the process that holds the lock writes it), removed when that transaction ends. Another process whose open gets
+ * SQLITE_BUSY meanwhile sees it and waits for the build, however long it takes, instead of failing after its busy
+ * timeout (issue 26: 7–8 s per 1M records; from 1.2–1.4M records the 10 s timeout ran out).
+ */
+const buildMarker = (file: string): string => `${file}.index-build`;
+
+/** The process building this log's indexes (its marker names a live process), else undefined. */
+const liveIndexBuild = (file: string): { pid: number; records: number } | undefined => {
+  let build: { pid: number; records: number };
+  try {
+    build = JSON.parse(readFileSync(buildMarker(file), 'utf8')) as { pid: number; records: number };
+  } catch {
+    return undefined; // none, or being written this instant (the next try reads it)
+  }
+  if (!Number.isInteger(build.pid) || build.pid <= 0 || build.pid === process.pid) return undefined;
+  try {
+    process.kill(build.pid, 0);
+    return build;
+  } catch (e) {
+    // EPERM: alive, another user's; ESRCH: gone (a build killed mid-way is rolled back; its marker is stale)
+    return (e as { code?: string }).code === 'EPERM' ? build : undefined;
+  }
+};
+
+const isBusy = (e: unknown): boolean => {
+  const code = (e as { code?: unknown } | undefined)?.code;
+  return typeof code === 'string' && code.startsWith('SQLITE_BUSY');
 };
 
 /**
@@ -127,23 +166,60 @@ export const openLogDatabase = (opts: { dataDir: string; synchronous: Synchronou
     db.pragma('journal_mode = WAL'); // persistent in the file; readers never block the writer
     db.pragma(`synchronous = ${opts.synchronous}`);
     const upgrade = indexesToBuild(db);
-    if (upgrade > 0)
+    // another process builds them now: this open waits for it (said once its busy timeout has run out, below)
+    let waitingFor: number | undefined;
+    if (upgrade > 0 && !liveIndexBuild(file))
       process.stderr.write(
         `passk: upgrading ${file}: building its indexes by key, a scan of all ${upgrade} records (once; other ` +
-          `writers to this log wait meanwhile, up to their busy timeout: about 8 s per 1M records of 1.5 KB)\n`,
+          `writers to this log wait meanwhile: about 8 s per 1M records of 1.5 KB)\n`,
       );
-    db.transaction(() => {
+    let marked = false;
+    const schema = db.transaction(() => {
       const tables = (
         db.prepare("SELECT name FROM sqlite_master WHERE type = 'table'").all() as { name: string }[]
       ).map((t) => t.name);
       if (tables.length > 0 && !tables.includes('meta'))
         throw refused(file, `is another application's SQLite database (tables ${tables.slice(0, 3).join(', ')})`);
+      if (missingKeyIndexes(db)) {
+        // this open builds them (it holds the write lock): other opens that find the lock taken wait for it
+        try {
+          writeFileSync(buildMarker(file), JSON.stringify({ pid: process.pid, records: upgrade }));
+          marked = true;
+        } catch {
+          // best effort (a full disk): without it other opens wait their busy timeout only, as before
+        }
+      }
       db.exec(SCHEMA);
       const row = db.prepare('SELECT v FROM meta WHERE k = ?').get('format') as { v: string } | undefined;
       if (!row) db.prepare('INSERT INTO meta (k, v) VALUES (?, ?)').run('format', FORMAT_VERSION);
       else if (row.v !== FORMAT_VERSION)
         throw new Error(`${opts.dataDir}/log.sqlite has log format ${row.v}; this passk reads ${FORMAT_VERSION}`);
-    }).immediate();
+    });
+    // BEGIN IMMEDIATE waits up to busy_timeout for the write lock. Another open's index build holds it longer on a
+    // large log: while that build runs (its marker names a live process), or when it ended between the timeout and
+    // this check (the indexes are there now: once), take the lock again rather than fail with SQLITE_BUSY.
+    let lateRetry = upgrade > 0;
+    for (;;) {
+      try {
+        schema.immediate();
+        break;
+      } catch (e) {
+        if (!isBusy(e)) throw e;
+        const build = liveIndexBuild(file);
+        if (build) {
+          if (build.pid !== waitingFor)
+            process.stderr.write(
+              `passk: waiting for process ${(waitingFor = build.pid)}, which is building the indexes by key of ${file} ` +
+                `(once, a scan of ${build.records} records: about 8 s per 1M records of 1.5 KB; waited ` +
+                `${opts.busyTimeoutMs} ms so far, the busy timeout, and waits on until it is done)\n`,
+            );
+        } else if (lateRetry && !missingKeyIndexes(db)) lateRetry = false;
+        else throw e;
+      } finally {
+        if (marked) rmSync(buildMarker(file), { force: true });
+        marked = false;
+      }
+    }
     return db;
   } catch (e) {
     db.close();

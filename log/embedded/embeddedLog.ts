@@ -10,7 +10,7 @@ import { partitionOf } from '../partitioner.ts';
 import { createEmbeddedConsumer, type EmbeddedConsumerTiming } from './consumer.ts';
 import { openLogDatabase, type Synchronous } from './database.ts';
 import { createGroupStore } from './groups.ts';
-import { createLogStore, type AppendRecord } from './store.ts';
+import { createLogStore, KEY_INDEXED_TOPICS, type AppendRecord } from './store.ts';
 import { startAppendThread } from './appendThread.ts';
 import { pushAll } from '../../processors/core/arrays.ts';
 
@@ -25,7 +25,10 @@ export interface EmbeddedEventLogOptions {
   readonly codec?: EventCodec;
   /** @default 'FULL' (see database.ts) */
   readonly synchronous?: Synchronous;
-  /** How long a writer waits for another process's transaction. @default 10000 */
+  /**
+   * How long a writer waits for another process's transaction. @default 10000. The open waits on past it for another
+   * open's one-time build of the indexes by key, however long that takes (database.ts, `liveIndexBuild`).
+   */
   readonly busyTimeoutMs?: number;
   readonly consumer?: Partial<EmbeddedConsumerTiming>;
   /**
@@ -212,6 +215,11 @@ export const createEmbeddedEventLog = (opts: EmbeddedEventLogOptions): EventLog 
       consumers.add(consumer);
       return consumer;
     },
+    rowstateOutline: async (o) => {
+      checkOpen();
+      return store.rowstateOutline(o);
+    },
+    readsByKey: KEY_INDEXED_TOPICS,
     deadLetters: async () => {
       checkOpen();
       const partitions = store.ensureTopic(TOPICS.dlq);

@@ -1,4 +1,4 @@
-import type { RawRecord } from '../../processors/ports.ts';
+import type { RawRecord, RowstateOutline } from '../../processors/ports.ts';
 import { DLQ_HEADERS, type DeadLetterRecord } from '../deadLetters.ts';
 import { TOPICS } from '../../schemas/topics.ts';
 import type { Db } from './database.ts';
@@ -62,6 +62,13 @@ export interface LogStore {
     keys: (key: string) => boolean,
   ): { records: StoredRecord[]; lastOffset: number } | undefined;
   /**
+   * passk.rowstate's keys in outline (`RowstateOutline`), in one read transaction (so `ends` and the keys agree): the
+   * versions by a skip over records_rowstate_by_key (one seek per version, not one step per key), the other keys by
+   * records_rowstate_odd. O(versions + odd keys), whatever number of row states the topic holds; with `versions`
+   * false, the versions are left out (empty: no seek per version) and it is O(odd keys).
+   */
+  rowstateOutline(o?: { readonly versions?: boolean }): RowstateOutline;
+  /**
    * `read` for a consumer of events: each record's offset, key and value as text (SQLite's own UTF-8 to a string,
    * no buffer per record: half of the read's cost), `maxBytes` counted in characters. The text is V8's decoding,
    * which turns a bad byte sequence into U+FFFD and keeps a byte order mark: `valueAt` gives the bytes.
@@ -115,6 +122,19 @@ export const prefixEnd = (prefix: string): string | undefined => {
   return chars.join('') + String.fromCodePoint(last === 0xd7ff ? 0xe000 : last + 1);
 };
 
+/**
+ * The partial index records_rowstate_odd's condition (database.ts), word for word: a query names it so for SQLite to
+ * use the index. A key with any number of separators but three: not a row state's four parts (`rowKey`).
+ */
+export const ROWSTATE_ODD = `topic = '${TOPICS.rowstate}' AND length(key) - length(replace(key, char(31), '')) <> 3`;
+
+/** Where the third KEY_SEP of a key is, or -1. */
+const thirdSep = (key: string): number => {
+  const a = key.indexOf(KEY_SEP);
+  const b = a < 0 ? -1 : key.indexOf(KEY_SEP, a + 1);
+  return b < 0 ? -1 : key.indexOf(KEY_SEP, b + 1);
+};
+
 /** A record without headers (most): one shared, frozen empty object, not a new one per record read. */
 const NO_HEADERS = Object.freeze({}) as Record<string, string>;
 
@@ -153,6 +173,43 @@ export const createLogStore = (db: Db, opts: { defaultPartitions: number; now: (
         topic,
         db.prepare<[string, string, number, number, number], [number, string]>(byKeyQuery(topic)).raw(),
       ]),
+    ),
+    // per indexed topic, one key range's records in offset order, at most a limit (the index's range, sorted by SQLite)
+    byKeyFirst: new Map(
+      KEY_INDEXED_TOPICS.map((topic) => [
+        topic,
+        db
+          .prepare<[string, string, number, number, number, number], [number, string]>(
+            `${byKeyQuery(topic)} ORDER BY offset LIMIT ?`,
+          )
+          .raw(),
+      ]),
+    ),
+    // the outline of passk.rowstate (`rowstateOutline`): the first key from one, past one, the first of a range with
+    // no KEY_SEP past its start, and the odd keys
+    firstKeyFrom: db
+      .prepare<[string], string>(
+        `SELECT key FROM records INDEXED BY ${KEY_INDEXES[TOPICS.rowstate]} WHERE topic = '${TOPICS.rowstate}'
+           AND key >= ? ORDER BY key LIMIT 1`,
+      )
+      .pluck(),
+    firstKeyAfter: db
+      .prepare<[string], string>(
+        `SELECT key FROM records INDEXED BY ${KEY_INDEXES[TOPICS.rowstate]} WHERE topic = '${TOPICS.rowstate}'
+           AND key > ? ORDER BY key LIMIT 1`,
+      )
+      .pluck(),
+    exactIn: db
+      .prepare<[string, string, string], number>(
+        `SELECT 1 FROM records INDEXED BY ${KEY_INDEXES[TOPICS.rowstate]} WHERE topic = '${TOPICS.rowstate}'
+           AND key >= ? AND key < ? AND instr(substr(key, length(?) + 1), char(31)) = 0 LIMIT 1`,
+      )
+      .pluck(),
+    oddKeys: db
+      .prepare<[], string>(`SELECT DISTINCT key FROM records INDEXED BY records_rowstate_odd WHERE ${ROWSTATE_ODD}`)
+      .pluck(),
+    partitionEnds: db.prepare<[string], { partition: number; next_offset: number }>(
+      'SELECT partition, next_offset FROM partitions WHERE topic = ?',
     ),
     // raw: an array per row, not an object with its column names
     readTexts: db
@@ -319,13 +376,18 @@ export const createLogStore = (db: Db, opts: { defaultPartitions: number; now: (
       return out;
     },
     readByPrefixes: (topic, partition, { fromOffset, high, limit, maxBytes = Infinity }, prefixes, keys) => {
-      const query = q.byKey.get(topic);
+      const query = q.byKeyFirst.get(topic);
       if (query === undefined || prefixes.some((p) => p === '' || prefixEnd(p) === undefined)) return undefined;
+      // each prefix's first `limit` records by offset (SQLite sorts its range, holding no more than that): past the
+      // last offset of a prefix that had more, the records of the others are not all known, so none is returned
+      let known = high - 1;
       const found = new Map<number, string>(); // offset → key: prefixes may overlap
-      for (const p of new Set(prefixes))
-        for (const [offset, key] of query.iterate(p, prefixEnd(p)!, partition, fromOffset, high))
-          if (keys(key)) found.set(offset, key);
-      const offsets = [...found.keys()].sort((a, b) => a - b);
+      for (const p of new Set(prefixes)) {
+        const rows = query.all(p, prefixEnd(p)!, partition, fromOffset, high, limit);
+        if (rows.length >= limit) known = Math.min(known, rows.at(-1)![0]);
+        for (const [offset, key] of rows) if (keys(key)) found.set(offset, key);
+      }
+      const offsets = [...found.keys()].filter((o) => o <= known).sort((a, b) => a - b);
       const records: StoredRecord[] = [];
       let bytes = 0;
       for (const offset of offsets) {
@@ -344,7 +406,34 @@ export const createLogStore = (db: Db, opts: { defaultPartitions: number; now: (
         });
       }
       const whole = records.length === offsets.length;
-      return { records, lastOffset: whole ? high - 1 : records.at(-1)!.offset };
+      return { records, lastOffset: whole ? known : records.at(-1)!.offset };
+    },
+    rowstateOutline: (o = {}) => {
+      ensureTopic(TOPICS.rowstate);
+      // one read transaction: the ends and the keys are those of one state of the log
+      return db.transaction((): RowstateOutline => {
+        const ends = new Map<number, number>();
+        for (const r of q.partitionEnds.all(TOPICS.rowstate)) ends.set(r.partition, r.next_offset);
+        const versions: string[] = [];
+        // a skip over the index, one seek per version (none per key): from a key with three separators or more to the
+        // first past its version's range (prefixEnd of `version␟`: every key of the version sorts below it); from a key
+        // with fewer, to the next key
+        for (let key = o.versions === false ? undefined : q.firstKeyFrom.get(''); key !== undefined;) {
+          const c = thirdSep(key);
+          if (c < 0) {
+            key = q.firstKeyAfter.get(key);
+            continue;
+          }
+          const start = key.slice(0, c + 1); // the version and its separator
+          const end = prefixEnd(start)!; // KEY_SEP is never the last code point
+          // the range's first key may hold more separators (an id holding KEY_SEP): the version is there only if some
+          // key of it splits exactly (the others are odd keys, decoded)
+          if (!key.includes(KEY_SEP, c + 1) || q.exactIn.get(start, end, start) !== undefined)
+            versions.push(key.slice(0, c));
+          key = q.firstKeyFrom.get(end);
+        }
+        return { ends, versions, odd: q.oddKeys.all() };
+      })();
     },
     readTexts: (topic, partition, fromOffset, limit, maxBytes = Infinity) => {
       const out: TextRecord[] = [];

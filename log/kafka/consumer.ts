@@ -115,8 +115,9 @@ export const createKafkaConsumer = async (deps: {
     sessionTimeout: SESSION_TIMEOUT_MS,
     rebalanceTimeout: REBALANCE_TIMEOUT_MS,
     heartbeatInterval: 3_000,
-    // an idle fetch waits at most this long at the broker; close() waits for it (kafkajs default 5 s)
-    maxWaitTimeInMs: 1_000,
+    // an idle fetch waits at most this long at the broker; close() waits for it (kafkajs default 5 s): a second for a
+    // long-lived consumer, less for a reader that closes at an end it knows (ConsumerOptions.idleWaitMs)
+    maxWaitTimeInMs: options.idleWaitMs ?? 1_000,
     // A crash once close() began (a join cut short by the disconnect) would otherwise restart the consumer
     // 300 ms later: a member nobody reads from rejoins the group and holds partitions, so it never catches up.
     retry: { restartOnFailure: async () => !abort.signal.aborted },

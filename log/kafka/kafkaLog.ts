@@ -1,9 +1,8 @@
 import { randomBytes } from 'node:crypto';
-import type { SchemaRegistry } from '@kafkajs/confluent-schema-registry';
 import type { Admin, Kafka } from 'kafkajs';
 import { BackendUnavailable } from '../../schemas/errors.ts';
 import { TOPICS } from '../../schemas/topics.ts';
-import type { DeadLetter, EventConsumer, EventLog } from '../../processors/ports.ts';
+import { READ_TO_END_WAIT_MS, type DeadLetter, type EventConsumer, type EventLog } from '../../processors/ports.ts';
 import { createDeadLetterWriter, toDeadLetterRecord } from '../deadLetters.ts';
 import { createKafkaConsumer, letterOfMessage, settledWithin } from './consumer.ts';
 import { classifyKafkaError } from './errors.ts';
@@ -11,11 +10,12 @@ import { adminRead, endOffsets } from './offsets.ts';
 import { applyKafkajsFixes } from './kafkajsFixes.ts';
 import { createKafkaPublisher, type KafkaPublisher } from './publisher.ts';
 import { createRegistryCodec, type RegistryCodec } from './registryCodec.ts';
+import type { RegistryClient } from './registryClient.ts';
 import { RECORD_OVERHEAD_BYTES, ensureTopics, partitionCounts, topicNames } from './topics.ts';
 
 export interface KafkaEventLogOptions {
   readonly kafka: Kafka;
-  readonly registry: SchemaRegistry;
+  readonly registry: RegistryClient;
   /** Largest encoded event accepted at publish, in bytes. @default 1000000 */
   readonly maxEventBytes?: number;
   /** Partitions of the topics passk creates. @default 4 */
@@ -244,7 +244,12 @@ export const createKafkaEventLog = async (opts: KafkaEventLogOptions): Promise<E
     if (ends.size === 0) return [];
     const groupId = `${namespace}passk-dlq-reader-${randomBytes(4).toString('hex')}${ONE_USE_SUFFIX}`;
     takeOneUse(groupId);
-    const reader = opts.kafka.consumer({ groupId, maxBytesPerPartition: maxEventBytes + RECORD_OVERHEAD_BYTES });
+    // read to the ends taken above, then closed: its close is not held by an idle fetch (kafkajs's default is 5 s)
+    const reader = opts.kafka.consumer({
+      groupId,
+      maxBytesPerPartition: maxEventBytes + RECORD_OVERHEAD_BYTES,
+      maxWaitTimeInMs: READ_TO_END_WAIT_MS,
+    });
     const letters: DeadLetter[] = [];
     try {
       await reader.connect();

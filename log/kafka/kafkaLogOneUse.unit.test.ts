@@ -1,4 +1,3 @@
-import type { SchemaRegistry } from '@kafkajs/confluent-schema-registry';
 import { KafkaJSProtocolError, type Kafka } from 'kafkajs';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { ALL_TOPICS, TOPICS } from '../../schemas/topics.ts';
@@ -6,6 +5,7 @@ import type { EventConsumer, EventLog } from '../../processors/ports.ts';
 import { ONE_USE_SUFFIX, createKafkaEventLog } from './kafkaLog.ts';
 import { fakeKafka } from './kafkajsStandIn.testkit.ts';
 import { topicNames } from './topics.ts';
+import type { RegistryClient } from './registryClient.ts';
 
 /**
  * The log's bookkeeping of its one-use groups, over a stand-in cluster whose admin keeps the groups as a broker does
@@ -128,7 +128,7 @@ const standInCluster = () => {
     consumer: (c: { groupId: string }) => (c.groupId.includes('dlq-reader') ? dlqReader(c) : reader(c)),
   } as unknown as Kafka;
   let id = 0;
-  const registry = { register: async () => ({ id: ++id }) } as unknown as SchemaRegistry;
+  const registry = { register: async () => ({ id: ++id }) } as unknown as RegistryClient;
   const cluster = {
     kafka,
     registry,

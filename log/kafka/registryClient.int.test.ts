@@ -1,5 +1,7 @@
+import { execFile } from 'node:child_process';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { fileURLToPath } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
 import { SchemaType } from '@kafkajs/confluent-schema-registry';
 import { createRegistryClient } from './registryClient.ts';
@@ -107,5 +109,69 @@ describe('schema-registry client schemas', () => {
       schema.isValid({ a: true }, { errorHook: (path, m) => problems.push(`${path.join('.')}: ${String(m)}`) }),
     ).toBe(false);
     expect(problems).toEqual(['/a: should be string,number']);
+  });
+});
+
+describe('schema-registry client modules', () => {
+  /** A registry that takes every registration (no config yet, then id 1, 2, …) and holds id 1 as a JSON Schema. */
+  const accepting = () => {
+    let id = 0;
+    return registry((_n, req, res) => {
+      if (req.method === 'GET' && req.url?.startsWith('/config/'))
+        return json(res, 404, { error_code: 40401, message: 'Subject not found' });
+      if (req.method === 'GET' && req.url === '/schemas/ids/1')
+        return json(res, 200, { schema: '{"type":"object"}', schemaType: 'JSON' });
+      if (req.method === 'GET' && req.url === '/schemas/ids/9')
+        return json(res, 200, {
+          schema: JSON.stringify({ type: 'record', name: 'r', fields: [{ name: 'n', type: 'int' }] }),
+        });
+      if (req.method === 'PUT') return json(res, 200, { compatibility: 'BACKWARD' });
+      return json(res, 200, { id: ++id });
+    });
+  };
+
+  it('registering every event type and reading a JSON Schema back loads neither avsc, protobufjs nor ajv 7', async () => {
+    // in a process of its own: what the library's index would load (avsc, protobufjs and its ajv 7 at its load, 0.2 s
+    // of CPU at each start of a Kafka `passk process`) is read from its module cache
+    const r = await accepting();
+    const here = new URL('.', import.meta.url).href;
+    const script = `
+      const { createRegistryClient } = await import(${JSON.stringify(`${here}registryClient.ts`)});
+      const { createRegistryCodec } = await import(${JSON.stringify(`${here}registryCodec.ts`)});
+      const registry = createRegistryClient({ url: ${JSON.stringify(r.url)}, timeoutMs: 2000 });
+      const codec = await createRegistryCodec({ registry });
+      const schema = await registry.getSchema(1);
+      const { createRequire } = await import('node:module');
+      console.log(JSON.stringify({ ids: codec.ids.size, valid: typeof schema.isValid === "function", loaded: Object.keys(createRequire(import.meta.url).cache) }));
+    `;
+    const out = await new Promise<string>((resolve, reject) =>
+      execFile(
+        process.execPath,
+        ['--import', 'tsx', '--input-type=module', '-e', script],
+        { cwd: fileURLToPath(new URL('../../', import.meta.url)), env: { ...process.env, NODE_OPTIONS: '' } },
+        (err, stdout, stderr) => (err ? reject(new Error(stderr)) : resolve(stdout)),
+      ),
+    );
+    const { ids, valid, loaded } = JSON.parse(out.trim().split('\n').at(-1)!) as {
+      ids: number;
+      valid: boolean;
+      loaded: string[];
+    };
+    expect(ids).toBeGreaterThan(5);
+    expect(valid).toBe(true);
+    expect(loaded.some((m) => m.includes('/mappersmith/'))).toBe(true); // the library's HTTP client did the requests
+    expect(
+      loaded.filter((m) =>
+        /\/node_modules\/(avsc|protobufjs)\/|confluent-schema-registry\/node_modules\/ajv\//.test(m),
+      ),
+    ).toEqual([]);
+  });
+
+  it('a schema id of another type (Avro) is read by the library’s own client, as before', async () => {
+    const r = await accepting();
+    const client = createRegistryClient({ url: r.url, timeoutMs: 2_000 });
+    const avro = (await client.getSchema(9)) as unknown as { isValid(v: unknown): boolean };
+    expect(avro.isValid({ n: 1 })).toBe(true);
+    expect(avro.isValid({ n: 'x' })).toBe(false);
   });
 });

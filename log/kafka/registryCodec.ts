@@ -1,4 +1,6 @@
-import { COMPATIBILITY, SchemaType, type SchemaRegistry } from '@kafkajs/confluent-schema-registry';
+// the library's constants and errors by their own modules: its index loads avsc, protobufjs and ajv 7 (registryClient.ts)
+import { SchemaType } from '@kafkajs/confluent-schema-registry/dist/@types.js';
+import { COMPATIBILITY } from '@kafkajs/confluent-schema-registry/dist/constants.js';
 import { ConfluentSchemaRegistryCompatibilityError } from '@kafkajs/confluent-schema-registry/dist/errors.js';
 import type { EventCodec } from '../../schemas/codec.ts';
 import { validateEvent } from '../../schemas/codec.ts';
@@ -7,6 +9,7 @@ import { EVENT_TYPES, type EventType, type PasskEvent } from '../../schemas/even
 import { jsonSchemaOf, subjectOf } from '../../schemas/jsonSchema.ts';
 import { SchemaRejected } from '../errors.ts';
 import { closeContentModel, validateDecoded } from '../fastValidate.ts';
+import type { RegistryClient } from './registryClient.ts';
 
 /** The part of a registered schema the codec uses (the library's JSON Schema helper, backed by ajv). */
 interface RegisteredJsonSchema {
@@ -36,7 +39,7 @@ const utf8 = new TextDecoder('utf-8', { fatal: true });
  * gets the same id). @throws SchemaRejected when the registry refuses it; BackendUnavailable when it does not answer.
  */
 export const registerJsonSchema = async (deps: {
-  registry: SchemaRegistry;
+  registry: RegistryClient;
   subject: string;
   schema: object;
 }): Promise<number> => {
@@ -68,7 +71,7 @@ const statusOf = (e: unknown): number | undefined =>
  * does not answer is `BackendUnavailable` (retriable), never a dead letter.
  */
 export const createRegistryCodec = async (deps: {
-  registry: SchemaRegistry;
+  registry: RegistryClient;
   /** Prepended to every subject (tests; several passk installs on one registry). @default '' */
   subjectPrefix?: string;
 }): Promise<RegistryCodec> => {
@@ -81,7 +84,7 @@ export const createRegistryCodec = async (deps: {
 
   const fetchSchema = async (id: number): Promise<RegisteredJsonSchema> => {
     try {
-      return (await registry.getSchema(id)) as unknown as RegisteredJsonSchema;
+      return await registry.getSchema(id);
     } catch (e) {
       if (statusOf(e) === 404) throw new InvalidEvent(`unknown schema id ${id}`, e);
       throw new BackendUnavailable(`schema registry: reading schema ${id}: ${(e as Error).message}`, e);

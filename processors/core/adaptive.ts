@@ -205,3 +205,21 @@ export const firstStage = (
     },
   };
 };
+
+/**
+ * The first stage of a version's adaptive runs, from their rounds (`AdaptiveRoundDecided`: run id → `first_k`): the
+ * smallest `first_k` of the runs given that have rounds; the default `--first-k` when none has. What `passk compare
+ * --from-store`, `passk report --from-store`, `passk process` and the dashboard take an adaptive version's headline
+ * numbers from (docs/adaptive.md).
+ */
+export const firstStageOfRuns = (
+  runIds: Iterable<string>,
+  rounds: ReadonlyMap<string, number>,
+): { k: number; from: 'rounds' | 'default' } => {
+  let k = Infinity;
+  for (const id of runIds) {
+    const first = rounds.get(id);
+    if (first !== undefined && first < k) k = first;
+  }
+  return Number.isFinite(k) ? { k, from: 'rounds' } : { k: DEFAULT_ADAPTIVE.firstK, from: 'default' };
+};

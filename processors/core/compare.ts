@@ -25,6 +25,12 @@ export type Comparison = {
    * that run's attempts, as many as its stopping rule gave each row, not `screen_attempts`); null otherwise.
    */
   first_stage: { baseline: number | null; candidate: number | null };
+  /**
+   * Set (by the store's comparison, `comparisonFromStore`) when that first stage is the runner's default `--first-k`
+   * because the adaptive runs' rounds were not found on the event log (it could not be read, or it lacks them): an
+   * assumption the views name, never a fact they state.
+   */
+  first_stage_assumed?: true;
   /** Headline numbers of each version, from the screening attempts. */
   baseline: GroupReport;
   candidate: GroupReport;

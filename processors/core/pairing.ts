@@ -61,7 +61,7 @@ export const sideRow = (
       : {
           headline: summarizeAttempts(
             row_id,
-            firstStageState(state, firstStage).attempts,
+            firstStageState(state, firstStage, opts.adaptiveRuns).attempts,
             state.tags,
             firstStageOptions(opts, firstStage),
           ),

@@ -308,6 +308,18 @@ export type FirstStageHeadline = {
   /** Rows with k graded first-stage attempts (the flip rate's denominator), and how many of them flipped. */
   rows: number;
   flips: number;
+  /**
+   * Attempts of the version's other runs (not adaptive, confirmation runs left out unless counted) that the headline
+   * numbers count beside the first stage, all of them (they were not stopped adaptively); absent when none. With them
+   * a row has more than `k` attempts, and pass^k goes past `k`: a fixed `passk run --k 3` and an adaptive run of the
+   * same version on the same dataset version give 3 + 2 a row.
+   */
+  other_attempts?: number;
+  /**
+   * Set by the store's report (`reportFromStore`) when `k` is the runner's default `--first-k` because no round of
+   * these runs was found on the event log (it could not be read, or it lacks them).
+   */
+  assumed?: true;
 };
 
 /** `passk report --json`: one entry per (suite, dataset version, agent version). */
@@ -351,10 +363,20 @@ export const firstStageOptions = <O extends ReportOptions>(opts: O, k: number): 
 const withFirstStage = (g: Group, full: GroupReport, k: number, runs: string[], opts: ReportOptions): ReportedGroup => {
   const stage = firstStageOptions(opts, k);
   const head = reportGroup(g.key, summarizeGroup(g, stage), stage);
+  const adaptive = adaptiveRun(opts.adaptiveRuns);
+  let other = 0;
+  for (const s of g.rows.values())
+    for (const a of reportedState(s, opts.includeConfirmation ?? false).attempts) if (!adaptive(a.run_id)) other++;
   return {
     ...withFirstStageHeadline(full, head),
     confirmation_attempts: { count: confirmationAttempts(g), counted: opts.includeConfirmation ?? false },
-    first_stage: { k, runs, rows: head.classified, flips: head.classes.flip },
+    first_stage: {
+      k,
+      runs,
+      rows: head.classified,
+      flips: head.classes.flip,
+      ...(other > 0 ? { other_attempts: other } : {}),
+    },
   };
 };
 

@@ -170,6 +170,19 @@ describe('report of an adaptive run (--first-stage)', () => {
 });
 
 describe('report of an adaptive run, detected (headline numbers from the first stage)', () => {
+  it("counts the version's other runs beside the first stage, and says how many attempts they gave", () => {
+    const adaptive = [...row('a', 'v', '++-+', { run: 'adaptive-x' }), ...row('b', 'v', '+-', { run: 'adaptive-x' })];
+    const fixed = [
+      ...row('a', 'v', '+++', { run: 'run-1', at: 100 }),
+      ...row('b', 'v', '+++', { run: 'run-1', at: 100 }),
+    ];
+    const out = report([...adaptive, ...fixed], { headlineFirstStage: 2 });
+    // each row's first 2 adaptive attempts and the fixed run's 3: pass^5, not a first stage of 2 alone
+    expect(out.first_stage).toEqual({ k: 2, runs: ['adaptive-x'], rows: 2, flips: 1, other_attempts: 6 });
+    expect(out.k_max).toBe(5);
+    expect(report(adaptive, { headlineFirstStage: 2 }).first_stage).not.toHaveProperty('other_attempts');
+  });
+
   it("classes an adaptive run's rows by its rule: a pass and a fail make a flip at two attempts", () => {
     const rows = (run: string) => [...row('a', 'v', '+-', { run }), ...row('b', 'v', '++', { run })];
     expect(report(rows('adaptive-x'), { headlineFirstStage: 2 }).classes).toMatchObject({ flip: 1, unclassified: 1 });

@@ -65,20 +65,48 @@ export const shareChecks = (
 /** What the fold reads of a trial (a TrialRecorded is one; the store's explorer reads only these columns). */
 export type AttemptSource = Pick<
   TrialRecorded,
-  'event_id' | 'run_id' | 'attempt' | 'occurred_at' | 'passed' | 'output' | 'checks' | 'forbidden_actions' | 'tags'
+  | 'event_id'
+  | 'run_id'
+  | 'attempt'
+  | 'occurred_at'
+  | 'passed'
+  | 'output'
+  | 'checks'
+  | 'forbidden_actions'
+  | 'tags'
+  | 'failure_category'
+  | 'latency_ms'
+  | 'cost_usd'
 >;
 
-export const toAttemptRecord = (e: AttemptSource): AttemptRecord => ({
-  event_id: e.event_id,
-  run_id: e.run_id,
-  attempt: e.attempt,
-  occurred_at: e.occurred_at,
-  passed: e.passed,
-  output_hash: e.output === undefined || e.output === null ? null : hashString(e.output),
-  checks: e.checks === undefined ? NO_CHECKS : shareChecks(e.checks),
-  forbidden_actions:
-    e.forbidden_actions === undefined || e.forbidden_actions.length === 0 ? NO_ACTIONS : [...e.forbidden_actions],
-});
+export const toAttemptRecord = (e: AttemptSource): AttemptRecord => {
+  const a: AttemptRecord = {
+    event_id: e.event_id,
+    run_id: e.run_id,
+    attempt: e.attempt,
+    occurred_at: e.occurred_at,
+    passed: e.passed,
+    output_hash: e.output === undefined || e.output === null ? null : hashString(e.output),
+    checks: e.checks === undefined ? NO_CHECKS : shareChecks(e.checks),
+    forbidden_actions:
+      e.forbidden_actions === undefined || e.forbidden_actions.length === 0 ? NO_ACTIONS : [...e.forbidden_actions],
+  };
+  withExtras(a, e);
+  return a;
+};
+
+/**
+ * Copies what the Rows view reads of a trial besides its answer (failure category, latency, cost) onto its
+ * attempt record, each only where the trial has one (so a record without them keeps its old shape and text).
+ */
+export const withExtras = (
+  a: AttemptRecord,
+  e: Pick<AttemptRecord, 'failure_category' | 'latency_ms' | 'cost_usd'>,
+): void => {
+  if (e.failure_category !== undefined && e.failure_category !== null) a.failure_category = e.failure_category;
+  if (e.latency_ms !== undefined) a.latency_ms = e.latency_ms;
+  if (e.cost_usd !== undefined) a.cost_usd = e.cost_usd;
+};
 
 /** What places an attempt in its row: its event, and the (run, attempt number) slot it fills. */
 export type AttemptSlot = Readonly<{ event_id: string; run_id: string; attempt: number }>;

@@ -4,7 +4,17 @@ import type { PasskEvent } from '../../schemas/events/index.ts';
 import { deterministicEventId } from '../../schemas/ids.ts';
 import { candidateKey } from '../../schemas/topics.ts';
 import { maxOf } from '../core/arrays.ts';
-import { emptyBook, foldBookInto, isDecision, pastHorizon, processorsFold, pruneBook, type GateBook } from './gates.ts';
+import {
+  alertsHorizon,
+  emptyBook,
+  foldBookInto,
+  idsHorizon,
+  isDecision,
+  pastHorizon,
+  processorsFold,
+  pruneBook,
+  type GateBook,
+} from './gates.ts';
 
 /**
  * One partition of passk.decisions folded from the log alone (its records before `through`, nothing else): what a
@@ -36,9 +46,28 @@ export interface DecisionsPrefix {
    * baseline still finds its runs while no newer ones push them out.
    */
   closedAt: number;
+  /**
+   * The book forgets decided ids (`FoldOptions.forgetDecided`: the gates look them up in the log by key); its
+   * snapshots say so (`forgot_decided`), and only a restore that forgets too may start from one.
+   */
+  readonly forgetDecided: boolean;
+  /**
+   * The ids horizon (`FoldOptions.idHorizonMs`: no horizon, ids kept): decided and verdict ids are dropped once a
+   * declaration came this long after them; its snapshots say so (`id_horizon_ms`). 0: none, or not this kind of book.
+   */
+  readonly idHorizonMs: number;
+  /**
+   * The alerts horizon (`FoldOptions.alertHorizonMs`: no horizon, both backends): alert ids are dropped once an alert
+   * came this long after them; its snapshots say so (`alert_horizon_ms`). 0: none.
+   */
+  readonly alertHorizonMs: number;
 }
 
-export const emptyPrefix = (horizonMs = 0): DecisionsPrefix => ({
+/** The ids horizon a prefix or store folds with: only without a horizon and when ids are kept (`idsHorizon`). */
+export const ownIdHorizon = (horizonMs = 0, forgetDecided = false, idHorizonMs = 0): number =>
+  horizonMs > 0 ? 0 : idsHorizon(horizonMs, forgetDecided, idHorizonMs);
+
+export const emptyPrefix = (horizonMs = 0, forgetDecided = false, idHorizonMs = 0): DecisionsPrefix => ({
   book: emptyBook(),
   closed: new Map(),
   closedEvicted: new Set(),
@@ -47,6 +76,9 @@ export const emptyPrefix = (horizonMs = 0): DecisionsPrefix => ({
   since: 0,
   horizonMs,
   closedAt: 0,
+  forgetDecided: forgetDecided && horizonMs <= 0,
+  idHorizonMs: ownIdHorizon(horizonMs, forgetDecided, idHorizonMs),
+  alertHorizonMs: alertsHorizon(horizonMs, idHorizonMs),
 });
 
 /**
@@ -58,7 +90,7 @@ export const foldPrefix = (
   records: Iterable<{ readonly offset: number; readonly event: PasskEvent }>,
   lastOffset: number,
 ): void => {
-  const o = processorsFold(s.horizonMs);
+  const o = processorsFold(s.horizonMs, s.forgetDecided, s.idHorizonMs, s.alertHorizonMs);
   for (const { offset, event } of records) {
     if (offset < s.through) continue;
     if (isDecision(event)) {
@@ -75,7 +107,7 @@ export const foldPrefix = (
     s.at = Math.max(s.at, event.occurred_at);
     s.since++;
     // memory follows the horizon between snapshots too (pruning changes no read, so when it runs is free)
-    if (s.horizonMs > 0 && s.since % PRUNE_EVERY === 0) prunePrefix(s);
+    if ((s.horizonMs > 0 || s.idHorizonMs > 0 || s.alertHorizonMs > 0) && s.since % PRUNE_EVERY === 0) prunePrefix(s);
   }
   s.through = Math.max(s.through, lastOffset + 1);
 };
@@ -95,7 +127,7 @@ export const PRUNE_EVERY = 1_000;
  * than the newest by more than it. Nothing a fold reads changes (both are hidden already): the snapshot and memory stop growing with history.
  */
 export const prunePrefix = (s: DecisionsPrefix): void => {
-  pruneBook(s.book, s.horizonMs);
+  pruneBook(s.book, s.horizonMs, s.idHorizonMs, s.alertHorizonMs);
   for (const [id, run] of s.closed) if (pastHorizon(s.closedAt, run.occurred_at, s.horizonMs)) s.closed.delete(id);
 };
 
@@ -130,14 +162,25 @@ export const toGateBookSnapshot = (
     closed: [...s.closed.values()],
     // the clock of the closed runs, which the runs held may no longer show; the keys left out
     ...(s.closedEvicted.size > 0 ? { closed_at: s.closedAt, closed_evicted: [...s.closedEvicted].sort() } : {}),
+    ...(s.forgetDecided ? { forgot_decided: true as const } : {}),
+    ...(s.idHorizonMs > 0 ? { id_horizon_ms: s.idHorizonMs } : {}),
+    ...(s.alertHorizonMs > 0 ? { alert_horizon_ms: s.alertHorizonMs } : {}),
   };
 };
 
-/** The prefix a snapshot holds (its own copy), or an empty one; folded on with the given horizon. */
-export const restorePrefix = (snapshot?: GateBookSnapshot, horizonMs = 0): DecisionsPrefix =>
+/**
+ * The prefix a snapshot holds (its own copy), or an empty one; folded on with the given horizon. Forgetting decided
+ * ids, a snapshot that kept them (`forgot_decided` absent) is restored without them: its decided ids and verdict ids.
+ */
+export const restorePrefix = (
+  snapshot?: GateBookSnapshot,
+  horizonMs = 0,
+  forgetDecided = false,
+  idHorizonMs = 0,
+): DecisionsPrefix =>
   snapshot
     ? {
-        book: structuredClone(snapshot.book),
+        book: forgetful(structuredClone(snapshot.book), forgetDecided && horizonMs <= 0),
         closed: new Map(snapshot.closed.map((r) => [r.event_id, r])),
         closedEvicted: new Set(snapshot.closed_evicted ?? []),
         through: snapshot.through_offset,
@@ -145,8 +188,20 @@ export const restorePrefix = (snapshot?: GateBookSnapshot, horizonMs = 0): Decis
         since: 0,
         horizonMs,
         closedAt: Math.max(0, snapshot.closed_at ?? 0, maxOf(snapshot.closed.map((r) => r.occurred_at))),
+        forgetDecided: forgetDecided && horizonMs <= 0,
+        idHorizonMs: ownIdHorizon(horizonMs, forgetDecided, idHorizonMs),
+        alertHorizonMs: alertsHorizon(horizonMs, idHorizonMs),
       }
-    : emptyPrefix(horizonMs);
+    : emptyPrefix(horizonMs, forgetDecided, idHorizonMs);
+
+/** A book without what a forgetting fold leaves in the log (its decided ids and verdict ids), when `forget`. */
+const forgetful = (book: GateBook, forget: boolean): GateBook => {
+  if (!forget) return book;
+  delete book.decided;
+  book.verdicts = {};
+  delete book.verdicts_at;
+  return book;
+};
 
 /**
  * Whether a snapshot pruned with `taken` holds all a fold with `wanted` keeps (0: no horizon, keeps everything). One
@@ -161,18 +216,29 @@ const holds = (taken: number | undefined, wanted: number): boolean =>
  * more than the partition holds (`high`: its next offset; a log re-created under an old passk.rowstate is replayed
  * from 0), and pruned with a horizon no shorter than the restore's (else it lacks ids the restore would keep: the
  * partition is replayed from 0, once; one folded without a horizon, or from before horizons, serves only a restore
- * without one).
+ * without one). One that forgot decided ids (`forgot_decided`) serves only a restore that forgets them too (one
+ * that keeps them, Kafka's, would take a decided comparison re-declared for open): the partition is replayed from 0.
+ * The ids horizon likewise (`id_horizon_ms`): one pruned with it serves only a restore under an ids horizon no longer
+ * (its entries are dated on the declarations' clock), and one folded without it (its ids carry no time) only a restore
+ * without one: switching it on or off, or lengthening it, replays each partition from 0 once. The alerts horizon
+ * likewise (`alert_horizon_ms`, on both backends, dated on the alerts' clock): a snapshot from before it (its alerts
+ * undated) serves only a restore without one, so the upgrade replays each partition from 0 once.
  */
 export const usableSnapshot = (
   snapshot: GateBookSnapshot | undefined,
   partitions: number,
   high: number,
   horizonMs = 0,
+  forgetDecided = false,
+  idHorizonMs = 0,
 ): GateBookSnapshot | undefined =>
   snapshot &&
   snapshot.partitions === partitions &&
   snapshot.through_offset <= high &&
-  holds(snapshot.horizon_ms, horizonMs)
+  holds(snapshot.horizon_ms, horizonMs) &&
+  holds(snapshot.id_horizon_ms, ownIdHorizon(horizonMs, forgetDecided, idHorizonMs)) &&
+  holds(snapshot.alert_horizon_ms, alertsHorizon(horizonMs, idHorizonMs)) &&
+  (!snapshot.forgot_decided || (forgetDecided && horizonMs <= 0))
     ? snapshot
     : undefined;
 
@@ -207,6 +273,7 @@ export const chunkSnapshot = (s: GateBookSnapshot, maxBytes: number, slot: 'a' |
     ...(s.book.adaptive ? { adaptive: {} } : {}),
     ...(s.book.verdicts_at ? { verdicts_at: {} } : {}),
     ...(s.book.at === undefined ? {} : { at: s.book.at }),
+    ...(s.book.alerts_at === undefined ? {} : { alerts_at: s.book.alerts_at }),
   });
   const envelope = {
     ...s,

@@ -65,13 +65,70 @@ export interface FoldOptions {
    * and `pruneBook` drops them; an event already past it adds none. Open comparisons are never dropped.
    */
   readonly horizonMs?: number;
+  /**
+   * Decided comparisons leave no id behind, and verdict ids are kept only for the candidates whose key the caller
+   * loaded (`verdicts[key]` present): both stay in the log, where the gates look them up by key before they decide
+   * (`checkDecided`, on the embedded log's index by key: docs/processors.md, "Decided ids stay in the log"). A
+   * re-declaration of a decided comparison is then folded as open, and the look-up drops it. With `evictDecided` and
+   * no horizon only.
+   */
+  readonly forgetDecided?: boolean;
+  /**
+   * The horizon of duplicate ids only (`PASSK_GATE_ID_HORIZON_DAYS`, the default where the gates keep decided ids:
+   * Kafka), in ms: a decided comparison's id and its verdict's id are forgotten once a comparison was declared on the
+   * partition this long after the verdict's event time. Its clock (`at`) is the latest declaration's event time (when
+   * `gate --declare` published it), not that of trials or closed runs, and nothing else is dropped: closed runs,
+   * adaptive runs and open comparisons stay (alerts have their own clock: `alertHorizonMs`), so a gate on an old
+   * imported baseline still decides. Without
+   * `horizonMs` (which covers the ids already) and `forgetDecided` (which holds none) only.
+   */
+  readonly idHorizonMs?: number;
+  /**
+   * The alerts horizon, in ms (`PASSK_GATE_ID_HORIZON_DAYS`, on both backends; without `horizonMs`, which covers
+   * alerts already): an alert id is forgotten once an alert was raised on the partition this long after it. Its
+   * clock (`alerts_at`) is the latest alert's event time (its window's end), not the declarations'. A window older
+   * than the newest alerted one by more than the longest production window is never final again (its shares are
+   * dropped: folds/windows.ts, `horizonOf`), so it cannot be raised again once its id is gone; an alert already past
+   * the horizon adds none.
+   */
+  readonly alertHorizonMs?: number;
 }
 
 /** The processors' fold: decided comparisons evicted. */
 export const EVICT_DECIDED: FoldOptions = { evictDecided: true };
 
-/** The processors' fold with a horizon (`PASSK_GATE_HORIZON_DAYS`). */
-export const processorsFold = (horizonMs = 0): FoldOptions => ({ evictDecided: true, horizonMs });
+/**
+ * The processors' fold with a horizon (`PASSK_GATE_HORIZON_DAYS`), forgetting decided ids (`forgetDecided`: the gates
+ * look them up in the log) when asked and without a horizon.
+ */
+export const processorsFold = (
+  horizonMs = 0,
+  forgetDecided = false,
+  idHorizonMs = 0,
+  alertHorizonMs = alertsHorizon(horizonMs, idHorizonMs),
+): FoldOptions => {
+  const ids = idsHorizon(horizonMs, forgetDecided, idHorizonMs);
+  return {
+    evictDecided: true,
+    horizonMs,
+    ...(forgetDecided && horizonMs <= 0 ? { forgetDecided: true } : {}),
+    ...(ids > 0 && horizonMs <= 0 ? { idHorizonMs: ids } : {}),
+    ...(alertHorizonMs > 0 && horizonMs <= 0 ? { alertHorizonMs } : {}),
+  };
+};
+
+/**
+ * The alerts horizon a book folds with, given the ids horizon's ms (`PASSK_GATE_ID_HORIZON_DAYS`): that, on both
+ * backends (whether decided ids are kept or looked up in the log), unless a horizon covers alerts on its own clock.
+ */
+export const alertsHorizon = (horizonMs = 0, idHorizonMs = 0): number => (horizonMs > 0 ? 0 : Math.max(0, idHorizonMs));
+
+/**
+ * The horizon of decided and verdict ids a book folds with: the horizon when there is one (it covers them, on its own
+ * clock), else none when they are looked up in the log (`forgetDecided`), else the ids horizon (0: kept for ever).
+ */
+export const idsHorizon = (horizonMs = 0, forgetDecided = false, idHorizonMs = 0): number =>
+  horizonMs > 0 ? horizonMs : forgetDecided ? 0 : Math.max(0, idHorizonMs);
 
 /**
  * Whether an entry made at event time `t` is past the book's horizon. Checked where an entry is read, so a book
@@ -112,13 +169,15 @@ export const adaptiveOf = (
  */
 export const foldBookInto = (b: GateBook, e: DecisionEvent, o: FoldOptions = {}): boolean => {
   const h = o.horizonMs ?? 0;
-  if (h > 0) b.at = Math.max(b.at ?? 0, e.occurred_at);
+  // decided and verdict ids: under the horizon, or the ids horizon, whose clock only declarations move
+  const hi = h > 0 ? h : o.forgetDecided ? 0 : (o.idHorizonMs ?? 0);
+  if (h > 0 || (hi > 0 && e.type === 'ComparisonDeclared')) b.at = Math.max(b.at ?? 0, e.occurred_at);
   const history = pastHorizon(b.at, e.occurred_at, h); // an event past the horizon adds no id to remember
   switch (e.type) {
     case 'ComparisonDeclared': {
       // the first declaration of an id holds, decided (and evicted) or not, within the horizon; past it, it decides again
       const decided = b.decided?.[e.comparison_id];
-      if (b.comparisons[e.comparison_id] || (decided !== undefined && !pastHorizon(b.at, decided, h))) return false;
+      if (b.comparisons[e.comparison_id] || (decided !== undefined && !pastHorizon(b.at, decided, hi))) return false;
       if (decided !== undefined) delete b.decided![e.comparison_id];
       b.comparisons[e.comparison_id] = { declared: e, status: 'open' };
       return true;
@@ -131,19 +190,29 @@ export const foldBookInto = (b: GateBook, e: DecisionEvent, o: FoldOptions = {})
     }
     case 'GateEvaluated': {
       const key = candidateKey(e.suite, e.candidate);
-      const verdicts = liveVerdicts(b, key, h);
+      if (o.forgetDecided) {
+        // the log keeps the verdict: only a candidate whose verdicts are loaded (an open comparison names it) notes it
+        const loaded = b.verdicts[key];
+        const noted = loaded !== undefined && !loaded.includes(e.event_id);
+        if (noted) b.verdicts[key] = [...loaded, e.event_id];
+        if (!b.comparisons[e.gate_id]) return noted;
+        delete b.comparisons[e.gate_id];
+        return true;
+      }
+      const verdicts = liveVerdicts(b, key, hi);
       if (verdicts.ids.includes(e.event_id)) return false;
       const c = b.comparisons[e.gate_id];
       const open = c !== undefined && c.status !== 'decided';
-      if (history && !open) return false;
-      if (!history) {
+      const idHistory = pastHorizon(b.at, e.occurred_at, hi);
+      if (idHistory && !open) return false;
+      if (!idHistory) {
         b.verdicts[key] = [...verdicts.ids, e.event_id];
-        if (h > 0) (b.verdicts_at ??= {})[key] = [...verdicts.at, e.occurred_at];
+        if (hi > 0) (b.verdicts_at ??= {})[key] = [...verdicts.at, e.occurred_at];
       }
       if (open) {
         if (o.evictDecided) {
           delete b.comparisons[e.gate_id];
-          (b.decided ??= {})[e.gate_id] = h > 0 ? e.occurred_at : true;
+          (b.decided ??= {})[e.gate_id] = hi > 0 ? e.occurred_at : true;
         } else b.comparisons[e.gate_id] = { ...c, status: 'decided', verdict: e };
       }
       return true;
@@ -151,9 +220,19 @@ export const foldBookInto = (b: GateBook, e: DecisionEvent, o: FoldOptions = {})
     case 'RunClosed': // a global fact: the view's closed runs, whichever partition holds it
       return false;
     case 'WindowAlertRaised': {
+      if (h > 0) {
+        const known = b.alerts[e.alert_id];
+        if (history || (known !== undefined && !pastHorizon(b.at, known, h))) return false;
+        b.alerts[e.alert_id] = e.occurred_at;
+        return true;
+      }
+      // the alerts horizon: its own clock, the latest alert's event time, moved by alerts alone
+      const ha = o.alertHorizonMs ?? 0;
+      if (ha > 0) b.alerts_at = Math.max(b.alerts_at ?? 0, e.occurred_at);
       const known = b.alerts[e.alert_id];
-      if (history || (known !== undefined && !pastHorizon(b.at, known, h))) return false;
-      b.alerts[e.alert_id] = h > 0 ? e.occurred_at : true;
+      if (pastHorizon(b.alerts_at, e.occurred_at, ha)) return false; // too old to be raised again: adds no id
+      if (known !== undefined && !pastHorizon(b.alerts_at, known, ha)) return false;
+      b.alerts[e.alert_id] = ha > 0 ? e.occurred_at : true;
       return true;
     }
     case 'AdaptiveRoundDecided': {
@@ -170,15 +249,21 @@ export const foldBookInto = (b: GateBook, e: DecisionEvent, o: FoldOptions = {})
 };
 
 /**
- * Drops, in place, what lies past the horizon: decided ids, verdict lists, alerts and adaptive runs. What a fold
- * reads is the same before and after (`pastHorizon` hides it already): only memory and the snapshot shrink.
+ * Drops, in place, what lies past the horizon: decided ids, verdict lists, alerts and adaptive runs (under the ids
+ * horizon, `idHorizonMs` with no horizon: decided ids and verdict lists only; under the alerts horizon,
+ * `alertHorizonMs` with no horizon: alerts older than the latest alert by more than it). What a fold reads is the
+ * same before and after (`pastHorizon` hides it already): only memory and the snapshot shrink.
  */
-export const pruneBook = (b: GateBook, horizonMs = 0): void => {
-  if (horizonMs <= 0) return;
-  const past = (t: number | true | undefined) => pastHorizon(b.at, t, horizonMs);
-  for (const [id, t] of Object.entries(b.decided ?? {})) if (past(t)) delete b.decided![id];
+export const pruneBook = (b: GateBook, horizonMs = 0, idHorizonMs = 0, alertHorizonMs = 0): void => {
+  if (horizonMs <= 0 && alertHorizonMs > 0)
+    for (const [id, t] of Object.entries(b.alerts))
+      if (pastHorizon(b.alerts_at, t, alertHorizonMs)) delete b.alerts[id];
+  const hi = horizonMs > 0 ? horizonMs : idHorizonMs;
+  if (hi <= 0) return;
+  const pastIds = (t: number | true | undefined) => pastHorizon(b.at, t, hi);
+  for (const [id, t] of Object.entries(b.decided ?? {})) if (pastIds(t)) delete b.decided![id];
   for (const key of Object.keys(b.verdicts)) {
-    const { ids, at } = liveVerdicts(b, key, horizonMs);
+    const { ids, at } = liveVerdicts(b, key, hi);
     if (ids.length === (b.verdicts[key]?.length ?? 0)) continue;
     if (ids.length > 0) {
       b.verdicts[key] = ids;
@@ -188,12 +273,31 @@ export const pruneBook = (b: GateBook, horizonMs = 0): void => {
       delete b.verdicts_at?.[key];
     }
   }
+  if (horizonMs <= 0) return;
+  const past = (t: number | true | undefined) => pastHorizon(b.at, t, horizonMs);
   for (const [id, t] of Object.entries(b.alerts)) if (past(t)) delete b.alerts[id];
   for (const key of Object.keys(b.adaptive ?? {})) {
     const runs = adaptiveOf(b, key, horizonMs);
     if (Object.keys(runs).length > 0) b.adaptive![key] = runs;
     else delete b.adaptive![key];
   }
+};
+
+/**
+ * What the log says of a comparison (`forgetDecided`): its candidate's records of passk.decisions (its key's, in log
+ * order, on its partition), folded as a book that forgets nothing would fold them. `decided`: a verdict on it
+ * follows its first declaration (a re-declaration is then a no-op, as with the id in memory); `verdicts`: the
+ * candidate's verdict ids (a later verdict on it is `repeated_verdict`). A comparison's events all carry its
+ * candidate's key, so its key's records are all a book's entries for it and for the candidate's verdicts depend on.
+ */
+export const decidedInLog = (
+  records: Iterable<PasskEvent>,
+  comparisonId: string,
+  key: string,
+): { decided: boolean; verdicts: string[] } => {
+  const b = emptyBook();
+  for (const e of records) if (isDecision(e)) foldBookInto(b, e, EVICT_DECIDED);
+  return { decided: b.decided?.[comparisonId] !== undefined, verdicts: b.verdicts[key] ?? [] };
 };
 
 /** `foldBookInto` on a copy: the book itself when the event changes nothing (a duplicate by its key). */
@@ -206,6 +310,7 @@ export const evolveBook = (book: GateBook, e: DecisionEvent): GateBook => {
     ...(book.adaptive ? { adaptive: { ...book.adaptive } } : {}),
     ...(book.verdicts_at ? { verdicts_at: { ...book.verdicts_at } } : {}),
     ...(book.at === undefined ? {} : { at: book.at }),
+    ...(book.alerts_at === undefined ? {} : { alerts_at: book.alerts_at }),
   };
   return foldBookInto(b, e) ? b : book;
 };
@@ -224,6 +329,8 @@ export interface GateOptions {
   readonly minAttempts?: number;
   /** The book's horizon (`FoldOptions.horizonMs`): verdicts and adaptive runs past it are not read. @default 0 */
   readonly horizonMs?: number;
+  /** The ids horizon (`FoldOptions.idHorizonMs`, without a horizon): verdicts past it are not read. @default 0 */
+  readonly idHorizonMs?: number;
 }
 
 /** The rows a comparison reads: all, or only those of the dataset version. A stream row state is a core row state. */
@@ -503,7 +610,8 @@ export const decideComparison = (
       opts,
     );
   const emit = (verdict: GateVerdict): GateEvaluated => {
-    const previous = verdictsOf(book, candidateKey(d.suite, d.candidate), o.horizonMs);
+    const idHorizon = (o.horizonMs ?? 0) > 0 ? o.horizonMs : o.idHorizonMs;
+    const previous = verdictsOf(book, candidateKey(d.suite, d.candidate), idHorizon);
     const cost = adaptiveCostOf(book, d, rowsOf(candidate, only), progress.rows, o.horizonMs);
     const draft = toGateEvaluated(c, verdict, at, false, o.producer, cost);
     const repeated = previous.some((id) => id !== draft.event_id);

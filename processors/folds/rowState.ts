@@ -13,6 +13,7 @@ import {
   NO_TAGS,
   RowState as CoreRowState,
   shareChecks,
+  withExtras,
   toAttemptRecord,
   type AttemptRecord,
 } from '../core/rowState.ts';
@@ -333,16 +334,20 @@ export const toRowStateChanged = (s: StreamRowState, producer: string, key?: str
 
 // the record's arrays are not kept: the empty ones and the common check lists are shared (core/rowState.ts), so a
 // restored row holds what a folded one does
-const copyAttempt = (a: AttemptRecord): AttemptRecord => ({
-  event_id: a.event_id,
-  run_id: a.run_id,
-  attempt: a.attempt,
-  occurred_at: a.occurred_at,
-  passed: a.passed,
-  output_hash: a.output_hash,
-  checks: shareChecks(a.checks),
-  forbidden_actions: a.forbidden_actions.length === 0 ? NO_ACTIONS : [...a.forbidden_actions],
-});
+const copyAttempt = (a: AttemptRecord): AttemptRecord => {
+  const c: AttemptRecord = {
+    event_id: a.event_id,
+    run_id: a.run_id,
+    attempt: a.attempt,
+    occurred_at: a.occurred_at,
+    passed: a.passed,
+    output_hash: a.output_hash,
+    checks: shareChecks(a.checks),
+    forbidden_actions: a.forbidden_actions.length === 0 ? NO_ACTIONS : [...a.forbidden_actions],
+  };
+  withExtras(c, a);
+  return c;
+};
 
 const inOrder = (attempts: readonly AttemptRecord[]): boolean => {
   for (let i = 1; i < attempts.length; i++) if (attemptOrder(attempts[i - 1]!, attempts[i]!) > 0) return false;

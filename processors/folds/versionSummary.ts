@@ -11,7 +11,7 @@ import type { StreamRowState } from './rowState.ts';
 import { KEY_SEP } from '../../schemas/topics.ts';
 import { classOf, DEFAULT_MIN_ATTEMPTS } from '../core/classify.ts';
 import { isConfirmationRun } from '../core/screening.ts';
-import { DEFAULT_ADAPTIVE } from '../core/adaptive.ts';
+import { DEFAULT_ADAPTIVE, firstStageOfRuns } from '../core/adaptive.ts';
 import { firstStageState, hasAdaptiveRun } from '../core/report.ts';
 
 /**
@@ -244,11 +244,27 @@ export interface ReportedSummary {
 export const reportedSummaries = (
   rows: Iterable<StreamRowState>,
   minAttempts: number = DEFAULT_MIN_ATTEMPTS,
-  firstStage: number = DEFAULT_ADAPTIVE.firstK,
+  firstStage: number | ReadonlyMap<string, number> = DEFAULT_ADAPTIVE.firstK,
 ): ReportedSummary[] => {
   type Sum = { summary: VersionSummary; confirmation_attempts: number; head: VersionSummary; adaptive: boolean };
   const sums = new Map<string, Sum>();
-  for (const row of rows) {
+  // an adaptive version's first stage: a number given, else its runs' --first-k from their rounds (run id → first_k,
+  // `firstStageOfRuns`), the default where none has rounds; the runs the rounds name are adaptive whatever their id
+  const listed = typeof firstStage === 'number' ? [] : [...firstStage.keys()];
+  const all = typeof firstStage === 'number' ? rows : [...rows];
+  const stages = new Map<string, number>();
+  if (typeof firstStage !== 'number') {
+    const runs = new Map<string, Set<string>>();
+    for (const row of all) {
+      const key = versionKeyOf(row);
+      for (const a of row.attempts)
+        if (firstStage.has(a.run_id)) (runs.get(key) ?? runs.set(key, new Set()).get(key)!).add(a.run_id);
+    }
+    for (const [key, ids] of runs) stages.set(key, firstStageOfRuns(ids, firstStage).k);
+  }
+  const stageOf = (key: string): number =>
+    typeof firstStage === 'number' ? firstStage : (stages.get(key) ?? DEFAULT_ADAPTIVE.firstK);
+  for (const row of all) {
     let tally: Tally = row;
     let left = 0;
     if (row.attempts.some((a) => isMarkedConfirmation(a.run_id))) {
@@ -270,14 +286,15 @@ export const reportedSummaries = (
     s.confirmation_attempts += left;
     if (!isEmpty(tally)) add(s.summary, tally, 1);
     // the report's first stage of an adaptive version (a version is one when any row has an adaptive attempt)
-    if (hasAdaptiveRun(row)) s.adaptive = true;
-    const head = tallyOf(firstStageState(row, firstStage).attempts, firstStage);
+    if (hasAdaptiveRun(row, listed)) s.adaptive = true;
+    const k = stageOf(key);
+    const head = tallyOf(firstStageState(row, k, listed).attempts, k);
     if (!isEmpty(head)) add(s.head, head, 1);
   }
   return [...sums.keys()].sort().map((k) => {
     const { summary, confirmation_attempts, head, adaptive } = sums.get(k)!;
     return adaptive
-      ? { summary, confirmation_attempts, first_stage: { k: firstStage, summary: head } }
+      ? { summary, confirmation_attempts, first_stage: { k: stageOf(k), summary: head } }
       : { summary, confirmation_attempts };
   });
 };

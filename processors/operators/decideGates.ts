@@ -8,6 +8,8 @@ import type { WindowAlertRaised } from '../../schemas/events/windowAlertRaised.t
 import { candidateKey, isSnapshotKey, KEY_SEP, TOPICS, windowAlertKey } from '../../schemas/topics.ts';
 import { evolveDataset, type DatasetState } from '../core/datasets.ts';
 import {
+  alertsHorizon,
+  decidedInLog,
   decideComparison,
   emptyBook,
   foldBookInto,
@@ -24,6 +26,7 @@ import {
   evictPrefixClosed,
   foldPrefix,
   nextSlot,
+  ownIdHorizon,
   PRUNE_EVERY,
   shelve,
   toGateBookSnapshot,
@@ -67,6 +70,13 @@ export interface GateStore {
   /** The horizon of the books and the closed runs, in ms of event time (0: none). */
   readonly horizonMs: number;
   /**
+   * The ids horizon (`FoldOptions.idHorizonMs`; no horizon, ids kept: Kafka's default): decided and verdict ids a
+   * declaration came this long after leave the books. Closed runs and the rest are not touched. 0: none.
+   */
+  readonly idHorizonMs: number;
+  /** The alerts horizon (`FoldOptions.alertHorizonMs`; no horizon, both backends): alert ids it leaves behind. 0: none. */
+  readonly alertHorizonMs: number;
+  /**
    * The clock of the closed runs: the latest RunClosed's event time on any partition (a partition's own clock,
    * `DecisionsPrefix.closedAt`, is never later). A closed run older than it by the horizon is not seen, nor kept.
    */
@@ -78,6 +88,25 @@ export interface GateStore {
    * kept until a reload (`reloadPinned`) reads the whole table again from passk.rowstate. A decision never reads one.
    */
   readonly evicted: Set<string>;
+  /**
+   * Restored from the log's outline without its versions (`restoreOutline`, the embedded log): a version neither
+   * loaded (`rows`), nor `fresh`, nor in `evicted` is evicted too (`isEvicted`): the log may hold its row states, and
+   * none is kept until a reload reads them. So a restore holds nothing per version ever seen; a version is named in
+   * `evicted` once a row state of it arrives, once an open comparison names it (before its reload), or once its agent
+   * has production windows (`expandedAgents`).
+   */
+  outlined: boolean;
+  /**
+   * Outlined: versions a reload found no row state of (named by an open comparison before its first row): their row
+   * states make a table from then on, as a version never seen does. Dropped once loaded, or no longer pinned.
+   */
+  readonly fresh: Set<string>;
+  /**
+   * Outlined: agent versions with production windows whose versions the log holds were all named in `evicted` (or
+   * loaded), from the log's version list (`GateDecisionOptions.rowstateVersions`): their alerts read every table of
+   * theirs, so they wait until then.
+   */
+  readonly expandedAgents: Set<string>;
   /**
    * The suite and agent version of each version seen whose key does not split into its three parts (an id holding
    * KEY_SEP: `partsOf`), kept from its first row state (its key alone is ambiguous then).
@@ -93,10 +122,24 @@ export interface GateStore {
   /** A verdict named loaded versions since the last `evictRows`; steps since it (the idle ones go every `EVICT_EVERY`). */
   evictDue: boolean;
   sinceEvicted: number;
+  /**
+   * The books forget decided ids (`FoldOptions.forgetDecided`; no horizon): a comparison is decided only once the log
+   * was looked up for it (`checked`), and a candidate's verdict ids are held only while an open comparison names it.
+   */
+  readonly forgetDecided: boolean;
+  /** Open comparisons (`partition␟id`) the log was looked up for since they entered the book (`checkDecided`). */
+  readonly checked: Set<string>;
+  /**
+   * Verdicts this process decided and has not read back from passk.decisions yet, by event id: what a look-up in the
+   * log cannot see yet (a re-declaration meanwhile is still decided; a verdict on the candidate still counts).
+   */
+  readonly pending: Map<string, { readonly partition: number; readonly id: string; readonly key: string }>;
   readonly view: GateView;
 }
 
-export const createGateStore = (o: { readonly horizonMs?: number } = {}): GateStore => {
+export const createGateStore = (
+  o: { readonly horizonMs?: number; readonly forgetDecided?: boolean; readonly idHorizonMs?: number } = {},
+): GateStore => {
   const rows = new Map<string, Map<string, StreamRowState>>();
   const datasets = new Map<string, DatasetState>();
   const closed = new Map<string, Map<string, RunClosed>>();
@@ -115,9 +158,14 @@ export const createGateStore = (o: { readonly horizonMs?: number } = {}): GateSt
     snapshots: new Map(),
     decisionPartitions: 0,
     horizonMs,
+    idHorizonMs: ownIdHorizon(horizonMs, o.forgetDecided, o.idHorizonMs),
+    alertHorizonMs: alertsHorizon(horizonMs, o.idHorizonMs),
     closedAt: 0,
     unpruned: 0,
     evicted: new Set(),
+    outlined: false,
+    fresh: new Set(),
+    expandedAgents: new Set(),
     oddVersions: new Map(),
     reloading: new Map(),
     rowTimes: new Map(),
@@ -125,6 +173,9 @@ export const createGateStore = (o: { readonly horizonMs?: number } = {}): GateSt
     done: new Set(),
     evictDue: false,
     sinceEvicted: 0,
+    forgetDecided: (o.forgetDecided ?? false) && horizonMs <= 0,
+    checked: new Set(),
+    pending: new Map(),
     view: {
       rows: (suite, dataset_version, agent_version) =>
         rows.get(versionKeyOf({ suite, dataset_version, agent_version })) ?? none,
@@ -155,7 +206,7 @@ export const addClosed = (store: GateStore, run: RunClosed): void => {
 /** Drops what lies past the horizon from the live books and the closed runs (memory only: reads hide it already). */
 export const pruneStore = (store: GateStore): void => {
   store.unpruned = 0;
-  for (const book of store.books.values()) pruneBook(book, store.horizonMs);
+  for (const book of store.books.values()) pruneBook(book, store.horizonMs, store.idHorizonMs, store.alertHorizonMs);
   if (store.horizonMs <= 0) return;
   for (const [key, runs] of store.closed) {
     for (const [id, run] of runs) if (pastHorizon(store.closedAt, run.occurred_at, store.horizonMs)) runs.delete(id);
@@ -218,7 +269,22 @@ export interface GateDecisionOptions {
    * snapshot names evicted is never decided).
    */
   readonly reloadClosed?: ClosedReload;
+  /**
+   * Reads a candidate's records of passk.decisions by key, for books that forget decided ids (`createGateStore`'s
+   * `forgetDecided`): a comparison is decided only once the log was looked up for it (`checkDecided`). Required then.
+   */
+  readonly lookupDecided?: DecisionsLookup;
+  /**
+   * The versions passk.rowstate holds (the embedded log's outline with its versions), for a store restored from the
+   * outline without them (`GateStore.outlined`): read once a production window names an agent not expanded yet.
+   * Undefined when the read was cut short. Required then (an outlined store with windows and none throws).
+   */
+  readonly rowstateVersions?: () => Promise<readonly string[] | undefined>;
 }
+
+/** Whether a version's row table is evicted: named so, or (outlined) neither loaded nor fresh (`GateStore.outlined`). */
+export const isEvicted = (store: GateStore, versionKey: string): boolean =>
+  store.evicted.has(versionKey) || (store.outlined && !store.rows.has(versionKey) && !store.fresh.has(versionKey));
 
 export const DEFAULT_SNAPSHOT_EVERY = 20_000;
 
@@ -251,7 +317,15 @@ export const applyRowstate = (
     }
     if (event.type !== 'RowStateChanged') continue;
     const key = versionKeyOf(event);
-    if (store.evicted.has(key)) {
+    if (isEvicted(store, key)) {
+      // outlined, a version seen for the first time since the restore: named evicted from now on (the alerts and the
+      // reloads look for evicted versions there), with its parts if its key does not split into three
+      if (!store.evicted.has(key)) {
+        store.evicted.add(key);
+        if (key.split(KEY_SEP).length !== 3 && !store.oddVersions.has(key))
+          store.oddVersions.set(key, { suite: event.suite, agent_version: event.agent_version });
+        into.versions.add(key); // the step reloads it if something pins it (a production window's agent)
+      }
       // never a partial table: the reload reads it from the log, where this record is durable already; one that
       // arrives while the reload reads may come after the end it reads to, so it is kept for the merge
       const staged = store.reloading.get(key);
@@ -262,6 +336,7 @@ export const applyRowstate = (
     let table = store.rows.get(key);
     if (!table) {
       store.rows.set(key, (table = new Map()));
+      store.fresh.delete(key);
       if (key.split(KEY_SEP).length !== 3 && !store.oddVersions.has(key))
         store.oddVersions.set(key, { suite: event.suite, agent_version: event.agent_version });
     }
@@ -320,6 +395,38 @@ export const restoreKeys =
   };
 
 /**
+ * What a restore by key needs of passk.rowstate's keys (`RowstateOutline`, which the embedded log reads by its indexes),
+ * computed from every key: the versions of the keys that split exactly into four parts, and every other key.
+ */
+export const outlineOfKeys = (keys: Iterable<string>): { versions: string[]; odd: string[] } => {
+  const versions = new Set<string>();
+  const odd = new Set<string>();
+  for (const key of keys) {
+    const version = versionOfRowKey(key);
+    if (version === undefined) odd.add(key);
+    else versions.add(version);
+  }
+  return { versions: [...versions], odd: [...odd] };
+};
+
+/**
+ * `restoreKeys` from an outline of passk.rowstate's keys rather than from each key in turn (the embedded log: no walk
+ * of every key): every version the outline names is marked evicted at once, and the filter returned keeps the other
+ * keys (snapshots, keys that do not split into four parts: decoded and applied). A record of those whose version is
+ * marked evicted is then not kept (`applyRowstate`): a reload reads it with the rest of its version (its key starts
+ * with the version's). The restore's tick reloads what the books and windows pin, as after `restoreKeys`.
+ */
+export const restoreOutline = (
+  store: GateStore,
+  outline: { readonly odd: readonly string[] },
+): ((key: string) => boolean) => {
+  // no version named: every version not loaded is evicted (`outlined`), whatever the log holds
+  store.outlined = true;
+  const odd = new Set(outline.odd);
+  return (key) => odd.has(key);
+};
+
+/**
  * The latest time the idle clock takes from a row state: a day past the wall clock (read once per batch applied).
  * One trial dated in the future (a producer's clock wrong) would otherwise make every version nothing pins idle for
  * good, and each later declaration naming one would pay a full read of passk.rowstate. Decisions never read this
@@ -348,15 +455,55 @@ const productionAgents = (store: GateStore): Set<string> => {
 
 const agentOf = (store: GateStore, versionKey: string): string | undefined => partsOf(store, versionKey)?.agent_version;
 
+/** The versions open comparisons of owned books name. */
+const namedVersions = (store: GateStore): Set<string> => {
+  const named = new Set<string>();
+  for (const book of store.books.values())
+    for (const c of Object.values(book.comparisons))
+      if (c.status !== 'decided') for (const k of versionsOf(c.declared)) named.add(k);
+  return named;
+};
+
+/**
+ * Outlined (`GateStore.outlined`): names evicted the versions open comparisons name that are evicted without being
+ * named (neither loaded nor fresh), so that a reload reads them (an empty one makes them fresh).
+ */
+const nameEvicted = (store: GateStore): void => {
+  if (!store.outlined) return;
+  for (const key of namedVersions(store))
+    if (!store.evicted.has(key) && isEvicted(store, key) && !store.reloading.has(key)) store.evicted.add(key);
+};
+
+/**
+ * Outlined: the production agents whose versions are not all named evicted (or loaded) yet (`expandedAgents`).
+ */
+const unexpandedAgents = (store: GateStore): Set<string> => {
+  const out = new Set<string>();
+  if (!store.outlined || store.snapshots.size === 0) return out;
+  for (const agent of productionAgents(store)) if (!store.expandedAgents.has(agent)) out.add(agent);
+  return out;
+};
+
+/**
+ * Outlined: names evicted every version of `agents` the log holds (`versions`, its version list) that is not loaded,
+ * and marks those agents expanded (their alerts may read their tables once the reload brought them back).
+ */
+const expandAgents = (store: GateStore, agents: ReadonlySet<string>, versions: readonly string[]): void => {
+  for (const key of versions) {
+    const agent = agentOf(store, key);
+    if (agent === undefined || !agents.has(agent) || store.rows.has(key) || store.reloading.has(key)) continue;
+    store.fresh.delete(key);
+    store.evicted.add(key);
+  }
+  for (const agent of agents) store.expandedAgents.add(agent);
+};
+
 /**
  * Whether a loaded or evicted version must be loaded for a decision: an open comparison of an owned book names it,
  * or its agent version has production windows.
  */
 export const pinnedBy = (store: GateStore): ((versionKey: string) => boolean) => {
-  const named = new Set<string>();
-  for (const book of store.books.values())
-    for (const c of Object.values(book.comparisons))
-      if (c.status !== 'decided') for (const k of versionsOf(c.declared)) named.add(k);
+  const named = namedVersions(store);
   const agents = productionAgents(store);
   return (key) => {
     if (named.has(key)) return true;
@@ -423,6 +570,8 @@ export const evictRows = (store: GateStore, o: EvictOptions = {}): string[] => {
     out.push(key);
   }
   for (const key of [...store.done]) if (!store.rows.has(key)) store.done.delete(key);
+  // a fresh version nothing pins any more is evicted as any other (outlined: the log is asked again once pinned)
+  for (const key of [...store.fresh]) if (!pinned(key)) store.fresh.delete(key);
   if (o.closed) evictClosed(store, o);
   return out;
 };
@@ -495,7 +644,11 @@ export const reloadPinned = async (
     for (const key of wanted) {
       const table = store.reloading.get(key)!;
       store.evicted.delete(key);
-      if (table.size === 0) continue; // a version named before any of its rows: as if never seen
+      if (table.size === 0) {
+        // a version named before any of its rows: as if never seen (outlined: its rows make a table from now on)
+        if (store.outlined) store.fresh.add(key);
+        continue;
+      }
       store.rows.set(key, table);
       let t = 0;
       for (const r of table.values()) t = Math.max(t, r.occurred_at);
@@ -535,7 +688,8 @@ export const applyGateInput = (store: GateStore, input: GateInput, producer: str
   const { batch } = input;
   if (input.source === 'closed' || input.source === 'decisions') {
     store.unpruned += batch.events.length;
-    if (store.horizonMs > 0 && store.unpruned >= PRUNE_EVERY) pruneStore(store);
+    if ((store.horizonMs > 0 || store.idHorizonMs > 0 || store.alertHorizonMs > 0) && store.unpruned >= PRUNE_EVERY)
+      pruneStore(store);
   }
   if (input.source === 'rowstate') {
     const touched = { versions: new Set<string>(), windows: new Set<string>() };
@@ -561,11 +715,15 @@ export const applyGateInput = (store: GateStore, input: GateInput, producer: str
     return { versions: 'all', windows: new Set() };
   }
   const book = store.books.get(batch.partition) ?? emptyBook();
-  const fold = processorsFold(store.horizonMs);
+  const fold = foldOf(store);
   for (const { event } of batch.events)
     if (isDecision(event)) {
       foldBookInto(book, event, fold);
       noteDecided(store, event);
+      if (event.type === 'GateEvaluated') {
+        store.pending.delete(event.event_id); // the log holds it now
+        store.checked.delete(checkKey(batch.partition, event.gate_id)); // it left the book: a re-declaration is looked up
+      }
     }
   store.books.set(batch.partition, book);
   const prefix = store.prefixes.get(batch.partition);
@@ -606,9 +764,10 @@ export const decideWindows = (
     if (!book) continue; // another instance owns this window
     windows.push(total);
     // an evicted table of its agent version is reloaded before the alert reads them all (it is pinned now)
+    if (store.outlined && !store.expandedAgents.has(total.agent_version)) continue; // its versions not known yet
     if (anyEvicted(store, (k) => agentOf(store, k) === total.agent_version)) continue;
     const alert = alertFor(total, offlinePassAt1(store, total.agent_version), { producer: o.producer, ...o.alert });
-    if (alert && foldBookInto(book, alert, processorsFold(store.horizonMs))) alerts.push(alert);
+    if (alert && foldBookInto(book, alert, foldOf(store))) alerts.push(alert);
   }
   return { windows, alerts };
 };
@@ -622,17 +781,25 @@ export const decideOpen = (
 ): (ConfirmationRequested | GateEvaluated)[] => {
   if (touched !== 'all' && touched.size === 0) return [];
   const out: (ConfirmationRequested | GateEvaluated)[] = [];
-  const fold = processorsFold(store.horizonMs);
-  const o = { producer, horizonMs: store.horizonMs, ...(minAttempts ? { minAttempts } : {}) };
-  for (const [, b] of [...store.books].sort((x, y) => x[0] - y[0])) {
+  const fold = foldOf(store);
+  const o = {
+    producer,
+    horizonMs: store.horizonMs,
+    idHorizonMs: store.idHorizonMs,
+    ...(minAttempts ? { minAttempts } : {}),
+  };
+  for (const [p, b] of [...store.books].sort((x, y) => x[0] - y[0])) {
+    let verdicts = 0;
     for (const id of Object.keys(b.comparisons).sort()) {
       const c = b.comparisons[id]!;
       const d = c.declared;
       const versions = versionsOf(d);
       const concerned = touched === 'all' || versions.some((k) => touched.has(k));
       if (!concerned || c.status === 'decided') continue;
+      // forgetting decided ids, a comparison the log was not looked up for may be decided already: it waits for it
+      if (store.forgetDecided && !store.checked.has(checkKey(p, id))) continue;
       // a version not loaded again yet is never read, nor its closed runs: the decision waits for its reload
-      if (versions.some((k) => store.evicted.has(k))) continue;
+      if (versions.some((k) => isEvicted(store, k))) continue;
       if (
         store.closedEvicted.size > 0 &&
         [d.baseline, d.candidate].some((v) => store.closedEvicted.has(candidateKey(d.suite, v)))
@@ -642,10 +809,93 @@ export const decideOpen = (
         foldBookInto(b, e, fold);
         noteDecided(store, e);
         out.push(e);
+        if (e.type === 'GateEvaluated' && store.forgetDecided) {
+          store.pending.set(e.event_id, { partition: p, id, key: candidateKey(e.suite, e.candidate) });
+          store.checked.delete(checkKey(p, id));
+          verdicts++;
+        }
       }
     }
+    if (verdicts > 0) releaseVerdicts(b);
   }
   return out;
+};
+
+/** The fold of the store's books: the processors' (decided evicted), with its horizon, forgetting decided ids or not. */
+const foldOf = (store: GateStore) =>
+  processorsFold(store.horizonMs, store.forgetDecided, store.idHorizonMs, store.alertHorizonMs);
+
+/** A comparison of a partition's book, in `GateStore.checked`. */
+const checkKey = (partition: number, id: string): string => `${partition}${KEY_SEP}${id}`;
+
+/** Drops, in place, the verdict ids of the candidates no open comparison of the book names (forgetting decided ids). */
+const releaseVerdicts = (b: GateBook): void => {
+  const named = new Set(Object.values(b.comparisons).map((c) => candidateKey(c.declared.suite, c.declared.candidate)));
+  for (const key of Object.keys(b.verdicts)) if (!named.has(key)) delete b.verdicts[key];
+};
+
+/**
+ * Reads every record of passk.decisions under the given keys (suite␟candidate), in log order per partition, to the
+ * end the read sees when it starts. Undefined when the read was cut short (a stop): nothing is looked up then.
+ */
+export type DecisionsLookup = (keys: ReadonlySet<string>) => Promise<Iterable<PasskEvent> | undefined>;
+
+/** Forgets what the store checked and decided on a partition (its book is dropped or restored anew). */
+export const forgetChecks = (store: GateStore, partition: number): void => {
+  const prefix = `${partition}${KEY_SEP}`;
+  for (const k of store.checked) if (k.startsWith(prefix)) store.checked.delete(k);
+  for (const [id, x] of store.pending) if (x.partition === partition) store.pending.delete(id);
+};
+
+/** The open comparisons of the owned books the log was not looked up for yet (forgetting decided ids). */
+const uncheckedOf = (store: GateStore): { partition: number; id: string; key: string }[] => {
+  const out: { partition: number; id: string; key: string }[] = [];
+  if (!store.forgetDecided) return out;
+  for (const [partition, b] of store.books)
+    for (const [id, c] of Object.entries(b.comparisons))
+      if (!store.checked.has(checkKey(partition, id)))
+        out.push({ partition, id, key: candidateKey(c.declared.suite, c.declared.candidate) });
+  return out;
+};
+
+/**
+ * Looks the log up for the open comparisons not checked yet (forgetting decided ids: docs/processors.md, "Decided ids
+ * stay in the log"): their candidates' records of passk.decisions, read by key (`lookup`). One a verdict follows in
+ * the log (`decidedInLog`), or one this process decided and has not read back (`pending`), is decided already: it
+ * leaves the live book, and the partition's prefix too when the log says so (never on `pending` alone: a snapshot
+ * must not claim a verdict the log may not hold). The others are checked, their candidates' verdict ids loaded (the
+ * log's and the pending ones) for `repeated_verdict`. A read cut short checks nothing (they wait for the next step).
+ */
+export const checkDecided = async (store: GateStore, lookup: DecisionsLookup): Promise<void> => {
+  const unchecked = uncheckedOf(store);
+  if (unchecked.length === 0) return;
+  const records = await lookup(new Set(unchecked.map((u) => u.key)));
+  if (!records) return;
+  const byKey = new Map<string, PasskEvent[]>();
+  for (const e of records) {
+    if (e.type !== 'ComparisonDeclared' && e.type !== 'ConfirmationRequested' && e.type !== 'GateEvaluated') continue;
+    const key = candidateKey(e.suite, e.candidate);
+    let list = byKey.get(key);
+    if (!list) byKey.set(key, (list = []));
+    list.push(e);
+  }
+  const dropped = new Set<GateBook>();
+  for (const u of unchecked) {
+    const b = store.books.get(u.partition);
+    if (!b?.comparisons[u.id]) continue;
+    const log = decidedInLog(byKey.get(u.key) ?? [], u.id, u.key);
+    const pending = [...store.pending.entries()].filter(([, x]) => x.partition === u.partition && x.key === u.key);
+    if (log.decided || pending.some(([, x]) => x.id === u.id)) {
+      delete b.comparisons[u.id];
+      if (log.decided) delete store.prefixes.get(u.partition)?.book.comparisons[u.id];
+      dropped.add(b);
+      continue;
+    }
+    store.checked.add(checkKey(u.partition, u.id));
+    const held = b.verdicts[u.key] ?? [];
+    b.verdicts[u.key] = [...new Set([...log.verdicts, ...held, ...pending.map(([eventId]) => eventId)])];
+  }
+  for (const b of dropped) releaseVerdicts(b);
 };
 
 /** One step of the gates, after its input was applied (and any evicted version it needs reloaded). */
@@ -687,11 +937,54 @@ export const gateStep = (
   input: GateInput,
   o: GateDecisionOptions,
 ): DecidedGates | Promise<DecidedGates> => {
+  if (store.forgetDecided && !o.lookupDecided) throw new Error('gates forgetting decided ids need lookupDecided');
   const touched = applyGateInput(store, input, o.producer);
-  const none = new Set<string>();
-  // only a declaration (decisions), a restore (tick) or a production window can pin an evicted version
+  // forgetting decided ids: the log is looked up for new open comparisons first (a step that does holds the next)
+  if (o.lookupDecided && uncheckedOf(store).length > 0)
+    return checkDecided(store, o.lookupDecided).then(() => afterChecks(store, input, touched, o));
+  return afterChecks(store, input, touched, o);
+};
+
+/** The rest of a step once the log was looked up: reload what it pins, then decide. */
+const afterChecks = (
+  store: GateStore,
+  input: GateInput,
+  touched: Touched,
+  o: GateDecisionOptions,
+): DecidedGates | Promise<DecidedGates> => {
+  // only a declaration (decisions), a restore (tick) or a production window can pin an evicted version; outlined,
+  // a row state can name one evicted that a window pins already
   const mayPin =
-    input.source === 'decisions' || input.source === 'tick' || touched.windows === 'all' || touched.windows.size > 0;
+    input.source === 'decisions' ||
+    input.source === 'tick' ||
+    touched.windows === 'all' ||
+    touched.windows.size > 0 ||
+    (store.outlined && touched.versions !== 'all' && [...touched.versions].some((k) => store.evicted.has(k)));
+  if (mayPin && store.outlined) {
+    // outlined: the versions open comparisons name are named evicted unless loaded or fresh (the reload tells), and
+    // those of agents with production windows once, from the log's version list
+    const agents = unexpandedAgents(store);
+    if (agents.size > 0 && !o.rowstateVersions)
+      throw new Error('gates restored from the outline with windows need rowstateVersions');
+    nameEvicted(store);
+    if (agents.size > 0)
+      return o.rowstateVersions!().then((versions) => {
+        if (versions) expandAgents(store, agents, versions);
+        return reloadAndDecide(store, input, touched, o, mayPin);
+      });
+  }
+  return reloadAndDecide(store, input, touched, o, mayPin);
+};
+
+/** The rest of a step once the log was looked up (and, outlined, the agents expanded): reload what it pins, decide. */
+const reloadAndDecide = (
+  store: GateStore,
+  input: GateInput,
+  touched: Touched,
+  o: GateDecisionOptions,
+  mayPin: boolean,
+): DecidedGates | Promise<DecidedGates> => {
+  const none = new Set<string>();
   const closedToo = o.reloadClosed !== undefined && store.closedEvicted.size > 0;
   if (!o.reload || (store.evicted.size === 0 && !closedToo) || !mayPin)
     return decideStep(store, input, touched, none, o);

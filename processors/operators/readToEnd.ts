@@ -1,6 +1,6 @@
 import type { PasskEvent } from '../../schemas/events/index.ts';
 import type { Topic } from '../../schemas/topics.ts';
-import type { EventConsumer, EventSource } from '../ports.ts';
+import { READ_TO_END_WAIT_MS, type EventConsumer, type EventSource } from '../ports.ts';
 import { cutByStop, onStop } from './onStop.ts';
 
 /**
@@ -49,6 +49,8 @@ export const readToEnd = async (
       fromBeginning: true,
       maxBatch: 5_000,
       transient: true,
+      // closed once at its end: an idle fetch then in flight must not hold the close (and the restore) for a second
+      idleWaitMs: READ_TO_END_WAIT_MS,
       ...(opts.keys && { keys: opts.keys }),
       ...(opts.keys && opts.keyPrefixes && { keyPrefixes: opts.keyPrefixes }),
       ...(opts.trusted && { trusted: true }),

@@ -5,21 +5,10 @@ import type { EventSink, TopologyOptions } from './eventPorts.ts';
 import { runTopology } from './runner.ts';
 import type { EventSource } from '../ports.ts';
 import type { PasskEvent } from '../../schemas/events/index.ts';
-import { TOPICS, type Topic } from '../../schemas/topics.ts';
+import type { Topic } from '../../schemas/topics.ts';
+import { ARCHIVED } from './groups.ts';
 
-/**
- * Events no fold consumes but the store must hold as they are: judge verdicts and human labels (the Judges view,
- * `judgeCalibration`), and the gate verdicts other processes publish (`passk gate`, `passk demo`; the Gates view,
- * `gateHistory`). One group per topic copies them to the store, committing once they are durable; the store's
- * tables are keyed by event id, so a replay writes nothing twice.
- */
-export const ARCHIVED: ReadonlyMap<Topic, ReadonlySet<PasskEvent['type']>> = new Map<
-  Topic,
-  ReadonlySet<PasskEvent['type']>
->([
-  [TOPICS.judgments, new Set(['JudgmentRecorded', 'LabelRecorded'])],
-  [TOPICS.decisions, new Set(['GateEvaluated'])],
-]);
+export { ARCHIVED };
 
 export const archiveTopology = (
   ports: { source: EventSource; sink: Pick<EventSink, 'writeEvents'> },

@@ -15,6 +15,7 @@ import type { GateBookSnapshot } from '../../schemas/events/gateBookSnapshot.ts'
 import { EventTooLarge } from '../../schemas/errors.ts';
 import type { RunClosed } from '../../schemas/events/comparisons.ts';
 import type { RowStateChanged } from '../../schemas/events/decisions.ts';
+import type { PasskEvent } from '../../schemas/events/index.ts';
 import { candidateKey, KEY_SEP, TOPICS, type Topic } from '../../schemas/topics.ts';
 import { commitWhenDurable } from '../operators/commitWhenDurable.ts';
 import {
@@ -22,11 +23,14 @@ import {
   applyRowstate,
   createGateStore,
   decideGates,
+  forgetChecks,
   restoreKeys,
+  restoreOutline,
   type GateStore,
   type GateDecisionOptions,
   type GateInput,
   type ClosedReload,
+  type DecisionsLookup,
   type RowReload,
 } from '../operators/decideGates.ts';
 import { versionKeyOf } from '../folds/versionSummary.ts';
@@ -70,6 +74,21 @@ export interface GateTopologyOptions extends TopologyOptions {
    * version, and read again from passk.rowstate before a decision needs it. Absent: every version stays loaded.
    */
   readonly evictIdleMs?: number;
+  /**
+   * The books forget decided ids and look them up in passk.decisions by key before deciding (docs/processors.md,
+   * "Decided ids stay in the log"): their memory and snapshots hold open comparisons only. Without a horizon only.
+   * @default whether the log reads passk.decisions by key from an index (`EventSource.readsByKey`: the embedded log;
+   * Kafka, which would scan the topic for each look-up, keeps the ids)
+   */
+  readonly forgetDecided?: boolean;
+  /**
+   * Where the books keep decided ids (no `forgetDecided`, no horizon: Kafka), the ids horizon in ms
+   * (`PASSK_GATE_ID_HORIZON_DAYS`, docs/processors.md, "The ids horizon"): a decided comparison's id and its verdict's
+   * id leave the books once a comparison was declared this long after the verdict (on the declarations' own event
+   * time). Nothing else is dropped. 0: kept for ever. @default 0 (`passk process` passes the config's, 7 days)
+   * Without a horizon it is also the alerts horizon, on both backends (`FoldOptions.alertHorizonMs`).
+   */
+  readonly idHorizonMs?: number;
 }
 
 /**
@@ -114,9 +133,29 @@ export const applyClosed = (store: GateStore, snapshots: readonly GateBookSnapsh
 };
 
 /**
- * Evicted closed runs read again: every RunClosed of passk.decisions under one of the keys (suite␟agent version: the
- * records under other keys are skipped undecoded; on the embedded log they are not read at all: its index by key), every
- * partition from 0 to the end the read sees when it starts. A stop cuts it short (the caller then reloads nothing).
+ * Every record of passk.decisions under one of the keys, handed to `onEvent` in log order per partition, every
+ * partition from 0 to the end the read sees when it starts: the records under other keys are skipped undecoded (on the
+ * embedded log they are not read at all: each key's records by its index, not a scan of the topic).
+ */
+const readDecisionKeys = (
+  source: EventSource,
+  keys: ReadonlySet<string>,
+  groupId: string,
+  stop: Promise<unknown> | undefined,
+  onEvent: (event: PasskEvent) => void,
+): Promise<number> =>
+  readToEnd(source, {
+    topic: TOPICS.decisions,
+    groupId,
+    stop,
+    keys: (key) => keys.has(key),
+    keyPrefixes: [...keys],
+    onEvent,
+  });
+
+/**
+ * Evicted closed runs read again: every RunClosed of passk.decisions under one of the keys (suite␟agent version),
+ * read by key (`readDecisionKeys`). A stop cuts it short (the caller then reloads nothing).
  */
 export const readClosedRuns = async (
   source: EventSource,
@@ -125,17 +164,26 @@ export const readClosedRuns = async (
   stop?: Promise<unknown>,
 ): Promise<RunClosed[]> => {
   const runs: RunClosed[] = [];
-  await readToEnd(source, {
-    topic: TOPICS.decisions,
-    groupId,
-    stop,
-    keys: (key) => keys.has(key),
-    keyPrefixes: [...keys], // on the embedded log, each key's records by its index, not a scan of the topic
-    onEvent: (event) => {
-      if (event.type === 'RunClosed' && keys.has(candidateKey(event.suite, event.agent_version))) runs.push(event);
-    },
+  await readDecisionKeys(source, keys, groupId, stop, (event) => {
+    if (event.type === 'RunClosed' && keys.has(candidateKey(event.suite, event.agent_version))) runs.push(event);
   });
   return runs;
+};
+
+/**
+ * A candidate's records of passk.decisions read by key (the books that forget decided ids look them up before they
+ * decide): every record under one of the keys (`readDecisionKeys`). A stop cuts it short (the caller then looks
+ * nothing up).
+ */
+export const readDecisionsByKey = async (
+  source: EventSource,
+  keys: ReadonlySet<string>,
+  groupId: string,
+  stop?: Promise<unknown>,
+): Promise<PasskEvent[]> => {
+  const out: PasskEvent[] = [];
+  await readDecisionKeys(source, keys, groupId, stop, (event) => void out.push(event));
+  return out;
 };
 
 /**
@@ -169,8 +217,8 @@ export const readRowStates = async (
 /**
  * The row table's restore when the gates evict (docs/processors.md, "Evicting versions from the row tables"):
  * passk.rowstate read to its end for its snapshots alone (gate books, production windows) into the store, every row
- * state skipped undecoded and its version marked evicted (`restoreKeys`). Returns the end it read to, per partition:
- * where the tail starts.
+ * state skipped undecoded and its version marked evicted (`restoreKeys`; on the embedded log from the topic's outline,
+ * no key walked and no version named: `restoreOutline`, every version not loaded is evicted). Returns the end it read to, per partition: where the tail starts.
  */
 export const restoreSnapshotsOnly = async (
   source: EventSource,
@@ -180,11 +228,16 @@ export const restoreSnapshotsOnly = async (
 ): Promise<Map<number, number>> => {
   const ends = new Map<number, number>();
   const none = { versions: new Set<string>(), windows: new Set<string>() };
+  // the embedded log: the other keys from its index (no version named: every version not loaded is evicted, the
+  // store `outlined`), their records read by key, to the ends of the same read; Kafka: every key walked (`restoreKeys`)
+  const outline = await source.rowstateOutline?.({ versions: false });
+  const keys = outline ? restoreOutline(store, outline) : restoreKeys(store);
   await readToEnd(source, {
     topic: TOPICS.rowstate,
     groupId,
     stop,
-    keys: restoreKeys(store),
+    keys,
+    ...(outline && { upTo: outline.ends, keyPrefixes: outline.odd }),
     onEnds: (highs) => {
       for (const [p, end] of highs) ends.set(p, end);
     },
@@ -195,7 +248,11 @@ export const restoreSnapshotsOnly = async (
 
 export const gateTopology = (ports: EventPorts, o: GateTopologyOptions): Observable<DecisionProgress> => {
   const groupId = o.groupId ?? 'passk-gates';
-  const store = createGateStore({ horizonMs: o.horizonMs ?? 0 });
+  const store = createGateStore({
+    horizonMs: o.horizonMs ?? 0,
+    forgetDecided: o.forgetDecided ?? ports.source.readsByKey?.includes(TOPICS.decisions) ?? false,
+    idHorizonMs: o.idHorizonMs ?? 0,
+  });
   const inFlight = createInFlight(o.maxInFlight ?? 20_000);
   /**
    * Each record on its own, a chunked snapshot's chunks in order: a crash between them leaves a set a restore does
@@ -274,9 +331,17 @@ export const gateTopology = (ports: EventPorts, o: GateTopologyOptions): Observa
                 from.set(l.partition, high);
                 continue;
               }
-              const snapshot = usableSnapshot(store.bookSnapshots.get(l.partition), lag.length, high, store.horizonMs);
-              const prefix = restorePrefix(snapshot, store.horizonMs);
+              const snapshot = usableSnapshot(
+                store.bookSnapshots.get(l.partition),
+                lag.length,
+                high,
+                store.horizonMs,
+                store.forgetDecided,
+                o.idHorizonMs ?? 0, // as configured: the ids horizon (where ids are kept) and the alerts horizon
+              );
+              const prefix = restorePrefix(snapshot, store.horizonMs, store.forgetDecided, o.idHorizonMs ?? 0);
               store.prefixes.set(l.partition, prefix);
+              forgetChecks(store, l.partition); // its comparisons are looked up again before they decide
               if (prefix.through > 0) from.set(l.partition, prefix.through);
             }
             await readToEnd(ports.source, {
@@ -301,6 +366,7 @@ export const gateTopology = (ports: EventPorts, o: GateTopologyOptions): Observa
             for (const p of revoked) {
               store.books.delete(p);
               store.prefixes.delete(p);
+              forgetChecks(store, p);
             }
           },
         },
@@ -318,6 +384,22 @@ export const gateTopology = (ports: EventPorts, o: GateTopologyOptions): Observa
       );
       return stopping ? undefined : states;
     };
+    const lookupDecided: DecisionsLookup = async (keys) => {
+      const records = await readDecisionsByKey(
+        ports.source,
+        keys,
+        `${groupId}.lookup.${o.instanceId}.${++reloads}`,
+        stop,
+      );
+      return stopping ? undefined : records;
+    };
+    // an outlined store's version list (production windows' agents), from the same outline with its versions
+    const rowstateVersions = ports.source.rowstateOutline
+      ? async () => {
+          const { versions } = await ports.source.rowstateOutline!();
+          return stopping ? undefined : versions;
+        }
+      : undefined;
     const reloadClosed: ClosedReload = async (keys) => {
       const runs = await readClosedRuns(ports.source, keys, `${groupId}.reload.${o.instanceId}.${++reloads}`, stop);
       return stopping ? undefined : runs;
@@ -353,7 +435,9 @@ export const gateTopology = (ports: EventPorts, o: GateTopologyOptions): Observa
       // one layout only: snapshots of another partition count (a topic re-created) are not used, nor one pruned
       // with a shorter horizon (its partition is read from 0)
       const layout = snapshots.every((x) => x.partitions === snapshots[0]?.partitions) ? snapshots : [];
-      const usable = layout.filter((x) => usableSnapshot(x, x.partitions, Infinity, store.horizonMs));
+      const usable = layout.filter((x) =>
+        usableSnapshot(x, x.partitions, Infinity, store.horizonMs, store.forgetDecided, o.idHorizonMs ?? 0),
+      );
       const from = new Map<number, number>();
       for (const x of usable) from.set(x.partition, x.through_offset);
       applyClosed(store, usable);
@@ -402,6 +486,8 @@ export const gateTopology = (ports: EventPorts, o: GateTopologyOptions): Observa
             // run left out (a snapshot's closed_evicted), which only a reload brings back before a decision reads them
             reload,
             reloadClosed,
+            ...(store.forgetDecided ? { lookupDecided } : {}),
+            ...(rowstateVersions ? { rowstateVersions } : {}),
             ...(o.evictIdleMs === undefined ? {} : { evict: { idleMs: o.evictIdleMs } }),
           }),
           emitChanges(

@@ -5,9 +5,9 @@ import type { TopologyOptions } from './eventPorts.ts';
 import { runTopology } from './runner.ts';
 import type { DeadLetter, EventSource } from '../ports.ts';
 import { TOPICS } from '../../schemas/topics.ts';
+import { INGEST_LETTERS_GROUP } from './groups.ts';
 
-/** The group that follows the dead-letter topic into the store. */
-export const INGEST_LETTERS_GROUP = 'passk-dead-letters';
+export { INGEST_LETTERS_GROUP };
 
 /** Whether a letter is one of `passk ingest`'s (a refusal or eviction, with an id and no log position). */
 export const isIngestLetter = (l: DeadLetter): boolean => l.id !== undefined;

@@ -82,7 +82,7 @@ export interface TrialTopologyOptions {
    * Hands over, once, the versions of every row this topology holds (restored from the changelog and folded since),
    * as `passk report` counts them: `passk process`'s summary when no unit was processed (nothing new to fold).
    */
-  readonly onRows?: (reported: () => ReportedSummary[]) => void;
+  readonly onRows?: (reported: (rounds?: ReadonlyMap<string, number>) => ReportedSummary[]) => void;
 }
 
 /** Emitted after each commit. */
@@ -155,7 +155,7 @@ export const trialTopology = (ports: TrialPorts, o: TrialTopologyOptions): Obser
   const groupId = o.groupId ?? 'passk-trials';
   const maxRows = o.maxRows ?? 5_000;
   const store = createRowStore();
-  o.onRows?.(() => reportedSummaries(store.rows(), o.minAttempts));
+  o.onRows?.((rounds) => reportedSummaries(store.rows(), o.minAttempts, rounds));
   const changesOf = (u: FoldedUnit) => [...u.changelog, ...u.finished.map((f) => toRunClosed(f, o.producer))];
   // only where the consumer's log is where this topology publishes (a replay into the store publishes nowhere)
   const atomic = (consumer: EventConsumer) =>

@@ -190,7 +190,8 @@ const follow = async <T>(
 /**
  * Follows passk.decisions until the comparison's GateEvaluated arrives, or `waitMs` passes. Tells stderr
  * when the processors ask for confirmation runs (someone must run them: `passk run --confirmations`), with the
- * commands that do, as `command` shows them (the CLI's `passkCommand`): with the dataset file and agent each
+ * commands that do, each on a line of its own after the message (indented: a terminal breaks it so that it still
+ * pastes as one, cli/format/render.ts `fitStderr`), as `command` shows them (the CLI's `passkCommand`): with the dataset file and agent each
  * version's latest `passk run` recorded, as `passk gate --status` shows them (`readRunSources`), else with
  * ROWS.jsonl and AGENT_OF_… standing in for them.
  */
@@ -220,7 +221,7 @@ const confirmationLine = async (log: EventLog, e: ConfirmationRequested, command
   const files = runs.every((r) => r.source)
     ? "the dataset file and agent of each version's latest passk run"
     : "each version's agent and the dataset file (ROWS.jsonl, AGENT_OF_…)";
-  return `the processors ask for confirmation runs: ${e.rows.length} row(s) × ${e.attempts} attempts on both versions${e.must_not_break ? ` (${e.must_not_break.attempts} on the must-not-break ones)` : ''} (${e.rows.slice(0, 8).join(', ')}); run them with ${files}: ${runs.map((r) => r.line).join(', then ')}`;
+  return `the processors ask for confirmation runs: ${e.rows.length} row(s) × ${e.attempts} attempts on both versions${e.must_not_break ? ` (${e.must_not_break.attempts} on the must-not-break ones)` : ''} (${e.rows.slice(0, 8).join(', ')}); run them with ${files}, one command a line, in order:\n${runs.map((r) => `  ${r.line}`).join('\n')}`;
 };
 
 /**

@@ -458,10 +458,12 @@ export const scoreCorpus = (
 export const printScore = (title: string, s: CorpusScore): void => {
   const pct = (a: number, n: number) => `${((100 * a) / n).toFixed(1)}%`;
   const lines = [`${title}`, '  category      values  leaked  recall'];
-  for (const [c, r] of s.recall)
+  for (const [c, r] of s.recall) {
     lines.push(
       `  ${c.padEnd(12)}  ${String(r.n).padStart(6)}  ${String(r.leaked.length).padStart(6)}  ${pct(r.n - r.leaked.length, r.n).padStart(6)}`,
     );
+    for (const l of r.leaked) lines.push(`    leaked: ${l}`);
+  }
   lines.push('  look-alike          values  changed  precision');
   for (const [k, p] of s.precision)
     lines.push(

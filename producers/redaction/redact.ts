@@ -151,8 +151,23 @@ export const personalDataIn = (text: string, redactors: readonly Redactor[] = DE
 const KEY_HINT =
   /phone|tel|mobile|cell|fax|whatsapp|msisdn|contact|ssn|social|sin\b|itin|tax|national|aadhaar|nino|cpf|dni|card|iban|account|email|mail/i;
 
+/**
+ * Keys that name a secret, with the shortest value taken for one: the field-name half of `secrets.ts`'s `NAMED_SECRET`
+ * and `NAMED_KEY`, which find `password=…` in a text. A parsed JSON value has lost the `"password": "` around it.
+ */
+const SECRET_KEY = /password|passwd|pwd|passphrase|secret/i;
+const KEY_KEY =
+  /api_?key|apikey|access_?key|access_?token|auth_?token|refresh_?token|id_?token|private_?key|secret_?key|client_?secret|session_?token/i;
+
 /** A string under a key: redacted with the key's words before it, so `{"phone": "4155552671"}` is found. */
 const redactUnderKey = (key: string, value: string, redactors: readonly Redactor[]): string => {
+  if (
+    key.length <= 64 &&
+    !(value.startsWith('[') && value.endsWith(']')) &&
+    ((SECRET_KEY.test(key) && value.length >= 3) || (KEY_KEY.test(key) && value.length >= 8)) &&
+    redactors.some((r) => r.name === 'secret')
+  )
+    return '[SECRET]';
   if (key.length > 64 || !KEY_HINT.test(key)) return redactText(value, redactors);
   const prefix = `${key.replace(/[_.-]+/g, ' ')}: `;
   const out = redactText(prefix + value, redactors);

@@ -38,11 +38,21 @@ export interface SampleFileReport {
   readonly read: number;
   readonly segments: Record<string, SegmentStats>;
   /**
-   * Kept traces dated before the store's trace retention (`retentionDays` given): recorded in the log, but the
-   * store drops them at once, so `passk review` will not list them.
+   * Kept traces dated before the store's trace retention (`retentionDays` given, or `retention` asked: a kept trace
+   * is dated more than a day back): recorded in the log, but the store drops them at once, so `passk review` will not
+   * list them. `assumed`: the retention is not the store's own, which could not be read (the default a new store
+   * gets, unless changed); absent for a retention of 0 (forever).
    */
-  readonly beyondRetention?: { readonly traces: number; readonly days: number; readonly before: number };
+  readonly beyondRetention?: {
+    readonly traces: number;
+    readonly days: number;
+    readonly before: number;
+    readonly assumed: boolean;
+  };
 }
+
+/** The store's trace retention as a command knows it: days (0 = forever), read from the store or `assumed`. */
+export type TraceRetention = { readonly days: number; readonly assumed: boolean };
 
 const DAY_MS = 86_400_000;
 
@@ -58,14 +68,20 @@ export const sampleFile = async (
     now?: number;
     /** The store's trace retention in days (0 = forever): kept traces older than it are counted in the report. */
     retentionDays?: number;
+    /**
+     * The store's trace retention, asked once the file is sampled and only when a kept trace is dated more than a day
+     * back (the shortest retention): reading it may open the store. `retentionDays` wins when both are given.
+     */
+    retention?: () => Promise<TraceRetention>;
   },
 ): Promise<SampleFileReport> => {
   const now = opts.now ?? Date.now();
-  const before = opts.retentionDays ? now - opts.retentionDays * DAY_MS : undefined;
-  let expired = 0;
+  // the event times of the kept traces a retention of a day or more could drop
+  const old: number[] = [];
   const recorder: Pick<Recorder, 'recordTrace' | 'flush'> = {
     recordTrace: (t) => {
-      if (before !== undefined && (t.occurred_at ?? now) < before) expired++;
+      const at = t.occurred_at ?? now;
+      if (at < now - DAY_MS) old.push(at);
       return opts.recorder.recordTrace(t);
     },
     flush: () => opts.recorder.flush(),
@@ -117,10 +133,21 @@ export const sampleFile = async (
   });
   for (const line of lines) sampler.offer(line);
   await sampler.flush();
+  const retention: TraceRetention | undefined =
+    opts.retentionDays !== undefined
+      ? { days: opts.retentionDays, assumed: false }
+      : old.length > 0 && opts.retention
+        ? await opts.retention()
+        : undefined;
+  const before = retention?.days ? now - retention.days * DAY_MS : undefined;
+  let expired = 0;
+  for (const at of old) if (before !== undefined && at < before) expired++;
   return {
     policy: sampler.policyId,
     read: lines.length,
     segments: Object.fromEntries(sampler.stats),
-    ...(before === undefined ? {} : { beyondRetention: { traces: expired, days: opts.retentionDays!, before } }),
+    ...(before === undefined
+      ? {}
+      : { beyondRetention: { traces: expired, days: retention!.days, before, assumed: retention!.assumed } }),
   };
 };

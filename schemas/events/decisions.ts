@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { envelope, Id } from '../envelope.ts';
 import { eventIdTime } from '../ids.ts';
+import { FailureCategory } from './trialRecorded.ts';
 
 export const StabilityClass = z.enum(['stable_correct', 'stable_wrong', 'flip', 'unclassified']);
 export type StabilityClass = z.infer<typeof StabilityClass>;
@@ -91,6 +92,15 @@ export const AttemptRecord = z.object({
   checks: z.array(z.object({ name: z.string(), answer: CheckAnswer })),
   /** The forbidden actions the trial took (empty = none), so the live gate's zero_forbidden_actions rule sees them. */
   forbidden_actions: z.array(z.string()),
+  /**
+   * What the dashboard's Rows view reads of the trial besides its answer: its failure category, latency and cost
+   * (absent where the trial has none, and in records written before passk carried them). Not part of the answer
+   * (a slot conflict is judged without them); the store's `row_state.attempt_extras` holds them, so the Rows
+   * view's counts come from the row state (sinks/clickhouse/queries/explorerCounts.ts).
+   */
+  failure_category: FailureCategory.nullable().optional(),
+  latency_ms: z.number().nonnegative().optional(),
+  cost_usd: z.number().nonnegative().optional(),
 });
 export type AttemptRecord = z.infer<typeof AttemptRecord>;
 

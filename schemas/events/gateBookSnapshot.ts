@@ -40,10 +40,16 @@ export const GateBook = z.object({
     )
     .optional(),
   /**
-   * The latest event time folded: the clock of the horizon (kept only by a book folded with one). Event time, not
-   * the wall clock, so a replay drops what the live fold dropped.
+   * The latest event time folded: the clock of the horizon (kept only by a book folded with one); under the ids
+   * horizon alone, the latest declaration's event time. Event time, not the wall clock, so a replay drops what the
+   * live fold dropped.
    */
   at: z.number().optional(),
+  /**
+   * The alerts' clock under the alerts horizon (`FoldOptions.alertHorizonMs`): the latest WindowAlertRaised's event
+   * time folded (its window's end). An alert older than it by the horizon is dropped.
+   */
+  alerts_at: z.number().optional(),
 });
 export type GateBook = z.infer<typeof GateBook>;
 
@@ -75,6 +81,24 @@ export const GateBookSnapshot = z.object({
    * comparison names them. Absent: none left out.
    */
   closed_evicted: z.array(z.string()).optional(),
+  /**
+   * The book was folded forgetting decided ids (`FoldOptions.forgetDecided`, the embedded log's gates): no `decided`,
+   * and `verdicts` empty; both are looked up in passk.decisions by key. Only a restore that forgets too uses it (a
+   * passk from before this field would use it as a book that keeps them: no downgrade). Absent: the ids are kept.
+   */
+  forgot_decided: z.literal(true).optional(),
+  /**
+   * The ids horizon it was folded with, in ms (`PASSK_GATE_ID_HORIZON_DAYS`, the gates that keep decided ids: Kafka):
+   * decided and verdict ids older than `book.at` (the latest declaration's event time) minus it were dropped; nothing
+   * else. A restore uses it only under an ids horizon no longer than this. Absent: none (ids kept, or looked up).
+   */
+  id_horizon_ms: z.number().int().positive().optional(),
+  /**
+   * The alerts horizon it was folded with, in ms (`PASSK_GATE_ID_HORIZON_DAYS` on both backends, without a horizon):
+   * alerts older than `book.alerts_at` (the latest alert's event time) minus it were dropped. A restore uses it only
+   * under an alerts horizon no longer than this; one without it (its alerts carry no time) only a restore without one.
+   */
+  alert_horizon_ms: z.number().int().positive().optional(),
   /** The latest RunClosed's event time folded (the closed runs' clock), when `closed` may no longer show it. */
   closed_at: z.number().optional(),
   /**

@@ -10,7 +10,7 @@ import {
   type ClickHouseSettings,
 } from '@clickhouse/client';
 import { StoreLocked } from './errors.ts';
-import { STORE_SETTINGS } from './settings.ts';
+import { embeddedServerArgs, STORE_SETTINGS } from './settings.ts';
 import { statusFileLock } from './statusLock.ts';
 
 /** Where the store is: a ClickHouse server over HTTP(S), or embedded chDB in a local directory. */
@@ -106,7 +106,9 @@ const holder = (path: string): { held: boolean; pid?: number } => {
 /** A chDB connection error at open time means the directory is locked (by us or another process). */
 const isChdbConnectionError = (e: unknown): boolean => (e as { code?: unknown } | null)?.code === 'CHDB_CONNECTION';
 
-const openEmbedded = async (path: string): Promise<{ client: ClickHouseClient; connection: ChdbRawInsert }> => {
+const openEmbedded = async (
+  path: string,
+): Promise<{ client: ClickHouseClient; connection: ChdbRawInsert; release: () => void }> => {
   // Held by another process (chDB's status file locked, as /proc/locks says): said before chDB is asked, which prints
   // its own raw "Code: 76. DB::Exception: Cannot lock file …" line to stderr before failing. A holder that has written
   // no owner file yet (a passk process still starting, a report --from-store, an app) is found this way. The pid in
@@ -114,17 +116,26 @@ const openEmbedded = async (path: string): Promise<{ client: ClickHouseClient; c
   // any process. Unlocked, or no /proc/locks to ask (macOS): chDB answers, and its lock error is said below.
   const lock = statusFileLock(join(path, 'status'));
   if (lock.state === 'locked' && lock.pid !== process.pid) throw new StoreLocked(path, lock.pid);
-  const { createChdbConnection } = await import('chdb/connection');
+  const [{ Session }, { createChdbConnection }] = await Promise.all([import('chdb'), import('chdb/connection')]);
+  let bounds: { close(): void } | undefined;
   try {
+    // The engine's memory bounds (EMBEDDED_SERVER_SETTINGS) are arguments of the connection that starts it, which
+    // chDB's client connection does not take: this session starts the engine with them, and the client's connection
+    // (same directory, same engine) is opened beside it. Kept open as long as the client. Where the engine already
+    // runs in this process (a second store opened on the same directory), it keeps the bounds it started with.
+    bounds = new Session(path, { connectionArgs: embeddedServerArgs() });
     // chDB implements the Connection of its own @clickhouse/client-common copy (1.23.0); same shape.
     const connection = createChdbConnection({ path }) as unknown as NonNullable<
       ClickHouseClientConfigOptions['connection']
     >;
+    const held = bounds;
     return {
       client: createClient({ connection, clickhouse_settings: STORE_SETTINGS }),
       connection: connection as unknown as ChdbRawInsert,
+      release: () => held.close(),
     };
   } catch (e) {
+    bounds?.close();
     if (!isChdbConnectionError(e)) throw e;
     const h = holder(path);
     // No status file: not a lock but, e.g., another directory already open in this process.
@@ -141,16 +152,28 @@ const openEmbedded = async (path: string): Promise<{ client: ClickHouseClient; c
 export const openClickHouse = async (target: StoreTarget): Promise<StoreClient> => {
   if (!IDENTIFIER.test(target.database)) throw new RangeError(`not a database name: ${target.database}`);
   if (target.kind === 'embedded') {
-    const { client, connection } = await openEmbedded(target.path);
-    await client.command({ query: `CREATE DATABASE IF NOT EXISTS ${target.database}` });
-    // chDB keeps one session per connection, so USE holds for every later request.
-    await client.command({ query: `USE ${target.database}` });
+    const { client, connection, release } = await openEmbedded(target.path);
+    try {
+      await client.command({ query: `CREATE DATABASE IF NOT EXISTS ${target.database}` });
+      // chDB keeps one session per connection, so USE holds for every later request.
+      await client.command({ query: `USE ${target.database}` });
+    } catch (e) {
+      await client.close();
+      release();
+      throw e;
+    }
     return {
       client,
       kind: 'embedded',
       database: target.database,
       insertJsonRows: chdbInsert(connection, target.database),
-      close: () => client.close(),
+      close: async () => {
+        try {
+          await client.close();
+        } finally {
+          release();
+        }
+      },
     };
   }
   const common = {

@@ -13,11 +13,18 @@ export {
 } from './errors.ts';
 export { STORE_SETTINGS } from './settings.ts';
 export { migrate, appliedMigrations, type MigrateResult } from './migrate.ts';
-export { MIGRATIONS, MIGRATIONS_TABLE, checksumOf, renderClusterDdl, type Migration } from './schema/migrations.ts';
+export {
+  MIGRATIONS,
+  MIGRATIONS_TABLE,
+  NEW_STORE_TABLES,
+  checksumOf,
+  renderClusterDdl,
+  type Migration,
+} from './schema/migrations.ts';
 export { renderClusterTable, renderCreateTable, type ClusterDdlOptions } from './schema/ddl.ts';
 export { TABLES, TABLE_NAMES, type TableName } from './schema/tables.ts';
 export type { TableDef, Column } from './schema/table.ts';
-export { applyTraceRetention, traceRetentionDays } from './retention.ts';
+export { applyTraceRetention, storedTraceRetention, traceRetentionDays } from './retention.ts';
 export {
   createClickHouseRowSink,
   type ClickHouseRowSink,

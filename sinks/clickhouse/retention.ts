@@ -30,13 +30,18 @@ export const applyTraceRetention = async (
   });
 };
 
-/** The trace TTL in days as the store has it (0 = none). */
-export const traceRetentionDays = async (client: Pick<ClickHouseClient, 'query'>): Promise<number> => {
+/** The trace TTL in days as the store has it (0 = none; undefined when there is no `traces` table yet). */
+export const storedTraceRetention = async (client: Pick<ClickHouseClient, 'query'>): Promise<number | undefined> => {
   const rs = await client.query({
     query: `SELECT engine_full FROM system.tables WHERE database = currentDatabase() AND name = 'traces'`,
     format: 'JSONEachRow',
   });
   const [row] = z.array(z.object({ engine_full: z.string() })).parse(await rs.json());
-  const m = row && /TTL .*toIntervalDay\((\d+)\)/.exec(row.engine_full);
+  if (!row) return undefined;
+  const m = /TTL .*toIntervalDay\((\d+)\)/.exec(row.engine_full);
   return m ? Number(m[1]) : 0;
 };
+
+/** The trace TTL in days as the store has it (0 = none). */
+export const traceRetentionDays = async (client: Pick<ClickHouseClient, 'query'>): Promise<number> =>
+  (await storedTraceRetention(client)) ?? 0;

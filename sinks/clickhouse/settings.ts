@@ -38,3 +38,32 @@ export const STORE_SETTINGS = {
    */
   do_not_merge_across_partitions_select_final: 1,
 } satisfies ClickHouseSettings;
+
+const MiB = 2 ** 20;
+
+/**
+ * The embedded engine's memory, bounded (issue #32: `passk serve` ≤ 1 GB RSS). Server-level settings: chDB takes
+ * them when its engine starts (`clickhouse local`'s `--name=value` arguments, `embeddedServerArgs`), a ClickHouse
+ * server from its own configuration (config.xml), so they are never sent with a query (a server refuses them there
+ * as unknown settings: they are not query settings). chDB 26's defaults are a server's: caches of 5 GiB each (marks,
+ * index marks, primary index), sizes a server machine has and a passk process beside an editor and a browser does
+ * not. Queries' own memory is not capped here (`max_server_memory_usage` stays chDB's 90% of the machine): at 2 GiB
+ * the bench's generation of 2.5M trials (one INSERT … SELECT, as a migration that rewrites a table is) failed with
+ * MEMORY_LIMIT_EXCEEDED, and a failed migration is worse than a large one. While serving, chDB tracks 40–50 MiB.
+ */
+export const EMBEDDED_SERVER_SETTINGS = {
+  /** Marks of the columns read (the store's tables at millions of trials hold a few MiB of them). */
+  mark_cache_size: 64 * MiB,
+  index_mark_cache_size: 16 * MiB,
+  primary_index_cache_size: 64 * MiB,
+  /** No decompressed blocks kept: every read decompresses (what the dashboard's timings were measured with). */
+  uncompressed_cache_size: 0,
+  index_uncompressed_cache_size: 0,
+  query_condition_cache_size: 16 * MiB,
+  compiled_expression_cache_size: 16 * MiB,
+  page_cache_max_size: 0,
+} as const;
+
+/** `EMBEDDED_SERVER_SETTINGS` as chDB's connection arguments. */
+export const embeddedServerArgs = (): string[] =>
+  Object.entries(EMBEDDED_SERVER_SETTINGS).map(([name, value]) => `--${name}=${value}`);

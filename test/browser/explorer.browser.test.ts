@@ -25,7 +25,12 @@ declare const document: {
 };
 declare const location: { hash: string };
 declare const window: { scrollY: number; scrollTo(x: number, y: number): void };
-declare const getComputedStyle: (el: unknown) => { getPropertyValue(p: string): string; backgroundColor: string };
+declare const getComputedStyle: (el: unknown) => {
+  getPropertyValue(p: string): string;
+  backgroundColor: string;
+  boxShadow: string;
+  borderBottomWidth: string;
+};
 
 const SUITE = 'refund-review';
 const dataset = loadDemoDataset();
@@ -311,6 +316,93 @@ describe('states and layout', () => {
       expect(new Set(ids).size).toBe(ids.length);
       expect(await a.textContent()).toBe(ids.length === 1 ? '1 row' : `${ids.length} rows`);
     }
+    await show(rowsHash()); // leave the overview, so the next test's first hash is a change
+  });
+
+  it('shades the sides of a table box that hide columns, at every width and after a sideways scroll', async () => {
+    const q = new URLSearchParams({ suite: SUITE, dataset_version: demo.dataset.version });
+    // each box's mark against its geometry: the sides where some of it is scrolled out of sight
+    const marks = () =>
+      page.locator('#view .scroll').evaluateAll((boxes) =>
+        boxes.map((b) => ({
+          more: b.getAttribute('data-more') ?? '',
+          left: b.scrollLeft > 1,
+          right: b.scrollLeft + b.clientWidth < b.scrollWidth - 1,
+          shadow: getComputedStyle(b).boxShadow,
+        })),
+      );
+    const expected = (m: { left: boolean; right: boolean }) =>
+      m.left && m.right ? 'both' : m.left ? 'left' : m.right ? 'right' : '';
+    const seen: string[] = [];
+    for (const width of [1440, 390]) {
+      await page.setViewportSize({ width, height: 900 });
+      for (const v of VIEWS) {
+        await show(`#/${v}?${q}${v === 'rows' ? `&baseline=${demo.baseline}&candidate=${demo.candidate}` : ''}`, v);
+        // every box's mark matches its geometry once the view has settled (charts drawn, columns filled)
+        const wrong = async () =>
+          (await marks()).filter((m) => m.more !== expected(m) || (m.shadow === 'none') !== (m.more === ''));
+        await expect.poll(wrong, { message: `${v} at ${width} px` }).toEqual([]);
+        for (const m of await marks()) seen.push(`${width} ${m.more || 'none'}`);
+      }
+    }
+    // boxes that show whole at 1440 px, and some cut at 390 px
+    expect(seen).toContain('1440 none');
+    expect(seen).toContain('390 right');
+    // at 390 px the Rows table is wider than its card: shaded on the right, then both sides, then the left. Each
+    // poll scrolls the box as rendered then and reads its mark (set by the scroll event: a later poll sees it).
+    await show(rowsHash());
+    const box = page
+      .locator('#view .scroll')
+      .filter({ has: page.locator('table.explorer-table') })
+      .first();
+    const scrolledTo = async (at: number) => {
+      await box.evaluate((b, at) => (b.scrollLeft = at * (b.scrollWidth - b.clientWidth)), at);
+      return box.getAttribute('data-more');
+    };
+    await expect.poll(() => scrolledTo(0)).toBe('right');
+    await expect.poll(() => scrolledTo(0.5)).toBe('both');
+    await expect.poll(() => scrolledTo(1)).toBe('left');
+    await page.screenshot({ path: join(IMG, 'rows-390-scrolled.png') });
+    await page.setViewportSize({ width: 1440, height: 900 });
+    expect(pageErrors).toEqual([]);
+  });
+
+  it('shades the edges of a list of rows cut off below or above, and draws no table rules in a chart legend', async () => {
+    await page.setViewportSize({ width: 1440, height: 900 });
+    const scope = { suite: SUITE, dataset_version: demo.dataset.version };
+    await show(
+      `#/compare?${new URLSearchParams({ ...scope, baseline: demo.baseline, candidate: demo.candidate })}`,
+      'compare',
+    );
+    // the rows that became stable-correct are more than the list's height shows (it showed 13 of 23, cut at a row's
+    // edge, and looked whole)
+    const list = page.locator('[data-testid="improved-list"]');
+    expect(demo.became_stable_correct.length).toBeGreaterThan(20);
+    expect(await list.evaluate((l) => l.scrollHeight - l.clientHeight)).toBeGreaterThan(0);
+    const scrolledTo = async (at: number) => {
+      await list.evaluate((l, at) => (l.scrollTop = at * (l.scrollHeight - l.clientHeight)), at);
+      return list.getAttribute('data-more-y');
+    };
+    await expect.poll(() => scrolledTo(0)).toBe('bottom');
+    expect(await list.evaluate((l) => getComputedStyle(l).boxShadow)).not.toBe('none');
+    await expect.poll(() => scrolledTo(0.5)).toBe('both');
+    await expect.poll(() => scrolledTo(1)).toBe('top');
+    // the rows no longer stable-correct (4) show whole: no mark, no shadow
+    expect(
+      await page
+        .locator('[data-testid="regressed-list"]')
+        .evaluate((l) => [l.getAttribute('data-more-y'), getComputedStyle(l).boxShadow]),
+    ).toEqual([null, 'none']);
+    // the pass^k chart's legend: uPlot's table, with none of the data tables' rules under its cells, and no value
+    // (the cursor is off the chart) shown as the other values are, —
+    await show(`#/overview?${new URLSearchParams(scope)}`, 'overview');
+    const cells = page.locator('.u-legend th, .u-legend td');
+    await expect.poll(() => cells.count()).toBeGreaterThan(0);
+    expect(new Set(await cells.evaluateAll((cs) => cs.map((c) => getComputedStyle(c).borderBottomWidth)))).toEqual(
+      new Set(['0px']),
+    );
+    expect(new Set(await page.locator('.u-legend .u-value').allTextContents())).toEqual(new Set(['—']));
+    expect(pageErrors).toEqual([]);
     await show(rowsHash()); // leave the overview, so the next test's first hash is a change
   });
 

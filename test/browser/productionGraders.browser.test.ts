@@ -177,14 +177,16 @@ describe('the Production view carries the grader', () => {
     expect(await page.evaluate(() => new Date(0).getTimezoneOffset())).toBe(-330);
     const chart = page.locator('[aria-label="production pass rate by window"]');
     const over = chart.locator('.u-over');
-    const box = (await over.boundingBox())!;
-    // one window alone is drawn at the middle of an hour either side of it
-    await page.mouse.move(box.x + box.width / 2, box.y + box.height / 2);
     const x = chart.locator('.u-legend .u-series').first();
-    await expect.poll(() => x.locator('.u-value').textContent()).not.toBe('—');
-    // a window's point is its end
-    expect(await x.locator('.u-label').textContent()).toBe('window end (UTC)');
     const at = new Date(H0 + HOUR).toISOString();
-    expect(await x.locator('.u-value').textContent()).toBe(`${at.slice(0, 10)} ${at.slice(11, 16)}`);
+    // one window alone is drawn at the middle of an hour either side of it; hover() waits for the plot and points
+    // at its centre. A live render (the last test's resize) can replace the plot under the pointer, so each poll
+    // hovers again and reads the legend in the same step. A window's point is its end.
+    await expect
+      .poll(async () => {
+        await over.hover();
+        return [await x.locator('.u-label').textContent(), await x.locator('.u-value').textContent()];
+      })
+      .toEqual(['window end (UTC)', `${at.slice(0, 10)} ${at.slice(11, 16)}`]);
   });
 });

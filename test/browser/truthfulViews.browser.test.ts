@@ -1,7 +1,7 @@
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Page } from 'playwright-core';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import type { GateEvaluated, PasskEvent } from '../../schemas/events/index.ts';
 import { passkCommand, setCommandGlobals } from '../../cli/format/doc.ts';
 import { createMemoryDashboardData } from '../../web/memoryData.ts';
@@ -405,6 +405,54 @@ describe('at 390 px', () => {
           if (width === 390) expect(fit.box!.scroll, `${selector} scrolls in its box`).toBeGreaterThan(fit.box!.client);
         }
       }
+    }
+    await page.setViewportSize({ width: 1440, height: 900 });
+  });
+
+  it("shows the Compare view's class transitions whole: every cell inside the table's box, none cut", async () => {
+    type Rect = { left: number; right: number };
+    type Cell = { textContent: string | null; scrollWidth: number; clientWidth: number; getBoundingClientRect(): Rect };
+    type Table = Cell & { closest(s: string): Cell | null; querySelectorAll(s: string): Iterable<Cell> };
+    mkdirSync(SCREENSHOTS, { recursive: true });
+    for (const width of [1440, 390]) {
+      if (width !== page.viewportSize()?.width) {
+        const before = await page.evaluate(() => Number(document.body.dataset.renders ?? 0));
+        await page.setViewportSize({ width, height: 900 });
+        await page.waitForFunction(
+          (b) => Number(document.body.dataset.renders ?? 0) > b && document.body.dataset.loading === 'false',
+          before,
+        );
+      }
+      await open('#/compare?suite=refunds&dataset_version=d1&baseline=v1&candidate=v2', 'compare');
+      const matrix = page.locator('[data-testid="transition-matrix"]');
+      // a live refresh may replace the table between finding it and shooting it (CI: "Element is not attached to
+      // the DOM" at 390 px): the locator finds the new one on the next try
+      await vi.waitFor(
+        () => matrix.screenshot({ path: join(SCREENSHOTS, `truthful-transitions-${width}.png`), timeout: 5_000 }),
+        { timeout: 30_000, interval: 200 },
+      );
+      const fit = await matrix.evaluate((el) => {
+        const t = el as unknown as Table;
+        const box = t.closest('.scroll') ?? t;
+        const b = box.getBoundingClientRect();
+        return {
+          box: { left: b.left, right: b.right, scroll: box.scrollWidth, client: box.clientWidth },
+          cells: [...t.querySelectorAll('th, td')].map((c) => {
+            const r = c.getBoundingClientRect();
+            return { text: c.textContent, left: r.left, right: r.right, cut: c.scrollWidth > c.clientWidth };
+          }),
+        };
+      });
+      // the four classes each way, and the corner: 5 header cells, 4 rows of a header and 4 counts
+      expect(fit.cells).toHaveLength(25);
+      expect(fit.cells.map((c) => c.text)).toEqual(expect.arrayContaining(['unclassified', 'stable-correct']));
+      for (const c of fit.cells) {
+        expect(c.left, `${c.text} at ${width} px: left edge in the box`).toBeGreaterThanOrEqual(fit.box.left - 0.5);
+        expect(c.right, `${c.text} at ${width} px: right edge in the box`).toBeLessThanOrEqual(fit.box.right + 0.5);
+        expect(c.cut, `${c.text} at ${width} px: its text within the cell`).toBe(false);
+      }
+      // nothing hidden to scroll to
+      expect(fit.box.scroll, `the table's box at ${width} px`).toBeLessThanOrEqual(fit.box.client);
     }
     await page.setViewportSize({ width: 1440, height: 900 });
   });

@@ -29,7 +29,14 @@ describe('compare with an adaptive version', () => {
     const agent = ['--dataset', 'rows.jsonl', '--agent', agentAnswering('ok')];
     await ok('run', ...agent, '--agent-version', 'v1', '--k', '3');
     await ok('run', ...agent, '--agent-version', 'v2', '--adaptive', '--first-k', '3', '--max-k', '4');
-    await ok('process', '--until-caught-up');
+    // process's own summary takes the run's first stage from the same rounds, read on its log at the end of the run
+    const processed = JSON.parse(await ok('process', '--until-caught-up', '--json')) as {
+      versions: { agent_version: string; first_stage?: { k: number } }[];
+    };
+    expect(processed.versions.map((v) => [v.agent_version, v.first_stage?.k])).toEqual([
+      ['v1', undefined],
+      ['v2', 3],
+    ]);
     const out = (await ok('compare', '--baseline', 'v1', '--candidate', 'v2', '--from-store', '--wide')).replace(
       /\s+/g,
       ' ',

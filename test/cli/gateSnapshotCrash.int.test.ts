@@ -31,12 +31,16 @@ import { passk, ROOT } from '../browser/processes.ts';
  * records after it is the full replay of the partition; the clean stop's snapshot covers each partition to its end.
  * The seed also picks the mode: an even seed runs as shipped (no horizon), an odd one under a 30-day horizon
  * (`PASSK_GATE_HORIZON_DAYS`), which every snapshot then carries; both fold the same way here, as nothing is old
- * enough to leave it (the horizon's own pruning is `gateHorizon.unit`'s property).
+ * enough to leave it (the horizon's own pruning is `gateHorizon.unit`'s property). Without a horizon the embedded
+ * log's gates forget decided ids (they look them up in passk.decisions by key): its snapshots say so, and the replay
+ * they are compared with folds the same way.
  */
 const SEED = Number(process.env.PASSK_TEST_SEED ?? Date.now() % 1_000_000);
 const VERSIONS = ['v0', 'v1', 'v2', 'v3', 'v4', 'v5'];
 const HORIZON_DAYS = SEED % 2 === 0 ? 0 : 30;
 const HORIZON = HORIZON_DAYS * 86_400_000;
+/** The embedded log's gates forget decided ids without a horizon (`forgetDecided`). */
+const FORGET = HORIZON === 0;
 const ENV = { NO_COLOR: '1', PASSK_GATE_SNAPSHOT_EVERY: '2', PASSK_GATE_HORIZON_DAYS: String(HORIZON_DAYS) };
 
 /** 6 rows × 3 attempts per version: rows 0-2 pass everywhere (no confirmation asked), the others alternate. */
@@ -182,7 +186,7 @@ describe('gate book snapshots under kill -9', () => {
     expect(written.length, `seed ${SEED}`).toBeGreaterThan(0);
     const full = new Map<number, DecisionsPrefix>();
     for (const [p, records] of decisions) {
-      const replay = emptyPrefix(HORIZON);
+      const replay = emptyPrefix(HORIZON, FORGET);
       foldPrefix(replay, records, records.at(-1)!.offset);
       full.set(p, replay);
       // the clean stop snapshotted what it had folded: the partition to its end
@@ -193,8 +197,9 @@ describe('gate book snapshots under kill -9', () => {
     // every snapshot ever written (some just before a kill) is a prefix of its partition: with the rest, its replay
     for (const snapshot of written) {
       expect(snapshot.horizon_ms).toBe(HORIZON);
+      expect(snapshot.forgot_decided).toBe(FORGET || undefined);
       const records = decisions.get(snapshot.partition)!;
-      const restored = restorePrefix(snapshot, HORIZON);
+      const restored = restorePrefix(snapshot, HORIZON, FORGET);
       const tail = records.filter((r) => r.offset >= snapshot.through_offset);
       if (tail.length > 0) foldPrefix(restored, tail, tail.at(-1)!.offset);
       expect(content(restored), `partition ${snapshot.partition} at ${snapshot.through_offset}, seed ${SEED}`).toEqual(

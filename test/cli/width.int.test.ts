@@ -24,7 +24,9 @@ const tmp = () => {
 };
 afterAll(() => dirs.forEach((d) => rmSync(d, { recursive: true, force: true })));
 
-describe('output at 80 columns', () => {
+// Each test spawns its own children (its own data directories): they run side by side, five at a time (vitest's
+// maxConcurrency), and the file holds its worker for less of `npm test`'s int tail (#28: 1m56 one at a time in CI).
+describe.concurrent('output at 80 columns', () => {
   it.each([
     ['report', ['report', FIXTURE]],
     ['compare', ['compare', '--baseline', 'v1', '--candidate', 'v2', FIXTURE]],
@@ -116,7 +118,7 @@ describe('output at 80 columns', () => {
   });
 });
 
-describe('--help, wrapped once', () => {
+describe.concurrent('--help, wrapped once', () => {
   it.each(Object.keys(COMMANDS))(
     'passk %s --help breaks lines only where they are full or a paragraph ends',
     async (name) => {

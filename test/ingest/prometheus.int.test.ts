@@ -22,8 +22,19 @@ const children: ChildProcess[] = [];
 const stops: (() => Promise<void>)[] = [];
 afterAll(async () => {
   for (const stop of stops.reverse()) await stop().catch(() => undefined);
-  for (const c of children) if (c.exitCode === null) c.kill('SIGTERM');
-  rmSync(dir, { recursive: true, force: true });
+  // each child gone before its directory is removed: Prometheus writes its TSDB while it shuts down (CI once saw
+  // ENOTEMPTY from an rmSync that raced it)
+  await Promise.all(
+    children.map(async (c) => {
+      if (c.exitCode !== null || c.signalCode !== null) return;
+      const exited = new Promise((resolve) => c.once('exit', resolve));
+      c.kill('SIGTERM');
+      const late = setTimeout(() => c.kill('SIGKILL'), 10_000);
+      await exited;
+      clearTimeout(late);
+    }),
+  );
+  rmSync(dir, { recursive: true, force: true, maxRetries: 5 });
 });
 
 const freePort = (): Promise<number> =>

@@ -2,6 +2,7 @@ import { onStore, storeTargets } from '../helpers/storeTargets.ts';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import type { ClickHouseClient } from '@clickhouse/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { toAttemptRecord } from '../../processors/core/rowState.ts';
 import { fromRowStateChanged, toRowStateChanged, type StreamRowState } from '../../processors/folds/rowState.ts';
@@ -15,6 +16,7 @@ import {
   createClickHouseRowSink,
   migrate,
   MIGRATIONS,
+  NEW_STORE_TABLES,
   openClickHouse,
   passCurve,
   productionWindows,
@@ -243,8 +245,8 @@ describe('migration 3 on a store that had production_windows v1', () => {
         format: 'JSONEachRow',
       });
       expect(await migrate(store.client)).toEqual({
-        applied: [3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19],
-        current: 19,
+        applied: [3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20],
+        current: 20,
       });
       const read = async () =>
         (await productionWindows(store.client, { from: T0, to: T0 + 86_400_000, agent_version: 'old' })).map((x) => [
@@ -262,7 +264,7 @@ describe('migration 3 on a store that had production_windows v1', () => {
         for (const statement of m.up()) await store.client.command({ query: statement });
       expect(await read()).toEqual(expected);
       expect((await appliedMigrations(store.client)).map((m) => m.version)).toEqual([
-        1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19,
+        1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20,
       ]);
     } finally {
       await store.close();
@@ -309,8 +311,8 @@ describe('migration 7: old production_windows rows keep no wrong sampled count',
         format: 'JSONEachRow',
       });
       expect(await migrate(store.client)).toEqual({
-        applied: [6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19],
-        current: 19,
+        applied: [6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20],
+        current: 20,
       });
       const expected = [
         [0, 3, 1], // the issue's window: 1 graded + 2 ungraded showed "graded −1"
@@ -344,8 +346,8 @@ describe('migration 7: old production_windows rows keep no wrong sampled count',
         format: 'JSONEachRow',
       });
       expect(await migrate(store.client)).toEqual({
-        applied: [7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19],
-        current: 19,
+        applied: [7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20],
+        current: 20,
       });
       // After migration 7, as the processors write now.
       await store.client.insert({
@@ -439,8 +441,8 @@ describe('migration 8 on a store whose row_state holds attempts as an older pass
         });
       await insertLegacy('v1');
       expect(await migrate(store.client)).toEqual({
-        applied: [8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19],
-        current: 19,
+        applied: [8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20],
+        current: 20,
       });
       await insertLegacy('v0');
       const read = async () => {
@@ -550,7 +552,7 @@ describe('migration 17: snapshots written before it stay readable', () => {
         ],
         format: 'JSONEachRow',
       });
-      expect(await migrate(store.client)).toEqual({ applied: [17, 18, 19], current: 19 });
+      expect(await migrate(store.client)).toEqual({ applied: [17, 18, 19, 20], current: 20 });
       const scope = { suite: 's', agent_version: 'old', from: 'summaries' } as const;
       // Where r1's ungraded attempt fell is unknown: its bin reads as recorded 2, so K is 2, as before.
       const before = await versionSummary(store.client, scope);
@@ -586,3 +588,95 @@ describe('migration 17: snapshots written before it stay readable', () => {
     }
   });
 });
+
+/**
+ * A new store gets the tables as the migrations leave them directly (`NEW_STORE_TABLES`, one CREATE each): it must be
+ * the schema a store gets step by step, from nothing or from an older version, byte for byte, on chDB and a server.
+ */
+for (const c of storeTargets(dir, 'passk_new_store'))
+  describe.skipIf(c.skip !== undefined)(onStore('a new store on', c), () => {
+    const withStore = async <T>(database: string, use: (store: StoreClient) => Promise<T>): Promise<T> => {
+      // chDB binds one data directory per process: the same one, a database each.
+      const store = await openClickHouse({ ...c.target, database: `${c.target.database}_${database}` });
+      try {
+        return await use(store);
+      } finally {
+        if (store.kind === 'server') await store.client.command({ query: `DROP DATABASE IF EXISTS ${store.database}` });
+        await store.close();
+      }
+    };
+    /** The statements `migrate` sends through `command` (DDL and mutations; not the inserts of its records). */
+    const commands = (store: StoreClient, seen: string[]): ClickHouseClient =>
+      new Proxy(store.client, {
+        get: (target, key) => {
+          if (key === 'command')
+            return (params: { query: string }) => {
+              seen.push(params.query);
+              return target.command(params);
+            };
+          const value: unknown = Reflect.get(target, key, target);
+          return typeof value === 'function' ? (value as (...a: unknown[]) => unknown).bind(target) : value;
+        },
+      });
+    /** `SHOW CREATE TABLE` of every table, with the database's name taken out, and the migrations recorded. */
+    const schemaOf = async (store: StoreClient) => {
+      const json = async <T>(query: string) =>
+        (await (await store.client.query({ query, format: 'JSONEachRow' })).json()) as T[];
+      const tables = await json<{ name: string }>(
+        'SELECT name FROM system.tables WHERE database = currentDatabase() ORDER BY name',
+      );
+      const shown: Record<string, string> = {};
+      for (const { name } of tables) {
+        const [row] = await json<{ statement: string }>(`SHOW CREATE TABLE \`${name}\``);
+        shown[name] = row!.statement.replaceAll(`${store.database}.`, 'DB.');
+      }
+      const recorded = (await appliedMigrations(store.client)).map(({ version, name, checksum }) => ({
+        version,
+        name,
+        checksum,
+      }));
+      return { shown, recorded };
+    };
+    const all = MIGRATIONS.map((m) => m.version);
+    const seen: string[] = [];
+    let fresh: Promise<Awaited<ReturnType<typeof schemaOf>>> | undefined;
+    const newStore = () =>
+      (fresh ??= withStore('fresh', async (store) => {
+        expect(await migrate(commands(store, seen))).toEqual({ applied: all, current: Math.max(...all) });
+        return schemaOf(store);
+      }));
+
+    it('gets, in one CREATE per table and no ALTER, the schema of a store migrated step by step from nothing or upgraded from an older version', async () => {
+      const created = await newStore();
+      expect(seen.filter((q) => !/^CREATE TABLE IF NOT EXISTS /.test(q))).toEqual([]);
+      expect(seen).toHaveLength(NEW_STORE_TABLES.length + 1); // and passk_migrations
+      const stepwise = await withStore('stepwise', async (store) => {
+        // the migrations named: each one's statements, as for a store that has some
+        expect(await migrate(store.client, { migrations: MIGRATIONS })).toEqual({
+          applied: all,
+          current: Math.max(...all),
+        });
+        return schemaOf(store);
+      });
+      const upgraded = await withStore('upgraded', async (store) => {
+        await migrate(store.client, { migrations: MIGRATIONS.filter((m) => m.version < 8) });
+        expect((await migrate(store.client)).applied).toEqual(all.filter((v) => v >= 8));
+        return schemaOf(store);
+      });
+      expect(Object.keys(created.shown)).toEqual([...NEW_STORE_TABLES.map((d) => d.name), 'passk_migrations'].sort());
+      expect(created).toEqual(stepwise);
+      expect(created).toEqual(upgraded);
+    });
+
+    it('a store that a migrate left half-way (a table, no migration recorded) is migrated step by step, to the same schema', async () => {
+      const created = await newStore();
+      const statements: string[] = [];
+      const resumed = await withStore('halfway', async (store) => {
+        await store.client.command({ query: MIGRATIONS[0]!.up()[0]! }); // migration 1's first table, `trials` v1
+        await migrate(commands(store, statements));
+        return schemaOf(store);
+      });
+      expect(statements.filter((q) => q.startsWith('ALTER TABLE `trials` ADD COLUMN'))).toHaveLength(2); // migrations 10, 19
+      expect(resumed).toEqual(created);
+    });
+  });

@@ -8,6 +8,7 @@ import { createEmbeddedEventLog } from '../../log/index.ts';
 import { byKeyQuery, KEY_INDEXED_TOPICS, KEY_INDEXES } from '../../log/embedded/store.ts';
 import type { EventLog } from '../../processors/ports.ts';
 import { KEY_SEP, TOPICS, type Topic } from '../../schemas/topics.ts';
+import { outlineOfKeys } from '../../processors/operators/decideGates.ts';
 import { base } from '../helpers/poison.ts';
 
 const utf8 = new TextEncoder();
@@ -205,5 +206,77 @@ describe('the embedded log read by key through its index', () => {
       stderr.mockRestore();
       rmSync(dataDir, { recursive: true, force: true });
     }
+  });
+});
+
+/**
+ * Keys of passk.rowstate as passk writes them and as ids holding KEY_SEP make them: parts joined by the separator (0 to
+ * 6 of them, so fewer, exactly and more than a row state's three), snapshot keys among them, parts sharing prefixes.
+ */
+const part = fc.constantFrom(
+  'a',
+  'b',
+  'ab',
+  '',
+  'é',
+  '\u{1F600}',
+  '\u{FFFF}',
+  'gatebook',
+  'windows',
+  '0',
+  `a${KEY_SEP}`,
+);
+const rowstateKey = fc.array(part, { minLength: 1, maxLength: 7 }).map((p) => p.join(KEY_SEP));
+
+describe("the outline of passk.rowstate's keys (the gates' restore by key)", () => {
+  it('names every version and every other key a walk of every key names, and the ends of the same read', async () => {
+    await fc.assert(
+      fc.asyncProperty(
+        fc.array(rowstateKey, { minLength: 0, maxLength: 60 }),
+        fc.integer({ min: 1, max: 4 }),
+        fc.boolean(),
+        async (keys, partitions, dropOdd) =>
+          withLog(partitions, async (first, dataDir) => {
+            let log = first;
+            const half = Math.ceil(keys.length / 2);
+            await log.publisher.publishRaw(
+              TOPICS.rowstate,
+              keys.slice(0, half).map((key, i) => ({ key, value: valueOf(i) })),
+            );
+            if (dropOdd) {
+              // a log written before the index of the other keys: the next open builds it over what the log holds
+              await log.close();
+              const raw = new Database(join(dataDir, 'log.sqlite'));
+              raw.exec('DROP INDEX records_rowstate_odd');
+              raw.close();
+              log = createEmbeddedEventLog({ dataDir, synchronous: 'NORMAL', partitions });
+            }
+            try {
+              await log.publisher.publishRaw(
+                TOPICS.rowstate,
+                keys.slice(half).map((key, i) => ({ key, value: valueOf(half + i) })),
+              );
+              const outline = await log.rowstateOutline!();
+              const expected = outlineOfKeys(keys);
+              expect([...outline.versions].sort()).toEqual(expected.versions.sort());
+              expect([...outline.odd].sort()).toEqual(expected.odd.sort());
+              // each version and key once
+              expect(new Set(outline.versions).size).toBe(outline.versions.length);
+              expect(new Set(outline.odd).size).toBe(outline.odd.length);
+              // the ends: every partition, past its last record
+              expect(outline.ends.size).toBe(partitions);
+              expect([...outline.ends.values()].reduce((a, b) => a + b, 0)).toBe(keys.length);
+              // without its versions (the gates' restore): the same ends and other keys, no version
+              const bare = await log.rowstateOutline!({ versions: false });
+              expect(bare.versions).toEqual([]);
+              expect([...bare.odd].sort()).toEqual(expected.odd.sort());
+              expect(bare.ends).toEqual(outline.ends);
+            } finally {
+              if (log !== first) await log.close();
+            }
+          }),
+      ),
+      { numRuns: 60 },
+    );
   });
 });

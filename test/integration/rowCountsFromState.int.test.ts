@@ -5,21 +5,10 @@ import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildReport, DEFAULT_REPORT_OPTIONS } from '../../processors/core/report.ts';
 import { createRng } from '../../processors/core/prng.ts';
-import {
-  evolveRow,
-  retractionRowKey,
-  retractRow,
-  toRowStateChanged,
-  trialRowKey,
-  type StreamRowState,
-} from '../../processors/folds/rowState.ts';
-import type { PasskEvent } from '../../schemas/events/index.ts';
 import type { RunRetracted } from '../../schemas/events/runRetracted.ts';
 import type { TrialRecorded } from '../../schemas/events/trialRecorded.ts';
 import { deterministicEventId } from '../../schemas/ids.ts';
 import { openClickHouse, type StoreClient } from '../../sinks/clickhouse/connection.ts';
-import { eventToRow } from '../../sinks/clickhouse/index.ts';
-import type { TableName } from '../../sinks/clickhouse/schema/tables.ts';
 import { migrate } from '../../sinks/clickhouse/migrate.ts';
 import { MIGRATIONS } from '../../sinks/clickhouse/schema/migrations.ts';
 import { TRIAL_FINGERPRINT } from '../../sinks/clickhouse/schema/countsColumns.ts';
@@ -40,6 +29,7 @@ import {
   reportFromStore,
   type StoreReportOptions,
 } from '../../sinks/clickhouse/queries/storeReport.ts';
+import { rowStateWriter } from '../helpers/rowStateWriter.ts';
 import { onStore, storeTargets } from '../helpers/storeTargets.ts';
 
 /**
@@ -147,41 +137,13 @@ const readable = (counts: Map<string, CountedRow[]>) =>
 for (const c of storeTargets(dir, 'passk_row_counts_state_test'))
   describe.skipIf(c.skip !== undefined)(onStore('per-row counts from the row state or the trials on', c), () => {
     let store: StoreClient;
-    const states = new Map<string, StreamRowState>();
-
-    const write = async (events: readonly PasskEvent[], settings?: { insert_deduplicate: 0 }) => {
-      const byTable = new Map<string, string[]>();
-      for (const e of events) {
-        const stored = eventToRow(e);
-        if (!stored) continue;
-        const lines = byTable.get(stored.table) ?? [];
-        lines.push(JSON.stringify(stored.row));
-        byTable.set(stored.table, lines);
-      }
-      for (const [table, lines] of byTable)
-        await store.insertJsonRows(table as TableName, Buffer.from(lines.join('\n') + '\n'), settings);
-    };
-    /** The fold's row states for these trials (each one it emits), and the trials it took. */
-    const fold = (trials: readonly TrialRecorded[]) => {
-      const taken: TrialRecorded[] = [];
-      const emitted: PasskEvent[] = [];
-      for (const t of trials) {
-        const key = trialRowKey(t);
-        const was = states.get(key);
-        const next = evolveRow(was, t);
-        if (next === was) continue;
-        states.set(key, next);
-        taken.push(t);
-        emitted.push(toRowStateChanged(next, PRODUCER));
-      }
-      return { taken, emitted };
-    };
-    const retract = (r: RunRetracted) => {
-      const key = retractionRowKey(r);
-      const next = retractRow(states.get(key), r);
-      states.set(key, next);
-      return toRowStateChanged(next, PRODUCER);
-    };
+    /** Before migration 20 (`beforeAll`): row states as a store without `attempt_extras` takes them. */
+    let before20 = false;
+    const { write, fold, retract } = rowStateWriter({
+      store: () => store,
+      producer: PRODUCER,
+      before20: () => before20,
+    });
 
     /**
      * The counts and the answers built on them, each equal to what every trial gives; `from` where all versions'
@@ -220,6 +182,7 @@ for (const c of storeTargets(dir, 'passk_row_counts_state_test'))
       store = await openClickHouse(c.target);
       // row states stored before migration 18 added their counts columns: those are computed when read
       await migrate(store.client, { migrations: MIGRATIONS.filter((m) => m.version < 18) });
+      before20 = true;
       // no background merge of trials until the fingerprint test merges them: a merge after migration 19 writes the
       // column into the old parts, which would make that test's "not every part holds it" depend on timing
       await store.client.command({ query: 'SYSTEM STOP MERGES trials' });
@@ -229,7 +192,8 @@ for (const c of storeTargets(dir, 'passk_row_counts_state_test'))
       const retractions = [retraction('r18', 'Confirm-v2-run-1', 1), retraction('r40', 'run-1', 2)];
       await write(retractions);
       await write(retractions.map(retract));
-      expect((await migrate(store.client)).applied).toEqual([18, 19]);
+      expect((await migrate(store.client)).applied).toEqual([18, 19, 20]);
+      before20 = false;
     }, 120_000);
     afterAll(async () => {
       if (store.kind === 'server') await store.client.command({ query: `DROP DATABASE IF EXISTS ${store.database}` });

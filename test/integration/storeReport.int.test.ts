@@ -13,12 +13,16 @@ import { trialToRow } from '../../sinks/clickhouse/rows/trialRow.ts';
 import { compareFromStore } from '../../sinks/clickhouse/queries/compare.ts';
 import { reportGroupsFromStore } from '../../sinks/clickhouse/queries/report.ts';
 import type { Querier } from '../../sinks/clickhouse/queries/select.ts';
+import { rowCounts } from '../../sinks/clickhouse/queries/rowCounts.ts';
 import {
   comparisonFromStore,
   reportFromStore,
   sharedRowCounts,
+  type CountsSource,
+  type Rounds,
   type StoreReportOptions,
 } from '../../sinks/clickhouse/queries/storeReport.ts';
+import { clickhouseDashboardData } from '../../web/clickhouseData.ts';
 
 /**
  * The report and the comparison from per-row counts (storeReport.ts) against the core over every stored trial
@@ -215,6 +219,79 @@ for (const c of storeTargets(dir, 'passk_store_report_test'))
       expect(await reportFromStore(client, BASE, opts, counts)).toEqual(report);
       expect(await comparisonFromStore(client, pairs[1]!, opts, counts)).toEqual(compared[1]);
       expect(countsQueries).toBe(4);
+    });
+
+    it("says an adaptive version's first stage is assumed when no round of its run was read; the dashboard reads the rounds beside the counts (issue 32)", async () => {
+      // suite `ad`: v1 a fixed run, v2 an adaptive one (`adaptive-…`), 3 attempts on each of 3 rows
+      const scope = { suite: 'ad', dataset_version: 'd1' };
+      const trials: TrialRecorded[] = ['v1', 'v2'].flatMap((version, v) =>
+        [0, 1, 2].flatMap((row) =>
+          [0, 1, 2].map((attempt) => ({
+            event_id: deterministicEventId(T0, 'adaptive-stage', v * 100 + row * 10 + attempt),
+            type: 'TrialRecorded' as const,
+            schema_version: 1,
+            occurred_at: T0 + v * 100 + row * 10 + attempt,
+            producer: 'passk-test/0',
+            ...scope,
+            row_id: `a${row}`,
+            run_id: version === 'v2' ? 'adaptive-ad-1' : 'run-ad-1',
+            attempt,
+            agent: { version },
+            output: 'ok',
+            passed: !(version === 'v2' && row === 0 && attempt === 2),
+          })),
+        ),
+      );
+      await store.insertJsonRows(
+        'trials',
+        Buffer.from(trials.map((t) => JSON.stringify(trialToRow(t))).join('\n') + '\n'),
+      );
+      const pair = { ...scope, baseline: 'v1', candidate: 'v2' };
+      // the event log could not be read for the rounds: the default first stage of 2, said to be assumed
+      const assumed = await comparisonFromStore(store.client, pair);
+      expect(assumed?.first_stage).toEqual({ baseline: null, candidate: 2 });
+      expect(assumed?.first_stage_assumed).toBe(true);
+      const reported = await reportFromStore(store.client, scope);
+      expect(reported.find((g) => g.agent_version === 'v2')?.first_stage).toEqual(
+        expect.objectContaining({ k: 2, assumed: true }),
+      );
+      // the run's rounds read (--first-k 3): that first stage, stated
+      const rounds = new Map([['adaptive-ad-1', 3]]);
+      const read = await comparisonFromStore(store.client, pair, DEFAULT_REPORT_OPTIONS, undefined, rounds);
+      expect(read?.first_stage).toEqual({ baseline: null, candidate: 3 });
+      expect(read).not.toHaveProperty('first_stage_assumed');
+      const v2 = (await reportFromStore(store.client, scope, DEFAULT_REPORT_OPTIONS, undefined, rounds)).find(
+        (g) => g.agent_version === 'v2',
+      );
+      expect(v2?.first_stage?.k).toBe(3);
+      expect(v2?.first_stage).not.toHaveProperty('assumed');
+
+      // the dashboard asks the store's counts while the rounds are still being read from the event log (a cold
+      // process's first read loads the log's modules and opens it), not after, and answers with the rounds read
+      let release!: (r: Rounds) => void;
+      const reading = new Promise<Rounds>((resolve) => (release = resolve));
+      const asked: string[] = [];
+      const counts: CountsSource = (s) => {
+        asked.push(s.versions?.join() ?? 'all');
+        return rowCounts(store.client, s);
+      };
+      const data = clickhouseDashboardData(
+        store.client,
+        async () => 'w1',
+        counts,
+        undefined,
+        undefined,
+        () => reading,
+      );
+      const overview = data.overview(scope);
+      const comparison = data.compare(pair);
+      await new Promise((resolve) => setImmediate(resolve));
+      expect(asked.sort()).toEqual(['all', 'v1,v2']);
+      release(rounds);
+      expect(await overview).toEqual(
+        await reportFromStore(store.client, scope, DEFAULT_REPORT_OPTIONS, undefined, rounds),
+      );
+      expect(await comparison).toMatchObject(read!);
     });
 
     it('has no comparison when a version has no trial in the scope', async () => {

@@ -126,6 +126,13 @@ const QUERIES: Record<string, string>[] = [
   { q: 'r2 deny', sort: 'c.latency' },
   { q: 'resent' },
   { q: 'nowhere' },
+  // a search beside the counts for the sides the query names: used, or asked again when the scope picks others
+  { q: 'out 2', baseline: 'v3', candidate: 'v1' },
+  { q: 'parcel 1', baseline: 'v1', candidate: 'v2', to: 'flip', sort: 'b.latency' },
+  { q: 'kelvin', baseline: 'v9', candidate: 'v2' },
+  { q: 'out 1', baseline: 'v2', candidate: 'v7' },
+  { q: 'refund out', baseline: 'v2', candidate: 'v2' },
+  { q: 'İade', baseline: 'v1', candidate: 'v3', limit: '5', offset: '1' },
   { limit: '1' },
   { limit: '1000' },
   { offset: '239' },

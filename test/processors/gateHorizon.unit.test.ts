@@ -15,6 +15,7 @@ import {
   emptyBook,
   foldBookInto,
   processorsFold,
+  pruneBook,
   type DecisionEvent,
   type GateView,
 } from '../../processors/folds/gates.ts';
@@ -23,6 +24,7 @@ import { versionKeyOf } from '../../processors/folds/versionSummary.ts';
 import { PasskConfig } from '../../deploy/config.ts';
 import type { GateEvaluated } from '../../schemas/events/decisions.ts';
 import { deterministicEventId } from '../../schemas/ids.ts';
+import { candidateKey } from '../../schemas/topics.ts';
 import { decisionEvents, foldBatched, throughTheLog, type Rec } from '../helpers/decisionStream.ts';
 import { comparison, runOf } from '../helpers/feedbackLoop.ts';
 import { evolveRow, type StreamRowState } from '../../processors/folds/rowState.ts';
@@ -197,8 +199,8 @@ describe('the gates’ horizon', () => {
 
   it('as shipped, decides a gate on imported results however old the baseline; a horizon would leave it waiting', () => {
     // passk import dates a run by its trials: v1's results are 200 days older than v2's, no dataset is published
-    const decidedWith = (horizonMs: number) => {
-      const store = createGateStore({ horizonMs });
+    const decidedWith = (horizonMs: number, idHorizonMs = 0) => {
+      const store = createGateStore({ horizonMs, idHorizonMs });
       const rows = (v: string, at: number) => {
         const table = new Map<string, StreamRowState>();
         for (const t of runOf(v, 'd1', ['r1', 'r2'], { k: 1 }) as TrialRecorded[])
@@ -225,7 +227,7 @@ describe('the gates’ horizon', () => {
       addClosed(store, closed('v2', T));
       const book = emptyBook();
       const d = comparison('c1', 'd1', 'v1', 'v2', { dataset_id: undefined, confirmation_attempts: 0, occurred_at: T });
-      foldBookInto(book, d, processorsFold(horizonMs));
+      foldBookInto(book, d, processorsFold(horizonMs, false, idHorizonMs));
       store.books.set(0, book);
       return decideOpen(store, 'all', 'p').map((e) => e.type);
     };
@@ -233,6 +235,57 @@ describe('the gates’ horizon', () => {
     expect(decidedWith(shipped * DAY)).toEqual(['GateEvaluated']);
     // why the horizon is off by default (docs/reliability.md): under 90 days v1's run is past it, v1 never completes
     expect(decidedWith(90 * DAY)).toEqual([]);
+    // Kafka's gates keep decided ids, bounded as shipped by the ids horizon: on the declarations' clock, it drops no
+    // closed run, so the same gate decides; the same days as an event-time horizon would leave it waiting
+    const ids = PasskConfig.parse({}).gateIdHorizonDays;
+    expect(ids).toBeGreaterThan(0);
+    expect(decidedWith(0, ids * DAY)).toEqual(['GateEvaluated']);
+    expect(decidedWith(ids * DAY)).toEqual([]);
+  });
+
+  it('under the ids horizon, forgets a decided id once a comparison is declared a horizon after its verdict, and nothing else', () => {
+    const H = 7 * DAY;
+    const o = processorsFold(0, false, H);
+    const book = emptyBook();
+    // c1 on imported results: its trials and closed runs 200 days old, declared (and so decided) today
+    const first = decisionEvents(1, T);
+    const d1 = first[0]!;
+    const v1 = first[3]!;
+    const old = T - 200 * DAY;
+    const closed: DecisionEvent = {
+      event_id: deterministicEventId(old, 'RunClosed', 'v1'),
+      type: 'RunClosed',
+      schema_version: 1,
+      occurred_at: old,
+      producer: 'p',
+      run_id: 'run-v1',
+      suite: 'refunds',
+      dataset_version: 'd1',
+      agent_version: 'v1',
+      status: 'completed',
+      trials: 2,
+      source_event_id: deterministicEventId(old, 'RunFinished', 'v1'),
+    };
+    for (const e of [closed, ...first]) foldBookInto(book, e, o);
+    expect(book.decided?.c1).toBe(v1.occurred_at);
+    // the clock is the declarations': neither an old run nor a run dated in the future moves it
+    expect(book.at).toBe(d1.occurred_at);
+    foldBookInto(book, { ...closed, event_id: 'future', occurred_at: T + 365 * DAY }, o);
+    expect(book.at).toBe(d1.occurred_at);
+    // declared again within the horizon: a duplicate
+    expect(foldBookInto(book, { ...d1, event_id: 'again', occurred_at: T + 6 * DAY }, o)).toBe(false);
+    // a comparison declared on the partition a horizon later: c1's ids are past it, and pruned
+    const [d2] = decisionEvents(2, T + 8 * DAY);
+    foldBookInto(book, d2!, o);
+    pruneBook(book, 0, H);
+    expect(book.decided?.c1).toBeUndefined();
+    expect(Object.values(book.verdicts).flat()).not.toContain(v1.event_id);
+    // the alert and the adaptive run stay (an ids horizon drops ids only)
+    expect(Object.keys(book.alerts)).toEqual(['alert-1']);
+    expect(Object.keys(book.adaptive?.[candidateKey('refunds', 'cand1')] ?? {})).toEqual(['adaptive-1']);
+    // c1 declared again now decides again (the allowed change); the open comparison stays whatever its age
+    expect(foldBookInto(book, { ...d1, event_id: 'late', occurred_at: T + 9 * DAY }, o)).toBe(true);
+    expect(Object.keys(book.comparisons).sort()).toEqual(['c1', 'c2']);
   });
 
   it('restores only from a snapshot pruned with a horizon at least as long', () => {
@@ -249,6 +302,31 @@ describe('the gates’ horizon', () => {
     const before = { ...x, schema_version: 1, horizon_ms: undefined };
     expect(usableSnapshot(before, 4, 6, 0)).toBe(before);
     expect(usableSnapshot(before, 4, 6, 30 * DAY)).toBeUndefined();
+  });
+
+  it('restores under the ids horizon only from a snapshot pruned with an ids horizon at least as long', () => {
+    const records = decisionEvents(1, T).map((event, offset) => ({ offset, event }));
+    const under = (idHorizonMs: number) =>
+      throughTheLog(toGateBookSnapshot(foldBatched(emptyPrefix(0, false, idHorizonMs), records, [6]), 0, 4, 'test'));
+    const x = under(7 * DAY);
+    expect(x.id_horizon_ms).toBe(7 * DAY);
+    expect(x.horizon_ms).toBe(0);
+    expect(usableSnapshot(x, 4, 6, 0, false, 7 * DAY)).toBe(x);
+    expect(usableSnapshot(x, 4, 6, 0, false, 3 * DAY)).toBe(x);
+    expect(usableSnapshot(x, 4, 6, 0, false, 30 * DAY)).toBeUndefined();
+    // ids kept for ever, or under the horizon (another clock): the partition is replayed from 0
+    expect(usableSnapshot(x, 4, 6, 0, false, 0)).toBeUndefined();
+    expect(usableSnapshot(x, 4, 6, 7 * DAY, false, 7 * DAY)).toBeUndefined();
+    // and one that kept every id (no time on them) serves no ids horizon; the embedded log's (forgetting) ignores it
+    const kept = under(0);
+    expect(kept.id_horizon_ms).toBeUndefined();
+    expect(usableSnapshot(kept, 4, 6, 0, false, 7 * DAY)).toBeUndefined();
+    expect(usableSnapshot(kept, 4, 6, 0, false, 0)).toBe(kept);
+    const forgot = throughTheLog(
+      toGateBookSnapshot(foldBatched(emptyPrefix(0, true, 7 * DAY), records, [6]), 0, 4, 'test'),
+    );
+    expect(forgot.id_horizon_ms).toBeUndefined();
+    expect(usableSnapshot(forgot, 4, 6, 0, true, 7 * DAY)).toBe(forgot);
   });
 
   it('does not restore under a horizon from a snapshot folded without one (its entries carry no event time)', () => {
@@ -271,5 +349,92 @@ describe('the gates’ horizon', () => {
     expect(usableSnapshot(x, 4, 6, 0)).toBe(x);
     const replayed = foldBatched(restorePrefix(usableSnapshot(x, 4, 6, H), H), records, [records.length]);
     expect(content(replayed)).toEqual(content(full));
+  });
+});
+
+/** A window alert raised for the window ending at `end` (its event time), as decideWindows folds it. */
+const alertAt = (id: string, end: number): DecisionEvent =>
+  ({
+    event_id: id,
+    type: 'WindowAlertRaised',
+    schema_version: 1,
+    occurred_at: end,
+    producer: 'p',
+    alert_id: id,
+  }) as unknown as DecisionEvent;
+
+describe('the alerts horizon', () => {
+  const H = 7 * DAY;
+  const daily = (n: number) => Array.from({ length: n }, (_, d) => alertAt(`alert-d${d}`, T + d * DAY));
+
+  it('holds only the alerts within the horizon of the latest alert, on both backends, however many were raised', () => {
+    for (const forget of [false, true]) {
+      const held = (n: number) => {
+        const records: Rec[] = daily(n).map((event, offset) => ({ offset, event }));
+        // declarations at their own pace (the ids horizon's clock) do not move the alerts' clock
+        records.push({ offset: n, event: decisionEvents(1, T - 400 * DAY)[0]! });
+        const snapshot = throughTheLog(
+          toGateBookSnapshot(foldBatched(emptyPrefix(0, forget, H), records, [5]), 0, 1, 'test'),
+        );
+        return Object.keys(snapshot.book.alerts).sort();
+      };
+      // one alert a day for 100 days: the last 8 (days 92..99: not older than day 99 minus 7 days)
+      const want = Array.from({ length: 8 }, (_, i) => `alert-d${92 + i}`).sort();
+      expect(held(100)).toEqual(want);
+      expect(held(1_000)).toHaveLength(8);
+      // the live book too (its own fold, pruned like the store's)
+      const o = processorsFold(0, forget, H);
+      const book = emptyBook();
+      for (const e of daily(100)) foldBookInto(book, e, o);
+      pruneBook(book, 0, forget ? 0 : H, H);
+      expect(Object.keys(book.alerts).sort()).toEqual(want);
+      expect(book.alerts_at).toBe(T + 99 * DAY);
+    }
+    // a store as `passk process` makes it, from the shipped config: the alerts horizon is on, on both backends
+    const days = PasskConfig.parse({}).gateIdHorizonDays;
+    for (const forgetDecided of [false, true])
+      expect(createGateStore({ forgetDecided, idHorizonMs: days * DAY }).alertHorizonMs).toBe(days * DAY);
+    // a horizon covers alerts on its own clock; none at all keeps them
+    expect(createGateStore({ horizonMs: 30 * DAY, idHorizonMs: H }).alertHorizonMs).toBe(0);
+    expect(createGateStore().alertHorizonMs).toBe(0);
+  });
+
+  it('ignores a re-delivered alert within the horizon, and one past it adds nothing (its window is never final again)', () => {
+    const o = processorsFold(0, true, H);
+    const book = emptyBook();
+    for (const e of daily(30)) expect(foldBookInto(book, e, o)).toBe(true);
+    // re-delivered within the horizon: a duplicate, before and after a prune
+    expect(foldBookInto(book, alertAt('alert-d25', T + 25 * DAY), o)).toBe(false);
+    pruneBook(book, 0, 0, H);
+    expect(foldBookInto(book, alertAt('alert-d23', T + 23 * DAY), o)).toBe(false);
+    expect(foldBookInto(book, alertAt('alert-d29', T + 29 * DAY), o)).toBe(false);
+    // past it (pruned or not): not raised again, and no id comes back
+    expect(book.alerts['alert-d3']).toBeUndefined();
+    expect(foldBookInto(book, alertAt('alert-d3', T + 3 * DAY), o)).toBe(false);
+    expect(book.alerts['alert-d3']).toBeUndefined();
+    // a new alert within the horizon is raised, and moves the clock
+    expect(foldBookInto(book, alertAt('alert-new', T + 31 * DAY), o)).toBe(true);
+    expect(book.alerts_at).toBe(T + 31 * DAY);
+    expect(foldBookInto(book, alertAt('alert-new', T + 31 * DAY), o)).toBe(false);
+  });
+
+  it('restores only from a snapshot whose alerts were dated with an alerts horizon at least as long', () => {
+    const records: Rec[] = daily(3).map((event, offset) => ({ offset, event }));
+    const under = (forget: boolean, idHorizonMs: number) =>
+      throughTheLog(toGateBookSnapshot(foldBatched(emptyPrefix(0, forget, idHorizonMs), records, [3]), 0, 4, 'test'));
+    for (const forget of [false, true]) {
+      const x = under(forget, H);
+      expect(x.alert_horizon_ms).toBe(H);
+      expect(Object.values(x.book.alerts).every((t) => typeof t === 'number')).toBe(true);
+      expect(usableSnapshot(x, 4, 3, 0, forget, H)).toBe(x);
+      expect(usableSnapshot(x, 4, 3, 0, forget, 3 * DAY)).toBe(x);
+      expect(usableSnapshot(x, 4, 3, 0, forget, 30 * DAY)).toBeUndefined();
+      expect(usableSnapshot(x, 4, 3, 0, forget, 0)).toBeUndefined();
+      // one from before the alerts horizon (undated alerts: `true`) is not used under it: replayed from 0, once
+      const before = { ...x, alert_horizon_ms: undefined, book: { ...x.book, alerts: { 'alert-d0': true as const } } };
+      expect(usableSnapshot(before, 4, 3, 0, forget, H)).toBeUndefined();
+      // (the embedded log's from before: no horizon of any kind, so it serves a restore with none)
+      if (forget) expect(usableSnapshot(before, 4, 3, 0, forget, 0)).toBe(before);
+    }
   });
 });

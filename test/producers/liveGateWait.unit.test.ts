@@ -20,6 +20,13 @@ describe('waitForVerdict', () => {
     );
     expect(verdict?.gate_id).toBe(gate.gate_id);
     expect(said).toHaveLength(1);
+    // each command on a line of its own after the message (a terminal breaks it with ` \` so it pastes as one)
+    expect(said[0]!.split('\n').slice(1)).toEqual(
+      ['agent-1.0.0', 'agent-1.1.0'].map(
+        (version) =>
+          `  npx passk -X run --dataset ROWS.jsonl --agent AGENT_OF_${version} --suite refunds --agent-version ${version} --confirmations`,
+      ),
+    );
     for (const version of ['agent-1.0.0', 'agent-1.1.0'])
       expect(said[0]).toContain(
         `npx passk -X run --dataset ROWS.jsonl --agent AGENT_OF_${version} --suite refunds --agent-version ${version} --confirmations`,

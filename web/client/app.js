@@ -1,8 +1,8 @@
 // @ts-check
-/* global document, window, location, history, EventSource, URLSearchParams */
+/* global document, window, location, history, EventSource, URLSearchParams, Element */
 import { api } from './api.js';
 import { destroyCharts, drawCharts } from './charts.js';
-import { h } from './dom.js';
+import { h, isScrollBox, markScroll, markScrolls } from './dom.js';
 import * as compare from './views/compare.js';
 import * as datasets from './views/datasets.js';
 import * as deadletters from './views/deadLetters.js';
@@ -220,6 +220,7 @@ const renderOnce = async () => {
   view.replaceChildren(...warnings.map((w) => h('p', { class: 'warn', 'data-testid': 'param-warning' }, w)), content);
   window.scrollTo(0, scrollY);
   drawCharts();
+  markScrolls(view);
   document.body.dataset.loading = 'false';
   document.title = `passk — ${VIEWS[name].title}`;
   document.body.dataset.view = name;
@@ -280,6 +281,14 @@ const connect = () => {
 };
 
 window.addEventListener('hashchange', () => void render());
+// a box scrolled says again which of its sides hide some of it (scroll events do not bubble: captured here)
+document.addEventListener(
+  'scroll',
+  (e) => {
+    if (e.target instanceof Element && isScrollBox(e.target)) markScroll(e.target);
+  },
+  { capture: true, passive: true },
+);
 /** @type {ReturnType<typeof setTimeout> | undefined} */
 let resizing;
 window.addEventListener('resize', () => {

@@ -104,7 +104,7 @@ export const passKChart = (versions, kMax) =>
       /** @type {Column[]} */
       const data = [ks];
       /** @type {uPlot.Series[]} */
-      const series = [{ label: 'k' }];
+      const series = [{ label: 'k', value: (_u, v) => (v == null ? '—' : String(v)) }];
       /** @type {uPlot.Band[]} */
       const bands = [];
       /** @type {number[]} */

@@ -1,5 +1,5 @@
 // @ts-check
-/* global document, Node */
+/* global document, Node, ResizeObserver */
 /**
  * A tiny DOM builder: every text goes through text nodes, never innerHTML, so row inputs and outputs
  * (which are user data) cannot inject markup.
@@ -73,6 +73,59 @@ const CLASS_NAMES = {
 };
 /** @param {string} c */
 export const className = (c) => CLASS_NAMES[c] ?? c;
+
+/**
+ * Marks a box that scrolls sideways with the sides where some of it is hidden (`data-more`: `left`, `right` or
+ * `both`; none when it all shows), and the style draws a shadow on those edges. At 390 px a wide table is cut at the
+ * card's edge, and without the shadow nothing says more columns are there.
+ * @param {Element} box
+ */
+export const markScroll = (box) => {
+  const el = /** @type {HTMLElement} */ (box);
+  if (el.classList.contains('scroll-y')) markScrollY(el);
+  if (!el.classList.contains('scroll')) return;
+  const left = el.scrollLeft > 1;
+  const right = el.scrollLeft + el.clientWidth < el.scrollWidth - 1;
+  const more = left && right ? 'both' : left ? 'left' : right ? 'right' : '';
+  if (more) el.dataset.more = more;
+  else delete el.dataset.more;
+};
+/**
+ * The same for a box that scrolls up and down (`scroll-y`: Compare's lists of rows, 420 px high), on `data-more-y`:
+ * `top`, `bottom` or `both`. A list cut at a row's edge looked whole: 13 of 25 rows shown, and nothing said so.
+ * @param {HTMLElement} el
+ */
+const markScrollY = (el) => {
+  const top = el.scrollTop > 1;
+  const bottom = el.scrollTop + el.clientHeight < el.scrollHeight - 1;
+  const more = top && bottom ? 'both' : top ? 'top' : bottom ? 'bottom' : '';
+  if (more) el.dataset.moreY = more;
+  else delete el.dataset.moreY;
+};
+/** @param {Element} el a box that scrolls, sideways (`scroll`) or up and down (`scroll-y`) */
+export const isScrollBox = (el) => el.classList.contains('scroll') || el.classList.contains('scroll-y');
+/**
+ * Boxes and their tables are watched for size changes (a chart drawn, a column filled in later): marked again. Made
+ * at the first render, not on import (Node imports this module for its formatters, and has no ResizeObserver).
+ * @type {ResizeObserver | undefined}
+ */
+let resized;
+/** Marks every scrolling box under `root`, and watches them (and no box of an earlier render) for size. */
+/** @param {ParentNode} root */
+export const markScrolls = (root) => {
+  resized ??= new ResizeObserver((entries) => {
+    for (const e of entries) {
+      const box = isScrollBox(e.target) ? e.target : e.target.parentElement;
+      if (box) markScroll(box);
+    }
+  });
+  resized.disconnect();
+  for (const box of root.querySelectorAll('.scroll, .scroll-y')) {
+    markScroll(box);
+    resized.observe(box);
+    if (box.firstElementChild) resized.observe(box.firstElementChild);
+  }
+};
 
 /**
  * A table in a box of its own that scrolls sideways when the table is wider than the screen (390 px): the table

@@ -1,4 +1,5 @@
-import { Ajv, type ValidateFunction } from 'ajv';
+import { createRequire } from 'node:module';
+import type { Ajv as AjvClass, ValidateFunction } from 'ajv';
 import { InputError } from '../../../schemas/errors.ts';
 import { contentHash } from '../../importers/common.ts';
 import type { Grader } from './types.ts';
@@ -8,6 +9,9 @@ import type { Grader } from './types.ts';
  * one given for the whole dataset. Validated by Ajv (draft-07 / 2019 keywords, all errors collected).
  */
 export const jsonSchemaGrader = (opts: { schema?: Record<string, unknown> } = {}): Grader => {
+  // ajv is loaded when a JSON Schema grader is made, not when `passk run` starts: the other graders do not need it
+  // (its CommonJS entry, which is also what `import 'ajv'` resolves to)
+  const { Ajv } = createRequire(import.meta.url)('ajv') as { Ajv: typeof AjvClass };
   const ajv = new Ajv({ allErrors: true, strict: false });
   const compiled = new Map<string, ValidateFunction>();
   const validatorFor = (schema: Record<string, unknown>): ValidateFunction => {

@@ -107,15 +107,18 @@ FROM (
 ORDER BY length(r), r`;
 
 /**
- * A counts query sent as one line per distinct set of counts (per version), with the ids of its rows, in (length,
- * id) order: at 1M trials a few hundred lines instead of 200k, and about half of the query's CPU time (1.3 of 2.6 s)
- * was in writing and parsing those 200k lines of 16 columns. The rows are put back in (length, id) order per
- * version here (`byLengthThenBytes`), so every reader gets them in the order it got before. `extra`: aggregates
- * after the ids (the row-state query's proof sums).
+ * A counts query sent as one line per distinct set of counts (per version), with the ids of its rows: at 1M trials
+ * a few hundred lines instead of 200k, and about half of the query's CPU time (1.3 of 2.6 s) was in writing and
+ * parsing those 200k lines of 16 columns. Each id comes with its place in its version's (length, id) order (`ps`,
+ * from 1: `row_number()` over the version's rows by `length(r), r`, the bytes' order), so every reader gets the
+ * rows in the order it got before, each put at its place in Node instead of a merge of the lines' sorted ids (a
+ * sort of every row by its UTF-8 bytes: about a third of a cold counts answer's CPU in Node at 1M trials). `extra`:
+ * aggregates after the ids (the row-state query's proof sums).
  */
 const grouped = (inner: string, extra = ''): string => `
-SELECT v, exact, pl, n, c, u, od, f, k, an, ac, au, m, mn, mc, arraySort(x -> (length(x), x), groupArray(r)) AS rs${extra}
-FROM (${inner})
+SELECT v, exact, pl, n, c, u, od, f, k, an, ac, au, m, mn, mc,
+       arrayMap(x -> x.1, groupArray((r, p))) AS rs, arrayMap(x -> x.2, groupArray((r, p))) AS ps${extra}
+FROM (SELECT *, toUInt32(row_number() OVER (PARTITION BY v ORDER BY length(r), r)) AS p FROM (${inner}))
 GROUP BY v, exact, pl, n, c, u, od, f, k, an, ac, au, m, mn, mc`;
 
 /** `ROW_COUNTS_SQL` grouped: the counts from every trial. */
@@ -203,6 +206,7 @@ const COLUMNS = [
   'mn',
   'mc',
   'rs',
+  'ps',
   'hs',
   'cs',
 ];
@@ -219,7 +223,7 @@ const bad = (line: number, column: number, value: unknown): Error =>
  * its fingerprint sum (a UInt64 as text) and attempts.
  */
 const checkLine = (l: unknown, i: number, proof: boolean): Line => {
-  if (!Array.isArray(l) || l.length !== (proof ? 18 : 16)) throw bad(i, -1, l);
+  if (!Array.isArray(l) || l.length !== (proof ? 19 : 17)) throw bad(i, -1, l);
   if (typeof l[0] !== 'string') throw bad(i, 0, l[0]);
   if (typeof l[1] !== 'boolean' && typeof l[1] !== 'number') throw bad(i, 1, l[1]);
   for (const j of NUMBERS) if (typeof l[j] !== 'number') throw bad(i, j, l[j]);
@@ -230,9 +234,12 @@ const checkLine = (l: unknown, i: number, proof: boolean): Line => {
   const rs: unknown = l[15];
   if (!Array.isArray(rs)) throw bad(i, 15, rs);
   for (const r of rs as unknown[]) if (typeof r !== 'string') throw bad(i, 15, r);
-  if (proof && (typeof l[16] !== 'string' || !/^\d+$/.test(l[16]))) throw bad(i, 16, l[16]);
-  if (proof && typeof l[17] !== 'number' && (typeof l[17] !== 'string' || !/^\d+$/.test(l[17])))
-    throw bad(i, 17, l[17]);
+  const ps: unknown = l[16];
+  if (!Array.isArray(ps) || ps.length !== rs.length) throw bad(i, 16, ps);
+  for (const p of ps as unknown[]) if (typeof p !== 'number' || !Number.isInteger(p) || p < 1) throw bad(i, 16, p);
+  if (proof && (typeof l[17] !== 'string' || !/^\d+$/.test(l[17]))) throw bad(i, 17, l[17]);
+  if (proof && typeof l[18] !== 'number' && (typeof l[18] !== 'string' || !/^\d+$/.test(l[18])))
+    throw bad(i, 18, l[18]);
   return l as Line;
 };
 
@@ -253,22 +260,10 @@ type Line = [
   mn: number,
   mc: number,
   rs: string[],
+  ps: number[],
   hs?: string,
   cs?: number | string,
 ];
-
-/**
- * ClickHouse's order of `ROW_COUNTS_SQL`'s ORDER BY length(r), r: length in UTF-8 bytes, then the bytes. An ASCII id
- * (as long as its bytes) compares by its code units, which is the same; others by their UTF-8 bytes.
- */
-type Placed = { row: CountedRow; bytes: number; ascii: boolean };
-const byLengthThenBytes = (a: Placed, b: Placed): number => {
-  if (a.bytes !== b.bytes) return a.bytes - b.bytes;
-  const x = a.row.row_id;
-  const y = b.row.row_id;
-  if (a.ascii && b.ascii) return x < y ? -1 : x > y ? 1 : 0;
-  return Buffer.compare(Buffer.from(x, 'utf8'), Buffer.from(y, 'utf8'));
-};
 
 /** Where a counts answer came from: the processors' row state (proved whole), or every trial. */
 export type CountsFrom = 'row_state' | 'trials';
@@ -288,12 +283,12 @@ const linesOf = async (client: Querier, query: string, scope: RowCountsScope, pr
 
 const MOD = 1n << 64n;
 /** Per version: attempts and the sum of their fingerprints (mod 2^64), as text to compare. */
-type Tally = Map<string, { cnt: bigint; h: bigint }>;
-const add = (t: Tally, v: string, cnt: bigint, h: bigint): void => {
+export type Tally = Map<string, { cnt: bigint; h: bigint }>;
+export const add = (t: Tally, v: string, cnt: bigint, h: bigint): void => {
   const was = t.get(v) ?? { cnt: 0n, h: 0n };
   t.set(v, { cnt: was.cnt + cnt, h: (was.h + h) % MOD });
 };
-const sameTally = (a: Tally, b: Tally): boolean => {
+export const sameTally = (a: Tally, b: Tally): boolean => {
   for (const v of new Set([...a.keys(), ...b.keys()])) {
     const x = a.get(v);
     const y = b.get(v);
@@ -352,7 +347,7 @@ export const countRows = async (
     trialsTally(client, scope),
   ]);
   const fromState: Tally = new Map();
-  for (const l of state) add(fromState, l[0], BigInt(l[17]!), BigInt(l[16]!));
+  for (const l of state) add(fromState, l[0], BigInt(l[18]!), BigInt(l[17]!));
   if (sameTally(fromState, trials)) return { from: 'row_state', rows: placeLines(state, scope) };
   return { from: 'trials', rows: placeLines(await linesOf(client, ROW_COUNTS_GROUPED_SQL, scope, false), scope) };
 };
@@ -365,46 +360,52 @@ export const rowCounts = async (client: Querier, scope: RowCountsScope): Promise
 export const rowCountsFromTrials = async (client: Querier, scope: RowCountsScope): Promise<Map<string, CountedRow[]>> =>
   placeLines(await linesOf(client, ROW_COUNTS_GROUPED_SQL, scope, false), scope);
 
+/**
+ * The lines' rows, each version's in (length, id) order: every id at the place the query gave it (`ps`). The places
+ * of a version must be 1…its rows, each once; anything else is an error, never a row left out or counted twice.
+ */
 const placeLines = (lines: readonly Line[], scope: RowCountsScope): Map<string, CountedRow[]> => {
   const minAttempts = scope.minAttempts ?? DEFAULT_MIN_ATTEMPTS;
-  const placed = new Map<string, Placed[]>();
-  for (const [v, exact, pl, n, c, u, od, f, k, an, ac, au, m, mn, mc, ids] of lines) {
-    let rows = placed.get(v);
-    if (!rows) placed.set(v, (rows = []));
+  const sizes = new Map<string, number>();
+  for (const l of lines) sizes.set(l[0], (sizes.get(l[0]) ?? 0) + l[15].length);
+  const placed = new Map<string, (CountedRow | undefined)[]>();
+  for (const [v, size] of sizes) placed.set(v, new Array<CountedRow | undefined>(size));
+  for (let i = 0; i < lines.length; i++) {
+    const [v, exact, pl, n, c, u, od, f, k, an, ac, au, m, mn, mc, ids, places] = lines[i]!;
+    const rows = placed.get(v)!;
     const cls = classOf(n, c, minAttempts);
-    const allClass = classOf(an, ac, minAttempts);
-    // one tally list per line, shared by its rows (their readers build their own records from it)
+    // one tally list and one record of every attempt and of the confirmation attempts per line, shared by its
+    // rows (their readers build their own records from them, and never change them)
     const checks: CheckTally[] = k.map(([name, state]) => ({ name, repeated: state > 0, flips: state === 2 }));
-    for (const r of ids) {
-      const bytes = Buffer.byteLength(r, 'utf8');
-      const row: CountedRow = {
+    const all = { n: an, c: ac, ungraded: au, class: classOf(an, ac, minAttempts) };
+    const confirmation = { attempts: m, n: mn, c: mc };
+    const isExact = Boolean(exact);
+    const outputsDiffer = od < 0 ? null : od === 1;
+    for (let j = 0; j < ids.length; j++) {
+      const r = ids[j]!;
+      const at = places[j]! - 1;
+      if (at >= rows.length || rows[at] !== undefined) throw bad(i, 16, places[j]);
+      rows[at] = {
         row_id: r,
-        exact: Boolean(exact),
+        exact: isExact,
         planned: {
           row_id: r,
           n,
           c,
           ungraded: u,
           class: cls,
-          outputs_differ: od < 0 ? null : od === 1,
+          outputs_differ: outputsDiffer,
           forbidden_trials: f,
           checks,
         },
         planned_attempts: pl,
-        all: { n: an, c: ac, ungraded: au, class: allClass },
-        confirmation: { attempts: m, n: mn, c: mc },
+        all,
+        confirmation,
       };
-      rows.push({ row, bytes, ascii: bytes === r.length });
     }
   }
   const out = new Map<string, CountedRow[]>();
-  for (const v of [...placed.keys()].sort()) {
-    // each line's ids come sorted: a merge of those runs (TimSort), not a sort of every row
-    const rows = placed.get(v)!.sort(byLengthThenBytes);
-    out.set(
-      v,
-      rows.map((p) => p.row),
-    );
-  }
+  // every place filled: as many ids as places, none twice, none out of range
+  for (const v of [...placed.keys()].sort()) out.set(v, placed.get(v) as CountedRow[]);
   return out;
 };

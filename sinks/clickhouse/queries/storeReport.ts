@@ -1,11 +1,11 @@
-import { pushAll } from '../../../processors/core/arrays.ts';
+import { minOf, pushAll } from '../../../processors/core/arrays.ts';
 import { classOf } from '../../../processors/core/classify.ts';
 import { comparePairs, type Comparison } from '../../../processors/core/compare.ts';
 import { confirmationOutcome } from '../../../processors/core/confirm.ts';
 import { groupTrials, rowIdOrder } from '../../../processors/core/groups.ts';
 import { sideRow, type CountedPair, type CountedSide } from '../../../processors/core/pairing.ts';
 import { z } from 'zod';
-import { DEFAULT_ADAPTIVE } from '../../../processors/core/adaptive.ts';
+import { DEFAULT_ADAPTIVE, firstStageOfRuns } from '../../../processors/core/adaptive.ts';
 import {
   buildReport,
   confirmationAttempts,
@@ -42,6 +42,22 @@ export type StoreReportOptions = Omit<
 >;
 
 const isMarked = isConfirmationRun({});
+
+/** Adaptive runs' first stages from their rounds on the log (`readAdaptiveRounds`: run id → `--first-k`). */
+export type Rounds = ReadonlyMap<string, number>;
+const NO_ROUNDS: Rounds = new Map();
+
+/**
+ * The rounds once read (given, or still being read from the event log by the caller), with what `use` makes of
+ * them: so a caller starts the read and the store's queries together, and the counts never wait for the log.
+ */
+const withRounds = async <T>(
+  read: Rounds | Promise<Rounds>,
+  use: (rounds: Rounds) => Promise<T>,
+): Promise<[Rounds, T]> => {
+  const rounds = await read;
+  return [rounds, await use(rounds)];
+};
 
 /** Where the per-row counts come from: the store's query (`rowCounts`), or an answer kept for a while (`sharedRowCounts`). */
 export type CountsSource = (scope: RowCountsScope) => Promise<Map<string, CountedRow[]>>;
@@ -115,47 +131,82 @@ const declaredOf = async (
 
 const byRowId = (a: { row_id: string }, b: { row_id: string }): number => rowIdOrder(a.row_id, b.row_id);
 
-const AdaptiveVersion = z.object({ agent_version: z.string() });
-
-/** The scope's agent versions with an adaptive run's trials (run id `adaptive-…`, as `passk report` tells one). */
-const adaptiveVersions = async (client: Querier, scope: StoreScope, only?: readonly string[]): Promise<string[]> =>
-  (
-    await select(
-      client,
-      AdaptiveVersion,
-      `SELECT DISTINCT agent_version FROM trials
-       WHERE suite = {suite:String} AND dataset_version = {dataset_version:String}
-         AND (empty({versions:Array(String)}) OR has({versions:Array(String)}, agent_version))
-         AND startsWith(lower(run_id), 'adaptive-') AND ${NOT_RETRACTED}`,
-      { suite: scope.suite, dataset_version: scope.dataset_version, versions: [...(only ?? [])] },
-    )
-  ).map((v) => v.agent_version);
+const AdaptiveVersion = z.object({ agent_version: z.string(), runs: z.array(z.string()) });
+/** A version's first stage and where it came from: its runs' rounds, or the default when none of them has any. */
+type FirstStage = ReturnType<typeof firstStageOfRuns>;
 
 /**
- * The reports of the scope's versions with an adaptive run (trials of a run `adaptive-…`), as `passk report` makes
- * them (`buildReport` with `headlineFirstStage`, docs/adaptive.md): mean accuracy, pass@k, pass^k and the flip rate
- * from each row's first-stage attempts, the rest from all. Their trials are folded whole: the counts cannot tell a
- * row's first stage. The first stage is the default `--first-k` (the rounds are on the log, not in the store).
+ * The scope's agent versions with an adaptive run's trials (run id `adaptive-…`, as `passk report` tells one, or a run
+ * the rounds name), each with its first stage: its runs' `--first-k` from their rounds (`firstStageOfRuns`, as
+ * `passk compare --from-store` takes it), else the default.
+ */
+const adaptiveVersions = async (
+  client: Querier,
+  scope: StoreScope,
+  only?: readonly string[],
+  rounds: Rounds = NO_ROUNDS,
+): Promise<Map<string, FirstStage>> =>
+  new Map(
+    (
+      await select(
+        client,
+        AdaptiveVersion,
+        `SELECT agent_version, groupUniqArray(run_id) AS runs FROM trials
+         WHERE suite = {suite:String} AND dataset_version = {dataset_version:String}
+           AND (empty({versions:Array(String)}) OR has({versions:Array(String)}, agent_version))
+           AND (startsWith(lower(run_id), 'adaptive-') OR has({listed:Array(String)}, run_id)) AND ${NOT_RETRACTED}
+         GROUP BY agent_version`,
+        {
+          suite: scope.suite,
+          dataset_version: scope.dataset_version,
+          versions: [...(only ?? [])],
+          listed: [...rounds.keys()],
+        },
+      )
+    ).map((v) => [v.agent_version, firstStageOfRuns(v.runs, rounds)] as const),
+  );
+
+/**
+ * The reports of the scope's versions with an adaptive run, as `passk report` makes them (`buildReport` with
+ * `headlineFirstStage`, docs/adaptive.md): mean accuracy, pass@k, pass^k and the flip rate from each row's
+ * first-stage attempts, the rest from all. Their trials are folded whole: the counts cannot tell a row's first stage.
+ * Each version's first stage is its runs' `--first-k` from their rounds on the log (`rounds`), else the default.
  */
 const adaptiveReports = async (
   client: Querier,
   scope: StoreScope,
   opts: StoreReportOptions,
   declared: readonly DeclaredRun[],
+  rounds: Rounds,
+  versions: ReadonlyMap<string, FirstStage>,
 ): Promise<Map<string, ReportedGroup>> => {
-  const versions = await adaptiveVersions(client, scope);
-  if (versions.length === 0) return new Map();
+  if (versions.size === 0) return new Map();
   const trials = await loadTrialsForReport(client, {
     suites: [scope.suite],
     datasetVersions: [scope.dataset_version],
-    agentVersions: versions,
+    agentVersions: [...versions.keys()],
   });
-  const { groups } = buildReport(groupTrials(trials), {
-    ...opts,
-    declared,
-    headlineFirstStage: DEFAULT_ADAPTIVE.firstK,
-  });
-  return new Map(groups.map((g) => [g.agent_version, g]));
+  const grouped = groupTrials(trials);
+  const reports = new Map<string, ReportedGroup>();
+  // one report per first stage (versions may differ): each version's group from the report of its own k
+  for (const k of new Set([...versions.values()].map((s) => s.k))) {
+    const { groups } = buildReport(grouped, {
+      ...opts,
+      declared,
+      headlineFirstStage: k,
+      adaptiveRuns: [...rounds.keys()],
+    });
+    for (const g of groups) {
+      const stage = versions.get(g.agent_version);
+      if (stage?.k !== k) continue;
+      // the default --first-k, no round of its runs found on the log: said as an assumption (`first_stage.assumed`)
+      reports.set(
+        g.agent_version,
+        stage.from === 'default' && g.first_stage ? { ...g, first_stage: { ...g.first_stage, assumed: true } } : g,
+      );
+    }
+  }
+  return reports;
 };
 
 /** The report of every agent version in the scope (`buildReport(...).groups`), versions in key order. */
@@ -164,16 +215,20 @@ export const reportFromStore = async (
   scope: StoreScope,
   opts: StoreReportOptions = DEFAULT_REPORT_OPTIONS,
   counts: CountsSource = countsOf(client),
+  roundsRead: Rounds | Promise<Rounds> = NO_ROUNDS,
 ): Promise<ReportedGroup[]> => {
-  const [counted, declared] = await Promise.all([
+  // the small queries beside the counts, not after them: a cold answer waits for the slowest, not their sum; the
+  // rounds too (read from the event log while the store counts)
+  const [counted, declared, [rounds, adaptiveOnes]] = await Promise.all([
     counts({ ...scope, ungradedAsFailure: opts.ungradedAsFailure, minAttempts: opts.minAttempts }),
     declaredOf(client, scope, opts),
+    withRounds(roundsRead, (rounds) => adaptiveVersions(client, scope, undefined, rounds)),
   ]);
   const inexact = new Set<string>();
   for (const rows of counted.values()) for (const r of rows) if (!r.exact) inexact.add(r.row_id);
   const [folded, adaptive] = await Promise.all([
     foldRows(client, scope, inexact),
-    adaptiveReports(client, scope, opts, declared),
+    adaptiveReports(client, scope, opts, declared, rounds, adaptiveOnes),
   ]);
   return [...counted.keys()]
     .sort((a, b) => a.localeCompare(b))
@@ -259,10 +314,13 @@ export const comparisonFromStore = async (
   scope: StoreScope & { baseline: string; candidate: string },
   opts: StoreReportOptions = DEFAULT_REPORT_OPTIONS,
   counts: CountsSource = countsOf(client),
+  roundsRead: Rounds | Promise<Rounds> = NO_ROUNDS,
 ): Promise<Comparison | undefined> => {
   const where = { suite: scope.suite, dataset_version: scope.dataset_version };
   const versions = [scope.baseline, scope.candidate];
-  const [counted, declared] = await Promise.all([
+  // the small queries beside the counts, not after them: a cold answer waits for the slowest, not their sum; the
+  // rounds too (read from the event log while the store counts)
+  const [counted, declared, [rounds, stages]] = await Promise.all([
     counts({
       ...where,
       versions,
@@ -270,14 +328,19 @@ export const comparisonFromStore = async (
       minAttempts: opts.minAttempts,
     }),
     declaredOf(client, where, opts),
+    withRounds(roundsRead, (rounds) => adaptiveVersions(client, where, versions, rounds)),
   ]);
   const baseRows = counted.get(scope.baseline) ?? [];
   const candRows = counted.get(scope.candidate) ?? [];
   if (baseRows.length === 0 || candRows.length === 0) return undefined;
   // a version with an adaptive run: every row folded, for its first stage (the counts cannot tell it)
-  const adaptive = new Set(await adaptiveVersions(client, where, versions));
-  const stageOf = (version: string): number | undefined =>
-    adaptive.has(version) ? DEFAULT_ADAPTIVE.firstK : undefined;
+  // one first stage for both, as `passk compare --from-store` takes it: the smallest --first-k of their runs' rounds
+  const adaptive = new Set(stages.keys());
+  const firstK = stages.size > 0 ? minOf([...stages.values()].map((s) => s.k)) : DEFAULT_ADAPTIVE.firstK;
+  // assumed when no run's rounds give that first stage: the default --first-k, its rounds not found on the log
+  const assumed = stages.size > 0 && ![...stages.values()].some((s) => s.from === 'rounds' && s.k === firstK);
+  const stageOf = (version: string): number | undefined => (adaptive.has(version) ? firstK : undefined);
+  const staged = { ...opts, headlineFirstStage: firstK, adaptiveRuns: [...rounds.keys()] };
   // every row of either version in row-id order, with each side's counts at the same index
   const { ids, b: bAt, c: cAt } = alignRows(baseRows, candRows);
 
@@ -331,13 +394,14 @@ export const comparisonFromStore = async (
     const c = folded.get(scope.candidate)?.get(row_id) ?? EMPTY;
     return {
       row_id,
-      baseline: sideRow(row_id, b, screen.baseline, opts, stageOf(scope.baseline)),
-      candidate: sideRow(row_id, c, screen.candidate, opts, stageOf(scope.candidate)),
+      baseline: sideRow(row_id, b, screen.baseline, staged, stageOf(scope.baseline)),
+      candidate: sideRow(row_id, c, screen.candidate, staged, stageOf(scope.candidate)),
     };
   });
-  return comparePairs(
+  const cmp = comparePairs(
     { ...where, baseline: { version: scope.baseline }, candidate: { version: scope.candidate } },
     { screen_attempts: screen, rows },
-    { ...opts, declared },
+    { ...staged, declared },
   );
+  return assumed ? { ...cmp, first_stage_assumed: true } : cmp;
 };

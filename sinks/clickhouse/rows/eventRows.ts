@@ -161,6 +161,11 @@ const rowStateRow = (e: RowStateChanged): Row => ({
   })),
   tags: e.tags ?? [],
   retracted_runs: e.retracted_runs ?? [],
+  attempt_extras: e.attempt_records.map((a) => ({
+    failure_category: a.failure_category ?? null,
+    latency_ms: a.latency_ms ?? null,
+    cost_usd: a.cost_usd ?? null,
+  })),
 });
 
 const q = JSON.stringify;
@@ -178,6 +183,11 @@ const attemptLine = (a: RowStateChanged['attempt_records'][number]): string => {
     `"checks":${checks}],"forbidden_actions":${q(a.forbidden_actions)}}`
   );
 };
+
+/** An attempt's `attempt_extras` element, as JSON: the same text as `JSON.stringify` of its mapped object. */
+const extrasLine = (a: RowStateChanged['attempt_records'][number]): string =>
+  `{"failure_category":${q(a.failure_category ?? null)},"latency_ms":${q(a.latency_ms ?? null)},` +
+  `"cost_usd":${q(a.cost_usd ?? null)}}`;
 
 /** True when a field `JSON.stringify` would leave out (undefined) is there: the line is then built the slow way. */
 const hasHoles = (e: RowStateChanged): boolean => {
@@ -218,14 +228,18 @@ const hasHoles = (e: RowStateChanged): boolean => {
 export const rowStateLine = (e: RowStateChanged): string => {
   if (hasHoles(e)) return q(rowStateRow(e));
   let attempts = '[';
-  for (let i = 0; i < e.attempt_records.length; i++)
-    attempts += (i > 0 ? ',' : '') + attemptLine(e.attempt_records[i]!);
+  let extras = '[';
+  for (let i = 0; i < e.attempt_records.length; i++) {
+    const a = e.attempt_records[i]!;
+    attempts += (i > 0 ? ',' : '') + attemptLine(a);
+    extras += (i > 0 ? ',' : '') + extrasLine(a);
+  }
   return (
     `{"event_id":${q(e.event_id)},"occurred_at":${q(toDateTime64(e.occurred_at))},"producer":${q(e.producer)},` +
     `"schema_version":${q(e.schema_version)},"suite":${q(e.suite)},"dataset_version":${q(e.dataset_version)},` +
     `"agent_version":${q(e.agent_version)},"row_id":${q(e.row_id)},"seq":${q(e.seq)},"n":${q(e.n)},"c":${q(e.c)},` +
     `"ungraded":${q(e.ungraded)},"class":${q(e.class)},"attempt_records":${attempts}],` +
-    `"tags":${q(e.tags ?? [])},"retracted_runs":${q(e.retracted_runs ?? [])}}`
+    `"tags":${q(e.tags ?? [])},"retracted_runs":${q(e.retracted_runs ?? [])},"attempt_extras":${extras}]}`
   );
 };
 

@@ -63,13 +63,23 @@ describe('DDL rendered from the table definitions', () => {
     // then migration 12's store_positions (the store's ledger), local and distributed;
     // then migration 13's retractions, local and distributed, and row_state's retracted_runs, local and distributed;
     // then migration 14's columns on gate_decisions, 15's on runs, 16's on gate_decisions and 17's on version_summaries, local and distributed;
-    // then migration 18's counts columns on row_state, 19's fingerprint on trials, local and distributed.
+    // then migration 18's counts columns on row_state, 19's fingerprint on trials, 20's explorer columns on
+    // row_state, local and distributed.
     expect(script).toHaveLength(
-      2 * (1 + 12 + 1 + 1) + 1 + 2 + 2 + 5 + 5 + 2 + 2 + 2 + 2 + 2 + 4 + 2 + 2 + 2 + 2 + 2 + 2,
+      2 * (1 + 12 + 1 + 1) + 1 + 2 + 2 + 5 + 5 + 2 + 2 + 2 + 2 + 2 + 4 + 2 + 2 + 2 + 2 + 2 + 2 + 2,
     );
     expect(script[0]).toContain('passk.`passk_migrations_local`');
     const all = [...script];
-    // Migration 19, last: each trial's fingerprint for the row-state proof, computed on insert.
+    // Migration 20, last: each attempt's extras and the row's Rows-view counts, computed on insert.
+    expect(script.splice(-2)).toEqual([
+      expect.stringMatching(
+        /^ALTER TABLE passk\.`row_state_local` ON CLUSTER 'c' ADD COLUMN IF NOT EXISTS `attempt_extras` Array\(Tuple\(failure_category .* ADD COLUMN IF NOT EXISTS `explorer` Tuple\(cnt UInt32, .* MATERIALIZED CAST\(tuple\(/s,
+      ),
+      expect.stringMatching(
+        /^ALTER TABLE passk\.`row_state` ON CLUSTER 'c' ADD COLUMN IF NOT EXISTS `attempt_extras` /,
+      ),
+    ]);
+    // Migration 19, before it: each trial's fingerprint for the row-state proof, computed on insert.
     expect(script.splice(-2)).toEqual([
       expect.stringMatching(
         /^ALTER TABLE passk\.`trials_local` ON CLUSTER 'c' ADD COLUMN IF NOT EXISTS `fingerprint` UInt64 MATERIALIZED cityHash64\(/,
@@ -217,7 +227,7 @@ describe('DDL rendered from the table definitions', () => {
       ),
     ]);
     expect(MIGRATIONS.map((m) => m.version)).toEqual([
-      1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19,
+      1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20,
     ]);
     expect(() => renderClusterTable(TABLES.trials, { cluster: 'c', database: 'bad-name' })).toThrow(RangeError);
   });

@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import { renderAddColumns, renderClusterTable, renderCreateTable, type ClusterDdlOptions } from './ddl.ts';
 import { ROW_STATE_V18_COLUMNS, TRIALS_V19_COLUMNS } from './countsColumns.ts';
+import { ROW_STATE_V20_COLUMNS } from './explorerColumns.ts';
 import { col, DEDUP_WINDOW, type TableDef } from './table.ts';
 import {
   DATASET_ROWS_V4_COLUMNS,
@@ -232,7 +233,23 @@ export const MIGRATIONS: readonly Migration[] = [
     name: "trials: fingerprint (each trial's fingerprint for the row-state proof, computed on insert)",
     up: (cluster) => renderAddColumns(TABLES.trials.name, TRIALS_V19_COLUMNS, cluster),
   },
+  {
+    version: 20,
+    name: "row_state: attempt_extras and explorer (each attempt's category, latency and cost; the Rows view's counts, computed on insert)",
+    up: (cluster) => renderAddColumns(TABLES.row_state.name, ROW_STATE_V20_COLUMNS, cluster),
+  },
 ];
+
+/**
+ * Every table as the migrations leave it when applied in order from nothing: `TABLES` (each at its latest definition)
+ * and `production_windows` (v1, which migration 3 leaves in place). A new store (no migration recorded, none of these
+ * tables) gets them directly, one `CREATE TABLE` each, and records every migration as applied (`migrate`): the schema
+ * the migrations would leave, byte for byte (`SHOW CREATE TABLE` of every table, test/integration/newStore.int.test.ts),
+ * without their ALTERs, which matter only for rows a store already holds and cost a new store ~0.8 s of CPU (each ALTER
+ * of `row_state` analyses every MATERIALIZED expression of the table again). A migration that adds or changes a column
+ * changes the table's definition in TABLES too; one that adds, drops or renames a table, this list.
+ */
+export const NEW_STORE_TABLES: readonly TableDef[] = [...Object.values(TABLES), productionWindowsV1];
 
 /** What identifies a migration's content: its single-node statements. */
 export const checksumOf = (m: Migration): string =>

@@ -1,4 +1,5 @@
 import { ROW_STATE_V18_COLUMNS, TRIALS_V19_COLUMNS } from './countsColumns.ts';
+import { ROW_STATE_V20_COLUMNS } from './explorerColumns.ts';
 import { col, DEDUP_WINDOW, envelopeColumns, type TableDef } from './table.ts';
 
 /**
@@ -215,10 +216,12 @@ export const DATASET_ROWS_V11_COLUMNS = [
   }),
 ] as const;
 
+/**
+ * The table's comment stays migration 1's (no migration changes it; `removed`'s own comment tells of tombstones): a new
+ * store gets these definitions directly (`NEW_STORE_TABLES`), and must get what the migrations leave.
+ */
 const datasetRows: TableDef = {
   ...datasetRowsV1,
-  comment:
-    'DatasetRowUpserted: a row added, changed or removed (a tombstone) in a new dataset version, with tags and provenance',
   columns: [...datasetRowsV1.columns, ...DATASET_ROWS_V4_COLUMNS, ...DATASET_ROWS_V11_COLUMNS],
 };
 
@@ -358,7 +361,13 @@ export const ROW_STATE_V13_COLUMNS = [
 
 const rowState: TableDef = {
   ...rowStateV1,
-  columns: [...rowStateV1.columns, ...ROW_STATE_V8_COLUMNS, ...ROW_STATE_V13_COLUMNS, ...ROW_STATE_V18_COLUMNS],
+  columns: [
+    ...rowStateV1.columns,
+    ...ROW_STATE_V8_COLUMNS,
+    ...ROW_STATE_V13_COLUMNS,
+    ...ROW_STATE_V18_COLUMNS,
+    ...ROW_STATE_V20_COLUMNS,
+  ],
 };
 
 /**

@@ -3,6 +3,7 @@
 import { api } from '../api.js';
 import { ruleName } from './gates.js';
 import { rowsLink } from './rows.js';
+import { screeningLine } from '../screening.js';
 import { card, ci, className, command, empty, h, pct, signedPct, table } from '../dom.js';
 /**
  * @import { Answer } from '../../contract.ts'
@@ -203,7 +204,7 @@ const rowList = (ids, { testid, suspects, tagsOf, open, href, total = ids.length
     ? empty('none')
     : h(
         'ul',
-        { class: 'rows', 'data-testid': testid },
+        { class: 'rows scroll-y', 'data-testid': testid },
         ids.slice(0, LISTED).map((id) => {
           const s = suspects.get(id);
           const tags = tagsOf(id);
@@ -444,19 +445,24 @@ export const render = async ({ scope, params, navigate, warn }) => {
         ),
       ),
     );
-  const cmp = await api.compare(q);
+  // the comparison, the row, the gates and the commands are independent questions: asked together, not one after another
+  const [cmp, row, gates, commands] = await Promise.all([
+    api.compare(q),
+    params.row ? api.row({ ...q, row_id: params.row, versions: `${baseline},${candidate}` }) : null,
+    api.gates({ suite: scope.suite }),
+    api.commands(),
+  ]);
   if (!cmp) return h('div', {}, controls, card('No comparison', empty('These versions share no rows.')));
   const suspects = new Map(cmp.confirmation.rows.map((s) => [s.row_id, s]));
   /** @param {string} row */
   const open = (row) => navigate({ ...q, row });
-  const row = params.row ? await api.row({ ...q, row_id: params.row, versions: `${baseline},${candidate}` }) : null;
   if (params.row && !row)
     warn(`No row "${params.row}" (row=) in ${scope.suite} · dataset ${scope.dataset_version} for these versions.`);
   const mnb = new Set(cmp.must_not_break_rows ?? []);
   /** @param {string} id */
   const tagged = (id) => (mnb.has(id) ? ['must_not_break'] : []);
   const counts = cmp.confirmation.counts;
-  const gate = (await api.gates({ suite: scope.suite })).find(
+  const gate = gates.find(
     (g) => g.dataset_version === scope.dataset_version && g.baseline === baseline && g.candidate === candidate,
   );
   /** @param {Record<string, string | undefined>} extra */
@@ -504,11 +510,7 @@ export const render = async ({ scope, params, navigate, warn }) => {
     row ? drillDown(row, () => navigate({ ...q })) : null,
     card(
       `${cmp.baseline_version} → ${cmp.candidate_version}`,
-      h(
-        'p',
-        { class: 'evidence' },
-        `${cmp.rows.paired} rows paired · screening ${cmp.screen_attempts.baseline} / ${cmp.screen_attempts.candidate} attempts per row`,
-      ),
+      h('p', { class: 'evidence', 'data-testid': 'screening' }, screeningLine(cmp)),
       headline(cmp),
       h(
         'p',
@@ -527,7 +529,7 @@ export const render = async ({ scope, params, navigate, warn }) => {
           {},
           `${counts.confirmed_regression} confirmed · ${counts.baseline_also_varies} baseline also varies · ${counts.unresolved} unresolved · ${counts.cleared} cleared`,
         ),
-        confirmationText(cmp, await api.commands()),
+        confirmationText(cmp, commands),
       ),
     ),
     h(
