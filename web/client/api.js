@@ -6,6 +6,27 @@
  * @import { Answer, ApiPath, ConfirmAnswer, ConfirmBody, Query } from '../contract.ts'
  */
 
+/** Pauses between the tries of a request the network dropped (ms). */
+const AGAIN_AFTER_MS = [250, 1_000, 3_000];
+/**
+ * A GET the network dropped is sent again, up to three more times: fetch rejects (a TypeError) when no answer came at
+ * all, as when the machine's network changes under a request in flight (Chromium's ERR_NETWORK_CHANGED: a VPN or a
+ * Wi-Fi network coming up, an interface added) or the server restarts. One such drop made a whole view an error
+ * banner. An answer, whatever its status, is never asked again.
+ * @param {string} url
+ * @param {RequestInit} init
+ */
+const fetchAgain = async (url, init) => {
+  for (let tried = 0; ; tried++) {
+    try {
+      return await fetch(url, init);
+    } catch (e) {
+      if (!(e instanceof TypeError) || tried >= AGAIN_AFTER_MS.length) throw e;
+      await new Promise((resolve) => setTimeout(resolve, AGAIN_AFTER_MS[tried]));
+    }
+  }
+};
+
 /**
  * @template {ApiPath} P
  * @param {P} path
@@ -20,7 +41,7 @@ const get = async (path, params) => {
         .map(([k, v]) => [k, String(v)])
     ),
   );
-  const res = await fetch(`${path}${qs.size ? `?${qs}` : ''}`, { headers: { accept: 'application/json' } });
+  const res = await fetchAgain(`${path}${qs.size ? `?${qs}` : ''}`, { headers: { accept: 'application/json' } });
   if (!res.ok)
     throw new Error(`${path}: ${res.status} ${(await res.json().catch(() => ({}))).error ?? res.statusText}`);
   return res.json();
