@@ -1,16 +1,23 @@
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Page } from 'playwright-core';
+import { droppedByNetworkChange } from './chromium.ts';
 import { SCREENSHOTS } from './processes.ts';
 
 declare const document: { body: { dataset: Record<string, string | undefined> } };
 declare const location: { hash: string };
 
-/** What a page reports going wrong (errors, console errors, failed requests), kept for a view that never renders. */
+/**
+ * What a page reports going wrong (errors, console errors, failed requests), kept for a view that never renders. A
+ * request the machine's network change dropped is not the page's error: it is asked again (droppedByNetworkChange).
+ */
 export const pageLog = (page: Page): string[] => {
   const log: string[] = [];
   page.on('pageerror', (e) => log.push(`pageerror: ${e.message}`));
-  page.on('console', (m) => void (m.type() === 'error' && log.push(`console: ${m.text()}`)));
+  page.on(
+    'console',
+    (m) => void (m.type() === 'error' && !droppedByNetworkChange(m.text()) && log.push(`console: ${m.text()}`)),
+  );
   page.on('requestfailed', (r) => log.push(`requestfailed: ${r.url()} ${r.failure()?.errorText ?? ''}`));
   return log;
 };
