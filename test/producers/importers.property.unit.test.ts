@@ -250,5 +250,5 @@ describe('passk import under arbitrary input', () => {
       },
     );
     expect([...s.outcomes].sort()).toEqual(['accepted', 'refused']);
-  }, 30_000);
+  });
 });
