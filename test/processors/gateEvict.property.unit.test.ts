@@ -495,16 +495,19 @@ describe('gates that evict row tables decide as gates that never do', () => {
       ),
       { numRuns: 300 },
     );
-    // the property was not vacuous: versions were evicted, and gates decided after reloads
+    // The property was not vacuous. The floors sit far below what random runs give (40 seeds, minimum / median:
+    // evictions 355 / 414, decided after reloads 16 / 25, skipped 317 / 389, pinned at restore 124 / 169, closed runs
+    // evicted 81 / 126, reloaded 67 / 91, pinned at restore 28 / 50); closedEvicted's old floor of 100 failed 1 seed
+    // in 20 (a unit run here: 97). Versions were evicted, and gates decided after reloads …
     expect(evictions).toBeGreaterThan(100);
-    expect(reloadedThenDecided).toBeGreaterThan(10);
-    // and restores skipped versions by key, and found pinned ones whole
+    expect(reloadedThenDecided).toBeGreaterThan(3);
+    // … restores skipped versions by key, and found pinned ones whole
     expect(skipped).toBeGreaterThan(50);
     expect(pinnedAtRestore).toBeGreaterThan(10);
-    // closed runs were evicted with their versions and reloaded, and restores found the pinned ones whole
-    expect(closedEvicted).toBeGreaterThan(100);
-    expect(closedReloads).toBeGreaterThan(50);
-    expect(closedPinnedAtRestore).toBeGreaterThan(10);
+    // … closed runs were evicted with their versions and reloaded, and restores found the pinned ones whole
+    expect(closedEvicted).toBeGreaterThan(20);
+    expect(closedReloads).toBeGreaterThan(15);
+    expect(closedPinnedAtRestore).toBeGreaterThan(5);
   });
 });
 
