@@ -146,7 +146,8 @@ export const runDeclare = async (
         text(`declared ${result.declared.comparison_id}`),
         nextCommand(
           passkCommand(`gate --status --comparison ${quoteArg(result.declared.comparison_id)}`),
-          'what it waits for',
+          // declared before and decided since: there is nothing left to wait for
+          result.verdict ? 'its verdict' : 'what it waits for',
         ),
       ],
       result.declared,

@@ -110,4 +110,14 @@ describe('passk gate --declare --wait, the processors asking for confirmation ru
     expect(out).not.toContain('AGENT_OF_');
     expect(out).not.toContain('ROWS.jsonl');
   }, 300_000);
+
+  it('declared again once decided (no --wait): points at the verdict, not at what it waits for', async () => {
+    const r = await cli('--width', '200', ...DECLARE);
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stderr).toMatch(/was declared before \(decided\); that declaration holds/);
+    expect(r.stdout).toMatch(
+      new RegExp(`^next: npx passk --data-dir ${data} gate --status --comparison gate-\\w+ {2}# its verdict$`, 'm'),
+    );
+    expect(r.stdout).not.toContain('what it waits for');
+  }, 300_000);
 });
