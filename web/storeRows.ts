@@ -3,6 +3,7 @@ import {
   explorerCounts,
   explorerTrials,
   rowsMaybeMatching,
+  type ExplorerCount,
   type ExplorerNeeds,
 } from '../sinks/clickhouse/queries/explorerCounts.ts';
 import type { Querier } from '../sinks/clickhouse/queries/select.ts';
@@ -67,14 +68,87 @@ type Counted = RowKeys & { exact: boolean; tags: string[]; versions: Record<stri
 
 /**
  * A scope's rows as the filters and sorts read them: every row's counts (`explorerCounts`), the rows the counts
- * cannot answer folded by the explorer from their trials (`folded`), and each row's keys (`keys`: the folded row
- * where there is one, else its counts), in the order of the counts' lines. Not changed by its readers.
+ * cannot answer folded by the explorer from their trials (`folded`), the versions, and, built on first use (a
+ * search's page needs only its candidates', not every row's): every row (`all().rows`) with its keys
+ * (`all().keys`: the folded row where there is one, else its counts) in the order of the counts' lines, the keys of
+ * some rows (`keysOf`), the number of rows (`total`) and the tags and failure categories over every row's keys
+ * (`tagsAndCategories`, sorted). Not changed by its readers.
  */
 export type CountedRows = {
-  rows: ReadonlyMap<string, Counted>;
   versions: readonly string[];
   folded: ReadonlyMap<string, ExplorerRow>;
-  keys: readonly RowKeys[];
+  all: () => { rows: ReadonlyMap<string, Counted>; keys: readonly RowKeys[] };
+  keysOf: (ids: readonly string[]) => RowKeys[];
+  total: () => number;
+  tagsAndCategories: () => { tags: string[]; failure_categories: string[] };
+};
+
+/** Once, on first use. */
+const once = <T>(f: () => T): (() => T) => {
+  let done: { value: T } | undefined;
+  return () => (done ??= { value: f() }).value;
+};
+
+/**
+ * The counted rows of a scope from its counts' lines (one per version and row) and its folded rows: the per-row
+ * records are built only for the rows asked for (`keysOf`), or for every row on the first `all()`.
+ */
+const countedRows = (lines: readonly ExplorerCount[], folded: ReadonlyMap<string, ExplorerRow>): CountedRows => {
+  const versionSet = new Set<string>();
+  for (const l of lines) versionSet.add(l.agent_version);
+  // one row's record from its lines, in the lines' order
+  const add = (rows: Map<string, Counted>, l: ExplorerCount) => {
+    let row = rows.get(l.row_id);
+    if (!row) rows.set(l.row_id, (row = { row_id: l.row_id, exact: true, tags: [], versions: {} }));
+    row.exact &&= l.exact;
+    for (const t of l.tags) if (!row.tags.includes(t)) row.tags.push(t);
+    row.versions[l.agent_version] = l;
+  };
+  let every: { rows: Map<string, Counted>; keys: RowKeys[] } | undefined;
+  const all = () => {
+    if (!every) {
+      const rows = new Map<string, Counted>();
+      for (const l of lines) add(rows, l);
+      const keys: RowKeys[] = [];
+      for (const r of rows.values()) keys.push(folded.get(r.row_id) ?? r);
+      every = { rows, keys };
+    }
+    return every;
+  };
+  return {
+    versions: [...versionSet].sort(),
+    folded,
+    all,
+    keysOf: (ids) => {
+      const asked = new Set(ids);
+      const rows = new Map<string, Counted>();
+      for (const l of lines) if (asked.has(l.row_id)) add(rows, l);
+      const keys: RowKeys[] = [];
+      for (const r of rows.values()) keys.push(folded.get(r.row_id) ?? r);
+      return keys;
+    },
+    total: once(() => {
+      if (every) return every.rows.size;
+      const ids = new Set<string>();
+      for (const l of lines) ids.add(l.row_id);
+      return ids.size;
+    }),
+    tagsAndCategories: once(() => {
+      // a row's keys are its fold where it has one, else its lines
+      const tags = new Set<string>();
+      const categories = new Set<string>();
+      for (const l of lines)
+        if (!folded.has(l.row_id)) {
+          for (const t of l.tags) tags.add(t);
+          for (const c of l.failure_categories) categories.add(c);
+        }
+      for (const r of folded.values()) {
+        for (const t of r.tags) tags.add(t);
+        for (const v of Object.values(r.versions)) for (const c of v!.failure_categories) categories.add(c);
+      }
+      return { tags: [...tags].sort(), failure_categories: [...categories].sort() };
+    }),
+  };
 };
 
 /**
@@ -146,27 +220,15 @@ export const rowPageFromStore = async (
 
   const sort = q.sort ?? 'row';
   const needs = { checks: q.check !== undefined, means: sort.endsWith('.latency') || sort.endsWith('.cost') };
-  const counted = async (): Promise<CountedRows> => {
+  const compute = async (): Promise<CountedRows> => {
     // from the row state when it is proved to hold every trial with its extras, else from the trials
     const lines = await explorerCounts(client, scope, needs);
-    const rows = new Map<string, Counted>();
-    const versionSet = new Set<string>();
-    for (const l of lines) {
-      versionSet.add(l.agent_version);
-      let row = rows.get(l.row_id);
-      if (!row) rows.set(l.row_id, (row = { row_id: l.row_id, exact: true, tags: [], versions: {} }));
-      row.exact &&= l.exact;
-      for (const t of l.tags) if (!row.tags.includes(t)) row.tags.push(t);
-      row.versions[l.agent_version] = l;
-    }
     // rows the counts cannot answer: the explorer's own summary of their trials (every version)
+    const inexact = new Set<string>();
+    for (const l of lines) if (!l.exact) inexact.add(l.row_id);
     const folded = new Map<string, ExplorerRow>();
-    const inexact: string[] = [];
-    for (const r of rows.values()) if (!r.exact) inexact.push(r.row_id);
-    for (const r of await explorerRows(inexact)) folded.set(r.row_id, r);
-    const keys: RowKeys[] = [];
-    for (const r of rows.values()) keys.push(folded.get(r.row_id) ?? r);
-    return { rows, versions: [...versionSet].sort(), folded, keys };
+    for (const r of await explorerRows([...inexact])) folded.set(r.row_id, r);
+    return countedRows(lines, folded);
   };
   // A search's first pass (a pass of its own over every trial) and the fold of the rows it finds, beside the
   // counts and check names, for the versions the query names: asked again after the counts only if the scope's
@@ -181,42 +243,42 @@ export const rowPageFromStore = async (
     guessed.folded.catch(() => {}); // awaited below when used; a failure of one not used is no failure
   }
   const asked = facets(scope);
-  const [{ rows, versions, folded, keys }, checks, { found, keep }] = await Promise.all([
-    counts(scope, needs, counted),
+  const [counted, checks, { found, keep }] = await Promise.all([
+    counts(scope, needs, compute),
     asked.then((k) => k.found?.checks ?? explorerCheckNames(client, scope)),
     asked,
   ]);
+  const { versions, folded } = counted;
   const known = new Map(folded);
 
   let shown = found;
   if (!shown) {
-    const tags = new Set<string>();
-    const categories = new Set<string>();
-    for (const row of keys) {
-      for (const t of row.tags) tags.add(t);
-      for (const v of Object.values(row.versions)) for (const c of v!.failure_categories) categories.add(c);
-    }
-    shown = { checks, tags: [...tags].sort(), failure_categories: [...categories].sort() };
+    shown = { checks, ...counted.tagsAndCategories() };
     keep(shown);
   }
 
   const sides = pickSides(versions, q);
   const vs = [sides.baseline, sides.candidate].filter((v): v is string => v !== undefined);
+  // the rows the filters see: with a search, only those its first pass finds (it keeps no other), so a cold search
+  // builds the records of a few hundred rows, not of every row (`keepAndSort` orders by the sort's value, then by
+  // row id: the order of the rows it is given does not change its answer)
+  let candidates: readonly RowKeys[] | undefined;
   let search: ((r: RowKeys) => boolean) | undefined;
   if (words.length > 0) {
     const early = guessed && guessed.vs.length === vs.length && guessed.vs.every((v, i) => v === vs[i]);
-    const maybe = first.length === 0 ? [...rows.keys()] : early ? await guessed!.rows : await firstPass(vs);
+    if (first.length > 0) candidates = counted.keysOf(early ? await guessed!.rows : await firstPass(vs));
     if (early) for (const r of await guessed!.folded) if (!known.has(r.row_id)) known.set(r.row_id, r);
-    const missing = maybe.filter((id) => rows.has(id) && !known.has(id));
+    const maybe = candidates ?? counted.all().keys;
+    const missing = maybe.map((r) => r.row_id).filter((id) => !known.has(id));
     for (const r of await explorerRows(missing)) known.set(r.row_id, r);
     const matching = new Set<string>();
-    for (const id of maybe) {
-      const r = known.get(id);
-      if (r && matchesWords(r, words, vs)) matching.add(id);
+    for (const { row_id } of maybe) {
+      const r = known.get(row_id);
+      if (r && matchesWords(r, words, vs)) matching.add(row_id);
     }
     search = (r) => matching.has(r.row_id);
   }
-  const kept = keepAndSort(keys, q, sides.baseline, sides.candidate, search);
+  const kept = keepAndSort(candidates ?? counted.all().keys, q, sides.baseline, sides.candidate, search);
 
   const place = pagePlace(kept, q);
   const page = kept.slice(place.offset, place.offset + q.limit).map((r) => r.row_id);
@@ -229,7 +291,7 @@ export const rowPageFromStore = async (
       checks: [...shown.checks],
       failure_categories: [...shown.failure_categories],
       tags: [...shown.tags],
-      rows_total: rows.size,
+      rows_total: counted.total(),
     },
     sides,
     kept,

@@ -76,6 +76,8 @@ for (const c of storeTargets(dir, 'passk_rows_names_search_test'))
         expected: fc.option(fc.constantFrom(...TEXTS), { nil: undefined }),
         output: fc.option(fc.constantFrom(...TEXTS), { nil: undefined }),
         at: fc.integer({ min: 0, max: 3 }),
+        tags: fc.subarray(['vip', 'must_not_break', 'x']),
+        category: fc.constantFrom(undefined, 'wrong_tool', 'retrieval_miss'),
         // 0: stored once; 1: an unmerged copy; 2: a conflicting re-send (other names, input and output)
         twice: fc.constantFrom(0, 0, 0, 1, 2),
       });
@@ -114,6 +116,8 @@ for (const c of storeTargets(dir, 'passk_rows_names_search_test'))
               ...(t.output === undefined ? {} : { output: t.output }),
               passed: t.passed,
               checks: t.names.map((name) => ({ name, answer: t.passed ?? false })),
+              ...(t.tags.length > 0 ? { tags: t.tags } : {}),
+              ...(t.category === undefined ? {} : { failure_category: t.category }),
             });
             const stored = trials.map(of);
             const body = (ts: readonly TrialRecorded[]) =>
@@ -127,6 +131,8 @@ for (const c of storeTargets(dir, 'passk_rows_names_search_test'))
                 input: TEXTS[i % TEXTS.length]!,
                 output: TEXTS[(i + 3) % TEXTS.length]!,
                 checks: [...(t.checks ?? [])].reverse().concat([{ name: 'e', answer: true }]),
+                tags: [`resent${i % 2}`],
+                failure_category: 'policy_violation' as const,
               }));
             if (copies.length + resent.length > 0)
               await store.insertJsonRows('trials', body([...copies, ...resent]), { insert_deduplicate: 0 });

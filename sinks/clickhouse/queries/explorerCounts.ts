@@ -470,24 +470,22 @@ const folded = (text: string): string => `replaceAll(replaceAll(${text}, '\u0130
  * what the explorer's search keeps (its exact test runs on these rows' trials). The two characters outside ASCII
  * whose lower case JavaScript writes with an ASCII letter (U+0130 İ, U+212A Kelvin) are folded first; then ASCII
  * case-insensitive matching of ASCII words is what JavaScript's `toLowerCase().includes` finds (the bytes of other
- * characters never match an ASCII word). One `max` per word over the row's trials, each text searched on its own
- * (the row id once per row), rather than arrays of positions over the texts joined, per trial: about 40% less CPU
- * at 1M trials.
+ * characters never match an ASCII word). One `max` per word over the row's trials of one search in the trial's
+ * texts joined by a line break (a word holds no white space, so no match spans two of them; one search instead of
+ * one per text: about 10% less CPU at 1M trials), the row id once per row.
  */
 export const rowsMaybeMatching = async (
   client: Querier,
   scope: ExplorerCountsScope & { words: readonly string[]; versions: readonly string[] },
 ): Promise<string[]> => {
   const words = scope.words.slice(0, MAX_WORDS);
-  // each text on its own (a word holds no white space, so no match spans two of them)
-  const texts = [
-    "ifNull(input, '')",
-    "ifNull(expected, '')",
-    "if(has({versions:Array(String)}, toString(agent_version)), ifNull(output, ''), '')",
-  ].map(folded);
+  const texts = folded(
+    "concat(ifNull(input, ''), '\\n', ifNull(expected, ''), '\\n', " +
+      "if(has({versions:Array(String)}, toString(agent_version)), ifNull(output, ''), ''))",
+  );
   const each = words.map((_, i) => {
     const found = (text: string) => `positionCaseInsensitive(${text}, {w${i}:String}) > 0`;
-    return `(${found(folded('row_id'))} OR max(${texts.map(found).join(' OR ')}))`;
+    return `(${found(folded('row_id'))} OR max(${found(texts)}))`;
   });
   return (
     await select(
