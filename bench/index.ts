@@ -24,6 +24,9 @@
  *     PASSK_BENCH_STORE=dir   keep the generated stores in dir and serve them again on the next run
  *   npm run bench -- gatebook          the gate book's restore and memory after 1M decision events, against 1,000
  *   npm run bench -- gaterestore       a restore from the gate book snapshot after 1M decision events, against 1,000
+ *   npm run bench -- gateoddkeys       the embedded restore's read of passk.rowstate's other keys (gate book snapshots,
+ *                                      one record each, never compacted) with 51 and 1,051 a partition, against 1 (also
+ *                                      run by gaterestore)
  *   npm run bench -- gatehorizon       the same under the gates' horizon (1,000 closed comparisons, one a day)
  *   npm run bench -- gatechunks        a restore from a snapshot written in chunks (over maxEventBytes), no horizon
  *   npm run bench -- gaterows          the gates' row tables after 1,000 closed comparisons, against 1, with eviction;
@@ -46,6 +49,7 @@ import { benchAttempts } from './generatedStore.ts';
 import { benchClosedReload, benchGateBook, benchGateRestore } from './gateBook.ts';
 import { benchGateChunks, benchGateHorizon } from './gateHorizon.ts';
 import { benchGateRows } from './gateRows.ts';
+import { benchOddKeys } from './gateOddKeys.ts';
 import { benchGrowth } from './growth.ts';
 import { benchIngest } from './ingest.ts';
 import { benchHealthUnderBigSpans, benchOtlp } from './otlp.ts';
@@ -323,6 +327,30 @@ if (wanted('gatebook') || wanted('gaterestore') || wanted('gatehorizon')) {
       `the same after 1,000 events (${g.baselineHeld.toLocaleString('en-US')} ids held)`,
       size(g.baselineBytes),
       `${(g.bytes / g.baselineBytes).toFixed(2)}×`,
+    ]);
+  }
+}
+
+if (wanted('gaterestore') || wanted('gateoddkeys')) {
+  log("gateoddkeys: the embedded restore's read of passk.rowstate's other keys (gate book snapshots) …");
+  const runs = 10;
+  const lines = await benchOddKeys({ snapshots: [1, 51, 1_051], events: 1_000_000, runs });
+  const [one] = lines;
+  for (const g of lines.slice(1)) {
+    const what = `${g.snapshots.toLocaleString('en-US')} snapshots a partition, ${g.records.toLocaleString('en-US')} records`;
+    table.push([
+      `embedded restore, other keys of passk.rowstate read (${what}; outline + read + decode, best of ${runs})`,
+      `${g.stepMs.toFixed(2)} ms`,
+      `the same with 1 snapshot a partition (${one!.records} records)`,
+      `${one!.stepMs.toFixed(2)} ms`,
+      `${(g.stepMs / one!.stepMs).toFixed(1)}×`,
+    ]);
+    table.push([
+      `… the outline alone (SELECT DISTINCT key over records_rowstate_odd; ${what})`,
+      `${g.outlineMs.toFixed(3)} ms`,
+      'the same with 1 snapshot a partition',
+      `${one!.outlineMs.toFixed(3)} ms`,
+      `${(g.outlineMs / one!.outlineMs).toFixed(1)}×`,
     ]);
   }
 }

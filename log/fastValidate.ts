@@ -55,17 +55,44 @@ const validatorOf = (type: string): ValidateFunction | undefined => {
 };
 
 /**
- * Whether a parsed value's source text might hold what the JSON Schemas cannot see (schemas/wellFormed.ts):
- * a lone surrogate needs a `\u` escape (the UTF-8 decoders are fatal, so no raw one gets through), and
- * nesting deeper than MAX_NESTING needs at least that many `{` or `[`.
+ * A `\u` escape of a UTF-16 surrogate (D800–DFFF, either case): the only way a lone one gets into the text. Other
+ * escapes are not: the unit separator of passk's keys (`\u001f`, JSON.stringify escapes it) is in every gate book
+ * snapshot, and sent each of them down the slow path (zod), about half of a restore's decode.
  */
-const mayHoldTextProblem = (text: string): boolean => {
-  if (text.includes('\\u')) return true;
+const SURROGATE_ESCAPE = /\\u[dD][89abcdefABCDEF]/;
+
+/**
+ * Whether a parsed value's source text might hold what the JSON Schemas cannot see (schemas/wellFormed.ts):
+ * a lone surrogate needs a `\u` escape of a surrogate (the UTF-8 decoders are fatal, so no raw one gets through),
+ * and nesting deeper than MAX_NESTING needs at least that many `{` or `[` (then the parsed `value`'s depth is
+ * asked: `tooDeep`).
+ */
+const mayHoldTextProblem = (text: string, value: unknown): boolean => {
+  if (text.includes('\\u') && SURROGATE_ESCAPE.test(text)) return true;
   // every '{' and '[' counted (at least the depth), by the native indexOf: a record holds a few, and a loop
   // over each character was most of the fast path's time
   let open = 0;
-  for (let i = text.indexOf('{'); i >= 0; i = text.indexOf('{', i + 1)) if (++open >= MAX_NESTING) return true;
-  for (let i = text.indexOf('['); i >= 0; i = text.indexOf('[', i + 1)) if (++open >= MAX_NESTING) return true;
+  for (let i = text.indexOf('{'); i >= 0; i = text.indexOf('{', i + 1))
+    if (++open >= MAX_NESTING) return tooDeep(value);
+  for (let i = text.indexOf('['); i >= 0; i = text.indexOf('[', i + 1))
+    if (++open >= MAX_NESTING) return tooDeep(value);
+  return false;
+};
+
+/**
+ * Whether a parsed value nests arrays and objects MAX_NESTING deep or more (`textProblem`'s "too deep", the depth
+ * alone): asked only of a text with that many `{` and `[` in all, which a record with a few dozen entries reaches
+ * (a gate book snapshot holding more than a few comparisons' ids) without being deep.
+ */
+const tooDeep = (root: unknown): boolean => {
+  const stack: { v: object; depth: number }[] = [];
+  if (typeof root === 'object' && root !== null) stack.push({ v: root, depth: 0 });
+  while (stack.length > 0) {
+    const { v, depth } = stack.pop()!;
+    if (depth >= MAX_NESTING) return true;
+    for (const x of Array.isArray(v) ? v : Object.values(v))
+      if (typeof x === 'object' && x !== null) stack.push({ v: x as object, depth: depth + 1 });
+  }
   return false;
 };
 
@@ -82,7 +109,7 @@ export const validateDecoded = (
   text: string,
   slow: (value: unknown) => PasskEvent = validateEvent,
 ): PasskEvent => {
-  if (typeof value === 'object' && value !== null && !mayHoldTextProblem(text)) {
+  if (typeof value === 'object' && value !== null && !mayHoldTextProblem(text, value)) {
     const type = (value as { type?: unknown }).type as string;
     const validate = typeof type === 'string' ? validatorOf(type) : undefined;
     if (validate?.(value) && (RESHAPED[type]?.(value as Record<string, unknown>) ?? true)) return value as PasskEvent;

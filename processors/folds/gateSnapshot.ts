@@ -63,6 +63,21 @@ export interface DecisionsPrefix {
   readonly alertHorizonMs: number;
 }
 
+/**
+ * A copy of a book that shares nothing with it: what `structuredClone` gives for a book (plain JSON values only: the
+ * schema's), made by a walk of its objects and arrays. `structuredClone` serializes and deserializes, a fixed cost of
+ * a few µs that was most of `restorePrefix` on a snapshot of a few comparisons' ids.
+ */
+export const cloneBook = (book: GateBook): GateBook => copyPlain(book) as GateBook;
+
+const copyPlain = (v: unknown): unknown => {
+  if (typeof v !== 'object' || v === null) return v;
+  if (Array.isArray(v)) return v.map(copyPlain);
+  const out: Record<string, unknown> = {};
+  for (const k of Object.keys(v)) out[k] = copyPlain((v as Record<string, unknown>)[k]);
+  return out;
+};
+
 /** The ids horizon a prefix or store folds with: only without a horizon and when ids are kept (`idsHorizon`). */
 export const ownIdHorizon = (horizonMs = 0, forgetDecided = false, idHorizonMs = 0): number =>
   horizonMs > 0 ? 0 : idsHorizon(horizonMs, forgetDecided, idHorizonMs);
@@ -158,7 +173,7 @@ export const toGateBookSnapshot = (
     partitions,
     through_offset: s.through,
     horizon_ms: s.horizonMs,
-    book: structuredClone(s.book),
+    book: cloneBook(s.book),
     closed: [...s.closed.values()],
     // the clock of the closed runs, which the runs held may no longer show; the keys left out
     ...(s.closedEvicted.size > 0 ? { closed_at: s.closedAt, closed_evicted: [...s.closedEvicted].sort() } : {}),
@@ -180,7 +195,7 @@ export const restorePrefix = (
 ): DecisionsPrefix =>
   snapshot
     ? {
-        book: forgetful(structuredClone(snapshot.book), forgetDecided && horizonMs <= 0),
+        book: forgetful(cloneBook(snapshot.book), forgetDecided && horizonMs <= 0),
         closed: new Map(snapshot.closed.map((r) => [r.event_id, r])),
         closedEvicted: new Set(snapshot.closed_evicted ?? []),
         through: snapshot.through_offset,

@@ -35,7 +35,7 @@ import {
 } from '../operators/decideGates.ts';
 import { versionKeyOf } from '../folds/versionSummary.ts';
 import { emitChanges } from '../operators/emitChanges.ts';
-import { foldPrefix, restorePrefix, usableSnapshot } from '../folds/gateSnapshot.ts';
+import { cloneBook, foldPrefix, restorePrefix, usableSnapshot } from '../folds/gateSnapshot.ts';
 import { createInFlight } from '../operators/inFlight.ts';
 import { ownStop } from '../operators/onStop.ts';
 import { pullBatches } from '../operators/pullBatches.ts';
@@ -359,7 +359,7 @@ export const gateTopology = (ports: EventPorts, o: GateTopologyOptions): Observa
             // (a tick waiting on a reload); the next start restores the whole log
             if (stopped()) return;
             // the live book starts as the log's fold; it then also holds what it decides before reading it back
-            for (const p of owned) store.books.set(p, structuredClone(store.prefixes.get(p)!.book));
+            for (const p of owned) store.books.set(p, cloneBook(store.prefixes.get(p)!.book));
             ticks.next({ source: 'tick' }); // decide what the restored books and loaded tables already complete
           },
           drop: (revoked) => {
