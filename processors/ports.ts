@@ -230,6 +230,13 @@ export interface RowstateOutline {
   readonly versions: readonly string[];
   /** The distinct keys with any other number of separators. */
   readonly odd: readonly string[];
+  /**
+   * Per partition, where a read of the `odd` keys may start (a partition absent: at 0): the lowest offset of each
+   * snapshot key's latest record (`isSnapshotKey`: a snapshot supersedes the key's earlier ones, which compaction
+   * would drop) and of each other odd key's first record. A log that writes a snapshot per period and per stop and
+   * never compacts (the embedded log) would have a restore decode every snapshot ever written.
+   */
+  readonly oddFrom?: ReadonlyMap<number, number>;
 }
 
 /** One backend: a publisher and a source over the same log, plus its dead letters. */

@@ -2,7 +2,7 @@ import type { RawRecord, RowstateOutline } from '../../processors/ports.ts';
 import { DLQ_HEADERS, type DeadLetterRecord } from '../deadLetters.ts';
 import { TOPICS } from '../../schemas/topics.ts';
 import type { Db } from './database.ts';
-import { KEY_SEP, tpKey } from '../../schemas/topics.ts';
+import { isSnapshotKey, KEY_SEP, tpKey } from '../../schemas/topics.ts';
 
 export interface AppendRecord {
   readonly topic: string;
@@ -205,9 +205,13 @@ export const createLogStore = (db: Db, opts: { defaultPartitions: number; now: (
            AND key >= ? AND key < ? AND instr(substr(key, length(?) + 1), char(31)) = 0 LIMIT 1`,
       )
       .pluck(),
-    oddKeys: db
-      .prepare<[], string>(`SELECT DISTINCT key FROM records INDEXED BY records_rowstate_odd WHERE ${ROWSTATE_ODD}`)
-      .pluck(),
+    // per odd key and partition, its first and latest offsets (`RowstateOutline.oddFrom`), in the index's order
+    oddSpans: db
+      .prepare<[], [string, number, number, number]>(
+        `SELECT key, partition, min(offset), max(offset) FROM records INDEXED BY records_rowstate_odd
+           WHERE ${ROWSTATE_ODD} GROUP BY key, partition`,
+      )
+      .raw(),
     partitionEnds: db.prepare<[string], { partition: number; next_offset: number }>(
       'SELECT partition, next_offset FROM partitions WHERE topic = ?',
     ),
@@ -432,7 +436,16 @@ export const createLogStore = (db: Db, opts: { defaultPartitions: number; now: (
             versions.push(key.slice(0, c));
           key = q.firstKeyFrom.get(end);
         }
-        return { ends, versions, odd: q.oddKeys.all() };
+        // the odd keys, and where their read may start: a snapshot key from its latest record (the earlier ones are
+        // snapshots it supersedes), any other from its first
+        const odd: string[] = [];
+        const oddFrom = new Map<number, number>();
+        for (const [key, partition, first, latest] of q.oddSpans.all()) {
+          if (odd.at(-1) !== key) odd.push(key);
+          const from = isSnapshotKey(key) ? latest : first;
+          oddFrom.set(partition, Math.min(oddFrom.get(partition) ?? from, from));
+        }
+        return { ends, versions, odd, oddFrom };
       })();
     },
     readTexts: (topic, partition, fromOffset, limit, maxBytes = Infinity) => {

@@ -237,7 +237,8 @@ export const restoreSnapshotsOnly = async (
     groupId,
     stop,
     keys,
-    ...(outline && { upTo: outline.ends, keyPrefixes: outline.odd }),
+    // from the latest record of each snapshot key on (`oddFrom`): its earlier ones are snapshots it supersedes
+    ...(outline && { upTo: outline.ends, keyPrefixes: outline.odd, ...(outline.oddFrom && { from: outline.oddFrom }) }),
     onEnds: (highs) => {
       for (const [p, end] of highs) ends.set(p, end);
     },
