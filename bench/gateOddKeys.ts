@@ -13,14 +13,15 @@ import { deterministicEventId } from '../schemas/ids.ts';
 
 /**
  * The embedded log's read of passk.rowstate's other keys at a gates restore (issue 26, item 6; `restoreSnapshotsOnly`
- * from the topic's outline): `SELECT DISTINCT key` over `records_rowstate_odd`, then every record of those keys read
- * by key and decoded, of which `shelve` keeps each partition's latest. Those keys are the gate books' snapshots (and
+ * from the topic's outline): the other keys over `records_rowstate_odd`, then their records read by key and decoded,
+ * of which `shelve` keeps each partition's latest (since 2026-12-07 from each snapshot key's latest record on:
+ * `RowstateOutline.oddFrom`; before, every record of those keys). Those keys are the gate books' snapshots (and
  * the production windows'), one record per snapshot written, and nothing compacts the embedded log: a partition of
  * passk.decisions snapshotted every `gateSnapshotEvery` (20,000) records and at each clean stop holds, after 1M
  * decision events, about 50 of them plus one per stop. Here each of the 4 partitions holds `snapshots` records of the
  * snapshot the embedded default writes after 1M decision events (the gatebook stream, closed runs evicted, decided
  * ids looked up in the log: about 1 KB), against 1 each; no row state (they are not read: the partial index holds
- * only the other keys). Figures: the outline alone (its `SELECT DISTINCT key` and the partitions' ends) and the whole
+ * only the other keys). Figures: the outline alone (the other keys' offsets and the partitions' ends) and the whole
  * first step (outline, the keys' records read and decoded, the shelf), best of `runs`.
  */
 export interface OddKeysLine {

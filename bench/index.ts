@@ -346,7 +346,7 @@ if (wanted('gaterestore') || wanted('gateoddkeys')) {
       `${(g.stepMs / one!.stepMs).toFixed(1)}×`,
     ]);
     table.push([
-      `… the outline alone (SELECT DISTINCT key over records_rowstate_odd; ${what})`,
+      `… the outline alone (the odd keys' first and latest offsets over records_rowstate_odd; ${what})`,
       `${g.outlineMs.toFixed(3)} ms`,
       'the same with 1 snapshot a partition',
       `${one!.outlineMs.toFixed(3)} ms`,
