@@ -102,6 +102,11 @@ const lane = (name, args, { prefix, laneEnv = {} }) =>
  * 30 s (one `passk demo` run fewer): 41m14. Moving m worker-minutes evens the lanes when
  * (41m14 - m) / 2 = 15m04 + (2m30 + m) / 2, m ≈ 4m: width + retract (3m47) give local ≈ (41m14 - 3m47) / 2 = 18m44 and
  * Kafka + tail ≈ 15m04 + (2m30 + 3m47) / 2 = 18m13, against 21m52 and 20m40 (a wall of ~18m45 rather than 22m00).
+ * Since then the local lane gained the row-state store tests; the next CI run (load 9-26, helpers running): faults
+ * 17m07, Kafka 16m32 → tail 3m54 (20m26), local 24m21 (2 × 24m21 = 48m42 worker-minutes, 44m23 of it in test
+ * bodies). Evening them takes m ≈ 24m21 - 20m26 ≈ 3m55 of worker time: explorerFromState.int (2m36) and
+ * rowCountsFromState.int (1m51) join the tail (chDB in temp directories; neither Kafka nor Chromium): local ≈
+ * (48m42 - 4m27) / 2 = 22m08, Kafka + tail ≈ 16m32 + (7m48 + 4m27) / 2 = 22m40.
  */
 const INT_AFTER_KAFKA = [
   'test/cli/storeRebuild.int.test.ts',
@@ -109,6 +114,8 @@ const INT_AFTER_KAFKA = [
   'test/integration/producers.review.int.test.ts',
   'test/cli/width.int.test.ts',
   'test/cli/retract.int.test.ts',
+  'test/integration/explorerFromState.int.test.ts',
+  'test/integration/rowCountsFromState.int.test.ts',
 ];
 
 const userArgs = process.argv.slice(2);
