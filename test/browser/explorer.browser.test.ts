@@ -355,7 +355,7 @@ describe('states and layout', () => {
         // every box's mark matches its geometry once the view has settled (charts drawn, columns filled)
         const wrong = async () =>
           (await marks()).filter((m) => m.more !== expected(m) || (m.shadow === 'none') !== (m.more === ''));
-        await expect.poll(wrong, { message: `${v} at ${width} px` }).toEqual([]);
+        await expect.poll(wrong, { message: `${v} at ${width} px`, timeout: 30_000 }).toEqual([]);
         for (const m of await marks()) seen.push(`${width} ${m.more || 'none'}`);
       }
     }
@@ -373,9 +373,9 @@ describe('states and layout', () => {
       await box.evaluate((b, at) => (b.scrollLeft = at * (b.scrollWidth - b.clientWidth)), at);
       return box.getAttribute('data-more');
     };
-    await expect.poll(() => scrolledTo(0)).toBe('right');
-    await expect.poll(() => scrolledTo(0.5)).toBe('both');
-    await expect.poll(() => scrolledTo(1)).toBe('left');
+    await expect.poll(() => scrolledTo(0), { timeout: 30_000 }).toBe('right');
+    await expect.poll(() => scrolledTo(0.5), { timeout: 30_000 }).toBe('both');
+    await expect.poll(() => scrolledTo(1), { timeout: 30_000 }).toBe('left');
     await page.screenshot({ path: join(IMG, 'rows-390-scrolled.png') });
     await page.setViewportSize({ width: 1440, height: 900 });
     expect(pageErrors).toEqual([]);

@@ -183,10 +183,13 @@ describe('the Production view carries the grader', () => {
     // at its centre. A live render (the last test's resize) can replace the plot under the pointer, so each poll
     // hovers again and reads the legend in the same step. A window's point is its end.
     await expect
-      .poll(async () => {
-        await over.hover();
-        return [await x.locator('.u-label').textContent(), await x.locator('.u-value').textContent()];
-      })
+      .poll(
+        async () => {
+          await over.hover();
+          return [await x.locator('.u-label').textContent(), await x.locator('.u-value').textContent()];
+        },
+        { timeout: 30_000 },
+      )
       .toEqual(['window end (UTC)', `${at.slice(0, 10)} ${at.slice(11, 16)}`]);
   });
 });
