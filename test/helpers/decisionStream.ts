@@ -1,3 +1,4 @@
+import fc from 'fast-check';
 import type { DecisionsPrefix } from '../../processors/folds/gateSnapshot.ts';
 import { foldPrefix } from '../../processors/folds/gateSnapshot.ts';
 import type { DecisionEvent } from '../../processors/folds/gates.ts';
@@ -9,6 +10,18 @@ import { comparison } from './feedbackLoop.ts';
  * A partition of passk.decisions for the gate book's tests (gateSnapshot, gateHorizon): comparison k's six events,
  * dated `at`, and the helpers that fold them in batches and pass a snapshot through the log's JSON and schema.
  */
+/**
+ * What the snapshot properties draw besides the stream: the batch sizes the log hands the fold in (before and after
+ * the snapshot), and two points in the stream (any number: taken modulo the records' count), where the snapshot is
+ * cut and where the consumer last committed.
+ */
+export const batchesAndPoints = [
+  fc.array(fc.integer({ min: 1, max: 7 }), { minLength: 1, maxLength: 5 }),
+  fc.array(fc.integer({ min: 1, max: 7 }), { minLength: 1, maxLength: 5 }),
+  fc.nat(1_000),
+  fc.nat(1_000),
+] as const;
+
 /** The events of comparison k at event time `at` (candidate `cand{k%3}`), in the order a partition sees them. */
 export const decisionEvents = (k: number, at: number, alerts = 4): DecisionEvent[] => {
   const id = `c${k}`;

@@ -25,7 +25,7 @@ import { PasskConfig } from '../../deploy/config.ts';
 import type { GateEvaluated } from '../../schemas/events/decisions.ts';
 import { deterministicEventId } from '../../schemas/ids.ts';
 import { candidateKey } from '../../schemas/topics.ts';
-import { decisionEvents, foldBatched, throughTheLog, type Rec } from '../helpers/decisionStream.ts';
+import { batchesAndPoints, decisionEvents, foldBatched, throughTheLog, type Rec } from '../helpers/decisionStream.ts';
 import { comparison, runOf } from '../helpers/feedbackLoop.ts';
 import { evolveRow, type StreamRowState } from '../../processors/folds/rowState.ts';
 import type { TrialRecorded } from '../../schemas/events/trialRecorded.ts';
@@ -59,10 +59,7 @@ describe('the gates’ horizon', () => {
     fc.assert(
       fc.property(
         fc.array(step, { minLength: 10, maxLength: 150 }),
-        fc.array(fc.integer({ min: 1, max: 7 }), { minLength: 1, maxLength: 5 }),
-        fc.array(fc.integer({ min: 1, max: 7 }), { minLength: 1, maxLength: 5 }),
-        fc.nat(1_000),
-        fc.nat(1_000),
+        ...batchesAndPoints,
         (steps, before, after, cut, commit) => {
           const next = [0, 0, 0, 0];
           const stream: DecisionEvent[] = [];

@@ -12,7 +12,7 @@ import {
 import type { DecisionEvent } from '../../processors/folds/gates.ts';
 import type { GateBookSnapshot } from '../../schemas/events/index.ts';
 import { gateBookKey, keyOf, topicOf, TOPICS } from '../../schemas/topics.ts';
-import { decisionEvents, foldBatched, throughTheLog, type Rec } from '../helpers/decisionStream.ts';
+import { batchesAndPoints, decisionEvents, foldBatched, throughTheLog, type Rec } from '../helpers/decisionStream.ts';
 
 /**
  * Issue 26, item 6: a restore takes a partition's latest snapshot (its book and closed runs at an offset) and folds
@@ -39,10 +39,7 @@ describe('a gate book snapshot', () => {
     fc.assert(
       fc.property(
         fc.array(step, { minLength: 1, maxLength: 90 }),
-        fc.array(fc.integer({ min: 1, max: 7 }), { minLength: 1, maxLength: 5 }),
-        fc.array(fc.integer({ min: 1, max: 7 }), { minLength: 1, maxLength: 5 }),
-        fc.nat(1_000),
-        fc.nat(1_000),
+        ...batchesAndPoints,
         fc.boolean(),
         fc.boolean(), // the book forgets decided ids (the embedded log's gates look them up in the log)
         (steps, before, after, cut, commit, outOfOrder, forget) => {
@@ -86,10 +83,7 @@ describe('a gate book snapshot', () => {
     fc.assert(
       fc.property(
         fc.array(step, { minLength: 1, maxLength: 120 }),
-        fc.array(fc.integer({ min: 1, max: 7 }), { minLength: 1, maxLength: 5 }),
-        fc.array(fc.integer({ min: 1, max: 7 }), { minLength: 1, maxLength: 5 }),
-        fc.nat(1_000),
-        fc.nat(1_000),
+        ...batchesAndPoints,
         fc.boolean(), // the embedded log's gates (decided ids looked up in the log) or Kafka's (ids horizon)
         (steps, before, after, cut, commit, forget) => {
           const next = [0, 0, 0, 0, 0];
