@@ -86,10 +86,11 @@ export async function benchFirstPaint(o: {
     const full = join(dir, o.keep ? `firstpaint-${o.rows}x${benchAttempts()}` : 'full');
     const empty = join(dir, o.keep ? 'firstpaint-empty' : 'empty');
     const kept = (d: string) => o.keep !== undefined && existsSync(join(d, 'store'));
-    let generated = { trials: o.rows * 10, ms: 0 };
+    // rows × 2 versions × the attempts the store is generated with (PASSK_BENCH_ATTEMPTS)
+    let generated = { trials: o.rows * 2 * benchAttempts(), ms: 0 };
     if (kept(full)) log(`  serving the kept store ${full}`);
     else {
-      log(`  generating ${(o.rows * 10).toLocaleString('en-US')} trials …`);
+      log(`  generating ${generated.trials.toLocaleString('en-US')} trials …`);
       generated = await generateStore({ dataDir: full, rows: o.rows, log });
       log(`  generated in ${(generated.ms / 1000).toFixed(1)} s`);
     }
