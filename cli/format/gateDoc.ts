@@ -133,6 +133,14 @@ const confirmRun = (version: string, known?: RunScope): string => {
 };
 
 /**
+ * What running again can and cannot do to such a row: a failed attempt of the candidate's stays counted, so the row
+ * stops failing the gate only when the baseline fails on it too (never reliably right: baseline_also_varies); a new
+ * user, told to run again with nothing more, ran the confirmations, passed them all, and met the same verdict.
+ */
+const UNRESOLVED_AFTER =
+  'A row stops failing the gate only if the baseline fails on it too; else it stays broken (confirmed if the candidate fails again)';
+
+/**
  * The commands that settle broken must-not-break rows no confirmation has reproduced yet: their ids into
  * suspects.txt, then a confirmation run of each version on them. ROWS.jsonl and AGENT_OF_… are the dataset file and
  * the agent (module, URL or cmd:) each version ran with: the verdict does not know them.
@@ -153,7 +161,7 @@ export const confirmationNext = (
   const full = [v.baseline, v.candidate].every((x) => known?.sources[x]);
   return [
     text(
-      `${rows.length} broken must-not-break row${rows.length === 1 ? ' is' : 's are'} unresolved: run both versions again on ${rows.length === 1 ? 'it' : 'them'}${full ? ' (the dataset file and agent of their latest passk run)' : ' (ROWS.jsonl: the dataset file; AGENT_OF_…: the agent each version ran with)'}, then gate again:`,
+      `${rows.length} broken must-not-break row${rows.length === 1 ? ' is' : 's are'} unresolved: run both versions again on ${rows.length === 1 ? 'it' : 'them'}${full ? ' (the dataset file and agent of their latest passk run)' : ' (ROWS.jsonl: the dataset file; AGENT_OF_…: the agent each version ran with)'}, then gate again. ${UNRESOLVED_AFTER}:`,
       'warn',
     ),
     nextCommand(ids),

@@ -62,6 +62,10 @@ describe('after a failing verdict with broken rows no confirmation reproduced', 
       ),
     );
     expect(next).toContain('2 broken must-not-break rows are unresolved: run both versions again on them');
+    // what running again can do: the candidate's failed attempt stays counted (passing confirmations do not clear it)
+    expect(next).toContain(
+      'A row stops failing the gate only if the baseline fails on it too; else it stays broken (confirmed if the candidate fails again):',
+    );
     expect(next).toContain("next: printf '%s\\n' r03 r11 > suspects.txt");
     expect(next).toContain(
       'next: npx passk run --dataset ROWS.jsonl --agent AGENT_OF_v1 --agent-version v1 --confirm suspects.txt --extra 3',
