@@ -25,6 +25,25 @@ const pickVersion = (versions: readonly { dataset_version: string }[], wanted: s
   );
 };
 
+/** The version `wanted` names among `versions`, or undefined where pickVersion would refuse it. */
+const pickedOrNot = (versions: readonly { dataset_version: string }[], wanted: string): string | undefined => {
+  try {
+    return pickVersion(versions, wanted, '');
+  } catch {
+    return undefined;
+  }
+};
+
+/**
+ * A version the log holds and the store does not yet (published or grown by `review --confirm` since the last fold):
+ * exported from the store, `latest` was the version before it, and `dataset versions` (the log's) disagreed.
+ */
+const notStoredYet = (id: string, version: string, stored: readonly { dataset_version: string }[]): InputError =>
+  new InputError(
+    `dataset ${id} version ${version} is on the event log but not in the store yet (the store holds ${stored.length ? list(stored.map((v) => v.dataset_version)) : 'no version of it'}): fold it, or wait for the running passk process or serve, then export again: ${passkCommand('process --until-caught-up')}`,
+    { field: '--version' },
+  );
+
 /** An unknown dataset id, with the ids there are and how to make the one asked for. */
 const unknownDataset = (id: string, known: readonly string[], where: string): InputError =>
   new InputError(
@@ -167,8 +186,14 @@ Exit codes: 0 ok, 2 bad input (an unknown dataset or version), 3 the store is un
     .option('--must-not-break-only', 'only the must-not-break rows')
     .action(
       async (flags: { dataset: string; version: string; out?: string; mustNotBreakOnly?: boolean }, cmd: Command) => {
+        // the versions on the log (what `dataset versions` lists): the store may not have folded the newest yet
+        const onLog = (await withEventLog(cmd, readDatasets).catch(exitOnUnavailable)).get(flags.dataset);
+        const logVersions = onLog ? versionChanges(onLog) : [];
         const { version, rows } = await withReader(cmd, async (reader) => {
           const versions = await datasetVersions(reader, { dataset_id: flags.dataset });
+          const asked = logVersions.length ? pickedOrNot(logVersions, flags.version) : undefined;
+          if (asked !== undefined && !versions.some((v) => v.dataset_version === asked))
+            throw notStoredYet(flags.dataset, asked, versions);
           if (versions.length === 0) throw unknownDataset(flags.dataset, await datasetIds(reader), 'in the store');
           const version = pickVersion(versions, flags.version, flags.dataset);
           return {

@@ -82,4 +82,29 @@ describe('a dataset round trip: publish, run, process, export, run the export', 
       new Set(before.map((t) => JSON.stringify(identity(t)))),
     );
   });
+
+  it('refuses to export a version the log holds and the store does not yet, naming it, and exports it once folded', () => {
+    // a second version (row d added), published after the last fold: `dataset versions` (the log) lists it
+    const grown = [...readFileSync(join(dir, 'refunds.jsonl'), 'utf8').trim().split('\n'), '{"id":"d","input":"9"}'];
+    writeFileSync(join(dir, 'refunds.jsonl'), grown.join('\n') + '\n');
+    expect(passk('dataset', 'publish', 'refunds.jsonl').status).toBe(0);
+    const listed = passk('dataset', 'versions', '--dataset', 'refunds', '--json');
+    const versions = (JSON.parse(listed.stdout) as { versions: { dataset_version: string }[] }).versions;
+    expect(versions).toHaveLength(2);
+    const v2 = versions[1]!.dataset_version;
+    for (const asked of ['latest', '2', v2]) {
+      const r = passk('dataset', 'export', '--dataset', 'refunds', '--version', asked, '--out', 'v2.jsonl');
+      expect(r.status, `--version ${asked}: ${r.stderr}`).toBe(2);
+      expect(r.stderr.replace(/\s+/g, ' ')).toContain(
+        `dataset refunds version ${v2} is on the event log but not in the store yet`,
+      );
+    }
+    // the version the store holds still exports
+    expect(passk('dataset', 'export', '--dataset', 'refunds', '--version', '1', '--out', 'v1.jsonl').status).toBe(0);
+    expect(readFileSync(join(dir, 'v1.jsonl'), 'utf8').trim().split('\n')).toHaveLength(3);
+    expect(passk('process', '--until-caught-up').status).toBe(0);
+    const r = passk('dataset', 'export', '--dataset', 'refunds', '--version', 'latest', '--out', 'v2.jsonl');
+    expect(r.status, r.stderr).toBe(0);
+    expect(readFileSync(join(dir, 'v2.jsonl'), 'utf8').trim().split('\n')).toHaveLength(4);
+  });
 });
