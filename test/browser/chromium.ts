@@ -39,6 +39,10 @@ export const launchChromium = async (
       '--disable-sync',
     ],
   });
+  // A hang guard, not a speed limit: Playwright's 30 s default for every wait ran out at CI's load (a first render of
+  // the Gates view behind a fresh `passk serve`'s first answers: unprotectedGateView.browser, with the fault campaign,
+  // the Kafka files and the int files side by side); the browser project's tests have 180 s each.
+  context.setDefaultTimeout(90_000);
   const page = context.pages()[0] ?? (await context.newPage());
   loadsAgainOnNetworkChange(page);
   return {
