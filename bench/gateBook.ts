@@ -52,16 +52,18 @@ const envelope = <T extends string>(type: T, i: number, ...parts: (string | numb
   envelopeAt(type, T0 + i, ...parts);
 
 const POOL = 10_000;
-const closedPool: RunClosed[] = Array.from({ length: POOL }, (_, i) => ({
+/** The i-th closed run of the gatebook stream: run ids repeat every POOL runs, agent versions every 50. */
+export const closedRunAt = (i: number): RunClosed => ({
   ...envelope('RunClosed', i, 'run', i),
-  run_id: `run-${i}`,
+  run_id: `run-${i % POOL}`,
   suite: 's',
   dataset_version: 'd1',
   agent_version: `v${i % 50}`,
   status: 'completed',
   trials: 300,
   source_event_id: deterministicEventId(T0 + i, 'RunFinished', i),
-}));
+});
+const closedPool: RunClosed[] = Array.from({ length: POOL }, (_, i) => closedRunAt(i));
 
 /** The k-th comparison's three events, declared at `at` (the request and verdict 1 and 2 ms later). */
 export const comparisonAt = (k: number, at: number): [ComparisonDeclared, ConfirmationRequested, GateEvaluated] => {

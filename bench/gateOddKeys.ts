@@ -7,8 +7,7 @@ import { createGateStore } from '../processors/operators/decideGates.ts';
 import { restoreSnapshotsOnly } from '../processors/topologies/gates.ts';
 import type { GateBookSnapshot } from '../schemas/events/gateBookSnapshot.ts';
 import { candidateKey } from '../schemas/topics.ts';
-import { comparisonAt, envelopeAt } from './gateBook.ts';
-import type { RunClosed } from '../schemas/events/comparisons.ts';
+import { closedRunAt, comparisonAt } from './gateBook.ts';
 import { deterministicEventId } from '../schemas/ids.ts';
 
 /**
@@ -37,20 +36,10 @@ const PARTITIONS = 4;
 /** The embedded default's snapshot of a partition after `events` decision events of the gatebook stream. */
 const snapshotAfter = (events: number): GateBookSnapshot => {
   const s = emptyPrefix(0, true, 0);
-  const closed = (i: number): RunClosed => ({
-    ...envelopeAt('RunClosed', T0 + i, 'run', i),
-    run_id: `run-${i % 10_000}`,
-    suite: 's',
-    dataset_version: 'd1',
-    agent_version: `v${i % 50}`,
-    status: 'completed',
-    trials: 300,
-    source_event_id: deterministicEventId(T0 + i, 'RunFinished', i),
-  });
   for (let start = 0; start < events; start += 1_000) {
     const [declared, confirm, verdict] = comparisonAt(start / 1_000, T0 + start);
     const batch = [declared, confirm, verdict].map((event, j) => ({ offset: start + j, event }));
-    for (let i = start + 3; i < start + 1_000; i++) batch.push({ offset: i, event: closed(i) as never });
+    for (let i = start + 3; i < start + 1_000; i++) batch.push({ offset: i, event: closedRunAt(i) as never });
     foldPrefix(s, batch, start + 999);
   }
   evictPrefixClosed(s, [...new Set([...s.closed.values()].map((r) => candidateKey(r.suite, r.agent_version)))]);

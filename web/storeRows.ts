@@ -104,28 +104,23 @@ const countedRows = (lines: readonly ExplorerCount[], folded: ReadonlyMap<string
     for (const t of l.tags) if (!row.tags.includes(t)) row.tags.push(t);
     row.versions[l.agent_version] = l;
   };
-  let every: { rows: Map<string, Counted>; keys: RowKeys[] } | undefined;
-  const all = () => {
-    if (!every) {
-      const rows = new Map<string, Counted>();
-      for (const l of lines) add(rows, l);
-      const keys: RowKeys[] = [];
-      for (const r of rows.values()) keys.push(folded.get(r.row_id) ?? r);
-      every = { rows, keys };
-    }
-    return every;
+  // the records of the rows `keep` takes, with their keys, in the lines' order
+  const recordsOf = (keep: (id: string) => boolean) => {
+    const rows = new Map<string, Counted>();
+    for (const l of lines) if (keep(l.row_id)) add(rows, l);
+    const keys: RowKeys[] = [];
+    for (const r of rows.values()) keys.push(folded.get(r.row_id) ?? r);
+    return { rows, keys };
   };
+  let every: ReturnType<typeof recordsOf> | undefined;
+  const all = () => (every ??= recordsOf(() => true));
   return {
     versions: [...versionSet].sort(),
     folded,
     all,
     keysOf: (ids) => {
       const asked = new Set(ids);
-      const rows = new Map<string, Counted>();
-      for (const l of lines) if (asked.has(l.row_id)) add(rows, l);
-      const keys: RowKeys[] = [];
-      for (const r of rows.values()) keys.push(folded.get(r.row_id) ?? r);
-      return keys;
+      return recordsOf((id) => asked.has(id)).keys;
     },
     total: once(() => {
       if (every) return every.rows.size;

@@ -22,6 +22,13 @@ export const batchesAndPoints = [
   fc.nat(1_000),
 ] as const;
 
+/** A prefix as the snapshot tests compare it: its book, its closed runs in event id order, and its offset. */
+export const prefixContent = (s: DecisionsPrefix) => ({
+  book: s.book,
+  closed: [...s.closed.values()].sort((a, b) => a.event_id.localeCompare(b.event_id)),
+  through: s.through,
+});
+
 /** The events of comparison k at event time `at` (candidate `cand{k%3}`), in the order a partition sees them. */
 export const decisionEvents = (k: number, at: number, alerts = 4): DecisionEvent[] => {
   const id = `c${k}`;

@@ -25,7 +25,14 @@ import { PasskConfig } from '../../deploy/config.ts';
 import type { GateEvaluated } from '../../schemas/events/decisions.ts';
 import { deterministicEventId } from '../../schemas/ids.ts';
 import { candidateKey } from '../../schemas/topics.ts';
-import { batchesAndPoints, decisionEvents, foldBatched, throughTheLog, type Rec } from '../helpers/decisionStream.ts';
+import {
+  batchesAndPoints,
+  decisionEvents,
+  foldBatched,
+  prefixContent,
+  throughTheLog,
+  type Rec,
+} from '../helpers/decisionStream.ts';
 import { comparison, runOf } from '../helpers/feedbackLoop.ts';
 import { evolveRow, type StreamRowState } from '../../processors/folds/rowState.ts';
 import type { TrialRecorded } from '../../schemas/events/trialRecorded.ts';
@@ -43,11 +50,7 @@ const DAY = 86_400_000;
 /** What a prefix holds once pruned (pruning changes no read: both sides are compared pruned). */
 const content = (s: DecisionsPrefix) => {
   prunePrefix(s);
-  return {
-    book: s.book,
-    closed: [...s.closed.values()].sort((a, b) => a.event_id.localeCompare(b.event_id)),
-    through: s.through,
-  };
+  return prefixContent(s);
 };
 
 describe('the gates’ horizon', () => {

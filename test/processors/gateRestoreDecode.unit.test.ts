@@ -1,19 +1,13 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { fastJsonCodec, validateDecoded } from '../../log/fastValidate.ts';
-import {
-  cloneBook,
-  emptyPrefix,
-  restorePrefix,
-  toGateBookSnapshot,
-  type DecisionsPrefix,
-} from '../../processors/folds/gateSnapshot.ts';
+import { cloneBook, emptyPrefix, restorePrefix, toGateBookSnapshot } from '../../processors/folds/gateSnapshot.ts';
 import type { DecisionEvent } from '../../processors/folds/gates.ts';
 import { jsonCodec, validateEvent } from '../../schemas/codec.ts';
 import { InvalidEvent } from '../../schemas/errors.ts';
 import type { GateBookSnapshot } from '../../schemas/events/index.ts';
 import { candidateKey } from '../../schemas/topics.ts';
-import { decisionEvents, foldBatched, type Rec } from '../helpers/decisionStream.ts';
+import { decisionEvents, prefixContent, foldBatched, type Rec } from '../helpers/decisionStream.ts';
 
 /**
  * Issue 26, item 6: a gates restore decodes each partition's snapshot with the log's codec (`validateDecoded`, both
@@ -23,11 +17,6 @@ import { decisionEvents, foldBatched, type Rec } from '../helpers/decisionStream
  */
 const T = Date.UTC(2026, 0, 1);
 const universe = (k: number): DecisionEvent[] => decisionEvents(k, T, 2);
-const content = (s: DecisionsPrefix) => ({
-  book: s.book,
-  closed: [...s.closed.values()].sort((a, b) => a.event_id.localeCompare(b.event_id)),
-  through: s.through,
-});
 const bytesOf = (x: unknown) => new TextEncoder().encode(JSON.stringify(x));
 const noSlowPath = (): never => {
   throw new Error('the slow path (zod) was taken');
@@ -59,7 +48,7 @@ describe('a gate book snapshot decoded as the logs decode it', () => {
           expect(fast).toEqual(await jsonCodec.decode(bytes));
           const restored = restorePrefix(fast, 0, forget, idH);
           foldBatched(restored, records.slice(at), batches);
-          expect(content(restored)).toEqual(content(full));
+          expect(prefixContent(restored)).toEqual(prefixContent(full));
           // the restore copied the book: folding on left the decoded snapshot as it was read
           expect(fast).toEqual(await jsonCodec.decode(bytes));
         },

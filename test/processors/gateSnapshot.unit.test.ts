@@ -12,7 +12,14 @@ import {
 import type { DecisionEvent } from '../../processors/folds/gates.ts';
 import type { GateBookSnapshot } from '../../schemas/events/index.ts';
 import { gateBookKey, keyOf, topicOf, TOPICS } from '../../schemas/topics.ts';
-import { batchesAndPoints, decisionEvents, foldBatched, throughTheLog, type Rec } from '../helpers/decisionStream.ts';
+import {
+  batchesAndPoints,
+  decisionEvents,
+  prefixContent,
+  foldBatched,
+  throughTheLog,
+  type Rec,
+} from '../helpers/decisionStream.ts';
 
 /**
  * Issue 26, item 6: a restore takes a partition's latest snapshot (its book and closed runs at an offset) and folds
@@ -25,12 +32,6 @@ import { batchesAndPoints, decisionEvents, foldBatched, throughTheLog, type Rec 
 const T = Date.UTC(2026, 0, 1);
 /** The events of comparison k (candidate `cand{k%3}`), in the order a partition would see them. */
 const universe = (k: number): DecisionEvent[] => decisionEvents(k, T, 2);
-
-const content = (s: DecisionsPrefix) => ({
-  book: s.book,
-  closed: [...s.closed.values()].sort((a, b) => a.event_id.localeCompare(b.event_id)),
-  through: s.through,
-});
 
 describe('a gate book snapshot', () => {
   it('restores with the records after it to the full replay, whatever the stream, batches and snapshot point', () => {
@@ -60,12 +61,12 @@ describe('a gate book snapshot', () => {
           expect(snapshot.through_offset).toBe(at);
           const restored = restorePrefix(snapshot, 0, forget);
           foldBatched(restored, records.slice(at), after);
-          expect(content(restored)).toEqual(content(full));
+          expect(prefixContent(restored)).toEqual(prefixContent(full));
 
           // the consumer then delivers again from its committed offset, which may lie before the snapshot's
           const from = commit % (records.length + 1);
           foldBatched(restored, records.slice(from), after);
-          expect(content(restored)).toEqual(content(full));
+          expect(prefixContent(restored)).toEqual(prefixContent(full));
           // the snapshot was a copy: folding on did not change what was published
           expect(throughTheLog(snapshot)).toEqual(snapshot);
         },
@@ -106,7 +107,7 @@ describe('a gate book snapshot', () => {
           const records: Rec[] = stream.map((event, offset) => ({ offset, event }));
           const pruned = (x: DecisionsPrefix) => {
             prunePrefix(x);
-            return content(x);
+            return prefixContent(x);
           };
           const full = foldBatched(emptyPrefix(0, forget, H), records, [records.length]);
           const at = cut % (records.length + 1);

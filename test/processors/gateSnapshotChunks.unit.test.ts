@@ -10,7 +10,6 @@ import {
   restorePrefix,
   shelve,
   toGateBookSnapshot,
-  type DecisionsPrefix,
 } from '../../processors/folds/gateSnapshot.ts';
 import type { DecisionEvent } from '../../processors/folds/gates.ts';
 import { gateTopology, type EventSink } from '../../processors/index.ts';
@@ -18,7 +17,7 @@ import type { RunClosed } from '../../schemas/events/comparisons.ts';
 import type { GateBookSnapshot } from '../../schemas/events/index.ts';
 import { deterministicEventId } from '../../schemas/ids.ts';
 import { gateBookChunkKey, gateBookKey, keyOf, TOPICS } from '../../schemas/topics.ts';
-import { decisionEvents, foldBatched, throughTheLog, type Rec } from '../helpers/decisionStream.ts';
+import { decisionEvents, prefixContent, foldBatched, throughTheLog, type Rec } from '../helpers/decisionStream.ts';
 import { createMemoryLog } from '../helpers/memoryLog.ts';
 
 /**
@@ -30,12 +29,6 @@ import { createMemoryLog } from '../helpers/memoryLog.ts';
  * partition was read from offset 0 at every start.
  */
 const T = Date.UTC(2026, 0, 1);
-
-const content = (s: DecisionsPrefix) => ({
-  book: s.book,
-  closed: [...s.closed.values()].sort((a, b) => a.event_id.localeCompare(b.event_id)),
-  through: s.through,
-});
 
 const closedRun = (i: number, candidate = `cand${i % 7}`): RunClosed => ({
   event_id: deterministicEventId(T + i, 'RunClosed', i),
@@ -117,7 +110,7 @@ describe('a chunked gate book snapshot', () => {
           expect(joined).toEqual(whole);
           const restored = restorePrefix(joined);
           foldBatched(restored, records.slice(at), [3]);
-          expect(content(restored)).toEqual(content(full));
+          expect(prefixContent(restored)).toEqual(prefixContent(full));
         },
       ),
       { numRuns: 150 },
@@ -151,7 +144,7 @@ describe('a chunked gate book snapshot', () => {
       expect(latest.through_offset).toBe(half);
       const restored = restorePrefix(latest);
       foldBatched(restored, records.slice(half), [7]);
-      expect(content(restored)).toEqual(content(foldBatched(emptyPrefix(), records, [records.length])));
+      expect(prefixContent(restored)).toEqual(prefixContent(foldBatched(emptyPrefix(), records, [records.length])));
     }
     // a later whole snapshot of the partition is still taken over a chunked one, and the other way round
     const all = [...written, second.at(-1)!];
@@ -209,6 +202,6 @@ describe('a chunked gate book snapshot', () => {
       runs.map((event, offset) => ({ offset, event })),
       [runs.length],
     );
-    expect(content(restorePrefix(latest))).toEqual(content(full));
+    expect(prefixContent(restorePrefix(latest))).toEqual(prefixContent(full));
   });
 });
