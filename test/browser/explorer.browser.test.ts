@@ -311,6 +311,36 @@ describe('states and layout', () => {
     expect(await page.getAttribute('#live', 'data-state')).not.toBe('error');
   });
 
+  it('asks a view’s question for the scope the URL names beside the list of suites and versions, once', async () => {
+    // a cold first paint waited for /api/groups before asking the view's own question (docs/performance.md, issue #32)
+    const scope = { suite: SUITE, dataset_version: demo.dataset.version };
+    const pair = { baseline: demo.baseline, candidate: demo.candidate };
+    for (const [view, query] of [
+      ['overview', scope],
+      ['compare', { ...scope, ...pair }],
+      ['rows', { ...scope, ...pair }],
+    ] as const) {
+      const events: string[] = [];
+      const path = (url: string) => new URL(url).pathname;
+      const asked = (r: { url(): string }) => void events.push(`asked ${path(r.url())}`);
+      const answered = (r: { url(): string }) => void events.push(`answered ${path(r.url())}`);
+      page.on('request', asked);
+      page.on('requestfinished', answered);
+      await page.goto('about:blank');
+      await page.goto(`${server.value}#/${view}?${new URLSearchParams(query)}`);
+      await page.waitForFunction((v) => document.body.dataset.view === v, view);
+      page.off('request', asked);
+      page.off('requestfinished', answered);
+      const own = `/api/${view}`;
+      expect(
+        events.filter((e) => e === `asked ${own}`),
+        view,
+      ).toHaveLength(1);
+      expect(events.indexOf(`asked ${own}`), view).toBeLessThan(events.indexOf('answered /api/groups'));
+      expect(await page.locator('[data-testid="error-banner"]').count(), view).toBe(0);
+    }
+  });
+
   it('warns about a bad URL parameter instead of falling back silently', async () => {
     await show(`#/rows?suite=${SUITE}&dataset_version=no-such-version`);
     expect(await page.textContent('[data-testid="param-warning"]')).toContain('no-such-version');

@@ -27,13 +27,8 @@ const fetchAgain = async (url, init) => {
   }
 };
 
-/**
- * @template {ApiPath} P
- * @param {P} path
- * @param {Query<P>} [params]
- * @returns {Promise<Answer<P>>}
- */
-const get = async (path, params) => {
+/** @param {string} path @param {Record<string, unknown>} [params] */
+const urlOf = (path, params) => {
   const qs = new URLSearchParams(
     /** @type {[string, string][]} */ (
       Object.entries(params ?? {})
@@ -41,16 +36,62 @@ const get = async (path, params) => {
         .map(([k, v]) => [k, String(v)])
     ),
   );
-  const res = await fetchAgain(`${path}${qs.size ? `?${qs}` : ''}`, { headers: { accept: 'application/json' } });
+  return `${path}${qs.size ? `?${qs}` : ''}`;
+};
+
+/**
+ * @template {ApiPath} P
+ * @param {P} path
+ * @param {Query<P>} [params]
+ * @returns {Promise<Answer<P>>}
+ */
+const ask = async (path, params) => {
+  const res = await fetchAgain(urlOf(path, params), { headers: { accept: 'application/json' } });
   if (!res.ok)
     throw new Error(`${path}: ${res.status} ${(await res.json().catch(() => ({}))).error ?? res.statusText}`);
   return res.json();
+};
+
+/**
+ * Questions asked ahead (`api.ahead`), by URL: the first identical question takes the answer in flight instead of
+ * asking again; `api.dropAhead` forgets the ones nobody took.
+ * @type {Map<string, Promise<unknown>>}
+ */
+const asked = new Map();
+
+/**
+ * @template {ApiPath} P
+ * @param {P} path
+ * @param {Query<P>} [params]
+ * @returns {Promise<Answer<P>>}
+ */
+const get = async (path, params) => {
+  const url = urlOf(path, params);
+  const ahead = asked.get(url);
+  asked.delete(url);
+  return /** @type {Promise<Answer<P>>} */ (ahead ?? ask(path, params));
 };
 
 /** @type {Promise<Answer<'/api/commands'>> | undefined} */
 let commands;
 
 export const api = {
+  /**
+   * Asks a question now that a view will ask once the list of suites and versions is in (`prefetch`), so the two
+   * travel together: the view's identical question takes this answer.
+   * @template {ApiPath} P
+   * @param {P} path
+   * @param {Query<P>} params
+   */
+  ahead: (path, params) => {
+    const url = urlOf(path, params);
+    if (asked.has(url)) return;
+    const answer = ask(path, params);
+    answer.catch(() => undefined); // a failure is the taker's to see; one nobody takes is nobody's
+    asked.set(url, answer);
+  },
+  /** Forgets the questions asked ahead that no view took (the render that asked them is over). */
+  dropAhead: () => asked.clear(),
   groups: () => get('/api/groups'),
   /** @param {Query<'/api/overview'>} scope */
   overview: (scope) => get('/api/overview', scope),

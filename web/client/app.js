@@ -180,6 +180,8 @@ const renderOnce = async () => {
     warnings.push(
       `Unknown parameter${unknown.length === 1 ? '' : 's'} ${unknown.map((p) => `${p}=`).join(', ')} (ignored): the ${VIEWS[name].title} view takes ${takes.join(', ')}.`,
     );
+  // the view's first question for the scope the URL names travels with the list of suites and versions, not after it
+  if (params.suite && params.dataset_version) VIEWS[name].prefetch?.(params);
   let content;
   try {
     const groups = await api.groups();
@@ -221,6 +223,7 @@ const renderOnce = async () => {
   window.scrollTo(0, scrollY);
   drawCharts();
   markScrolls(view);
+  api.dropAhead();
   document.body.dataset.loading = 'false';
   document.title = `passk — ${VIEWS[name].title}`;
   document.body.dataset.view = name;

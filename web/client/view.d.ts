@@ -30,6 +30,8 @@ export interface ViewModule {
   readonly params?: readonly string[];
   /** The scope to open on when the URL names none (the Gates view: the latest gate's). */
   readonly scopeOf?: (scopes: readonly Scope[]) => Promise<Scope | undefined>;
+  /** Asks ahead (`api.ahead`) the question render will ask for the scope the URL names (suite, dataset_version). */
+  readonly prefetch?: (params: Params) => void;
   readonly render: (ctx: ViewContext) => Promise<HTMLElement>;
 }
 

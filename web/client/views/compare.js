@@ -19,6 +19,22 @@ import { card, ci, className, command, empty, h, pct, signedPct, table } from '.
 export const title = 'Compare';
 /** The two versions, and the row open in the drill-down. */
 export const params = ['baseline', 'candidate', 'row'];
+/**
+ * What render asks for the scope the URL names, asked beside the list of suites and versions (app.js): the gates of
+ * the suite, and the comparison when the URL names two versions (a version the scope lacks makes render ask
+ * another, and this one is left).
+ * @param {Params} params with suite and dataset_version
+ */
+export const prefetch = (params) => {
+  api.ahead('/api/gates', { suite: params.suite ?? '' });
+  if (params.baseline && params.candidate && params.baseline !== params.candidate)
+    api.ahead('/api/compare', {
+      suite: params.suite ?? '',
+      dataset_version: params.dataset_version ?? '',
+      baseline: params.baseline,
+      candidate: params.candidate,
+    });
+};
 
 const CLASSES = /** @type {const} */ (['stable_correct', 'stable_wrong', 'flip', 'unclassified']);
 const OUTCOME = {

@@ -5,7 +5,7 @@ import { card, ci, className, command, empty, h, pct, table } from '../dom.js';
 import { rowsLink } from './rows.js';
 /**
  * @import { Answer } from '../../contract.ts'
- * @import { Scope, ViewContext } from '../view.d.ts'
+ * @import { Params, Scope, ViewContext } from '../view.d.ts'
  * @typedef {Answer<'/api/overview'>[number]} Group
  * @typedef {(extra: Record<string, string | undefined>) => string} RowsLink
  */
@@ -18,6 +18,12 @@ const pairOf = (groups) => [groups[0]?.agent_version, groups[1]?.agent_version ?
 /** @type {string[]} */
 export const params = [];
 export const title = 'Overview';
+/**
+ * The question render asks for the scope the URL names, asked beside the list of suites and versions (app.js).
+ * @param {Params} params with suite and dataset_version
+ */
+export const prefetch = (params) =>
+  api.ahead('/api/overview', { suite: params.suite ?? '', dataset_version: params.dataset_version ?? '' });
 
 const CLASSES = /** @type {const} */ (['stable_correct', 'stable_wrong', 'flip', 'unclassified']);
 

@@ -287,6 +287,30 @@ const diffPanel = (row, close) => {
 /** @type {((e: KeyboardEvent) => void) | null} */
 let keyHandler = null;
 
+/**
+ * A page of rows as the server takes the question: the scope, the filters of `q`, the row open in the panel.
+ * @param {{ suite: string, dataset_version: string }} base
+ * @param {Params} q
+ * @param {string | undefined} row
+ * @param {{ offset?: number, limit?: number }} extra
+ * @returns {Query<'/api/rows'>}
+ */
+const question = (base, q, row, extra) => ({ ...base, ...filtersOf(q), row, limit: PAGE, ...extra });
+/** The page's first row the URL names (offset=), if it is a number. @param {Params} params */
+const offsetOf = (params) =>
+  Number.isInteger(Number(params.offset)) && params.offset ? Number(params.offset) : undefined;
+
+/**
+ * The first page render asks for the scope the URL names, asked beside the list of suites and versions (app.js);
+ * with an unknown class in from= or to= render asks without it, so nothing is asked ahead.
+ * @param {Params} params with suite and dataset_version
+ */
+export const prefetch = (params) => {
+  if (['from', 'to'].some((p) => params[p] && !CLASSES.includes(params[p] ?? ''))) return;
+  const base = { suite: params.suite ?? '', dataset_version: params.dataset_version ?? '' };
+  api.ahead('/api/rows', question(base, params, params.row, { offset: offsetOf(params) }));
+};
+
 /** @param {ViewContext} ctx */
 export const render = async ({ scope, params: asked, go }) => {
   // a copy: an unknown class is dropped from it
@@ -305,8 +329,8 @@ export const render = async ({ scope, params: asked, go }) => {
       delete params[p];
     }
   /** @param {Params} q @param {{ offset?: number, limit?: number }} [extra] */
-  const ask = (q, extra = {}) => api.rows({ ...base, ...filtersOf(q), row: params.row, limit: PAGE, ...extra });
-  const offset0 = Number.isInteger(Number(params.offset)) && params.offset ? Number(params.offset) : undefined;
+  const ask = (q, extra = {}) => api.rows(question(base, q, params.row, extra));
+  const offset0 = offsetOf(params);
   let page = await ask(params, { offset: offset0 });
   for (const key of ['baseline', 'candidate'])
     if (params[key] && !page.versions.includes(params[key]))
