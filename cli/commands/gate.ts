@@ -171,9 +171,10 @@ Exit codes: 0 pass, 1 fail, 2 bad input (file, line and field named), 3 backend 
         },
         compareOptions(flags),
       );
-      // on stderr too, whatever the format: a JSON or Markdown verdict read by a script still warns the person
+      // the terminal verdict says it under its first sentence; a JSON or Markdown verdict, read by a script or
+      // written to a file, warns the person on stderr instead (once, either way)
       const unprotected = unprotectedLine(verdict.must_not_break);
-      if (unprotected) writeStderr(`passk: warning: ${unprotected}\n`);
+      if (unprotected && format !== 'table') writeStderr(`passk: warning: ${unprotected}\n`);
       // with --from-store on one suite and dataset version: each version's latest passk run, for the commands in full
       const scopes = pairs.both;
       const known =
