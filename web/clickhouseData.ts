@@ -142,7 +142,14 @@ export const clickhouseDashboardData = (
       evidence_rows: g.evidence_rows,
       repeated_verdict: g.repeated_verdict || g.verdict_number > 1,
       ...(g.adaptive_attempts !== null && g.adaptive_rows !== null && g.adaptive_max_k !== null
-        ? { adaptive: { attempts: g.adaptive_attempts, rows: g.adaptive_rows, max_k: g.adaptive_max_k } }
+        ? {
+            adaptive: {
+              attempts: g.adaptive_attempts,
+              ...(g.adaptive_confirmations === null ? {} : { confirmations: g.adaptive_confirmations }),
+              rows: g.adaptive_rows,
+              max_k: g.adaptive_max_k,
+            },
+          }
         : {}),
       unprotected: g.unprotected.map(({ suite, dataset_version, row_id, class: cls, c, n }) => ({
         suite,

@@ -216,8 +216,11 @@ export type GateView = {
   /** Rows whose attempts are listed as the verdict's evidence. */
   evidence_rows: number;
   repeated_verdict: boolean;
-  /** An adaptive candidate: its attempts the decision took, against fixed k = max-k on every row. */
-  adaptive?: { attempts: number; rows: number; max_k: number };
+  /**
+   * An adaptive candidate: its attempts the decision took (of them, `confirmations` from confirmation runs, when the
+   * verdict recorded it), against fixed k = max-k on every row.
+   */
+  adaptive?: { attempts: number; confirmations?: number; rows: number; max_k: number };
   /**
    * Must-not-break rows the gate cannot protect: the baseline is not stable-correct on them (it flips, or is
    * stable-wrong), so no rule binds (status `not_covered` in GateEvaluated.must_not_break). With the baseline's

@@ -12,6 +12,7 @@ import {
 import { evolveRow, retractRow, type StreamRowState } from '../../processors/folds/rowState.ts';
 import { versionKeyOf } from '../../processors/folds/versionSummary.ts';
 import { maxOf } from '../../processors/core/arrays.ts';
+import { isConfirmationRun } from '../../processors/core/screening.ts';
 import type { EventLog } from '../../processors/ports.ts';
 import { readDatasets } from '../../producers/datasets/index.ts';
 import { readLog } from '../../producers/logReader.ts';
@@ -23,7 +24,14 @@ import { PRODUCER_VERSION } from '../../producers/version.ts';
 import { EXIT } from '../exitCodes.ts';
 import { confirmRunArgs } from '../../schemas/commandLine.ts';
 import { heading, nextCommand, PASSK, passkCommand, quoteArg, text, type Block } from '../format/doc.ts';
-import { evaluatedView, gateNext, ruleBlocks, unprotectedLine, type RunScope } from '../format/gateDoc.ts';
+import {
+  decidedAfter,
+  evaluatedView,
+  gateNext,
+  ruleBlocks,
+  unprotectedLine,
+  type RunScope,
+} from '../format/gateDoc.ts';
 import { rowList } from '../format/numbers.ts';
 import { renderJson, renderMarkdown, renderTerminal, writeStderr } from '../format/render.ts';
 import type { OutputFormat } from './offlineOptions.ts';
@@ -63,12 +71,12 @@ const print = (format: OutputFormat, blocks: Block[], json: unknown) =>
 
 /**
  * What the candidate's attempts on the comparison came to, when an adaptive run (`passk run --adaptive`) made
- * them: every attempt recorded (confirmations included), against fixed k = its max-k on every row.
+ * them: every attempt recorded (confirmations included, and counted apart), against fixed k = its max-k on every row.
  */
 export const adaptiveCost = async (
   log: EventLog,
   scope: { suite: string; dataset_version: string; agent_version: string },
-): Promise<{ attempts: number; fixed: number; rows: number; maxK: number } | undefined> => {
+): Promise<{ attempts: number; confirmations: number; fixed: number; rows: number; maxK: number } | undefined> => {
   let maxK = 0;
   const rows = new Set<string>();
   await readLog(log, { topics: [TOPICS.decisions] }, ({ event: e }) => {
@@ -84,6 +92,8 @@ export const adaptiveCost = async (
   });
   if (maxK === 0) return undefined;
   const trials = new Set<string>();
+  const confirmations = new Set<string>();
+  const confirmation = isConfirmationRun({});
   await readLog(log, { topics: [TOPICS.trials] }, ({ event: e }) => {
     if (
       e.type === 'TrialRecorded' &&
@@ -91,9 +101,15 @@ export const adaptiveCost = async (
       e.dataset_version === scope.dataset_version &&
       e.agent.version === scope.agent_version
     )
-      trials.add(e.event_id);
+      (confirmation(e.run_id) ? confirmations : trials).add(e.event_id);
   });
-  return { attempts: trials.size, fixed: rows.size * maxK, rows: rows.size, maxK };
+  return {
+    attempts: trials.size + confirmations.size,
+    confirmations: confirmations.size,
+    fixed: rows.size * maxK,
+    rows: rows.size,
+    maxK,
+  };
 };
 
 export const runDeclare = async (
@@ -172,11 +188,10 @@ export const runDeclare = async (
   }
   writeStderr(`passk: ${provenanceLine(result.verdict)}\n`);
   if ('cost' in result && result.cost)
-    writeStderr(
-      `passk: decided after ${result.cost.attempts} attempts of ${result.declared.candidate} (fixed k would have used ${result.cost.fixed}: ${result.cost.rows} rows × ${result.cost.maxK})\n`,
-    );
+    writeStderr(`passk: ${decidedAfter({ ...result.cost, candidate: result.declared.candidate })}\n`);
   const unprotected = unprotectedLine(evaluatedView(result.verdict).must_not_break);
-  if (unprotected) writeStderr(`passk: warning: ${unprotected}\n`);
+  // once: in the terminal verdict, else (JSON, Markdown: read by a script) on stderr
+  if (unprotected && opts.format !== 'table') writeStderr(`passk: warning: ${unprotected}\n`);
   const blocks = ruleBlocks(evaluatedView(result.verdict));
   // the same document as `passk gate --from-store` on these versions, next command included
   print(

@@ -68,6 +68,23 @@ export const unprotectedLine = (mnb: RuleView['must_not_break']): string | undef
   );
 };
 
+/**
+ * What an adaptive candidate's decision took, the confirmation attempts said apart (the run itself printed only its
+ * own: "decided after 93 attempts", so "96 attempts" alone read as a miscount): "decided after 96 attempts of v2
+ * (93 planned + 3 confirmation; fixed k would have used 192: 24 rows × 8)".
+ */
+export const decidedAfter = (c: {
+  readonly attempts: number;
+  readonly confirmations: number;
+  readonly candidate: string;
+  readonly fixed: number;
+  readonly rows: number;
+  readonly maxK: number;
+}): string =>
+  `decided after ${c.attempts} attempts of ${c.candidate} (` +
+  (c.confirmations > 0 ? `${c.attempts - c.confirmations} planned + ${c.confirmations} confirmation; ` : '') +
+  `fixed k would have used ${c.fixed}: ${c.rows} rows × ${c.maxK})`;
+
 /** A verdict as `passk gate` prints it: the rules, then the must-not-break table. One document for every source. */
 export const ruleBlocks = (v: RuleView): Block[] => {
   const pass = v.verdict === 'pass';

@@ -462,7 +462,8 @@ const toGateEvaluated = (
 
 /**
  * What an adaptive candidate's decision took: every attempt of the candidate on the comparison's rows (ungraded and
- * confirmations included) against fixed k = the largest max-k of its adaptive runs on the dataset version.
+ * confirmations included, the confirmations also counted apart) against fixed k = the largest max-k of its adaptive
+ * runs on the dataset version.
  */
 const adaptiveCostOf = (
   book: GateBook,
@@ -475,9 +476,14 @@ const adaptiveCostOf = (
     .filter((r) => r.dataset_version === d.dataset_version)
     .map((r) => r.max_k);
   if (ks.length === 0) return undefined;
+  const confirmation = isConfirmationRun({});
   let attempts = 0;
-  for (const r of candidate.values()) attempts += r.attempts.length;
-  return { attempts, rows, max_k: maxOf(ks) };
+  let confirmations = 0;
+  for (const r of candidate.values()) {
+    attempts += r.attempts.length;
+    for (const a of r.attempts) if (confirmation(a.run_id)) confirmations++;
+  }
+  return { attempts, confirmations, rows, max_k: maxOf(ks) };
 };
 
 /**

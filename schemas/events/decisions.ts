@@ -62,6 +62,11 @@ export const GateEvaluated = z.object({
   adaptive: z
     .object({
       attempts: z.number().int().nonnegative(),
+      /**
+       * Of `attempts`, those of confirmation runs (run id `confirm…`), said apart: the adaptive run itself printed
+       * only its own. Absent on a verdict written before it existed.
+       */
+      confirmations: z.number().int().nonnegative().optional(),
       rows: z.number().int().nonnegative(),
       max_k: z.number().int().positive(),
     })

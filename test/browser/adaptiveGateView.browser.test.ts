@@ -19,7 +19,7 @@ const dataDir = mkdtempSync(join(tmpdir(), 'passk-adaptive-gate-view-'));
 afterAll(() => rmSync(dataDir, { recursive: true, force: true }));
 
 describe('the Gates view of an adaptive candidate', () => {
-  it('says "decided after N attempts (fixed k would have used M)"', async () => {
+  it('says "decided after N attempts (P planned + C confirmation; fixed k would have used M)"', async () => {
     const log = await openEventLog(PasskConfig.parse({ dataDir }));
     const base = oneOfEach().GateEvaluated;
     const at = Date.now() - 60_000;
@@ -32,7 +32,7 @@ describe('the Gates view of an adaptive candidate', () => {
           occurred_at: at + 1_000,
           gate_id: 'gate-adaptive',
           candidate: 'v2',
-          adaptive: { attempts: 27, rows: 6, max_k: 6 },
+          adaptive: { attempts: 27, confirmations: 3, rows: 6, max_k: 6 },
         },
       ]);
     } finally {
@@ -59,8 +59,9 @@ describe('the Gates view of an adaptive candidate', () => {
         expect(await page.getAttribute('[data-testid="current-gate"]', 'data-gate')).toBe(gate);
       };
       await show('gate-adaptive');
+      // the confirmation attempts said apart: the candidate's adaptive run printed its own 24 only
       expect(await page.locator('[data-testid="adaptive-cost"]').textContent()).toBe(
-        'decided after 27 attempts (fixed k would have used 36: 6 rows × 6)',
+        'decided after 27 attempts (24 planned + 3 confirmation; fixed k would have used 36: 6 rows × 6)',
       );
       await show('gate-fixed');
       expect(await page.locator('[data-testid="adaptive-cost"]').count()).toBe(0);

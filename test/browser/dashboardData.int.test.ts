@@ -139,7 +139,7 @@ const gate: PasskEvent = {
   verdict: 'fail',
   reasons: [{ rule: 'must_not_break_stable_correct', passed: false, detail: 'r1 broke', rows: ['r1'] }],
   evidence: [{ row_id: 'r1', baseline_attempts: [], candidate_attempts: [] }],
-  adaptive: { attempts: 27, rows: 6, max_k: 6 },
+  adaptive: { attempts: 27, confirmations: 3, rows: 6, max_k: 6 },
   // r1 is protected (and broke); r2 flips and r3 is stable-wrong on the baseline: no rule can protect them
   must_not_break: [
     { ...mnb('r1', 'stable_correct', 3, 'stable_wrong', 0), status: 'broken', outcome: 'confirmed_regression' },
@@ -252,7 +252,7 @@ describe('the dashboard data on chDB', () => {
         evidence_rows: 1,
         repeated_verdict: false,
         reasons: [expect.objectContaining({ rows: ['r1'] })],
-        adaptive: { attempts: 27, rows: 6, max_k: 6 },
+        adaptive: { attempts: 27, confirmations: 3, rows: 6, max_k: 6 },
         unprotected: [
           { suite: 's', dataset_version: '1', row_id: 'r2', baseline: { class: 'flip', c: 2, n: 3 } },
           { suite: 's', dataset_version: '1', row_id: 'r3', baseline: { class: 'stable_wrong', c: 0, n: 3 } },

@@ -73,12 +73,11 @@ describe('passk run --adaptive: the own-agent walkthrough, publish to live gate'
       expect(failed.code, failed.stderr).toBe(1);
       expect(failed.stdout).toMatch(/GATE FAIL: candidate own-v2 against baseline own-v1/);
       expect(failed.stdout).toMatch(/FAIL .*must-not-break rows stay stable-correct.*q2/);
-      // the decision's cost: the candidate's 24 adaptive attempts plus its confirmation attempts on q2
-      const cost = /decided after (\d+) attempts of own-v2 \(fixed k would have used 36: 6 rows × 6\)/.exec(
-        failed.stderr,
+      // the decision's cost: the candidate's 24 adaptive attempts plus its confirmation attempts on q2, said apart
+      // (the run printed "decided after 24 attempts": a bare 27 read as a miscount)
+      expect(failed.stderr).toContain(
+        'decided after 27 attempts of own-v2 (24 planned + 3 confirmation; fixed k would have used 36: 6 rows × 6)',
       );
-      expect(cost, failed.stderr).not.toBeNull();
-      expect(Number(cost![1])).toBe(24 + 3);
       await run('v3');
       const passed = await cli('gate', '--declare', '--baseline', 'own-v1', '--candidate', 'own-v3', '--wait', '240s');
       expect(passed.code, passed.stderr).toBe(0);

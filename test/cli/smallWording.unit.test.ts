@@ -1,6 +1,7 @@
 import type { Command } from 'commander';
 import { describe, expect, it } from 'vitest';
 import { buildProgram } from '../../cli/program.ts';
+import { decidedAfter } from '../../cli/format/gateDoc.ts';
 import { reportBlocks } from '../../cli/format/reportDoc.ts';
 import { renderMarkdown } from '../../cli/format/render.ts';
 import { groupTrials } from '../../processors/core/groups.ts';
@@ -30,5 +31,16 @@ describe('wording as everywhere else', () => {
     const poll = out.split('\n').find((l) => l.includes('--poll'))!;
     expect(poll).toContain('(default: 2s)');
     expect(out).not.toContain('(default: 2000)');
+  });
+
+  it('the gate says its attempts as planned + confirmation: the adaptive run it follows said 93, not 96', () => {
+    const cost = { candidate: 'refund-agent-v2', attempts: 96, fixed: 192, rows: 24, maxK: 8 };
+    expect(decidedAfter({ ...cost, confirmations: 3 })).toBe(
+      'decided after 96 attempts of refund-agent-v2 (93 planned + 3 confirmation; fixed k would have used 192: 24 rows × 8)',
+    );
+    // without confirmation attempts, as the run said it
+    expect(decidedAfter({ ...cost, attempts: 93, confirmations: 0 })).toBe(
+      'decided after 93 attempts of refund-agent-v2 (fixed k would have used 192: 24 rows × 8)',
+    );
   });
 });

@@ -245,8 +245,8 @@ describe('migration 3 on a store that had production_windows v1', () => {
         format: 'JSONEachRow',
       });
       expect(await migrate(store.client)).toEqual({
-        applied: [3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20],
-        current: 20,
+        applied: [3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21],
+        current: 21,
       });
       const read = async () =>
         (await productionWindows(store.client, { from: T0, to: T0 + 86_400_000, agent_version: 'old' })).map((x) => [
@@ -264,7 +264,7 @@ describe('migration 3 on a store that had production_windows v1', () => {
         for (const statement of m.up()) await store.client.command({ query: statement });
       expect(await read()).toEqual(expected);
       expect((await appliedMigrations(store.client)).map((m) => m.version)).toEqual([
-        1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20,
+        1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21,
       ]);
     } finally {
       await store.close();
@@ -311,8 +311,8 @@ describe('migration 7: old production_windows rows keep no wrong sampled count',
         format: 'JSONEachRow',
       });
       expect(await migrate(store.client)).toEqual({
-        applied: [6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20],
-        current: 20,
+        applied: [6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21],
+        current: 21,
       });
       const expected = [
         [0, 3, 1], // the issue's window: 1 graded + 2 ungraded showed "graded −1"
@@ -346,8 +346,8 @@ describe('migration 7: old production_windows rows keep no wrong sampled count',
         format: 'JSONEachRow',
       });
       expect(await migrate(store.client)).toEqual({
-        applied: [7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20],
-        current: 20,
+        applied: [7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21],
+        current: 21,
       });
       // After migration 7, as the processors write now.
       await store.client.insert({
@@ -441,8 +441,8 @@ describe('migration 8 on a store whose row_state holds attempts as an older pass
         });
       await insertLegacy('v1');
       expect(await migrate(store.client)).toEqual({
-        applied: [8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20],
-        current: 20,
+        applied: [8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21],
+        current: 21,
       });
       await insertLegacy('v0');
       const read = async () => {
@@ -552,7 +552,7 @@ describe('migration 17: snapshots written before it stay readable', () => {
         ],
         format: 'JSONEachRow',
       });
-      expect(await migrate(store.client)).toEqual({ applied: [17, 18, 19, 20], current: 20 });
+      expect(await migrate(store.client)).toEqual({ applied: [17, 18, 19, 20, 21], current: 21 });
       const scope = { suite: 's', agent_version: 'old', from: 'summaries' } as const;
       // Where r1's ungraded attempt fell is unknown: its bin reads as recorded 2, so K is 2, as before.
       const before = await versionSummary(store.client, scope);

@@ -268,6 +268,9 @@ describe('live gates', () => {
       const [verdict] = decide(confirming, [...screening, ...confirmation]) as GateEvaluated[];
       expect(verdict).toMatchObject({ type: 'GateEvaluated', verdict: 'fail' });
       expect(verdict!.must_not_break!.find((m) => m.row_id === 'r2')).toMatchObject({ status: 'broken' });
+      // what it took, the confirmation attempts said apart (the run printed its own 9 only)
+      const [costed] = decide(evolveBook(confirming, round), [...screening, ...confirmation]) as GateEvaluated[];
+      expect(costed!.adaptive).toEqual({ attempts: 9 + 3, confirmations: 3, rows: 3, max_k: round.max_k });
     });
 
     it('passes only once every must-not-break row passed max-k attempts, not at min-attempts', () => {

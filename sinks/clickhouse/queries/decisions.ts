@@ -29,6 +29,8 @@ const GateRow = z.object({
   adaptive_attempts: z.number().nullable(),
   adaptive_rows: z.number().nullable(),
   adaptive_max_k: z.number().nullable(),
+  /** Of adaptive_attempts, those of confirmation runs (migration 21; null before, and on other verdicts). */
+  adaptive_confirmations: z.number().nullable(),
   /** Must-not-break rows the gate cannot protect, with the baseline's class and counts (migration 16). */
   unprotected: z.array(
     z.object({
@@ -55,7 +57,7 @@ export const gateHistory = async (
             arrayMap(r -> r.rule, arrayFilter(r -> NOT r.passed, reasons)) AS failed_rules,
             reasons, length(evidence) AS evidence_rows,
             ifNull(repeated_verdict, false) AS repeated_verdict,
-            adaptive_attempts, adaptive_rows, adaptive_max_k, unprotected,
+            adaptive_attempts, adaptive_rows, adaptive_max_k, adaptive_confirmations, unprotected,
             row_number() OVER (PARTITION BY suite, candidate ORDER BY occurred_at, event_id) AS verdict_number
      FROM gate_decisions FINAL
      WHERE ({suite:String} = '' OR suite = {suite:String}) AND ({candidate:String} = '' OR candidate = {candidate:String})

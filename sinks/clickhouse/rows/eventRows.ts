@@ -126,6 +126,7 @@ const gateRow = (e: GateEvaluated): Row => ({
   adaptive_attempts: e.adaptive?.attempts ?? null,
   adaptive_rows: e.adaptive?.rows ?? null,
   adaptive_max_k: e.adaptive?.max_k ?? null,
+  adaptive_confirmations: e.adaptive?.confirmations ?? null,
   unprotected: (e.must_not_break ?? [])
     .filter((m) => m.status === 'not_covered')
     .map((m) => ({

@@ -64,13 +64,22 @@ describe('DDL rendered from the table definitions', () => {
     // then migration 13's retractions, local and distributed, and row_state's retracted_runs, local and distributed;
     // then migration 14's columns on gate_decisions, 15's on runs, 16's on gate_decisions and 17's on version_summaries, local and distributed;
     // then migration 18's counts columns on row_state, 19's fingerprint on trials, 20's explorer columns on
-    // row_state, local and distributed.
+    // row_state, 21's adaptive_confirmations on gate_decisions, local and distributed.
     expect(script).toHaveLength(
-      2 * (1 + 12 + 1 + 1) + 1 + 2 + 2 + 5 + 5 + 2 + 2 + 2 + 2 + 2 + 4 + 2 + 2 + 2 + 2 + 2 + 2 + 2,
+      2 * (1 + 12 + 1 + 1) + 1 + 2 + 2 + 5 + 5 + 2 + 2 + 2 + 2 + 2 + 4 + 2 + 2 + 2 + 2 + 2 + 2 + 2 + 2,
     );
     expect(script[0]).toContain('passk.`passk_migrations_local`');
     const all = [...script];
-    // Migration 20, last: each attempt's extras and the row's Rows-view counts, computed on insert.
+    // Migration 21, last: of an adaptive candidate's attempts, those of confirmation runs.
+    expect(script.splice(-2)).toEqual([
+      expect.stringMatching(
+        /^ALTER TABLE passk\.`gate_decisions_local` ON CLUSTER 'c' ADD COLUMN IF NOT EXISTS `adaptive_confirmations` Nullable\(UInt32\)/,
+      ),
+      expect.stringMatching(
+        /^ALTER TABLE passk\.`gate_decisions` ON CLUSTER 'c' ADD COLUMN IF NOT EXISTS `adaptive_confirmations` /,
+      ),
+    ]);
+    // Migration 20, before it: each attempt's extras and the row's Rows-view counts, computed on insert.
     expect(script.splice(-2)).toEqual([
       expect.stringMatching(
         /^ALTER TABLE passk\.`row_state_local` ON CLUSTER 'c' ADD COLUMN IF NOT EXISTS `attempt_extras` Array\(Tuple\(failure_category .* ADD COLUMN IF NOT EXISTS `explorer` Tuple\(cnt UInt32, .* MATERIALIZED CAST\(tuple\(/s,
@@ -227,7 +236,7 @@ describe('DDL rendered from the table definitions', () => {
       ),
     ]);
     expect(MIGRATIONS.map((m) => m.version)).toEqual([
-      1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20,
+      1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21,
     ]);
     expect(() => renderClusterTable(TABLES.trials, { cluster: 'c', database: 'bad-name' })).toThrow(RangeError);
   });

@@ -21,6 +21,7 @@ import {
   TRIALS_V10_COLUMNS,
   GATE_DECISIONS_V14_COLUMNS,
   GATE_DECISIONS_V16_COLUMNS,
+  GATE_DECISIONS_V21_COLUMNS,
   RUNS_V15_COLUMNS,
   MIGRATION_2_TABLES,
   VERSION_SUMMARIES_V17_COLUMNS,
@@ -237,6 +238,11 @@ export const MIGRATIONS: readonly Migration[] = [
     version: 20,
     name: "row_state: attempt_extras and explorer (each attempt's category, latency and cost; the Rows view's counts, computed on insert)",
     up: (cluster) => renderAddColumns(TABLES.row_state.name, ROW_STATE_V20_COLUMNS, cluster),
+  },
+  {
+    version: 21,
+    name: "gate_decisions: adaptive_confirmations (of an adaptive candidate's attempts, those of confirmation runs)",
+    up: (cluster) => renderAddColumns(TABLES.gate_decisions.name, GATE_DECISIONS_V21_COLUMNS, cluster),
   },
 ];
 

@@ -291,9 +291,23 @@ export const GATE_DECISIONS_V16_COLUMNS = [
   ),
 ] as const;
 
+/**
+ * The column migration 21 adds to `gate_decisions`: of an adaptive candidate's attempts, those of confirmation runs
+ * (GateEvaluated.adaptive.confirmations), so a view says "96 attempts (93 planned + 3 confirmation)" where the run
+ * said 93. Null on a verdict that did not record it.
+ */
+export const GATE_DECISIONS_V21_COLUMNS = [
+  col('adaptive_confirmations', 'Nullable(UInt32)', { comment: 'of adaptive_attempts, those of confirmation runs' }),
+] as const;
+
 const gateDecisions: TableDef = {
   ...gateDecisionsV1,
-  columns: [...gateDecisionsV1.columns, ...GATE_DECISIONS_V14_COLUMNS, ...GATE_DECISIONS_V16_COLUMNS],
+  columns: [
+    ...gateDecisionsV1.columns,
+    ...GATE_DECISIONS_V14_COLUMNS,
+    ...GATE_DECISIONS_V16_COLUMNS,
+    ...GATE_DECISIONS_V21_COLUMNS,
+  ],
 };
 
 /**

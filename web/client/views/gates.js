@@ -111,7 +111,14 @@ const current = (g, navigate, newest) =>
       ? h(
           'p',
           { class: 'note', 'data-testid': 'adaptive-cost' },
-          `decided after ${g.adaptive.attempts} attempts (fixed k would have used ${g.adaptive.rows * g.adaptive.max_k}: ${g.adaptive.rows} rows × ${g.adaptive.max_k})`,
+          // the confirmation attempts said apart, as passk gate says it: the adaptive run printed only its own
+          `decided after ${g.adaptive.attempts} attempts (` +
+            (g.adaptive.confirmations === undefined
+              ? 'confirmations included; '
+              : g.adaptive.confirmations > 0
+                ? `${g.adaptive.attempts - g.adaptive.confirmations} planned + ${g.adaptive.confirmations} confirmation; `
+                : '') +
+            `fixed k would have used ${g.adaptive.rows * g.adaptive.max_k}: ${g.adaptive.rows} rows × ${g.adaptive.max_k})`,
         )
       : null,
     g.repeated_verdict
