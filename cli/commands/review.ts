@@ -7,7 +7,14 @@ import {
   listProductionFailures,
   type ProductionFailure,
 } from '../../producers/review/index.ts';
-import { listStoredFailures, StoreLocked, type TraceFilters } from '../../sinks/clickhouse/index.ts';
+import {
+  listStoredFailures,
+  StoreLocked,
+  suiteAgentVersions,
+  type TraceFilters,
+} from '../../sinks/clickhouse/index.ts';
+import type { TraceSampled } from '../../schemas/events/index.ts';
+import { rowList } from '../format/numbers.ts';
 import { InputError, PipelineError } from '../../schemas/errors.ts';
 import { heading, nextCommand, passkCommand, quoteArg, table, text } from '../format/doc.ts';
 import { foldedNext } from '../format/storeHeld.ts';
@@ -31,6 +38,7 @@ type ReviewFlags = {
   reviewer?: string;
   note?: string;
   input?: string;
+  anyAgent?: boolean;
   from: string;
   json?: boolean;
 };
@@ -68,7 +76,9 @@ export const reviewCommand = (program: Command): void => {
         'negative feedback, newest first, leaving out those already confirmed. It reads the store, where passk process\n' +
         'writes the sampled traces (--from log reads the event log instead).\n\n' +
         'With --confirm TRACE_ID: records a FailureConfirmed (reviewer, expected result, dataset); the processors turn it\n' +
-        'into a must-not-break row of a new dataset version, linked to the trace. Confirming the same trace twice counts once.\n\n' +
+        'into a must-not-break row of a new dataset version, linked to the trace. Confirming the same trace twice counts once.\n' +
+        "It says which agent version recorded the trace, and refuses one with no trials on the dataset's suite while\n" +
+        'other versions have some (another agent: --any-agent confirms it all the same).\n\n' +
         'The dashboard (passk serve --ingest-token …) lists the same traces in its Production view and confirms them there too.',
     )
     .option('--agent-version <v>', 'only traces of this agent version')
@@ -85,6 +95,10 @@ export const reviewCommand = (program: Command): void => {
     .option('--note <text>', 'with --confirm: why')
     .option('--input <text>', "with --confirm: the row's input (default: the trace's redacted input)")
     .option(
+      '--any-agent',
+      "with --confirm: confirm a trace whose agent version has no trials on the dataset's suite (refused without)",
+    )
+    .option(
       '--from <where>',
       'list from the store (filled by passk process), the event log, or auto: the store, else the log when another process holds it',
       'auto',
@@ -98,7 +112,11 @@ Examples:
   passk review --user user-7 --min-latency 2000 --json
   passk review --confirm t-81f2 --expected deny --dataset refunds --reviewer ana --note "opened item, cosmetic wear"
 
-Exit codes: 0 ok, 2 bad input (an unknown trace id, a missing --expected/--dataset/--reviewer),
+t-81f2 stands for a trace id that passk review lists (passk sample
+examples/traces.jsonl records some, of agent version support-v3).
+
+Exit codes: 0 ok, 2 bad input (an unknown trace id, a missing --expected/--dataset/--reviewer,
+a trace of an agent version with no trials on the dataset's suite, without --any-agent),
 3 the event log is unreachable, or --from store while another process holds the embedded store.`),
     )
     .action(async (flags: ReviewFlags, cmd: Command) => {
@@ -110,25 +128,54 @@ Exit codes: 0 ok, 2 bad input (an unknown trace id, a missing --expected/--datas
           if (!flags[f]) throw new InputError(`--confirm needs --${f}`, { field: f });
           else if (/^<.*>$/.test(flags[f]))
             throw new InputError(`--${f} ${flags[f]} is a placeholder: replace it with the value`, { field: f });
-        const { event } = await withEventLog(cmd, (log) =>
-          confirmFailure(log, {
-            traceId: flags.confirm!,
-            datasetId: flags.dataset!,
-            expected: flags.expected!,
-            reviewer: flags.reviewer!,
-            ...(flags.note ? { note: flags.note } : {}),
-            ...(flags.input ? { input: flags.input } : {}),
-            redactors: redactorsOf(configOf(cmd)),
-          }),
+        // the agent versions with trials on the dataset's suite, to check the trace's against before it is published
+        let versions: string[] | undefined;
+        const vet = async (trace: TraceSampled) => {
+          versions = await withReader(cmd, (q) => suiteAgentVersions(q, { suite: flags.dataset! })).catch(
+            () => undefined, // the store busy or unreachable: confirmed unchecked, and said so
+          );
+          if (versions?.length && !versions.includes(trace.agent_version) && !flags.anyAgent)
+            throw new InputError(
+              `trace ${trace.trace_id} was recorded by agent version ${trace.agent_version}, which has no trials on ` +
+                `suite ${flags.dataset} (its versions: ${rowList(versions, 6)}): as a must-not-break row of ` +
+                `${flags.dataset} it would gate those versions on another agent's request. Confirm it for the ` +
+                `dataset ${trace.agent_version} is evaluated on, or add --any-agent if it is a version of the same agent.`,
+              { field: 'dataset' },
+            );
+        };
+        const { event, trace } = await withEventLog(cmd, (log) =>
+          confirmFailure(
+            log,
+            {
+              traceId: flags.confirm!,
+              datasetId: flags.dataset!,
+              expected: flags.expected!,
+              reviewer: flags.reviewer!,
+              ...(flags.note ? { note: flags.note } : {}),
+              ...(flags.input ? { input: flags.input } : {}),
+              redactors: redactorsOf(configOf(cmd)),
+            },
+            vet,
+          ),
         ).catch(exitOnUnavailable);
+        const checked =
+          versions === undefined
+            ? `the store did not answer: check that ${trace.agent_version} is an agent evaluated on ${event.dataset_id}`
+            : versions.length === 0
+              ? `no agent version has trials on suite ${event.dataset_id} yet to check it against`
+              : versions.includes(trace.agent_version)
+                ? undefined
+                : `${trace.agent_version} has no trials on suite ${event.dataset_id} (${rowList(versions, 6)}): confirmed all the same (--any-agent)`;
         process.stdout.write(
           flags.json
             ? renderJson(event)
             : renderTerminal([
                 text(
-                  `confirmed ${event.trace_id} as a failure for dataset ${event.dataset_id} (event ${event.event_id})`,
+                  `confirmed ${event.trace_id} (agent version ${trace.agent_version}, segment ${trace.segment}) as a ` +
+                    `failure for dataset ${event.dataset_id} (event ${event.event_id})`,
                   'good',
                 ),
+                ...(checked ? [text(checked, 'warn')] : []),
                 foldedNext(configOf(cmd), {
                   then: [passkCommand(`dataset versions --dataset ${quoteArg(event.dataset_id)}`)],
                   what: 'this confirmation',

@@ -136,18 +136,21 @@ export type ConfirmRequest = Omit<Confirmation, 'trace' | 'at'> & { readonly tra
 /**
  * Finds the trace in the log, builds its FailureConfirmed and publishes it unless the log has it already (the same
  * trace confirmed for the same dataset has the same event id). Both the CLI and the dashboard confirm through here.
+ * `vet` sees the trace before anything is published, and may refuse it by throwing (the CLI's agent version check).
  */
 export const confirmFailure = async (
   log: EventSource & { readonly publisher: EventPublisher },
   c: ConfirmRequest,
-): Promise<{ event: FailureConfirmed; published: boolean }> => {
+  vet?: (trace: TraceSampled) => Promise<void> | void,
+): Promise<{ event: FailureConfirmed; published: boolean; trace: TraceSampled }> => {
   const trace = await findTrace(log, c.traceId);
   if (!trace) throw new InputError(`no sampled trace with id ${c.traceId}`, { field: 'trace_id' });
+  await vet?.(trace);
   const { traceId, at, ...rest } = c;
   void traceId;
   const event = failureConfirmed({ ...rest, trace, at: at ?? Date.now() });
   const known = await existingEventIds(log, [TOPICS.datasets]);
-  if (known.has(event.event_id)) return { event, published: false };
+  if (known.has(event.event_id)) return { event, published: false, trace };
   await log.publisher.publish([event]);
-  return { event, published: true };
+  return { event, published: true, trace };
 };

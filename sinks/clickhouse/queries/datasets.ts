@@ -174,3 +174,20 @@ export const datasetVersionChanges = async (
      ORDER BY dataset_version, row_id`,
     { dataset_id: opts.dataset_id },
   );
+
+const AgentVersionRow = z.object({ agent_version: z.string() });
+
+/**
+ * The agent versions with rows in the store on a suite (the processors' version summaries: a few rows, whatever the
+ * number of trials), sorted: whose production traces a reviewer may turn into rows of the suite's dataset.
+ */
+export const suiteAgentVersions = async (client: Querier, opts: { suite: string }): Promise<string[]> =>
+  (
+    await select(
+      client,
+      AgentVersionRow,
+      `SELECT agent_version FROM version_summaries FINAL WHERE suite = {suite:String}
+       GROUP BY agent_version HAVING sum(rows) > 0 ORDER BY agent_version`,
+      { suite: opts.suite },
+    )
+  ).map((r) => r.agent_version);
