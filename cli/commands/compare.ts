@@ -102,10 +102,13 @@ Confirmation attempts: runs whose run_id starts with "confirm" (or given by --co
 beyond the first --screen-attempts of a row. Screening classes use the rest; confirmation reclassifies with all.
 
 Examples:
-  passk compare --baseline v1 --candidate v2 trials.jsonl
+  passk compare --baseline v1 --candidate v2 examples/refunds-v1-v2.jsonl
   passk compare --baseline v1 --candidate v2 --from-store --suite refunds
   passk compare --baseline v1 --candidate v2 --confirmation-run rerun-17 trials.jsonl confirm.jsonl
-  passk compare --baseline v1 --candidate v2 --json trials.jsonl | jq '.comparisons[].lost_stable_correct'
+  passk compare --baseline v1 --candidate v2 --json examples/refunds-v1-v2.jsonl | jq '.comparisons[].lost_stable_correct'
+
+trials.jsonl and confirm.jsonl are yours: both versions' trials, and a later run of
+the suspects whose run id (rerun-17) does not start with "confirm".
 
 Exit codes: 0 ok (a regression is reported, not an error; use npx passk gate to fail on one), 2 bad input (file, line
   and field named, or no row both versions ran).`),

@@ -110,9 +110,12 @@ export const gateCommand = (program: Command): void => {
       'after',
       epilog(`
 Examples:
-  passk gate --baseline v1 --candidate v2 --must-not-break mnb.txt trials.jsonl
-  passk gate --baseline v1 --candidate v2 --zero-forbidden --max-pass1-drop 0.02 --pass-hat 3:0.9:critical trials.jsonl
+  passk gate --baseline v1 --candidate v2 --must-not-break examples/must-not-break.txt examples/refunds-v1-v2.jsonl
+  passk gate --baseline v1 --candidate v2 --zero-forbidden --max-pass1-drop 0.02 --pass-hat 3:0.9:critical examples/refunds-v1-v2.jsonl
   passk gate --baseline v1 --candidate v2 --rules gate.json --judgments judge.jsonl --json trials.jsonl > verdict.json
+
+gate.json, judge.jsonl and trials.jsonl are yours: rules as JSON (docs/metrics.md),
+judge verdicts and human labels, and both versions' trials.
 
 Live gate (decided by passk process or passk serve, with confirmation runs):
   passk gate --declare --baseline v1 --candidate v2 --wait 10m

@@ -117,9 +117,11 @@ export const importCommand = (program: Command): void => {
       'after',
       epilog(`
 Examples:
-  passk import results/tau-bench-gpt-4o-airline.json --agent-version gpt-4o
-  passk import promptfoo-results.json logs/*.json
-  passk --data-dir /tmp/passk import trials.csv
+  passk import examples/tool-outputs/tau2-grok-4-airline-4trials.json --agent-version grok-4
+  passk import examples/tool-outputs/promptfoo-repeat3-results.json logs/*.json
+  passk --data-dir /tmp/passk import examples/refunds-v1-v2.jsonl
+
+logs/*.json stands for your Inspect logs (.json or .eval files).
 
 Importing a file twice records nothing new (event ids come from the trial identity).
 Files of any size are streamed, other tools' JSON and .eval logs included

@@ -52,9 +52,12 @@ export const reportCommand = (program: Command): void => {
 Examples:
   passk report examples/public-trials/tau_bench.jsonl
   passk report --from-store --suite refunds            # what passk process put in the store
-  passk report --k 8 --json runs/*.jsonl
-  passk report --ungraded-as-failure --markdown trials.csv > report.md
-  passk report --judgments judge-labels.jsonl trials.jsonl
+  passk report --k 8 --json examples/public-trials/*.jsonl
+  passk report --ungraded-as-failure --markdown examples/tau-bench-gpt-4o.jsonl > report.md
+  passk report --judgments judge-labels.jsonl examples/refunds-v1-v2.jsonl
+
+judge-labels.jsonl is yours: your judges' JudgmentRecorded and humans' LabelRecorded
+events, one a line (docs/metrics.md).
 
 JSON: {"groups": [{suite, dataset_version, agent_version, rows, trials, ungraded, mean_accuracy,
   pass_at_k: {"1": …}, pass_hat_k: {"1": …}, rows_at_k, flip_rate, classes, intervals, …}]}

@@ -79,6 +79,9 @@ Examples:
   passk retract --run run-2 --reason "typo in the agent command" --dry-run
   passk retract --run run-2 --suite refunds --reason "wrong model" --by ana --json
 
+run-2 stands for the run id passk run printed (passk import examples/refunds-v1-v2.jsonl
+records runs run-1 and run-2 of suite refunds).
+
 JSON: {retraction_id, run_id, reason, retracted_by, retracted_at, rows, trials, versions: [{suite,
   agent_version, dataset_version, rows, trials, passed, failed, ungraded}], published, dry_run}.
 Exit codes: 0 retracted (or, with --dry-run, found), 2 bad input (an unknown run, a run id in several

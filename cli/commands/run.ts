@@ -401,6 +401,10 @@ Examples:
   passk run --dataset rows.jsonl --agent baseline.ts --confirmations   # then the same with candidate.ts
   passk run --dataset rows.jsonl --agent candidate.ts --confirmations --follow   # until SIGTERM or Ctrl-C
 
+rows.jsonl and the .ts and .py agents stand for your dataset and agents; the first
+example runs the ones in examples/refund-agent. suspects.txt lists row ids, one a
+line; rubric.md is the judge's instructions.
+
 Exit codes: 0 every planned trial recorded, 1 the run stopped early (partial), 2 bad input, 3 backend unavailable
 or the agent is (its first --stop-after trials all ungraded with the same error).`),
     )

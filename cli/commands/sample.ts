@@ -109,8 +109,11 @@ export const sampleCommand = (program: Command): void => {
       'after',
       epilog(`
 Examples:
-  passk sample traces.jsonl --rate 0.05 --segment-rate enterprise=0.5 --cap 200/1h --seed 7
-  passk sample traces.jsonl --policy policy.json --redact 'ticket=TCK-\\d{6}' --json
+  passk sample examples/traces.jsonl --rate 0.05 --segment-rate enterprise=0.5 --cap 200/1h --seed 7
+  passk sample examples/traces.jsonl --policy policy.json --redact 'ticket=TCK-\\d{6}' --json
+
+policy.json is yours: the policy as JSON, e.g. {"name": "support", "rate": 0.1,
+"segments": {"enterprise": 0.5}}.
 
 Exit codes: 0 ok, 2 bad input (file, line and field named; a bad rate, cap or pattern), 3 the event log is unreachable.`),
     )

@@ -1,3 +1,6 @@
+import { existsSync, readdirSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import type { Command } from 'commander';
 import { describe, expect, it } from 'vitest';
 import { fitEpilog } from '../../cli/format/helpText.ts';
@@ -22,7 +25,7 @@ const examples = (help: string): string[] => {
   let open = false;
   for (const line of help.split('\n')) {
     if (open) out[out.length - 1] += ` ${line}`;
-    else if (/^ {2}(passk|[A-Z_]+=)/.test(line)) out.push(line);
+    else if (/^ {2}(npx passk|passk|[A-Z_]+=)/.test(line)) out.push(line);
     else continue;
     open = line.endsWith(' \\');
   }
@@ -86,5 +89,46 @@ Exit codes: 0 ok, 2 bad input.`;
       '  twice records nothing new.',
       'Exit codes: 0 ok, 2 bad input.',
     ]);
+  });
+
+  it('names only files the repository ships, or says where a file comes from (copied in a fresh directory)', async () => {
+    // A new user copying the examples after `npx passk demo` met "trials.jsonl: no such file" and the like: an example
+    // names a file of examples/ (packed, test/package/examplesShipped) or the help says it stands for the user's own.
+    const root = fileURLToPath(new URL('../../', import.meta.url));
+    const ships = (path: string): boolean =>
+      path.includes('*')
+        ? existsSync(join(root, dirname(path))) &&
+          readdirSync(join(root, dirname(path))).some((f) =>
+            new RegExp(`^${path.split('/').at(-1)!.replace(/\./g, '\\.').replace(/\*/g, '.*')}$`).test(f),
+          )
+        : existsSync(join(root, path));
+    const program = await buildProgram([], { outline: false });
+    const unexplained: string[] = [];
+    for (const cmd of everyCommand(program)) {
+      const help = helpAt(cmd, 400);
+      // the prose after the examples (at 400 columns a paragraph is one line; examples are indented)
+      const notes = help
+        .slice(help.indexOf('\nExamples:\n'))
+        .split('\n')
+        .filter((l) => !l.startsWith(' '))
+        .join('\n');
+      for (const example of examples(help)) {
+        const tokens = words(example.replace(/['"]/g, ' ').replace(/^.*?passk /, ''));
+        tokens.forEach((t, i) => {
+          // what the command writes, and data directories, are not inputs
+          if (['>', '--out', '--data-dir'].includes(tokens[i - 1] ?? '') || !/\.(jsonl|json|csv|txt|md|ts|py)$/.test(t))
+            return;
+          if (
+            ships(t) ||
+            notes.includes(`${t} `) ||
+            notes.includes(`${t},`) ||
+            notes.includes(` .${t.split('.').at(-1)} `)
+          )
+            return;
+          unexplained.push(`${cmd.name()}: ${t} in ${example}`);
+        });
+      }
+    }
+    expect(unexplained).toEqual([]);
   });
 });

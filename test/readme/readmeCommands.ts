@@ -111,13 +111,7 @@ const HANDLING: Record<string, Handling> = {
     stdout: /GATE FAIL/,
     why: 'the example candidate breaks must-not-break row r1',
   },
-  'passk gate --baseline v1 --candidate v2 --must-not-break mnb.txt trials.jsonl': {
-    kind: 'exit',
-    code: 1,
-    stdout: /GATE FAIL/,
-    why: 'trials.jsonl is the two-version example: the candidate breaks r1',
-  },
-  'passk gate --baseline v1 --candidate v2 --zero-forbidden --max-pass1-drop 0.02 --pass-hat 3:0.9:critical trials.jsonl':
+  'passk gate --baseline v1 --candidate v2 --zero-forbidden --max-pass1-drop 0.02 --pass-hat 3:0.9:critical examples/refunds-v1-v2.jsonl':
     { kind: 'exit', code: 1, why: 'the example candidate fails the gate' },
   'passk gate --baseline v1 --candidate v2 --rules gate.json --judgments judge.jsonl --json trials.jsonl > verdict.json':
     { kind: 'exit', code: 1, why: 'the example candidate fails the gate (the verdict is written all the same)' },
@@ -227,14 +221,11 @@ const HANDLING: Record<string, Handling> = {
 const FILES: Record<string, string> = {
   'trials.jsonl': '@examples/refunds-v1-v2.jsonl',
   'confirm.jsonl': '@test/fixtures/refunds-breaks-mnb.jsonl',
-  'trials.csv': '@test/fixtures/flat-mini.csv',
   'runs/tau-bench.jsonl': '@examples/public-trials/tau_bench.jsonl',
   'runs/neo-tau-bench.jsonl': '@examples/public-trials/neo_tau_bench.jsonl',
-  'mnb.txt': '@examples/must-not-break.txt',
   'gate.json': '@test/fixtures/gate-rules.json',
   'judge.jsonl': '@test/fixtures/judgments.jsonl',
   'judge-labels.jsonl': '@test/fixtures/judgments.jsonl',
-  'traces.jsonl': '@examples/traces.jsonl',
   'policy.json': JSON.stringify({ name: 'support', rate: 0.1, segments: { enterprise: 0.5 } }),
   'rows.jsonl': '@examples/refund-agent/refunds.jsonl',
   'rows-v2.jsonl':
@@ -254,8 +245,6 @@ const FILES: Record<string, string> = {
     'import json, sys\nreq = json.load(sys.stdin)\ninp = req.get("input", {})\n' +
     'ok = inp.get("days_since_purchase", 99) <= 30 and inp.get("receipt") == "yes"\n' +
     'print(json.dumps({"output": "approve" if ok else "deny"}))\n',
-  'results/tau-bench-gpt-4o-airline.json': '@test/fixtures/tool-outputs/tau-bench-gpt-4o-airline-historical.json',
-  'promptfoo-results.json': '@test/fixtures/tool-outputs/promptfoo-repeat3-results.json',
   'logs/inspect-ctf.json': '@test/fixtures/tool-outputs/inspect-epochs2-intercode-ctf.json',
   'review-traces.jsonl': `${JSON.stringify({
     trace_id: 't-81f2',
