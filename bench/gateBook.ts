@@ -249,6 +249,10 @@ export interface GateRestoreLine {
   readonly restoreMs: number;
   /** The same restore of the stream's first 1,000 events (a snapshot at its end, no tail). */
   readonly baselineRestoreMs: number;
+  /** Both timed in alternating rounds: the medians and the spread of the rounds' ratios. */
+  readonly paired: Paired;
+  /** After a clean stop, the same against the bench's first size (e.g. 100,000 events), timed the same way. */
+  readonly againstFirst?: Paired & { readonly events: number; readonly snapshotBytes: number };
   /** Milliseconds of a replay from offset 0 (what a restore did before snapshots; events already decoded). */
   readonly replayMs: number;
   /** Retained bytes of the restored prefix (book and closed runs), and of the 1,000-event one. */
@@ -287,10 +291,6 @@ export const retainedOf = (make: () => unknown, copies: number, approxBytes?: nu
   return bytes;
 };
 
-/** Repeats of a run that takes about `ms` for one round of them to take about 50 ms (tiny restores time as noise). */
-const repeatsFor = (ms: number, least: number): number =>
-  Math.max(least, Math.min(20_000, Math.ceil(50 / Math.max(ms, 1e-3))));
-
 /** Best of 5 of `bestMs` for an async `run`: decode is async only in name (no I/O), so timed through awaits. */
 export const asyncBestMs = async (run: () => Promise<unknown>, repeats: number): Promise<number> => {
   let best = Infinity;
@@ -300,6 +300,75 @@ export const asyncBestMs = async (run: () => Promise<unknown>, repeats: number):
     best = Math.min(best, Number(process.hrtime.bigint() - started) / 1e6 / repeats);
   }
   return best;
+};
+
+/** A run timed against its baseline (`pairedMs`): medians over the rounds, and the spread of the rounds' ratios. */
+export interface Paired {
+  /** Median over the rounds of the run's mean ms, and of the baseline's. */
+  readonly ms: number;
+  readonly baselineMs: number;
+  /** Median of the rounds' ratios (run / baseline, each pair timed back to back), and their quartiles. */
+  readonly ratio: number;
+  readonly ratioLow: number;
+  readonly ratioHigh: number;
+  readonly rounds: number;
+}
+
+const quantile = (xs: readonly number[], q: number): number => {
+  const sorted = [...xs].sort((a, b) => a - b);
+  return sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))]!;
+};
+
+/**
+ * `run` against `baseline`, timed in alternating rounds (run then baseline, then baseline then run, ...), each round
+ * about `roundMs` of repeats of one of them (at least 3; a restore of 10 µs is 2,000 repeats): the same heap, JIT state
+ * and machine load for both, where a baseline timed once before the rest (best of 5, as until 2026-12-07) met another
+ * process state than a run timed minutes later (ratios of 1.7–2.6× between runs of the bench for the same code).
+ * Medians, not bests: a round a GC or another process hit counts as one round of `rounds`.
+ */
+export const pairedMs = async (
+  run: () => Promise<unknown>,
+  baseline: () => Promise<unknown>,
+  o: { readonly rounds?: number; readonly roundMs?: number } = {},
+): Promise<Paired> => {
+  const rounds = o.rounds ?? 31;
+  const roundMs = o.roundMs ?? 20;
+  const timed = async (f: () => Promise<unknown>, repeats: number): Promise<number> => {
+    const started = process.hrtime.bigint();
+    for (let r = 0; r < repeats; r++) await f();
+    return Number(process.hrtime.bigint() - started) / 1e6 / repeats;
+  };
+  const repeatsOf = async (f: () => Promise<unknown>): Promise<number> => {
+    await timed(f, 3); // warm-up
+    const once = Math.min(await timed(f, 1), await timed(f, 1), await timed(f, 1));
+    return Math.max(3, Math.min(20_000, Math.ceil(roundMs / Math.max(once, 1e-4))));
+  };
+  const [runRepeats, baseRepeats] = [await repeatsOf(run), await repeatsOf(baseline)];
+  const ms: number[] = [];
+  const base: number[] = [];
+  const ratios: number[] = [];
+  for (let i = 0; i < rounds; i++) {
+    let a: number;
+    let b: number;
+    if (i % 2 === 0) {
+      a = await timed(run, runRepeats);
+      b = await timed(baseline, baseRepeats);
+    } else {
+      b = await timed(baseline, baseRepeats);
+      a = await timed(run, runRepeats);
+    }
+    ms.push(a);
+    base.push(b);
+    ratios.push(a / b);
+  }
+  return {
+    ms: quantile(ms, 0.5),
+    baselineMs: quantile(base, 0.5),
+    ratio: quantile(ratios, 0.5),
+    ratioLow: quantile(ratios, 0.25),
+    ratioHigh: quantile(ratios, 0.75),
+    rounds,
+  };
 };
 
 /**
@@ -354,14 +423,7 @@ export async function benchGateRestore(o: {
     if (snapshot.type !== 'GateBookSnapshot') throw new Error(snapshot.type);
     return foldRecords(restorePrefix(snapshot, 0, forget, idH), from, from + tail, false, daily);
   };
-  /** Best of 5 rounds of a restore, each round long enough (about 50 ms) that a restore of a few µs is not noise. */
-  const timedRestore = async (bytes: Uint8Array, from: number, tail: number, least: number): Promise<number> => {
-    const once = await asyncBestMs(() => restore(bytes, from, tail), 1);
-    return asyncBestMs(() => restore(bytes, from, tail), repeatsFor(once, least));
-  };
   const base = await snapshotOf(1_000);
-  await asyncBestMs(() => restore(base, 1_000, 0), 200); // warm-up
-  const baselineRestoreMs = await timedRestore(base, 1_000, 0, 200);
   const baseRestored = await restore(base, 1_000, 0);
   const copies = 50;
   const baseDecoded = JSON.stringify(toGateBookSnapshot(baseRestored, 0, 1, 'b'));
@@ -376,11 +438,27 @@ export async function benchGateRestore(o: {
     JSON.stringify(baseRestored.book).length,
   );
   const out: GateRestoreLine[] = [];
+  let first: { events: number; bytes: Uint8Array } | undefined;
   for (const events of o.events) {
     const bytes = await snapshotOf(events);
+    first ??= { events, bytes };
+    const firstOnes = first;
     const replayMs = bestMs(() => foldRecords(emptyPrefix(0, forget, idH), 0, events, false, daily), 1);
     for (const tail of o.tails) {
-      const restoreMs = await timedRestore(bytes, events, tail, tail > 0 ? 3 : 20);
+      // timed in rounds alternating with the 1,000-event restore (`pairedMs`)
+      const paired = await pairedMs(
+        () => restore(bytes, events, tail),
+        () => restore(base, 1_000, 0),
+      );
+      // after a clean stop, also against the first size's restore (its history already past the ids horizon: the
+      // same window of comparisons, where the 1,000-event book holds one comparison's ids)
+      const againstFirst =
+        tail === 0 && events !== firstOnes.events
+          ? await pairedMs(
+              () => restore(bytes, events, 0),
+              () => restore(firstOnes.bytes, firstOnes.events, 0),
+            )
+          : undefined;
       const restored = await restore(bytes, events, tail);
       const decoded = JSON.stringify(toGateBookSnapshot(restored, 0, 1, 'b'));
       out.push({
@@ -388,8 +466,12 @@ export async function benchGateRestore(o: {
         comparisons: Math.ceil(events / 1_000),
         tail,
         snapshotBytes: bytes.byteLength,
-        restoreMs,
-        baselineRestoreMs,
+        restoreMs: paired.ms,
+        baselineRestoreMs: paired.baselineMs,
+        paired,
+        ...(againstFirst && {
+          againstFirst: { events: firstOnes.events, snapshotBytes: firstOnes.bytes.byteLength, ...againstFirst },
+        }),
         replayMs,
         bytes: retainedOf(
           () => restorePrefix(JSON.parse(decoded) as GateBookSnapshot, 0, forget, idH),

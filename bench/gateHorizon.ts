@@ -14,7 +14,7 @@ import { jsonCodec } from '../schemas/codec.ts';
 import type { RunClosed } from '../schemas/events/comparisons.ts';
 import type { GateBookSnapshot } from '../schemas/events/gateBookSnapshot.ts';
 import { deterministicEventId } from '../schemas/ids.ts';
-import { asyncBestMs, comparisonAt, envelopeAt, retainedOf } from './gateBook.ts';
+import { asyncBestMs, comparisonAt, envelopeAt, pairedMs, retainedOf, type Paired } from './gateBook.ts';
 
 /**
  * Issue 26, item 6: a restore under the gates' horizon. The stream is dated: 1,000 decision events a day (one
@@ -83,6 +83,8 @@ export interface GateHorizonLine {
   readonly baselineSnapshotBytes: number;
   readonly restoreMs: number;
   readonly baselineRestoreMs: number;
+  /** Both timed in alternating rounds: the medians and the spread of the rounds' ratios. */
+  readonly paired: Paired;
   readonly bytes: number;
   readonly baselineBytes: number;
   readonly held: number;
@@ -112,15 +114,18 @@ export async function benchGateHorizon(o: {
     return retainedOf(() => restorePrefix(JSON.parse(json) as GateBookSnapshot, h), copies);
   };
   const base = await snapshotAfter(1_000);
-  await asyncBestMs(() => restore(base, []), 100); // warm-up
-  const baselineRestoreMs = await asyncBestMs(() => restore(base, []), 100);
   const baseRestored = await restore(base, []);
   const baselineBytes = memory(baseRestored, 50);
   const bytes = await snapshotAfter(o.events);
   const out: GateHorizonLine[] = [];
   for (const tail of o.tails) {
     const records = batchesOf(o.events, o.events + tail);
-    const restoreMs = await asyncBestMs(() => restore(bytes, records), tail > 0 ? 3 : 20);
+    // timed in rounds alternating with the 1,000-event restore (`pairedMs`; until 2026-12-07 best of 5 rounds against
+    // a baseline timed once before)
+    const paired = await pairedMs(
+      () => restore(bytes, records),
+      () => restore(base, []),
+    );
     const restored = await restore(bytes, records);
     out.push({
       events: o.events,
@@ -129,8 +134,9 @@ export async function benchGateHorizon(o: {
       tail,
       snapshotBytes: bytes.byteLength,
       baselineSnapshotBytes: base.byteLength,
-      restoreMs,
-      baselineRestoreMs,
+      restoreMs: paired.ms,
+      baselineRestoreMs: paired.baselineMs,
+      paired,
       bytes: memory(restored, 20),
       baselineBytes,
       held: heldIds(restored),
