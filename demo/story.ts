@@ -58,6 +58,8 @@ export type GateSummary = {
   verdict: 'pass' | 'fail';
   reasons: { rule: string; passed: boolean; detail: string; rows: string[] }[];
   must_not_break_rows: number;
+  /** The must-not-break rows the gate cannot protect (the baseline is not stable-correct on them), as judged. */
+  not_protected: NonNullable<GateEvaluated['must_not_break']>;
   /** The processors' ConfirmationRequested that the demo ran, or null when they asked for none. */
   confirmation: {
     event_id: string;
@@ -142,6 +144,7 @@ const gateSummary = (gate: ProcessorsGate): GateSummary => {
     verdict: v.verdict,
     reasons: v.reasons.map((r) => ({ rule: r.rule, passed: r.passed, detail: r.detail, rows: r.rows ?? [] })),
     must_not_break_rows: v.must_not_break?.length ?? 0,
+    not_protected: (v.must_not_break ?? []).filter((m) => m.status === 'not_covered'),
     confirmation: c
       ? {
           event_id: c.event_id,

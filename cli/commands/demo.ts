@@ -20,6 +20,7 @@ import { progressBarSize, renderJson, renderTerminal, writeStderr } from '../for
 import { failureText } from '../format/storeHeld.ts';
 import { EXIT } from '../exitCodes.ts';
 import { gateLinks } from '../format/links.ts';
+import { unprotectedLine } from '../format/gateDoc.ts';
 import { openBrowser } from '../openBrowser.ts';
 import { epilog } from '../format/helpText.ts';
 import { configOf } from '../context.ts';
@@ -51,20 +52,26 @@ const numbers = (r: DemoResult): Block => {
   );
 };
 
-const gateBlocks = (g: GateSummary, title: string): Block[] => [
-  heading(
-    `${title}: ${g.verdict.toUpperCase()} — ${g.baseline} → ${g.candidate} on dataset ${g.dataset_version}`,
-    2,
-    g.verdict === 'pass' ? 'good' : 'bad',
-  ),
-  ...g.reasons.map((x) =>
-    text(
-      `  ${x.passed ? '✓' : '✗'} ${x.detail}${x.rows.length ? `: ${x.rows.join(', ')}` : ''}`,
-      x.passed ? 'good' : 'bad',
+/** A gate's lines in the demo's story: its verdict, its rules, the must-not-break rows it cannot protect (as `passk gate`
+ * says them: the demo's passing next gate had two, said only by the dashboard) and the decision it comes from. */
+export const gateBlocks = (g: GateSummary, title: string): Block[] => {
+  const unprotected = unprotectedLine(g.not_protected);
+  return [
+    heading(
+      `${title}: ${g.verdict.toUpperCase()} — ${g.baseline} → ${g.candidate} on dataset ${g.dataset_version}`,
+      2,
+      g.verdict === 'pass' ? 'good' : 'bad',
     ),
-  ),
-  text(`  decided by the processors: GateEvaluated ${g.event_id} on comparison ${g.gate_id}`, 'dim'),
-];
+    ...g.reasons.map((x) =>
+      text(
+        `  ${x.passed ? '✓' : '✗'} ${x.detail}${x.rows.length ? `: ${x.rows.join(', ')}` : ''}`,
+        x.passed ? 'good' : 'bad',
+      ),
+    ),
+    ...(unprotected ? [text(`  ! ${unprotected}`, 'warn')] : []),
+    text(`  decided by the processors: GateEvaluated ${g.event_id} on comparison ${g.gate_id}`, 'dim'),
+  ];
+};
 
 /** Who asked for the confirmation runs: the processors, on the comparison the demo declared. */
 const requestedBy = (g: GateSummary): Block =>

@@ -1,6 +1,7 @@
 import type { Command } from 'commander';
 import { describe, expect, it } from 'vitest';
 import { buildProgram } from '../../cli/program.ts';
+import { gateBlocks } from '../../cli/commands/demo.ts';
 import { decidedAfter } from '../../cli/format/gateDoc.ts';
 import { reportBlocks } from '../../cli/format/reportDoc.ts';
 import { renderMarkdown } from '../../cli/format/render.ts';
@@ -42,5 +43,36 @@ describe('wording as everywhere else', () => {
     expect(decidedAfter({ ...cost, attempts: 93, confirmations: 0 })).toBe(
       'decided after 93 attempts of refund-agent-v2 (fixed k would have used 192: 24 rows × 8)',
     );
+  });
+});
+
+describe("the demo's gates", () => {
+  it('name the must-not-break rows a gate cannot protect, as passk gate does: the next gate passed with two', () => {
+    const side = (cls: 'stable_correct' | 'stable_wrong', c: number) => ({ class: cls, n: 3, c });
+    const mnb = (row_id: string, status: 'ok' | 'not_covered', baseline: ReturnType<typeof side>) => ({
+      suite: 'refund-review',
+      dataset_version: 'v1.pf1',
+      row_id,
+      baseline,
+      candidate: side('stable_correct', 3),
+      status,
+      outcome: null,
+    });
+    const gate = {
+      gate_id: 'gate-1',
+      event_id: 'e-1',
+      dataset_version: 'v1.pf1',
+      baseline: 'prompt-v1',
+      candidate: 'prompt-v3',
+      verdict: 'pass' as const,
+      reasons: [{ rule: 'must_not_break_stable_correct', passed: true, detail: '1 of 1 rows', rows: [] }],
+      must_not_break_rows: 2,
+      not_protected: [mnb('R071', 'not_covered', side('stable_wrong', 0))],
+      confirmation: null,
+    };
+    const out = renderMarkdown(gateBlocks(gate, 'Next gate'));
+    expect(out).toContain('1 must-not-break row is not protected');
+    expect(out).toContain('R071 (stable-wrong 0/3)');
+    expect(renderMarkdown(gateBlocks({ ...gate, not_protected: [] }, 'Next gate'))).not.toContain('not protected');
   });
 });
