@@ -95,10 +95,26 @@ export const ConfirmBody = z.object({
   expected: z.string().trim().min(1),
   reviewer: z.string().trim().min(1),
   note: z.string().optional(),
+  /**
+   * Confirm a trace whose agent version has no trials on the dataset's suite while other versions have some
+   * (refused without): `passk review --confirm --any-agent`.
+   */
+  any_agent: z.boolean().optional(),
 });
 export type ConfirmBody = z.infer<typeof ConfirmBody>;
-/** Its answer: the FailureConfirmed's id (`published: false`: it was already in the log). */
-export type ConfirmAnswer = { event_id: string; published: boolean; trace_id: string; dataset_id: string };
+/**
+ * Its answer: the FailureConfirmed's id (`published: false`: it was already in the log), the agent version that
+ * recorded the trace, and `agent_check` when the agent check could not vouch for it (confirmed with `any_agent`,
+ * no trials on the suite yet, the store did not answer), as `passk review --confirm` says it.
+ */
+export type ConfirmAnswer = {
+  event_id: string;
+  published: boolean;
+  trace_id: string;
+  dataset_id: string;
+  agent_version: string;
+  agent_check?: string;
+};
 export const CONFIRM_PATH = '/api/review/confirm';
 
 /** Any error answer. */

@@ -3,3 +3,4 @@ export { createDashboardServer, type DashboardServer, type DashboardServerOption
 export { DashboardConfigError, isLoopback } from './auth.ts';
 export type { DashboardData, RowDrillDown, Scope, VersionGroup, ProductionView, DatasetVersionView } from './data.ts';
 export { createMemoryDashboardData } from './memoryData.ts';
+export type { ConfirmAnswer, ConfirmBody } from './contract.ts';

@@ -195,7 +195,7 @@ describe('the dashboard server', () => {
     const calls: unknown[] = [];
     const review = {
       token: TOKEN,
-      confirm: async (b: unknown) => (calls.push(b), { event_id: 'e-1', published: true }),
+      confirm: async (b: unknown) => (calls.push(b), { event_id: 'e-1', published: true, agent_version: 'v1' }),
     };
     server = await createDashboardServer({ data: stubData({ value: 'a' }), port: 0, review });
     const body = JSON.stringify({ trace_id: 't-1', dataset_id: 'refunds', expected: 'deny', reviewer: 'ana' });
@@ -212,7 +212,13 @@ describe('the dashboard server', () => {
     expect(calls).toEqual([]);
     const ok = await post(server.port, '/api/review/confirm', body, auth);
     expect(ok.status).toBe(200);
-    expect(JSON.parse(ok.body)).toEqual({ event_id: 'e-1', published: true, trace_id: 't-1', dataset_id: 'refunds' });
+    expect(JSON.parse(ok.body)).toEqual({
+      event_id: 'e-1',
+      published: true,
+      trace_id: 't-1',
+      dataset_id: 'refunds',
+      agent_version: 'v1',
+    });
     expect(calls).toEqual([JSON.parse(body)]);
   });
 
@@ -220,7 +226,7 @@ describe('the dashboard server', () => {
     server = await createDashboardServer({
       data: stubData({ value: 'a' }),
       port: 0,
-      review: { confirm: async () => ({ event_id: 'never', published: true }) },
+      review: { confirm: async () => ({ event_id: 'never', published: true, agent_version: 'v1' }) },
     });
     const r = await post(server.port, '/api/review/confirm', '{}', { authorization: `Bearer ${TOKEN}` });
     expect(r.status).toBe(401);
@@ -234,7 +240,10 @@ describe('the dashboard server', () => {
       data: stubData({ value: 'a' }),
       port: 0,
       token: TOKEN,
-      review: { token: WRITE, confirm: async (b: unknown) => (calls.push(b), { event_id: 'e-2', published: true }) },
+      review: {
+        token: WRITE,
+        confirm: async (b: unknown) => (calls.push(b), { event_id: 'e-2', published: true, agent_version: 'v1' }),
+      },
     });
     const body = JSON.stringify({ trace_id: 't-2', dataset_id: 'refunds', expected: 'deny', reviewer: 'ana' });
     const cookie = `passk_token=${TOKEN}`;

@@ -36,7 +36,12 @@ export type DashboardServerOptions = {
    * `passk review --confirm` publishes. It needs the write token (`Authorization: Bearer …`); without a token set,
    * confirming is refused.
    */
-  review?: { token?: string; confirm: (body: ConfirmBody) => Promise<{ event_id: string; published: boolean }> };
+  review?: {
+    token?: string;
+    confirm: (
+      body: ConfirmBody,
+    ) => Promise<{ event_id: string; published: boolean; agent_version: string; agent_check?: string }>;
+  };
   /**
    * How the views show a passk command (`npx passk …`): `passk serve` hands over the CLI's own `passkCommand`, so
    * the dashboard's commands are the CLI's, its --config, --backend and --data-dir included.
@@ -115,6 +120,8 @@ const confirmRoute = async (
       published: done.published,
       trace_id: body.trace_id,
       dataset_id: body.dataset_id,
+      agent_version: done.agent_version,
+      ...(done.agent_check ? { agent_check: done.agent_check } : {}),
     };
     return sendJson(res, 200, answer);
   } catch (e) {

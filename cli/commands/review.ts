@@ -13,8 +13,7 @@ import {
   suiteAgentVersions,
   type TraceFilters,
 } from '../../sinks/clickhouse/index.ts';
-import type { TraceSampled } from '../../schemas/events/index.ts';
-import { rowList } from '../format/numbers.ts';
+import { agentCheck, CLI_OVERRIDE } from './confirmAgent.ts';
 import { InputError, PipelineError } from '../../schemas/errors.ts';
 import { heading, nextCommand, passkCommand, quoteArg, table, text } from '../format/doc.ts';
 import { foldedNext } from '../format/storeHeld.ts';
@@ -129,20 +128,12 @@ a trace of an agent version with no trials on the dataset's suite, without --any
           else if (/^<.*>$/.test(flags[f]))
             throw new InputError(`--${f} ${flags[f]} is a placeholder: replace it with the value`, { field: f });
         // the agent versions with trials on the dataset's suite, to check the trace's against before it is published
-        let versions: string[] | undefined;
-        const vet = async (trace: TraceSampled) => {
-          versions = await withReader(cmd, (q) => suiteAgentVersions(q, { suite: flags.dataset! })).catch(
-            () => undefined, // the store busy or unreachable: confirmed unchecked, and said so
-          );
-          if (versions?.length && !versions.includes(trace.agent_version) && !flags.anyAgent)
-            throw new InputError(
-              `trace ${trace.trace_id} was recorded by agent version ${trace.agent_version}, which has no trials on ` +
-                `suite ${flags.dataset} (its versions: ${rowList(versions, 6)}): as a must-not-break row of ` +
-                `${flags.dataset} it would gate those versions on another agent's request. Confirm it for the ` +
-                `dataset ${trace.agent_version} is evaluated on, or add --any-agent if it is a version of the same agent.`,
-              { field: 'dataset' },
-            );
-        };
+        const check = agentCheck({
+          dataset: flags.dataset!,
+          anyAgent: flags.anyAgent === true,
+          versionsOf: (suite) => withReader(cmd, (q) => suiteAgentVersions(q, { suite })),
+          override: CLI_OVERRIDE,
+        });
         const { event, trace } = await withEventLog(cmd, (log) =>
           confirmFailure(
             log,
@@ -155,17 +146,10 @@ a trace of an agent version with no trials on the dataset's suite, without --any
               ...(flags.input ? { input: flags.input } : {}),
               redactors: redactorsOf(configOf(cmd)),
             },
-            vet,
+            check.vet,
           ),
         ).catch(exitOnUnavailable);
-        const checked =
-          versions === undefined
-            ? `the store did not answer: check that ${trace.agent_version} is an agent evaluated on ${event.dataset_id}`
-            : versions.length === 0
-              ? `no agent version has trials on suite ${event.dataset_id} yet to check it against`
-              : versions.includes(trace.agent_version)
-                ? undefined
-                : `${trace.agent_version} has no trials on suite ${event.dataset_id} (${rowList(versions, 6)}): confirmed all the same (--any-agent)`;
+        const checked = check.checked(trace);
         process.stdout.write(
           flags.json
             ? renderJson(event)

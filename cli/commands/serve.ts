@@ -6,14 +6,21 @@ import { boundHeapGrowth } from '../../deploy/heap.ts';
 import { openStore, type Store } from '../../deploy/store.ts';
 import type { EventLog } from '../../processors/ports.ts';
 import { PipelineError } from '../../schemas/errors.ts';
-import { gateHistory, StoreLocked } from '../../sinks/clickhouse/index.ts';
+import { gateHistory, StoreLocked, suiteAgentVersions, type Querier } from '../../sinks/clickhouse/index.ts';
 import { dashboardDataWithRounds } from './dashboardData.ts';
-import { createDashboardServer, DashboardConfigError, type DashboardServer } from '../../web/index.ts';
+import {
+  createDashboardServer,
+  DashboardConfigError,
+  type ConfirmAnswer,
+  type ConfirmBody,
+  type DashboardServer,
+} from '../../web/index.ts';
 import { createIngestMetrics, createIngestRoutes, ingestRegistry } from '../../producers/ingest/index.ts';
 import { metricsRoute, processorRegistry } from '../../deploy/metrics.ts';
 import { otlpReceiverOptions } from '../../deploy/otlp.ts';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { confirmFailure } from '../../producers/review/index.ts';
+import { agentCheck, DASHBOARD_OVERRIDE } from './confirmAgent.ts';
 import { EXIT } from '../exitCodes.ts';
 import { heading, passkCommand, text } from '../format/doc.ts';
 import { gateLinks } from '../format/links.ts';
@@ -40,25 +47,35 @@ type ServeFlags = {
   exitAfterFailure: string;
 };
 
-/** The dashboard's confirm action: the same FailureConfirmed as `passk review --confirm`. */
+/** The dashboard's confirm action: the same FailureConfirmed, and the same agent check, as `passk review --confirm`. */
 const confirmFrom =
-  (log: EventLog, redactors: readonly Redactor[]) =>
-  async (b: {
-    trace_id: string;
-    dataset_id: string;
-    expected: string;
-    reviewer: string;
-    note?: string | undefined;
-  }) => {
-    const { event, published } = await confirmFailure(log, {
-      traceId: b.trace_id,
-      datasetId: b.dataset_id,
-      expected: b.expected,
-      reviewer: b.reviewer,
-      ...(b.note ? { note: b.note } : {}),
-      redactors,
+  (log: EventLog, store: Querier, redactors: readonly Redactor[]) =>
+  async (b: ConfirmBody): Promise<Omit<ConfirmAnswer, 'trace_id' | 'dataset_id'>> => {
+    const check = agentCheck({
+      dataset: b.dataset_id,
+      anyAgent: b.any_agent === true,
+      versionsOf: (suite) => suiteAgentVersions(store, { suite }),
+      override: DASHBOARD_OVERRIDE,
     });
-    return { event_id: event.event_id, published };
+    const { event, published, trace } = await confirmFailure(
+      log,
+      {
+        traceId: b.trace_id,
+        datasetId: b.dataset_id,
+        expected: b.expected,
+        reviewer: b.reviewer,
+        ...(b.note ? { note: b.note } : {}),
+        redactors,
+      },
+      check.vet,
+    );
+    const checked = check.checked(trace);
+    return {
+      event_id: event.event_id,
+      published,
+      agent_version: trace.agent_version,
+      ...(checked ? { agent_check: checked } : {}),
+    };
   };
 
 export const serveCommand = (program: Command): void => {
@@ -182,7 +199,12 @@ Exit codes: 0 stopped by SIGINT/SIGTERM, 2 bad flag or config (e.g. a non-loopba
           ...(token ? { token } : {}),
           routes: served,
           ...(log
-            ? { review: { token: ingestToken, confirm: confirmFrom(log, redactorsOf(config, flags.redact)) } }
+            ? {
+                review: {
+                  token: ingestToken,
+                  confirm: confirmFrom(log, store.client, redactorsOf(config, flags.redact)),
+                },
+              }
             : {}),
         });
       } catch (e) {

@@ -246,6 +246,87 @@ describe('production review in the browser', () => {
     expect(pageErrors).toEqual([]);
   });
 
+  it("refuses another agent's trace naming the versions, and confirms it with the box, naming its agent version", async () => {
+    // A failed trace of support-v3 (no trials on the demo's suite, refund-review, where the demo's prompt-v1, v2 and v3
+    // have some), sent over OTLP to passk serve: the processors under it store it.
+    const id = 'a11e9e'.padEnd(32, '0');
+    const end = BigInt(Date.now()) * 1_000_000n;
+    const res = await fetch(new URL('/v1/traces', printed.url), {
+      method: 'POST',
+      headers: { authorization: `Bearer ${WRITE_TOKEN}`, 'content-type': 'application/json' },
+      body: JSON.stringify({
+        resourceSpans: [
+          {
+            scopeSpans: [
+              {
+                spans: [
+                  {
+                    traceId: id,
+                    spanId: 'a11e9e'.padEnd(16, '0'),
+                    name: 'chat gpt-4o',
+                    startTimeUnixNano: String(end - 900_000_000n),
+                    endTimeUnixNano: String(end),
+                    status: { code: 2, message: 'upstream timeout' },
+                    attributes: [
+                      { key: 'gen_ai.operation.name', value: { stringValue: 'chat' } },
+                      { key: 'gen_ai.agent.version', value: { stringValue: 'support-v3' } },
+                      { key: 'user.id', value: { stringValue: 'user-other-agent' } },
+                      {
+                        key: 'gen_ai.input.messages',
+                        value: { stringValue: '[{"role":"user","content":"my headphones broke, refund?"}]' },
+                      },
+                    ],
+                  },
+                ],
+              },
+            ],
+          },
+        ],
+      }),
+    });
+    expect(res.status).toBe(200);
+    for (let i = 0; i < 300; i++) {
+      await show(`#/production?trace=${id}&r=${i}`, 'production');
+      if (await page.locator(`[data-testid="trace"][data-trace="${id}"] [data-testid="confirm-form"]`).count()) break;
+      await page.waitForTimeout(200);
+    }
+    const form = page.locator(`[data-testid="trace"][data-trace="${id}"] [data-testid="confirm-form"]`);
+    await form.waitFor();
+    await form.locator('select[name="dataset"]').selectOption(demo.dataset.id);
+    await form.locator('input[name="expected"]').fill('deny');
+    await form.locator('input[name="reviewer"]').fill('ana');
+    await form.locator('input[name="token"]').fill(WRITE_TOKEN);
+    await form.locator('button[type="submit"]').click();
+    const refused = await page.waitForFunction(() => {
+      const el = document.querySelector('[data-testid="confirm-status"]');
+      return el?.getAttribute('data-state') === 'error' && (el as unknown as { textContent: string }).textContent;
+    });
+    const said = String(await refused.jsonValue()).replace(/\s+/g, ' ');
+    expect(said).toContain(`Not confirmed: field dataset: trace ${id} was recorded by agent version support-v3`);
+    expect(said).toContain('no trials on suite refund-review (its versions: prompt-v1, prompt-v2');
+    expect(said).toContain('tick "confirm although it was recorded by another agent"');
+    expect(await cliReviewList()).toContain(id); // nothing was published
+
+    await form.locator('input[name="any_agent"]').check();
+    const answer = page.waitForResponse((r) => r.url().endsWith('/api/review/confirm'));
+    await form.locator('button[type="submit"]').click();
+    expect(await (await answer).json()).toMatchObject({ published: true, agent_version: 'support-v3' });
+    // the form says so until the processors store the confirmation and the card shows it instead
+    const done = await page.waitForFunction(
+      () => {
+        const el = document.querySelector('[data-testid="confirm-status"]');
+        return el?.getAttribute('data-state') === 'done' && (el as unknown as { textContent: string }).textContent;
+      },
+      undefined,
+      { polling: 'raf' },
+    );
+    const confirmed = String(await done.jsonValue()).replace(/\s+/g, ' ');
+    expect(confirmed).toContain('Confirmed, recorded by agent version support-v3');
+    expect(confirmed).toContain('support-v3 has no trials on suite refund-review');
+    expect(confirmed).toContain('confirmed all the same');
+    expect(pageErrors).toEqual([]);
+  });
+
   it('fits 390 px without horizontal scroll; screenshots of the review, light and dark', async () => {
     mkdirSync(IMG, { recursive: true });
     await show(`#/production?trace=${encodeURIComponent(picked)}`, 'production');

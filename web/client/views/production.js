@@ -90,26 +90,28 @@ const rowLink = (r) =>
   );
 
 /** What the reviewer typed survives the live re-renders; the token stays in this tab (sessionStorage) only. */
-/** @type {{ trace: string | null, dataset: string, expected: string, reviewer: string, note: string }} */
-const draft = { trace: null, dataset: '', expected: '', reviewer: '', note: '' };
+/** @type {{ trace: string | null, dataset: string, expected: string, reviewer: string, note: string, anyAgent: boolean }} */
+const draft = { trace: null, dataset: '', expected: '', reviewer: '', note: '', anyAgent: false };
 /** @type {Map<string, ConfirmAnswer>} */
 const answered = new Map();
 const TOKEN_KEY = 'passk_write_token';
 
 /** @param {Trace} t @param {readonly string[]} datasets @param {() => void} redraw */
 const confirmForm = (t, datasets, redraw) => {
-  if (draft.trace !== t.trace_id) Object.assign(draft, { trace: t.trace_id, expected: '', note: '' });
+  if (draft.trace !== t.trace_id) Object.assign(draft, { trace: t.trace_id, expected: '', note: '', anyAgent: false });
   if (!draft.dataset || !datasets.includes(draft.dataset)) draft.dataset = datasets[0] ?? '';
   const status = h('p', { class: 'note', 'data-testid': 'confirm-status', role: 'status' });
   const done = answered.get(t.trace_id);
   if (done) {
     status.dataset.state = 'done';
     status.dataset.event = done.event_id;
+    status.dataset.agentVersion = done.agent_version;
     status.replaceChildren(
-      `Confirmed (event ${done.event_id.slice(0, 12)}…${done.published ? '' : ', already in the log'}). `,
+      `Confirmed, recorded by agent version ${done.agent_version} (event ${done.event_id.slice(0, 12)}…${done.published ? '' : ', already in the log'}). `,
       'The processors add it to a new version of ',
       h('b', {}, done.dataset_id),
       ' as a must-not-break row; the link appears here once it is stored.',
+      done.agent_check ? h('span', { class: 'warn', 'data-testid': 'agent-check' }, ` ${done.agent_check}.`) : '',
     );
   }
   /**
@@ -153,6 +155,7 @@ const confirmForm = (t, datasets, redraw) => {
           expected: draft.expected,
           reviewer: draft.reviewer,
           ...(draft.note ? { note: draft.note } : {}),
+          ...(draft.anyAgent ? { any_agent: true } : {}),
         },
         tokenInput.value,
       );
@@ -197,6 +200,21 @@ const confirmForm = (t, datasets, redraw) => {
       field('reviewer', 'reviewer', { required: true, placeholder: 'your name' }),
       field('note', 'note', { placeholder: 'why (optional)' }),
       h('label', {}, h('span', {}, 'write token'), tokenInput),
+    ),
+    h(
+      'label',
+      { class: 'any-agent' },
+      h('input', {
+        type: 'checkbox',
+        name: 'any_agent',
+        checked: draft.anyAgent || undefined,
+        onchange: (/** @type {Event} */ e) => (draft.anyAgent = /** @type {HTMLInputElement} */ (e.target).checked),
+      }),
+      h(
+        'span',
+        {},
+        "confirm although it was recorded by another agent (a version with no trials on the dataset's suite: --any-agent)",
+      ),
     ),
     h('button', { type: 'submit', class: 'primary', disabled: done ? true : undefined }, 'Confirm failure'),
     status,
