@@ -88,7 +88,8 @@ export const serveCommand = (program: Command): void => {
         'from other processes show up on the page. Binds 127.0.0.1; any other address needs a token. See docs/dashboard.md.\n\n' +
         'It opens on the latest gate verdict and prints deep links to it and to its first failing row. With --ingest-token,\n' +
         'the Production view can also confirm a sampled failure (the write token is asked for on the page): the same\n' +
-        'FailureConfirmed that passk review --confirm publishes.',
+        'FailureConfirmed that passk review --confirm publishes, after the same check of the agent version that\n' +
+        "recorded the trace (refused when it has no trials on the dataset's suite; a box on the page overrides it).",
     )
     .option('--host <host>', 'address to bind (anything but loopback needs --token)', '127.0.0.1')
     .option('--port <port>', 'port (0 = any free port)', '7357')

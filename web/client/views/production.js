@@ -213,7 +213,9 @@ const confirmForm = (t, datasets, redraw) => {
       h(
         'span',
         {},
-        "confirm although it was recorded by another agent (a version with no trials on the dataset's suite: --any-agent)",
+        "confirm although it was recorded by another agent (a version with no trials on the dataset's suite: ",
+        h('code', {}, '--any-agent'),
+        ')',
       ),
     ),
     h('button', { type: 'submit', class: 'primary', disabled: done ? true : undefined }, 'Confirm failure'),
