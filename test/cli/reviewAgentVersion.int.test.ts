@@ -2,7 +2,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { agentAnswering, cliFor } from '../helpers/cli.ts';
+import { cliFor, refundsBesideAnotherAgentsTraces } from '../helpers/cli.ts';
 
 /**
  * A new user's walk through the README: the five commands filled dataset refunds with refund-agent's trials, then
@@ -17,13 +17,7 @@ const confirm = (...more: string[]) =>
 
 beforeAll(async () => {
   dir = mkdtempSync(join(tmpdir(), 'passk-review-agent-'));
-  await ok('dataset', 'publish', 'examples/refund-agent/refunds.jsonl', '--dataset', 'refunds');
-  await ok(
-    ...['run', '--dataset', 'examples/refund-agent/refunds.jsonl', '--agent', agentAnswering('deny')],
-    ...['--agent-version', 'refund-agent-v1', '--k', '1'],
-  );
-  await ok('sample', 'examples/traces.jsonl', '--rate', '1');
-  await ok('process', '--until-caught-up');
+  await refundsBesideAnotherAgentsTraces(ok);
 }, 300_000);
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 

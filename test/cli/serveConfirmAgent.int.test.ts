@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { passkServer } from '../browser/processes.ts';
-import { agentAnswering, cliFor } from '../helpers/cli.ts';
+import { cliFor, refundsBesideAnotherAgentsTraces } from '../helpers/cli.ts';
 
 /**
  * The dashboard's confirm action (`POST /api/review/confirm`, the Production view's form) checks the trace's agent
@@ -28,13 +28,7 @@ const confirm = async (more: Record<string, unknown> = {}) => {
 
 beforeAll(async () => {
   dir = mkdtempSync(join(tmpdir(), 'passk-serve-confirm-agent-'));
-  await ok('dataset', 'publish', 'examples/refund-agent/refunds.jsonl', '--dataset', 'refunds');
-  await ok(
-    ...['run', '--dataset', 'examples/refund-agent/refunds.jsonl', '--agent', agentAnswering('deny')],
-    ...['--agent-version', 'refund-agent-v1', '--k', '1'],
-  );
-  await ok('sample', 'examples/traces.jsonl', '--rate', '1');
-  await ok('process', '--until-caught-up');
+  await refundsBesideAnotherAgentsTraces(ok);
   server = await passkServer(
     ['--data-dir', join(dir, 'data'), 'serve', '--port', '0', '--json', '--ingest-token', WRITE_TOKEN],
     (line) => (line.startsWith('{') && line.includes('"url"') ? line : undefined),

@@ -34,3 +34,19 @@ export const cliFor = (options: CliOptions | (() => CliOptions)) => {
  * trial, this one ~1 ms (retract.int runs 100 trials of it).
  */
 export const agentAnswering = (output: string) => `cmd:cat >/dev/null; echo '${JSON.stringify({ output })}'`;
+
+/**
+ * The README's refunds after its commands, plus another agent's traces: dataset refunds published, refund-agent-v1's
+ * trials of it (one attempt, every answer deny), examples/traces.jsonl sampled (support-v3's traces among them), all
+ * folded. `review --confirm` of a support-v3 trace for refunds is then refused (reviewAgentVersion.int,
+ * serveConfirmAgent.int).
+ */
+export const refundsBesideAnotherAgentsTraces = async (ok: ReturnType<typeof cliFor>['ok']): Promise<void> => {
+  await ok('dataset', 'publish', 'examples/refund-agent/refunds.jsonl', '--dataset', 'refunds');
+  await ok(
+    ...['run', '--dataset', 'examples/refund-agent/refunds.jsonl', '--agent', agentAnswering('deny')],
+    ...['--agent-version', 'refund-agent-v1', '--k', '1'],
+  );
+  await ok('sample', 'examples/traces.jsonl', '--rate', '1');
+  await ok('process', '--until-caught-up');
+};
