@@ -322,6 +322,11 @@ const traceCard = (t, id, datasets, redraw, close) => {
             {},
             t.dataset_row ? rowLink(t.dataset_row) : h('span', { class: 'note' }, 'Not yet in a dataset version.'),
           ),
+          // what the confirm answered in this page (an agent version the check could not vouch for) stays said once the
+          // processors have stored it: the form, which said it, is gone by then, often within a frame of the answer
+          ((check) => (check ? h('p', { class: 'warn', 'data-testid': 'agent-check' }, `${check}.`) : ''))(
+            answered.get(t.trace_id)?.agent_check,
+          ),
         )
       : confirmForm(t, datasets, redraw),
   );
