@@ -1,7 +1,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { chromium, type BrowserContext, type Page, type Request } from 'playwright-core';
+import { chromium, type BrowserContext, type Page, type Request, type Response } from 'playwright-core';
 import { findChromium, HOW_TO_GET_ONE } from '../../deploy/test/chromium.mjs';
 
 /**
@@ -59,17 +59,25 @@ export const launchChromium = async (
 const PAGE_FILES = new Set(['document', 'script', 'stylesheet']);
 const TRIES = 3;
 
+/** Whether a load's own failure is the network change's: the error names it, or the document was dropped and Chromium
+ * put its error page there ("interrupted by another navigation to chrome-error://chromewebdata/"). */
+const changedUnder = (e: unknown): boolean =>
+  String(e).includes('ERR_NETWORK_CHANGED') || String(e).includes('chrome-error://chromewebdata');
+
 /**
- * `page.goto` loads the page again when the machine's network changed under the load. Chromium drops every request
- * in flight when a network interface comes, goes or changes address (net::ERR_NETWORK_CHANGED), and the fault
- * campaign's lane, run beside the browser tests, makes and removes namespaces' links all the time: a page whose script
- * was dropped never renders (CI: generatedStore.browser's production view waited its 180 s). The dashboard asks its
- * API again itself (web/client/api.js); a load whose own files were dropped is done again here, up to 3 times, said
- * on stdout.
+ * `page.goto` and `page.reload` load the page again when the machine's network changed under the load. Chromium drops
+ * every request in flight when a network interface comes, goes or changes address (net::ERR_NETWORK_CHANGED), and
+ * the fault campaign's lane, run beside the browser tests, makes and removes namespaces' links all the time: a page
+ * whose script was dropped never renders (CI: generatedStore.browser's production view waited its 180 s). The
+ * dashboard asks its API again itself (web/client/api.js); a load whose own files were dropped is done again here, up
+ * to 3 times, said on stdout. Again means a whole new document: `goto` of the same URL with a hash would be a
+ * same-document navigation that loads nothing (CI: adaptiveGateView.browser's view never rendered after such a
+ * "load again"), so it goes by about:blank; a reload is always a new document (longScopeName.browser reloads).
  */
 const loadsAgainOnNetworkChange = (page: Page): void => {
   const goto = page.goto.bind(page);
-  page.goto = async (url, options) => {
+  const reload = page.reload.bind(page);
+  const again = async (what: string, load: (tries: number) => Promise<Response | null>) => {
     for (let tries = 1; ; tries++) {
       const dropped: string[] = [];
       const onFailed = (r: Request) => {
@@ -78,18 +86,24 @@ const loadsAgainOnNetworkChange = (page: Page): void => {
       };
       page.on('requestfailed', onFailed);
       try {
-        const response = await goto(url, options);
+        const response = await load(tries);
         if (dropped.length === 0 || tries === TRIES) return response;
       } catch (e) {
-        if (!String(e).includes('ERR_NETWORK_CHANGED') || tries === TRIES) throw e;
+        if (!changedUnder(e) || tries === TRIES) throw e;
       } finally {
         page.off('requestfailed', onFailed);
       }
       console.log(
-        `the network changed under the load of ${url} (${dropped.join(', ') || 'the page'}): loading it again`,
+        `the network changed under the load of ${what} (${dropped.join(', ') || 'the page'}): loading it again`,
       );
     }
   };
+  page.goto = (url, options) =>
+    again(url, async (tries) => {
+      if (tries > 1) await goto('about:blank');
+      return goto(url, options);
+    });
+  page.reload = (options) => again(`${page.url()} (reload)`, () => reload(options));
 };
 
 /** A line the browser logs for a request the network change dropped (asked again: see loadsAgainOnNetworkChange). */
