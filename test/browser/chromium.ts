@@ -73,8 +73,9 @@ const changedUnder = (e: unknown): boolean =>
  * to 3 times, said on stdout. Again means a whole new document: `goto` of the same URL with a hash would be a
  * same-document navigation that loads nothing (CI: adaptiveGateView.browser's view never rendered after such a
  * "load again"), so it goes by about:blank; a reload is always a new document (longScopeName.browser reloads).
+ * `launchChromium` guards its page; a test that opens another page guards it with this.
  */
-const loadsAgainOnNetworkChange = (page: Page): void => {
+export const loadsAgainOnNetworkChange = (page: Page): void => {
   const goto = page.goto.bind(page);
   const reload = page.reload.bind(page);
   const again = async (what: string, load: (tries: number) => Promise<Response | null>) => {

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { DemoResult } from '../../demo/story.ts';
-import { launchChromium } from './chromium.ts';
+import { launchChromium, loadsAgainOnNetworkChange } from './chromium.ts';
 import { passk, passkServer, SCREENSHOTS } from './processes.ts';
 import { sharedDemo } from './sharedDemo.ts';
 
@@ -125,6 +125,7 @@ describe('landing on the decision', () => {
     });
     expect(printed.gate_url).toBe(`${printed.url}#/compare?${q}`);
     const landing = await browser.context.newPage();
+    loadsAgainOnNetworkChange(landing);
     try {
       await landing.goto(printed.url);
       await landing.waitForFunction(() => document.body.dataset.view === 'compare');
